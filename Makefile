@@ -1,0 +1,51 @@
+# spirefleet — a thin wrapper over scripts/setup, meson and ninja.
+#   make demo          the main job: a local fleet run that writes label shards
+#   make test          install, build, every test suite, then the unit tests
+#                      again under ASan/UBSan
+#   make bench         every benchmark (JSON lines + human lines)
+#   make fuzz          bounded libFuzzer runs (FUZZ_SECONDS each, default 30)
+#   make format        clang-format the tree in place
+#   make format-check  fail if anything is not clang-formatted
+.PHONY: all setup build demo test test-main test-asan bench fuzz format format-check clean
+
+BUILD ?= build
+ASAN ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+MESON_TEST = meson test --print-errorlogs --num-processes 2
+
+all: build
+
+setup:
+	./scripts/setup
+
+build: setup
+	ninja -C $(BUILD)
+
+demo: build
+	./scripts/demo $(BUILD)
+
+test: setup
+	ninja -C $(BUILD)
+	$(MESON_TEST) -C $(BUILD)
+	ninja -C $(ASAN)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(MESON_TEST) -C $(ASAN) --suite unit
+	@./scripts/test-summary $(BUILD) $(ASAN)
+
+bench: build
+	./scripts/bench $(BUILD)
+
+fuzz: setup
+	./scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) $(FUZZ_BUILD)

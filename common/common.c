@@ -1,0 +1,107 @@
+/* common.c — error values, clock and hex helpers (see common.h). */
+#include "common/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+int sf_err_set(sf_err *err, int code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+int sf_err_prefix(sf_err *err, const char *fmt, ...) {
+    if (!err)
+        return SF_EINVAL;
+    char prefix[SF_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    /* Build "prefix: message" by hand: snprintf with two %s of this size
+     * trips -Wformat-truncation, and truncation is intended here. */
+    char joined[SF_ERR_MSG_MAX];
+    size_t np = strnlen(prefix, sizeof joined - 1);
+    memcpy(joined, prefix, np);
+    size_t pos = np;
+    if (pos + 2 < sizeof joined) {
+        joined[pos++] = ':';
+        joined[pos++] = ' ';
+    }
+    size_t nm = strnlen(err->msg, sizeof err->msg);
+    if (nm > sizeof joined - 1 - pos)
+        nm = sizeof joined - 1 - pos;
+    memcpy(joined + pos, err->msg, nm);
+    joined[pos + nm] = '\0';
+    memcpy(err->msg, joined, sizeof joined);
+    return err->code;
+}
+
+const char *sf_strerror(int code) {
+    switch (code) {
+    case SF_OK: return "success";
+    case SF_EINVAL: return "invalid argument";
+    case SF_ENOMEM: return "out of memory";
+    case SF_EIO: return "i/o error";
+    case SF_EFORMAT: return "malformed input";
+    case SF_EVERSION: return "version mismatch";
+    case SF_ECORRUPT: return "digest mismatch";
+    case SF_ENOTFOUND: return "not found";
+    case SF_EFULL: return "capacity exceeded";
+    case SF_ESTATE: return "invalid state for this call";
+    case SF_ETIMEOUT: return "timed out";
+    case SF_EUNSUPPORTED: return "not supported";
+    case SF_ECONFIG: return "invalid configuration";
+    default: return "unknown error";
+    }
+}
+
+uint64_t sf_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int64_t sf_wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
+void sf_hex(const uint8_t *bytes, size_t n, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int sf_unhex(const char *hex, uint8_t *out, size_t n) {
+    if (!hex || strlen(hex) != 2 * n)
+        return SF_EFORMAT;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return SF_EFORMAT;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return SF_OK;
+}

@@ -1,0 +1,92 @@
+/*
+ * common.h — the few things every spirefleet module shares: the error value,
+ * a counter-based mixer for deriving seeds, and a monotonic clock.
+ *
+ * Errors are values (see docs/CONTRIBUTING.md). A function that can fail
+ * returns an `int` status: 0 (SF_OK) on success, one of the negative SF_E*
+ * codes otherwise. When the caller passes a non-NULL `sf_err *`, the function
+ * also writes a one-line, human-readable message that names the file, line,
+ * field or record at fault. The message buffer is owned by the caller; nothing
+ * here allocates. There are no globals: every function is reentrant.
+ */
+#ifndef SF_COMMON_H
+#define SF_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Status codes. 0 is success; every failure is negative so `if (rc < 0)`
+ * reads naturally. Keep sf_strerror() in step with this table. */
+enum {
+    SF_OK = 0,
+    SF_EINVAL = -1,        /* an argument or input value is out of range        */
+    SF_ENOMEM = -2,        /* an allocation failed                              */
+    SF_EIO = -3,           /* an operating-system call failed (errno in message)*/
+    SF_EFORMAT = -4,       /* bytes from disk or network do not decode          */
+    SF_EVERSION = -5,      /* a schema, protocol or tokenizer version mismatch  */
+    SF_ECORRUPT = -6,      /* a digest or checksum does not match               */
+    SF_ENOTFOUND = -7,     /* a named file, key, model or record does not exist */
+    SF_EFULL = -8,         /* a fixed-capacity buffer would overflow            */
+    SF_ESTATE = -9,        /* the call is not valid in the object's state       */
+    SF_ETIMEOUT = -10,     /* a deadline passed                                 */
+    SF_EUNSUPPORTED = -11, /* a feature is not built in or not available    */
+    SF_ECONFIG = -12,      /* a configuration file is invalid                   */
+};
+
+#define SF_ERR_MSG_MAX 512
+
+/* An error report: the status code and a message naming what went wrong.
+ * Zero-initialise it (`sf_err e = {0};`) before use. */
+typedef struct sf_err {
+    int code;
+    char msg[SF_ERR_MSG_MAX];
+} sf_err;
+
+/* Record `code` and a printf-style message in `err` (if non-NULL) and return
+ * `code`, so callers can write `return sf_err_set(err, SF_EINVAL, "...")`.
+ * A message longer than SF_ERR_MSG_MAX-1 bytes is truncated. */
+int sf_err_set(sf_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Prefix the message already in `err` with `prefix: ` (for adding context
+ * such as a file name as an error travels up). Returns err->code, or
+ * SF_EINVAL when err is NULL. */
+int sf_err_prefix(sf_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A static English name for a status code ("invalid argument", ...).
+ * Never NULL. */
+const char *sf_strerror(int code);
+
+/* SplitMix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mixer.
+ * Used to derive independent seeds from (seed, index) tuples: never derive a
+ * seed as plain `base + i`. */
+static inline uint64_t sf_mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Derive a seed from a base seed and up to three integer coordinates, e.g.
+ * (run seed, decision index, tree index). Deterministic and order-sensitive. */
+static inline uint64_t sf_seed_derive(uint64_t base, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t h = sf_mix64(base);
+    h = sf_mix64(h ^ a);
+    h = sf_mix64(h ^ (b * 0xD6E8FEB86659FD93ull));
+    return sf_mix64(h ^ (c * 0xA0761D6478BD642Full));
+}
+
+/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). For measurement only:
+ * nothing that decides a label may read the clock. */
+uint64_t sf_now_ns(void);
+
+/* Wall-clock time in seconds since the Unix epoch (CLOCK_REALTIME). */
+int64_t sf_wall_s(void);
+
+/* Hex-encode `n` bytes into `out` (2n+1 bytes, NUL-terminated). */
+void sf_hex(const uint8_t *bytes, size_t n, char *out);
+
+/* Parse 2n hex digits from `hex` into `out`. Returns SF_OK or SF_EFORMAT
+ * when the string has the wrong length or a non-hex character. */
+int sf_unhex(const char *hex, uint8_t *out, size_t n);
+
+#endif

@@ -1,0 +1,385 @@
+/*
+ * engine.h — the Act-1 Ironclad combat engine: the ground truth every label
+ * rests on.
+ *
+ * What it is
+ *   One fixed-size value, `sf_state`, holds a whole combat: the player, up to
+ *   SF_MAX_MONSTERS monsters with their move history and intent, every card
+ *   pile, relics with counters, potions, turn counters and every random
+ *   stream. It has no pointers and owns no heap memory, so copying a
+ *   position is one memcpy (or a plain assignment).
+ *
+ * Rules source
+ *   Slay the Spire v2.3.2 (A0 numbers exactly; ascension as a parameter).
+ *   The facts sheet shared/reference/sts_act1_facts.md cites the game class
+ *   behind every number; docs/engine.md records every choice made where the
+ *   sheet marks a value as unsettled.
+ *
+ * Invariants
+ *   - Nothing here allocates, blocks or touches a global: every function is
+ *     reentrant and thread-safe on distinct states.
+ *   - sf_engine_enumerate() and sf_engine_apply() never allocate (hot path).
+ *   - Determinism: the same (spec, seed, action list) replays bit-exactly.
+ *   - Random streams are kept apart as the game keeps them (SF_STREAM_*),
+ *     each a libGDX RandomXS128 with a call counter; shuffles use
+ *     java.util.Random seeded from the shuffle stream, like the game.
+ *     sf_engine_apply() reports which streams it advanced, so a search knows
+ *     a chance event when it sees one.
+ *   - Honesty: sf_engine_belief_root() keeps only what the player can see;
+ *     a search that starts from it can never read the hidden draw order or
+ *     future rolls.
+ *
+ * Errors
+ *   Functions that can fail return 0 (SF_OK) or a negative SF_E* code from
+ *   common/common.h, and fill the optional `sf_err *` with a message that
+ *   names the offending field.
+ */
+#ifndef SF_ENGINE_H
+#define SF_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+/* Bumped whenever a rule change can change a replay. Recorded in every label. */
+#define SF_ENGINE_VERSION 1
+
+/* ---------------------------------------------------------------------------
+ * Capacities
+ * ------------------------------------------------------------------------- */
+#define SF_MAX_MONSTERS 6  /* living monsters at once (Lots of Slimes: 5)  */
+#define SF_MAX_HAND     10 /* Settings.MAX_HAND_SIZE                        */
+#define SF_MAX_PILE     64 /* cards in any one pile; also the combat total  */
+#define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
+#define SF_MAX_RELICS   12
+#define SF_POTION_SLOTS 3
+#define SF_MAX_ACTIONS  64 /* legal actions at one decision, upper bound    */
+#define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
+
+/* The size of a state in bytes. Opaque: callers copy it, never look inside. */
+#define SF_STATE_BYTES 1792
+
+/* A whole combat. Copy with `=` or memcpy; never read the bytes. */
+typedef struct sf_state {
+    _Alignas(16) uint8_t opaque[SF_STATE_BYTES];
+} sf_state;
+
+/* ---------------------------------------------------------------------------
+ * Random streams (facts sheet §0). Bit i of a stream mask is stream i.
+ * ------------------------------------------------------------------------- */
+enum {
+    SF_STREAM_MONSTER_HP = 0,  /* monster HP rolls, louse bite/curl-up rolls   */
+    SF_STREAM_AI = 1,          /* every rollMove num and in-move coin flips    */
+    SF_STREAM_SHUFFLE = 2,     /* draw-pile shuffles; in belief mode, draws    */
+    SF_STREAM_CARD_RANDOM = 3, /* random targets, random cards, random inserts */
+    SF_STREAM_MISC = 4,        /* encounter composition                        */
+    SF_STREAM_POTION = 5,      /* potion drops (unused inside a combat)        */
+    SF_NUM_STREAMS = 6
+};
+
+/* ---------------------------------------------------------------------------
+ * Actions
+ * ------------------------------------------------------------------------- */
+enum {
+    SF_ACT_END_TURN = 0, /* end the player's turn; monster turns run inside   */
+    SF_ACT_PLAY = 1,     /* play hand card `index` at monster `target`        */
+    SF_ACT_POTION = 2,   /* drink potion slot `index` at monster `target`     */
+    SF_ACT_CHOOSE = 3    /* pick option `index` on an open choice screen      */
+};
+#define SF_NO_TARGET 0xFF
+
+/* One action. `index` is a hand position (PLAY), a potion slot (POTION) or a
+ * choice-screen option (CHOOSE); `target` is a monster slot or SF_NO_TARGET.
+ * sf_engine_enumerate() produces them; callers should not invent them. */
+typedef struct sf_action {
+    uint8_t kind;
+    uint8_t index;
+    uint8_t target;
+    uint8_t reserved; /* always 0 */
+} sf_action;
+
+/* A stable 32-bit code for an action (kind, index, target), for tables,
+ * hashing and the label record; sf_action_decode() inverts it. */
+static inline uint32_t sf_action_code(sf_action a) {
+    return (uint32_t)a.kind | (uint32_t)a.index << 8 | (uint32_t)a.target << 16;
+}
+static inline sf_action sf_action_decode(uint32_t code) {
+    sf_action a = {(uint8_t)(code & 0xFF), (uint8_t)(code >> 8 & 0xFF),
+                   (uint8_t)(code >> 16 & 0xFF), 0};
+    return a;
+}
+
+/* ---------------------------------------------------------------------------
+ * Content names. Ids are small integers, stable within an engine version.
+ * Every lookup returns a negative SF_ENOTFOUND for an unknown name.
+ * ------------------------------------------------------------------------- */
+int sf_card_lookup(const char *name);  /* "Strike", "Pommel Strike", ...  */
+const char *sf_card_name(int card_id); /* NULL for an out-of-range id     */
+int sf_card_count(void);               /* ids are 0..count-1              */
+int sf_relic_lookup(const char *name);
+const char *sf_relic_name(int relic_id);
+int sf_relic_count(void);
+int sf_potion_lookup(const char *name); /* 0 is "no potion"                */
+const char *sf_potion_name(int potion_id);
+int sf_potion_count(void);
+int sf_monster_count(void);
+const char *sf_monster_name(int monster_id);
+
+/* Encounters: the Act-1 pools of the facts sheet §6. */
+enum { SF_POOL_WEAK = 0, SF_POOL_STRONG = 1, SF_POOL_ELITE = 2, SF_POOL_BOSS = 3 };
+int sf_encounter_lookup(const char *name); /* "Jaw Worm", "3 Sentries", ...   */
+const char *sf_encounter_name(int encounter_id);
+int sf_encounter_count(void);            /* 20 in Act 1                     */
+int sf_encounter_pool(int encounter_id); /* SF_POOL_*, or SF_EINVAL         */
+
+/* ---------------------------------------------------------------------------
+ * Starting a fight
+ * ------------------------------------------------------------------------- */
+typedef struct sf_card_spec {
+    uint8_t id;       /* sf_card_lookup()                                      */
+    uint8_t upgrades; /* 0 or 1; Searing Blow may carry more                   */
+} sf_card_spec;
+
+/* Everything a fight starts from. sf_fight_spec_default() fills the A0
+ * Ironclad start: 80/80 HP, 5 Strike, 4 Defend, Bash, Burning Blood, no
+ * potions; the caller then sets encounter and seed. */
+typedef struct sf_fight_spec {
+    sf_card_spec deck[SF_MAX_DECK];
+    int deck_n;
+    uint8_t relics[SF_MAX_RELICS];
+    int relics_n;
+    uint8_t potions[SF_POTION_SLOTS]; /* potion ids; 0 = empty slot            */
+    int hp, max_hp;
+    int gold;
+    int encounter; /* sf_encounter_lookup()                                   */
+    int ascension; /* 0..SF_MAX_ASCENSION                                     */
+    uint64_t seed; /* the run seed                                            */
+    int floor;     /* per-floor streams are seeded with seed + floor (§0)     */
+    /* Relic counters that persist across combats (Pen Nib, Happy Flower). */
+    int pen_nib_counter;
+    int happy_flower_counter;
+} sf_fight_spec;
+
+#define SF_MAX_ASCENSION 9 /* A2..A9 monster HP/damage bumps are modelled     */
+
+void sf_fight_spec_default(sf_fight_spec *spec);
+
+/* Parse a deck list such as "Strike*5,Defend*4,Bash" or "Bash+,Inflame"
+ * ("+" = upgraded, "*N" = N copies) into spec->deck. Errors name the item. */
+int sf_deck_parse(const char *text, sf_fight_spec *spec, sf_err *err);
+
+/* Start a fight: build the encounter (HP rolls), roll first intents, shuffle
+ * the deck, run pre-battle powers and relics, draw the opening hand, exactly
+ * in the order of the facts sheet §2.1. Leaves `s` at the first decision.
+ * Errors: SF_EINVAL for an unknown card/relic/potion/encounter id, a deck
+ * over SF_MAX_DECK, HP out of range, or an unsupported ascension. */
+int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * Gauntlet: an Act-1 sequence of fights with HP carried between them.
+ * ------------------------------------------------------------------------- */
+typedef struct sf_gauntlet {
+    int n;                           /* number of fights                      */
+    int encounters[SF_GAUNTLET_MAX]; /* in order                              */
+} sf_gauntlet;
+
+/* Generate the fight list for `seed` with the act's pool rules (facts sheet
+ * §6): 3 weak, then strong fights (no repeat of either of the previous two,
+ * first-strong exclusions), one elite, then the boss; the composition is in
+ * docs/engine.md. The monsterRng stream is java-seeded from `seed`. */
+void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g);
+
+/* After a won fight, carry HP (Burning Blood's heal already applied),
+ * potions, gold and persistent relic counters into `next` and point it at
+ * gauntlet fight `index` (floor index+1). */
+void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int index,
+                          sf_fight_spec *next);
+
+/* ---------------------------------------------------------------------------
+ * Playing
+ * ------------------------------------------------------------------------- */
+
+/* Write the legal actions into `out` (capacity `cap`, at least
+ * SF_MAX_ACTIONS is always enough) in canonical order: card plays by first
+ * hand position of each distinct card (identical cards collapse to one
+ * action), targets ascending; then potions by slot and target; END_TURN last.
+ * On a choice screen only SF_ACT_CHOOSE actions are legal. Returns the count
+ * (0 once the fight is over). Never allocates. */
+int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap);
+
+/* Apply a legal action and advance to the next decision: the player's next
+ * choice, or the end of the fight. Monster turns, end of round and the next
+ * turn's draw run inside. `*streams` (may be NULL) receives the mask of
+ * SF_STREAM_* bits the call advanced; 0 means the step was deterministic.
+ * Returns SF_OK, or SF_EINVAL for an illegal action (the state is then
+ * unchanged). Never allocates. */
+int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams);
+
+/* 1 when the fight is over (won, lost, or every monster escaped). */
+int sf_engine_is_terminal(const sf_state *s);
+
+typedef struct sf_outcome {
+    int over;         /* 1 once the fight has ended                          */
+    int won;          /* 1 when the player survived (escapes count as won)   */
+    int hp, max_hp;   /* player HP after end-of-combat relics                */
+    int turns;        /* player turns started                                */
+    int potions_left; /* filled potion slots                                 */
+    int potions_used;
+} sf_outcome;
+
+void sf_engine_outcome(const sf_state *s, sf_outcome *out);
+
+/* What a label's forecast and a search's guards read about a position; all of
+ * it visible to the player. */
+typedef struct sf_observation {
+    int turn; /* player turn number, from 1                      */
+    int hp, max_hp, block, energy;
+    int incoming_damage;  /* announced by intents, after modifiers, before block */
+    int monster_hp_total; /* over living monsters                            */
+    int monsters_alive;
+    int hand_n, draw_n, discard_n, exhaust_n;
+    int choice_open; /* 1 while a choice screen waits for SF_ACT_CHOOSE  */
+    int encounter;
+    int potions_left;
+} sf_observation;
+
+void sf_engine_observe(const sf_state *s, sf_observation *out);
+
+/* Facts about one legal action, for search heuristics (expansion order,
+ * end-turn guards) and for names in tables. */
+enum {
+    SF_CARD_ATTACK = 0,
+    SF_CARD_SKILL = 1,
+    SF_CARD_POWER = 2,
+    SF_CARD_STATUS = 3,
+    SF_CARD_CURSE = 4
+};
+typedef struct sf_action_info {
+    int kind;        /* SF_ACT_*                                              */
+    int card_id;     /* card played or chosen; -1 otherwise                   */
+    int potion_id;   /* potion drunk; -1 otherwise                            */
+    int card_type;   /* SF_CARD_*; -1 when no card                            */
+    int cost;        /* energy it spends now (X-cost: all energy)             */
+    int gains_block; /* 1 if it gives the player block                        */
+    int priority;    /* heuristic card priority, higher = play earlier        */
+} sf_action_info;
+
+int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out);
+
+/* "Strike -> Jaw Worm[0]", "End turn", "Choose Bash (upgrade)". */
+int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------------------
+ * Identity, randomness and honesty
+ * ------------------------------------------------------------------------- */
+
+/* A 128-bit hash (XXH3-128) of exactly what decides the future: piles as
+ * multisets where order cannot matter (hand, discard, exhaust), the draw
+ * pile in order, creatures, counters, relics, potions. Random-stream state
+ * and statistics are excluded. Defend->Strike and Strike->Defend give the
+ * same identity; Bash->Strike and Strike->Bash do not. */
+typedef struct sf_identity {
+    uint64_t lo, hi;
+} sf_identity;
+
+sf_identity sf_engine_identity(const sf_state *s);
+
+static inline int sf_identity_eq(sf_identity a, sf_identity b) {
+    return a.lo == b.lo && a.hi == b.hi;
+}
+
+/* Re-seed one stream from a 64-bit salt (a fresh RandomXS128, counter 0)
+ * without touching the others. Searches use it to draw chance outcomes with
+ * common random numbers. `stream` out of range is ignored. */
+void sf_engine_reseed(sf_state *s, int stream, uint64_t salt);
+
+/* The honest search root. Copies `truth` into `out`, keeping what the player
+ * can see (hand, discard, exhaust, known cards on top of the draw pile, the
+ * rest of the draw pile as a multiset, intents, every visible counter), puts
+ * the unknown part of the draw pile into a canonical order, switches the
+ * state to belief mode (each draw from the unknown part becomes a uniform
+ * random pick from the shuffle stream) and re-seeds every stream from
+ * `seed`. Two true states the player cannot tell apart give byte-identical
+ * output. `out` may equal `truth`. */
+void sf_engine_belief_root(const sf_state *truth, uint64_t seed, sf_state *out);
+
+/* 1 if the state is in belief mode. */
+int sf_engine_is_belief(const sf_state *s);
+
+/* ---------------------------------------------------------------------------
+ * Tokenizer (feat): network inputs. Layout reference: docs/model.md.
+ * ------------------------------------------------------------------------- */
+#define SF_FEAT_VERSION     1
+#define SF_FEAT_MAX_TOKENS  128
+#define SF_FEAT_NCAT        4  /* categorical slots per token                  */
+#define SF_FEAT_NCONT       16 /* continuous features per token                */
+#define SF_FEAT_MAX_QUERIES SF_MAX_ACTIONS
+#define SF_FEAT_NQCONT      8  /* continuous features per action query         */
+#define SF_FEAT_NTYPES      12 /* token types, SF_TOK_*                        */
+
+/* Vocabulary size of each categorical slot (ids are < these). */
+#define SF_FEAT_VOCAB0 512 /* what: card/monster/move/status/relic/potion  */
+#define SF_FEAT_VOCAB1 32  /* upgrade level / owner slot / move kind       */
+#define SF_FEAT_VOCAB2 32  /* cost bucket / intent kind / zone detail      */
+#define SF_FEAT_VOCAB3 16  /* slot index                                   */
+
+enum {
+    SF_TOK_PAD = 0, /* never emitted; padding value for batched tensors      */
+    SF_TOK_CTX = 1,
+    SF_TOK_PLAYER = 2,
+    SF_TOK_MONSTER = 3,
+    SF_TOK_INTENT = 4,
+    SF_TOK_STATUS = 5,
+    SF_TOK_CARD_HAND = 6,
+    SF_TOK_CARD_DRAW = 7,
+    SF_TOK_CARD_DISCARD = 8,
+    SF_TOK_CARD_EXHAUST = 9,
+    SF_TOK_RELIC = 10,
+    SF_TOK_POTION = 11
+};
+
+/* Token set plus one query per legal action. Token order carries no
+ * meaning. Query q scores action q of the list passed to sf_engine_feat():
+ * query[q][0] is the card (or potion, or CTX for END_TURN) token index and
+ * query[q][1] the target token index (a monster token, or the player token
+ * when the action has no target). Fixed capacity; about 14 KB. */
+typedef struct sf_feat {
+    int n_tokens;
+    int n_queries;
+    uint8_t type[SF_FEAT_MAX_TOKENS];
+    uint16_t cat[SF_FEAT_MAX_TOKENS][SF_FEAT_NCAT];
+    float cont[SF_FEAT_MAX_TOKENS][SF_FEAT_NCONT];
+    uint16_t query[SF_FEAT_MAX_QUERIES][2];
+    float qcont[SF_FEAT_MAX_QUERIES][SF_FEAT_NQCONT];
+} sf_feat;
+
+/* Tokenize `s` with queries for `actions[0..n_actions)` (normally the output
+ * of sf_engine_enumerate()). Playmath features (damage of this card to that
+ * monster after all modifiers, block after modifiers, lethal flags, incoming
+ * damage) are always on. Returns SF_OK, SF_EFULL when the token capacity
+ * would be exceeded (tokens beyond it are dropped, never written out of
+ * bounds), or SF_EINVAL for n_actions > SF_FEAT_MAX_QUERIES. Never allocates. */
+int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, sf_feat *out);
+
+/* ---------------------------------------------------------------------------
+ * Rendering
+ * ------------------------------------------------------------------------- */
+
+/* A multi-line human-readable picture of the state (piles, creatures,
+ * intents, powers). Returns the length written, or SF_EFULL if `cap` was too
+ * small (the text is then truncated but NUL-terminated). */
+int sf_engine_render_text(const sf_state *s, char *buf, size_t cap);
+
+/* The state as a JSON document (jansson `json_t *`, caller owns the
+ * reference): readable fields plus "raw", the exact bytes in base64, so a
+ * saved state loads back exactly with sf_engine_from_json(). Returns NULL
+ * only on allocation failure. */
+struct json_t;
+struct json_t *sf_engine_to_json(const sf_state *s);
+
+/* Load a state saved by sf_engine_to_json(). Errors: SF_EFORMAT when "raw" is
+ * missing or malformed, SF_EVERSION when "engine_version" differs. */
+int sf_engine_from_json(const struct json_t *doc, sf_state *s, sf_err *err);
+
+#endif
