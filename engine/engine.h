@@ -54,7 +54,7 @@
 #define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
 #define SF_MAX_RELICS   12
 #define SF_POTION_SLOTS 3
-#define SF_MAX_ACTIONS  64 /* legal actions at one decision, upper bound    */
+#define SF_MAX_ACTIONS  80 /* legal actions at one decision (10 cards x 6 targets + potions) */
 #define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
