@@ -332,6 +332,7 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
 
 int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     sf_combat *c = combat_of(s);
+    uint32_t streams_before = c->streams_used;
     c->streams_used = 0;
     int rc = SF_EINVAL;
     if (c->phase == PH_OVER || a.reserved != 0) {
@@ -356,6 +357,8 @@ int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
         default: break;
         }
     }
+    if (rc != SF_OK)
+        c->streams_used = streams_before; /* a refused action changes nothing */
     if (rc == SF_OK && !c->pending.active)
         combat_compact(c);
     if (streams)

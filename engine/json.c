@@ -318,10 +318,12 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
             return rc;
         if (p->has_next && (rc = check_card(&p->next, "pending next", 0, err)) < 0)
             return rc;
-        if (p->target != SF_NO_TARGET && p->target >= c->n_mon)
-            return bad(err, "pending target %d with %d monsters", p->target, c->n_mon);
-        if (p->next_target != SF_NO_TARGET && p->next_target >= c->n_mon)
-            return bad(err, "pending next target %d with %d monsters", p->next_target, c->n_mon);
+        /* Targets index the monster array (liveness is checked at use). */
+        if (p->target != SF_NO_TARGET && p->target >= SF_MAX_MONSTERS)
+            return bad(err, "pending target %d out of 0..%d", p->target, SF_MAX_MONSTERS - 1);
+        if (p->next_target != SF_NO_TARGET && p->next_target >= SF_MAX_MONSTERS)
+            return bad(err, "pending next target %d out of 0..%d", p->next_target,
+                       SF_MAX_MONSTERS - 1);
     } else if (!all_zero(p, sizeof *p)) {
         return bad(err, "a card is in play outside a choice screen (phase %d)", c->phase);
     }

@@ -61,8 +61,8 @@ static void report(const char *name, const char *unit, double *v, int n, const c
     double med = median(v, n);
     printf("{\"bench\":\"engine.%s\",\"value\":%.6g,\"unit\":\"%s\",\"n\":%d,\"median\":%.6g}\n",
            name, med, unit, n, med);
-    printf("engine.%s: %.6g %s (%s; median of %d, min %.6g, max %.6g)\n", name, med, unit, what,
-           n, lo, hi);
+    printf("engine.%s: %.6g %s (%s; median of %d, min %.6g, max %.6g)\n", name, med, unit, what, n,
+           lo, hi);
     fflush(stdout);
 }
 
