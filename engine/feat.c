@@ -223,8 +223,10 @@ static int strike_cards(const sf_combat *c) {
 }
 
 /* How a card deals damage: base per hit (before modifiers), hit count and
- * how targets are picked. `in_hand`: the card is in hand (it is counted by
- * its own Perfected Strike and not by its own Fiend Fire). */
+ * how targets are picked. `zone` is the token type of the card's pile: a
+ * card in hand is not hit by its own Fiend Fire, and Perfected Strike
+ * counts itself unless it sits in the exhaust pile (it counts Strikes in
+ * hand, draw and discard, itself included, when played). */
 typedef struct attack_plan {
     int base, hits;
     int mode; /* TGT_NONE (no damage), TGT_ENEMY, TGT_ALL, or PLAN_RANDOM */
@@ -232,7 +234,7 @@ typedef struct attack_plan {
 
 enum { PLAN_RANDOM = 3 };
 
-static attack_plan plan_of(const sf_combat *c, const sf_card *k, int in_hand) {
+static attack_plan plan_of(const sf_combat *c, const sf_card *k, int zone) {
     const card_def *d = &sf_cards[k->id];
     attack_plan p = {0, 0, TGT_NONE};
     if (d->type != CT_ATTACK)
@@ -241,9 +243,12 @@ static attack_plan plan_of(const sf_combat *c, const sf_card *k, int in_hand) {
     p.hits = 1;
     p.mode = d->target == TGT_NONE ? PLAN_RANDOM : d->target;
     switch (k->id) {
-    case CARD_BODY_SLAM: p.base = c->block; break;
+    case CARD_BODY_SLAM: /* Rage's block lands as the Attack is played, before its damage */
+        p.base = min_i(999, c->block + max_i(c->pw[PW_RAGE], 0));
+        break;
     case CARD_PERFECTED_STRIKE:
-        p.base = CARD_NUM(k, dmg) + CARD_NUM(k, mag) * (strike_cards(c) + !in_hand);
+        p.base =
+            CARD_NUM(k, dmg) + CARD_NUM(k, mag) * (strike_cards(c) + (zone == SF_TOK_CARD_EXHAUST));
         break;
     case CARD_SEARING_BLOW: p.base = 12 + k->upg * (k->upg + 7) / 2; break;
     case CARD_RAMPAGE: p.base = CARD_NUM(k, dmg) + k->misc; break;
@@ -251,7 +256,7 @@ static attack_plan plan_of(const sf_combat *c, const sf_card *k, int in_hand) {
     case CARD_PUMMEL:
     case CARD_SWORD_BOOMERANG: p.hits = CARD_NUM(k, mag); break;
     case CARD_WHIRLWIND: p.hits = c->energy; break;
-    case CARD_FIEND_FIRE: p.hits = c->hand_n - (in_hand ? 1 : 0); break;
+    case CARD_FIEND_FIRE: p.hits = c->hand_n - (zone == SF_TOK_CARD_HAND); break;
     default: break;
     }
     if (p.hits < 0)
@@ -290,7 +295,7 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     if (t < 0)
         return t;
     int in_hand = type == SF_TOK_CARD_HAND;
-    attack_plan p = plan_of(c, k, in_hand);
+    attack_plan p = plan_of(c, k, type);
     put(b, t, CA_COUNT, (float)count / 5.0f);
     put(b, t, CA_COST, cost == COST_X ? (float)c->energy / 3.0f : (float)max_i(cost, 0) / 3.0f);
     if (in_hand) {
@@ -702,7 +707,7 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     default: break;
     }
 
-    attack_plan ap = plan_of(c, k, 1);
+    attack_plan ap = plan_of(c, k, SF_TOK_CARD_HAND);
     strike s;
     memset(&s, 0, sizeof s);
     s.plays = (d->type == CT_ATTACK && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
@@ -719,8 +724,9 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     int dmg_random = 0;
     if (ap.mode != TGT_NONE) {
         /* The Double Tap copy plays after the first resolves: Vigor and Pen
-         * Nib are spent, Rampage has grown, Bash/Uppercut/Thunderclap's
-         * Vulnerable has landed. */
+         * Nib are spent, Rampage has grown, Rage has added block for Body
+         * Slam, Bash/Uppercut/Thunderclap's Vulnerable has landed, and Fiend
+         * Fire finds the hand already exhausted. */
         sf_combat second;
         const sf_combat *sc = dc;
         int base2 = ap.base;
@@ -730,6 +736,8 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
             second.pw[PW_PEN_NIB] = 0;
             if (k->id == CARD_RAMPAGE)
                 base2 += CARD_NUM(k, mag);
+            if (k->id == CARD_BODY_SLAM)
+                base2 = min_i(999, base2 + max_i(c->pw[PW_RAGE], 0));
             int vuln = k->id == CARD_BASH          ? CARD_NUM(k, mag)
                        : k->id == CARD_UPPERCUT    ? CARD_NUM(k, mag)
                        : k->id == CARD_THUNDERCLAP ? 1
@@ -746,6 +754,8 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
             s.per[1][m] = combat_card_damage(sc, k, base2, m);
         }
         s.hits[0] = s.hits[1] = ap.hits;
+        if (k->id == CARD_FIEND_FIRE)
+            s.hits[1] = 0; /* the first play exhausted the hand */
         if (s.random) {
             /* Several candidates: report the expected damage, no kills. */
             int sum = 0;

@@ -419,6 +419,128 @@ START_TEST(playmath_end_turn_and_potions) {
 }
 END_TEST
 
+START_TEST(playmath_perfected_strike_counts_strikes_in_every_pile) {
+    sf_state s = jaw_worm(40);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_PERFECTED_STRIKE, CARD_STRIKE};
+    int draw[] = {CARD_STRIKE, CARD_TWIN_STRIKE, CARD_DEFEND};
+    int discard[] = {CARD_POMMEL_STRIKE};
+    int exhaust[] = {CARD_PERFECTED_STRIKE};
+    set_hand(c, hand, 2);
+    set_draw(c, draw, 3);
+    set_discard(c, discard, 1);
+    set_exhaust(c, exhaust, 1);
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    /* Strike-tagged cards in hand, draw and discard: Perfected Strike,
+     * Strike, Strike, Twin Strike, Pommel Strike = 5; 6 + 2 x 5 = 16. */
+    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 16.0f / 50.0f);
+    int t = find_token(f, SF_TOK_CARD_HAND, SF_FEAT_ID_CARD + CARD_PERFECTED_STRIKE);
+    ck_assert_feq(f->cont[t][7], 16.0f / 20.0f);
+    /* The exhausted copy would count itself once back in hand: 6 + 2 x 6. */
+    t = find_token(f, SF_TOK_CARD_EXHAUST, SF_FEAT_ID_CARD + CARD_PERFECTED_STRIKE);
+    ck_assert_feq(f->cont[t][7], 18.0f / 20.0f);
+    /* The engine agrees: the worm loses 16. */
+    ck_assert_int_eq(sf_engine_apply(&s, acts[0], NULL), SF_OK);
+    ck_assert_int_eq(c->mon[0].hp, 40 - 16);
+}
+END_TEST
+
+/* Playmath predicts what the engine then does: over random positions of
+ * fights with an attack-heavy deck, for every single-target attack, the
+ * target dies exactly when LETHAL says so, and (without Curl Up / Mode
+ * Shift, whose block lands after the card) the block and HP removed equal
+ * PROGRESS x (HP + block); for every attack on all enemies, LETHAL is the
+ * fraction the engine kills and KILLS_ALL says whether the fight is won. */
+START_TEST(playmath_agrees_with_the_engine_on_single_target_attacks) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err err = {0};
+    ck_assert_int_eq(sf_deck_parse("Strike*2,Bash,Twin Strike,Pommel Strike,Heavy Blade,"
+                                   "Perfected Strike,Body Slam,Iron Wave,Clothesline,Uppercut,"
+                                   "Searing Blow+,Rampage,Hemokinesis,Pummel,Bludgeon,Dropkick,"
+                                   "Inflame,Flex,Defend*3,Feed,Fiend Fire,Anger,Wild Strike,"
+                                   "Double Tap,Limit Break,Rupture,Shrug It Off,Rage,Cleave,"
+                                   "Thunderclap,Whirlwind,Immolate",
+                                   &spec, &err),
+                     SF_OK);
+    sf_feat *f = &feat_buf;
+    int checked = 0, lethal = 0, checked_all = 0;
+    for (int fightno = 0; fightno < 80; fightno++) {
+        spec.encounter = fightno % ENC_COUNT;
+        spec.seed = 900 + (uint64_t)fightno;
+        sf_state s;
+        ck_assert_int_eq(sf_engine_init(&s, &spec, &err), SF_OK);
+        uint64_t r = 0xA5A5A5A5ull + (uint64_t)fightno;
+        while (!sf_engine_is_terminal(&s)) {
+            const sf_combat *c = ccombat_of(&s);
+            sf_action acts[SF_MAX_ACTIONS];
+            int n = sf_engine_enumerate(&s, acts, SF_MAX_ACTIONS);
+            sf_engine_feat(&s, acts, n, f);
+            for (int q = 0; q < n; q++) {
+                sf_action a = acts[q];
+                if (a.kind != SF_ACT_PLAY || sf_cards[c->hand[a.index].id].type != CT_ATTACK)
+                    continue;
+                if (sf_cards[c->hand[a.index].id].target == TGT_ALL) {
+                    /* ALL cards: LETHAL is the fraction of monsters killed. */
+                    int alive = combat_alive_count(c);
+                    sf_state t = s;
+                    ck_assert_int_eq(sf_engine_apply(&t, a, NULL), SF_OK);
+                    const sf_combat *ct = ccombat_of(&t);
+                    if (ct->flags & FL_LOST)
+                        continue;
+                    int killed = alive - combat_alive_count(ct);
+                    ck_assert_msg(
+                        fabsf(f->qcont[q][SF_FEAT_Q_LETHAL] * (float)alive - (float)killed) < 0.01f,
+                        "%s: engine killed %d of %d, playmath %.2f",
+                        sf_cards[c->hand[a.index].id].name, killed, alive,
+                        f->qcont[q][SF_FEAT_Q_LETHAL]);
+                    ck_assert_int_eq(f->qcont[q][SF_FEAT_Q_KILLS_ALL] == 1.0f,
+                                     (ct->flags & FL_WON) != 0);
+                    checked_all++;
+                    continue;
+                }
+                if (a.target == SF_NO_TARGET)
+                    continue; /* Sword Boomerang-like random targets */
+                int m = a.target, alive = combat_alive_count(c);
+                const sf_monster before = c->mon[m];
+                sf_state t = s;
+                ck_assert_int_eq(sf_engine_apply(&t, a, NULL), SF_OK);
+                const sf_combat *ct = ccombat_of(&t);
+                if ((ct->flags & FL_LOST) || ct->phase == PH_CHOICE)
+                    continue; /* died to Hemokinesis; Headbutt-like screens keep the dead */
+                int died = combat_alive_count(ct) < alive || (ct->flags & FL_WON);
+                ck_assert_msg(died == (f->qcont[q][SF_FEAT_Q_LETHAL] == 1.0f),
+                              "%s -> %s: engine %s, playmath lethal %.2f",
+                              sf_cards[c->hand[a.index].id].name, sf_monsters[before.id].name,
+                              died ? "killed it" : "did not", f->qcont[q][SF_FEAT_Q_LETHAL]);
+                lethal += died;
+                if (!died && before.pw[PW_CURL_UP] == 0 && before.id != MON_GUARDIAN &&
+                    ct->n_mon == c->n_mon) {
+                    const sf_monster *after = &ct->mon[m];
+                    int removed = before.hp - after->hp + before.block - after->block;
+                    float want =
+                        f->qcont[q][SF_FEAT_Q_PROGRESS] * (float)(before.hp + before.block);
+                    ck_assert_msg(fabsf((float)removed - want) < 0.01f,
+                                  "%s -> %s: removed %d, playmath %.2f",
+                                  sf_cards[c->hand[a.index].id].name, sf_monsters[before.id].name,
+                                  removed, want);
+                }
+                checked++;
+            }
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            ck_assert_int_eq(sf_engine_apply(&s, acts[r % (uint64_t)n], NULL), SF_OK);
+        }
+    }
+    ck_assert_int_gt(checked, 2000);
+    ck_assert_int_gt(lethal, 50);
+    ck_assert_int_gt(checked_all, 200);
+}
+END_TEST
+
 /* ---- queries ------------------------------------------------------------- */
 
 START_TEST(queries_point_at_the_acting_token_and_target) {
@@ -686,6 +808,8 @@ int main(void) {
     tcase_add_test(tc, playmath_hemokinesis_with_rupture);
     tcase_add_test(tc, playmath_block_through_dexterity_frail_and_feel_no_pain);
     tcase_add_test(tc, playmath_end_turn_and_potions);
+    tcase_add_test(tc, playmath_perfected_strike_counts_strikes_in_every_pile);
+    tcase_add_test(tc, playmath_agrees_with_the_engine_on_single_target_attacks);
     tcase_add_test(tc, queries_point_at_the_acting_token_and_target);
     tcase_add_test(tc, choice_queries_name_the_option_card_in_its_pile);
     tcase_add_test(tc, bad_query_lists_are_refused);
