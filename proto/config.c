@@ -80,7 +80,10 @@ typedef struct field {
 } field;
 
 #define F(path, type, member, lo, hi, oneof)                                                       \
-    {path, type, offsetof(sf_run_config, member), sizeof(((sf_run_config *)0)->member), lo, hi, oneof}
+    {                                                                                              \
+        path, type, offsetof(sf_run_config, member), sizeof(((sf_run_config *)0)->member), lo, hi, \
+            oneof                                                                                  \
+    }
 
 static const field fields[] = {
     F("run.name", T_STR, name, 1, 0, NULL),
@@ -364,8 +367,8 @@ static int read_csched(ctx *x, const yaml_node_t *n) {
             } else if (ks && !strcmp(ks, "c") && vs) {
                 double d = strtod(vs, &end);
                 if (end == vs || *end || !(d >= 0) || d > 100)
-                    return fail(x, v, "search.c_schedule.c", "expected a number in 0..100, got '%s'",
-                                vs);
+                    return fail(x, v, "search.c_schedule.c",
+                                "expected a number in 0..100, got '%s'", vs);
                 s.c = d;
             } else {
                 return fail(x, k, key, "unknown key '%s' (expected below, c)", ks ? ks : "?");
@@ -607,9 +610,10 @@ void sf_config_print(const sf_run_config *c, FILE *o) {
             (unsigned long long)c->seed_start, (unsigned long long)c->seed_count, c->job_size);
     fprintf(o, "play:\n");
     print_str(o, "mode", c->play.mode);
-    fprintf(o, "  encounters:\n");
     if (c->play.n_encounters == 0)
-        fprintf(o, "    all: 1\n");
+        fprintf(o, "  # encounters: every Act-1 encounter, equally (the default)\n");
+    else
+        fprintf(o, "  encounters:\n");
     for (int i = 0; i < c->play.n_encounters; i++)
         fprintf(o, "    \"%s\": %.17g\n", sf_encounter_name(c->play.encounters[i].id),
                 c->play.encounters[i].weight);

@@ -120,15 +120,15 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *field, s
     return SF_OK;
 }
 
-#define COPY(dst, src, field)                                                                      \
-    do {                                                                                           \
-        if (copy_str(dst, sizeof(dst), src, field, err) < 0)                                       \
-            return SF_EFORMAT;                                                                     \
+#define COPY(dst, src, field)                                \
+    do {                                                     \
+        if (copy_str(dst, sizeof(dst), src, field, err) < 0) \
+            return SF_EFORMAT;                               \
     } while (0)
 
 int sf_config_from_proto(const Spirefleet__RunConfig *m, sf_run_config *c, sf_err *err) {
-    if (!m || !m->play || !m->search || !m->model || !m->evald || !m->workers ||
-        !m->coordinator || !m->shard)
+    if (!m || !m->play || !m->search || !m->model || !m->evald || !m->workers || !m->coordinator ||
+        !m->shard)
         return sf_err_set(err, SF_EFORMAT, "RunConfig: a section is missing");
     memset(c, 0, sizeof *c);
     COPY(c->name, m->name, "name");

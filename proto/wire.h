@@ -34,12 +34,12 @@
 /* ---------------------------------------------------------------------------
  * Run configuration
  * ------------------------------------------------------------------------- */
-#define SF_CFG_PATH 256
-#define SF_CFG_NAME 64
+#define SF_CFG_PATH           256
+#define SF_CFG_NAME           64
 #define SF_CFG_MAX_ENCOUNTERS 32
-#define SF_CFG_MAX_CSCHED 8
-#define SF_CFG_MAX_RELICS 12
-#define SF_CFG_MAX_POTIONS 3
+#define SF_CFG_MAX_CSCHED     8
+#define SF_CFG_MAX_RELICS     12
+#define SF_CFG_MAX_POTIONS    3
 
 typedef struct sf_cfg_encounter {
     int id;        /* engine encounter id                                  */
