@@ -1,6 +1,8 @@
 /* shard_fixture.c — write test shards with the C writer, and what they hold.
  *
  *   shard-fixture OUTDIR
+ *   shard-fixture OUTDIR N      (only a.shard, N records, no expected.jsonl:
+ *                                for benchmarks)
  *
  * Writes OUTDIR/a.shard (300 typical synthetic records, job 7),
  * OUTDIR/b.shard (120 dense records, job 8, zstd level 9, teacher block on
@@ -19,7 +21,7 @@
 #include "shard/cli/cli.h"
 
 static int write_one(const char *dir, const char *name, const synth_params *p, uint64_t n,
-                     const sf_shard_writer_opts *opts, FILE *out) {
+                     const sf_shard_writer_opts *opts, FILE *out, int expect) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     sf_shard_info info;
@@ -45,6 +47,8 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
         }
         smin = s->ids.game_seed < smin ? s->ids.game_seed : smin;
         smax = s->ids.game_seed > smax ? s->ids.game_seed : smax;
+        if (!expect)
+            continue;
         json_t *o = json_object();
         json_object_set_new(o, "shard", json_string(name));
         json_object_set_new(o, "index", json_integer((json_int_t)i));
@@ -86,9 +90,19 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: shard-fixture OUTDIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: shard-fixture OUTDIR [N]\n");
         return 2;
+    }
+    synth_params a;
+    synth_params_default(&a);
+    if (argc == 3) {
+        FILE *null = fopen("/dev/null", "w");
+        uint64_t n = strtoull(argv[2], NULL, 10);
+        int rc = !null || n == 0 || write_one(argv[1], "a.shard", &a, n, NULL, null, 0);
+        if (null)
+            fclose(null);
+        return rc;
     }
     char path[1024];
     snprintf(path, sizeof path, "%s/expected.jsonl", argv[1]);
@@ -97,16 +111,14 @@ int main(int argc, char **argv) {
         perror(path);
         return 1;
     }
-    synth_params a;
-    synth_params_default(&a);
     synth_params b = a;
     b.job_id = 8;
     b.seed_base = 50000;
     b.dense = 1;
     b.teacher_every = 3;
     sf_shard_writer_opts bo = {.zstd_level = 9, .block_bytes = 32 << 10};
-    int rc = write_one(argv[1], "a.shard", &a, 300, NULL, out) ||
-             write_one(argv[1], "b.shard", &b, 120, &bo, out);
+    int rc = write_one(argv[1], "a.shard", &a, 300, NULL, out, 1) ||
+             write_one(argv[1], "b.shard", &b, 120, &bo, out, 1);
     if (fclose(out) != 0)
         rc = 1;
     return rc;
