@@ -119,16 +119,18 @@ static int classify_unsealed(const char *path, uint64_t size, sf_err *err) {
         return sf_err_set(err, SF_EFORMAT,
                           "%s: truncated: LMDB data needs %llu bytes, the file has %llu", path,
                           (unsigned long long)extent, (unsigned long long)size);
-    if (extent < size)
-        return sf_err_set(err, SF_EFORMAT,
-                          "%s: truncated: the seal trailer is cut short (%llu bytes after the "
-                          "LMDB data, no footer)",
-                          path, (unsigned long long)(size - extent));
+    /* A writer's file may be mid-commit (pages written, meta not yet): for
+     * a .tmp name, anything without a trailer is simply not sealed. */
     if (sf_has_suffix(path, SF_SHARD_TEMP_SUFFIX))
         return sf_err_set(err, SF_ESTATE,
                           "%s: not sealed: a writer's temporary file (still being written, or "
                           "its writer died)",
                           path);
+    if (extent < size)
+        return sf_err_set(err, SF_EFORMAT,
+                          "%s: truncated: the seal trailer is cut short (%llu bytes after the "
+                          "LMDB data, no footer)",
+                          path, (unsigned long long)(size - extent));
     return sf_err_set(err, SF_ESTATE, "%s: not sealed: no seal trailer after the LMDB data", path);
 }
 

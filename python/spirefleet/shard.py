@@ -150,11 +150,11 @@ def _read_trailer(f, path, size):
         if extent > size:
             raise ShardError("truncated", "%s: truncated: LMDB data needs %d bytes, the file "
                              "has %d" % (path, extent, size))
-        if extent < size:
-            raise ShardError("truncated", "%s: truncated: the seal trailer is cut short" % path)
-        if path.endswith(TEMP_SUFFIX):
+        if path.endswith(TEMP_SUFFIX):  # possibly mid-commit: just not sealed
             raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
                              "being written, or its writer died)" % path)
+        if extent < size:
+            raise ShardError("truncated", "%s: truncated: the seal trailer is cut short" % path)
         raise ShardError("unsealed", "%s: not sealed: no seal trailer after the LMDB data"
                          % path)
     if zlib.crc32(footer[:60]) != struct.unpack_from("<I", footer, 60)[0]:

@@ -268,6 +268,8 @@ int sf_cli_export(int argc, char **argv) {
     }
     x->path = path;
     rc = sf_shard_reader_foreach(r, add_record, x, &err);
+    if (rc < 0 && !err.msg[0])
+        sf_err_set(&err, rc, "%s: out of memory", path);
     if (rc == SF_OK && x->records == 0)
         rc = sf_err_set(&err, SF_EINVAL, "%s: no records to export", path);
     if (rc == SF_OK)
