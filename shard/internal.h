@@ -189,11 +189,13 @@ int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint
 
 /* Read and check the trailer of `fd` (file size `size`): footer magic and
  * CRC, sizes adding up to the file size, the tables' CRC, struct pages in
- * range and ascending. Does not check page contents. On failure it tells a
- * truncated file from an unsealed one by asking LMDB how long its data is:
- * SF_ESTATE "not sealed" when the file is exactly LMDB's data, SF_EFORMAT
- * "truncated" when shorter (or the trailer is cut), SF_EFORMAT "not a shard"
- * when LMDB does not recognise it. Messages start with `path`. */
+ * range and ascending. Does not check page contents. Without a footer it
+ * asks LMDB how long its data is (LMDB reads only the meta pages for that):
+ * SF_EFORMAT "truncated" when the file is shorter; SF_ESTATE "not sealed"
+ * for a writer's .tmp file, or any file that is exactly LMDB's data;
+ * SF_EFORMAT "truncated" when a partial trailer follows the data;
+ * SF_EFORMAT "not a shard" when LMDB does not recognise it. Messages start
+ * with `path`. */
 int sf_trailer_read(int fd, const char *path, uint64_t size, sf_trailer *out, sf_err *err);
 void sf_trailer_free(sf_trailer *t);
 
