@@ -77,7 +77,7 @@ struct sf_coordinator {
     sf_run_config cfg;
     char digest[65];
     char endpoint[512];
-    char shards_dir[1024], incoming_dir[1024], ledger_path[1024];
+    char shards_dir[300], incoming_dir[300], ledger_path[300];
     int exit_when_done;
 
     void *zctx, *router;
