@@ -238,6 +238,14 @@ struct sf_search {
     long phase_visits_done;
 };
 
+/* Common random numbers (spec §4.4). The chance key of applying `a` to a
+ * position with identity `id`, and draw number `draw` of that chance node:
+ * every stream re-seeded with sf_seed_derive(tree_seed, key, draw, stream),
+ * then the action applied. The outcome depends on (tree seed, identity,
+ * action, draw) only, never on the streams the position arrived with. */
+uint64_t sf_chance_key(sf_identity id, sf_action a);
+int sf_chance_draw(uint64_t tree_seed, sf_state *st, sf_action a, uint32_t draw, uint32_t *streams);
+
 /* Tree-level machinery (tree.c). */
 int sf_tree_alloc(sf_search *s, sf_tree *t, uint32_t sims_cap, sf_err *err);
 void sf_tree_free(sf_search *s, sf_tree *t);
@@ -265,6 +273,10 @@ void sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf
 
 /* Validate an external answer (fields named in err). */
 int sf_eval_answer_check(const sf_eval_answer *a, int n_actions, sf_err *err);
+
+/* The choice rule of sf_search_result_get() over filled r->actions (valid =
+ * not proven lost, or all). White-box tests call it directly. */
+void sf_search_choose(const sf_search *s, sf_search_result *r, const unsigned char *valid);
 
 /* Summed root statistics (search.c), used by Gumbel phases and results. */
 typedef struct sf_root_sum {

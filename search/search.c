@@ -591,7 +591,7 @@ static int is_better(const sf_root_stat *a, const sf_root_stat *b) {
     return a->visits > b->visits;
 }
 
-static void choose(const sf_search *s, sf_search_result *r, const unsigned char *valid) {
+void sf_search_choose(const sf_search *s, sf_search_result *r, const unsigned char *valid) {
     int n = r->n_actions;
     const sf_root_stat *st = r->actions;
     int best = -1;
@@ -743,7 +743,7 @@ int sf_search_result_get(const sf_search *s, sf_search_result *r, sf_err *err) {
             r->max_depth = t->max_depth;
     }
     r->merge_ratio = r->node_creations ? (double)r->merges / (double)r->node_creations : 0.0;
-    choose(s, r, valid);
+    sf_search_choose(s, r, valid);
     r->chosen_action = r->actions[r->chosen].action;
     return SF_OK;
 }

@@ -58,7 +58,7 @@ void sf_tree_free(sf_search *s, sf_tree *t) {
 /* ---------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------- */
-static uint64_t chance_key(sf_identity id, sf_action a) {
+uint64_t sf_chance_key(sf_identity id, sf_action a) {
     return sf_seed_derive(id.lo, id.hi, sf_action_code(a), 0);
 }
 
@@ -67,6 +67,12 @@ static uint64_t chance_key(sf_identity id, sf_action a) {
 static void reseed_all(sf_state *st, uint64_t tree_seed, uint64_t key, uint32_t draw) {
     for (int k = 0; k < SF_NUM_STREAMS; k++)
         sf_engine_reseed(st, k, sf_seed_derive(tree_seed, key, draw, (uint64_t)k));
+}
+
+int sf_chance_draw(uint64_t tree_seed, sf_state *st, sf_action a, uint32_t draw,
+                   uint32_t *streams) {
+    reseed_all(st, tree_seed, sf_chance_key(sf_engine_identity(st), a), draw);
+    return sf_engine_apply(st, a, streams);
 }
 
 static int tree_fail(sf_tree *t, int code) {
@@ -212,7 +218,7 @@ static int descend(sf_tree *t) {
         uint32_t through; /* visits of the edge that leads to `next` */
         int32_t next;
         if (e->child == SF_CHILD_NONE) {
-            uint64_t key = chance_key(n->id, e->action);
+            uint64_t key = sf_chance_key(n->id, e->action);
             if (!clairvoyant)
                 reseed_all(&t->work, t->seed, key, 0);
             uint32_t streams = 0;
