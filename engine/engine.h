@@ -54,11 +54,11 @@
 #define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
 #define SF_MAX_RELICS   12
 #define SF_POTION_SLOTS 3
-#define SF_MAX_ACTIONS  64 /* legal actions at one decision, upper bound    */
+#define SF_MAX_ACTIONS  80 /* legal actions at one decision (10 cards x 6 targets + potions) */
 #define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
-#define SF_STATE_BYTES 1792
+#define SF_STATE_BYTES 1664
 
 /* A whole combat. Copy with `=` or memcpy; never read the bytes. */
 typedef struct sf_state {
@@ -274,10 +274,11 @@ int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap)
  * Identity, randomness and honesty
  * ------------------------------------------------------------------------- */
 
-/* A 128-bit hash (XXH3-128) of exactly what decides the future: piles as
- * multisets where order cannot matter (hand, discard, exhaust), the draw
- * pile in order, creatures, counters, relics, potions. Random-stream state
- * and statistics are excluded. Defend->Strike and Strike->Defend give the
+/* A 128-bit hash (XXH3-128) of exactly what decides the future: discard and
+ * exhaust piles as multisets (their order cannot matter), the hand in order
+ * (action indices are hand positions), the draw pile in order (its unknown
+ * part is canonical in belief mode), creatures, counters, relics, potions.
+ * Random-stream state and statistics are excluded. Defend->Strike and Strike->Defend give the
  * same identity; Bash->Strike and Strike->Bash do not. */
 typedef struct sf_identity {
     uint64_t lo, hi;
