@@ -205,6 +205,7 @@ typedef struct sf_tree {
     /* counters */
     uint64_t evaluations, chance_nodes, widen_new, widen_merged, widen_capped;
     uint64_t transposition_stops, edge_pool_full, feat_truncated;
+    uint64_t merges; /* transpositions: a new edge or outcome found a known node */
     uint32_t max_depth;
     int error; /* first error (negative), sticky                */
 } sf_tree;

@@ -731,7 +731,7 @@ int sf_search_result_get(const sf_search *s, sf_search_result *r, sf_err *err) {
         r->simulations += t->sims_done;
         r->evaluations += t->evaluations;
         r->node_creations += t->g.node_creations;
-        r->merges += t->g.merges;
+        r->merges += t->merges;
         r->chance_nodes += t->chance_nodes;
         r->widen_new += t->widen_new;
         r->widen_merged += t->widen_merged;

@@ -9,6 +9,12 @@
 
 #include "search/internal.h"
 
+/* The tokenizer is referenced weakly so that an engine build without it
+ * still links: searches with built-in evaluators never call it, and an
+ * external evaluator then fails with SF_EUNSUPPORTED instead of a link
+ * error in every program that uses the search. */
+#pragma weak sf_engine_feat
+
 /* Salt for the rollout streams of a leaf (distinct from chance salts, whose
  * last coordinate is a stream index < SF_NUM_STREAMS). */
 #define SF_ROLLOUT_TAG 0x524F4C4C4F555453ull
@@ -84,13 +90,14 @@ static int tree_fail(sf_tree *t, int code) {
 /* Find or create the node of the position in t->work. New terminal nodes
  * get their exact value; new positions past the horizon become leaves.
  * Returns the node index or a negative error. */
-static int32_t node_for_work(sf_tree *t) {
+static int32_t node_for_work(sf_tree *t, int *created_out) {
     sf_graph *g = &t->g;
     const sf_search *s = t->owner;
     int created = 0;
     int32_t idx = sf_graph_node(g, sf_engine_identity(&t->work), &created);
     if (idx < 0)
         return tree_fail(t, SF_EFULL);
+    *created_out = created;
     if (!created)
         return idx;
     sf_node *n = &g->nodes[idx];
@@ -137,7 +144,8 @@ static int32_t chance_visit(sf_tree *t, uint32_t xi, sf_action a) {
             reseed_all(&t->work, t->seed, x->key, d);
         if (sf_engine_apply(&t->work, a, NULL) != SF_OK)
             return tree_fail(t, SF_ESTATE);
-        int32_t child = node_for_work(t);
+        int created = 0;
+        int32_t child = node_for_work(t, &created);
         if (child < 0)
             return child;
         x->mass++;
@@ -153,6 +161,7 @@ static int32_t chance_visit(sf_tree *t, uint32_t xi, sf_action a) {
             return tree_fail(t, SF_EFULL);
         g->outcomes[o].m = 1;
         t->widen_new++;
+        t->merges += !created; /* a new outcome that is a known position */
         return o;
     }
     /* At the cap: argmax m(o)/sum m - n(o)/(1 + sum n), first on ties. */
@@ -224,9 +233,11 @@ static int descend(sf_tree *t) {
             uint32_t streams = 0;
             if (sf_engine_apply(&t->work, e->action, &streams) != SF_OK)
                 return tree_fail(t, SF_ESTATE);
-            next = node_for_work(t);
+            int created = 0;
+            next = node_for_work(t, &created);
             if (next < 0)
                 return next;
+            t->merges += !created; /* a transposition: another order got here */
             if (streams) {
                 int32_t xi = sf_graph_chance(g, key, e->action.kind == SF_ACT_END_TURN);
                 if (xi < 0)
@@ -371,7 +382,10 @@ static int prepare_eval(sf_tree *t) {
         sf_eval_builtin(&s->cfg, &t->work, t->leaf_actions, t->leaf_n, seed, &t->answer);
         return SF_TREE_READY;
     }
-    if (sf_engine_feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
+    int (*feat)(const sf_state *, const sf_action *, int, sf_feat *) = sf_engine_feat;
+    if (!feat)
+        return tree_fail(t, SF_EUNSUPPORTED);
+    if (feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
         t->feat_truncated++;
     t->req.tree = t->index;
     t->req.ticket = ++s->ticket;
@@ -393,7 +407,7 @@ void sf_tree_reset(sf_tree *t, uint64_t seed) {
     t->forced_n = t->forced_pos = 0;
     t->depth = 0;
     t->evaluations = t->chance_nodes = t->widen_new = t->widen_merged = t->widen_capped = 0;
-    t->transposition_stops = t->edge_pool_full = t->feat_truncated = 0;
+    t->transposition_stops = t->edge_pool_full = t->feat_truncated = t->merges = 0;
     t->max_depth = 0;
     t->error = 0;
     memset(&t->req, 0, sizeof t->req);
@@ -422,7 +436,10 @@ int sf_tree_advance(sf_tree *t) {
             t->work = t->owner->root;
             t->depth = 0;
             t->leaf = 0;
-            t->state = prepare_eval(t);
+            int st = prepare_eval(t);
+            if (st < 0)
+                return st;
+            t->state = st;
             continue;
         }
         if (t->sims_done >= t->sims_target) {
@@ -437,7 +454,10 @@ int sf_tree_advance(sf_tree *t) {
             t->sims_done++;
             continue;
         }
-        t->state = prepare_eval(t);
+        int st = prepare_eval(t);
+        if (st < 0)
+            return st;
+        t->state = st;
     }
 }
 
