@@ -46,6 +46,7 @@ void sf_search_config_default(sf_search_config *c) {
     c->end_turn_guards = 1;
     c->horizon_turns = 0;
     c->stop_at_transposition = 1;
+    c->request_feat = 1;
     c->edges_per_node = 24;
 }
 

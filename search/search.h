@@ -305,9 +305,17 @@ typedef struct sf_search_config {
      * edge" (spec §5.2): back up the child's value without descending. */
     int stop_at_transposition; /* 1                                         */
 
+    /* External evaluator requests carry sf_engine_feat() tokens (1, the
+     * default, for a network). 0 skips tokenizing for callers that evaluate
+     * request->state themselves (feat is then NULL). */
+    int request_feat;
+
     /* Arena sizing: edges per decision node on average (the edge pool holds
-     * edges_per_node * nodes + SF_MAX_ACTIONS edges). A leaf found when the
-     * pool is full is valued but not expanded (counted in edge_pool_full). */
+     * edges_per_node * nodes + SF_MAX_ACTIONS edges; nodes = simulations per
+     * tree + 2; chance nodes and outcomes 2 * simulations + 64). A leaf found
+     * when the edge pool is full is valued but not expanded, and a
+     * simulation that needs a chance node or outcome when none is left ends
+     * early (both counted in edge_pool_full); nothing fails. */
     int edges_per_node; /* 24                                                */
 
     sf_search_allocator allocator;
@@ -333,7 +341,8 @@ typedef struct sf_eval_request {
     const sf_state *state;    /* the leaf position (belief state)            */
     const sf_action *actions; /* its legal actions, engine order             */
     int n_actions;            /* 1..SF_MAX_ACTIONS                           */
-    const sf_feat *feat;      /* sf_engine_feat(state, actions, n_actions)   */
+    const sf_feat *feat;      /* sf_engine_feat(state, actions, n_actions);
+                                 NULL when cfg.request_feat = 0             */
     void *user;               /* sf_search_set_user() of the owning search   */
 } sf_eval_request;
 
@@ -404,7 +413,8 @@ typedef struct sf_search_result {
     uint64_t widen_merged;        /* draws that landed on an existing outcome     */
     uint64_t widen_capped;        /* chance visits at the cap: existing outcome   */
     uint64_t transposition_stops; /* playouts stopped at a transposition     */
-    uint64_t edge_pool_full;      /* leaves not expanded for lack of edges        */
+    uint64_t edge_pool_full;      /* leaves not expanded / simulations cut short
+                                     for lack of pool room (edges, chance nodes)  */
     uint64_t feat_truncated;      /* requests whose tokens hit SF_FEAT_MAX_TOKENS */
     uint32_t max_depth;           /* deepest path (decision plies)                */
 } sf_search_result;
@@ -478,8 +488,9 @@ int sf_search_run(sf_search *s, int threads, sf_eval_fn fn, void *ctx, sf_err *e
  * Errors: SF_ESTATE if the search is not finished. */
 int sf_search_result_get(const sf_search *s, sf_search_result *out, sf_err *err);
 
-/* One call for simple callers: create (or reuse *cache if non-NULL and
- * already created with an equal config), begin, run, result. */
+/* One call for simple callers: create, begin, run on `threads` threads,
+ * fill `out`, destroy. Allocates (create); loops that decide often should
+ * keep one sf_search and call begin/run/result_get instead. */
 int sf_search_decide(const sf_search_config *cfg, const sf_state *truth, uint64_t run_seed,
                      uint64_t decision_index, int threads, sf_eval_fn fn, void *ctx,
                      sf_search_result *out, sf_err *err);

@@ -43,7 +43,11 @@ int sf_tree_alloc(sf_search *s, sf_tree *t, uint32_t sims_cap, sf_err *err) {
     uint64_t edge_cap = (uint64_t)c->edges_per_node * node_cap + SF_MAX_ACTIONS;
     if (edge_cap > UINT32_MAX / 2)
         return sf_err_set(err, SF_EINVAL, "search: edges_per_node * simulations too large");
-    uint32_t chance_cap = sims_cap + 1, outcome_cap = sims_cap + 1;
+    /* With the transposition stop a simulation creates at most one chance
+     * node and one outcome; without it, one per new edge into a known node.
+     * Twice the budget covers both; a full pool ends a simulation early
+     * (counted in edge_pool_full) rather than failing. */
+    uint32_t chance_cap = 2 * sims_cap + 64, outcome_cap = 2 * sims_cap + 64;
     size_t bytes =
         sf_graph_bytes(node_cap, (uint32_t)edge_cap, chance_cap, outcome_cap, c->distributional);
     t->mem = xalloc(s, bytes);
@@ -127,6 +131,8 @@ static int select_edge(sf_tree *t, uint32_t node, int at_root) {
     return sf_graph_select(&t->g, node, &t->owner->sel, at_root);
 }
 
+#define CHANCE_NO_ROOM (-1000)
+
 /* A chance node already exists: widen (draw a new outcome) while it holds
  * fewer than K(v) distinct outcomes, else revisit an existing one by the
  * deterministic tracking rule. Leaves the outcome's position in t->work.
@@ -138,7 +144,8 @@ static int32_t chance_visit(sf_tree *t, uint32_t xi, sf_action a) {
     sf_chance *x = &g->chance[xi];
     double C = x->end_turn ? s->cfg.pw_end_turn_c : s->cfg.pw_other_c;
     double alpha = x->end_turn ? s->cfg.pw_end_turn_alpha : s->cfg.pw_other_alpha;
-    if (clairvoyant || x->n_outcomes < sf_widen_cap(C, alpha, x->n)) {
+    int room = g->n_outcomes < g->outcome_cap;
+    if (clairvoyant || (room && x->n_outcomes < sf_widen_cap(C, alpha, x->n))) {
         uint32_t d = x->draws++;
         if (!clairvoyant)
             reseed_all(&t->work, t->seed, x->key, d);
@@ -156,9 +163,11 @@ static int32_t chance_visit(sf_tree *t, uint32_t xi, sf_action a) {
                 return j;
             }
         }
+        if (!room) { /* clairvoyant, a new outcome and no room for it */
+            t->edge_pool_full++;
+            return CHANCE_NO_ROOM;
+        }
         int32_t o = sf_graph_outcome(g, xi, child, d);
-        if (o < 0)
-            return tree_fail(t, SF_EFULL);
         g->outcomes[o].m = 1;
         t->widen_new++;
         t->merges += !created; /* a new outcome that is a known position */
@@ -238,13 +247,14 @@ static int descend(sf_tree *t) {
             if (next < 0)
                 return next;
             t->merges += !created; /* a transposition: another order got here */
+            if (streams && (g->n_chance >= g->chance_cap || g->n_outcomes >= g->outcome_cap)) {
+                t->depth--; /* no room: end here, the edge stays untried */
+                t->edge_pool_full++;
+                return SIM_BACKUP;
+            }
             if (streams) {
                 int32_t xi = sf_graph_chance(g, key, e->action.kind == SF_ACT_END_TURN);
-                if (xi < 0)
-                    return tree_fail(t, SF_EFULL);
                 int32_t o = sf_graph_outcome(g, (uint32_t)xi, next, 0);
-                if (o < 0)
-                    return tree_fail(t, SF_EFULL);
                 g->chance[xi].draws = 1;
                 g->chance[xi].mass = 1;
                 g->outcomes[o].m = 1;
@@ -260,6 +270,10 @@ static int descend(sf_tree *t) {
         } else if (sf_child_is_chance(e->child)) {
             uint32_t xi = sf_child_chance_index(e->child);
             int32_t o = chance_visit(t, xi, e->action);
+            if (o == CHANCE_NO_ROOM) {
+                t->depth--; /* end at this node; its edge count is untouched */
+                return SIM_BACKUP;
+            }
             if (o < 0)
                 return o;
             push(t, xi, (uint32_t)o, SF_STEP_CHANCE);
@@ -383,16 +397,18 @@ static int prepare_eval(sf_tree *t) {
         return SF_TREE_READY;
     }
     int (*feat)(const sf_state *, const sf_action *, int, sf_feat *) = sf_engine_feat;
-    if (!feat)
-        return tree_fail(t, SF_EUNSUPPORTED);
-    if (feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
-        t->feat_truncated++;
+    if (s->cfg.request_feat) {
+        if (!feat)
+            return tree_fail(t, SF_EUNSUPPORTED);
+        if (feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
+            t->feat_truncated++;
+    }
     t->req.tree = t->index;
     t->req.ticket = ++s->ticket;
     t->req.state = &t->work;
     t->req.actions = t->leaf_actions;
     t->req.n_actions = t->leaf_n;
-    t->req.feat = &t->feat;
+    t->req.feat = s->cfg.request_feat ? &t->feat : NULL;
     t->req.user = s->user;
     t->req_out = 0;
     return SF_TREE_WAITING;

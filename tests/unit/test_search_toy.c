@@ -301,6 +301,72 @@ START_TEST(step_and_feed_equal_the_synchronous_run) {
 }
 END_TEST
 
+START_TEST(one_worker_multiplexes_many_searches_in_one_batch) {
+    /* A worker steps three searches (different positions, trees and rules),
+     * gathers every request into one batch, answers the batch, feeds the
+     * answers back and steps again. Each search ends with the same bytes as
+     * when run alone: batch composition does not matter. */
+    enum { M = 3 };
+    sf_state st[M];
+    const int hand0[3] = {S, D, B}, hand1[2] = {S, S}, hand2[3] = {B, F, D};
+    const int draw[5] = {S, D, S, F, D};
+    toy_init(&st[0], 30, 40, 45, 9, hand0, 3, draw, 5, 1, 1);
+    toy_init(&st[1], 12, 40, 20, 5, hand1, 2, draw, 5, 0, 2);
+    toy_init(&st[2], 40, 40, 70, 9, hand2, 3, draw, 5, 0, 3);
+    sf_search_config cfg[M];
+    for (int i = 0; i < M; i++) {
+        cfg[i] = config(600 + 300 * i, i + 1);
+        cfg[i].evaluator = SF_EVAL_EXTERNAL;
+        cfg[i].request_feat = i != 1; /* one of them skips tokenizing */
+    }
+    cfg[2].select = SF_SELECT_GUMBEL;
+    sf_search *s[M];
+    sf_err e = {0};
+    for (int i = 0; i < M; i++) {
+        ck_assert_int_eq(sf_search_create(&cfg[i], &s[i], &e), SF_OK);
+        sf_search_set_user(s[i], s[i]);
+        ck_assert_int_eq(sf_search_begin(s[i], &st[i], 10 + (uint64_t)i, 4, &e), SF_OK);
+    }
+    const sf_eval_request *batch[16];
+    sf_eval_answer answers[16];
+    int done = 0, batches = 0, biggest = 0;
+    while (done < M) {
+        int k = 0;
+        done = 0;
+        for (int i = 0; i < M; i++) {
+            int n = 0;
+            int rc = sf_search_step(s[i], batch + k, 16 - k, &n, &e);
+            ck_assert_int_ge(rc, 0);
+            done += rc == SF_SEARCH_DONE;
+            k += n;
+        }
+        for (int j = 0; j < k; j++) { /* "the network" answers the batch */
+            memset(&answers[j], 0, sizeof answers[j]);
+            horizon_eval(NULL, batch[j], &answers[j]);
+        }
+        for (int j = 0; j < k; j++) {
+            sf_search *owner = batch[j]->user;
+            ck_assert_int_eq(sf_search_feed(owner, batch[j], &answers[j], &e), SF_OK);
+        }
+        if (k > biggest)
+            biggest = k;
+        batches++;
+    }
+    ck_assert_int_eq(biggest, 1 + 2 + 3); /* one request per tree of every search */
+    for (int i = 0; i < M; i++) {
+        sf_search_result got, alone;
+        ck_assert_int_eq(sf_search_result_get(s[i], &got, &e), SF_OK);
+        ck_assert_int_eq(sf_search_decide(&cfg[i], &st[i], 10 + (uint64_t)i, 4, 1, horizon_eval,
+                                          NULL, &alone, &e),
+                         SF_OK);
+        ck_assert_mem_eq(&got, &alone, sizeof got);
+        ck_assert_uint_eq(got.simulations, (uint64_t)cfg[i].simulations);
+        sf_search_destroy(s[i]);
+    }
+    ck_assert_int_gt(batches, 100);
+}
+END_TEST
+
 START_TEST(indistinguishable_truths_give_identical_results) {
     /* Same visible position, different hidden draw order and streams. */
     const int hand[3] = {S, D, B};
@@ -768,6 +834,7 @@ int main(void) {
     tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
     tcase_add_test(tc, result_bytes_do_not_depend_on_threads);
     tcase_add_test(tc, step_and_feed_equal_the_synchronous_run);
+    tcase_add_test(tc, one_worker_multiplexes_many_searches_in_one_batch);
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, chance_draws_depend_on_identity_not_on_stream_history);
     tcase_add_test(tc, widening_never_exceeds_the_cap);
