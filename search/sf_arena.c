@@ -9,8 +9,10 @@
  * heuristic with tau = 0: the highest-priority card first, END_TURN only
  * when no card can be played, no potions), search (honest: belief root),
  * clairvoyant (search on the true state, for measuring the cost of
- * honesty). Fight i of a class is encounter i mod |class| of that pool, with
- * seed sf_seed_derive(seed, class, i, 0); gauntlet g uses
+ * honesty). --vs POLICY plays a second policy on the same fights and adds
+ * the paired difference (HP lost per fight, fights won per gauntlet, with a
+ * 95% interval) and the discordant wins. Fight i of a class is encounter i mod |class| of that
+ * pool, with seed sf_seed_derive(seed, class, i, 0); gauntlet g uses
  * sf_gauntlet_generate(sf_seed_derive(seed, 4, g, 0)). The same seed gives
  * the same fights to every policy (paired), and the same numbers whatever
  * --jobs and --threads are.
@@ -40,8 +42,10 @@ typedef struct fight_result {
 } fight_result;
 
 typedef struct arena {
-    int policy;
+    int policy; /* the policy being played (set per pass)                  */
     sf_search_config cfg;
+    int policies[2], n_policies; /* --policy and --vs                      */
+    sf_search_config cfgs[2];
     sf_fight_spec spec;
     uint64_t seed;
     int threads;
@@ -49,7 +53,7 @@ typedef struct arena {
     int n_items;
     int *item_class; /* 0..3, or 4 for a gauntlet */
     int *item_index;
-    fight_result *results;
+    fight_result *results; /* [n_policies][n_items]                      */
     int next;
     pthread_mutex_t lock;
     int pool_enc[4][SF_MAX_ACTIONS];
@@ -165,33 +169,45 @@ static int run_gauntlet(const arena *a, sf_search *s, int g, fight_result *fr) {
 }
 
 static void *worker(void *arg) {
-    arena *a = arg;
-    sf_search *s = NULL;
-    if (a->policy >= POLICY_SEARCH) {
-        sf_err e = {0};
-        if (sf_search_create(&a->cfg, &s, &e) < 0) {
-            fprintf(stderr, "%s: %s\n", prog, e.msg);
-            pthread_mutex_lock(&a->lock);
-            for (int i = 0; i < a->n_items; i++)
-                a->results[i].error = 1;
-            a->next = a->n_items;
-            pthread_mutex_unlock(&a->lock);
-            return NULL;
+    const arena *shared = arg;
+    arena *lock_owner = arg;
+    arena a[2];
+    sf_search *s[2] = {NULL, NULL};
+    for (int p = 0; p < shared->n_policies; p++) {
+        a[p] = *shared;
+        a[p].policy = shared->policies[p];
+        a[p].cfg = shared->cfgs[p];
+        if (a[p].policy >= POLICY_SEARCH) {
+            sf_err e = {0};
+            if (sf_search_create(&a[p].cfg, &s[p], &e) < 0) {
+                fprintf(stderr, "%s: %s\n", prog, e.msg);
+                pthread_mutex_lock(&lock_owner->lock);
+                for (int i = 0; i < shared->n_items * shared->n_policies; i++)
+                    lock_owner->results[i].error = 1;
+                lock_owner->next = shared->n_items;
+                pthread_mutex_unlock(&lock_owner->lock);
+                sf_search_destroy(s[0]);
+                return NULL;
+            }
         }
     }
     for (;;) {
-        pthread_mutex_lock(&a->lock);
-        int i = a->next < a->n_items ? a->next++ : -1;
-        pthread_mutex_unlock(&a->lock);
+        pthread_mutex_lock(&lock_owner->lock);
+        int i = lock_owner->next < shared->n_items ? lock_owner->next++ : -1;
+        pthread_mutex_unlock(&lock_owner->lock);
         if (i < 0)
             break;
-        fight_result *fr = &a->results[i];
-        memset(fr, 0, sizeof *fr);
-        int rc = a->item_class[i] < 4 ? run_fight(a, s, a->item_class[i], a->item_index[i], fr)
-                                      : run_gauntlet(a, s, a->item_index[i], fr);
-        fr->error = rc < 0;
+        for (int p = 0; p < shared->n_policies; p++) {
+            fight_result *fr = &lock_owner->results[(size_t)p * shared->n_items + i];
+            memset(fr, 0, sizeof *fr);
+            int rc = shared->item_class[i] < 4
+                         ? run_fight(&a[p], s[p], shared->item_class[i], shared->item_index[i], fr)
+                         : run_gauntlet(&a[p], s[p], shared->item_index[i], fr);
+            fr->error = rc < 0;
+        }
     }
-    sf_search_destroy(s);
+    sf_search_destroy(s[0]);
+    sf_search_destroy(s[1]);
     return NULL;
 }
 
@@ -222,10 +238,130 @@ static void mean_ci(const double *x, int n, double *mean, double *half) {
     *half = n > 1 ? 1.959964 * sqrt(v / (n - 1) / n) : 0.0;
 }
 
+static void describe(const arena *a, int p, char *desc, size_t cap) {
+    int pol = a->policies[p];
+    const sf_search_config *c = &a->cfgs[p];
+    if (pol >= POLICY_SEARCH)
+        snprintf(desc, cap, "%s (%d simulations, %d trees, %s, %s evaluator)", policy_names[pol],
+                 c->simulations, c->trees, sf_cli_select_name(c->select),
+                 c->evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout");
+    else
+        snprintf(desc, cap, "%s", policy_names[pol]);
+}
+
+/* Per class: win rate (Wilson), mean HP lost (normal), gauntlet fights won. */
+static void report(const arena *a, int p, int json, double seconds) {
+    const fight_result *res = a->results + (size_t)p * a->n_items;
+    int n_items = a->n_items, pol = a->policies[p];
+    char desc[256];
+    describe(a, p, desc, sizeof desc);
+    if (!json) {
+        printf("policy %s, seed %llu\n", desc, (unsigned long long)a->seed);
+        printf("%-9s %7s  %-24s %-24s %8s\n", "class", "n", "win rate [95% CI]",
+               "mean HP lost [95% CI]", "turns");
+    }
+    double *hp = calloc((size_t)n_items + 1, sizeof(double));
+    double *fw = calloc((size_t)n_items + 1, sizeof(double));
+    uint64_t sims = 0;
+    long decisions = 0;
+    for (int c = 0; c <= 4 && hp && fw; c++) {
+        int n = 0, won = 0;
+        double turns = 0.0;
+        for (int i = 0; i < n_items; i++) {
+            if (a->item_class[i] != c)
+                continue;
+            const fight_result *r = &res[i];
+            won += r->won;
+            hp[n] = (double)(r->hp_start - r->hp_end);
+            fw[n] = r->fights_won;
+            turns += r->turns;
+            sims += r->simulations;
+            decisions += r->decisions;
+            n++;
+        }
+        if (n == 0)
+            continue;
+        double lo, hi, m, h, fm, fh;
+        wilson(won, n, &lo, &hi);
+        mean_ci(hp, n, &m, &h);
+        mean_ci(fw, n, &fm, &fh);
+        const char *cname = c < 4 ? class_names[c] : "gauntlet";
+        if (json) {
+            printf("{\"policy\":\"%s\",\"class\":\"%s\",\"n\":%d,\"wins\":%d,\"win_rate\":%.4f,"
+                   "\"win_lo\":%.4f,\"win_hi\":%.4f,\"hp_lost\":%.3f,\"hp_lost_half\":%.3f",
+                   policy_names[pol], cname, n, won, (double)won / n, lo, hi, m, h);
+            if (c == 4)
+                printf(",\"fights_won\":%.3f,\"fights_won_half\":%.3f", fm, fh);
+            printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"seed\":%llu}\n",
+                   turns / n, a->cfgs[p].simulations, a->cfgs[p].trees,
+                   (unsigned long long)a->seed);
+        } else {
+            char wr[64], hl[64];
+            snprintf(wr, sizeof wr, "%.3f [%.3f, %.3f]", (double)won / n, lo, hi);
+            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, m - h, m + h);
+            printf("%-9s %7d  %-24s %-24s %8.1f", cname, n, wr, hl, turns / n);
+            if (c == 4)
+                printf("  fights won %.2f [%.2f, %.2f]", fm, fm - fh, fm + fh);
+            printf("\n");
+        }
+    }
+    if (!json)
+        printf("%ld decisions, %llu simulations, %.1f s (both policies)\n", decisions,
+               (unsigned long long)sims, seconds);
+    free(hp);
+    free(fw);
+}
+
+/* --vs: the paired difference (first policy minus second) on the same
+ * fights: HP lost with a normal 95% interval, and the discordant wins. */
+static void report_paired(const arena *a, int json) {
+    const fight_result *r0 = a->results, *r1 = a->results + a->n_items;
+    double *d = calloc((size_t)a->n_items + 1, sizeof(double));
+    if (!d)
+        return;
+    if (!json)
+        printf("paired: %s minus %s on the same fights\n%-9s %7s  %-28s %s\n",
+               policy_names[a->policies[0]], policy_names[a->policies[1]], "class", "n",
+               "HP lost difference [95% CI]", "wins only first / only second");
+    for (int c = 0; c <= 4; c++) {
+        int n = 0, only0 = 0, only1 = 0;
+        for (int i = 0; i < a->n_items; i++) {
+            if (a->item_class[i] != c)
+                continue;
+            /* fights: HP lost; gauntlets: fights won (HP lost is 80 for
+             * every gauntlet that ends at its boss) */
+            d[n++] = c < 4 ? (double)(r0[i].hp_start - r0[i].hp_end) -
+                                 (double)(r1[i].hp_start - r1[i].hp_end)
+                           : (double)(r0[i].fights_won - r1[i].fights_won);
+            only0 += r0[i].won && !r1[i].won;
+            only1 += r1[i].won && !r0[i].won;
+        }
+        if (n == 0)
+            continue;
+        double m, h;
+        mean_ci(d, n, &m, &h);
+        const char *cname = c < 4 ? class_names[c] : "gauntlet";
+        const char *what = c < 4 ? "hp_lost_diff" : "fights_won_diff";
+        if (json)
+            printf("{\"paired\":\"%s-%s\",\"class\":\"%s\",\"n\":%d,\"%s\":%.3f,"
+                   "\"%s_half\":%.3f,\"wins_only_first\":%d,\"wins_only_second\":%d}\n",
+                   policy_names[a->policies[0]], policy_names[a->policies[1]], cname, n, what, m,
+                   what, h, only0, only1);
+        else {
+            char buf[64];
+            snprintf(buf, sizeof buf, "%+.2f [%+.2f, %+.2f]%s", m, m - h, m + h,
+                     c < 4 ? "" : " fights");
+            printf("%-9s %7d  %-28s %d / %d\n", cname, n, buf, only0, only1);
+        }
+    }
+    free(d);
+}
+
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: sf-arena --policy random|greedy|search|clairvoyant [--fights N]\n"
-            "                [--gauntlets N] [--classes weak,strong,elite,boss] [--seed S]\n"
+            "usage: sf-arena --policy random|greedy|search|clairvoyant [--vs POLICY]\n"
+            "                [--fights N] [--gauntlets N] [--classes weak,strong,elite,boss]\n"
+            "                [--seed S]\n"
             "                [--jobs J] [--threads T] [--json] [search flags] [fight flags]\n"
             "Plays N fights per encounter class (default 200) and G gauntlets (default 0).\n"
             "--jobs: fights played at once; --threads: threads per search.\n\n%s\n%s",
@@ -251,7 +387,7 @@ int main(int argc, char **argv) {
     a.seed = 1;
     a.threads = 1;
     long fights = 200, gauntlets = 0, jobs = 1, threads = 1;
-    int classes[4] = {1, 1, 1, 1}, json = 0;
+    int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0) {
@@ -297,6 +433,15 @@ int main(int argc, char **argv) {
                         prog);
                 return 2;
             }
+        } else if (strcmp(name, "vs") == 0) {
+            vs = -1;
+            for (int p = 0; p < 4; p++)
+                if (strcmp(value, policy_names[p]) == 0)
+                    vs = p;
+            if (vs < 0) {
+                fprintf(stderr, "%s: --vs: expected random, greedy, search or clairvoyant\n", prog);
+                return 2;
+            }
         } else if (strcmp(name, "fights") == 0) {
             if (sf_cli_int(prog, name, value, 0, 1000000, &fights) < 0)
                 return 2;
@@ -339,10 +484,15 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (a.policy == POLICY_CLAIRVOYANT)
-        a.cfg.root = SF_ROOT_CLAIRVOYANT;
     if (a.policy == POLICY_SEARCH && a.cfg.root == SF_ROOT_CLAIRVOYANT)
         a.policy = POLICY_CLAIRVOYANT;
+    a.n_policies = vs >= 0 ? 2 : 1;
+    a.policies[0] = a.policy;
+    a.policies[1] = vs;
+    for (int p = 0; p < a.n_policies; p++) {
+        a.cfgs[p] = a.cfg;
+        a.cfgs[p].root = a.policies[p] == POLICY_CLAIRVOYANT ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
+    }
     a.threads = (int)threads;
     sf_err e = {0};
     if (sf_search_config_validate(&a.cfg, &e) < 0) {
@@ -362,7 +512,7 @@ int main(int argc, char **argv) {
     a.n_items = n_items;
     a.item_class = calloc((size_t)n_items + 1, sizeof(int));
     a.item_index = calloc((size_t)n_items + 1, sizeof(int));
-    a.results = calloc((size_t)n_items + 1, sizeof(fight_result));
+    a.results = calloc((size_t)n_items * 2 + 1, sizeof(fight_result));
     if (!a.item_class || !a.item_index || !a.results) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;
@@ -390,70 +540,13 @@ int main(int argc, char **argv) {
         pthread_join(tid[j], NULL);
     double seconds = (double)(sf_now_ns() - t0) * 1e-9;
 
-    char desc[256];
-    if (a.policy >= POLICY_SEARCH)
-        snprintf(desc, sizeof desc, "%s (%d simulations, %d trees, %s, %s evaluator)",
-                 policy_names[a.policy], a.cfg.simulations, a.cfg.trees,
-                 sf_cli_select_name(a.cfg.select),
-                 a.cfg.evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout");
-    else
-        snprintf(desc, sizeof desc, "%s", policy_names[a.policy]);
-    if (!json) {
-        printf("policy %s, seed %llu\n", desc, (unsigned long long)a.seed);
-        printf("%-9s %7s  %-24s %-24s %8s\n", "class", "n", "win rate [95% CI]",
-               "mean HP lost [95% CI]", "turns");
-    }
     int failed = 0;
-    double *buf = calloc((size_t)n_items + 1, sizeof(double));
-    double *turns = calloc((size_t)n_items + 1, sizeof(double));
-    uint64_t sims = 0;
-    long decisions = 0;
-    for (int c = 0; c <= 4; c++) {
-        int n = 0, won = 0;
-        double fw = 0.0;
-        for (int i = 0; i < n_items; i++) {
-            if (a.item_class[i] != c)
-                continue;
-            const fight_result *r = &a.results[i];
-            failed |= r->error;
-            won += r->won;
-            buf[n] = (double)(r->hp_start - r->hp_end);
-            turns[n] = r->fights_won;
-            fw += r->turns;
-            sims += r->simulations;
-            decisions += r->decisions;
-            n++;
-        }
-        if (n == 0)
-            continue;
-        double lo, hi, m, h, fm, fh;
-        wilson(won, n, &lo, &hi);
-        mean_ci(buf, n, &m, &h);
-        mean_ci(turns, n, &fm, &fh);
-        const char *cname = c < 4 ? class_names[c] : "gauntlet";
-        if (json) {
-            printf("{\"policy\":\"%s\",\"class\":\"%s\",\"n\":%d,\"wins\":%d,\"win_rate\":%.4f,"
-                   "\"win_lo\":%.4f,\"win_hi\":%.4f,\"hp_lost\":%.3f,\"hp_lost_half\":%.3f",
-                   policy_names[a.policy], cname, n, won, (double)won / n, lo, hi, m, h);
-            if (c == 4)
-                printf(",\"fights_won\":%.3f,\"fights_won_half\":%.3f", fm, fh);
-            printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"seed\":%llu}\n", fw / n,
-                   a.cfg.simulations, a.cfg.trees, (unsigned long long)a.seed);
-        } else {
-            char wr[64], hp[64];
-            snprintf(wr, sizeof wr, "%.3f [%.3f, %.3f]", (double)won / n, lo, hi);
-            snprintf(hp, sizeof hp, "%.1f [%.1f, %.1f]", m, m - h, m + h);
-            printf("%-9s %7d  %-24s %-24s %8.1f", cname, n, wr, hp, fw / n);
-            if (c == 4)
-                printf("  fights won %.2f [%.2f, %.2f]", fm, fm - fh, fm + fh);
-            printf("\n");
-        }
-    }
-    if (!json)
-        printf("%ld decisions, %llu simulations, %.1f s\n", decisions, (unsigned long long)sims,
-               seconds);
-    free(buf);
-    free(turns);
+    for (int i = 0; i < n_items * a.n_policies; i++)
+        failed |= a.results[i].error;
+    for (int p = 0; p < a.n_policies; p++)
+        report(&a, p, json, seconds);
+    if (a.n_policies == 2)
+        report_paired(&a, json);
     free(a.item_class);
     free(a.item_index);
     free(a.results);
