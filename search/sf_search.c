@@ -127,6 +127,8 @@ static void print_json(const sf_state *st, const sf_search_config *c, const sf_s
     json_object_set_new(root, "transposition_stops",
                         json_integer((json_int_t)r->transposition_stops));
     json_object_set_new(root, "max_depth", json_integer(r->max_depth));
+    json_object_set_new(root, "edge_pool_full", json_integer((json_int_t)r->edge_pool_full));
+    json_object_set_new(root, "feat_truncated", json_integer((json_int_t)r->feat_truncated));
     json_object_set_new(root, "budget", json_integer(c->simulations));
     json_object_set_new(root, "trees", json_integer(c->trees));
     json_object_set_new(root, "seconds", json_real(seconds));
@@ -161,10 +163,11 @@ static void print_table(const sf_state *st, const sf_search_config *c, const sf_
            (unsigned long long)r->simulations, (unsigned long long)r->evaluations,
            (unsigned long long)r->node_creations, (unsigned long long)r->merges, r->merge_ratio,
            (unsigned long long)r->chance_nodes);
-    printf("widening: new %llu, merged %llu, capped %llu; transposition stops %llu; depth %u\n",
+    printf("widening: new %llu, merged %llu, capped %llu; transposition stops %llu; depth %u; "
+           "pool full %llu\n",
            (unsigned long long)r->widen_new, (unsigned long long)r->widen_merged,
            (unsigned long long)r->widen_capped, (unsigned long long)r->transposition_stops,
-           r->max_depth);
+           r->max_depth, (unsigned long long)r->edge_pool_full);
     printf("root value %.4f, v_mix %.4f; per-tree root Q:", r->root_value, r->v_mix);
     for (int k = 0; k < r->n_trees; k++)
         printf(" %.4f", r->tree_value[k]);
