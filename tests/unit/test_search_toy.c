@@ -367,6 +367,40 @@ START_TEST(one_worker_multiplexes_many_searches_in_one_batch) {
 }
 END_TEST
 
+START_TEST(requests_that_do_not_fit_come_with_the_next_step) {
+    /* 3 trees, room for 1 request per step: each step hands out one new
+     * request; unanswered ones are not handed out twice. */
+    sf_state st;
+    midgame(&st, 2);
+    sf_search_config c = config(30, 3);
+    c.evaluator = SF_EVAL_EXTERNAL;
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
+    ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
+    const sf_eval_request *r[1], *seen[3];
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(sf_search_step(s, r, 1, &n, &e), SF_SEARCH_PENDING);
+        ck_assert_int_eq(n, 1);
+        seen[i] = r[0];
+    }
+    ck_assert_int_eq(sf_search_step(s, r, 1, &n, &e), SF_SEARCH_PENDING);
+    ck_assert_int_eq(n, 0); /* all three are out */
+    ck_assert_int_ne(seen[0]->tree, seen[1]->tree);
+    ck_assert_int_ne(seen[1]->tree, seen[2]->tree);
+    ck_assert_int_ne(seen[0]->tree, seen[2]->tree);
+    sf_eval_answer a;
+    memset(&a, 0, sizeof a);
+    a.value = 0.4;
+    ck_assert_int_eq(sf_search_feed(s, seen[1], &a, &e), SF_OK);
+    ck_assert_int_eq(sf_search_step(s, r, 1, &n, &e), SF_SEARCH_PENDING);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(r[0]->tree, seen[1]->tree); /* only the fed tree moved on */
+    sf_search_destroy(s);
+}
+END_TEST
+
 START_TEST(indistinguishable_truths_give_identical_results) {
     /* Same visible position, different hidden draw order and streams. */
     const int hand[3] = {S, D, B};
@@ -835,6 +869,7 @@ int main(void) {
     tcase_add_test(tc, result_bytes_do_not_depend_on_threads);
     tcase_add_test(tc, step_and_feed_equal_the_synchronous_run);
     tcase_add_test(tc, one_worker_multiplexes_many_searches_in_one_batch);
+    tcase_add_test(tc, requests_that_do_not_fit_come_with_the_next_step);
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, chance_draws_depend_on_identity_not_on_stream_history);
     tcase_add_test(tc, widening_never_exceeds_the_cap);
