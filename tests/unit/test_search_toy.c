@@ -401,6 +401,44 @@ START_TEST(requests_that_do_not_fit_come_with_the_next_step) {
 }
 END_TEST
 
+START_TEST(root_statistics_are_summed_over_trees) {
+    /* spec §6.2: N(a) = sum_t N_t(a), Q(a) = sum_t N_t(a) Q_t(a) / N(a);
+     * tree k is seeded sf_seed_derive(run seed, decision, k, 1). */
+    sf_state st;
+    midgame(&st, 6);
+    sf_search_config c = config(1200, 3);
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
+    ck_assert_int_eq(sf_search_begin(s, &st, 21, 5, &e), SF_OK);
+    ck_assert_int_eq(sf_search_run(s, 2, NULL, NULL, &e), SF_OK);
+    sf_search_result r;
+    ck_assert_int_eq(sf_search_result_get(s, &r, &e), SF_OK);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_uint_eq(s->trees[k].seed, sf_seed_derive(21, 5, (uint64_t)k, 1));
+        ck_assert_double_eq(r.tree_value[k], s->trees[k].g.nodes[0].q);
+    }
+    uint32_t total = 0;
+    for (int a = 0; a < r.n_actions; a++) {
+        uint32_t n = 0;
+        double w = 0.0;
+        for (int k = 0; k < 3; k++) {
+            sf_tree_root_stat ts[SF_MAX_ACTIONS];
+            sf_tree_root_stats(&s->trees[k], s->root_actions, s->n_root, ts);
+            n += ts[a].n;
+            w += ts[a].n * ts[a].q;
+        }
+        ck_assert_uint_eq(r.actions[a].visits, n);
+        ck_assert_double_eq_tol(r.actions[a].q, n ? w / n : 0.0, 1e-12);
+        total += n;
+    }
+    ck_assert_uint_eq(total, 1200); /* every simulation passes a root edge */
+    /* the trees differ (their own worlds), the sums are what is reported */
+    ck_assert(s->trees[0].g.nodes[0].q != s->trees[1].g.nodes[0].q);
+    sf_search_destroy(s);
+}
+END_TEST
+
 START_TEST(indistinguishable_truths_give_identical_results) {
     /* Same visible position, different hidden draw order and streams. */
     const int hand[3] = {S, D, B};
@@ -870,6 +908,7 @@ int main(void) {
     tcase_add_test(tc, step_and_feed_equal_the_synchronous_run);
     tcase_add_test(tc, one_worker_multiplexes_many_searches_in_one_batch);
     tcase_add_test(tc, requests_that_do_not_fit_come_with_the_next_step);
+    tcase_add_test(tc, root_statistics_are_summed_over_trees);
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, chance_draws_depend_on_identity_not_on_stream_history);
     tcase_add_test(tc, widening_never_exceeds_the_cap);
