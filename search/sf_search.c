@@ -16,10 +16,6 @@
 #include "search/cli.h"
 #include "search/search.h"
 
-/* Loading saved states needs the engine's JSON reader; builds of the engine
- * without it still get every other feature of the tool. */
-#pragma weak sf_engine_from_json
-
 static const char *prog = "sf-search";
 
 static void usage(FILE *f) {
@@ -43,11 +39,6 @@ static int takes_no_value(const char *name) {
 }
 
 static int load_state(const char *path, sf_state *s) {
-    int (*from_json)(const json_t *, sf_state *, sf_err *) = sf_engine_from_json;
-    if (!from_json) {
-        fprintf(stderr, "%s: --state: this engine build cannot load saved states\n", prog);
-        return SF_EUNSUPPORTED;
-    }
     json_error_t je;
     json_t *doc = json_load_file(path, 0, &je);
     if (!doc) {
@@ -55,7 +46,7 @@ static int load_state(const char *path, sf_state *s) {
         return SF_EFORMAT;
     }
     sf_err e = {0};
-    int rc = from_json(doc, s, &e);
+    int rc = sf_engine_from_json(doc, s, &e);
     json_decref(doc);
     if (rc < 0)
         fprintf(stderr, "%s: %s: %s\n", prog, path, e.msg);

@@ -9,12 +9,6 @@
 
 #include "search/internal.h"
 
-/* The tokenizer is referenced weakly so that an engine build without it
- * still links: searches with built-in evaluators never call it, and an
- * external evaluator then fails with SF_EUNSUPPORTED instead of a link
- * error in every program that uses the search. */
-#pragma weak sf_engine_feat
-
 /* Salt for the rollout streams of a leaf (distinct from chance salts, whose
  * last coordinate is a stream index < SF_NUM_STREAMS). */
 #define SF_ROLLOUT_TAG 0x524F4C4C4F555453ull
@@ -396,13 +390,9 @@ static int prepare_eval(sf_tree *t) {
         sf_eval_builtin(&s->cfg, &t->work, t->leaf_actions, t->leaf_n, seed, &t->answer);
         return SF_TREE_READY;
     }
-    int (*feat)(const sf_state *, const sf_action *, int, sf_feat *) = sf_engine_feat;
-    if (s->cfg.request_feat) {
-        if (!feat)
-            return tree_fail(t, SF_EUNSUPPORTED);
-        if (feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
-            t->feat_truncated++;
-    }
+    if (s->cfg.request_feat &&
+        sf_engine_feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
+        t->feat_truncated++;
     t->req.tree = t->index;
     t->req.ticket = ++s->ticket;
     t->req.state = &t->work;
