@@ -101,4 +101,7 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     if (!s->complete && s->eta_s >= 0)
         fprintf(o, ", ETA %.0f s", s->eta_s);
     fprintf(o, "\n");
+    fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
+            (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,
+            (unsigned long long)s->decode_errors, (unsigned long long)s->protocol_errors);
 }

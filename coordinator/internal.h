@@ -89,7 +89,11 @@ struct sf_coordinator {
 
     cjob *jobs;
     uint64_t njobs;
-    uint64_t *queue; /* pending job ids, FIFO ring                  */
+    uint64_t n_leased; /* jobs in JS_LEASED (done is st.jobs_done)            */
+    uint64_t *dirty;   /* ids of jobs changed since the last commit           */
+    uint64_t ndirty;
+    uint64_t last_expire, last_publish; /* monotonic ns of the last timer runs */
+    uint64_t *queue;                    /* pending job ids, FIFO ring                  */
     uint64_t q_head, q_len;
 
     cworker *workers;

@@ -245,24 +245,21 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
 
 static int commit_fn(sf_coordinator *co, MDB_txn *txn) {
     int rc = 0;
-    for (uint64_t i = 0; i < co->njobs && !rc; i++)
-        if (co->jobs[i].dirty)
-            rc = put_job(co, txn, &co->jobs[i]);
+    for (uint64_t k = 0; k < co->ndirty && !rc; k++)
+        rc = put_job(co, txn, &co->jobs[co->dirty[k] - 1]);
     return rc;
 }
 
 int ledger_commit(sf_coordinator *co, sf_err *err) {
-    int any = 0;
-    for (uint64_t i = 0; i < co->njobs && !any; i++)
-        any = co->jobs[i].dirty;
-    if (!any && !co->need_sync)
+    if (co->ndirty == 0 && !co->need_sync)
         return SF_OK;
-    if (any) {
+    if (co->ndirty > 0) {
         int rc = write_txn(co, commit_fn, err);
         if (rc < 0)
             return rc;
-        for (uint64_t i = 0; i < co->njobs; i++)
-            co->jobs[i].dirty = 0;
+        for (uint64_t k = 0; k < co->ndirty; k++)
+            co->jobs[co->dirty[k] - 1].dirty = 0;
+        co->ndirty = 0;
     }
     if (co->need_sync) {
         if (mdb_env_sync(co->env, 1))

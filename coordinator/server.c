@@ -55,8 +55,10 @@ static int fsync_dir(const char *dir) {
 }
 
 static void job_touch(sf_coordinator *co, cjob *j) {
-    (void)co;
-    j->dirty = 1;
+    if (!j->dirty) {
+        j->dirty = 1;
+        co->dirty[co->ndirty++] = j->id;
+    }
 }
 
 static void queue_push(sf_coordinator *co, uint64_t id) {
@@ -169,6 +171,7 @@ static void release_job(sf_coordinator *co, cjob *j, int expired) {
     if (j->state != JS_LEASED)
         return;
     j->state = JS_PENDING;
+    co->n_leased--;
     j->worker = -1;
     j->prog_fights = j->prog_labels = 0;
     job_touch(co, j);
@@ -231,6 +234,11 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "");
     w->threads = h->threads;
     w->hello = 1;
+    /* after a coordinator restart, leases in the ledger name workers by id */
+    for (uint64_t i = 0; i < co->njobs; i++)
+        if (co->jobs[i].state == JS_LEASED && co->jobs[i].worker < 0 &&
+            !strcmp(co->jobs[i].worker_id, w->worker_id))
+            co->jobs[i].worker = wi;
     w->alive = 1;
     w->last_seen = sf_now_ns();
 
@@ -276,6 +284,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
     if (j->attempt > 0)
         co->st.reissues++;
     j->state = JS_LEASED;
+    co->n_leased++;
     j->attempt++;
     j->worker = wi;
     j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
@@ -472,6 +481,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
     unlink(u->path);
     u->path[0] = 0;
     fsync_dir(co->shards_dir);
+    if (j->state == JS_LEASED)
+        co->n_leased--;
     j->state = JS_DONE;
     j->worker = -1;
     snprintf(j->content_digest, sizeof j->content_digest, "%s", u->content_digest);
@@ -555,6 +566,10 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->fallbacks = (uint32_t)st.fallbacks;
     r->output_dir = co->cfg.output_dir;
     r->config_digest = co->digest;
+    r->lease_expiries = st.lease_expiries;
+    r->reissues = st.reissues;
+    r->decode_errors = st.decode_errors;
+    r->protocol_errors = st.protocol_errors;
 }
 
 static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
@@ -703,12 +718,15 @@ done:
 
 static void expire(sf_coordinator *co) {
     uint64_t now = sf_now_ns();
+    if (now - co->last_expire < 50 * NS_PER_MS)
+        return;
+    co->last_expire = now;
     uint64_t silent = (uint64_t)co->cfg.coordinator.heartbeat_ms *
                       co->cfg.coordinator.heartbeat_liveness * NS_PER_MS;
     for (int i = 0; i < co->nworkers; i++)
         if (co->workers[i].alive && now - co->workers[i].last_seen > silent)
             worker_dead(co, i);
-    for (uint64_t i = 0; i < co->njobs; i++) {
+    for (uint64_t i = 0; i < co->njobs && co->n_leased > 0; i++) {
         cjob *j = &co->jobs[i];
         if (j->state == JS_LEASED && now > j->deadline)
             release_job(co, j, 1);
@@ -819,7 +837,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     co->njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size;
     co->jobs = calloc(co->njobs, sizeof *co->jobs);
     co->queue = calloc(co->njobs, sizeof *co->queue);
-    if (!co->jobs || !co->queue) {
+    co->dirty = calloc(co->njobs, sizeof *co->dirty);
+    if (!co->jobs || !co->queue || !co->dirty) {
         sf_coordinator_close(co);
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
@@ -852,6 +871,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         if (j->state == JS_PENDING) {
             queue_push(co, j->id);
         } else if (j->state == JS_LEASED) {
+            co->n_leased++;
             /* a fresh lease period for whoever still holds it */
             j->deadline = now + (uint64_t)cfg->coordinator.lease_seconds * NS_PER_S;
         } else {
@@ -953,7 +973,11 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     flush_replies(co);
     if (all_done(co) && !co->complete_ns)
         co->complete_ns = sf_now_ns();
-    metrics_publish(co);
+    uint64_t now = sf_now_ns();
+    if (now - co->last_publish > 250 * NS_PER_MS) {
+        metrics_publish(co);
+        co->last_publish = now;
+    }
     return SF_OK;
 }
 
@@ -980,13 +1004,11 @@ int sf_coordinator_serve(sf_coordinator *co, const volatile sig_atomic_t *stop, 
 void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     *st = co->st;
     st->jobs_total = co->njobs;
-    st->jobs_pending = st->jobs_leased = 0;
+    st->jobs_leased = co->n_leased;
+    st->jobs_pending = co->njobs - co->n_leased - st->jobs_done;
     uint64_t prog_labels = 0, prog_fights = 0;
-    for (uint64_t i = 0; i < co->njobs; i++) {
-        if (co->jobs[i].state == JS_PENDING)
-            st->jobs_pending++;
-        else if (co->jobs[i].state == JS_LEASED) {
-            st->jobs_leased++;
+    for (uint64_t i = 0; i < co->njobs && co->n_leased > 0; i++) {
+        if (co->jobs[i].state == JS_LEASED) {
             prog_labels += co->jobs[i].prog_labels;
             prog_fights += co->jobs[i].prog_fights;
         }
@@ -1039,5 +1061,6 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->workers);
     free(co->jobs);
     free(co->queue);
+    free(co->dirty);
     free(co);
 }

@@ -31,6 +31,7 @@ typedef struct conn {
     char worker_id[64];
     uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
     uint32_t hb_ms, liveness;
+    int need_hello; /* the coordinator no longer knows us (it restarted) */
     FILE *log;
 } conn;
 
@@ -85,8 +86,11 @@ static Spirefleet__Envelope *recv_env(conn *c, int timeout_ms) {
         more = zmq_msg_more(&m);
         zmq_msg_close(&m);
     }
-    if (env)
+    if (env) {
         c->last_heard = sf_now_ns();
+        if (env->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR && env->error->code == SF_ESTATE)
+            c->need_hello = 1;
+    }
     return env;
 }
 
@@ -120,6 +124,7 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
     for (;;) {
         if (o->stop && *o->stop)
             return SF_ETIMEOUT;
+        c->need_hello = 0;
         if (conn_open(c) < 0)
             return sf_err_set(err, SF_EIO, "cannot connect to %s", c->endpoint);
         Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -383,9 +388,9 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
                 jt->abandon = 1;
             sf_wire_free(r);
         }
-        if (coordinator_dead(c)) {
+        if (coordinator_dead(c) || c->need_hello) {
             /* keep playing; reconnect so the result can be delivered */
-            logf_(c, "coordinator silent; reconnecting");
+            logf_(c, "coordinator %s; reconnecting", c->need_hello ? "restarted" : "silent");
             session fresh;
             if (hello(c, o, &fresh, err) == SF_OK && strcmp(fresh.digest, s->digest))
                 jt->abandon = 1;
@@ -420,7 +425,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
                 break;
             }
             session fresh;
-            if (coordinator_dead(c) && hello(c, o, &fresh, err) < 0)
+            if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, err) < 0)
                 break;
         }
     }
@@ -533,7 +538,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
             goto out;
         case SPIREFLEET__ENVELOPE__BODY_ERROR:
             logf_(&c, "coordinator error: %s", r->error->message ? r->error->message : "");
-            if (r->error->code == SF_ESTATE)
+            if (c.need_hello)
                 rc = hello(&c, o, s, err); /* it forgot us (restart): Hello again */
             break;
         default: break;

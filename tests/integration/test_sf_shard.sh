@@ -82,6 +82,6 @@ check "pull copies sealed shards" 0 "2 copied" -- "$sf" pull "$work/src" "$work/
 check "pull again finds them present" 0 "0 copied .*, 2 present, 0 failed" -- "$sf" pull "file://$work/src" "$work/dst"
 cp "$work/src/b.shard" "$work/bad/a.shard"
 check "pull never replaces a different shard" 1 "conflict a.shard: .*another content digest" -- "$sf" pull "$work/src" "$work/bad"
-check "tcp sources need the fleet client" 2 "fleet client" -- "$sf" pull tcp://127.0.0.1:5555 "$work/dst"
+check "a malformed tcp:// source is refused" 2 "not a valid endpoint" -- "$sf" pull "tcp://no such host" "$work/dst"
 
 [ "$fails" = 0 ]
