@@ -183,9 +183,10 @@ START_TEST(proto_round_trip) {
     sf_config_digest(&b, db);
     ck_assert_str_eq(da, db);
     /* a RunConfig with a missing section is refused, not crashed on */
+    Spirefleet__SearchConfig *keep = back->search;
     back->search = NULL;
     ck_assert_int_eq(sf_config_from_proto(back, &b, &e), SF_EFORMAT);
-    back->search = NULL;
+    back->search = keep;
     spirefleet__run_config__free_unpacked(back, NULL);
     free(buf);
     free(s);
