@@ -16,11 +16,13 @@
  * or configuration, 3 stopped before the run completed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -236,6 +238,17 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    /* the worker's log goes to <output_dir>/logs/w<i>.log, so the progress
+     * line stays readable */
+    char logdir[1200], logpath[1300];
+    snprintf(logdir, sizeof logdir, "%s/logs", cfg->output_dir);
+    mkdir(logdir, 0755);
+    snprintf(logpath, sizeof logpath, "%s/w%d.log", logdir, index);
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
     char threads[16], fights[16], id[96], scratch[1200];
     snprintf(threads, sizeof threads, "%u", cfg->workers.threads);
     snprintf(fights, sizeof fights, "%u", cfg->workers.fights_per_thread);
@@ -397,10 +410,26 @@ static int cmd_run(int argc, char **argv, const char *self) {
     printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
            (unsigned long long)st.fallbacks, (unsigned long long)st.lease_expiries,
            (unsigned long long)st.reissues, (unsigned long long)st.shards_rejected);
-    printf("  shards in %s/shards (%.2f MB); content digests: sf-shard ls %s/shards\n",
-           cfg.output_dir, (double)st.bytes_stored / 1e6, cfg.output_dir);
-    printf("  inspect: sf-shard stat %s/shards/<shard>; sf-shard cat <shard> --index 0 --json\n",
-           cfg.output_dir);
+    /* name the sf-shard built beside this binary when there is one */
+    char tool[4200] = "sf-shard";
+    const char *slash = strrchr(self, '/');
+    if (slash) {
+        char guess[4200], real[4096], cwd[4096];
+        snprintf(guess, sizeof guess, "%.*s/../shard/sf-shard", (int)(slash - self), self);
+        if (realpath(guess, real) && access(real, X_OK) == 0) {
+            size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+            if (n && !strncmp(real, cwd, n) && real[n] == '/')
+                snprintf(tool, sizeof tool, "%s", real + n + 1);
+            else
+                snprintf(tool, sizeof tool, "%s", real);
+        }
+    }
+    printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", cfg.output_dir,
+           (double)st.bytes_stored / 1e6, cfg.output_dir);
+    printf("  inspect:  %s verify %s/shards\n", tool, cfg.output_dir);
+    printf("            %s stat %s/shards/%s-job000001.shard\n", tool, cfg.output_dir, cfg.name);
+    printf("            %s cat %s/shards/%s-job000001.shard --index 0 --json\n", tool,
+           cfg.output_dir, cfg.name);
     if (!st.complete)
         printf("  run `sf-fleet run %s` again to resume from the ledger\n", argv[optind]);
     return st.complete ? 0 : 3;
