@@ -58,7 +58,7 @@
 #define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
-#define SF_STATE_BYTES 1664
+#define SF_STATE_BYTES 1728
 
 /* A whole combat. Copy with `=` or memcpy; never read the bytes. */
 typedef struct sf_state {
