@@ -332,6 +332,7 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
 
 int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     sf_combat *c = combat_of(s);
+    uint32_t before = c->streams_used;
     c->streams_used = 0;
     int rc = SF_EINVAL;
     if (c->phase == PH_OVER || a.reserved != 0) {
@@ -358,6 +359,8 @@ int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     }
     if (rc == SF_OK && !c->pending.active)
         combat_compact(c);
+    if (rc != SF_OK)
+        c->streams_used = before; /* an illegal action leaves every byte as it was */
     if (streams)
         *streams = rc == SF_OK ? c->streams_used : 0;
     return rc;
