@@ -356,9 +356,18 @@ int combat_card_cost(const sf_combat *c, const sf_card *card) {
     return card->cost;
 }
 
+/* A pile is full only in fights far longer than real play (a hundred turns
+ * of Slimed); the card is then lost and counted, never written out of
+ * bounds (docs/engine.md "Capacities"). */
+static int dropped(sf_combat *c) {
+    if (c->cards_dropped < 0xFFFF)
+        c->cards_dropped++;
+    return 0;
+}
+
 int combat_add_to_discard(sf_combat *c, sf_card card) {
     if (c->discard_n >= SF_MAX_PILE)
-        return 0;
+        return dropped(c);
     c->discard[c->discard_n++] = card;
     return 1;
 }
@@ -390,7 +399,7 @@ static void sort_cards(sf_card *cards, int n) {
 
 int combat_add_to_draw_top(sf_combat *c, sf_card card) {
     if (c->draw_n >= SF_MAX_PILE)
-        return 0;
+        return dropped(c);
     c->draw[c->draw_n++] = card;
     if (c->draw_known < c->draw_n)
         c->draw_known++;
@@ -403,7 +412,7 @@ int combat_add_to_draw_top(sf_combat *c, sf_card card) {
  * (no randomness is needed to represent that). */
 int combat_add_to_draw_random(sf_combat *c, sf_card card) {
     if (c->draw_n >= SF_MAX_PILE)
-        return 0;
+        return dropped(c);
     if (c->draw_known > 1)
         c->draw_known = 1;
     if (c->flags & FL_BELIEF) {
@@ -426,11 +435,15 @@ int combat_add_to_draw_random(sf_combat *c, sf_card card) {
 }
 
 void combat_add_new(sf_combat *c, int zone, sf_card card) {
-    int stored = zone == ZONE_HAND   ? combat_add_to_hand(c, card)
-                 : zone == ZONE_DRAW ? combat_add_to_draw_random(c, card)
-                                     : combat_add_to_discard(c, card);
-    if (stored && c->cards_created < 0xFFFF)
+    /* a made card that finds no room counts as made and dropped */
+    if (c->cards_created < 0xFFFF)
         c->cards_created++;
+    if (zone == ZONE_HAND)
+        combat_add_to_hand(c, card);
+    else if (zone == ZONE_DRAW)
+        combat_add_to_draw_random(c, card);
+    else
+        combat_add_to_discard(c, card);
 }
 
 sf_card combat_remove_hand(sf_combat *c, int i) {
@@ -459,6 +472,8 @@ void combat_exhaust_card(sf_combat *c, sf_card card) {
     card.flags &= (uint8_t)~CF_FREE_TURN;
     if (c->exhaust_n < SF_MAX_PILE)
         c->exhaust[c->exhaust_n++] = card;
+    else
+        dropped(c);
     if (c->pw[PW_FNP] > 0)
         combat_defer(c, DQ_BLOCK, c->pw[PW_FNP]);
     if (c->pw[PW_DARK_EMBRACE] > 0 && combat_alive_count(c) > 0)
@@ -831,6 +846,8 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
     uint8_t opts[SF_MAX_PILE];
     sf_card cards[SF_MAX_PILE];
     c->pending.amount = (uint8_t)amount;
+    if (combat_alive_count(c) == 0)
+        return 0; /* the battle is ending (Headbutt killed the last one) */
     if (kind == CH_EXHUME && c->hand_n >= SF_MAX_HAND)
         return 0; /* ExhumeAction: a full hand ends it at once */
     if (kind == CH_WARCRY && c->hand_n == 1) {

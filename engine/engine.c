@@ -566,6 +566,7 @@ void sf_engine_belief_root(const sf_state *truth, uint64_t seed, sf_state *out) 
     c->gold_stolen_lost = 0;
     c->cards_created = 0;
     c->cards_removed = 0;
+    c->cards_dropped = 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -43,7 +43,7 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 1
+#define SF_ENGINE_VERSION 2
 
 /* ---------------------------------------------------------------------------
  * Capacities

@@ -641,6 +641,7 @@ typedef struct sf_combat {
     uint16_t gold_stolen_lost;
     uint16_t cards_created; /* cards made during the fight (statuses, copies, ...) */
     uint16_t cards_removed; /* cards that left every pile (powers played, purged)  */
+    uint16_t cards_dropped; /* cards lost to a full pile (SF_MAX_PILE)             */
 } sf_combat;
 
 _Static_assert(sizeof(sf_combat) <= SF_STATE_BYTES, "sf_combat must fit in sf_state");
