@@ -236,7 +236,7 @@ static int soak_fights(void) {
 
 START_TEST(random_fights_keep_every_invariant) {
     int fights = soak_fights();
-    long steps = 0, won = 0, stalled = 0;
+    long steps = 0, won = 0, stalled = 0, full = 0;
     uint64_t t0 = sf_now_ns();
     for (int k = 0; k < fights; k++) {
         sf_fight_spec spec;
@@ -253,22 +253,24 @@ START_TEST(random_fights_keep_every_invariant) {
             continue;
         }
         steps += n;
+        full += ccombat_of(&s)->cards_dropped > 0;
         sf_outcome o;
         sf_engine_outcome(&s, &o);
         ck_assert(o.over);
         won += o.won;
     }
     double secs = (double)(sf_now_ns() - t0) / 1e9;
-    fprintf(stderr, "soak: %d fights, %ld steps, %ld won, %ld endless stalemates\n", fights, steps,
-            won, stalled);
+    fprintf(stderr,
+            "soak: %d fights, %ld steps, %ld won, %ld endless stalemates, %ld filled a pile\n",
+            fights, steps, won, stalled, full);
     if (getenv("SF_ENGINE_SOAK_FIGHTS")) {
         /* the engine-soak benchmark's figure (docs/benchmarks.md format) */
         printf("{\"bench\":\"engine.soak_fights_checked\",\"value\":%d,\"unit\":\"fights\","
                "\"n\":1,\"median\":%d}\n",
                fights, fights);
         printf("engine soak: %d random fights (%ld steps) kept every invariant in %.1f s; "
-               "%ld won, %ld endless stalemates\n",
-               fights, steps, secs, won, stalled);
+               "%ld won, %ld endless stalemates, %ld filled a pile\n",
+               fights, steps, secs, won, stalled, full);
     }
     ck_assert_int_le(stalled * 200, fights); /* rare: under 0.5% */
     ck_assert_int_gt(won, 0);

@@ -120,6 +120,65 @@ START_TEST(intangible_caps_every_hit_for_one_round) {
 }
 END_TEST
 
+START_TEST(thorns_and_flame_barrier_answer_every_attack_hit) {
+    /* Bronze Scales' Thorns 3 and Flame Barrier 4 both answer each of the
+     * Guardian's 4 Whirlwind hits with THORNS damage (block first, no
+     * Vulnerable): 4 x 7 = 28, the first 5 taken by its block. Flame Barrier
+     * is gone at the next turn start, Thorns stays. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_GUARDIAN, 240, MV_WHIRLWIND);
+    c->mon[0].pw[PW_VULN] = 5;
+    c->pw[PW_THORNS] = 3;
+    fx_hand(c, CARD_FLAME_BARRIER, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_FLAME_BARRIER], 4);
+    c->mon[0].block = 5; /* lost at the monster phase start anyway */
+    FX_END(&s);
+    ck_assert_int_eq(c->mon[0].hp, 240 - 28);
+    ck_assert_int_eq(c->pw[PW_FLAME_BARRIER], 0);
+    ck_assert_int_eq(c->pw[PW_THORNS], 3);
+    /* 4 x 5 = 20 against the 12 block */
+    ck_assert_int_eq(c->hp, 999 - 8);
+}
+END_TEST
+
+START_TEST(combust_hp_loss_feeds_rupture_and_blood_for_blood) {
+    /* Combust loses 1 HP at end of turn (a LoseHPAction the player owns):
+     * Rupture +1 Strength, Blood for Blood -1 cost. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    c->pw[PW_COMBUST] = 5;
+    c->pw[PW_COMBUST_HP] = 1;
+    c->pw[PW_RUPTURE] = 1;
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_BLOOD_FOR_BLOOD, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 998);
+    ck_assert_int_eq(c->pw[PW_STR], 1);
+    ck_assert_int_eq(c->mon[0].hp, 95);
+    ck_assert_int_eq(c->discard[0].cost, 3);
+}
+END_TEST
+
+START_TEST(corruption_exhaust_triggers_feel_no_pain) {
+    /* Under Corruption a Defend costs 0 and exhausts: 5 block, then Feel No
+     * Pain's 3 after the card. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    c->pw[PW_CORRUPTION] = 1;
+    c->pw[PW_FNP] = 3;
+    fx_hand(c, CARD_DEFEND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->energy, 3);
+    ck_assert_int_eq(c->block, 8);
+    ck_assert_int_eq(c->exhaust_n, 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Block, energy, turn order
  * ---------------------------------------------------------------------- */
@@ -1062,6 +1121,9 @@ static Suite *suite(void) {
     tcase_add_test(t, player_weak_on_a_monster_weakens_its_next_attacks);
     tcase_add_test(t, vulnerable_from_a_monster_phase_is_just_applied);
     tcase_add_test(t, intangible_caps_every_hit_for_one_round);
+    tcase_add_test(t, thorns_and_flame_barrier_answer_every_attack_hit);
+    tcase_add_test(t, combust_hp_loss_feeds_rupture_and_blood_for_blood);
+    tcase_add_test(t, corruption_exhaust_triggers_feel_no_pain);
     suite_add_tcase(s, t);
 
     t = tcase_create("turns");
