@@ -222,6 +222,105 @@ START_TEST(all_enemy_attack_numbers) {
 END_TEST
 
 /* ------------------------------------------------------------------------
+ * Powers and power-like skills. Scenario: energy 5, the card alone in hand.
+ * The power's stack after the play, and the energy spent.
+ * ---------------------------------------------------------------------- */
+typedef struct power_row {
+    const char *name;
+    int id, upg, cost, pw, amount;
+} power_row;
+
+static const power_row power_rows[] = {
+    {"Barricade", CARD_BARRICADE, 0, 3, PW_BARRICADE, 1},
+    {"Barricade+", CARD_BARRICADE, 1, 2, PW_BARRICADE, 1},
+    {"Berserk", CARD_BERSERK, 0, 0, PW_BERSERK, 1},
+    {"Berserk+", CARD_BERSERK, 1, 0, PW_BERSERK, 1},
+    {"Brutality", CARD_BRUTALITY, 0, 0, PW_BRUTALITY, 1},
+    {"Brutality+", CARD_BRUTALITY, 1, 0, PW_BRUTALITY, 1},
+    {"Combust", CARD_COMBUST, 0, 1, PW_COMBUST, 5},
+    {"Combust+", CARD_COMBUST, 1, 1, PW_COMBUST, 7},
+    {"Corruption", CARD_CORRUPTION, 0, 3, PW_CORRUPTION, 1},
+    {"Corruption+", CARD_CORRUPTION, 1, 2, PW_CORRUPTION, 1},
+    {"Dark Embrace", CARD_DARK_EMBRACE, 0, 2, PW_DARK_EMBRACE, 1},
+    {"Dark Embrace+", CARD_DARK_EMBRACE, 1, 1, PW_DARK_EMBRACE, 1},
+    {"Demon Form", CARD_DEMON_FORM, 0, 3, PW_DEMON_FORM, 2},
+    {"Demon Form+", CARD_DEMON_FORM, 1, 3, PW_DEMON_FORM, 3},
+    {"Evolve", CARD_EVOLVE, 0, 1, PW_EVOLVE, 1},
+    {"Evolve+", CARD_EVOLVE, 1, 1, PW_EVOLVE, 2},
+    {"Feel No Pain", CARD_FEEL_NO_PAIN, 0, 1, PW_FNP, 3},
+    {"Feel No Pain+", CARD_FEEL_NO_PAIN, 1, 1, PW_FNP, 4},
+    {"Fire Breathing", CARD_FIRE_BREATHING, 0, 1, PW_FIRE_BREATHING, 6},
+    {"Fire Breathing+", CARD_FIRE_BREATHING, 1, 1, PW_FIRE_BREATHING, 10},
+    {"Inflame", CARD_INFLAME, 0, 1, PW_STR, 2},
+    {"Inflame+", CARD_INFLAME, 1, 1, PW_STR, 3},
+    {"Juggernaut", CARD_JUGGERNAUT, 0, 2, PW_JUGGERNAUT, 5},
+    {"Juggernaut+", CARD_JUGGERNAUT, 1, 2, PW_JUGGERNAUT, 7},
+    {"Metallicize", CARD_METALLICIZE, 0, 1, PW_METALLICIZE, 3},
+    {"Metallicize+", CARD_METALLICIZE, 1, 1, PW_METALLICIZE, 4},
+    {"Rupture", CARD_RUPTURE, 0, 1, PW_RUPTURE, 1},
+    {"Rupture+", CARD_RUPTURE, 1, 1, PW_RUPTURE, 2},
+    /* skills that set a power */
+    {"Rage", CARD_RAGE, 0, 0, PW_RAGE, 3},
+    {"Rage+", CARD_RAGE, 1, 0, PW_RAGE, 5},
+    {"Double Tap", CARD_DOUBLE_TAP, 0, 1, PW_DOUBLE_TAP, 1},
+    {"Double Tap+", CARD_DOUBLE_TAP, 1, 1, PW_DOUBLE_TAP, 2},
+    {"Flex", CARD_FLEX, 0, 0, PW_LOSE_STR, 2},
+    {"Flex+", CARD_FLEX, 1, 0, PW_LOSE_STR, 4},
+    {"Flame Barrier", CARD_FLAME_BARRIER, 0, 2, PW_FLAME_BARRIER, 4},
+    {"Flame Barrier+", CARD_FLAME_BARRIER, 1, 2, PW_FLAME_BARRIER, 6},
+    {"Battle Trance", CARD_BATTLE_TRANCE, 0, 0, PW_NO_DRAW, 1},
+    {"Battle Trance+", CARD_BATTLE_TRANCE, 1, 0, PW_NO_DRAW, 1},
+};
+
+START_TEST(power_card_numbers) {
+    const power_row *r = &power_rows[_i];
+    sf_state s;
+    sf_combat *c = fx_new(&s, 7);
+    fx_mon(c, MON_CULTIST, 200, MV_INCANTATION);
+    c->energy = 5;
+    fx_hand(c, r->id, r->upg);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_msg(c->pw[r->pw] == r->amount, "%s: power %d, want %d", r->name, c->pw[r->pw],
+                  r->amount);
+    ck_assert_msg(c->energy == 5 - r->cost, "%s: energy %d", r->name, c->energy);
+    int power = sf_cards[r->id].type == CT_POWER;
+    ck_assert_int_eq(c->cards_removed, power);
+    ck_assert_int_eq(c->discard_n, !power);
+}
+END_TEST
+
+START_TEST(brutality_plus_is_innate) {
+    /* Innate cards go on top after the shuffle; six of them: 5 + 1 drawn. */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    ck_assert_int_eq(sf_deck_parse("Strike*9,Brutality+", &spec, NULL), SF_OK);
+    sf_state s;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        spec.seed = seed;
+        ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+        ck_assert_int_eq(fx_count(ccombat_of(&s)->hand, 5, CARD_BRUTALITY), 1);
+    }
+    ck_assert_int_eq(sf_deck_parse("Strike*9,Brutality+*6", &spec, NULL), SF_OK);
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    ck_assert_int_eq(ccombat_of(&s)->hand_n, 6);
+    ck_assert_int_eq(fx_count(ccombat_of(&s)->hand, 6, CARD_BRUTALITY), 6);
+}
+END_TEST
+
+START_TEST(seeing_red_gives_two_energy_and_exhausts) {
+    for (int upg = 0; upg <= 1; upg++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 7);
+        fx_mon(c, MON_CULTIST, 200, MV_INCANTATION);
+        fx_hand(c, CARD_SEEING_RED, upg);
+        FX_PLAY(&s, 0, SF_NO_TARGET); /* cost 1 (0) */
+        ck_assert_int_eq(c->energy, upg ? 5 : 4);
+        ck_assert_int_eq(c->exhaust_n, 1);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
  * Damage formula corners
  * ---------------------------------------------------------------------- */
 
@@ -1820,6 +1919,9 @@ static Suite *suite(void) {
     tcase_add_loop_test(t, block_card_numbers, 0, (int)(sizeof block_rows / sizeof block_rows[0]));
     tcase_add_loop_test(t, all_enemy_attack_numbers, 0,
                         (int)(sizeof aoe_rows / sizeof aoe_rows[0]));
+    tcase_add_loop_test(t, power_card_numbers, 0, (int)(sizeof power_rows / sizeof power_rows[0]));
+    tcase_add_test(t, brutality_plus_is_innate);
+    tcase_add_test(t, seeing_red_gives_two_energy_and_exhausts);
     tcase_add_test(t, weak_attacker_on_vulnerable_target_floors_once);
     tcase_add_test(t, negative_strength_clamps_damage_at_zero);
     tcase_add_test(t, dexterity_below_zero_gives_zero_block);
