@@ -50,7 +50,7 @@
  * ------------------------------------------------------------------------- */
 #define SF_MAX_MONSTERS 6  /* living monsters at once (Lots of Slimes: 5)  */
 #define SF_MAX_HAND     10 /* Settings.MAX_HAND_SIZE                        */
-#define SF_MAX_PILE     64 /* cards in any one pile; also the combat total  */
+#define SF_MAX_PILE     64 /* cards in one pile (beyond: dropped, counted) */
 #define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
 #define SF_MAX_RELICS   12
 #define SF_POTION_SLOTS 3
