@@ -59,7 +59,8 @@ static double bare_rate(const sf_run_config *cfg, const char *tmp) {
         sf_job_spec spec = {j + 1, cfg->seed_start + j * cfg->job_size, cfg->job_size};
         if (j * cfg->job_size + spec.seed_count > cfg->seed_count)
             spec.seed_count = (uint32_t)(cfg->seed_count - j * cfg->job_size);
-        sf_job_opts o = {.threads = 1, .fights_per_thread = (int)cfg->workers.fights_per_thread,
+        sf_job_opts o = {.threads = 1,
+                         .fights_per_thread = (int)cfg->workers.fights_per_thread,
                          .worker_id = "bench"};
         char path[1200];
         snprintf(path, sizeof path, "%s/bare-%llu.shard", tmp, (unsigned long long)j);
