@@ -243,9 +243,7 @@ static attack_plan plan_of(const sf_combat *c, const sf_card *k, int zone) {
     p.hits = 1;
     p.mode = d->target == TGT_NONE ? PLAN_RANDOM : d->target;
     switch (k->id) {
-    case CARD_BODY_SLAM: /* Rage's block lands as the Attack is played, before its damage */
-        p.base = min_i(999, c->block + max_i(c->pw[PW_RAGE], 0));
-        break;
+    case CARD_BODY_SLAM: p.base = c->block; break;
     case CARD_PERFECTED_STRIKE:
         p.base =
             CARD_NUM(k, dmg) + CARD_NUM(k, mag) * (strike_cards(c) + (zone == SF_TOK_CARD_EXHAUST));
@@ -574,21 +572,23 @@ typedef struct strike {
     int hits[2];
     int plays;
     int mask;   /* monsters hit (bit m) */
-    int random; /* targets picked at random among living monsters */
     int thorns; /* THORNS damage (potions): no Curl Up */
 } strike;
 
 typedef struct outcome {
-    int dealt;  /* damage after modifiers, before block, over hit monsters */
-    int killed; /* bit m: monster m dies */
+    int dealt;   /* damage after modifiers, before block, over hit monsters */
+    int killed;  /* bit m: monster m dies */
+    int killed1; /* bit m: monster m dies during the first play */
     float progress;
 } outcome;
 
 /* Resolve a strike against each monster's block and HP as combat.c does:
- * block absorbs first; Curl Up's block lands after the play that
- * triggered it (deferred behind the card, combat_player_hits). */
+ * block absorbs first; Curl Up's block is queued behind the card and lands
+ * before a Double Tap copy plays (combat_drain in resolve_card). */
 static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
     memset(o, 0, sizeof *o);
+    if (!s)
+        return;
     int ehp_sum = 0, done_sum = 0;
     for (int m = 0; m < c->n_mon; m++) {
         if (!(s->mask & (1 << m)) || !alive(c, m))
@@ -612,6 +612,8 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
                 hp -= unb;
             }
             blk += pend;
+            if (p == 0 && hp <= 0)
+                o->killed1 |= 1 << m;
         }
         ehp_sum += mo->hp + mo->block;
         done_sum += done;
@@ -643,38 +645,38 @@ static int alive_mask(const sf_combat *c) {
     return mask;
 }
 
-/* Fill the playmath row from a resolved strike. `target` is a monster slot
- * or -1; `block` is what the action adds; `self_hp` its own HP cost. */
-static void fill_math(const sf_combat *c, float *q, const strike *s, int target, int cost,
+/* Fill the playmath row. `o` is the resolved damage (NULL: none); `target`
+ * a monster slot or -1; `block` what the action adds; `self_hp` its own HP
+ * cost; `self_thorns` THORNS damage it draws on the player (Sharp Hide,
+ * Burns), which block absorbs. */
+static void fill_math(const sf_combat *c, float *q, const outcome *o, int target, int cost,
                       int block, int self_hp, int self_thorns) {
-    outcome o = {0, 0, 0.0f};
+    outcome none = {0, 0, 0, 0.0f};
+    if (!o)
+        o = &none;
     int living = alive_mask(c);
-    if (s && s->mask)
-        resolve_strike(c, s, &o);
     int block_after = min_i(999, c->block + block);
     int incoming = 0;
     for (int m = 0; m < c->n_mon; m++)
-        if ((living & (1 << m)) && !(o.killed & (1 << m)))
+        if ((living & (1 << m)) && !(o->killed & (1 << m)))
             incoming += intent_total(c, m);
-    /* Sharp Hide answers the play with THORNS damage, which block absorbs. */
     int thorn_hp = max_i(self_thorns - block_after, 0);
     int block_left = max_i(block_after - self_thorns, 0);
-    q[SF_FEAT_Q_DAMAGE] = (float)o.dealt / 50.0f;
+    q[SF_FEAT_Q_DAMAGE] = (float)o->dealt / 50.0f;
     q[SF_FEAT_Q_BLOCK] = (float)block / 50.0f;
     q[SF_FEAT_Q_COST] = (float)cost / 3.0f;
-    if (s && s->mask) {
-        if (target >= 0)
-            q[SF_FEAT_Q_LETHAL] = (o.killed & (1 << target)) != 0;
-        else
-            q[SF_FEAT_Q_LETHAL] = (float)popcount(o.killed) / (float)max_i(popcount(living), 1);
-    }
-    q[SF_FEAT_Q_KILLS_ALL] = living != 0 && (o.killed & living) == living;
+    if (target >= 0)
+        q[SF_FEAT_Q_LETHAL] = (o->killed & (1 << target)) != 0;
+    else
+        q[SF_FEAT_Q_LETHAL] = (float)popcount(o->killed) / (float)max_i(popcount(living), 1);
+    q[SF_FEAT_Q_KILLS_ALL] = living != 0 && (o->killed & living) == living;
     q[SF_FEAT_Q_UNCOVERED] = (float)max_i(incoming - block_left, 0) / 50.0f;
     q[SF_FEAT_Q_SELF_HP] = (float)(self_hp + thorn_hp) / 10.0f;
-    q[SF_FEAT_Q_PROGRESS] = o.progress;
+    q[SF_FEAT_Q_PROGRESS] = o->progress;
 }
 
-/* Cards in hand other than position i for which `attack` matches. */
+/* Cards in hand other than position i: every card (any), or those whose
+ * Attack-ness equals want_attack. */
 static int others_in_hand(const sf_combat *c, int i, int want_attack, int any) {
     int n = 0;
     for (int j = 0; j < c->hand_n; j++)
@@ -683,25 +685,20 @@ static int others_in_hand(const sf_combat *c, int i, int want_attack, int any) {
     return n;
 }
 
+/* Playmath of playing hand card i at monster `target` (-1: no target),
+ * following play.c: the card's damage (computed when it is played; a
+ * Hemokinesis's HP loss cannot change it), then, behind the card's own
+ * actions, Rage's block, Sharp Hide's answer and the queued reactions (Curl
+ * Up, Feel No Pain); a Double Tap copy plays after that, unless its target
+ * has died. */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
     int cost = combat_card_cost(c, k);
     int energy = cost == COST_X ? c->energy : max_i(cost, 0);
     int self_hp = 0;
-
-    /* HP-cost cards: HP is lost before the damage (Hemokinesis), which can
-     * raise Strength (Rupture, Red Skull): compute damage after the loss
-     * on a scratch copy, with the engine's own HP-loss rule. */
-    const sf_combat *dc = c;
-    sf_combat scratch;
     switch (k->id) {
-    case CARD_HEMOKINESIS:
-        memcpy(&scratch, c, sizeof scratch);
-        combat_lose_hp(&scratch, CARD_NUM(k, mag));
-        dc = &scratch;
-        self_hp = c->hp - scratch.hp;
-        break;
+    case CARD_HEMOKINESIS: self_hp = min_i(CARD_NUM(k, mag), c->hp); break;
     case CARD_BLOODLETTING: self_hp = min_i(3, c->hp); break;
     case CARD_OFFERING: self_hp = min_i(6, c->hp); break;
     default: break;
@@ -712,6 +709,7 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     memset(&s, 0, sizeof s);
     s.plays = (d->type == CT_ATTACK && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
     int living = alive_mask(c);
+    int random = 0;
     if (ap.mode == TGT_ENEMY && target >= 0 && target < c->n_mon)
         s.mask = 1 << target;
     else if (ap.mode == TGT_ALL)
@@ -719,23 +717,26 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     else if (ap.mode == PLAN_RANDOM && popcount(living) == 1)
         s.mask = living; /* one living monster: the random pick is certain */
     else if (ap.mode == PLAN_RANDOM)
-        s.random = 1;
+        random = 1;
 
     int dmg_random = 0;
     if (ap.mode != TGT_NONE) {
         /* The Double Tap copy plays after the first resolves: Vigor and Pen
-         * Nib are spent, Rampage has grown, Rage has added block for Body
-         * Slam, Bash/Uppercut/Thunderclap's Vulnerable has landed, and Fiend
-         * Fire finds the hand already exhausted. */
+         * Nib are spent, Rage's block is there for Body Slam, Rampage has
+         * grown, Perfected Strike no longer counts itself, Bash / Uppercut
+         * / Thunderclap's Vulnerable has landed, and Fiend Fire finds the
+         * hand already exhausted. */
         sf_combat second;
-        const sf_combat *sc = dc;
+        const sf_combat *sc = c;
         int base2 = ap.base;
         if (s.plays == 2) {
-            memcpy(&second, dc, sizeof second);
+            memcpy(&second, c, sizeof second);
             second.pw[PW_VIGOR] = 0;
             second.pw[PW_PEN_NIB] = 0;
             if (k->id == CARD_RAMPAGE)
                 base2 += CARD_NUM(k, mag);
+            if (k->id == CARD_PERFECTED_STRIKE)
+                base2 -= CARD_NUM(k, mag);
             if (k->id == CARD_BODY_SLAM)
                 base2 = min_i(999, base2 + max_i(c->pw[PW_RAGE], 0));
             int vuln = k->id == CARD_BASH          ? CARD_NUM(k, mag)
@@ -750,13 +751,13 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         for (int m = 0; m < c->n_mon; m++) {
             if (!alive(c, m))
                 continue;
-            s.per[0][m] = combat_card_damage(dc, k, ap.base, m);
+            s.per[0][m] = combat_card_damage(c, k, ap.base, m);
             s.per[1][m] = combat_card_damage(sc, k, base2, m);
         }
         s.hits[0] = s.hits[1] = ap.hits;
         if (k->id == CARD_FIEND_FIRE)
             s.hits[1] = 0; /* the first play exhausted the hand */
-        if (s.random) {
+        if (random) {
             /* Several candidates: report the expected damage, no kills. */
             int sum = 0;
             for (int m = 0; m < c->n_mon; m++)
@@ -765,17 +766,27 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
             dmg_random = ap.hits * s.plays * sum / max_i(popcount(living), 1);
         }
     }
+    outcome o;
+    resolve_strike(c, s.mask ? &s : NULL, &o);
+    /* Does the Double Tap copy play? Not when its target died, nor when the
+     * fight is already won. */
+    int copy = 0;
+    if (s.plays == 2 && ap.mode == TGT_ENEMY)
+        copy = target >= 0 && !(o.killed1 & (1 << target));
+    else if (s.plays == 2)
+        copy = (o.killed1 & living) != living;
+    int plays = 1 + copy;
 
     int block = 0;
     int blk = CARD_NUM(k, blk);
     if (k->id == CARD_SECOND_WIND)
         block += combat_card_block(c, blk) * others_in_hand(c, i, 0, 0);
     else if (blk > 0)
-        block += combat_card_block(c, blk) * (d->type == CT_ATTACK ? s.plays : 1);
+        block += combat_card_block(c, blk) * (d->type == CT_ATTACK ? plays : 1);
     if (k->id == CARD_ENTRENCH)
         block += c->block;
     if (d->type == CT_ATTACK && c->pw[PW_RAGE] > 0)
-        block += c->pw[PW_RAGE] * s.plays;
+        block += c->pw[PW_RAGE] * plays;
     if (c->pw[PW_FNP] > 0) {
         int ex = card_exhausts(c, k);
         switch (k->id) {
@@ -788,16 +799,19 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         }
         block += c->pw[PW_FNP] * ex;
     }
+    /* Sharp Hide answers every play of an Attack, from each monster alive
+     * when that play starts (even one the play then kills). */
     int thorns = 0;
     if (d->type == CT_ATTACK)
         for (int m = 0; m < c->n_mon; m++)
             if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
-                thorns += c->mon[m].pw[PW_SHARP_HIDE] * s.plays;
+                thorns += c->mon[m].pw[PW_SHARP_HIDE] * (copy && !(o.killed1 & (1 << m)) ? 2 : 1);
 
     int tgt = ap.mode != TGT_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
-    fill_math(c, q, s.mask ? &s : NULL, tgt, energy, block, self_hp, thorns);
-    if (s.random) {
+    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, block, self_hp, thorns);
+    if (random) {
         q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
+        q[SF_FEAT_Q_LETHAL] = 0.0f;
         int ehp = 0;
         for (int m = 0; m < c->n_mon; m++)
             if (living & (1 << m))
@@ -831,7 +845,9 @@ static void math_potion(const sf_combat *c, int slot, int target, float *q) {
     case POTION_BLOCK: block = pot; break;
     default: break;
     }
-    fill_math(c, q, s.mask ? &s : NULL, tgt, 0, block, 0, 0);
+    outcome o;
+    resolve_strike(c, s.mask ? &s : NULL, &o);
+    fill_math(c, q, &o, tgt, 0, block, 0, 0);
 }
 
 static void math_end_turn(const sf_combat *c, float *q) {

@@ -348,9 +348,22 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
         if (c->rng[i].pad)
             return bad(err, "random stream %d: padding %d is not zero", i, (int)c->rng[i].pad);
 
+    /* Deferred effects: known kinds, monster slots in range, unused zero. */
+    if (c->defer_n > SF_DEFER_CAP)
+        return bad(err, "deferred effect count %d exceeds %d", c->defer_n, SF_DEFER_CAP);
+    for (int i = 0; i < c->defer_n; i++) {
+        const sf_deferred *q = &c->defer[i];
+        if (q->kind == DQ_NONE || q->kind > DQ_GUARDIAN)
+            return bad(err, "deferred effect %d: kind %d", i, q->kind);
+        if ((q->kind == DQ_CURL_UP || q->kind == DQ_GUARDIAN) && q->arg >= SF_MAX_MONSTERS)
+            return bad(err, "deferred effect %d: monster slot %d", i, q->arg);
+    }
+    if (!all_zero(c->defer + c->defer_n, sizeof(sf_deferred) * (SF_DEFER_CAP - c->defer_n)))
+        return bad(err, "deferred effects: unused entries after %d are not zero", c->defer_n);
+
     /* Padding and the tail of the opaque buffer are zero in every state the
      * engine makes; the identity hash depends on it. */
-    size_t pad0 = offsetof(sf_combat, floor) + sizeof c->floor;
+    size_t pad0 = offsetof(sf_combat, defer) + sizeof c->defer;
     if (!all_zero(bytes + pad0, offsetof(sf_combat, rng) - pad0))
         return bad(err, "padding before the random streams is not zero");
     if (!all_zero(bytes + sizeof(sf_combat), SF_STATE_BYTES - sizeof(sf_combat)))

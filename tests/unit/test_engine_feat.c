@@ -344,7 +344,7 @@ START_TEST(playmath_double_tap_twin_strike_meets_curl_up) {
 }
 END_TEST
 
-START_TEST(playmath_hemokinesis_with_rupture) {
+START_TEST(playmath_hemokinesis_damage_is_fixed_before_its_hp_loss) {
     sf_state s = jaw_worm(30);
     sf_combat *c = combat_of(&s);
     c->pw[PW_RUPTURE] = 1;
@@ -354,10 +354,15 @@ START_TEST(playmath_hemokinesis_with_rupture) {
     sf_action acts[SF_MAX_ACTIONS];
     int n;
     ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    /* Lose 2 HP first; Rupture gives +1 Strength; 15 + 1 = 16 damage. */
+    /* The damage (15) is computed as the card is played; the 2 HP lost
+     * first raise Strength through Rupture only from the next card on. */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
-    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 16.0f / 50.0f);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 15.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 2.0f / 10.0f);
+    ck_assert_int_eq(sf_engine_apply(&s, acts[0], NULL), SF_OK);
+    ck_assert_int_eq(c->mon[0].hp, 30 - 15);
+    ck_assert_int_eq(c->hp, 78);
+    ck_assert_int_eq(c->pw[PW_STR], 1);
 }
 END_TEST
 
@@ -525,9 +530,11 @@ START_TEST(playmath_agrees_with_the_engine_on_single_target_attacks) {
                     float want =
                         f->qcont[q][SF_FEAT_Q_PROGRESS] * (float)(before.hp + before.block);
                     ck_assert_msg(fabsf((float)removed - want) < 0.01f,
-                                  "%s -> %s: removed %d, playmath %.2f",
+                                  "%s -> %s: removed %d, playmath %.2f (hp %d->%d, block %d->%d, "
+                                  "player block %d str %d weak %d dtap %d)",
                                   sf_cards[c->hand[a.index].id].name, sf_monsters[before.id].name,
-                                  removed, want);
+                                  removed, want, before.hp, after->hp, before.block, after->block,
+                                  c->block, c->pw[PW_STR], c->pw[PW_WEAK], c->pw[PW_DOUBLE_TAP]);
                 }
                 checked++;
             }
@@ -805,7 +812,7 @@ int main(void) {
     tcase_add_test(tc, playmath_lethal_and_kills_all);
     tcase_add_test(tc, playmath_cleave_over_two_lice);
     tcase_add_test(tc, playmath_double_tap_twin_strike_meets_curl_up);
-    tcase_add_test(tc, playmath_hemokinesis_with_rupture);
+    tcase_add_test(tc, playmath_hemokinesis_damage_is_fixed_before_its_hp_loss);
     tcase_add_test(tc, playmath_block_through_dexterity_frail_and_feel_no_pain);
     tcase_add_test(tc, playmath_end_turn_and_potions);
     tcase_add_test(tc, playmath_perfected_strike_counts_strikes_in_every_pile);
