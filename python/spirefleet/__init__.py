@@ -1,0 +1,1 @@
+"""spirefleet's Python side: the PyTorch reference model (spirefleet.model)."""
