@@ -421,8 +421,11 @@ static int validate(sf_bundle *b, sf_err *err) {
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if ((rc = meta_int(tf, ints[i].key, ints[i].dst, err)) != SF_OK)
             return rc;
-    if ((rc = sf_arch_validate(a, err)) != SF_OK)
-        return sf_err_set(err, SF_ECONFIG, "%s", err ? err->msg : "bad architecture");
+    if ((rc = sf_arch_validate(a, err)) != SF_OK) {
+        if (err)
+            err->code = SF_ECONFIG;
+        return SF_ECONFIG;
+    }
 
     check_ctx c = {tf, err, SF_OK};
     sf_arch_weights(a, check_weight, &c);

@@ -25,6 +25,12 @@
  *   With threads > 1 a small pool takes positions from a shared counter; the
  *   calling thread works too. Each position is computed entirely by one
  *   thread with its own workspace, so results do not depend on the split.
+ *   OpenBLAS itself is set to one thread (openblas_set_num_threads(1), a
+ *   process-wide setting): the parallelism is over positions, and OpenBLAS's
+ *   threaded driver would both allocate a job array on every call and, on
+ *   products this small, cost more in synchronisation than it gains
+ *   (docs/benchmarks.md). Its result bits do not depend on its thread count
+ *   (it splits M and N, never K), so the setting changes speed only.
  */
 #include <cblas.h>
 #include <math.h>
@@ -333,6 +339,7 @@ int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_cpu **o
     c->a = *a;
     c->w = *w;
     c->threads = threads > 1 ? threads : 1;
+    openblas_set_num_threads(1);
     c->ws = calloc((size_t)c->threads, sizeof *c->ws);
     if (!c->ws) {
         free(c);

@@ -40,8 +40,10 @@
  *     for SF_FEAT_MAX_TOKENS tokens and SF_FEAT_MAX_QUERIES queries).
  *   - Threading: a bundle is immutable after loading and may be shared by
  *     any number of threads and nets. An sf_net is used by one thread at a
- *     time. The server runs its loop in the calling thread; sf_evald_stop()
- *     may be called from any thread or a signal handler.
+ *     time. Creating a cpu net sets OpenBLAS to one thread for the whole
+ *     process (see gpu-evald/cpu.c); parallelism comes from
+ *     sf_net_opts.threads, over positions. The server runs its loop in the calling thread;
+ * sf_evald_stop() may be called from any thread or a signal handler.
  *   - Byte order: tensor files and wire arrays are little-endian; this build
  *     refuses to compile on a big-endian host rather than misread them.
  */
