@@ -98,6 +98,7 @@ struct sf_evald {
     sf_pos *bpos;
     sf_net_out *bout;
     sf_req **breq;
+    sf_client **bcli;
     sf_arena arena;
     sf_buf scratch, msg;
     sf_metrics *metrics;
@@ -147,8 +148,9 @@ int sf_evald_create(const sf_evald_opts *opts, sf_evald **out, sf_err *err) {
     ev->bpos = calloc((size_t)o.max_batch, sizeof *ev->bpos);
     ev->bout = calloc((size_t)o.max_batch, sizeof *ev->bout);
     ev->breq = calloc((size_t)o.max_batch, sizeof *ev->breq);
+    ev->bcli = calloc((size_t)o.max_batch, sizeof *ev->bcli);
     ev->metrics = sf_metrics_create(o.max_batch);
-    if (!ev->bpos || !ev->bout || !ev->breq || !ev->metrics) {
+    if (!ev->bpos || !ev->bout || !ev->breq || !ev->bcli || !ev->metrics) {
         sf_evald_free(ev);
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     }
@@ -193,6 +195,7 @@ void sf_evald_free(sf_evald *ev) {
     free(ev->bpos);
     free(ev->bout);
     free(ev->breq);
+    free(ev->bcli);
     free(ev);
 }
 
@@ -637,8 +640,11 @@ static void run_batch(sf_evald *ev, sf_model *m, uint64_t now) {
     if (rc != SF_OK)
         logf_(ev, "batch of %d positions for model %s failed: %s", n, m->sha, e.msg);
     sf_metrics_batch(ev->metrics, m->metrics_id, n, (double)(t1 - t0) / 1e9, now);
+    /* Flushing frees the requests it sends: take the clients first. */
     for (int i = 0; i < nreq; i++)
-        client_flush(ev, ev->breq[i]->client);
+        ev->bcli[i] = ev->breq[i]->client;
+    for (int i = 0; i < nreq; i++)
+        client_flush(ev, ev->bcli[i]);
 }
 
 /* The model whose batch should run now, or NULL; `*wait_us` receives how

@@ -296,7 +296,8 @@ int sf_wire_reply_outputs(const sf_wire_reply *w, int n, const uint8_t *nq, sf_n
         memcpy(&o->p_win, r->p_win.data + i * 4, 4);
         memcpy(o->forecast, r->forecast.data + i * nf, nf);
         o->n_queries = nq[i];
-        memcpy(o->policy, r->policy.data + q * 4, (size_t)nq[i] * 4);
+        if (nq[i])
+            memcpy(o->policy, r->policy.data + q * 4, (size_t)nq[i] * 4);
         memset(o->policy + nq[i], 0, (size_t)(SF_FEAT_MAX_QUERIES - nq[i]) * 4);
         q += nq[i];
     }
