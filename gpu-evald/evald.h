@@ -444,17 +444,20 @@ typedef struct sf_evald sf_evald;
 int sf_evald_create(const sf_evald_opts *opts, sf_evald **out, sf_err *err);
 
 /* Load a bundle (pinned by `pin_sha256` when non-NULL), bind it to the
- * backend and run its canary. On a canary failure the model is kept but
- * refused: a log line "canary FAILED ... refusing to serve", the metric
- * sf_evald_canary_ok{model} 0, and every request naming it gets an error
- * reply; the call returns SF_ECORRUPT. Load and backend errors are
- * returned as they are and nothing is registered. Adding a model whose
- * SHA-256 is already served is SF_EINVAL. */
-int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin_sha256, sf_err *err);
+ * backend and run its canary. Returns SF_OK once the model is registered;
+ * `*serving` (may be NULL) says whether it passed its canary. A model that
+ * fails it stays registered but refused: a log line "canary FAILED ...
+ * refusing to serve this model", the metric sf_evald_canary_ok{model} 0,
+ * an error reply to every request naming it, *serving 0 and the canary's
+ * message in `err`. Load and backend errors (SHA-256 mismatch included)
+ * are returned as they are, and nothing is registered. Adding a model
+ * whose SHA-256 is already registered is SF_EINVAL. */
+int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin_sha256, int *serving,
+                       sf_err *err);
 
 /* Add every "*.safetensors" file in `dir` (sorted by name). Returns the
- * first error after trying them all; `*served` (may be NULL) receives the
- * number now served. */
+ * first load error after trying them all; `*served` (may be NULL) receives
+ * the number of models now served (canary passed). */
 int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *err);
 
 /* Number of models that passed their canary and are served. */

@@ -119,8 +119,7 @@ int main(int argc, char **argv) {
     int load_failed = 0;
     if (models_dir) {
         int served = 0;
-        int rc = sf_evald_add_models_dir(ev, models_dir, &served, &e);
-        if (rc != SF_OK && rc != SF_ECORRUPT)
+        if (sf_evald_add_models_dir(ev, models_dir, &served, &e) != SF_OK)
             load_failed = 1;
     }
     for (int i = 0; i < n_models; i++) {
@@ -133,8 +132,7 @@ int main(int argc, char **argv) {
             pin = at + 1;
         }
         sf_err e2 = {0};
-        int rc = sf_evald_add_model(ev, path, pin, &e2);
-        if (rc != SF_OK && rc != SF_ECORRUPT)
+        if (sf_evald_add_model(ev, path, pin, NULL, &e2) != SF_OK)
             load_failed = 1;
     }
     if (load_failed) {

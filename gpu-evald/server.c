@@ -206,7 +206,9 @@ static sf_model *find_model(sf_evald *ev, const char *sha) {
     return NULL;
 }
 
-int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, sf_err *err) {
+int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, int *serving, sf_err *err) {
+    if (serving)
+        *serving = 0;
     sf_bundle *b;
     int rc = sf_bundle_load(path, pin, &b, err);
     if (rc != SF_OK) {
@@ -256,8 +258,7 @@ int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, sf_err *
         memcpy(m->refuse_msg, cerr.msg, sizeof m->refuse_msg);
         logf_(ev, "canary FAILED for model %s (%s): %s; refusing to serve this model", m->sha, path,
               cerr.msg);
-        sf_err_set(err, rc == SF_ENOTFOUND ? SF_ECORRUPT : rc, "%s", cerr.msg);
-        rc = SF_ECORRUPT;
+        sf_err_set(err, SF_ECORRUPT, "%s", cerr.msg);
     } else {
         logf_(ev,
               "model %s (%s, arch %s, %s/%s) passed its canary: %d golden positions, max "
@@ -270,7 +271,9 @@ int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, sf_err *
         sf_metrics_add_model(ev->metrics, m->sha, path, sf_bundle_arch(b)->name,
                              sf_backend_name(ev->o.net.backend), !m->refused, rep.max_abs_err);
     ev->models[ev->n_models++] = m;
-    return rc;
+    if (serving)
+        *serving = !m->refused;
+    return SF_OK;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -311,7 +314,7 @@ int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *
         qsort(names, (size_t)n, sizeof *names, cmp_str);
         for (int i = 0; i < n; i++) {
             sf_err e2 = {0};
-            int r = sf_evald_add_model(ev, names[i], NULL, &e2);
+            int r = sf_evald_add_model(ev, names[i], NULL, NULL, &e2);
             if (r != SF_OK && rc == SF_OK) {
                 rc = r;
                 if (err)

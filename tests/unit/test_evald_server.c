@@ -183,7 +183,7 @@ START_TEST(many_clients_are_answered_correctly_and_in_order) {
     ck_assert_int_eq(sf_net_eval(w.local, pos, 64, want, NULL), SF_OK);
     server s;
     server_new(&s, "tcp://127.0.0.1:*", 16, 1000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     enum { C = 12 };
     client_job jobs[C];
@@ -246,7 +246,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     world_new(&w, 16);
     server s;
     server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     const char *sha = sf_bundle_sha256(w.b);
     void *ctx = zmq_ctx_new();
@@ -355,12 +355,16 @@ START_TEST(canary_failure_refuses_to_serve) {
     server s;
     server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
     sf_err e = {0};
-    ck_assert_int_eq(sf_evald_add_model(s.ev, bad, NULL, &e), SF_ECORRUPT);
+    int serving = 1;
+    ck_assert_int_eq(sf_evald_add_model(s.ev, bad, NULL, &serving, &e), SF_OK);
+    ck_assert_int_eq(serving, 0);
+    ck_assert_int_eq(e.code, SF_ECORRUPT);
     ck_assert_ptr_nonnull(strstr(e.msg, "golden position 2 output value[3]"));
     ck_assert_int_eq(sf_evald_models_served(s.ev), 0);
     ck_assert_int_eq(sf_evald_bind(s.ev, &e), SF_ESTATE);
     ck_assert_str_eq(e.msg, "no model passed its canary; nothing to serve");
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, &e), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, &serving, &e), SF_OK);
+    ck_assert_int_eq(serving, 1);
     ck_assert_int_eq(sf_evald_models_served(s.ev), 1);
     server_go(&s);
     char *m = malloc(1 << 16);
@@ -394,11 +398,11 @@ START_TEST(sha_pin_mismatch_is_a_load_error) {
     server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
     sf_err e = {0};
     const char *pin = "1111111111111111111111111111111111111111111111111111111111111111";
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, pin, &e), SF_ECORRUPT);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, pin, NULL, &e), SF_ECORRUPT);
     ck_assert_ptr_nonnull(strstr(e.msg, "SHA-256 mismatch"));
     ck_assert_int_eq(sf_evald_models_served(s.ev), 0);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, sf_bundle_sha256(w.b), &e), SF_OK);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, &e), SF_EINVAL);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, sf_bundle_sha256(w.b), NULL, &e), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, &e), SF_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "already served"));
     sf_evald_free(s.ev);
     fclose(s.logf);
@@ -415,7 +419,7 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     world_new(&w, 16);
     server s;
     server_new(&s, "tcp://127.0.0.1:*", 8, 5000000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
     sf_net_out out[8];
@@ -445,7 +449,7 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     server_done(&s);
 
     server_new(&s, "tcp://127.0.0.1:*", 8, 60000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     ev = connect_to(sf_evald_endpoint(s.ev), sha, 20000, 0);
     sf_pos three[3] = {sf_positions_get(w.ps, 0), sf_positions_get(w.ps, 1),
@@ -490,7 +494,7 @@ START_TEST(metrics_are_served_over_http) {
     world_new(&w, 8);
     server s;
     server_new(&s, "tcp://127.0.0.1:*", 8, 1000, 0);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     int port = sf_evald_metrics_port(s.ev);
     ck_assert_int_gt(port, 0);
@@ -604,7 +608,7 @@ static void *restart_main(void *p) {
     restart_job *j = p;
     usleep((useconds_t)j->delay_ms * 1000);
     server_new(j->s, j->bind, 8, 1000, -1);
-    sf_evald_add_model(j->s->ev, j->path, NULL, NULL);
+    sf_evald_add_model(j->s->ev, j->path, NULL, NULL, NULL);
     server_go(j->s);
     return NULL;
 }
@@ -618,7 +622,7 @@ START_TEST(client_recovers_when_the_server_restarts) {
     snprintf(bind_ep, sizeof bind_ep, "tcp://127.0.0.1:%d", free_tcp_port());
     server s1, s2;
     server_new(&s1, bind_ep, 8, 1000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s1.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s1.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s1);
     sf_neteval *ev = connect_to(bind_ep, sf_bundle_sha256(w.b), 150, 8);
     sf_pos p = sf_positions_get(w.ps, 1);
@@ -657,7 +661,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     world_new(&w, 64);
     server s;
     server_new(&s, "tcp://127.0.0.1:*", 32, 500, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     sf_neteval *remote = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
     sf_neteval *local;
