@@ -80,10 +80,10 @@ static inline float sf_erff(float a) {
  * and ln2 split in two for an exact reduction, a degree-6 polynomial on
  * |r| <= ln2/2, then n put into the exponent bits. About 1 ulp on the
  * clamped range [-87, 88]; below it returns ~1.6e-38 rather than 0, which
- * only ever scales a probability. */
+ * only ever scales a probability; NaN stays NaN. */
 static inline float sf_expf(float x) {
-    float xc = x < -87.0f ? -87.0f : x;
-    xc = xc > 88.0f ? 88.0f : xc;
+    float xc = x > -87.0f ? x : -87.0f; /* also maps NaN to a number here */
+    xc = xc < 88.0f ? xc : 88.0f;
     float fn = floorf(xc * 1.44269504088896341f + 0.5f); /* nearest integer */
     float r = xc - fn * 0.693359375f;
     r = r - fn * -2.12194440e-4f;
@@ -98,7 +98,7 @@ static inline float sf_expf(float x) {
     uint32_t bits = (uint32_t)((int32_t)fn + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    return x == x ? p * scale : x; /* NaN in, NaN out */
 }
 
 /* GELU with the exact (erf) form: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)). */
