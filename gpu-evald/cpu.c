@@ -116,22 +116,70 @@ SF_VEC static void ln_apply(const float *restrict r, int d, float mean, float in
         o[j] = (r[j] - mean) * inv * g[j] + b[j];
 }
 
+/* Reductions in SF_LANES interleaved partial sums, combined in a fixed
+ * order at the end: the order of additions is fixed by the code, not by the
+ * vector width, so the result is the same on every code path, and the
+ * compiler can keep the partials in one vector register. */
+#define SF_LANES 8
+
+SF_VEC static float vsum(const float *x, int n) {
+    float acc[SF_LANES] = {0};
+    int j = 0;
+    for (; j + SF_LANES <= n; j += SF_LANES)
+        for (int l = 0; l < SF_LANES; l++)
+            acc[l] += x[j + l];
+    for (int l = 0; j < n; j++, l++)
+        acc[l] += x[j];
+    float s = 0.0f;
+    for (int l = 0; l < SF_LANES; l++)
+        s += acc[l];
+    return s;
+}
+
+/* sum_j (x[j] - c)^2 */
+SF_VEC static float vsumsq(const float *x, int n, float c) {
+    float acc[SF_LANES] = {0};
+    int j = 0;
+    for (; j + SF_LANES <= n; j += SF_LANES)
+        for (int l = 0; l < SF_LANES; l++) {
+            float v = x[j + l] - c;
+            acc[l] += v * v;
+        }
+    for (int l = 0; j < n; j++, l++) {
+        float v = x[j] - c;
+        acc[l] += v * v;
+    }
+    float s = 0.0f;
+    for (int l = 0; l < SF_LANES; l++)
+        s += acc[l];
+    return s;
+}
+
+SF_VEC static float vmax(const float *x, int n) {
+    float acc[SF_LANES];
+    for (int l = 0; l < SF_LANES; l++)
+        acc[l] = x[0];
+    int j = 0;
+    for (; j + SF_LANES <= n; j += SF_LANES)
+        for (int l = 0; l < SF_LANES; l++)
+            acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
+    for (; j < n; j++)
+        acc[0] = x[j] > acc[0] ? x[j] : acc[0];
+    float m = acc[0];
+    for (int l = 1; l < SF_LANES; l++)
+        m = acc[l] > m ? acc[l] : m;
+    return m;
+}
+
 /* LayerNorm over the last dimension (Ba, Kiros & Hinton 2016), biased
- * variance, eps 1e-5, as torch.nn.LayerNorm. Sums in double. */
+ * variance (two passes), eps 1e-5, as torch.nn.LayerNorm. */
 static void layernorm(const float *x, int m, int d, const float *g, const float *b, float *y) {
     for (int i = 0; i < m; i++) {
         const float *r = x + (size_t)i * d;
         float *o = y + (size_t)i * d;
-        double sum = 0.0;
-        for (int j = 0; j < d; j++)
-            sum += r[j];
-        float mean = (float)(sum / d);
-        double var = 0.0;
-        for (int j = 0; j < d; j++) {
-            double c = (double)r[j] - mean;
-            var += c * c;
-        }
-        float inv = (float)(1.0 / sqrt(var / d + (double)SF_LN_EPS));
+        float mean = vsum(r, d) / (float)d;
+        float var = vsumsq(r, d, mean) / (float)d;
+        float inv = 1.0f / sqrtf(var + SF_LN_EPS);
         ln_apply(r, d, mean, inv, g, b, o);
     }
 }
@@ -147,14 +195,8 @@ SF_VEC static void vexp_shift(float *x, int n, float mx) {
 }
 
 static void softmax_inplace(float *x, int n) {
-    float mx = x[0];
-    for (int i = 1; i < n; i++)
-        mx = x[i] > mx ? x[i] : mx;
-    vexp_shift(x, n, mx);
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++)
-        sum += x[i];
-    vscale(x, n, 1.0f / sum);
+    vexp_shift(x, n, vmax(x, n));
+    vscale(x, n, 1.0f / vsum(x, n));
 }
 
 /* One position, start to finish, in workspace `ws`. */
