@@ -363,7 +363,7 @@ static int validate(sf_bundle *b, sf_err *err) {
                           "not a spirefleet model bundle (metadata \"format\" is \"%.40s\", "
                           "expected \"%s\")",
                           fmt ? fmt : "(missing)", SF_BUNDLE_FORMAT);
-    int v;
+    int v = 0;
     if ((rc = meta_int(tf, "format_version", &v, err)) != SF_OK)
         return rc;
     if (v != SF_BUNDLE_FORMAT_VERSION)

@@ -5,7 +5,8 @@
  *   sf-model verify [--sha256 HEX] [--backend B] [--precision P] BUNDLE
  *   sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT
  *   sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]
- *   sf-model bench [--backend B] [--precision P] [--batch N,N,..] [--seconds S] BUNDLE
+ *   sf-model bench [--backend B] [--precision P] [--batch N,N,..] [--seconds S]
+ *                  [--tokens T --queries Q] BUNDLE
  *   sf-model random --arch tiny|base --seed N [--canary N] OUT
  *   sf-model positions --seed N --count N OUT
  *
@@ -26,8 +27,8 @@ static int usage(void) {
             "fp32|tf32|bf16] BUNDLE\n"
             "       sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT\n"
             "       sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]\n"
-            "       sf-model bench [--backend B] [--precision P] [--batch N,N,...] [--seconds S] "
-            "BUNDLE\n"
+            "       sf-model bench [--backend B] [--precision P] [--batch N,N,...] [--seconds S]\n"
+            "                      [--tokens T --queries Q] BUNDLE\n"
             "       sf-model random --arch tiny|base --seed N [--canary N] OUT\n"
             "       sf-model positions --seed N --count N OUT\n");
     return 2;
@@ -40,6 +41,7 @@ typedef struct {
     const char *batches;
     double seconds;
     const char *arch;
+    int tokens, queries; /* bench: fixed-shape positions when tokens > 0 */
     uint64_t seed;
     int have_seed;
     int canary;
@@ -98,6 +100,11 @@ static int parse_args(int argc, char **argv, args_t *a) {
             a->seconds = atof(v);
         else if (strcmp(s, "--arch") == 0)
             a->arch = v;
+        else if (strcmp(s, "--tokens") == 0 && parse_u64(v, &u) == 0 && u >= 1 &&
+                 u <= SF_FEAT_MAX_TOKENS)
+            a->tokens = (int)u;
+        else if (strcmp(s, "--queries") == 0 && parse_u64(v, &u) == 0 && u <= SF_FEAT_MAX_QUERIES)
+            a->queries = (int)u;
         else if (strcmp(s, "--threads") == 0)
             a->net.threads = atoi(v);
         else if (strcmp(s, "--seed") == 0) {
@@ -328,6 +335,40 @@ static int cmd_parity(const args_t *a) {
     return rc == SF_OK ? 0 : 1;
 }
 
+/* `count` valid positions of exactly `tokens` tokens and `queries` queries,
+ * their contents taken from the synthetic generator. */
+static int fixed_positions(int tokens, int queries, int count, sf_positions **out, sf_err *e) {
+    sf_positions *syn = NULL;
+    int rc = sf_positions_synthetic(99, 8 * count, &syn, e);
+    if (rc == SF_OK)
+        rc = sf_positions_create(count, out, e);
+    sf_feat *f = calloc(1, sizeof *f);
+    if (rc == SF_OK && !f)
+        rc = sf_err_set(e, SF_ENOMEM, "out of memory");
+    for (int i = 0, k = 0; rc == SF_OK && i < count && k < 8 * count; k++) {
+        sf_pos s = sf_positions_get(syn, k);
+        if (s.n_tokens < tokens)
+            continue;
+        memset(f, 0, sizeof *f);
+        f->n_tokens = tokens;
+        f->n_queries = queries;
+        memcpy(f->type, s.type, (size_t)tokens);
+        memcpy(f->cat, s.cat, sizeof f->cat[0] * (size_t)tokens);
+        memcpy(f->cont, s.cont, sizeof f->cont[0] * (size_t)tokens);
+        for (int q = 0; q < queries; q++) {
+            f->query[q][0] = (uint16_t)((q * 5 + i) % tokens);
+            f->query[q][1] = (uint16_t)((q * 3 + 1) % tokens);
+            f->qcont[q][0] = 0.25f * (float)q;
+        }
+        sf_pos p = sf_pos_from_feat(f);
+        rc = sf_positions_add(*out, &p, e);
+        i++;
+    }
+    free(f);
+    sf_positions_free(syn);
+    return rc;
+}
+
 static int cmp_double(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
     return a < b ? -1 : a > b;
@@ -357,7 +398,8 @@ static int cmd_bench(const args_t *a) {
     if (rc == SF_OK)
         rc = sf_net_create(b, &o, &net, &e);
     if (rc == SF_OK)
-        rc = sf_positions_synthetic(7, 256, &ps, &e);
+        rc = a->tokens > 0 ? fixed_positions(a->tokens, a->queries, 256, &ps, &e)
+                           : sf_positions_synthetic(7, 256, &ps, &e);
     sf_pos *pos = calloc((size_t)maxb, sizeof *pos);
     sf_net_out *out = calloc((size_t)maxb, sizeof *out);
     double *lat = calloc(100000, sizeof *lat);
@@ -381,7 +423,10 @@ static int cmd_bench(const args_t *a) {
         qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
         double p50 = lat[runs / 2],
                p99 = lat[(int)(runs * 0.99) < runs ? (int)(runs * 0.99) : runs - 1];
-        double eps = (double)n * runs / total;
+        double eps = (double)n * runs / total, flops = 0;
+        for (int i = 0; i < n; i++)
+            flops += sf_arch_flops(sf_bundle_arch(b), pos[i].n_tokens, pos[i].n_queries);
+        flops /= n;
         const char *an = sf_bundle_arch(b)->name;
         const char *bk = sf_backend_name(a->net.backend), *pr = sf_precision_name(a->net.precision);
         printf("{\"bench\":\"evald.%s_%s_%s_evals_per_s_b%d\",\"value\":%.1f,\"unit\":\"evals/s\","
@@ -393,8 +438,12 @@ static int cmd_bench(const args_t *a) {
         printf("{\"bench\":\"evald.%s_%s_%s_latency_p99_b%d\",\"value\":%.3f,\"unit\":\"ms\","
                "\"n\":%d,\"median\":%.3f}\n",
                bk, an, pr, n, p99, runs, p99);
-        printf("%s %s %s batch %d: %.0f evals/s, latency p50 %.3f ms, p99 %.3f ms (%d runs)\n", bk,
-               an, pr, n, eps, p50, p99, runs);
+        printf("{\"bench\":\"evald.%s_%s_%s_gflops_b%d\",\"value\":%.1f,\"unit\":\"GFLOP/s\","
+               "\"n\":%d,\"median\":%.1f}\n",
+               bk, an, pr, n, eps * flops / 1e9, runs, n / (p50 / 1e3) * flops / 1e9);
+        printf("%s %s %s batch %d: %.0f evals/s (%.1f GFLOP/s of matmul), latency p50 %.3f ms, "
+               "p99 %.3f ms (%d runs)\n",
+               bk, an, pr, n, eps, eps * flops / 1e9, p50, p99, runs);
         fflush(stdout);
     }
     free(pos);
