@@ -41,7 +41,11 @@
 #define SF_CLIENT_IDLE_NS (120ull * 1000000000ull)
 #define SF_DRAIN_MAX      4096
 #define SF_SNDHWM         100000
-#define SF_MAX_MESSAGE    (256ll << 20)
+/* Largest request accepted: two max_batch requests of full positions
+ * (128 tokens, 64 queries: under 12 KiB each packed), so that a request a
+ * little over max_batch still gets an error reply rather than being cut
+ * off by ZeroMQ, while a peer cannot make the server buffer gigabytes. */
+#define SF_POSITION_WIRE_MAX 12288
 
 enum { REQ_QUEUED = 0, REQ_RUNNING = 1, REQ_DONE = 2 };
 
@@ -349,7 +353,7 @@ int sf_evald_bind(sf_evald *ev, sf_err *err) {
     if (!ev->router)
         return sf_err_set(err, SF_EIO, "zmq_socket: %s", zmq_strerror(errno));
     int one = 1, zero = 0, hwm = SF_SNDHWM;
-    int64_t maxmsg = SF_MAX_MESSAGE;
+    int64_t maxmsg = 2 * (int64_t)ev->o.max_batch * SF_POSITION_WIRE_MAX + 65536;
     zmq_setsockopt(ev->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
     zmq_setsockopt(ev->router, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(ev->router, ZMQ_SNDHWM, &hwm, sizeof hwm);

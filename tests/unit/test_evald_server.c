@@ -624,7 +624,7 @@ START_TEST(client_recovers_when_the_server_restarts) {
     server_new(&s1, bind_ep, 8, 1000, -1);
     ck_assert_int_eq(sf_evald_add_model(s1.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s1);
-    sf_neteval *ev = connect_to(bind_ep, sf_bundle_sha256(w.b), 150, 8);
+    sf_neteval *ev = connect_to(bind_ep, sf_bundle_sha256(w.b), 150, 30);
     sf_pos p = sf_positions_get(w.ps, 1);
     sf_net_out o, want;
     ck_assert_int_eq(sf_neteval_eval(ev, &p, 1, &o, NULL), SF_OK);
