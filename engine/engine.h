@@ -54,11 +54,11 @@
 #define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
 #define SF_MAX_RELICS   12
 #define SF_POTION_SLOTS 3
-#define SF_MAX_ACTIONS  64 /* legal actions at one decision, upper bound    */
+#define SF_MAX_ACTIONS  80 /* legal actions at one decision (10 cards x 6 targets + potions) */
 #define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
-#define SF_STATE_BYTES 1792
+#define SF_STATE_BYTES 1664
 
 /* A whole combat. Copy with `=` or memcpy; never read the bytes. */
 typedef struct sf_state {
@@ -274,10 +274,11 @@ int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap)
  * Identity, randomness and honesty
  * ------------------------------------------------------------------------- */
 
-/* A 128-bit hash (XXH3-128) of exactly what decides the future: piles as
- * multisets where order cannot matter (hand, discard, exhaust), the draw
- * pile in order, creatures, counters, relics, potions. Random-stream state
- * and statistics are excluded. Defend->Strike and Strike->Defend give the
+/* A 128-bit hash (XXH3-128) of exactly what decides the future: discard and
+ * exhaust piles as multisets (their order cannot matter), the hand in order
+ * (action indices are hand positions), the draw pile in order (its unknown
+ * part is canonical in belief mode), creatures, counters, relics, potions.
+ * Random-stream state and statistics are excluded. Defend->Strike and Strike->Defend give the
  * same identity; Bash->Strike and Strike->Bash do not. */
 typedef struct sf_identity {
     uint64_t lo, hi;
@@ -324,6 +325,41 @@ int sf_engine_is_belief(const sf_state *s);
 #define SF_FEAT_VOCAB2 32  /* cost bucket / intent kind / zone detail      */
 #define SF_FEAT_VOCAB3 16  /* slot index                                   */
 
+/* Slot-0 ("what") ids: one id space for every token type, each kind of thing
+ * in its own range, id = range base + the engine's content id
+ * (sf_card_lookup(), sf_monster_name() order, ...). Moves identify intents
+ * more finely than intent kinds, which INTENT tokens carry in slot 2. */
+enum {
+    SF_FEAT_ID_NONE = 0,
+    SF_FEAT_ID_PLAYER = 1,      /* the player token                           */
+    SF_FEAT_ID_CARD = 16,       /* + card id        (16..159)                 */
+    SF_FEAT_ID_MONSTER = 160,   /* + monster id     (160..191)                */
+    SF_FEAT_ID_MOVE = 192,      /* + move id        (192..255)                */
+    SF_FEAT_ID_POWER = 256,     /* + power id       (256..319)                */
+    SF_FEAT_ID_RELIC = 320,     /* + relic id       (320..351)                */
+    SF_FEAT_ID_POTION = 352,    /* + potion id      (352..383)                */
+    SF_FEAT_ID_ENCOUNTER = 384, /* + encounter id   (384..415), CTX tokens    */
+    SF_FEAT_ID_END = 416        /* first unused id (< SF_FEAT_VOCAB0)         */
+};
+
+/* Owner codes (STATUS and INTENT slot 1, PLAYER and MONSTER slot 3):
+ * 0 is the player, 1 + m is monster slot m. */
+#define SF_FEAT_OWNER_PLAYER 0
+
+/* Query playmath columns (qcont[q][*]). Damage and block use the engine's
+ * own formulas at the current state; docs/model.md gives every case. */
+enum {
+    SF_FEAT_Q_DAMAGE = 0,    /* damage to the target after modifiers, all hits (ALL cards:
+                                summed over living monsters) / 50                        */
+    SF_FEAT_Q_BLOCK = 1,     /* block the player gains / 50                              */
+    SF_FEAT_Q_COST = 2,      /* energy spent / 3 (X-cost: all energy)                    */
+    SF_FEAT_Q_LETHAL = 3,    /* 1 if the target dies (ALL: fraction of monsters killed)  */
+    SF_FEAT_Q_KILLS_ALL = 4, /* 1 if every living monster dies                           */
+    SF_FEAT_Q_UNCOVERED = 5, /* announced damage not covered by block afterwards / 50     */
+    SF_FEAT_Q_SELF_HP = 6,   /* HP the player loses from the play itself / 10            */
+    SF_FEAT_Q_PROGRESS = 7   /* damage dealt / target's HP+block, capped at 1            */
+};
+
 enum {
     SF_TOK_PAD = 0, /* never emitted; padding value for batched tensors      */
     SF_TOK_CTX = 1,
@@ -357,9 +393,19 @@ typedef struct sf_feat {
 /* Tokenize `s` with queries for `actions[0..n_actions)` (normally the output
  * of sf_engine_enumerate()). Playmath features (damage of this card to that
  * monster after all modifiers, block after modifiers, lethal flags, incoming
- * damage) are always on. Returns SF_OK, SF_EFULL when the token capacity
- * would be exceeded (tokens beyond it are dropped, never written out of
- * bounds), or SF_EINVAL for n_actions > SF_FEAT_MAX_QUERIES. Never allocates. */
+ * damage) are always on. Only player-visible information is read: the
+ * unknown part of the draw pile counts as a multiset, random streams are
+ * never read, so two states the player cannot tell apart give identical
+ * output (and sf_engine_belief_root() of a state tokenizes like the state).
+ * `*out` is fully overwritten: rows at and beyond n_tokens / n_queries are
+ * zero, so the whole struct is deterministic. Tokens that every query can
+ * name (CTX, player, monsters, hand, potions, the open choice's pile) come
+ * first, so queries stay valid when the capacity is exceeded.
+ * Returns SF_OK; SF_EFULL when the token capacity would be exceeded (tokens
+ * beyond it are dropped, never written out of bounds; queries are still
+ * filled); SF_EINVAL for n_actions outside 0..SF_FEAT_MAX_QUERIES or an
+ * action that names no card, potion or option of `s` (its query then points
+ * at the CTX and player tokens with zero playmath). Never allocates. */
 int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, sf_feat *out);
 
 /* ---------------------------------------------------------------------------

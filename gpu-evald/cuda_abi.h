@@ -26,7 +26,7 @@ extern "C" {
 #define SF_CU_NQCONT      8
 #define SF_CU_NTYPES      12
 #define SF_CU_MAX_TOKENS  128
-#define SF_CU_MAX_QUERIES 64
+#define SF_CU_MAX_QUERIES 80
 #define SF_CU_VALUE_BINS  21
 #define SF_CU_FORECASTS   20
 #define SF_CU_MAX_LAYERS  64
@@ -63,8 +63,8 @@ typedef struct sf_cu_inputs {
     uint8_t *type;    /* [max_batch * 128]              */
     uint16_t *cat;    /* [max_batch * 128 * 4]          */
     float *cont;      /* [max_batch * 128 * 16]         */
-    int32_t *query;   /* [max_batch * 64 * 2]           */
-    float *qcont;     /* [max_batch * 64 * 8]           */
+    int32_t *query;   /* [max_batch * 80 * 2]           */
+    float *qcont;     /* [max_batch * 80 * 8]           */
 } sf_cu_inputs;
 
 /* Pinned host results of the last run. */

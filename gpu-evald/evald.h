@@ -78,7 +78,7 @@ enum {
 /* The bundle format this build reads and writes (metadata "format_version"). */
 #define SF_BUNDLE_FORMAT_VERSION 1
 
-/* The network's answer for one position. Fixed size (about 440 bytes).
+/* The network's answer for one position. Fixed size (492 bytes).
  *   value[b]        P(outcome bin b), softmax over 21 bins; bin 0 = death.
  *   p_win           P(the player wins the fight), a sigmoid.
  *   forecast[h][k]  predicted target k (SF_FORECAST_*) h+1 player turns ahead,
@@ -208,7 +208,7 @@ int sf_tensorfile_write(const char *path, const sf_meta_kv *meta, int n_meta,
  * tensor file, for G positions and a name prefix P ("" or "canary."):
  *   P n_tokens I32 [G]         P n_queries I32 [G]
  *   P type U8 [G,128]          P cat U16 [G,128,4]       P cont F32 [G,128,16]
- *   P query U16 [G,64,2]       P qcont F32 [G,64,8]
+ *   P query U16 [G,80,2]       P qcont F32 [G,80,8]
  * Padding entries are zero. python/spirefleet/model.py reads and writes
  * the same layout (and also reads .npz files with these array names). */
 typedef struct sf_positions sf_positions;

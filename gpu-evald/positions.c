@@ -303,7 +303,7 @@ int sf_positions_synthetic(uint64_t seed, int count, sf_positions **out, sf_err 
     sf_rng r = {sf_mix64(seed ^ 0x5f706f736974696full), 0};
     for (int i = 0; i < count; i++) {
         /* Edge cases first in every run of eight: one token with one query,
-         * a full position (128 tokens, 64 queries), no queries. */
+         * a full position (128 tokens, 80 queries), no queries. */
         int T, Q;
         switch (i % 8) {
         case 0: T = 1, Q = 1; break;

@@ -42,7 +42,7 @@
 #define SF_DRAIN_MAX      4096
 #define SF_SNDHWM         100000
 /* Largest request accepted: two max_batch requests of full positions
- * (128 tokens, 64 queries: under 12 KiB each packed), so that a request a
+ * (128 tokens, 80 queries: under 12 KiB each packed), so that a request a
  * little over max_batch still gets an error reply rather than being cut
  * off by ZeroMQ, while a peer cannot make the server buffer gigabytes. */
 #define SF_POSITION_WIRE_MAX 12288

@@ -1,1 +1,10 @@
-"""spirefleet's Python side: the PyTorch reference model (spirefleet.model)."""
+"""spirefleet: the trainer-side reader of label shards (docs/trainer.md)."""
+
+from .shard import (FORECAST_COLUMNS, FORECAST_H, SCHEMA_VERSION, VALUE_BINS, Shard,
+                    ShardError, manifest_to_dict, open_shard, record_to_dict,
+                    tensor_to_numpy)
+from .dataset import ShardDataset, expand_paths, pad_batch
+
+__all__ = ["FORECAST_COLUMNS", "FORECAST_H", "SCHEMA_VERSION", "VALUE_BINS", "Shard",
+           "ShardError", "ShardDataset", "expand_paths", "manifest_to_dict", "open_shard",
+           "pad_batch", "record_to_dict", "tensor_to_numpy"]

@@ -46,7 +46,7 @@ FEAT_VERSION = 1
 MAX_TOKENS = 128
 NCAT = 4
 NCONT = 16
-MAX_QUERIES = 64
+MAX_QUERIES = 80
 NQCONT = 8
 NTYPES = 12
 VOCAB = (512, 32, 32, 16)
@@ -192,7 +192,7 @@ def synthetic_positions(seed, count):
     """Valid, varied stand-in positions (numpy PCG64 from `seed`).
 
     Edge cases come first in every run of eight: one token with one query,
-    a full position (128 tokens, 64 queries), a position without queries.
+    a full position (128 tokens, 80 queries), a position without queries.
     Independent of the C generator (sf_positions_synthetic); neither is
     game-realistic. Real engine positions replace them via --positions.
     """
@@ -439,7 +439,7 @@ def model_from_weights(arch, weights, dtype=torch.float32):
 
 def evaluate(net, pos, batch=64):
     """Outputs of every position as float32 numpy arrays (computed in the
-    net's dtype): value [G,21], p_win [G], forecast [G,4,5], policy [G,64]."""
+    net's dtype): value [G,21], p_win [G], forecast [G,4,5], policy [G,80]."""
     dtype = next(net.parameters()).dtype
     g = len(pos["n_tokens"])
     out = {"value": np.zeros((g, VALUE_BINS), np.float32),

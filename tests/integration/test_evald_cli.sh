@@ -2,16 +2,16 @@
 # sf-model and gpu-evald on the command line, TAP output: exit statuses and
 # messages for good and bad bundles, SHA pins, canary refusal, and a real
 # server start, metrics scrape and SIGTERM stop.
-# usage: test_evald_cli.sh SOURCE_ROOT SF_MODEL GPU_EVALD
+# usage: test_evald_cli.sh PYTHON_DIR SF_MODEL GPU_EVALD  (PYTHON_DIR: <build>/python)
 set -u
-root=$1
+pydir=$1
 sfm=$2
 evald=$3
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-export PYTHONPATH="$root/python"
+export PYTHONPATH="$pydir"
 n=0
 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

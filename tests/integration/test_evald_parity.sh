@@ -8,14 +8,14 @@
 #        eval`, every output of every position within 1e-4, tiny and base
 #   7    golden positions taken from a file (the pluggable source)
 #   8    a bundle written by C (sf-model random) evaluates the same in PyTorch
-# usage: test_evald_parity.sh SOURCE_ROOT SF_MODEL
+# usage: test_evald_parity.sh PYTHON_DIR SF_MODEL  (PYTHON_DIR: <build>/python)
 set -u
-root=$1
+pydir=$1
 sfm=$2
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export PYTHONPATH="$root/python"
+export PYTHONPATH="$pydir"
 n=0
 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

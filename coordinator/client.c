@@ -1,0 +1,107 @@
+/*
+ * client.c — short-lived operator and trainer clients of a coordinator:
+ * status, stop, and a tcp:// shard source for `sf-shard pull`.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "coordinator/coordinator.h"
+#include "shard/shard.h"
+
+/* One request, one reply, on a fresh DEALER. Returns SF_OK and the decoded
+ * reply envelope, or SF_ETIMEOUT / SF_EIO / a decode error. */
+static int roundtrip(const char *endpoint, Spirefleet__Envelope *req, int timeout_ms,
+                     Spirefleet__Envelope **out, sf_err *err) {
+    *out = NULL;
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    int rc = SF_OK;
+    if (zmq_connect(s, endpoint) != 0) {
+        rc = sf_err_set(err, SF_EIO, "cannot connect to %s: %s", endpoint,
+                        zmq_strerror(zmq_errno()));
+        goto done;
+    }
+    if (sf_wire_send(s, NULL, 0, req, 0) < 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: send failed", endpoint);
+        goto done;
+    }
+    zmq_pollitem_t item = {s, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&item, 1, timeout_ms) <= 0) {
+        rc = sf_err_set(err, SF_ETIMEOUT, "%s: no answer within %d ms (is the coordinator up?)",
+                        endpoint, timeout_ms);
+        goto done;
+    }
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, s, 0) < 0) {
+        zmq_msg_close(&m);
+        rc = sf_err_set(err, SF_EIO, "%s: receive failed", endpoint);
+        goto done;
+    }
+    rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), out, err);
+    zmq_msg_close(&m);
+    if (rc == SF_OK && (*out)->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR) {
+        rc = sf_err_set(err, SF_EIO, "%s: %s", endpoint,
+                        (*out)->error->message ? (*out)->error->message : "error");
+        sf_wire_free(*out);
+        *out = NULL;
+    }
+done:
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    return rc;
+}
+
+int sf_fleet_status(const char *endpoint, int timeout_ms, Spirefleet__Envelope **env,
+                    Spirefleet__StatusReply **reply, sf_err *err) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
+    req.status_request = &sr;
+    int rc = roundtrip(endpoint, &req, timeout_ms, env, err);
+    if (rc < 0)
+        return rc;
+    if ((*env)->body_case != SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY) {
+        sf_wire_free(*env);
+        *env = NULL;
+        return sf_err_set(err, SF_EFORMAT, "%s: unexpected reply to a status request", endpoint);
+    }
+    *reply = (*env)->status_reply;
+    return SF_OK;
+}
+
+int sf_fleet_stop(const char *endpoint, int timeout_ms, sf_err *err) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Stop st = SPIREFLEET__STOP__INIT;
+    st.reason = (char *)"operator";
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
+    req.stop = &st;
+    Spirefleet__Envelope *env;
+    int rc = roundtrip(endpoint, &req, timeout_ms, &env, err);
+    if (rc < 0)
+        return rc;
+    sf_wire_free(env);
+    return SF_OK;
+}
+
+void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
+    fprintf(o, "run %s (config %.12s)  %s\n", s->run, s->config_digest,
+            s->complete ? "COMPLETE" : "running");
+    fprintf(o, "jobs: %llu done, %llu leased, %llu pending of %llu\n",
+            (unsigned long long)s->jobs_done, (unsigned long long)s->jobs_leased,
+            (unsigned long long)s->jobs_pending, (unsigned long long)s->jobs_total);
+    fprintf(o, "fights %llu, labels %llu (%.1f labels/s), fallbacks %u\n",
+            (unsigned long long)s->fights, (unsigned long long)s->labels, s->labels_per_s,
+            s->fallbacks);
+    fprintf(o, "workers alive %u, stored %.1f MB in %s/shards", s->workers_alive,
+            (double)s->bytes_stored / 1e6, s->output_dir);
+    if (!s->complete && s->eta_s >= 0)
+        fprintf(o, ", ETA %.0f s", s->eta_s);
+    fprintf(o, "\n");
+    fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
+            (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,
+            (unsigned long long)s->decode_errors, (unsigned long long)s->protocol_errors);
+}

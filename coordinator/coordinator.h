@@ -1,0 +1,118 @@
+/*
+ * coordinator.h — the fleet coordinator: a durable job ledger, leases, shard
+ * intake, status and Prometheus metrics; plus the operator's client calls.
+ *
+ * What it does
+ *   A run (proto/wire.h sf_run_config) is split into jobs of `seeds.job_size`
+ *   consecutive seeds. The coordinator owns one ZeroMQ ROUTER; workers talk to
+ *   it with fleet.proto envelopes (Hello -> Welcome, JobRequest -> Job / Wait /
+ *   RunComplete, Heartbeat, Progress, ShardOffer / ShardChunk -> ShardAck,
+ *   JobFailed); operators ask for Status and Stop; trainers list and fetch
+ *   sealed shards (ShardListRequest / ShardFetch).
+ *
+ * Durability (ARCHITECTURE.md invariants 1 and 2)
+ *   The ledger is an LMDB file, `<output_dir>/ledger.lmdb`, holding the run's
+ *   config and digest and every job: pending -> leased(worker, attempt) ->
+ *   done(shard, content digest). A job is marked done only after its shard
+ *   has been received whole (SHA-256 of the file checked), moved into
+ *   `<output_dir>/shards/`, verified completely (sf_shard_verify: every page,
+ *   every record, the content digest and the manifest's run, job and seeds)
+ *   and synced, and the ledger commit that says so is synced before the
+ *   worker is told. Lease grants are committed in groups without a sync: a
+ *   lost grant only means the job is issued again, which is safe because a
+ *   job's shard is deterministic and a result for a done job is dropped.
+ *   Killed at any moment and restarted on the same output dir, the
+ *   coordinator resumes from the ledger: leased jobs get a fresh lease
+ *   period, a shard found in `shards/` whose job is not yet done is verified
+ *   and adopted, half-received uploads are discarded. Restarting with a
+ *   different config (another digest) is refused.
+ *
+ * Untrusted input
+ *   Every frame is decoded with sf_wire_decode(). Garbage, wrong versions,
+ *   bad framing and out-of-order messages are counted (decode_errors /
+ *   protocol_errors), answered with an ErrorReply where a reply is possible,
+ *   and never crash or block the loop.
+ *
+ * Threading
+ *   One thread drives a coordinator (sf_coordinator_step / _serve). The
+ *   metrics endpoint runs on libmicrohttpd's own thread and reads a snapshot
+ *   under a mutex. Nothing here keeps global state.
+ */
+#ifndef SF_COORDINATOR_H
+#define SF_COORDINATOR_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "proto/wire.h"
+
+typedef struct sf_coordinator sf_coordinator;
+
+typedef struct sf_coord_opts {
+    const char *bind;   /* endpoint to bind; NULL: cfg->coordinator.endpoint      */
+    int metrics_port;   /* -1: cfg->coordinator.metrics_port; 0: no HTTP server   */
+    int exit_when_done; /* sf_coordinator_serve returns once every job is done
+                           and the live workers were told (or a grace period)     */
+} sf_coord_opts;
+
+/* Counters and gauges, as served by Status and /metrics. */
+typedef struct sf_coord_status {
+    uint64_t jobs_total, jobs_pending, jobs_leased, jobs_done;
+    uint64_t fights, labels, simulations, fallbacks;
+    uint64_t bytes_stored, shards_stored;
+    double labels_per_s; /* over the last minute of completed jobs           */
+    double eta_s;        /* remaining jobs at the recent job completion rate */
+    uint32_t workers_alive;
+    int complete;
+    uint64_t leases_granted, lease_expiries, reissues;
+    uint64_t decode_errors, protocol_errors;
+    uint64_t shards_rejected, duplicates_dropped, jobs_failed;
+    uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
+} sf_coord_status;
+
+/* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates
+ * the directory, the ledger and its jobs on first start. Errors: SF_ECONFIG
+ * when the ledger holds a run with another config digest, SF_EIO for files
+ * and sockets (the message names the path or endpoint). */
+int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
+                        sf_err *err);
+
+/* The endpoint actually bound (tcp://host:port with the real port when the
+ * config asked for port 0 or '*'). Owned by the coordinator. */
+const char *sf_coordinator_endpoint(const sf_coordinator *co);
+
+/* The metrics port actually bound, 0 when disabled. */
+int sf_coordinator_metrics_port(const sf_coordinator *co);
+
+/* One round: wait up to timeout_ms for traffic, handle every waiting message,
+ * expire leases and dead workers, commit the ledger, send the replies.
+ * Returns SF_OK, or SF_EIO when the ledger cannot be written (fatal). */
+int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err);
+
+/* Loop over steps until *stop becomes non-zero, a Stop message arrives, or
+ * (with exit_when_done) the run is complete. */
+int sf_coordinator_serve(sf_coordinator *co, const volatile sig_atomic_t *stop, sf_err *err);
+
+void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st);
+
+/* Close sockets, the HTTP server and the ledger (NULL is a no-op). */
+void sf_coordinator_close(sf_coordinator *co);
+
+/* ---------------------------------------------------------------------------
+ * Operator and trainer clients (one short-lived DEALER each)
+ * ------------------------------------------------------------------------- */
+
+/* Ask a coordinator for its status. *out is freed with sf_wire_free() on its
+ * envelope: the call returns the envelope and points *reply into it.
+ * Errors: SF_ETIMEOUT when nothing answers within timeout_ms. */
+int sf_fleet_status(const char *endpoint, int timeout_ms, Spirefleet__Envelope **env,
+                    Spirefleet__StatusReply **reply, sf_err *err);
+
+/* Ask a coordinator to stop the run (workers finish nothing new). */
+int sf_fleet_stop(const char *endpoint, int timeout_ms, sf_err *err);
+
+/* Write a Status reply in human form. */
+void sf_fleet_print_status(const Spirefleet__StatusReply *st, FILE *out);
+
+#endif

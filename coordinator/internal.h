@@ -1,0 +1,138 @@
+/*
+ * internal.h — the coordinator's inside: in-memory job and worker tables,
+ * the LMDB ledger, the metrics server. For coordinator sources and their
+ * white-box tests only.
+ */
+#ifndef SF_COORDINATOR_INTERNAL_H
+#define SF_COORDINATOR_INTERNAL_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+
+#include "coordinator/coordinator.h"
+
+#define CO_WORKER_ID_MAX    64
+#define CO_MAX_UPLOAD_BYTES (4ull << 30) /* a shard larger than this is refused */
+
+enum { JS_PENDING = 0, JS_LEASED = 1, JS_DONE = 2 };
+
+typedef struct cjob {
+    uint64_t id;
+    uint64_t seed_start;
+    uint32_t seed_count;
+    uint8_t state;     /* JS_*                                               */
+    uint8_t dirty;     /* changed since the last ledger commit               */
+    uint32_t attempt;  /* leases granted so far                              */
+    int worker;        /* index in the worker table while leased, else -1    */
+    uint64_t deadline; /* lease deadline, monotonic ns                       */
+    char worker_id[CO_WORKER_ID_MAX];
+    /* done */
+    char content_digest[65];
+    char file_sha256[65];
+    char shard_name[96];
+    uint64_t records, bytes;
+    uint64_t fights, simulations, fallbacks, wins;
+    /* progress while leased (not persisted) */
+    uint64_t prog_fights, prog_labels;
+} cjob;
+
+typedef struct upload {
+    int active;
+    uint64_t job_id;
+    uint64_t size, received;
+    char file_sha256[65];
+    char content_digest[65];
+    uint64_t records;
+    char path[1024];
+    FILE *f;
+    crypto_hash_sha256_state sha;
+    Spirefleet__JobStats stats; /* copied scalars only */
+} upload;
+
+typedef struct cworker {
+    uint8_t ident[256]; /* ROUTER routing id */
+    size_t ident_len;
+    char worker_id[CO_WORKER_ID_MAX];
+    char host[64];
+    uint32_t threads;
+    uint64_t last_seen; /* monotonic ns */
+    int alive;
+    int hello; /* said Hello                                   */
+    int told_complete;
+    upload up; /* at most one upload in flight per worker      */
+} cworker;
+
+/* A reply waiting for the ledger commit of this step. */
+typedef struct reply {
+    int worker; /* -1: use ident */
+    uint8_t ident[256];
+    size_t ident_len;
+    uint8_t *bytes;
+    size_t len;
+} reply;
+
+struct sf_coordinator {
+    sf_run_config cfg;
+    char digest[65];
+    char endpoint[512];
+    char shards_dir[300], incoming_dir[300], ledger_path[300];
+    int exit_when_done;
+
+    void *zctx, *router;
+
+    MDB_env *env;
+    MDB_dbi dbi_meta, dbi_jobs;
+    size_t map_size;
+    int need_sync;
+
+    cjob *jobs;
+    uint64_t njobs;
+    uint64_t n_leased; /* jobs in JS_LEASED (done is st.jobs_done)            */
+    uint64_t *dirty;   /* ids of jobs changed since the last commit           */
+    uint64_t ndirty;
+    uint64_t last_expire, last_publish; /* monotonic ns of the last timer runs */
+    uint64_t *queue;                    /* pending job ids, FIFO ring                  */
+    uint64_t q_head, q_len;
+
+    cworker *workers;
+    int nworkers, cap_workers;
+
+    reply *replies;
+    int nreplies, cap_replies;
+
+    int stopping;
+    uint64_t started_ns, complete_ns;
+    /* recent completions for the label rate: (time, labels) ring */
+    uint64_t done_t[256], done_labels[256];
+    int done_head, done_n;
+
+    sf_coord_status st;
+
+    /* metrics */
+    struct MHD_Daemon *mhd;
+    int metrics_port;
+    pthread_mutex_t snap_lock;
+    sf_coord_status snap;
+};
+
+/* ledger.c */
+int ledger_open(sf_coordinator *co, sf_err *err);
+void ledger_close(sf_coordinator *co);
+/* Load the run: returns 1 if a run was found (jobs loaded), 0 if the ledger
+ * is new. SF_ECONFIG when the stored digest differs from co->digest. */
+int ledger_load(sf_coordinator *co, sf_err *err);
+/* Create the run record and every job (pending). */
+int ledger_create(sf_coordinator *co, sf_err *err);
+/* Write every dirty job in one transaction; sync if co->need_sync. */
+int ledger_commit(sf_coordinator *co, sf_err *err);
+
+/* metrics.c */
+int metrics_start(sf_coordinator *co, int port, sf_err *err);
+void metrics_stop(sf_coordinator *co);
+void metrics_publish(sf_coordinator *co);
+/* The Prometheus text exposition of a status snapshot (for tests). */
+int metrics_render(const sf_coord_status *st, const char *run, char *buf, size_t cap);
+
+#endif

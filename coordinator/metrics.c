@@ -1,0 +1,125 @@
+/*
+ * metrics.c — Prometheus metrics over HTTP (libmicrohttpd). The server runs
+ * on its own thread and renders a snapshot that the coordinator's loop
+ * publishes under a mutex after every step. GET /metrics only.
+ */
+#include <microhttpd.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coordinator/internal.h"
+
+#define RENDER_CAP 8192
+
+int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t cap) {
+    int n = snprintf(
+        buf, cap,
+        "# HELP spirefleet_jobs Jobs of the run by state.\n"
+        "# TYPE spirefleet_jobs gauge\n"
+        "spirefleet_jobs{run=\"%s\",state=\"pending\"} %llu\n"
+        "spirefleet_jobs{run=\"%s\",state=\"leased\"} %llu\n"
+        "spirefleet_jobs{run=\"%s\",state=\"done\"} %llu\n"
+        "# HELP spirefleet_labels_total Label records stored in verified shards.\n"
+        "# TYPE spirefleet_labels_total counter\n"
+        "spirefleet_labels_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_labels_per_second Labels stored per second over the last minute.\n"
+        "# TYPE spirefleet_labels_per_second gauge\n"
+        "spirefleet_labels_per_second{run=\"%s\"} %.3f\n"
+        "# HELP spirefleet_fights_total Fights played in stored shards.\n"
+        "# TYPE spirefleet_fights_total counter\n"
+        "spirefleet_fights_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_workers_alive Workers heard from within the liveness window.\n"
+        "# TYPE spirefleet_workers_alive gauge\n"
+        "spirefleet_workers_alive{run=\"%s\"} %u\n"
+        "# HELP spirefleet_leases_granted_total Job leases granted.\n"
+        "# TYPE spirefleet_leases_granted_total counter\n"
+        "spirefleet_leases_granted_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_lease_expiries_total Leases that expired or whose worker died.\n"
+        "# TYPE spirefleet_lease_expiries_total counter\n"
+        "spirefleet_lease_expiries_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_reissues_total Jobs leased again after an earlier attempt.\n"
+        "# TYPE spirefleet_reissues_total counter\n"
+        "spirefleet_reissues_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_decode_errors_total Frames that did not decode.\n"
+        "# TYPE spirefleet_decode_errors_total counter\n"
+        "spirefleet_decode_errors_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_protocol_errors_total Well-formed messages out of order or refused.\n"
+        "# TYPE spirefleet_protocol_errors_total counter\n"
+        "spirefleet_protocol_errors_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_bytes_stored_total Bytes of verified shards stored.\n"
+        "# TYPE spirefleet_bytes_stored_total counter\n"
+        "spirefleet_bytes_stored_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_shards_rejected_total Uploaded shards that failed verification.\n"
+        "# TYPE spirefleet_shards_rejected_total counter\n"
+        "spirefleet_shards_rejected_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_duplicates_dropped_total Results for jobs already done.\n"
+        "# TYPE spirefleet_duplicates_dropped_total counter\n"
+        "spirefleet_duplicates_dropped_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_fallbacks_total Search and evaluator fallbacks in stored shards.\n"
+        "# TYPE spirefleet_fallbacks_total counter\n"
+        "spirefleet_fallbacks_total{run=\"%s\"} %llu\n",
+        run, (unsigned long long)s->jobs_pending, run, (unsigned long long)s->jobs_leased, run,
+        (unsigned long long)s->jobs_done, run, (unsigned long long)s->labels, run, s->labels_per_s,
+        run, (unsigned long long)s->fights, run, s->workers_alive, run,
+        (unsigned long long)s->leases_granted, run, (unsigned long long)s->lease_expiries, run,
+        (unsigned long long)s->reissues, run, (unsigned long long)s->decode_errors, run,
+        (unsigned long long)s->protocol_errors, run, (unsigned long long)s->bytes_stored, run,
+        (unsigned long long)s->shards_rejected, run, (unsigned long long)s->duplicates_dropped, run,
+        (unsigned long long)s->fallbacks);
+    return n < 0 || (size_t)n >= cap ? SF_EFULL : n;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls) {
+    (void)version, (void)upload, (void)upload_size, (void)con_cls;
+    sf_coordinator *co = cls;
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+    if (strcmp(method, "GET") != 0) {
+        static const char msg[] = "method not allowed\n";
+        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+        ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+    } else if (strcmp(url, "/metrics") != 0) {
+        static const char msg[] = "not found: try /metrics\n";
+        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+        ret = MHD_queue_response(conn, MHD_HTTP_NOT_FOUND, resp);
+    } else {
+        char buf[RENDER_CAP];
+        pthread_mutex_lock(&co->snap_lock);
+        sf_coord_status snap = co->snap;
+        pthread_mutex_unlock(&co->snap_lock);
+        int n = metrics_render(&snap, co->cfg.name, buf, sizeof buf);
+        if (n < 0)
+            n = 0;
+        resp = MHD_create_response_from_buffer((size_t)n, buf, MHD_RESPMEM_MUST_COPY);
+        MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
+        ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+    }
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+int metrics_start(sf_coordinator *co, int port, sf_err *err) {
+    co->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port,
+                               NULL, NULL, answer, co, MHD_OPTION_END);
+    if (!co->mhd)
+        return sf_err_set(err, SF_EIO, "cannot serve metrics on port %d (in use?)", port);
+    co->metrics_port = port;
+    return SF_OK;
+}
+
+void metrics_stop(sf_coordinator *co) {
+    if (co->mhd) {
+        MHD_stop_daemon(co->mhd);
+        co->mhd = NULL;
+    }
+}
+
+void metrics_publish(sf_coordinator *co) {
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    pthread_mutex_lock(&co->snap_lock);
+    co->snap = st;
+    pthread_mutex_unlock(&co->snap_lock);
+}

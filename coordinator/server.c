@@ -1,0 +1,1066 @@
+/*
+ * server.c — the coordinator's ROUTER loop: workers, leases, shard intake,
+ * status, stop and the trainers' shard listing.
+ *
+ * One step (sf_coordinator_step): poll, read every waiting message (each
+ * handler may queue replies), expire leases of dead or late workers, commit
+ * the ledger once for the whole step (synced when a job became done), then
+ * send the queued replies. Replies therefore never promise what the ledger
+ * has not recorded.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "coordinator/internal.h"
+#include "shard/shard.h"
+
+#define NS_PER_MS         1000000ull
+#define NS_PER_S          1000000000ull
+#define MAX_MSGS_PER_STEP 4096
+#define CHUNK_MAX         (4u << 20)
+
+/* ------------------------------------------------------------------------
+ * Small helpers
+ * ---------------------------------------------------------------------- */
+
+static int mkdir_p(const char *path) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0755) && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int fsync_dir(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static void job_touch(sf_coordinator *co, cjob *j) {
+    if (!j->dirty) {
+        j->dirty = 1;
+        co->dirty[co->ndirty++] = j->id;
+    }
+}
+
+static void queue_push(sf_coordinator *co, uint64_t id) {
+    co->queue[(co->q_head + co->q_len) % co->njobs] = id;
+    co->q_len++;
+}
+
+static uint64_t queue_pop(sf_coordinator *co) {
+    while (co->q_len > 0) {
+        uint64_t id = co->queue[co->q_head];
+        co->q_head = (co->q_head + 1) % co->njobs;
+        co->q_len--;
+        if (co->jobs[id - 1].state == JS_PENDING)
+            return id;
+    }
+    return 0;
+}
+
+static void shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap) {
+    snprintf(out, cap, "%s-job%06llu%s", co->cfg.name, (unsigned long long)job, SF_SHARD_SUFFIX);
+}
+
+/* ------------------------------------------------------------------------
+ * Replies
+ * ---------------------------------------------------------------------- */
+
+static void queue_reply(sf_coordinator *co, const uint8_t *ident, size_t ident_len,
+                        Spirefleet__Envelope *env) {
+    uint8_t *bytes;
+    size_t len;
+    if (sf_wire_encode(env, &bytes, &len) < 0)
+        return;
+    if (co->nreplies == co->cap_replies) {
+        int cap = co->cap_replies ? co->cap_replies * 2 : 64;
+        reply *r = realloc(co->replies, sizeof *r * (size_t)cap);
+        if (!r) {
+            free(bytes);
+            return;
+        }
+        co->replies = r;
+        co->cap_replies = cap;
+    }
+    reply *r = &co->replies[co->nreplies++];
+    r->worker = -1;
+    memcpy(r->ident, ident, ident_len);
+    r->ident_len = ident_len;
+    r->bytes = bytes;
+    r->len = len;
+}
+
+static void flush_replies(sf_coordinator *co) {
+    for (int i = 0; i < co->nreplies; i++) {
+        reply *r = &co->replies[i];
+        /* ROUTER_MANDATORY is off: a reply to a vanished peer is dropped. */
+        zmq_send(co->router, r->ident, r->ident_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+        zmq_send(co->router, r->bytes, r->len, ZMQ_DONTWAIT);
+        free(r->bytes);
+    }
+    co->nreplies = 0;
+}
+
+static void reply_error(sf_coordinator *co, const uint8_t *ident, size_t len, int code,
+                        const char *msg) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ErrorReply e = SPIREFLEET__ERROR_REPLY__INIT;
+    e.code = code;
+    e.message = (char *)msg;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_ERROR;
+    env.error = &e;
+    queue_reply(co, ident, len, &env);
+}
+
+/* ------------------------------------------------------------------------
+ * Workers
+ * ---------------------------------------------------------------------- */
+
+static int worker_find(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    for (int i = 0; i < co->nworkers; i++)
+        if (co->workers[i].ident_len == len && !memcmp(co->workers[i].ident, ident, len))
+            return i;
+    return -1;
+}
+
+static int worker_add(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    if (co->nworkers == co->cap_workers) {
+        int cap = co->cap_workers ? co->cap_workers * 2 : 16;
+        cworker *w = realloc(co->workers, sizeof *w * (size_t)cap);
+        if (!w)
+            return -1;
+        co->workers = w;
+        co->cap_workers = cap;
+    }
+    cworker *w = &co->workers[co->nworkers];
+    memset(w, 0, sizeof *w);
+    memcpy(w->ident, ident, len);
+    w->ident_len = len;
+    return co->nworkers++;
+}
+
+static void upload_discard(upload *u) {
+    if (u->f)
+        fclose(u->f);
+    if (u->active && u->path[0])
+        unlink(u->path);
+    memset(u, 0, sizeof *u);
+}
+
+/* Return a leased job to the queue (lease expired, worker died, job failed). */
+static void release_job(sf_coordinator *co, cjob *j, int expired) {
+    if (j->state != JS_LEASED)
+        return;
+    j->state = JS_PENDING;
+    co->n_leased--;
+    j->worker = -1;
+    j->prog_fights = j->prog_labels = 0;
+    job_touch(co, j);
+    queue_push(co, j->id);
+    if (expired)
+        co->st.lease_expiries++;
+}
+
+static void worker_dead(sf_coordinator *co, int wi) {
+    cworker *w = &co->workers[wi];
+    w->alive = 0;
+    upload_discard(&w->up);
+    for (uint64_t i = 0; i < co->njobs; i++)
+        if (co->jobs[i].state == JS_LEASED && co->jobs[i].worker == wi)
+            release_job(co, &co->jobs[i], 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Handlers
+ * ---------------------------------------------------------------------- */
+
+static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
+                     const Spirefleet__Hello *h) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    const char *why = NULL;
+    if (h->protocol_version != SF_PROTOCOL_VERSION)
+        why = "protocol version mismatch";
+    else if (!h->worker_id || !h->worker_id[0] || strlen(h->worker_id) >= CO_WORKER_ID_MAX)
+        why = "worker_id must be 1..63 characters";
+    else if (co->stopping)
+        why = "the run is stopping";
+    if (why) {
+        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
+        r.reason = (char *)why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &r;
+        co->st.protocol_errors++;
+        queue_reply(co, ident, len, &env);
+        return;
+    }
+    /* A worker that reconnects (new socket, new routing id) keeps its entry
+     * and so its leases: match by worker id first. */
+    int wi = -1;
+    for (int i = 0; i < co->nworkers && wi < 0; i++)
+        if (!strcmp(co->workers[i].worker_id, h->worker_id))
+            wi = i;
+    if (wi < 0)
+        wi = worker_find(co, ident, len);
+    if (wi < 0)
+        wi = worker_add(co, ident, len);
+    if (wi < 0)
+        return;
+    cworker *w = &co->workers[wi];
+    if (w->ident_len != len || memcmp(w->ident, ident, len)) {
+        upload_discard(&w->up);
+        memcpy(w->ident, ident, len);
+        w->ident_len = len;
+    }
+    snprintf(w->worker_id, sizeof w->worker_id, "%s", h->worker_id);
+    snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "");
+    w->threads = h->threads;
+    w->hello = 1;
+    /* after a coordinator restart, leases in the ledger name workers by id */
+    for (uint64_t i = 0; i < co->njobs; i++)
+        if (co->jobs[i].state == JS_LEASED && co->jobs[i].worker < 0 &&
+            !strcmp(co->jobs[i].worker_id, w->worker_id))
+            co->jobs[i].worker = wi;
+    w->alive = 1;
+    w->last_seen = sf_now_ns();
+
+    sf_config_scratch *s = malloc(sizeof *s);
+    if (!s)
+        return;
+    Spirefleet__Welcome wel = SPIREFLEET__WELCOME__INIT;
+    wel.config = sf_config_to_proto(&co->cfg, s);
+    wel.config_digest = co->digest;
+    wel.heartbeat_ms = co->cfg.coordinator.heartbeat_ms;
+    wel.heartbeat_liveness = co->cfg.coordinator.heartbeat_liveness;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_WELCOME;
+    env.welcome = &wel;
+    queue_reply(co, ident, len, &env);
+    free(s);
+}
+
+static int all_done(const sf_coordinator *co) {
+    return co->st.jobs_done == co->njobs;
+}
+
+static void on_job_request(sf_coordinator *co, int wi) {
+    cworker *w = &co->workers[wi];
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    if (all_done(co) || co->stopping) {
+        Spirefleet__RunComplete rc = SPIREFLEET__RUN_COMPLETE__INIT;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE;
+        env.run_complete = &rc;
+        w->told_complete = 1;
+        queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
+    uint64_t id = queue_pop(co);
+    if (!id) {
+        Spirefleet__Wait wt = SPIREFLEET__WAIT__INIT;
+        wt.retry_ms = co->cfg.coordinator.heartbeat_ms;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;
+        env.wait = &wt;
+        queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
+    cjob *j = &co->jobs[id - 1];
+    if (j->attempt > 0)
+        co->st.reissues++;
+    j->state = JS_LEASED;
+    co->n_leased++;
+    j->attempt++;
+    j->worker = wi;
+    j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+    snprintf(j->worker_id, sizeof j->worker_id, "%s", w->worker_id);
+    job_touch(co, j);
+    co->st.leases_granted++;
+
+    sf_config_scratch *s = malloc(sizeof *s);
+    if (!s)
+        return;
+    Spirefleet__RunConfig *rc = sf_config_to_proto(&co->cfg, s);
+    Spirefleet__Job job = SPIREFLEET__JOB__INIT;
+    job.job_id = j->id;
+    job.kind = SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
+    job.seed_start = j->seed_start;
+    job.seed_count = j->seed_count;
+    job.attempt = j->attempt;
+    job.search = rc->search;
+    job.model_sha256 = co->cfg.model.sha256[0] ? co->cfg.model.sha256 : (char *)"rollout";
+    job.config_digest = co->digest;
+    job.lease_seconds = co->cfg.coordinator.lease_seconds;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
+    env.job = &job;
+    queue_reply(co, w->ident, w->ident_len, &env);
+    free(s);
+}
+
+static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
+    if (job_id == 0 || job_id > co->njobs)
+        return;
+    cjob *j = &co->jobs[job_id - 1];
+    if (j->state == JS_LEASED && j->worker == wi)
+        j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+}
+
+static void on_heartbeat(sf_coordinator *co, int wi, const Spirefleet__Heartbeat *hb) {
+    cworker *w = &co->workers[wi];
+    extend_lease(co, wi, hb->job_id);
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat back = SPIREFLEET__HEARTBEAT__INIT;
+    back.worker_id = (char *)"coordinator";
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &back;
+    queue_reply(co, w->ident, w->ident_len, &env);
+}
+
+static void on_progress(sf_coordinator *co, int wi, const Spirefleet__Progress *p) {
+    extend_lease(co, wi, p->job_id);
+    if (p->job_id == 0 || p->job_id > co->njobs)
+        return;
+    cjob *j = &co->jobs[p->job_id - 1];
+    if (j->state == JS_LEASED && j->worker == wi) {
+        j->prog_fights = p->fights_done;
+        j->prog_labels = p->labels_done;
+    }
+}
+
+static void send_ack(sf_coordinator *co, int wi, uint64_t job, int ok, int dup, int send,
+                     const char *reason) {
+    cworker *w = &co->workers[wi];
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardAck a = SPIREFLEET__SHARD_ACK__INIT;
+    a.job_id = job;
+    a.ok = ok;
+    a.duplicate = dup;
+    a.send = send;
+    a.reason = (char *)(reason ? reason : "");
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_ACK;
+    env.shard_ack = &a;
+    queue_reply(co, w->ident, w->ident_len, &env);
+}
+
+static int is_hex64(const char *s) {
+    uint8_t tmp[32];
+    return s && sf_unhex(s, tmp, 32) == SF_OK;
+}
+
+static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOffer *o) {
+    cworker *w = &co->workers[wi];
+    if (o->job_id == 0 || o->job_id > co->njobs) {
+        co->st.protocol_errors++;
+        send_ack(co, wi, o->job_id, 0, 0, 0, "no such job");
+        return;
+    }
+    cjob *j = &co->jobs[o->job_id - 1];
+    if (j->state == JS_DONE) {
+        /* idempotent by job id: the first copy stored wins */
+        co->st.duplicates_dropped++;
+        send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
+        return;
+    }
+    if (!is_hex64(o->file_sha256) || !is_hex64(o->content_digest) || o->size == 0 ||
+        o->size > CO_MAX_UPLOAD_BYTES) {
+        co->st.protocol_errors++;
+        send_ack(co, wi, o->job_id, 0, 0, 0, "bad offer: size or digests");
+        return;
+    }
+    upload_discard(&w->up);
+    upload *u = &w->up;
+    u->active = 1;
+    u->job_id = o->job_id;
+    u->size = o->size;
+    snprintf(u->file_sha256, sizeof u->file_sha256, "%s", o->file_sha256);
+    snprintf(u->content_digest, sizeof u->content_digest, "%s", o->content_digest);
+    u->records = o->records;
+    if (o->stats) {
+        spirefleet__job_stats__init(&u->stats);
+        u->stats.fights = o->stats->fights;
+        u->stats.fights_won = o->stats->fights_won;
+        u->stats.decisions = o->stats->decisions;
+        u->stats.simulations = o->stats->simulations;
+        u->stats.fallbacks = o->stats->fallbacks;
+    }
+    snprintf(u->path, sizeof u->path, "%s/job%06llu-%s.part", co->incoming_dir,
+             (unsigned long long)o->job_id, w->worker_id);
+    u->f = fopen(u->path, "wb");
+    if (!u->f) {
+        u->active = 0;
+        send_ack(co, wi, o->job_id, 0, 0, 0, "coordinator cannot write the upload");
+        return;
+    }
+    crypto_hash_sha256_init(&u->sha);
+    send_ack(co, wi, o->job_id, 0, 0, 1, NULL);
+}
+
+/* The upload is complete: check, store, verify, and mark the job done. */
+static void finish_upload(sf_coordinator *co, int wi) {
+    upload *u = &co->workers[wi].up;
+    uint64_t job_id = u->job_id;
+    char why[SF_ERR_MSG_MAX + 64] = "";
+    uint8_t h[32];
+    char hex[65];
+    crypto_hash_sha256_final(&u->sha, h);
+    sf_hex(h, 32, hex);
+    int ok = fflush(u->f) == 0 && fsync(fileno(u->f)) == 0;
+    fclose(u->f);
+    u->f = NULL;
+    if (!ok)
+        snprintf(why, sizeof why, "coordinator could not write the upload");
+    else if (u->received != u->size)
+        snprintf(why, sizeof why, "received %llu bytes, offered %llu",
+                 (unsigned long long)u->received, (unsigned long long)u->size);
+    else if (strcmp(hex, u->file_sha256))
+        snprintf(why, sizeof why, "file SHA-256 mismatch (got %.12s..., offered %.12s...)", hex,
+                 u->file_sha256);
+    cjob *j = &co->jobs[job_id - 1];
+    if (!why[0] && j->state == JS_DONE) {
+        upload_discard(u);
+        co->st.duplicates_dropped++;
+        send_ack(co, wi, job_id, 1, 1, 0, "job already done");
+        return;
+    }
+    sf_shard_verify_report rep;
+    sf_err verr = {0};
+    if (!why[0] && sf_shard_verify(u->path, &rep, &verr) < 0)
+        snprintf(why, sizeof why, "shard does not verify: %s", verr.msg);
+    if (!why[0]) {
+        char dig[65];
+        sf_hex(rep.digest, 32, dig);
+        if (strcmp(dig, u->content_digest))
+            snprintf(why, sizeof why, "content digest mismatch");
+    }
+    if (!why[0]) {
+        sf_shard_reader *r = NULL;
+        if (sf_shard_reader_open(u->path, &r, &verr) < 0) {
+            snprintf(why, sizeof why, "%s", verr.msg);
+        } else {
+            const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+            if (m->job_id != job_id || strcmp(m->run_id ? m->run_id : "", co->cfg.name) ||
+                strcmp(m->config_digest ? m->config_digest : "", co->digest))
+                snprintf(why, sizeof why, "manifest names another run, job or config");
+            else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
+                snprintf(why, sizeof why, "manifest seeds lie outside the job");
+            sf_shard_reader_close(r);
+        }
+    }
+    if (why[0]) {
+        co->st.shards_rejected++;
+        upload_discard(u);
+        send_ack(co, wi, job_id, 0, 0, 0, why);
+        return;
+    }
+    char name[96], final[1200];
+    shard_name(co, job_id, name, sizeof name);
+    snprintf(final, sizeof final, "%s/%s", co->shards_dir, name);
+    /* never replace: a file already there is an earlier copy of this job */
+    if (link(u->path, final) != 0 && errno != EEXIST) {
+        snprintf(why, sizeof why, "cannot store the shard: %s", strerror(errno));
+        co->st.shards_rejected++;
+        upload_discard(u);
+        send_ack(co, wi, job_id, 0, 0, 0, why);
+        return;
+    }
+    unlink(u->path);
+    u->path[0] = 0;
+    fsync_dir(co->shards_dir);
+    if (j->state == JS_LEASED)
+        co->n_leased--;
+    j->state = JS_DONE;
+    j->worker = -1;
+    snprintf(j->content_digest, sizeof j->content_digest, "%s", u->content_digest);
+    snprintf(j->file_sha256, sizeof j->file_sha256, "%s", u->file_sha256);
+    snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
+    j->records = rep.records;
+    j->bytes = rep.file_bytes;
+    j->fights = u->stats.fights;
+    j->simulations = u->stats.simulations;
+    j->fallbacks = u->stats.fallbacks;
+    j->wins = u->stats.fights_won;
+    job_touch(co, j);
+    co->need_sync = 1;
+    co->st.jobs_done++;
+    co->st.shards_stored++;
+    co->st.bytes_stored += j->bytes;
+    co->st.labels += j->records;
+    co->st.fights += j->fights;
+    co->st.simulations += j->simulations;
+    co->st.fallbacks += j->fallbacks;
+    co->done_t[co->done_head] = sf_now_ns();
+    co->done_labels[co->done_head] = j->records;
+    co->done_head = (co->done_head + 1) % 256;
+    if (co->done_n < 256)
+        co->done_n++;
+    memset(u, 0, sizeof *u);
+    send_ack(co, wi, job_id, 1, 0, 0, NULL);
+}
+
+static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardChunk *c) {
+    upload *u = &co->workers[wi].up;
+    if (!u->active || u->job_id != c->job_id) {
+        co->st.protocol_errors++;
+        send_ack(co, wi, c->job_id, 0, 0, 0, "chunk without an accepted offer");
+        return;
+    }
+    if (c->offset != u->received || c->data.len > CHUNK_MAX ||
+        u->received + c->data.len > u->size) {
+        co->st.protocol_errors++;
+        upload_discard(u);
+        send_ack(co, wi, c->job_id, 0, 0, 0, "chunk out of order or beyond the offered size");
+        return;
+    }
+    if (c->data.len && fwrite(c->data.data, 1, c->data.len, u->f) != c->data.len) {
+        upload_discard(u);
+        send_ack(co, wi, c->job_id, 0, 0, 0, "coordinator cannot write the upload");
+        return;
+    }
+    crypto_hash_sha256_update(&u->sha, c->data.data, c->data.len);
+    u->received += c->data.len;
+    if (c->last)
+        finish_upload(co, wi);
+}
+
+static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFailed *f) {
+    co->st.jobs_failed++;
+    if (f->job_id == 0 || f->job_id > co->njobs)
+        return;
+    cjob *j = &co->jobs[f->job_id - 1];
+    if (j->state == JS_LEASED && j->worker == wi)
+        release_job(co, j, 0);
+    fprintf(stderr, "coordinator: job %llu failed on %s: %s\n", (unsigned long long)f->job_id,
+            co->workers[wi].worker_id, f->reason ? f->reason : "");
+}
+
+static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    r->run = co->cfg.name;
+    r->jobs_total = st.jobs_total;
+    r->jobs_pending = st.jobs_pending;
+    r->jobs_leased = st.jobs_leased;
+    r->jobs_done = st.jobs_done;
+    r->fights = st.fights;
+    r->labels = st.labels;
+    r->labels_per_s = st.labels_per_s;
+    r->workers_alive = st.workers_alive;
+    r->eta_s = st.eta_s;
+    r->complete = st.complete;
+    r->bytes_stored = st.bytes_stored;
+    r->fallbacks = (uint32_t)st.fallbacks;
+    r->output_dir = co->cfg.output_dir;
+    r->config_digest = co->digest;
+    r->lease_expiries = st.lease_expiries;
+    r->reissues = st.reissues;
+    r->decode_errors = st.decode_errors;
+    r->protocol_errors = st.protocol_errors;
+}
+
+static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__StatusReply r = SPIREFLEET__STATUS_REPLY__INIT;
+    fill_status(co, &r);
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY;
+    env.status_reply = &r;
+    queue_reply(co, ident, len, &env);
+}
+
+static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    co->stopping = 1;
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Stop s = SPIREFLEET__STOP__INIT;
+    s.reason = (char *)"stopping";
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
+    env.stop = &s;
+    queue_reply(co, ident, len, &env);
+}
+
+static void on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    uint64_t n = co->st.jobs_done;
+    Spirefleet__ShardInfo *infos = calloc(n ? n : 1, sizeof *infos);
+    Spirefleet__ShardInfo **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    if (!infos || !ptrs) {
+        free(infos);
+        free(ptrs);
+        reply_error(co, ident, len, SF_ENOMEM, "out of memory");
+        return;
+    }
+    size_t k = 0;
+    for (uint64_t i = 0; i < co->njobs && k < n; i++) {
+        cjob *j = &co->jobs[i];
+        if (j->state != JS_DONE)
+            continue;
+        spirefleet__shard_info__init(&infos[k]);
+        infos[k].name = j->shard_name;
+        infos[k].job_id = j->id;
+        infos[k].size = j->bytes;
+        infos[k].file_sha256 = j->file_sha256;
+        infos[k].content_digest = j->content_digest;
+        infos[k].records = j->records;
+        ptrs[k] = &infos[k];
+        k++;
+    }
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardList l = SPIREFLEET__SHARD_LIST__INIT;
+    l.n_shards = k;
+    l.shards = ptrs;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST;
+    env.shard_list = &l;
+    queue_reply(co, ident, len, &env);
+    free(infos);
+    free(ptrs);
+}
+
+static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
+                           const Spirefleet__ShardFetch *f) {
+    const cjob *j = NULL;
+    for (uint64_t i = 0; i < co->njobs && f->name; i++)
+        if (co->jobs[i].state == JS_DONE && !strcmp(co->jobs[i].shard_name, f->name))
+            j = &co->jobs[i];
+    if (!j) {
+        reply_error(co, ident, len, SF_ENOTFOUND, "no stored shard of that name");
+        return;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
+    uint32_t want = f->length == 0 || f->length > CHUNK_MAX ? CHUNK_MAX : f->length;
+    uint8_t *buf = malloc(want);
+    FILE *fp = fopen(path, "rb");
+    size_t got = 0;
+    if (buf && fp && fseeko(fp, (off_t)f->offset, SEEK_SET) == 0)
+        got = fread(buf, 1, want, fp);
+    if (fp)
+        fclose(fp);
+    if (!buf || !fp) {
+        free(buf);
+        reply_error(co, ident, len, SF_EIO, "cannot read the stored shard");
+        return;
+    }
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardData d = SPIREFLEET__SHARD_DATA__INIT;
+    d.name = (char *)j->shard_name;
+    d.offset = f->offset;
+    d.data.data = buf;
+    d.data.len = got;
+    d.last = f->offset + got >= j->bytes;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_DATA;
+    env.shard_data = &d;
+    queue_reply(co, ident, len, &env);
+    free(buf);
+}
+
+static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const uint8_t *data,
+                   size_t dlen) {
+    Spirefleet__Envelope *env = NULL;
+    sf_err err = {0};
+    int rc = sf_wire_decode(data, dlen, &env, &err);
+    if (rc < 0) {
+        co->st.decode_errors++;
+        reply_error(co, ident, ilen, rc, err.msg);
+        return;
+    }
+    /* Messages anyone may send. */
+    switch (env->body_case) {
+    case SPIREFLEET__ENVELOPE__BODY_HELLO: on_hello(co, ident, ilen, env->hello); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST: on_status(co, ident, ilen); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST: on_shard_list(co, ident, ilen); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH:
+        on_shard_fetch(co, ident, ilen, env->shard_fetch);
+        goto done;
+    default: break;
+    }
+    /* Messages only a worker that said Hello may send. */
+    int wi = worker_find(co, ident, ilen);
+    if (wi < 0 || !co->workers[wi].hello) {
+        co->st.protocol_errors++;
+        reply_error(co, ident, ilen, SF_ESTATE, "unknown worker: send Hello first");
+        goto done;
+    }
+    cworker *w = &co->workers[wi];
+    w->last_seen = sf_now_ns();
+    w->alive = 1;
+    switch (env->body_case) {
+    case SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST: on_job_request(co, wi); break;
+    case SPIREFLEET__ENVELOPE__BODY_HEARTBEAT: on_heartbeat(co, wi, env->heartbeat); break;
+    case SPIREFLEET__ENVELOPE__BODY_PROGRESS: on_progress(co, wi, env->progress); break;
+    case SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER: on_shard_offer(co, wi, env->shard_offer); break;
+    case SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK: on_shard_chunk(co, wi, env->shard_chunk); break;
+    case SPIREFLEET__ENVELOPE__BODY_JOB_FAILED: on_job_failed(co, wi, env->job_failed); break;
+    default:
+        co->st.protocol_errors++;
+        reply_error(co, ident, ilen, SF_ESTATE, "unexpected message for a coordinator");
+        break;
+    }
+done:
+    sf_wire_free(env);
+}
+
+/* ------------------------------------------------------------------------
+ * Timers: late leases and silent workers
+ * ---------------------------------------------------------------------- */
+
+static void expire(sf_coordinator *co) {
+    uint64_t now = sf_now_ns();
+    if (now - co->last_expire < 50 * NS_PER_MS)
+        return;
+    co->last_expire = now;
+    uint64_t silent = (uint64_t)co->cfg.coordinator.heartbeat_ms *
+                      co->cfg.coordinator.heartbeat_liveness * NS_PER_MS;
+    for (int i = 0; i < co->nworkers; i++)
+        if (co->workers[i].alive && now - co->workers[i].last_seen > silent)
+            worker_dead(co, i);
+    for (uint64_t i = 0; i < co->njobs && co->n_leased > 0; i++) {
+        cjob *j = &co->jobs[i];
+        if (j->state == JS_LEASED && now > j->deadline)
+            release_job(co, j, 1);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Open / recover
+ * ---------------------------------------------------------------------- */
+
+/* A shard in shards/ whose job the ledger does not call done: the
+ * coordinator stopped between storing it and committing. Verify and adopt. */
+static void adopt_stored_shards(sf_coordinator *co) {
+    for (uint64_t i = 0; i < co->njobs; i++) {
+        cjob *j = &co->jobs[i];
+        if (j->state == JS_DONE)
+            continue;
+        char name[96], path[1200];
+        shard_name(co, j->id, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", co->shards_dir, name);
+        if (access(path, F_OK) != 0)
+            continue;
+        sf_shard_verify_report rep;
+        sf_err e = {0};
+        sf_shard_reader *r = NULL;
+        int ok =
+            sf_shard_verify(path, &rep, &e) == SF_OK && sf_shard_reader_open(path, &r, &e) == 0;
+        if (ok) {
+            const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+            ok =
+                m->job_id == j->id && !strcmp(m->config_digest ? m->config_digest : "", co->digest);
+            if (ok && m->stats) {
+                j->fights = m->stats->fights;
+                j->simulations = m->stats->simulations;
+                j->fallbacks = m->stats->fallbacks;
+                j->wins = m->stats->fights_won;
+            }
+        }
+        sf_shard_reader_close(r);
+        if (!ok) {
+            fprintf(stderr, "coordinator: %s does not verify (%s); removing it\n", path, e.msg);
+            unlink(path);
+            continue;
+        }
+        /* the file digest is recomputed: it is what trainers' pulls check */
+        FILE *f = fopen(path, "rb");
+        crypto_hash_sha256_state sh;
+        crypto_hash_sha256_init(&sh);
+        uint8_t buf[65536];
+        size_t n;
+        while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+            crypto_hash_sha256_update(&sh, buf, n);
+        if (f)
+            fclose(f);
+        uint8_t h[32];
+        crypto_hash_sha256_final(&sh, h);
+        sf_hex(h, 32, j->file_sha256);
+        sf_hex(rep.digest, 32, j->content_digest);
+        snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
+        j->records = rep.records;
+        j->bytes = rep.file_bytes;
+        j->state = JS_DONE;
+        job_touch(co, j);
+        co->need_sync = 1;
+        fprintf(stderr, "coordinator: adopted %s for job %llu\n", name, (unsigned long long)j->id);
+    }
+}
+
+static void clear_incoming(sf_coordinator *co) {
+    DIR *d = opendir(co->incoming_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[1400];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", co->incoming_dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
+                        sf_err *err) {
+    *out = NULL;
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
+    sf_coordinator *co = calloc(1, sizeof *co);
+    if (!co)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->cfg = *cfg;
+    pthread_mutex_init(&co->snap_lock, NULL);
+    co->exit_when_done = opts ? opts->exit_when_done : 0;
+    int rc = sf_config_digest(cfg, co->digest);
+    if (rc < 0) {
+        free(co);
+        return sf_err_set(err, rc, "cannot compute the config digest");
+    }
+    snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", cfg->output_dir);
+    snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", cfg->output_dir);
+    snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", cfg->output_dir);
+    if (mkdir_p(co->shards_dir) || mkdir_p(co->incoming_dir)) {
+        rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", cfg->output_dir, strerror(errno));
+        free(co);
+        return rc;
+    }
+    co->njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size;
+    co->jobs = calloc(co->njobs, sizeof *co->jobs);
+    co->queue = calloc(co->njobs, sizeof *co->queue);
+    co->dirty = calloc(co->njobs, sizeof *co->dirty);
+    if (!co->jobs || !co->queue || !co->dirty) {
+        sf_coordinator_close(co);
+        return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
+                          (unsigned long long)co->njobs);
+    }
+    for (uint64_t i = 0; i < co->njobs; i++) {
+        cjob *j = &co->jobs[i];
+        j->id = i + 1;
+        j->seed_start = cfg->seed_start + i * cfg->job_size;
+        uint64_t left = cfg->seed_count - i * cfg->job_size;
+        j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
+        j->worker = -1;
+    }
+    rc = ledger_open(co, err);
+    if (rc == SF_OK) {
+        rc = ledger_load(co, err);
+        if (rc == 0)
+            rc = ledger_create(co, err);
+        else if (rc == 1)
+            rc = SF_OK;
+    }
+    if (rc < 0) {
+        sf_coordinator_close(co);
+        return rc;
+    }
+    clear_incoming(co);
+    adopt_stored_shards(co);
+    uint64_t now = sf_now_ns();
+    for (uint64_t i = 0; i < co->njobs; i++) {
+        cjob *j = &co->jobs[i];
+        if (j->state == JS_PENDING) {
+            queue_push(co, j->id);
+        } else if (j->state == JS_LEASED) {
+            co->n_leased++;
+            /* a fresh lease period for whoever still holds it */
+            j->deadline = now + (uint64_t)cfg->coordinator.lease_seconds * NS_PER_S;
+        } else {
+            co->st.jobs_done++;
+            co->st.shards_stored++;
+            co->st.bytes_stored += j->bytes;
+            co->st.labels += j->records;
+            co->st.fights += j->fights;
+            co->st.simulations += j->simulations;
+            co->st.fallbacks += j->fallbacks;
+        }
+    }
+    rc = ledger_commit(co, err);
+    if (rc < 0) {
+        sf_coordinator_close(co);
+        return rc;
+    }
+
+    co->zctx = zmq_ctx_new();
+    co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
+    int one = 1, zero = 0, hwm = 100000;
+    zmq_setsockopt(co->router, ZMQ_ROUTER_HANDOVER, &one, sizeof one);
+    zmq_setsockopt(co->router, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(co->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(co->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
+    if (zmq_bind(co->router, bind) != 0) {
+        rc = sf_err_set(err, SF_EIO, "cannot bind %s: %s", bind, zmq_strerror(zmq_errno()));
+        sf_coordinator_close(co);
+        return rc;
+    }
+    size_t elen = sizeof co->endpoint;
+    zmq_getsockopt(co->router, ZMQ_LAST_ENDPOINT, co->endpoint, &elen);
+    int port =
+        opts && opts->metrics_port >= 0 ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
+    if (!opts)
+        port = (int)cfg->coordinator.metrics_port;
+    if (port > 0 && metrics_start(co, port, err) < 0) {
+        sf_coordinator_close(co);
+        return SF_EIO;
+    }
+    co->started_ns = sf_now_ns();
+    metrics_publish(co);
+    *out = co;
+    return SF_OK;
+}
+
+const char *sf_coordinator_endpoint(const sf_coordinator *co) {
+    return co->endpoint;
+}
+
+int sf_coordinator_metrics_port(const sf_coordinator *co) {
+    return co->metrics_port;
+}
+
+/* ------------------------------------------------------------------------
+ * The loop
+ * ---------------------------------------------------------------------- */
+
+int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
+    zmq_pollitem_t item = {co->router, 0, ZMQ_POLLIN, 0};
+    zmq_poll(&item, 1, timeout_ms);
+    for (int n = 0; n < MAX_MSGS_PER_STEP; n++) {
+        zmq_msg_t parts[3];
+        int nparts = 0, more = 1, got = 0;
+        while (more) {
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            if (zmq_msg_recv(&m, co->router, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&m);
+                break;
+            }
+            got = 1;
+            more = zmq_msg_more(&m);
+            if (nparts < 3)
+                parts[nparts++] = m;
+            else
+                zmq_msg_close(&m);
+        }
+        if (!got)
+            break;
+        /* [identity][body]; anything else is a framing error */
+        if (nparts == 2 && zmq_msg_size(&parts[0]) <= 255) {
+            handle(co, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), zmq_msg_data(&parts[1]),
+                   zmq_msg_size(&parts[1]));
+        } else {
+            co->st.decode_errors++;
+            if (nparts >= 1 && zmq_msg_size(&parts[0]) <= 255)
+                reply_error(co, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), SF_EFORMAT,
+                            "expected exactly one message frame");
+        }
+        for (int i = 0; i < nparts; i++)
+            zmq_msg_close(&parts[i]);
+    }
+    expire(co);
+    int rc = ledger_commit(co, err);
+    if (rc < 0)
+        return rc;
+    flush_replies(co);
+    if (all_done(co) && !co->complete_ns)
+        co->complete_ns = sf_now_ns();
+    uint64_t now = sf_now_ns();
+    if (now - co->last_publish > 250 * NS_PER_MS) {
+        metrics_publish(co);
+        co->last_publish = now;
+    }
+    return SF_OK;
+}
+
+int sf_coordinator_serve(sf_coordinator *co, const volatile sig_atomic_t *stop, sf_err *err) {
+    while (!(stop && *stop) && !co->stopping) {
+        int rc = sf_coordinator_step(co, 100, err);
+        if (rc < 0)
+            return rc;
+        if (co->exit_when_done && co->complete_ns) {
+            /* linger until every live worker has heard RunComplete, or for
+             * two heartbeat periods */
+            int waiting = 0;
+            for (int i = 0; i < co->nworkers; i++)
+                waiting |= co->workers[i].alive && !co->workers[i].told_complete;
+            uint64_t grace = 2ull * co->cfg.coordinator.heartbeat_ms * NS_PER_MS;
+            if (!waiting || sf_now_ns() - co->complete_ns > grace)
+                break;
+        }
+    }
+    /* a last round so that Stop and RunComplete replies go out */
+    return sf_coordinator_step(co, 0, err);
+}
+
+void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
+    *st = co->st;
+    st->jobs_total = co->njobs;
+    st->jobs_leased = co->n_leased;
+    st->jobs_pending = co->njobs - co->n_leased - st->jobs_done;
+    uint64_t prog_labels = 0, prog_fights = 0;
+    for (uint64_t i = 0; i < co->njobs && co->n_leased > 0; i++) {
+        if (co->jobs[i].state == JS_LEASED) {
+            prog_labels += co->jobs[i].prog_labels;
+            prog_fights += co->jobs[i].prog_fights;
+        }
+    }
+    st->workers_alive = 0;
+    for (int i = 0; i < co->nworkers; i++)
+        st->workers_alive += co->workers[i].alive;
+    st->complete = all_done(co);
+    /* rates over completions in the last 60 s (or since the start) */
+    uint64_t now = sf_now_ns(), window = 60ull * NS_PER_S, labels = 0, jobs = 0;
+    for (int k = 0; k < co->done_n; k++) {
+        int idx = (co->done_head - 1 - k + 256) % 256;
+        if (now - co->done_t[idx] > window)
+            break;
+        labels += co->done_labels[idx];
+        jobs++;
+    }
+    double span = (double)(now - co->started_ns) / 1e9;
+    if (span > 60.0)
+        span = 60.0;
+    if (span < 1e-3)
+        span = 1e-3;
+    st->labels_per_s = (double)labels / span;
+    double jobs_per_s = (double)jobs / span;
+    uint64_t left = co->njobs - st->jobs_done;
+    st->eta_s = left == 0 ? 0.0 : jobs_per_s > 0 ? (double)left / jobs_per_s : -1.0;
+    st->fights_in_progress = prog_fights;
+    st->labels_in_progress = prog_labels;
+}
+
+void sf_coordinator_close(sf_coordinator *co) {
+    if (!co)
+        return;
+    metrics_stop(co);
+    for (int i = 0; i < co->nworkers; i++)
+        upload_discard(&co->workers[i].up);
+    for (int i = 0; i < co->nreplies; i++)
+        free(co->replies[i].bytes);
+    if (co->router)
+        zmq_close(co->router);
+    if (co->zctx)
+        zmq_ctx_term(co->zctx);
+    if (co->env) {
+        sf_err e = {0};
+        ledger_commit(co, &e);
+        ledger_close(co);
+    }
+    pthread_mutex_destroy(&co->snap_lock);
+    free(co->replies);
+    free(co->workers);
+    free(co->jobs);
+    free(co->queue);
+    free(co->dirty);
+    free(co);
+}

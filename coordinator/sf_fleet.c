@@ -1,0 +1,469 @@
+/*
+ * sf-fleet — the operator's command.
+ *
+ *   sf-fleet run CONFIG [--workers N]   everything on this machine: the
+ *                                        coordinator (in this process) and N
+ *                                        worker processes; a progress line;
+ *                                        a summary at the end
+ *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P]
+ *   sf-fleet worker --connect EP [--threads T] [--fights-per-thread G]
+ *                   [--id ID] [--scratch DIR] [--max-jobs N]
+ *   sf-fleet status ENDPOINT             progress of a running coordinator
+ *   sf-fleet stop ENDPOINT               ask it to stop
+ *   sf-fleet check CONFIG                validate; print the effective config
+ *
+ * Exit codes: 0 success (run complete), 1 runtime failure, 2 bad arguments
+ * or configuration, 3 stopped before the run completed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "coordinator/coordinator.h"
+#include "worker/worker.h"
+
+static volatile sig_atomic_t g_stop; /* written by the signal handler only */
+
+static void on_signal(int sig) {
+    (void)sig;
+    if (g_stop < 2)
+        g_stop++;
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: sf-fleet run CONFIG [--workers N]\n"
+               "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT]\n"
+               "       sf-fleet worker --connect ENDPOINT [--threads T] [--fights-per-thread G]\n"
+               "                       [--id ID] [--scratch DIR] [--max-jobs N]\n"
+               "       sf-fleet status ENDPOINT\n"
+               "       sf-fleet stop ENDPOINT\n"
+               "       sf-fleet check CONFIG\n"
+               "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
+               "See docs/operator.md.\n");
+}
+
+static int load(const char *path, sf_run_config *cfg) {
+    sf_err err = {0};
+    if (sf_config_load(path, cfg, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_uint(const char *s, const char *what, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "sf-fleet: %s must be an integer in %d..%d, got '%s'\n", what, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* ---- check ---------------------------------------------------------------- */
+
+static int cmd_check(int argc, char **argv) {
+    if (argc != 2) {
+        usage(stderr);
+        return 2;
+    }
+    sf_run_config cfg;
+    if (load(argv[1], &cfg) < 0)
+        return 2;
+    char digest[65];
+    sf_config_digest(&cfg, digest);
+    printf("# %s: valid; config digest %s\n", argv[1], digest);
+    sf_config_print(&cfg, stdout);
+    return 0;
+}
+
+/* ---- status / stop -------------------------------------------------------- */
+
+static int cmd_status(int argc, char **argv) {
+    if (argc != 2) {
+        usage(stderr);
+        return 2;
+    }
+    Spirefleet__Envelope *env;
+    Spirefleet__StatusReply *st;
+    sf_err err = {0};
+    if (sf_fleet_status(argv[1], 3000, &env, &st, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return 1;
+    }
+    sf_fleet_print_status(st, stdout);
+    sf_wire_free(env);
+    return 0;
+}
+
+static int cmd_stop(int argc, char **argv) {
+    if (argc != 2) {
+        usage(stderr);
+        return 2;
+    }
+    sf_err err = {0};
+    if (sf_fleet_stop(argv[1], 3000, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return 1;
+    }
+    printf("stop requested\n");
+    return 0;
+}
+
+/* ---- worker --------------------------------------------------------------- */
+
+static int cmd_worker(int argc, char **argv) {
+    sf_worker_opts o = {0};
+    static const struct option opts[] = {{"connect", required_argument, 0, 'c'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"fights-per-thread", required_argument, 0, 'g'},
+                                         {"id", required_argument, 0, 'i'},
+                                         {"scratch", required_argument, 0, 's'},
+                                         {"max-jobs", required_argument, 0, 'm'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': o.endpoint = optarg; break;
+        case 't':
+            if (parse_uint(optarg, "--threads", 1, 1024, &o.threads) < 0)
+                return 2;
+            break;
+        case 'g':
+            if (parse_uint(optarg, "--fights-per-thread", 1, 4096, &o.fights_per_thread) < 0)
+                return 2;
+            break;
+        case 'i': o.worker_id = optarg; break;
+        case 's': o.scratch_dir = optarg; break;
+        case 'm':
+            if (parse_uint(optarg, "--max-jobs", 0, 1 << 30, &o.max_jobs) < 0)
+                return 2;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!o.endpoint) {
+        fprintf(stderr, "sf-fleet worker: --connect ENDPOINT is required\n");
+        return 2;
+    }
+    install_signals();
+    o.stop = &g_stop;
+    sf_err err = {0};
+    int rc = sf_worker_run(&o, &err);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet worker: %s\n", err.msg);
+        return 1;
+    }
+    return g_stop ? 3 : 0;
+}
+
+/* ---- coordinator ---------------------------------------------------------- */
+
+static int cmd_coordinator(int argc, char **argv) {
+    const char *bind = NULL, *path = NULL;
+    int metrics = -1;
+    static const struct option opts[] = {{"bind", required_argument, 0, 'b'},
+                                         {"metrics-port", required_argument, 0, 'p'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "b:p:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'b': bind = optarg; break;
+        case 'p':
+            if (parse_uint(optarg, "--metrics-port", 0, 65535, &metrics) < 0)
+                return 2;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    path = argv[optind];
+    sf_run_config cfg;
+    if (load(path, &cfg) < 0)
+        return 2;
+    install_signals();
+    sf_coord_opts co_opts = {.bind = bind, .metrics_port = metrics, .exit_when_done = 0};
+    sf_coordinator *co;
+    sf_err err = {0};
+    if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
+        fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
+        return err.code == SF_ECONFIG ? 2 : 1;
+    }
+    fprintf(stderr, "coordinator: run %s serving on %s (metrics port %d)\n", cfg.name,
+            sf_coordinator_endpoint(co), sf_coordinator_metrics_port(co));
+    int rc = sf_coordinator_serve(co, &g_stop, &err);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    sf_coordinator_close(co);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
+        return 1;
+    }
+    return st.complete ? 0 : 3;
+}
+
+/* ---- run: the embedded default ------------------------------------------- */
+
+static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_config *cfg,
+                          int index) {
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* the worker's log goes to <output_dir>/logs/w<i>.log, so the progress
+     * line stays readable */
+    char logdir[1200], logpath[1300];
+    snprintf(logdir, sizeof logdir, "%s/logs", cfg->output_dir);
+    mkdir(logdir, 0755);
+    snprintf(logpath, sizeof logpath, "%s/w%d.log", logdir, index);
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+    char threads[16], fights[16], id[96], scratch[1200];
+    snprintf(threads, sizeof threads, "%u", cfg->workers.threads);
+    snprintf(fights, sizeof fights, "%u", cfg->workers.fights_per_thread);
+    snprintf(id, sizeof id, "%s-w%d", cfg->name, index);
+    snprintf(scratch, sizeof scratch, "%s/work/w%d", cfg->output_dir, index);
+    char *args[] = {(char *)self, "worker", "--connect",           (char *)endpoint,
+                    "--threads",  threads,  "--fights-per-thread", fights,
+                    "--id",       id,       "--scratch",           scratch,
+                    NULL};
+    execv(self, args);
+    perror("sf-fleet: exec worker");
+    _exit(127);
+}
+
+static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
+    double frac = st->jobs_total ? (double)st->jobs_done / (double)st->jobs_total : 0.0;
+    if (tty) {
+        char bar[31];
+        int filled = (int)(frac * 30.0 + 0.5);
+        for (int i = 0; i < 30; i++)
+            bar[i] = i < filled ? '#' : '.';
+        bar[30] = 0;
+        fprintf(stderr,
+                "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u  "
+                "ETA %s%.0fs   ",
+                bar, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+                (unsigned long long)(st->fights + st->fights_in_progress),
+                (unsigned long long)(st->labels + st->labels_in_progress), st->labels_per_s,
+                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s);
+    } else {
+        fprintf(stderr,
+                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u\n",
+                elapsed, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+                (unsigned long long)(st->fights + st->fights_in_progress),
+                (unsigned long long)(st->labels + st->labels_in_progress), st->labels_per_s,
+                st->workers_alive);
+    }
+}
+
+static int cmd_run(int argc, char **argv, const char *self) {
+    int workers = -1;
+    static const struct option opts[] = {
+        {"workers", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "w:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'w':
+            if (parse_uint(optarg, "--workers", 0, 4096, &workers) < 0)
+                return 2;
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    sf_run_config cfg;
+    if (load(argv[optind], &cfg) < 0)
+        return 2;
+    if (workers >= 0)
+        cfg.workers.count = (uint32_t)workers;
+    install_signals();
+    sf_coord_opts co_opts = {.bind = NULL, .metrics_port = -1, .exit_when_done = 1};
+    sf_coordinator *co;
+    sf_err err = {0};
+    if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return err.code == SF_ECONFIG ? 2 : 1;
+    }
+    const char *ep = sf_coordinator_endpoint(co);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    fprintf(stderr,
+            "sf-fleet: run %s: %llu jobs (%llu already done), %u workers x %u threads, "
+            "coordinator %s, output %s\n",
+            cfg.name, (unsigned long long)st.jobs_total, (unsigned long long)st.jobs_done,
+            cfg.workers.count, cfg.workers.threads, ep, cfg.output_dir);
+    pid_t pids[4096];
+    int np = 0;
+    for (uint32_t i = 0; i < cfg.workers.count && !st.complete; i++) {
+        pid_t p = spawn_worker(self, ep, &cfg, (int)i);
+        if (p > 0)
+            pids[np++] = p;
+    }
+    int tty = isatty(STDERR_FILENO);
+    uint64_t t0 = sf_now_ns(), last = 0;
+    int rc = SF_OK, stopped_early = 0;
+    while (!st.complete) {
+        if (g_stop) {
+            stopped_early = 1;
+            break;
+        }
+        rc = sf_coordinator_step(co, 100, &err);
+        if (rc < 0)
+            break;
+        sf_coordinator_status(co, &st);
+        uint64_t now = sf_now_ns();
+        if (now - last > (tty ? 200000000ull : 5000000000ull)) {
+            progress_line(&st, tty, (double)(now - t0) / 1e9);
+            last = now;
+        }
+        /* reap workers that exited early, so a crash does not go unnoticed */
+        int status;
+        pid_t dead;
+        while ((dead = waitpid(-1, &status, WNOHANG)) > 0) {
+            for (int i = 0; i < np; i++)
+                if (pids[i] == dead) {
+                    pids[i] = pids[--np];
+                    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        fprintf(stderr, "\nsf-fleet: worker pid %d exited (status %d)\n", (int)dead,
+                                status);
+                }
+        }
+        if (np == 0 && !st.complete && cfg.workers.count > 0) {
+            fprintf(stderr, "\nsf-fleet: every worker has exited before the run completed\n");
+            stopped_early = 1;
+            break;
+        }
+    }
+    if (tty)
+        fputc('\n', stderr);
+    /* tell the workers: RunComplete on their next request, or SIGTERM when
+     * stopping early (they abandon their job; it stays pending) */
+    uint64_t deadline = sf_now_ns() + 10000000000ull;
+    if (stopped_early)
+        for (int i = 0; i < np; i++)
+            kill(pids[i], g_stop >= 2 ? SIGKILL : SIGTERM);
+    while (np > 0 && sf_now_ns() < deadline) {
+        if (!stopped_early)
+            sf_coordinator_step(co, 50, &err);
+        else
+            usleep(50000);
+        int status;
+        pid_t dead;
+        while ((dead = waitpid(-1, &status, WNOHANG)) > 0)
+            for (int i = 0; i < np; i++)
+                if (pids[i] == dead)
+                    pids[i] = pids[--np];
+    }
+    for (int i = 0; i < np; i++) {
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+    }
+    sf_coordinator_status(co, &st);
+    double secs = (double)(sf_now_ns() - t0) / 1e9;
+    sf_coordinator_close(co);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return 1;
+    }
+    printf("\nrun %s %s in %.1f s\n", cfg.name, st.complete ? "complete" : "stopped", secs);
+    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
+           (unsigned long long)st.jobs_done, (unsigned long long)st.jobs_total,
+           (unsigned long long)st.shards_stored, (unsigned long long)st.labels,
+           (unsigned long long)st.fights, (unsigned long long)st.simulations);
+    printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
+           (unsigned long long)st.fallbacks, (unsigned long long)st.lease_expiries,
+           (unsigned long long)st.reissues, (unsigned long long)st.shards_rejected);
+    /* name the sf-shard built beside this binary when there is one */
+    char tool[4200] = "sf-shard";
+    const char *slash = strrchr(self, '/');
+    if (slash) {
+        char guess[4200], real[4096], cwd[4096];
+        snprintf(guess, sizeof guess, "%.*s/../shard/sf-shard", (int)(slash - self), self);
+        if (realpath(guess, real) && access(real, X_OK) == 0) {
+            size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+            if (n && !strncmp(real, cwd, n) && real[n] == '/')
+                snprintf(tool, sizeof tool, "%s", real + n + 1);
+            else
+                snprintf(tool, sizeof tool, "%s", real);
+        }
+    }
+    printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", cfg.output_dir,
+           (double)st.bytes_stored / 1e6, cfg.output_dir);
+    printf("  inspect:  %s verify %s/shards\n", tool, cfg.output_dir);
+    printf("            %s stat %s/shards/%s-job000001.shard\n", tool, cfg.output_dir, cfg.name);
+    printf("            %s cat %s/shards/%s-job000001.shard --index 0 --json\n", tool,
+           cfg.output_dir, cfg.name);
+    if (!st.complete)
+        printf("  run `sf-fleet run %s` again to resume from the ledger\n", argv[optind]);
+    return st.complete ? 0 : 3;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        snprintf(self, sizeof self, "%s", argv[0]);
+    else
+        self[n] = 0;
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1, self);
+    if (!strcmp(cmd, "coordinator"))
+        return cmd_coordinator(argc - 1, argv + 1);
+    if (!strcmp(cmd, "worker"))
+        return cmd_worker(argc - 1, argv + 1);
+    if (!strcmp(cmd, "status"))
+        return cmd_status(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stop"))
+        return cmd_stop(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check"))
+        return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "sf-fleet: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

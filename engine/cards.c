@@ -1,0 +1,613 @@
+/*
+ * cards.c — the Ironclad card table: numbers as data, behaviour as one small
+ * function per card whose effect is more than "deal damage / gain block".
+ *
+ * Every number is the game's (facts sheet §3, §4: cards/red/<Name>.java;
+ * status cards §4 "Status cards"). `play` runs after energy is paid and the
+ * card has left the hand; the card then moves to discard, exhaust or (for
+ * powers) nowhere, in play.c. Damage is always computed with
+ * combat_card_damage() so Strength, Vigor, Pen Nib, Weak and Vulnerable
+ * apply in the game's order.
+ */
+#include "engine/internal.h"
+
+/* ---- shared effect pieces ---------------------------------------------- */
+
+static void hit(sf_combat *c, const sf_card *k, int target, int base) {
+    if (!combat_alive(c, target))
+        return;
+    combat_player_hits(c, target, combat_card_damage(c, k, base, target));
+}
+
+static void hit_all(sf_combat *c, const sf_card *k, int base) {
+    /* DamageAllEnemiesAction: damage computed per monster at play time. */
+    int dmg[SF_MAX_MONSTERS];
+    for (int m = 0; m < c->n_mon; m++)
+        dmg[m] = combat_card_damage(c, k, base, m);
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            combat_player_hits(c, m, dmg[m]);
+}
+
+static void block(sf_combat *c, int base) {
+    combat_gain_block(c, combat_card_block(c, base));
+}
+
+static void debuff_all(sf_combat *c, int pw, int amount) {
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            combat_power_monster(c, m, pw, amount);
+}
+
+/* Exhaust every card in hand for which keep() is false; returns the count. */
+static int exhaust_hand_where(sf_combat *c, int (*keep)(const sf_card *)) {
+    int n = 0;
+    for (int i = 0; i < c->hand_n;) {
+        if (keep && keep(&c->hand[i])) {
+            i++;
+            continue;
+        }
+        combat_exhaust_from_hand(c, i);
+        n++;
+    }
+    return n;
+}
+
+static int is_attack(const sf_card *k) {
+    return sf_cards[k->id].type == CT_ATTACK;
+}
+
+/* ---- plain effects ------------------------------------------------------ */
+
+static void p_damage(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+}
+static void p_damage_all(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    hit_all(c, k, CARD_NUM(k, dmg));
+}
+static void p_block(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    block(c, CARD_NUM(k, blk));
+}
+static void p_multi_hit(sf_combat *c, const sf_card *k, int t) {
+    for (int i = 0; i < CARD_NUM(k, mag); i++)
+        hit(c, k, t, CARD_NUM(k, dmg));
+}
+static void p_nothing(sf_combat *c, const sf_card *k, int t) {
+    (void)c, (void)k, (void)t;
+}
+
+/* ---- starter ------------------------------------------------------------ */
+
+static void p_bash(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_power_monster(c, t, PW_VULN, CARD_NUM(k, mag));
+}
+
+/* ---- common ------------------------------------------------------------- */
+
+static void p_anger(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    sf_card copy = *k;
+    copy.flags &= (uint8_t)~CF_FREE_TURN;
+    combat_add_to_discard(c, copy);
+}
+
+static void p_armaments(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    block(c, CARD_NUM(k, blk));
+    if (k->upg) {
+        for (int i = 0; i < c->hand_n; i++) {
+            sf_card *h = &c->hand[i];
+            const card_def *d = &sf_cards[h->id];
+            if (d->type == CT_CURSE || (d->type == CT_STATUS && h->id != CARD_BURN))
+                continue;
+            if (h->upg == 0 || (d->flags & CD_MULTI_UPGRADE)) {
+                if (h->upg == 0 && d->cost_up != d->cost && h->cost == d->cost)
+                    h->cost = d->cost_up;
+                h->upg++;
+            }
+        }
+    } else {
+        combat_open_choice(c, CH_ARMAMENTS, 0);
+    }
+}
+
+static void p_body_slam(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, c->block);
+}
+
+static void p_clothesline(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_power_monster(c, t, PW_WEAK, CARD_NUM(k, mag));
+}
+
+static void p_flex(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_power_player(c, PW_STR, CARD_NUM(k, mag), 0);
+    c->pw[PW_LOSE_STR] = (int16_t)(c->pw[PW_LOSE_STR] + CARD_NUM(k, mag));
+}
+
+/* Havoc is resolved in play.c (it plays another card). */
+
+static void p_headbutt(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_open_choice(c, CH_HEADBUTT, 0);
+}
+
+static void p_iron_wave(sf_combat *c, const sf_card *k, int t) {
+    block(c, CARD_NUM(k, blk)); /* block once, first (facts sheet §4) */
+    hit(c, k, t, CARD_NUM(k, dmg));
+}
+
+static int strike_count(const sf_combat *c) {
+    int n = 1; /* the played card itself was in hand when damage was computed */
+    const sf_card *piles[3] = {c->hand, c->draw, c->discard};
+    int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < counts[p]; i++)
+            n += (sf_cards[piles[p][i].id].flags & CD_STRIKE) != 0;
+    return n;
+}
+
+static void p_perfected_strike(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg) + CARD_NUM(k, mag) * strike_count(c));
+}
+
+static void p_pommel_strike(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_draw(c, CARD_NUM(k, mag));
+}
+
+static void p_shrug(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    block(c, CARD_NUM(k, blk));
+    combat_draw(c, 1);
+}
+
+static void p_sword_boomerang(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    for (int i = 0; i < CARD_NUM(k, mag); i++) {
+        int m = combat_random_monster(c);
+        if (m < 0)
+            break;
+        hit(c, k, m, CARD_NUM(k, dmg));
+    }
+}
+
+static void p_thunderclap(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    hit_all(c, k, CARD_NUM(k, dmg));
+    debuff_all(c, PW_VULN, 1);
+}
+
+static void p_true_grit(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    block(c, CARD_NUM(k, blk));
+    if (k->upg) {
+        combat_open_choice(c, CH_TRUE_GRIT, 0);
+    } else if (c->hand_n > 0) {
+        int i = sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->hand_n - 1);
+        combat_exhaust_from_hand(c, i);
+    }
+}
+
+static void p_twin_strike(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    hit(c, k, t, CARD_NUM(k, dmg));
+}
+
+static void p_warcry(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_draw(c, CARD_NUM(k, mag));
+    combat_open_choice(c, CH_WARCRY, 0);
+}
+
+static void p_wild_strike(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_add_to_draw_random(c, combat_make_card(c, CARD_WOUND, 0));
+}
+
+/* ---- uncommon ----------------------------------------------------------- */
+
+static void p_battle_trance(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_draw(c, CARD_NUM(k, mag));
+    c->pw[PW_NO_DRAW] = 1;
+}
+
+static void p_bloodletting(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_lose_hp(c, 3);
+    c->energy = (uint8_t)(c->energy + CARD_NUM(k, mag));
+}
+
+static void p_burning_pact(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_open_choice(c, CH_BURNING_PACT, CARD_NUM(k, mag));
+}
+
+static void p_combust(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    c->pw[PW_COMBUST] = (int16_t)(c->pw[PW_COMBUST] + CARD_NUM(k, mag));
+    c->pw[PW_COMBUST_HP]++;
+}
+
+static void p_power(sf_combat *c, int pw, int amount) {
+    combat_power_player(c, pw, amount, 0);
+}
+
+static void p_dark_embrace(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    p_power(c, PW_DARK_EMBRACE, 1);
+}
+
+static void p_disarm(sf_combat *c, const sf_card *k, int t) {
+    combat_power_monster(c, t, PW_STR, -CARD_NUM(k, mag));
+}
+
+static void p_dropkick(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    /* DropkickAction checks Vulnerable when it resolves, after the damage. */
+    if (t >= 0 && t < c->n_mon && c->mon[t].pw[PW_VULN] > 0) {
+        c->energy++;
+        combat_draw(c, 1);
+    }
+}
+
+static void p_dual_wield(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_open_choice(c, CH_DUAL_WIELD, CARD_NUM(k, mag));
+}
+
+static void p_entrench(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    combat_gain_block(c, c->block);
+}
+
+static void p_evolve(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_EVOLVE, CARD_NUM(k, mag));
+}
+static void p_feel_no_pain(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_FNP, CARD_NUM(k, mag));
+}
+static void p_fire_breathing(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_FIRE_BREATHING, CARD_NUM(k, mag));
+}
+
+static void p_flame_barrier(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    block(c, CARD_NUM(k, blk));
+    p_power(c, PW_FLAME_BARRIER, CARD_NUM(k, mag));
+}
+
+static void p_hemokinesis(sf_combat *c, const sf_card *k, int t) {
+    combat_lose_hp(c, CARD_NUM(k, mag)); /* HP first, then damage */
+    if (c->phase != PH_OVER)
+        hit(c, k, t, CARD_NUM(k, dmg));
+}
+
+static void p_infernal_blade(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    int id = combat_random_attack(c);
+    sf_card made = combat_make_card(c, id, 0);
+    made.flags |= CF_FREE_TURN;
+    combat_add_to_hand(c, made);
+}
+
+static void p_inflame(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_STR, CARD_NUM(k, mag));
+}
+
+static void p_intimidate(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    debuff_all(c, PW_WEAK, CARD_NUM(k, mag));
+}
+
+static void p_metallicize(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_METALLICIZE, CARD_NUM(k, mag));
+}
+
+static void p_power_through(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    for (int i = 0; i < 2; i++)
+        combat_add_to_hand(c, combat_make_card(c, CARD_WOUND, 0));
+    block(c, CARD_NUM(k, blk));
+}
+
+static void p_rage(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_RAGE, CARD_NUM(k, mag));
+}
+
+/* Rampage's bonus lives on the played card, which play.c moves to the
+ * discard pile afterwards; raise it on the limbo copy. */
+static void p_rampage(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg) + k->misc);
+    if (c->pending.active && c->pending.card.id == CARD_RAMPAGE) {
+        int bonus = c->pending.card.misc + CARD_NUM(k, mag);
+        c->pending.card.misc = (uint8_t)(bonus > 250 ? 250 : bonus);
+    }
+}
+
+static void p_reckless_charge(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_add_to_draw_random(c, combat_make_card(c, CARD_DAZED, 0));
+}
+
+static void p_rupture(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_RUPTURE, CARD_NUM(k, mag));
+}
+
+static void p_searing_blow(sf_combat *c, const sf_card *k, int t) {
+    int n = k->upg;
+    hit(c, k, t, 12 + n * (n + 7) / 2);
+}
+
+static int not_attack_keep(const sf_card *k) {
+    return is_attack(k);
+}
+
+static void p_second_wind(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    /* Block per card, each a separate gain (FNP/Juggernaut fire per card). */
+    int per = combat_card_block(c, CARD_NUM(k, blk));
+    int n = 0;
+    for (int i = 0; i < c->hand_n;) {
+        if (is_attack(&c->hand[i])) {
+            i++;
+            continue;
+        }
+        combat_exhaust_from_hand(c, i);
+        n++;
+    }
+    for (int i = 0; i < n; i++)
+        combat_gain_block(c, per);
+}
+
+static void p_seeing_red(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    c->energy = (uint8_t)(c->energy + 2);
+}
+
+static void p_sever_soul(sf_combat *c, const sf_card *k, int t) {
+    exhaust_hand_where(c, not_attack_keep);
+    hit(c, k, t, CARD_NUM(k, dmg));
+}
+
+static void p_shockwave(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    debuff_all(c, PW_WEAK, CARD_NUM(k, mag));
+    debuff_all(c, PW_VULN, CARD_NUM(k, mag));
+}
+
+static void p_spot_weakness(sf_combat *c, const sf_card *k, int t) {
+    int hits = 0;
+    if (combat_alive(c, t) && monster_intent_damage(c, t, &hits) >= 0 && hits > 0)
+        p_power(c, PW_STR, CARD_NUM(k, mag));
+}
+
+static void p_uppercut(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, CARD_NUM(k, dmg));
+    combat_power_monster(c, t, PW_WEAK, CARD_NUM(k, mag));
+    combat_power_monster(c, t, PW_VULN, CARD_NUM(k, mag));
+}
+
+/* Whirlwind's X is decided in play.c and passed in pending.x. */
+static void p_whirlwind(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    for (int i = 0; i < c->pending.x; i++)
+        hit_all(c, k, CARD_NUM(k, dmg));
+}
+
+/* ---- rare --------------------------------------------------------------- */
+
+static void p_barricade(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    c->pw[PW_BARRICADE] = 1;
+}
+
+static void p_berserk(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_power_player(c, PW_VULN, CARD_NUM(k, mag), 0);
+    c->pw[PW_BERSERK]++;
+}
+
+static void p_brutality(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    c->pw[PW_BRUTALITY]++;
+}
+
+static void p_corruption(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    c->pw[PW_CORRUPTION] = 1;
+}
+
+static void p_demon_form(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    c->pw[PW_DEMON_FORM] = (int16_t)(c->pw[PW_DEMON_FORM] + CARD_NUM(k, mag));
+}
+
+static void p_double_tap(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    c->pw[PW_DOUBLE_TAP] = (int16_t)(c->pw[PW_DOUBLE_TAP] + CARD_NUM(k, mag));
+}
+
+static void p_exhume(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    combat_open_choice(c, CH_EXHUME, 0);
+}
+
+static void p_feed(sf_combat *c, const sf_card *k, int t) {
+    if (!combat_alive(c, t))
+        return;
+    hit(c, k, t, CARD_NUM(k, dmg));
+    if (c->mon[t].flags & MF_DEAD) {
+        int gain = CARD_NUM(k, mag);
+        c->max_hp = (int16_t)(c->max_hp + gain);
+        combat_heal(c, gain);
+    }
+}
+
+static void p_fiend_fire(sf_combat *c, const sf_card *k, int t) {
+    int n = exhaust_hand_where(c, NULL);
+    for (int i = 0; i < n; i++)
+        hit(c, k, t, CARD_NUM(k, dmg));
+}
+
+static void p_immolate(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    hit_all(c, k, CARD_NUM(k, dmg));
+    combat_add_to_discard(c, combat_make_card(c, CARD_BURN, 0));
+}
+
+static void p_juggernaut(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_JUGGERNAUT, CARD_NUM(k, mag));
+}
+
+static void p_limit_break(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    if (c->pw[PW_STR] != 0)
+        combat_power_player(c, PW_STR, c->pw[PW_STR], 0);
+}
+
+static void p_offering(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_lose_hp(c, 6);
+    if (c->phase == PH_OVER)
+        return;
+    c->energy = (uint8_t)(c->energy + 2);
+    combat_draw(c, CARD_NUM(k, mag));
+}
+
+static void p_reaper(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    int dmg[SF_MAX_MONSTERS], total = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        dmg[m] = combat_card_damage(c, k, CARD_NUM(k, dmg), m);
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            total += combat_player_hits(c, m, dmg[m]);
+    combat_heal(c, total);
+}
+
+static void p_demon_dummy(sf_combat *c, const sf_card *k, int t) {
+    p_nothing(c, k, t);
+}
+
+/* ---- the table ----------------------------------------------------------
+ * name, type, rarity, target, flags, cost, cost+, dmg, dmg+, blk, blk+, mag,
+ * mag+, priority, play. Priorities: a rollout plays high numbers first
+ * (powers and free draw early, attacks and block by value, statuses last).
+ */
+#define ATK CT_ATTACK
+#define SKL CT_SKILL
+#define PWR CT_POWER
+#define STS CT_STATUS
+/* clang-format off */
+const card_def sf_cards[CARD_COUNT] = {
+    [CARD_NONE] = {"(none)", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL},
+    [CARD_STRIKE] = {"Strike", ATK, RAR_BASIC, TGT_ENEMY, CD_STRIKE, 1, 1, 6, 9, 0, 0, 0, 0, 40, p_damage},
+    [CARD_DEFEND] = {"Defend", SKL, RAR_BASIC, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 35, p_block},
+    [CARD_BASH] = {"Bash", ATK, RAR_BASIC, TGT_ENEMY, 0, 2, 2, 8, 10, 0, 0, 2, 3, 60, p_bash},
+    [CARD_ANGER] = {"Anger", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 6, 8, 0, 0, 0, 0, 55, p_anger},
+    [CARD_ARMAMENTS] = {"Armaments", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 5, 0, 0, 45, p_armaments},
+    [CARD_BODY_SLAM] = {"Body Slam", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 0, 0, 0, 0, 0, 0, 0, 30, p_body_slam},
+    [CARD_CLASH] = {"Clash", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 14, 18, 0, 0, 0, 0, 60, p_damage},
+    [CARD_CLEAVE] = {"Cleave", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 8, 11, 0, 0, 0, 0, 50, p_damage_all},
+    [CARD_CLOTHESLINE] = {"Clothesline", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 12, 14, 0, 0, 2, 3, 50, p_clothesline},
+    [CARD_FLEX] = {"Flex", SKL, RAR_COMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 4, 75, p_flex},
+    [CARD_HAVOC] = {"Havoc", SKL, RAR_COMMON, TGT_NONE, 0, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_demon_dummy},
+    [CARD_HEADBUTT] = {"Headbutt", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 9, 12, 0, 0, 0, 0, 45, p_headbutt},
+    [CARD_HEAVY_BLADE] = {"Heavy Blade", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 14, 14, 0, 0, 3, 5, 45, p_damage},
+    [CARD_IRON_WAVE] = {"Iron Wave", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 5, 7, 5, 7, 0, 0, 45, p_iron_wave},
+    [CARD_PERFECTED_STRIKE] = {"Perfected Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 2, 2, 6, 6, 0, 0, 2, 3, 50, p_perfected_strike},
+    [CARD_POMMEL_STRIKE] = {"Pommel Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 9, 10, 0, 0, 1, 2, 60, p_pommel_strike},
+    [CARD_SHRUG_IT_OFF] = {"Shrug It Off", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 8, 11, 0, 0, 60, p_shrug},
+    [CARD_SWORD_BOOMERANG] = {"Sword Boomerang", ATK, RAR_COMMON, TGT_NONE, 0, 1, 1, 3, 3, 0, 0, 3, 4, 45, p_sword_boomerang},
+    [CARD_THUNDERCLAP] = {"Thunderclap", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 4, 7, 0, 0, 0, 0, 55, p_thunderclap},
+    [CARD_TRUE_GRIT] = {"True Grit", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 7, 9, 0, 0, 40, p_true_grit},
+    [CARD_TWIN_STRIKE] = {"Twin Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 5, 7, 0, 0, 0, 0, 50, p_twin_strike},
+    [CARD_WARCRY] = {"Warcry", SKL, RAR_COMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 55, p_warcry},
+    [CARD_WILD_STRIKE] = {"Wild Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 12, 17, 0, 0, 0, 0, 45, p_wild_strike},
+    [CARD_BATTLE_TRANCE] = {"Battle Trance", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 3, 4, 80, p_battle_trance},
+    [CARD_BLOOD_FOR_BLOOD] = {"Blood for Blood", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 4, 3, 18, 22, 0, 0, 0, 0, 55, p_damage},
+    [CARD_BLOODLETTING] = {"Bloodletting", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 3, 70, p_bloodletting},
+    [CARD_BURNING_PACT] = {"Burning Pact", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 2, 3, 50, p_burning_pact},
+    [CARD_CARNAGE] = {"Carnage", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_ETHEREAL, 2, 2, 20, 28, 0, 0, 0, 0, 65, p_damage},
+    [CARD_COMBUST] = {"Combust", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 5, 7, 80, p_combust},
+    [CARD_DARK_EMBRACE] = {"Dark Embrace", PWR, RAR_UNCOMMON, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 0, 0, 80, p_dark_embrace},
+    [CARD_DISARM] = {"Disarm", SKL, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 1, 1, 0, 0, 0, 0, 2, 3, 65, p_disarm},
+    [CARD_DROPKICK] = {"Dropkick", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 5, 8, 0, 0, 0, 0, 50, p_dropkick},
+    [CARD_DUAL_WIELD] = {"Dual Wield", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 50, p_dual_wield},
+    [CARD_ENTRENCH] = {"Entrench", SKL, RAR_UNCOMMON, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 0, 0, 30, p_entrench},
+    [CARD_EVOLVE] = {"Evolve", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 75, p_evolve},
+    [CARD_FEEL_NO_PAIN] = {"Feel No Pain", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 3, 4, 80, p_feel_no_pain},
+    [CARD_FIRE_BREATHING] = {"Fire Breathing", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 6, 10, 75, p_fire_breathing},
+    [CARD_FLAME_BARRIER] = {"Flame Barrier", SKL, RAR_UNCOMMON, TGT_NONE, 0, 2, 2, 0, 0, 12, 16, 4, 6, 55, p_flame_barrier},
+    [CARD_GHOSTLY_ARMOR] = {"Ghostly Armor", SKL, RAR_UNCOMMON, TGT_NONE, CD_ETHEREAL, 1, 1, 0, 0, 10, 13, 0, 0, 50, p_block},
+    [CARD_HEMOKINESIS] = {"Hemokinesis", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 15, 20, 0, 0, 2, 2, 55, p_hemokinesis},
+    [CARD_INFERNAL_BLADE] = {"Infernal Blade", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 55, p_infernal_blade},
+    [CARD_INFLAME] = {"Inflame", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 2, 3, 85, p_inflame},
+    [CARD_INTIMIDATE] = {"Intimidate", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 70, p_intimidate},
+    [CARD_METALLICIZE] = {"Metallicize", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 3, 4, 80, p_metallicize},
+    [CARD_POWER_THROUGH] = {"Power Through", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 15, 20, 0, 0, 45, p_power_through},
+    [CARD_PUMMEL] = {"Pummel", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 1, 1, 2, 2, 0, 0, 4, 5, 50, p_multi_hit},
+    [CARD_RAGE] = {"Rage", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 3, 5, 70, p_rage},
+    [CARD_RAMPAGE] = {"Rampage", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 8, 8, 0, 0, 5, 8, 50, p_rampage},
+    [CARD_RECKLESS_CHARGE] = {"Reckless Charge", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 0, 0, 7, 10, 0, 0, 0, 0, 55, p_reckless_charge},
+    [CARD_RUPTURE] = {"Rupture", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 70, p_rupture},
+    [CARD_SEARING_BLOW] = {"Searing Blow", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_MULTI_UPGRADE, 2, 2, 12, 16, 0, 0, 0, 0, 50, p_searing_blow},
+    [CARD_SECOND_WIND] = {"Second Wind", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 7, 0, 0, 35, p_second_wind},
+    [CARD_SEEING_RED] = {"Seeing Red", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 60, p_seeing_red},
+    [CARD_SENTINEL] = {"Sentinel", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 40, p_block},
+    [CARD_SEVER_SOUL] = {"Sever Soul", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 16, 22, 0, 0, 0, 0, 40, p_sever_soul},
+    [CARD_SHOCKWAVE] = {"Shockwave", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 0, 0, 3, 5, 70, p_shockwave},
+    [CARD_SPOT_WEAKNESS] = {"Spot Weakness", SKL, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 0, 0, 0, 0, 3, 4, 70, p_spot_weakness},
+    [CARD_UPPERCUT] = {"Uppercut", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 13, 13, 0, 0, 1, 2, 60, p_uppercut},
+    [CARD_WHIRLWIND] = {"Whirlwind", ATK, RAR_UNCOMMON, TGT_ALL, 0, COST_X, COST_X, 5, 8, 0, 0, 0, 0, 45, p_whirlwind},
+    [CARD_BARRICADE] = {"Barricade", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 60, p_barricade},
+    [CARD_BERSERK] = {"Berserk", PWR, RAR_RARE, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 1, 75, p_berserk},
+    [CARD_BLUDGEON] = {"Bludgeon", ATK, RAR_RARE, TGT_ENEMY, 0, 3, 3, 32, 42, 0, 0, 0, 0, 55, p_damage},
+    [CARD_BRUTALITY] = {"Brutality", PWR, RAR_RARE, TGT_NONE, CD_INNATE_UP, 0, 0, 0, 0, 0, 0, 0, 0, 70, p_brutality},
+    [CARD_CORRUPTION] = {"Corruption", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 75, p_corruption},
+    [CARD_DEMON_FORM] = {"Demon Form", PWR, RAR_RARE, TGT_NONE, 0, 3, 3, 0, 0, 0, 0, 2, 3, 90, p_demon_form},
+    [CARD_DOUBLE_TAP] = {"Double Tap", SKL, RAR_RARE, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 65, p_double_tap},
+    [CARD_EXHUME] = {"Exhume", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_exhume},
+    [CARD_FEED] = {"Feed", ATK, RAR_RARE, TGT_ENEMY, CD_EXHAUST | CD_HEALING, 1, 1, 10, 12, 0, 0, 3, 4, 50, p_feed},
+    [CARD_FIEND_FIRE] = {"Fiend Fire", ATK, RAR_RARE, TGT_ENEMY, CD_EXHAUST, 2, 2, 7, 10, 0, 0, 0, 0, 35, p_fiend_fire},
+    [CARD_IMMOLATE] = {"Immolate", ATK, RAR_RARE, TGT_ALL, 0, 2, 2, 21, 28, 0, 0, 0, 0, 60, p_immolate},
+    [CARD_IMPERVIOUS] = {"Impervious", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 30, 40, 0, 0, 55, p_block},
+    [CARD_JUGGERNAUT] = {"Juggernaut", PWR, RAR_RARE, TGT_NONE, 0, 2, 2, 0, 0, 0, 0, 5, 7, 75, p_juggernaut},
+    [CARD_LIMIT_BREAK] = {"Limit Break", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 1, 1, 0, 0, 0, 0, 0, 0, 50, p_limit_break},
+    [CARD_OFFERING] = {"Offering", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 5, 70, p_offering},
+    [CARD_REAPER] = {"Reaper", ATK, RAR_RARE, TGT_ALL, CD_EXHAUST | CD_HEALING, 2, 2, 4, 5, 0, 0, 0, 0, 45, p_reaper},
+    [CARD_SLIMED] = {"Slimed", STS, RAR_SPECIAL, TGT_NONE, CD_EXHAUST, 1, 1, 0, 0, 0, 0, 0, 0, 5, p_nothing},
+    [CARD_DAZED] = {"Dazed", STS, RAR_SPECIAL, TGT_NONE, CD_ETHEREAL, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL},
+    [CARD_WOUND] = {"Wound", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL},
+    [CARD_BURN] = {"Burn", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 2, 4, 0, NULL},
+};
+/* clang-format on */
+
+/* Infernal Blade: AbstractDungeon.returnTrulyRandomCardInCombat(ATTACK):
+ * every Ironclad Attack of the common, uncommon and rare pools except
+ * HEALING-tagged ones (Feed, Reaper), one cardRandomRng.random(size-1).
+ * The game's pool order comes from a HashMap iteration; we use table order
+ * (rarity, then alphabetical) — recorded in docs/engine.md. */
+int combat_random_attack(sf_combat *c) {
+    int ids[CARD_COUNT], n = 0;
+    for (int r = RAR_COMMON; r <= RAR_RARE; r++)
+        for (int id = 1; id < CARD_COUNT; id++)
+            if (sf_cards[id].rarity == r && sf_cards[id].type == CT_ATTACK &&
+                !(sf_cards[id].flags & CD_HEALING))
+                ids[n++] = id;
+    return ids[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
+}

@@ -1,0 +1,729 @@
+/*
+ * combat.c — the rules every card, monster, relic and potion shares: damage
+ * and block formulas, powers with the justApplied rule, piles, drawing and
+ * shuffling (true and belief mode), exhaust triggers, choice screens, and
+ * monster bookkeeping (death, splits, compaction).
+ *
+ * Sources: facts sheet §1 (damage/block formulas, debuff durations,
+ * shuffling and drawing) and §2 (order of events). The game resolves effects
+ * through an action queue; we run them directly in the order that queue
+ * produces, and defer the few effects the queue puts behind a card's own
+ * actions (Curl Up's block, Sharp Hide's damage) until the card resolves.
+ */
+#include <math.h>
+
+#include "engine/internal.h"
+
+sf_rng *combat_rng(sf_combat *c, int stream) {
+    c->streams_used |= 1u << stream;
+    return &c->rng[stream];
+}
+
+/* ------------------------------------------------------------------------
+ * Damage and block formulas (facts sheet §1). All float, floored once.
+ * ---------------------------------------------------------------------- */
+
+int combat_card_damage(const sf_combat *c, const sf_card *card, int base, int m) {
+    float d = (float)base;
+    int str = c->pw[PW_STR];
+    if (card && card->id == CARD_HEAVY_BLADE)
+        str *= CARD_NUM(card, mag); /* Strength counts x3 (x5) */
+    d += (float)str;
+    if (card && sf_cards[card->id].type == CT_ATTACK)
+        d += (float)c->pw[PW_VIGOR];
+    if (c->pw[PW_PEN_NIB] > 0 && card && sf_cards[card->id].type == CT_ATTACK)
+        d *= 2.0f;
+    if (c->pw[PW_WEAK] > 0)
+        d *= 0.75f;
+    if (m >= 0 && c->mon[m].pw[PW_VULN] > 0)
+        d *= 1.5f;
+    int out = (int)floorf(d);
+    return out < 0 ? 0 : out;
+}
+
+int combat_card_block(const sf_combat *c, int base) {
+    float b = (float)(base + c->pw[PW_DEX]);
+    if (b < 0.0f)
+        b = 0.0f;
+    if (c->pw[PW_FRAIL] > 0)
+        b *= 0.75f;
+    int out = (int)floorf(b);
+    return out < 0 ? 0 : out;
+}
+
+int combat_monster_damage(const sf_combat *c, int m, int base) {
+    const sf_monster *mo = &c->mon[m];
+    float d = (float)(base + mo->pw[PW_STR]);
+    if (mo->pw[PW_WEAK] > 0)
+        d *= 0.75f;
+    if (c->pw[PW_VULN] > 0)
+        d *= 1.5f;
+    int out = (int)floorf(d);
+    if (out < 0)
+        out = 0;
+    if (c->pw[PW_INTANGIBLE] > 0 && out > 1)
+        out = 1;
+    return out;
+}
+
+/* ------------------------------------------------------------------------
+ * Monsters: liveness, death, damage
+ * ---------------------------------------------------------------------- */
+
+int combat_alive(const sf_combat *c, int m) {
+    return m >= 0 && m < c->n_mon && c->mon[m].id != MON_NONE &&
+           !(c->mon[m].flags & (MF_DEAD | MF_ESCAPED));
+}
+
+int combat_alive_count(const sf_combat *c) {
+    int n = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        n += combat_alive(c, m);
+    return n;
+}
+
+/* MonsterGroup.getRandomMonster(null, true, cardRandomRng): a uniform pick
+ * among living monsters, one random(size-1) call. */
+int combat_random_monster(sf_combat *c) {
+    int alive[SF_MAX_MONSTERS], n = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            alive[n++] = m;
+    if (n == 0)
+        return -1;
+    return alive[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
+}
+
+void combat_check_end(sf_combat *c) {
+    if (c->phase == PH_OVER)
+        return;
+    if (c->hp <= 0) {
+        c->flags |= FL_LOST;
+        c->phase = PH_OVER;
+        return;
+    }
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            return;
+    /* Every monster dead or escaped: victory (endBattle). */
+    int escaped_all = 1;
+    for (int m = 0; m < c->n_mon; m++)
+        if (!(c->mon[m].flags & MF_ESCAPED))
+            escaped_all = 0;
+    if (escaped_all && c->n_mon > 0)
+        c->flags |= FL_ESCAPED_ALL;
+    c->flags |= FL_WON;
+    c->phase = PH_OVER;
+    c->pending.active = 0;
+    relics_on_victory(c);
+}
+
+static void monster_die(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    mo->hp = 0;
+    mo->flags |= MF_DEAD;
+    mo->block = 0;
+    monster_on_death(c, m);
+}
+
+/* Monster takes `dmg` of `type` from the player's side. Returns HP lost. */
+static int monster_take_damage(sf_combat *c, int m, int dmg, int type) {
+    sf_monster *mo = &c->mon[m];
+    if (!combat_alive(c, m) || dmg <= 0) {
+        if (combat_alive(c, m) && dmg <= 0 && type == DT_NORMAL) {
+            /* A 0-damage hit still counts as an attack but changes nothing. */
+        }
+        return 0;
+    }
+    int amount = dmg;
+    if (type != DT_HP_LOSS) {
+        int absorbed = amount < mo->block ? amount : mo->block;
+        mo->block = (int16_t)(mo->block - absorbed);
+        amount -= absorbed;
+    }
+    /* onAttacked powers see the post-block amount. */
+    if (type == DT_NORMAL && amount > 0 && mo->pw[PW_CURL_UP] > 0 && amount < mo->hp) {
+        mo->pend_block = (int16_t)(mo->pend_block + mo->pw[PW_CURL_UP]);
+        mo->pw[PW_CURL_UP] = 0;
+    }
+    if (type == DT_NORMAL && amount > 0 && mo->pw[PW_ANGRY] > 0)
+        mo->pw[PW_STR] = (int16_t)(mo->pw[PW_STR] + mo->pw[PW_ANGRY]);
+    int lost = amount < mo->hp ? amount : mo->hp;
+    mo->hp = (int16_t)(mo->hp - amount);
+    if (mo->hp < 0)
+        mo->hp = 0;
+    c->damage_dealt += (uint32_t)lost;
+    if (lost > 0)
+        monster_on_hp_loss(c, m, lost, type);
+    if (mo->hp <= 0)
+        monster_die(c, m);
+    return lost;
+}
+
+int combat_player_hits(sf_combat *c, int m, int dmg) {
+    return monster_take_damage(c, m, dmg, DT_NORMAL);
+}
+
+int combat_thorns_to_monster(sf_combat *c, int m, int dmg) {
+    return monster_take_damage(c, m, dmg, DT_THORNS);
+}
+
+/* Insert a monster at list position `at` (split children), shifting later
+ * ones right. Returns its index or -1 when the list is full. */
+int combat_spawn_monster(sf_combat *c, int at, int id, int hp) {
+    if (c->n_mon >= SF_MAX_MONSTERS)
+        return -1;
+    for (int i = c->n_mon; i > at; i--)
+        c->mon[i] = c->mon[i - 1];
+    c->n_mon++;
+    memset(&c->mon[at], 0, sizeof c->mon[at]);
+    monster_init(c, at, id, hp);
+    c->mon[at].flags |= MF_NO_ACT;
+    monster_roll_move(c, at);
+    return at;
+}
+
+/* ------------------------------------------------------------------------
+ * The player: damage, HP, block, powers
+ * ---------------------------------------------------------------------- */
+
+static void player_lost_hp(sf_combat *c, int lost, int self_source) {
+    c->hp_losses = (uint8_t)(c->hp_losses < 255 ? c->hp_losses + 1 : 255);
+    /* Blood for Blood: -1 cost per HP-loss event, in every pile. */
+    sf_card *piles[4] = {c->hand, c->draw, c->discard, c->exhaust};
+    int counts[4] = {c->hand_n, c->draw_n, c->discard_n, c->exhaust_n};
+    for (int p = 0; p < 4; p++)
+        for (int i = 0; i < counts[p]; i++)
+            if (piles[p][i].id == CARD_BLOOD_FOR_BLOOD && piles[p][i].cost > 0)
+                piles[p][i].cost--;
+    if (c->pending.active && c->pending.card.id == CARD_BLOOD_FOR_BLOOD && c->pending.card.cost > 0)
+        c->pending.card.cost--;
+    if (self_source && c->pw[PW_RUPTURE] > 0)
+        c->pw[PW_STR] = (int16_t)(c->pw[PW_STR] + c->pw[PW_RUPTURE]);
+    (void)lost;
+    relics_on_hp_change(c);
+}
+
+int combat_damage_player(sf_combat *c, int dmg, int type, int attacker) {
+    if (c->phase == PH_OVER || dmg < 0)
+        return 0;
+    int amount = dmg;
+    if (c->pw[PW_INTANGIBLE] > 0 && amount > 1)
+        amount = 1;
+    if (type != DT_HP_LOSS) {
+        int absorbed = amount < c->block ? amount : c->block;
+        c->block = (int16_t)(c->block - absorbed);
+        amount -= absorbed;
+    }
+    /* onAttacked: Thorns and Flame Barrier answer every monster attack hit. */
+    if (attacker >= 0 && type == DT_NORMAL) {
+        if (c->pw[PW_THORNS] > 0)
+            combat_thorns_to_monster(c, attacker, c->pw[PW_THORNS]);
+        if (c->pw[PW_FLAME_BARRIER] > 0)
+            combat_thorns_to_monster(c, attacker, c->pw[PW_FLAME_BARRIER]);
+        if (amount > 0 && c->pw[PW_PLATED] > 0)
+            c->pw[PW_PLATED]--;
+    }
+    if (amount <= 0)
+        return 0;
+    int lost = amount < c->hp ? amount : c->hp;
+    c->hp = (int16_t)(c->hp - amount);
+    player_lost_hp(c, lost, attacker < 0);
+    if (c->hp <= 0) {
+        c->hp = 0;
+        /* Fairy in a Bottle: heal to 30% of max HP (at least 1) instead of dying. */
+        for (int s = 0; s < SF_POTION_SLOTS; s++) {
+            if (c->potions[s] == POTION_FAIRY) {
+                c->potions[s] = POTION_NONE;
+                c->potions_used++;
+                int heal = (int)((float)c->max_hp * 0.3f);
+                c->hp = (int16_t)(heal < 1 ? 1 : heal);
+                relics_on_hp_change(c);
+                return lost;
+            }
+        }
+        combat_check_end(c);
+    }
+    return lost;
+}
+
+void combat_lose_hp(sf_combat *c, int amount) {
+    combat_damage_player(c, amount, DT_HP_LOSS, -1);
+}
+
+void combat_heal(sf_combat *c, int amount) {
+    if (amount <= 0 || c->hp <= 0)
+        return;
+    int hp = c->hp + amount;
+    c->hp = (int16_t)(hp > c->max_hp ? c->max_hp : hp);
+    relics_on_hp_change(c);
+}
+
+void combat_gain_block(sf_combat *c, int amount) {
+    if (amount <= 0)
+        return;
+    int b = c->block + amount;
+    c->block = (int16_t)(b > 999 ? 999 : b);
+    /* Juggernaut: THORNS damage to a random living enemy per block gain. */
+    if (c->pw[PW_JUGGERNAUT] > 0) {
+        int m = combat_random_monster(c);
+        if (m >= 0)
+            combat_thorns_to_monster(c, m, c->pw[PW_JUGGERNAUT]);
+    }
+}
+
+static int is_debuff(int pw, int amount) {
+    switch (pw) {
+    case PW_WEAK:
+    case PW_VULN:
+    case PW_FRAIL:
+    case PW_ENTANGLED:
+    case PW_NO_DRAW: return 1;
+    case PW_STR:
+    case PW_DEX: return amount < 0;
+    default: return 0;
+    }
+}
+
+static int16_t clamp16(int v) {
+    return (int16_t)(v > 999 ? 999 : v < -999 ? -999 : v);
+}
+
+void combat_power_player(sf_combat *c, int pw, int amount, int from_monster) {
+    if (is_debuff(pw, amount) && c->pw[PW_ARTIFACT] > 0 && from_monster) {
+        c->pw[PW_ARTIFACT]--;
+        return;
+    }
+    int fresh = c->pw[pw] == 0;
+    c->pw[pw] = clamp16(c->pw[pw] + amount);
+    if (fresh && from_monster) {
+        if (pw == PW_WEAK)
+            c->just |= JA_WEAK;
+        else if (pw == PW_FRAIL)
+            c->just |= JA_FRAIL;
+        else if (pw == PW_VULN && (c->flags & FL_TURN_ENDED))
+            c->just |= JA_VULN;
+    }
+}
+
+void combat_power_monster(sf_combat *c, int m, int pw, int amount) {
+    sf_monster *mo = &c->mon[m];
+    if (!combat_alive(c, m) || pw >= PW_MON_N)
+        return;
+    if (is_debuff(pw, amount) && mo->pw[PW_ARTIFACT] > 0) {
+        mo->pw[PW_ARTIFACT]--;
+        return;
+    }
+    mo->pw[pw] = clamp16(mo->pw[pw] + amount);
+}
+
+/* ------------------------------------------------------------------------
+ * Cards and piles
+ * ---------------------------------------------------------------------- */
+
+sf_card combat_make_card(const sf_combat *c, int id, int upg) {
+    const card_def *d = &sf_cards[id];
+    sf_card k = {(uint8_t)id, (uint8_t)upg, (int8_t)(upg ? d->cost_up : d->cost), 0, 0};
+    /* Blood for Blood made mid-combat starts reduced by the HP-loss count. */
+    if (id == CARD_BLOOD_FOR_BLOOD) {
+        int cost = k.cost - c->hp_losses;
+        k.cost = (int8_t)(cost < 0 ? 0 : cost);
+    }
+    return k;
+}
+
+int combat_card_cost(const sf_combat *c, const sf_card *card) {
+    if (card->cost == COST_UNPLAYABLE || card->cost == COST_X)
+        return card->cost;
+    if (card->flags & CF_FREE_TURN)
+        return 0;
+    if (c->pw[PW_CORRUPTION] > 0 && sf_cards[card->id].type == CT_SKILL)
+        return 0;
+    return card->cost;
+}
+
+void combat_add_to_discard(sf_combat *c, sf_card card) {
+    if (c->discard_n < SF_MAX_PILE)
+        c->discard[c->discard_n++] = card;
+}
+
+void combat_add_to_hand(sf_combat *c, sf_card card) {
+    if (c->hand_n < SF_MAX_HAND)
+        c->hand[c->hand_n++] = card;
+    else
+        combat_add_to_discard(c, card);
+}
+
+/* Keep the unknown region of a belief-mode draw pile sorted (canonical). */
+static int card_cmp(const sf_card *a, const sf_card *b) {
+    return memcmp(a, b, sizeof *a);
+}
+
+static void sort_cards(sf_card *cards, int n) {
+    for (int i = 1; i < n; i++) {
+        sf_card k = cards[i];
+        int j = i - 1;
+        while (j >= 0 && card_cmp(&cards[j], &k) > 0) {
+            cards[j + 1] = cards[j];
+            j--;
+        }
+        cards[j + 1] = k;
+    }
+}
+
+void combat_add_to_draw_top(sf_combat *c, sf_card card) {
+    if (c->draw_n >= SF_MAX_PILE)
+        return;
+    c->draw[c->draw_n++] = card;
+    if (c->draw_known < c->draw_n)
+        c->draw_known++;
+}
+
+/* CardGroup.addToRandomSpot: index random(size-1) of the pre-insert list, so
+ * never the very top. The player cannot see where it went: only the top card
+ * stays known. In belief mode the card joins the unknown multiset instead
+ * (no randomness is needed to represent that). */
+void combat_add_to_draw_random(sf_combat *c, sf_card card) {
+    if (c->draw_n >= SF_MAX_PILE)
+        return;
+    if (c->draw_known > 1)
+        c->draw_known = 1;
+    if (c->flags & FL_BELIEF) {
+        int unknown = c->draw_n - c->draw_known;
+        /* shift the known top up by one and insert into the unknown region */
+        for (int i = c->draw_n; i > unknown; i--)
+            c->draw[i] = c->draw[i - 1];
+        c->draw[unknown] = card;
+        c->draw_n++;
+        sort_cards(c->draw, unknown + 1);
+        return;
+    }
+    int at =
+        c->draw_n == 0 ? 0 : sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->draw_n - 1);
+    for (int i = c->draw_n; i > at; i--)
+        c->draw[i] = c->draw[i - 1];
+    c->draw[at] = card;
+    c->draw_n++;
+}
+
+sf_card combat_remove_hand(sf_combat *c, int i) {
+    sf_card k = c->hand[i];
+    for (int j = i; j + 1 < c->hand_n; j++)
+        c->hand[j] = c->hand[j + 1];
+    c->hand_n--;
+    memset(&c->hand[c->hand_n], 0, sizeof(sf_card));
+    return k;
+}
+
+static sf_card remove_at(sf_card *pile, uint8_t *n, int i) {
+    sf_card k = pile[i];
+    for (int j = i; j + 1 < *n; j++)
+        pile[j] = pile[j + 1];
+    (*n)--;
+    memset(&pile[*n], 0, sizeof(sf_card));
+    return k;
+}
+
+void combat_exhaust_card(sf_combat *c, sf_card card) {
+    card.flags &= (uint8_t)~CF_FREE_TURN;
+    if (c->exhaust_n < SF_MAX_PILE)
+        c->exhaust[c->exhaust_n++] = card;
+    if (c->pw[PW_FNP] > 0)
+        combat_gain_block(c, c->pw[PW_FNP]);
+    if (c->pw[PW_DARK_EMBRACE] > 0 && combat_alive_count(c) > 0)
+        combat_draw(c, c->pw[PW_DARK_EMBRACE]);
+    if (card.id == CARD_SENTINEL) {
+        int e = c->energy + (card.upg ? 3 : 2);
+        c->energy = (uint8_t)(e > 255 ? 255 : e);
+    }
+}
+
+void combat_exhaust_from_hand(sf_combat *c, int i) {
+    combat_exhaust_card(c, combat_remove_hand(c, i));
+}
+
+/* Move the discard pile into the draw pile. True mode: Collections.shuffle
+ * with java.util.Random(shuffleRng.randomLong()), shuffled list's last
+ * element on top. Belief mode: the cards join the unknown multiset (sorted);
+ * randomness is spent when they are drawn. */
+static void reshuffle(sf_combat *c) {
+    if (c->flags & FL_BELIEF) {
+        int unknown = c->draw_n - c->draw_known;
+        /* append discard below the known top: move known top up */
+        int add = c->discard_n;
+        for (int i = c->draw_n - 1; i >= unknown; i--)
+            c->draw[i + add] = c->draw[i];
+        for (int i = 0; i < add; i++)
+            c->draw[unknown + i] = c->discard[i];
+        c->draw_n = (uint8_t)(c->draw_n + add);
+        sort_cards(c->draw, unknown + add);
+    } else {
+        sf_jrand j;
+        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+        for (int i = c->discard_n; i > 1; i--) {
+            int k = sf_jrand_next_int(&j, i);
+            sf_card t = c->discard[i - 1];
+            c->discard[i - 1] = c->discard[k];
+            c->discard[k] = t;
+        }
+        /* draw pile is empty when a reshuffle happens mid-draw */
+        for (int i = 0; i < c->discard_n; i++)
+            c->draw[c->draw_n++] = c->discard[i];
+        c->draw_known = 0;
+    }
+    memset(c->discard, 0, sizeof(sf_card) * c->discard_n);
+    c->discard_n = 0;
+}
+
+/* Take the next card off the draw pile (top, or a chance pick in belief
+ * mode when the top is unknown). Caller checks draw_n > 0. */
+static sf_card take_top(sf_combat *c) {
+    if (c->draw_known > 0 || !(c->flags & FL_BELIEF)) {
+        if (c->draw_known > 0)
+            c->draw_known--;
+        return remove_at(c->draw, &c->draw_n, c->draw_n - 1);
+    }
+    int unknown = c->draw_n - c->draw_known;
+    int i = unknown == 1 ? 0 : sf_rng_random(combat_rng(c, SF_STREAM_SHUFFLE), unknown - 1);
+    return remove_at(c->draw, &c->draw_n, i);
+}
+
+/* The next card Havoc would play; removes it from the draw pile. Returns 0
+ * when both draw and discard are empty. */
+int combat_pop_draw(sf_combat *c, sf_card *out) {
+    if (c->draw_n == 0) {
+        if (c->discard_n == 0)
+            return 0;
+        reshuffle(c);
+    }
+    *out = take_top(c);
+    return 1;
+}
+
+void combat_draw(sf_combat *c, int n) {
+    if (c->pw[PW_NO_DRAW] > 0)
+        return;
+    for (int k = 0; k < n; k++) {
+        if (c->hand_n >= SF_MAX_HAND)
+            return;
+        if (c->draw_n == 0) {
+            if (c->discard_n == 0)
+                return;
+            reshuffle(c);
+        }
+        sf_card card = take_top(c);
+        c->hand[c->hand_n++] = card;
+        int type = sf_cards[card.id].type;
+        if (type == CT_STATUS || type == CT_CURSE) {
+            if (c->pw[PW_FIRE_BREATHING] > 0) {
+                for (int m = 0; m < c->n_mon; m++)
+                    if (combat_alive(c, m))
+                        combat_thorns_to_monster(c, m, c->pw[PW_FIRE_BREATHING]);
+                combat_check_end(c);
+                if (c->phase == PH_OVER)
+                    return;
+            }
+            if (type == CT_STATUS && c->pw[PW_EVOLVE] > 0)
+                combat_draw(c, c->pw[PW_EVOLVE]);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Choice screens
+ * ---------------------------------------------------------------------- */
+
+static int choice_zone(int kind) {
+    switch (kind) {
+    case CH_HEADBUTT: return ZONE_DISCARD;
+    case CH_EXHUME: return ZONE_EXHAUST;
+    default: return ZONE_HAND;
+    }
+}
+
+static int choice_accepts(int kind, const sf_card *k) {
+    const card_def *d = &sf_cards[k->id];
+    switch (kind) {
+    case CH_ARMAMENTS:
+        if (d->type == CT_CURSE)
+            return 0;
+        if (d->type == CT_STATUS)
+            return k->id == CARD_BURN && k->upg == 0;
+        return k->upg == 0 || (d->flags & CD_MULTI_UPGRADE);
+    case CH_DUAL_WIELD: return d->type == CT_ATTACK || d->type == CT_POWER;
+    case CH_EXHUME: return k->id != CARD_EXHUME;
+    default: return 1;
+    }
+}
+
+/* Options of the open choice: for the hand, hand positions of the first
+ * instance of each distinct eligible card (hand order); for discard and
+ * exhaust, the k-th distinct card in sorted order, so that transposed states
+ * (whose piles are equal as multisets) share option numbering. Writes option
+ * ids (hand position, or sorted rank) and returns the count. */
+int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *cards) {
+    int zone = choice_zone(kind), n = 0;
+    if (zone == ZONE_HAND) {
+        for (int i = 0; i < c->hand_n; i++) {
+            if (!choice_accepts(kind, &c->hand[i]))
+                continue;
+            int dup = 0;
+            for (int j = 0; j < i && !dup; j++)
+                dup = choice_accepts(kind, &c->hand[j]) && !card_cmp(&c->hand[j], &c->hand[i]);
+            if (!dup) {
+                if (cards)
+                    cards[n] = c->hand[i];
+                opts[n++] = (uint8_t)i;
+            }
+        }
+        return n;
+    }
+    const sf_card *pile = zone == ZONE_DISCARD ? c->discard : c->exhaust;
+    int pn = zone == ZONE_DISCARD ? c->discard_n : c->exhaust_n;
+    sf_card sorted[SF_MAX_PILE];
+    int m = 0;
+    for (int i = 0; i < pn; i++)
+        if (choice_accepts(kind, &pile[i]))
+            sorted[m++] = pile[i];
+    sort_cards(sorted, m);
+    for (int i = 0; i < m; i++) {
+        if (i > 0 && !card_cmp(&sorted[i - 1], &sorted[i]))
+            continue;
+        if (cards)
+            cards[n] = sorted[i];
+        opts[n] = (uint8_t)n;
+        n++;
+    }
+    return n;
+}
+
+/* Find the pile position holding `card` (first instance). */
+static int find_card(const sf_card *pile, int n, const sf_card *card) {
+    for (int i = 0; i < n; i++)
+        if (!card_cmp(&pile[i], card))
+            return i;
+    return -1;
+}
+
+static void upgrade_card(sf_card *k) {
+    const card_def *d = &sf_cards[k->id];
+    if (k->upg > 0 && !(d->flags & CD_MULTI_UPGRADE))
+        return;
+    if (k->upg == 0 && d->cost_up != d->cost && k->cost == d->cost)
+        k->cost = d->cost_up;
+    else if (k->upg == 0 && k->id == CARD_BLOOD_FOR_BLOOD && k->cost > 0)
+        k->cost--; /* upgrading a reduced copy lowers its current cost by 1 */
+    if (k->upg < 255)
+        k->upg++;
+}
+
+/* Resolve choice option `card` (the chosen card's value). */
+static void resolve_choice(sf_combat *c, int kind, sf_card chosen) {
+    int amount = c->pending.amount;
+    switch (kind) {
+    case CH_ARMAMENTS: {
+        int i = find_card(c->hand, c->hand_n, &chosen);
+        if (i >= 0)
+            upgrade_card(&c->hand[i]);
+        break;
+    }
+    case CH_HEADBUTT: {
+        int i = find_card(c->discard, c->discard_n, &chosen);
+        if (i >= 0)
+            combat_add_to_draw_top(c, remove_at(c->discard, &c->discard_n, i));
+        break;
+    }
+    case CH_TRUE_GRIT: {
+        int i = find_card(c->hand, c->hand_n, &chosen);
+        if (i >= 0)
+            combat_exhaust_from_hand(c, i);
+        break;
+    }
+    case CH_WARCRY: {
+        int i = find_card(c->hand, c->hand_n, &chosen);
+        if (i >= 0)
+            combat_add_to_draw_top(c, combat_remove_hand(c, i));
+        break;
+    }
+    case CH_BURNING_PACT: {
+        int i = find_card(c->hand, c->hand_n, &chosen);
+        if (i >= 0)
+            combat_exhaust_from_hand(c, i);
+        combat_draw(c, amount);
+        break;
+    }
+    case CH_DUAL_WIELD: {
+        /* MakeTempCardInHandAction: copies go to hand, the overflow to discard. */
+        for (int k = 0; k < amount; k++) {
+            sf_card copy = chosen;
+            copy.flags &= (uint8_t)~CF_FREE_TURN;
+            combat_add_to_hand(c, copy);
+        }
+        break;
+    }
+    case CH_EXHUME: {
+        int i = find_card(c->exhaust, c->exhaust_n, &chosen);
+        if (i >= 0)
+            combat_add_to_hand(c, remove_at(c->exhaust, &c->exhaust_n, i));
+        break;
+    }
+    default: break;
+    }
+}
+
+int combat_open_choice(sf_combat *c, int kind, int amount) {
+    uint8_t opts[SF_MAX_PILE];
+    sf_card cards[SF_MAX_PILE];
+    c->pending.amount = (uint8_t)amount;
+    int n = combat_choice_options(c, kind, opts, cards);
+    if (n == 0) {
+        if (kind == CH_BURNING_PACT)
+            combat_draw(c, amount);
+        return 0;
+    }
+    if (n == 1) {
+        resolve_choice(c, kind, cards[0]);
+        return 0;
+    }
+    c->pending.kind = (uint8_t)kind;
+    c->phase = PH_CHOICE;
+    return 1;
+}
+
+/* Apply the player's choice. `option` is an option id from
+ * combat_choice_options(). Returns SF_OK or SF_EINVAL. */
+int combat_choose(sf_combat *c, int option) {
+    uint8_t opts[SF_MAX_PILE];
+    sf_card cards[SF_MAX_PILE];
+    int kind = c->pending.kind;
+    int n = combat_choice_options(c, kind, opts, cards);
+    for (int i = 0; i < n; i++) {
+        if (opts[i] == option) {
+            c->phase = PH_PLAYER;
+            c->pending.kind = CH_NONE;
+            resolve_choice(c, kind, cards[i]);
+            return SF_OK;
+        }
+    }
+    return SF_EINVAL;
+}
+
+/* ------------------------------------------------------------------------
+ * Monster list upkeep
+ * ---------------------------------------------------------------------- */
+
+/* Drop dead and escaped monsters from the list, keeping order. Only called
+ * between top-level steps, so indices are stable while a card resolves. */
+void combat_compact(sf_combat *c) {
+    int w = 0;
+    for (int m = 0; m < c->n_mon; m++) {
+        if (c->mon[m].flags & (MF_DEAD | MF_ESCAPED))
+            continue;
+        if (w != m)
+            c->mon[w] = c->mon[m];
+        w++;
+    }
+    for (int m = w; m < c->n_mon; m++)
+        memset(&c->mon[m], 0, sizeof c->mon[m]);
+    c->n_mon = (uint8_t)w;
+}

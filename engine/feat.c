@@ -1,0 +1,988 @@
+/*
+ * feat.c — the tokenizer: a state as a set of entity tokens plus one query
+ * per legal action, with engine-computed "playmath" features.
+ *
+ * The layout (every token type, categorical slot, continuous column and
+ * query feature) is the contract with the trainers and the inference
+ * server; docs/model.md "Tokenizer (version 1)" documents it column by
+ * column and must change together with this file (bump SF_FEAT_VERSION).
+ *
+ * Honesty: everything here reads only what the player can see. The unknown
+ * part of the draw pile is read as a multiset (sorted before grouping), the
+ * random streams are never touched, and monster scratch counters that the
+ * game does not show (sf_monster.ai / val) are never read directly. Playmath
+ * is computed analytically with the engine's own formulas
+ * (combat_card_damage, combat_card_block, monster_intent_damage) rather
+ * than by applying the action to a copy, which could draw hidden cards or
+ * consume random numbers.
+ */
+#include <math.h>
+
+#include "engine/internal.h"
+
+_Static_assert(SF_FEAT_ID_CARD + CARD_COUNT <= SF_FEAT_ID_MONSTER, "card ids overflow range");
+_Static_assert(SF_FEAT_ID_MONSTER + MON_COUNT <= SF_FEAT_ID_MOVE, "monster ids overflow range");
+_Static_assert(SF_FEAT_ID_MOVE + MV_COUNT <= SF_FEAT_ID_POWER, "move ids overflow range");
+_Static_assert(SF_FEAT_ID_POWER + PW_N <= SF_FEAT_ID_RELIC, "power ids overflow range");
+_Static_assert(SF_FEAT_ID_RELIC + RELIC_COUNT <= SF_FEAT_ID_POTION, "relic ids overflow range");
+_Static_assert(SF_FEAT_ID_POTION + POTION_COUNT <= SF_FEAT_ID_ENCOUNTER, "potion ids overflow");
+_Static_assert(SF_FEAT_ID_ENCOUNTER + ENC_COUNT <= SF_FEAT_ID_END, "encounter ids overflow");
+_Static_assert(SF_FEAT_ID_END <= SF_FEAT_VOCAB0, "slot-0 ids exceed SF_FEAT_VOCAB0");
+_Static_assert(CH_COUNT <= SF_FEAT_VOCAB1 && SF_MAX_ASCENSION < SF_FEAT_VOCAB2 &&
+                   INT_COUNT <= SF_FEAT_VOCAB2 && 1 + SF_MAX_MONSTERS <= SF_FEAT_VOCAB1 &&
+                   1 + SF_MAX_MONSTERS <= SF_FEAT_VOCAB3 && SF_POTION_SLOTS <= SF_FEAT_VOCAB3,
+               "categorical values exceed their vocabularies");
+_Static_assert(SF_FEAT_MAX_QUERIES >= SF_MAX_ACTIONS, "one query per legal action");
+
+/* Continuous columns of each token type (docs/model.md). */
+enum {
+    CTX_TURN,
+    CTX_ENERGY,
+    CTX_CARDS_PLAYED,
+    CTX_ATTACKS_PLAYED,
+    CTX_HAND_N,
+    CTX_DRAW_N,
+    CTX_DISCARD_N,
+    CTX_EXHAUST_N,
+    CTX_DRAW_KNOWN,
+    CTX_CHOICE_OPEN,
+    CTX_CHOICE_AMOUNT,
+    CTX_INCOMING,
+    CTX_UNCOVERED,
+    CTX_ALIVE,
+    CTX_MON_HP,
+    CTX_MON_HP_FRAC
+};
+enum {
+    PL_HP,
+    PL_MAX_HP,
+    PL_HP_FRAC,
+    PL_BLOCK,
+    PL_ENERGY,
+    PL_GOLD,
+    PL_HP_LOSSES,
+    PL_POTIONS_USED,
+    PL_EMPTY_SLOTS,
+    PL_EOT_BLOCK,
+    PL_EOT_SELF_DAMAGE,
+    PL_DANGER,
+    PL_STR,
+    PL_DEX,
+    PL_VULN,
+    PL_WEAK
+};
+enum {
+    MO_HP,
+    MO_MAX_HP,
+    MO_HP_FRAC,
+    MO_BLOCK,
+    MO_STR,
+    MO_VULN,
+    MO_WEAK,
+    MO_ASLEEP,
+    MO_ESCAPING,
+    MO_DEFENSIVE,
+    MO_SPLIT_DONE,
+    MO_HALF_HP,
+    MO_EHP,
+    MO_ELITE,
+    MO_BOSS,
+    MO_SLOT
+};
+enum {
+    IN_DAMAGE,
+    IN_HITS,
+    IN_TOTAL,
+    IN_ATTACK,
+    IN_REPEAT1,
+    IN_REPEAT2,
+    IN_SHARE,
+    IN_BUFF,
+    IN_DEBUFF,
+    IN_DEFEND,
+    IN_ESCAPE,
+    IN_SLEEP,
+    IN_UNKNOWN,
+    IN_PREV_ATTACK
+};
+enum { ST_AMOUNT, ST_LOG, ST_JUST, ST_DEBUFF, ST_POSITIVE };
+enum {
+    CA_COUNT,
+    CA_COST,
+    CA_PLAYABLE,
+    CA_ATTACK,
+    CA_SKILL,
+    CA_POWER,
+    CA_STATUS,
+    CA_DAMAGE,
+    CA_HITS,
+    CA_BLOCK,
+    CA_MAGIC,
+    CA_EXHAUSTS,
+    CA_ETHEREAL,
+    CA_TARGETED,
+    CA_ALL,
+    CA_MISC
+};
+enum { RE_COUNTER, RE_RAW, RE_ACTIVE };
+enum { PO_TARGETED, PO_POTENCY, PO_DRINKABLE };
+
+/* ------------------------------------------------------------------------
+ * Token builder
+ * ---------------------------------------------------------------------- */
+
+typedef struct builder {
+    sf_feat *f;
+    int full;
+} builder;
+
+static uint16_t clampu(int v, int vocab) {
+    return (uint16_t)(v < 0 ? 0 : v >= vocab ? vocab - 1 : v);
+}
+
+/* Append a token; returns its index, or -1 (and marks the set full). */
+static int tok(builder *b, int type, int c0, int c1, int c2, int c3) {
+    sf_feat *f = b->f;
+    if (f->n_tokens >= SF_FEAT_MAX_TOKENS) {
+        b->full = 1;
+        return -1;
+    }
+    int t = f->n_tokens++;
+    f->type[t] = (uint8_t)type;
+    f->cat[t][0] = clampu(c0, SF_FEAT_VOCAB0);
+    f->cat[t][1] = clampu(c1, SF_FEAT_VOCAB1);
+    f->cat[t][2] = clampu(c2, SF_FEAT_VOCAB2);
+    f->cat[t][3] = clampu(c3, SF_FEAT_VOCAB3);
+    return t;
+}
+
+static void put(builder *b, int t, int col, float v) {
+    if (t >= 0)
+        b->f->cont[t][col] = v;
+}
+
+/* ------------------------------------------------------------------------
+ * Shared numbers
+ * ---------------------------------------------------------------------- */
+
+static int alive(const sf_combat *c, int m) {
+    return combat_alive(c, m);
+}
+
+/* Announced damage of monster m this turn: per hit after modifiers x hits. */
+static int intent_total(const sf_combat *c, int m) {
+    int hits = 0, dmg = monster_intent_damage(c, m, &hits);
+    return dmg > 0 ? dmg * hits : 0;
+}
+
+static int incoming_total(const sf_combat *c) {
+    int n = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if (alive(c, m))
+            n += intent_total(c, m);
+    return n;
+}
+
+/* Block the player gains at the end of the turn before the monsters act
+ * (play_end_turn: Orichalcum when block is 0, then Metallicize, Plated). */
+static int end_turn_block(const sf_combat *c) {
+    int b = 0;
+    if (c->block == 0 && combat_has_relic(c, RELIC_ORICHALCUM))
+        b += 6;
+    if (c->pw[PW_METALLICIZE] > 0)
+        b += c->pw[PW_METALLICIZE];
+    if (c->pw[PW_PLATED] > 0)
+        b += c->pw[PW_PLATED];
+    return b;
+}
+
+/* THORNS damage the player takes from Burns in hand at the end of the turn. */
+static int end_turn_burns(const sf_combat *c) {
+    int d = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        if (c->hand[i].id == CARD_BURN)
+            d += c->hand[i].upg ? 4 : 2;
+    return d;
+}
+
+static int min_i(int a, int b) {
+    return a < b ? a : b;
+}
+static int max_i(int a, int b) {
+    return a > b ? a : b;
+}
+
+static int strike_cards(const sf_combat *c) {
+    int n = 0;
+    const sf_card *piles[3] = {c->hand, c->draw, c->discard};
+    int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < counts[p]; i++)
+            n += (sf_cards[piles[p][i].id].flags & CD_STRIKE) != 0;
+    return n;
+}
+
+/* How a card deals damage: base per hit (before modifiers), hit count and
+ * how targets are picked. `in_hand`: the card is in hand (it is counted by
+ * its own Perfected Strike and not by its own Fiend Fire). */
+typedef struct attack_plan {
+    int base, hits;
+    int mode; /* TGT_NONE (no damage), TGT_ENEMY, TGT_ALL, or PLAN_RANDOM */
+} attack_plan;
+
+enum { PLAN_RANDOM = 3 };
+
+static attack_plan plan_of(const sf_combat *c, const sf_card *k, int in_hand) {
+    const card_def *d = &sf_cards[k->id];
+    attack_plan p = {0, 0, TGT_NONE};
+    if (d->type != CT_ATTACK)
+        return p;
+    p.base = CARD_NUM(k, dmg);
+    p.hits = 1;
+    p.mode = d->target == TGT_NONE ? PLAN_RANDOM : d->target;
+    switch (k->id) {
+    case CARD_BODY_SLAM: p.base = c->block; break;
+    case CARD_PERFECTED_STRIKE:
+        p.base = CARD_NUM(k, dmg) + CARD_NUM(k, mag) * (strike_cards(c) + !in_hand);
+        break;
+    case CARD_SEARING_BLOW: p.base = 12 + k->upg * (k->upg + 7) / 2; break;
+    case CARD_RAMPAGE: p.base = CARD_NUM(k, dmg) + k->misc; break;
+    case CARD_TWIN_STRIKE: p.hits = 2; break;
+    case CARD_PUMMEL:
+    case CARD_SWORD_BOOMERANG: p.hits = CARD_NUM(k, mag); break;
+    case CARD_WHIRLWIND: p.hits = c->energy; break;
+    case CARD_FIEND_FIRE: p.hits = c->hand_n - (in_hand ? 1 : 0); break;
+    default: break;
+    }
+    if (p.hits < 0)
+        p.hits = 0;
+    return p;
+}
+
+static int card_exhausts(const sf_combat *c, const sf_card *k) {
+    const card_def *d = &sf_cards[k->id];
+    if (d->flags & CD_EXHAUST)
+        return 1;
+    if ((d->flags & CD_EXHAUST_BASE) && k->upg == 0)
+        return 1;
+    return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL;
+}
+
+/* ------------------------------------------------------------------------
+ * Entity tokens
+ * ---------------------------------------------------------------------- */
+
+static int cost_bucket(int cost) {
+    if (cost == COST_UNPLAYABLE)
+        return 0;
+    if (cost == COST_X)
+        return 1;
+    return 2 + (cost < 0 ? 0 : cost);
+}
+
+/* One card token: `count` copies of `k` in zone `type`; `pos` is its
+ * position from the top of the draw pile (1 = top) when known, else 0. */
+static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k, int count,
+                      int pos) {
+    const card_def *d = &sf_cards[k->id];
+    int cost = combat_card_cost(c, k);
+    int t = tok(b, type, SF_FEAT_ID_CARD + k->id, k->upg, cost_bucket(cost), pos);
+    if (t < 0)
+        return t;
+    int in_hand = type == SF_TOK_CARD_HAND;
+    attack_plan p = plan_of(c, k, in_hand);
+    put(b, t, CA_COUNT, (float)count / 5.0f);
+    put(b, t, CA_COST, cost == COST_X ? (float)c->energy / 3.0f : (float)max_i(cost, 0) / 3.0f);
+    if (in_hand) {
+        int playable = 0;
+        for (int i = 0; i < c->hand_n && !playable; i++)
+            if (!memcmp(&c->hand[i], k, sizeof *k))
+                playable = play_can_play(c, i);
+        put(b, t, CA_PLAYABLE, (float)playable);
+    }
+    put(b, t, CA_ATTACK, d->type == CT_ATTACK);
+    put(b, t, CA_SKILL, d->type == CT_SKILL);
+    put(b, t, CA_POWER, d->type == CT_POWER);
+    put(b, t, CA_STATUS, d->type == CT_STATUS || d->type == CT_CURSE);
+    if (p.mode != TGT_NONE)
+        put(b, t, CA_DAMAGE, (float)combat_card_damage(c, k, p.base, -1) / 20.0f);
+    put(b, t, CA_HITS, (float)p.hits / 5.0f);
+    int blk = CARD_NUM(k, blk);
+    put(b, t, CA_BLOCK, blk > 0 ? (float)combat_card_block(c, blk) / 20.0f : 0.0f);
+    put(b, t, CA_MAGIC, (float)CARD_NUM(k, mag) / 5.0f);
+    put(b, t, CA_EXHAUSTS, (float)card_exhausts(c, k));
+    put(b, t, CA_ETHEREAL, (d->flags & CD_ETHEREAL) != 0);
+    put(b, t, CA_TARGETED, d->target == TGT_ENEMY);
+    put(b, t, CA_ALL, d->target == TGT_ALL);
+    put(b, t, CA_MISC, (float)k->misc / 10.0f);
+    return t;
+}
+
+static int card_cmp(const void *a, const void *b) {
+    return memcmp(a, b, sizeof(sf_card));
+}
+
+static void sort_cards(sf_card *v, int n) {
+    for (int i = 1; i < n; i++) {
+        sf_card k = v[i];
+        int j = i - 1;
+        while (j >= 0 && card_cmp(&v[j], &k) > 0) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = k;
+    }
+}
+
+/* A pile read as a multiset: one token per distinct card, in sorted order.
+ * Records (card, token) pairs in `keys`/`toks` when given (choice lookup). */
+static int pile_tokens(builder *b, const sf_combat *c, int type, const sf_card *pile, int n,
+                       sf_card *keys, int *toks) {
+    sf_card sorted[SF_MAX_PILE];
+    n = min_i(n, SF_MAX_PILE);
+    memcpy(sorted, pile, sizeof(sf_card) * (size_t)n);
+    sort_cards(sorted, n);
+    int groups = 0;
+    for (int i = 0; i < n;) {
+        int j = i + 1;
+        while (j < n && !card_cmp(&sorted[j], &sorted[i]))
+            j++;
+        int t = card_token(b, c, type, &sorted[i], j - i, 0);
+        if (keys) {
+            keys[groups] = sorted[i];
+            toks[groups] = t;
+        }
+        groups++;
+        i = j;
+    }
+    return groups;
+}
+
+static void ctx_token(builder *b, const sf_combat *c) {
+    int choice = c->phase == PH_CHOICE ? c->pending.kind : CH_NONE;
+    int t = tok(b, SF_TOK_CTX, SF_FEAT_ID_ENCOUNTER + c->encounter, choice, c->ascension,
+                min_i(c->turn, 15));
+    int incoming = incoming_total(c), hp = 0, max_hp = 0, alive_n = 0;
+    for (int m = 0; m < c->n_mon; m++) {
+        if (!alive(c, m))
+            continue;
+        alive_n++;
+        hp += c->mon[m].hp;
+        max_hp += c->mon[m].max_hp;
+    }
+    put(b, t, CTX_TURN, (float)c->turn / 10.0f);
+    put(b, t, CTX_ENERGY, (float)c->energy / 5.0f);
+    put(b, t, CTX_CARDS_PLAYED, (float)c->cards_played / 10.0f);
+    put(b, t, CTX_ATTACKS_PLAYED, (float)c->attacks_played / 10.0f);
+    put(b, t, CTX_HAND_N, (float)c->hand_n / 10.0f);
+    put(b, t, CTX_DRAW_N, (float)c->draw_n / 30.0f);
+    put(b, t, CTX_DISCARD_N, (float)c->discard_n / 30.0f);
+    put(b, t, CTX_EXHAUST_N, (float)c->exhaust_n / 30.0f);
+    put(b, t, CTX_DRAW_KNOWN, (float)c->draw_known / 10.0f);
+    put(b, t, CTX_CHOICE_OPEN, c->phase == PH_CHOICE);
+    put(b, t, CTX_CHOICE_AMOUNT, c->phase == PH_CHOICE ? (float)c->pending.amount / 5.0f : 0.0f);
+    put(b, t, CTX_INCOMING, (float)incoming / 50.0f);
+    put(b, t, CTX_UNCOVERED, (float)max_i(incoming - c->block, 0) / 50.0f);
+    put(b, t, CTX_ALIVE, (float)alive_n / 5.0f);
+    put(b, t, CTX_MON_HP, (float)hp / 200.0f);
+    put(b, t, CTX_MON_HP_FRAC, max_hp > 0 ? (float)hp / (float)max_hp : 0.0f);
+}
+
+static int player_token(builder *b, const sf_combat *c) {
+    int t = tok(b, SF_TOK_PLAYER, SF_FEAT_ID_PLAYER, 0, 0, SF_FEAT_OWNER_PLAYER);
+    int empty = 0;
+    for (int i = 0; i < SF_POTION_SLOTS; i++)
+        empty += c->potions[i] == POTION_NONE;
+    int eot_block = min_i(999, c->block + end_turn_block(c));
+    int burns = end_turn_burns(c);
+    int uncovered = max_i(incoming_total(c) + burns - eot_block, 0);
+    put(b, t, PL_HP, (float)c->hp / 100.0f);
+    put(b, t, PL_MAX_HP, (float)c->max_hp / 100.0f);
+    put(b, t, PL_HP_FRAC, c->max_hp > 0 ? (float)c->hp / (float)c->max_hp : 0.0f);
+    put(b, t, PL_BLOCK, (float)c->block / 50.0f);
+    put(b, t, PL_ENERGY, (float)c->energy / 5.0f);
+    put(b, t, PL_GOLD, (float)c->gold / 300.0f);
+    put(b, t, PL_HP_LOSSES, (float)c->hp_losses / 10.0f);
+    put(b, t, PL_POTIONS_USED, (float)c->potions_used / 3.0f);
+    put(b, t, PL_EMPTY_SLOTS, (float)empty / 3.0f);
+    put(b, t, PL_EOT_BLOCK, (float)end_turn_block(c) / 20.0f);
+    put(b, t, PL_EOT_SELF_DAMAGE,
+        (float)(burns + (c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0)) / 10.0f);
+    put(b, t, PL_DANGER, c->hp > 0 ? fminf((float)uncovered / (float)c->hp, 2.0f) : 2.0f);
+    put(b, t, PL_STR, (float)c->pw[PW_STR] / 10.0f);
+    put(b, t, PL_DEX, (float)c->pw[PW_DEX] / 10.0f);
+    put(b, t, PL_VULN, c->pw[PW_VULN] > 0);
+    put(b, t, PL_WEAK, c->pw[PW_WEAK] > 0);
+    return t;
+}
+
+static int monster_token(builder *b, const sf_combat *c, int m) {
+    const sf_monster *mo = &c->mon[m];
+    int flags = ((mo->flags & MF_ASLEEP) ? 1 : 0) | ((mo->flags & MF_ESCAPING) ? 2 : 0) |
+                ((mo->flags & MF_DEFENSIVE) ? 4 : 0) | ((mo->flags & MF_SPLIT_DONE) ? 8 : 0);
+    int kind = sf_monsters[mo->id].kind;
+    int t = tok(b, SF_TOK_MONSTER, SF_FEAT_ID_MONSTER + mo->id, flags, kind, 1 + m);
+    put(b, t, MO_HP, (float)mo->hp / 100.0f);
+    put(b, t, MO_MAX_HP, (float)mo->max_hp / 100.0f);
+    put(b, t, MO_HP_FRAC, mo->max_hp > 0 ? (float)mo->hp / (float)mo->max_hp : 0.0f);
+    put(b, t, MO_BLOCK, (float)mo->block / 50.0f);
+    put(b, t, MO_STR, (float)mo->pw[PW_STR] / 10.0f);
+    put(b, t, MO_VULN, mo->pw[PW_VULN] > 0);
+    put(b, t, MO_WEAK, mo->pw[PW_WEAK] > 0);
+    put(b, t, MO_ASLEEP, (mo->flags & MF_ASLEEP) != 0);
+    put(b, t, MO_ESCAPING, (mo->flags & MF_ESCAPING) != 0);
+    put(b, t, MO_DEFENSIVE, (mo->flags & MF_DEFENSIVE) != 0);
+    put(b, t, MO_SPLIT_DONE, (mo->flags & MF_SPLIT_DONE) != 0);
+    put(b, t, MO_HALF_HP, mo->hp * 2 <= mo->max_hp);
+    put(b, t, MO_EHP, (float)(mo->hp + mo->block) / 100.0f);
+    put(b, t, MO_ELITE, kind == MK_ELITE);
+    put(b, t, MO_BOSS, kind == MK_BOSS);
+    put(b, t, MO_SLOT, (float)m / 5.0f);
+    return t;
+}
+
+static void intent_token(builder *b, const sf_combat *c, int m) {
+    const sf_monster *mo = &c->mon[m];
+    const move_def *mv = &sf_moves[mo->move];
+    int t = tok(b, SF_TOK_INTENT, SF_FEAT_ID_MOVE + mo->move, 1 + m, mv->intent, 0);
+    int hits = 0, dmg = monster_intent_damage(c, m, &hits);
+    int total = dmg > 0 ? dmg * hits : 0;
+    int in = mv->intent;
+    put(b, t, IN_DAMAGE, dmg > 0 ? (float)dmg / 20.0f : 0.0f);
+    put(b, t, IN_HITS, (float)hits / 5.0f);
+    put(b, t, IN_TOTAL, (float)total / 50.0f);
+    put(b, t, IN_ATTACK, dmg >= 0 && hits > 0);
+    put(b, t, IN_REPEAT1, mo->move != MV_NONE && mo->hist[0] == mo->move);
+    put(b, t, IN_REPEAT2,
+        mo->move != MV_NONE && mo->hist[0] == mo->move && mo->hist[1] == mo->move);
+    put(b, t, IN_SHARE,
+        (float)min_i(total, 2 * (c->hp + c->block)) / (float)max_i(c->hp + c->block, 1));
+    put(b, t, IN_BUFF, in == INT_BUFF || in == INT_ATTACK_BUFF || in == INT_DEFEND_BUFF);
+    put(b, t, IN_DEBUFF,
+        in == INT_DEBUFF || in == INT_STRONG_DEBUFF || in == INT_ATTACK_DEBUFF ||
+            in == INT_DEFEND_DEBUFF);
+    put(b, t, IN_DEFEND, in == INT_DEFEND || in == INT_ATTACK_DEFEND || in == INT_DEFEND_BUFF);
+    put(b, t, IN_ESCAPE, in == INT_ESCAPE);
+    put(b, t, IN_SLEEP, in == INT_SLEEP || in == INT_STUN);
+    put(b, t, IN_UNKNOWN, in == INT_UNKNOWN || in == INT_MAGIC);
+    int prev = mo->hist[0];
+    put(b, t, IN_PREV_ATTACK,
+        prev != MV_NONE && sf_moves[prev].hits > 0 && sf_moves[prev].dmg >= 0);
+}
+
+static int is_debuff_power(int pw, int amount) {
+    switch (pw) {
+    case PW_WEAK:
+    case PW_VULN:
+    case PW_FRAIL:
+    case PW_ENTANGLED:
+    case PW_NO_DRAW:
+    case PW_LOSE_STR:
+    case PW_LOSE_DEX: return 1;
+    case PW_STR:
+    case PW_DEX: return amount < 0;
+    default: return 0;
+    }
+}
+
+static int just_bit(int pw) {
+    switch (pw) {
+    case PW_WEAK: return JA_WEAK;
+    case PW_VULN: return JA_VULN;
+    case PW_FRAIL: return JA_FRAIL;
+    case PW_RITUAL: return JA_RITUAL;
+    case PW_INTANGIBLE: return JA_INTANGIBLE;
+    default: return 0;
+    }
+}
+
+static void status_tokens(builder *b, const int16_t *pw, int n, uint8_t just, int owner) {
+    for (int i = 0; i < n; i++) {
+        int a = pw[i];
+        if (a == 0)
+            continue;
+        int t = tok(b, SF_TOK_STATUS, SF_FEAT_ID_POWER + i, owner, a < 0, 0);
+        put(b, t, ST_AMOUNT, (float)a / 10.0f);
+        put(b, t, ST_LOG, (a < 0 ? -1.0f : 1.0f) * log1pf(fabsf((float)a)) / 3.0f);
+        put(b, t, ST_JUST, (just & just_bit(i)) != 0);
+        put(b, t, ST_DEBUFF, is_debuff_power(i, a));
+        put(b, t, ST_POSITIVE, a > 0);
+    }
+}
+
+static void relic_tokens(builder *b, const sf_combat *c) {
+    for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++) {
+        int id = c->relics[i];
+        int t = tok(b, SF_TOK_RELIC, SF_FEAT_ID_RELIC + id, 0, 0, i);
+        float counter = 0, raw = 0, active = 0;
+        switch (id) {
+        case RELIC_PEN_NIB:
+            counter = (float)c->pen_nib / 10.0f;
+            raw = (float)c->pen_nib / 10.0f;
+            active = c->pen_nib == 9; /* the next Attack deals double damage */
+            break;
+        case RELIC_HAPPY_FLOWER:
+            counter = (float)c->happy_flower / 3.0f;
+            raw = (float)c->happy_flower / 10.0f;
+            active = c->happy_flower == 2; /* energy at the next turn start */
+            break;
+        case RELIC_RED_SKULL: active = (c->flags & FL_RED_SKULL_ON) != 0; break;
+        case RELIC_KUNAI:
+        case RELIC_SHURIKEN:
+        case RELIC_ORNAMENTAL_FAN:
+            counter = (float)(c->attacks_played % 3) / 3.0f;
+            raw = (float)(c->attacks_played % 3) / 10.0f;
+            active = c->attacks_played % 3 == 2; /* the next Attack triggers it */
+            break;
+        case RELIC_ORICHALCUM: active = c->block == 0; break;
+        default: break;
+        }
+        put(b, t, RE_COUNTER, counter);
+        put(b, t, RE_RAW, raw);
+        put(b, t, RE_ACTIVE, active);
+    }
+}
+
+static void potion_tokens(builder *b, const sf_combat *c, int *tok_of_slot) {
+    for (int s = 0; s < SF_POTION_SLOTS; s++) {
+        int p = c->potions[s];
+        tok_of_slot[s] = -1;
+        if (p == POTION_NONE || p >= POTION_COUNT)
+            continue;
+        int targeted = potion_needs_target(p);
+        int t = tok(b, SF_TOK_POTION, SF_FEAT_ID_POTION + p, 0, targeted, s);
+        tok_of_slot[s] = t;
+        put(b, t, PO_TARGETED, (float)targeted);
+        put(b, t, PO_POTENCY, (float)sf_potions[p].potency / 20.0f);
+        put(b, t, PO_DRINKABLE, sf_potions[p].drinkable);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Playmath
+ * ---------------------------------------------------------------------- */
+
+/* The damage one action deals: per-hit damage per monster for each play
+ * (a Double Tap copy is a second play), hits per play, which monsters. */
+typedef struct strike {
+    int per[2][SF_MAX_MONSTERS];
+    int hits[2];
+    int plays;
+    int mask;   /* monsters hit (bit m) */
+    int random; /* targets picked at random among living monsters */
+    int thorns; /* THORNS damage (potions): no Curl Up */
+} strike;
+
+typedef struct outcome {
+    int dealt;  /* damage after modifiers, before block, over hit monsters */
+    int killed; /* bit m: monster m dies */
+    float progress;
+} outcome;
+
+/* Resolve a strike against each monster's block and HP as combat.c does:
+ * block absorbs first; Curl Up's block lands after the play that
+ * triggered it (deferred behind the card, combat_player_hits). */
+static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
+    memset(o, 0, sizeof *o);
+    int ehp_sum = 0, done_sum = 0;
+    for (int m = 0; m < c->n_mon; m++) {
+        if (!(s->mask & (1 << m)) || !alive(c, m))
+            continue;
+        const sf_monster *mo = &c->mon[m];
+        int hp = mo->hp, blk = mo->block, curl = s->thorns ? 0 : mo->pw[PW_CURL_UP];
+        int done = 0;
+        for (int p = 0; p < s->plays && hp > 0; p++) {
+            int pend = 0;
+            for (int h = 0; h < s->hits[p] && hp > 0; h++) {
+                int d = s->per[p][m];
+                o->dealt += d;
+                int absorbed = min_i(d, blk);
+                blk -= absorbed;
+                int unb = d - absorbed;
+                if (unb > 0 && curl > 0 && unb < hp) {
+                    pend += curl;
+                    curl = 0;
+                }
+                done += absorbed + min_i(unb, hp);
+                hp -= unb;
+            }
+            blk += pend;
+        }
+        ehp_sum += mo->hp + mo->block;
+        done_sum += done;
+        if (hp <= 0)
+            o->killed |= 1 << m;
+    }
+    o->progress = ehp_sum > 0 ? fminf((float)done_sum / (float)ehp_sum, 1.0f) : 0.0f;
+}
+
+static int popcount(int v) {
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
+static int lowest_bit(int v) {
+    for (int m = 0; m < 31; m++)
+        if (v & (1 << m))
+            return m;
+    return -1;
+}
+
+static int alive_mask(const sf_combat *c) {
+    int mask = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if (alive(c, m))
+            mask |= 1 << m;
+    return mask;
+}
+
+/* Fill the playmath row from a resolved strike. `target` is a monster slot
+ * or -1; `block` is what the action adds; `self_hp` its own HP cost. */
+static void fill_math(const sf_combat *c, float *q, const strike *s, int target, int cost,
+                      int block, int self_hp, int self_thorns) {
+    outcome o = {0, 0, 0.0f};
+    int living = alive_mask(c);
+    if (s && s->mask)
+        resolve_strike(c, s, &o);
+    int block_after = min_i(999, c->block + block);
+    int incoming = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if ((living & (1 << m)) && !(o.killed & (1 << m)))
+            incoming += intent_total(c, m);
+    /* Sharp Hide answers the play with THORNS damage, which block absorbs. */
+    int thorn_hp = max_i(self_thorns - block_after, 0);
+    int block_left = max_i(block_after - self_thorns, 0);
+    q[SF_FEAT_Q_DAMAGE] = (float)o.dealt / 50.0f;
+    q[SF_FEAT_Q_BLOCK] = (float)block / 50.0f;
+    q[SF_FEAT_Q_COST] = (float)cost / 3.0f;
+    if (s && s->mask) {
+        if (target >= 0)
+            q[SF_FEAT_Q_LETHAL] = (o.killed & (1 << target)) != 0;
+        else
+            q[SF_FEAT_Q_LETHAL] = (float)popcount(o.killed) / (float)max_i(popcount(living), 1);
+    }
+    q[SF_FEAT_Q_KILLS_ALL] = living != 0 && (o.killed & living) == living;
+    q[SF_FEAT_Q_UNCOVERED] = (float)max_i(incoming - block_left, 0) / 50.0f;
+    q[SF_FEAT_Q_SELF_HP] = (float)(self_hp + thorn_hp) / 10.0f;
+    q[SF_FEAT_Q_PROGRESS] = o.progress;
+}
+
+/* Cards in hand other than position i for which `attack` matches. */
+static int others_in_hand(const sf_combat *c, int i, int want_attack, int any) {
+    int n = 0;
+    for (int j = 0; j < c->hand_n; j++)
+        if (j != i && (any || (sf_cards[c->hand[j].id].type == CT_ATTACK) == want_attack))
+            n++;
+    return n;
+}
+
+static void math_play(const sf_combat *c, int i, int target, float *q) {
+    const sf_card *k = &c->hand[i];
+    const card_def *d = &sf_cards[k->id];
+    int cost = combat_card_cost(c, k);
+    int energy = cost == COST_X ? c->energy : max_i(cost, 0);
+    int self_hp = 0;
+
+    /* HP-cost cards: HP is lost before the damage (Hemokinesis), which can
+     * raise Strength (Rupture, Red Skull): compute damage after the loss
+     * on a scratch copy, with the engine's own HP-loss rule. */
+    const sf_combat *dc = c;
+    sf_combat scratch;
+    switch (k->id) {
+    case CARD_HEMOKINESIS:
+        memcpy(&scratch, c, sizeof scratch);
+        combat_lose_hp(&scratch, CARD_NUM(k, mag));
+        dc = &scratch;
+        self_hp = c->hp - scratch.hp;
+        break;
+    case CARD_BLOODLETTING: self_hp = min_i(3, c->hp); break;
+    case CARD_OFFERING: self_hp = min_i(6, c->hp); break;
+    default: break;
+    }
+
+    attack_plan ap = plan_of(c, k, 1);
+    strike s;
+    memset(&s, 0, sizeof s);
+    s.plays = (d->type == CT_ATTACK && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    int living = alive_mask(c);
+    if (ap.mode == TGT_ENEMY && target >= 0 && target < c->n_mon)
+        s.mask = 1 << target;
+    else if (ap.mode == TGT_ALL)
+        s.mask = living;
+    else if (ap.mode == PLAN_RANDOM && popcount(living) == 1)
+        s.mask = living; /* one living monster: the random pick is certain */
+    else if (ap.mode == PLAN_RANDOM)
+        s.random = 1;
+
+    int dmg_random = 0;
+    if (ap.mode != TGT_NONE) {
+        /* The Double Tap copy plays after the first resolves: Vigor and Pen
+         * Nib are spent, Rampage has grown, Bash/Uppercut/Thunderclap's
+         * Vulnerable has landed. */
+        sf_combat second;
+        const sf_combat *sc = dc;
+        int base2 = ap.base;
+        if (s.plays == 2) {
+            memcpy(&second, dc, sizeof second);
+            second.pw[PW_VIGOR] = 0;
+            second.pw[PW_PEN_NIB] = 0;
+            if (k->id == CARD_RAMPAGE)
+                base2 += CARD_NUM(k, mag);
+            int vuln = k->id == CARD_BASH          ? CARD_NUM(k, mag)
+                       : k->id == CARD_UPPERCUT    ? CARD_NUM(k, mag)
+                       : k->id == CARD_THUNDERCLAP ? 1
+                                                   : 0;
+            for (int m = 0; m < c->n_mon && vuln; m++)
+                if (s.mask & (1 << m))
+                    combat_power_monster(&second, m, PW_VULN, vuln);
+            sc = &second;
+        }
+        for (int m = 0; m < c->n_mon; m++) {
+            if (!alive(c, m))
+                continue;
+            s.per[0][m] = combat_card_damage(dc, k, ap.base, m);
+            s.per[1][m] = combat_card_damage(sc, k, base2, m);
+        }
+        s.hits[0] = s.hits[1] = ap.hits;
+        if (s.random) {
+            /* Several candidates: report the expected damage, no kills. */
+            int sum = 0;
+            for (int m = 0; m < c->n_mon; m++)
+                if (living & (1 << m))
+                    sum += s.per[0][m];
+            dmg_random = ap.hits * s.plays * sum / max_i(popcount(living), 1);
+        }
+    }
+
+    int block = 0;
+    int blk = CARD_NUM(k, blk);
+    if (k->id == CARD_SECOND_WIND)
+        block += combat_card_block(c, blk) * others_in_hand(c, i, 0, 0);
+    else if (blk > 0)
+        block += combat_card_block(c, blk) * (d->type == CT_ATTACK ? s.plays : 1);
+    if (k->id == CARD_ENTRENCH)
+        block += c->block;
+    if (d->type == CT_ATTACK && c->pw[PW_RAGE] > 0)
+        block += c->pw[PW_RAGE] * s.plays;
+    if (c->pw[PW_FNP] > 0) {
+        int ex = card_exhausts(c, k);
+        switch (k->id) {
+        case CARD_SECOND_WIND:
+        case CARD_SEVER_SOUL: ex += others_in_hand(c, i, 0, 0); break;
+        case CARD_FIEND_FIRE: ex += others_in_hand(c, i, 0, 1); break;
+        case CARD_TRUE_GRIT:
+        case CARD_BURNING_PACT: ex += others_in_hand(c, i, 0, 1) > 0; break;
+        default: break;
+        }
+        block += c->pw[PW_FNP] * ex;
+    }
+    int thorns = 0;
+    if (d->type == CT_ATTACK)
+        for (int m = 0; m < c->n_mon; m++)
+            if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
+                thorns += c->mon[m].pw[PW_SHARP_HIDE] * s.plays;
+
+    int tgt = ap.mode != TGT_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
+    fill_math(c, q, s.mask ? &s : NULL, tgt, energy, block, self_hp, thorns);
+    if (s.random) {
+        q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
+        int ehp = 0;
+        for (int m = 0; m < c->n_mon; m++)
+            if (living & (1 << m))
+                ehp += c->mon[m].hp + c->mon[m].block;
+        q[SF_FEAT_Q_PROGRESS] = ehp > 0 ? fminf((float)dmg_random / (float)ehp, 1.0f) : 0.0f;
+    }
+}
+
+static void math_potion(const sf_combat *c, int slot, int target, float *q) {
+    int p = c->potions[slot];
+    int pot = sf_potions[p].potency;
+    strike s;
+    memset(&s, 0, sizeof s);
+    s.plays = 1;
+    s.hits[0] = 1;
+    s.thorns = 1;
+    int block = 0, tgt = -1;
+    switch (p) {
+    case POTION_FIRE: /* THORNS damage: no Strength, Weak or Vulnerable */
+        if (target >= 0 && target < c->n_mon) {
+            s.mask = 1 << target;
+            s.per[0][target] = pot;
+            tgt = target;
+        }
+        break;
+    case POTION_EXPLOSIVE:
+        s.mask = alive_mask(c);
+        for (int m = 0; m < c->n_mon; m++)
+            s.per[0][m] = pot;
+        break;
+    case POTION_BLOCK: block = pot; break;
+    default: break;
+    }
+    fill_math(c, q, s.mask ? &s : NULL, tgt, 0, block, 0, 0);
+}
+
+static void math_end_turn(const sf_combat *c, float *q) {
+    /* End of turn: Orichalcum / Metallicize / Plated block, then Burns and
+     * Combust cost HP before the monsters act. */
+    int block = end_turn_block(c);
+    int burns = end_turn_burns(c);
+    int combust = c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0;
+    fill_math(c, q, NULL, -1, 0, block, combust, burns);
+}
+
+static void math_choose(const sf_combat *c, float *q) {
+    int block = 0;
+    int kind = c->pending.kind;
+    if ((kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) && c->pw[PW_FNP] > 0)
+        block = c->pw[PW_FNP]; /* the chosen card is exhausted */
+    fill_math(c, q, NULL, -1, 0, block, 0, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * The tokenizer
+ * ---------------------------------------------------------------------- */
+
+static int find_key(const sf_card *keys, const int *toks, int n, const sf_card *k) {
+    for (int i = 0; i < n; i++)
+        if (!card_cmp(&keys[i], k))
+            return toks[i];
+    return -1;
+}
+
+int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, sf_feat *out) {
+    const sf_combat *c = ccombat_of(s);
+    memset(out, 0, sizeof *out);
+    if (n_actions < 0 || n_actions > SF_FEAT_MAX_QUERIES || (n_actions > 0 && !actions))
+        return SF_EINVAL;
+    builder b = {out, 0};
+    int rc = SF_OK;
+
+    /* 1. Tokens a query can name, first. */
+    int ctx = out->n_tokens;
+    ctx_token(&b, c);
+    int player = player_token(&b, c);
+    int mon_tok[SF_MAX_MONSTERS];
+    int n_mon = min_i(c->n_mon, SF_MAX_MONSTERS);
+    for (int m = 0; m < n_mon; m++)
+        mon_tok[m] = alive(c, m) ? monster_token(&b, c, m) : -1;
+    for (int m = 0; m < n_mon; m++)
+        if (alive(c, m))
+            intent_token(&b, c, m);
+
+    /* Hand: one token per distinct card (bytewise, as sf_engine_enumerate
+     * collapses them), in order of first appearance. */
+    int hand_tok[SF_MAX_HAND];
+    int hand_n = min_i(c->hand_n, SF_MAX_HAND);
+    for (int i = 0; i < hand_n; i++) {
+        int first = i;
+        for (int j = 0; j < i && first == i; j++)
+            if (!card_cmp(&c->hand[j], &c->hand[i]))
+                first = j;
+        if (first != i) {
+            hand_tok[i] = hand_tok[first];
+            continue;
+        }
+        int count = 0;
+        for (int j = i; j < hand_n; j++)
+            count += !card_cmp(&c->hand[j], &c->hand[i]);
+        hand_tok[i] = card_token(&b, c, SF_TOK_CARD_HAND, &c->hand[i], count, 0);
+    }
+
+    /* The open choice's pile when it is not the hand (Headbutt, Exhume). */
+    int choice = c->phase == PH_CHOICE ? c->pending.kind : CH_NONE;
+    int choice_zone = choice == CH_HEADBUTT ? ZONE_DISCARD
+                      : choice == CH_EXHUME ? ZONE_EXHAUST
+                                            : ZONE_HAND;
+    sf_card keys[SF_MAX_PILE];
+    int keys_tok[SF_MAX_PILE], n_keys = 0;
+    if (choice_zone == ZONE_DISCARD)
+        n_keys = pile_tokens(&b, c, SF_TOK_CARD_DISCARD, c->discard, c->discard_n, keys, keys_tok);
+    else if (choice_zone == ZONE_EXHAUST)
+        n_keys = pile_tokens(&b, c, SF_TOK_CARD_EXHAUST, c->exhaust, c->exhaust_n, keys, keys_tok);
+
+    int potion_tok[SF_POTION_SLOTS];
+    potion_tokens(&b, c, potion_tok);
+
+    /* 2. Everything else. */
+    status_tokens(&b, c->pw, PW_N, c->just, SF_FEAT_OWNER_PLAYER);
+    for (int m = 0; m < n_mon; m++)
+        if (alive(c, m))
+            status_tokens(&b, c->mon[m].pw, PW_MON_N, c->mon[m].just, 1 + m);
+
+    /* Draw pile: known top cards by position (1 = top), the rest as a
+     * multiset. */
+    int draw_n = min_i(c->draw_n, SF_MAX_PILE);
+    int known = min_i(c->draw_known, draw_n);
+    for (int p = 1; p <= known; p++)
+        card_token(&b, c, SF_TOK_CARD_DRAW, &c->draw[draw_n - p], 1, min_i(p, 15));
+    pile_tokens(&b, c, SF_TOK_CARD_DRAW, c->draw, draw_n - known, NULL, NULL);
+    if (choice_zone != ZONE_DISCARD)
+        pile_tokens(&b, c, SF_TOK_CARD_DISCARD, c->discard, c->discard_n, NULL, NULL);
+    if (choice_zone != ZONE_EXHAUST)
+        pile_tokens(&b, c, SF_TOK_CARD_EXHAUST, c->exhaust, c->exhaust_n, NULL, NULL);
+    relic_tokens(&b, c);
+    if (b.full)
+        rc = SF_EFULL;
+
+    /* 3. Queries. */
+    uint8_t opts[SF_MAX_PILE];
+    sf_card opt_cards[SF_MAX_PILE];
+    int n_opts = choice != CH_NONE ? combat_choice_options(c, choice, opts, opt_cards) : 0;
+    out->n_queries = n_actions;
+    for (int q = 0; q < n_actions; q++) {
+        sf_action a = actions[q];
+        int what = -1, target = player, ok = 0;
+        float *qc = out->qcont[q];
+        int tgt_mon =
+            a.target != SF_NO_TARGET && a.target < n_mon && alive(c, a.target) ? a.target : -1;
+        if (tgt_mon >= 0)
+            target = mon_tok[tgt_mon];
+        switch (a.kind) {
+        case SF_ACT_END_TURN:
+            what = ctx;
+            ok = c->phase == PH_PLAYER;
+            if (ok)
+                math_end_turn(c, qc);
+            break;
+        case SF_ACT_PLAY:
+            if (c->phase == PH_PLAYER && a.index < hand_n) {
+                what = hand_tok[a.index];
+                ok = 1;
+                math_play(c, a.index, tgt_mon, qc);
+            }
+            break;
+        case SF_ACT_POTION:
+            if (c->phase == PH_PLAYER && a.index < SF_POTION_SLOTS && potion_tok[a.index] >= 0) {
+                what = potion_tok[a.index];
+                ok = 1;
+                math_potion(c, a.index, tgt_mon, qc);
+            }
+            break;
+        case SF_ACT_CHOOSE:
+            for (int i = 0; i < n_opts && !ok; i++) {
+                if (opts[i] != a.index)
+                    continue;
+                if (choice_zone == ZONE_HAND)
+                    what = opts[i] < hand_n ? hand_tok[opts[i]] : -1;
+                else
+                    what = find_key(keys, keys_tok, n_keys, &opt_cards[i]);
+                ok = 1;
+                math_choose(c, qc);
+            }
+            break;
+        default: break;
+        }
+        if (!ok) {
+            memset(qc, 0, sizeof(float) * SF_FEAT_NQCONT);
+            what = ctx;
+            target = player;
+            rc = SF_EINVAL;
+        }
+        out->query[q][0] = (uint16_t)(what >= 0 ? what : ctx);
+        out->query[q][1] = (uint16_t)(target >= 0 ? target : player);
+    }
+    return rc;
+}

@@ -1,0 +1,728 @@
+/*
+ * internal.h — the engine's inside: state layout, content tables and the
+ * shared rule helpers. For the engine sources and the engine's white-box tests only;
+ * everything else goes through engine.h.
+ *
+ * Layout rule: the whole state is one struct of fixed-size arrays of small
+ * integers, zeroed at init, so that (a) copying is one memcpy, (b) unused
+ * slots and padding are always zero and the identity hash is canonical, and
+ * (c) nothing points anywhere. Everything up to `rng` is "core" and decides
+ * the future; `rng` and `stats` are excluded from the identity.
+ */
+#ifndef SF_ENGINE_INTERNAL_H
+#define SF_ENGINE_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+/* ---------------------------------------------------------------------------
+ * Random generators (rng.c). Facts sheet §0.
+ * ------------------------------------------------------------------------- */
+
+/* libGDX RandomXS128 wrapped by the game's random/Random.java (a call counter). */
+typedef struct sf_rng {
+    uint64_t s0, s1;
+    uint32_t counter;
+    uint32_t pad; /* always 0 */
+} sf_rng;
+
+void sf_rng_seed(sf_rng *r, uint64_t seed);         /* new Random(seed)            */
+uint64_t sf_rng_next_long(sf_rng *r);               /* RandomXS128.nextLong, raw   */
+int sf_rng_random(sf_rng *r, int range);            /* random(range): 0..range     */
+int sf_rng_random_range(sf_rng *r, int lo, int hi); /* random(lo, hi), inclusive */
+int sf_rng_random_bool(sf_rng *r);                  /* randomBoolean()             */
+int sf_rng_random_bool_p(sf_rng *r, float p);       /* randomBoolean(p): nextFloat < p */
+float sf_rng_random_float(sf_rng *r);               /* random(): nextFloat         */
+int64_t sf_rng_random_long(sf_rng *r);              /* randomLong()                */
+
+/* java.util.Random (48-bit LCG), used by Collections.shuffle. */
+typedef struct sf_jrand {
+    uint64_t seed;
+} sf_jrand;
+
+void sf_jrand_seed(sf_jrand *j, int64_t seed);
+int sf_jrand_next_int(sf_jrand *j, int bound); /* nextInt(bound)                 */
+
+/* ---------------------------------------------------------------------------
+ * Cards (cards.c)
+ * ------------------------------------------------------------------------- */
+
+/* One card in a pile: 5 bytes, compared bytewise. */
+typedef struct sf_card {
+    uint8_t id;    /* CARD_*; 0 (CARD_NONE) only in empty slots               */
+    uint8_t upg;   /* upgrade count                                           */
+    int8_t cost;   /* combat cost: >= 0, COST_X or COST_UNPLAYABLE             */
+    uint8_t flags; /* CF_*                                                    */
+    uint8_t misc;  /* per-card number: Rampage's added damage                 */
+} sf_card;
+
+#define COST_X          (-1)
+#define COST_UNPLAYABLE (-2)
+
+enum {
+    CF_FREE_TURN = 1 << 0, /* costs 0 until the end of this turn (Infernal Blade) */
+};
+
+enum card_id {
+    CARD_NONE = 0,
+    /* starter */
+    CARD_STRIKE,
+    CARD_DEFEND,
+    CARD_BASH,
+    /* common */
+    CARD_ANGER,
+    CARD_ARMAMENTS,
+    CARD_BODY_SLAM,
+    CARD_CLASH,
+    CARD_CLEAVE,
+    CARD_CLOTHESLINE,
+    CARD_FLEX,
+    CARD_HAVOC,
+    CARD_HEADBUTT,
+    CARD_HEAVY_BLADE,
+    CARD_IRON_WAVE,
+    CARD_PERFECTED_STRIKE,
+    CARD_POMMEL_STRIKE,
+    CARD_SHRUG_IT_OFF,
+    CARD_SWORD_BOOMERANG,
+    CARD_THUNDERCLAP,
+    CARD_TRUE_GRIT,
+    CARD_TWIN_STRIKE,
+    CARD_WARCRY,
+    CARD_WILD_STRIKE,
+    /* uncommon */
+    CARD_BATTLE_TRANCE,
+    CARD_BLOOD_FOR_BLOOD,
+    CARD_BLOODLETTING,
+    CARD_BURNING_PACT,
+    CARD_CARNAGE,
+    CARD_COMBUST,
+    CARD_DARK_EMBRACE,
+    CARD_DISARM,
+    CARD_DROPKICK,
+    CARD_DUAL_WIELD,
+    CARD_ENTRENCH,
+    CARD_EVOLVE,
+    CARD_FEEL_NO_PAIN,
+    CARD_FIRE_BREATHING,
+    CARD_FLAME_BARRIER,
+    CARD_GHOSTLY_ARMOR,
+    CARD_HEMOKINESIS,
+    CARD_INFERNAL_BLADE,
+    CARD_INFLAME,
+    CARD_INTIMIDATE,
+    CARD_METALLICIZE,
+    CARD_POWER_THROUGH,
+    CARD_PUMMEL,
+    CARD_RAGE,
+    CARD_RAMPAGE,
+    CARD_RECKLESS_CHARGE,
+    CARD_RUPTURE,
+    CARD_SEARING_BLOW,
+    CARD_SECOND_WIND,
+    CARD_SEEING_RED,
+    CARD_SENTINEL,
+    CARD_SEVER_SOUL,
+    CARD_SHOCKWAVE,
+    CARD_SPOT_WEAKNESS,
+    CARD_UPPERCUT,
+    CARD_WHIRLWIND,
+    /* rare */
+    CARD_BARRICADE,
+    CARD_BERSERK,
+    CARD_BLUDGEON,
+    CARD_BRUTALITY,
+    CARD_CORRUPTION,
+    CARD_DEMON_FORM,
+    CARD_DOUBLE_TAP,
+    CARD_EXHUME,
+    CARD_FEED,
+    CARD_FIEND_FIRE,
+    CARD_IMMOLATE,
+    CARD_IMPERVIOUS,
+    CARD_JUGGERNAUT,
+    CARD_LIMIT_BREAK,
+    CARD_OFFERING,
+    CARD_REAPER,
+    /* status */
+    CARD_SLIMED,
+    CARD_DAZED,
+    CARD_WOUND,
+    CARD_BURN,
+    CARD_COUNT
+};
+
+enum card_type {
+    CT_ATTACK = SF_CARD_ATTACK,
+    CT_SKILL = SF_CARD_SKILL,
+    CT_POWER = SF_CARD_POWER,
+    CT_STATUS = SF_CARD_STATUS,
+    CT_CURSE = SF_CARD_CURSE
+};
+
+/* How a card picks its target when played. */
+enum card_target { TGT_NONE = 0, TGT_ENEMY = 1, TGT_ALL = 2 };
+
+enum card_rarity { RAR_BASIC, RAR_COMMON, RAR_UNCOMMON, RAR_RARE, RAR_SPECIAL };
+
+enum card_def_flags {
+    CD_EXHAUST = 1 << 0,       /* exhausts when played                            */
+    CD_EXHAUST_BASE = 1 << 1,  /* exhausts only when not upgraded (Limit Break)  */
+    CD_ETHEREAL = 1 << 2,      /* exhausted from hand at end of turn              */
+    CD_INNATE_UP = 1 << 3,     /* innate when upgraded (Brutality+)               */
+    CD_STRIKE = 1 << 4,        /* STRIKE tag (Perfected Strike)                   */
+    CD_HEALING = 1 << 5,       /* HEALING tag (excluded from random generation)   */
+    CD_MULTI_UPGRADE = 1 << 6, /* can be upgraded repeatedly (Searing Blow)    */
+};
+
+struct sf_combat;
+
+/* A card's static data. Numbers are (base, upgraded). `play` runs the card's
+ * own effect (after energy is paid and before the card moves to its pile);
+ * NULL for unplayable cards. */
+typedef struct card_def {
+    const char *name;
+    uint8_t type, rarity, target, flags;
+    int8_t cost, cost_up;
+    int16_t dmg, dmg_up; /* damage per hit                                   */
+    int16_t blk, blk_up; /* block                                            */
+    int16_t mag, mag_up; /* the card's magic number (hits, stacks, draws ...) */
+    uint8_t priority;    /* rollout/expansion priority, 0..100               */
+    void (*play)(struct sf_combat *c, const sf_card *card, int target);
+} card_def;
+
+extern const card_def sf_cards[CARD_COUNT];
+
+static inline const card_def *card_def_of(int id) {
+    return &sf_cards[id];
+}
+
+/* Value of a (base, upgraded) pair for a card instance. */
+#define CARD_NUM(card, field) \
+    ((card)->upg ? sf_cards[(card)->id].field##_up : sf_cards[(card)->id].field)
+
+/* ---------------------------------------------------------------------------
+ * Powers. One enum for both sides; monsters store only the first PW_MON_N.
+ * ------------------------------------------------------------------------- */
+enum power {
+    /* shared */
+    PW_STR,
+    PW_DEX,
+    PW_WEAK,
+    PW_VULN,
+    PW_FRAIL,
+    PW_ARTIFACT,
+    PW_METALLICIZE,
+    PW_PLATED,
+    PW_THORNS,
+    PW_RITUAL,
+    PW_INTANGIBLE,
+    /* monster-side */
+    PW_CURL_UP,
+    PW_ANGRY,
+    PW_ENRAGE,
+    PW_SHARP_HIDE,
+    PW_SPORE_CLOUD,
+    PW_MODE_SHIFT,
+    PW_MON_N,
+    /* player-side */
+    PW_VIGOR = PW_MON_N,
+    PW_ENTANGLED,
+    PW_NO_DRAW,
+    PW_BARRICADE,
+    PW_RAGE,
+    PW_DOUBLE_TAP,
+    PW_LOSE_STR,
+    PW_LOSE_DEX,
+    PW_DEMON_FORM,
+    PW_DARK_EMBRACE,
+    PW_FNP,
+    PW_RUPTURE,
+    PW_COMBUST,
+    PW_COMBUST_HP,
+    PW_JUGGERNAUT,
+    PW_EVOLVE,
+    PW_FIRE_BREATHING,
+    PW_BRUTALITY,
+    PW_CORRUPTION,
+    PW_BERSERK,
+    PW_FLAME_BARRIER,
+    PW_REGEN,
+    PW_PEN_NIB,
+    PW_N
+};
+
+extern const char *const sf_power_names[PW_N];
+
+/* justApplied bits (facts sheet §1 "Debuff durations"). */
+enum { JA_WEAK = 1, JA_VULN = 2, JA_FRAIL = 4, JA_RITUAL = 8, JA_INTANGIBLE = 16 };
+
+/* ---------------------------------------------------------------------------
+ * Monsters (monsters.c)
+ * ------------------------------------------------------------------------- */
+enum monster_id {
+    MON_NONE = 0,
+    MON_CULTIST,
+    MON_JAW_WORM,
+    MON_RED_LOUSE,
+    MON_GREEN_LOUSE,
+    MON_ACID_SLIME_S,
+    MON_ACID_SLIME_M,
+    MON_ACID_SLIME_L,
+    MON_SPIKE_SLIME_S,
+    MON_SPIKE_SLIME_M,
+    MON_SPIKE_SLIME_L,
+    MON_FUNGI_BEAST,
+    MON_LOOTER,
+    MON_MAD_GREMLIN,
+    MON_SNEAKY_GREMLIN,
+    MON_FAT_GREMLIN,
+    MON_SHIELD_GREMLIN,
+    MON_GREMLIN_WIZARD,
+    MON_BLUE_SLAVER,
+    MON_RED_SLAVER,
+    MON_GREMLIN_NOB,
+    MON_LAGAVULIN,
+    MON_SENTRY,
+    MON_GUARDIAN,
+    MON_HEXAGHOST,
+    MON_SLIME_BOSS,
+    MON_COUNT
+};
+
+/* Intent kinds, as the player sees them. */
+enum intent {
+    INT_NONE = 0,
+    INT_ATTACK,
+    INT_ATTACK_BUFF,
+    INT_ATTACK_DEBUFF,
+    INT_ATTACK_DEFEND,
+    INT_BUFF,
+    INT_DEBUFF,
+    INT_STRONG_DEBUFF,
+    INT_DEFEND,
+    INT_DEFEND_BUFF,
+    INT_DEFEND_DEBUFF,
+    INT_ESCAPE,
+    INT_SLEEP,
+    INT_STUN,
+    INT_UNKNOWN,
+    INT_MAGIC,
+    INT_COUNT
+};
+
+/* Moves: one global enum so moves are tokens of their own. */
+enum move_id {
+    MV_NONE = 0,
+    /* Cultist */ MV_INCANTATION,
+    MV_DARK_STRIKE,
+    /* Jaw Worm */ MV_CHOMP,
+    MV_THRASH,
+    MV_BELLOW,
+    /* Louse */ MV_LOUSE_BITE,
+    MV_LOUSE_GROW,
+    MV_SPIT_WEB,
+    /* Slimes */ MV_ACID_SPIT,
+    MV_ACID_TACKLE,
+    MV_ACID_LICK,
+    MV_SPIKE_TACKLE,
+    MV_FLAME_TACKLE,
+    MV_SPIKE_LICK,
+    MV_SPLIT,
+    /* Fungi */ MV_FUNGI_BITE,
+    MV_FUNGI_GROW,
+    /* Looter */ MV_MUG,
+    MV_LUNGE,
+    MV_SMOKE_BOMB,
+    MV_ESCAPE,
+    /* Gremlins */ MV_SCRATCH,
+    MV_PUNCTURE,
+    MV_SMASH,
+    MV_PROTECT,
+    MV_SHIELD_BASH,
+    MV_CHARGING,
+    MV_ULTIMATE_BLAST,
+    /* Slavers */ MV_STAB,
+    MV_RAKE,
+    MV_SCRAPE,
+    MV_ENTANGLE,
+    /* Nob */ MV_BELLOW_NOB,
+    MV_RUSH,
+    MV_SKULL_BASH,
+    /* Lagavulin */ MV_SLEEP,
+    MV_LAGA_STUN,
+    MV_LAGA_ATTACK,
+    MV_SIPHON_SOUL,
+    /* Sentry */ MV_BOLT,
+    MV_BEAM,
+    /* Guardian */ MV_CHARGING_UP,
+    MV_FIERCE_BASH,
+    MV_VENT_STEAM,
+    MV_WHIRLWIND,
+    MV_CLOSE_UP,
+    MV_ROLL_ATTACK,
+    MV_TWIN_SLAM,
+    /* Hexaghost */ MV_ACTIVATE,
+    MV_DIVIDER,
+    MV_SEAR,
+    MV_HEX_TACKLE,
+    MV_HEX_INFLAME,
+    MV_INFERNO,
+    /* Slime Boss */ MV_GOOP_SPRAY,
+    MV_PREPARING,
+    MV_SLAM,
+    MV_BOSS_SPLIT,
+    MV_COUNT
+};
+
+/* A move's display data: intent kind, damage (A0 and raised), hits. Damage
+ * is < 0 for non-attacks; Divider's per-hit damage is computed. */
+typedef struct move_def {
+    const char *name;
+    uint8_t intent;
+    uint8_t hits;
+    int16_t dmg, dmg_asc; /* base damage at A0 and from the damage ascension  */
+} move_def;
+
+extern const move_def sf_moves[MV_COUNT];
+
+enum monster_kind { MK_NORMAL = 0, MK_ELITE = 1, MK_BOSS = 2 };
+
+typedef struct monster_def {
+    const char *name;
+    uint8_t kind;                 /* MK_*: decides which ascension bumps apply */
+    int16_t hp_lo, hp_hi;         /* A0                                        */
+    int16_t hp_lo_asc, hp_hi_asc; /* from A7 (normal) / A8 (elite) / A9 (boss) */
+} monster_def;
+
+extern const monster_def sf_monsters[MON_COUNT];
+
+enum monster_flags {
+    MF_ESCAPED = 1 << 0,    /* left the fight (Looter)                           */
+    MF_DEAD = 1 << 1,       /* HP reached 0; removed at the next compaction       */
+    MF_ASLEEP = 1 << 2,     /* Lagavulin before waking                           */
+    MF_SPLIT_DONE = 1 << 3, /* a Large slime / Slime Boss has already triggered   */
+    MF_NO_ACT = 1 << 4,     /* spawned this monster phase: does not act           */
+    MF_DEFENSIVE = 1 << 5,  /* Guardian in Defensive Mode                         */
+    MF_ESCAPING = 1 << 6,   /* Looter after Smoke Bomb                            */
+    MF_ACTED = 1 << 7,      /* has taken its turn in the current monster phase    */
+};
+
+typedef struct sf_monster {
+    int16_t hp, max_hp, block;
+    int16_t pw[PW_MON_N];
+    uint8_t id;         /* MON_*                                                   */
+    uint8_t move;       /* current intent = the most recently set move            */
+    uint8_t hist[2];    /* hist[0]: move set before `move`; hist[1]: before that  */
+    uint8_t flags;      /* MF_*                                                    */
+    uint8_t just;       /* JA_* bits                                               */
+    uint8_t ai[4];      /* per-monster counters (see monsters.c)                   */
+    int16_t val[2];     /* per-monster values (bite damage, stolen gold, ...)      */
+    int16_t pend_block; /* Curl Up block queued behind the current card's hits  */
+} sf_monster;
+
+/* ---------------------------------------------------------------------------
+ * Relics and potions (items.c)
+ * ------------------------------------------------------------------------- */
+enum relic_id {
+    RELIC_NONE = 0,
+    RELIC_BURNING_BLOOD,
+    RELIC_ANCHOR,
+    RELIC_BAG_OF_MARBLES,
+    RELIC_VAJRA,
+    RELIC_ODDLY_SMOOTH_STONE,
+    RELIC_LANTERN,
+    RELIC_BLOOD_VIAL,
+    RELIC_BRONZE_SCALES,
+    RELIC_AKABEKO,
+    RELIC_ORICHALCUM,
+    RELIC_HAPPY_FLOWER,
+    RELIC_PEN_NIB,
+    RELIC_KUNAI,
+    RELIC_SHURIKEN,
+    RELIC_ORNAMENTAL_FAN,
+    RELIC_RED_SKULL,
+    RELIC_MEAT_ON_THE_BONE,
+    RELIC_COUNT
+};
+
+enum potion_id {
+    POTION_NONE = 0,
+    POTION_BLOCK,
+    POTION_STRENGTH,
+    POTION_DEXTERITY,
+    POTION_ENERGY,
+    POTION_SWIFT,
+    POTION_FIRE,
+    POTION_EXPLOSIVE,
+    POTION_FEAR,
+    POTION_WEAK,
+    POTION_FLEX,
+    POTION_SPEED,
+    POTION_ANCIENT,
+    POTION_REGEN,
+    POTION_HEART_OF_IRON,
+    POTION_ESSENCE_OF_STEEL,
+    POTION_LIQUID_BRONZE,
+    POTION_GHOST_IN_A_JAR,
+    POTION_FRUIT_JUICE,
+    POTION_FAIRY,
+    POTION_BLOOD,
+    POTION_COUNT
+};
+
+typedef struct relic_def {
+    const char *name;
+} relic_def;
+
+typedef struct potion_def {
+    const char *name;
+    uint8_t target;    /* TGT_ENEMY or TGT_NONE                                 */
+    uint8_t drinkable; /* 0 for Fairy in a Bottle (it triggers on death)         */
+    int16_t potency;
+} potion_def;
+
+extern const relic_def sf_relics[RELIC_COUNT];
+extern const potion_def sf_potions[POTION_COUNT];
+
+/* ---------------------------------------------------------------------------
+ * Encounters (monsters.c)
+ * ------------------------------------------------------------------------- */
+enum encounter_id {
+    ENC_CULTIST,
+    ENC_JAW_WORM,
+    ENC_2_LOUSE,
+    ENC_SMALL_SLIMES,
+    ENC_GREMLIN_GANG,
+    ENC_LOTS_OF_SLIMES,
+    ENC_RED_SLAVER,
+    ENC_EXORDIUM_THUGS,
+    ENC_EXORDIUM_WILDLIFE,
+    ENC_BLUE_SLAVER,
+    ENC_LOOTER,
+    ENC_LARGE_SLIME,
+    ENC_3_LOUSE,
+    ENC_2_FUNGI_BEASTS,
+    ENC_GREMLIN_NOB,
+    ENC_LAGAVULIN,
+    ENC_3_SENTRIES,
+    ENC_GUARDIAN,
+    ENC_HEXAGHOST,
+    ENC_SLIME_BOSS,
+    ENC_COUNT
+};
+
+typedef struct encounter_def {
+    const char *name;
+    uint8_t pool; /* SF_POOL_*                                                  */
+} encounter_def;
+
+extern const encounter_def sf_encounters[ENC_COUNT];
+
+/* ---------------------------------------------------------------------------
+ * The combat state
+ * ------------------------------------------------------------------------- */
+enum phase {
+    PH_PLAYER = 0, /* the player's turn: play, drink, end turn                 */
+    PH_CHOICE = 1, /* a choice screen is open                                  */
+    PH_OVER = 2    /* the fight has ended                                      */
+};
+
+/* Choice screens. Each resumes its card's effect when resolved. */
+enum choice_kind {
+    CH_NONE = 0,
+    CH_ARMAMENTS,    /* upgrade a card in hand                                 */
+    CH_HEADBUTT,     /* discard -> top of draw                                 */
+    CH_TRUE_GRIT,    /* exhaust a card in hand                                 */
+    CH_WARCRY,       /* hand -> top of draw                                    */
+    CH_BURNING_PACT, /* exhaust a card in hand, then draw `amount`             */
+    CH_DUAL_WIELD,   /* copy an Attack or Power in hand `amount` times         */
+    CH_EXHUME,       /* exhaust pile -> hand                                   */
+    CH_COUNT
+};
+
+/* Where a choice's options live. */
+enum { ZONE_HAND = 0, ZONE_DRAW = 1, ZONE_DISCARD = 2, ZONE_EXHAUST = 3 };
+
+enum combat_flags {
+    FL_BELIEF = 1 << 0, /* draws from the unknown draw region are chance        */
+    FL_WON = 1 << 1,
+    FL_LOST = 1 << 2,
+    FL_ESCAPED_ALL = 1 << 3, /* every monster escaped (no reward)               */
+    FL_RED_SKULL_ON = 1 << 4,
+    FL_TURN_ENDED = 1 << 5, /* the game's turnHasEnded (monster phase)         */
+    FL_FAIRY_USED = 1 << 6,
+};
+
+/* The card being played. While its effect runs (and while a choice screen it
+ * opened is waiting) the card sits here, "in limbo", as in the game. */
+typedef struct sf_pending {
+    sf_card card;           /* the played card                                         */
+    sf_card next;           /* a card queued to play next (Havoc's top card)           */
+    uint8_t kind;           /* CH_* of an open choice screen                           */
+    uint8_t amount;         /* the choice's parameter (draws after, copies to make)    */
+    uint8_t target;         /* the play's target                                       */
+    uint8_t repeats;        /* further plays of the same card queued (Double Tap)      */
+    uint8_t x;              /* X for X-cost cards (Whirlwind)                          */
+    uint8_t copy;           /* 1 while a Double Tap copy plays (purged afterwards)     */
+    uint8_t forced_exhaust; /* played by Havoc: exhausts                         */
+    uint8_t next_target;
+    uint8_t has_next;
+    uint8_t active; /* 1 while a card is in limbo                              */
+} sf_pending;
+
+typedef struct sf_combat {
+    /* ---- core: everything below decides the future and is hashed ---- */
+    int16_t hp, max_hp, block;
+    int16_t pw[PW_N];
+    uint8_t just; /* JA_* for the player                                 */
+    uint8_t energy;
+    uint8_t turn;  /* player turn number, from 1                          */
+    uint8_t phase; /* PH_*                                                */
+    uint8_t flags; /* FL_*                                                */
+    uint8_t encounter, ascension;
+    uint8_t n_mon;
+    sf_monster mon[SF_MAX_MONSTERS];
+
+    uint8_t hand_n, draw_n, discard_n, exhaust_n;
+    uint8_t draw_known;     /* cards on top of the draw pile whose identity is known */
+    uint8_t cards_played;   /* this turn                                           */
+    uint8_t attacks_played; /* this turn (Kunai, Shuriken, Ornamental Fan)       */
+    uint8_t hp_losses;      /* times the player lost HP this combat (Blood for Blood) */
+    sf_card hand[SF_MAX_HAND];
+    sf_card draw[SF_MAX_PILE]; /* top = draw[draw_n-1]                           */
+    sf_card discard[SF_MAX_PILE];
+    sf_card exhaust[SF_MAX_PILE];
+
+    sf_pending pending;
+    uint8_t relics[SF_MAX_RELICS];
+    uint8_t relic_n;
+    uint8_t potions[SF_POTION_SLOTS];
+    uint8_t pen_nib;      /* Pen Nib counter (persists across fights)            */
+    uint8_t happy_flower; /* Happy Flower counter (persists across fights)       */
+    int16_t gold;
+    uint8_t potions_used;
+    uint8_t floor;
+
+    /* ---- excluded from identity ---- */
+    sf_rng rng[SF_NUM_STREAMS];
+    uint32_t streams_used; /* bits of streams advanced since the last apply      */
+    uint32_t damage_dealt; /* statistics                                         */
+    uint16_t cards_played_total;
+    uint16_t gold_stolen_lost;
+} sf_combat;
+
+_Static_assert(sizeof(sf_combat) <= SF_STATE_BYTES, "sf_combat must fit in sf_state");
+
+#define SF_COMBAT_CORE_BYTES offsetof(sf_combat, rng)
+
+static inline sf_combat *combat_of(sf_state *s) {
+    return (sf_combat *)(void *)s->opaque;
+}
+static inline const sf_combat *ccombat_of(const sf_state *s) {
+    return (const sf_combat *)(const void *)s->opaque;
+}
+
+/* ---------------------------------------------------------------------------
+ * Rule helpers shared by cards, monsters, relics and potions (combat.c).
+ * "Source" rules (facts sheet §1): damage types NORMAL, THORNS, HP_LOSS.
+ * ------------------------------------------------------------------------- */
+enum dmg_type { DT_NORMAL = 0, DT_THORNS = 1, DT_HP_LOSS = 2 };
+
+/* Draw from a random stream, recording it in streams_used. */
+sf_rng *combat_rng(sf_combat *c, int stream);
+
+/* Card damage to monster m after the player's and m's modifiers (§1 damage
+ * formula, floor once). m < 0: no target modifiers (display for ALL cards). */
+int combat_card_damage(const sf_combat *c, const sf_card *card, int base, int m);
+/* Block a card gives after Dexterity and Frail. */
+int combat_card_block(const sf_combat *c, int base);
+/* A monster's attack damage to the player after modifiers. */
+int combat_monster_damage(const sf_combat *c, int m, int base);
+
+/* The player attacks monster m with already-modified damage `dmg` (NORMAL):
+ * block, HP loss, Curl Up, Angry, split checks, Sharp Hide etc. Returns the HP
+ * lost by the monster. */
+int combat_player_hits(sf_combat *c, int m, int dmg);
+/* THORNS damage from the player side to monster m (Combust, Juggernaut, ...). */
+int combat_thorns_to_monster(sf_combat *c, int m, int dmg);
+/* Damage to the player: type DT_*, attacker monster index or -1. */
+int combat_damage_player(sf_combat *c, int dmg, int type, int attacker);
+/* The player loses HP directly (Bloodletting, Hemokinesis, Offering): HP_LOSS
+ * from a source the player owns (Rupture counts it). */
+void combat_lose_hp(sf_combat *c, int amount);
+void combat_heal(sf_combat *c, int amount);
+/* Gain block from a card/relic/potion (already modified); triggers Juggernaut. */
+void combat_gain_block(sf_combat *c, int amount);
+
+/* Apply a power to the player / to monster m, honouring Artifact for debuffs
+ * and the justApplied rule. `from_monster` is the game's isSourceMonster. */
+void combat_power_player(sf_combat *c, int pw, int amount, int from_monster);
+void combat_power_monster(sf_combat *c, int m, int pw, int amount);
+
+/* Piles */
+void combat_draw(sf_combat *c, int n);
+void combat_add_to_hand(sf_combat *c, sf_card card); /* full hand: to discard */
+void combat_add_to_discard(sf_combat *c, sf_card card);
+void combat_add_to_draw_top(sf_combat *c, sf_card card);    /* known position */
+void combat_add_to_draw_random(sf_combat *c, sf_card card); /* random spot, not top */
+sf_card combat_remove_hand(sf_combat *c, int i);
+void combat_exhaust_card(sf_combat *c, sf_card card); /* to exhaust pile, with triggers */
+void combat_exhaust_from_hand(sf_combat *c, int i);
+sf_card combat_make_card(const sf_combat *c, int id, int upg);
+int combat_card_cost(const sf_combat *c, const sf_card *card); /* energy to play now */
+
+/* Open a choice screen for the card in limbo; returns 1 if opened, 0 when
+ * the choice resolved at once (zero or one distinct option). */
+int combat_open_choice(sf_combat *c, int kind, int amount);
+
+/* Monsters */
+int combat_alive(const sf_combat *c, int m); /* not dead, not escaped          */
+int combat_alive_count(const sf_combat *c);
+int combat_random_monster(sf_combat *c);                        /* cardRandomRng; -1 if none      */
+int combat_spawn_monster(sf_combat *c, int at, int id, int hp); /* split children */
+void combat_compact(sf_combat *c);                              /* drop dead/escaped monsters     */
+int combat_pop_draw(sf_combat *c, sf_card *out);                /* Havoc: next draw-pile card */
+int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *cards);
+int combat_choose(sf_combat *c, int option);
+void combat_check_end(sf_combat *c);
+
+/* Random attack card for Infernal Blade (cardRandomRng, pool order). */
+int combat_random_attack(sf_combat *c);
+
+/* Monster AI (monsters.c) */
+/* Construct monster `id` in slot m: HP roll from monsterHpRng unless hp > 0
+ * (split children take their parent's HP), per-kind setup. */
+void monster_init(sf_combat *c, int m, int id, int hp);
+void monster_roll_move(sf_combat *c, int m);                      /* rollMove: aiRng num      */
+void monster_set_move(sf_combat *c, int m, int mv);               /* setMove + history        */
+void monster_pre_battle(sf_combat *c, int m);                     /* usePreBattleAction       */
+void monster_take_turn(sf_combat *c, int m);                      /* the move, then next intent */
+void monster_on_hp_loss(sf_combat *c, int m, int lost, int type); /* split / wake / mode shift */
+void monster_on_death(sf_combat *c, int m);
+void monsters_after_card(sf_combat *c);                          /* deferred Curl Up / Mode Shift */
+int monster_intent_damage(const sf_combat *c, int m, int *hits); /* per hit, after modifiers */
+void encounter_build(sf_combat *c, int encounter);               /* miscRng composition      */
+
+/* Turn flow (play.c) */
+int play_from_hand(sf_combat *c, int hand_index, int target); /* SF_OK / SF_EINVAL */
+int play_choose(sf_combat *c, int option);
+int play_can_play(const sf_combat *c, int hand_index); /* 1 if legal now    */
+void play_end_turn(sf_combat *c);
+void play_first_turn(sf_combat *c);
+
+/* Relic and potion hooks (items.c) */
+int combat_has_relic(const sf_combat *c, int relic);
+void relics_at_pre_battle(sf_combat *c);
+void relics_at_battle_start(sf_combat *c); /* after the opening draw is queued */
+void relics_at_turn_start(sf_combat *c);
+void relics_on_player_end_turn(sf_combat *c);
+void relics_on_attack_played(sf_combat *c); /* Kunai / Shuriken / Fan / Pen Nib */
+void relics_on_victory(sf_combat *c);
+void relics_on_hp_change(sf_combat *c);             /* Red Skull                       */
+int potion_use(sf_combat *c, int slot, int target); /* SF_OK or SF_EINVAL      */
+int potion_needs_target(int potion);
+
+#endif

@@ -1,0 +1,1028 @@
+/*
+ * monsters.c — every Act-1 monster: HP, moves, move-selection rules, special
+ * powers (Curl Up, Spore Cloud, Enrage, Angry, Split, Sharp Hide / Mode
+ * Shift, Artifact, Metallicize, Ritual, Entangle), the Looter's escape, the
+ * Gremlin Wizard's charge cycle, and the Act-1 encounter builders.
+ *
+ * Source: facts sheet §5 (monsters/exordium/<Class>.java) and §6
+ * (MonsterHelper encounter composition). Conventions from the sheet:
+ *   num        = aiRng.random(99), rolled by every rollMove()
+ *   last(X)    = the most recently set move was X   -> mo->move == X
+ *   lastTwo(X) = the last two set moves were X      -> move == X && hist[0] == X
+ * A move is "set" at roll time or by a scripted setMove in takeTurn; both go
+ * through monster_set_move(), which shifts the history.
+ *
+ * Per-monster scratch (sf_monster.ai[] / val[]):
+ *   Louse          val[0] = bite damage D
+ *   Acid/Spike L,
+ *   Slime Boss     (split state in flags: MF_SPLIT_DONE)
+ *   Looter         ai[0] = Mugs+Lunges done, val[0] = gold stolen
+ *   Gremlin Wizard ai[0] = charge counter
+ *   Red Slaver     ai[0] = Entangle used
+ *   Gremlin Nob    ai[0] = Bellow used
+ *   Lagavulin      ai[0] = sleep turns, ai[1] = attacks since Siphon, ai[2] = awake
+ *   Sentry         ai[0] = first move done
+ *   Guardian       val[0] = Mode Shift threshold, val[1] = damage taken,
+ *                  ai[3] = Defensive Mode change queued behind the card
+ *   Hexaghost      ai[0] = activated, ai[1] = orb count, ai[2] = Burns upgraded,
+ *                  val[0] = Divider damage per hit
+ *   Cultist, Jaw Worm, Red Slaver: ai[1] = first move done
+ */
+#include "engine/internal.h"
+
+/* ---- static data -------------------------------------------------------- */
+
+const monster_def sf_monsters[MON_COUNT] = {
+    [MON_NONE] = {"(none)", MK_NORMAL, 0, 0, 0, 0},
+    [MON_CULTIST] = {"Cultist", MK_NORMAL, 48, 54, 50, 56},
+    [MON_JAW_WORM] = {"Jaw Worm", MK_NORMAL, 40, 44, 42, 46},
+    [MON_RED_LOUSE] = {"Red Louse", MK_NORMAL, 10, 15, 11, 16},
+    [MON_GREEN_LOUSE] = {"Green Louse", MK_NORMAL, 11, 17, 12, 18},
+    [MON_ACID_SLIME_S] = {"Acid Slime (S)", MK_NORMAL, 8, 12, 9, 13},
+    [MON_ACID_SLIME_M] = {"Acid Slime (M)", MK_NORMAL, 28, 32, 29, 34},
+    [MON_ACID_SLIME_L] = {"Acid Slime (L)", MK_NORMAL, 65, 69, 68, 72},
+    [MON_SPIKE_SLIME_S] = {"Spike Slime (S)", MK_NORMAL, 10, 14, 11, 15},
+    [MON_SPIKE_SLIME_M] = {"Spike Slime (M)", MK_NORMAL, 28, 32, 29, 34},
+    [MON_SPIKE_SLIME_L] = {"Spike Slime (L)", MK_NORMAL, 64, 70, 67, 73},
+    [MON_FUNGI_BEAST] = {"Fungi Beast", MK_NORMAL, 22, 28, 24, 28},
+    [MON_LOOTER] = {"Looter", MK_NORMAL, 44, 48, 46, 50},
+    [MON_MAD_GREMLIN] = {"Mad Gremlin", MK_NORMAL, 20, 24, 21, 25},
+    [MON_SNEAKY_GREMLIN] = {"Sneaky Gremlin", MK_NORMAL, 10, 14, 11, 15},
+    [MON_FAT_GREMLIN] = {"Fat Gremlin", MK_NORMAL, 13, 17, 14, 18},
+    [MON_SHIELD_GREMLIN] = {"Shield Gremlin", MK_NORMAL, 12, 15, 13, 17},
+    [MON_GREMLIN_WIZARD] = {"Gremlin Wizard", MK_NORMAL, 21, 25, 22, 26},
+    [MON_BLUE_SLAVER] = {"Blue Slaver", MK_NORMAL, 46, 50, 48, 52},
+    [MON_RED_SLAVER] = {"Red Slaver", MK_NORMAL, 46, 50, 48, 52},
+    [MON_GREMLIN_NOB] = {"Gremlin Nob", MK_ELITE, 82, 86, 85, 90},
+    [MON_LAGAVULIN] = {"Lagavulin", MK_ELITE, 109, 111, 112, 115},
+    [MON_SENTRY] = {"Sentry", MK_ELITE, 38, 42, 39, 45},
+    [MON_GUARDIAN] = {"The Guardian", MK_BOSS, 240, 240, 250, 250},
+    [MON_HEXAGHOST] = {"Hexaghost", MK_BOSS, 250, 250, 264, 264},
+    [MON_SLIME_BOSS] = {"Slime Boss", MK_BOSS, 140, 140, 150, 150},
+};
+
+/* name, intent, hits, damage A0, damage from A2 (normal) / A3 (elite) / A4 (boss) */
+const move_def sf_moves[MV_COUNT] = {
+    [MV_NONE] = {"(none)", INT_NONE, 0, -1, -1},
+    [MV_INCANTATION] = {"Incantation", INT_BUFF, 0, -1, -1},
+    [MV_DARK_STRIKE] = {"Dark Strike", INT_ATTACK, 1, 6, 6},
+    [MV_CHOMP] = {"Chomp", INT_ATTACK, 1, 11, 12},
+    [MV_THRASH] = {"Thrash", INT_ATTACK_DEFEND, 1, 7, 7},
+    [MV_BELLOW] = {"Bellow", INT_DEFEND_BUFF, 0, -1, -1},
+    [MV_LOUSE_BITE] = {"Bite", INT_ATTACK, 1, 0, 0}, /* D, rolled per louse */
+    [MV_LOUSE_GROW] = {"Grow", INT_BUFF, 0, -1, -1},
+    [MV_SPIT_WEB] = {"Spit Web", INT_DEBUFF, 0, -1, -1},
+    [MV_ACID_SPIT] = {"Corrosive Spit", INT_ATTACK_DEBUFF, 1, 7, 8}, /* M; L below */
+    [MV_ACID_TACKLE] = {"Tackle", INT_ATTACK, 1, 10, 12},            /* M; S and L below */
+    [MV_ACID_LICK] = {"Lick", INT_DEBUFF, 0, -1, -1},
+    [MV_SPIKE_TACKLE] = {"Tackle", INT_ATTACK, 1, 5, 6},
+    [MV_FLAME_TACKLE] = {"Flame Tackle", INT_ATTACK_DEBUFF, 1, 8, 10}, /* M; L below */
+    [MV_SPIKE_LICK] = {"Lick", INT_DEBUFF, 0, -1, -1},
+    [MV_SPLIT] = {"Split", INT_UNKNOWN, 0, -1, -1},
+    [MV_FUNGI_BITE] = {"Bite", INT_ATTACK, 1, 6, 6},
+    [MV_FUNGI_GROW] = {"Grow", INT_BUFF, 0, -1, -1},
+    [MV_MUG] = {"Mug", INT_ATTACK, 1, 10, 11},
+    [MV_LUNGE] = {"Lunge", INT_ATTACK, 1, 12, 14},
+    [MV_SMOKE_BOMB] = {"Smoke Bomb", INT_DEFEND, 0, -1, -1},
+    [MV_ESCAPE] = {"Escape", INT_ESCAPE, 0, -1, -1},
+    [MV_SCRATCH] = {"Scratch", INT_ATTACK, 1, 4, 5},
+    [MV_PUNCTURE] = {"Puncture", INT_ATTACK, 1, 9, 10},
+    [MV_SMASH] = {"Smash", INT_ATTACK_DEBUFF, 1, 4, 5},
+    [MV_PROTECT] = {"Protect", INT_DEFEND, 0, -1, -1},
+    [MV_SHIELD_BASH] = {"Shield Bash", INT_ATTACK, 1, 6, 8},
+    [MV_CHARGING] = {"Charging", INT_UNKNOWN, 0, -1, -1},
+    [MV_ULTIMATE_BLAST] = {"Ultimate Blast", INT_ATTACK, 1, 25, 30},
+    [MV_STAB] = {"Stab", INT_ATTACK, 1, 12, 13}, /* Blue; Red below */
+    [MV_RAKE] = {"Rake", INT_ATTACK_DEBUFF, 1, 7, 8},
+    [MV_SCRAPE] = {"Scrape", INT_ATTACK_DEBUFF, 1, 8, 9},
+    [MV_ENTANGLE] = {"Entangle", INT_STRONG_DEBUFF, 0, -1, -1},
+    [MV_BELLOW_NOB] = {"Bellow", INT_BUFF, 0, -1, -1},
+    [MV_RUSH] = {"Rush", INT_ATTACK, 1, 14, 16},
+    [MV_SKULL_BASH] = {"Skull Bash", INT_ATTACK_DEBUFF, 1, 6, 8},
+    [MV_SLEEP] = {"Sleep", INT_SLEEP, 0, -1, -1},
+    [MV_LAGA_STUN] = {"Stunned", INT_STUN, 0, -1, -1},
+    [MV_LAGA_ATTACK] = {"Attack", INT_ATTACK, 1, 18, 20},
+    [MV_SIPHON_SOUL] = {"Siphon Soul", INT_STRONG_DEBUFF, 0, -1, -1},
+    [MV_BOLT] = {"Bolt", INT_DEBUFF, 0, -1, -1},
+    [MV_BEAM] = {"Beam", INT_ATTACK, 1, 9, 10},
+    [MV_CHARGING_UP] = {"Charging Up", INT_DEFEND, 0, -1, -1},
+    [MV_FIERCE_BASH] = {"Fierce Bash", INT_ATTACK, 1, 32, 36},
+    [MV_VENT_STEAM] = {"Vent Steam", INT_STRONG_DEBUFF, 0, -1, -1},
+    [MV_WHIRLWIND] = {"Whirlwind", INT_ATTACK, 4, 5, 5},
+    [MV_CLOSE_UP] = {"Close Up", INT_BUFF, 0, -1, -1},
+    [MV_ROLL_ATTACK] = {"Roll Attack", INT_ATTACK, 1, 9, 10},
+    [MV_TWIN_SLAM] = {"Twin Slam", INT_ATTACK_BUFF, 2, 8, 8},
+    [MV_ACTIVATE] = {"Activate", INT_UNKNOWN, 0, -1, -1},
+    [MV_DIVIDER] = {"Divider", INT_ATTACK, 6, 0, 0}, /* computed at Activate */
+    [MV_SEAR] = {"Sear", INT_ATTACK_DEBUFF, 1, 6, 6},
+    [MV_HEX_TACKLE] = {"Tackle", INT_ATTACK, 2, 5, 6},
+    [MV_HEX_INFLAME] = {"Inflame", INT_DEFEND_BUFF, 0, -1, -1},
+    [MV_INFERNO] = {"Inferno", INT_ATTACK_DEBUFF, 6, 2, 3},
+    [MV_GOOP_SPRAY] = {"Goop Spray", INT_STRONG_DEBUFF, 0, -1, -1},
+    [MV_PREPARING] = {"Preparing", INT_UNKNOWN, 0, -1, -1},
+    [MV_SLAM] = {"Slam", INT_ATTACK, 1, 35, 38},
+    [MV_BOSS_SPLIT] = {"Split", INT_UNKNOWN, 0, -1, -1},
+};
+
+/* ---- ascension ---------------------------------------------------------- */
+
+static int kind_of(const sf_monster *mo) {
+    return sf_monsters[mo->id].kind;
+}
+
+/* Damage bumps: normal from A2, elite from A3, boss from A4. */
+static int dmg_asc(const sf_combat *c, const sf_monster *mo) {
+    int k = kind_of(mo);
+    return c->ascension >= (k == MK_BOSS ? 4 : k == MK_ELITE ? 3 : 2);
+}
+
+/* HP bumps: normal from A7, elite from A8, boss from A9. */
+static int hp_asc(const sf_combat *c, int id) {
+    int k = sf_monsters[id].kind;
+    return c->ascension >= (k == MK_BOSS ? 9 : k == MK_ELITE ? 8 : 7);
+}
+
+/* Base damage per hit of move `mv` for this monster (before Strength etc). */
+static int move_base_damage(const sf_combat *c, const sf_monster *mo, int mv) {
+    int asc = dmg_asc(c, mo);
+    switch (mv) {
+    case MV_LOUSE_BITE: return mo->val[0];
+    case MV_DIVIDER: return mo->val[0];
+    case MV_ACID_SPIT:
+        if (mo->id == MON_ACID_SLIME_L)
+            return asc ? 12 : 11;
+        break;
+    case MV_ACID_TACKLE:
+        if (mo->id == MON_ACID_SLIME_L)
+            return asc ? 18 : 16;
+        if (mo->id == MON_ACID_SLIME_S)
+            return asc ? 4 : 3;
+        break;
+    case MV_FLAME_TACKLE:
+        if (mo->id == MON_SPIKE_SLIME_L)
+            return asc ? 18 : 16;
+        break;
+    case MV_STAB:
+        if (mo->id == MON_RED_SLAVER)
+            return asc ? 14 : 13;
+        break;
+    default: break;
+    }
+    return asc ? sf_moves[mv].dmg_asc : sf_moves[mv].dmg;
+}
+
+int monster_intent_damage(const sf_combat *c, int m, int *hits) {
+    const sf_monster *mo = &c->mon[m];
+    const move_def *d = &sf_moves[mo->move];
+    if (d->hits == 0 || d->dmg < 0) {
+        *hits = 0;
+        return -1;
+    }
+    *hits = d->hits;
+    return combat_monster_damage(c, m, move_base_damage(c, mo, mo->move));
+}
+
+/* ---- move history ------------------------------------------------------- */
+
+void monster_set_move(sf_combat *c, int m, int mv) {
+    sf_monster *mo = &c->mon[m];
+    mo->hist[1] = mo->hist[0];
+    mo->hist[0] = mo->move;
+    mo->move = (uint8_t)mv;
+}
+
+static int last(const sf_monster *mo, int mv) {
+    return mo->move == mv;
+}
+static int last_two(const sf_monster *mo, int mv) {
+    return mo->move == mv && mo->hist[0] == mv;
+}
+
+static sf_rng *ai(sf_combat *c) {
+    return combat_rng(c, SF_STREAM_AI);
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+void monster_init(sf_combat *c, int m, int id, int hp) {
+    sf_monster *mo = &c->mon[m];
+    memset(mo, 0, sizeof *mo);
+    mo->id = (uint8_t)id;
+    if (hp > 0) {
+        mo->hp = mo->max_hp = (int16_t)hp;
+    } else {
+        const monster_def *d = &sf_monsters[id];
+        int asc = hp_asc(c, id);
+        int lo = asc ? d->hp_lo_asc : d->hp_lo, hi = asc ? d->hp_hi_asc : d->hp_hi;
+        /* setHp(min, max): one monsterHpRng.random(min, max), even when fixed. */
+        mo->hp = mo->max_hp =
+            (int16_t)sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), lo, hi);
+    }
+    switch (id) {
+    case MON_RED_LOUSE:
+    case MON_GREEN_LOUSE:
+        /* Bite damage D is rolled in the constructor, after the HP roll. */
+        mo->val[0] =
+            (int16_t)(c->ascension >= 2
+                          ? sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), 6, 8)
+                          : sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), 5, 7));
+        break;
+    case MON_GREMLIN_WIZARD: mo->ai[0] = 1; break;
+    case MON_GUARDIAN: mo->val[0] = (int16_t)(c->ascension >= 9 ? 35 : 30); break;
+    case MON_LAGAVULIN: mo->flags |= MF_ASLEEP; break;
+    default: break;
+    }
+}
+
+/* usePreBattleAction (facts sheet §2.1 step 3), in list order. */
+void monster_pre_battle(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    switch (mo->id) {
+    case MON_RED_LOUSE:
+    case MON_GREEN_LOUSE:
+        mo->pw[PW_CURL_UP] =
+            (int16_t)(c->ascension >= 7
+                          ? sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), 4, 8)
+                          : sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), 3, 7));
+        break;
+    case MON_LAGAVULIN:
+        mo->block = 8;
+        mo->pw[PW_METALLICIZE] = 8;
+        break;
+    case MON_SENTRY: mo->pw[PW_ARTIFACT] = 1; break;
+    case MON_GUARDIAN: mo->pw[PW_MODE_SHIFT] = mo->val[0]; break;
+    case MON_FUNGI_BEAST: mo->pw[PW_SPORE_CLOUD] = 2; break;
+    case MON_MAD_GREMLIN: mo->pw[PW_ANGRY] = 1; break;
+    default: break;
+    }
+}
+
+/* ---- move selection: rollMove() = getMove(aiRng.random(99)) ------------ */
+
+static void roll_jaw_worm(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (!mo->ai[1]) {
+        mo->ai[1] = 1;
+        mv = MV_CHOMP;
+    } else if (num < 25) {
+        if (last(mo, MV_CHOMP))
+            mv = sf_rng_random_bool_p(ai(c), 0.5625f) ? MV_BELLOW : MV_THRASH;
+        else
+            mv = MV_CHOMP;
+    } else if (num < 55) {
+        if (last_two(mo, MV_THRASH))
+            mv = sf_rng_random_bool_p(ai(c), 0.357f) ? MV_CHOMP : MV_BELLOW;
+        else
+            mv = MV_THRASH;
+    } else {
+        if (last(mo, MV_BELLOW))
+            mv = sf_rng_random_bool_p(ai(c), 0.416f) ? MV_CHOMP : MV_THRASH;
+        else
+            mv = MV_BELLOW;
+    }
+    monster_set_move(c, m, mv);
+}
+
+static void roll_louse(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int buff = mo->id == MON_RED_LOUSE ? MV_LOUSE_GROW : MV_SPIT_WEB;
+    int mv;
+    if (num < 25)
+        mv = last_two(mo, buff) ? MV_LOUSE_BITE : buff;
+    else
+        mv = last_two(mo, MV_LOUSE_BITE) ? buff : MV_LOUSE_BITE;
+    monster_set_move(c, m, mv);
+}
+
+static void roll_acid_ml(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (num < 30) {
+        if (last_two(mo, MV_ACID_SPIT))
+            mv = sf_rng_random_bool(ai(c)) ? MV_ACID_TACKLE : MV_ACID_LICK;
+        else
+            mv = MV_ACID_SPIT;
+    } else if (num < 70) {
+        if (last(mo, MV_ACID_TACKLE))
+            mv = sf_rng_random_bool_p(ai(c), 0.4f) ? MV_ACID_SPIT : MV_ACID_LICK;
+        else
+            mv = MV_ACID_TACKLE;
+    } else {
+        if (last_two(mo, MV_ACID_LICK))
+            mv = sf_rng_random_bool_p(ai(c), 0.4f) ? MV_ACID_SPIT : MV_ACID_TACKLE;
+        else
+            mv = MV_ACID_LICK;
+    }
+    monster_set_move(c, m, mv);
+}
+
+static void roll_spike_ml(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (num < 30)
+        mv = last_two(mo, MV_FLAME_TACKLE) ? MV_SPIKE_LICK : MV_FLAME_TACKLE;
+    else
+        mv = last_two(mo, MV_SPIKE_LICK) ? MV_FLAME_TACKLE : MV_SPIKE_LICK;
+    monster_set_move(c, m, mv);
+}
+
+static void roll_fungi(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (num < 60)
+        mv = last_two(mo, MV_FUNGI_BITE) ? MV_FUNGI_GROW : MV_FUNGI_BITE;
+    else
+        mv = last(mo, MV_FUNGI_GROW) ? MV_FUNGI_BITE : MV_FUNGI_GROW;
+    monster_set_move(c, m, mv);
+}
+
+static void roll_blue_slaver(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (num >= 40 && !last_two(mo, MV_STAB))
+        mv = MV_STAB;
+    else if (!last_two(mo, MV_RAKE))
+        mv = MV_RAKE;
+    else
+        mv = MV_STAB;
+    monster_set_move(c, m, mv);
+}
+
+static void roll_red_slaver(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (!mo->ai[1]) {
+        mo->ai[1] = 1;
+        mv = MV_STAB;
+    } else if (num >= 75 && !mo->ai[0]) {
+        mv = MV_ENTANGLE;
+    } else if (num >= 55 && mo->ai[0] && !last_two(mo, MV_STAB)) {
+        mv = MV_STAB;
+    } else if (!last_two(mo, MV_SCRAPE)) {
+        mv = MV_SCRAPE;
+    } else {
+        mv = MV_STAB;
+    }
+    monster_set_move(c, m, mv);
+}
+
+static void roll_nob(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    int mv;
+    if (!mo->ai[0]) {
+        mo->ai[0] = 1;
+        mv = MV_BELLOW_NOB;
+    } else if (num < 33) {
+        mv = MV_SKULL_BASH;
+    } else {
+        mv = last_two(mo, MV_RUSH) ? MV_SKULL_BASH : MV_RUSH;
+    }
+    monster_set_move(c, m, mv);
+}
+
+static void roll_lagavulin(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    (void)num;
+    int mv;
+    if (!mo->ai[2])
+        mv = MV_SLEEP;
+    else if (mo->ai[1] < 2)
+        mv = last_two(mo, MV_LAGA_ATTACK) ? MV_SIPHON_SOUL : MV_LAGA_ATTACK;
+    else
+        mv = MV_SIPHON_SOUL;
+    monster_set_move(c, m, mv);
+}
+
+static void roll_sentry(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    (void)num;
+    int mv;
+    if (!mo->ai[0]) {
+        mo->ai[0] = 1;
+        mv = m % 2 == 0 ? MV_BOLT : MV_BEAM;
+    } else {
+        mv = last(mo, MV_BEAM) ? MV_BOLT : MV_BEAM;
+    }
+    monster_set_move(c, m, mv);
+}
+
+static void roll_hexaghost(sf_combat *c, int m, int num) {
+    sf_monster *mo = &c->mon[m];
+    (void)num;
+    static const uint8_t cycle[7] = {MV_SEAR,       MV_HEX_TACKLE, MV_SEAR,   MV_HEX_INFLAME,
+                                     MV_HEX_TACKLE, MV_SEAR,       MV_INFERNO};
+    if (!mo->ai[0]) {
+        mo->ai[0] = 1;
+        monster_set_move(c, m, MV_ACTIVATE);
+        return;
+    }
+    monster_set_move(c, m, cycle[mo->ai[1] % 7]);
+}
+
+void monster_roll_move(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    int num = sf_rng_random(ai(c), 99);
+    switch (mo->id) {
+    case MON_CULTIST:
+        if (!mo->ai[1]) {
+            mo->ai[1] = 1;
+            monster_set_move(c, m, MV_INCANTATION);
+        } else {
+            monster_set_move(c, m, MV_DARK_STRIKE);
+        }
+        break;
+    case MON_JAW_WORM: roll_jaw_worm(c, m, num); break;
+    case MON_RED_LOUSE:
+    case MON_GREEN_LOUSE: roll_louse(c, m, num); break;
+    case MON_ACID_SLIME_S:
+        monster_set_move(c, m, sf_rng_random_bool(ai(c)) ? MV_ACID_TACKLE : MV_ACID_LICK);
+        break;
+    case MON_ACID_SLIME_M:
+    case MON_ACID_SLIME_L: roll_acid_ml(c, m, num); break;
+    case MON_SPIKE_SLIME_S: monster_set_move(c, m, MV_SPIKE_TACKLE); break;
+    case MON_SPIKE_SLIME_M:
+    case MON_SPIKE_SLIME_L: roll_spike_ml(c, m, num); break;
+    case MON_FUNGI_BEAST: roll_fungi(c, m, num); break;
+    case MON_LOOTER: monster_set_move(c, m, MV_MUG); break;
+    case MON_MAD_GREMLIN: monster_set_move(c, m, MV_SCRATCH); break;
+    case MON_SNEAKY_GREMLIN: monster_set_move(c, m, MV_PUNCTURE); break;
+    case MON_FAT_GREMLIN: monster_set_move(c, m, MV_SMASH); break;
+    case MON_SHIELD_GREMLIN: monster_set_move(c, m, MV_PROTECT); break;
+    case MON_GREMLIN_WIZARD: monster_set_move(c, m, MV_CHARGING); break;
+    case MON_BLUE_SLAVER: roll_blue_slaver(c, m, num); break;
+    case MON_RED_SLAVER: roll_red_slaver(c, m, num); break;
+    case MON_GREMLIN_NOB: roll_nob(c, m, num); break;
+    case MON_LAGAVULIN: roll_lagavulin(c, m, num); break;
+    case MON_SENTRY: roll_sentry(c, m, num); break;
+    case MON_GUARDIAN: monster_set_move(c, m, MV_CHARGING_UP); break;
+    case MON_HEXAGHOST: roll_hexaghost(c, m, num); break;
+    case MON_SLIME_BOSS: monster_set_move(c, m, MV_GOOP_SPRAY); break;
+    default: break;
+    }
+}
+
+/* ---- taking a turn ------------------------------------------------------ */
+
+/* One attack hit on the player. Returns 0 once the attacker or the player
+ * is dead (a monster's DamageAction is cancelled when its owner is dying). */
+static int attack_player(sf_combat *c, int m, int base) {
+    if (!combat_alive(c, m) || c->phase == PH_OVER)
+        return 0;
+    combat_damage_player(c, combat_monster_damage(c, m, base), DT_NORMAL, m);
+    return combat_alive(c, m) && c->phase != PH_OVER;
+}
+
+static void attack_n(sf_combat *c, int m, int mv) {
+    int base = move_base_damage(c, &c->mon[m], mv);
+    for (int i = 0; i < sf_moves[mv].hits; i++)
+        if (!attack_player(c, m, base))
+            return;
+}
+
+static void status_to_discard(sf_combat *c, int card, int upg, int n) {
+    for (int i = 0; i < n; i++)
+        combat_add_to_discard(c, combat_make_card(c, card, upg));
+}
+
+static void monster_block(sf_combat *c, int m, int amount) {
+    sf_monster *mo = &c->mon[m];
+    int b = mo->block + amount;
+    mo->block = (int16_t)(b > 999 ? 999 : b);
+}
+
+/* Looter's theft: min(15, gold) when the hit resolves, blocked or not. */
+static void steal(sf_combat *c, int m) {
+    int take = c->gold < 15 ? c->gold : 15;
+    c->gold = (int16_t)(c->gold - take);
+    c->mon[m].val[0] = (int16_t)(c->mon[m].val[0] + take);
+}
+
+/* Split: the parent dies and two children take its current HP. Children go
+ * left (before) and right (after) of the parent. Returns nothing; indices
+ * beyond m shift by one. */
+static void split(sf_combat *c, int m, int left_id, int right_id) {
+    int hp = c->mon[m].hp;
+    c->mon[m].hp = 0;
+    c->mon[m].flags |= MF_DEAD;
+    combat_spawn_monster(c, m, left_id, hp); /* parent now at m+1 */
+    combat_spawn_monster(c, m + 2, right_id, hp);
+}
+
+/* Guardian mode changes (TheGuardian.changeState). */
+static void guardian_defensive(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    mo->ai[3] = 0;
+    mo->flags |= MF_DEFENSIVE;
+    mo->pw[PW_MODE_SHIFT] = 0;
+    monster_block(c, m, 20);
+    mo->val[0] = (int16_t)(mo->val[0] + 10);
+    mo->val[1] = 0;
+    monster_set_move(c, m, MV_CLOSE_UP);
+}
+
+static void guardian_offensive(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    mo->flags &= (uint8_t)~MF_DEFENSIVE;
+    mo->pw[PW_MODE_SHIFT] = mo->val[0];
+    mo->val[1] = 0;
+    mo->block = 0;
+}
+
+void monster_take_turn(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    int mv = mo->move;
+    int roll = 1; /* a RollMoveAction follows the move */
+    switch (mv) {
+    case MV_INCANTATION:
+        mo->pw[PW_RITUAL] = (int16_t)(mo->pw[PW_RITUAL] + (c->ascension >= 2 ? 4 : 3));
+        mo->just |= JA_RITUAL; /* skips the first end of round */
+        break;
+    case MV_ACID_TACKLE:
+        attack_n(c, m, mv);
+        if (mo->id == MON_ACID_SLIME_S) { /* scripted alternation after spawn */
+            roll = 0;
+            monster_set_move(c, m, MV_ACID_LICK);
+        }
+        break;
+    case MV_DARK_STRIKE:
+    case MV_CHOMP:
+    case MV_LOUSE_BITE:
+    case MV_SPIKE_TACKLE:
+    case MV_FUNGI_BITE:
+    case MV_STAB:
+    case MV_RUSH: attack_n(c, m, mv); break;
+    case MV_THRASH:
+        attack_n(c, m, mv);
+        if (combat_alive(c, m))
+            monster_block(c, m, 5);
+        break;
+    case MV_BELLOW:
+        combat_power_monster(c, m, PW_STR, c->ascension >= 2 ? 4 : 3);
+        monster_block(c, m, 6);
+        break;
+    case MV_LOUSE_GROW: combat_power_monster(c, m, PW_STR, 3); break;
+    case MV_SPIT_WEB: combat_power_player(c, PW_WEAK, 2, 1); break;
+    case MV_ACID_SPIT:
+        attack_n(c, m, mv);
+        status_to_discard(c, CARD_SLIMED, 0, mo->id == MON_ACID_SLIME_L ? 2 : 1);
+        break;
+    case MV_ACID_LICK:
+        combat_power_player(c, PW_WEAK, mo->id == MON_ACID_SLIME_L ? 2 : 1, 1);
+        if (mo->id == MON_ACID_SLIME_S) {
+            roll = 0;
+            monster_set_move(c, m, MV_ACID_TACKLE);
+        }
+        break;
+    case MV_FLAME_TACKLE:
+        attack_n(c, m, mv);
+        status_to_discard(c, CARD_SLIMED, 0, mo->id == MON_SPIKE_SLIME_L ? 2 : 1);
+        break;
+    case MV_SPIKE_LICK:
+        combat_power_player(c, PW_FRAIL, mo->id == MON_SPIKE_SLIME_L ? 2 : 1, 1);
+        break;
+    case MV_SPLIT:
+        if (mo->id == MON_ACID_SLIME_L) {
+            split(c, m, MON_ACID_SLIME_M, MON_ACID_SLIME_M);
+            return; /* no RollMoveAction */
+        }
+        split(c, m, MON_SPIKE_SLIME_M, MON_SPIKE_SLIME_M);
+        /* Spike Slime (L) still queues a RollMoveAction after dying: one
+         * extra aiRng call (facts sheet §0). */
+        (void)sf_rng_random(ai(c), 99);
+        return;
+    case MV_BOSS_SPLIT: split(c, m, MON_SPIKE_SLIME_L, MON_ACID_SLIME_L); return;
+    case MV_FUNGI_GROW: combat_power_monster(c, m, PW_STR, c->ascension >= 2 ? 4 : 3); break;
+    case MV_MUG:
+        if (mo->ai[0] == 0)
+            (void)sf_rng_random_bool_p(ai(c), 0.6f); /* first Mug's dialog check */
+        if (combat_alive(c, m) && c->phase != PH_OVER)
+            steal(c, m);
+        attack_n(c, m, mv);
+        mo->ai[0]++;
+        roll = 0;
+        if (mo->ai[0] == 2)
+            monster_set_move(c, m, sf_rng_random_bool_p(ai(c), 0.5f) ? MV_SMOKE_BOMB : MV_LUNGE);
+        else
+            monster_set_move(c, m, MV_MUG);
+        break;
+    case MV_LUNGE:
+        steal(c, m);
+        attack_n(c, m, mv);
+        mo->ai[0]++;
+        roll = 0;
+        monster_set_move(c, m, MV_SMOKE_BOMB);
+        break;
+    case MV_SMOKE_BOMB:
+        monster_block(c, m, 6);
+        mo->flags |= MF_ESCAPING;
+        roll = 0;
+        monster_set_move(c, m, MV_ESCAPE);
+        break;
+    case MV_ESCAPE:
+        mo->flags |= MF_ESCAPED;
+        roll = 0;
+        combat_check_end(c);
+        break;
+    case MV_SCRATCH:
+    case MV_PUNCTURE:
+        attack_n(c, m, mv);
+        roll = 0; /* always the same move, set directly */
+        break;
+    case MV_SMASH:
+        attack_n(c, m, mv);
+        if (c->phase != PH_OVER)
+            combat_power_player(c, PW_WEAK, 1, 1);
+        break;
+    case MV_PROTECT: {
+        /* GainBlockRandomMonsterAction: a random other living, non-escaping
+         * monster (aiRng), itself if none. */
+        int cand[SF_MAX_MONSTERS], n = 0, alive = 0;
+        for (int i = 0; i < c->n_mon; i++) {
+            if (!combat_alive(c, i) || (c->mon[i].flags & MF_ESCAPING))
+                continue;
+            alive++;
+            if (i != m)
+                cand[n++] = i;
+        }
+        int who = n ? cand[sf_rng_random(ai(c), n - 1)] : m;
+        monster_block(c, who, c->ascension >= 7 ? 8 : 7);
+        roll = 0;
+        monster_set_move(c, m, alive > 1 ? MV_PROTECT : MV_SHIELD_BASH);
+        break;
+    }
+    case MV_SHIELD_BASH:
+        attack_n(c, m, mv);
+        roll = 0;
+        monster_set_move(c, m, MV_SHIELD_BASH);
+        break;
+    case MV_CHARGING:
+        roll = 0;
+        mo->ai[0]++;
+        monster_set_move(c, m, mo->ai[0] >= 3 ? MV_ULTIMATE_BLAST : MV_CHARGING);
+        break;
+    case MV_ULTIMATE_BLAST:
+        attack_n(c, m, mv);
+        roll = 0;
+        mo->ai[0] = 0;
+        monster_set_move(c, m, MV_CHARGING);
+        break;
+    case MV_RAKE:
+        attack_n(c, m, mv);
+        if (c->phase != PH_OVER)
+            combat_power_player(c, PW_WEAK, 1, 1);
+        break;
+    case MV_SCRAPE:
+        attack_n(c, m, mv);
+        if (c->phase != PH_OVER)
+            combat_power_player(c, PW_VULN, 1, 1);
+        break;
+    case MV_ENTANGLE:
+        combat_power_player(c, PW_ENTANGLED, 1, 1);
+        mo->ai[0] = 1;
+        break;
+    case MV_BELLOW_NOB: mo->pw[PW_ENRAGE] = 2; break;
+    case MV_SKULL_BASH:
+        attack_n(c, m, mv);
+        if (c->phase != PH_OVER)
+            combat_power_player(c, PW_VULN, 2, 1);
+        break;
+    case MV_SLEEP:
+        mo->ai[0]++;
+        if (mo->ai[0] >= 3) {
+            /* natural wake on the third sleep turn: scripted Attack next */
+            mo->flags &= (uint8_t)~MF_ASLEEP;
+            mo->ai[2] = 1;
+            mo->pw[PW_METALLICIZE] = 0;
+            roll = 0;
+            monster_set_move(c, m, MV_LAGA_ATTACK);
+        }
+        break;
+    case MV_LAGA_STUN: break;
+    case MV_LAGA_ATTACK:
+        attack_n(c, m, mv);
+        mo->ai[1]++;
+        break;
+    case MV_SIPHON_SOUL:
+        combat_power_player(c, PW_DEX, -1, 1);
+        combat_power_player(c, PW_STR, -1, 1);
+        mo->ai[1] = 0;
+        break;
+    case MV_BOLT: status_to_discard(c, CARD_DAZED, 0, 2); break;
+    case MV_BEAM: attack_n(c, m, mv); break;
+    case MV_CHARGING_UP:
+        monster_block(c, m, 9);
+        roll = 0;
+        monster_set_move(c, m, MV_FIERCE_BASH);
+        break;
+    case MV_FIERCE_BASH:
+        attack_n(c, m, mv);
+        roll = 0;
+        monster_set_move(c, m, MV_VENT_STEAM);
+        break;
+    case MV_VENT_STEAM:
+        combat_power_player(c, PW_WEAK, 2, 1);
+        combat_power_player(c, PW_VULN, 2, 1);
+        roll = 0;
+        monster_set_move(c, m, MV_WHIRLWIND);
+        break;
+    case MV_WHIRLWIND:
+        attack_n(c, m, mv);
+        roll = 0;
+        monster_set_move(c, m, MV_CHARGING_UP);
+        break;
+    case MV_CLOSE_UP:
+        mo->pw[PW_SHARP_HIDE] = (int16_t)(mo->pw[PW_SHARP_HIDE] + 3);
+        roll = 0;
+        monster_set_move(c, m, MV_ROLL_ATTACK);
+        break;
+    case MV_ROLL_ATTACK:
+        attack_n(c, m, mv);
+        roll = 0;
+        monster_set_move(c, m, MV_TWIN_SLAM);
+        break;
+    case MV_TWIN_SLAM:
+        guardian_offensive(c, m);
+        attack_n(c, m, mv);
+        mo->pw[PW_SHARP_HIDE] = 0;
+        roll = 0;
+        monster_set_move(c, m, MV_WHIRLWIND);
+        break;
+    case MV_ACTIVATE:
+        /* reads the player's current HP now */
+        mo->val[0] = (int16_t)(c->hp / 12 + 1);
+        roll = 0;
+        monster_set_move(c, m, MV_DIVIDER);
+        break;
+    case MV_DIVIDER:
+        attack_n(c, m, mv);
+        mo->ai[1] = 0;
+        break;
+    case MV_SEAR:
+        attack_n(c, m, mv);
+        status_to_discard(c, CARD_BURN, mo->ai[2] ? 1 : 0, 1);
+        mo->ai[1]++;
+        break;
+    case MV_HEX_TACKLE:
+        attack_n(c, m, mv);
+        mo->ai[1]++;
+        break;
+    case MV_HEX_INFLAME:
+        monster_block(c, m, 12);
+        combat_power_monster(c, m, PW_STR, 2);
+        mo->ai[1]++;
+        break;
+    case MV_INFERNO:
+        attack_n(c, m, mv);
+        /* upgrade every Burn in draw and discard (not hand), add 3 Burn+ */
+        for (int i = 0; i < c->draw_n; i++)
+            if (c->draw[i].id == CARD_BURN)
+                c->draw[i].upg = 1;
+        for (int i = 0; i < c->discard_n; i++)
+            if (c->discard[i].id == CARD_BURN)
+                c->discard[i].upg = 1;
+        status_to_discard(c, CARD_BURN, 1, 3);
+        mo->ai[2] = 1;
+        mo->ai[1] = 0;
+        break;
+    case MV_GOOP_SPRAY:
+        status_to_discard(c, CARD_SLIMED, 0, 3);
+        roll = 0;
+        monster_set_move(c, m, MV_PREPARING);
+        break;
+    case MV_PREPARING:
+        roll = 0;
+        monster_set_move(c, m, MV_SLAM);
+        break;
+    case MV_SLAM:
+        attack_n(c, m, mv);
+        roll = 0;
+        monster_set_move(c, m, MV_GOOP_SPRAY);
+        break;
+    default: break;
+    }
+    /* RollMoveAction: rolls the next intent right after this move. A split
+     * set during the move (thorns) is kept. */
+    if (roll && combat_alive(c, m) && c->mon[m].move != MV_SPLIT && c->mon[m].move != MV_BOSS_SPLIT)
+        monster_roll_move(c, m);
+}
+
+/* ---- reactions to damage ------------------------------------------------ */
+
+void monster_on_hp_loss(sf_combat *c, int m, int lost, int type) {
+    sf_monster *mo = &c->mon[m];
+    (void)type;
+    switch (mo->id) {
+    case MON_ACID_SLIME_L:
+    case MON_SPIKE_SLIME_L:
+    case MON_SLIME_BOSS:
+        /* Split: HP <= maxHP/2 (float compare), not dying, once. */
+        if (mo->hp > 0 && !(mo->flags & MF_SPLIT_DONE) &&
+            (float)mo->hp <= (float)mo->max_hp / 2.0f) {
+            mo->flags |= MF_SPLIT_DONE;
+            monster_set_move(c, m, mo->id == MON_SLIME_BOSS ? MV_BOSS_SPLIT : MV_SPLIT);
+        }
+        break;
+    case MON_LAGAVULIN:
+        if ((mo->flags & MF_ASLEEP) && mo->hp > 0) {
+            /* woken by losing HP: Metallicize removed, intent Stun */
+            mo->flags &= (uint8_t)~MF_ASLEEP;
+            mo->ai[2] = 1;
+            mo->pw[PW_METALLICIZE] = 0;
+            monster_set_move(c, m, MV_LAGA_STUN);
+        }
+        break;
+    case MON_GUARDIAN:
+        if (!(mo->flags & MF_DEFENSIVE) && !mo->ai[3]) {
+            mo->val[1] = (int16_t)(mo->val[1] + lost);
+            int left = mo->val[0] - mo->val[1];
+            mo->pw[PW_MODE_SHIFT] = (int16_t)(left > 0 ? left : 0);
+            if (mo->val[1] >= mo->val[0]) {
+                /* the change is queued behind the current card's actions */
+                mo->ai[3] = 1;
+                if (c->phase == PH_OVER || !c->pending.active)
+                    guardian_defensive(c, m);
+            }
+        }
+        break;
+    default: break;
+    }
+}
+
+/* Deferred effects of the card that just resolved: Curl Up block and the
+ * Guardian's Defensive Mode change (both queued behind the card). */
+void monsters_after_card(sf_combat *c) {
+    for (int m = 0; m < c->n_mon; m++) {
+        sf_monster *mo = &c->mon[m];
+        if (mo->pend_block) {
+            if (combat_alive(c, m))
+                monster_block(c, m, mo->pend_block);
+            mo->pend_block = 0;
+        }
+        if (mo->id == MON_GUARDIAN && mo->ai[3] && combat_alive(c, m))
+            guardian_defensive(c, m);
+    }
+}
+
+void monster_on_death(sf_combat *c, int m) {
+    sf_monster *mo = &c->mon[m];
+    if (mo->pw[PW_SPORE_CLOUD] > 0 && combat_alive_count(c) > 0)
+        combat_power_player(c, PW_VULN, mo->pw[PW_SPORE_CLOUD], 1);
+    if (mo->id == MON_LOOTER) {
+        c->gold = (int16_t)(c->gold + mo->val[0]); /* stolen gold comes back */
+        mo->val[0] = 0;
+    }
+}
+
+/* ---- encounters (MonsterHelper) ----------------------------------------- */
+
+const encounter_def sf_encounters[ENC_COUNT] = {
+    [ENC_CULTIST] = {"Cultist", SF_POOL_WEAK},
+    [ENC_JAW_WORM] = {"Jaw Worm", SF_POOL_WEAK},
+    [ENC_2_LOUSE] = {"2 Louse", SF_POOL_WEAK},
+    [ENC_SMALL_SLIMES] = {"Small Slimes", SF_POOL_WEAK},
+    [ENC_GREMLIN_GANG] = {"Gremlin Gang", SF_POOL_STRONG},
+    [ENC_LOTS_OF_SLIMES] = {"Lots of Slimes", SF_POOL_STRONG},
+    [ENC_RED_SLAVER] = {"Red Slaver", SF_POOL_STRONG},
+    [ENC_EXORDIUM_THUGS] = {"Exordium Thugs", SF_POOL_STRONG},
+    [ENC_EXORDIUM_WILDLIFE] = {"Exordium Wildlife", SF_POOL_STRONG},
+    [ENC_BLUE_SLAVER] = {"Blue Slaver", SF_POOL_STRONG},
+    [ENC_LOOTER] = {"Looter", SF_POOL_STRONG},
+    [ENC_LARGE_SLIME] = {"Large Slime", SF_POOL_STRONG},
+    [ENC_3_LOUSE] = {"3 Louse", SF_POOL_STRONG},
+    [ENC_2_FUNGI_BEASTS] = {"2 Fungi Beasts", SF_POOL_STRONG},
+    [ENC_GREMLIN_NOB] = {"Gremlin Nob", SF_POOL_ELITE},
+    [ENC_LAGAVULIN] = {"Lagavulin", SF_POOL_ELITE},
+    [ENC_3_SENTRIES] = {"3 Sentries", SF_POOL_ELITE},
+    [ENC_GUARDIAN] = {"The Guardian", SF_POOL_BOSS},
+    [ENC_HEXAGHOST] = {"Hexaghost", SF_POOL_BOSS},
+    [ENC_SLIME_BOSS] = {"Slime Boss", SF_POOL_BOSS},
+};
+
+static sf_rng *misc(sf_combat *c) {
+    return combat_rng(c, SF_STREAM_MISC);
+}
+
+static void add(sf_combat *c, int id) {
+    monster_init(c, c->n_mon, id, 0);
+    c->n_mon++;
+}
+
+/* getLouse: a miscRng coin picks the colour, then the constructor rolls. */
+static void add_louse(sf_combat *c) {
+    add(c, sf_rng_random_bool(misc(c)) ? MON_RED_LOUSE : MON_GREEN_LOUSE);
+}
+
+/* Thugs and Wildlife construct every candidate (consuming monsterHpRng) and
+ * keep one picked with miscRng.random(0, n-1). */
+static void add_pick(sf_combat *c, const int *ids, int n, int louse_first) {
+    sf_monster cand[3];
+    int slot = c->n_mon;
+    for (int i = 0; i < n; i++) {
+        int id = ids[i];
+        if (i == 0 && louse_first)
+            id = sf_rng_random_bool(misc(c)) ? MON_RED_LOUSE : MON_GREEN_LOUSE;
+        else if (id == MON_RED_SLAVER)
+            id = sf_rng_random_bool(misc(c)) ? MON_RED_SLAVER : MON_BLUE_SLAVER;
+        monster_init(c, slot, id, 0);
+        cand[i] = c->mon[slot];
+    }
+    c->mon[slot] = cand[sf_rng_random_range(misc(c), 0, n - 1)];
+    c->n_mon++;
+}
+
+static void add_weak_wildlife(sf_combat *c) {
+    static const int ids[3] = {MON_RED_LOUSE, MON_SPIKE_SLIME_M, MON_ACID_SLIME_M};
+    add_pick(c, ids, 3, 1);
+}
+
+static void add_strong_humanoid(sf_combat *c) {
+    static const int ids[3] = {MON_CULTIST, MON_RED_SLAVER, MON_LOOTER};
+    add_pick(c, ids, 3, 0);
+}
+
+static void add_strong_wildlife(sf_combat *c) {
+    static const int ids[2] = {MON_FUNGI_BEAST, MON_JAW_WORM};
+    add_pick(c, ids, 2, 0);
+}
+
+/* Draw `k` members without replacement from `pool` (miscRng.random(size-1)). */
+static void add_from_pool(sf_combat *c, const int *pool_in, int n, int k) {
+    int pool[8];
+    memcpy(pool, pool_in, sizeof(int) * (size_t)n);
+    for (int i = 0; i < k; i++) {
+        int idx = sf_rng_random(misc(c), n - 1);
+        add(c, pool[idx]);
+        for (int j = idx; j + 1 < n; j++)
+            pool[j] = pool[j + 1];
+        n--;
+    }
+}
+
+void encounter_build(sf_combat *c, int encounter) {
+    c->n_mon = 0;
+    switch (encounter) {
+    case ENC_CULTIST: add(c, MON_CULTIST); break;
+    case ENC_JAW_WORM: add(c, MON_JAW_WORM); break;
+    case ENC_2_LOUSE:
+        add_louse(c);
+        add_louse(c);
+        break;
+    case ENC_SMALL_SLIMES:
+        if (sf_rng_random_bool(misc(c))) {
+            add(c, MON_SPIKE_SLIME_S);
+            add(c, MON_ACID_SLIME_M);
+        } else {
+            add(c, MON_ACID_SLIME_S);
+            add(c, MON_SPIKE_SLIME_M);
+        }
+        break;
+    case ENC_GREMLIN_GANG: {
+        static const int pool[8] = {MON_MAD_GREMLIN,    MON_MAD_GREMLIN,   MON_SNEAKY_GREMLIN,
+                                    MON_SNEAKY_GREMLIN, MON_FAT_GREMLIN,   MON_FAT_GREMLIN,
+                                    MON_SHIELD_GREMLIN, MON_GREMLIN_WIZARD};
+        add_from_pool(c, pool, 8, 4);
+        break;
+    }
+    case ENC_LOTS_OF_SLIMES: {
+        static const int pool[5] = {MON_SPIKE_SLIME_S, MON_SPIKE_SLIME_S, MON_SPIKE_SLIME_S,
+                                    MON_ACID_SLIME_S, MON_ACID_SLIME_S};
+        add_from_pool(c, pool, 5, 5);
+        break;
+    }
+    case ENC_RED_SLAVER: add(c, MON_RED_SLAVER); break;
+    case ENC_EXORDIUM_THUGS:
+        add_weak_wildlife(c);
+        add_strong_humanoid(c);
+        break;
+    case ENC_EXORDIUM_WILDLIFE:
+        add_strong_wildlife(c);
+        add_weak_wildlife(c);
+        break;
+    case ENC_BLUE_SLAVER: add(c, MON_BLUE_SLAVER); break;
+    case ENC_LOOTER: add(c, MON_LOOTER); break;
+    case ENC_LARGE_SLIME:
+        add(c, sf_rng_random_bool(misc(c)) ? MON_ACID_SLIME_L : MON_SPIKE_SLIME_L);
+        break;
+    case ENC_3_LOUSE:
+        add_louse(c);
+        add_louse(c);
+        add_louse(c);
+        break;
+    case ENC_2_FUNGI_BEASTS:
+        add(c, MON_FUNGI_BEAST);
+        add(c, MON_FUNGI_BEAST);
+        break;
+    case ENC_GREMLIN_NOB: add(c, MON_GREMLIN_NOB); break;
+    case ENC_LAGAVULIN: add(c, MON_LAGAVULIN); break;
+    case ENC_3_SENTRIES:
+        add(c, MON_SENTRY);
+        add(c, MON_SENTRY);
+        add(c, MON_SENTRY);
+        break;
+    case ENC_GUARDIAN: add(c, MON_GUARDIAN); break;
+    case ENC_HEXAGHOST: add(c, MON_HEXAGHOST); break;
+    case ENC_SLIME_BOSS: add(c, MON_SLIME_BOSS); break;
+    default: break;
+    }
+}

@@ -1,0 +1,178 @@
+/*
+ * wire.h — what the fleet's processes share: the run configuration (YAML in,
+ * protobuf on the wire, a SHA-256 digest) and the framing of fleet.proto
+ * envelopes over ZeroMQ.
+ *
+ * Configuration
+ *   An operator writes a YAML file (schema: docs/operator.md). sf_config_load()
+ *   parses it with libyaml, applies defaults, validates every field and fills
+ *   a plain C struct, `sf_run_config`, with fixed-size members (no heap). The
+ *   coordinator sends it to workers as a RunConfig message; the digest is the
+ *   SHA-256 (libsodium) of that message's packed bytes, so two configs that
+ *   mean the same thing have the same digest whatever their YAML spelling.
+ *   Every error names file:line:column and the key.
+ *
+ * Envelopes
+ *   Every ZeroMQ message body is one packed Spirefleet__Envelope whose
+ *   `version` is SF_PROTOCOL_VERSION. sf_wire_decode() never trusts its input:
+ *   malformed bytes, a wrong version or an empty body are errors, not crashes.
+ *
+ * Threading: all functions are reentrant; nothing here keeps state.
+ */
+#ifndef SF_WIRE_H
+#define SF_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/common.h"
+#include "proto/fleet.pb-c.h"
+
+#define SF_PROTOCOL_VERSION 1
+
+/* ---------------------------------------------------------------------------
+ * Run configuration
+ * ------------------------------------------------------------------------- */
+#define SF_CFG_PATH           256
+#define SF_CFG_NAME           64
+#define SF_CFG_MAX_ENCOUNTERS 32
+#define SF_CFG_MAX_CSCHED     8
+#define SF_CFG_MAX_RELICS     12
+#define SF_CFG_MAX_POTIONS    3
+
+typedef struct sf_cfg_encounter {
+    int id;        /* engine encounter id                                  */
+    double weight; /* relative weight (> 0)                                */
+} sf_cfg_encounter;
+
+typedef struct sf_cfg_csched {
+    uint32_t below; /* applies when simulations < below; 0 = no bound      */
+    double c;
+} sf_cfg_csched;
+
+typedef struct sf_run_config {
+    char name[SF_CFG_NAME];
+    char output_dir[SF_CFG_PATH];
+    uint64_t run_seed;
+    uint64_t seed_start, seed_count;
+    uint32_t job_size;
+    char kind[16]; /* "selfplay" */
+    struct {
+        char mode[16]; /* "fights" | "gauntlet" */
+        int n_encounters;
+        sf_cfg_encounter encounters[SF_CFG_MAX_ENCOUNTERS];
+        char deck[1024];
+        int n_relics;
+        char relics[SF_CFG_MAX_RELICS][SF_CFG_NAME];
+        int n_potions;
+        char potions[SF_CFG_MAX_POTIONS][SF_CFG_NAME];
+        uint32_t hp, max_hp, ascension;
+    } play;
+    struct {
+        uint32_t simulations, trees;
+        int n_c_schedule;
+        sf_cfg_csched c_schedule[SF_CFG_MAX_CSCHED];
+        double widening_c, widening_alpha, rollout_tau;
+        char evaluator[16]; /* "rollout" | "net" */
+        int gumbel;
+        uint32_t gumbel_m;
+        double gumbel_c_visit, gumbel_c_scale;
+        uint32_t teacher_rollouts;
+        int clairvoyant;
+        double cvar_alpha, cvar_lambda;
+        uint32_t max_rollout_plies;
+    } search;
+    struct {
+        char bundle[SF_CFG_PATH];
+        char sha256[65];
+    } model;
+    struct {
+        char endpoint[SF_CFG_PATH];
+        int spawn;
+        char backend[16]; /* "cpu" | "cuda" */
+        uint32_t max_batch, max_wait_us, timeout_ms, retries;
+    } evald;
+    struct {
+        uint32_t count, threads, fights_per_thread;
+    } workers;
+    struct {
+        char endpoint[SF_CFG_PATH];
+        uint32_t lease_seconds, heartbeat_ms, heartbeat_liveness, metrics_port;
+    } coordinator;
+    struct {
+        int zstd_level;
+    } shard;
+} sf_run_config;
+
+/* Fill every field with its default (docs/operator.md lists them). The
+ * required fields (run.name, seeds.count) are left empty/zero. */
+void sf_config_defaults(sf_run_config *cfg);
+
+/* Parse YAML text; `origin` names the source in messages (a file path).
+ * Returns SF_OK or SF_ECONFIG with "origin:line:col: key: problem" in err.
+ * Unknown keys, wrong types, out-of-range values and missing required
+ * fields are all errors. */
+int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
+                    sf_err *err);
+
+/* Read and parse a YAML file. SF_EIO when it cannot be read. */
+int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err);
+
+/* Write the effective config as YAML (the same schema sf_config_parse reads). */
+void sf_config_print(const sf_run_config *cfg, FILE *out);
+
+/* Convert to and from the RunConfig message. to_proto fills `msg` and the
+ * sub-messages in `scratch`, which must outlive `msg` (no heap). from_proto
+ * validates like the YAML path and names the bad field. */
+typedef struct sf_config_scratch {
+    Spirefleet__RunConfig run;
+    Spirefleet__PlayConfig play;
+    Spirefleet__SearchConfig search;
+    Spirefleet__ModelConfig model;
+    Spirefleet__EvaldConfig evald;
+    Spirefleet__WorkerConfig workers;
+    Spirefleet__CoordinatorConfig coordinator;
+    Spirefleet__ShardConfig shard;
+    Spirefleet__EncounterWeight enc[SF_CFG_MAX_ENCOUNTERS];
+    Spirefleet__EncounterWeight *enc_ptr[SF_CFG_MAX_ENCOUNTERS];
+    Spirefleet__CSchedule csched[SF_CFG_MAX_CSCHED];
+    Spirefleet__CSchedule *csched_ptr[SF_CFG_MAX_CSCHED];
+    char *relic_ptr[SF_CFG_MAX_RELICS];
+    char *potion_ptr[SF_CFG_MAX_POTIONS];
+    char enc_names[SF_CFG_MAX_ENCOUNTERS][SF_CFG_NAME];
+} sf_config_scratch;
+
+Spirefleet__RunConfig *sf_config_to_proto(const sf_run_config *cfg, sf_config_scratch *scratch);
+int sf_config_from_proto(const Spirefleet__RunConfig *msg, sf_run_config *cfg, sf_err *err);
+
+/* The run's config digest: hex SHA-256 of the packed RunConfig (65 bytes
+ * including the NUL). Returns SF_OK or SF_ENOMEM. */
+int sf_config_digest(const sf_run_config *cfg, char hex[65]);
+
+/* Validate cross-field rules (model required for evaluator "net", weights,
+ * c schedule order, names known to the engine). Called by parse/from_proto. */
+int sf_config_validate(const sf_run_config *cfg, const char *origin, sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * Envelopes
+ * ------------------------------------------------------------------------- */
+
+/* Pack `env` (its version is forced to SF_PROTOCOL_VERSION) into a new heap
+ * buffer; *out and *len receive it, the caller frees it with free(). */
+int sf_wire_encode(Spirefleet__Envelope *env, uint8_t **out, size_t *len);
+
+/* Decode untrusted bytes. On success *out is an unpacked envelope the caller
+ * frees with sf_wire_free(). Errors: SF_EFORMAT (not a valid envelope or no
+ * body), SF_EVERSION (other protocol version; *out is freed). */
+int sf_wire_decode(const uint8_t *data, size_t len, Spirefleet__Envelope **out, sf_err *err);
+
+void sf_wire_free(Spirefleet__Envelope *env);
+
+/* Send one envelope on a ZeroMQ socket: for a ROUTER, `identity` (len > 0)
+ * is sent first as the routing frame. Returns SF_OK or SF_EIO. Never blocks
+ * when `dontwait` is set (SF_EFULL if the socket would block). */
+int sf_wire_send(void *socket, const uint8_t *identity, size_t identity_len,
+                 Spirefleet__Envelope *env, int dontwait);
+
+#endif

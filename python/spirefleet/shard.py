@@ -1,0 +1,384 @@
+"""Read spirefleet label shards (docs/format.md) as dicts of numpy arrays.
+
+A shard is one LMDB file: a ``records`` database of blocks of zstd-compressed
+LabelRecord protobufs, a ``meta`` database with the manifest, and a seal
+trailer with a CRC-32 of every page. ``open_shard`` checks the trailer and
+the CRC of every LMDB structure page before LMDB reads the file, so a
+truncated, unsealed or damaged file raises ``ShardError`` instead of crashing
+the trainer. Every record is checked on read (block CRC, zstd checksum,
+schema version). ``Shard.verify()`` checks every page and the content digest.
+
+Arrays returned for tensors are read-only views of the decoded record's bytes
+(``numpy.frombuffer``): copy them before writing to them.
+"""
+
+import hashlib
+import os
+import struct
+import zlib
+
+import lmdb
+import numpy as np
+import zstandard
+
+from . import label_pb2
+
+SCHEMA_VERSION = 1
+FORMAT_VERSION = 1
+VALUE_BINS = 21
+FORECAST_H = 4
+FORECAST_COLUMNS = ("player_hp", "player_block", "incoming_damage",
+                    "monster_hp_total", "monsters_alive")
+SHARD_SUFFIX = ".shard"
+TEMP_SUFFIX = ".tmp"
+
+_FOOTER = 64
+_TRAILER_MAGIC = b"SFSEAL01"
+_BLOCK_MAGIC = 0x31424653
+_MAX_RECORD_BYTES = 16 << 20
+_DTYPES = {"u8": np.dtype("u1"), "u16": np.dtype("<u2"), "i32": np.dtype("<i4"),
+           "u32": np.dtype("<u4"), "f32": np.dtype("<f4")}
+
+
+class ShardError(Exception):
+    """A shard that cannot be read. ``kind`` is one of "missing",
+    "unsealed", "truncated", "corrupt", "version", "format"; the message
+    starts with the file and names the page or record."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+def tensor_to_numpy(t):
+    """A Tensor message as a read-only numpy array of its dtype and shape."""
+    dt = _DTYPES.get(t.dtype)
+    if dt is None:
+        raise ValueError("unknown tensor dtype %r" % t.dtype)
+    return np.frombuffer(t.data, dtype=dt).reshape(tuple(t.shape))
+
+
+def record_to_dict(rec):
+    """A LabelRecord as nested dicts of Python scalars and numpy arrays."""
+    ids = rec.ids
+    s = rec.search
+    o = rec.outcome
+    out = {
+        "schema_version": rec.schema_version,
+        "ids": {
+            "run_id": ids.run_id, "job_id": ids.job_id, "game_seed": ids.game_seed,
+            "fight_index": ids.fight_index, "decision_index": ids.decision_index,
+            "turn": ids.turn, "encounter_id": ids.encounter_id, "encounter": ids.encounter,
+            "engine_version": ids.engine_version,
+            "tokenizer_version": ids.tokenizer_version,
+            "model_sha256": ids.model_sha256, "config_digest": ids.config_digest,
+            "ascension": ids.ascension,
+        },
+        "inputs": {name: tensor_to_numpy(getattr(rec.inputs, name))
+                   for name in ("token_type", "token_cat", "token_cont", "query",
+                                "query_cont", "action_code")},
+        "search": {
+            "visits": np.array(s.visits, dtype=np.uint32),
+            "q": np.array(s.q, dtype=np.float32),
+            "completed_q": np.array(s.completed_q, dtype=np.float32),
+            "policy": np.array(s.policy, dtype=np.float32),
+            "chosen": s.chosen, "root_value": np.float32(s.root_value),
+            "simulations": s.simulations, "trees": s.trees,
+            "tree_root_values": np.array(s.tree_root_values, dtype=np.float32),
+            "searched": s.searched, "fallbacks": s.fallbacks,
+        },
+        "outcome": {
+            "won": o.won, "final_hp": o.final_hp, "max_hp": o.max_hp, "turns": o.turns,
+            "potions_used": o.potions_used, "potions_left": o.potions_left,
+            "value_bins": np.array(o.value_bins, dtype=np.float32),
+            "value": np.float32(o.value),
+        },
+        "forecast": {
+            "target": tensor_to_numpy(rec.forecast.target),
+            "mask": tensor_to_numpy(rec.forecast.mask),
+        },
+        "teacher": None,
+    }
+    if rec.HasField("teacher"):
+        out["teacher"] = {
+            "rollouts": rec.teacher.rollouts,
+            "mean": tensor_to_numpy(rec.teacher.mean),
+            "coverage": tensor_to_numpy(rec.teacher.coverage),
+        }
+    return out
+
+
+def manifest_to_dict(m):
+    """A ShardManifest as a dict (content_digest as lowercase hex)."""
+    d = {f.name: getattr(m, f.name) for f in m.DESCRIPTOR.fields
+         if f.type != f.TYPE_MESSAGE}
+    d["content_digest"] = m.content_digest.hex()
+    st = m.stats
+    d["stats"] = {
+        "fights": st.fights, "fights_won": st.fights_won, "decisions": st.decisions,
+        "simulations": st.simulations, "fallbacks": st.fallbacks,
+        "fallback_by_kind": {c.name: c.value for c in st.fallback_by_kind},
+        "counters": {c.name: c.value for c in st.counters},
+        "wall_seconds": st.wall_seconds,
+    } if m.HasField("stats") else None
+    return d
+
+
+def _lmdb_extent(path):
+    """Bytes of LMDB data the file's meta pages describe, or None."""
+    try:
+        env = lmdb.open(path, subdir=False, readonly=True, lock=False, max_dbs=2)
+    except lmdb.Error:
+        return None
+    try:
+        return (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+    finally:
+        env.close()
+
+
+def _read_trailer(f, path, size):
+    """Check the seal trailer; returns (page_size, npages, page_crc, struct_pages)."""
+    footer = b""
+    if size >= _FOOTER:
+        f.seek(size - _FOOTER)
+        footer = f.read(_FOOTER)
+    if footer[:8] != _TRAILER_MAGIC:
+        extent = _lmdb_extent(path)
+        if extent is None:
+            raise ShardError("format", "%s: not a shard (no seal trailer, and not an LMDB "
+                             "file; %d bytes)" % (path, size))
+        if extent > size:
+            raise ShardError("truncated", "%s: truncated: LMDB data needs %d bytes, the file "
+                             "has %d" % (path, extent, size))
+        if path.endswith(TEMP_SUFFIX):  # possibly mid-commit: just not sealed
+            raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
+                             "being written, or its writer died)" % path)
+        if extent < size:
+            raise ShardError("truncated", "%s: truncated: the seal trailer is cut short" % path)
+        raise ShardError("unsealed", "%s: not sealed: no seal trailer after the LMDB data"
+                         % path)
+    if zlib.crc32(footer[:60]) != struct.unpack_from("<I", footer, 60)[0]:
+        raise ShardError("corrupt", "%s: seal trailer footer CRC mismatch" % path)
+    version, psize, data, npages, nstruct, tcrc = struct.unpack_from("<IIQQQI", footer, 8)
+    if version != 1:
+        raise ShardError("version", "%s: seal trailer version %d" % (path, version))
+    if (psize < 512 or psize > 65536 or psize & (psize - 1) or npages > size // psize
+            or data != npages * psize or nstruct < 2 or nstruct > npages
+            or data + 4 * (npages + nstruct) + _FOOTER != size):
+        raise ShardError("truncated", "%s: truncated or damaged: the seal trailer does not "
+                         "add up to the file's %d bytes" % (path, size))
+    f.seek(data)
+    table = f.read(4 * (npages + nstruct))
+    if zlib.crc32(table) != tcrc:
+        raise ShardError("corrupt", "%s: seal trailer page table CRC mismatch" % path)
+    arr = np.frombuffer(table, dtype="<u4")
+    page_crc, struct_pages = arr[:npages], arr[npages:]
+    if (struct_pages[0] != 0 or struct_pages[1] != 1 or np.any(struct_pages >= npages)
+            or np.any(np.diff(struct_pages.astype(np.int64)) <= 0)):
+        raise ShardError("corrupt", "%s: seal trailer: structure page list is invalid" % path)
+    return psize, npages, page_crc, struct_pages
+
+
+class Shard:
+    """An open sealed shard. ``len(shard)`` records; ``shard[i]`` is record i
+    as a dict (``record_to_dict``); iteration goes in index order;
+    ``shard.manifest`` is the manifest as a dict. Not for use across fork():
+    open it in the process that reads it (ShardDataset does)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        path = self.path
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            raise ShardError("missing", "%s: no such shard" % path) from None
+        with f:
+            size = os.fstat(f.fileno()).st_size
+            self.file_bytes = size
+            psize, npages, page_crc, struct_pages = _read_trailer(f, path, size)
+            for pg in struct_pages:
+                f.seek(int(pg) * psize)
+                if zlib.crc32(f.read(psize)) != int(page_crc[pg]):
+                    raise ShardError("corrupt", "LMDB structure page damaged: %s: page %d: CRC "
+                                     "mismatch" % (path, pg))
+        self._psize, self._npages, self._page_crc = psize, npages, page_crc
+        self._env = lmdb.open(path, subdir=False, readonly=True, lock=False, max_dbs=2,
+                              map_size=max(npages * psize, 1 << 20))
+        try:
+            self._open_dbs()
+        except Exception:
+            self._env.close()
+            raise
+        self._dctx = zstandard.ZstdDecompressor()
+        self._block = None  # (first, n, ends, frames_offset, value)
+
+    def _open_dbs(self):
+        path = self.path
+        self._txn = self._env.begin(buffers=True)
+        try:
+            meta = self._env.open_db(b"meta", txn=self._txn, create=False)
+            raw = self._txn.get(b"manifest", db=meta)
+        except lmdb.NotFoundError:
+            raw = None
+        if raw is None:
+            raise ShardError("corrupt", "%s: no manifest: the `meta` database has no "
+                             "\"manifest\" entry" % path)
+        try:
+            m = label_pb2.ShardManifest.FromString(bytes(raw))
+        except Exception as e:  # protobuf's DecodeError
+            raise ShardError("format", "%s: manifest: does not decode (%s)" % (path, e)) from None
+        if m.format_version != FORMAT_VERSION:
+            raise ShardError("version", "%s: manifest: format_version %d, this reader knows %d"
+                             % (path, m.format_version, FORMAT_VERSION))
+        if m.schema_version != SCHEMA_VERSION:
+            raise ShardError("version", "%s: manifest: schema_version %d, this reader knows %d"
+                             % (path, m.schema_version, SCHEMA_VERSION))
+        if len(m.content_digest) != 32:
+            raise ShardError("corrupt", "%s: manifest: content_digest has %d bytes"
+                             % (path, len(m.content_digest)))
+        self._manifest_pb = m
+        self.manifest = manifest_to_dict(m)
+        self._records = self._env.open_db(b"records", txn=self._txn, create=False)
+        entries = self._txn.stat(self._records)["entries"]
+        if entries != m.block_count:
+            raise ShardError("corrupt", "%s: %d blocks in `records`, the manifest says %d"
+                             % (path, entries, m.block_count))
+        self._cursor = self._txn.cursor(db=self._records)
+
+    def close(self):
+        if self._env is not None:
+            self._cursor = None
+            self._txn.abort()
+            self._env.close()
+            self._env = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __len__(self):
+        return self._manifest_pb.record_count
+
+    def _load_block(self, i):
+        c = self._cursor
+        key = struct.pack(">Q", i)
+        if c.set_range(key):
+            if bytes(c.key()) != key:
+                ok = c.prev()
+            else:
+                ok = True
+        else:
+            ok = c.last()
+        if not ok:
+            raise ShardError("corrupt", "%s: record %d: no block holds it" % (self.path, i))
+        k, v = bytes(c.key()), c.value()
+        first = struct.unpack(">Q", k)[0]
+        where = "%s: block at record %d" % (self.path, first)
+        if len(v) < 20:
+            raise ShardError("corrupt", "%s: %d bytes, too short" % (where, len(v)))
+        magic, n, hfirst = struct.unpack_from("<IIQ", v, 0)
+        if magic != _BLOCK_MAGIC or n == 0 or n > 4096:
+            raise ShardError("corrupt", "%s: bad magic or record count" % where)
+        hdr = 16 + 4 * n
+        if len(v) < hdr + 4:
+            raise ShardError("corrupt", "%s: header does not fit" % where)
+        if zlib.crc32(v[:hdr]) != struct.unpack_from("<I", v, hdr)[0]:
+            raise ShardError("corrupt", "%s: header CRC mismatch" % where)
+        if hfirst != first:
+            raise ShardError("corrupt", "%s: header says first record %d" % (where, hfirst))
+        # The CRC covers the offsets; each read checks its own frame's bounds.
+        if struct.unpack_from("<I", v, 16 + 4 * (n - 1))[0] != len(v) - hdr - 4:
+            raise ShardError("corrupt", "%s: frames do not end with the value" % where)
+        if not first <= i < first + n:
+            raise ShardError("corrupt", "%s: record %d: missing (the block at %d holds %d)"
+                             % (self.path, i, first, n))
+        ends = v[16:hdr].cast("I") if isinstance(v, memoryview) else \
+            struct.unpack_from("<%dI" % n, v, 16)
+        self._block = (first, n, ends, hdr + 4, v)
+
+    def raw(self, i):
+        """Record i's uncompressed protobuf bytes (what the digest covers)."""
+        n_rec = len(self)
+        if not 0 <= i < n_rec:
+            raise IndexError("%s: record %d out of range (%d records)" % (self.path, i, n_rec))
+        b = self._block
+        if b is None or not b[0] <= i < b[0] + b[1]:
+            self._load_block(i)
+            b = self._block
+        first, n, ends, base, v = b
+        k = i - first
+        start, end = (ends[k - 1] if k else 0), ends[k]
+        where = "%s: record %d" % (self.path, i)
+        if not 0 <= start < end <= len(v) - base:
+            raise ShardError("corrupt", "%s: frame offsets %d..%d out of order" % (where, start, end))
+        frame = v[base + start:base + end]
+        try:
+            params = zstandard.get_frame_parameters(frame)
+            if not params.has_checksum:
+                raise ShardError("corrupt", "%s: zstd frame without checksum" % where)
+            if not 0 < params.content_size <= _MAX_RECORD_BYTES:
+                raise ShardError("corrupt", "%s: content size out of range" % where)
+            # zstd checks the content size and the content checksum; bytes
+            # left over in the slot are `sf-shard verify`'s to find.
+            out = self._dctx.decompress(frame)
+        except zstandard.ZstdError as e:
+            raise ShardError("corrupt", "%s: zstd: %s" % (where, e)) from None
+        if len(out) != params.content_size:
+            raise ShardError("corrupt", "%s: decompressed %d bytes, frame says %d"
+                             % (where, len(out), params.content_size))
+        return out
+
+    def record(self, i):
+        """Record i as a LabelRecord message."""
+        raw = self.raw(i)
+        try:
+            rec = label_pb2.LabelRecord.FromString(raw)
+        except Exception as e:
+            raise ShardError("format", "%s: record %d: does not decode (%s)"
+                             % (self.path, i, e)) from None
+        if rec.schema_version != SCHEMA_VERSION:
+            raise ShardError("version", "%s: record %d: schema_version %d, this reader knows %d"
+                             % (self.path, i, rec.schema_version, SCHEMA_VERSION))
+        return rec
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += len(self)
+        return record_to_dict(self.record(i))
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def content_digest(self):
+        """Recompute the content digest (hex): SHA-256 over each record's
+        length (u64 little-endian) and uncompressed bytes, in index order."""
+        h = hashlib.sha256()
+        for i in range(len(self)):
+            raw = self.raw(i)
+            h.update(struct.pack("<Q", len(raw)))
+            h.update(raw)
+        return h.hexdigest()
+
+    def verify(self):
+        """Check every page's CRC, decode every record and compare the
+        recomputed digest with the manifest's; raises ShardError naming the
+        first problem. (`sf-shard verify` does the same and also names the
+        record a damaged page belongs to.)"""
+        with open(self.path, "rb") as f:
+            for pg in range(self._npages):
+                if zlib.crc32(f.read(self._psize)) != int(self._page_crc[pg]):
+                    raise ShardError("corrupt", "%s: page %d: CRC mismatch" % (self.path, pg))
+        for i in range(len(self)):
+            self.record(i)
+        digest = self.content_digest()
+        if digest != self.manifest["content_digest"]:
+            raise ShardError("corrupt", "%s: content digest %s, the manifest says %s"
+                             % (self.path, digest, self.manifest["content_digest"]))
+
+
+def open_shard(path):
+    """Open a sealed shard for reading (see ``Shard``); raises ShardError."""
+    return Shard(path)

@@ -1,0 +1,257 @@
+/* cli.c — flag parsing shared by sf-search and sf-arena (see cli.h). */
+#include "search/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char sf_cli_search_usage[] =
+    "search flags:\n"
+    "  --sims N            simulations per decision, all trees (default 1000)\n"
+    "  --trees K           root-parallel trees (default 1)\n"
+    "  --select RULE       auto | uct | puct | gumbel (default auto)\n"
+    "  --eval E            rollout | uniform (default rollout)\n"
+    "  --uct-c C           UCT constant (default: 0.8 <500 sims, 1.41 <1000, 2.5)\n"
+    "  --gumbel-m M        Gumbel considered actions (default 16)\n"
+    "  --c-scale C         Gumbel sigma scale (default 1.0)\n"
+    "  --rescale           Gumbel per-node min-max Q rescaling (use --c-scale 0.1)\n"
+    "  --distributional    keep 21-bin value histograms\n"
+    "  --cvar-alpha A      CVaR level (default 0.25)\n"
+    "  --cvar-lambda L     root ranking (1-L)*mean + L*CVaR (needs --distributional)\n"
+    "  --horizon T         leaves at T turns past the root (default 0 = none)\n"
+    "  --pw-c C --pw-alpha A          widening of non-end-turn chance nodes\n"
+    "  --pw-end-c C --pw-end-alpha A  widening at END_TURN (5.79, 0.44)\n"
+    "  --margin M          choice margin (default 0.02)\n"
+    "  --no-guards         no end-turn guards\n"
+    "  --no-transposition-stop  always descend through transpositions\n"
+    "  --clairvoyant       search the true state and streams (measuring only)\n";
+
+const char sf_cli_fight_usage[] =
+    "fight flags:\n"
+    "  --deck LIST         e.g. \"Strike*5,Defend*4,Bash\" (default: Ironclad start)\n"
+    "  --relics LIST       e.g. \"Burning Blood,Vajra\"\n"
+    "  --potions LIST      e.g. \"Fire Potion,Block Potion\"\n"
+    "  --hp N --max-hp N   player HP (default 80/80)\n"
+    "  --ascension N       0..9\n";
+
+int sf_cli_int(const char *prog, const char *flag, const char *text, long lo, long hi, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || end == text || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "%s: --%s: expected an integer in %ld..%ld, got '%s'\n", prog, flag, lo, hi,
+                text ? text : "");
+        return SF_EINVAL;
+    }
+    *out = v;
+    return SF_OK;
+}
+
+int sf_cli_u64(const char *prog, const char *flag, const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = text ? strtoull(text, &end, 0) : 0;
+    if (!text || end == text || *end || errno || text[0] == '-') {
+        fprintf(stderr, "%s: --%s: expected an unsigned integer, got '%s'\n", prog, flag,
+                text ? text : "");
+        return SF_EINVAL;
+    }
+    *out = v;
+    return SF_OK;
+}
+
+int sf_cli_double(const char *prog, const char *flag, const char *text, double lo, double hi,
+                  double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = text ? strtod(text, &end) : 0.0;
+    if (!text || end == text || *end || errno || !isfinite(v) || v < lo || v > hi) {
+        fprintf(stderr, "%s: --%s: expected a number in [%g, %g], got '%s'\n", prog, flag, lo, hi,
+                text ? text : "");
+        return SF_EINVAL;
+    }
+    *out = v;
+    return SF_OK;
+}
+
+static int is(const char *a, const char *b) {
+    return strcmp(a, b) == 0;
+}
+
+int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf_search_config *c) {
+    long v;
+    double d;
+    if (is(name, "sims")) {
+        if (sf_cli_int(prog, name, value, 1, 50000000, &v) < 0)
+            return SF_EINVAL;
+        c->simulations = (int)v;
+    } else if (is(name, "trees")) {
+        if (sf_cli_int(prog, name, value, 1, SF_SEARCH_MAX_TREES, &v) < 0)
+            return SF_EINVAL;
+        c->trees = (int)v;
+    } else if (is(name, "select")) {
+        const char *names[] = {"auto", "uct", "puct", "gumbel"};
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (value && is(value, names[i]))
+                k = i;
+        if (k < 0) {
+            fprintf(stderr, "%s: --select: expected auto, uct, puct or gumbel, got '%s'\n", prog,
+                    value ? value : "");
+            return SF_EINVAL;
+        }
+        c->select = k;
+    } else if (is(name, "eval")) {
+        if (value && is(value, "rollout"))
+            c->evaluator = SF_EVAL_ROLLOUT;
+        else if (value && is(value, "uniform"))
+            c->evaluator = SF_EVAL_UNIFORM;
+        else {
+            fprintf(stderr, "%s: --eval: expected rollout or uniform, got '%s'\n", prog,
+                    value ? value : "");
+            return SF_EINVAL;
+        }
+    } else if (is(name, "uct-c")) {
+        if (sf_cli_double(prog, name, value, 0.0, 100.0, &d) < 0)
+            return SF_EINVAL;
+        c->uct_c = d;
+    } else if (is(name, "gumbel-m")) {
+        if (sf_cli_int(prog, name, value, 2, SF_MAX_ACTIONS, &v) < 0)
+            return SF_EINVAL;
+        c->gumbel_m = (int)v;
+    } else if (is(name, "c-scale")) {
+        if (sf_cli_double(prog, name, value, 0.0, 1000.0, &d) < 0)
+            return SF_EINVAL;
+        c->gumbel_c_scale = d;
+    } else if (is(name, "rescale")) {
+        c->gumbel_rescale = 1;
+    } else if (is(name, "distributional")) {
+        c->distributional = 1;
+    } else if (is(name, "cvar-alpha")) {
+        if (sf_cli_double(prog, name, value, 1e-6, 1.0, &d) < 0)
+            return SF_EINVAL;
+        c->cvar_alpha = d;
+    } else if (is(name, "cvar-lambda")) {
+        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
+            return SF_EINVAL;
+        c->cvar_lambda = d;
+    } else if (is(name, "horizon")) {
+        if (sf_cli_int(prog, name, value, 0, 1000, &v) < 0)
+            return SF_EINVAL;
+        c->horizon_turns = (int)v;
+    } else if (is(name, "pw-c") || is(name, "pw-end-c")) {
+        if (sf_cli_double(prog, name, value, 1.0, 1e6, &d) < 0)
+            return SF_EINVAL;
+        *(is(name, "pw-c") ? &c->pw_other_c : &c->pw_end_turn_c) = d;
+    } else if (is(name, "pw-alpha") || is(name, "pw-end-alpha")) {
+        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
+            return SF_EINVAL;
+        *(is(name, "pw-alpha") ? &c->pw_other_alpha : &c->pw_end_turn_alpha) = d;
+    } else if (is(name, "margin")) {
+        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
+            return SF_EINVAL;
+        c->choose_margin = d;
+    } else if (is(name, "no-guards")) {
+        c->end_turn_guards = 0;
+    } else if (is(name, "no-transposition-stop")) {
+        c->stop_at_transposition = 0;
+    } else if (is(name, "clairvoyant")) {
+        c->root = SF_ROOT_CLAIRVOYANT;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* "A,B,C" through `lookup` into ids; returns the count or SF_EINVAL. */
+static int parse_list(const char *prog, const char *flag, const char *text,
+                      int (*lookup)(const char *), uint8_t *out, int cap) {
+    char buf[1024];
+    if (!text || strlen(text) >= sizeof buf) {
+        fprintf(stderr, "%s: --%s: missing or too long\n", prog, flag);
+        return SF_EINVAL;
+    }
+    snprintf(buf, sizeof buf, "%s", text);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        int id = lookup(tok);
+        if (id < 0) {
+            fprintf(stderr, "%s: --%s: unknown name '%s'\n", prog, flag, tok);
+            return SF_EINVAL;
+        }
+        if (n >= cap) {
+            fprintf(stderr, "%s: --%s: at most %d entries\n", prog, flag, cap);
+            return SF_EINVAL;
+        }
+        out[n++] = (uint8_t)id;
+    }
+    return n;
+}
+
+int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec) {
+    long v;
+    if (is(name, "deck")) {
+        sf_err e = {0};
+        if (!value || sf_deck_parse(value, spec, &e) < 0) {
+            fprintf(stderr, "%s: --deck: %s\n", prog, value ? e.msg : "missing");
+            return SF_EINVAL;
+        }
+    } else if (is(name, "relics")) {
+        int n = parse_list(prog, name, value, sf_relic_lookup, spec->relics, SF_MAX_RELICS);
+        if (n < 0)
+            return SF_EINVAL;
+        spec->relics_n = n;
+    } else if (is(name, "potions")) {
+        memset(spec->potions, 0, sizeof spec->potions);
+        if (parse_list(prog, name, value, sf_potion_lookup, spec->potions, SF_POTION_SLOTS) < 0)
+            return SF_EINVAL;
+    } else if (is(name, "hp")) {
+        if (sf_cli_int(prog, name, value, 1, 999, &v) < 0)
+            return SF_EINVAL;
+        spec->hp = (int)v;
+    } else if (is(name, "max-hp")) {
+        if (sf_cli_int(prog, name, value, 1, 999, &v) < 0)
+            return SF_EINVAL;
+        spec->max_hp = (int)v;
+    } else if (is(name, "ascension")) {
+        if (sf_cli_int(prog, name, value, 0, SF_MAX_ASCENSION, &v) < 0)
+            return SF_EINVAL;
+        spec->ascension = (int)v;
+    } else if (is(name, "encounter")) {
+        int e = value ? sf_encounter_lookup(value) : -1;
+        if (e < 0) {
+            fprintf(stderr, "%s: --encounter: unknown encounter '%s'\n", prog, value ? value : "");
+            return SF_EINVAL;
+        }
+        spec->encounter = e;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+const char *sf_cli_select_name(int select) {
+    switch (select) {
+    case SF_SELECT_UCT: return "uct";
+    case SF_SELECT_PUCT: return "puct";
+    case SF_SELECT_GUMBEL: return "gumbel";
+    default: return "auto";
+    }
+}
+
+const char *sf_cli_band_name(int band) {
+    return band == SF_BAND_WIN ? "WIN" : band == SF_BAND_LOSS ? "LOSS" : "";
+}
+
+const char *sf_cli_reason_name(int reason) {
+    static const char *names[] = {"single legal action", "proven win",
+                                  "best mean",           "most visited within margin",
+                                  "guard: block",        "guard: free play",
+                                  "gumbel final action", "all actions lost"};
+    return reason >= 0 && reason < 8 ? names[reason] : "?";
+}

@@ -1,0 +1,41 @@
+/*
+ * cli.h — option parsing shared by sf-search and sf-arena (internal to the
+ * search tools): the search configuration flags and the fight flags, each
+ * bad value reported with the flag's name. Not part of the library.
+ */
+#ifndef SF_SEARCH_CLI_H
+#define SF_SEARCH_CLI_H
+
+#include "search/search.h"
+
+/* Parse an integer flag value in [lo, hi]; on error print
+ * "<prog>: --<flag>: ..." to stderr and return SF_EINVAL. */
+int sf_cli_int(const char *prog, const char *flag, const char *text, long lo, long hi, long *out);
+int sf_cli_u64(const char *prog, const char *flag, const char *text, uint64_t *out);
+int sf_cli_double(const char *prog, const char *flag, const char *text, double lo, double hi,
+                  double *out);
+
+/* Apply one search flag (name without "--", value or NULL) to `cfg`.
+ * Returns 1 when the flag was a search flag and applied, 0 when it is not a
+ * search flag, SF_EINVAL after printing an error. Flags: sims, trees,
+ * select (auto|uct|puct|gumbel), eval (rollout|uniform), uct-c, gumbel-m,
+ * c-scale, rescale, distributional, cvar-alpha, cvar-lambda, horizon,
+ * pw-c, pw-alpha, pw-end-c, pw-end-alpha, margin, no-guards,
+ * no-transposition-stop, clairvoyant. */
+int sf_cli_search_flag(const char *prog, const char *name, const char *value,
+                       sf_search_config *cfg);
+
+/* Apply one fight flag to `spec`: deck, relics, potions, hp, max-hp,
+ * ascension, encounter. Same return convention. */
+int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec);
+
+/* Usage text for the flags above. */
+extern const char sf_cli_search_usage[];
+extern const char sf_cli_fight_usage[];
+
+/* Names for printing. */
+const char *sf_cli_select_name(int select);
+const char *sf_cli_band_name(int band);
+const char *sf_cli_reason_name(int reason);
+
+#endif

@@ -1,0 +1,150 @@
+/* eval.c — the built-in evaluators (heuristic rollout, uniform), the rollout
+ * policy shared with sf-arena, and validation of external answers. */
+#include <math.h>
+#include <string.h>
+
+#include "search/internal.h"
+
+/* A uniform double in [0, 1) from a SplitMix64 sequence. */
+static double next_unit(uint64_t *rng) {
+    *rng += 0x9E3779B97F4A7C15ull;
+    uint64_t z = *rng;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+int sf_search_rollout_action(const sf_state *s, double tau, uint64_t *rng, sf_action *out) {
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
+    if (n <= 0)
+        return SF_ESTATE;
+    /* Card plays and choices compete by softmax(priority / tau); END_TURN is
+     * taken only when no card can be played (the hand is emptied first);
+     * potions are kept (their value is in the outcome score). */
+    int cand[SF_MAX_ACTIONS], prio[SF_MAX_ACTIONS], nc = 0, end_turn = -1;
+    int pmax = 0;
+    for (int i = 0; i < n; i++) {
+        if (acts[i].kind == SF_ACT_END_TURN) {
+            end_turn = i;
+            continue;
+        }
+        if (acts[i].kind == SF_ACT_POTION)
+            continue;
+        sf_action_info info;
+        int p = sf_engine_action_info(s, acts[i], &info) == SF_OK ? info.priority : 0;
+        if (nc == 0 || p > pmax)
+            pmax = p;
+        prio[nc] = p;
+        cand[nc++] = i;
+    }
+    if (nc == 0) {
+        *out = acts[end_turn >= 0 ? end_turn : 0];
+        return SF_OK;
+    }
+    if (nc == 1) {
+        *out = acts[cand[0]];
+        return SF_OK;
+    }
+    double w[SF_MAX_ACTIONS], sum = 0.0;
+    double inv = tau > 0.0 ? 1.0 / tau : 0.0;
+    for (int j = 0; j < nc; j++) {
+        w[j] = tau > 0.0 ? exp((double)(prio[j] - pmax) * inv) : (prio[j] == pmax ? 1.0 : 0.0);
+        sum += w[j];
+    }
+    double u = next_unit(rng) * sum;
+    int pick = nc - 1;
+    for (int j = 0; j < nc; j++) {
+        if (u < w[j]) {
+            pick = j;
+            break;
+        }
+        u -= w[j];
+    }
+    *out = acts[cand[pick]];
+    return SF_OK;
+}
+
+/* Cut-off estimate after rollout_max_plies without an end: the score the
+ * player would get by winning with the HP and potions now, weighted by a
+ * crude chance of winning hp / (hp + monster HP left). Rare: a fight lasts
+ * well under 200 plies. */
+static double cutoff_value(const sf_state *s) {
+    sf_observation ob;
+    sf_engine_observe(s, &ob);
+    double win = sf_value_score(1, ob.hp, ob.max_hp, ob.potions_left);
+    double denom = (double)ob.hp + (double)ob.monster_hp_total;
+    double p = denom > 0.0 ? (double)ob.hp / denom : 0.0;
+    return p * win;
+}
+
+double sf_search_rollout(sf_state *s, double tau, int max_plies, uint64_t *rng) {
+    for (int ply = 0; ply < max_plies && !sf_engine_is_terminal(s); ply++) {
+        sf_action a;
+        if (sf_search_rollout_action(s, tau, rng, &a) != SF_OK)
+            break;
+        if (sf_engine_apply(s, a, NULL) != SF_OK)
+            break;
+    }
+    if (sf_engine_is_terminal(s)) {
+        sf_outcome o;
+        sf_engine_outcome(s, &o);
+        return sf_value_of_outcome(&o);
+    }
+    return cutoff_value(s);
+}
+
+void sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_action *acts,
+                     int n, uint64_t seed, sf_eval_answer *out) {
+    (void)acts;
+    (void)n;
+    out->has_priors = 0;
+    out->has_dist = 0;
+    if (cfg->evaluator == SF_EVAL_UNIFORM) {
+        out->value = 0.5;
+        return;
+    }
+    /* Rollout with streams drawn from (tree seed, leaf identity): the same
+     * leaf gets the same rollout in a tree, whatever path reached it. In
+     * clairvoyant mode the true streams are kept (that is the point). */
+    sf_state tmp = *leaf;
+    if (cfg->root != SF_ROOT_CLAIRVOYANT)
+        for (int k = 0; k < SF_NUM_STREAMS; k++)
+            sf_engine_reseed(&tmp, k, sf_seed_derive(seed, (uint64_t)k, 0, 0));
+    uint64_t rng = sf_mix64(seed ^ 0x706F6C6963790000ull);
+    out->value = sf_search_rollout(&tmp, cfg->rollout_tau, cfg->rollout_max_plies, &rng);
+}
+
+int sf_eval_answer_check(const sf_eval_answer *a, int n_actions, sf_err *err) {
+    if (a->has_dist) {
+        double sum = 0.0;
+        for (int i = 0; i < SF_VALUE_BINS; i++) {
+            float p = a->dist[i];
+            if (!isfinite(p) || p < 0.0f)
+                return sf_err_set(err, SF_EINVAL, "eval answer: dist[%d] = %g is not a probability",
+                                  i, (double)p);
+            sum += p;
+        }
+        if (fabs(sum - 1.0) > 1e-3)
+            return sf_err_set(err, SF_EINVAL, "eval answer: dist sums to %.6f, not 1", sum);
+    } else if (!isfinite(a->value) || a->value < 0.0 || a->value > 1.0) {
+        return sf_err_set(err, SF_EINVAL, "eval answer: value %g outside [0, 1]", a->value);
+    }
+    if (a->has_priors) {
+        if (n_actions > SF_MAX_ACTIONS)
+            return sf_err_set(err, SF_EINVAL, "eval answer: %d actions", n_actions);
+        double sum = 0.0;
+        for (int i = 0; i < n_actions; i++) {
+            float p = a->priors[i];
+            if (!isfinite(p) || p < 0.0f)
+                return sf_err_set(err, SF_EINVAL,
+                                  "eval answer: priors[%d] = %g is not a probability", i,
+                                  (double)p);
+            sum += p;
+        }
+        if (n_actions > 0 && !(sum > 0.0))
+            return sf_err_set(err, SF_EINVAL, "eval answer: priors sum to 0");
+    }
+    return SF_OK;
+}

@@ -1,0 +1,559 @@
+/*
+ * sf-arena — play seeded fights or Act-1 gauntlets with one policy and print
+ * the win rate and mean HP lost with 95% confidence intervals, per
+ * encounter class (weak, strong, elite, boss).
+ *
+ *   sf-arena --policy search --sims 1000 --fights 200 --gauntlets 100 --jobs 2
+ *
+ * Policies: random (uniform over legal actions), greedy (the rollout
+ * heuristic with tau = 0: the highest-priority card first, END_TURN only
+ * when no card can be played, no potions), search (honest: belief root),
+ * clairvoyant (search on the true state, for measuring the cost of
+ * honesty). --vs POLICY plays a second policy on the same fights and adds
+ * the paired difference (HP lost per fight, fights won per gauntlet, with a
+ * 95% interval) and the discordant wins. Fight i of a class is encounter i mod |class| of that
+ * pool, with seed sf_seed_derive(seed, class, i, 0); gauntlet g uses
+ * sf_gauntlet_generate(sf_seed_derive(seed, 4, g, 0)). The same seed gives
+ * the same fights to every policy (paired), and the same numbers whatever
+ * --jobs and --threads are.
+ *
+ * Exit codes: 0 ok, 1 a fight failed, 2 bad arguments.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/cli.h"
+#include "search/search.h"
+
+static const char *prog = "sf-arena";
+
+enum { POLICY_RANDOM = 0, POLICY_GREEDY = 1, POLICY_SEARCH = 2, POLICY_CLAIRVOYANT = 3 };
+static const char *const policy_names[] = {"random", "greedy", "search", "clairvoyant"};
+static const char *const class_names[] = {"weak", "strong", "elite", "boss"};
+
+typedef struct fight_result {
+    int won, hp_start, hp_end, turns, fights_won;
+    long decisions;
+    uint64_t simulations;
+    int error;
+} fight_result;
+
+typedef struct arena {
+    int policy; /* the policy being played (set per pass)                  */
+    sf_search_config cfg;
+    int policies[2], n_policies; /* --policy and --vs                      */
+    sf_search_config cfgs[2];
+    sf_fight_spec spec;
+    uint64_t seed;
+    int threads;
+    /* work items: fights of each selected class, then gauntlets */
+    int n_items;
+    int *item_class; /* 0..3, or 4 for a gauntlet */
+    int *item_index;
+    fight_result *results; /* [n_policies][n_items]                      */
+    int next;
+    pthread_mutex_t lock;
+    int pool_enc[4][SF_MAX_ACTIONS];
+    int pool_n[4];
+} arena;
+
+/* One move of a fixed policy. */
+static int policy_move(const arena *a, sf_search *s, const sf_state *st, uint64_t run_seed,
+                       uint64_t decision, uint64_t *rng, sf_action *out, fight_result *fr) {
+    if (a->policy == POLICY_RANDOM) {
+        sf_action acts[SF_MAX_ACTIONS];
+        int n = sf_engine_enumerate(st, acts, SF_MAX_ACTIONS);
+        if (n <= 0)
+            return SF_ESTATE;
+        *rng = sf_mix64(*rng);
+        *out = acts[*rng % (uint64_t)n];
+        return SF_OK;
+    }
+    if (a->policy == POLICY_GREEDY)
+        return sf_search_rollout_action(st, 0.0, rng, out);
+    sf_err e = {0};
+    int rc = sf_search_begin(s, st, run_seed, decision, &e);
+    if (rc == SF_OK)
+        rc = sf_search_run(s, a->threads, NULL, NULL, &e);
+    sf_search_result r;
+    if (rc == SF_OK)
+        rc = sf_search_result_get(s, &r, &e);
+    if (rc < 0) {
+        fprintf(stderr, "%s: search failed: %s\n", prog, e.msg);
+        return rc;
+    }
+    fr->simulations += r.simulations;
+    *out = r.chosen_action;
+    return SF_OK;
+}
+
+/* Play `st` to the end. */
+static int play(const arena *a, sf_search *s, sf_state *st, uint64_t fight_seed, uint64_t ply0,
+                fight_result *fr) {
+    uint64_t rng = sf_mix64(fight_seed ^ 0x6172656E61ull);
+    uint64_t run_seed = sf_mix64(fight_seed ^ 0x7365617263680000ull);
+    uint64_t ply = ply0;
+    while (!sf_engine_is_terminal(st)) {
+        sf_action act;
+        int rc = policy_move(a, s, st, run_seed, ply, &rng, &act, fr);
+        if (rc < 0)
+            return rc;
+        if (sf_engine_apply(st, act, NULL) != SF_OK)
+            return SF_ESTATE;
+        fr->decisions++;
+        ply++;
+    }
+    return SF_OK;
+}
+
+static int run_fight(const arena *a, sf_search *s, int cls, int i, fight_result *fr) {
+    sf_fight_spec spec = a->spec;
+    spec.encounter = a->pool_enc[cls][i % a->pool_n[cls]];
+    spec.seed = sf_seed_derive(a->seed, (uint64_t)cls, (uint64_t)i, 0);
+    sf_state st;
+    sf_err e = {0};
+    if (sf_engine_init(&st, &spec, &e) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return SF_EINVAL;
+    }
+    int rc = play(a, s, &st, spec.seed, 0, fr);
+    if (rc < 0)
+        return rc;
+    sf_outcome o;
+    sf_engine_outcome(&st, &o);
+    fr->won = o.won;
+    fr->fights_won = o.won;
+    fr->hp_start = spec.hp;
+    fr->hp_end = o.won ? o.hp : 0;
+    fr->turns = o.turns;
+    return SF_OK;
+}
+
+static int run_gauntlet(const arena *a, sf_search *s, int g, fight_result *fr) {
+    uint64_t gseed = sf_seed_derive(a->seed, 4, (uint64_t)g, 0);
+    sf_gauntlet gt;
+    sf_gauntlet_generate(gseed, &gt);
+    sf_fight_spec spec = a->spec;
+    spec.seed = gseed;
+    fr->hp_start = spec.hp;
+    fr->won = 0;
+    for (int f = 0; f < gt.n; f++) {
+        spec.encounter = gt.encounters[f];
+        spec.floor = f + 1;
+        sf_state st;
+        sf_err e = {0};
+        if (sf_engine_init(&st, &spec, &e) < 0) {
+            fprintf(stderr, "%s: gauntlet %d fight %d: %s\n", prog, g, f, e.msg);
+            return SF_EINVAL;
+        }
+        int rc = play(a, s, &st, sf_seed_derive(gseed, (uint64_t)f, 1, 0), (uint64_t)f << 16, fr);
+        if (rc < 0)
+            return rc;
+        sf_outcome o;
+        sf_engine_outcome(&st, &o);
+        fr->turns += o.turns;
+        if (!o.won) {
+            fr->hp_end = 0;
+            return SF_OK;
+        }
+        fr->fights_won++;
+        fr->hp_end = o.hp;
+        if (f + 1 < gt.n)
+            sf_engine_carry_over(&st, &gt, f + 1, &spec);
+    }
+    fr->won = 1;
+    return SF_OK;
+}
+
+static void *worker(void *arg) {
+    const arena *shared = arg;
+    arena *lock_owner = arg;
+    arena a[2];
+    sf_search *s[2] = {NULL, NULL};
+    for (int p = 0; p < shared->n_policies; p++) {
+        a[p] = *shared;
+        a[p].policy = shared->policies[p];
+        a[p].cfg = shared->cfgs[p];
+        if (a[p].policy >= POLICY_SEARCH) {
+            sf_err e = {0};
+            if (sf_search_create(&a[p].cfg, &s[p], &e) < 0) {
+                fprintf(stderr, "%s: %s\n", prog, e.msg);
+                pthread_mutex_lock(&lock_owner->lock);
+                for (int i = 0; i < shared->n_items * shared->n_policies; i++)
+                    lock_owner->results[i].error = 1;
+                lock_owner->next = shared->n_items;
+                pthread_mutex_unlock(&lock_owner->lock);
+                sf_search_destroy(s[0]);
+                return NULL;
+            }
+        }
+    }
+    for (;;) {
+        pthread_mutex_lock(&lock_owner->lock);
+        int i = lock_owner->next < shared->n_items ? lock_owner->next++ : -1;
+        pthread_mutex_unlock(&lock_owner->lock);
+        if (i < 0)
+            break;
+        for (int p = 0; p < shared->n_policies; p++) {
+            fight_result *fr = &lock_owner->results[(size_t)p * shared->n_items + i];
+            memset(fr, 0, sizeof *fr);
+            int rc = shared->item_class[i] < 4
+                         ? run_fight(&a[p], s[p], shared->item_class[i], shared->item_index[i], fr)
+                         : run_gauntlet(&a[p], s[p], shared->item_index[i], fr);
+            fr->error = rc < 0;
+        }
+    }
+    sf_search_destroy(s[0]);
+    sf_search_destroy(s[1]);
+    return NULL;
+}
+
+/* Wilson score interval for a proportion. */
+static void wilson(int k, int n, double *lo, double *hi) {
+    const double z = 1.959964;
+    if (n == 0) {
+        *lo = *hi = 0.0;
+        return;
+    }
+    double p = (double)k / n, z2 = z * z;
+    double den = 1.0 + z2 / n;
+    double mid = (p + z2 / (2.0 * n)) / den;
+    double half = z * sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / den;
+    *lo = mid - half < 0.0 ? 0.0 : mid - half;
+    *hi = mid + half > 1.0 ? 1.0 : mid + half;
+}
+
+/* Mean and normal 95% half-width. */
+static void mean_ci(const double *x, int n, double *mean, double *half) {
+    double m = 0.0, v = 0.0;
+    for (int i = 0; i < n; i++)
+        m += x[i];
+    m = n ? m / n : 0.0;
+    for (int i = 0; i < n; i++)
+        v += (x[i] - m) * (x[i] - m);
+    *mean = m;
+    *half = n > 1 ? 1.959964 * sqrt(v / (n - 1) / n) : 0.0;
+}
+
+static void describe(const arena *a, int p, char *desc, size_t cap) {
+    int pol = a->policies[p];
+    const sf_search_config *c = &a->cfgs[p];
+    if (pol >= POLICY_SEARCH)
+        snprintf(desc, cap, "%s (%d simulations, %d trees, %s, %s evaluator)", policy_names[pol],
+                 c->simulations, c->trees, sf_cli_select_name(c->select),
+                 c->evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout");
+    else
+        snprintf(desc, cap, "%s", policy_names[pol]);
+}
+
+/* Per class: win rate (Wilson), mean HP lost (normal), gauntlet fights won. */
+static void report(const arena *a, int p, int json, double seconds) {
+    const fight_result *res = a->results + (size_t)p * a->n_items;
+    int n_items = a->n_items, pol = a->policies[p];
+    char desc[256];
+    describe(a, p, desc, sizeof desc);
+    if (!json) {
+        printf("policy %s, seed %llu\n", desc, (unsigned long long)a->seed);
+        printf("%-9s %7s  %-24s %-24s %8s\n", "class", "n", "win rate [95% CI]",
+               "mean HP lost [95% CI]", "turns");
+    }
+    double *hp = calloc((size_t)n_items + 1, sizeof(double));
+    double *fw = calloc((size_t)n_items + 1, sizeof(double));
+    uint64_t sims = 0;
+    long decisions = 0;
+    for (int c = 0; c <= 4 && hp && fw; c++) {
+        int n = 0, won = 0;
+        double turns = 0.0;
+        for (int i = 0; i < n_items; i++) {
+            if (a->item_class[i] != c)
+                continue;
+            const fight_result *r = &res[i];
+            won += r->won;
+            hp[n] = (double)(r->hp_start - r->hp_end);
+            fw[n] = r->fights_won;
+            turns += r->turns;
+            sims += r->simulations;
+            decisions += r->decisions;
+            n++;
+        }
+        if (n == 0)
+            continue;
+        double lo, hi, m, h, fm, fh;
+        wilson(won, n, &lo, &hi);
+        mean_ci(hp, n, &m, &h);
+        mean_ci(fw, n, &fm, &fh);
+        const char *cname = c < 4 ? class_names[c] : "gauntlet";
+        if (json) {
+            printf("{\"policy\":\"%s\",\"class\":\"%s\",\"n\":%d,\"wins\":%d,\"win_rate\":%.4f,"
+                   "\"win_lo\":%.4f,\"win_hi\":%.4f,\"hp_lost\":%.3f,\"hp_lost_half\":%.3f",
+                   policy_names[pol], cname, n, won, (double)won / n, lo, hi, m, h);
+            if (c == 4)
+                printf(",\"fights_won\":%.3f,\"fights_won_half\":%.3f", fm, fh);
+            printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"seed\":%llu}\n",
+                   turns / n, a->cfgs[p].simulations, a->cfgs[p].trees,
+                   (unsigned long long)a->seed);
+        } else {
+            char wr[64], hl[64];
+            snprintf(wr, sizeof wr, "%.3f [%.3f, %.3f]", (double)won / n, lo, hi);
+            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, m - h, m + h);
+            printf("%-9s %7d  %-24s %-24s %8.1f", cname, n, wr, hl, turns / n);
+            if (c == 4)
+                printf("  fights won %.2f [%.2f, %.2f]", fm, fm - fh, fm + fh);
+            printf("\n");
+        }
+    }
+    if (!json)
+        printf("%ld decisions, %llu simulations, %.1f s (both policies)\n", decisions,
+               (unsigned long long)sims, seconds);
+    free(hp);
+    free(fw);
+}
+
+/* --vs: the paired difference (first policy minus second) on the same
+ * fights: HP lost with a normal 95% interval, and the discordant wins. */
+static void report_paired(const arena *a, int json) {
+    const fight_result *r0 = a->results, *r1 = a->results + a->n_items;
+    double *d = calloc((size_t)a->n_items + 1, sizeof(double));
+    if (!d)
+        return;
+    if (!json)
+        printf("paired: %s minus %s on the same fights\n%-9s %7s  %-28s %s\n",
+               policy_names[a->policies[0]], policy_names[a->policies[1]], "class", "n",
+               "HP lost difference [95% CI]", "wins only first / only second");
+    for (int c = 0; c <= 4; c++) {
+        int n = 0, only0 = 0, only1 = 0;
+        for (int i = 0; i < a->n_items; i++) {
+            if (a->item_class[i] != c)
+                continue;
+            /* fights: HP lost; gauntlets: fights won (HP lost is 80 for
+             * every gauntlet that ends at its boss) */
+            d[n++] = c < 4 ? (double)(r0[i].hp_start - r0[i].hp_end) -
+                                 (double)(r1[i].hp_start - r1[i].hp_end)
+                           : (double)(r0[i].fights_won - r1[i].fights_won);
+            only0 += r0[i].won && !r1[i].won;
+            only1 += r1[i].won && !r0[i].won;
+        }
+        if (n == 0)
+            continue;
+        double m, h;
+        mean_ci(d, n, &m, &h);
+        const char *cname = c < 4 ? class_names[c] : "gauntlet";
+        const char *what = c < 4 ? "hp_lost_diff" : "fights_won_diff";
+        if (json)
+            printf("{\"paired\":\"%s-%s\",\"class\":\"%s\",\"n\":%d,\"%s\":%.3f,"
+                   "\"%s_half\":%.3f,\"wins_only_first\":%d,\"wins_only_second\":%d}\n",
+                   policy_names[a->policies[0]], policy_names[a->policies[1]], cname, n, what, m,
+                   what, h, only0, only1);
+        else {
+            char buf[64];
+            snprintf(buf, sizeof buf, "%+.2f [%+.2f, %+.2f]%s", m, m - h, m + h,
+                     c < 4 ? "" : " fights");
+            printf("%-9s %7d  %-28s %d / %d\n", cname, n, buf, only0, only1);
+        }
+    }
+    free(d);
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: sf-arena --policy random|greedy|search|clairvoyant [--vs POLICY]\n"
+            "                [--fights N] [--gauntlets N] [--classes weak,strong,elite,boss]\n"
+            "                [--seed S]\n"
+            "                [--jobs J] [--threads T] [--json] [search flags] [fight flags]\n"
+            "Plays N fights per encounter class (default 200) and G gauntlets (default 0).\n"
+            "--jobs: fights played at once; --threads: threads per search.\n\n%s\n%s",
+            sf_cli_fight_usage, sf_cli_search_usage);
+}
+
+static int takes_no_value(const char *name) {
+    static const char *const flags[] = {
+        "rescale",     "distributional", "no-guards", "no-transposition-stop",
+        "clairvoyant", "json",           "help"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (strcmp(name, flags[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    arena a;
+    memset(&a, 0, sizeof a);
+    a.policy = -1;
+    sf_fight_spec_default(&a.spec);
+    sf_search_config_default(&a.cfg);
+    a.seed = 1;
+    a.threads = 1;
+    long fights = 200, gauntlets = 0, jobs = 1, threads = 1;
+    int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0) {
+            fprintf(stderr, "%s: unexpected argument '%s'\n", prog, arg);
+            return 2;
+        }
+        char name[64];
+        const char *value = NULL, *eq = strchr(arg + 2, '=');
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        if (len >= sizeof name) {
+            fprintf(stderr, "%s: unknown flag '%s'\n", prog, arg);
+            return 2;
+        }
+        memcpy(name, arg + 2, len);
+        name[len] = 0;
+        if (eq)
+            value = eq + 1;
+        else if (!takes_no_value(name)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: --%s needs a value\n", prog, name);
+                return 2;
+            }
+            value = argv[++i];
+        }
+        int rc = sf_cli_search_flag(prog, name, value, &a.cfg);
+        if (rc == 0)
+            rc = sf_cli_fight_flag(prog, name, value, &a.spec);
+        if (rc < 0)
+            return 2;
+        if (rc == 1)
+            continue;
+        if (strcmp(name, "help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(name, "json") == 0) {
+            json = 1;
+        } else if (strcmp(name, "policy") == 0) {
+            for (int p = 0; p < 4; p++)
+                if (strcmp(value, policy_names[p]) == 0)
+                    a.policy = p;
+            if (a.policy < 0) {
+                fprintf(stderr, "%s: --policy: expected random, greedy, search or clairvoyant\n",
+                        prog);
+                return 2;
+            }
+        } else if (strcmp(name, "vs") == 0) {
+            vs = -1;
+            for (int p = 0; p < 4; p++)
+                if (strcmp(value, policy_names[p]) == 0)
+                    vs = p;
+            if (vs < 0) {
+                fprintf(stderr, "%s: --vs: expected random, greedy, search or clairvoyant\n", prog);
+                return 2;
+            }
+        } else if (strcmp(name, "fights") == 0) {
+            if (sf_cli_int(prog, name, value, 0, 1000000, &fights) < 0)
+                return 2;
+        } else if (strcmp(name, "gauntlets") == 0) {
+            if (sf_cli_int(prog, name, value, 0, 1000000, &gauntlets) < 0)
+                return 2;
+        } else if (strcmp(name, "jobs") == 0) {
+            if (sf_cli_int(prog, name, value, 1, 256, &jobs) < 0)
+                return 2;
+        } else if (strcmp(name, "threads") == 0) {
+            if (sf_cli_int(prog, name, value, 1, SF_SEARCH_MAX_TREES, &threads) < 0)
+                return 2;
+        } else if (strcmp(name, "seed") == 0) {
+            if (sf_cli_u64(prog, name, value, &a.seed) < 0)
+                return 2;
+        } else if (strcmp(name, "classes") == 0) {
+            memset(classes, 0, sizeof classes);
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", value);
+            char *save = NULL;
+            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                int k = -1;
+                for (int c = 0; c < 4; c++)
+                    if (strcmp(t, class_names[c]) == 0)
+                        k = c;
+                if (k < 0) {
+                    fprintf(stderr, "%s: --classes: unknown class '%s'\n", prog, t);
+                    return 2;
+                }
+                classes[k] = 1;
+            }
+        } else {
+            fprintf(stderr, "%s: unknown flag '--%s'\n", prog, name);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (a.policy < 0) {
+        fprintf(stderr, "%s: --policy is required\n", prog);
+        usage(stderr);
+        return 2;
+    }
+    if (a.policy == POLICY_SEARCH && a.cfg.root == SF_ROOT_CLAIRVOYANT)
+        a.policy = POLICY_CLAIRVOYANT;
+    a.n_policies = vs >= 0 ? 2 : 1;
+    a.policies[0] = a.policy;
+    a.policies[1] = vs;
+    for (int p = 0; p < a.n_policies; p++) {
+        a.cfgs[p] = a.cfg;
+        a.cfgs[p].root = a.policies[p] == POLICY_CLAIRVOYANT ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
+    }
+    a.threads = (int)threads;
+    sf_err e = {0};
+    if (sf_search_config_validate(&a.cfg, &e) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return 2;
+    }
+    for (int enc = 0; enc < sf_encounter_count(); enc++) {
+        int pool = sf_encounter_pool(enc);
+        if (pool >= 0 && pool < 4)
+            a.pool_enc[pool][a.pool_n[pool]++] = enc;
+    }
+    int n_items = 0;
+    for (int c = 0; c < 4; c++)
+        if (classes[c] && a.pool_n[c])
+            n_items += (int)fights;
+    n_items += (int)gauntlets;
+    a.n_items = n_items;
+    a.item_class = calloc((size_t)n_items + 1, sizeof(int));
+    a.item_index = calloc((size_t)n_items + 1, sizeof(int));
+    a.results = calloc((size_t)n_items * 2 + 1, sizeof(fight_result));
+    if (!a.item_class || !a.item_index || !a.results) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    int k = 0;
+    for (int c = 0; c < 4; c++)
+        if (classes[c] && a.pool_n[c])
+            for (int i = 0; i < fights; i++, k++) {
+                a.item_class[k] = c;
+                a.item_index[k] = i;
+            }
+    for (int g = 0; g < gauntlets; g++, k++) {
+        a.item_class[k] = 4;
+        a.item_index[k] = g;
+    }
+    pthread_mutex_init(&a.lock, NULL);
+    uint64_t t0 = sf_now_ns();
+    pthread_t tid[256];
+    int started = 0;
+    for (int j = 1; j < jobs; j++)
+        if (pthread_create(&tid[started], NULL, worker, &a) == 0)
+            started++;
+    worker(&a);
+    for (int j = 0; j < started; j++)
+        pthread_join(tid[j], NULL);
+    double seconds = (double)(sf_now_ns() - t0) * 1e-9;
+
+    int failed = 0;
+    for (int i = 0; i < n_items * a.n_policies; i++)
+        failed |= a.results[i].error;
+    for (int p = 0; p < a.n_policies; p++)
+        report(&a, p, json, seconds);
+    if (a.n_policies == 2)
+        report_paired(&a, json);
+    free(a.item_class);
+    free(a.item_index);
+    free(a.results);
+    pthread_mutex_destroy(&a.lock);
+    if (failed) {
+        fprintf(stderr, "%s: some fights failed\n", prog);
+        return 1;
+    }
+    return 0;
+}

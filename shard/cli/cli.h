@@ -1,0 +1,51 @@
+/*
+ * cli.h — internals of the sf-shard tool (the files of shard/cli/).
+ *
+ * Exit codes (also in `sf-shard --help` and docs/trainer.md):
+ *   0  success
+ *   1  a shard is damaged, truncated, unsealed, of an unknown version, or a
+ *      pull could not copy every shard
+ *   2  usage error (bad command, option or argument)
+ *   3  any other failure (a missing file, an I/O error, out of memory)
+ */
+#ifndef SF_SHARD_CLI_H
+#define SF_SHARD_CLI_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "shard/shard.h"
+
+enum { SF_EXIT_OK = 0, SF_EXIT_DATA = 1, SF_EXIT_USAGE = 2, SF_EXIT_ERROR = 3 };
+
+/* Map a status code to the exit codes above. */
+int sf_cli_exit_code(int rc);
+
+/* Print "sf-shard: <msg>" to stderr and return the exit code for `rc`. */
+int sf_cli_fail(int rc, const char *msg);
+
+/* Print "sf-shard CMD: <msg>" and a hint to stderr; returns SF_EXIT_USAGE. */
+int sf_cli_usage_error(const char *cmd, const char *msg);
+
+/* Parse a non-negative decimal integer; returns 0 on success. */
+int sf_cli_parse_u64(const char *s, uint64_t *out);
+
+/* Commands: argv[0] is the command name. Each returns an exit code. */
+int sf_cli_stat(int argc, char **argv);
+int sf_cli_cat(int argc, char **argv);
+int sf_cli_export(int argc, char **argv);
+
+/* Any protobuf-c message as JSON, driven by its descriptor: 64-bit integers
+ * as decimal strings (the proto3 JSON mapping), bytes as lowercase hex,
+ * Tensor messages as {"dtype", "shape", "data": [flat values]}. Returns a
+ * new reference, or NULL when out of memory. */
+json_t *sf_cli_message_json(const ProtobufCMessage *m);
+
+/* Resolve a pull source: a directory path (or file://PATH). Other schemes
+ * come from the table in sources.c. */
+int sf_cli_open_source(const char *uri, sf_shard_source **out, sf_err *err);
+
+/* A coordinator as a source: `rest` is "HOST:PORT" of tcp://HOST:PORT. */
+int sf_cli_open_tcp_source(const char *rest, sf_shard_source **out, sf_err *err);
+
+#endif

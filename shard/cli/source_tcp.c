@@ -1,0 +1,169 @@
+/* source_tcp.c — `sf-shard pull tcp://HOST:PORT DIR`: a coordinator as a
+ * shard source. Lists the run's stored shards (ShardListRequest) and fetches
+ * each in 4 MiB pieces (ShardFetch / ShardData) over one DEALER socket
+ * (fleet.proto). sf_shard_pull() then verifies every copy completely and
+ * checks its content digest against the listing. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "proto/wire.h"
+#include "shard/cli/cli.h"
+
+#define FETCH_BYTES (4u << 20)
+#define TIMEOUT_MS  30000
+
+typedef struct tcp_source {
+    sf_shard_source base;
+    void *zctx, *sock;
+} tcp_source;
+
+/* Send `req`, wait for one envelope (ErrorReply becomes an error). */
+static int ask(tcp_source *t, Spirefleet__Envelope *req, Spirefleet__Envelope **out, sf_err *err) {
+    *out = NULL;
+    if (sf_wire_send(t->sock, NULL, 0, req, 0) < 0)
+        return sf_err_set(err, SF_EIO, "%s: send failed", t->base.uri);
+    zmq_pollitem_t it = {t->sock, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&it, 1, TIMEOUT_MS) <= 0)
+        return sf_err_set(err, SF_ETIMEOUT, "%s: no answer within %d s", t->base.uri,
+                          TIMEOUT_MS / 1000);
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, t->sock, 0) < 0) {
+        zmq_msg_close(&m);
+        return sf_err_set(err, SF_EIO, "%s: receive failed", t->base.uri);
+    }
+    int rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), out, err);
+    zmq_msg_close(&m);
+    if (rc < 0)
+        return sf_err_prefix(err, "%s", t->base.uri);
+    if ((*out)->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR) {
+        rc = sf_err_set(err, SF_EIO, "%s: %s", t->base.uri,
+                        (*out)->error->message ? (*out)->error->message : "error");
+        sf_wire_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int tcp_list(sf_shard_source *src, sf_shard_entry **entries, size_t *n, sf_err *err) {
+    tcp_source *t = (tcp_source *)src;
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT, *rep;
+    Spirefleet__ShardListRequest lr = SPIREFLEET__SHARD_LIST_REQUEST__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST;
+    req.shard_list_request = &lr;
+    int rc = ask(t, &req, &rep, err);
+    if (rc < 0)
+        return rc;
+    if (rep->body_case != SPIREFLEET__ENVELOPE__BODY_SHARD_LIST) {
+        sf_wire_free(rep);
+        return sf_err_set(err, SF_EFORMAT, "%s: unexpected answer to a shard list request",
+                          src->uri);
+    }
+    size_t k = rep->shard_list->n_shards;
+    sf_shard_entry *e = calloc(k ? k : 1, sizeof *e);
+    if (!e) {
+        sf_wire_free(rep);
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < k; i++) {
+        const Spirefleet__ShardInfo *s = rep->shard_list->shards[i];
+        const char *name = s->name ? s->name : "";
+        size_t l = strlen(name);
+        /* a name from the network must be a plain file name */
+        if (l == 0 || l > SF_SHARD_NAME_MAX || strchr(name, '/') || name[0] == '.' ||
+            l < strlen(SF_SHARD_SUFFIX) ||
+            strcmp(name + l - strlen(SF_SHARD_SUFFIX), SF_SHARD_SUFFIX)) {
+            snprintf(e[i].name, sizeof e[i].name, "invalid-%zu%s", i, SF_SHARD_SUFFIX);
+            snprintf(e[i].error, sizeof e[i].error, "the coordinator offered a bad name");
+            continue;
+        }
+        memcpy(e[i].name, name, l + 1);
+        if (sf_unhex(s->content_digest, e[i].digest, SF_SHARD_DIGEST_BYTES) < 0)
+            snprintf(e[i].error, sizeof e[i].error, "the listing's content digest is malformed");
+        e[i].records = s->records;
+        e[i].bytes = s->size;
+    }
+    sf_wire_free(rep);
+    *entries = e;
+    *n = k;
+    return SF_OK;
+}
+
+static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *dst, sf_err *err) {
+    tcp_source *t = (tcp_source *)src;
+    FILE *f = fopen(dst, "wb");
+    if (!f)
+        return sf_err_set(err, SF_EIO, "%s: cannot create: %s", dst, strerror(errno));
+    uint64_t off = 0;
+    int rc = SF_OK;
+    for (;;) {
+        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT, *rep;
+        Spirefleet__ShardFetch fr = SPIREFLEET__SHARD_FETCH__INIT;
+        fr.name = (char *)e->name;
+        fr.offset = off;
+        fr.length = FETCH_BYTES;
+        req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH;
+        req.shard_fetch = &fr;
+        rc = ask(t, &req, &rep, err);
+        if (rc < 0)
+            break;
+        if (rep->body_case != SPIREFLEET__ENVELOPE__BODY_SHARD_DATA ||
+            rep->shard_data->offset != off ||
+            (!rep->shard_data->last && !rep->shard_data->data.len)) {
+            sf_wire_free(rep);
+            rc = sf_err_set(err, SF_EFORMAT, "%s: bad answer fetching %s at %llu", src->uri,
+                            e->name, (unsigned long long)off);
+            break;
+        }
+        size_t len = rep->shard_data->data.len;
+        int last = rep->shard_data->last;
+        if (len && fwrite(rep->shard_data->data.data, 1, len, f) != len)
+            rc = sf_err_set(err, SF_EIO, "%s: write failed", dst);
+        sf_wire_free(rep);
+        off += len;
+        if (rc < 0 || last)
+            break;
+        if (off > e->bytes)
+            rc = sf_err_set(err, SF_EFORMAT, "%s: %s is longer than listed", src->uri, e->name);
+        if (rc < 0)
+            break;
+    }
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+        rc = rc < 0 ? rc : sf_err_set(err, SF_EIO, "%s: sync failed", dst);
+    fclose(f);
+    return rc;
+}
+
+static void tcp_close(sf_shard_source *src) {
+    tcp_source *t = (tcp_source *)src;
+    if (t->sock)
+        zmq_close(t->sock);
+    if (t->zctx)
+        zmq_ctx_term(t->zctx);
+    free(t);
+}
+
+static const sf_shard_source_ops tcp_ops = {tcp_list, tcp_fetch, tcp_close};
+
+int sf_cli_open_tcp_source(const char *rest, sf_shard_source **out, sf_err *err) {
+    tcp_source *t = calloc(1, sizeof *t);
+    if (!t)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    t->base.ops = &tcp_ops;
+    snprintf(t->base.uri, sizeof t->base.uri, "tcp://%s", rest);
+    t->zctx = zmq_ctx_new();
+    t->sock = zmq_socket(t->zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(t->sock, ZMQ_LINGER, &zero, sizeof zero);
+    if (zmq_connect(t->sock, t->base.uri) != 0) {
+        int rc = sf_err_set(err, SF_EINVAL, "%s: not a valid endpoint: %s", t->base.uri,
+                            zmq_strerror(zmq_errno()));
+        tcp_close(&t->base);
+        return rc;
+    }
+    *out = &t->base;
+    return SF_OK;
+}

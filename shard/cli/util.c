@@ -1,0 +1,41 @@
+/* util.c — exit codes, error printing and argument parsing for sf-shard. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "shard/cli/cli.h"
+
+int sf_cli_exit_code(int rc) {
+    switch (rc) {
+    case SF_OK: return SF_EXIT_OK;
+    case SF_ESTATE:
+    case SF_EFORMAT:
+    case SF_ECORRUPT:
+    case SF_EVERSION: return SF_EXIT_DATA;
+    case SF_EINVAL:
+    case SF_EUNSUPPORTED: return SF_EXIT_USAGE;
+    default: return SF_EXIT_ERROR;
+    }
+}
+
+int sf_cli_fail(int rc, const char *msg) {
+    fprintf(stderr, "sf-shard: %s\n", msg);
+    return sf_cli_exit_code(rc);
+}
+
+int sf_cli_usage_error(const char *cmd, const char *msg) {
+    fprintf(stderr, "sf-shard %s: %s (try 'sf-shard %s --help')\n", cmd, msg, cmd);
+    return SF_EXIT_USAGE;
+}
+
+int sf_cli_parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}

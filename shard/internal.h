@@ -1,0 +1,250 @@
+/*
+ * internal.h — shard internals shared by the module's files, its white-box
+ * tests and its fuzz targets. Not part of the public API (see shard.h).
+ *
+ * Byte layouts (docs/format.md is the reference; all integers little-endian
+ * unless said otherwise):
+ *
+ * Block (one LMDB value in `records`, key = u64 big-endian `first`):
+ *     0      u32  magic SF_BLOCK_MAGIC ("SFB1")
+ *     4      u32  n, records in the block (1..SF_SHARD_MAX_BLOCK_RECORDS)
+ *     8      u64  first, index of the block's first record (= the key)
+ *     16     u32  end[n]: end offset of record k's zstd frame, relative to
+ *                 the frame area; frame k spans [end[k-1], end[k]), end[-1]=0
+ *     16+4n  u32  CRC-32 (zlib) of bytes [0, 16+4n)
+ *     20+4n       frame area: n zstd frames, each with content size and
+ *                 content checksum; the value ends exactly at end[n-1]
+ *
+ * Seal trailer (after the LMDB data, which is `npages` pages of `page_size`):
+ *     u32 page_crc[npages]     CRC-32 of each page
+ *     u32 struct_page[nstruct] page numbers holding no record-block bytes
+ *                              (meta pages, B-tree pages, free pages, the
+ *                              manifest), ascending
+ *     footer, 64 bytes:
+ *       0   8  magic "SFSEAL01"
+ *       8   u32 trailer version (1)
+ *       12  u32 page_size
+ *       16  u64 data_bytes (= npages * page_size)
+ *       24  u64 npages
+ *       32  u64 nstruct
+ *       40  u32 CRC-32 of page_crc[] followed by struct_page[]
+ *       44  16 zero bytes
+ *       60  u32 CRC-32 of footer bytes [0, 60)
+ */
+#ifndef SF_SHARD_INTERNAL_H
+#define SF_SHARD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+#include <zstd.h>
+
+#include "shard/shard.h"
+
+#define SF_BLOCK_MAGIC      0x31424653u /* "SFB1" little-endian */
+#define SF_BLOCK_HEADER_MIN 20u         /* n = 0 would be 20 bytes; n >= 1 */
+
+#define SF_TRAILER_MAGIC      "SFSEAL01"
+#define SF_TRAILER_VERSION    1u
+#define SF_TRAILER_FOOTER     64u
+#define SF_MANIFEST_KEY       "manifest"
+#define SF_DB_RECORDS         "records"
+#define SF_DB_META            "meta"
+#define SF_MANIFEST_MAX_BYTES (1u << 20)
+/* LMDB 0.9's page header (PAGEHDRSZ on 64-bit): an overflow value's data
+ * starts this far into its first page. Used only to tell record-block pages
+ * from structure pages at seal; a wrong guess would only move a page from
+ * the open-time check to the verify-time check. */
+#define SF_LMDB_PAGEHDR 16u
+
+/* ---- little helpers ---------------------------------------------------- */
+
+static inline uint32_t sf_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t sf_le64(const uint8_t *p) {
+    return (uint64_t)sf_le32(p) | (uint64_t)sf_le32(p + 4) << 32;
+}
+static inline void sf_put_le32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void sf_put_le64(uint8_t *p, uint64_t v) {
+    sf_put_le32(p, (uint32_t)v);
+    sf_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline void sf_put_be64(uint8_t *p, uint64_t v) {
+    for (int k = 7; k >= 0; k--) {
+        p[k] = (uint8_t)v;
+        v >>= 8;
+    }
+}
+static inline uint64_t sf_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v = v << 8 | p[k];
+    return v;
+}
+
+/* CRC-32 (zlib's polynomial, as Python's zlib.crc32). */
+uint32_t sf_crc32(const uint8_t *p, size_t n);
+
+/* ---- growable buffer and arena (count their allocations) --------------- */
+
+typedef struct sf_buf {
+    uint8_t *p;
+    size_t len, cap;
+} sf_buf;
+
+/* Make room for `need` more bytes; counts a (re)allocation in *allocs. */
+int sf_buf_reserve(sf_buf *b, size_t need, uint64_t *allocs);
+int sf_buf_append(sf_buf *b, const void *p, size_t n, uint64_t *allocs);
+void sf_buf_free(sf_buf *b);
+
+/* A bump allocator for protobuf-c unpacking: one chunk once warm. */
+typedef struct sf_arena {
+    uint8_t *chunk;
+    size_t cap, used;
+    uint8_t **spill; /* overflow allocations since the last reset */
+    size_t nspill, spill_cap, spill_bytes;
+    uint64_t *allocs;
+    ProtobufCAllocator pb;
+} sf_arena;
+
+void sf_arena_init(sf_arena *a, uint64_t *allocs);
+/* Forget every allocation; when the last round spilled, grow the chunk to
+ * hold that round whole next time. */
+int sf_arena_reset(sf_arena *a);
+void sf_arena_free(sf_arena *a);
+
+/* ---- blocks -------------------------------------------------------------- */
+
+typedef struct sf_block_view {
+    uint32_t n;
+    uint64_t first;
+    const uint8_t *ends;   /* n little-endian u32 */
+    const uint8_t *frames; /* frame area */
+    size_t frames_len;
+} sf_block_view;
+
+/* Parse and check a block value (magic, n, first == key_first, CRC, ends
+ * ascending and ending at the value's end). Never reads outside [v, v+len).
+ * Errors: SF_ECORRUPT naming the block's first index. */
+int sf_block_parse(const uint8_t *v, size_t len, uint64_t key_first, sf_block_view *out,
+                   sf_err *err);
+
+/* Frame k of a parsed block (k < n). */
+static inline void sf_block_frame(const sf_block_view *b, uint32_t k, const uint8_t **p,
+                                  size_t *n) {
+    uint32_t start = k ? sf_le32(b->ends + 4 * (k - 1)) : 0;
+    uint32_t end = sf_le32(b->ends + 4 * k);
+    *p = b->frames + start;
+    *n = end - start;
+}
+
+/* Decompress one record frame into `out` (replacing its contents). Checks
+ * that the frame is exactly one zstd frame filling its slot, that it
+ * declares a content size no larger than SF_SHARD_MAX_RECORD_BYTES, and that
+ * zstd's content checksum matches. Errors: SF_ECORRUPT naming `index`. */
+int sf_frame_decompress(ZSTD_DCtx *dctx, const uint8_t *frame, size_t len, uint64_t index,
+                        sf_buf *out, uint64_t *allocs, sf_err *err);
+
+/* Unpack record bytes with `alloc` (NULL: malloc) and check them with
+ * sf_shard_record_check. On success the caller frees *out with
+ * spirefleet__label_record__free_unpacked(*out, alloc). Errors: SF_EFORMAT
+ * (protobuf), SF_EVERSION, SF_EINVAL, each naming `index`. */
+int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAllocator *alloc,
+                     Spirefleet__LabelRecord **out, sf_err *err);
+
+/* ---- manifest -------------------------------------------------------------- */
+
+/* Unpack and check a manifest (format and schema versions, digest length,
+ * hex fields, seed range, record/block counts consistent). On success the
+ * caller frees *out with spirefleet__shard_manifest__free_unpacked(*out,
+ * NULL). Errors: SF_EFORMAT, SF_EVERSION, SF_ECORRUPT. */
+int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManifest **out,
+                       sf_err *err);
+
+/* 1 if `s` is 64 lowercase-or-uppercase hex digits. */
+bool sf_is_hex64(const char *s);
+
+/* ---- seal trailer ------------------------------------------------------------ */
+
+typedef struct sf_trailer {
+    uint32_t page_size;
+    uint64_t data_bytes, npages, nstruct;
+    uint32_t *page_crc;    /* npages, malloc'd   */
+    uint32_t *struct_page; /* nstruct, malloc'd  */
+} sf_trailer;
+
+/* Compute the CRC of every page of the first `data_bytes` of `fd` and append
+ * the trailer at offset data_bytes (struct pages as given, ascending), then
+ * fsync. Errors: SF_EIO. */
+int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint32_t *struct_page,
+                     size_t nstruct, sf_err *err);
+
+/* Read and check the trailer of `fd` (file size `size`): footer magic and
+ * CRC, sizes adding up to the file size, the tables' CRC, struct pages in
+ * range and ascending. Does not check page contents. Without a footer it
+ * asks LMDB how long its data is (LMDB reads only the meta pages for that):
+ * SF_EFORMAT "truncated" when the file is shorter; SF_ESTATE "not sealed"
+ * for a writer's .tmp file, or any file that is exactly LMDB's data;
+ * SF_EFORMAT "truncated" when a partial trailer follows the data;
+ * SF_EFORMAT "not a shard" when LMDB does not recognise it. Messages start
+ * with `path`. */
+int sf_trailer_read(int fd, const char *path, uint64_t size, sf_trailer *out, sf_err *err);
+void sf_trailer_free(sf_trailer *t);
+
+/* Check the CRC of page `pg` (read with pread). Errors: SF_ECORRUPT, SF_EIO. */
+int sf_trailer_check_page(int fd, const char *path, const sf_trailer *t, uint64_t pg,
+                          uint8_t *scratch, sf_err *err);
+
+/* ---- reader internals (white-box tests) ----------------------------------- */
+
+/* Allocations the reader has made since open (buffers, arena chunks). Flat
+ * once warm: the test of "no allocation per record" reads it. */
+uint64_t sf_shard_reader_allocs(const sf_shard_reader *r);
+
+/* The block holding record i: its value's byte offset in the file and
+ * length, and its parsed view (verify uses it to name damaged records). */
+int sf_shard_reader_block_at(sf_shard_reader *r, uint64_t i, uint64_t *value_off, size_t *value_len,
+                             sf_block_view *view, sf_err *err);
+
+/* Decode the record whose bytes the last get_raw(i) left in the reader
+ * (so verify can hash and decode without decompressing twice). */
+int sf_shard_reader_decode_last(sf_shard_reader *r, uint64_t i, const Spirefleet__LabelRecord **rec,
+                                sf_err *err);
+
+/* Writer test hook: seal without putting a manifest into `meta` (to test the
+ * reader's "no manifest" error), or with another schema version. Only the
+ * tests call these. */
+typedef struct sf_shard_seal_hooks {
+    bool omit_manifest;
+    uint32_t schema_version; /* 0: SF_LABEL_SCHEMA_VERSION */
+} sf_shard_seal_hooks;
+int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *stats,
+                                const sf_shard_seal_hooks *hooks,
+                                uint8_t digest[SF_SHARD_DIGEST_BYTES], sf_err *err);
+
+/* Where LMDB mapped the file, found from a pointer LMDB returned into it:
+ * the map starts on an OS page boundary, so when the shard's page size
+ * divides the OS page size the pointer's page starts at a multiple of
+ * page_size, and LMDB's page header begins with that page's number (mp_pgno,
+ * u64). Returns NULL when the page size is larger than the OS page or the
+ * number read is not below npages (callers then skip what needs it).
+ * mdb_env_info's me_mapaddr cannot be used: it is the MDB_FIXEDMAP address
+ * stored in the meta page, NULL otherwise. */
+const uint8_t *sf_lmdb_map_base(const void *p, uint32_t page_size, uint64_t npages);
+
+/* ---- paths ----------------------------------------------------------------- */
+
+/* 1 if `name` ends with `suffix`. */
+bool sf_has_suffix(const char *name, const char *suffix);
+/* fsync the directory that holds `path`. */
+int sf_fsync_parent(const char *path, sf_err *err);
+
+#endif

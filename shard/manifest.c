@@ -1,0 +1,64 @@
+/* manifest.c — decoding and checking a shard manifest from disk. */
+#include <ctype.h>
+#include <string.h>
+
+#include "shard/internal.h"
+
+bool sf_is_hex64(const char *s) {
+    if (!s)
+        return false;
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!isxdigit((unsigned char)s[n]))
+            return false;
+    return n == 64;
+}
+
+int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManifest **out,
+                       sf_err *err) {
+    *out = NULL;
+    if (len > SF_MANIFEST_MAX_BYTES)
+        return sf_err_set(err, SF_EFORMAT, "manifest: %zu bytes, more than the %u allowed", len,
+                          SF_MANIFEST_MAX_BYTES);
+    Spirefleet__ShardManifest *m = spirefleet__shard_manifest__unpack(NULL, len, bytes);
+    if (!m)
+        return sf_err_set(err, SF_EFORMAT, "manifest: protobuf ShardManifest does not decode");
+    int rc = SF_OK;
+    if (m->format_version != SF_SHARD_FORMAT_VERSION)
+        rc = sf_err_set(err, SF_EVERSION, "manifest: format_version %u, this reader knows %d",
+                        m->format_version, SF_SHARD_FORMAT_VERSION);
+    else if (m->schema_version != SF_LABEL_SCHEMA_VERSION)
+        rc = sf_err_set(err, SF_EVERSION, "manifest: schema_version %u, this reader knows %d",
+                        m->schema_version, SF_LABEL_SCHEMA_VERSION);
+    else if (m->content_digest.len != SF_SHARD_DIGEST_BYTES)
+        rc = sf_err_set(err, SF_ECORRUPT, "manifest: content_digest has %zu bytes, expected %d",
+                        m->content_digest.len, SF_SHARD_DIGEST_BYTES);
+    else if (strcmp(m->compression, "zstd") != 0)
+        rc = sf_err_set(err, SF_EFORMAT, "manifest: compression '%.32s', expected 'zstd'",
+                        m->compression);
+    else if (m->record_count > 0 && m->seed_first > m->seed_last)
+        rc = sf_err_set(err, SF_ECORRUPT, "manifest: seed range %llu..%llu is empty",
+                        (unsigned long long)m->seed_first, (unsigned long long)m->seed_last);
+    else if ((m->record_count == 0) != (m->block_count == 0) || m->block_count > m->record_count)
+        rc = sf_err_set(err, SF_ECORRUPT, "manifest: %llu records in %llu blocks",
+                        (unsigned long long)m->record_count, (unsigned long long)m->block_count);
+    else if (m->payload_bytes > m->raw_bytes + 64 * m->record_count + 4096 && m->record_count > 0)
+        rc = sf_err_set(err, SF_ECORRUPT, "manifest: payload_bytes %llu for raw_bytes %llu",
+                        (unsigned long long)m->payload_bytes, (unsigned long long)m->raw_bytes);
+    else if (!m->run_id[0])
+        rc = sf_err_set(err, SF_ECORRUPT, "manifest: empty run_id");
+    else if (strcmp(m->model_sha256, "rollout") != 0 && !sf_is_hex64(m->model_sha256))
+        rc = sf_err_set(err, SF_ECORRUPT,
+                        "manifest: model_sha256 '%.80s' is neither 64 hex "
+                        "digits nor 'rollout'",
+                        m->model_sha256);
+    else if (!sf_is_hex64(m->config_digest))
+        rc = sf_err_set(err, SF_ECORRUPT, "manifest: config_digest '%.80s' is not 64 hex digits",
+                        m->config_digest);
+    if (rc < 0) {
+        spirefleet__shard_manifest__free_unpacked(m, NULL);
+        return rc;
+    }
+    *out = m;
+    return SF_OK;
+}

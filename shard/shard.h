@@ -1,0 +1,339 @@
+/*
+ * shard.h — label shards: zstd-compressed LMDB files with a sealed manifest.
+ *
+ * What it is
+ *   Every searched decision becomes one LabelRecord (proto/label.proto). A
+ *   job's records go into one shard: a single LMDB file (MDB_NOSUBDIR) that is
+ *   written under a temporary name, sealed, and renamed into place. Once
+ *   sealed it never changes. docs/format.md is the byte-level reference; the
+ *   short version:
+ *
+ *   - `records` database: key = index of the block's first record, u64
+ *     big-endian; value = a block of consecutive records, each its own zstd
+ *     frame (with zstd's content checksum), behind an offset table guarded by
+ *     a CRC-32. Blocks are about SF_SHARD_DEFAULT_BLOCK_BYTES of compressed
+ *     data, so LMDB's overflow pages are nearly full and the file stays
+ *     within 1.15x the compressed payload (a value of 2-4 KB would take a
+ *     whole 4 KB overflow run of its own and double the file). Random access
+ *     to record i reads one LMDB value and decompresses one frame.
+ *   - `meta` database: key "manifest" = a ShardManifest: run, job, seed
+ *     range, record count, versions, model and config digests, worker,
+ *     creation time, job statistics, and the content digest: SHA-256 over
+ *     the uncompressed records in index order (each preceded by its length
+ *     as u64 little-endian). The digest does not depend on the compression
+ *     level, the block layout, the worker or the time.
+ *   - seal trailer, appended after LMDB's last page: a CRC-32 of every page,
+ *     the list of LMDB structure pages (B-tree, meta, free list) and a
+ *     64-byte footer. Readers check the footer and every structure page
+ *     before LMDB touches the file, so a damaged or truncated file is refused
+ *     with an error instead of a crash; sf_shard_verify() checks every page.
+ *
+ * Invariants
+ *   - A file without a valid seal trailer is never read: an unsealed
+ *     temporary file, a truncated file, a file without a manifest and a file
+ *     of an unknown schema version each get their own error, naming the file.
+ *   - A writer that dies leaves only its temporary file (`<path>.*.tmp`),
+ *     never a file at the final path. Sealing never replaces an existing
+ *     shard.
+ *   - Determinism: the same records appended in the same order give the same
+ *     content digest, whatever the compression level or block size.
+ *
+ * Allocation and threading
+ *   Writers and readers are opaque objects owned by the caller; each is used
+ *   by one thread at a time (several readers of one file, in one or several
+ *   processes, are fine: sealed files are read-only and opened without a lock
+ *   file). A reader allocates nothing per record once its buffers have grown
+ *   to the largest record it has read. Nothing here keeps global state.
+ *
+ * Errors
+ *   Functions that can fail return SF_OK or a negative SF_E* code
+ *   (common/common.h) and fill the optional `sf_err *` with a message that
+ *   starts with the file and names the record, block, page or field at fault:
+ *     SF_ENOTFOUND  the file (or a record index) does not exist
+ *     SF_ESTATE     the file is not sealed (a writer's temporary file)
+ *     SF_EFORMAT    truncated, not a shard, or bytes that do not decode
+ *     SF_ECORRUPT   a checksum or digest mismatch, a missing manifest, or
+ *                   contents that disagree with the manifest
+ *     SF_EVERSION   an unknown shard format or label schema version
+ *     SF_EINVAL     a bad argument, or a record that breaks the format rules
+ *     SF_EIO        an operating-system or LMDB call failed
+ */
+#ifndef SF_SHARD_H
+#define SF_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "proto/label.pb-c.h"
+
+/* ---------------------------------------------------------------------------
+ * Format constants
+ * ------------------------------------------------------------------------- */
+
+/* LabelRecord.schema_version and ShardManifest.schema_version this code
+ * writes and the only one it reads. */
+#define SF_LABEL_SCHEMA_VERSION 1
+/* ShardManifest.format_version: the block layout and seal trailer. */
+#define SF_SHARD_FORMAT_VERSION 1
+
+#define SF_SHARD_SUFFIX      ".shard" /* sealed shards in a directory         */
+#define SF_SHARD_TEMP_SUFFIX ".tmp"   /* a writer's temporary file            */
+
+#define SF_SHARD_DEFAULT_LEVEL       3            /* zstd level               */
+#define SF_SHARD_DEFAULT_BLOCK_BYTES (128u << 10) /* compressed bytes a block */
+#define SF_SHARD_DEFAULT_TXN_BYTES   (4u << 20)   /* bytes per write txn      */
+#define SF_SHARD_MAX_RECORD_BYTES    (16u << 20)  /* one packed record, max   */
+#define SF_SHARD_MAX_BLOCK_RECORDS   4096
+
+#define SF_SHARD_DIGEST_BYTES 32 /* SHA-256 */
+
+/* Outcome value target: 21 bins, bin 0 = death (search_spec §7.1 with the
+ * death-only option). */
+#define SF_VALUE_BINS 21
+
+/* Forecast targets: h = 1..SF_FORECAST_H player turns ahead, one column per
+ * quantity below (Forecast.target is f32 [SF_FORECAST_H, SF_FORECAST_COLS]). */
+#define SF_FORECAST_H 4
+enum {
+    SF_FORECAST_PLAYER_HP = 0,        /* player HP at the start of turn t+h  */
+    SF_FORECAST_PLAYER_BLOCK = 1,     /* player block then (after the draw)  */
+    SF_FORECAST_INCOMING_DAMAGE = 2,  /* damage announced by intents then    */
+    SF_FORECAST_MONSTER_HP_TOTAL = 3, /* HP summed over living monsters      */
+    SF_FORECAST_MONSTERS_ALIVE = 4,   /* living monsters                     */
+    SF_FORECAST_COLS = 5
+};
+
+/* ---------------------------------------------------------------------------
+ * Label helpers
+ * ------------------------------------------------------------------------- */
+
+/* The outcome value target of a finished fight.
+ *   y = 0 when lost; otherwise y = 0.5 + 0.45*final_hp/max_hp
+ *                                   + 0.05*potions_left/3.
+ * bins[21] receives the categorical: a loss puts mass 1 on bin 0; a win
+ * projects x = 1 + 19*(y - 0.5)/0.5 two-hot onto bins 1..20 (l = floor(x),
+ * w = x - l: bins[l] = 1 - w, bins[l+1] = w), whose support is
+ * z_i = 0.5 + 0.5*(i-1)/19 (z_0 = 0), so sum_i bins[i]*z_i = y.
+ * Source: search_spec §7.1 (MuZero two-hot, bin 0 reserved for death).
+ * `*y` (may be NULL) receives y. Errors: SF_EINVAL for max_hp < 1,
+ * final_hp outside 0..max_hp, potions_left outside 0..3, or a win with
+ * final_hp = 0. */
+int sf_shard_value_target(int won, int final_hp, int max_hp, int potions_left,
+                          float bins[SF_VALUE_BINS], float *y, sf_err *err);
+
+/* Check a record against the format rules of docs/format.md: the schema
+ * version; every Tensor's dtype, rank and byte length; T and Q agreeing
+ * across the inputs and the search arrays; query token indices < T;
+ * chosen < Q; 21 finite value bins summing to 1; forecast [4,5] with a 0/1
+ * mask [4]; the optional teacher block's shapes. Errors: SF_EVERSION for
+ * another schema version, SF_EINVAL naming the first offending field. */
+int sf_shard_record_check(const Spirefleet__LabelRecord *rec, sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * Writer
+ * ------------------------------------------------------------------------- */
+
+/* What the manifest records about the job. Strings are copied at open. Every
+ * appended record must carry the same run_id, job_id, engine and tokenizer
+ * versions, model_sha256 and config_digest in its ids. */
+typedef struct sf_shard_info {
+    const char *run_id; /* non-empty                                  */
+    uint64_t job_id;
+    uint32_t engine_version;
+    uint32_t tokenizer_version;
+    const char *model_sha256;  /* 64 hex digits, or "rollout"                */
+    const char *config_digest; /* 64 hex digits                              */
+    const char *worker_id;     /* who wrote it (not part of the digest)      */
+    int64_t created_unix;      /* 0: the wall clock at seal                  */
+} sf_shard_info;
+
+/* Tuning; a zeroed struct (or NULL) means the defaults. */
+typedef struct sf_shard_writer_opts {
+    int zstd_level;           /* 0: SF_SHARD_DEFAULT_LEVEL; 1..19 (zstd)    */
+    size_t block_bytes;       /* 0: SF_SHARD_DEFAULT_BLOCK_BYTES            */
+    size_t txn_bytes;         /* 0: SF_SHARD_DEFAULT_TXN_BYTES              */
+    size_t initial_map_bytes; /* 0: 64 MiB; the map doubles when it fills   */
+} sf_shard_writer_opts;
+
+typedef struct sf_shard_writer sf_shard_writer;
+
+/* Start a shard that will be sealed at `path`. Writes go to a new temporary
+ * file `<path>.<pid>.<random>.tmp` in the same directory. Errors: SF_EINVAL for a bad
+ * info or option, SF_ESTATE when `path` already exists (a sealed shard is
+ * never replaced), SF_EIO when the directory is not writable or LMDB fails.
+ * On success `*out` owns the temp file until seal or abort. */
+int sf_shard_writer_open(const char *path, const sf_shard_info *info,
+                         const sf_shard_writer_opts *opts, sf_shard_writer **out, sf_err *err);
+
+/* Append one record (it becomes index sf_shard_writer_count() before the
+ * call). The record is checked (sf_shard_record_check and the ids rule
+ * above), packed, hashed and compressed; full blocks are written in batches
+ * of about txn_bytes per LMDB transaction, growing the map as needed.
+ * Errors: SF_EINVAL / SF_EVERSION for a bad record (nothing is appended; the
+ * writer stays usable), SF_EIO when LMDB or the disk fails (the writer then
+ * accepts only abort). */
+int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *rec, sf_err *err);
+
+/* Records appended so far. */
+uint64_t sf_shard_writer_count(const sf_shard_writer *w);
+
+/* The temporary file being written. */
+const char *sf_shard_writer_temp_path(const sf_shard_writer *w);
+
+/* Seal: write the last block and the manifest (with `stats`, may be NULL,
+ * copied), sync the file, append the seal trailer, sync again, rename to the
+ * final path without replacing anything, and sync the directory. Always
+ * frees `w`; on failure the temporary file is removed and nothing appears at
+ * the final path. `digest` (may be NULL) receives the content digest.
+ * Errors: SF_ESTATE when the writer failed earlier or the final path now
+ * exists, SF_EIO. */
+int sf_shard_writer_seal(sf_shard_writer *w, const Spirefleet__JobStats *stats,
+                         uint8_t digest[SF_SHARD_DIGEST_BYTES], sf_err *err);
+
+/* Discard the shard: remove the temporary file and free `w` (NULL is a
+ * no-op). */
+void sf_shard_writer_abort(sf_shard_writer *w);
+
+/* ---------------------------------------------------------------------------
+ * Reader
+ * ------------------------------------------------------------------------- */
+
+typedef struct sf_shard_reader sf_shard_reader;
+
+/* Open a sealed shard. Checks, in order and before LMDB reads anything: the
+ * file exists; the seal trailer is present and intact (else: not sealed, or
+ * truncated); the CRC of every LMDB structure page; then the manifest is
+ * present, decodes, has a known format and schema version, and agrees with
+ * the records database (block count, last record index). Cost: the trailer
+ * plus a few pages, not the whole file. Errors as in the header comment. */
+int sf_shard_reader_open(const char *path, sf_shard_reader **out, sf_err *err);
+
+/* Close and free (NULL is a no-op). Invalidates every pointer it returned. */
+void sf_shard_reader_close(sf_shard_reader *r);
+
+/* Records in the shard (the manifest's record_count). */
+uint64_t sf_shard_reader_count(const sf_shard_reader *r);
+
+/* The decoded manifest, owned by the reader, valid until close. */
+const Spirefleet__ShardManifest *sf_shard_reader_manifest(const sf_shard_reader *r);
+
+/* Size of the whole file in bytes (LMDB pages plus seal trailer). */
+uint64_t sf_shard_reader_file_bytes(const sf_shard_reader *r);
+
+/* Record `i` (0 <= i < count), decoded and checked. `*rec` is owned by the
+ * reader and valid until the next get/foreach/close on this reader.
+ * Reads one LMDB value (zero copy) and decompresses one zstd frame; the
+ * block last used is cached, so ascending reads cost one lookup per block.
+ * Errors: SF_ENOTFOUND for i >= count; SF_ECORRUPT (block header CRC, zstd
+ * checksum, frame bounds) or SF_EFORMAT / SF_EVERSION / SF_EINVAL (the
+ * record does not decode or breaks the format rules), naming record i. */
+int sf_shard_reader_get(sf_shard_reader *r, uint64_t i, const Spirefleet__LabelRecord **rec,
+                        sf_err *err);
+
+/* Like get, but returns the uncompressed protobuf bytes of record i without
+ * decoding them (the bytes the content digest covers). `*bytes` is owned by
+ * the reader and valid until the next call on it. `*frame_len` (may be
+ * NULL) receives the compressed size of the record's zstd frame. */
+int sf_shard_reader_get_raw(sf_shard_reader *r, uint64_t i, const uint8_t **bytes, size_t *len,
+                            size_t *frame_len, sf_err *err);
+
+/* Call fn(ctx, i, rec) for every record in index order. Stops at the first
+ * error (returned) or at the first non-zero return of fn (returned as is;
+ * fn should fill `err` when it returns a negative code). */
+typedef int (*sf_shard_visit_fn)(void *ctx, uint64_t index, const Spirefleet__LabelRecord *rec,
+                                 sf_err *err);
+int sf_shard_reader_foreach(sf_shard_reader *r, sf_shard_visit_fn fn, void *ctx, sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * Verify
+ * ------------------------------------------------------------------------- */
+
+typedef struct sf_shard_verify_report {
+    uint64_t file_bytes;
+    uint64_t pages;                        /* LMDB pages covered by the trailer's CRCs  */
+    uint64_t records;                      /* records decoded and hashed                */
+    int64_t bad_record;                    /* first corrupt record, or -1; when a damaged
+                                            * page's records still decode, the first
+                                            * record whose bytes that page holds       */
+    int64_t bad_page;                      /* first page whose CRC mismatched, or -1    */
+    uint8_t digest[SF_SHARD_DIGEST_BYTES]; /* recomputed content digest  */
+} sf_shard_verify_report;
+
+/* Check a shard completely: the seal trailer, the CRC of every page (so a
+ * changed byte anywhere is found), then every block and record (decode,
+ * format rules, ids agree with the manifest) and the recomputed content
+ * digest, record count, seed range and byte totals against the manifest.
+ * Stops at the first problem; the message names the page and, when the
+ * damage lies in a record's bytes, the record index. `rep` (may be NULL) is
+ * filled as far as verification got. Returns SF_OK or the error of
+ * sf_shard_reader_open / SF_ECORRUPT. */
+int sf_shard_verify(const char *path, sf_shard_verify_report *rep, sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * Sources and pull
+ *
+ * A source offers sealed shards by name; sf_shard_pull() copies the ones a
+ * destination directory lacks. A directory is the built-in source; others
+ * (the coordinator's tcp:// endpoint) implement sf_shard_source_ops and are
+ * plugged into the sf-shard tool's source table (shard/cli/sources.c).
+ * ------------------------------------------------------------------------- */
+
+#define SF_SHARD_NAME_MAX 255
+
+/* One shard a source offers. `error` is non-empty when the source holds a
+ * file of that name that is not a readable sealed shard (then it is
+ * reported, never copied). */
+typedef struct sf_shard_entry {
+    char name[SF_SHARD_NAME_MAX + 1]; /* file name, no directory part     */
+    uint8_t digest[SF_SHARD_DIGEST_BYTES];
+    uint64_t records;
+    uint64_t bytes;
+    int error_code; /* SF_OK, or why the file is not a readable shard   */
+    char error[SF_ERR_MSG_MAX];
+} sf_shard_entry;
+
+typedef struct sf_shard_source sf_shard_source;
+
+typedef struct sf_shard_source_ops {
+    /* List what the source offers into a malloc'd array (caller frees).
+     * Names must be plain file names ending in SF_SHARD_SUFFIX. */
+    int (*list)(sf_shard_source *src, sf_shard_entry **entries, size_t *n, sf_err *err);
+    /* Copy entry `e` into the new local file `dst_path` and fsync it. */
+    int (*fetch)(sf_shard_source *src, const sf_shard_entry *e, const char *dst_path, sf_err *err);
+    /* Free the source. */
+    void (*close)(sf_shard_source *src);
+} sf_shard_source_ops;
+
+/* Implementations embed this as their first member. */
+struct sf_shard_source {
+    const sf_shard_source_ops *ops;
+    char uri[1024]; /* for messages */
+};
+
+/* A source that serves the sealed shards (`*.shard`) of a local directory.
+ * Errors: SF_ENOTFOUND / SF_EIO when the directory cannot be opened. */
+int sf_shard_source_open_dir(const char *dir, sf_shard_source **out, sf_err *err);
+
+/* What sf_shard_pull did, and an optional per-shard callback (`action` is
+ * "copied", "present", "conflict" or "failed"; `why` is NULL unless it
+ * failed or conflicted). */
+typedef struct sf_shard_pull_report {
+    size_t copied, present, failed;
+    uint64_t bytes_copied;
+    void (*on_shard)(void *ctx, const sf_shard_entry *e, const char *action, const char *why);
+    void *ctx;
+} sf_shard_pull_report;
+
+/* Copy every sealed shard of `src` into `dst_dir` (created if missing):
+ * skip a shard already present with the same content digest; fetch the
+ * others into a temporary file, verify the copy completely and check its
+ * digest against the listing, then rename it into place without replacing
+ * anything. A destination file with the same name and another digest is a
+ * conflict and is left untouched. Goes on past a failed shard; returns
+ * SF_OK when none failed, else the first failure's code (its message in
+ * `err`). */
+int sf_shard_pull(sf_shard_source *src, const char *dst_dir, sf_shard_pull_report *rep,
+                  sf_err *err);
+
+#endif

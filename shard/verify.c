@@ -1,0 +1,263 @@
+/* verify.c — checking a shard byte by byte and record by record.
+ *
+ * Pass 1 compares the CRC of every page with the seal trailer, without LMDB,
+ * so a change anywhere in the file is found. When a page differs, pass 2
+ * names it: a structure page, a record's compressed bytes (that record is
+ * decoded to confirm), a block header, or bytes outside every record (an
+ * overflow page header or the padding after a block). With every page
+ * intact, pass 3 decodes every record, checks it against the manifest, and
+ * recomputes the content digest. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shard/internal.h"
+
+static bool is_struct_page(const sf_trailer *t, uint64_t pg) {
+    size_t lo = 0, hi = t->nstruct;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->struct_page[mid] < pg)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nstruct && t->struct_page[lo] == pg;
+}
+
+/* Pass 1: every page's CRC. Sets *bad to the first mismatch (or -1) and
+ * *struct_bad when any structure page mismatches. */
+static int scan_pages(int fd, const char *path, const sf_trailer *t, int64_t *bad, bool *struct_bad,
+                      sf_err *err) {
+    *bad = -1;
+    *struct_bad = false;
+    size_t chunk_pages = (1u << 20) / t->page_size;
+    uint8_t *buf = malloc(chunk_pages * t->page_size);
+    if (!buf)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    int rc = SF_OK;
+    for (uint64_t pg = 0; pg < t->npages; pg += chunk_pages) {
+        uint64_t n = t->npages - pg < chunk_pages ? t->npages - pg : chunk_pages;
+        size_t want = (size_t)n * t->page_size, got = 0;
+        while (got < want) {
+            ssize_t k = pread(fd, buf + got, want - got, (off_t)(pg * t->page_size + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                rc = sf_err_set(err, SF_EIO, "%s: reading page %llu: %s", path,
+                                (unsigned long long)pg, k < 0 ? strerror(errno) : "short read");
+                goto out;
+            }
+            got += (size_t)k;
+        }
+        for (uint64_t k = 0; k < n; k++) {
+            if (sf_crc32(buf + k * t->page_size, t->page_size) == t->page_crc[pg + k])
+                continue;
+            if (*bad < 0)
+                *bad = (int64_t)(pg + k);
+            if (is_struct_page(t, pg + k))
+                *struct_bad = true;
+        }
+    }
+out:
+    free(buf);
+    return rc;
+}
+
+/* Pass 2: which record (if any) owns the damaged page `bad`. */
+static int name_damage(const char *path, const sf_trailer *t, uint64_t bad,
+                       sf_shard_verify_report *rep, sf_err *err) {
+    uint64_t lo = bad * t->page_size, hi = lo + t->page_size; /* damaged bytes */
+    sf_shard_reader *r = NULL;
+    sf_err inner = {0};
+    int rc = sf_shard_reader_open(path, &r, &inner);
+    if (rc < 0) /* the manifest's pages are structure pages, so this is rare */
+        return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch (%s)", path,
+                          (unsigned long long)bad, inner.msg);
+    if (sf_shard_reader_count(r) > 0 &&
+        sf_shard_reader_block_at(r, 0, &(uint64_t){0}, &(size_t){0}, &(sf_block_view){0}, &inner) ==
+            SF_EUNSUPPORTED) {
+        sf_shard_reader_close(r);
+        return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch (%s)", path,
+                          (unsigned long long)bad, inner.msg);
+    }
+    uint64_t count = sf_shard_reader_count(r);
+    for (uint64_t i = 0; i < count;) {
+        uint64_t voff;
+        size_t vlen;
+        sf_block_view b;
+        rc = sf_shard_reader_block_at(r, i, &voff, &vlen, &b, &inner);
+        if (rc < 0) { /* a damaged block header on this page */
+            rep->bad_record = (int64_t)i;
+            sf_shard_reader_close(r);
+            return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch; %s", path,
+                              (unsigned long long)bad, inner.msg);
+        }
+        uint64_t vstart = voff >= SF_LMDB_PAGEHDR ? voff - SF_LMDB_PAGEHDR : voff;
+        if (hi > vstart && lo < voff + vlen) {
+            uint64_t frames_off = voff + (uint64_t)(b.frames - (b.ends - 16));
+            int64_t ra = -1, rb = -1;
+            for (uint32_t k = 0; k < b.n; k++) {
+                uint64_t fs = frames_off + (k ? sf_le32(b.ends + 4 * (k - 1)) : 0);
+                uint64_t fe = frames_off + sf_le32(b.ends + 4 * k);
+                if (!(hi > fs && lo < fe))
+                    continue;
+                if (ra < 0)
+                    ra = (int64_t)(b.first + k);
+                rb = (int64_t)(b.first + k);
+                const Spirefleet__LabelRecord *rec;
+                rc = sf_shard_reader_get(r, b.first + k, &rec, &inner);
+                if (rc < 0) {
+                    rep->bad_record = (int64_t)(b.first + k);
+                    sf_shard_reader_close(r);
+                    return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch; %s", path,
+                                      (unsigned long long)bad, inner.msg);
+                }
+            }
+            sf_shard_reader_close(r);
+            if (ra >= 0) {
+                /* zstd's checksum covers what a frame decodes to; a few bits
+                 * (padding, unused header bits) change nothing it reads. */
+                rep->bad_record = ra;
+                return sf_err_set(err, SF_ECORRUPT,
+                                  "%s: page %llu: CRC mismatch in the bytes of records %lld..%lld "
+                                  "(they still decode: the change is in bits zstd does not "
+                                  "read)",
+                                  path, (unsigned long long)bad, (long long)ra, (long long)rb);
+            }
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: page %llu: CRC mismatch in the block of records %llu..%llu, "
+                              "outside every record's bytes (page header or padding)",
+                              path, (unsigned long long)bad, (unsigned long long)b.first,
+                              (unsigned long long)(b.first + b.n - 1));
+        }
+        i = b.first + b.n;
+    }
+    sf_shard_reader_close(r);
+    return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch in a page no block uses", path,
+                      (unsigned long long)bad);
+}
+
+/* Pass 3: every record decoded and checked against the manifest. */
+static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *err) {
+    sf_shard_reader *r = NULL;
+    int rc = sf_shard_reader_open(path, &r, err);
+    if (rc < 0)
+        return rc;
+    const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    crypto_hash_sha256_state sha;
+    crypto_hash_sha256_init(&sha);
+    uint64_t raw_bytes = 0, payload = 0, smin = 0, smax = 0;
+    uint64_t n = sf_shard_reader_count(r);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *raw;
+        size_t len, flen;
+        const Spirefleet__LabelRecord *rec;
+        if ((rc = sf_shard_reader_get_raw(r, i, &raw, &len, &flen, err)) < 0 ||
+            (rc = sf_shard_reader_decode_last(r, i, &rec, err)) < 0) {
+            rep->bad_record = (int64_t)i;
+            goto out;
+        }
+        uint8_t lenle[8];
+        sf_put_le64(lenle, len);
+        crypto_hash_sha256_update(&sha, lenle, sizeof lenle);
+        crypto_hash_sha256_update(&sha, raw, len);
+        raw_bytes += len;
+        payload += flen;
+        const Spirefleet__LabelIds *ids = rec->ids;
+        if (strcmp(ids->run_id, m->run_id) != 0 || ids->job_id != m->job_id ||
+            ids->engine_version != m->engine_version ||
+            ids->tokenizer_version != m->tokenizer_version ||
+            strcmp(ids->model_sha256, m->model_sha256) != 0 ||
+            strcmp(ids->config_digest, m->config_digest) != 0) {
+            rep->bad_record = (int64_t)i;
+            rc = sf_err_set(err, SF_ECORRUPT,
+                            "%s: record %llu: ids (run '%.64s', job %llu) disagree with the "
+                            "manifest (run '%.64s', job %llu) or its versions/model/config",
+                            path, (unsigned long long)i, ids->run_id,
+                            (unsigned long long)ids->job_id, m->run_id,
+                            (unsigned long long)m->job_id);
+            goto out;
+        }
+        if (i == 0 || ids->game_seed < smin)
+            smin = ids->game_seed;
+        if (i == 0 || ids->game_seed > smax)
+            smax = ids->game_seed;
+        rep->records = i + 1;
+    }
+    crypto_hash_sha256_final(&sha, rep->digest);
+    if (sodium_memcmp(rep->digest, m->content_digest.data, SF_SHARD_DIGEST_BYTES) != 0) {
+        char want[65], got[65];
+        sf_hex(m->content_digest.data, 32, want);
+        sf_hex(rep->digest, 32, got);
+        rc = sf_err_set(err, SF_ECORRUPT, "%s: content digest %s, the manifest says %s", path, got,
+                        want);
+    } else if (raw_bytes != m->raw_bytes || payload != m->payload_bytes) {
+        rc = sf_err_set(err, SF_ECORRUPT,
+                        "%s: records hold %llu raw / %llu compressed bytes, the manifest says "
+                        "%llu / %llu",
+                        path, (unsigned long long)raw_bytes, (unsigned long long)payload,
+                        (unsigned long long)m->raw_bytes, (unsigned long long)m->payload_bytes);
+    } else if (n > 0 && (smin != m->seed_first || smax != m->seed_last)) {
+        rc = sf_err_set(err, SF_ECORRUPT,
+                        "%s: records span seeds %llu..%llu, the manifest says %llu..%llu", path,
+                        (unsigned long long)smin, (unsigned long long)smax,
+                        (unsigned long long)m->seed_first, (unsigned long long)m->seed_last);
+    }
+out:
+    sf_shard_reader_close(r);
+    return rc;
+}
+
+int sf_shard_verify(const char *path, sf_shard_verify_report *rep_out, sf_err *err) {
+    sf_shard_verify_report rep = {.bad_record = -1, .bad_page = -1};
+    sf_trailer t = {0};
+    int rc;
+    if (sodium_init() < 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: libsodium failed to initialise", path);
+        goto done;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        rc = sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
+                        e == ENOENT ? "no such shard" : strerror(e));
+        goto done;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        rc = sf_err_set(err, SF_EINVAL, "%s: not a regular file", path);
+        goto done;
+    }
+    rep.file_bytes = (uint64_t)st.st_size;
+    rc = sf_trailer_read(fd, path, rep.file_bytes, &t, err);
+    if (rc == SF_OK) {
+        rep.pages = t.npages;
+        bool struct_bad = false;
+        rc = scan_pages(fd, path, &t, &rep.bad_page, &struct_bad, err);
+        if (rc == SF_OK && rep.bad_page >= 0) {
+            if (struct_bad)
+                rc = sf_err_set(err, SF_ECORRUPT,
+                                "%s: page %lld: CRC mismatch%s; an LMDB structure page (B-tree, "
+                                "meta, free list or manifest) is damaged, so records are not "
+                                "located",
+                                path, (long long)rep.bad_page,
+                                is_struct_page(&t, (uint64_t)rep.bad_page) ? "" : " (and more)");
+            else
+                rc = name_damage(path, &t, (uint64_t)rep.bad_page, &rep, err);
+        }
+    }
+    close(fd);
+    if (rc == SF_OK)
+        rc = check_records(path, &rep, err);
+done:
+    sf_trailer_free(&t);
+    if (rep_out)
+        *rep_out = rep;
+    return rc;
+}

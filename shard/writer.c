@@ -1,0 +1,552 @@
+/* writer.c — building a shard under a temporary name and sealing it.
+ *
+ * Records are packed, hashed (content digest) and compressed one by one into
+ * the current block; a block is closed once its frames reach block_bytes and
+ * queued; queued blocks go to LMDB in one write transaction per txn_bytes.
+ * The environment runs with MDB_NOSYNC (the file is synced once, at seal:
+ * until then it is only a temporary file) and MDB_NOLOCK (one writer owns
+ * the file). When the map fills, the transaction is retried with a map twice
+ * the size, so a large shard never fails with MDB_MAP_FULL. */
+#define _GNU_SOURCE /* renameat2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shard/internal.h"
+
+typedef struct pending_block {
+    size_t off, len; /* in w->pending */
+    uint64_t first;
+} pending_block;
+
+struct sf_shard_writer {
+    char *path, *temp;
+    char *run_id, *model_sha256, *config_digest, *worker_id;
+    sf_shard_info info;
+    int level;
+    size_t block_bytes, txn_bytes, map_size;
+
+    MDB_env *env;
+    MDB_dbi records, meta;
+    ZSTD_CCtx *cctx;
+    crypto_hash_sha256_state sha;
+
+    sf_buf packed;  /* the record being appended                      */
+    sf_buf frames;  /* frame area of the open block                   */
+    uint32_t *ends; /* frame ends of the open block                   */
+    uint32_t n_open;
+    uint64_t open_first;
+    sf_buf pending; /* closed blocks waiting for the next transaction */
+    pending_block *queue;
+    size_t nqueue, queue_cap;
+
+    uint64_t count, blocks, raw_bytes, payload_bytes, seed_min, seed_max;
+    int failed;
+};
+
+static char *dup_or_empty(const char *s) {
+    return strdup(s ? s : "");
+}
+
+static void writer_free(sf_shard_writer *w) {
+    if (!w)
+        return;
+    if (w->env)
+        mdb_env_close(w->env);
+    ZSTD_freeCCtx(w->cctx);
+    sf_buf_free(&w->packed);
+    sf_buf_free(&w->frames);
+    sf_buf_free(&w->pending);
+    free(w->ends);
+    free(w->queue);
+    free(w->path);
+    free(w->temp);
+    free(w->run_id);
+    free(w->model_sha256);
+    free(w->config_digest);
+    free(w->worker_id);
+    free(w);
+}
+
+static int lmdb_fail(sf_shard_writer *w, int mrc, const char *what, sf_err *err) {
+    w->failed = 1;
+    return sf_err_set(err, SF_EIO, "%s: LMDB %s: %s", w->temp, what, mdb_strerror(mrc));
+}
+
+int sf_shard_writer_open(const char *path, const sf_shard_info *info,
+                         const sf_shard_writer_opts *opts, sf_shard_writer **out, sf_err *err) {
+    *out = NULL;
+    if (!path || !*path || !info)
+        return sf_err_set(err, SF_EINVAL, "shard writer: path and info are required");
+    if (!info->run_id || !info->run_id[0])
+        return sf_err_set(err, SF_EINVAL, "%s: info.run_id is empty", path);
+    if (!info->model_sha256 ||
+        (strcmp(info->model_sha256, "rollout") != 0 && !sf_is_hex64(info->model_sha256)))
+        return sf_err_set(err, SF_EINVAL,
+                          "%s: info.model_sha256 must be 64 hex digits or \"rollout\"", path);
+    if (!sf_is_hex64(info->config_digest))
+        return sf_err_set(err, SF_EINVAL, "%s: info.config_digest must be 64 hex digits", path);
+    sf_shard_writer_opts o = opts ? *opts : (sf_shard_writer_opts){0};
+    if (o.zstd_level == 0)
+        o.zstd_level = SF_SHARD_DEFAULT_LEVEL;
+    if (o.zstd_level < 1 || o.zstd_level > ZSTD_maxCLevel())
+        return sf_err_set(err, SF_EINVAL, "%s: zstd level %d outside 1..%d", path, o.zstd_level,
+                          ZSTD_maxCLevel());
+    if (o.block_bytes == 0)
+        o.block_bytes = SF_SHARD_DEFAULT_BLOCK_BYTES;
+    if (o.txn_bytes == 0)
+        o.txn_bytes = SF_SHARD_DEFAULT_TXN_BYTES;
+    if (o.initial_map_bytes == 0)
+        o.initial_map_bytes = 64u << 20;
+    if (o.block_bytes > (256u << 20))
+        return sf_err_set(err, SF_EINVAL, "%s: block_bytes %zu above 256 MiB", path, o.block_bytes);
+
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return sf_err_set(err, SF_ESTATE, "%s: already exists; a shard is never replaced", path);
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "%s: libsodium failed to initialise", path);
+
+    sf_shard_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    size_t tlen = strlen(path) + 32;
+    w->path = strdup(path);
+    w->temp = malloc(tlen);
+    w->run_id = dup_or_empty(info->run_id);
+    w->model_sha256 = dup_or_empty(info->model_sha256);
+    w->config_digest = dup_or_empty(info->config_digest);
+    w->worker_id = dup_or_empty(info->worker_id);
+    w->ends = malloc(sizeof *w->ends * SF_SHARD_MAX_BLOCK_RECORDS);
+    w->cctx = ZSTD_createCCtx();
+    if (!w->path || !w->temp || !w->run_id || !w->model_sha256 || !w->config_digest ||
+        !w->worker_id || !w->ends || !w->cctx) {
+        writer_free(w);
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    }
+    /* pid and 32 random bits: unique across processes and across writers of
+     * one process; O_EXCL below makes sure no file is ever taken over. */
+    snprintf(w->temp, tlen, "%s.%ld.%08x%s", path, (long)getpid(), randombytes_random(),
+             SF_SHARD_TEMP_SUFFIX);
+    w->info = *info;
+    w->info.run_id = w->run_id;
+    w->info.model_sha256 = w->model_sha256;
+    w->info.config_digest = w->config_digest;
+    w->info.worker_id = w->worker_id;
+    w->level = o.zstd_level;
+    w->block_bytes = o.block_bytes;
+    w->txn_bytes = o.txn_bytes;
+    w->map_size = o.initial_map_bytes;
+    crypto_hash_sha256_init(&w->sha);
+
+    /* Every frame carries its content size and zstd's content checksum. */
+    size_t zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
+    if (!ZSTD_isError(zr))
+        zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+    if (!ZSTD_isError(zr))
+        zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
+    if (ZSTD_isError(zr)) {
+        int rc = sf_err_set(err, SF_EINVAL, "%s: zstd: %s", path, ZSTD_getErrorName(zr));
+        writer_free(w);
+        return rc;
+    }
+
+    int fd = open(w->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", w->temp, strerror(errno));
+        writer_free(w);
+        return rc;
+    }
+    close(fd);
+    int mrc = mdb_env_create(&w->env); /* LMDB takes the empty file as a new env */
+    if (mrc == 0)
+        mrc = mdb_env_set_maxdbs(w->env, 2);
+    if (mrc == 0)
+        mrc = mdb_env_set_mapsize(w->env, w->map_size);
+    if (mrc == 0)
+        mrc = mdb_env_open(w->env, w->temp, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMETASYNC,
+                           0644);
+    MDB_txn *txn = NULL;
+    if (mrc == 0)
+        mrc = mdb_txn_begin(w->env, NULL, 0, &txn);
+    if (mrc == 0)
+        mrc = mdb_dbi_open(txn, SF_DB_RECORDS, MDB_CREATE, &w->records);
+    if (mrc == 0)
+        mrc = mdb_dbi_open(txn, SF_DB_META, MDB_CREATE, &w->meta);
+    if (mrc == 0) {
+        mrc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (mrc != 0) {
+        if (txn)
+            mdb_txn_abort(txn);
+        int rc =
+            sf_err_set(err, SF_EIO, "%s: cannot create the shard: %s", w->temp, mdb_strerror(mrc));
+        sf_shard_writer_abort(w);
+        return rc;
+    }
+    *out = w;
+    return SF_OK;
+}
+
+uint64_t sf_shard_writer_count(const sf_shard_writer *w) {
+    return w->count;
+}
+
+const char *sf_shard_writer_temp_path(const sf_shard_writer *w) {
+    return w->temp;
+}
+
+/* Close the open block: header, CRC and frames go to the pending queue. */
+static int close_block(sf_shard_writer *w, sf_err *err) {
+    if (w->n_open == 0)
+        return SF_OK;
+    if (w->nqueue == w->queue_cap) {
+        size_t cap = w->queue_cap ? 2 * w->queue_cap : 16;
+        pending_block *q = realloc(w->queue, cap * sizeof *q);
+        if (!q)
+            return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+        w->queue = q;
+        w->queue_cap = cap;
+    }
+    size_t hdr = 16 + 4 * (size_t)w->n_open;
+    size_t len = hdr + 4 + w->frames.len;
+    if (sf_buf_reserve(&w->pending, len, NULL) < 0)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+    uint8_t *v = w->pending.p + w->pending.len;
+    sf_put_le32(v, SF_BLOCK_MAGIC);
+    sf_put_le32(v + 4, w->n_open);
+    sf_put_le64(v + 8, w->open_first);
+    for (uint32_t k = 0; k < w->n_open; k++)
+        sf_put_le32(v + 16 + 4 * k, w->ends[k]);
+    sf_put_le32(v + hdr, sf_crc32(v, hdr));
+    memcpy(v + hdr + 4, w->frames.p, w->frames.len);
+    w->queue[w->nqueue++] = (pending_block){w->pending.len, len, w->open_first};
+    w->pending.len += len;
+    w->frames.len = 0;
+    w->n_open = 0;
+    return SF_OK;
+}
+
+/* Write the queued blocks (and, at seal, the manifest) in one transaction.
+ * On MDB_MAP_FULL the transaction is aborted, the map doubled and the whole
+ * batch written again; the queue is kept until the commit succeeds. */
+static int flush(sf_shard_writer *w, const MDB_val *manifest, sf_err *err) {
+    if (w->nqueue == 0 && !manifest)
+        return SF_OK;
+    for (int attempt = 0;; attempt++) {
+        MDB_txn *txn = NULL;
+        int mrc = mdb_txn_begin(w->env, NULL, 0, &txn);
+        if (mrc != 0)
+            return lmdb_fail(w, mrc, "txn_begin", err);
+        for (size_t k = 0; k < w->nqueue && mrc == 0; k++) {
+            uint8_t kb[8];
+            sf_put_be64(kb, w->queue[k].first);
+            MDB_val key = {8, kb};
+            MDB_val val = {w->queue[k].len, w->pending.p + w->queue[k].off};
+            mrc = mdb_put(txn, w->records, &key, &val, MDB_APPEND);
+        }
+        if (mrc == 0 && manifest) {
+            MDB_val key = {strlen(SF_MANIFEST_KEY), (void *)SF_MANIFEST_KEY};
+            MDB_val val = *manifest;
+            mrc = mdb_put(txn, w->meta, &key, &val, 0);
+        }
+        if (mrc == 0)
+            mrc = mdb_txn_commit(txn);
+        else
+            mdb_txn_abort(txn);
+        if (mrc == 0)
+            break;
+        if (mrc != MDB_MAP_FULL || attempt >= 40)
+            return lmdb_fail(w, mrc, "write", err);
+        size_t grown = w->map_size * 2;
+        mrc = mdb_env_set_mapsize(w->env, grown);
+        if (mrc != 0)
+            return lmdb_fail(w, mrc, "set_mapsize", err);
+        w->map_size = grown;
+    }
+    w->blocks += w->nqueue;
+    w->nqueue = 0;
+    w->pending.len = 0;
+    return SF_OK;
+}
+
+static int ids_match(const sf_shard_writer *w, const Spirefleet__LabelIds *ids, sf_err *err) {
+    const sf_shard_info *in = &w->info;
+    if (strcmp(ids->run_id, in->run_id) != 0)
+        return sf_err_set(err, SF_EINVAL, "ids.run_id '%.64s' is not the shard's '%.64s'",
+                          ids->run_id, in->run_id);
+    if (ids->job_id != in->job_id)
+        return sf_err_set(err, SF_EINVAL, "ids.job_id %llu is not the shard's %llu",
+                          (unsigned long long)ids->job_id, (unsigned long long)in->job_id);
+    if (ids->engine_version != in->engine_version ||
+        ids->tokenizer_version != in->tokenizer_version)
+        return sf_err_set(
+            err, SF_EINVAL, "ids: engine/tokenizer version %u/%u, the shard's are %u/%u",
+            ids->engine_version, ids->tokenizer_version, in->engine_version, in->tokenizer_version);
+    if (strcmp(ids->model_sha256, in->model_sha256) != 0)
+        return sf_err_set(err, SF_EINVAL, "ids.model_sha256 '%.64s' is not the shard's '%.64s'",
+                          ids->model_sha256, in->model_sha256);
+    if (strcmp(ids->config_digest, in->config_digest) != 0)
+        return sf_err_set(err, SF_EINVAL, "ids.config_digest '%.64s' is not the shard's '%.64s'",
+                          ids->config_digest, in->config_digest);
+    return SF_OK;
+}
+
+int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *rec, sf_err *err) {
+    if (!w)
+        return sf_err_set(err, SF_EINVAL, "shard writer: NULL");
+    if (w->failed)
+        return sf_err_set(err, SF_ESTATE, "%s: the writer failed earlier; abort it", w->temp);
+    unsigned long long ix = (unsigned long long)w->count;
+    int rc = sf_shard_record_check(rec, err);
+    if (rc == SF_OK)
+        rc = ids_match(w, rec->ids, err);
+    if (rc < 0) {
+        sf_err_prefix(err, "%s: record %llu", w->temp, ix);
+        return rc;
+    }
+    size_t size = spirefleet__label_record__get_packed_size(rec);
+    if (size > SF_SHARD_MAX_RECORD_BYTES)
+        return sf_err_set(err, SF_EINVAL, "%s: record %llu: %zu bytes packed, limit %u", w->temp,
+                          ix, size, SF_SHARD_MAX_RECORD_BYTES);
+    w->packed.len = 0;
+    size_t bound = ZSTD_compressBound(size);
+    if (sf_buf_reserve(&w->packed, size, NULL) < 0 || sf_buf_reserve(&w->frames, bound, NULL) < 0)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+    w->packed.len = spirefleet__label_record__pack(rec, w->packed.p);
+
+    size_t csize =
+        ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, w->packed.p, w->packed.len);
+    if (ZSTD_isError(csize)) {
+        w->failed = 1;
+        return sf_err_set(err, SF_EIO, "%s: record %llu: zstd: %s", w->temp, ix,
+                          ZSTD_getErrorName(csize));
+    }
+    /* Only now is the record accepted: hash it and account for it. */
+    uint8_t lenle[8];
+    sf_put_le64(lenle, w->packed.len);
+    crypto_hash_sha256_update(&w->sha, lenle, sizeof lenle);
+    crypto_hash_sha256_update(&w->sha, w->packed.p, w->packed.len);
+    if (w->n_open == 0)
+        w->open_first = w->count;
+    w->frames.len += csize;
+    w->ends[w->n_open++] = (uint32_t)w->frames.len;
+    uint64_t seed = rec->ids->game_seed;
+    if (w->count == 0 || seed < w->seed_min)
+        w->seed_min = seed;
+    if (w->count == 0 || seed > w->seed_max)
+        w->seed_max = seed;
+    w->count++;
+    w->raw_bytes += w->packed.len;
+    w->payload_bytes += csize;
+
+    if (w->frames.len >= w->block_bytes || w->n_open == SF_SHARD_MAX_BLOCK_RECORDS) {
+        if ((rc = close_block(w, err)) < 0) {
+            w->failed = 1;
+            return rc;
+        }
+        if (w->pending.len >= w->txn_bytes && (rc = flush(w, NULL, err)) < 0)
+            return rc;
+    }
+    return SF_OK;
+}
+
+void sf_shard_writer_abort(sf_shard_writer *w) {
+    if (!w)
+        return;
+    if (w->env) {
+        mdb_env_close(w->env);
+        w->env = NULL;
+    }
+    unlink(w->temp);
+    writer_free(w);
+}
+
+/* Pages holding no record-block bytes: everything but the overflow runs of
+ * the `records` values. Those are the pages LMDB walks to find a value, and
+ * the ones a reader checks before it lets LMDB near the file. */
+static int structure_pages(sf_shard_writer *w, uint64_t npages, uint32_t psize, uint32_t **out,
+                           size_t *nout, sf_err *err) {
+    uint8_t *is_data = calloc(npages ? npages : 1, 1);
+    if (!is_data)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    int mrc = mdb_txn_begin(w->env, NULL, MDB_RDONLY, &txn);
+    if (mrc == 0)
+        mrc = mdb_cursor_open(txn, w->records, &cur);
+    MDB_val k, v;
+    for (int op = MDB_FIRST; mrc == 0; op = MDB_NEXT) {
+        mrc = mdb_cursor_get(cur, &k, &v, op);
+        if (mrc != 0)
+            break;
+        const uint8_t *map = sf_lmdb_map_base(v.mv_data, psize, npages);
+        if (!map)
+            continue; /* unknown layout: leave its pages to the open-time check */
+        uint64_t off = (uint64_t)((const uint8_t *)v.mv_data - map);
+        /* An overflow value starts right after its first page's header; an
+         * inline value (a tiny last block) lives inside a leaf page. */
+        if (off % psize != SF_LMDB_PAGEHDR)
+            continue;
+        uint64_t first = off / psize, last = (off + v.mv_size - 1) / psize;
+        for (uint64_t p = first; p <= last && p < npages; p++)
+            is_data[p] = 1;
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    if (txn)
+        mdb_txn_abort(txn);
+    if (mrc != MDB_NOTFOUND) {
+        free(is_data);
+        return lmdb_fail(w, mrc, "reading back the records", err);
+    }
+    size_t n = 0;
+    for (uint64_t p = 0; p < npages; p++)
+        n += !is_data[p];
+    uint32_t *list = malloc(sizeof *list * (n ? n : 1));
+    if (!list) {
+        free(is_data);
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+    }
+    n = 0;
+    for (uint64_t p = 0; p < npages; p++)
+        if (!is_data[p])
+            list[n++] = (uint32_t)p;
+    free(is_data);
+    *out = list;
+    *nout = n;
+    return SF_OK;
+}
+
+static int build_manifest(sf_shard_writer *w, const Spirefleet__JobStats *stats,
+                          const sf_shard_seal_hooks *hooks, uint8_t digest[32], sf_buf *out,
+                          sf_err *err) {
+    Spirefleet__ShardManifest m = SPIREFLEET__SHARD_MANIFEST__INIT;
+    m.format_version = SF_SHARD_FORMAT_VERSION;
+    m.schema_version =
+        hooks && hooks->schema_version ? hooks->schema_version : SF_LABEL_SCHEMA_VERSION;
+    m.run_id = (char *)w->info.run_id;
+    m.job_id = w->info.job_id;
+    m.seed_first = w->seed_min;
+    m.seed_last = w->seed_max;
+    m.record_count = w->count;
+    m.block_count = w->blocks + w->nqueue;
+    m.engine_version = w->info.engine_version;
+    m.tokenizer_version = w->info.tokenizer_version;
+    m.model_sha256 = (char *)w->info.model_sha256;
+    m.config_digest = (char *)w->info.config_digest;
+    m.worker_id = (char *)w->info.worker_id;
+    m.created_unix = w->info.created_unix ? w->info.created_unix : sf_wall_s();
+    m.content_digest.data = digest;
+    m.content_digest.len = SF_SHARD_DIGEST_BYTES;
+    m.compression = "zstd";
+    m.compression_level = w->level;
+    m.raw_bytes = w->raw_bytes;
+    m.payload_bytes = w->payload_bytes;
+    m.stats = (Spirefleet__JobStats *)stats;
+    size_t n = spirefleet__shard_manifest__get_packed_size(&m);
+    if (n > SF_MANIFEST_MAX_BYTES)
+        return sf_err_set(err, SF_EINVAL, "%s: manifest of %zu bytes (job stats too large)",
+                          w->temp, n);
+    out->len = 0;
+    if (sf_buf_reserve(out, n, NULL) < 0)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+    out->len = spirefleet__shard_manifest__pack(&m, out->p);
+    return SF_OK;
+}
+
+int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *stats,
+                                const sf_shard_seal_hooks *hooks,
+                                uint8_t digest_out[SF_SHARD_DIGEST_BYTES], sf_err *err) {
+    if (!w)
+        return sf_err_set(err, SF_EINVAL, "shard writer: NULL");
+    int rc = SF_OK;
+    sf_buf mbuf = {0};
+    uint32_t *spages = NULL;
+    size_t nspages = 0;
+    int fd = -1;
+    uint8_t digest[SF_SHARD_DIGEST_BYTES];
+    if (w->failed) {
+        rc = sf_err_set(err, SF_ESTATE, "%s: the writer failed earlier; not sealing", w->temp);
+        goto fail;
+    }
+    crypto_hash_sha256_final(&w->sha, digest);
+    if ((rc = close_block(w, err)) < 0)
+        goto fail;
+    if ((rc = build_manifest(w, stats, hooks, digest, &mbuf, err)) < 0)
+        goto fail;
+    MDB_val mval = {mbuf.len, mbuf.p};
+    if ((rc = flush(w, hooks && hooks->omit_manifest ? NULL : &mval, err)) < 0)
+        goto fail;
+    /* The one sync that makes the data durable before anything names it. */
+    int mrc = mdb_env_sync(w->env, 1);
+    if (mrc != 0) {
+        rc = lmdb_fail(w, mrc, "sync", err);
+        goto fail;
+    }
+    MDB_envinfo info;
+    MDB_stat st;
+    if ((mrc = mdb_env_info(w->env, &info)) != 0 || (mrc = mdb_env_stat(w->env, &st)) != 0) {
+        rc = lmdb_fail(w, mrc, "env_info", err);
+        goto fail;
+    }
+    uint32_t psize = st.ms_psize;
+    uint64_t npages = (uint64_t)info.me_last_pgno + 1;
+    if ((rc = structure_pages(w, npages, psize, &spages, &nspages, err)) < 0)
+        goto fail;
+    mdb_env_close(w->env);
+    w->env = NULL;
+
+    fd = open(w->temp, O_RDWR | O_CLOEXEC);
+    struct stat fst;
+    if (fd < 0 || fstat(fd, &fst) != 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: reopening to seal: %s", w->temp, strerror(errno));
+        goto fail;
+    }
+    /* LMDB writes whole pages and never past its last page. */
+    if ((uint64_t)fst.st_size != npages * psize) {
+        rc = sf_err_set(err, SF_EIO, "%s: %lld bytes on disk, LMDB reports %llu pages of %u",
+                        w->temp, (long long)fst.st_size, (unsigned long long)npages, psize);
+        goto fail;
+    }
+    if ((rc = sf_trailer_write(fd, npages * psize, psize, spages, nspages, err)) < 0) {
+        sf_err_prefix(err, "%s", w->temp);
+        goto fail;
+    }
+    close(fd);
+    fd = -1;
+    if (renameat2(AT_FDCWD, w->temp, AT_FDCWD, w->path, RENAME_NOREPLACE) != 0) {
+        int e = errno;
+        rc = sf_err_set(err, e == EEXIST ? SF_ESTATE : SF_EIO,
+                        "%s: cannot rename the sealed shard into place: %s", w->path,
+                        e == EEXIST ? "a shard of that name already exists" : strerror(e));
+        goto fail;
+    }
+    rc = sf_fsync_parent(w->path, err);
+    if (rc == SF_OK && digest_out)
+        memcpy(digest_out, digest, sizeof digest);
+    sf_buf_free(&mbuf);
+    free(spages);
+    writer_free(w);
+    return rc;
+
+fail:
+    if (fd >= 0)
+        close(fd);
+    sf_buf_free(&mbuf);
+    free(spages);
+    sf_shard_writer_abort(w);
+    return rc;
+}
+
+int sf_shard_writer_seal(sf_shard_writer *w, const Spirefleet__JobStats *stats,
+                         uint8_t digest[SF_SHARD_DIGEST_BYTES], sf_err *err) {
+    return sf_shard_writer_seal_hooked(w, stats, NULL, digest, err);
+}

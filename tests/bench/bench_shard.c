@@ -1,0 +1,160 @@
+/* bench_shard.c — shard write and read speed, compression and file size.
+ *
+ *   bench-shard [RECORDS]     (default 20000; meson: `make bench`)
+ *
+ * Records are synthetic with the tokenizer's shapes (tests/support/
+ * label_synth.h): "typical" positions, and "dense" ones whose continuous
+ * features are all set (over 2 KB compressed, the overflow-page case). 1000
+ * distinct records are generated first and appended in turn, so timing
+ * covers only the shard code. Each timed figure is the median of 3 runs;
+ * MB/s counts uncompressed record bytes. Prints one JSON line per figure,
+ * then a human line. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "label_synth.h"
+
+#define RUNS 3
+#define POOL 1000
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static void emit(const char *name, double value, const char *unit, int n, const char *human) {
+    printf("{\"bench\":\"shard.%s\",\"value\":%.6g,\"unit\":\"%s\",\"n\":%d,\"median\":%.6g}\n",
+           name, value, unit, n, value);
+    printf("  %s: %.4g %s  (%s)\n", name, value, unit, human);
+}
+
+static void die(const sf_err *err) {
+    fprintf(stderr, "bench-shard: %s\n", err->msg);
+    exit(1);
+}
+
+typedef struct result {
+    double write_s, seq_s, rand_s;
+    uint64_t raw, payload, file;
+} result;
+
+static result run_once(const char *path, synth_record *pool, const synth_params *p, uint64_t n,
+                       int level, size_t block_bytes) {
+    result res = {0};
+    sf_shard_info info;
+    synth_info(p, &info);
+    sf_shard_writer_opts opts = {.zstd_level = level, .block_bytes = block_bytes};
+    sf_shard_writer *w;
+    sf_err err = {0};
+    unlink(path);
+    uint64_t t0 = sf_now_ns();
+    if (sf_shard_writer_open(path, &info, &opts, &w, &err) < 0)
+        die(&err);
+    for (uint64_t i = 0; i < n; i++)
+        if (sf_shard_writer_append(w, &pool[i % POOL].rec, &err) < 0)
+            die(&err);
+    if (sf_shard_writer_seal(w, NULL, NULL, &err) < 0)
+        die(&err);
+    res.write_s = (double)(sf_now_ns() - t0) / 1e9;
+
+    sf_shard_reader *r;
+    if (sf_shard_reader_open(path, &r, &err) < 0)
+        die(&err);
+    const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    res.raw = m->raw_bytes;
+    res.payload = m->payload_bytes;
+    res.file = sf_shard_reader_file_bytes(r);
+    const Spirefleet__LabelRecord *rec;
+    t0 = sf_now_ns();
+    for (uint64_t i = 0; i < n; i++)
+        if (sf_shard_reader_get(r, i, &rec, &err) < 0)
+            die(&err);
+    res.seq_s = (double)(sf_now_ns() - t0) / 1e9;
+    /* Random order: a full-period LCG over [0, n) would need n a power of
+     * two; a multiplicative step coprime with n visits every index once. */
+    uint64_t step = 7919;
+    while (n % step == 0)
+        step += 2;
+    t0 = sf_now_ns();
+    for (uint64_t k = 0; k < n; k++)
+        if (sf_shard_reader_get(r, (k * step + 17) % n, &rec, &err) < 0)
+            die(&err);
+    res.rand_s = (double)(sf_now_ns() - t0) / 1e9;
+    sf_shard_reader_close(r);
+    unlink(path);
+    return res;
+}
+
+static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
+    synth_params p;
+    synth_params_default(&p);
+    p.dense = dense;
+    synth_record *pool = malloc(sizeof *pool * POOL);
+    if (!pool)
+        exit(1);
+    for (uint64_t i = 0; i < POOL; i++)
+        synth_fill(&pool[i], &p, i);
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench-%s.shard", dir, tag);
+    double w[RUNS], s[RUNS], rr[RUNS];
+    result res = {0};
+    for (int k = 0; k < RUNS; k++) {
+        res = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0);
+        w[k] = (double)n / res.write_s;
+        s[k] = (double)n / res.seq_s;
+        rr[k] = (double)n / res.rand_s;
+    }
+    double mb = (double)res.raw / (double)n / 1e6; /* MB per record */
+    char name[64], human[160];
+    double wm = median(w, RUNS), sm = median(s, RUNS), rm = median(rr, RUNS);
+    snprintf(human, sizeof human, "%s, %" PRIu64 " records, append+seal, zstd %d", tag, n,
+             SF_SHARD_DEFAULT_LEVEL);
+    snprintf(name, sizeof name, "%s.write_records_per_s", tag);
+    emit(name, wm, "records/s", RUNS, human);
+    snprintf(name, sizeof name, "%s.write_mb_per_s", tag);
+    emit(name, wm * mb, "MB/s", RUNS, human);
+    snprintf(human, sizeof human, "%s, get(i) in index order, decoded", tag);
+    snprintf(name, sizeof name, "%s.read_seq_records_per_s", tag);
+    emit(name, sm, "records/s", RUNS, human);
+    snprintf(name, sizeof name, "%s.read_seq_mb_per_s", tag);
+    emit(name, sm * mb, "MB/s", RUNS, human);
+    snprintf(human, sizeof human, "%s, get(i) in a scattered order, decoded", tag);
+    snprintf(name, sizeof name, "%s.read_random_records_per_s", tag);
+    emit(name, rm, "records/s", RUNS, human);
+    snprintf(name, sizeof name, "%s.read_random_mb_per_s", tag);
+    emit(name, rm * mb, "MB/s", RUNS, human);
+    snprintf(human, sizeof human, "%s, %.0f B raw -> %.0f B compressed per record", tag,
+             (double)res.raw / n, (double)res.payload / n);
+    snprintf(name, sizeof name, "%s.compression_ratio", tag);
+    emit(name, (double)res.raw / res.payload, "x", 1, human);
+    snprintf(human, sizeof human, "%s, file %" PRIu64 " B for %" PRIu64 " B of frames (limit 1.15)",
+             tag, res.file, res.payload);
+    snprintf(name, sizeof name, "%s.file_over_payload", tag);
+    emit(name, (double)res.file / res.payload, "x", 1, human);
+    /* The layout the blocks avoid: one record per LMDB value (a block closes
+     * after every record), build_and_baselines.md §3. */
+    result naive = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 1);
+    snprintf(human, sizeof human, "%s, one record per LMDB value: file %" PRIu64 " B", tag,
+             naive.file);
+    snprintf(name, sizeof name, "%s.one_record_per_value_file_over_payload", tag);
+    emit(name, (double)naive.file / naive.payload, "x", 1, human);
+    free(pool);
+}
+
+int main(int argc, char **argv) {
+    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000;
+    if (n == 0)
+        n = 20000;
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    bench("typical", 0, n, dir);
+    bench("dense", 1, n / 2, dir);
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* fuzz_record_decode.c — libFuzzer target: bytes of a record block or of a
+ * bare record, through the reader's decode path.
+ *
+ * Input: one mode byte, then the bytes. Mode bit 0 clear: a packed
+ * LabelRecord (protobuf decode + format rules). Set: an LMDB value of the
+ * `records` database (block header, CRC, frame offsets, then each frame's
+ * zstd decompression, protobuf decode and format rules), with the key taken
+ * from the header so the fuzzer gets past the key check. Nothing may crash,
+ * leak or read out of bounds; every failure must be an error value. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "shard/internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void decode(const uint8_t *raw, size_t len, uint64_t index, sf_arena *arena) {
+    Spirefleet__LabelRecord *rec = NULL;
+    sf_err err = {0};
+    if (sf_arena_reset(arena) < 0)
+        return;
+    if (sf_record_decode(raw, len, index, &arena->pb, &rec, &err) == SF_OK &&
+        (!rec->inputs || !rec->search))
+        abort(); /* a record that passed the checks has its parts */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1)
+        return 0;
+    uint64_t allocs = 0;
+    sf_arena arena;
+    sf_arena_init(&arena, &allocs);
+    const uint8_t *p = data + 1;
+    size_t n = size - 1;
+    if (!(data[0] & 1)) {
+        decode(p, n, 0, &arena);
+    } else {
+        uint64_t first = n >= 16 ? sf_le64(p + 8) : 0;
+        sf_block_view b;
+        sf_err err = {0};
+        if (sf_block_parse(p, n, first, &b, &err) == SF_OK) {
+            ZSTD_DCtx *dctx = ZSTD_createDCtx();
+            sf_buf raw = {0};
+            for (uint32_t k = 0; dctx && k < b.n; k++) {
+                const uint8_t *f;
+                size_t flen;
+                sf_block_frame(&b, k, &f, &flen);
+                if (sf_frame_decompress(dctx, f, flen, b.first + k, &raw, NULL, &err) == SF_OK)
+                    decode(raw.p, raw.len, b.first + k, &arena);
+            }
+            sf_buf_free(&raw);
+            ZSTD_freeDCtx(dctx);
+        }
+    }
+    sf_arena_free(&arena);
+    return 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Write the seed corpora of the shard fuzz targets from real shards.
+
+usage: PYTHONPATH=<build>/python make_corpus.py SHARD_DIR CORPUS_DIR
+
+SHARD_DIR holds a.shard and b.shard from `shard-fixture`. Seeds:
+  record-decode/   mode byte 0 + a packed LabelRecord; mode byte 1 + a
+                   small block value (the format of docs/format.md, built
+                   here with zstandard and zlib from those records)
+  manifest-decode/ the manifests of both shards, and one without stats
+"""
+import os
+import struct
+import sys
+import zlib
+
+import zstandard
+
+from spirefleet import label_pb2, open_shard
+
+
+def block(first, raws):
+    c = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True)
+    frames = [c.compress(r) for r in raws]
+    ends, off = [], 0
+    for f in frames:
+        off += len(f)
+        ends.append(off)
+    hdr = struct.pack("<IIQ", 0x31424653, len(raws), first) + struct.pack(
+        "<%dI" % len(ends), *ends)
+    return hdr + struct.pack("<I", zlib.crc32(hdr)) + b"".join(frames)
+
+
+def main():
+    src, out = sys.argv[1], sys.argv[2]
+    rd, md = os.path.join(out, "record-decode"), os.path.join(out, "manifest-decode")
+    os.makedirs(rd, exist_ok=True)
+    os.makedirs(md, exist_ok=True)
+    with open_shard(os.path.join(src, "a.shard")) as a, \
+            open_shard(os.path.join(src, "b.shard")) as b:
+        seeds = {
+            "raw-a0": b"\x00" + a.raw(0),
+            "raw-a2-teacher": b"\x00" + a.raw(2),
+            "raw-b1-dense": b"\x00" + b.raw(1),
+            "block-a0-a1": b"\x01" + block(0, [a.raw(0), a.raw(1)]),
+            "block-a7": b"\x01" + block(7, [a.raw(7)]),
+        }
+        for name, data in seeds.items():
+            with open(os.path.join(rd, name), "wb") as f:
+                f.write(data)
+        for name, s in (("manifest-a", a), ("manifest-b", b)):
+            with open(os.path.join(md, name), "wb") as f:
+                f.write(s._manifest_pb.SerializeToString())
+        m = label_pb2.ShardManifest()
+        m.CopyFrom(a._manifest_pb)
+        m.ClearField("stats")
+        with open(os.path.join(md, "manifest-no-stats"), "wb") as f:
+            f.write(m.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()

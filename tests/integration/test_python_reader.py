@@ -1,0 +1,346 @@
+#!/usr/bin/python3
+"""The Python reader reads what the C writer wrote: every value equal.
+
+usage: test_python_reader.py SHARD_FIXTURE SF_SHARD   (TAP on stdout)
+
+SHARD_FIXTURE writes two shards and expected.jsonl (every record as the C
+generator built it, before the writer saw it); this test reads the shards
+with spirefleet (lmdb + zstandard + protobuf + numpy) and compares every
+field, the manifest and the content digest (recomputed with hashlib), then
+checks the reader's refusals, ShardDataset's deterministic shuffling, a
+PyTorch DataLoader, pad_batch and `sf-shard export --npz`.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+import zlib
+
+import numpy as np
+
+import spirefleet
+from spirefleet import ShardDataset, ShardError, open_shard, pad_batch
+
+FIXTURE, SF_SHARD = sys.argv[1], sys.argv[2]
+DTYPES = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "i32": np.int32,
+          "f32": np.float32}
+U64_FIELDS = {"job_id", "game_seed"}
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def tensor(t):
+    return np.array(t["data"], dtype=DTYPES[t["dtype"]]).reshape(t["shape"])
+
+
+def assert_array(got, want, what):
+    assert got.dtype == want.dtype, "%s: dtype %s, expected %s" % (what, got.dtype, want.dtype)
+    assert got.shape == want.shape, "%s: shape %s, expected %s" % (what, got.shape, want.shape)
+    assert np.array_equal(got, want), "%s: values differ" % what
+
+
+def compare_record(got, want, where):
+    """Every field of one record dict against the generator's JSON."""
+    assert got["schema_version"] == want["schema_version"], where
+    for k, v in want["ids"].items():
+        w = int(v) if k in U64_FIELDS else v
+        assert got["ids"][k] == w, "%s: ids.%s = %r, expected %r" % (where, k, got["ids"][k], w)
+    for k, v in want["inputs"].items():
+        assert_array(got["inputs"][k], tensor(v), "%s: inputs.%s" % (where, k))
+    s, ws = got["search"], want["search"]
+    assert_array(s["visits"], np.array(ws["visits"], np.uint32), where + ": search.visits")
+    for k in ("q", "completed_q", "policy", "tree_root_values"):
+        assert_array(s[k], np.array(ws[k], np.float32), "%s: search.%s" % (where, k))
+    for k in ("chosen", "simulations", "trees", "searched", "fallbacks"):
+        assert s[k] == ws[k], "%s: search.%s = %r, expected %r" % (where, k, s[k], ws[k])
+    assert s["root_value"] == np.float32(ws["root_value"]), where + ": search.root_value"
+    o, wo = got["outcome"], want["outcome"]
+    for k in ("won", "final_hp", "max_hp", "turns", "potions_used", "potions_left"):
+        assert o[k] == wo[k], "%s: outcome.%s = %r, expected %r" % (where, k, o[k], wo[k])
+    assert o["value"] == np.float32(wo["value"]), where + ": outcome.value"
+    assert_array(o["value_bins"], np.array(wo["value_bins"], np.float32),
+                 where + ": outcome.value_bins")
+    assert_array(got["forecast"]["target"], tensor(want["forecast"]["target"]),
+                 where + ": forecast.target")
+    assert_array(got["forecast"]["mask"], tensor(want["forecast"]["mask"]),
+                 where + ": forecast.mask")
+    if want["teacher"] is None:
+        assert got["teacher"] is None, where + ": teacher present, expected none"
+    else:
+        t, wt = got["teacher"], want["teacher"]
+        assert t is not None, where + ": teacher missing"
+        assert t["rollouts"] == wt["rollouts"], where + ": teacher.rollouts"
+        assert_array(t["mean"], tensor(wt["mean"]), where + ": teacher.mean")
+        assert_array(t["coverage"], tensor(wt["coverage"]), where + ": teacher.coverage")
+
+
+def load_expected(path):
+    shards, records = {}, {}
+    with open(path) as f:
+        for line in f:
+            o = json.loads(line)
+            if "record" in o:
+                records.setdefault(o["shard"], []).append(o["record"])
+            else:
+                shards[o["shard"]] = o
+    return shards, records
+
+
+WORK = tempfile.mkdtemp(prefix="sf-py-reader-")
+subprocess.run([FIXTURE, WORK], check=True)
+EXPECTED, RECORDS = load_expected(os.path.join(WORK, "expected.jsonl"))
+A = os.path.join(WORK, "a.shard")
+B = os.path.join(WORK, "b.shard")
+
+
+@test
+def every_value_equal():
+    n = 0
+    for name in ("a.shard", "b.shard"):
+        with open_shard(os.path.join(WORK, name)) as s:
+            want = RECORDS[name]
+            assert len(s) == len(want) == EXPECTED[name]["records"]
+            for i, rec in enumerate(s):
+                compare_record(rec, want[i], "%s record %d" % (name, i))
+                n += 1
+            # random access too, backwards across blocks
+            for i in range(len(s) - 1, -1, -7):
+                compare_record(s[i], want[i], "%s record %d (random)" % (name, i))
+    assert n == 420
+
+
+@test
+def manifest_and_digest_match_the_writer():
+    for name, path in (("a.shard", A), ("b.shard", B)):
+        e = EXPECTED[name]
+        with open_shard(path) as s:
+            m = s.manifest
+            assert m["content_digest"] == e["digest"], (m["content_digest"], e["digest"])
+            assert m["record_count"] == e["records"]
+            assert m["job_id"] == e["job_id"]
+            assert m["seed_first"] == e["seed_first"] and m["seed_last"] == e["seed_last"]
+            assert m["run_id"] == "synth-run" and m["model_sha256"] == "rollout"
+            assert m["schema_version"] == spirefleet.SCHEMA_VERSION
+            assert m["compression"] == "zstd"
+            assert m["stats"]["fallback_by_kind"] == {"eval_timeout": 1}
+            assert m["stats"]["decisions"] == e["records"]
+            # the digest, recomputed here with hashlib from the raw records
+            h = hashlib.sha256()
+            for i in range(len(s)):
+                raw = s.raw(i)
+                h.update(struct.pack("<Q", len(raw)) + raw)
+            assert h.hexdigest() == e["digest"]
+            assert s.content_digest() == e["digest"]
+            s.verify()
+    with open_shard(B) as s:
+        assert s.manifest["compression_level"] == 9
+
+
+def copy(name):
+    os.makedirs(os.path.join(WORK, "broken"), exist_ok=True)
+    dst = os.path.join(WORK, "broken", name)
+    shutil.copyfile(A, dst)
+    return dst
+
+
+def refused(path, kind):
+    try:
+        open_shard(path).close()
+    except ShardError as e:
+        assert e.kind == kind, "%s: kind %s (%s), expected %s" % (path, e.kind, e, kind)
+        assert path in str(e), str(e)
+        return str(e)
+    raise AssertionError("%s was not refused" % path)
+
+
+def trailer_start(path):
+    with open(path, "rb") as f:
+        f.seek(-64, 2)
+        footer = f.read(64)
+    return struct.unpack_from("<Q", footer, 16)[0]
+
+
+@test
+def truncated_unsealed_missing_are_refused():
+    t = copy("trunc.shard")
+    os.truncate(t, os.path.getsize(t) - 1)
+    assert "trailer is cut short" in refused(t, "truncated")
+    os.truncate(t, os.path.getsize(t) // 2)
+    assert "LMDB data needs" in refused(t, "truncated")
+    u = copy("a.shard.4242.0badcafe.tmp")
+    os.truncate(u, trailer_start(u))  # LMDB data only: what a writer leaves
+    assert "a writer's temporary file" in refused(u, "unsealed")
+    assert "no such shard" in refused(os.path.join(WORK, "nope.shard"), "missing")
+    try:
+        ShardDataset(os.path.join(WORK, "broken"))
+    except ShardError as e:
+        assert e.kind in ("truncated", "corrupt"), str(e)
+    else:
+        raise AssertionError("a dataset over broken shards was built")
+
+
+@test
+def damage_is_found():
+    d = copy("damaged.shard")
+    data_end = trailer_start(d)
+    with open(d, "r+b") as f:  # a byte in the middle of the record data
+        f.seek(data_end // 2)
+        b = f.read(1)
+        f.seek(data_end // 2)
+        f.write(bytes([b[0] ^ 0x40]))
+    try:
+        with open_shard(d) as s:
+            s.verify()
+    except ShardError as e:
+        assert e.kind == "corrupt" and "page %d" % (data_end // 2 // 4096) in str(e), str(e)
+    else:
+        raise AssertionError("a flipped byte went unnoticed")
+
+
+@test
+def wrong_schema_version_is_refused():
+    import lmdb
+    from spirefleet import label_pb2
+    v = copy("version.shard")
+    os.truncate(v, trailer_start(v))
+    env = lmdb.open(v, subdir=False, lock=False, max_dbs=2)
+    meta = env.open_db(b"meta")
+    with env.begin(write=True) as txn:
+        m = label_pb2.ShardManifest.FromString(txn.get(b"manifest", db=meta))
+        m.schema_version = 2
+        txn.put(b"manifest", m.SerializeToString(), db=meta)
+    env.close()
+    # Seal it again (docs/format.md: every page a structure page is allowed).
+    with open(v, "r+b") as f:
+        data = f.read()
+        npages = len(data) // 4096
+        crcs = [zlib.crc32(data[k * 4096:(k + 1) * 4096]) for k in range(npages)]
+        table = struct.pack("<%dI" % (2 * npages), *(crcs + list(range(npages))))
+        footer = b"SFSEAL01" + struct.pack("<IIQQQI", 1, 4096, len(data), npages, npages,
+                                           zlib.crc32(table)) + bytes(16)
+        f.write(table + footer + struct.pack("<I", zlib.crc32(footer)))
+    assert "schema_version 2, this reader knows 1" in refused(v, "version")
+    r = subprocess.run([SF_SHARD, "stat", v], capture_output=True, text=True)
+    assert r.returncode == 1 and "schema_version 2" in r.stderr, (r.returncode, r.stderr)
+
+
+@test
+def dataset_shuffles_deterministically():
+    d1 = ShardDataset([B, A], seed=11)  # order of paths does not matter
+    d2 = ShardDataset([WORK + "/a.shard", WORK + "/b.shard"], seed=11)
+    assert len(d1) == 420 and d1.paths == sorted([A, B])
+    order1 = [d1.locate(i) for i in range(len(d1))]
+    assert order1 == [d2.locate(i) for i in range(len(d2))]
+    assert sorted(order1) == sorted([(A, i) for i in range(300)] + [(B, i) for i in range(120)])
+    d3 = ShardDataset([A, B], seed=12)
+    assert [d3.locate(i) for i in range(len(d3))] != order1
+    d1.set_epoch(1)
+    epoch1 = [d1.locate(i) for i in range(len(d1))]
+    assert epoch1 != order1
+    d1.set_epoch(0)
+    assert [d1.locate(i) for i in range(len(d1))] == order1
+    plain = ShardDataset(WORK, shuffle=False)  # a directory: its *.shard files
+    assert plain.locate(0) == (A, 0) and plain.locate(300) == (B, 0)
+    # items are the records they name
+    for i in (0, 1, 57, 419):
+        path, local = d1.locate(i)
+        compare_record(d1[i], RECORDS[os.path.basename(path)][local], "dataset item %d" % i)
+
+
+@test
+def torch_dataloader_reads_every_record():
+    try:
+        import torch
+    except ImportError:
+        return "SKIP torch not importable"
+    ds = ShardDataset([A, B], seed=5)
+    assert isinstance(ds, torch.utils.data.Dataset)
+    loader = torch.utils.data.DataLoader(ds, batch_size=16, num_workers=2,
+                                         collate_fn=pad_batch)
+    seen = 0
+    first = None
+    for batch in loader:
+        assert batch["token_type"].shape[0] == batch["token_mask"].shape[0]
+        if first is None:
+            first = batch
+        seen += batch["value_bins"].shape[0]
+    assert seen == 420
+    want = pad_batch([ds[i] for i in range(16)])
+    for k in want:
+        assert np.array_equal(first[k], want[k]), k
+
+
+@test
+def pad_batch_pads_and_masks():
+    with open_shard(A) as s:
+        recs = [s[0], s[1], s[2]]
+    b = pad_batch(recs)
+    t = [r["inputs"]["token_type"].shape[0] for r in recs]
+    q = [r["inputs"]["query"].shape[0] for r in recs]
+    assert b["token_type"].shape == (3, max(t)) and b["query"].shape == (3, max(q), 2)
+    for k in range(3):
+        assert b["token_mask"][k].sum() == t[k] and b["query_mask"][k].sum() == q[k]
+        assert np.all(b["token_type"][k, t[k]:] == 0)
+        assert np.array_equal(b["token_cont"][k, :t[k]], recs[k]["inputs"]["token_cont"])
+        assert abs(b["policy"][k].sum() - 1) < 1e-5
+
+
+@test
+def npz_export_matches_the_reader():
+    out = os.path.join(WORK, "a.npz")
+    r = subprocess.run([SF_SHARD, "export", A, "--npz", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    z = np.load(out)
+    with open_shard(A) as s:
+        recs = list(s)
+    n = len(recs)
+    to, qo = z["token_offsets"], z["query_offsets"]
+    assert to.shape == (n + 1,) and qo.shape == (n + 1,) and to[0] == 0
+    for i, rec in enumerate(recs):
+        inp = rec["inputs"]
+        assert np.array_equal(z["token_cont"][to[i]:to[i + 1]], inp["token_cont"])
+        assert np.array_equal(z["token_cat"][to[i]:to[i + 1]], inp["token_cat"])
+        assert np.array_equal(z["query"][qo[i]:qo[i + 1]], inp["query"])
+        assert np.array_equal(z["policy"][qo[i]:qo[i + 1]], rec["search"]["policy"])
+        assert np.array_equal(z["visits"][qo[i]:qo[i + 1]], rec["search"]["visits"])
+        assert z["game_seed"][i] == rec["ids"]["game_seed"]
+        assert z["chosen"][i] == rec["search"]["chosen"]
+        assert np.array_equal(z["value_bins"][i], rec["outcome"]["value_bins"])
+        assert np.array_equal(z["forecast"][i], rec["forecast"]["target"])
+        if rec["teacher"] is None:
+            assert z["teacher_rollouts"][i] == 0 and not z["teacher_mean"][i].any()
+        else:
+            assert np.array_equal(z["teacher_mean"][i], rec["teacher"]["mean"])
+    assert z["token_type"].dtype == np.uint8 and z["token_cont"].dtype == np.float32
+    assert z["game_seed"].dtype == np.uint64 and z["value_bins"].shape == (n, 21)
+
+
+def main():
+    print("1..%d" % len(TESTS))
+    failed = 0
+    for k, fn in enumerate(TESTS, 1):
+        try:
+            note = fn()
+            print("ok %d - %s%s" % (k, fn.__name__, " # " + note if note else ""))
+        except Exception:
+            failed += 1
+            print("not ok %d - %s" % (k, fn.__name__))
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+        sys.stdout.flush()
+    shutil.rmtree(WORK, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+#!/bin/sh
+# sf-shard end to end (TAP): every command on shards the C writer made, its
+# exit codes (0 ok, 1 bad shard, 2 usage, 3 other) and its messages.
+# usage: test_sf_shard.sh SHARD_FIXTURE SF_SHARD
+set -u
+fixture=$1
+sf=$2
+work=$(mktemp -d /tmp/sf-shard-cli-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$work/out" 2>/dev/null | head -20; }
+# check NAME EXPECTED_RC GREP_PATTERN -- CMD...: run CMD, want its exit code and a line matching.
+check() {
+  name=$1 want=$2 pat=$3
+  shift 4
+  "$@" >"$work/out" 2>&1
+  rc=$?
+  if [ "$rc" = "$want" ] && grep -q -- "$pat" "$work/out"; then ok "$name"; else
+    echo "exit $rc (wanted $want), pattern '$pat'" >>"$work/out"; not_ok "$name"; fi
+}
+
+echo "1..22"
+mkdir -p "$work/src"
+"$fixture" "$work/src" >/dev/null || { echo "Bail out! fixture failed"; exit 1; }
+digest_a=$(sed -n 's/.*"shard": "a.shard", "digest": "\([0-9a-f]*\)".*/\1/p' "$work/src/expected.jsonl")
+rm "$work/src/expected.jsonl"
+
+check "help lists the exit codes" 0 "2  usage error" -- "$sf" --help
+check "unknown command is a usage error" 2 "unknown command 'bogus'" -- "$sf" bogus
+check "every command has --help" 0 "usage: sf-shard pull SRC DST" -- sh -c \
+  "for c in ls stat verify cat export pull; do \"$sf\" \$c --help || exit 1; done"
+check "ls shows both shards sealed" 0 "b.shard *120 .* yes" -- "$sf" ls "$work/src"
+
+# An unsealed writer's file: the LMDB data of a.shard without its trailer.
+data_end=$(python3 -c "import struct,sys;f=open(sys.argv[1],'rb');f.seek(-64,2);print(struct.unpack_from('<Q',f.read(),16)[0])" "$work/src/a.shard")
+head -c "$data_end" "$work/src/a.shard" >"$work/src/c.shard.77.deadbeef.tmp"
+check "ls marks a writer's temp file unsealed" 0 "c.shard.77.deadbeef.tmp .* unsealed" -- "$sf" ls "$work/src"
+check "ls explains why" 0 "not sealed: a writer's temporary file" -- "$sf" ls "$work/src"
+rm "$work/src/c.shard.77.deadbeef.tmp"
+
+check "stat summarises the labels" 0 "value target (mean mass per bin" -- "$sf" stat "$work/src/a.shard"
+check "stat counts records" 0 "records     300 in" -- "$sf" stat "$work/src/a.shard"
+"$sf" stat --json "$work/src/a.shard" >"$work/stat.json" 2>&1
+if python3 -c "
+import json,sys; s=json.load(open(sys.argv[1])); l=s['labels']
+assert l['records']==300 and len(l['value_histogram'])==21
+assert abs(sum(l['value_histogram'])-1)<1e-4 and len(l['forecast_coverage'])==4
+assert l['forecast_coverage'][0]>=l['forecast_coverage'][3]
+assert s['manifest']['content_digest']==sys.argv[2] and s['file_over_payload']<=1.15
+" "$work/stat.json" "$digest_a" >"$work/out" 2>&1; then ok "stat --json is parseable and adds up"; else not_ok "stat --json is parseable and adds up"; fi
+
+check "verify a good shard prints its digest" 0 "ok .*a.shard 300 records $digest_a" -- "$sf" verify "$work/src/a.shard"
+check "verify a directory" 0 "2 shards, 2 good, 0 bad" -- "$sf" verify "$work/src"
+
+mkdir "$work/bad"
+cp "$work/src/a.shard" "$work/bad/a.shard"
+cp "$work/src/b.shard" "$work/bad/b.shard"
+# Flip a byte in the middle of a.shard's record data.
+python3 -c "
+import sys; p=sys.argv[1]; f=open(p,'r+b'); f.seek(int(sys.argv[2])); b=f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0]^64]))
+" "$work/bad/a.shard" $((data_end / 2))
+check "verify names the page and record of a flipped byte" 1 "FAIL: .*a.shard: page [0-9]*: CRC mismatch.*record" -- "$sf" verify "$work/bad"
+check "verify goes on to the other shards" 1 "2 shards, 1 good, 1 bad" -- "$sf" verify "$work/bad"
+check "a missing shard exits 3" 3 "no such shard" -- "$sf" verify "$work/nope.shard"
+truncate -s -100 "$work/bad/b.shard"
+check "cat refuses a truncated shard" 1 "b.shard: truncated" -- "$sf" cat "$work/bad/b.shard"
+
+check "cat prints one line per record" 0 "#299 seed=" -- "$sf" cat "$work/src/a.shard"
+"$sf" cat --json --index 5 "$work/src/a.shard" >"$work/rec.json" 2>&1
+if python3 -c "
+import json,sys; lines=open(sys.argv[1]).read().splitlines(); assert len(lines)==1
+o=json.loads(lines[0]); r=o['record']; assert o['index']=='5'
+assert r['ids']['game_seed']=='1000' and r['ids']['decision_index']==5
+t=r['inputs']['token_cont']; assert t['dtype']=='f32' and len(t['data'])==t['shape'][0]*t['shape'][1]
+assert len(r['outcome']['value_bins'])==21
+" "$work/rec.json" >"$work/out" 2>&1; then ok "cat --json --index gives that record as JSON"; else not_ok "cat --json --index gives that record as JSON"; fi
+check "cat --index past the end is a usage error" 2 "record 300 out of range" -- "$sf" cat --index 300 "$work/src/a.shard"
+
+check "pull copies sealed shards" 0 "2 copied" -- "$sf" pull "$work/src" "$work/dst"
+check "pull again finds them present" 0 "0 copied .*, 2 present, 0 failed" -- "$sf" pull "file://$work/src" "$work/dst"
+cp "$work/src/b.shard" "$work/bad/a.shard"
+check "pull never replaces a different shard" 1 "conflict a.shard: .*another content digest" -- "$sf" pull "$work/src" "$work/bad"
+check "a malformed tcp:// source is refused" 2 "not a valid endpoint" -- "$sf" pull "tcp://no such host" "$work/dst"
+
+[ "$fails" = 0 ]

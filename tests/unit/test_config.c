@@ -1,0 +1,246 @@
+/* test_config.c — the fleet's YAML run configuration (proto/wire.h). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "proto/wire.h"
+#include "sf_check.h"
+
+#ifndef SF_SOURCE_ROOT
+#error "SF_SOURCE_ROOT must point at the source tree"
+#endif
+
+static int parse_str(const char *yaml, sf_run_config *cfg, sf_err *err) {
+    return sf_config_parse(yaml, strlen(yaml), "inline.yaml", cfg, err);
+}
+
+START_TEST(minimal_config_gets_defaults) {
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(parse_str("run: {name: demo}\nseeds: {count: 10}\n", &c, &e), SF_OK);
+    ck_assert_str_eq(c.name, "demo");
+    ck_assert_str_eq(c.output_dir, "runs/demo");
+    ck_assert_uint_eq(c.seed_count, 10);
+    ck_assert_uint_eq(c.job_size, 8);
+    ck_assert_str_eq(c.play.mode, "fights");
+    ck_assert_str_eq(c.play.deck, "Strike*5,Defend*4,Bash");
+    ck_assert_int_eq(c.play.n_relics, 1);
+    ck_assert_str_eq(c.play.relics[0], "Burning Blood");
+    ck_assert_uint_eq(c.search.simulations, 200);
+    ck_assert_int_eq(c.search.n_c_schedule, 3);
+    ck_assert_double_eq(c.search.c_schedule[0].c, 0.8);
+    ck_assert_uint_eq(c.search.c_schedule[1].below, 1000);
+    ck_assert_double_eq(c.search.widening_c, 5.79);
+    ck_assert_double_eq(c.search.widening_alpha, 0.44);
+    ck_assert_double_eq(c.search.rollout_tau, 32.0);
+    ck_assert_str_eq(c.search.evaluator, "rollout");
+    ck_assert_uint_eq(c.coordinator.heartbeat_liveness, 5);
+    ck_assert_int_eq(c.shard.zstd_level, 3);
+}
+END_TEST
+
+START_TEST(pools_spread_their_weight) {
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(parse_str("run: {name: d}\nseeds: {count: 1}\n"
+                               "play: {encounters: {weak: 1, boss: 1, Jaw Worm: 0.5}}\n",
+                               &c, &e),
+                     SF_OK);
+    /* 4 weak encounters at 1/4 each (Jaw Worm +0.5 = 0.75), 3 bosses at 1/3 */
+    ck_assert_int_eq(c.play.n_encounters, 7);
+    double weak = 0, boss = 0, jaw = 0;
+    for (int i = 0; i < c.play.n_encounters; i++) {
+        int pool = sf_encounter_pool(c.play.encounters[i].id);
+        if (pool == SF_POOL_WEAK)
+            weak += c.play.encounters[i].weight;
+        if (pool == SF_POOL_BOSS)
+            boss += c.play.encounters[i].weight;
+        if (c.play.encounters[i].id == sf_encounter_lookup("Jaw Worm"))
+            jaw = c.play.encounters[i].weight;
+    }
+    ck_assert_double_eq_tol(weak, 1.5, 1e-12);
+    ck_assert_double_eq_tol(boss, 1.0, 1e-12);
+    ck_assert_double_eq_tol(jaw, 0.75, 1e-12);
+}
+END_TEST
+
+/* Every file in tests/fixtures/configs/bad has "# expect: <text>" on its
+ * first line; parsing it must fail with a message containing <text>. */
+START_TEST(bad_configs_name_file_line_column_and_key) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/configs/bad", SF_SOURCE_ROOT);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int checked = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d))) {
+        size_t l = strlen(ent->d_name);
+        if (l < 6 || strcmp(ent->d_name + l - 5, ".yaml"))
+            continue;
+        char path[2048], line[512] = "";
+        snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        fclose(f);
+        line[strcspn(line, "\n")] = 0;
+        ck_assert_msg(!strncmp(line, "# expect: ", 10), "%s: first line must be '# expect: ...'",
+                      ent->d_name);
+        sf_run_config c;
+        sf_err e = {0};
+        int rc = sf_config_load(path, &c, &e);
+        ck_assert_msg(rc == SF_ECONFIG, "%s: expected SF_ECONFIG, got %d (%s)", ent->d_name, rc,
+                      e.msg);
+        ck_assert_msg(strstr(e.msg, line + 10) != NULL, "%s:\n  expected: %s\n  got:      %s",
+                      ent->d_name, line + 10, e.msg);
+        checked++;
+    }
+    closedir(d);
+    ck_assert_int_ge(checked, 20);
+}
+END_TEST
+
+START_TEST(shipped_configs_are_valid) {
+    const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml"};
+    for (int i = 0; i < 2; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, names[i]);
+        sf_run_config c;
+        sf_err e = {0};
+        ck_assert_msg(sf_config_load(path, &c, &e) == SF_OK, "%s: %s", names[i], e.msg);
+    }
+}
+END_TEST
+
+START_TEST(digest_ignores_execution_but_not_labels) {
+    const char *base = "run: {name: d}\nseeds: {count: 16}\nsearch: {simulations: 300}\n";
+    sf_run_config a, b;
+    sf_err e = {0};
+    char da[65], db[65];
+    ck_assert_int_eq(parse_str(base, &a, &e), SF_OK);
+    ck_assert_int_eq(sf_config_digest(&a, da), SF_OK);
+    ck_assert_uint_eq(strlen(da), 64);
+    /* how the run executes does not change what the labels are */
+    ck_assert_int_eq(parse_str("run: {name: d, output_dir: /elsewhere}\nseeds: {count: 16}\n"
+                               "search: {simulations: 300}\nworkers: {count: 7, threads: 3}\n"
+                               "coordinator: {endpoint: 'tcp://*:9999'}\nshard: {zstd_level: 9}\n",
+                               &b, &e),
+                     SF_OK);
+    ck_assert_int_eq(sf_config_digest(&b, db), SF_OK);
+    ck_assert_str_eq(da, db);
+    /* the search budget does */
+    ck_assert_int_eq(
+        parse_str("run: {name: d}\nseeds: {count: 16}\nsearch: {simulations: 301}\n", &b, &e),
+        SF_OK);
+    ck_assert_int_eq(sf_config_digest(&b, db), SF_OK);
+    ck_assert_str_ne(da, db);
+}
+END_TEST
+
+START_TEST(printed_config_parses_back_to_the_same_digest) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/configs/fleet-example.yaml", SF_SOURCE_ROOT);
+    sf_run_config a, b;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_config_load(path, &a, &e), SF_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    sf_config_print(&a, m);
+    fclose(m);
+    ck_assert_msg(sf_config_parse(buf, len, "printed", &b, &e) == SF_OK, "%s\n%s", e.msg, buf);
+    free(buf);
+    char da[65], db[65];
+    sf_config_digest(&a, da);
+    sf_config_digest(&b, db);
+    ck_assert_str_eq(da, db);
+    ck_assert_int_eq(memcmp(&a.search, &b.search, sizeof a.search), 0);
+}
+END_TEST
+
+START_TEST(proto_round_trip) {
+    sf_run_config a, b;
+    sf_err e = {0};
+    ck_assert_int_eq(parse_str("run: {name: p}\nseeds: {count: 5, job_size: 2}\n"
+                               "play: {mode: gauntlet, potions: [Fire Potion]}\n",
+                               &a, &e),
+                     SF_OK);
+    sf_config_scratch *s = malloc(sizeof *s);
+    Spirefleet__RunConfig *m = sf_config_to_proto(&a, s);
+    size_t n = spirefleet__run_config__get_packed_size(m);
+    uint8_t *buf = malloc(n);
+    spirefleet__run_config__pack(m, buf);
+    Spirefleet__RunConfig *back = spirefleet__run_config__unpack(NULL, n, buf);
+    ck_assert_ptr_nonnull(back);
+    ck_assert_int_eq(sf_config_from_proto(back, &b, &e), SF_OK);
+    ck_assert_str_eq(b.play.mode, "gauntlet");
+    ck_assert_str_eq(b.play.potions[0], "Fire Potion");
+    ck_assert_uint_eq(b.job_size, 2);
+    char da[65], db[65];
+    sf_config_digest(&a, da);
+    sf_config_digest(&b, db);
+    ck_assert_str_eq(da, db);
+    /* a RunConfig with a missing section is refused, not crashed on */
+    Spirefleet__SearchConfig *keep = back->search;
+    back->search = NULL;
+    ck_assert_int_eq(sf_config_from_proto(back, &b, &e), SF_EFORMAT);
+    back->search = keep;
+    spirefleet__run_config__free_unpacked(back, NULL);
+    free(buf);
+    free(s);
+}
+END_TEST
+
+START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
+    sf_err e = {0};
+    Spirefleet__Envelope *env = NULL;
+    const uint8_t garbage[] = {0xff, 0xff, 0xff, 0x01, 0x02};
+    ck_assert_int_eq(sf_wire_decode(garbage, sizeof garbage, &env, &e), SF_EFORMAT);
+    ck_assert_ptr_null(env);
+    Spirefleet__Envelope out = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
+    hb.worker_id = "w";
+    out.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    out.heartbeat = &hb;
+    uint8_t *bytes;
+    size_t n;
+    ck_assert_int_eq(sf_wire_encode(&out, &bytes, &n), SF_OK);
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_OK);
+    ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_HEARTBEAT);
+    ck_assert_str_eq(env->heartbeat->worker_id, "w");
+    sf_wire_free(env);
+    free(bytes);
+    out.version = 99; /* encode forces the version; pack by hand */
+    n = spirefleet__envelope__get_packed_size(&out);
+    bytes = malloc(n);
+    spirefleet__envelope__pack(&out, bytes);
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EVERSION);
+    ck_assert_ptr_nonnull(strstr(e.msg, "protocol version 99"));
+    free(bytes);
+    /* an envelope with no body */
+    Spirefleet__Envelope empty = SPIREFLEET__ENVELOPE__INIT;
+    empty.version = SF_PROTOCOL_VERSION;
+    n = spirefleet__envelope__get_packed_size(&empty);
+    bytes = malloc(n + 1);
+    spirefleet__envelope__pack(&empty, bytes);
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EFORMAT);
+    free(bytes);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("config");
+    tcase_add_test(tc, minimal_config_gets_defaults);
+    tcase_add_test(tc, pools_spread_their_weight);
+    tcase_add_test(tc, bad_configs_name_file_line_column_and_key);
+    tcase_add_test(tc, shipped_configs_are_valid);
+    tcase_add_test(tc, digest_ignores_execution_but_not_labels);
+    tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
+    tcase_add_test(tc, proto_round_trip);
+    tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "config");
+}

@@ -1,0 +1,579 @@
+/* test_coordinator.c — the coordinator's ledger, leases, shard intake,
+ * untrusted frames, restart, metrics and the trainers' pull, driven by
+ * in-process DEALER clients speaking fleet.proto. Shards are real sealed
+ * shards built from synthetic records (tests/support/label_synth.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "coordinator/internal.h"
+#include "label_synth.h"
+#include "sf_check.h"
+#include "shard/cli/cli.h"
+
+static char tmpdir[256];
+
+static void setup(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sf-coord-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void make_cfg_n(sf_run_config *cfg, const char *sub, int lease_s, int seeds,
+                       const char *extra) {
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "run: {name: ctest, output_dir: '%s/%s'}\n"
+             "seeds: {start: 100, count: %d, job_size: 4}\n"
+             "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
+             " heartbeat_liveness: 3}\n%s",
+             tmpdir, sub, seeds, lease_s, extra ? extra : "");
+    sf_err e = {0};
+    ck_assert_msg(sf_config_parse(yaml, strlen(yaml), "test.yaml", cfg, &e) == SF_OK, "%s", e.msg);
+}
+
+static void make_cfg(sf_run_config *cfg, const char *sub, int lease_s, const char *extra) {
+    make_cfg_n(cfg, sub, lease_s, 12, extra);
+}
+
+typedef struct client {
+    void *ctx, *sock;
+} client;
+
+static void client_open(client *c, sf_coordinator *co) {
+    c->ctx = zmq_ctx_new();
+    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
+    ck_assert_int_eq(zmq_connect(c->sock, sf_coordinator_endpoint(co)), 0);
+}
+
+static void client_close(client *c) {
+    zmq_close(c->sock);
+    zmq_ctx_term(c->ctx);
+}
+
+/* Pump the coordinator until one reply reaches `c` (or 3 s pass). */
+static Spirefleet__Envelope *pump(sf_coordinator *co, client *c) {
+    sf_err e = {0};
+    for (int i = 0; i < 300; i++) {
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) >= 0) {
+            Spirefleet__Envelope *env = NULL;
+            int rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e);
+            zmq_msg_close(&m);
+            ck_assert_msg(rc == SF_OK, "reply does not decode: %s", e.msg);
+            return env;
+        }
+        zmq_msg_close(&m);
+    }
+    ck_abort_msg("no reply from the coordinator");
+    return NULL;
+}
+
+static Spirefleet__Envelope *rpc(sf_coordinator *co, client *c, Spirefleet__Envelope *req) {
+    ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, req, 0), SF_OK);
+    return pump(co, c);
+}
+
+static void hello(sf_coordinator *co, client *c, const char *id) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+    h.protocol_version = SF_PROTOCOL_VERSION;
+    h.worker_id = (char *)id;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+    req.hello = &h;
+    Spirefleet__Envelope *r = rpc(co, c, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WELCOME);
+    sf_wire_free(r);
+}
+
+static Spirefleet__Envelope *request_job(sf_coordinator *co, client *c) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
+    req.job_request = &jr;
+    return rpc(co, c, &req);
+}
+
+/* A sealed shard for job `job` of the run in co (n synthetic records). */
+static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                       uint8_t digest[32]) {
+    synth_params p;
+    synth_params_default(&p);
+    p.run_id = co->cfg.name;
+    p.job_id = job;
+    p.seed_base = seed;
+    p.config_digest = co->digest;
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_shard_writer *w;
+    sf_err e = {0};
+    ck_assert_msg(sf_shard_writer_open(path, &info, NULL, &w, &e) == SF_OK, "%s", e.msg);
+    synth_record *r = malloc(sizeof *r);
+    for (int i = 0; i < n; i++) {
+        synth_fill(r, &p, (uint64_t)i);
+        ck_assert_msg(sf_shard_writer_append(w, &r->rec, &e) == SF_OK, "%s", e.msg);
+    }
+    free(r);
+    ck_assert_msg(sf_shard_writer_seal(w, NULL, digest, &e) == SF_OK, "%s", e.msg);
+}
+
+static size_t slurp(const char *path, uint8_t **out) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *out = malloc((size_t)n);
+    ck_assert_uint_eq(fread(*out, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return (size_t)n;
+}
+
+/* Offer and send a shard; returns the final ShardAck envelope. `flip`
+ * (>= 0) corrupts that byte in transit. */
+static Spirefleet__Envelope *send_shard(sf_coordinator *co, client *c, uint64_t job,
+                                        const char *path, const uint8_t digest[32], long flip) {
+    uint8_t *bytes;
+    size_t n = slurp(path, &bytes);
+    uint8_t h[32];
+    crypto_hash_sha256(h, bytes, n);
+    char sha[65], dig[65];
+    sf_hex(h, 32, sha);
+    sf_hex(digest, 32, dig);
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
+    of.job_id = job;
+    of.size = n;
+    of.file_sha256 = sha;
+    of.content_digest = dig;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
+    req.shard_offer = &of;
+    Spirefleet__Envelope *r = rpc(co, c, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
+    if (!r->shard_ack->send) {
+        free(bytes);
+        return r;
+    }
+    sf_wire_free(r);
+    if (flip >= 0)
+        bytes[flip] ^= 0x40;
+    size_t chunk = 4096;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t len = n - off < chunk ? n - off : chunk;
+        Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
+        ch.job_id = job;
+        ch.offset = off;
+        ch.data.data = bytes + off;
+        ch.data.len = len;
+        ch.last = off + len >= n;
+        ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
+        ce.shard_chunk = &ch;
+        ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &ce, 0), SF_OK);
+    }
+    free(bytes);
+    r = pump(co, c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
+    return r;
+}
+
+static sf_coordinator *open_co(const sf_run_config *cfg) {
+    sf_coordinator *co;
+    sf_err e = {0};
+    sf_coord_opts o = {.bind = NULL, .metrics_port = 0, .exit_when_done = 0};
+    ck_assert_msg(sf_coordinator_open(cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    return co;
+}
+
+START_TEST(job_lifecycle_lease_upload_done_complete) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    char path[512];
+    /* 12 seeds in jobs of 4 -> jobs 1..3 with seeds 100, 104, 108 */
+    for (uint64_t job = 1; job <= 3; job++) {
+        Spirefleet__Envelope *r = request_job(co, &c);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        ck_assert_uint_eq(r->job->job_id, job);
+        ck_assert_uint_eq(r->job->seed_start, 100 + 4 * (job - 1));
+        ck_assert_uint_eq(r->job->seed_count, 4);
+        ck_assert_uint_eq(r->job->attempt, 1);
+        ck_assert_str_eq(r->job->config_digest, co->digest);
+        ck_assert_ptr_nonnull(r->job->search);
+        ck_assert_uint_eq(r->job->search->simulations, 200);
+        sf_wire_free(r);
+        uint8_t dig[32];
+        snprintf(path, sizeof path, "%s/up%llu.shard", tmpdir, (unsigned long long)job);
+        make_shard(co, job, 100 + 4 * (job - 1), 30, path, dig);
+        r = send_shard(co, &c, job, path, dig, -1);
+        ck_assert_msg(r->shard_ack->ok && !r->shard_ack->duplicate, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+    }
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 3);
+    ck_assert_uint_eq(st.labels, 90);
+    ck_assert_int_eq(st.complete, 1);
+    snprintf(path, sizeof path, "%s/run/shards/ctest-job000002.shard", tmpdir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    sf_shard_verify_report rep;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_shard_verify(path, &rep, &e), SF_OK);
+    ck_assert_uint_eq(rep.records, 30);
+    /* nothing left half-received */
+    snprintf(path, sizeof path, "%s/run/incoming", tmpdir);
+    ck_assert_int_eq(rmdir(path), 0);
+    mkdir(path, 0755);
+    Spirefleet__Envelope *r = request_job(co, &c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE);
+    sf_wire_free(r);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+START_TEST(late_and_bad_results) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    sf_wire_free(request_job(co, &c));
+    char path[512], other[512];
+    uint8_t dig[32], dig2[32];
+    snprintf(path, sizeof path, "%s/good.shard", tmpdir);
+    make_shard(co, 1, 100, 20, path, dig);
+    /* a byte flipped in transit: the file SHA-256 does not match */
+    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, 700);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "SHA-256 mismatch"));
+    sf_wire_free(r);
+    /* a shard of another job offered for job 1 */
+    snprintf(other, sizeof other, "%s/other.shard", tmpdir);
+    make_shard(co, 2, 104, 20, other, dig2);
+    r = send_shard(co, &c, 1, other, dig2, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "another run, job or config"));
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.shards_rejected, 2);
+    ck_assert_uint_eq(st.jobs_done, 0);
+    ck_assert_uint_eq(st.jobs_leased, 1);
+    /* the good one lands; a second copy later is a duplicate and dropped */
+    r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert(r->shard_ack->ok && r->shard_ack->duplicate);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1);
+    ck_assert_uint_eq(st.duplicates_dropped, 1);
+    ck_assert_uint_eq(st.labels, 20);
+    /* a result for a job that is pending (never leased to anyone) is
+     * accepted: any copy of a job is the same */
+    r = send_shard(co, &c, 2, other, dig2, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+START_TEST(untrusted_frames_are_counted_and_answered) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client bad, good;
+    client_open(&bad, co);
+    client_open(&good, co);
+    hello(co, &good, "w-good");
+    /* garbage */
+    const uint8_t junk[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x42};
+    zmq_send(bad.sock, junk, sizeof junk, 0);
+    Spirefleet__Envelope *r = pump(co, &bad);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    ck_assert_int_eq(r->error->code, SF_EFORMAT);
+    sf_wire_free(r);
+    /* an empty frame, a truncated envelope, two frames in one message */
+    zmq_send(bad.sock, "", 0, 0);
+    sf_wire_free(pump(co, &bad));
+    Spirefleet__Envelope hb = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat h = SPIREFLEET__HEARTBEAT__INIT;
+    h.worker_id = "someone";
+    hb.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    hb.heartbeat = &h;
+    uint8_t *bytes;
+    size_t n;
+    sf_wire_encode(&hb, &bytes, &n);
+    zmq_send(bad.sock, bytes, n - 2, 0);
+    sf_wire_free(pump(co, &bad));
+    zmq_send(bad.sock, bytes, n, ZMQ_SNDMORE);
+    zmq_send(bad.sock, bytes, n, 0);
+    r = pump(co, &bad);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* a wrong protocol version */
+    hb.version = 7;
+    size_t m = spirefleet__envelope__get_packed_size(&hb);
+    uint8_t *v7 = malloc(m);
+    spirefleet__envelope__pack(&hb, v7);
+    zmq_send(bad.sock, v7, m, 0);
+    r = pump(co, &bad);
+    ck_assert_int_eq(r->error->code, SF_EVERSION);
+    sf_wire_free(r);
+    free(v7);
+    /* a valid message out of order: no Hello yet */
+    zmq_send(bad.sock, bytes, n, 0);
+    r = pump(co, &bad);
+    ck_assert_int_eq(r->error->code, SF_ESTATE);
+    ck_assert_ptr_nonnull(strstr(r->error->message, "Hello"));
+    sf_wire_free(r);
+    free(bytes);
+    /* a message only a coordinator sends */
+    Spirefleet__Envelope wl = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Wait w = SPIREFLEET__WAIT__INIT;
+    wl.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;
+    wl.wait = &w;
+    r = rpc(co, &good, &wl);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* chunks without an offer */
+    Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
+    ch.job_id = 1;
+    ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
+    ce.shard_chunk = &ch;
+    r = rpc(co, &good, &ce);
+    ck_assert(!r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.decode_errors, 5);
+    ck_assert_uint_ge(st.protocol_errors, 3);
+    /* and the real worker is still served */
+    r = request_job(co, &good);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    sf_wire_free(r);
+    client_close(&bad);
+    client_close(&good);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+START_TEST(expired_lease_is_reissued) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 1, 4, NULL); /* one job, a 1 s lease */
+    sf_err e = {0};
+    sf_coordinator *co = open_co(&cfg);
+    client a, b;
+    client_open(&a, co);
+    client_open(&b, co);
+    hello(co, &a, "wa");
+    hello(co, &b, "wb");
+    Spirefleet__Envelope *r = request_job(co, &a);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    r = request_job(co, &b);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
+    sf_wire_free(r);
+    /* a keeps quiet past its 1 s lease (and its liveness window) */
+    for (int i = 0; i < 130; i++) {
+        sf_coordinator_step(co, 10, &e);
+        if (i % 10 == 0) { /* b stays alive */
+            Spirefleet__Envelope hb = SPIREFLEET__ENVELOPE__INIT;
+            Spirefleet__Heartbeat h = SPIREFLEET__HEARTBEAT__INIT;
+            hb.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+            hb.heartbeat = &h;
+            sf_wire_send(b.sock, NULL, 0, &hb, 0);
+        }
+    }
+    zmq_msg_t m; /* drain b's heartbeat echoes */
+    zmq_msg_init(&m);
+    while (zmq_msg_recv(&m, b.sock, ZMQ_DONTWAIT) >= 0)
+        ;
+    zmq_msg_close(&m);
+    r = request_job(co, &b);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    ck_assert_uint_eq(r->job->attempt, 2);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.lease_expiries, 1);
+    ck_assert_uint_eq(st.reissues, 1);
+    ck_assert_uint_eq(st.workers_alive, 1);
+    /* a's late result is still accepted: the job is not done yet */
+    char path[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/late.shard", tmpdir);
+    make_shard(co, 1, 100, 10, path, dig);
+    r = send_shard(co, &a, 1, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    client_close(&a);
+    client_close(&b);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+START_TEST(restart_resumes_from_the_ledger) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    sf_wire_free(request_job(co, &c)); /* job 1 leased */
+    sf_wire_free(request_job(co, &c)); /* job 2 leased */
+    char path[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/j1.shard", tmpdir);
+    make_shard(co, 1, 100, 12, path, dig);
+    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    /* job 3's shard reaches shards/ but not the ledger (as if the
+     * coordinator died between storing and committing) */
+    char stored[512];
+    snprintf(stored, sizeof stored, "%s/run/shards/ctest-job000003.shard", tmpdir);
+    make_shard(co, 3, 108, 7, stored, dig);
+    client_close(&c);
+    sf_coordinator_close(co);
+
+    co = open_co(&cfg);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 2);   /* job 1, and job 3 adopted */
+    ck_assert_uint_eq(st.jobs_leased, 1); /* job 2 keeps its lease */
+    ck_assert_uint_eq(st.jobs_pending, 0);
+    ck_assert_uint_eq(st.labels, 19);
+    sf_coordinator_close(co);
+
+    /* the same output dir with another config is refused */
+    sf_run_config other;
+    make_cfg(&other, "run", 60, "search: {simulations: 999}\n");
+    sf_coordinator *co2 = NULL;
+    sf_err e = {0};
+    sf_coord_opts o = {0};
+    ck_assert_int_eq(sf_coordinator_open(&other, &o, &co2, &e), SF_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(e.msg, "config digest"));
+    ck_assert_ptr_null(co2);
+}
+END_TEST
+
+START_TEST(metrics_text_exposition) {
+    sf_coord_status st = {0};
+    st.jobs_pending = 5;
+    st.jobs_leased = 2;
+    st.jobs_done = 9;
+    st.labels = 1234;
+    st.labels_per_s = 56.5;
+    st.workers_alive = 3;
+    st.lease_expiries = 1;
+    st.decode_errors = 4;
+    st.bytes_stored = 777;
+    char buf[8192];
+    ck_assert_int_gt(metrics_render(&st, "r1", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_jobs{run=\"r1\",state=\"done\"} 9\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_jobs{run=\"r1\",state=\"pending\"} 5\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_labels_total{run=\"r1\"} 1234\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_labels_per_second{run=\"r1\"} 56.500\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_workers_alive{run=\"r1\"} 3\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_decode_errors_total{run=\"r1\"} 4\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "# TYPE spirefleet_bytes_stored_total counter\n"));
+    ck_assert_int_eq(metrics_render(&st, "r1", buf, 100), SF_EFULL);
+}
+END_TEST
+
+typedef struct serve_arg {
+    sf_coordinator *co;
+    volatile sig_atomic_t stop;
+} serve_arg;
+
+static void *serve_thread(void *p) {
+    serve_arg *a = p;
+    sf_err e = {0};
+    sf_coordinator_serve(a->co, &a->stop, &e);
+    return NULL;
+}
+
+START_TEST(trainers_pull_shards_over_tcp) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    uint8_t dig[2][32];
+    for (int j = 1; j <= 2; j++) {
+        sf_wire_free(request_job(co, &c));
+        char path[512];
+        snprintf(path, sizeof path, "%s/p%d.shard", tmpdir, j);
+        make_shard(co, (uint64_t)j, (uint64_t)(100 + 4 * (j - 1)), 40, path, dig[j - 1]);
+        Spirefleet__Envelope *r = send_shard(co, &c, (uint64_t)j, path, dig[j - 1], -1);
+        ck_assert(r->shard_ack->ok);
+        sf_wire_free(r);
+    }
+    client_close(&c);
+    serve_arg arg = {co, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, serve_thread, &arg);
+    sf_shard_source *src;
+    sf_err e = {0};
+    const char *ep = sf_coordinator_endpoint(co);
+    ck_assert_int_eq(sf_cli_open_source(ep, &src, &e), SF_OK);
+    char dst[512];
+    snprintf(dst, sizeof dst, "%s/pulled", tmpdir);
+    sf_shard_pull_report rep = {0};
+    ck_assert_msg(sf_shard_pull(src, dst, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.copied, 2);
+    /* a second pull finds both present with the same digest */
+    memset(&rep, 0, sizeof rep);
+    ck_assert_int_eq(sf_shard_pull(src, dst, &rep, &e), SF_OK);
+    ck_assert_uint_eq(rep.copied, 0);
+    ck_assert_uint_eq(rep.present, 2);
+    src->ops->close(src);
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    char path[700];
+    snprintf(path, sizeof path, "%s/ctest-job000002.shard", dst);
+    sf_shard_verify_report vr;
+    ck_assert_int_eq(sf_shard_verify(path, &vr, &e), SF_OK);
+    ck_assert_mem_eq(vr.digest, dig[1], 32);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("coordinator");
+    TCase *tc = tcase_create("coordinator");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, job_lifecycle_lease_upload_done_complete);
+    tcase_add_test(tc, late_and_bad_results);
+    tcase_add_test(tc, untrusted_frames_are_counted_and_answered);
+    tcase_add_test(tc, expired_lease_is_reissued);
+    tcase_add_test(tc, restart_resumes_from_the_ledger);
+    tcase_add_test(tc, metrics_text_exposition);
+    tcase_add_test(tc, trainers_pull_shards_over_tcp);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "coordinator");
+}

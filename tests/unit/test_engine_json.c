@@ -1,0 +1,273 @@
+/*
+ * test_engine_json.c — sf_engine_to_json / sf_engine_from_json: exact round
+ * trips, readable fields, and a clear error for every malformed document.
+ */
+#include <jansson.h>
+#include <sodium.h>
+#include <string.h>
+
+#include "engine/internal.h"
+#include "sf_check.h"
+
+static sf_state fight(int encounter, uint64_t seed) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = encounter;
+    spec.seed = seed;
+    spec.potions[1] = POTION_FIRE;
+    sf_state s;
+    sf_err err = {0};
+    ck_assert_msg(sf_engine_init(&s, &spec, &err) == SF_OK, "%s", err.msg);
+    return s;
+}
+
+static void round_trip(const sf_state *s) {
+    json_t *doc = sf_engine_to_json(s);
+    ck_assert_ptr_nonnull(doc);
+    /* Through text, as a file would carry it. */
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    ck_assert_ptr_nonnull(text);
+    json_error_t jerr;
+    json_t *back = json_loads(text, 0, &jerr);
+    free(text);
+    ck_assert_ptr_nonnull(back);
+    sf_state t;
+    memset(&t, 0x5A, sizeof t);
+    sf_err err = {0};
+    ck_assert_msg(sf_engine_from_json(back, &t, &err) == SF_OK, "%s", err.msg);
+    json_decref(back);
+    ck_assert_mem_eq(&t, s, sizeof t);
+}
+
+START_TEST(round_trip_is_byte_identical_through_random_play) {
+    int states = 0, choices = 0, over = 0;
+    for (int enc = 0; enc < ENC_COUNT; enc++) {
+        sf_state s = fight(enc, 31 + (uint64_t)enc);
+        uint64_t r = 0x2545F4914F6CDD1Dull + (uint64_t)enc;
+        for (;;) {
+            round_trip(&s);
+            states++;
+            choices += combat_of(&s)->phase == PH_CHOICE;
+            if (sf_engine_is_terminal(&s)) {
+                over++;
+                break;
+            }
+            sf_action acts[SF_MAX_ACTIONS];
+            int n = sf_engine_enumerate(&s, acts, SF_MAX_ACTIONS);
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            ck_assert_int_eq(sf_engine_apply(&s, acts[r % (uint64_t)n], NULL), SF_OK);
+        }
+    }
+    ck_assert_int_eq(over, ENC_COUNT);
+    ck_assert_int_gt(states, 200);
+    /* belief-mode states round-trip too */
+    sf_state s = fight(ENC_CULTIST, 3), root;
+    sf_engine_belief_root(&s, 17, &root);
+    round_trip(&root);
+    (void)choices;
+}
+END_TEST
+
+START_TEST(choice_screen_state_round_trips) {
+    sf_state s = fight(ENC_JAW_WORM, 9);
+    sf_combat *c = combat_of(&s);
+    c->hand[0] = combat_make_card(c, CARD_ARMAMENTS, 0);
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_PLAY, 0, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    if (c->phase != PH_CHOICE)
+        ck_abort_msg("Armaments did not open a choice (hand had < 2 distinct upgradable cards)");
+    round_trip(&s);
+    json_t *doc = sf_engine_to_json(&s);
+    json_t *choice = json_object_get(doc, "choice");
+    ck_assert_str_eq(json_string_value(json_object_get(choice, "kind")), "armaments");
+    ck_assert_str_eq(json_string_value(json_object_get(choice, "card")), "Armaments");
+    json_decref(doc);
+}
+END_TEST
+
+START_TEST(readable_fields_describe_the_state) {
+    sf_state s = fight(ENC_JAW_WORM, 42);
+    sf_combat *c = combat_of(&s);
+    c->hand[1].upg = 1;
+    c->pw[PW_STR] = 3;
+    json_t *doc = sf_engine_to_json(&s);
+    ck_assert_int_eq(json_integer_value(json_object_get(doc, "engine_version")), SF_ENGINE_VERSION);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "encounter")), "Jaw Worm");
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "phase")), "player");
+    json_t *pl = json_object_get(doc, "player");
+    ck_assert_int_eq(json_integer_value(json_object_get(pl, "hp")), 80);
+    ck_assert_int_eq(json_integer_value(json_object_get(pl, "energy")), 3);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(pl, "powers"), "Strength")),
+                     3);
+    json_t *mon = json_array_get(json_object_get(doc, "monsters"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(mon, "name")), "Jaw Worm");
+    ck_assert_int_eq(json_integer_value(json_object_get(mon, "hp")), c->mon[0].hp);
+    json_t *hand = json_object_get(doc, "hand");
+    ck_assert_int_eq((int)json_array_size(hand), 5);
+    char want[64];
+    snprintf(want, sizeof want, "%s+", sf_cards[c->hand[1].id].name);
+    ck_assert_str_eq(json_string_value(json_array_get(hand, 1)), want);
+    ck_assert_int_eq((int)json_array_size(json_object_get(doc, "draw")), 5);
+    json_t *potions = json_object_get(doc, "potions");
+    ck_assert(json_is_null(json_array_get(potions, 0)));
+    ck_assert_str_eq(json_string_value(json_array_get(potions, 1)), "Fire Potion");
+    ck_assert_int_eq((int)strlen(json_string_value(json_object_get(doc, "identity"))), 32);
+    json_decref(doc);
+}
+END_TEST
+
+/* Load `doc` into a state pre-filled with a marker and check the error code,
+ * a message fragment, and that the target was not touched. */
+static void expect_error(json_t *doc, int code, const char *fragment) {
+    sf_state t, marker;
+    memset(&marker, 0x77, sizeof marker);
+    t = marker;
+    sf_err err = {0};
+    ck_assert_int_eq(sf_engine_from_json(doc, &t, &err), code);
+    ck_assert_int_eq(err.code, code);
+    ck_assert_msg(strstr(err.msg, fragment) != NULL, "message '%s' lacks '%s'", err.msg, fragment);
+    ck_assert_mem_eq(&t, &marker, sizeof t);
+}
+
+/* A saved state whose raw bytes were changed by `edit`: the good document
+ * with "raw" re-encoded and "identity" dropped, so the structural check is
+ * what must refuse it. (sf_engine_to_json is never given the bad state.) */
+static json_t *edited(const sf_state *s, void (*edit)(sf_combat *)) {
+    sf_state t = *s;
+    edit(combat_of(&t));
+    char raw[sodium_base64_ENCODED_LEN(SF_STATE_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+    sodium_bin2base64(raw, sizeof raw, t.opaque, SF_STATE_BYTES, sodium_base64_VARIANT_ORIGINAL);
+    json_t *doc = sf_engine_to_json(s);
+    json_object_set_new(doc, "raw", json_string(raw));
+    json_object_del(doc, "identity");
+    return doc;
+}
+
+static void bad_card(sf_combat *c) {
+    c->hand[0].id = 200;
+}
+static void bad_monster_count(sf_combat *c) {
+    c->n_mon = 9;
+}
+static void bad_draw_known(sf_combat *c) {
+    c->draw_known = (uint8_t)(c->draw_n + 1);
+}
+static void dirty_unused_slot(sf_combat *c) {
+    c->discard[63].id = CARD_STRIKE;
+}
+static void bad_move(sf_combat *c) {
+    c->mon[0].move = 250;
+}
+static void stray_pending(sf_combat *c) {
+    c->pending.active = 1;
+}
+
+START_TEST(malformed_documents_get_clear_errors) {
+    sf_state s = fight(ENC_JAW_WORM, 5);
+    json_t *good = sf_engine_to_json(&s);
+
+    json_t *arr = json_array();
+    expect_error(arr, SF_EFORMAT, "not an object");
+    json_decref(arr);
+
+    json_t *d = json_deep_copy(good);
+    json_object_del(d, "raw");
+    expect_error(d, SF_EFORMAT, "\"raw\" is missing");
+    json_decref(d);
+
+    d = json_deep_copy(good);
+    json_object_set_new(d, "raw", json_integer(5));
+    expect_error(d, SF_EFORMAT, "\"raw\" is not a string");
+    json_decref(d);
+
+    d = json_deep_copy(good);
+    json_object_set_new(d, "raw", json_string("@@@@"));
+    expect_error(d, SF_EFORMAT, "not base64");
+    json_decref(d);
+
+    d = json_deep_copy(good);
+    json_object_set_new(d, "raw", json_string("AAAA")); /* 3 bytes */
+    expect_error(d, SF_EFORMAT, "holds 3 bytes");
+    json_decref(d);
+
+    d = json_deep_copy(good);
+    json_object_del(d, "engine_version");
+    expect_error(d, SF_EFORMAT, "\"engine_version\" is missing");
+    json_decref(d);
+
+    d = json_deep_copy(good);
+    json_object_set_new(d, "engine_version", json_string("1"));
+    expect_error(d, SF_EFORMAT, "not an integer");
+    json_decref(d);
+
+    d = json_deep_copy(good);
+    json_object_set_new(d, "engine_version", json_integer(SF_ENGINE_VERSION + 1));
+    expect_error(d, SF_EVERSION, "does not match this engine");
+    json_decref(d);
+
+    /* An edited state with its old identity: the digest check refuses it. */
+    sf_state t = s;
+    combat_of(&t)->hp = 1;
+    d = sf_engine_to_json(&t);
+    json_object_set(d, "identity", json_object_get(good, "identity"));
+    expect_error(d, SF_ECORRUPT, "identity");
+    json_decref(d);
+
+    /* Structurally impossible bytes are refused with the field named. */
+    d = edited(&s, bad_card);
+    expect_error(d, SF_EFORMAT, "hand[0]: card id 200");
+    json_decref(d);
+    d = edited(&s, bad_monster_count);
+    expect_error(d, SF_EFORMAT, "monster count 9");
+    json_decref(d);
+    d = edited(&s, bad_draw_known);
+    expect_error(d, SF_EFORMAT, "draw_known");
+    json_decref(d);
+    d = edited(&s, dirty_unused_slot);
+    expect_error(d, SF_EFORMAT, "discard: unused slots");
+    json_decref(d);
+    d = edited(&s, bad_move);
+    expect_error(d, SF_EFORMAT, "monster[0]: move ids 250");
+    json_decref(d);
+    d = edited(&s, stray_pending);
+    expect_error(d, SF_EFORMAT, "in play outside a choice");
+    json_decref(d);
+
+    json_decref(good);
+}
+END_TEST
+
+START_TEST(a_loaded_state_plays_on_identically) {
+    sf_state s = fight(ENC_3_SENTRIES, 8);
+    json_t *doc = sf_engine_to_json(&s);
+    sf_state t;
+    ck_assert_int_eq(sf_engine_from_json(doc, &t, NULL), SF_OK);
+    json_decref(doc);
+    uint64_t r = 12345;
+    while (!sf_engine_is_terminal(&s)) {
+        sf_action acts[SF_MAX_ACTIONS];
+        int n = sf_engine_enumerate(&s, acts, SF_MAX_ACTIONS);
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        sf_action a = acts[r % (uint64_t)n];
+        uint32_t m1 = 0, m2 = 0;
+        ck_assert_int_eq(sf_engine_apply(&s, a, &m1), SF_OK);
+        ck_assert_int_eq(sf_engine_apply(&t, a, &m2), SF_OK);
+        ck_assert_uint_eq(m1, m2);
+        ck_assert_mem_eq(&s, &t, sizeof s);
+    }
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("engine-json");
+    TCase *tc = tcase_create("json");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, round_trip_is_byte_identical_through_random_play);
+    tcase_add_test(tc, choice_screen_state_round_trips);
+    tcase_add_test(tc, readable_fields_describe_the_state);
+    tcase_add_test(tc, malformed_documents_get_clear_errors);
+    tcase_add_test(tc, a_loaded_state_plays_on_identically);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "engine-json");
+}

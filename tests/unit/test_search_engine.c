@@ -1,0 +1,499 @@
+/* test_search_engine.c — the search on the real engine: an exact expectimax
+ * oracle on a small fight, the only-lethal line, determinism across threads
+ * and trees, honesty (indistinguishable truths), common random numbers, and
+ * no allocation per simulation (malloc is wrapped at link time). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/internal.h"
+#include "sf_check.h"
+
+/* ------------------------------------------------------ allocation count */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+static long g_allocs;
+void *__wrap_malloc(size_t n) {
+    g_allocs++;
+    return __real_malloc(n);
+}
+void *__wrap_calloc(size_t a, size_t b) {
+    g_allocs++;
+    return __real_calloc(a, b);
+}
+void *__wrap_realloc(void *p, size_t n) {
+    g_allocs++;
+    return __real_realloc(p, n);
+}
+
+/* --------------------------------------------------------------- helpers */
+static void fight(sf_state *st, const char *encounter, const char *deck, uint64_t seed) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err e = {0};
+    spec.encounter = sf_encounter_lookup(encounter);
+    ck_assert_int_ge(spec.encounter, 0);
+    if (deck)
+        ck_assert_msg(sf_deck_parse(deck, &spec, &e) == SF_OK, "%s", e.msg);
+    spec.seed = seed;
+    ck_assert_msg(sf_engine_init(st, &spec, &e) == SF_OK, "%s", e.msg);
+}
+
+static sf_search_config config(int sims, int trees) {
+    sf_search_config c;
+    sf_search_config_default(&c);
+    c.simulations = sims;
+    c.trees = trees;
+    return c;
+}
+
+static void decide(const sf_search_config *c, const sf_state *st, uint64_t seed, int threads,
+                   sf_eval_fn fn, void *ctx, sf_search_result *out) {
+    sf_err e = {0};
+    int rc = sf_search_decide(c, st, seed, 0, threads, fn, ctx, out, &e);
+    ck_assert_msg(rc == SF_OK, "decide: %s", e.msg);
+}
+
+static int card_of(const sf_state *st, sf_action a) {
+    sf_action_info info;
+    if (sf_engine_action_info(st, a, &info) != SF_OK)
+        return -1;
+    return a.kind == SF_ACT_PLAY ? info.card_id : -1;
+}
+
+/* ---------------------------------------------------------- exact oracle */
+
+/* The horizon value both sides use: a finished fight's outcome score, else
+ * 0.5*hp/max + 0.5*(1 - monster HP / monster HP at the root). */
+typedef struct horizon {
+    int mon_hp0;
+} horizon;
+
+static double horizon_value(const horizon *h, const sf_state *s) {
+    if (sf_engine_is_terminal(s)) {
+        sf_outcome o;
+        sf_engine_outcome(s, &o);
+        return sf_value_of_outcome(&o);
+    }
+    sf_observation ob;
+    sf_engine_observe(s, &ob);
+    return 0.5 * ob.hp / ob.max_hp + 0.5 * (1.0 - (double)ob.monster_hp_total / h->mon_hp0);
+}
+
+static int horizon_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *ans) {
+    ans->has_dist = 0;
+    ans->has_priors = 0;
+    ans->value = horizon_value(ctx, req->state);
+    return SF_OK;
+}
+
+#define MEMO_BITS 18
+typedef struct oracle {
+    horizon h;
+    int horizon_turn;
+    int draws; /* CRN draws per chance node */
+    sf_identity id[1 << MEMO_BITS];
+    double v[1 << MEMO_BITS];
+    unsigned char used[1 << MEMO_BITS];
+    long states, chance_nodes, max_outcomes;
+} oracle;
+
+static double oracle_v(oracle *o, const sf_state *s);
+
+static int at_horizon(const oracle *o, const sf_state *s) {
+    sf_observation ob;
+    sf_engine_observe(s, &ob);
+    return sf_engine_is_terminal(s) || ob.turn >= o->horizon_turn;
+}
+
+/* E[V(apply(s, a))]. A deterministic step has one outcome. A chance step's
+ * outcomes are enumerated by o->draws independent re-seedings (the engine
+ * draws each chance event from its streams; uniform seeds give the true
+ * distribution), merged by identity and weighted by frequency. */
+static double oracle_q(oracle *o, const sf_state *s, sf_action a) {
+    sf_state c = *s;
+    uint32_t streams = 0;
+    ck_assert_int_eq(sf_chance_draw(0x0AC1E, &c, a, 0, &streams), SF_OK);
+    if (!streams)
+        return oracle_v(o, &c);
+    o->chance_nodes++;
+    enum { MAXO = 256 };
+    sf_identity ids[MAXO];
+    double vals[MAXO];
+    int counts[MAXO], n = 0;
+    int all_horizon = at_horizon(o, &c);
+    /* Past the horizon the outcomes differ only in what the horizon value
+     * does not read (next intents, next hand): checked below, so fewer
+     * draws give the exact expectation. */
+    int draws = all_horizon ? 16 : o->draws;
+    for (int d = 0; d < draws; d++) {
+        sf_state x = *s;
+        ck_assert_int_eq(sf_chance_draw(0x0AC1E, &x, a, (uint32_t)d, NULL), SF_OK);
+        sf_identity id = sf_engine_identity(&x);
+        int k = 0;
+        while (k < n && !sf_identity_eq(ids[k], id))
+            k++;
+        if (k == n) {
+            ck_assert_int_lt(n, MAXO);
+            ids[n] = id;
+            counts[n] = 0;
+            vals[n] = oracle_v(o, &x);
+            n++;
+        }
+        counts[k]++;
+    }
+    if (n > o->max_outcomes)
+        o->max_outcomes = n;
+    double sum = 0.0;
+    for (int k = 0; k < n; k++) {
+        if (all_horizon)
+            ck_assert_double_eq_tol(vals[k], vals[0], 1e-12);
+        sum += counts[k] * vals[k];
+    }
+    return sum / draws;
+}
+
+static double oracle_v(oracle *o, const sf_state *s) {
+    if (at_horizon(o, s))
+        return horizon_value(&o->h, s);
+    sf_identity id = sf_engine_identity(s);
+    uint32_t mask = (1u << MEMO_BITS) - 1, i = (uint32_t)id.lo & mask;
+    while (o->used[i] && !sf_identity_eq(o->id[i], id))
+        i = (i + 1) & mask;
+    if (o->used[i])
+        return o->v[i];
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
+    double best = -INFINITY;
+    for (int k = 0; k < n; k++) {
+        double q = oracle_q(o, s, acts[k]);
+        if (q > best)
+            best = q;
+    }
+    ck_assert_int_lt(o->states, (1 << MEMO_BITS) / 2);
+    o->states++;
+    o->used[i] = 1;
+    o->id[i] = id;
+    o->v[i] = best;
+    return best;
+}
+
+START_TEST(search_matches_exact_expectimax_on_a_small_fight) {
+    /* Cultist (one weak monster), a 6-card deck, belief mode, horizon 2
+     * turns. Turn 2's hand is 5 of the 6 cards (the left-out card is a
+     * chance event), the Cultist's rolls are chance events. The oracle takes
+     * the max over every action and the mean over every chance outcome (2,048
+     * draws per chance node: outcome probabilities within ~0.02, values
+     * within ~0.002), the search 60,000 simulations with the same leaves. */
+    sf_state truth, root;
+    fight(&truth, "Cultist", "Bash,Strike,Strike,Defend,Defend,Inflame", 7);
+    sf_engine_belief_root(&truth, 1, &root);
+    sf_observation ob;
+    sf_engine_observe(&root, &ob);
+    oracle *o = calloc(1, sizeof *o);
+    o->h.mon_hp0 = ob.monster_hp_total;
+    o->horizon_turn = ob.turn + 2;
+    o->draws = 2048;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&root, acts, SF_MAX_ACTIONS);
+    ck_assert_int_ge(n, 3);
+    double exact[SF_MAX_ACTIONS], best = -INFINITY;
+    for (int k = 0; k < n; k++) {
+        exact[k] = oracle_q(o, &root, acts[k]);
+        if (exact[k] > best)
+            best = exact[k];
+    }
+    ck_assert_int_gt(o->chance_nodes, 0);
+    ck_assert_int_gt(o->max_outcomes, 1); /* real chance, not a single line */
+
+    sf_search_config c = config(60000, 1);
+    c.evaluator = SF_EVAL_EXTERNAL;
+    c.select = SF_SELECT_UCT;
+    c.uct_c = 0.25; /* convergence check: see test_search_toy.c */
+    c.horizon_turns = 2;
+    c.request_feat = 0; /* the callback reads request->state */
+    sf_search_result r;
+    decide(&c, &truth, 3, 1, horizon_eval, &o->h, &r);
+    ck_assert_int_eq(r.n_actions, n);
+    for (int k = 0; k < n; k++)
+        for (int k = 0; k < n; k++)
+            ck_assert_uint_eq(sf_action_code(r.actions[k].action), sf_action_code(acts[k]));
+    /* the chosen action is an exact best one, and its Q is within 0.01 */
+    ck_assert_double_ge(exact[r.chosen], best - 1e-9);
+    ck_assert_double_eq_tol(r.actions[r.chosen].q, best, 0.01);
+    ck_assert_double_eq_tol(r.tree_value[0], best, 0.01);
+    free(o);
+}
+END_TEST
+
+/* ----------------------------------------------------- only lethal line */
+
+/* Within the current turn (no END_TURN), can some line starting with `a`
+ * win? Card plays of the starter cards are deterministic (checked). */
+static int lethal_from(const sf_state *s, int depth) {
+    if (sf_engine_is_terminal(s)) {
+        sf_outcome o;
+        sf_engine_outcome(s, &o);
+        return o.won;
+    }
+    if (depth > 10)
+        return 0;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
+    for (int k = 0; k < n; k++) {
+        if (acts[k].kind != SF_ACT_PLAY)
+            continue;
+        sf_state c = *s;
+        uint32_t streams = 0;
+        sf_engine_apply(&c, acts[k], &streams);
+        if (streams == 0 && lethal_from(&c, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+START_TEST(only_lethal_line_is_found_at_a_small_budget) {
+    /* Scan greedy-played Jaw Worm fights for decisions where exactly one
+     * first action has a lethal line this turn and it is Bash (Bash makes
+     * the monster Vulnerable, so Bash then Strike kills where Strike then
+     * Bash does not). At each such decision, 64 simulations find it. */
+    int bash = sf_card_lookup("Bash"), strike = sf_card_lookup("Strike");
+    int found = 0;
+    for (uint64_t seed = 1; seed < 400 && found < 3; seed++) {
+        sf_state st;
+        fight(&st, "Jaw Worm", NULL, seed);
+        uint64_t rng = seed;
+        while (!sf_engine_is_terminal(&st) && found < 3) {
+            sf_action acts[SF_MAX_ACTIONS];
+            int n = sf_engine_enumerate(&st, acts, SF_MAX_ACTIONS);
+            int lethal_first = -1, n_lethal = 0, has_strike = 0;
+            for (int k = 0; k < n; k++) {
+                if (card_of(&st, acts[k]) == strike)
+                    has_strike = 1;
+                if (acts[k].kind != SF_ACT_PLAY)
+                    continue;
+                sf_state c = st;
+                uint32_t streams = 0;
+                sf_engine_apply(&c, acts[k], &streams);
+                if (streams == 0 && lethal_from(&c, 1)) {
+                    lethal_first = k;
+                    n_lethal++;
+                }
+            }
+            if (n_lethal == 1 && has_strike && card_of(&st, acts[lethal_first]) == bash) {
+                sf_search_config c = config(64, 1);
+                sf_search_result r;
+                decide(&c, &st, seed, 1, NULL, NULL, &r);
+                ck_assert_uint_eq(sf_action_code(r.chosen_action),
+                                  sf_action_code(acts[lethal_first]));
+                ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_PROVEN_WIN);
+                found++;
+            }
+            sf_action a;
+            ck_assert_int_eq(sf_search_rollout_action(&st, 8.0, &rng, &a), SF_OK);
+            sf_engine_apply(&st, a, NULL);
+        }
+    }
+    ck_assert_int_ge(found, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------ determinism */
+
+START_TEST(result_bytes_do_not_depend_on_threads_or_scheduling) {
+    sf_state st;
+    fight(&st, "Jaw Worm", NULL, 5);
+    sf_search_config c = config(4000, 4);
+    sf_search_result r1, r2, r4;
+    decide(&c, &st, 11, 1, NULL, NULL, &r1);
+    decide(&c, &st, 11, 2, NULL, NULL, &r2);
+    decide(&c, &st, 11, 4, NULL, NULL, &r4);
+    ck_assert_uint_eq(r1.simulations, 4000);
+    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    ck_assert_mem_eq(&r1, &r4, sizeof r1);
+    c.trees = 2;
+    decide(&c, &st, 11, 1, NULL, NULL, &r1);
+    decide(&c, &st, 11, 2, NULL, NULL, &r2);
+    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    c.select = SF_SELECT_GUMBEL;
+    c.distributional = 1;
+    decide(&c, &st, 11, 1, NULL, NULL, &r1);
+    decide(&c, &st, 11, 2, NULL, NULL, &r2);
+    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+}
+END_TEST
+
+/* -------------------------------------------------------------- honesty */
+
+START_TEST(indistinguishable_truths_give_identical_results) {
+    /* Two starter-deck Jaw Worm fights whose visible first positions are
+     * equal (same HP roll, same hand in order) but whose hidden draw orders
+     * differ: their belief roots are equal bytes and the searches agree. */
+    enum { N = 3000 };
+    static sf_state truth[N], belief[N];
+    int a = -1, b = -1;
+    for (int i = 0; i < N && a < 0; i++) {
+        fight(&truth[i], "Jaw Worm", NULL, 1000 + (uint64_t)i);
+        sf_engine_belief_root(&truth[i], 77, &belief[i]);
+        for (int j = 0; j < i; j++) {
+            if (memcmp(&belief[i], &belief[j], sizeof(sf_state)) != 0)
+                continue;
+            /* do the hidden draw orders differ? end the turn in both */
+            sf_state x = truth[i], y = truth[j];
+            const sf_action end = {SF_ACT_END_TURN, 0, SF_NO_TARGET, 0};
+            sf_engine_apply(&x, end, NULL);
+            sf_engine_apply(&y, end, NULL);
+            sf_observation ox, oy;
+            sf_engine_observe(&x, &ox);
+            sf_engine_observe(&y, &oy);
+            if (!sf_identity_eq(sf_engine_identity(&x), sf_engine_identity(&y))) {
+                a = j;
+                b = i;
+                break;
+            }
+        }
+    }
+    ck_assert_int_ge(a, 0);
+    ck_assert(memcmp(&truth[a], &truth[b], sizeof(sf_state)) != 0);
+    sf_search_config c = config(1500, 2);
+    sf_search_result ra, rb;
+    decide(&c, &truth[a], 42, 1, NULL, NULL, &ra);
+    decide(&c, &truth[b], 42, 1, NULL, NULL, &rb);
+    ck_assert_mem_eq(&ra, &rb, sizeof ra);
+    /* hidden streams alone differ: still identical */
+    sf_state t2 = truth[a];
+    for (int k = 0; k < SF_NUM_STREAMS; k++)
+        sf_engine_reseed(&t2, k, 0xDEADBEEFull + (uint64_t)k);
+    decide(&c, &t2, 42, 1, NULL, NULL, &rb);
+    ck_assert_mem_eq(&ra, &rb, sizeof ra);
+}
+END_TEST
+
+/* ------------------------------------------------- common random numbers */
+
+START_TEST(two_orders_reaching_one_state_face_the_same_draws) {
+    /* Defend then Strike and Strike then Defend reach the same position; with
+     * different stream histories, ending the turn from either draws the same
+     * outcomes for every draw index (spec §11.6). */
+    sf_state st, root;
+    fight(&st, "Jaw Worm", "Strike,Defend,Strike,Defend,Bash,Strike,Defend,Strike", 3);
+    sf_engine_belief_root(&st, 5, &root);
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&root, acts, SF_MAX_ACTIONS);
+    int s_i = -1, d_i = -1;
+    for (int k = 0; k < n; k++) {
+        if (card_of(&root, acts[k]) == sf_card_lookup("Strike"))
+            s_i = k;
+        if (card_of(&root, acts[k]) == sf_card_lookup("Defend"))
+            d_i = k;
+    }
+    ck_assert_int_ge(s_i, 0);
+    ck_assert_int_ge(d_i, 0);
+    /* line A: Strike, then the Defend now in hand; line B: Defend, Strike */
+    sf_state a = root, b = root;
+    sf_engine_apply(&a, acts[s_i], NULL);
+    sf_engine_apply(&b, acts[d_i], NULL);
+    sf_action na[SF_MAX_ACTIONS], nb[SF_MAX_ACTIONS];
+    int ka = sf_engine_enumerate(&a, na, SF_MAX_ACTIONS);
+    int kb = sf_engine_enumerate(&b, nb, SF_MAX_ACTIONS);
+    for (int k = 0; k < ka; k++)
+        if (card_of(&a, na[k]) == sf_card_lookup("Defend")) {
+            sf_engine_apply(&a, na[k], NULL);
+            break;
+        }
+    for (int k = 0; k < kb; k++)
+        if (card_of(&b, nb[k]) == sf_card_lookup("Strike")) {
+            sf_engine_apply(&b, nb[k], NULL);
+            break;
+        }
+    ck_assert(sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+    for (int k = 0; k < SF_NUM_STREAMS; k++)
+        sf_engine_reseed(&b, k, 1234567u + (uint64_t)k);
+    const sf_action end = {SF_ACT_END_TURN, 0, SF_NO_TARGET, 0};
+    int distinct = 0;
+    sf_identity first = {0, 0};
+    for (uint32_t d = 0; d < 24; d++) {
+        sf_state xa = a, xb = b;
+        uint32_t ma = 0, mb = 0;
+        ck_assert_int_eq(sf_chance_draw(42, &xa, end, d, &ma), SF_OK);
+        ck_assert_int_eq(sf_chance_draw(42, &xb, end, d, &mb), SF_OK);
+        ck_assert_uint_ne(ma, 0);
+        ck_assert_uint_eq(ma, mb);
+        sf_identity ia = sf_engine_identity(&xa);
+        ck_assert(sf_identity_eq(ia, sf_engine_identity(&xb)));
+        sf_observation oa, ob;
+        sf_engine_observe(&xa, &oa);
+        sf_engine_observe(&xb, &ob);
+        ck_assert_int_eq(oa.incoming_damage, ob.incoming_damage); /* same intent roll */
+        if (d == 0)
+            first = ia;
+        else
+            distinct += !sf_identity_eq(first, ia);
+    }
+    ck_assert_int_gt(distinct, 0); /* the draws are worlds, not one outcome */
+}
+END_TEST
+
+/* ------------------------------------------------------------ allocation */
+
+START_TEST(no_allocation_per_simulation_on_the_engine) {
+    sf_state st;
+    fight(&st, "Hexaghost", NULL, 2);
+    sf_search_config c = config(8000, 2);
+    c.distributional = 1;
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
+    int rc = 0;
+    uint64_t sims = 0;
+    long before = g_allocs;
+    for (uint64_t d = 0; d < 3; d++) {
+        sf_search_result r;
+        rc |= sf_search_begin(s, &st, 9, d, &e);
+        rc |= sf_search_run(s, 1, NULL, NULL, &e);
+        rc |= sf_search_result_get(s, &r, &e);
+        sims += r.simulations;
+    }
+    long during = g_allocs - before;
+    ck_assert_int_eq(rc, SF_OK);
+    ck_assert_uint_eq(sims, 24000);
+    ck_assert_int_eq(during, 0);
+    sf_search_destroy(s);
+}
+END_TEST
+
+START_TEST(arena_memory_fits_the_budget) {
+    /* The edge pool is sized 24 edges per node: a full 8,000-simulation boss
+     * decision never runs out, and the whole search stays within 16 MiB. */
+    sf_state st;
+    fight(&st, "The Guardian", NULL, 4);
+    sf_search_config c = config(8000, 1);
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
+    ck_assert_uint_lt(sf_search_memory(s), 16u << 20);
+    ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
+    ck_assert_int_eq(sf_search_run(s, 1, NULL, NULL, &e), SF_OK);
+    sf_search_result r;
+    ck_assert_int_eq(sf_search_result_get(s, &r, &e), SF_OK);
+    ck_assert_uint_eq(r.edge_pool_full, 0);
+    ck_assert_uint_eq(r.simulations, 8000);
+    sf_search_destroy(s);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("search-engine");
+    TCase *tc = tcase_create("engine");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, search_matches_exact_expectimax_on_a_small_fight);
+    tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
+    tcase_add_test(tc, result_bytes_do_not_depend_on_threads_or_scheduling);
+    tcase_add_test(tc, indistinguishable_truths_give_identical_results);
+    tcase_add_test(tc, two_orders_reaching_one_state_face_the_same_draws);
+    tcase_add_test(tc, no_allocation_per_simulation_on_the_engine);
+    tcase_add_test(tc, arena_memory_fits_the_budget);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "search-engine");
+}

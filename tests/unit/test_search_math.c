@@ -1,0 +1,410 @@
+/* test_search_math.c — the search's formulas against the test vectors of
+ * search_spec §10 (computed there with SciPy / MCTX) and hand computations:
+ * the value convention, 21-bin projection, CVaR, bands, UCT/PUCT, the
+ * widening cap, completed-Q / v_mix / sigma / pi', sequential halving. */
+#include <math.h>
+#include <string.h>
+
+#include "search/search.h"
+#include "sf_check.h"
+
+#define EPS 1e-6
+
+/* ---------------------------------------------------------------- values */
+
+START_TEST(value_score_follows_the_label_convention) {
+    /* A loss is 0 whatever is left; a win is 0.5 + 0.45*hp/max + 0.05*pots/3. */
+    ck_assert_double_eq(sf_value_score(0, 80, 80, 3), 0.0);
+    ck_assert_double_eq_tol(sf_value_score(1, 80, 80, 3), 1.0, 1e-12);
+    ck_assert_double_eq_tol(sf_value_score(1, 0, 80, 0), 0.5, 1e-12);
+    /* 40/80 HP, 1 potion: 0.5 + 0.225 + 0.05/3 = 0.7416666... */
+    ck_assert_double_eq_tol(sf_value_score(1, 40, 80, 1), 0.5 + 0.225 + 0.05 / 3.0, 1e-12);
+    /* out-of-range inputs are clamped */
+    ck_assert_double_eq_tol(sf_value_score(1, 99, 80, 7), 1.0, 1e-12);
+    ck_assert_double_eq_tol(sf_value_score(1, -5, 80, -1), 0.5, 1e-12);
+    sf_outcome o = {.over = 1, .won = 1, .hp = 60, .max_hp = 80, .potions_left = 2};
+    ck_assert_double_eq_tol(sf_value_of_outcome(&o), 0.5 + 0.45 * 0.75 + 0.1 / 3.0, 1e-12);
+}
+END_TEST
+
+START_TEST(value_support_matches_the_21_bin_definition) {
+    ck_assert_double_eq(sf_value_support(0), 0.0);
+    ck_assert_double_eq_tol(sf_value_support(1), 0.5, 1e-15);
+    ck_assert_double_eq_tol(sf_value_support(20), 1.0, 1e-15);
+    ck_assert_double_eq_tol(sf_value_support(11), 0.5 + 0.5 * 10.0 / 19.0, 1e-15);
+    ck_assert_double_eq(sf_value_support(21), 0.0);
+    ck_assert_double_eq(sf_value_support(-1), 0.0);
+}
+END_TEST
+
+START_TEST(value_projection_is_two_hot_and_keeps_the_mean) {
+    float p[SF_VALUE_BINS];
+    /* death: bin 0 */
+    sf_value_project(0.0, p);
+    ck_assert_float_eq(p[0], 1.0f);
+    ck_assert_double_eq_tol(sf_value_mean(p), 0.0, 1e-12);
+    /* the barest win: bin 1 */
+    sf_value_project(0.5, p);
+    ck_assert_float_eq(p[1], 1.0f);
+    /* full HP and potions: bin 20 */
+    sf_value_project(1.0, p);
+    ck_assert_float_eq(p[20], 1.0f);
+    /* y = 0.75: x = 1 + 19*0.5 = 10.5 -> bins 10 and 11 at 0.5 each */
+    sf_value_project(0.75, p);
+    ck_assert_float_eq_tol(p[10], 0.5f, 1e-6f);
+    ck_assert_float_eq_tol(p[11], 0.5f, 1e-6f);
+    ck_assert_double_eq_tol(sf_value_mean(p), 0.75, 1e-6);
+    /* a scalar below 0.5 (an estimate, not an outcome) mixes death and bin 1 */
+    sf_value_project(0.2, p);
+    ck_assert_float_eq_tol(p[0], 0.6f, 1e-6f);
+    ck_assert_float_eq_tol(p[1], 0.4f, 1e-6f);
+    /* every y: two neighbouring bins, mass 1, E[z] = y */
+    for (int i = 0; i <= 1000; i++) {
+        double y = i / 1000.0;
+        sf_value_project(y, p);
+        double sum = 0.0;
+        int nz = 0;
+        for (int b = 0; b < SF_VALUE_BINS; b++) {
+            sum += p[b];
+            nz += p[b] > 0.0f;
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-6);
+        ck_assert_int_le(nz, 2);
+        ck_assert_double_eq_tol(sf_value_mean(p), y, 2e-6);
+    }
+    sf_value_project(NAN, p);
+    ck_assert_float_eq(p[0], 1.0f);
+}
+END_TEST
+
+START_TEST(cvar_matches_spec_10_4) {
+    /* spec §10.4: 21 bins on z_i = i/20; p(0.0) = 0.1, p(0.5) = 0.3,
+     * p(0.8) = 0.4, p(1.0) = 0.2; mean 0.67. */
+    double z[21], p[21] = {0};
+    for (int i = 0; i < 21; i++)
+        z[i] = i / 20.0;
+    p[0] = 0.1;
+    p[10] = 0.3;
+    p[16] = 0.4;
+    p[20] = 0.2;
+    ck_assert_double_eq_tol(sf_value_cvar(z, p, 21, 1.0), 0.67, 1e-12);
+    ck_assert_double_eq_tol(sf_value_cvar(z, p, 21, 0.5), 0.46, 1e-12);
+    ck_assert_double_eq_tol(sf_value_cvar(z, p, 21, 0.25), 0.30, 1e-12);
+    ck_assert_double_eq_tol(sf_value_cvar(z, p, 21, 0.1), 0.0, 1e-12);
+    ck_assert_double_eq_tol(sf_value_cvar(z, p, 21, 0.05), 0.0, 1e-12);
+}
+END_TEST
+
+START_TEST(cvar_equals_rockafellar_uryasev_form) {
+    /* CVaR_a = max_nu nu - E[(nu - X)+]/a, maximum at a support point: check
+     * both forms agree on a spread distribution over our 21-bin support. */
+    float h[SF_VALUE_BINS] = {0};
+    h[0] = 0.15f;
+    h[3] = 0.05f;
+    h[7] = 0.2f;
+    h[12] = 0.35f;
+    h[19] = 0.25f;
+    const double alphas[] = {0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.77, 1.0};
+    for (size_t ai = 0; ai < sizeof alphas / sizeof alphas[0]; ai++) {
+        double a = alphas[ai], best = -INFINITY;
+        for (int j = 0; j < SF_VALUE_BINS; j++) {
+            double nu = sf_value_support(j), tail = 0.0;
+            for (int i = 0; i < SF_VALUE_BINS; i++) {
+                double d = nu - sf_value_support(i);
+                if (d > 0)
+                    tail += h[i] * d;
+            }
+            if (nu - tail / a > best)
+                best = nu - tail / a;
+        }
+        ck_assert_double_eq_tol(sf_value_cvar21(h, a), best, 1e-6);
+    }
+    ck_assert_double_eq_tol(sf_value_cvar21(h, 1.0), sf_value_mean(h), 1e-6);
+}
+END_TEST
+
+START_TEST(band_rank_puts_uncertain_above_proven_loss) {
+    /* spec §11.7: every uncertain line has mean < the proven-loss line's raw
+     * value, and the uncertain line still ranks first. */
+    ck_assert_int_gt(sf_band_compare(SF_BAND_UNCERTAIN, 0.05, SF_BAND_LOSS, 0.9), 0);
+    ck_assert_int_lt(sf_band_compare(SF_BAND_LOSS, 0.9, SF_BAND_UNCERTAIN, 0.05), 0);
+    ck_assert_int_gt(sf_band_compare(SF_BAND_WIN, 0.5, SF_BAND_UNCERTAIN, 0.99), 0);
+    ck_assert_int_gt(sf_band_compare(SF_BAND_UNCERTAIN, 0.6, SF_BAND_UNCERTAIN, 0.5), 0);
+    ck_assert_int_eq(sf_band_compare(SF_BAND_WIN, 0.7, SF_BAND_WIN, 0.7), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ selection */
+
+START_TEST(uct_score_by_hand) {
+    ck_assert(isinf(sf_uct_score(0.3, 0, 10, 1.41)));
+    /* 0.5 + 1.41*sqrt(ln 100 / 10) = 0.5 + 1.41*0.678614... = 1.456846 */
+    ck_assert_double_eq_tol(sf_uct_score(0.5, 10, 100, 1.41), 0.5 + 1.41 * sqrt(log(100.0) / 10.0),
+                            1e-12);
+    ck_assert_double_eq_tol(sf_uct_score(0.5, 10, 100, 1.41), 1.4568458, 1e-6);
+}
+END_TEST
+
+START_TEST(uct_constant_follows_the_budget_table) {
+    /* 0.8 below 500 simulations, 1.41 below 1,000, 2.5 from 1,000. */
+    ck_assert_double_eq(sf_uct_c_for_budget(1, 500, 1000, 0.8, 1.41, 2.5), 0.8);
+    ck_assert_double_eq(sf_uct_c_for_budget(499, 500, 1000, 0.8, 1.41, 2.5), 0.8);
+    ck_assert_double_eq(sf_uct_c_for_budget(500, 500, 1000, 0.8, 1.41, 2.5), 1.41);
+    ck_assert_double_eq(sf_uct_c_for_budget(999, 500, 1000, 0.8, 1.41, 2.5), 1.41);
+    ck_assert_double_eq(sf_uct_c_for_budget(1000, 500, 1000, 0.8, 1.41, 2.5), 2.5);
+    ck_assert_double_eq(sf_uct_c_for_budget(8000, 500, 1000, 0.8, 1.41, 2.5), 2.5);
+}
+END_TEST
+
+START_TEST(puct_score_by_hand) {
+    /* MuZero: q + P*sqrt(Np)/(1+n)*(c1 + ln((Np + c2 + 1)/c2)).
+     * q 0.4, P 0.25, n 3, Np 16: 0.4 + 0.25*4/4*(1.25 + ln(19669/19652)). */
+    double want = 0.4 + 0.25 * 4.0 / 4.0 * (1.25 + log(19669.0 / 19652.0));
+    ck_assert_double_eq_tol(sf_puct_score(0.4, 0.25, 3, 16, 1.25, 19652.0), want, 1e-12);
+    ck_assert_double_eq_tol(want, 0.7127162, 1e-6);
+}
+END_TEST
+
+START_TEST(widen_cap_matches_spec_10_3) {
+    /* spec §10.3: K(v) = ceil(5.79 (v+1)^0.44). */
+    const uint32_t v[] = {0, 1, 2, 3, 5, 10, 15, 20, 22, 23, 25, 30, 50, 100, 200, 500, 1000};
+    const uint32_t k[] = {6, 8, 10, 11, 13, 17, 20, 23, 24, 24, 25, 27, 33, 45, 60, 90, 122};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        ck_assert_uint_eq(sf_widen_cap(5.79, 0.44, v[i]), k[i]);
+    /* It first binds at v = 24: K(v) >= v + 1 for every v <= 23, K(24) = 24. */
+    for (uint32_t i = 0; i <= 23; i++)
+        ck_assert_uint_ge(sf_widen_cap(5.79, 0.44, i), i + 1);
+    ck_assert_uint_eq(sf_widen_cap(5.79, 0.44, 24), 24);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- Gumbel */
+
+/* spec §10.2: logits [1, 0.5, 0, -1]; N = [3, 1, 0, 0]; q = [0.6, 0.8]; v_hat 0.5. */
+static void spec_10_2(double *prior, double *logit, uint32_t *n, double *q) {
+    const double l[4] = {1.0, 0.5, 0.0, -1.0};
+    double mx = 1.0, sum = 0.0;
+    for (int a = 0; a < 4; a++)
+        sum += exp(l[a] - mx);
+    for (int a = 0; a < 4; a++) {
+        logit[a] = l[a];
+        prior[a] = exp(l[a] - mx) / sum;
+    }
+    n[0] = 3;
+    n[1] = 1;
+    n[2] = n[3] = 0;
+    q[0] = 0.6;
+    q[1] = 0.8;
+    q[2] = q[3] = 0.0;
+}
+
+START_TEST(completed_q_and_vmix_match_spec_10_2) {
+    double prior[4], logit[4], q[4], cq[4];
+    uint32_t n[4];
+    spec_10_2(prior, logit, n, q);
+    ck_assert_double_eq_tol(prior[0], 0.473991, EPS);
+    ck_assert_double_eq_tol(prior[1], 0.287490, EPS);
+    ck_assert_double_eq_tol(prior[2], 0.174371, EPS);
+    ck_assert_double_eq_tol(prior[3], 0.064148, EPS);
+    double vmix = sf_gumbel_vmix(4, prior, n, q, 0.5);
+    ck_assert_double_eq_tol(vmix, 0.6404065070, 1e-10);
+    double vmix2 = sf_gumbel_completed_q(4, prior, n, q, NULL, 0.5, cq);
+    ck_assert_double_eq_tol(vmix2, 0.6404065070, 1e-10);
+    ck_assert_double_eq_tol(cq[0], 0.6, 1e-12);
+    ck_assert_double_eq_tol(cq[1], 0.8, 1e-12);
+    ck_assert_double_eq_tol(cq[2], 0.640407, EPS);
+    ck_assert_double_eq_tol(cq[3], 0.640407, EPS);
+    /* S = 0: v_mix = v_hat */
+    uint32_t zero[4] = {0};
+    ck_assert_double_eq(sf_gumbel_vmix(4, prior, zero, q, 0.37), 0.37);
+}
+END_TEST
+
+START_TEST(vmix_floors_a_zero_prior) {
+    /* spec §11.2: a visited action with prior 0 must not give NaN. */
+    double prior[2] = {0.0, 0.0}, q[2] = {0.4, 0.6};
+    uint32_t n[2] = {1, 1};
+    double v = sf_gumbel_vmix(2, prior, n, q, 0.5);
+    ck_assert(isfinite(v));
+    ck_assert_double_eq_tol(v, (0.5 + 2.0 * 0.5) / 3.0, 1e-12);
+}
+END_TEST
+
+START_TEST(sigma_and_policy_match_spec_10_2_mctx_defaults) {
+    double prior[4], logit[4], q[4], cq[4], sigma[4], pi[4];
+    uint32_t n[4];
+    spec_10_2(prior, logit, n, q);
+    sf_gumbel_completed_q(4, prior, n, q, NULL, 0.5, cq);
+    /* rescale, c_scale 0.1, c_visit 50 */
+    sf_gumbel_sigma(4, cq, n, NULL, 50.0, 0.1, 1, sigma);
+    ck_assert_double_eq_tol(sigma[0], 0.0, EPS);
+    ck_assert_double_eq_tol(sigma[1], 5.3, EPS);
+    ck_assert_double_eq_tol(sigma[2], 1.070772, EPS);
+    ck_assert_double_eq_tol(sigma[3], 1.070772, EPS);
+    sf_gumbel_policy(4, logit, sigma, NULL, pi);
+    ck_assert_double_eq_tol(pi[0], 0.008066, EPS);
+    ck_assert_double_eq_tol(pi[1], 0.980092, EPS);
+    ck_assert_double_eq_tol(pi[2], 0.008657, EPS);
+    ck_assert_double_eq_tol(pi[3], 0.003185, EPS);
+    /* interior choice (spec §2.6) = action 1 */
+    ck_assert_int_eq(sf_gumbel_select_interior(4, pi, n, NULL), 1);
+}
+END_TEST
+
+START_TEST(sigma_and_policy_match_spec_10_2_known_bounds) {
+    double prior[4], logit[4], q[4], cq[4], sigma[4], pi[4];
+    uint32_t n[4];
+    spec_10_2(prior, logit, n, q);
+    sf_gumbel_completed_q(4, prior, n, q, NULL, 0.5, cq);
+    /* no rescale (known bounds [0, 1]), c_scale 1.0: our default */
+    sf_gumbel_sigma(4, cq, n, NULL, 50.0, 1.0, 0, sigma);
+    ck_assert_double_eq_tol(sigma[0], 31.8, EPS);
+    ck_assert_double_eq_tol(sigma[1], 42.4, EPS);
+    ck_assert_double_eq_tol(sigma[2], 33.941545, EPS);
+    ck_assert_double_eq_tol(sigma[3], 33.941545, EPS);
+    sf_gumbel_policy(4, logit, sigma, NULL, pi);
+    ck_assert_double_eq_tol(pi[0], 4.1e-5, 0.05e-5);
+    ck_assert_double_eq_tol(pi[1], 0.999783, EPS);
+    ck_assert_double_eq_tol(pi[2], 1.29e-4, 0.005e-4);
+    ck_assert_double_eq_tol(pi[3], 4.7e-5, 0.05e-5);
+}
+END_TEST
+
+START_TEST(policy_equals_prior_when_q_is_flat) {
+    /* spec §2.5: all completed Q equal -> sigma = 0 (rescaled) and pi' = pi. */
+    double prior[3] = {0.5, 0.3, 0.2}, logit[3], q[3] = {0.7, 0.7, 0.0}, cq[3], sigma[3], pi[3];
+    uint32_t n[3] = {2, 5, 0};
+    for (int a = 0; a < 3; a++)
+        logit[a] = log(prior[a]);
+    /* v_mix = (0.7 + 7*0.7)/8 = 0.7, so the unvisited one completes to 0.7 */
+    sf_gumbel_completed_q(3, prior, n, q, NULL, 0.7, cq);
+    sf_gumbel_sigma(3, cq, n, NULL, 50.0, 0.1, 1, sigma);
+    sf_gumbel_policy(3, logit, sigma, NULL, pi);
+    /* (up to rounding: v_mix differs from 0.7 in the last bit, and the
+     * rescaling denominator is floored at 1e-8) */
+    for (int a = 0; a < 3; a++)
+        ck_assert_double_eq_tol(pi[a], prior[a], 1e-6);
+}
+END_TEST
+
+START_TEST(policy_masks_invalid_actions) {
+    double logit[3] = {0.0, 5.0, 0.0}, sigma[3] = {0.0, 0.0, 0.0}, pi[3];
+    const unsigned char valid[3] = {1, 0, 1};
+    sf_gumbel_policy(3, logit, sigma, valid, pi);
+    ck_assert_double_eq(pi[1], 0.0);
+    ck_assert_double_eq_tol(pi[0], 0.5, 1e-12);
+    ck_assert_double_eq_tol(pi[2], 0.5, 1e-12);
+}
+END_TEST
+
+/* Run-length "level x count" of a schedule, e.g. "0x8 1x4 2x4". */
+static void runs(const uint32_t *seq, int n, char *out, size_t cap) {
+    size_t len = 0;
+    out[0] = 0;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && seq[j] == seq[i])
+            j++;
+        len += (size_t)snprintf(out + len, cap - len, "%s%ux%d", len ? " " : "", seq[i], j - i);
+        i = j;
+    }
+}
+
+START_TEST(sequential_halving_matches_spec_10_1) {
+    uint32_t seq[128];
+    char got[1024];
+    ck_assert_int_eq(sf_gumbel_schedule(8, 24, seq), 24);
+    runs(seq, 24, got, sizeof got);
+    ck_assert_str_eq(got, "0x8 1x4 2x4 3x2 4x2 5x2 6x2");
+
+    ck_assert_int_eq(sf_gumbel_schedule(16, 64, seq), 64);
+    runs(seq, 64, got, sizeof got);
+    ck_assert_str_eq(got, "0x16 1x8 2x8 3x4 4x4 5x4 6x4 7x2 8x2 9x2 10x2 11x2 12x2 13x2 14x2");
+
+    ck_assert_int_eq(sf_gumbel_schedule(16, 100, seq), 100);
+    runs(seq, 100, got, sizeof got);
+    ck_assert_str_eq(got, "0x16 1x8 2x8 3x8 4x4 5x4 6x4 7x4 8x4 9x4 10x2 11x2 12x2 13x2 14x2 "
+                          "15x2 16x2 17x2 18x2 19x2 20x2 21x2 22x2 23x2 24x2 25x2 26x2 27x2");
+
+    ck_assert_int_eq(sf_gumbel_schedule(4, 32, seq), 32);
+    runs(seq, 32, got, sizeof got);
+    ck_assert_str_eq(got, "0x4 1x4 2x4 3x4 4x2 5x2 6x2 7x2 8x2 9x2 10x2 11x2");
+
+    ck_assert_int_eq(sf_gumbel_schedule(6, 20, seq), 20);
+    runs(seq, 20, got, sizeof got);
+    ck_assert_str_eq(got, "0x6 1x3 2x3 3x2 4x2 5x2 6x2");
+
+    /* m = 1: c_t = t */
+    ck_assert_int_eq(sf_gumbel_schedule(1, 5, seq), 5);
+    for (uint32_t t = 0; t < 5; t++)
+        ck_assert_uint_eq(seq[t], t);
+    ck_assert_int_eq(sf_gumbel_schedule(0, 5, seq), SF_EINVAL);
+}
+END_TEST
+
+START_TEST(phases_expand_to_the_schedule) {
+    /* Phase p: k[p] survivors each visited extra[p] times, cut at n. The
+     * levels they produce are exactly the schedule (spec §10.1, m=16 n=100). */
+    int k[32], extra[32];
+    int np = sf_gumbel_phases(16, 100, k, extra, 32);
+    /* 16x1, 8x3, 4x6, then pairs of 12 levels until 100 (the last cut at 6) */
+    ck_assert_int_eq(np, 5);
+    ck_assert_int_eq(k[0], 16);
+    ck_assert_int_eq(extra[0], 1);
+    ck_assert_int_eq(k[1], 8);
+    ck_assert_int_eq(extra[1], 3);
+    ck_assert_int_eq(k[2], 4);
+    ck_assert_int_eq(extra[2], 6);
+    ck_assert_int_eq(k[3], 2);
+    ck_assert_int_eq(extra[3], 12);
+    ck_assert_int_eq(k[4], 2);
+    ck_assert_int_eq(extra[4], 12);
+    const int ms[] = {2, 3, 4, 6, 8, 16, 16};
+    const int ns[] = {10, 17, 32, 20, 24, 64, 1000};
+    for (size_t c = 0; c < sizeof ms / sizeof ms[0]; c++) {
+        uint32_t want[1000], got[1000];
+        int n = ns[c];
+        sf_gumbel_schedule(ms[c], n, want);
+        np = sf_gumbel_phases(ms[c], n, k, extra, 32);
+        ck_assert_int_gt(np, 0);
+        int t = 0;
+        uint32_t level = 0;
+        for (int p = 0; p < np; p++)
+            for (int r = 0; r < extra[p]; r++, level++)
+                for (int i = 0; i < k[p] && t < n; i++)
+                    got[t++] = level;
+        ck_assert_int_eq(t, n);
+        ck_assert_mem_eq(got, want, sizeof(uint32_t) * (size_t)n);
+    }
+    ck_assert_int_eq(sf_gumbel_phases(16, 100, k, extra, 2), SF_EFULL);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("search-math");
+    TCase *v = tcase_create("values");
+    tcase_add_test(v, value_score_follows_the_label_convention);
+    tcase_add_test(v, value_support_matches_the_21_bin_definition);
+    tcase_add_test(v, value_projection_is_two_hot_and_keeps_the_mean);
+    tcase_add_test(v, cvar_matches_spec_10_4);
+    tcase_add_test(v, cvar_equals_rockafellar_uryasev_form);
+    tcase_add_test(v, band_rank_puts_uncertain_above_proven_loss);
+    suite_add_tcase(s, v);
+    TCase *sel = tcase_create("selection");
+    tcase_add_test(sel, uct_score_by_hand);
+    tcase_add_test(sel, uct_constant_follows_the_budget_table);
+    tcase_add_test(sel, puct_score_by_hand);
+    tcase_add_test(sel, widen_cap_matches_spec_10_3);
+    suite_add_tcase(s, sel);
+    TCase *g = tcase_create("gumbel");
+    tcase_add_test(g, completed_q_and_vmix_match_spec_10_2);
+    tcase_add_test(g, vmix_floors_a_zero_prior);
+    tcase_add_test(g, sigma_and_policy_match_spec_10_2_mctx_defaults);
+    tcase_add_test(g, sigma_and_policy_match_spec_10_2_known_bounds);
+    tcase_add_test(g, policy_equals_prior_when_q_is_flat);
+    tcase_add_test(g, policy_masks_invalid_actions);
+    tcase_add_test(g, sequential_halving_matches_spec_10_1);
+    tcase_add_test(g, phases_expand_to_the_schedule);
+    suite_add_tcase(s, g);
+    return sf_check_run(s, "search-math");
+}

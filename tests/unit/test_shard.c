@@ -1,0 +1,1007 @@
+/* test_shard.c — label shards: writer, reader, seal, verify, pull.
+ *
+ * Records come from tests/support/label_synth (realistic shapes); expected
+ * values are either written out by hand (value targets), recomputed here
+ * independently (the content digest with libsodium over the packed bytes),
+ * or the exact bytes that went in (round trips compare packed protobuf). */
+#define _GNU_SOURCE /* nftw */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "label_synth.h"
+#include "sf_check.h"
+#include "shard/internal.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sf-shard-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void remove_tmpdir(void) {
+    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *path_in(const char *name) {
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+static synth_record *synth_new(void) {
+    synth_record *s = malloc(sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* Packed bytes of synthetic record i (caller frees). */
+static uint8_t *packed(const synth_params *p, uint64_t i, size_t *len) {
+    synth_record *s = synth_new();
+    synth_fill(s, p, i);
+    *len = spirefleet__label_record__get_packed_size(&s->rec);
+    uint8_t *b = malloc(*len);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(spirefleet__label_record__pack(&s->rec, b), *len);
+    free(s);
+    return b;
+}
+
+/* The content digest computed here, independently of the writer: SHA-256
+ * over (u64 little-endian length, packed bytes) for each record in order. */
+static void expected_digest(const synth_params *p, uint64_t n, uint8_t out[32]) {
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    for (uint64_t i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *b = packed(p, i, &len);
+        uint8_t le[8];
+        for (int k = 0; k < 8; k++)
+            le[k] = (uint8_t)((uint64_t)len >> (8 * k));
+        crypto_hash_sha256_update(&st, le, 8);
+        crypto_hash_sha256_update(&st, b, len);
+        free(b);
+    }
+    crypto_hash_sha256_final(&st, out);
+}
+
+static int write_shard(const char *path, const synth_params *p, uint64_t n,
+                       const sf_shard_writer_opts *opts, const Spirefleet__JobStats *stats,
+                       uint8_t digest[32], sf_err *err) {
+    sf_shard_info info;
+    synth_info(p, &info);
+    sf_shard_writer *w = NULL;
+    int rc = sf_shard_writer_open(path, &info, opts, &w, err);
+    if (rc < 0)
+        return rc;
+    synth_record *s = synth_new();
+    for (uint64_t i = 0; i < n; i++) {
+        synth_fill(s, p, i);
+        if ((rc = sf_shard_writer_append(w, &s->rec, err)) < 0) {
+            free(s);
+            sf_shard_writer_abort(w);
+            return rc;
+        }
+    }
+    free(s);
+    return sf_shard_writer_seal(w, stats, digest, err);
+}
+
+static uint64_t file_size(const char *path) {
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+static void flip_byte(const char *path, uint64_t off) {
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    uint8_t b;
+    ck_assert_int_eq(pread(fd, &b, 1, (off_t)off), 1);
+    b ^= 0x40;
+    ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)off), 1);
+    close(fd);
+}
+
+static size_t count_files(const char *suffix) {
+    DIR *d = opendir(tmpdir);
+    ck_assert_ptr_nonnull(d);
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        n += sf_has_suffix(de->d_name, suffix);
+    closedir(d);
+    return n;
+}
+
+static const sf_shard_writer_opts small_blocks = {.block_bytes = 16 << 10};
+
+/* ---- value target (search_spec §7.1, bin 0 = death) ---------------------- */
+
+static double expectation(const float *bins) {
+    double e = 0;
+    for (int i = 1; i < SF_VALUE_BINS; i++)
+        e += bins[i] * (0.5 + 0.5 * (i - 1) / 19.0);
+    return e;
+}
+
+START_TEST(value_target_loss_is_bin_zero) {
+    float bins[SF_VALUE_BINS], y = -1;
+    ck_assert_int_eq(sf_shard_value_target(0, 0, 80, 2, bins, &y, NULL), SF_OK);
+    ck_assert_float_eq(y, 0.0f);
+    ck_assert_float_eq(bins[0], 1.0f);
+    for (int i = 1; i < SF_VALUE_BINS; i++)
+        ck_assert_float_eq(bins[i], 0.0f);
+}
+END_TEST
+
+START_TEST(value_target_two_hot_by_hand) {
+    float bins[SF_VALUE_BINS], y;
+    /* 40/80 HP, 3 potions: y = 0.5 + 0.45*0.5 + 0.05*1 = 0.775;
+     * x = 1 + 19*0.275/0.5 = 11.45 -> bins[11] = 0.55, bins[12] = 0.45. */
+    ck_assert_int_eq(sf_shard_value_target(1, 40, 80, 3, bins, &y, NULL), SF_OK);
+    ck_assert_float_eq_tol(y, 0.775f, 1e-6f);
+    ck_assert_float_eq_tol(bins[11], 0.55f, 1e-5f);
+    ck_assert_float_eq_tol(bins[12], 0.45f, 1e-5f);
+    ck_assert_float_eq(bins[0], 0.0f);
+    ck_assert_float_eq_tol((float)expectation(bins), 0.775f, 1e-5f);
+    /* 80/80 HP, no potions: y = 0.95, x = 18.1 -> bins[18] = 0.9, bins[19] = 0.1. */
+    ck_assert_int_eq(sf_shard_value_target(1, 80, 80, 0, bins, &y, NULL), SF_OK);
+    ck_assert_float_eq_tol(y, 0.95f, 1e-6f);
+    ck_assert_float_eq_tol(bins[18], 0.9f, 1e-5f);
+    ck_assert_float_eq_tol(bins[19], 0.1f, 1e-5f);
+    /* 1/80 HP, no potions: y = 0.505625, x = 1.21375. */
+    ck_assert_int_eq(sf_shard_value_target(1, 1, 80, 0, bins, &y, NULL), SF_OK);
+    ck_assert_float_eq_tol(bins[1], 0.78625f, 1e-5f);
+    ck_assert_float_eq_tol(bins[2], 0.21375f, 1e-5f);
+    ck_assert_float_eq_tol((float)expectation(bins), 0.505625f, 1e-6f);
+    /* Full HP and 3 potions: y = 1, all mass on bin 20. */
+    ck_assert_int_eq(sf_shard_value_target(1, 80, 80, 3, bins, &y, NULL), SF_OK);
+    ck_assert_float_eq_tol(y, 1.0f, 1e-7f);
+    ck_assert_float_eq(bins[20], 1.0f);
+    ck_assert_float_eq(bins[19], 0.0f);
+}
+END_TEST
+
+START_TEST(value_target_rejects_impossible_outcomes) {
+    float bins[SF_VALUE_BINS];
+    sf_err err = {0};
+    ck_assert_int_eq(sf_shard_value_target(1, 0, 80, 0, bins, NULL, &err), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "final_hp 0"));
+    ck_assert_int_eq(sf_shard_value_target(1, 81, 80, 0, bins, NULL, NULL), SF_EINVAL);
+    ck_assert_int_eq(sf_shard_value_target(1, 10, 80, 4, bins, NULL, NULL), SF_EINVAL);
+    ck_assert_int_eq(sf_shard_value_target(0, 0, 0, 0, bins, NULL, NULL), SF_EINVAL);
+}
+END_TEST
+
+/* ---- round trip ---------------------------------------------------------------- */
+
+START_TEST(round_trip_every_field_and_manifest) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    const uint64_t n = 300;
+    Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
+    Spirefleet__Counter c = SPIREFLEET__COUNTER__INIT, *cs[1] = {&c};
+    stats.fights = 3;
+    stats.fights_won = 2;
+    stats.fallbacks = 5;
+    c.name = "eval_timeout";
+    c.value = 5;
+    stats.n_fallback_by_kind = 1;
+    stats.fallback_by_kind = cs;
+    uint8_t digest[32], want[32];
+    sf_err err = {0};
+    const char *path = path_in("a.shard");
+    ck_assert_msg(write_shard(path, &p, n, &small_blocks, &stats, digest, &err) == SF_OK, "%s",
+                  err.msg);
+    expected_digest(&p, n, want);
+    ck_assert_mem_eq(digest, want, 32);
+    ck_assert_uint_eq(count_files(SF_SHARD_TEMP_SUFFIX), 0);
+
+    sf_shard_reader *r = NULL;
+    ck_assert_msg(sf_shard_reader_open(path, &r, &err) == SF_OK, "%s", err.msg);
+    ck_assert_uint_eq(sf_shard_reader_count(r), n);
+    const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    ck_assert_uint_eq(m->format_version, SF_SHARD_FORMAT_VERSION);
+    ck_assert_uint_eq(m->schema_version, SF_LABEL_SCHEMA_VERSION);
+    ck_assert_str_eq(m->run_id, "synth-run");
+    ck_assert_uint_eq(m->job_id, 7);
+    ck_assert_uint_eq(m->seed_first, 1000);
+    ck_assert_uint_eq(m->seed_last, 1000 + (n - 1) / 240); /* 240 decisions a game */
+    ck_assert_uint_eq(m->record_count, n);
+    ck_assert_uint_eq(m->engine_version, 1);
+    ck_assert_uint_eq(m->tokenizer_version, 1);
+    ck_assert_str_eq(m->model_sha256, "rollout");
+    ck_assert_str_eq(m->config_digest, p.config_digest);
+    ck_assert_str_eq(m->worker_id, "synth-worker");
+    ck_assert_int_eq(m->created_unix, 1700000000);
+    ck_assert_str_eq(m->compression, "zstd");
+    ck_assert_int_eq(m->compression_level, SF_SHARD_DEFAULT_LEVEL);
+    ck_assert_mem_eq(m->content_digest.data, want, 32);
+    ck_assert_ptr_nonnull(m->stats);
+    ck_assert_uint_eq(m->stats->fights, 3);
+    ck_assert_uint_eq(m->stats->fights_won, 2);
+    ck_assert_uint_eq(m->stats->n_fallback_by_kind, 1);
+    ck_assert_str_eq(m->stats->fallback_by_kind[0]->name, "eval_timeout");
+    ck_assert_uint_eq(m->stats->fallback_by_kind[0]->value, 5);
+    ck_assert_uint_gt(m->block_count, 1); /* 16 KiB blocks: several */
+
+    /* Every field: the record read back packs to exactly the bytes written. */
+    uint64_t raw_total = 0, frame_total = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *b = packed(&p, i, &len);
+        const Spirefleet__LabelRecord *rec;
+        ck_assert_msg(sf_shard_reader_get(r, i, &rec, &err) == SF_OK, "%s", err.msg);
+        size_t back_len = spirefleet__label_record__get_packed_size(rec);
+        ck_assert_uint_eq(back_len, len);
+        uint8_t *back = malloc(back_len);
+        spirefleet__label_record__pack(rec, back);
+        ck_assert_mem_eq(back, b, len);
+        free(back);
+        const uint8_t *raw;
+        size_t rlen, flen;
+        ck_assert_int_eq(sf_shard_reader_get_raw(r, i, &raw, &rlen, &flen, &err), SF_OK);
+        ck_assert_mem_eq(raw, b, len);
+        raw_total += rlen;
+        frame_total += flen;
+        free(b);
+    }
+    ck_assert_uint_eq(raw_total, m->raw_bytes);
+    ck_assert_uint_eq(frame_total, m->payload_bytes);
+
+    /* Spot-check named fields against the generator directly. */
+    synth_record *s = synth_new();
+    synth_fill(s, &p, 123);
+    const Spirefleet__LabelRecord *rec;
+    ck_assert_int_eq(sf_shard_reader_get(r, 123, &rec, &err), SF_OK);
+    ck_assert_uint_eq(rec->ids->game_seed, 1000);
+    ck_assert_uint_eq(rec->ids->decision_index, 123 % 20);
+    ck_assert_uint_eq(rec->inputs->token_cont->data.len, s->t_cont.data.len);
+    ck_assert_mem_eq(rec->inputs->token_cont->data.data, s->cont, s->t_cont.data.len);
+    ck_assert_uint_eq(rec->search->n_policy, s->search.n_policy);
+    ck_assert_float_eq(rec->search->policy[0], s->policy[0]);
+    ck_assert_mem_eq(rec->outcome->value_bins, s->bins, sizeof s->bins);
+    ck_assert_mem_eq(rec->forecast->mask->data.data, s->f_mask_v, SF_FORECAST_H);
+    ck_assert_ptr_null(rec->teacher); /* teacher on even records only */
+    ck_assert_int_eq(sf_shard_reader_get(r, 124, &rec, &err), SF_OK);
+    ck_assert_ptr_nonnull(rec->teacher);
+    ck_assert_uint_eq(rec->teacher->rollouts, 16);
+    free(s);
+
+    ck_assert_int_eq(sf_shard_reader_get(r, n, &rec, &err), SF_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(err.msg, "record 300"));
+    sf_shard_reader_close(r);
+
+    sf_shard_verify_report rep;
+    ck_assert_msg(sf_shard_verify(path, &rep, &err) == SF_OK, "%s", err.msg);
+    ck_assert_uint_eq(rep.records, n);
+    ck_assert_mem_eq(rep.digest, want, 32);
+    ck_assert_int_eq(rep.bad_record, -1);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(digest_independent_of_level_blocks_and_worker) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    uint8_t d1[32], d2[32];
+    sf_shard_writer_opts fast = {.zstd_level = 1, .block_bytes = 8 << 10};
+    sf_shard_writer_opts slow = {.zstd_level = 19, .block_bytes = 1 << 20};
+    sf_err err = {0};
+    ck_assert_int_eq(write_shard(path_in("l1.shard"), &p, 150, &fast, NULL, d1, &err), SF_OK);
+    sf_shard_info info;
+    synth_info(&p, &info);
+    info.worker_id = "another-worker";
+    info.created_unix = 1800000000;
+    sf_shard_writer *w;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("l19.shard"), &info, &slow, &w, &err), SF_OK);
+    synth_record *s = synth_new();
+    for (uint64_t i = 0; i < 150; i++) {
+        synth_fill(s, &p, i);
+        ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
+    }
+    free(s);
+    ck_assert_int_eq(sf_shard_writer_seal(w, NULL, d2, &err), SF_OK);
+    ck_assert_mem_eq(d1, d2, 32);
+    ck_assert_uint_ne(file_size(path_in("l1.shard")), file_size(path_in("l19.shard")));
+    /* And stable across runs: the same records written again. */
+    uint8_t d3[32];
+    ck_assert_int_eq(write_shard(path_in("again.shard"), &p, 150, NULL, NULL, d3, &err), SF_OK);
+    ck_assert_mem_eq(d1, d3, 32);
+    /* One record fewer is another digest. */
+    ck_assert_int_eq(write_shard(path_in("fewer.shard"), &p, 149, NULL, NULL, d3, &err), SF_OK);
+    ck_assert_mem_ne(d1, d3, 32);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(random_access_matches_sequential) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    const uint64_t n = 400;
+    ck_assert_int_eq(write_shard(path_in("r.shard"), &p, n, &small_blocks, NULL, NULL, &err),
+                     SF_OK);
+    sf_shard_reader *r;
+    ck_assert_int_eq(sf_shard_reader_open(path_in("r.shard"), &r, &err), SF_OK);
+    /* 97 is coprime with 400: i -> 97*i mod 400 visits every index once. */
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t i = (97 * k + 13) % n;
+        size_t len;
+        uint8_t *b = packed(&p, i, &len);
+        const uint8_t *raw;
+        size_t rlen;
+        ck_assert_int_eq(sf_shard_reader_get_raw(r, i, &raw, &rlen, NULL, &err), SF_OK);
+        ck_assert_uint_eq(rlen, len);
+        ck_assert_mem_eq(raw, b, len);
+        free(b);
+    }
+    sf_shard_reader_close(r);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- compactness (build_and_baselines.md §3: the overflow-page trap) ---- */
+
+static double file_over_payload(int dense, uint64_t n, uint64_t *mean_frame) {
+    synth_params p;
+    synth_params_default(&p);
+    p.dense = dense;
+    sf_err err = {0};
+    ck_assert_int_eq(write_shard(path_in(dense ? "dense.shard" : "typical.shard"), &p, n, NULL,
+                                 NULL, NULL, &err),
+                     SF_OK);
+    sf_shard_reader *r;
+    ck_assert_int_eq(
+        sf_shard_reader_open(path_in(dense ? "dense.shard" : "typical.shard"), &r, &err), SF_OK);
+    const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    uint64_t file = sf_shard_reader_file_bytes(r);
+    double ratio = (double)file / (double)m->payload_bytes;
+    *mean_frame = m->payload_bytes / n;
+    fprintf(stderr,
+            "# %s, %llu records: raw %llu, compressed %llu (%llu B/record), file %llu, "
+            "file/compressed %.4f\n",
+            dense ? "dense" : "typical", (unsigned long long)n, (unsigned long long)m->raw_bytes,
+            (unsigned long long)m->payload_bytes, (unsigned long long)*mean_frame,
+            (unsigned long long)file, ratio);
+    sf_shard_reader_close(r);
+    return ratio;
+}
+
+START_TEST(file_within_1_15_of_compressed_payload) {
+    make_tmpdir();
+    uint64_t mean;
+    /* Typical records (~1 KB compressed) and dense ones (over 2 KB: stored
+     * one per LMDB value, each would take a 4 KB overflow run of its own and
+     * the file would be about twice the payload). */
+    ck_assert_double_le(file_over_payload(0, 3000, &mean), 1.15);
+    ck_assert_double_le(file_over_payload(1, 1500, &mean), 1.15);
+    ck_assert_uint_gt(mean, 2048);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(map_grows_instead_of_failing) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    sf_shard_writer_opts tiny = {.initial_map_bytes = 64 << 10, .txn_bytes = 256 << 10};
+    ck_assert_msg(write_shard(path_in("grow.shard"), &p, 2000, &tiny, NULL, NULL, &err) == SF_OK,
+                  "%s", err.msg);
+    ck_assert_uint_gt(file_size(path_in("grow.shard")), 2u << 20); /* 32x the first map */
+    sf_shard_verify_report rep;
+    ck_assert_msg(sf_shard_verify(path_in("grow.shard"), &rep, &err) == SF_OK, "%s", err.msg);
+    ck_assert_uint_eq(rep.records, 2000);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(empty_shard_seals_and_verifies) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    uint8_t d[32], sha_empty[32];
+    ck_assert_int_eq(write_shard(path_in("e.shard"), &p, 0, NULL, NULL, d, &err), SF_OK);
+    crypto_hash_sha256(sha_empty, (const unsigned char *)"", 0);
+    ck_assert_mem_eq(d, sha_empty, 32);
+    sf_shard_reader *r;
+    ck_assert_int_eq(sf_shard_reader_open(path_in("e.shard"), &r, &err), SF_OK);
+    ck_assert_uint_eq(sf_shard_reader_count(r), 0);
+    sf_shard_reader_close(r);
+    ck_assert_int_eq(sf_shard_verify(path_in("e.shard"), NULL, &err), SF_OK);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- reading allocates nothing per record once warm ----------------------- */
+
+START_TEST(reader_allocates_nothing_once_warm) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    ck_assert_int_eq(write_shard(path_in("w.shard"), &p, 500, &small_blocks, NULL, NULL, &err),
+                     SF_OK);
+    sf_shard_reader *r;
+    ck_assert_int_eq(sf_shard_reader_open(path_in("w.shard"), &r, &err), SF_OK);
+    const Spirefleet__LabelRecord *rec;
+    for (uint64_t i = 0; i < 500; i++)
+        ck_assert_int_eq(sf_shard_reader_get(r, i, &rec, &err), SF_OK);
+    /* One more round lets the arena settle at the largest record's size. */
+    for (uint64_t i = 0; i < 500; i++)
+        ck_assert_int_eq(sf_shard_reader_get(r, i, &rec, &err), SF_OK);
+    uint64_t warm = sf_shard_reader_allocs(r);
+    ck_assert_uint_gt(warm, 0);
+    for (uint64_t k = 0; k < 2000; k++)
+        ck_assert_int_eq(sf_shard_reader_get(r, (k * 211) % 500, &rec, &err), SF_OK);
+    ck_assert_uint_eq(sf_shard_reader_allocs(r), warm);
+    sf_shard_reader_close(r);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- damage: every flipped byte is found and named -------------------------- */
+
+typedef struct frame_span {
+    uint64_t lo, hi, record;
+} frame_span;
+
+/* File byte ranges of every record's zstd frame, from the intact shard. */
+static frame_span *frame_spans(const char *path, size_t *n) {
+    sf_shard_reader *r;
+    sf_err err = {0};
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_OK);
+    uint64_t count = sf_shard_reader_count(r);
+    frame_span *v = calloc(count, sizeof *v);
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t voff;
+        size_t vlen;
+        sf_block_view b;
+        ck_assert_int_eq(sf_shard_reader_block_at(r, i, &voff, &vlen, &b, &err), SF_OK);
+        uint64_t frames = voff + (uint64_t)(b.frames - (b.ends - 16));
+        uint32_t k = (uint32_t)(i - b.first);
+        v[i].lo = frames + (k ? sf_le32(b.ends + 4 * (k - 1)) : 0);
+        v[i].hi = frames + sf_le32(b.ends + 4 * k);
+        v[i].record = i;
+    }
+    sf_shard_reader_close(r);
+    *n = count;
+    return v;
+}
+
+START_TEST(flipped_byte_anywhere_is_found_and_named) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    const char *path = path_in("f.shard");
+    ck_assert_int_eq(write_shard(path, &p, 120, &small_blocks, NULL, NULL, &err), SF_OK);
+    size_t nspan;
+    frame_span *spans = frame_spans(path, &nspan);
+    uint64_t size = file_size(path);
+    uint64_t pages = 0;
+    {
+        sf_shard_verify_report rep;
+        ck_assert_int_eq(sf_shard_verify(path, &rep, &err), SF_OK);
+        pages = rep.pages;
+    }
+    uint64_t psize;
+    {
+        uint8_t footer[64];
+        int fd = open(path, O_RDONLY);
+        ck_assert_int_eq(pread(fd, footer, 64, (off_t)(size - 64)), 64);
+        close(fd);
+        psize = sf_le32(footer + 12); /* the trailer's page size */
+    }
+    ck_assert_uint_le(pages * psize, size);
+    size_t checked = 0, named_records = 0, undetected_by_zstd = 0;
+    /* Four offsets in every page (start, just past a page header, middle,
+     * end), then every byte of the last 64 (footer) and a sample of the
+     * trailer's page table. */
+    uint64_t offs[4] = {0, 17, psize / 2 + 5, psize - 1};
+    for (uint64_t pg = 0; pg < pages; pg++) {
+        for (int k = 0; k < 4; k++) {
+            uint64_t at = pg * psize + offs[k];
+            flip_byte(path, at);
+            sf_shard_verify_report rep;
+            int rc = sf_shard_verify(path, &rep, &err);
+            ck_assert_msg(rc < 0, "flip at byte %llu (page %llu) went unnoticed",
+                          (unsigned long long)at, (unsigned long long)pg);
+            ck_assert_int_eq(rc, SF_ECORRUPT);
+            char want[64];
+            snprintf(want, sizeof want, "page %llu", (unsigned long long)pg);
+            ck_assert_msg(strstr(err.msg, want), "flip at %llu: '%s' does not name %s",
+                          (unsigned long long)at, err.msg, want);
+            ck_assert_int_eq(rep.bad_page, (int64_t)pg);
+            int64_t first_on_page = -1;
+            for (size_t s = 0; s < nspan; s++)
+                if (first_on_page < 0 && spans[s].hi > pg * psize && spans[s].lo < (pg + 1) * psize)
+                    first_on_page = (int64_t)spans[s].record;
+            for (size_t s = 0; s < nspan; s++) {
+                if (at >= spans[s].lo && at < spans[s].hi) {
+                    char rec[64];
+                    snprintf(rec, sizeof rec, "record %llu", (unsigned long long)spans[s].record);
+                    if (strstr(err.msg, "still decode")) {
+                        /* zstd ignored the bit: the page CRC alone caught it,
+                         * and verify names the page's first record. */
+                        ck_assert_int_eq(rep.bad_record, first_on_page);
+                        undetected_by_zstd++;
+                        continue;
+                    }
+                    ck_assert_msg(rep.bad_record == (int64_t)spans[s].record &&
+                                      strstr(err.msg, rec),
+                                  "flip at %llu in record %llu: '%s'", (unsigned long long)at,
+                                  (unsigned long long)spans[s].record, err.msg);
+                    named_records++;
+                    /* A plain reader refuses that record too, without crashing. */
+                    sf_shard_reader *r;
+                    sf_err e2 = {0};
+                    if (sf_shard_reader_open(path, &r, &e2) == SF_OK) {
+                        const Spirefleet__LabelRecord *lr;
+                        ck_assert_int_eq(sf_shard_reader_get(r, spans[s].record, &lr, &e2),
+                                         SF_ECORRUPT);
+                        ck_assert_ptr_nonnull(strstr(e2.msg, rec));
+                        sf_shard_reader_close(r);
+                    }
+                }
+            }
+            flip_byte(path, at); /* restore */
+            checked++;
+        }
+    }
+    for (uint64_t at = pages * psize; at < size; at += (at >= size - 64 ? 1 : 37)) {
+        flip_byte(path, at);
+        int rc = sf_shard_verify(path, NULL, &err);
+        ck_assert_msg(rc < 0, "flip at trailer byte %llu went unnoticed", (unsigned long long)at);
+        ck_assert_ptr_nonnull(strstr(err.msg, "trailer"));
+        flip_byte(path, at);
+        checked++;
+    }
+    ck_assert_int_eq(sf_shard_verify(path, NULL, &err), SF_OK); /* all restored */
+    ck_assert_uint_gt(named_records, 20);
+    fprintf(stderr, "# %zu flips checked, %zu named a record, %zu in bits zstd ignores\n", checked,
+            named_records, undetected_by_zstd);
+    free(spans);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(damaged_structure_page_is_refused_at_open) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    const char *path = path_in("s.shard");
+    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
+    flip_byte(path, 4096 + 100); /* page 1: the second LMDB meta page */
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_ECORRUPT);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_nonnull(strstr(err.msg, path));
+    ck_assert_ptr_nonnull(strstr(err.msg, "page 1"));
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- refusals: each its own clear error ------------------------------------------ */
+
+START_TEST(missing_file_is_not_found) {
+    sf_shard_reader *r = NULL;
+    sf_err err = {0};
+    ck_assert_int_eq(sf_shard_reader_open("/nonexistent/x.shard", &r, &err), SF_ENOTFOUND);
+    ck_assert_str_eq(err.msg, "/nonexistent/x.shard: no such shard");
+}
+END_TEST
+
+START_TEST(truncated_file_is_refused) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    const char *path = path_in("t.shard");
+    ck_assert_int_eq(write_shard(path, &p, 200, NULL, NULL, NULL, &err), SF_OK);
+    uint64_t size = file_size(path);
+    sf_shard_reader *r = NULL;
+    /* One byte short: the footer is gone, the trailer cut. */
+    ck_assert_int_eq(truncate(path, (off_t)size - 1), 0);
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "truncated: the seal trailer is cut short"), "%s", err.msg);
+    /* Cut into the LMDB data. */
+    ck_assert_int_eq(truncate(path, (off_t)(size / 2)), 0);
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "truncated: LMDB data needs"), "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, path));
+    ck_assert_int_eq(sf_shard_verify(path, NULL, &err), SF_EFORMAT);
+    /* Almost nothing left. */
+    ck_assert_int_eq(truncate(path, 10), 0);
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
+    ck_assert_ptr_null(r);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(unsealed_temp_file_is_refused) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_err err = {0};
+    sf_shard_writer *w;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("u.shard"), &info, &small_blocks, &w, &err),
+                     SF_OK);
+    synth_record *s = synth_new();
+    for (uint64_t i = 0; i < 100; i++) {
+        synth_fill(s, &p, i);
+        ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
+    }
+    free(s);
+    char temp[512];
+    snprintf(temp, sizeof temp, "%s", sf_shard_writer_temp_path(w));
+    ck_assert_ptr_nonnull(strstr(temp, "u.shard."));
+    ck_assert(sf_has_suffix(temp, ".tmp"));
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(temp, &r, &err), SF_ESTATE);
+    ck_assert_msg(strstr(err.msg, "not sealed: a writer's temporary file"), "%s", err.msg);
+    ck_assert_int_eq(sf_shard_reader_open(path_in("u.shard"), &r, &err), SF_ENOTFOUND);
+    /* Renamed by hand, it is still not sealed. */
+    ck_assert_int_eq(link(temp, path_in("renamed.shard")), 0);
+    ck_assert_int_eq(sf_shard_reader_open(path_in("renamed.shard"), &r, &err), SF_ESTATE);
+    ck_assert_msg(strstr(err.msg, "not sealed"), "%s", err.msg);
+    sf_shard_writer_abort(w);
+    ck_assert_int_eq(access(temp, F_OK), -1); /* abort removed it */
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(missing_manifest_is_refused) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_err err = {0};
+    sf_shard_writer *w;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("m.shard"), &info, NULL, &w, &err), SF_OK);
+    synth_record *s = synth_new();
+    synth_fill(s, &p, 0);
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
+    free(s);
+    sf_shard_seal_hooks hooks = {.omit_manifest = true};
+    ck_assert_int_eq(sf_shard_writer_seal_hooked(w, NULL, &hooks, NULL, &err), SF_OK);
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(path_in("m.shard"), &r, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "no manifest"), "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "m.shard"));
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(wrong_schema_version_is_refused) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_err err = {0};
+    sf_shard_writer *w;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("v.shard"), &info, NULL, &w, &err), SF_OK);
+    synth_record *s = synth_new();
+    synth_fill(s, &p, 0);
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
+    /* The writer refuses a record of another schema version... */
+    s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "record 1: schema_version 2, this reader knows 1"), "%s",
+                  err.msg);
+    /* ...and the reader a record or manifest of one. */
+    size_t len = spirefleet__label_record__get_packed_size(&s->rec);
+    uint8_t *b = malloc(len);
+    spirefleet__label_record__pack(&s->rec, b);
+    Spirefleet__LabelRecord *dec;
+    ck_assert_int_eq(sf_record_decode(b, len, 42, NULL, &dec, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "record 42: schema_version 2"), "%s", err.msg);
+    free(b);
+    free(s);
+    sf_shard_seal_hooks hooks = {.schema_version = 2};
+    ck_assert_int_eq(sf_shard_writer_seal_hooked(w, NULL, &hooks, NULL, &err), SF_OK);
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(path_in("v.shard"), &r, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "manifest: schema_version 2, this reader knows 1"), "%s",
+                  err.msg);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_err err = {0};
+    sf_shard_writer *w;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("b.shard"), &info, NULL, &w, &err), SF_OK);
+    synth_record *s = synth_new();
+    synth_fill(s, &p, 0);
+    s->ids.job_id = 8;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "record 0: ids.job_id 8 is not the shard's 7"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->t_cat.data.len -= 2;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "inputs.token_cat"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->search.chosen = (uint32_t)s->search.n_visits;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "search.chosen"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->outcome.n_value_bins = 20;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "outcome.value_bins: 20 entries"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->f_mask_v[2] = 7;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "forecast.mask[2] = 7"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->query[1] = 500; /* a target token beyond T */
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "inputs.query[0][1] = 500"), "%s", err.msg);
+    /* Nothing was appended; a good record still goes in. */
+    ck_assert_uint_eq(sf_shard_writer_count(w), 0);
+    synth_fill(s, &p, 0);
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
+    free(s);
+    uint8_t d[32], want[32];
+    ck_assert_int_eq(sf_shard_writer_seal(w, NULL, d, &err), SF_OK);
+    expected_digest(&p, 1, want);
+    ck_assert_mem_eq(d, want, 32);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(a_sealed_shard_is_never_replaced) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_err err = {0};
+    sf_shard_writer *late;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("x.shard"), &info, NULL, &late, &err), SF_OK);
+    uint8_t first[32];
+    ck_assert_int_eq(write_shard(path_in("x.shard"), &p, 30, NULL, NULL, first, &err), SF_OK);
+    /* Opening at an existing path is refused... */
+    sf_shard_writer *w2;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("x.shard"), &info, NULL, &w2, &err), SF_ESTATE);
+    ck_assert_msg(strstr(err.msg, "already exists"), "%s", err.msg);
+    /* ...and a writer opened earlier cannot seal over it. */
+    synth_record *s = synth_new();
+    synth_fill(s, &p, 0);
+    ck_assert_int_eq(sf_shard_writer_append(late, &s->rec, &err), SF_OK);
+    free(s);
+    ck_assert_int_eq(sf_shard_writer_seal(late, NULL, NULL, &err), SF_ESTATE);
+    ck_assert_msg(strstr(err.msg, "already exists"), "%s", err.msg);
+    sf_shard_verify_report rep;
+    ck_assert_int_eq(sf_shard_verify(path_in("x.shard"), &rep, &err), SF_OK);
+    ck_assert_mem_eq(rep.digest, first, 32);
+    ck_assert_uint_eq(rep.records, 30);
+    ck_assert_uint_eq(count_files(SF_SHARD_TEMP_SUFFIX), 0);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(writer_killed_mid_shard_leaves_no_sealed_shard) {
+    make_tmpdir();
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        synth_params p;
+        synth_params_default(&p);
+        sf_shard_info info;
+        synth_info(&p, &info);
+        sf_shard_writer *w;
+        if (sf_shard_writer_open(path_in("k.shard"), &info, &small_blocks, &w, NULL) < 0)
+            _exit(2);
+        synth_record *s = malloc(sizeof *s);
+        for (uint64_t i = 0;; i++) {
+            synth_fill(s, &p, i % 1000);
+            s->ids.game_seed = 1000 + i;
+            if (sf_shard_writer_append(w, &s->rec, NULL) < 0)
+                _exit(3);
+            if (i == 300 && write(fds[1], "x", 1) != 1)
+                _exit(4);
+        }
+    }
+    close(fds[1]);
+    char c;
+    ck_assert_int_eq(read(fds[0], &c, 1), 1); /* the child is mid-shard */
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    close(fds[0]);
+    ck_assert_int_eq(access(path_in("k.shard"), F_OK), -1);
+    ck_assert_uint_eq(count_files(SF_SHARD_SUFFIX), 0);
+    ck_assert_uint_eq(count_files(SF_SHARD_TEMP_SUFFIX), 1);
+    char temp[512] = "";
+    DIR *d = opendir(tmpdir);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (sf_has_suffix(de->d_name, ".tmp"))
+            snprintf(temp, sizeof temp, "%s/%s", tmpdir, de->d_name);
+    closedir(d);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "/k.shard.%ld.", (long)pid);
+    ck_assert_msg(strstr(temp, prefix), "temp file '%s' is not named after the writer", temp);
+    sf_shard_reader *r = NULL;
+    sf_err err = {0};
+    ck_assert_int_eq(sf_shard_reader_open(temp, &r, &err), SF_ESTATE);
+    ck_assert_msg(strstr(err.msg, "not sealed"), "%s", err.msg);
+    ck_assert_int_eq(sf_shard_verify(temp, NULL, &err), SF_ESTATE);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- decoders on bad bytes ---------------------------------------------------- */
+
+START_TEST(block_and_record_decoders_refuse_garbage) {
+    sf_err err = {0};
+    uint8_t junk[64];
+    for (size_t k = 0; k < sizeof junk; k++)
+        junk[k] = (uint8_t)(k * 37 + 11);
+    sf_block_view b;
+    ck_assert_int_eq(sf_block_parse(junk, sizeof junk, 5, &b, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "block at record 5: bad magic"), "%s", err.msg);
+    Spirefleet__LabelRecord *rec;
+    ck_assert_int_eq(sf_record_decode(junk, sizeof junk, 9, NULL, &rec, &err), SF_EFORMAT);
+    ck_assert_str_eq(err.msg, "record 9: protobuf LabelRecord does not decode");
+    Spirefleet__ShardManifest *m;
+    ck_assert_int_lt(sf_manifest_decode(junk, sizeof junk, &m, &err), 0);
+    /* A well-formed block with a wrong CRC. */
+    uint8_t v[24 + 1] = {0};
+    sf_put_le32(v, SF_BLOCK_MAGIC);
+    sf_put_le32(v + 4, 1);
+    sf_put_le64(v + 8, 5);
+    sf_put_le32(v + 16, 1);
+    sf_put_le32(v + 20, sf_crc32(v, 20) ^ 1);
+    ck_assert_int_eq(sf_block_parse(v, sizeof v, 5, &b, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "header CRC mismatch"), "%s", err.msg);
+    sf_put_le32(v + 20, sf_crc32(v, 20));
+    ck_assert_int_eq(sf_block_parse(v, sizeof v, 5, &b, &err), SF_OK);
+    ck_assert_uint_eq(b.n, 1);
+    ck_assert_int_eq(sf_block_parse(v, sizeof v, 6, &b, &err), SF_ECORRUPT); /* wrong key */
+}
+END_TEST
+
+/* ---- pull ------------------------------------------------------------------------------ */
+
+START_TEST(pull_copies_verifies_and_skips_present) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    char src[512], dst[512];
+    snprintf(src, sizeof src, "%s/src", tmpdir);
+    snprintf(dst, sizeof dst, "%s/dst", tmpdir);
+    ck_assert_int_eq(mkdir(src, 0755), 0);
+    char a[600], b[600], bad[600], tmp[600];
+    snprintf(a, sizeof a, "%s/a.shard", src);
+    snprintf(b, sizeof b, "%s/b.shard", src);
+    snprintf(bad, sizeof bad, "%s/bad.shard", src);
+    snprintf(tmp, sizeof tmp, "%s/c.shard.1.tmp", src);
+    uint8_t da[32];
+    ck_assert_int_eq(write_shard(a, &p, 40, NULL, NULL, da, &err), SF_OK);
+    p.job_id = 8;
+    ck_assert_int_eq(write_shard(b, &p, 60, NULL, NULL, NULL, &err), SF_OK);
+    ck_assert_int_eq(write_shard(bad, &p, 10, NULL, NULL, NULL, &err), SF_OK);
+    ck_assert_int_eq(truncate(bad, (off_t)file_size(bad) - 3), 0);
+    FILE *f = fopen(tmp, "w");
+    fputs("a writer's temp", f);
+    fclose(f);
+
+    sf_shard_source *s;
+    ck_assert_int_eq(sf_shard_source_open_dir(src, &s, &err), SF_OK);
+    sf_shard_pull_report rep = {0};
+    ck_assert_int_eq(sf_shard_pull(s, dst, &rep, &err), SF_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "bad.shard: truncated"), "%s", err.msg);
+    ck_assert_uint_eq(rep.copied, 2);
+    ck_assert_uint_eq(rep.failed, 1);
+    ck_assert_uint_eq(rep.present, 0);
+    char out[600];
+    snprintf(out, sizeof out, "%s/a.shard", dst);
+    sf_shard_verify_report vr;
+    ck_assert_int_eq(sf_shard_verify(out, &vr, &err), SF_OK);
+    ck_assert_mem_eq(vr.digest, da, 32);
+    snprintf(out, sizeof out, "%s/bad.shard", dst);
+    ck_assert_int_eq(access(out, F_OK), -1);
+    snprintf(out, sizeof out, "%s/c.shard.1.tmp", dst);
+    ck_assert_int_eq(access(out, F_OK), -1);
+
+    /* Again: both present, nothing copied. */
+    ck_assert_int_eq(unlink(bad), 0);
+    memset(&rep, 0, sizeof rep);
+    ck_assert_int_eq(sf_shard_pull(s, dst, &rep, &err), SF_OK);
+    ck_assert_uint_eq(rep.copied, 0);
+    ck_assert_uint_eq(rep.present, 2);
+
+    /* A destination file of the same name and another digest is a conflict
+     * and stays as it was. */
+    snprintf(out, sizeof out, "%s/a.shard", dst);
+    ck_assert_int_eq(unlink(out), 0);
+    p.job_id = 7;
+    ck_assert_int_eq(write_shard(out, &p, 41, NULL, NULL, NULL, &err), SF_OK);
+    memset(&rep, 0, sizeof rep);
+    ck_assert_int_eq(sf_shard_pull(s, dst, &rep, &err), SF_ESTATE);
+    ck_assert_msg(strstr(err.msg, "another content digest"), "%s", err.msg);
+    ck_assert_uint_eq(rep.failed, 1);
+    ck_assert_uint_eq(rep.present, 1);
+    ck_assert_int_eq(sf_shard_verify(out, &vr, &err), SF_OK);
+    ck_assert_uint_eq(vr.records, 41);
+    s->ops->close(s);
+    remove_tmpdir();
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("shard");
+    TCase *tc = tcase_create("label");
+    tcase_add_test(tc, value_target_loss_is_bin_zero);
+    tcase_add_test(tc, value_target_two_hot_by_hand);
+    tcase_add_test(tc, value_target_rejects_impossible_outcomes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("shard");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, round_trip_every_field_and_manifest);
+    tcase_add_test(tc, digest_independent_of_level_blocks_and_worker);
+    tcase_add_test(tc, random_access_matches_sequential);
+    tcase_add_test(tc, file_within_1_15_of_compressed_payload);
+    tcase_add_test(tc, map_grows_instead_of_failing);
+    tcase_add_test(tc, empty_shard_seals_and_verifies);
+    tcase_add_test(tc, reader_allocates_nothing_once_warm);
+    tcase_add_test(tc, flipped_byte_anywhere_is_found_and_named);
+    tcase_add_test(tc, damaged_structure_page_is_refused_at_open);
+    tcase_add_test(tc, missing_file_is_not_found);
+    tcase_add_test(tc, truncated_file_is_refused);
+    tcase_add_test(tc, unsealed_temp_file_is_refused);
+    tcase_add_test(tc, missing_manifest_is_refused);
+    tcase_add_test(tc, wrong_schema_version_is_refused);
+    tcase_add_test(tc, bad_records_are_refused_and_the_writer_goes_on);
+    tcase_add_test(tc, a_sealed_shard_is_never_replaced);
+    tcase_add_test(tc, writer_killed_mid_shard_leaves_no_sealed_shard);
+    tcase_add_test(tc, block_and_record_decoders_refuse_garbage);
+    tcase_add_test(tc, pull_copies_verifies_and_skips_present);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "shard");
+}

@@ -1,0 +1,554 @@
+/*
+ * client.c — the worker's side of the fleet protocol (worker.h,
+ * sf_worker_run): one DEALER to the coordinator; Hello, job requests,
+ * heartbeats (ZeroMQ guide's Paranoid Pirate: a peer silent for
+ * heartbeat_liveness intervals is dead; reconnect with exponential backoff),
+ * progress, chunked shard upload, and clean abandonment on SIGTERM.
+ *
+ * The job itself runs on its own thread (sf_job_run); this thread keeps the
+ * connection alive meanwhile.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "worker/worker.h"
+
+#define UPLOAD_CHUNK     (1u << 20)
+#define HELLO_TIMEOUT_MS 5000
+#define BACKOFF_MAX_MS   32000
+
+typedef struct conn {
+    void *zctx, *sock;
+    const char *endpoint;
+    char worker_id[64];
+    uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
+    uint32_t hb_ms, liveness;
+    int need_hello; /* the coordinator no longer knows us (it restarted) */
+    FILE *log;
+} conn;
+
+static void logf_(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(conn *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(c->log, "worker %s: ", c->worker_id);
+    vfprintf(c->log, fmt, ap);
+    fputc('\n', c->log);
+    fflush(c->log);
+    va_end(ap);
+}
+
+static int conn_open(conn *c) {
+    if (c->sock)
+        zmq_close(c->sock);
+    c->sock = zmq_socket(c->zctx, ZMQ_DEALER);
+    int zero = 0, hwm = 1000;
+    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(c->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    if (zmq_connect(c->sock, c->endpoint) != 0)
+        return SF_EIO;
+    c->last_heard = sf_now_ns();
+    return SF_OK;
+}
+
+static int send_env(conn *c, Spirefleet__Envelope *env) {
+    return sf_wire_send(c->sock, NULL, 0, env, 0);
+}
+
+/* Receive one envelope within timeout_ms (NULL on timeout or garbage). */
+static Spirefleet__Envelope *recv_env(conn *c, int timeout_ms) {
+    zmq_pollitem_t it = {c->sock, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&it, 1, timeout_ms) <= 0)
+        return NULL;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        return NULL;
+    }
+    int more = zmq_msg_more(&m);
+    Spirefleet__Envelope *env = NULL;
+    sf_err e = {0};
+    if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) < 0)
+        logf_(c, "ignoring a bad frame from the coordinator: %s", e.msg);
+    zmq_msg_close(&m);
+    while (more) { /* a DEALER never expects more than one frame */
+        zmq_msg_init(&m);
+        zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT);
+        more = zmq_msg_more(&m);
+        zmq_msg_close(&m);
+    }
+    if (env) {
+        c->last_heard = sf_now_ns();
+        if (env->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR && env->error->code == SF_ESTATE)
+            c->need_hello = 1;
+    }
+    return env;
+}
+
+static int coordinator_dead(const conn *c) {
+    return sf_now_ns() - c->last_heard > (uint64_t)c->hb_ms * c->liveness * 1000000ull;
+}
+
+static void send_heartbeat(conn *c, uint64_t job) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
+    hb.worker_id = c->worker_id;
+    hb.job_id = job;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    send_env(c, &env);
+}
+
+/* ------------------------------------------------------------------------
+ * Hello / Welcome
+ * ---------------------------------------------------------------------- */
+
+typedef struct session {
+    sf_run_config cfg;
+    char digest[65];
+} session;
+
+/* Connect and say Hello until Welcome (SF_OK), a Refusal (SF_ESTATE) or a
+ * stop request (SF_ETIMEOUT). */
+static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
+    int backoff = 1000;
+    for (;;) {
+        if (o->stop && *o->stop)
+            return SF_ETIMEOUT;
+        c->need_hello = 0;
+        if (conn_open(c) < 0)
+            return sf_err_set(err, SF_EIO, "cannot connect to %s", c->endpoint);
+        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+        char host[64] = "";
+        gethostname(host, sizeof host - 1);
+        h.protocol_version = SF_PROTOCOL_VERSION;
+        h.worker_id = c->worker_id;
+        h.host = host;
+        h.threads = (uint32_t)(o->threads > 0 ? o->threads : 0);
+        h.pid = (uint32_t)getpid();
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+        env.hello = &h;
+        send_env(c, &env);
+        uint64_t until = sf_now_ns() + HELLO_TIMEOUT_MS * 1000000ull;
+        while (sf_now_ns() < until && !(o->stop && *o->stop)) {
+            Spirefleet__Envelope *r = recv_env(c, 200);
+            if (!r)
+                continue;
+            if (r->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME && r->welcome->config) {
+                int rc = sf_config_from_proto(r->welcome->config, &s->cfg, err);
+                char mine[65];
+                if (rc == SF_OK && sf_config_digest(&s->cfg, mine) == SF_OK &&
+                    r->welcome->config_digest && !strcmp(mine, r->welcome->config_digest)) {
+                    snprintf(s->digest, sizeof s->digest, "%s", mine);
+                    c->hb_ms = r->welcome->heartbeat_ms ? r->welcome->heartbeat_ms : 1000;
+                    c->liveness =
+                        r->welcome->heartbeat_liveness ? r->welcome->heartbeat_liveness : 5;
+                    sf_wire_free(r);
+                    return SF_OK;
+                }
+                if (rc == SF_OK)
+                    sf_err_set(err, SF_EVERSION,
+                               "the coordinator's config digest does not match this build's");
+                sf_wire_free(r);
+                return err ? err->code : SF_EVERSION;
+            }
+            if (r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL) {
+                int rc = sf_err_set(err, SF_ESTATE, "refused by the coordinator: %s",
+                                    r->refusal->reason ? r->refusal->reason : "");
+                sf_wire_free(r);
+                return rc;
+            }
+            sf_wire_free(r);
+        }
+        logf_(c, "no answer from %s; retrying in %d ms", c->endpoint, backoff);
+        for (int waited = 0; waited < backoff && !(o->stop && *o->stop); waited += 100)
+            usleep(100000);
+        backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Running a job on a thread
+ * ---------------------------------------------------------------------- */
+
+typedef struct job_thread {
+    const session *s;
+    sf_job_spec spec;
+    sf_job_opts opts;
+    char path[1200];
+    sf_job_result res;
+    sf_err err;
+    int rc;
+    atomic_int finished;
+    atomic_uint_fast64_t fights, labels;
+    volatile sig_atomic_t abandon;
+} job_thread;
+
+static void on_progress(void *ctx, uint64_t fights, uint64_t labels) {
+    job_thread *jt = ctx;
+    atomic_store(&jt->fights, fights);
+    atomic_store(&jt->labels, labels);
+}
+
+static void *job_main(void *arg) {
+    job_thread *jt = arg;
+    jt->rc =
+        sf_job_run(&jt->s->cfg, jt->s->digest, &jt->spec, &jt->opts, jt->path, &jt->res, &jt->err);
+    atomic_store(&jt->finished, 1);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Upload
+ * ---------------------------------------------------------------------- */
+
+static int file_sha256(const char *path, char hex[65], uint64_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return SF_EIO;
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    uint8_t buf[65536];
+    size_t n;
+    *size = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        crypto_hash_sha256_update(&st, buf, n);
+        *size += n;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    uint8_t h[32];
+    crypto_hash_sha256_final(&st, h);
+    sf_hex(h, 32, hex);
+    return bad ? SF_EIO : SF_OK;
+}
+
+/* Wait for a ShardAck about `job` (heartbeats and other chatter are skipped). */
+static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
+    uint64_t until = sf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    while (sf_now_ns() < until) {
+        Spirefleet__Envelope *r = recv_env(c, 200);
+        if (!r)
+            continue;
+        if (r->body_case == SPIREFLEET__ENVELOPE__BODY_SHARD_ACK && r->shard_ack->job_id == job)
+            return r;
+        sf_wire_free(r);
+    }
+    return NULL;
+}
+
+/* Offer, send chunks, wait for the verdict. Returns SF_OK (stored or a
+ * duplicate: the local copy may go), SF_ECORRUPT (refused), or SF_ETIMEOUT. */
+static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) {
+    char sha[65];
+    uint64_t size;
+    if (file_sha256(jt->path, sha, &size) < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot read the sealed shard", jt->path);
+    char digest[65];
+    sf_hex(jt->res.digest, 32, digest);
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
+    Spirefleet__JobStats st = SPIREFLEET__JOB_STATS__INIT;
+    st.fights = jt->res.fights;
+    st.fights_won = jt->res.wins;
+    st.decisions = jt->res.decisions;
+    st.simulations = jt->res.simulations;
+    st.fallbacks = jt->res.fallbacks_search + jt->res.fallbacks_eval;
+    of.job_id = jt->spec.job_id;
+    of.attempt = attempt;
+    of.size = size;
+    of.file_sha256 = sha;
+    of.content_digest = digest;
+    of.records = jt->res.records;
+    of.stats = &st;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
+    env.shard_offer = &of;
+    send_env(c, &env);
+    int wait_ms = (int)(c->hb_ms * c->liveness);
+    Spirefleet__Envelope *r = wait_ack(c, jt->spec.job_id, wait_ms);
+    if (!r)
+        return sf_err_set(err, SF_ETIMEOUT, "no answer to the shard offer");
+    int send = r->shard_ack->send, ok = r->shard_ack->ok;
+    sf_err_set(err, SF_ECORRUPT, "%s", r->shard_ack->reason ? r->shard_ack->reason : "");
+    sf_wire_free(r);
+    if (ok)
+        return SF_OK; /* the job was already done: nothing to send */
+    if (!send)
+        return SF_ECORRUPT;
+    FILE *f = fopen(jt->path, "rb");
+    if (!f)
+        return sf_err_set(err, SF_EIO, "%s: cannot read", jt->path);
+    uint8_t *buf = malloc(UPLOAD_CHUNK);
+    uint64_t off = 0;
+    int rc = buf ? SF_OK : SF_ENOMEM;
+    while (rc == SF_OK) {
+        size_t n = fread(buf, 1, UPLOAD_CHUNK, f);
+        Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
+        ch.job_id = jt->spec.job_id;
+        ch.offset = off;
+        ch.data.data = buf;
+        ch.data.len = n;
+        ch.last = off + n >= size;
+        ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
+        ce.shard_chunk = &ch;
+        if (send_env(c, &ce) < 0)
+            rc = SF_EIO;
+        off += n;
+        if (ch.last || n == 0)
+            break;
+    }
+    free(buf);
+    fclose(f);
+    if (rc < 0)
+        return sf_err_set(err, rc, "sending the shard failed");
+    /* the coordinator verifies the whole shard before answering */
+    r = wait_ack(c, jt->spec.job_id, wait_ms + 120000);
+    if (!r)
+        return sf_err_set(err, SF_ETIMEOUT, "no verdict on the uploaded shard");
+    ok = r->shard_ack->ok;
+    sf_err_set(err, SF_ECORRUPT, "%s", r->shard_ack->reason ? r->shard_ack->reason : "");
+    sf_wire_free(r);
+    return ok ? SF_OK : SF_ECORRUPT;
+}
+
+static void send_job_failed(conn *c, uint64_t job, const char *why) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
+    jf.job_id = job;
+    jf.reason = (char *)why;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
+    env.job_failed = &jf;
+    send_env(c, &env);
+}
+
+/* Play one job while keeping the connection alive, then upload it. */
+static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet__Job *job,
+                  const char *scratch, sf_err *err) {
+    job_thread *jt = calloc(1, sizeof *jt);
+    if (!jt)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    jt->s = s;
+    jt->spec.job_id = job->job_id;
+    jt->spec.seed_start = job->seed_start;
+    jt->spec.seed_count = job->seed_count;
+    jt->opts.threads = o->threads > 0 ? o->threads : (int)s->cfg.workers.threads;
+    jt->opts.fights_per_thread =
+        o->fights_per_thread > 0 ? o->fights_per_thread : (int)s->cfg.workers.fights_per_thread;
+    jt->opts.worker_id = c->worker_id;
+    jt->opts.evaluator = o->evaluator;
+    jt->opts.stop = &jt->abandon;
+    jt->opts.on_progress = on_progress;
+    jt->opts.progress_ctx = jt;
+    snprintf(jt->path, sizeof jt->path, "%s/%s-job%06llu-a%u.shard", scratch, s->cfg.name,
+             (unsigned long long)job->job_id, job->attempt);
+    unlink(jt->path); /* a leftover of an earlier attempt */
+    pthread_t th;
+    if (pthread_create(&th, NULL, job_main, jt) != 0) {
+        free(jt);
+        return sf_err_set(err, SF_EIO, "cannot start the job thread");
+    }
+    logf_(c, "job %llu: seeds %llu..%llu", (unsigned long long)job->job_id,
+          (unsigned long long)job->seed_start,
+          (unsigned long long)(job->seed_start + job->seed_count - 1));
+    uint64_t last_hb = 0, sent_labels = (uint64_t)-1;
+    while (!atomic_load(&jt->finished)) {
+        if (o->stop && *o->stop)
+            jt->abandon = 1;
+        uint64_t now = sf_now_ns();
+        if (now - last_hb >= (uint64_t)c->hb_ms * 1000000ull) {
+            send_heartbeat(c, job->job_id);
+            uint64_t labels = atomic_load(&jt->labels);
+            if (labels != sent_labels) {
+                Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+                Spirefleet__Progress p = SPIREFLEET__PROGRESS__INIT;
+                p.job_id = job->job_id;
+                p.fights_done = (uint32_t)atomic_load(&jt->fights);
+                p.labels_done = labels;
+                env.body_case = SPIREFLEET__ENVELOPE__BODY_PROGRESS;
+                env.progress = &p;
+                send_env(c, &env);
+                sent_labels = labels;
+            }
+            last_hb = now;
+        }
+        Spirefleet__Envelope *r = recv_env(c, 100);
+        if (r) {
+            if (r->body_case == SPIREFLEET__ENVELOPE__BODY_STOP)
+                jt->abandon = 1;
+            sf_wire_free(r);
+        }
+        if (coordinator_dead(c) || c->need_hello) {
+            /* keep playing; reconnect so the result can be delivered */
+            logf_(c, "coordinator %s; reconnecting", c->need_hello ? "restarted" : "silent");
+            session fresh;
+            if (hello(c, o, &fresh, err) == SF_OK && strcmp(fresh.digest, s->digest))
+                jt->abandon = 1;
+        }
+    }
+    pthread_join(th, NULL);
+    int rc = SF_OK;
+    if (jt->rc < 0) {
+        const char *why = jt->rc == SF_ESTATE ? "worker shutting down" : jt->err.msg;
+        logf_(c, "job %llu: %s", (unsigned long long)job->job_id, why);
+        send_job_failed(c, job->job_id, why);
+        unlink(jt->path);
+        rc = jt->abandon ? SF_ETIMEOUT : SF_OK;
+    } else {
+        logf_(c, "job %llu: %llu labels from %llu fights in %.1f s; uploading",
+              (unsigned long long)job->job_id, (unsigned long long)jt->res.records,
+              (unsigned long long)jt->res.fights, jt->res.seconds);
+        for (int attempt = 1; attempt <= 5; attempt++) {
+            if (o->stop && *o->stop >= 2)
+                break;
+            sf_err ue = {0};
+            int u = upload(c, jt, job->attempt, &ue);
+            if (u == SF_OK) {
+                unlink(jt->path);
+                break;
+            }
+            logf_(c, "job %llu: upload attempt %d failed: %s", (unsigned long long)job->job_id,
+                  attempt, ue.msg);
+            if (u == SF_ECORRUPT) {
+                send_job_failed(c, job->job_id, ue.msg);
+                unlink(jt->path);
+                break;
+            }
+            session fresh;
+            if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, err) < 0)
+                break;
+        }
+    }
+    free(jt);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * The loop
+ * ---------------------------------------------------------------------- */
+
+static int mkdir_p(const char *path) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
+    if (!o || !o->endpoint)
+        return sf_err_set(err, SF_EINVAL, "worker: no coordinator endpoint");
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
+    conn c = {0};
+    c.endpoint = o->endpoint;
+    c.log = o->log ? o->log : stderr;
+    c.hb_ms = 1000;
+    c.liveness = 5;
+    if (o->worker_id) {
+        snprintf(c.worker_id, sizeof c.worker_id, "%s", o->worker_id);
+    } else {
+        char host[40] = "host";
+        gethostname(host, sizeof host - 1);
+        snprintf(c.worker_id, sizeof c.worker_id, "%s-%d", host, (int)getpid());
+    }
+    char scratch[1024];
+    const char *tmp = getenv("TMPDIR");
+    if (o->scratch_dir)
+        snprintf(scratch, sizeof scratch, "%s", o->scratch_dir);
+    else
+        snprintf(scratch, sizeof scratch, "%s/spirefleet-%s", tmp && *tmp ? tmp : "/tmp",
+                 c.worker_id);
+    if (mkdir_p(scratch) < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot create the scratch dir: %s", scratch,
+                          strerror(errno));
+    c.zctx = zmq_ctx_new();
+    session *s = calloc(1, sizeof *s);
+    int rc = s ? hello(&c, o, s, err) : SF_ENOMEM;
+    if (rc == SF_OK && !strcmp(s->cfg.search.evaluator, "net") && !o->evaluator)
+        rc = sf_err_set(err, SF_EUNSUPPORTED,
+                        "the run uses search.evaluator net, but this worker has no network "
+                        "evaluator");
+    int jobs = 0;
+    while (rc == SF_OK && !(o->stop && *o->stop)) {
+        if (o->max_jobs && jobs >= o->max_jobs)
+            break;
+        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
+        jr.worker_id = c.worker_id;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
+        env.job_request = &jr;
+        send_env(&c, &env);
+        Spirefleet__Envelope *r = NULL;
+        uint64_t asked = sf_now_ns();
+        while (!r && !(o->stop && *o->stop)) {
+            r = recv_env(&c, 200);
+            if (r && r->body_case == SPIREFLEET__ENVELOPE__BODY_HEARTBEAT) {
+                sf_wire_free(r);
+                r = NULL;
+            }
+            if (!r && sf_now_ns() - asked > (uint64_t)c.hb_ms * 1000000ull) {
+                send_heartbeat(&c, 0);
+                asked = sf_now_ns();
+            }
+            if (!r && coordinator_dead(&c)) {
+                logf_(&c, "coordinator silent; reconnecting");
+                rc = hello(&c, o, s, err);
+                break;
+            }
+        }
+        if (!r)
+            continue;
+        switch (r->body_case) {
+        case SPIREFLEET__ENVELOPE__BODY_JOB:
+            rc = do_job(&c, o, s, r->job, scratch, err);
+            if (rc == SF_ETIMEOUT)
+                rc = SF_OK; /* abandoned on request */
+            jobs++;
+            break;
+        case SPIREFLEET__ENVELOPE__BODY_WAIT: {
+            int ms = r->wait->retry_ms ? (int)r->wait->retry_ms : 500;
+            for (int w = 0; w < ms && !(o->stop && *o->stop); w += 50)
+                usleep(50000);
+            break;
+        }
+        case SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE:
+            logf_(&c, "run complete");
+            sf_wire_free(r);
+            goto out;
+        case SPIREFLEET__ENVELOPE__BODY_STOP:
+            logf_(&c, "told to stop");
+            sf_wire_free(r);
+            goto out;
+        case SPIREFLEET__ENVELOPE__BODY_ERROR:
+            logf_(&c, "coordinator error: %s", r->error->message ? r->error->message : "");
+            if (c.need_hello)
+                rc = hello(&c, o, s, err); /* it forgot us (restart): Hello again */
+            break;
+        default: break;
+        }
+        sf_wire_free(r);
+    }
+out:
+    if (c.sock)
+        zmq_close(c.sock);
+    zmq_ctx_term(c.zctx);
+    free(s);
+    return rc == SF_ETIMEOUT ? SF_OK : rc;
+}

@@ -1,0 +1,117 @@
+/*
+ * worker.h — the fleet worker: plays a job's seeds with honest search,
+ * turns every searched decision into a label record, writes one sealed shard
+ * per job and uploads it to the coordinator.
+ *
+ * Determinism (ARCHITECTURE.md invariant 3, issue "Determinism")
+ *   A job's shard content depends only on (job seeds, run config digest,
+ *   model): every random choice is derived from the run seed and the game
+ *   seed (encounter pick, engine streams, search seeds per decision), the
+ *   search's result does not depend on threads or batching, and records are
+ *   written in (seed, fight, decision) order whatever thread played them.
+ *   So the same job gives the same content digest on 1 or 30 workers, with
+ *   any thread count or fights-per-thread.
+ *
+ * Threads and multiplexing
+ *   sf_job_run() plays seeds on `threads` threads; each thread keeps up to
+ *   `fights_per_thread` fights in flight. With the rollout evaluator a
+ *   search runs to the end in one sf_search_step() call, so a thread plays
+ *   its fights one decision at a time; with a network evaluator each thread
+ *   steps all its searches, sends one batch for all their leaf requests and
+ *   feeds the answers back (search.h, "The resumable API").
+ *
+ * Fallbacks
+ *   Every fallback is counted in the job's statistics (and the shard
+ *   manifest): a search that returned nothing usable (the rollout policy's
+ *   move is played instead) and evaluator failures answered by the
+ *   heuristic. None is silent.
+ *
+ * Allocation
+ *   Label buffers are allocated per decision (not a hot path); the searches'
+ *   arrays are allocated once per thread (search.h).
+ */
+#ifndef SF_WORKER_H
+#define SF_WORKER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/common.h"
+#include "engine/engine.h"
+#include "proto/wire.h"
+#include "search/search.h"
+
+/* A batch evaluator for network leaves (the evald client or the in-process
+ * cpu backend). eval(ctx, requests, n, out) fills out[0..n) for the n
+ * leaf requests (search.h) in one batch; it returns SF_OK or a negative code, in which case the
+ * worker answers those leaves with the rollout heuristic and counts a fallback for each. */
+typedef struct sf_batch_evaluator {
+    int (*eval)(void *ctx, const sf_eval_request *const *requests, int n, sf_eval_answer *out);
+    void *ctx;
+    const char *model_sha256; /* recorded in labels                          */
+} sf_batch_evaluator;
+
+typedef struct sf_job_spec {
+    uint64_t job_id;
+    uint64_t seed_start;
+    uint32_t seed_count;
+} sf_job_spec;
+
+typedef struct sf_job_result {
+    uint64_t records;
+    uint64_t fights, wins, decisions, searched;
+    uint64_t simulations;
+    uint64_t fallbacks_search, fallbacks_eval;
+    uint8_t digest[32]; /* the shard's content digest                        */
+    double seconds;
+} sf_job_result;
+
+typedef struct sf_job_opts {
+    int threads;           /* >= 1                                           */
+    int fights_per_thread; /* >= 1                                           */
+    const char *worker_id;
+    const sf_batch_evaluator *evaluator; /* required when the config says net */
+    const volatile sig_atomic_t *stop;   /* non-zero: abandon the job (SF_ESTATE) */
+    /* progress callback (may be NULL): called from worker threads */
+    void (*on_progress)(void *ctx, uint64_t fights_done, uint64_t labels_done);
+    void *progress_ctx;
+} sf_job_opts;
+
+/* Play job `job` of run `cfg` (digest `config_digest`, 64 hex digits) and
+ * write its sealed shard at `shard_path` (which must not exist). Fills
+ * `res`. Errors: SF_EINVAL for a bad config or options, SF_ESTATE when
+ * *stop became non-zero (the temp file is removed), SF_EIO from the shard
+ * writer. */
+int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job_spec *job,
+               const sf_job_opts *opts, const char *shard_path, sf_job_result *res, sf_err *err);
+
+/* Which Act-1 encounter seed `game_seed` plays in "fights" mode: a weighted
+ * pick from play.encounters (every encounter equally when empty) with a
+ * uniform number derived from (run seed, game seed). */
+int sf_job_encounter(const sf_run_config *cfg, uint64_t game_seed);
+
+/* ---------------------------------------------------------------------------
+ * The fleet client
+ * ------------------------------------------------------------------------- */
+typedef struct sf_worker_opts {
+    const char *endpoint;                /* coordinator, e.g. tcp://10.0.0.1:5555            */
+    const char *worker_id;               /* NULL: "<hostname>-<pid>"                        */
+    int threads;                         /* 0: workers.threads of the run config             */
+    int fights_per_thread;               /* 0: workers.fights_per_thread                     */
+    const char *scratch_dir;             /* local shards before upload; NULL: $TMPDIR or /tmp */
+    int max_jobs;                        /* stop after this many jobs (0 = no limit)         */
+    const sf_batch_evaluator *evaluator; /* NULL: connect to the run's evald     */
+    /* 1: finish nothing new, abandon the current job (JobFailed so the
+     * coordinator re-issues it) and return; 2: return at once. */
+    const volatile sig_atomic_t *stop;
+    FILE *log; /* NULL: stderr                                     */
+} sf_worker_opts;
+
+/* Connect, say Hello, then request, play and upload jobs until the run is
+ * complete, the coordinator says Stop, or *stop is set. Reconnects with
+ * backoff when the coordinator is silent for heartbeat_liveness intervals.
+ * Returns SF_OK at a clean end. */
+int sf_worker_run(const sf_worker_opts *opts, sf_err *err);
+
+#endif
