@@ -416,6 +416,12 @@ typedef struct sf_canary_report {
  * of the first three cases. */
 int sf_net_canary(sf_net *net, const sf_bundle *b, sf_canary_report *rep, sf_err *err);
 
+/* The prior over a position's legal actions: softmax of policy[0..n_queries)
+ * into priors[0..n_queries), in query order (= the engine's action order
+ * when the tokenizer made the queries). With value[] this is what a search
+ * evaluator answers (search/search.h: sf_eval_answer dist and priors). */
+void sf_net_out_priors(const sf_net_out *o, float *priors);
+
 /* Largest |a - b| over every output of two results with the same queries;
  * `where` (may be NULL, 40 bytes) receives the output's name. */
 double sf_net_out_max_diff(const sf_net_out *a, const sf_net_out *b, char *where);

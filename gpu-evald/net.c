@@ -178,6 +178,20 @@ double sf_net_canary_tolerance(const sf_net *net, const sf_bundle *b) {
     return tol;
 }
 
+void sf_net_out_priors(const sf_net_out *o, float *priors) {
+    int n = o->n_queries;
+    if (n <= 0)
+        return;
+    float mx = o->policy[0];
+    for (int q = 1; q < n; q++)
+        mx = o->policy[q] > mx ? o->policy[q] : mx;
+    double sum = 0.0;
+    for (int q = 0; q < n; q++)
+        sum += exp((double)o->policy[q] - mx);
+    for (int q = 0; q < n; q++)
+        priors[q] = (float)(exp((double)o->policy[q] - mx) / sum);
+}
+
 double sf_net_out_max_diff(const sf_net_out *a, const sf_net_out *b, char *where) {
     double worst = -1.0;
     char name[40] = "";

@@ -83,7 +83,9 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 port=$(sed -n 's/.*metrics on http port \([0-9]*\).*/\1/p' "$tmp/serve.log")
-if [ -n "$port" ] && curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics" &&
+if [ -n "$port" ] && $py -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+    "http://127.0.0.1:$port/metrics" >"$tmp/metrics" &&
   grep -q "sf_evald_canary_ok{model=\"$sha\"} 1" "$tmp/metrics"; then
   ok "gpu-evald serves and /metrics shows the model's canary ok"
 else

@@ -351,6 +351,24 @@ START_TEST(canary_passes_and_catches_a_tampered_value) {
 }
 END_TEST
 
+/* Priors are the softmax of the logits: (0, ln 2, ln 4) -> (1/7, 2/7, 4/7). */
+START_TEST(priors_are_the_softmax_of_the_policy_logits) {
+    sf_net_out o;
+    memset(&o, 0, sizeof o);
+    o.n_queries = 3;
+    o.policy[0] = 0.0f;
+    o.policy[1] = (float)log(2.0);
+    o.policy[2] = (float)log(4.0);
+    o.policy[3] = 100.0f; /* not a legal query: ignored */
+    float pr[4] = {-1, -1, -1, -1};
+    sf_net_out_priors(&o, pr);
+    ck_assert_double_eq_tol(pr[0], 1.0 / 7.0, 1e-7);
+    ck_assert_double_eq_tol(pr[1], 2.0 / 7.0, 1e-7);
+    ck_assert_double_eq_tol(pr[2], 4.0 / 7.0, 1e-7);
+    ck_assert_float_eq(pr[3], -1.0f);
+}
+END_TEST
+
 /* Without a GPU (or without the cuda backend built in) the cuda backend is
  * a clear SF_EUNSUPPORTED, never a crash or a silent cpu fallback; with a
  * GPU it must agree with the cpu backend within 1e-4 in fp32. */
@@ -394,6 +412,7 @@ int main(void) {
     tcase_add_test(tc, invalid_position_fails_the_batch_naming_it);
     tcase_add_test(tc, canary_passes_and_catches_a_tampered_value);
     tcase_add_test(tc, cuda_backend_fails_clearly_or_matches_cpu);
+    tcase_add_test(tc, priors_are_the_softmax_of_the_policy_logits);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "evald-net");
 }
