@@ -329,6 +329,100 @@ START_TEST(bad_requests_get_error_replies_in_order) {
 }
 END_TEST
 
+/* Two models (champion and candidate) served side by side: requests for
+ * each, interleaved from one client, get that model's outputs. */
+START_TEST(two_models_are_served_side_by_side) {
+    world w;
+    world_new(&w, 8);
+    char other[512];
+    fx_random_bundle(w.dir, "other.safetensors", "tiny", 43, 4, other);
+    sf_bundle *b2 = fx_load(other);
+    sf_net *net2;
+    ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, other, NULL, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_models_served(s.ev), 2);
+    server_go(&s);
+    void *ctx = zmq_ctx_new();
+    sf_neteval_opts o1 = {.endpoint = sf_evald_endpoint(s.ev),
+                          .model_sha256 = sf_bundle_sha256(w.b),
+                          .timeout_ms = 20000};
+    sf_neteval_opts o2 = o1;
+    o2.model_sha256 = sf_bundle_sha256(b2);
+    sf_neteval *e1, *e2;
+    ck_assert_int_eq(sf_neteval_connect(&o1, ctx, &e1, NULL), SF_OK);
+    ck_assert_int_eq(sf_neteval_connect(&o2, ctx, &e2, NULL), SF_OK);
+    for (int i = 0; i < 8; i++) {
+        sf_pos p = sf_positions_get(w.ps, i);
+        sf_net_out r1, r2, l1, l2;
+        ck_assert_int_eq(sf_neteval_eval(e1, &p, 1, &r1, NULL), SF_OK);
+        ck_assert_int_eq(sf_neteval_eval(e2, &p, 1, &r2, NULL), SF_OK);
+        ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &l1, NULL), SF_OK);
+        ck_assert_int_eq(sf_net_eval(net2, &p, 1, &l2, NULL), SF_OK);
+        ck_assert_mem_eq(&r1, &l1, sizeof r1);
+        ck_assert_mem_eq(&r2, &l2, sizeof r2);
+        ck_assert(memcmp(&r1, &r2, sizeof r1) != 0);
+    }
+    sf_neteval_close(e1);
+    sf_neteval_close(e2);
+    zmq_ctx_term(ctx);
+    server_stop(&s);
+    server_done(&s);
+    sf_net_free(net2);
+    sf_bundle_free(b2);
+    world_free(&w);
+}
+END_TEST
+
+/* A client may keep at most client_credit positions queued: with credit 8,
+ * a 5-position request waiting for its batch plus a 4-position one is over
+ * it; the second is refused (after the first is answered, in order), and
+ * the reply tells the client its credit. */
+START_TEST(client_credit_limits_queued_positions) {
+    world w;
+    world_new(&w, 8);
+    server s;
+    memset(&s, 0, sizeof s);
+    s.logf = open_memstream(&s.log, &s.log_len);
+    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
+                       .max_batch = 8,
+                       .max_wait_us = 300000,
+                       .client_credit = 8,
+                       .metrics_port = -1,
+                       .log = s.logf};
+    ck_assert_int_eq(sf_evald_create(&o, &s.ev, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    void *ctx = zmq_ctx_new();
+    void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
+    sf_buf scratch = {0}, msg = {0};
+    sf_pos p[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = sf_positions_get(w.ps, i);
+    const char *sha = sf_bundle_sha256(w.b);
+    ck_assert_int_eq(sf_wire_request_encode(1, sha, p, 5, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    ck_assert_int_eq(sf_wire_request_encode(2, sha, p, 4, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    uint64_t id;
+    char text[512];
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
+    ck_assert_uint_eq(id, 1);
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
+    ck_assert_uint_eq(id, 2);
+    ck_assert_str_eq(text, "over credit: 5 positions already queued for this client, credit 8");
+    sf_buf_free(&scratch);
+    sf_buf_free(&msg);
+    zmq_close(d);
+    zmq_ctx_term(ctx);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
 /* A model whose canary fails is refused (log line, metric, error replies);
  * a server with nothing else refuses to start. */
 START_TEST(canary_failure_refuses_to_serve) {
@@ -703,6 +797,8 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, many_clients_are_answered_correctly_and_in_order);
     tcase_add_test(tc, bad_requests_get_error_replies_in_order);
+    tcase_add_test(tc, two_models_are_served_side_by_side);
+    tcase_add_test(tc, client_credit_limits_queued_positions);
     tcase_add_test(tc, canary_failure_refuses_to_serve);
     tcase_add_test(tc, sha_pin_mismatch_is_a_load_error);
     tcase_add_test(tc, batches_fill_to_max_batch_or_wait_max_wait);
