@@ -39,22 +39,22 @@ static void debuff_all(sf_combat *c, int pw, int amount) {
             combat_power_monster(c, m, pw, amount);
 }
 
-/* Exhaust every card in hand for which keep() is false; returns the count. */
-static int exhaust_hand_where(sf_combat *c, int (*keep)(const sf_card *)) {
+static int is_attack(const sf_card *k) {
+    return sf_cards[k->id].type == CT_ATTACK;
+}
+
+/* Exhaust every non-Attack in hand; returns the count. The game queues one
+ * ExhaustSpecificCardAction per card on top of the queue, in hand order, so
+ * they run last card first. */
+static int exhaust_non_attacks(sf_combat *c) {
     int n = 0;
-    for (int i = 0; i < c->hand_n;) {
-        if (keep && keep(&c->hand[i])) {
-            i++;
+    for (int i = c->hand_n - 1; i >= 0; i--) {
+        if (is_attack(&c->hand[i]))
             continue;
-        }
         combat_exhaust_from_hand(c, i);
         n++;
     }
     return n;
-}
-
-static int is_attack(const sf_card *k) {
-    return sf_cards[k->id].type == CT_ATTACK;
 }
 
 /* ---- plain effects ------------------------------------------------------ */
@@ -89,26 +89,19 @@ static void p_bash(sf_combat *c, const sf_card *k, int t) {
 
 static void p_anger(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
-    sf_card copy = *k;
+    sf_card copy = *k; /* makeStatEquivalentCopy */
     copy.flags &= (uint8_t)~CF_FREE_TURN;
-    combat_add_to_discard(c, copy);
+    combat_add_new(c, ZONE_DISCARD, copy);
 }
 
 static void p_armaments(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     block(c, CARD_NUM(k, blk));
     if (k->upg) {
-        for (int i = 0; i < c->hand_n; i++) {
-            sf_card *h = &c->hand[i];
-            const card_def *d = &sf_cards[h->id];
-            if (d->type == CT_CURSE || (d->type == CT_STATUS && h->id != CARD_BURN))
-                continue;
-            if (h->upg == 0 || (d->flags & CD_MULTI_UPGRADE)) {
-                if (h->upg == 0 && d->cost_up != d->cost && h->cost == d->cost)
-                    h->cost = d->cost_up;
-                h->upg++;
-            }
-        }
+        /* ArmamentsAction(true): every card in hand that canUpgrade() */
+        for (int i = 0; i < c->hand_n; i++)
+            if (combat_can_upgrade(&c->hand[i]))
+                combat_upgrade_card(&c->hand[i]);
     } else {
         combat_open_choice(c, CH_ARMAMENTS, 0);
     }
@@ -126,7 +119,7 @@ static void p_clothesline(sf_combat *c, const sf_card *k, int t) {
 static void p_flex(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     combat_power_player(c, PW_STR, CARD_NUM(k, mag), 0);
-    c->pw[PW_LOSE_STR] = (int16_t)(c->pw[PW_LOSE_STR] + CARD_NUM(k, mag));
+    combat_power_player(c, PW_LOSE_STR, CARD_NUM(k, mag), 0); /* a debuff: Artifact eats it */
 }
 
 /* Havoc is resolved in play.c (it plays another card). */
@@ -142,7 +135,11 @@ static void p_iron_wave(sf_combat *c, const sf_card *k, int t) {
 }
 
 static int strike_count(const sf_combat *c) {
-    int n = 1; /* the played card itself was in hand when damage was computed */
+    /* PerfectedStrike.countCards: STRIKE-tagged cards in hand, draw and
+     * discard piles when the damage is computed. Played from the hand, the
+     * card is still in it then; a Double Tap copy or a card Havoc plays is
+     * in limbo and does not count itself. */
+    int n = c->pending.from_hand ? 1 : 0;
     const sf_card *piles[3] = {c->hand, c->draw, c->discard};
     int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
     for (int p = 0; p < 3; p++)
@@ -187,7 +184,11 @@ static void p_true_grit(sf_combat *c, const sf_card *k, int t) {
     block(c, CARD_NUM(k, blk));
     if (k->upg) {
         combat_open_choice(c, CH_TRUE_GRIT, 0);
-    } else if (c->hand_n > 0) {
+    } else if (c->hand_n == 1) {
+        /* ExhaustAction: a hand no bigger than the amount is exhausted whole,
+         * without a random pick */
+        combat_exhaust_from_hand(c, 0);
+    } else if (c->hand_n > 1) {
         int i = sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->hand_n - 1);
         combat_exhaust_from_hand(c, i);
     }
@@ -206,7 +207,7 @@ static void p_warcry(sf_combat *c, const sf_card *k, int t) {
 
 static void p_wild_strike(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
-    combat_add_to_draw_random(c, combat_make_card(c, CARD_WOUND, 0));
+    combat_add_new(c, ZONE_DRAW, combat_make_card(c, CARD_WOUND, 0));
 }
 
 /* ---- uncommon ----------------------------------------------------------- */
@@ -214,7 +215,7 @@ static void p_wild_strike(sf_combat *c, const sf_card *k, int t) {
 static void p_battle_trance(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     combat_draw(c, CARD_NUM(k, mag));
-    c->pw[PW_NO_DRAW] = 1;
+    combat_power_player(c, PW_NO_DRAW, 1, 0); /* a debuff: Artifact eats it */
 }
 
 static void p_bloodletting(sf_combat *c, const sf_card *k, int t) {
@@ -248,9 +249,11 @@ static void p_disarm(sf_combat *c, const sf_card *k, int t) {
 }
 
 static void p_dropkick(sf_combat *c, const sf_card *k, int t) {
+    /* DropkickAction looks at Vulnerable first, then queues the damage, the
+     * energy and the draw (all on top, in that order). */
+    int vuln = combat_alive(c, t) && c->mon[t].pw[PW_VULN] > 0;
     hit(c, k, t, CARD_NUM(k, dmg));
-    /* DropkickAction checks Vulnerable when it resolves, after the damage. */
-    if (t >= 0 && t < c->n_mon && c->mon[t].pw[PW_VULN] > 0) {
+    if (vuln) {
         c->energy++;
         combat_draw(c, 1);
     }
@@ -286,9 +289,13 @@ static void p_flame_barrier(sf_combat *c, const sf_card *k, int t) {
 }
 
 static void p_hemokinesis(sf_combat *c, const sf_card *k, int t) {
-    combat_lose_hp(c, CARD_NUM(k, mag)); /* HP first, then damage */
-    if (c->phase != PH_OVER)
-        hit(c, k, t, CARD_NUM(k, dmg));
+    /* The damage is computed when the card is played; the HP loss comes
+     * first but cannot change it (a Rupture or Red Skull Strength gained
+     * from it counts from the next card on). */
+    int dmg = combat_card_damage(c, k, CARD_NUM(k, dmg), t);
+    combat_lose_hp(c, CARD_NUM(k, mag));
+    if (c->phase != PH_OVER && combat_alive(c, t))
+        combat_player_hits(c, t, dmg);
 }
 
 static void p_infernal_blade(sf_combat *c, const sf_card *k, int t) {
@@ -296,7 +303,7 @@ static void p_infernal_blade(sf_combat *c, const sf_card *k, int t) {
     int id = combat_random_attack(c);
     sf_card made = combat_make_card(c, id, 0);
     made.flags |= CF_FREE_TURN;
-    combat_add_to_hand(c, made);
+    combat_add_new(c, ZONE_HAND, made);
 }
 
 static void p_inflame(sf_combat *c, const sf_card *k, int t) {
@@ -317,7 +324,7 @@ static void p_metallicize(sf_combat *c, const sf_card *k, int t) {
 static void p_power_through(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     for (int i = 0; i < 2; i++)
-        combat_add_to_hand(c, combat_make_card(c, CARD_WOUND, 0));
+        combat_add_new(c, ZONE_HAND, combat_make_card(c, CARD_WOUND, 0));
     block(c, CARD_NUM(k, blk));
 }
 
@@ -326,19 +333,32 @@ static void p_rage(sf_combat *c, const sf_card *k, int t) {
     p_power(c, PW_RAGE, CARD_NUM(k, mag));
 }
 
-/* Rampage's bonus lives on the played card, which play.c moves to the
- * discard pile afterwards; raise it on the limbo copy. */
+/* Rampage's bonus lives on the played card (misc), which play.c moves to
+ * its pile afterwards; ModifyDamageAction raises every instance with the
+ * card's uuid: the card in limbo and, when a Double Tap copy plays, the
+ * original already in the discard pile (found as the last Rampage there
+ * with the copy's numbers). */
 static void p_rampage(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg) + k->misc);
-    if (c->pending.active && c->pending.card.id == CARD_RAMPAGE) {
-        int bonus = c->pending.card.misc + CARD_NUM(k, mag);
-        c->pending.card.misc = (uint8_t)(bonus > 250 ? 250 : bonus);
+    if (!c->pending.active || c->pending.card.id != CARD_RAMPAGE)
+        return;
+    sf_card before = c->pending.card;
+    int bonus = before.misc + CARD_NUM(k, mag);
+    c->pending.card.misc = (uint8_t)(bonus > 250 ? 250 : bonus);
+    if (c->pending.copy) {
+        for (int i = c->discard_n - 1; i >= 0; i--) {
+            sf_card *o = &c->discard[i];
+            if (o->id == CARD_RAMPAGE && o->upg == before.upg && o->misc == before.misc) {
+                o->misc = c->pending.card.misc;
+                break;
+            }
+        }
     }
 }
 
 static void p_reckless_charge(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
-    combat_add_to_draw_random(c, combat_make_card(c, CARD_DAZED, 0));
+    combat_add_new(c, ZONE_DRAW, combat_make_card(c, CARD_DAZED, 0));
 }
 
 static void p_rupture(sf_combat *c, const sf_card *k, int t) {
@@ -351,23 +371,12 @@ static void p_searing_blow(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, 12 + n * (n + 7) / 2);
 }
 
-static int not_attack_keep(const sf_card *k) {
-    return is_attack(k);
-}
-
 static void p_second_wind(sf_combat *c, const sf_card *k, int t) {
     (void)t;
-    /* Block per card, each a separate gain (FNP/Juggernaut fire per card). */
+    /* BlockPerNonAttackAction: the exhausts first, then one separate block
+     * gain per card (Juggernaut fires per gain), the amount fixed at play. */
     int per = combat_card_block(c, CARD_NUM(k, blk));
-    int n = 0;
-    for (int i = 0; i < c->hand_n;) {
-        if (is_attack(&c->hand[i])) {
-            i++;
-            continue;
-        }
-        combat_exhaust_from_hand(c, i);
-        n++;
-    }
+    int n = exhaust_non_attacks(c);
     for (int i = 0; i < n; i++)
         combat_gain_block(c, per);
 }
@@ -378,8 +387,10 @@ static void p_seeing_red(sf_combat *c, const sf_card *k, int t) {
 }
 
 static void p_sever_soul(sf_combat *c, const sf_card *k, int t) {
-    exhaust_hand_where(c, not_attack_keep);
-    hit(c, k, t, CARD_NUM(k, dmg));
+    int dmg = combat_card_damage(c, k, CARD_NUM(k, dmg), t); /* fixed at play */
+    exhaust_non_attacks(c);
+    if (combat_alive(c, t))
+        combat_player_hits(c, t, dmg);
 }
 
 static void p_shockwave(sf_combat *c, const sf_card *k, int t) {
@@ -456,16 +467,23 @@ static void p_feed(sf_combat *c, const sf_card *k, int t) {
     }
 }
 
+/* FiendFireAction: counts the hand, then exhausts that many cards one at a
+ * time, each a random pick (ExhaustAction(1, random): cardRandomRng), then
+ * deals one hit per card counted. */
 static void p_fiend_fire(sf_combat *c, const sf_card *k, int t) {
-    int n = exhaust_hand_where(c, NULL);
-    for (int i = 0; i < n; i++)
-        hit(c, k, t, CARD_NUM(k, dmg));
+    int dmg = combat_card_damage(c, k, CARD_NUM(k, dmg), t);
+    int n = c->hand_n;
+    for (int i = 0; i < n && c->hand_n > 0; i++)
+        combat_exhaust_from_hand(
+            c, sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->hand_n - 1));
+    for (int i = 0; i < n && combat_alive(c, t); i++)
+        combat_player_hits(c, t, dmg);
 }
 
 static void p_immolate(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     hit_all(c, k, CARD_NUM(k, dmg));
-    combat_add_to_discard(c, combat_make_card(c, CARD_BURN, 0));
+    combat_add_new(c, ZONE_DISCARD, combat_make_card(c, CARD_BURN, 0));
 }
 
 static void p_juggernaut(sf_combat *c, const sf_card *k, int t) {
@@ -598,16 +616,25 @@ const card_def sf_cards[CARD_COUNT] = {
 /* clang-format on */
 
 /* Infernal Blade: AbstractDungeon.returnTrulyRandomCardInCombat(ATTACK):
- * every Ironclad Attack of the common, uncommon and rare pools except
- * HEALING-tagged ones (Feed, Reaper), one cardRandomRng.random(size-1).
- * The game's pool order comes from a HashMap iteration; we use table order
- * (rarity, then alphabetical) — recorded in docs/engine.md. */
+ * every Attack of srcCommonCardPool, then srcUncommonCardPool, then
+ * srcRareCardPool, minus HEALING-tagged ones (Feed, Reaper), and one
+ * cardRandomRng.random(size-1). The pools are built (initializeCardPools)
+ * from CardLibrary's HashMap<String, AbstractCard> in iteration order, and
+ * each src pool is filled with addToBottom, which reverses it. The order
+ * below is that iteration order for the 370 card ids of v2.3.2 (all cards
+ * unlocked), reproduced with java.util.HashMap; docs/engine.md says how. */
+static const uint8_t infernal_blade_pool[] = {
+    /* common */
+    CARD_SWORD_BOOMERANG, CARD_PERFECTED_STRIKE, CARD_HEAVY_BLADE, CARD_WILD_STRIKE, CARD_HEADBUTT,
+    CARD_CLOTHESLINE, CARD_TWIN_STRIKE, CARD_POMMEL_STRIKE, CARD_THUNDERCLAP, CARD_CLASH,
+    CARD_BODY_SLAM, CARD_IRON_WAVE, CARD_CLEAVE, CARD_ANGER,
+    /* uncommon */
+    CARD_UPPERCUT, CARD_DROPKICK, CARD_CARNAGE, CARD_SEARING_BLOW, CARD_WHIRLWIND, CARD_SEVER_SOUL,
+    CARD_RAMPAGE, CARD_PUMMEL, CARD_BLOOD_FOR_BLOOD, CARD_HEMOKINESIS, CARD_RECKLESS_CHARGE,
+    /* rare */
+    CARD_BLUDGEON, CARD_FIEND_FIRE, CARD_IMMOLATE};
+
 int combat_random_attack(sf_combat *c) {
-    int ids[CARD_COUNT], n = 0;
-    for (int r = RAR_COMMON; r <= RAR_RARE; r++)
-        for (int id = 1; id < CARD_COUNT; id++)
-            if (sf_cards[id].rarity == r && sf_cards[id].type == CT_ATTACK &&
-                !(sf_cards[id].flags & CD_HEALING))
-                ids[n++] = id;
-    return ids[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
+    const int n = (int)(sizeof infernal_blade_pool / sizeof infernal_blade_pool[0]);
+    return infernal_blade_pool[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
 }

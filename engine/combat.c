@@ -100,13 +100,17 @@ void combat_check_end(sf_combat *c) {
     if (c->hp <= 0) {
         c->flags |= FL_LOST;
         c->phase = PH_OVER;
+        memset(c->defer, 0, sizeof c->defer);
+        c->defer_n = 0;
         return;
     }
     for (int m = 0; m < c->n_mon; m++)
         if (combat_alive(c, m))
             return;
-    /* Every monster dead or escaped: victory (endBattle). */
-    int escaped_all = 1;
+    /* Every monster dead or escaped: victory (endBattle). "Every monster
+     * escaped" (no gold reward) needs no monster to have died, including
+     * ones already dropped from the list. */
+    int escaped_all = !(c->flags & FL_MONSTER_DIED);
     for (int m = 0; m < c->n_mon; m++)
         if (!(c->mon[m].flags & MF_ESCAPED))
             escaped_all = 0;
@@ -115,6 +119,8 @@ void combat_check_end(sf_combat *c) {
     c->flags |= FL_WON;
     c->phase = PH_OVER;
     c->pending.active = 0;
+    memset(c->defer, 0, sizeof c->defer);
+    c->defer_n = 0;
     relics_on_victory(c);
 }
 
@@ -123,28 +129,30 @@ static void monster_die(sf_combat *c, int m) {
     mo->hp = 0;
     mo->flags |= MF_DEAD;
     mo->block = 0;
+    c->flags |= FL_MONSTER_DIED;
     monster_on_death(c, m);
 }
 
 /* Monster takes `dmg` of `type` from the player's side. Returns HP lost. */
 static int monster_take_damage(sf_combat *c, int m, int dmg, int type) {
     sf_monster *mo = &c->mon[m];
-    if (!combat_alive(c, m) || dmg <= 0) {
-        if (combat_alive(c, m) && dmg <= 0 && type == DT_NORMAL) {
-            /* A 0-damage hit still counts as an attack but changes nothing. */
-        }
+    /* A 0-damage hit still runs the game's damage() hooks, but none of them
+     * acts on 0 (Curl Up, Angry, splits and wake-ups all need HP loss). */
+    if (!combat_alive(c, m) || dmg <= 0)
         return 0;
-    }
     int amount = dmg;
     if (type != DT_HP_LOSS) {
         int absorbed = amount < mo->block ? amount : mo->block;
         mo->block = (int16_t)(mo->block - absorbed);
         amount -= absorbed;
     }
-    /* onAttacked powers see the post-block amount. */
-    if (type == DT_NORMAL && amount > 0 && mo->pw[PW_CURL_UP] > 0 && amount < mo->hp) {
-        mo->pend_block = (int16_t)(mo->pend_block + mo->pw[PW_CURL_UP]);
-        mo->pw[PW_CURL_UP] = 0;
+    /* onAttacked powers see the post-block amount. Curl Up triggers once
+     * (CurlUpPower.triggered, ai[1] for lice) on a non-lethal NORMAL hit; its
+     * block and its removal are queued behind the card. */
+    if (type == DT_NORMAL && amount > 0 && mo->pw[PW_CURL_UP] > 0 && !mo->ai[1] &&
+        amount < mo->hp) {
+        mo->ai[1] = 1;
+        combat_defer(c, DQ_CURL_UP, m);
     }
     if (type == DT_NORMAL && amount > 0 && mo->pw[PW_ANGRY] > 0)
         mo->pw[PW_STR] = (int16_t)(mo->pw[PW_STR] + mo->pw[PW_ANGRY]);
@@ -189,15 +197,15 @@ int combat_spawn_monster(sf_combat *c, int at, int id, int hp) {
 
 static void player_lost_hp(sf_combat *c, int lost, int self_source) {
     c->hp_losses = (uint8_t)(c->hp_losses < 255 ? c->hp_losses + 1 : 255);
-    /* Blood for Blood: -1 cost per HP-loss event, in every pile. */
-    sf_card *piles[4] = {c->hand, c->draw, c->discard, c->exhaust};
-    int counts[4] = {c->hand_n, c->draw_n, c->discard_n, c->exhaust_n};
-    for (int p = 0; p < 4; p++)
+    /* Blood for Blood: -1 cost per HP-loss event (AbstractPlayer
+     * .updateCardsOnDamage), for copies in hand, discard and draw pile only:
+     * not the exhaust pile, not a card being played. */
+    sf_card *piles[3] = {c->hand, c->draw, c->discard};
+    int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
+    for (int p = 0; p < 3; p++)
         for (int i = 0; i < counts[p]; i++)
             if (piles[p][i].id == CARD_BLOOD_FOR_BLOOD && piles[p][i].cost > 0)
                 piles[p][i].cost--;
-    if (c->pending.active && c->pending.card.id == CARD_BLOOD_FOR_BLOOD && c->pending.card.cost > 0)
-        c->pending.card.cost--;
     if (self_source && c->pw[PW_RUPTURE] > 0)
         c->pw[PW_STR] = (int16_t)(c->pw[PW_STR] + c->pw[PW_RUPTURE]);
     (void)lost;
@@ -264,21 +272,22 @@ void combat_gain_block(sf_combat *c, int amount) {
         return;
     int b = c->block + amount;
     c->block = (int16_t)(b > 999 ? 999 : b);
-    /* Juggernaut: THORNS damage to a random living enemy per block gain. */
-    if (c->pw[PW_JUGGERNAUT] > 0) {
-        int m = combat_random_monster(c);
-        if (m >= 0)
-            combat_thorns_to_monster(c, m, c->pw[PW_JUGGERNAUT]);
-    }
+    /* Juggernaut (onGainedBlock): a DamageRandomEnemyAction queued at the
+     * bottom; the target is picked (cardRandomRng) when it runs. */
+    if (c->pw[PW_JUGGERNAUT] > 0)
+        combat_defer(c, DQ_JUGGERNAUT, c->pw[PW_JUGGERNAUT]);
 }
 
+/* The game's PowerType.DEBUFF: what Artifact blocks (ApplyPowerAction). */
 static int is_debuff(int pw, int amount) {
     switch (pw) {
     case PW_WEAK:
     case PW_VULN:
     case PW_FRAIL:
     case PW_ENTANGLED:
-    case PW_NO_DRAW: return 1;
+    case PW_NO_DRAW:
+    case PW_LOSE_STR:
+    case PW_LOSE_DEX: return 1;
     case PW_STR:
     case PW_DEX: return amount < 0;
     default: return 0;
@@ -289,8 +298,13 @@ static int16_t clamp16(int v) {
     return (int16_t)(v > 999 ? 999 : v < -999 ? -999 : v);
 }
 
+/* ApplyPowerAction on the player. Artifact eats any DEBUFF-type power,
+ * whoever applies it: Berserk's Vulnerable, Flex's and Speed Potion's
+ * end-of-turn loss, Battle Trance's No Draw, a negative Limit Break. */
 void combat_power_player(sf_combat *c, int pw, int amount, int from_monster) {
-    if (is_debuff(pw, amount) && c->pw[PW_ARTIFACT] > 0 && from_monster) {
+    if (pw == PW_NO_DRAW && c->pw[PW_NO_DRAW] > 0)
+        return; /* No Draw never stacks */
+    if (is_debuff(pw, amount) && c->pw[PW_ARTIFACT] > 0) {
         c->pw[PW_ARTIFACT]--;
         return;
     }
@@ -342,16 +356,28 @@ int combat_card_cost(const sf_combat *c, const sf_card *card) {
     return card->cost;
 }
 
-void combat_add_to_discard(sf_combat *c, sf_card card) {
-    if (c->discard_n < SF_MAX_PILE)
-        c->discard[c->discard_n++] = card;
+/* A pile is full only in fights far longer than real play (a hundred turns
+ * of Slimed); the card is then lost and counted, never written out of
+ * bounds (docs/engine.md "Capacities"). */
+static int dropped(sf_combat *c) {
+    if (c->cards_dropped < 0xFFFF)
+        c->cards_dropped++;
+    return 0;
 }
 
-void combat_add_to_hand(sf_combat *c, sf_card card) {
-    if (c->hand_n < SF_MAX_HAND)
+int combat_add_to_discard(sf_combat *c, sf_card card) {
+    if (c->discard_n >= SF_MAX_PILE)
+        return dropped(c);
+    c->discard[c->discard_n++] = card;
+    return 1;
+}
+
+int combat_add_to_hand(sf_combat *c, sf_card card) {
+    if (c->hand_n < SF_MAX_HAND) {
         c->hand[c->hand_n++] = card;
-    else
-        combat_add_to_discard(c, card);
+        return 1;
+    }
+    return combat_add_to_discard(c, card);
 }
 
 /* Keep the unknown region of a belief-mode draw pile sorted (canonical). */
@@ -371,21 +397,22 @@ static void sort_cards(sf_card *cards, int n) {
     }
 }
 
-void combat_add_to_draw_top(sf_combat *c, sf_card card) {
+int combat_add_to_draw_top(sf_combat *c, sf_card card) {
     if (c->draw_n >= SF_MAX_PILE)
-        return;
+        return dropped(c);
     c->draw[c->draw_n++] = card;
     if (c->draw_known < c->draw_n)
         c->draw_known++;
+    return 1;
 }
 
 /* CardGroup.addToRandomSpot: index random(size-1) of the pre-insert list, so
  * never the very top. The player cannot see where it went: only the top card
  * stays known. In belief mode the card joins the unknown multiset instead
  * (no randomness is needed to represent that). */
-void combat_add_to_draw_random(sf_combat *c, sf_card card) {
+int combat_add_to_draw_random(sf_combat *c, sf_card card) {
     if (c->draw_n >= SF_MAX_PILE)
-        return;
+        return dropped(c);
     if (c->draw_known > 1)
         c->draw_known = 1;
     if (c->flags & FL_BELIEF) {
@@ -396,7 +423,7 @@ void combat_add_to_draw_random(sf_combat *c, sf_card card) {
         c->draw[unknown] = card;
         c->draw_n++;
         sort_cards(c->draw, unknown + 1);
-        return;
+        return 1;
     }
     int at =
         c->draw_n == 0 ? 0 : sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->draw_n - 1);
@@ -404,6 +431,19 @@ void combat_add_to_draw_random(sf_combat *c, sf_card card) {
         c->draw[i] = c->draw[i - 1];
     c->draw[at] = card;
     c->draw_n++;
+    return 1;
+}
+
+void combat_add_new(sf_combat *c, int zone, sf_card card) {
+    /* a made card that finds no room counts as made and dropped */
+    if (c->cards_created < 0xFFFF)
+        c->cards_created++;
+    if (zone == ZONE_HAND)
+        combat_add_to_hand(c, card);
+    else if (zone == ZONE_DRAW)
+        combat_add_to_draw_random(c, card);
+    else
+        combat_add_to_discard(c, card);
 }
 
 sf_card combat_remove_hand(sf_combat *c, int i) {
@@ -424,14 +464,20 @@ static sf_card remove_at(sf_card *pile, uint8_t *n, int i) {
     return k;
 }
 
+/* CardGroup.moveToExhaustPile: powers' onExhaust (Feel No Pain's block and
+ * Dark Embrace's draw are queued at the bottom: they run after the current
+ * card; Dark Embrace queues nothing once every monster is dead), then the
+ * card's own triggerOnExhaust (Sentinel's energy, added to the top: at once). */
 void combat_exhaust_card(sf_combat *c, sf_card card) {
     card.flags &= (uint8_t)~CF_FREE_TURN;
     if (c->exhaust_n < SF_MAX_PILE)
         c->exhaust[c->exhaust_n++] = card;
+    else
+        dropped(c);
     if (c->pw[PW_FNP] > 0)
-        combat_gain_block(c, c->pw[PW_FNP]);
+        combat_defer(c, DQ_BLOCK, c->pw[PW_FNP]);
     if (c->pw[PW_DARK_EMBRACE] > 0 && combat_alive_count(c) > 0)
-        combat_draw(c, c->pw[PW_DARK_EMBRACE]);
+        combat_defer(c, DQ_DRAW, c->pw[PW_DARK_EMBRACE]);
     if (card.id == CARD_SENTINEL) {
         int e = c->energy + (card.upg ? 3 : 2);
         c->energy = (uint8_t)(e > 255 ? 255 : e);
@@ -513,19 +559,78 @@ void combat_draw(sf_combat *c, int n) {
         }
         sf_card card = take_top(c);
         c->hand[c->hand_n++] = card;
+        /* onCardDraw: Fire Breathing and Evolve queue their actions at the
+         * bottom, behind the rest of this draw. */
         int type = sf_cards[card.id].type;
-        if (type == CT_STATUS || type == CT_CURSE) {
-            if (c->pw[PW_FIRE_BREATHING] > 0) {
-                for (int m = 0; m < c->n_mon; m++)
-                    if (combat_alive(c, m))
-                        combat_thorns_to_monster(c, m, c->pw[PW_FIRE_BREATHING]);
-                combat_check_end(c);
-                if (c->phase == PH_OVER)
-                    return;
-            }
-            if (type == CT_STATUS && c->pw[PW_EVOLVE] > 0)
-                combat_draw(c, c->pw[PW_EVOLVE]);
+        if ((type == CT_STATUS || type == CT_CURSE) && c->pw[PW_FIRE_BREATHING] > 0)
+            combat_defer(c, DQ_FIRE_BREATHING, c->pw[PW_FIRE_BREATHING]);
+        if (type == CT_STATUS && c->pw[PW_EVOLVE] > 0 && c->pw[PW_NO_DRAW] == 0)
+            combat_defer(c, DQ_DRAW, c->pw[PW_EVOLVE]);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Deferred effects (the bottom of the game's action queue)
+ * ---------------------------------------------------------------------- */
+
+static void run_deferred(sf_combat *c, sf_deferred d);
+
+void combat_defer(sf_combat *c, int kind, int arg) {
+    sf_deferred d = {(uint8_t)kind, (uint8_t)(arg < 0 ? 0 : arg > 255 ? 255 : arg)};
+    if (c->defer_n >= SF_DEFER_CAP) {
+        run_deferred(c, d); /* cannot happen in Act 1; never drop an effect */
+        return;
+    }
+    c->defer[c->defer_n++] = d;
+}
+
+static void run_deferred(sf_combat *c, sf_deferred d) {
+    switch (d.kind) {
+    case DQ_BLOCK: combat_gain_block(c, d.arg); break;
+    case DQ_DRAW: combat_draw(c, d.arg); break;
+    case DQ_JUGGERNAUT: {
+        int m = combat_random_monster(c);
+        if (m >= 0)
+            combat_thorns_to_monster(c, m, d.arg);
+        break;
+    }
+    case DQ_FIRE_BREATHING:
+        for (int m = 0; m < c->n_mon; m++)
+            if (combat_alive(c, m))
+                combat_thorns_to_monster(c, m, d.arg);
+        break;
+    case DQ_CURL_UP: {
+        sf_monster *mo = &c->mon[d.arg];
+        if (combat_alive(c, d.arg)) {
+            int b = mo->block + mo->pw[PW_CURL_UP];
+            mo->block = (int16_t)(b > 999 ? 999 : b);
         }
+        mo->pw[PW_CURL_UP] = 0;
+        break;
+    }
+    case DQ_GUARDIAN:
+        if (combat_alive(c, d.arg))
+            monster_guardian_defensive(c, d.arg);
+        break;
+    default: break;
+    }
+}
+
+/* Run queued effects in order until none is left or the fight has ended
+ * (the game then drops the rest with clearPostCombatActions). */
+void combat_drain(sf_combat *c) {
+    while (c->defer_n > 0) {
+        combat_check_end(c);
+        if (c->phase == PH_OVER) {
+            memset(c->defer, 0, sizeof c->defer);
+            c->defer_n = 0;
+            return;
+        }
+        sf_deferred d = c->defer[0];
+        memmove(&c->defer[0], &c->defer[1], sizeof(sf_deferred) * (size_t)(c->defer_n - 1));
+        c->defer_n--;
+        memset(&c->defer[c->defer_n], 0, sizeof(sf_deferred));
+        run_deferred(c, d);
     }
 }
 
@@ -541,15 +646,17 @@ static int choice_zone(int kind) {
     }
 }
 
+int combat_can_upgrade(const sf_card *k) {
+    const card_def *d = &sf_cards[k->id];
+    if (d->type == CT_STATUS || d->type == CT_CURSE)
+        return 0;
+    return k->upg == 0 || (d->flags & CD_MULTI_UPGRADE);
+}
+
 static int choice_accepts(int kind, const sf_card *k) {
     const card_def *d = &sf_cards[k->id];
     switch (kind) {
-    case CH_ARMAMENTS:
-        if (d->type == CT_CURSE)
-            return 0;
-        if (d->type == CT_STATUS)
-            return k->id == CARD_BURN && k->upg == 0;
-        return k->upg == 0 || (d->flags & CD_MULTI_UPGRADE);
+    case CH_ARMAMENTS: return combat_can_upgrade(k);
     case CH_DUAL_WIELD: return d->type == CT_ATTACK || d->type == CT_POWER;
     case CH_EXHUME: return k->id != CARD_EXHUME;
     default: return 1;
@@ -605,26 +712,83 @@ static int find_card(const sf_card *pile, int n, const sf_card *card) {
     return -1;
 }
 
-static void upgrade_card(sf_card *k) {
+/* AbstractCard.upgrade() with its cost rules: a card whose upgrade lowers its
+ * cost takes the upgraded cost (upgradeBaseCost); a Blood for Blood already
+ * reduced by HP losses drops one more (BloodForBlood.upgrade). */
+void combat_upgrade_card(sf_card *k) {
     const card_def *d = &sf_cards[k->id];
     if (k->upg > 0 && !(d->flags & CD_MULTI_UPGRADE))
         return;
-    if (k->upg == 0 && d->cost_up != d->cost && k->cost == d->cost)
+    if (k->upg == 0 && k->id == CARD_BLOOD_FOR_BLOOD) {
+        if (k->cost >= d->cost)
+            k->cost = d->cost_up;
+        else if (k->cost > 0)
+            k->cost--;
+    } else if (k->upg == 0 && d->cost_up != d->cost && k->cost == d->cost) {
         k->cost = d->cost_up;
-    else if (k->upg == 0 && k->id == CARD_BLOOD_FOR_BLOOD && k->cost > 0)
-        k->cost--; /* upgrading a reduced copy lowers its current cost by 1 */
+    }
     if (k->upg < 255)
         k->upg++;
 }
 
-/* Resolve choice option `card` (the chosen card's value). */
-static void resolve_choice(sf_combat *c, int kind, sf_card chosen) {
+/* A hand-selection screen (ArmamentsAction, DualWieldAction) first takes the
+ * ineligible cards out of the hand and puts them back on top afterwards, so
+ * the hand ends as: eligible cards not chosen (in order), then what the
+ * action puts back. Rebuild the hand that way around hand position `chosen`:
+ * `mid` (the upgraded card, or nothing) goes between the eligible and the
+ * ineligible cards. Returns the new hand size. */
+static int regroup_hand(sf_combat *c, int kind, int chosen, const sf_card *mid) {
+    sf_card keep[SF_MAX_HAND], rest[SF_MAX_HAND];
+    int nk = 0, nr = 0;
+    for (int i = 0; i < c->hand_n; i++) {
+        if (i == chosen)
+            continue;
+        if (choice_accepts(kind, &c->hand[i]))
+            keep[nk++] = c->hand[i];
+        else
+            rest[nr++] = c->hand[i];
+    }
+    int n = 0;
+    for (int i = 0; i < nk; i++)
+        c->hand[n++] = keep[i];
+    if (mid)
+        c->hand[n++] = *mid;
+    for (int i = 0; i < nr; i++)
+        c->hand[n++] = rest[i];
+    for (int i = n; i < SF_MAX_HAND; i++)
+        memset(&c->hand[i], 0, sizeof(sf_card));
+    c->hand_n = (uint8_t)n;
+    return n;
+}
+
+static int count_eligible(const sf_combat *c, int kind) {
+    int zone = choice_zone(kind), n = 0;
+    const sf_card *pile = zone == ZONE_HAND      ? c->hand
+                          : zone == ZONE_DISCARD ? c->discard
+                                                 : c->exhaust;
+    int pn = zone == ZONE_HAND ? c->hand_n : zone == ZONE_DISCARD ? c->discard_n : c->exhaust_n;
+    for (int i = 0; i < pn; i++)
+        n += choice_accepts(kind, &pile[i]);
+    return n;
+}
+
+/* Resolve the choice of `chosen` (the chosen card's value). `screen` is 1
+ * when the game would have shown a selection screen (two or more eligible
+ * cards) and 0 for its single-card shortcut; the two differ in hand order. */
+static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
     int amount = c->pending.amount;
     switch (kind) {
     case CH_ARMAMENTS: {
         int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0)
-            upgrade_card(&c->hand[i]);
+        if (i < 0)
+            break;
+        if (screen) {
+            sf_card up = c->hand[i];
+            combat_upgrade_card(&up);
+            regroup_hand(c, kind, i, &up);
+        } else {
+            combat_upgrade_card(&c->hand[i]);
+        }
         break;
     }
     case CH_HEADBUTT: {
@@ -653,12 +817,19 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen) {
         break;
     }
     case CH_DUAL_WIELD: {
-        /* MakeTempCardInHandAction: copies go to hand, the overflow to discard. */
-        for (int k = 0; k < amount; k++) {
-            sf_card copy = chosen;
-            copy.flags &= (uint8_t)~CF_FREE_TURN;
-            combat_add_to_hand(c, copy);
+        /* MakeTempCardInHandAction(makeStatEquivalentCopy()): copies keep
+         * cost and "free this turn"; a full hand sends them to discard. On
+         * the selection screen the chosen card itself goes back as one more
+         * copy, behind the cards that were set aside. */
+        int i = find_card(c->hand, c->hand_n, &chosen);
+        if (i < 0)
+            break;
+        if (screen) {
+            regroup_hand(c, kind, i, NULL);
+            combat_add_to_hand(c, chosen);
         }
+        for (int k = 0; k < amount; k++)
+            combat_add_new(c, ZONE_HAND, chosen);
         break;
     }
     case CH_EXHUME: {
@@ -675,6 +846,18 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
     uint8_t opts[SF_MAX_PILE];
     sf_card cards[SF_MAX_PILE];
     c->pending.amount = (uint8_t)amount;
+    if (combat_alive_count(c) == 0)
+        return 0; /* the battle is ending (Headbutt killed the last one) */
+    if (kind == CH_EXHUME && c->hand_n >= SF_MAX_HAND)
+        return 0; /* ExhumeAction: a full hand ends it at once */
+    if (kind == CH_WARCRY && c->hand_n == 1) {
+        /* PutOnDeckAction with no more cards than it needs moves them with
+         * hand.getRandomCard(cardRandomRng): one call even for one card. */
+        (void)sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), 0);
+        combat_add_to_draw_top(c, combat_remove_hand(c, 0));
+        return 0;
+    }
+    int eligible = count_eligible(c, kind);
     int n = combat_choice_options(c, kind, opts, cards);
     if (n == 0) {
         if (kind == CH_BURNING_PACT)
@@ -682,7 +865,9 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
         return 0;
     }
     if (n == 1) {
-        resolve_choice(c, kind, cards[0]);
+        /* one distinct option: the game either resolves it itself (one
+         * eligible card) or shows a screen whose every pick is the same */
+        resolve_choice(c, kind, cards[0], eligible >= 2);
         return 0;
     }
     c->pending.kind = (uint8_t)kind;
@@ -701,7 +886,7 @@ int combat_choose(sf_combat *c, int option) {
         if (opts[i] == option) {
             c->phase = PH_PLAYER;
             c->pending.kind = CH_NONE;
-            resolve_choice(c, kind, cards[i]);
+            resolve_choice(c, kind, cards[i], 1);
             return SF_OK;
         }
     }

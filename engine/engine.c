@@ -332,6 +332,7 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
 
 int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     sf_combat *c = combat_of(s);
+    uint32_t before = c->streams_used;
     c->streams_used = 0;
     int rc = SF_EINVAL;
     if (c->phase == PH_OVER || a.reserved != 0) {
@@ -358,6 +359,8 @@ int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     }
     if (rc == SF_OK && !c->pending.active)
         combat_compact(c);
+    if (rc != SF_OK)
+        c->streams_used = before; /* an illegal action leaves every byte as it was */
     if (streams)
         *streams = rc == SF_OK ? c->streams_used : 0;
     return rc;
@@ -548,12 +551,22 @@ void sf_engine_belief_root(const sf_state *truth, uint64_t seed, sf_state *out) 
     sf_combat *c = combat_of(out);
     c->flags |= FL_BELIEF;
     sort_pile(c->draw, c->draw_n - c->draw_known);
+    /* A louse's bite damage is unseen until an intent has shown it: forget
+     * it; monster_set_move() draws it when a Bite intent first appears. */
+    for (int m = 0; m < c->n_mon; m++) {
+        sf_monster *mo = &c->mon[m];
+        if ((mo->id == MON_RED_LOUSE || mo->id == MON_GREEN_LOUSE) && !mo->ai[0])
+            mo->val[0] = 0;
+    }
     for (int i = 0; i < SF_NUM_STREAMS; i++)
         sf_rng_seed(&c->rng[i], sf_seed_derive(seed, (uint64_t)i, 0x62656c696566ull, 0));
     c->streams_used = 0;
     c->damage_dealt = 0;
     c->cards_played_total = 0;
     c->gold_stolen_lost = 0;
+    c->cards_created = 0;
+    c->cards_removed = 0;
+    c->cards_dropped = 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -43,14 +43,14 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 1
+#define SF_ENGINE_VERSION 2
 
 /* ---------------------------------------------------------------------------
  * Capacities
  * ------------------------------------------------------------------------- */
 #define SF_MAX_MONSTERS 6  /* living monsters at once (Lots of Slimes: 5)  */
 #define SF_MAX_HAND     10 /* Settings.MAX_HAND_SIZE                        */
-#define SF_MAX_PILE     64 /* cards in any one pile; also the combat total  */
+#define SF_MAX_PILE     64 /* cards in one pile (beyond: dropped, counted) */
 #define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
 #define SF_MAX_RELICS   12
 #define SF_POTION_SLOTS 3
@@ -58,7 +58,7 @@
 #define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
-#define SF_STATE_BYTES 1664
+#define SF_STATE_BYTES 1728
 
 /* A whole combat. Copy with `=` or memcpy; never read the bytes. */
 typedef struct sf_state {

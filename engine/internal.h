@@ -413,14 +413,13 @@ enum monster_flags {
 typedef struct sf_monster {
     int16_t hp, max_hp, block;
     int16_t pw[PW_MON_N];
-    uint8_t id;         /* MON_*                                                   */
-    uint8_t move;       /* current intent = the most recently set move            */
-    uint8_t hist[2];    /* hist[0]: move set before `move`; hist[1]: before that  */
-    uint8_t flags;      /* MF_*                                                    */
-    uint8_t just;       /* JA_* bits                                               */
-    uint8_t ai[4];      /* per-monster counters (see monsters.c)                   */
-    int16_t val[2];     /* per-monster values (bite damage, stolen gold, ...)      */
-    int16_t pend_block; /* Curl Up block queued behind the current card's hits  */
+    uint8_t id;      /* MON_*                                                   */
+    uint8_t move;    /* current intent = the most recently set move            */
+    uint8_t hist[2]; /* hist[0]: move set before `move`; hist[1]: before that  */
+    uint8_t flags;   /* MF_*                                                    */
+    uint8_t just;    /* JA_* bits                                               */
+    uint8_t ai[4];   /* per-monster counters (see monsters.c)                   */
+    int16_t val[2];  /* per-monster values (bite damage, stolen gold, ...)      */
 } sf_monster;
 
 /* ---------------------------------------------------------------------------
@@ -554,7 +553,31 @@ enum combat_flags {
     FL_RED_SKULL_ON = 1 << 4,
     FL_TURN_ENDED = 1 << 5, /* the game's turnHasEnded (monster phase)         */
     FL_FAIRY_USED = 1 << 6,
+    FL_MONSTER_DIED = 1 << 7, /* a monster died this combat (not every one escaped) */
 };
+
+/* The game's action queue, reduced to what can be pending behind the action
+ * that is running: effects the game adds to the *bottom* of its queue from
+ * inside another action (a power's onExhaust, onGainedBlock, onCardDraw, a
+ * monster's onAttacked or damage() hook). They run, first in first out,
+ * after the current card has moved to its pile (facts sheet §2.3 step 3) or
+ * after the current turn stage; engine code drains the queue at exactly
+ * those points (combat_drain). Amounts are captured when queued, as the
+ * game's action constructors capture them. */
+enum deferred_kind {
+    DQ_NONE = 0,
+    DQ_BLOCK,          /* player GainBlockAction(arg) (Feel No Pain)           */
+    DQ_DRAW,           /* DrawCardAction(arg) (Dark Embrace, Evolve)          */
+    DQ_JUGGERNAUT,     /* DamageRandomEnemyAction(arg THORNS) (Juggernaut)     */
+    DQ_FIRE_BREATHING, /* DamageAllEnemiesAction(arg THORNS)                   */
+    DQ_CURL_UP,        /* monster arg gains its Curl Up block, loses Curl Up   */
+    DQ_GUARDIAN,       /* monster arg (The Guardian) changes to Defensive Mode */
+};
+#define SF_DEFER_CAP 32
+typedef struct sf_deferred {
+    uint8_t kind; /* DQ_*                                                      */
+    uint8_t arg;  /* amount, or a monster slot                               */
+} sf_deferred;
 
 /* The card being played. While its effect runs (and while a choice screen it
  * opened is waiting) the card sits here, "in limbo", as in the game. */
@@ -570,7 +593,9 @@ typedef struct sf_pending {
     uint8_t forced_exhaust; /* played by Havoc: exhausts                         */
     uint8_t next_target;
     uint8_t has_next;
-    uint8_t active; /* 1 while a card is in limbo                              */
+    uint8_t active;    /* 1 while a card is in limbo                              */
+    uint8_t from_hand; /* played from the hand (Perfected Strike counts itself)  */
+    uint8_t sharp;     /* monster slots (bits) whose Sharp Hide answers this play */
 } sf_pending;
 
 typedef struct sf_combat {
@@ -605,6 +630,8 @@ typedef struct sf_combat {
     int16_t gold;
     uint8_t potions_used;
     uint8_t floor;
+    uint8_t defer_n; /* entries in `defer`; the rest are zero                    */
+    sf_deferred defer[SF_DEFER_CAP];
 
     /* ---- excluded from identity ---- */
     sf_rng rng[SF_NUM_STREAMS];
@@ -612,6 +639,9 @@ typedef struct sf_combat {
     uint32_t damage_dealt; /* statistics                                         */
     uint16_t cards_played_total;
     uint16_t gold_stolen_lost;
+    uint16_t cards_created; /* cards made during the fight (statuses, copies, ...) */
+    uint16_t cards_removed; /* cards that left every pile (powers played, purged)  */
+    uint16_t cards_dropped; /* cards lost to a full pile (SF_MAX_PILE)             */
 } sf_combat;
 
 _Static_assert(sizeof(sf_combat) <= SF_STATE_BYTES, "sf_combat must fit in sf_state");
@@ -664,15 +694,30 @@ void combat_power_monster(sf_combat *c, int m, int pw, int amount);
 
 /* Piles */
 void combat_draw(sf_combat *c, int n);
-void combat_add_to_hand(sf_combat *c, sf_card card); /* full hand: to discard */
-void combat_add_to_discard(sf_combat *c, sf_card card);
-void combat_add_to_draw_top(sf_combat *c, sf_card card);    /* known position */
-void combat_add_to_draw_random(sf_combat *c, sf_card card); /* random spot, not top */
+/* Pile insertions return 1 when the card was stored (0: the pile was full). */
+int combat_add_to_hand(sf_combat *c, sf_card card); /* full hand: to discard */
+int combat_add_to_discard(sf_combat *c, sf_card card);
+int combat_add_to_draw_top(sf_combat *c, sf_card card);    /* known position */
+int combat_add_to_draw_random(sf_combat *c, sf_card card); /* random spot, not top */
+/* A card made during the fight (a status, a copy, a generated card) enters
+ * `zone` (ZONE_HAND, ZONE_DISCARD or ZONE_DRAW at a random spot); counted
+ * in cards_created so card totals can be checked. */
+void combat_add_new(sf_combat *c, int zone, sf_card card);
+/* Upgrade one card (AbstractCard.upgrade with the cost rules). */
+void combat_upgrade_card(sf_card *k);
+/* AbstractCard.canUpgrade: not a status or curse, not upgraded (Searing
+ * Blow always). */
+int combat_can_upgrade(const sf_card *k);
 sf_card combat_remove_hand(sf_combat *c, int i);
 void combat_exhaust_card(sf_combat *c, sf_card card); /* to exhaust pile, with triggers */
 void combat_exhaust_from_hand(sf_combat *c, int i);
 sf_card combat_make_card(const sf_combat *c, int id, int upg);
 int combat_card_cost(const sf_combat *c, const sf_card *card); /* energy to play now */
+
+/* Deferred effects (see sf_deferred): queue one, or run the queue until it
+ * is empty or the fight is over. */
+void combat_defer(sf_combat *c, int kind, int arg);
+void combat_drain(sf_combat *c);
 
 /* Open a choice screen for the card in limbo; returns 1 if opened, 0 when
  * the choice resolved at once (zero or one distinct option). */
@@ -702,7 +747,7 @@ void monster_pre_battle(sf_combat *c, int m);                     /* usePreBattl
 void monster_take_turn(sf_combat *c, int m);                      /* the move, then next intent */
 void monster_on_hp_loss(sf_combat *c, int m, int lost, int type); /* split / wake / mode shift */
 void monster_on_death(sf_combat *c, int m);
-void monsters_after_card(sf_combat *c);                          /* deferred Curl Up / Mode Shift */
+void monster_guardian_defensive(sf_combat *c, int m);            /* TheGuardian.changeState  */
 int monster_intent_damage(const sf_combat *c, int m, int *hits); /* per hit, after modifiers */
 void encounter_build(sf_combat *c, int encounter);               /* miscRng composition      */
 

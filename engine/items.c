@@ -78,6 +78,10 @@ void relics_at_battle_start(sf_combat *c) {
         case RELIC_BLOOD_VIAL: combat_heal(c, 2); break;
         case RELIC_BRONZE_SCALES: combat_power_player(c, PW_THORNS, 3, 0); break;
         case RELIC_AKABEKO: combat_power_player(c, PW_VIGOR, 8, 0); break;
+        case RELIC_PEN_NIB:
+            if (c->pen_nib == 9) /* PenNib.atBattleStart: the 10th Attack is next */
+                c->pw[PW_PEN_NIB] = 1;
+            break;
         default: break;
         }
     }
@@ -187,11 +191,11 @@ int potion_use(sf_combat *c, int slot, int target) {
     case POTION_WEAK: combat_power_monster(c, target, PW_WEAK, pot); break;
     case POTION_FLEX:
         combat_power_player(c, PW_STR, pot, 0);
-        c->pw[PW_LOSE_STR] = (int16_t)(c->pw[PW_LOSE_STR] + pot);
+        combat_power_player(c, PW_LOSE_STR, pot, 0);
         break;
     case POTION_SPEED:
         combat_power_player(c, PW_DEX, pot, 0);
-        c->pw[PW_LOSE_DEX] = (int16_t)(c->pw[PW_LOSE_DEX] + pot);
+        combat_power_player(c, PW_LOSE_DEX, pot, 0);
         break;
     case POTION_ANCIENT: combat_power_player(c, PW_ARTIFACT, pot, 0); break;
     case POTION_REGEN: combat_power_player(c, PW_REGEN, pot, 0); break;
@@ -206,6 +210,7 @@ int potion_use(sf_combat *c, int slot, int target) {
     case POTION_BLOOD: combat_heal(c, (int)((float)c->max_hp * (float)pot / 100.0f)); break;
     default: break;
     }
+    combat_drain(c); /* Juggernaut after a Block Potion, Evolve after a draw */
     combat_check_end(c);
     return SF_OK;
 }

@@ -13,7 +13,8 @@
  * through monster_set_move(), which shifts the history.
  *
  * Per-monster scratch (sf_monster.ai[] / val[]):
- *   Louse          val[0] = bite damage D
+ *   Louse          val[0] = bite damage D, ai[0] = D shown by an intent,
+ *                  ai[1] = Curl Up triggered
  *   Acid/Spike L,
  *   Slime Boss     (split state in flags: MF_SPLIT_DONE)
  *   Looter         ai[0] = Mugs+Lunges done, val[0] = gold stolen
@@ -23,7 +24,7 @@
  *   Lagavulin      ai[0] = sleep turns, ai[1] = attacks since Siphon, ai[2] = awake
  *   Sentry         ai[0] = first move done
  *   Guardian       val[0] = Mode Shift threshold, val[1] = damage taken,
- *                  ai[3] = Defensive Mode change queued behind the card
+ *                  ai[3] = Defensive Mode change triggered (closeUpTriggered)
  *   Hexaghost      ai[0] = activated, ai[1] = orb count, ai[2] = Burns upgraded,
  *                  val[0] = Divider damage per hit
  *   Cultist, Jaw Worm, Red Slaver: ai[1] = first move done
@@ -189,6 +190,16 @@ void monster_set_move(sf_combat *c, int m, int mv) {
     mo->hist[1] = mo->hist[0];
     mo->hist[0] = mo->move;
     mo->move = (uint8_t)mv;
+    if (mv == MV_LOUSE_BITE && !mo->ai[0]) {
+        /* A louse's bite damage D is hidden until its intent first shows
+         * it. A belief root forgets an unseen D (val[0] = 0); it is then
+         * drawn here, as a chance event, from the re-seeded stream. */
+        mo->ai[0] = 1;
+        if (mo->val[0] == 0)
+            mo->val[0] =
+                (int16_t)sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP),
+                                             c->ascension >= 2 ? 6 : 5, c->ascension >= 2 ? 8 : 7);
+    }
 }
 
 static int last(const sf_monster *mo, int mv) {
@@ -482,7 +493,7 @@ static void attack_n(sf_combat *c, int m, int mv) {
 
 static void status_to_discard(sf_combat *c, int card, int upg, int n) {
     for (int i = 0; i < n; i++)
-        combat_add_to_discard(c, combat_make_card(c, card, upg));
+        combat_add_new(c, ZONE_DISCARD, combat_make_card(c, card, upg));
 }
 
 static void monster_block(sf_combat *c, int m, int amount) {
@@ -505,53 +516,91 @@ static void split(sf_combat *c, int m, int left_id, int right_id) {
     int hp = c->mon[m].hp;
     c->mon[m].hp = 0;
     c->mon[m].flags |= MF_DEAD;
+    c->flags |= FL_MONSTER_DIED;
     combat_spawn_monster(c, m, left_id, hp); /* parent now at m+1 */
     combat_spawn_monster(c, m + 2, right_id, hp);
 }
 
-/* Guardian mode changes (TheGuardian.changeState). */
-static void guardian_defensive(sf_combat *c, int m) {
+/* TheGuardian.changeState("Defensive Mode"), queued when the damage taken in
+ * Offensive Mode reaches the threshold: Mode Shift removed, 20 block, the
+ * threshold rises by 10 and the intent becomes Close Up. */
+void monster_guardian_defensive(sf_combat *c, int m) {
     sf_monster *mo = &c->mon[m];
-    mo->ai[3] = 0;
     mo->flags |= MF_DEFENSIVE;
     mo->pw[PW_MODE_SHIFT] = 0;
     monster_block(c, m, 20);
     mo->val[0] = (int16_t)(mo->val[0] + 10);
-    mo->val[1] = 0;
     monster_set_move(c, m, MV_CLOSE_UP);
 }
 
-static void guardian_offensive(sf_combat *c, int m) {
-    sf_monster *mo = &c->mon[m];
-    mo->flags &= (uint8_t)~MF_DEFENSIVE;
-    mo->pw[PW_MODE_SHIFT] = mo->val[0];
-    mo->val[1] = 0;
-    mo->block = 0;
+/* Moves whose next intent takeTurn() sets itself (setMove, or a
+ * SetMoveAction) instead of queueing a RollMoveAction. */
+static int scripted_next(const sf_combat *c, int m) {
+    const sf_monster *mo = &c->mon[m];
+    switch (mo->move) {
+    case MV_ACID_TACKLE:
+    case MV_ACID_LICK:
+        return mo->id == MON_ACID_SLIME_S
+                   ? (mo->move == MV_ACID_TACKLE ? MV_ACID_LICK : MV_ACID_TACKLE)
+                   : -1;
+    case MV_LUNGE: return MV_SMOKE_BOMB;
+    case MV_SMOKE_BOMB: return MV_ESCAPE;
+    case MV_ESCAPE: return MV_ESCAPE;
+    case MV_SCRATCH: return MV_SCRATCH;
+    case MV_PUNCTURE: return MV_PUNCTURE;
+    case MV_SHIELD_BASH: return MV_SHIELD_BASH;
+    case MV_ULTIMATE_BLAST: return MV_CHARGING;
+    case MV_CHARGING_UP: return MV_FIERCE_BASH;
+    case MV_FIERCE_BASH: return MV_VENT_STEAM;
+    case MV_VENT_STEAM: return MV_WHIRLWIND;
+    case MV_WHIRLWIND: return MV_CHARGING_UP;
+    case MV_CLOSE_UP: return MV_ROLL_ATTACK;
+    case MV_ROLL_ATTACK: return MV_TWIN_SLAM;
+    case MV_TWIN_SLAM: return MV_WHIRLWIND;
+    case MV_ACTIVATE: return MV_DIVIDER;
+    case MV_GOOP_SPRAY: return MV_PREPARING;
+    case MV_PREPARING: return MV_SLAM;
+    case MV_SLAM: return MV_GOOP_SPRAY;
+    default: return -1;
+    }
 }
 
+/* takeTurn(): the move, in the order the game queues it. A scripted monster
+ * sets its next intent synchronously inside takeTurn(), before any of the
+ * move's actions resolve; we do the same, so a reaction during the move
+ * (a split or a Mode Shift caused by the player's thorns) overrides it as in
+ * the game. Every other move ends with a RollMoveAction, which rolls even if
+ * the monster died meanwhile (while the fight goes on) and even if a split
+ * was set during the move, whose queued SetMoveAction then restores Split. */
 void monster_take_turn(sf_combat *c, int m) {
     sf_monster *mo = &c->mon[m];
     int mv = mo->move;
-    int roll = 1; /* a RollMoveAction follows the move */
+    int next = scripted_next(c, m);
+    int roll = next < 0; /* a RollMoveAction follows the move */
+    if (next >= 0)
+        monster_set_move(c, m, next);
     switch (mv) {
     case MV_INCANTATION:
         mo->pw[PW_RITUAL] = (int16_t)(mo->pw[PW_RITUAL] + (c->ascension >= 2 ? 4 : 3));
         mo->just |= JA_RITUAL; /* skips the first end of round */
         break;
-    case MV_ACID_TACKLE:
-        attack_n(c, m, mv);
-        if (mo->id == MON_ACID_SLIME_S) { /* scripted alternation after spawn */
-            roll = 0;
-            monster_set_move(c, m, MV_ACID_LICK);
-        }
-        break;
     case MV_DARK_STRIKE:
     case MV_CHOMP:
     case MV_LOUSE_BITE:
+    case MV_ACID_TACKLE:
     case MV_SPIKE_TACKLE:
     case MV_FUNGI_BITE:
     case MV_STAB:
-    case MV_RUSH: attack_n(c, m, mv); break;
+    case MV_RUSH:
+    case MV_SCRATCH:
+    case MV_PUNCTURE:
+    case MV_SHIELD_BASH:
+    case MV_BEAM:
+    case MV_FIERCE_BASH:
+    case MV_WHIRLWIND:
+    case MV_ROLL_ATTACK:
+    case MV_HEX_TACKLE:
+    case MV_SLAM: attack_n(c, m, mv); break;
     case MV_THRASH:
         attack_n(c, m, mv);
         if (combat_alive(c, m))
@@ -569,10 +618,6 @@ void monster_take_turn(sf_combat *c, int m) {
         break;
     case MV_ACID_LICK:
         combat_power_player(c, PW_WEAK, mo->id == MON_ACID_SLIME_L ? 2 : 1, 1);
-        if (mo->id == MON_ACID_SLIME_S) {
-            roll = 0;
-            monster_set_move(c, m, MV_ACID_TACKLE);
-        }
         break;
     case MV_FLAME_TACKLE:
         attack_n(c, m, mv);
@@ -594,40 +639,32 @@ void monster_take_turn(sf_combat *c, int m) {
     case MV_BOSS_SPLIT: split(c, m, MON_SPIKE_SLIME_L, MON_ACID_SLIME_L); return;
     case MV_FUNGI_GROW: combat_power_monster(c, m, PW_STR, c->ascension >= 2 ? 4 : 3); break;
     case MV_MUG:
-        if (mo->ai[0] == 0)
-            (void)sf_rng_random_bool_p(ai(c), 0.6f); /* first Mug's dialog check */
-        if (combat_alive(c, m) && c->phase != PH_OVER)
-            steal(c, m);
-        attack_n(c, m, mv);
-        mo->ai[0]++;
+        /* Looter.takeTurn: the first Mug's 60% dialog check (aiRng), the
+         * theft and the hit queued, then the next move: after the second
+         * Mug a 50% (aiRng) Smoke Bomb or Lunge, else Mug again. */
         roll = 0;
+        if (mo->ai[0] == 0)
+            (void)sf_rng_random_bool_p(ai(c), 0.6f);
+        mo->ai[0]++;
         if (mo->ai[0] == 2)
             monster_set_move(c, m, sf_rng_random_bool_p(ai(c), 0.5f) ? MV_SMOKE_BOMB : MV_LUNGE);
         else
             monster_set_move(c, m, MV_MUG);
-        break;
-    case MV_LUNGE:
         steal(c, m);
         attack_n(c, m, mv);
+        break;
+    case MV_LUNGE:
         mo->ai[0]++;
-        roll = 0;
-        monster_set_move(c, m, MV_SMOKE_BOMB);
+        steal(c, m);
+        attack_n(c, m, mv);
         break;
     case MV_SMOKE_BOMB:
         monster_block(c, m, 6);
         mo->flags |= MF_ESCAPING;
-        roll = 0;
-        monster_set_move(c, m, MV_ESCAPE);
         break;
     case MV_ESCAPE:
         mo->flags |= MF_ESCAPED;
-        roll = 0;
         combat_check_end(c);
-        break;
-    case MV_SCRATCH:
-    case MV_PUNCTURE:
-        attack_n(c, m, mv);
-        roll = 0; /* always the same move, set directly */
         break;
     case MV_SMASH:
         attack_n(c, m, mv);
@@ -635,37 +672,31 @@ void monster_take_turn(sf_combat *c, int m) {
             combat_power_player(c, PW_WEAK, 1, 1);
         break;
     case MV_PROTECT: {
-        /* GainBlockRandomMonsterAction: a random other living, non-escaping
-         * monster (aiRng), itself if none. */
+        /* aliveCount is taken at once; GainBlockRandomMonsterAction then
+         * picks a random other living monster whose intent is not Escape
+         * (aiRng), itself if none. */
         int cand[SF_MAX_MONSTERS], n = 0, alive = 0;
         for (int i = 0; i < c->n_mon; i++) {
-            if (!combat_alive(c, i) || (c->mon[i].flags & MF_ESCAPING))
+            if (!combat_alive(c, i))
                 continue;
             alive++;
-            if (i != m)
+            if (i != m && c->mon[i].move != MV_ESCAPE)
                 cand[n++] = i;
         }
-        int who = n ? cand[sf_rng_random(ai(c), n - 1)] : m;
-        monster_block(c, who, c->ascension >= 7 ? 8 : 7);
         roll = 0;
         monster_set_move(c, m, alive > 1 ? MV_PROTECT : MV_SHIELD_BASH);
+        int who = n ? cand[sf_rng_random(ai(c), n - 1)] : m;
+        monster_block(c, who, c->ascension >= 7 ? 8 : 7);
         break;
     }
-    case MV_SHIELD_BASH:
-        attack_n(c, m, mv);
-        roll = 0;
-        monster_set_move(c, m, MV_SHIELD_BASH);
-        break;
     case MV_CHARGING:
         roll = 0;
         mo->ai[0]++;
         monster_set_move(c, m, mo->ai[0] >= 3 ? MV_ULTIMATE_BLAST : MV_CHARGING);
         break;
     case MV_ULTIMATE_BLAST:
-        attack_n(c, m, mv);
-        roll = 0;
         mo->ai[0] = 0;
-        monster_set_move(c, m, MV_CHARGING);
+        attack_n(c, m, mv);
         break;
     case MV_RAKE:
         attack_n(c, m, mv);
@@ -681,7 +712,7 @@ void monster_take_turn(sf_combat *c, int m) {
         combat_power_player(c, PW_ENTANGLED, 1, 1);
         mo->ai[0] = 1;
         break;
-    case MV_BELLOW_NOB: mo->pw[PW_ENRAGE] = 2; break;
+    case MV_BELLOW_NOB: mo->pw[PW_ENRAGE] = (int16_t)(mo->pw[PW_ENRAGE] + 2); break;
     case MV_SKULL_BASH:
         attack_n(c, m, mv);
         if (c->phase != PH_OVER)
@@ -700,59 +731,36 @@ void monster_take_turn(sf_combat *c, int m) {
         break;
     case MV_LAGA_STUN: break;
     case MV_LAGA_ATTACK:
-        attack_n(c, m, mv);
         mo->ai[1]++;
+        attack_n(c, m, mv);
         break;
     case MV_SIPHON_SOUL:
-        combat_power_player(c, PW_DEX, -1, 1);
-        combat_power_player(c, PW_STR, -1, 1);
         mo->ai[1] = 0;
+        combat_power_player(c, PW_DEX, c->ascension >= 18 ? -2 : -1, 1);
+        combat_power_player(c, PW_STR, c->ascension >= 18 ? -2 : -1, 1);
         break;
     case MV_BOLT: status_to_discard(c, CARD_DAZED, 0, 2); break;
-    case MV_BEAM: attack_n(c, m, mv); break;
-    case MV_CHARGING_UP:
-        monster_block(c, m, 9);
-        roll = 0;
-        monster_set_move(c, m, MV_FIERCE_BASH);
-        break;
-    case MV_FIERCE_BASH:
-        attack_n(c, m, mv);
-        roll = 0;
-        monster_set_move(c, m, MV_VENT_STEAM);
-        break;
+    case MV_CHARGING_UP: monster_block(c, m, 9); break;
     case MV_VENT_STEAM:
         combat_power_player(c, PW_WEAK, 2, 1);
         combat_power_player(c, PW_VULN, 2, 1);
-        roll = 0;
-        monster_set_move(c, m, MV_WHIRLWIND);
         break;
-    case MV_WHIRLWIND:
-        attack_n(c, m, mv);
-        roll = 0;
-        monster_set_move(c, m, MV_CHARGING_UP);
-        break;
-    case MV_CLOSE_UP:
-        mo->pw[PW_SHARP_HIDE] = (int16_t)(mo->pw[PW_SHARP_HIDE] + 3);
-        roll = 0;
-        monster_set_move(c, m, MV_ROLL_ATTACK);
-        break;
-    case MV_ROLL_ATTACK:
-        attack_n(c, m, mv);
-        roll = 0;
-        monster_set_move(c, m, MV_TWIN_SLAM);
-        break;
+    case MV_CLOSE_UP: mo->pw[PW_SHARP_HIDE] = (int16_t)(mo->pw[PW_SHARP_HIDE] + 3); break;
     case MV_TWIN_SLAM:
-        guardian_offensive(c, m);
+        /* changeState("Offensive Mode") runs first (isOpen again), the two
+         * hits follow, then Sharp Hide goes, Mode Shift returns with the
+         * raised threshold, the damage count resets and the block is lost. */
+        mo->flags &= (uint8_t)~MF_DEFENSIVE;
+        mo->ai[3] = 0;
         attack_n(c, m, mv);
         mo->pw[PW_SHARP_HIDE] = 0;
-        roll = 0;
-        monster_set_move(c, m, MV_WHIRLWIND);
+        mo->pw[PW_MODE_SHIFT] = mo->val[0];
+        mo->val[1] = 0;
+        mo->block = 0;
         break;
     case MV_ACTIVATE:
         /* reads the player's current HP now */
         mo->val[0] = (int16_t)(c->hp / 12 + 1);
-        roll = 0;
-        monster_set_move(c, m, MV_DIVIDER);
         break;
     case MV_DIVIDER:
         attack_n(c, m, mv);
@@ -761,10 +769,6 @@ void monster_take_turn(sf_combat *c, int m) {
     case MV_SEAR:
         attack_n(c, m, mv);
         status_to_discard(c, CARD_BURN, mo->ai[2] ? 1 : 0, 1);
-        mo->ai[1]++;
-        break;
-    case MV_HEX_TACKLE:
-        attack_n(c, m, mv);
         mo->ai[1]++;
         break;
     case MV_HEX_INFLAME:
@@ -785,26 +789,18 @@ void monster_take_turn(sf_combat *c, int m) {
         mo->ai[2] = 1;
         mo->ai[1] = 0;
         break;
-    case MV_GOOP_SPRAY:
-        status_to_discard(c, CARD_SLIMED, 0, 3);
-        roll = 0;
-        monster_set_move(c, m, MV_PREPARING);
-        break;
-    case MV_PREPARING:
-        roll = 0;
-        monster_set_move(c, m, MV_SLAM);
-        break;
-    case MV_SLAM:
-        attack_n(c, m, mv);
-        roll = 0;
-        monster_set_move(c, m, MV_GOOP_SPRAY);
-        break;
+    case MV_GOOP_SPRAY: status_to_discard(c, CARD_SLIMED, 0, 3); break;
+    case MV_PREPARING: break;
     default: break;
     }
-    /* RollMoveAction: rolls the next intent right after this move. A split
-     * set during the move (thorns) is kept. */
-    if (roll && combat_alive(c, m) && c->mon[m].move != MV_SPLIT && c->mon[m].move != MV_BOSS_SPLIT)
-        monster_roll_move(c, m);
+    if (mv == MV_HEX_TACKLE)
+        mo->ai[1]++;
+    if (!roll || c->phase == PH_OVER)
+        return;
+    int was_split = mo->move == MV_SPLIT || mo->move == MV_BOSS_SPLIT;
+    monster_roll_move(c, m);
+    if (was_split)
+        monster_set_move(c, m, MV_SPLIT);
 }
 
 /* ---- reactions to damage ------------------------------------------------ */
@@ -833,34 +829,21 @@ void monster_on_hp_loss(sf_combat *c, int m, int lost, int type) {
         }
         break;
     case MON_GUARDIAN:
-        if (!(mo->flags & MF_DEFENSIVE) && !mo->ai[3]) {
+        /* TheGuardian.damage: HP lost in Offensive Mode counts toward the
+         * threshold (and lowers the Mode Shift power); reaching it resets
+         * the count and queues the change to Defensive Mode. */
+        if (!(mo->flags & MF_DEFENSIVE) && !mo->ai[3] && mo->hp > 0) {
             mo->val[1] = (int16_t)(mo->val[1] + lost);
-            int left = mo->val[0] - mo->val[1];
-            mo->pw[PW_MODE_SHIFT] = (int16_t)(left > 0 ? left : 0);
+            if (mo->pw[PW_MODE_SHIFT] > 0)
+                mo->pw[PW_MODE_SHIFT] = (int16_t)(mo->pw[PW_MODE_SHIFT] - lost);
             if (mo->val[1] >= mo->val[0]) {
-                /* the change is queued behind the current card's actions */
+                mo->val[1] = 0;
                 mo->ai[3] = 1;
-                if (c->phase == PH_OVER || !c->pending.active)
-                    guardian_defensive(c, m);
+                combat_defer(c, DQ_GUARDIAN, m);
             }
         }
         break;
     default: break;
-    }
-}
-
-/* Deferred effects of the card that just resolved: Curl Up block and the
- * Guardian's Defensive Mode change (both queued behind the card). */
-void monsters_after_card(sf_combat *c) {
-    for (int m = 0; m < c->n_mon; m++) {
-        sf_monster *mo = &c->mon[m];
-        if (mo->pend_block) {
-            if (combat_alive(c, m))
-                monster_block(c, m, mo->pend_block);
-            mo->pend_block = 0;
-        }
-        if (mo->id == MON_GUARDIAN && mo->ai[3] && combat_alive(c, m))
-            guardian_defensive(c, m);
     }
 }
 

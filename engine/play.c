@@ -13,6 +13,8 @@
  * Playing a card
  * ---------------------------------------------------------------------- */
 
+static int clash_ok(const sf_combat *c);
+
 int play_can_play(const sf_combat *c, int i) {
     if (c->phase != PH_PLAYER || i < 0 || i >= c->hand_n)
         return 0;
@@ -25,52 +27,75 @@ int play_can_play(const sf_combat *c, int i) {
         return 0;
     if (d->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0)
         return 0;
-    if (k->id == CARD_CLASH) {
-        for (int j = 0; j < c->hand_n; j++)
-            if (sf_cards[c->hand[j].id].type != CT_ATTACK)
-                return 0;
-    }
+    if (k->id == CARD_CLASH && !clash_ok(c))
+        return 0;
     return 1;
 }
 
 static void resolve_card(sf_combat *c);
 
-/* Start the play of c->pending.card at `target` (onUseCard hooks, effect). */
+/* Clash.canUse: every card in hand is an Attack (Clash itself counts when
+ * played from the hand). */
+static int clash_ok(const sf_combat *c) {
+    for (int j = 0; j < c->hand_n; j++)
+        if (sf_cards[c->hand[j].id].type != CT_ATTACK)
+            return 0;
+    return 1;
+}
+
+/* Start the play of c->pending.card at pending.target: the card queue's
+ * onPlayCard bookkeeping, then AbstractPlayer.useCard (damage is computed
+ * now, inside each card's effect, from the powers of this moment), then the
+ * hooks the game runs in the UseCardAction constructor that act at once
+ * (Double Tap's copy, Nob's Enrage added to the top). */
 static void begin_play(sf_combat *c) {
     sf_pending *p = &c->pending;
     const card_def *d = &sf_cards[p->card.id];
+    int t = p->target;
+
+    /* A queued play (Double Tap's copy, Havoc's card) whose enemy target is
+     * dead by now is not played: canUse fails, the copy is purged and
+     * Havoc's card goes to the exhaust pile untouched (GameActionManager
+     * .getNextAction). */
+    if (d->target == TGT_ENEMY && !combat_alive(c, t)) {
+        if (!p->copy) {
+            sf_card k = p->card;
+            k.flags &= (uint8_t)~CF_FREE_TURN;
+            combat_exhaust_card(c, k);
+        }
+        memset(p, 0, sizeof *p);
+        combat_drain(c);
+        combat_check_end(c);
+        return;
+    }
+
     c->cards_played++;
     c->cards_played_total++;
     if (d->type == CT_ATTACK)
         c->attacks_played++;
 
-    /* Player powers onUseCard (UseCardAction constructor). */
-    if (d->type == CT_ATTACK && c->pw[PW_RAGE] > 0)
-        combat_gain_block(c, c->pw[PW_RAGE]);
+    /* Monsters' onUseCard that act before the card's own actions: Enrage
+     * adds Strength to the top of the queue. Sharp Hide's damage is queued
+     * now, behind the card: remember who will answer. */
+    p->sharp = 0;
+    for (int m = 0; m < c->n_mon; m++) {
+        if (!combat_alive(c, m))
+            continue;
+        if (d->type == CT_SKILL && c->mon[m].pw[PW_ENRAGE] > 0)
+            c->mon[m].pw[PW_STR] = (int16_t)(c->mon[m].pw[PW_STR] + c->mon[m].pw[PW_ENRAGE]);
+        if (d->type == CT_ATTACK && c->mon[m].pw[PW_SHARP_HIDE] > 0)
+            p->sharp |= (uint8_t)(1u << m);
+    }
+    /* Double Tap: an Attack that is not itself a copy queues one copy. */
     if (d->type == CT_ATTACK && !p->copy && c->pw[PW_DOUBLE_TAP] > 0) {
         c->pw[PW_DOUBLE_TAP]--;
         p->repeats++;
     }
-    /* Monster powers onUseCard: Enrage lands before the card's actions. */
-    if (d->type == CT_SKILL)
-        for (int m = 0; m < c->n_mon; m++)
-            if (combat_alive(c, m) && c->mon[m].pw[PW_ENRAGE] > 0)
-                c->mon[m].pw[PW_STR] = (int16_t)(c->mon[m].pw[PW_STR] + c->mon[m].pw[PW_ENRAGE]);
-
-    /* A queued play whose target died retargets at random (cardRandomRng). */
-    int t = p->target;
-    if (d->target == TGT_ENEMY && !combat_alive(c, t)) {
-        t = combat_random_monster(c);
-        p->target = (uint8_t)(t < 0 ? SF_NO_TARGET : t);
-        if (t < 0) {
-            resolve_card(c);
-            return;
-        }
-    }
 
     if (p->card.id == CARD_HAVOC) {
-        /* Havoc: play the top card of the draw pile at a random enemy
-         * (picked now); it exhausts. It plays after Havoc resolves. */
+        /* Havoc: the target is picked now (cardRandomRng); PlayTopCardAction
+         * then takes the top card (reshuffling first if the draw pile is
+         * empty), which plays after Havoc resolves and exhausts. */
         int tgt = combat_random_monster(c);
         sf_card top;
         if (combat_pop_draw(c, &top)) {
@@ -96,39 +121,50 @@ static int exhausts(const sf_combat *c, const sf_pending *p) {
     return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL;
 }
 
-/* After the card's own actions: deferred monster reactions, Sharp Hide,
- * Vigor / Pen Nib consumption, attack-count relics, then the card moves. */
+/* After the card's own actions, in the game's queue order: the actions the
+ * UseCardAction constructor queued behind them (player powers: Rage; relics:
+ * Pen Nib, Kunai, Shuriken, Ornamental Fan; monster powers: Sharp Hide), the
+ * UseCardAction itself (the card moves), then whatever the card's actions
+ * queued at the bottom (Curl Up, Mode Shift, Feel No Pain, Dark Embrace,
+ * Juggernaut, ...). Only then does the card queue play Double Tap's copy or
+ * Havoc's card. */
 static void resolve_card(sf_combat *c) {
     sf_pending *p = &c->pending;
     const card_def *d = &sf_cards[p->card.id];
 
-    monsters_after_card(c);
     if (d->type == CT_ATTACK) {
-        for (int m = 0; m < c->n_mon && c->phase != PH_OVER; m++)
-            if (combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
-                combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
+        if (c->pw[PW_RAGE] > 0)
+            combat_gain_block(c, c->pw[PW_RAGE]);
         c->pw[PW_VIGOR] = 0;
-        if (c->pw[PW_PEN_NIB] > 0)
-            c->pw[PW_PEN_NIB] = 0;
+        c->pw[PW_PEN_NIB] = 0;
         relics_on_attack_played(c);
+        /* Sharp Hide's THORNS damage was queued before the card's actions
+         * ran, so it lands even if they killed the Guardian. */
+        for (int m = 0; m < c->n_mon && c->hp > 0; m++)
+            if (p->sharp & (1u << m))
+                combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
     }
 
     /* UseCardAction: the card moves (a Double Tap copy is purged). */
     if (!p->copy) {
         sf_card k = p->card;
         k.flags &= (uint8_t)~CF_FREE_TURN;
-        if (d->type == CT_POWER)
-            ; /* powers leave play */
-        else if (exhausts(c, p))
+        if (d->type == CT_POWER) {
+            if (c->cards_removed < 0xFFFF)
+                c->cards_removed++; /* powers leave play */
+        } else if (exhausts(c, p)) {
             combat_exhaust_card(c, k);
-        else
+        } else {
             combat_add_to_discard(c, k);
+        }
     }
+    combat_drain(c);
     combat_check_end(c);
 
     if (p->repeats > 0 && c->phase == PH_PLAYER) {
         p->repeats--;
         p->copy = 1;
+        p->from_hand = 0;
         p->forced_exhaust = 0;
         begin_play(c);
         return;
@@ -143,14 +179,16 @@ static void resolve_card(sf_combat *c) {
         p->forced_exhaust = 1;
         const card_def *nd = &sf_cards[next.id];
         if (!nd->play || next.cost == COST_UNPLAYABLE ||
-            (nd->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0)) {
-            /* an unplayable top card is exhausted without effect */
+            (nd->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0) ||
+            (next.id == CARD_CLASH && !clash_ok(c))) {
+            /* canUse fails: the card is exhausted without effect */
             memset(p, 0, sizeof *p);
             combat_exhaust_card(c, next);
+            combat_drain(c);
             combat_check_end(c);
             return;
         }
-        p->x = c->energy; /* X-cost via Havoc: X = energy, none spent */
+        p->x = c->energy; /* an autoplayed X-cost card: X = energy, none spent */
         begin_play(c);
         return;
     }
@@ -173,6 +211,7 @@ int play_from_hand(sf_combat *c, int i, int target) {
     p->card = combat_remove_hand(c, i);
     p->target = (uint8_t)target;
     p->active = 1;
+    p->from_hand = 1;
     if (cost == COST_X) {
         p->x = c->energy;
         c->energy = 0;
@@ -197,33 +236,27 @@ int play_choose(sf_combat *c, int option) {
  * End of turn, monster phase, end of round, next turn
  * ---------------------------------------------------------------------- */
 
+/* DiscardAtEndOfTurnAction: Ethereal cards are exhausted first (the game
+ * orders them with an unseeded shuffle; we use hand order), then the rest of
+ * the hand is discarded one DiscardAction at a time, each taking the top
+ * (last) card of the hand, so the discard pile receives them last card
+ * first. What the exhausts queued (Feel No Pain, Dark Embrace's draw) runs
+ * after the discards, so drawn cards stay in hand. */
 static void discard_hand(sf_combat *c) {
-    /* DiscardAtEndOfTurnAction: Ethereal cards are exhausted first; Dark
-     * Embrace's draws from those exhausts are queued behind the discard, so
-     * the drawn cards stay in hand. */
-    int dark = c->pw[PW_DARK_EMBRACE];
-    c->pw[PW_DARK_EMBRACE] = 0;
-    int exhausted = 0;
     for (int i = 0; i < c->hand_n;) {
-        if (sf_cards[c->hand[i].id].flags & CD_ETHEREAL) {
+        if (sf_cards[c->hand[i].id].flags & CD_ETHEREAL)
             combat_exhaust_from_hand(c, i);
-            exhausted++;
-        } else {
+        else
             i++;
-        }
     }
-    while (c->hand_n > 0) {
-        sf_card k = combat_remove_hand(c, 0);
-        combat_add_to_discard(c, k);
-    }
-    c->pw[PW_DARK_EMBRACE] = (int16_t)dark;
+    while (c->hand_n > 0)
+        combat_add_to_discard(c, combat_remove_hand(c, c->hand_n - 1));
     /* resetAttributes: "costs 0 this turn" ends everywhere */
     for (int i = 0; i < c->draw_n; i++)
         c->draw[i].flags &= (uint8_t)~CF_FREE_TURN;
     for (int i = 0; i < c->discard_n; i++)
         c->discard[i].flags &= (uint8_t)~CF_FREE_TURN;
-    if (dark > 0 && exhausted > 0 && combat_alive_count(c) > 0)
-        combat_draw(c, dark * exhausted);
+    combat_drain(c);
 }
 
 static void tick(int16_t *v, uint8_t *just, int bit) {
@@ -284,6 +317,8 @@ static void monster_phase(sf_combat *c) {
             break;
         c->mon[m].flags |= MF_ACTED;
         monster_take_turn(c, m);
+        combat_drain(c); /* e.g. the Guardian's Mode Shift caused by thorns */
+        combat_check_end(c);
         if (c->phase == PH_OVER)
             break;
     }
@@ -311,15 +346,16 @@ static void start_turn(sf_combat *c) {
     c->flags &= (uint8_t)~FL_TURN_ENDED;
     c->energy = (uint8_t)(3 + extra); /* recharge sets energy, then the queued gains */
     combat_draw(c, 5);
-    if (c->phase == PH_OVER)
-        return;
-    /* atStartOfTurnPostDraw: Demon Form, Brutality */
+    /* atStartOfTurnPostDraw, queued behind the draw: Demon Form's Strength;
+     * Brutality draws its amount, then loses that much HP in one event. */
     if (c->pw[PW_DEMON_FORM] > 0)
         combat_power_player(c, PW_STR, c->pw[PW_DEMON_FORM], 0);
-    for (int i = 0; i < c->pw[PW_BRUTALITY] && c->phase != PH_OVER; i++) {
-        combat_draw(c, 1);
-        combat_lose_hp(c, 1);
+    if (c->pw[PW_BRUTALITY] > 0) {
+        combat_draw(c, c->pw[PW_BRUTALITY]);
+        combat_lose_hp(c, c->pw[PW_BRUTALITY]);
     }
+    combat_drain(c); /* Evolve, Fire Breathing */
+    combat_check_end(c);
 }
 
 void play_end_turn(sf_combat *c) {
@@ -329,6 +365,10 @@ void play_end_turn(sf_combat *c) {
         combat_gain_block(c, c->pw[PW_METALLICIZE]);
     if (c->pw[PW_PLATED] > 0)
         combat_gain_block(c, c->pw[PW_PLATED]);
+    combat_drain(c); /* Juggernaut */
+    combat_check_end(c);
+    if (c->phase == PH_OVER)
+        return;
     /* 3. every Burn in hand auto-plays: THORNS damage to the player, then
      * it goes to the discard pile (not counted as a card played) */
     for (int i = 0; i < c->hand_n && c->phase != PH_OVER;) {
@@ -354,13 +394,17 @@ void play_end_turn(sf_combat *c) {
         if (c->phase == PH_OVER)
             return;
     }
+    /* Flex / Speed Potion: the loss is itself an ApplyPowerAction of negative
+     * Strength (Dexterity), which Artifact can still block. */
     if (c->pw[PW_LOSE_STR]) {
-        c->pw[PW_STR] = (int16_t)(c->pw[PW_STR] - c->pw[PW_LOSE_STR]);
+        int n = c->pw[PW_LOSE_STR];
         c->pw[PW_LOSE_STR] = 0;
+        combat_power_player(c, PW_STR, -n, 0);
     }
     if (c->pw[PW_LOSE_DEX]) {
-        c->pw[PW_DEX] = (int16_t)(c->pw[PW_DEX] - c->pw[PW_LOSE_DEX]);
+        int n = c->pw[PW_LOSE_DEX];
         c->pw[PW_LOSE_DEX] = 0;
+        combat_power_player(c, PW_DEX, -n, 0);
     }
     c->pw[PW_RAGE] = 0;
     c->pw[PW_DOUBLE_TAP] = 0;
@@ -394,4 +438,5 @@ void play_first_turn(sf_combat *c) {
     if (combat_has_relic(c, RELIC_LANTERN))
         c->energy++;
     relics_at_turn_start(c);
+    combat_drain(c);
 }

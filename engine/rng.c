@@ -14,7 +14,7 @@ static uint64_t murmur3_fmix64(uint64_t x) {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
-    x *= 0xc4ceb93fe53ce1b9ull;
+    x *= 0xc4ceb9fe1a85ec53ull;
     x ^= x >> 33;
     return x;
 }

@@ -1,0 +1,278 @@
+/*
+ * bench_fleet.c — fleet benchmarks (issue: coordinator + worker + sf-fleet).
+ *
+ *   fleet.bare_labels_per_s_core  every job of configs/local.yaml played
+ *                                 in-process by sf_job_run on one thread
+ *                                 (no coordinator, no upload): the bare
+ *                                 search rate, labels per second per core
+ *   fleet.e2e_labels_per_s_core   `sf-fleet run configs/local.yaml` end to end
+ *                                 (coordinator + workers.count processes),
+ *                                 labels / wall second / worker
+ *   fleet.e2e_over_bare           the ratio (target >= 0.9)
+ *   fleet.lease_ops_per_s         JobRequest -> Job round trips per second
+ *                                 served by one coordinator to 200 DEALER
+ *                                 clients on loopback (target >= 5000)
+ *
+ * usage: bench-fleet SF_FLEET SOURCE_ROOT [runs]
+ * Each figure is the median of `runs` (default 3) runs; JSON lines first.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "coordinator/coordinator.h"
+#include "worker/worker.h"
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void emit(const char *name, double value, const char *unit, int n) {
+    printf("{\"bench\":\"fleet.%s\",\"value\":%.3f,\"unit\":\"%s\",\"n\":%d,\"median\":%.3f}\n",
+           name, value, unit, n, value);
+}
+
+static void rm_rf(const char *dir) {
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench-fleet: could not remove %s\n", dir);
+}
+
+/* Bare: every job of the run, one after another, one thread. */
+static double bare_rate(const sf_run_config *cfg, const char *tmp) {
+    char digest[65];
+    sf_config_digest(cfg, digest);
+    uint64_t njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size, labels = 0;
+    uint64_t t0 = sf_now_ns();
+    for (uint64_t j = 0; j < njobs; j++) {
+        sf_job_spec spec = {j + 1, cfg->seed_start + j * cfg->job_size, cfg->job_size};
+        if (j * cfg->job_size + spec.seed_count > cfg->seed_count)
+            spec.seed_count = (uint32_t)(cfg->seed_count - j * cfg->job_size);
+        sf_job_opts o = {.threads = 1,
+                         .fights_per_thread = (int)cfg->workers.fights_per_thread,
+                         .worker_id = "bench"};
+        char path[1200];
+        snprintf(path, sizeof path, "%s/bare-%llu.shard", tmp, (unsigned long long)j);
+        sf_job_result res;
+        sf_err e = {0};
+        if (sf_job_run(cfg, digest, &spec, &o, path, &res, &e) < 0) {
+            fprintf(stderr, "bench-fleet: %s\n", e.msg);
+            exit(1);
+        }
+        labels += res.records;
+        unlink(path);
+    }
+    return (double)labels / ((double)(sf_now_ns() - t0) / 1e9);
+}
+
+/* End to end: sf-fleet run in a fresh output dir; labels from the shards. */
+static double e2e_rate(const char *fleet, const char *config, const char *tmp, int workers,
+                       uint64_t *labels_out) {
+    char yaml[2048], path[1200];
+    snprintf(path, sizeof path, "%s/e2e.yaml", tmp);
+    FILE *in = fopen(config, "r"), *out = fopen(path, "w");
+    if (!in || !out) {
+        fprintf(stderr, "bench-fleet: cannot copy %s\n", config);
+        exit(1);
+    }
+    /* same run, output in the temp dir */
+    while (fgets(yaml, sizeof yaml, in)) {
+        if (strstr(yaml, "output_dir:"))
+            fprintf(out, "  output_dir: %s/e2e-run\n", tmp);
+        else
+            fputs(yaml, out);
+    }
+    fclose(in);
+    fclose(out);
+    char rundir[1200];
+    snprintf(rundir, sizeof rundir, "%s/e2e-run", tmp);
+    rm_rf(rundir);
+    uint64_t t0 = sf_now_ns();
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(fleet, fleet, "run", path, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    double secs = (double)(sf_now_ns() - t0) / 1e9;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench-fleet: sf-fleet run failed (status %d)\n", status);
+        exit(1);
+    }
+    sf_run_config cfg;
+    sf_err e = {0};
+    sf_config_load(path, &cfg, &e);
+    sf_coordinator *co;
+    sf_coord_opts o = {.bind = "tcp://127.0.0.1:*", .metrics_port = 0};
+    if (sf_coordinator_open(&cfg, &o, &co, &e) < 0) {
+        fprintf(stderr, "bench-fleet: %s\n", e.msg);
+        exit(1);
+    }
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    sf_coordinator_close(co);
+    *labels_out = st.labels;
+    return (double)st.labels / secs / workers;
+}
+
+/* ---- lease throughput ---------------------------------------------------- */
+
+typedef struct serve_arg {
+    sf_coordinator *co;
+    volatile sig_atomic_t stop;
+} serve_arg;
+
+static void *serve(void *p) {
+    serve_arg *a = p;
+    sf_err e = {0};
+    sf_coordinator_serve(a->co, &a->stop, &e);
+    return NULL;
+}
+
+static void send_env(void *s, Spirefleet__Envelope *env) {
+    sf_wire_send(s, NULL, 0, env, 0);
+}
+
+static double lease_rate(const char *tmp, int clients, double seconds) {
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "run: {name: leasebench, output_dir: '%s/lease'}\n"
+             "seeds: {count: 2000000, job_size: 1}\n"
+             "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: 600,"
+             " heartbeat_ms: 60000}\n",
+             tmp);
+    sf_run_config cfg;
+    sf_err e = {0};
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/lease", tmp);
+    rm_rf(dir);
+    if (sf_config_parse(yaml, strlen(yaml), "lease", &cfg, &e) < 0) {
+        fprintf(stderr, "bench-fleet: %s\n", e.msg);
+        exit(1);
+    }
+    sf_coordinator *co;
+    sf_coord_opts o = {.metrics_port = 0};
+    if (sf_coordinator_open(&cfg, &o, &co, &e) < 0) {
+        fprintf(stderr, "bench-fleet: %s\n", e.msg);
+        exit(1);
+    }
+    serve_arg arg = {co, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, serve, &arg);
+    void *ctx = zmq_ctx_new();
+    void **socks = calloc((size_t)clients, sizeof *socks);
+    zmq_pollitem_t *items = calloc((size_t)clients, sizeof *items);
+    char id[32];
+    for (int i = 0; i < clients; i++) {
+        socks[i] = zmq_socket(ctx, ZMQ_DEALER);
+        int zero = 0;
+        zmq_setsockopt(socks[i], ZMQ_LINGER, &zero, sizeof zero);
+        zmq_connect(socks[i], sf_coordinator_endpoint(co));
+        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+        snprintf(id, sizeof id, "bench-%d", i);
+        h.protocol_version = SF_PROTOCOL_VERSION;
+        h.worker_id = id;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+        env.hello = &h;
+        send_env(socks[i], &env);
+        items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
+    }
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
+    req.job_request = &jr;
+    uint64_t leases = 0, t0 = 0, start = sf_now_ns();
+    int welcomed = 0;
+    while (!t0 || (double)(sf_now_ns() - t0) / 1e9 < seconds) {
+        if ((double)(sf_now_ns() - start) / 1e9 > 30 + seconds)
+            break;
+        if (zmq_poll(items, clients, 100) <= 0)
+            continue;
+        for (int i = 0; i < clients; i++) {
+            if (!(items[i].revents & ZMQ_POLLIN))
+                continue;
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            while (zmq_msg_recv(&m, socks[i], ZMQ_DONTWAIT) >= 0) {
+                Spirefleet__Envelope *env = NULL;
+                if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) == SF_OK) {
+                    if (env->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME) {
+                        if (++welcomed == clients)
+                            t0 = sf_now_ns();
+                        send_env(socks[i], &req);
+                    } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
+                        if (t0)
+                            leases++;
+                        send_env(socks[i], &req);
+                    }
+                    sf_wire_free(env);
+                }
+            }
+            zmq_msg_close(&m);
+        }
+    }
+    double secs = t0 ? (double)(sf_now_ns() - t0) / 1e9 : 1.0;
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    for (int i = 0; i < clients; i++)
+        zmq_close(socks[i]);
+    zmq_ctx_term(ctx);
+    free(socks);
+    free(items);
+    sf_coordinator_close(co);
+    rm_rf(dir);
+    return (double)leases / secs;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench-fleet SF_FLEET SOURCE_ROOT [runs]\n");
+        return 2;
+    }
+    int runs = argc > 3 ? atoi(argv[3]) : 3;
+    if (runs < 1)
+        runs = 1;
+    char config[1024], tmp[] = "/tmp/sf-bench-fleet-XXXXXX";
+    snprintf(config, sizeof config, "%s/configs/local.yaml", argv[2]);
+    if (!mkdtemp(tmp))
+        return 1;
+    sf_run_config cfg;
+    sf_err e = {0};
+    if (sf_config_load(config, &cfg, &e) < 0) {
+        fprintf(stderr, "bench-fleet: %s\n", e.msg);
+        return 1;
+    }
+    double bare[16], e2e[16], lease[16];
+    uint64_t labels = 0;
+    for (int r = 0; r < runs && r < 16; r++) {
+        bare[r] = bare_rate(&cfg, tmp);
+        e2e[r] = e2e_rate(argv[1], config, tmp, (int)cfg.workers.count, &labels);
+        lease[r] = lease_rate(tmp, 200, 3.0);
+    }
+    double b = median(bare, runs), x = median(e2e, runs), l = median(lease, runs);
+    emit("bare_labels_per_s_core", b, "labels/s", runs);
+    emit("e2e_labels_per_s_core", x, "labels/s", runs);
+    emit("e2e_over_bare", x / b, "ratio", runs);
+    emit("lease_ops_per_s", l, "leases/s", runs);
+    printf("fleet: configs/local.yaml (%llu labels): bare %.0f labels/s/core, end to end %.0f "
+           "labels/s/core (%u workers) = %.2f of bare; coordinator %.0f leases/s with 200 "
+           "clients\n",
+           (unsigned long long)labels, b, x, cfg.workers.count, x / b, l);
+    rm_rf(tmp);
+    return 0;
+}

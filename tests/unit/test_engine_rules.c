@@ -1,0 +1,1186 @@
+/*
+ * test_engine_rules.c — turn structure and shared rules: debuff durations
+ * and the justApplied rule, end-of-round order, block and energy, relics,
+ * potions, the action API (enumerate / apply), state identity, the honest
+ * belief root, and the gauntlet's pool rules.
+ */
+#include "engine_fixture.h"
+#include "sf_check.h"
+
+static sf_combat *setup(sf_state *s) {
+    sf_combat *c = fx_new(s, 21);
+    c->hp = c->max_hp = 999;
+    return c;
+}
+
+/* ------------------------------------------------------------------------
+ * Debuff durations (facts sheet §1 "justApplied", §2.5)
+ * ---------------------------------------------------------------------- */
+
+START_TEST(monster_weak_lasts_through_the_next_n_player_turns) {
+    /* Spit Web's 2 Weak in the monster phase: justApplied skips that
+     * round's tick, so the player is Weak on turns 2 and 3, not 4. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_GREEN_LOUSE, 15, MV_SPIT_WEB);
+    FX_END(&s); /* monster phase 1 */
+    ck_assert_int_eq(c->pw[PW_WEAK], 2);
+    c->mon[0].move = MV_LOUSE_GROW;
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_WEAK], 1);
+    c->mon[0].move = MV_LOUSE_GROW;
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_WEAK], 0);
+}
+END_TEST
+
+START_TEST(stacking_keeps_the_existing_just_applied_state) {
+    /* Weak 1 left over from an earlier round (no justApplied): a monster's
+     * 2 more stack to 3 and tick at once (2). A fresh Frail from a monster
+     * is justApplied; a second application the same phase stacks on it and
+     * the whole stack skips the tick. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->pw[PW_WEAK] = 1;
+    fx_mon(c, MON_GREEN_LOUSE, 15, MV_SPIT_WEB);
+    fx_mon(c, MON_SPIKE_SLIME_M, 30, MV_SPIKE_LICK);
+    fx_mon(c, MON_SPIKE_SLIME_M, 30, MV_SPIKE_LICK);
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_WEAK], 2);
+    ck_assert_int_eq(c->pw[PW_FRAIL], 2);
+    ck_assert_int_eq(c->just & JA_FRAIL, 0);
+}
+END_TEST
+
+START_TEST(player_vulnerable_on_a_monster_covers_two_player_turns) {
+    /* Bash's 2 Vulnerable on turn 1 ticks at the end of round 1 (1 left for
+     * turn 2) and round 2 (gone on turn 3). */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_BASH, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    FX_END(&s);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 1);
+    FX_END(&s);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 0);
+}
+END_TEST
+
+START_TEST(player_weak_on_a_monster_weakens_its_next_attacks) {
+    /* Clothesline's 2 Weak on turn 1: the Jaw Worm's Chomp 11 that round
+     * deals floor(11 x 0.75) = 8, the next round's Chomp 8 too, then 11. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+    fx_hand(c, CARD_CLOTHESLINE, 0);
+    FX_PLAY(&s, 0, 0);
+    int hp = c->hp;
+    for (int r = 0; r < 3; r++) {
+        c->mon[0].move = MV_CHOMP;
+        FX_END(&s);
+        hp -= r < 2 ? 8 : 11;
+        ck_assert_int_eq(c->hp, hp);
+    }
+}
+END_TEST
+
+START_TEST(vulnerable_from_a_monster_phase_is_just_applied) {
+    /* Scrape's 1 Vulnerable (monster phase): still 1 on the player's next
+     * turn; a Strike-free round later it is gone. The next Chomp 11 is
+     * multiplied: floor(11 x 1.5) = 16. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_RED_SLAVER, 100, MV_SCRAPE);
+    c->mon[0].ai[1] = 1;
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_VULN], 1);
+    ck_assert_int_eq(c->hp, 999 - 8);
+    c->mon[0].move = MV_STAB;
+    FX_END(&s); /* Stab 13 x 1.5 = 19.5 -> 19 */
+    ck_assert_int_eq(c->hp, 999 - 8 - 19);
+    ck_assert_int_eq(c->pw[PW_VULN], 0);
+}
+END_TEST
+
+START_TEST(intangible_caps_every_hit_for_one_round) {
+    /* Ghost in a Jar: 1 Intangible. Whirlwind 5 x4 deals 1 per hit; Burn
+     * at end of turn (THORNS) 1; gone after the round. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_GUARDIAN, 240, MV_WHIRLWIND);
+    c->potions[1] = POTION_GHOST_IN_A_JAR;
+    fx_hand(c, CARD_BURN, 1);
+    FX_DRINK(&s, 1, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_INTANGIBLE], 1);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 1 - 4);
+    ck_assert_int_eq(c->pw[PW_INTANGIBLE], 0);
+}
+END_TEST
+
+START_TEST(thorns_and_flame_barrier_answer_every_attack_hit) {
+    /* Bronze Scales' Thorns 3 and Flame Barrier 4 both answer each of the
+     * Guardian's 4 Whirlwind hits with THORNS damage (block first, no
+     * Vulnerable): 4 x 7 = 28, the first 5 taken by its block. Flame Barrier
+     * is gone at the next turn start, Thorns stays. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_GUARDIAN, 240, MV_WHIRLWIND);
+    c->mon[0].pw[PW_VULN] = 5;
+    c->pw[PW_THORNS] = 3;
+    fx_hand(c, CARD_FLAME_BARRIER, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_FLAME_BARRIER], 4);
+    c->mon[0].block = 5; /* lost at the monster phase start anyway */
+    FX_END(&s);
+    ck_assert_int_eq(c->mon[0].hp, 240 - 28);
+    ck_assert_int_eq(c->pw[PW_FLAME_BARRIER], 0);
+    ck_assert_int_eq(c->pw[PW_THORNS], 3);
+    /* 4 x 5 = 20 against the 12 block */
+    ck_assert_int_eq(c->hp, 999 - 8);
+}
+END_TEST
+
+START_TEST(combust_hp_loss_feeds_rupture_and_blood_for_blood) {
+    /* Combust loses 1 HP at end of turn (a LoseHPAction the player owns):
+     * Rupture +1 Strength, Blood for Blood -1 cost. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    c->pw[PW_COMBUST] = 5;
+    c->pw[PW_COMBUST_HP] = 1;
+    c->pw[PW_RUPTURE] = 1;
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_BLOOD_FOR_BLOOD, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 998);
+    ck_assert_int_eq(c->pw[PW_STR], 1);
+    ck_assert_int_eq(c->mon[0].hp, 95);
+    ck_assert_int_eq(c->discard[0].cost, 3);
+}
+END_TEST
+
+START_TEST(corruption_exhaust_triggers_feel_no_pain) {
+    /* Under Corruption a Defend costs 0 and exhausts: 5 block, then Feel No
+     * Pain's 3 after the card. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    c->pw[PW_CORRUPTION] = 1;
+    c->pw[PW_FNP] = 3;
+    fx_hand(c, CARD_DEFEND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->energy, 3);
+    ck_assert_int_eq(c->block, 8);
+    ck_assert_int_eq(c->exhaust_n, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Block, energy, turn order
+ * ---------------------------------------------------------------------- */
+
+START_TEST(all_monsters_lose_block_before_any_acts) {
+    /* Jaw Worm (slot 0) has 10 block; the Shield Gremlin (slot 1) acts
+     * later and gives it 7: after the phase the Jaw Worm has 7, not 17. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_BELLOW);
+    fx_mon(c, MON_SHIELD_GREMLIN, 13, MV_PROTECT);
+    c->mon[0].block = 10;
+    FX_END(&s);
+    ck_assert_int_eq(c->mon[0].block, 6 + 7);
+}
+END_TEST
+
+START_TEST(player_block_resets_each_turn_but_not_on_turn_one) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.relics[spec.relics_n++] = RELIC_ANCHOR;
+    spec.encounter = ENC_CULTIST; /* Incantation first: no damage on turn 1 */
+    spec.seed = 2;
+    sf_state s;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_combat *c = combat_of(&s);
+    ck_assert_int_eq(c->block, 10);
+    ck_assert_int_eq(c->energy, 3);
+    c->energy = 1; /* unused energy is lost: the next turn starts at 3 */
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 0);
+    ck_assert_int_eq(c->energy, 3);
+    ck_assert_int_eq(c->turn, 2);
+}
+END_TEST
+
+START_TEST(end_of_turn_order_orichalcum_metallicize_burn) {
+    /* Orichalcum checks block 0 before Metallicize adds 4: 6 + 4 = 10;
+     * then the Burn's 2 THORNS take 2 of it: 8 block meets the Chomp 11. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->relics[c->relic_n++] = RELIC_ORICHALCUM;
+    c->pw[PW_METALLICIZE] = 4;
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_BURN, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 3);
+}
+END_TEST
+
+START_TEST(cards_are_discarded_from_the_top_of_the_hand) {
+    /* DiscardAtEndOfTurnAction takes the last card first. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_WOUND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_BASH, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->discard_n, 3);
+    ck_assert_int_eq(c->discard[0].id, CARD_BASH);
+    ck_assert_int_eq(c->discard[1].id, CARD_DEFEND);
+    ck_assert_int_eq(c->discard[2].id, CARD_STRIKE);
+}
+END_TEST
+
+START_TEST(draws_reshuffle_the_discard_pile_mid_draw_and_stop_at_ten) {
+    /* 2 in draw, 4 in discard, 6 in hand: draw 5 -> 2, reshuffle, then 2
+     * more (hand full at 10). The reshuffle is one shuffleRng call. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    fx_draw(c, CARD_BASH, 0);
+    fx_draw(c, CARD_BASH, 0);
+    for (int i = 0; i < 4; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 6; i++)
+        fx_hand(c, CARD_WOUND, 0);
+    combat_draw(c, 5);
+    ck_assert_int_eq(c->hand_n, 10);
+    ck_assert_int_eq(fx_count(c->hand, 10, CARD_BASH), 2);
+    ck_assert_int_eq(c->draw_n, 2);
+    ck_assert_int_eq(c->discard_n, 0);
+    ck_assert_uint_eq(c->rng[SF_STREAM_SHUFFLE].counter, 1);
+    /* a full hand draws nothing; an empty draw + discard does nothing */
+    combat_draw(c, 1);
+    ck_assert_int_eq(c->draw_n, 2);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Relics (facts sheet §7)
+ * ---------------------------------------------------------------------- */
+
+static sf_combat *start_with(sf_state *s, int enc, int relic, int hp) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = enc;
+    spec.seed = 6;
+    spec.hp = hp;
+    if (relic)
+        spec.relics[spec.relics_n++] = (uint8_t)relic;
+    ck_assert_int_eq(sf_engine_init(s, &spec, NULL), SF_OK);
+    return combat_of(s);
+}
+
+START_TEST(battle_start_relics) {
+    sf_state s;
+    sf_combat *c = start_with(&s, ENC_2_LOUSE, RELIC_BAG_OF_MARBLES, 80);
+    for (int m = 0; m < c->n_mon; m++)
+        ck_assert_int_eq(c->mon[m].pw[PW_VULN], 1);
+    c = start_with(&s, ENC_CULTIST, RELIC_VAJRA, 80);
+    ck_assert_int_eq(c->pw[PW_STR], 1);
+    c = start_with(&s, ENC_CULTIST, RELIC_ODDLY_SMOOTH_STONE, 80);
+    ck_assert_int_eq(c->pw[PW_DEX], 1);
+    c = start_with(&s, ENC_CULTIST, RELIC_BLOOD_VIAL, 70);
+    ck_assert_int_eq(c->hp, 72);
+    c = start_with(&s, ENC_CULTIST, RELIC_BRONZE_SCALES, 80);
+    ck_assert_int_eq(c->pw[PW_THORNS], 3);
+    c = start_with(&s, ENC_CULTIST, RELIC_AKABEKO, 80);
+    ck_assert_int_eq(c->pw[PW_VIGOR], 8);
+    c = start_with(&s, ENC_CULTIST, RELIC_LANTERN, 80);
+    ck_assert_int_eq(c->energy, 4);
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 3); /* first turn only */
+}
+END_TEST
+
+START_TEST(burning_blood_heals_six_on_victory_capped_at_max) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->hp = 50;
+    c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_BURNING_BLOOD;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->hp, 56);
+    c = setup(&s);
+    c->hp = 78;
+    c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_BURNING_BLOOD;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->hp, 80);
+}
+END_TEST
+
+START_TEST(meat_on_the_bone_heals_before_burning_blood) {
+    /* 40/80: Meat on the Bone (HP <= 50%): +12 -> 52, Burning Blood +6 -> 58. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->hp = 40;
+    c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_BURNING_BLOOD;
+    c->relics[c->relic_n++] = RELIC_MEAT_ON_THE_BONE;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->hp, 58);
+}
+END_TEST
+
+START_TEST(happy_flower_every_third_turn) {
+    /* counter 0 -> turn 1: 1, turn 2: 2, turn 3: 3 -> +1 energy, reset. */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.relics[spec.relics_n++] = RELIC_HAPPY_FLOWER;
+    spec.encounter = ENC_CULTIST;
+    spec.hp = spec.max_hp = 999;
+    spec.seed = 3;
+    sf_state s;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_combat *c = combat_of(&s);
+    ck_assert_int_eq(c->energy, 3);
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 3);
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 4);
+    ck_assert_int_eq(c->happy_flower, 0);
+    /* a carried counter of 2 fires on turn 1 */
+    spec.happy_flower_counter = 2;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    ck_assert_int_eq(combat_of(&s)->energy, 4);
+}
+END_TEST
+
+START_TEST(pen_nib_doubles_every_tenth_attack) {
+    /* Counter 8: the 9th Attack arms Pen Nib, the 10th deals double and
+     * resets the counter. A counter of 9 carried into a fight arms it at
+     * battle start. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->relics[c->relic_n++] = RELIC_PEN_NIB;
+    c->pen_nib = 8;
+    c->energy = 9;
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 94);
+    ck_assert_int_eq(c->pw[PW_PEN_NIB], 1);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 82);
+    ck_assert_int_eq(c->pen_nib, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 76);
+
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.relics[spec.relics_n++] = RELIC_PEN_NIB;
+    spec.pen_nib_counter = 9;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    ck_assert_int_eq(combat_of(&s)->pw[PW_PEN_NIB], 1);
+}
+END_TEST
+
+START_TEST(kunai_shuriken_fan_every_third_attack_per_turn) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->relics[c->relic_n++] = RELIC_KUNAI;
+    c->relics[c->relic_n++] = RELIC_SHURIKEN;
+    c->relics[c->relic_n++] = RELIC_ORNAMENTAL_FAN;
+    c->energy = 9;
+    fx_mon(c, MON_CULTIST, 200, MV_INCANTATION);
+    for (int i = 0; i < 4; i++)
+        fx_hand(c, CARD_ANGER, 0);
+    FX_PLAY(&s, 0, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 1);
+    ck_assert_int_eq(c->pw[PW_DEX], 1);
+    ck_assert_int_eq(c->block, 4);
+    FX_END(&s); /* the count resets each turn */
+    ck_assert_int_eq(c->attacks_played, 0);
+}
+END_TEST
+
+START_TEST(red_skull_while_at_or_below_half) {
+    sf_state s;
+    sf_combat *c = start_with(&s, ENC_JAW_WORM, RELIC_RED_SKULL, 40);
+    ck_assert_int_eq(c->pw[PW_STR], 3); /* 40/80 at battle start */
+    combat_heal(c, 1);
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    combat_lose_hp(c, 1);
+    ck_assert_int_eq(c->pw[PW_STR], 3);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Potions (facts sheet §8)
+ * ---------------------------------------------------------------------- */
+
+START_TEST(every_potion) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    for (int i = 0; i < 4; i++)
+        fx_draw(c, CARD_STRIKE, 0);
+    c->hp = 500;
+#define DRINK(p, t)                                   \
+    do {                                              \
+        c->potions[0] = (p);                          \
+        FX_DRINK(&s, 0, (t));                         \
+        ck_assert_int_eq(c->potions[0], POTION_NONE); \
+    } while (0)
+    DRINK(POTION_BLOCK, SF_NO_TARGET);
+    ck_assert_int_eq(c->block, 12);
+    DRINK(POTION_STRENGTH, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    DRINK(POTION_DEXTERITY, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_DEX], 2);
+    DRINK(POTION_ENERGY, SF_NO_TARGET);
+    ck_assert_int_eq(c->energy, 5);
+    DRINK(POTION_SWIFT, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 3);
+    DRINK(POTION_FIRE, 0); /* 20 THORNS: Strength and Vulnerable do not apply */
+    ck_assert_int_eq(c->mon[0].hp, 80);
+    DRINK(POTION_EXPLOSIVE, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 70);
+    ck_assert_int_eq(c->mon[1].hp, 90);
+    DRINK(POTION_FEAR, 1);
+    ck_assert_int_eq(c->mon[1].pw[PW_VULN], 3);
+    DRINK(POTION_WEAK, 1);
+    ck_assert_int_eq(c->mon[1].pw[PW_WEAK], 3);
+    DRINK(POTION_FLEX, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_STR], 7);
+    ck_assert_int_eq(c->pw[PW_LOSE_STR], 5);
+    DRINK(POTION_SPEED, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_DEX], 7);
+    DRINK(POTION_ANCIENT, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 1);
+    DRINK(POTION_REGEN, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_REGEN], 5);
+    DRINK(POTION_HEART_OF_IRON, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_METALLICIZE], 6);
+    DRINK(POTION_ESSENCE_OF_STEEL, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_PLATED], 4);
+    DRINK(POTION_LIQUID_BRONZE, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_THORNS], 3);
+    DRINK(POTION_FRUIT_JUICE, SF_NO_TARGET);
+    ck_assert_int_eq(c->max_hp, 1004);
+    ck_assert_int_eq(c->hp, 505);
+    DRINK(POTION_BLOOD, SF_NO_TARGET); /* 20% of 1004 = 200 */
+    ck_assert_int_eq(c->hp, 705);
+    ck_assert_int_eq(c->potions_used, 18);
+    /* end of turn: Flex's and Speed's loss (Artifact eats the first, Flex's
+     * Strength loss), Metallicize 6 + Plated 4 block, Regen 5 heal */
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 0);
+    ck_assert_int_eq(c->pw[PW_STR], 7);
+    ck_assert_int_eq(c->pw[PW_DEX], 2);
+    ck_assert_int_eq(c->pw[PW_REGEN], 4);
+    ck_assert_int_eq(c->hp, 710);
+#undef DRINK
+}
+END_TEST
+
+START_TEST(fairy_in_a_bottle_revives_at_thirty_percent) {
+    sf_state s;
+    sf_combat *c = fx_new(&s, 1);
+    c->hp = 5;
+    c->max_hp = 81;
+    c->potions[2] = POTION_FAIRY;
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_POTION, 2, SF_NO_TARGET), SF_EINVAL); /* not drinkable */
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 24); /* floor(81 x 0.3) */
+    ck_assert_int_eq(c->potions[2], POTION_NONE);
+    ck_assert(!sf_engine_is_terminal(&s));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The action API
+ * ---------------------------------------------------------------------- */
+
+START_TEST(enumerate_collapses_identical_cards_and_ends_with_end_turn) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 1);
+    fx_hand(c, CARD_BLUDGEON, 0); /* too expensive */
+    c->potions[0] = POTION_FIRE;
+    c->potions[1] = POTION_FIRE;
+    c->potions[2] = POTION_BLOCK;
+    c->energy = 2;
+    sf_action a[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&s, a, SF_MAX_ACTIONS);
+    /* Strike x2 targets, Defend, Strike+ x2, Fire x2 (one slot), Block, End */
+    static const uint8_t want[][3] = {{SF_ACT_PLAY, 0, 0},
+                                      {SF_ACT_PLAY, 0, 1},
+                                      {SF_ACT_PLAY, 1, SF_NO_TARGET},
+                                      {SF_ACT_PLAY, 3, 0},
+                                      {SF_ACT_PLAY, 3, 1},
+                                      {SF_ACT_POTION, 0, 0},
+                                      {SF_ACT_POTION, 0, 1},
+                                      {SF_ACT_POTION, 2, SF_NO_TARGET},
+                                      {SF_ACT_END_TURN, 0, SF_NO_TARGET}};
+    ck_assert_int_eq(n, 9);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(a[i].kind, want[i][0]);
+        ck_assert_int_eq(a[i].index, want[i][1]);
+        ck_assert_int_eq(a[i].target, want[i][2]);
+        ck_assert_int_eq(sf_action_decode(sf_action_code(a[i])).index, a[i].index);
+    }
+    /* a small buffer is never overrun */
+    ck_assert_int_eq(sf_engine_enumerate(&s, a, 3), 3);
+}
+END_TEST
+
+START_TEST(illegal_actions_are_rejected_and_change_nothing) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    sf_state before = s;
+    const sf_action bad[] = {
+        {SF_ACT_PLAY, 0, SF_NO_TARGET, 0},   /* Strike needs a target */
+        {SF_ACT_PLAY, 1, 0, 0},              /* Defend takes none */
+        {SF_ACT_PLAY, 0, 3, 0},              /* no monster 3 */
+        {SF_ACT_PLAY, 7, 0, 0},              /* no card 7 */
+        {SF_ACT_POTION, 0, SF_NO_TARGET, 0}, /* empty slot */
+        {SF_ACT_CHOOSE, 0, SF_NO_TARGET, 0}, /* no choice open */
+        {SF_ACT_END_TURN, 1, SF_NO_TARGET, 0},
+        {SF_ACT_END_TURN, 0, SF_NO_TARGET, 1}, /* reserved must be 0 */
+        {9, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint32_t mask = 77;
+        ck_assert_int_eq(sf_engine_apply(&s, bad[i], &mask), SF_EINVAL);
+        ck_assert_uint_eq(mask, 0);
+        ck_assert(!memcmp(&s, &before, sizeof s));
+    }
+    c->energy = 0;
+    before = s;
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 0, 0), SF_EINVAL);
+    ck_assert(!memcmp(&s, &before, sizeof s));
+}
+END_TEST
+
+START_TEST(choice_screen_accepts_only_choices) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_ARMAMENTS, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_BASH, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    sf_observation o;
+    sf_engine_observe(&s, &o);
+    ck_assert_int_eq(o.choice_open, 1);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_END_TURN, 0, SF_NO_TARGET), SF_EINVAL);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 0, 0), SF_EINVAL);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_CHOOSE, 5, SF_NO_TARGET), SF_EINVAL);
+    sf_action a[SF_MAX_ACTIONS];
+    ck_assert_int_eq(sf_engine_enumerate(&s, a, SF_MAX_ACTIONS), 2);
+    char name[64];
+    sf_engine_action_name(&s, a[1], name, sizeof name);
+    ck_assert_str_eq(name, "Choose Bash (upgrade)");
+}
+END_TEST
+
+START_TEST(init_rejects_bad_specs_with_a_named_field) {
+    sf_fight_spec spec;
+    sf_state s;
+    sf_err e = {0};
+    sf_fight_spec_default(&spec);
+    spec.ascension = 10;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &e), SF_EUNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(e.msg, "ascension"));
+    sf_fight_spec_default(&spec);
+    spec.encounter = 20;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "encounter"));
+    sf_fight_spec_default(&spec);
+    spec.deck[3].id = CARD_WOUND;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "deck[3]"));
+    sf_fight_spec_default(&spec);
+    spec.hp = 81;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "hp"));
+    ck_assert_int_eq(sf_deck_parse("Strike*5,Nonsense", &spec, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "Nonsense"));
+    ck_assert_int_eq(sf_deck_parse("Bash++", &spec, &e), SF_EINVAL);
+    ck_assert_int_eq(sf_deck_parse("Searing Blow+++,Bash+*2", &spec, &e), SF_OK);
+    ck_assert_int_eq(spec.deck_n, 3);
+    ck_assert_int_eq(spec.deck[0].upgrades, 3);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Identity (ARCHITECTURE.md "State identity")
+ * ---------------------------------------------------------------------- */
+
+static void play_named(sf_state *s, int id, int target) {
+    sf_combat *c = combat_of(s);
+    for (int i = 0; i < c->hand_n; i++)
+        if (c->hand[i].id == id && c->hand[i].upg == 0) {
+            FX_PLAY(s, i, target);
+            return;
+        }
+    ck_abort_msg("card %d not in hand", id);
+}
+
+static void order_start(sf_state *s, int mon) {
+    sf_combat *c = setup(s);
+    fx_mon(c, mon, 60, mon == MON_SENTRY ? MV_BOLT : MV_INCANTATION);
+    if (mon == MON_SENTRY)
+        c->mon[0].pw[PW_ARTIFACT] = 1;
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_BASH, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_discard(c, CARD_ANGER, 0);
+}
+
+START_TEST(defend_strike_equals_strike_defend) {
+    sf_state a, b;
+    order_start(&a, MON_CULTIST);
+    order_start(&b, MON_CULTIST);
+    play_named(&a, CARD_DEFEND, SF_NO_TARGET);
+    play_named(&a, CARD_STRIKE, 0);
+    play_named(&b, CARD_STRIKE, 0);
+    play_named(&b, CARD_DEFEND, SF_NO_TARGET);
+    ck_assert(sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+    /* the raw bytes differ (discard order), the identity does not */
+    ck_assert(memcmp(&a, &b, sizeof a) != 0);
+}
+END_TEST
+
+START_TEST(bash_strike_differs_from_strike_bash) {
+    sf_state a, b;
+    order_start(&a, MON_CULTIST);
+    order_start(&b, MON_CULTIST);
+    play_named(&a, CARD_BASH, 0);
+    play_named(&a, CARD_STRIKE, 0); /* 8, then 6 x 1.5 = 9 */
+    play_named(&b, CARD_STRIKE, 0);
+    play_named(&b, CARD_BASH, 0); /* 6, then 8 */
+    ck_assert_int_eq(ccombat_of(&a)->mon[0].hp, 43);
+    ck_assert_int_eq(ccombat_of(&b)->mon[0].hp, 46);
+    ck_assert(!sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+}
+END_TEST
+
+START_TEST(bash_strike_equals_strike_bash_when_already_vulnerable) {
+    sf_state a, b;
+    order_start(&a, MON_CULTIST);
+    order_start(&b, MON_CULTIST);
+    combat_of(&a)->mon[0].pw[PW_VULN] = 1;
+    combat_of(&b)->mon[0].pw[PW_VULN] = 1;
+    play_named(&a, CARD_BASH, 0);
+    play_named(&a, CARD_STRIKE, 0);
+    play_named(&b, CARD_STRIKE, 0);
+    play_named(&b, CARD_BASH, 0);
+    ck_assert(sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+}
+END_TEST
+
+START_TEST(bash_strike_equals_strike_bash_when_artifact_eats_it) {
+    sf_state a, b;
+    order_start(&a, MON_SENTRY);
+    order_start(&b, MON_SENTRY);
+    play_named(&a, CARD_BASH, 0);
+    play_named(&a, CARD_STRIKE, 0);
+    play_named(&b, CARD_STRIKE, 0);
+    play_named(&b, CARD_BASH, 0);
+    ck_assert_int_eq(ccombat_of(&a)->mon[0].pw[PW_VULN], 0);
+    ck_assert(sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+}
+END_TEST
+
+START_TEST(identity_excludes_streams_and_statistics_but_not_hand_order) {
+    sf_state a, b;
+    order_start(&a, MON_CULTIST);
+    b = a;
+    sf_engine_reseed(&b, SF_STREAM_SHUFFLE, 99);
+    combat_of(&b)->damage_dealt = 1234;
+    ck_assert(sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+    sf_combat *c = combat_of(&b);
+    sf_card t = c->hand[0];
+    c->hand[0] = c->hand[1];
+    c->hand[1] = t;
+    ck_assert(!sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+    b = a;
+    combat_of(&b)->draw_known = 1; /* a known top is information */
+    ck_assert(!sf_identity_eq(sf_engine_identity(&a), sf_engine_identity(&b)));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Honesty: the belief root
+ * ---------------------------------------------------------------------- */
+
+/* Two truths the player cannot tell apart: the same fight, with the unknown
+ * part of the draw pile permuted and every stream re-seeded. */
+static void twin_truths(sf_state *a, sf_state *b, int encounter, uint64_t seed) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    ck_assert_int_eq(sf_deck_parse("Strike*4,Defend*3,Bash,Pommel Strike,Shrug It Off,"
+                                   "Wild Strike,Headbutt,Warcry,Anger,Inflame",
+                                   &spec, NULL),
+                     SF_OK);
+    spec.encounter = encounter;
+    spec.seed = seed;
+    ck_assert_int_eq(sf_engine_init(a, &spec, NULL), SF_OK);
+    *b = *a;
+    sf_combat *c = combat_of(b);
+    int unknown = c->draw_n - c->draw_known;
+    for (int i = 0; i + 1 < unknown; i += 2) { /* swap neighbours */
+        sf_card t = c->draw[i];
+        c->draw[i] = c->draw[i + 1];
+        c->draw[i + 1] = t;
+    }
+    for (int i = 0; i < SF_NUM_STREAMS; i++)
+        sf_engine_reseed(b, i, 1000 + (uint64_t)i);
+}
+
+START_TEST(belief_root_is_byte_identical_for_indistinguishable_truths) {
+    for (int enc = 0; enc < ENC_COUNT; enc++) {
+        sf_state a, b, ra, rb;
+        twin_truths(&a, &b, enc, 31 + (uint64_t)enc);
+        sf_engine_belief_root(&a, 77, &ra);
+        sf_engine_belief_root(&b, 77, &rb);
+        ck_assert_msg(!memcmp(&ra, &rb, sizeof ra), "encounter %d", enc);
+        ck_assert(sf_identity_eq(sf_engine_identity(&ra), sf_engine_identity(&rb)));
+        ck_assert(sf_engine_is_belief(&ra));
+        ck_assert(!sf_engine_is_belief(&a));
+        /* a different search seed changes only the streams */
+        sf_state rc;
+        sf_engine_belief_root(&a, 78, &rc);
+        ck_assert(sf_identity_eq(sf_engine_identity(&ra), sf_engine_identity(&rc)));
+        /* in place works */
+        sf_state in = a;
+        sf_engine_belief_root(&in, 77, &in);
+        ck_assert(!memcmp(&in, &ra, sizeof in));
+    }
+}
+END_TEST
+
+START_TEST(belief_root_stays_identical_after_the_same_visible_play) {
+    /* Play the same first card in both truths, then take belief roots:
+     * still identical (nothing hidden was revealed differently). */
+    int checked = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sf_state a, b, ra, rb;
+        twin_truths(&a, &b, ENC_JAW_WORM, seed);
+        sf_combat *ca = combat_of(&a), *cb = combat_of(&b);
+        ck_assert(!memcmp(ca->hand, cb->hand, sizeof ca->hand));
+        for (int i = 0; i < ca->hand_n; i++) {
+            int id = ca->hand[i].id;
+            /* cards that reveal nothing hidden (no draw) */
+            if (id == CARD_DEFEND || id == CARD_STRIKE || id == CARD_BASH || id == CARD_ANGER ||
+                id == CARD_INFLAME || id == CARD_WILD_STRIKE) {
+                int t = sf_cards[id].target == TGT_ENEMY ? 0 : SF_NO_TARGET;
+                FX_PLAY(&a, i, t);
+                FX_PLAY(&b, i, t);
+                sf_engine_belief_root(&a, 5, &ra);
+                sf_engine_belief_root(&b, 5, &rb);
+                ck_assert_msg(!memcmp(&ra, &rb, sizeof ra), "seed %llu after %s",
+                              (unsigned long long)seed, sf_cards[id].name);
+                checked++;
+                break;
+            }
+        }
+    }
+    ck_assert_int_ge(checked, 15);
+}
+END_TEST
+
+START_TEST(belief_draws_are_chance_events_on_the_shuffle_stream) {
+    sf_state a, r;
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.seed = 12;
+    ck_assert_int_eq(sf_engine_init(&a, &spec, NULL), SF_OK);
+    sf_engine_belief_root(&a, 3, &r);
+    sf_combat *c = combat_of(&r);
+    /* the unknown draw pile is sorted */
+    for (int i = 1; i < c->draw_n - c->draw_known; i++)
+        ck_assert(memcmp(&c->draw[i - 1], &c->draw[i], sizeof(sf_card)) <= 0);
+    uint32_t mask = 0;
+    sf_action e = {SF_ACT_END_TURN, 0, SF_NO_TARGET, 0};
+    ck_assert_int_eq(sf_engine_apply(&r, e, &mask), SF_OK);
+    ck_assert(mask & (1u << SF_STREAM_SHUFFLE));
+    /* 5 draws from 5 unknown cards: picks from 5, 4, 3, 2, then the last
+     * one needs no draw of chance: 4 calls */
+    ck_assert_uint_eq(combat_of(&r)->rng[SF_STREAM_SHUFFLE].counter, 4);
+}
+END_TEST
+
+START_TEST(known_top_cards_stay_known_and_are_drawn_first) {
+    /* Headbutt puts a chosen card on top: in belief mode it is still the
+     * next card drawn, without a chance event. */
+    sf_state s, r;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, i % 2 ? CARD_STRIKE : CARD_DEFEND, 0);
+    fx_discard(c, CARD_BASH, 0);
+    fx_discard(c, CARD_ANGER, 0);
+    fx_hand(c, CARD_HEADBUTT, 0);
+    fx_hand(c, CARD_SHRUG_IT_OFF, 0);
+    FX_PLAY(&s, 0, 0);
+    FX_CHOOSE(&s, 1); /* options sorted: Bash (3) < Anger (4) -> Anger */
+    ck_assert_int_eq(c->draw[c->draw_n - 1].id, CARD_ANGER);
+    ck_assert_int_eq(c->draw_known, 1);
+    sf_engine_belief_root(&s, 9, &r);
+    sf_combat *b = combat_of(&r);
+    ck_assert_int_eq(b->draw_known, 1);
+    ck_assert_int_eq(b->draw[b->draw_n - 1].id, CARD_ANGER);
+    uint32_t mask = 0;
+    sf_action a = {SF_ACT_PLAY, 0, SF_NO_TARGET, 0}; /* Shrug It Off: draw 1 */
+    ck_assert_int_eq(sf_engine_apply(&r, a, &mask), SF_OK);
+    ck_assert_uint_eq(mask, 0);
+    ck_assert_int_eq(b->hand[b->hand_n - 1].id, CARD_ANGER);
+    ck_assert_int_eq(b->draw_known, 0);
+}
+END_TEST
+
+START_TEST(random_insertion_joins_the_unknown_multiset_in_belief_mode) {
+    /* Wild Strike's Wound: in the true state a cardRandomRng spot below the
+     * top; in belief mode it joins the sorted unknown region with no random
+     * call, and the known top card stays on top. */
+    sf_state s, r;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_BASH, 0); /* known top */
+    c->draw_known = 1;
+    fx_hand(c, CARD_WILD_STRIKE, 0);
+    sf_engine_belief_root(&s, 4, &r);
+    uint32_t mask = 0;
+    sf_action a = {SF_ACT_PLAY, 0, 0, 0};
+    ck_assert_int_eq(sf_engine_apply(&r, a, &mask), SF_OK);
+    ck_assert_uint_eq(mask, 0);
+    sf_combat *b = combat_of(&r);
+    ck_assert_int_eq(b->draw_n, 4);
+    ck_assert_int_eq(b->draw[3].id, CARD_BASH);
+    ck_assert_int_eq(b->draw_known, 1);
+    for (int i = 1; i < 3; i++)
+        ck_assert(memcmp(&b->draw[i - 1], &b->draw[i], sizeof(sf_card)) <= 0);
+    ck_assert_int_eq(fx_count(b->draw, 4, CARD_WOUND), 1);
+}
+END_TEST
+
+START_TEST(belief_root_forgets_an_unseen_louse_bite) {
+    /* Two 2-Louse truths whose lice differ only in their hidden bite damage
+     * (no Bite intent shown yet) give the same belief root. When a Bite
+     * intent appears in belief mode the damage is drawn (monsterHpRng). */
+    for (uint64_t seed = 1; seed < 200; seed++) {
+        sf_fight_spec spec;
+        sf_fight_spec_default(&spec);
+        spec.encounter = ENC_2_LOUSE;
+        spec.seed = seed;
+        sf_state a;
+        ck_assert_int_eq(sf_engine_init(&a, &spec, NULL), SF_OK);
+        sf_combat *c = combat_of(&a);
+        if (c->mon[0].move == MV_LOUSE_BITE || c->mon[1].move == MV_LOUSE_BITE)
+            continue;
+        sf_state b = a, ra, rb;
+        combat_of(&b)->mon[0].val[0] = c->mon[0].val[0] == 5 ? 6 : 5;
+        sf_engine_belief_root(&a, 1, &ra);
+        sf_engine_belief_root(&b, 1, &rb);
+        ck_assert(!memcmp(&ra, &rb, sizeof ra));
+        sf_combat *r = combat_of(&ra);
+        ck_assert_int_eq(r->mon[0].val[0], 0);
+        monster_set_move(r, 0, MV_LOUSE_BITE);
+        ck_assert_int_ge(r->mon[0].val[0], 5);
+        ck_assert_int_le(r->mon[0].val[0], 7);
+        /* a shown Bite is kept */
+        monster_set_move(c, 1, MV_LOUSE_BITE);
+        sf_engine_belief_root(&a, 1, &ra);
+        ck_assert_int_eq(combat_of(&ra)->mon[1].val[0], c->mon[1].val[0]);
+        return;
+    }
+    ck_abort_msg("no seed without an opening Bite");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Gauntlet (facts sheet §6)
+ * ---------------------------------------------------------------------- */
+
+/* An independent transcription of Exordium.generateMonsters +
+ * AbstractDungeon.populateMonsterList / populateFirstStrongEnemy +
+ * MonsterInfo.roll/normalizeWeights + initializeBoss (all bosses seen):
+ * a sorted (weight, name-order) table walked with monsterRng.random(). */
+typedef struct {
+    int enc;
+    float w;
+} info;
+
+static int roll_info(sf_rng *r, const info *l, int n) {
+    float x = sf_rng_random_float(r), acc = 0;
+    for (int i = 0; i < n; i++) {
+        acc += l[i].w;
+        if (x < acc)
+            return l[i].enc;
+    }
+    return -1; /* "ERROR" */
+}
+
+static void reference_gauntlet(uint64_t seed, int *out) {
+    /* normalized weights, sorted ascending by weight (stable) */
+    const info weak[4] = {
+        {ENC_CULTIST, .25f}, {ENC_JAW_WORM, .25f}, {ENC_2_LOUSE, .25f}, {ENC_SMALL_SLIMES, .25f}};
+    const float t = 16.0f;
+    const info strong[10] = {{ENC_GREMLIN_GANG, 1 / t},
+                             {ENC_LOTS_OF_SLIMES, 1 / t},
+                             {ENC_RED_SLAVER, 1 / t},
+                             {ENC_EXORDIUM_THUGS, 1.5f / t},
+                             {ENC_EXORDIUM_WILDLIFE, 1.5f / t},
+                             {ENC_BLUE_SLAVER, 2 / t},
+                             {ENC_LOOTER, 2 / t},
+                             {ENC_LARGE_SLIME, 2 / t},
+                             {ENC_3_LOUSE, 2 / t},
+                             {ENC_2_FUNGI_BEASTS, 2 / t}};
+    const info elite[3] = {
+        {ENC_GREMLIN_NOB, 1 / 3.0f}, {ENC_LAGAVULIN, 1 / 3.0f}, {ENC_3_SENTRIES, 1 / 3.0f}};
+    sf_rng r;
+    sf_rng_seed(&r, seed);
+    int list[16], n = 0;
+    while (n < 3) {
+        int e = roll_info(&r, weak, 4);
+        if (n > 0 && e == list[n - 1])
+            continue;
+        if (n > 1 && e == list[n - 2])
+            continue;
+        list[n++] = e;
+    }
+    for (;;) {
+        int e = roll_info(&r, strong, 10);
+        int last = list[n - 1];
+        if (last == ENC_SMALL_SLIMES && (e == ENC_LARGE_SLIME || e == ENC_LOTS_OF_SLIMES))
+            continue;
+        if (last == ENC_2_LOUSE && e == ENC_3_LOUSE)
+            continue;
+        list[n++] = e;
+        break;
+    }
+    for (int k = 0; k < 12;) {
+        int e = roll_info(&r, strong, 10);
+        if (e == list[n - 1] || e == list[n - 2])
+            continue;
+        if (n < 16)
+            list[n] = e;
+        n++;
+        k++;
+    }
+    int elites[10], ne = 0;
+    while (ne < 10) {
+        int e = roll_info(&r, elite, 3);
+        if (ne > 0 && e == elites[ne - 1])
+            continue;
+        elites[ne++] = e;
+    }
+    int boss[3] = {ENC_GUARDIAN, ENC_HEXAGHOST, ENC_SLIME_BOSS};
+    sf_jrand j;
+    sf_jrand_seed(&j, sf_rng_random_long(&r));
+    for (int i = 3; i > 1; i--) {
+        int k = sf_jrand_next_int(&j, i), x = boss[i - 1];
+        boss[i - 1] = boss[k];
+        boss[k] = x;
+    }
+    for (int i = 0; i < 7; i++)
+        out[i] = list[i];
+    out[7] = elites[0];
+    out[8] = boss[0];
+}
+
+START_TEST(gauntlet_matches_the_reference_transcription) {
+    for (uint64_t seed = 1; seed <= 500; seed++) {
+        sf_gauntlet g;
+        sf_gauntlet_generate(seed, &g);
+        int want[9];
+        reference_gauntlet(seed, want);
+        ck_assert_int_eq(g.n, 9);
+        for (int i = 0; i < 9; i++)
+            ck_assert_msg(g.encounters[i] == want[i], "seed %llu fight %d",
+                          (unsigned long long)seed, i);
+    }
+}
+END_TEST
+
+START_TEST(gauntlet_follows_the_pool_rules) {
+    int boss_seen[3] = {0}, elite_seen[3] = {0};
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
+        sf_gauntlet g;
+        sf_gauntlet_generate(seed * 7919, &g);
+        ck_assert_int_eq(g.n, 9);
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(sf_encounter_pool(g.encounters[i]), SF_POOL_WEAK);
+        for (int i = 3; i < 7; i++)
+            ck_assert_int_eq(sf_encounter_pool(g.encounters[i]), SF_POOL_STRONG);
+        for (int i = 1; i < 7; i++) {
+            ck_assert_int_ne(g.encounters[i], g.encounters[i - 1]);
+            if (i > 1)
+                ck_assert_int_ne(g.encounters[i], g.encounters[i - 2]);
+        }
+        if (g.encounters[2] == ENC_SMALL_SLIMES)
+            ck_assert(g.encounters[3] != ENC_LARGE_SLIME && g.encounters[3] != ENC_LOTS_OF_SLIMES);
+        if (g.encounters[2] == ENC_2_LOUSE)
+            ck_assert_int_ne(g.encounters[3], ENC_3_LOUSE);
+        ck_assert_int_eq(sf_encounter_pool(g.encounters[7]), SF_POOL_ELITE);
+        ck_assert_int_eq(sf_encounter_pool(g.encounters[8]), SF_POOL_BOSS);
+        elite_seen[g.encounters[7] - ENC_GREMLIN_NOB]++;
+        boss_seen[g.encounters[8] - ENC_GUARDIAN]++;
+    }
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_gt(boss_seen[i], 800);
+        ck_assert_int_gt(elite_seen[i], 800);
+    }
+}
+END_TEST
+
+START_TEST(gauntlet_carries_hp_gold_potions_and_relic_counters) {
+    sf_gauntlet g;
+    sf_gauntlet_generate(4242, &g);
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.relics[spec.relics_n++] = RELIC_PEN_NIB;
+    spec.relics[spec.relics_n++] = RELIC_HAPPY_FLOWER;
+    spec.potions[1] = POTION_BLOCK;
+    spec.encounter = g.encounters[0];
+    spec.floor = 1;
+    spec.seed = 4242;
+    sf_state s;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_combat *c = combat_of(&s);
+    /* win the fight by hand: knock every monster out with THORNS */
+    c->pen_nib = 7;
+    c->happy_flower = 2;
+    c->hp = 30;
+    c->gold = 120;
+    for (int m = 0; m < c->n_mon; m++)
+        combat_thorns_to_monster(c, m, 999);
+    combat_check_end(c);
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->hp, 36); /* Burning Blood */
+    sf_fight_spec next = spec;
+    sf_engine_carry_over(&s, &g, 1, &next);
+    ck_assert_int_eq(next.hp, 36);
+    ck_assert_int_eq(next.max_hp, 80);
+    ck_assert_int_eq(next.gold, 120);
+    ck_assert_int_eq(next.potions[1], POTION_BLOCK);
+    ck_assert_int_eq(next.pen_nib_counter, 7);
+    ck_assert_int_eq(next.happy_flower_counter, 2);
+    ck_assert_int_eq(next.encounter, g.encounters[1]);
+    ck_assert_int_eq(next.floor, 2);
+    ck_assert_int_eq(sf_engine_init(&s, &next, NULL), SF_OK);
+    ck_assert_int_eq(combat_of(&s)->hp, 36);
+    ck_assert_int_eq(combat_of(&s)->pen_nib, 7);
+    /* Happy Flower's carried 2 fires on turn 1 of the next fight */
+    ck_assert_int_eq(combat_of(&s)->energy, 4);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("engine-rules");
+    TCase *t = tcase_create("debuffs");
+    tcase_add_test(t, monster_weak_lasts_through_the_next_n_player_turns);
+    tcase_add_test(t, stacking_keeps_the_existing_just_applied_state);
+    tcase_add_test(t, player_vulnerable_on_a_monster_covers_two_player_turns);
+    tcase_add_test(t, player_weak_on_a_monster_weakens_its_next_attacks);
+    tcase_add_test(t, vulnerable_from_a_monster_phase_is_just_applied);
+    tcase_add_test(t, intangible_caps_every_hit_for_one_round);
+    tcase_add_test(t, thorns_and_flame_barrier_answer_every_attack_hit);
+    tcase_add_test(t, combust_hp_loss_feeds_rupture_and_blood_for_blood);
+    tcase_add_test(t, corruption_exhaust_triggers_feel_no_pain);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("turns");
+    tcase_add_test(t, all_monsters_lose_block_before_any_acts);
+    tcase_add_test(t, player_block_resets_each_turn_but_not_on_turn_one);
+    tcase_add_test(t, end_of_turn_order_orichalcum_metallicize_burn);
+    tcase_add_test(t, cards_are_discarded_from_the_top_of_the_hand);
+    tcase_add_test(t, draws_reshuffle_the_discard_pile_mid_draw_and_stop_at_ten);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("relics");
+    tcase_add_test(t, battle_start_relics);
+    tcase_add_test(t, burning_blood_heals_six_on_victory_capped_at_max);
+    tcase_add_test(t, meat_on_the_bone_heals_before_burning_blood);
+    tcase_add_test(t, happy_flower_every_third_turn);
+    tcase_add_test(t, pen_nib_doubles_every_tenth_attack);
+    tcase_add_test(t, kunai_shuriken_fan_every_third_attack_per_turn);
+    tcase_add_test(t, red_skull_while_at_or_below_half);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("potions");
+    tcase_add_test(t, every_potion);
+    tcase_add_test(t, fairy_in_a_bottle_revives_at_thirty_percent);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("api");
+    tcase_add_test(t, enumerate_collapses_identical_cards_and_ends_with_end_turn);
+    tcase_add_test(t, illegal_actions_are_rejected_and_change_nothing);
+    tcase_add_test(t, choice_screen_accepts_only_choices);
+    tcase_add_test(t, init_rejects_bad_specs_with_a_named_field);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("identity");
+    tcase_add_test(t, defend_strike_equals_strike_defend);
+    tcase_add_test(t, bash_strike_differs_from_strike_bash);
+    tcase_add_test(t, bash_strike_equals_strike_bash_when_already_vulnerable);
+    tcase_add_test(t, bash_strike_equals_strike_bash_when_artifact_eats_it);
+    tcase_add_test(t, identity_excludes_streams_and_statistics_but_not_hand_order);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("honesty");
+    tcase_add_test(t, belief_root_is_byte_identical_for_indistinguishable_truths);
+    tcase_add_test(t, belief_root_stays_identical_after_the_same_visible_play);
+    tcase_add_test(t, belief_draws_are_chance_events_on_the_shuffle_stream);
+    tcase_add_test(t, known_top_cards_stay_known_and_are_drawn_first);
+    tcase_add_test(t, random_insertion_joins_the_unknown_multiset_in_belief_mode);
+    tcase_add_test(t, belief_root_forgets_an_unseen_louse_bite);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("gauntlet");
+    tcase_add_test(t, gauntlet_matches_the_reference_transcription);
+    tcase_add_test(t, gauntlet_follows_the_pool_rules);
+    tcase_add_test(t, gauntlet_carries_hp_gold_potions_and_relic_counters);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) {
+    return sf_check_run(suite(), "engine-rules");
+}
