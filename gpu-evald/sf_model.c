@@ -6,7 +6,7 @@
  *   sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT
  *   sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]
  *   sf-model bench [--backend B] [--precision P] [--batch N,N,..] [--seconds S]
- *                  [--tokens T --queries Q] BUNDLE
+ *                  [--tokens T --queries Q] BUNDLE [POSITIONS]
  *   sf-model random --arch tiny|base --seed N [--canary N] OUT
  *   sf-model positions --seed N --count N OUT
  *
@@ -28,7 +28,7 @@ static int usage(void) {
             "       sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT\n"
             "       sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]\n"
             "       sf-model bench [--backend B] [--precision P] [--batch N,N,...] [--seconds S]\n"
-            "                      [--tokens T --queries Q] BUNDLE\n"
+            "                      [--tokens T --queries Q] BUNDLE [POSITIONS]\n"
             "       sf-model random --arch tiny|base --seed N [--canary N] OUT\n"
             "       sf-model positions --seed N --count N OUT\n");
     return 2;
@@ -398,8 +398,9 @@ static int cmd_bench(const args_t *a) {
     if (rc == SF_OK)
         rc = sf_net_create(b, &o, &net, &e);
     if (rc == SF_OK)
-        rc = a->tokens > 0 ? fixed_positions(a->tokens, a->queries, 256, &ps, &e)
-                           : sf_positions_synthetic(7, 256, &ps, &e);
+        rc = a->npos > 1     ? sf_positions_read(a->pos[1], &ps, &e)
+             : a->tokens > 0 ? fixed_positions(a->tokens, a->queries, 256, &ps, &e)
+                             : sf_positions_synthetic(7, 256, &ps, &e);
     sf_pos *pos = calloc((size_t)maxb, sizeof *pos);
     sf_net_out *out = calloc((size_t)maxb, sizeof *out);
     double *lat = calloc(100000, sizeof *lat);
@@ -500,7 +501,7 @@ int main(int argc, char **argv) {
     } cmds[] = {
         {"info", 1, 1, cmd_info},           {"verify", 1, 1, cmd_verify},
         {"eval", 3, 3, cmd_eval},           {"parity", 1, 2, cmd_parity},
-        {"bench", 1, 1, cmd_bench},         {"random", 1, 1, cmd_random},
+        {"bench", 1, 2, cmd_bench},         {"random", 1, 1, cmd_random},
         {"positions", 1, 1, cmd_positions},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)

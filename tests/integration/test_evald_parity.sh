@@ -4,14 +4,20 @@
 #   1-2  `init` is deterministic per seed, and seeds differ
 #   3-4  the canaries of PyTorch-made tiny and base bundles (float64 outputs)
 #        pass on the cpu backend: max abs error <= 1e-4 on every output
-#   5-6  recorded positions (a positions file): PyTorch `eval` vs `sf-model
-#        eval`, every output of every position within 1e-4, tiny and base
-#   7    golden positions taken from a file (the pluggable source)
-#   8    a bundle written by C (sf-model random) evaluates the same in PyTorch
-# usage: test_evald_parity.sh PYTHON_DIR SF_MODEL  (PYTHON_DIR: <build>/python)
+#   5-6  recorded positions (a synthetic positions file): PyTorch `eval` vs
+#        `sf-model eval`, every output of every position within 1e-4, tiny
+#        and base
+#   7-8  the same on real engine positions (sf_engine_feat during random
+#        play, written by the engine-positions fixture)
+#   9    golden positions taken from a file of engine positions (the
+#        pluggable source)
+#   10   a bundle written by C (sf-model random) evaluates the same in PyTorch
+# usage: test_evald_parity.sh PYTHON_DIR SF_MODEL ENGINE_POSITIONS
+#        (PYTHON_DIR: <build>/python; ENGINE_POSITIONS: the fixture program)
 set -u
 pydir=$1
 sfm=$2
+engpos=$3
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -75,24 +81,28 @@ sys.exit(0 if worst <= 1e-4 else 1)
 PYEOF
 }
 
-$py -m spirefleet.model positions --seed 5 --count 48 "$tmp/pos.safetensors" 2>"$tmp/err"
-for arch in tiny base; do
-  f="$tmp/$arch.safetensors"
-  if $py -m spirefleet.model eval "$f" "$tmp/pos.safetensors" "$tmp/ref.safetensors" >/dev/null 2>"$tmp/err" &&
-    "$sfm" eval "$f" "$tmp/pos.safetensors" "$tmp/got.safetensors" >/dev/null 2>>"$tmp/err" &&
-    compare "$tmp/ref.safetensors" "$tmp/got.safetensors" >"$tmp/cmp.out" 2>>"$tmp/err"; then
-    ok "$arch recorded positions, PyTorch vs cpu backend: $(cat "$tmp/cmp.out")"
-  else
-    notok "$arch recorded positions: $(cat "$tmp/cmp.out" "$tmp/err" 2>/dev/null | tail -3)"
-  fi
+$py -m spirefleet.model positions --seed 5 --count 48 "$tmp/synthetic.safetensors" 2>"$tmp/err"
+"$engpos" 5 64 "$tmp/engine.safetensors" >/dev/null 2>>"$tmp/err"
+for src in synthetic engine; do
+  for arch in tiny base; do
+    f="$tmp/$arch.safetensors"
+    pos="$tmp/$src.safetensors"
+    if $py -m spirefleet.model eval "$f" "$pos" "$tmp/ref.safetensors" >/dev/null 2>"$tmp/err" &&
+      "$sfm" eval "$f" "$pos" "$tmp/got.safetensors" >/dev/null 2>>"$tmp/err" &&
+      compare "$tmp/ref.safetensors" "$tmp/got.safetensors" >"$tmp/cmp.out" 2>>"$tmp/err"; then
+      ok "$arch, $src positions, PyTorch vs cpu backend: $(cat "$tmp/cmp.out")"
+    else
+      notok "$arch, $src positions: $(cat "$tmp/cmp.out" "$tmp/err" 2>/dev/null | tail -3)"
+    fi
+  done
 done
 
-"$sfm" positions --seed 21 --count 6 "$tmp/golden.safetensors" 2>"$tmp/err"
+"$engpos" 21 6 "$tmp/golden.safetensors" >/dev/null 2>"$tmp/err"
 if $py -m spirefleet.model init --arch tiny --seed 14 --positions "$tmp/golden.safetensors" \
     "$tmp/g.safetensors" >/dev/null 2>>"$tmp/err" &&
   "$sfm" verify "$tmp/g.safetensors" >"$tmp/v.out" 2>&1 &&
   "$sfm" info "$tmp/g.safetensors" | grep -q "canary      6 golden positions"; then
-  ok "golden positions from a positions file: $(grep canary "$tmp/v.out" | sed 's/^canary *//')"
+  ok "golden engine positions from a positions file: $(grep canary "$tmp/v.out" | sed 's/^canary *//')"
 else
   notok "golden positions from a file: $(cat "$tmp/err" "$tmp/v.out" 2>/dev/null | tail -3)"
 fi
