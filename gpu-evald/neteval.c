@@ -72,7 +72,7 @@ static sf_neteval *alloc_ev(const sf_neteval_opts *o) {
     ev->o = *o;
     ev->slots = calloc((size_t)o->max_inflight, sizeof *ev->slots);
     ev->doneq = calloc((size_t)o->max_inflight, sizeof *ev->doneq);
-    sf_arena_init(&ev->arena);
+    sf_arena_init(&ev->arena, NULL);
     if (!ev->slots || !ev->doneq) {
         free(ev->slots);
         free(ev->doneq);
@@ -275,7 +275,8 @@ int sf_neteval_submit(sf_neteval *ev, const sf_pos *pos, int n, sf_net_out *out,
     for (int i = 0; i < ev->o.max_inflight && !s; i++)
         if (!ev->slots[i].active)
             s = &ev->slots[i];
-    if (sf_buf_reserve(&s->nq, (size_t)n) != SF_OK)
+    s->nq.len = 0;
+    if (sf_buf_reserve(&s->nq, (size_t)n, NULL) != SF_OK)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     int rc = sf_wire_request_encode(id, ev->sha, pos, n, &ev->scratch, &s->msg, err);
     if (rc != SF_OK)

@@ -148,7 +148,7 @@ int sf_evald_create(const sf_evald_opts *opts, sf_evald **out, sf_err *err) {
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     ev->o = o;
     atomic_init(&ev->stop, 0);
-    sf_arena_init(&ev->arena);
+    sf_arena_init(&ev->arena, NULL);
     ev->bpos = calloc((size_t)o.max_batch, sizeof *ev->bpos);
     ev->bout = calloc((size_t)o.max_batch, sizeof *ev->bout);
     ev->breq = calloc((size_t)o.max_batch, sizeof *ev->breq);

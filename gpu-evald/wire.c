@@ -8,58 +8,6 @@
 
 #include "proto/evald.pb-c.h"
 
-int sf_buf_reserve(sf_buf *b, size_t cap) {
-    if (cap <= b->cap)
-        return SF_OK;
-    size_t want = b->cap ? b->cap : 4096;
-    while (want < cap)
-        want *= 2;
-    uint8_t *p = realloc(b->p, want);
-    if (!p)
-        return SF_ENOMEM;
-    b->p = p;
-    b->cap = want;
-    return SF_OK;
-}
-
-void sf_buf_free(sf_buf *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
-static void *arena_alloc(void *data, size_t size) {
-    sf_arena *a = data;
-    size_t at = (a->used + 15) & ~(size_t)15;
-    if (at > a->mem.cap || size > a->mem.cap - at)
-        return NULL;
-    a->used = at + size;
-    return a->mem.p + at;
-}
-
-static void arena_release(void *data, void *p) {
-    (void)data;
-    (void)p; /* everything goes at the next sf_arena_prepare() */
-}
-
-void sf_arena_init(sf_arena *a) {
-    memset(a, 0, sizeof *a);
-    a->pb.alloc = arena_alloc;
-    a->pb.free = arena_release;
-    a->pb.allocator_data = a;
-}
-
-int sf_arena_prepare(sf_arena *a, size_t msg_len) {
-    /* protobuf-c copies every string and bytes field once and allocates the
-     * message struct: the message's length plus a small constant bounds it. */
-    a->used = 0;
-    a->pb.allocator_data = a;
-    return sf_buf_reserve(&a->mem, msg_len + 4096);
-}
-
-void sf_arena_free(sf_arena *a) {
-    sf_buf_free(&a->mem);
-}
-
 static int is_sha_hex(const char *s) {
     if (!s || strlen(s) != 64)
         return 0;
@@ -81,7 +29,7 @@ int sf_wire_request_encode(uint64_t id, const char *model, const sf_pos *pos, in
     }
     const size_t ncat = SF_FEAT_NCAT * 2, ncont = SF_FEAT_NCONT * 4, nqc = SF_FEAT_NQCONT * 4;
     size_t need = 2 * (size_t)n + T * (1 + ncat + ncont) + Q * (4 + nqc);
-    if (sf_buf_reserve(scratch, need) != SF_OK)
+    if (sf_buf_reserve(scratch, need, NULL) != SF_OK) /* scratch->len stays 0 */
         return sf_err_set(err, SF_ENOMEM, "out of memory for a %zu-byte request", need);
     uint8_t *ntok = scratch->p, *nq = ntok + n, *type = nq + n, *cat = type + T;
     uint8_t *cont = cat + T * ncat, *query = cont + T * ncont, *qcont = query + Q * 4;
@@ -115,7 +63,8 @@ int sf_wire_request_encode(uint64_t id, const char *model, const sf_pos *pos, in
     r.query = (ProtobufCBinaryData){Q * 4, query};
     r.query_cont = (ProtobufCBinaryData){Q * nqc, qcont};
     size_t size = spirefleet__eval_request__get_packed_size(&r);
-    if (sf_buf_reserve(msg, size) != SF_OK)
+    msg->len = 0;
+    if (sf_buf_reserve(msg, size, NULL) != SF_OK)
         return sf_err_set(err, SF_ENOMEM, "out of memory for a %zu-byte request", size);
     msg->len = spirefleet__eval_request__pack(&r, msg->p);
     return SF_OK;
@@ -133,7 +82,7 @@ int sf_wire_request_decode(const uint8_t *msg, size_t len, sf_arena *arena, sf_w
     *out = NULL;
     *id = 0;
     model[0] = '\0';
-    if (sf_arena_prepare(arena, len) != SF_OK)
+    if (sf_arena_reset(arena) != SF_OK)
         return sf_err_set(err, SF_ENOMEM, "out of memory for a %zu-byte request", len);
     Spirefleet__EvalRequest *r = spirefleet__eval_request__unpack(&arena->pb, len, msg);
     if (!r)
@@ -230,7 +179,7 @@ int sf_wire_reply_encode(uint64_t id, const char *model, int status, const char 
             Q += (size_t)out[i].n_queries;
         const size_t nv = SF_NET_VALUE_BINS * 4, nf = SF_NET_FORECASTS * 4;
         size_t need = (size_t)n * (nv + 4 + nf) + Q * 4;
-        if (sf_buf_reserve(scratch, need) != SF_OK)
+        if (sf_buf_reserve(scratch, need, NULL) != SF_OK) /* scratch->len stays 0 */
             return sf_err_set(err, SF_ENOMEM, "out of memory for a reply");
         uint8_t *val = scratch->p, *pw = val + n * nv, *fc = pw + n * 4, *pol = fc + n * nf;
         size_t q = 0;
@@ -248,7 +197,8 @@ int sf_wire_reply_encode(uint64_t id, const char *model, int status, const char 
         r.policy = (ProtobufCBinaryData){Q * 4, pol};
     }
     size_t size = spirefleet__eval_reply__get_packed_size(&r);
-    if (sf_buf_reserve(msg, size) != SF_OK)
+    msg->len = 0;
+    if (sf_buf_reserve(msg, size, NULL) != SF_OK)
         return sf_err_set(err, SF_ENOMEM, "out of memory for a reply");
     msg->len = spirefleet__eval_reply__pack(&r, msg->p);
     return SF_OK;
@@ -257,7 +207,7 @@ int sf_wire_reply_encode(uint64_t id, const char *model, int status, const char 
 int sf_wire_reply_decode(const uint8_t *msg, size_t len, sf_arena *arena, sf_wire_reply *out,
                          sf_err *err) {
     memset(out, 0, sizeof *out);
-    if (sf_arena_prepare(arena, len) != SF_OK)
+    if (sf_arena_reset(arena) != SF_OK)
         return sf_err_set(err, SF_ENOMEM, "out of memory for a %zu-byte reply", len);
     Spirefleet__EvalReply *r = spirefleet__eval_reply__unpack(&arena->pb, len, msg);
     if (!r)

@@ -16,32 +16,11 @@
 #include <stdint.h>
 
 #include "gpu-evald/evald.h"
+#include "proto/pbuf.h"
 
 #define SF_WIRE_PROTOCOL 1
 /* Most positions one request may carry (the server's max_batch is lower). */
 #define SF_WIRE_MAX_POSITIONS 65536
-
-/* A grow-only byte buffer. */
-typedef struct sf_buf {
-    uint8_t *p;
-    size_t len, cap;
-} sf_buf;
-
-int sf_buf_reserve(sf_buf *b, size_t cap);
-void sf_buf_free(sf_buf *b);
-
-/* A bump allocator for protobuf-c unpacking: reset before each message,
- * grown (rarely) to fit. */
-typedef struct sf_arena {
-    sf_buf mem;
-    size_t used;
-    ProtobufCAllocator pb;
-} sf_arena;
-
-void sf_arena_init(sf_arena *a);
-/* Make room for unpacking a message of `msg_len` bytes and reset. */
-int sf_arena_prepare(sf_arena *a, size_t msg_len);
-void sf_arena_free(sf_arena *a);
 
 /* ---- requests ---- */
 

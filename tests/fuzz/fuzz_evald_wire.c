@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sf_arena arena;
-    sf_arena_init(&arena);
+    sf_arena_init(&arena, NULL);
     sf_err e = {0};
     sf_wire_request *w = NULL;
     uint64_t id;

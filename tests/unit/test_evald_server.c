@@ -231,7 +231,7 @@ static int raw_reply(void *d, uint64_t *id, char *msg, size_t cap) {
     int n = zmq_recv(d, buf, sizeof buf, 0);
     ck_assert_msg(n > 0, "no reply: %s", zmq_strerror(zmq_errno()));
     sf_arena arena;
-    sf_arena_init(&arena);
+    sf_arena_init(&arena, NULL);
     sf_wire_reply r;
     ck_assert_int_eq(sf_wire_reply_decode(buf, (size_t)n, &arena, &r, NULL), SF_OK);
     *id = r.id;

@@ -23,7 +23,7 @@ START_TEST(request_round_trip_is_exact) {
     sf_buf scratch = {0}, msg = {0};
     ck_assert_int_eq(sf_wire_request_encode(77, SHA, pos, 12, &scratch, &msg, &e), SF_OK);
     sf_arena arena;
-    sf_arena_init(&arena);
+    sf_arena_init(&arena, NULL);
     sf_wire_request *w;
     uint64_t id;
     char model[65];
@@ -60,7 +60,7 @@ static size_t pack_req(Spirefleet__EvalRequest *r, uint8_t *buf) {
 
 static int decode(const uint8_t *buf, size_t n, sf_err *e, uint64_t *id) {
     sf_arena arena;
-    sf_arena_init(&arena);
+    sf_arena_init(&arena, NULL);
     sf_wire_request *w = NULL;
     char model[65];
     int rc = sf_wire_request_decode(buf, n, &arena, &w, id, model, e);
@@ -159,7 +159,7 @@ START_TEST(reply_round_trip_and_checks) {
     ck_assert_int_eq(sf_wire_reply_encode(5, SHA, SF_OK, NULL, out, 3, 1024, &scratch, &msg, &e),
                      SF_OK);
     sf_arena arena;
-    sf_arena_init(&arena);
+    sf_arena_init(&arena, NULL);
     sf_wire_reply r;
     ck_assert_int_eq(sf_wire_reply_decode(msg.p, msg.len, &arena, &r, &e), SF_OK);
     ck_assert_uint_eq(r.id, 5);
