@@ -22,11 +22,12 @@ typedef struct cjob {
     uint64_t id;
     uint64_t seed_start;
     uint32_t seed_count;
-    uint8_t state;     /* JS_*                                               */
-    uint8_t dirty;     /* changed since the last ledger commit               */
-    uint32_t attempt;  /* leases granted so far                              */
-    int worker;        /* index in the worker table while leased, else -1    */
-    uint64_t deadline; /* lease deadline, monotonic ns                       */
+    uint8_t state;      /* JS_*                                               */
+    uint8_t dirty;      /* changed since the last ledger commit               */
+    uint32_t attempt;   /* leases granted so far                              */
+    int worker;         /* index in the worker table while leased, else -1    */
+    uint64_t deadline;  /* lease deadline, monotonic ns                       */
+    uint64_t lease_pos; /* index in the coordinator's leased[] while leased   */
     char worker_id[CO_WORKER_ID_MAX];
     /* done */
     char content_digest[65];
@@ -76,6 +77,8 @@ typedef struct reply {
 struct sf_coordinator {
     sf_run_config cfg;
     char digest[65];
+    sf_config_scratch *cfg_msg; /* the config as a RunConfig, built once (Welcome, Job) */
+    Spirefleet__RunConfig *run_msg;
     char endpoint[512];
     char shards_dir[300], incoming_dir[300], ledger_path[300];
     int exit_when_done;
@@ -89,7 +92,8 @@ struct sf_coordinator {
 
     cjob *jobs;
     uint64_t njobs;
-    uint64_t n_leased; /* jobs in JS_LEASED (done is st.jobs_done)            */
+    uint64_t *leased;  /* ids of the jobs in JS_LEASED, unordered              */
+    uint64_t n_leased; /* (done is st.jobs_done; pending is the rest)          */
     uint64_t *dirty;   /* ids of jobs changed since the last commit           */
     uint64_t ndirty;
     uint64_t last_expire, last_publish; /* monotonic ns of the last timer runs */

@@ -61,6 +61,18 @@ static void job_touch(sf_coordinator *co, cjob *j) {
     }
 }
 
+/* The set of leased jobs, so timers and status cost O(leased), not O(jobs). */
+static void leased_add(sf_coordinator *co, cjob *j) {
+    j->lease_pos = co->n_leased;
+    co->leased[co->n_leased++] = j->id;
+}
+
+static void leased_remove(sf_coordinator *co, cjob *j) {
+    uint64_t last = co->leased[--co->n_leased];
+    co->leased[j->lease_pos] = last;
+    co->jobs[last - 1].lease_pos = j->lease_pos;
+}
+
 static void queue_push(sf_coordinator *co, uint64_t id) {
     co->queue[(co->q_head + co->q_len) % co->njobs] = id;
     co->q_len++;
@@ -171,7 +183,7 @@ static void release_job(sf_coordinator *co, cjob *j, int expired) {
     if (j->state != JS_LEASED)
         return;
     j->state = JS_PENDING;
-    co->n_leased--;
+    leased_remove(co, j);
     j->worker = -1;
     j->prog_fights = j->prog_labels = 0;
     job_touch(co, j);
@@ -184,9 +196,11 @@ static void worker_dead(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     w->alive = 0;
     upload_discard(&w->up);
-    for (uint64_t i = 0; i < co->njobs; i++)
-        if (co->jobs[i].state == JS_LEASED && co->jobs[i].worker == wi)
-            release_job(co, &co->jobs[i], 1);
+    for (uint64_t k = co->n_leased; k-- > 0;) {
+        cjob *j = &co->jobs[co->leased[k] - 1];
+        if (j->worker == wi)
+            release_job(co, j, 1);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -235,25 +249,22 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     w->threads = h->threads;
     w->hello = 1;
     /* after a coordinator restart, leases in the ledger name workers by id */
-    for (uint64_t i = 0; i < co->njobs; i++)
-        if (co->jobs[i].state == JS_LEASED && co->jobs[i].worker < 0 &&
-            !strcmp(co->jobs[i].worker_id, w->worker_id))
-            co->jobs[i].worker = wi;
+    for (uint64_t k = 0; k < co->n_leased; k++) {
+        cjob *j = &co->jobs[co->leased[k] - 1];
+        if (j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
+            j->worker = wi;
+    }
     w->alive = 1;
     w->last_seen = sf_now_ns();
 
-    sf_config_scratch *s = malloc(sizeof *s);
-    if (!s)
-        return;
     Spirefleet__Welcome wel = SPIREFLEET__WELCOME__INIT;
-    wel.config = sf_config_to_proto(&co->cfg, s);
+    wel.config = co->run_msg;
     wel.config_digest = co->digest;
     wel.heartbeat_ms = co->cfg.coordinator.heartbeat_ms;
     wel.heartbeat_liveness = co->cfg.coordinator.heartbeat_liveness;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_WELCOME;
     env.welcome = &wel;
     queue_reply(co, ident, len, &env);
-    free(s);
 }
 
 static int all_done(const sf_coordinator *co) {
@@ -284,7 +295,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
     if (j->attempt > 0)
         co->st.reissues++;
     j->state = JS_LEASED;
-    co->n_leased++;
+    leased_add(co, j);
     j->attempt++;
     j->worker = wi;
     j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
@@ -292,24 +303,19 @@ static void on_job_request(sf_coordinator *co, int wi) {
     job_touch(co, j);
     co->st.leases_granted++;
 
-    sf_config_scratch *s = malloc(sizeof *s);
-    if (!s)
-        return;
-    Spirefleet__RunConfig *rc = sf_config_to_proto(&co->cfg, s);
     Spirefleet__Job job = SPIREFLEET__JOB__INIT;
     job.job_id = j->id;
     job.kind = SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
     job.seed_start = j->seed_start;
     job.seed_count = j->seed_count;
     job.attempt = j->attempt;
-    job.search = rc->search;
+    job.search = co->run_msg->search;
     job.model_sha256 = co->cfg.model.sha256[0] ? co->cfg.model.sha256 : (char *)"rollout";
     job.config_digest = co->digest;
     job.lease_seconds = co->cfg.coordinator.lease_seconds;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
     env.job = &job;
     queue_reply(co, w->ident, w->ident_len, &env);
-    free(s);
 }
 
 static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
@@ -482,7 +488,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     u->path[0] = 0;
     fsync_dir(co->shards_dir);
     if (j->state == JS_LEASED)
-        co->n_leased--;
+        leased_remove(co, j);
     j->state = JS_DONE;
     j->worker = -1;
     snprintf(j->content_digest, sizeof j->content_digest, "%s", u->content_digest);
@@ -726,9 +732,9 @@ static void expire(sf_coordinator *co) {
     for (int i = 0; i < co->nworkers; i++)
         if (co->workers[i].alive && now - co->workers[i].last_seen > silent)
             worker_dead(co, i);
-    for (uint64_t i = 0; i < co->njobs && co->n_leased > 0; i++) {
-        cjob *j = &co->jobs[i];
-        if (j->state == JS_LEASED && now > j->deadline)
+    for (uint64_t k = co->n_leased; k-- > 0;) { /* release_job swaps from the end */
+        cjob *j = &co->jobs[co->leased[k] - 1];
+        if (now > j->deadline)
             release_job(co, j, 1);
     }
 }
@@ -820,9 +826,16 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     co->cfg = *cfg;
     pthread_mutex_init(&co->snap_lock, NULL);
+    co->cfg_msg = malloc(sizeof *co->cfg_msg);
+    if (!co->cfg_msg) {
+        free(co);
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    }
+    co->run_msg = sf_config_to_proto(&co->cfg, co->cfg_msg);
     co->exit_when_done = opts ? opts->exit_when_done : 0;
     int rc = sf_config_digest(cfg, co->digest);
     if (rc < 0) {
+        free(co->cfg_msg);
         free(co);
         return sf_err_set(err, rc, "cannot compute the config digest");
     }
@@ -831,6 +844,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", cfg->output_dir);
     if (mkdir_p(co->shards_dir) || mkdir_p(co->incoming_dir)) {
         rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", cfg->output_dir, strerror(errno));
+        free(co->cfg_msg);
         free(co);
         return rc;
     }
@@ -838,7 +852,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     co->jobs = calloc(co->njobs, sizeof *co->jobs);
     co->queue = calloc(co->njobs, sizeof *co->queue);
     co->dirty = calloc(co->njobs, sizeof *co->dirty);
-    if (!co->jobs || !co->queue || !co->dirty) {
+    co->leased = calloc(co->njobs, sizeof *co->leased);
+    if (!co->jobs || !co->queue || !co->dirty || !co->leased) {
         sf_coordinator_close(co);
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
@@ -871,7 +886,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         if (j->state == JS_PENDING) {
             queue_push(co, j->id);
         } else if (j->state == JS_LEASED) {
-            co->n_leased++;
+            leased_add(co, j);
             /* a fresh lease period for whoever still holds it */
             j->deadline = now + (uint64_t)cfg->coordinator.lease_seconds * NS_PER_S;
         } else {
@@ -1007,11 +1022,10 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->jobs_leased = co->n_leased;
     st->jobs_pending = co->njobs - co->n_leased - st->jobs_done;
     uint64_t prog_labels = 0, prog_fights = 0;
-    for (uint64_t i = 0; i < co->njobs && co->n_leased > 0; i++) {
-        if (co->jobs[i].state == JS_LEASED) {
-            prog_labels += co->jobs[i].prog_labels;
-            prog_fights += co->jobs[i].prog_fights;
-        }
+    for (uint64_t k = 0; k < co->n_leased; k++) {
+        const cjob *j = &co->jobs[co->leased[k] - 1];
+        prog_labels += j->prog_labels;
+        prog_fights += j->prog_fights;
     }
     st->workers_alive = 0;
     for (int i = 0; i < co->nworkers; i++)
@@ -1062,5 +1076,7 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->jobs);
     free(co->queue);
     free(co->dirty);
+    free(co->leased);
+    free(co->cfg_msg);
     free(co);
 }

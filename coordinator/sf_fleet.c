@@ -7,7 +7,9 @@
  *                                        a summary at the end
  *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P]
  *   sf-fleet worker --connect EP [--threads T] [--fights-per-thread G]
- *                   [--id ID] [--scratch DIR] [--max-jobs N]
+ *                   [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]
+ *                                        (--local-net: evaluate a net run's leaves
+ *                                        in-process instead of via gpu-evald)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check CONFIG                validate; print the effective config
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "coordinator/coordinator.h"
+#include "gpu-evald/neteval.h"
 #include "worker/worker.h"
 
 static volatile sig_atomic_t g_stop; /* written by the signal handler only */
@@ -140,11 +143,12 @@ static int cmd_worker(int argc, char **argv) {
                                          {"id", required_argument, 0, 'i'},
                                          {"scratch", required_argument, 0, 's'},
                                          {"max-jobs", required_argument, 0, 'm'},
+                                         {"local-net", required_argument, 0, 'l'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:l:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'c': o.endpoint = optarg; break;
         case 't':
@@ -161,6 +165,7 @@ static int cmd_worker(int argc, char **argv) {
             if (parse_uint(optarg, "--max-jobs", 0, 1 << 30, &o.max_jobs) < 0)
                 return 2;
             break;
+        case 'l': o.local_bundle = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -232,6 +237,89 @@ static int cmd_coordinator(int argc, char **argv) {
 }
 
 /* ---- run: the embedded default ------------------------------------------- */
+
+/* A program built beside this one (../<dir>/<name>), else <name> on PATH. */
+static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
+    const char *slash = strrchr(self, '/');
+    if (slash) {
+        snprintf(out, cap, "%.*s/../%s/%s", (int)(slash - self), self, dir, name);
+        if (access(out, X_OK) == 0)
+            return;
+    }
+    snprintf(out, cap, "%s", name);
+}
+
+static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
+    char prog[4200], model[1200], batch[16], wait[16], logdir[1200], logpath[1300];
+    sibling(self, "gpu-evald", "gpu-evald", prog, sizeof prog);
+    snprintf(model, sizeof model, "%s@%s", cfg->model.bundle, cfg->model.sha256);
+    snprintf(batch, sizeof batch, "%u", cfg->evald.max_batch);
+    snprintf(wait, sizeof wait, "%u", cfg->evald.max_wait_us);
+    snprintf(logdir, sizeof logdir, "%s/logs", cfg->output_dir);
+    mkdir(logdir, 0755);
+    snprintf(logpath, sizeof logpath, "%s/evald.log", logdir);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, STDERR_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        close(fd);
+    }
+    char *args[] = {prog,
+                    "--backend",
+                    (char *)cfg->evald.backend,
+                    "--model",
+                    model,
+                    "--bind",
+                    (char *)cfg->evald.endpoint,
+                    "--max-batch",
+                    batch,
+                    "--max-wait-us",
+                    wait,
+                    NULL};
+    execvp(prog, args);
+    perror("sf-fleet: exec gpu-evald");
+    _exit(127);
+}
+
+/* Wait until the spawned gpu-evald answers a real position with the run's
+ * model (its canary passed and it serves), so no worker starts against a
+ * server that is still loading. */
+static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_state st;
+    sf_err e = {0};
+    if (sf_engine_init(&st, &spec, &e) < 0)
+        return -1;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&st, acts, SF_MAX_ACTIONS);
+    sf_feat *feat = malloc(sizeof *feat);
+    if (!feat)
+        return -1;
+    sf_engine_feat(&st, acts, n, feat);
+    sf_pos pos = sf_pos_from_feat(feat);
+    sf_net_out out;
+    int rc = -1;
+    for (int waited = 0; waited < seconds * 10 && rc < 0; waited++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            break; /* it exited: a load or canary failure, see its log */
+        sf_neteval_opts o = {.endpoint = cfg->evald.endpoint,
+                             .model_sha256 = cfg->model.sha256,
+                             .timeout_ms = 100,
+                             .max_retries = 0};
+        sf_neteval *ev;
+        if (sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK) {
+            if (sf_neteval_eval(ev, &pos, 1, &out, &e) == SF_OK)
+                rc = 0;
+            sf_neteval_close(ev);
+        }
+    }
+    free(feat);
+    return rc;
+}
 
 static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_config *cfg,
                           int index) {
@@ -329,8 +417,24 @@ static int cmd_run(int argc, char **argv, const char *self) {
             "coordinator %s, output %s\n",
             cfg.name, (unsigned long long)st.jobs_total, (unsigned long long)st.jobs_done,
             cfg.workers.count, cfg.workers.threads, ep, cfg.output_dir);
-    pid_t pids[4096];
+    pid_t pids[4096], evald = 0;
     int np = 0;
+    if (cfg.evald.spawn && !strcmp(cfg.search.evaluator, "net") && !st.complete &&
+        cfg.workers.count > 0) {
+        evald = spawn_evald(self, &cfg);
+        if (evald < 0 || wait_evald(&cfg, evald, 60) < 0) {
+            fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; see %s/logs/evald.log\n",
+                    cfg.evald.endpoint, cfg.output_dir);
+            if (evald > 0) {
+                kill(evald, SIGTERM);
+                waitpid(evald, NULL, 0);
+            }
+            sf_coordinator_close(co);
+            return 1;
+        }
+        fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving model %.12s... on %s\n",
+                cfg.evald.backend, cfg.model.sha256, cfg.evald.endpoint);
+    }
     for (uint32_t i = 0; i < cfg.workers.count && !st.complete; i++) {
         pid_t p = spawn_worker(self, ep, &cfg, (int)i);
         if (p > 0)
@@ -394,6 +498,10 @@ static int cmd_run(int argc, char **argv, const char *self) {
     for (int i = 0; i < np; i++) {
         kill(pids[i], SIGKILL);
         waitpid(pids[i], NULL, 0);
+    }
+    if (evald > 0) {
+        kill(evald, SIGTERM);
+        waitpid(evald, NULL, 0);
     }
     sf_coordinator_status(co, &st);
     double secs = (double)(sf_now_ns() - t0) / 1e9;

@@ -41,6 +41,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <zstd.h>
 
+#include "proto/pbuf.h"
 #include "shard/shard.h"
 
 #define SF_BLOCK_MAGIC      0x31424653u /* "SFB1" little-endian */
@@ -92,34 +93,6 @@ static inline uint64_t sf_be64(const uint8_t *p) {
 
 /* CRC-32 (zlib's polynomial, as Python's zlib.crc32). */
 uint32_t sf_crc32(const uint8_t *p, size_t n);
-
-/* ---- growable buffer and arena (count their allocations) --------------- */
-
-typedef struct sf_buf {
-    uint8_t *p;
-    size_t len, cap;
-} sf_buf;
-
-/* Make room for `need` more bytes; counts a (re)allocation in *allocs. */
-int sf_buf_reserve(sf_buf *b, size_t need, uint64_t *allocs);
-int sf_buf_append(sf_buf *b, const void *p, size_t n, uint64_t *allocs);
-void sf_buf_free(sf_buf *b);
-
-/* A bump allocator for protobuf-c unpacking: one chunk once warm. */
-typedef struct sf_arena {
-    uint8_t *chunk;
-    size_t cap, used;
-    uint8_t **spill; /* overflow allocations since the last reset */
-    size_t nspill, spill_cap, spill_bytes;
-    uint64_t *allocs;
-    ProtobufCAllocator pb;
-} sf_arena;
-
-void sf_arena_init(sf_arena *a, uint64_t *allocs);
-/* Forget every allocation; when the last round spilled, grow the chunk to
- * hold that round whole next time. */
-int sf_arena_reset(sf_arena *a);
-void sf_arena_free(sf_arena *a);
 
 /* ---- blocks -------------------------------------------------------------- */
 

@@ -334,7 +334,7 @@ static void send_job_failed(conn *c, uint64_t job, const char *why) {
 
 /* Play one job while keeping the connection alive, then upload it. */
 static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet__Job *job,
-                  const char *scratch, sf_err *err) {
+                  const char *scratch, const sf_batch_evaluator *ev, sf_err *err) {
     job_thread *jt = calloc(1, sizeof *jt);
     if (!jt)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
@@ -346,7 +346,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     jt->opts.fights_per_thread =
         o->fights_per_thread > 0 ? o->fights_per_thread : (int)s->cfg.workers.fights_per_thread;
     jt->opts.worker_id = c->worker_id;
-    jt->opts.evaluator = o->evaluator;
+    jt->opts.evaluator = ev;
     jt->opts.stop = &jt->abandon;
     jt->opts.on_progress = on_progress;
     jt->opts.progress_ctx = jt;
@@ -481,10 +481,14 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
     c.zctx = zmq_ctx_new();
     session *s = calloc(1, sizeof *s);
     int rc = s ? hello(&c, o, s, err) : SF_ENOMEM;
-    if (rc == SF_OK && !strcmp(s->cfg.search.evaluator, "net") && !o->evaluator)
-        rc = sf_err_set(err, SF_EUNSUPPORTED,
-                        "the run uses search.evaluator net, but this worker has no network "
-                        "evaluator");
+    sf_batch_evaluator *ev = NULL;
+    if (rc == SF_OK && !strcmp(s->cfg.search.evaluator, "net")) {
+        rc = sf_worker_evaluator_new(&s->cfg, o->local_bundle, &ev, err);
+        if (rc == SF_OK)
+            logf_(&c, "network evaluator: %s, model %.12s...",
+                  o->local_bundle ? "in-process cpu backend" : s->cfg.evald.endpoint,
+                  ev->model_sha256);
+    }
     int jobs = 0;
     while (rc == SF_OK && !(o->stop && *o->stop)) {
         if (o->max_jobs && jobs >= o->max_jobs)
@@ -517,7 +521,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
             continue;
         switch (r->body_case) {
         case SPIREFLEET__ENVELOPE__BODY_JOB:
-            rc = do_job(&c, o, s, r->job, scratch, err);
+            rc = do_job(&c, o, s, r->job, scratch, ev, err);
             if (rc == SF_ETIMEOUT)
                 rc = SF_OK; /* abandoned on request */
             jobs++;
@@ -546,6 +550,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         sf_wire_free(r);
     }
 out:
+    sf_worker_evaluator_free(ev);
     if (c.sock)
         zmq_close(c.sock);
     zmq_ctx_term(c.zctx);

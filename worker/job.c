@@ -490,9 +490,10 @@ static int advance(job_ctx *jc, slot *sl, const sf_eval_request **reqs, int cap,
 
 /* Answer a batch of leaf requests: the network, or (when it fails) the
  * rollout heuristic for each, counted as fallbacks. */
-static void evaluate(job_ctx *jc, const sf_eval_request **reqs, int n, sf_eval_answer *ans) {
+static void evaluate(job_ctx *jc, void *session, const sf_eval_request **reqs, int n,
+                     sf_eval_answer *ans) {
     const sf_batch_evaluator *ev = jc->opts->evaluator;
-    if (ev && ev->eval(ev->ctx, reqs, n, ans) == SF_OK)
+    if (ev && session && ev->eval(session, reqs, n, ans) == SF_OK)
         return;
     for (int i = 0; i < n; i++) {
         sf_state s = *reqs[i]->state;
@@ -513,9 +514,20 @@ static void *thread_main(void *arg) {
     const sf_eval_request **reqs = calloc((size_t)cap, sizeof *reqs);
     sf_eval_answer *ans = calloc((size_t)cap, sizeof *ans);
     sf_err err = {0};
+    const sf_batch_evaluator *ev = jc->opts->evaluator;
+    void *session = ev ? ev->ctx : NULL;
+    int opened = 0;
     if (!slots || !reqs || !ans) {
         job_fail(jc, SF_ENOMEM, "worker thread", NULL);
         goto out;
+    }
+    if (ev && ev->open) {
+        /* a session that cannot open is not fatal: its leaves fall back to
+         * the heuristic, and every one is counted */
+        if (ev->open(ev->ctx, &session, &err) == SF_OK)
+            opened = 1;
+        else
+            session = NULL;
     }
     for (int i = 0; i < g; i++) {
         if (sf_search_create(&jc->scfg, &slots[i].search, &err) < 0) {
@@ -545,7 +557,7 @@ static void *thread_main(void *arg) {
             active += slots[i].active;
         }
         if (n_reqs > 0) {
-            evaluate(jc, reqs, n_reqs, ans);
+            evaluate(jc, session, reqs, n_reqs, ans);
             for (int i = 0; i < n_reqs; i++) {
                 slot *sl = reqs[i]->user;
                 if (sf_search_feed(sl->search, reqs[i], &ans[i], &err) < 0) {
@@ -558,6 +570,8 @@ static void *thread_main(void *arg) {
             break;
     }
 out:
+    if (opened && ev->close)
+        ev->close(session);
     for (int i = 0; slots && i < g; i++)
         sf_search_destroy(slots[i].search);
     free(slots);

@@ -42,15 +42,31 @@
 #include "proto/wire.h"
 #include "search/search.h"
 
-/* A batch evaluator for network leaves (the evald client or the in-process
- * cpu backend). eval(ctx, requests, n, out) fills out[0..n) for the n
- * leaf requests (search.h) in one batch; it returns SF_OK or a negative code, in which case the
- * worker answers those leaves with the rollout heuristic and counts a fallback for each. */
+/* A batch evaluator for network leaves (the gpu-evald client, or the cpu
+ * backend in-process). Each job thread opens its own session (ZeroMQ sockets
+ * and nets belong to one thread); eval(session, requests, n, out) fills
+ * out[0..n) for the n leaf requests (search.h) as one batch. It returns
+ * SF_OK or a negative code, in which case the worker answers those leaves
+ * with the rollout heuristic and counts a fallback for each. */
 typedef struct sf_batch_evaluator {
-    int (*eval)(void *ctx, const sf_eval_request *const *requests, int n, sf_eval_answer *out);
+    int (*open)(void *ctx, void **session, sf_err *err); /* NULL: session = ctx */
+    int (*eval)(void *session, const sf_eval_request *const *requests, int n, sf_eval_answer *out);
+    void (*close)(void *session); /* may be NULL */
     void *ctx;
-    const char *model_sha256; /* recorded in labels                          */
+    const char *model_sha256; /* recorded in labels (64 hex digits)             */
 } sf_batch_evaluator;
+
+/* The evaluator of a run with search.evaluator: net. Remote: every session
+ * connects to `endpoint` (gpu-evald) and names the model by `model_sha256`,
+ * with the config's timeout and retries. Local (bundle_path non-NULL): the
+ * bundle is loaded once (pinned by model_sha256) and every session runs the
+ * cpu backend in its thread; for the cpu backend both give bit-identical
+ * answers (gpu-evald/neteval.h), so the same job yields the same shard.
+ * Free with sf_worker_evaluator_free(). Errors: those of loading the bundle
+ * (a SHA mismatch names both digests). */
+int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
+                            sf_batch_evaluator **out, sf_err *err);
+void sf_worker_evaluator_free(sf_batch_evaluator *ev);
 
 typedef struct sf_job_spec {
     uint64_t job_id;
@@ -95,13 +111,14 @@ int sf_job_encounter(const sf_run_config *cfg, uint64_t game_seed);
  * The fleet client
  * ------------------------------------------------------------------------- */
 typedef struct sf_worker_opts {
-    const char *endpoint;                /* coordinator, e.g. tcp://10.0.0.1:5555            */
-    const char *worker_id;               /* NULL: "<hostname>-<pid>"                        */
-    int threads;                         /* 0: workers.threads of the run config             */
-    int fights_per_thread;               /* 0: workers.fights_per_thread                     */
-    const char *scratch_dir;             /* local shards before upload; NULL: $TMPDIR or /tmp */
-    int max_jobs;                        /* stop after this many jobs (0 = no limit)         */
-    const sf_batch_evaluator *evaluator; /* NULL: connect to the run's evald     */
+    const char *endpoint;     /* coordinator, e.g. tcp://10.0.0.1:5555            */
+    const char *worker_id;    /* NULL: "<hostname>-<pid>"                        */
+    int threads;              /* 0: workers.threads of the run config             */
+    int fights_per_thread;    /* 0: workers.fights_per_thread                     */
+    const char *scratch_dir;  /* local shards before upload; NULL: $TMPDIR or /tmp */
+    int max_jobs;             /* stop after this many jobs (0 = no limit)         */
+    const char *local_bundle; /* net runs: evaluate in-process with this bundle
+                                 instead of connecting to the run's gpu-evald */
     /* 1: finish nothing new, abandon the current job (JobFailed so the
      * coordinator re-issues it) and return; 2: return at once. */
     const volatile sig_atomic_t *stop;

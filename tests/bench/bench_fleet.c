@@ -2,9 +2,12 @@
  * bench_fleet.c — fleet benchmarks (issue: coordinator + worker + sf-fleet).
  *
  *   fleet.bare_labels_per_s_core  every job of configs/local.yaml played
- *                                 in-process by sf_job_run on one thread
- *                                 (no coordinator, no upload): the bare
- *                                 search rate, labels per second per core
+ *                                 in-process by sf_job_run with as many
+ *                                 threads as the fleet has search threads
+ *                                 (workers x threads), no coordinator, no
+ *                                 processes, no upload: the bare search
+ *                                 rate on the same fights and cores,
+ *                                 labels per second per thread
  *   fleet.e2e_labels_per_s_core   `sf-fleet run configs/local.yaml` end to end
  *                                 (coordinator + workers.count processes),
  *                                 labels / wall second / worker
@@ -49,8 +52,8 @@ static void rm_rf(const char *dir) {
         fprintf(stderr, "bench-fleet: could not remove %s\n", dir);
 }
 
-/* Bare: every job of the run, one after another, one thread. */
-static double bare_rate(const sf_run_config *cfg, const char *tmp) {
+/* Bare: every job of the run, one after another, on `threads` threads. */
+static double bare_rate(const sf_run_config *cfg, const char *tmp, int threads) {
     char digest[65];
     sf_config_digest(cfg, digest);
     uint64_t njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size, labels = 0;
@@ -73,7 +76,7 @@ static double bare_rate(const sf_run_config *cfg, const char *tmp) {
         labels += res.records;
         unlink(path);
     }
-    return (double)labels / ((double)(sf_now_ns() - t0) / 1e9);
+    return (double)labels / ((double)(sf_now_ns() - t0) / 1e9) / threads;
 }
 
 /* End to end: sf-fleet run in a fresh output dir; labels from the shards. */
@@ -126,7 +129,7 @@ static double e2e_rate(const char *fleet, const char *config, const char *tmp, i
     sf_coordinator_status(co, &st);
     sf_coordinator_close(co);
     *labels_out = st.labels;
-    return (double)st.labels / secs / workers;
+    return (double)st.labels / secs / workers; /* per search thread */
 }
 
 /* ---- lease throughput ---------------------------------------------------- */
@@ -260,8 +263,9 @@ int main(int argc, char **argv) {
     double bare[16], e2e[16], lease[16];
     uint64_t labels = 0;
     for (int r = 0; r < runs && r < 16; r++) {
-        bare[r] = bare_rate(&cfg, tmp);
-        e2e[r] = e2e_rate(argv[1], config, tmp, (int)cfg.workers.count, &labels);
+        int threads = (int)(cfg.workers.count * cfg.workers.threads);
+        bare[r] = bare_rate(&cfg, tmp, threads);
+        e2e[r] = e2e_rate(argv[1], config, tmp, threads, &labels);
         lease[r] = lease_rate(tmp, 200, 3.0);
     }
     double b = median(bare, runs), x = median(e2e, runs), l = median(lease, runs);

@@ -1,0 +1,170 @@
+/*
+ * gpu-evald — the batching inference server (docs/operator.md).
+ *
+ *   gpu-evald --backend cpu|cuda --models DIR --bind ENDPOINT
+ *             --max-batch N --max-wait-us U
+ *             [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]
+ *             [--client-credit N] [--metrics-port P] [--threads N] [--device N]
+ *
+ * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
+ * 2 on bad usage, 3 when no model passed its canary (nothing is served).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-evald/evald.h"
+
+/* The one piece of process state: the server a signal should stop.
+ * sf_evald_stop() is a single atomic store, safe in a signal handler. */
+static sf_evald *volatile running;
+
+static void on_signal(int sig) {
+    (void)sig;
+    if (running)
+        sf_evald_stop(running);
+}
+
+static int usage(void) {
+    fprintf(stderr,
+            "usage: gpu-evald --backend cpu|cuda --models DIR --bind ENDPOINT --max-batch N "
+            "--max-wait-us U\n"
+            "                 [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]\n"
+            "                 [--client-credit N] [--metrics-port P] [--threads N] [--device N]\n");
+    return 2;
+}
+
+static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "gpu-evald: %s %s: expected an integer in %d..%d\n", opt, v, lo, hi);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    sf_evald_opts o = {0};
+    o.metrics_port = -1;
+    const char *models_dir = NULL;
+    const char *models[64];
+    int n_models = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage();
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "gpu-evald: %s needs a value\n", a);
+            return usage();
+        }
+        const char *v = argv[++i];
+        int bad = 0;
+        if (strcmp(a, "--backend") == 0) {
+            if (sf_backend_parse(v, &o.net.backend) != SF_OK) {
+                fprintf(stderr, "gpu-evald: --backend %s: expected cpu or cuda\n", v);
+                bad = 1;
+            }
+        } else if (strcmp(a, "--precision") == 0) {
+            if (sf_precision_parse(v, &o.net.precision) != SF_OK) {
+                fprintf(stderr, "gpu-evald: --precision %s: expected fp32, tf32 or bf16\n", v);
+                bad = 1;
+            }
+        } else if (strcmp(a, "--models") == 0) {
+            models_dir = v;
+        } else if (strcmp(a, "--model") == 0) {
+            if (n_models == 64) {
+                fprintf(stderr, "gpu-evald: at most 64 --model options\n");
+                bad = 1;
+            } else {
+                models[n_models++] = v;
+            }
+        } else if (strcmp(a, "--bind") == 0) {
+            o.bind = v;
+        } else if (strcmp(a, "--max-batch") == 0) {
+            bad = parse_int(a, v, 1, 65536, &o.max_batch);
+        } else if (strcmp(a, "--max-wait-us") == 0) {
+            bad = parse_int(a, v, 0, 10000000, &o.max_wait_us);
+            if (!bad && o.max_wait_us == 0)
+                o.max_wait_us = 1; /* 0 means "default" in the options struct */
+        } else if (strcmp(a, "--client-credit") == 0) {
+            bad = parse_int(a, v, 1, 1 << 24, &o.client_credit);
+        } else if (strcmp(a, "--metrics-port") == 0) {
+            bad = parse_int(a, v, 0, 65535, &o.metrics_port);
+        } else if (strcmp(a, "--threads") == 0) {
+            bad = parse_int(a, v, 1, 256, &o.net.threads);
+        } else if (strcmp(a, "--device") == 0) {
+            bad = parse_int(a, v, 0, 64, &o.net.device);
+        } else {
+            fprintf(stderr, "gpu-evald: unknown option %s\n", a);
+            bad = 1;
+        }
+        if (bad)
+            return usage();
+    }
+    if (!o.bind || (!models_dir && n_models == 0)) {
+        fprintf(stderr, "gpu-evald: --bind and --models (or --model) are required\n");
+        return usage();
+    }
+    sf_err e = {0};
+    sf_evald *ev;
+    if (sf_evald_create(&o, &ev, &e) != SF_OK) {
+        fprintf(stderr, "gpu-evald: %s\n", e.msg);
+        return 2;
+    }
+    int load_failed = 0;
+    if (models_dir) {
+        int served = 0;
+        if (sf_evald_add_models_dir(ev, models_dir, &served, &e) != SF_OK)
+            load_failed = 1;
+    }
+    for (int i = 0; i < n_models; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", models[i]);
+        char *at = strrchr(path, '@');
+        const char *pin = NULL;
+        if (at && strlen(at + 1) == 64) {
+            *at = '\0';
+            pin = at + 1;
+        }
+        sf_err e2 = {0};
+        if (sf_evald_add_model(ev, path, pin, NULL, &e2) != SF_OK)
+            load_failed = 1;
+    }
+    if (load_failed) {
+        /* A pinned or named model that cannot be loaded is an operator error:
+         * never serve a partial set silently. */
+        fprintf(stderr, "gpu-evald: a model failed to load (see above); not serving\n");
+        sf_evald_free(ev);
+        return 1;
+    }
+    if (sf_evald_models_served(ev) == 0) {
+        fprintf(stderr, "gpu-evald: no model passed its canary; refusing to serve\n");
+        sf_evald_free(ev);
+        return 3;
+    }
+    if (sf_evald_bind(ev, &e) != SF_OK) {
+        fprintf(stderr, "gpu-evald: %s\n", e.msg);
+        sf_evald_free(ev);
+        return 1;
+    }
+    running = ev;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int rc = sf_evald_run(ev, &e);
+    running = NULL;
+    if (rc != SF_OK)
+        fprintf(stderr, "gpu-evald: %s\n", e.msg);
+    else
+        fprintf(stderr, "gpu-evald: stopped\n");
+    sf_evald_free(ev);
+    return rc == SF_OK ? 0 : 1;
+}

@@ -1,0 +1,514 @@
+/*
+ * sf-model — inspect, verify and exercise model bundles (docs/model.md).
+ *
+ *   sf-model info BUNDLE
+ *   sf-model verify [--sha256 HEX] [--backend B] [--precision P] BUNDLE
+ *   sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT
+ *   sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]
+ *   sf-model bench [--backend B] [--precision P] [--batch N,N,..] [--seconds S]
+ *                  [--tokens T --queries Q] BUNDLE [POSITIONS]
+ *   sf-model random --arch tiny|base --seed N [--canary N] OUT
+ *   sf-model positions --seed N --count N OUT
+ *
+ * Exit status: 0 success, 1 a check failed or an error, 2 bad usage.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-evald/evald.h"
+
+static int usage(void) {
+    fprintf(stderr,
+            "usage: sf-model info BUNDLE\n"
+            "       sf-model verify [--sha256 HEX] [--backend cpu|cuda] [--precision "
+            "fp32|tf32|bf16] BUNDLE\n"
+            "       sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT\n"
+            "       sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]\n"
+            "       sf-model bench [--backend B] [--precision P] [--batch N,N,...] [--seconds S]\n"
+            "                      [--tokens T --queries Q] BUNDLE [POSITIONS]\n"
+            "       sf-model random --arch tiny|base --seed N [--canary N] OUT\n"
+            "       sf-model positions --seed N --count N OUT\n");
+    return 2;
+}
+
+typedef struct {
+    const char *sha;
+    sf_net_opts net;
+    double tolerance;
+    const char *batches;
+    double seconds;
+    const char *arch;
+    int tokens, queries; /* bench: fixed-shape positions when tokens > 0 */
+    uint64_t seed;
+    int have_seed;
+    int canary;
+    int count;
+    const char *pos[3];
+    int npos;
+} args_t;
+
+static int parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, args_t *a) {
+    memset(a, 0, sizeof *a);
+    a->canary = 16;
+    a->tolerance = -1;
+    a->seconds = 2.0;
+    a->batches = "1,16,64,256";
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t u;
+        if (strncmp(s, "--", 2) != 0) {
+            if (a->npos == 3)
+                return -1;
+            a->pos[a->npos++] = s;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "sf-model: option %s needs a value\n", s);
+            return -1;
+        }
+        i++;
+        if (strcmp(s, "--sha256") == 0)
+            a->sha = v;
+        else if (strcmp(s, "--backend") == 0) {
+            if (sf_backend_parse(v, &a->net.backend) != SF_OK) {
+                fprintf(stderr, "sf-model: --backend %s: expected cpu or cuda\n", v);
+                return -1;
+            }
+        } else if (strcmp(s, "--precision") == 0) {
+            if (sf_precision_parse(v, &a->net.precision) != SF_OK) {
+                fprintf(stderr, "sf-model: --precision %s: expected fp32, tf32 or bf16\n", v);
+                return -1;
+            }
+        } else if (strcmp(s, "--tolerance") == 0)
+            a->tolerance = atof(v);
+        else if (strcmp(s, "--batch") == 0)
+            a->batches = v;
+        else if (strcmp(s, "--seconds") == 0)
+            a->seconds = atof(v);
+        else if (strcmp(s, "--arch") == 0)
+            a->arch = v;
+        else if (strcmp(s, "--tokens") == 0 && parse_u64(v, &u) == 0 && u >= 1 &&
+                 u <= SF_FEAT_MAX_TOKENS)
+            a->tokens = (int)u;
+        else if (strcmp(s, "--queries") == 0 && parse_u64(v, &u) == 0 && u <= SF_FEAT_MAX_QUERIES)
+            a->queries = (int)u;
+        else if (strcmp(s, "--threads") == 0)
+            a->net.threads = atoi(v);
+        else if (strcmp(s, "--seed") == 0) {
+            if (parse_u64(v, &a->seed) != 0) {
+                fprintf(stderr, "sf-model: --seed %s: not an unsigned integer\n", v);
+                return -1;
+            }
+            a->have_seed = 1;
+        } else if (strcmp(s, "--canary") == 0 && parse_u64(v, &u) == 0 && u <= 100000)
+            a->canary = (int)u;
+        else if (strcmp(s, "--count") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 1000000)
+            a->count = (int)u;
+        else {
+            fprintf(stderr, "sf-model: unknown option or bad value: %s %s\n", s, v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int fail(const sf_err *e) {
+    fprintf(stderr, "sf-model: %s\n", e->msg);
+    return 1;
+}
+
+static int cmd_info(const args_t *a) {
+    sf_err e = {0};
+    sf_bundle *b;
+    if (sf_bundle_load(a->pos[0], a->sha, &b, &e) != SF_OK)
+        return fail(&e);
+    const sf_arch *ar = sf_bundle_arch(b);
+    const sf_tensorfile *tf = sf_bundle_file(b);
+    printf("path        %s\n", sf_bundle_path(b));
+    printf("sha256      %s\n", sf_bundle_sha256(b));
+    printf("arch        %s (d_model %d, n_layers %d, n_heads %d, d_ff %d, heads %d/%d/%d)\n",
+           ar->name, ar->d_model, ar->n_layers, ar->n_heads, ar->d_ff, ar->d_value, ar->d_forecast,
+           ar->d_policy);
+    printf("parameters  %" PRId64 "\n", sf_arch_params(ar));
+    printf("flops       %.3g per position of 48 tokens and 8 queries\n", sf_arch_flops(ar, 48, 8));
+    printf("tensors     %d\n", sf_tensorfile_count(tf));
+    const sf_positions *c = sf_bundle_canary(b);
+    if (c)
+        printf("canary      %d golden positions, tolerance %g\n", sf_positions_count(c),
+               sf_bundle_canary_tolerance(b));
+    else
+        printf("canary      none (gpu-evald refuses to serve this bundle)\n");
+    printf("metadata\n");
+    for (int i = 0; i < sf_tensorfile_meta_count(tf); i++) {
+        sf_meta_kv kv = sf_tensorfile_meta_at(tf, i);
+        printf("  %-18s %s\n", kv.key, kv.value);
+    }
+    sf_bundle_free(b);
+    return 0;
+}
+
+static int cmd_verify(const args_t *a) {
+    sf_err e = {0};
+    sf_bundle *b;
+    sf_net *net;
+    if (sf_bundle_load(a->pos[0], a->sha, &b, &e) != SF_OK)
+        return fail(&e);
+    if (sf_net_create(b, &a->net, &net, &e) != SF_OK) {
+        sf_bundle_free(b);
+        return fail(&e);
+    }
+    sf_canary_report r;
+    int rc = sf_net_canary(net, b, &r, &e);
+    printf("bundle      %s\nsha256      %s%s\n", sf_bundle_path(b), sf_bundle_sha256(b),
+           a->sha ? " (matches the pin)" : "");
+    if (rc == SF_OK || rc == SF_ECORRUPT)
+        printf("canary      %d positions on %s/%s: max |error| %.3g at position %d %s "
+               "(tolerance %.3g): %s\n",
+               r.positions, sf_backend_name(a->net.backend), sf_precision_name(a->net.precision),
+               r.max_abs_err, r.worst_position, r.worst_output, r.tolerance,
+               r.passed ? "ok" : "FAILED");
+    if (rc != SF_OK)
+        fprintf(stderr, "sf-model: %s\n", e.msg);
+    sf_net_free(net);
+    sf_bundle_free(b);
+    return rc == SF_OK ? 0 : 1;
+}
+
+static int write_outputs(const char *path, const sf_net_out *o, int g, sf_err *e) {
+    float *val = calloc((size_t)g * SF_NET_VALUE_BINS, 4), *pw = calloc((size_t)g, 4);
+    float *fc = calloc((size_t)g * SF_NET_FORECASTS, 4);
+    float *pol = calloc((size_t)g * SF_FEAT_MAX_QUERIES, 4);
+    int32_t *nq = calloc((size_t)g, 4);
+    int rc;
+    if (!val || !pw || !fc || !pol || !nq) {
+        rc = sf_err_set(e, SF_ENOMEM, "out of memory");
+    } else {
+        for (int i = 0; i < g; i++) {
+            memcpy(val + (size_t)i * SF_NET_VALUE_BINS, o[i].value, sizeof o[i].value);
+            pw[i] = o[i].p_win;
+            memcpy(fc + (size_t)i * SF_NET_FORECASTS, o[i].forecast, sizeof o[i].forecast);
+            memcpy(pol + (size_t)i * SF_FEAT_MAX_QUERIES, o[i].policy, sizeof o[i].policy);
+            nq[i] = o[i].n_queries;
+        }
+        sf_tensor t[5] = {
+            {"value", SF_DT_F32, 2, {g, SF_NET_VALUE_BINS}, val, (size_t)g * SF_NET_VALUE_BINS * 4},
+            {"p_win", SF_DT_F32, 1, {g}, pw, (size_t)g * 4},
+            {"forecast",
+             SF_DT_F32,
+             3,
+             {g, SF_NET_HORIZONS, SF_NET_FORECAST_TARGETS},
+             fc,
+             (size_t)g * SF_NET_FORECASTS * 4},
+            {"policy",
+             SF_DT_F32,
+             2,
+             {g, SF_FEAT_MAX_QUERIES},
+             pol,
+             (size_t)g * SF_FEAT_MAX_QUERIES * 4},
+            {"n_queries", SF_DT_I32, 1, {g}, nq, (size_t)g * 4},
+        };
+        sf_meta_kv meta[1] = {{"format", "spirefleet-outputs"}};
+        rc = sf_tensorfile_write(path, meta, 1, t, 5, e);
+    }
+    free(val);
+    free(pw);
+    free(fc);
+    free(pol);
+    free(nq);
+    return rc;
+}
+
+/* Evaluate every position of `ps` in chunks the backend accepts. */
+static int eval_all(sf_net *net, const sf_positions *ps, sf_net_out *out, int chunk, sf_err *e) {
+    int g = sf_positions_count(ps);
+    sf_pos *pos = calloc((size_t)g, sizeof *pos);
+    if (!pos)
+        return sf_err_set(e, SF_ENOMEM, "out of memory");
+    for (int i = 0; i < g; i++)
+        pos[i] = sf_positions_get(ps, i);
+    int rc = SF_OK;
+    for (int i = 0; i < g && rc == SF_OK; i += chunk)
+        rc = sf_net_eval(net, pos + i, g - i < chunk ? g - i : chunk, out + i, e);
+    free(pos);
+    return rc;
+}
+
+static int cmd_eval(const args_t *a) {
+    sf_err e = {0};
+    sf_bundle *b = NULL;
+    sf_positions *ps = NULL;
+    sf_net *net = NULL;
+    sf_net_out *out = NULL;
+    int rc = sf_bundle_load(a->pos[0], a->sha, &b, &e);
+    if (rc == SF_OK)
+        rc = sf_positions_read(a->pos[1], &ps, &e);
+    if (rc == SF_OK)
+        rc = sf_net_create(b, &a->net, &net, &e);
+    if (rc == SF_OK) {
+        out = calloc((size_t)sf_positions_count(ps), sizeof *out);
+        rc = out ? eval_all(net, ps, out, 1024, &e) : sf_err_set(&e, SF_ENOMEM, "out of memory");
+    }
+    if (rc == SF_OK)
+        rc = write_outputs(a->pos[2], out, sf_positions_count(ps), &e);
+    if (rc == SF_OK)
+        printf("wrote %d outputs to %s\n", sf_positions_count(ps), a->pos[2]);
+    free(out);
+    sf_net_free(net);
+    sf_positions_free(ps);
+    sf_bundle_free(b);
+    return rc == SF_OK ? 0 : fail(&e);
+}
+
+/* cuda (at the chosen precision) against cpu on the same positions. */
+static int cmd_parity(const args_t *a) {
+    sf_err e = {0};
+    sf_bundle *b = NULL;
+    sf_positions *ps = NULL;
+    sf_net *cpu = NULL, *gpu = NULL;
+    sf_net_out *oc = NULL, *og = NULL;
+    int rc = sf_bundle_load(a->pos[0], a->sha, &b, &e);
+    if (rc == SF_OK)
+        rc = a->npos > 1 ? sf_positions_read(a->pos[1], &ps, &e)
+                         : sf_positions_synthetic(2024, 256, &ps, &e);
+    sf_net_opts oc_opts = {0}, og_opts = a->net;
+    og_opts.backend = SF_BACKEND_CUDA;
+    if (rc == SF_OK)
+        rc = sf_net_create(b, &oc_opts, &cpu, &e);
+    if (rc == SF_OK)
+        rc = sf_net_create(b, &og_opts, &gpu, &e);
+    int g = ps ? sf_positions_count(ps) : 0;
+    if (rc == SF_OK) {
+        oc = calloc((size_t)g, sizeof *oc);
+        og = calloc((size_t)g, sizeof *og);
+        if (!oc || !og)
+            rc = sf_err_set(&e, SF_ENOMEM, "out of memory");
+    }
+    if (rc == SF_OK)
+        rc = eval_all(cpu, ps, oc, g, &e);
+    if (rc == SF_OK)
+        rc = eval_all(gpu, ps, og, 1024, &e);
+    if (rc == SF_OK) {
+        double tol =
+            a->tolerance > 0 ? a->tolerance : (a->net.precision == SF_PREC_FP32 ? 1e-4 : 2e-2);
+        double worst = 0;
+        int wi = 0;
+        char where[40] = "", w[40];
+        for (int i = 0; i < g; i++) {
+            double d = sf_net_out_max_diff(&og[i], &oc[i], w);
+            if (d > worst) {
+                worst = d;
+                wi = i;
+                memcpy(where, w, sizeof w);
+            }
+        }
+        int ok = worst <= tol;
+        printf("{\"bench\":\"evald.parity_cuda_%s_%s\",\"value\":%.3g,\"unit\":\"max_abs_err\","
+               "\"n\":%d,\"median\":%.3g}\n",
+               sf_bundle_arch(b)->name, sf_precision_name(a->net.precision), worst, g, worst);
+        printf("parity %s %s: cuda vs cpu over %d positions: max |error| %.3g at position %d %s "
+               "(tolerance %.3g): %s\n",
+               sf_bundle_arch(b)->name, sf_precision_name(a->net.precision), g, worst, wi, where,
+               tol, ok ? "ok" : "FAILED");
+        rc = ok ? SF_OK : SF_ECORRUPT;
+    } else {
+        fprintf(stderr, "sf-model: %s\n", e.msg);
+    }
+    free(oc);
+    free(og);
+    sf_net_free(cpu);
+    sf_net_free(gpu);
+    sf_positions_free(ps);
+    sf_bundle_free(b);
+    return rc == SF_OK ? 0 : 1;
+}
+
+/* `count` valid positions of exactly `tokens` tokens and `queries` queries,
+ * their contents taken from the synthetic generator. */
+static int fixed_positions(int tokens, int queries, int count, sf_positions **out, sf_err *e) {
+    sf_positions *syn = NULL;
+    int rc = sf_positions_synthetic(99, 8 * count, &syn, e);
+    if (rc == SF_OK)
+        rc = sf_positions_create(count, out, e);
+    sf_feat *f = calloc(1, sizeof *f);
+    if (rc == SF_OK && !f)
+        rc = sf_err_set(e, SF_ENOMEM, "out of memory");
+    for (int i = 0, k = 0; rc == SF_OK && i < count && k < 8 * count; k++) {
+        sf_pos s = sf_positions_get(syn, k);
+        if (s.n_tokens < tokens)
+            continue;
+        memset(f, 0, sizeof *f);
+        f->n_tokens = tokens;
+        f->n_queries = queries;
+        memcpy(f->type, s.type, (size_t)tokens);
+        memcpy(f->cat, s.cat, sizeof f->cat[0] * (size_t)tokens);
+        memcpy(f->cont, s.cont, sizeof f->cont[0] * (size_t)tokens);
+        for (int q = 0; q < queries; q++) {
+            f->query[q][0] = (uint16_t)((q * 5 + i) % tokens);
+            f->query[q][1] = (uint16_t)((q * 3 + 1) % tokens);
+            f->qcont[q][0] = 0.25f * (float)q;
+        }
+        sf_pos p = sf_pos_from_feat(f);
+        rc = sf_positions_add(*out, &p, e);
+        i++;
+    }
+    free(f);
+    sf_positions_free(syn);
+    return rc;
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Throughput and latency of sf_net_eval at each batch size. */
+static int cmd_bench(const args_t *a) {
+    sf_err e = {0};
+    sf_bundle *b = NULL;
+    sf_net *net = NULL;
+    sf_positions *ps = NULL;
+    int batches[16], nb = 0, maxb = 0;
+    for (const char *s = a->batches; *s && nb < 16;) {
+        batches[nb] = atoi(s);
+        if (batches[nb] < 1)
+            return usage();
+        maxb = batches[nb] > maxb ? batches[nb] : maxb;
+        nb++;
+        s = strchr(s, ',');
+        if (!s)
+            break;
+        s++;
+    }
+    sf_net_opts o = a->net;
+    o.max_batch = maxb;
+    int rc = sf_bundle_load(a->pos[0], a->sha, &b, &e);
+    if (rc == SF_OK)
+        rc = sf_net_create(b, &o, &net, &e);
+    if (rc == SF_OK)
+        rc = a->npos > 1     ? sf_positions_read(a->pos[1], &ps, &e)
+             : a->tokens > 0 ? fixed_positions(a->tokens, a->queries, 256, &ps, &e)
+                             : sf_positions_synthetic(7, 256, &ps, &e);
+    sf_pos *pos = calloc((size_t)maxb, sizeof *pos);
+    sf_net_out *out = calloc((size_t)maxb, sizeof *out);
+    double *lat = calloc(100000, sizeof *lat);
+    if (rc == SF_OK && (!pos || !out || !lat))
+        rc = sf_err_set(&e, SF_ENOMEM, "out of memory");
+    for (int k = 0; rc == SF_OK && k < nb; k++) {
+        int n = batches[k];
+        for (int i = 0; i < n; i++)
+            pos[i] = sf_positions_get(ps, i % sf_positions_count(ps));
+        rc = sf_net_eval(net, pos, n, out, &e); /* warm-up */
+        int runs = 0;
+        uint64_t t0 = sf_now_ns();
+        while (rc == SF_OK && runs < 100000 && (runs < 5 || sf_now_ns() - t0 < a->seconds * 1e9)) {
+            uint64_t s = sf_now_ns();
+            rc = sf_net_eval(net, pos, n, out, &e);
+            lat[runs++] = (double)(sf_now_ns() - s) / 1e6;
+        }
+        if (rc != SF_OK)
+            break;
+        double total = (double)(sf_now_ns() - t0) / 1e9;
+        qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
+        double p50 = lat[runs / 2],
+               p99 = lat[(int)(runs * 0.99) < runs ? (int)(runs * 0.99) : runs - 1];
+        double eps = (double)n * runs / total, flops = 0;
+        for (int i = 0; i < n; i++)
+            flops += sf_arch_flops(sf_bundle_arch(b), pos[i].n_tokens, pos[i].n_queries);
+        flops /= n;
+        const char *an = sf_bundle_arch(b)->name;
+        const char *bk = sf_backend_name(a->net.backend), *pr = sf_precision_name(a->net.precision);
+        printf("{\"bench\":\"evald.%s_%s_%s_evals_per_s_b%d\",\"value\":%.1f,\"unit\":\"evals/s\","
+               "\"n\":%d,\"median\":%.1f}\n",
+               bk, an, pr, n, eps, runs, n / (p50 / 1e3));
+        printf("{\"bench\":\"evald.%s_%s_%s_latency_p50_b%d\",\"value\":%.3f,\"unit\":\"ms\","
+               "\"n\":%d,\"median\":%.3f}\n",
+               bk, an, pr, n, p50, runs, p50);
+        printf("{\"bench\":\"evald.%s_%s_%s_latency_p99_b%d\",\"value\":%.3f,\"unit\":\"ms\","
+               "\"n\":%d,\"median\":%.3f}\n",
+               bk, an, pr, n, p99, runs, p99);
+        printf("{\"bench\":\"evald.%s_%s_%s_gflops_b%d\",\"value\":%.1f,\"unit\":\"GFLOP/s\","
+               "\"n\":%d,\"median\":%.1f}\n",
+               bk, an, pr, n, eps * flops / 1e9, runs, n / (p50 / 1e3) * flops / 1e9);
+        printf("%s %s %s batch %d: %.0f evals/s (%.1f GFLOP/s of matmul), latency p50 %.3f ms, "
+               "p99 %.3f ms (%d runs)\n",
+               bk, an, pr, n, eps, eps * flops / 1e9, p50, p99, runs);
+        fflush(stdout);
+    }
+    free(pos);
+    free(out);
+    free(lat);
+    sf_positions_free(ps);
+    sf_net_free(net);
+    sf_bundle_free(b);
+    return rc == SF_OK ? 0 : fail(&e);
+}
+
+static int cmd_random(const args_t *a) {
+    sf_arch ar;
+    if (!a->arch || !a->have_seed)
+        return usage();
+    if (sf_arch_preset(a->arch, &ar) != SF_OK) {
+        fprintf(stderr, "sf-model: --arch %s: expected tiny or base\n", a->arch);
+        return 2;
+    }
+    sf_err e = {0};
+    if (sf_bundle_write_random(a->pos[0], &ar, a->seed, a->canary, &e) != SF_OK)
+        return fail(&e);
+    sf_bundle *b;
+    if (sf_bundle_load(a->pos[0], NULL, &b, &e) != SF_OK)
+        return fail(&e);
+    printf("%s  %s\n", sf_bundle_sha256(b), a->pos[0]);
+    sf_bundle_free(b);
+    return 0;
+}
+
+static int cmd_positions(const args_t *a) {
+    if (!a->have_seed || a->count < 1)
+        return usage();
+    sf_err e = {0};
+    sf_positions *ps;
+    if (sf_positions_synthetic(a->seed, a->count, &ps, &e) != SF_OK)
+        return fail(&e);
+    int rc = sf_positions_write(ps, a->pos[0], &e);
+    sf_positions_free(ps);
+    return rc == SF_OK ? 0 : fail(&e);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2)
+        return usage();
+    args_t a;
+    if (parse_args(argc - 2, argv + 2, &a) != 0)
+        return usage();
+    const char *cmd = argv[1];
+    const struct {
+        const char *name;
+        int npos_min, npos_max;
+        int (*fn)(const args_t *);
+    } cmds[] = {
+        {"info", 1, 1, cmd_info},           {"verify", 1, 1, cmd_verify},
+        {"eval", 3, 3, cmd_eval},           {"parity", 1, 2, cmd_parity},
+        {"bench", 1, 2, cmd_bench},         {"random", 1, 1, cmd_random},
+        {"positions", 1, 1, cmd_positions},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(cmd, cmds[i].name) == 0) {
+            if (a.npos < cmds[i].npos_min || a.npos > cmds[i].npos_max)
+                return usage();
+            return cmds[i].fn(&a);
+        }
+    return usage();
+}

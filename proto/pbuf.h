@@ -1,0 +1,57 @@
+/*
+ * pbuf.h — the byte buffer and the protobuf-c unpack arena every module that
+ * packs or unpacks messages on a hot path shares (shard reader, evaluator
+ * wire, ...).
+ *
+ * sf_buf grows by doubling and never shrinks, so a buffer reused for
+ * messages of similar size stops allocating after warm-up. sf_arena is a
+ * bump allocator handed to protobuf-c's unpack functions: a message's
+ * submessages, repeated arrays and byte fields come out of one reused chunk;
+ * a round that does not fit spills into malloc and the next reset grows the
+ * chunk to hold such a round whole. Both can count their allocations (the
+ * `allocs` counter may be NULL), which is how tests prove "no allocation once
+ * warm". Not thread-safe: one buffer or arena per thread.
+ */
+#ifndef SF_PBUF_H
+#define SF_PBUF_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+typedef struct sf_buf {
+    uint8_t *p;
+    size_t len, cap;
+} sf_buf;
+
+/* Make room for `need` more bytes after b->len (the contents are kept).
+ * Counts a (re)allocation in *allocs. Returns SF_OK or SF_ENOMEM. */
+int sf_buf_reserve(sf_buf *b, size_t need, uint64_t *allocs);
+
+/* Append n bytes. Returns SF_OK or SF_ENOMEM. */
+int sf_buf_append(sf_buf *b, const void *p, size_t n, uint64_t *allocs);
+
+/* Free the storage and zero the buffer. */
+void sf_buf_free(sf_buf *b);
+
+typedef struct sf_arena {
+    uint8_t *chunk;
+    size_t cap, used;
+    uint8_t **spill; /* overflow allocations since the last reset */
+    size_t nspill, spill_cap, spill_bytes;
+    uint64_t *allocs;
+    ProtobufCAllocator pb; /* pass &arena->pb to *_unpack() */
+} sf_arena;
+
+void sf_arena_init(sf_arena *a, uint64_t *allocs);
+
+/* Forget every allocation (call before each unpack); when the last round
+ * spilled, grow the chunk to hold that round whole next time. Returns SF_OK
+ * or SF_ENOMEM. */
+int sf_arena_reset(sf_arena *a);
+
+void sf_arena_free(sf_arena *a);
+
+#endif

@@ -1,0 +1,105 @@
+#!/bin/sh
+# sf-model and gpu-evald on the command line, TAP output: exit statuses and
+# messages for good and bad bundles, SHA pins, canary refusal, and a real
+# server start, metrics scrape and SIGTERM stop.
+# usage: test_evald_cli.sh PYTHON_DIR SF_MODEL GPU_EVALD  (PYTHON_DIR: <build>/python)
+set -u
+pydir=$1
+sfm=$2
+evald=$3
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+export PYTHONPATH="$pydir"
+n=0
+fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+expect() { # expect STATUS PATTERN LABEL -- command...
+  want=$1 pat=$2 label=$3
+  shift 4
+  "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" = "$want" ] && grep -q -- "$pat" "$tmp/out"; then
+    ok "$label (exit $got)"
+  else
+    notok "$label: exit $got, want $want and /$pat/: $(head -c 300 "$tmp/out")"
+  fi
+}
+
+mkdir "$tmp/models" "$tmp/bad"
+"$sfm" random --arch tiny --seed 1 --canary 4 "$tmp/models/tiny.safetensors" >"$tmp/r.out"
+sha=$(cut -d' ' -f1 "$tmp/r.out")
+wrong=0000000000000000000000000000000000000000000000000000000000000000
+expect 0 "sha256      $sha" "sf-model info shows the digest sf-model random printed" -- \
+  "$sfm" info "$tmp/models/tiny.safetensors"
+expect 0 "arch        tiny (d_model 64, n_layers 2, n_heads 4" "sf-model info shows the arch" -- \
+  "$sfm" info "$tmp/models/tiny.safetensors"
+expect 0 "(matches the pin)" "verify with the right pin" -- \
+  "$sfm" verify --sha256 "$sha" "$tmp/models/tiny.safetensors"
+expect 1 "SHA-256 mismatch: the file is $sha, the config pins $wrong" "verify with a wrong pin" -- \
+  "$sfm" verify --sha256 "$wrong" "$tmp/models/tiny.safetensors"
+printf 'not a bundle\n' >"$tmp/text.safetensors"
+expect 1 "header length" "a text file is not a bundle" -- "$sfm" info "$tmp/text.safetensors"
+expect 2 "usage: sf-model" "no arguments is a usage error" -- "$sfm"
+expect 2 "usage: sf-model" "an unknown command is a usage error" -- "$sfm" frobnicate x
+expect 2 "expected cpu or cuda" "an unknown backend is a usage error" -- \
+  "$sfm" verify --backend tpu "$tmp/models/tiny.safetensors"
+
+# A bundle whose canary says something the network does not compute.
+$py - "$tmp/models/tiny.safetensors" "$tmp/bad/tampered.safetensors" <<'PYEOF'
+import sys
+from spirefleet.model import read_safetensors, write_safetensors
+t, m = read_safetensors(sys.argv[1])
+t["canary.p_win"][1] += 0.5
+write_safetensors(sys.argv[2], t, m)
+PYEOF
+expect 1 "canary failed on the cpu backend: golden position 1 output p_win" \
+  "verify names the canary failure" -- "$sfm" verify "$tmp/bad/tampered.safetensors"
+expect 3 "refusing to serve" "gpu-evald with only a canary-failing model refuses to serve" -- \
+  "$evald" --backend cpu --models "$tmp/bad" --bind tcp://127.0.0.1:0 --max-batch 8 \
+  --max-wait-us 100
+grep -q "canary FAILED for model" "$tmp/out" && ok "its log line says canary FAILED" ||
+  notok "no 'canary FAILED' log line: $(head -c 300 "$tmp/out")"
+expect 1 "SHA-256 mismatch" "gpu-evald --model PATH@WRONG_SHA is a load error" -- \
+  "$evald" --backend cpu --model "$tmp/models/tiny.safetensors@$wrong" \
+  --bind tcp://127.0.0.1:0 --max-batch 8 --max-wait-us 100
+expect 2 "usage: gpu-evald" "gpu-evald without --bind is a usage error" -- \
+  "$evald" --backend cpu --models "$tmp/models"
+expect 2 "--max-batch 0: expected an integer in 1..65536" "a zero max batch is refused" -- \
+  "$evald" --backend cpu --models "$tmp/models" --bind tcp://127.0.0.1:0 --max-batch 0 \
+  --max-wait-us 100
+expect 1 "cuda backend" "gpu-evald --backend cuda without a GPU says so" -- \
+  "$evald" --backend cuda --models "$tmp/models" --bind tcp://127.0.0.1:0 --max-batch 8 \
+  --max-wait-us 100
+
+# A real start: serve, scrape /metrics, stop with SIGTERM.
+"$evald" --backend cpu --models "$tmp/models" --bind 'tcp://127.0.0.1:*' --max-batch 8 \
+  --max-wait-us 100 --metrics-port 0 >"$tmp/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  grep -q "serving 1 model" "$tmp/serve.log" && break
+  sleep 0.1
+done
+port=$(sed -n 's/.*metrics on http port \([0-9]*\).*/\1/p' "$tmp/serve.log")
+if [ -n "$port" ] && $py -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+    "http://127.0.0.1:$port/metrics" >"$tmp/metrics" &&
+  grep -q "sf_evald_canary_ok{model=\"$sha\"} 1" "$tmp/metrics"; then
+  ok "gpu-evald serves and /metrics shows the model's canary ok"
+else
+  notok "no metrics: $(cat "$tmp/serve.log")"
+fi
+kill -TERM "$pid"
+wait "$pid"
+st=$?
+pid=
+if [ "$st" = 0 ] && grep -q "gpu-evald: stopped" "$tmp/serve.log"; then
+  ok "SIGTERM stops gpu-evald cleanly (exit 0)"
+else
+  notok "stop: exit $st: $(tail -3 "$tmp/serve.log")"
+fi
+
+echo "1..$n"
+exit $fail

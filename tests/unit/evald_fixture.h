@@ -1,0 +1,104 @@
+/*
+ * evald_fixture.h — helpers shared by the gpu-evald tests: scratch
+ * directories, random bundles, and bundles rewritten with one defect
+ * (a tensor dropped or replaced, a metadata value changed).
+ */
+#ifndef SF_EVALD_FIXTURE_H
+#define SF_EVALD_FIXTURE_H
+
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu-evald/evald.h"
+
+/* A fresh directory under TMPDIR (or /tmp); fx_rmdir() removes it. */
+static inline void fx_tmpdir(char out[256]) {
+    const char *base = getenv("TMPDIR");
+    snprintf(out, 256, "%s/sf-evald-XXXXXX", base && base[0] ? base : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(out));
+}
+
+/* Remove a scratch directory and the files in it (the tests make no
+ * subdirectories). */
+static inline void fx_rmdir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char p[1024];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            remove(p);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Write a random `arch` bundle (sf_bundle_write_random) to dir/name. */
+static inline void fx_random_bundle(const char *dir, const char *name, const char *arch,
+                                    uint64_t seed, int canary, char path[512]) {
+    sf_arch a;
+    ck_assert_int_eq(sf_arch_preset(arch, &a), SF_OK);
+    snprintf(path, 512, "%s/%s", dir, name);
+    sf_err e = {0};
+    int rc = sf_bundle_write_random(path, &a, seed, canary, &e);
+    ck_assert_msg(rc == SF_OK, "sf_bundle_write_random: %s", e.msg);
+}
+
+/* Copy the tensor file `in` to `out`, leaving out tensor `drop` (may be
+ * NULL), replacing the tensor named replace->name (may be NULL) and setting
+ * metadata `key` to `value` (NULL key: unchanged). */
+static inline void fx_rewrite(const char *in, const char *out, const char *drop,
+                              const sf_tensor *replace, const char *key, const char *value) {
+    sf_tensorfile *tf;
+    sf_err e = {0};
+    ck_assert_msg(sf_tensorfile_read(in, &tf, NULL, &e) == SF_OK, "%s", e.msg);
+    int n = sf_tensorfile_count(tf), nm = sf_tensorfile_meta_count(tf);
+    sf_tensor *ts = calloc((size_t)n + 1, sizeof *ts);
+    sf_meta_kv *kv = calloc((size_t)nm + 1, sizeof *kv);
+    int k = 0, found = 0;
+    for (int i = 0; i < n; i++) {
+        const sf_tensor *t = sf_tensorfile_at(tf, i);
+        if (drop && strcmp(t->name, drop) == 0)
+            continue;
+        if (replace && strcmp(t->name, replace->name) == 0) {
+            ts[k++] = *replace;
+            found = 1;
+            continue;
+        }
+        ts[k++] = *t;
+    }
+    if (replace && !found)
+        ts[k++] = *replace;
+    int km = 0, kfound = 0;
+    for (int i = 0; i < nm; i++) {
+        kv[km] = sf_tensorfile_meta_at(tf, i);
+        if (key && strcmp(kv[km].key, key) == 0) {
+            kv[km].value = value;
+            kfound = 1;
+        }
+        km++;
+    }
+    if (key && !kfound)
+        kv[km++] = (sf_meta_kv){key, value};
+    ck_assert_msg(sf_tensorfile_write(out, kv, km, ts, k, &e) == SF_OK, "%s", e.msg);
+    free(ts);
+    free(kv);
+    sf_tensorfile_free(tf);
+}
+
+/* Load `path`; the test fails unless it loads. */
+static inline sf_bundle *fx_load(const char *path) {
+    sf_bundle *b;
+    sf_err e = {0};
+    int rc = sf_bundle_load(path, NULL, &b, &e);
+    ck_assert_msg(rc == SF_OK, "load %s: %s", path, e.msg);
+    return b;
+}
+
+#endif

@@ -1,0 +1,418 @@
+/* test_evald_net.c — the network on the cpu backend: hand-computed heads,
+ * the erf and exp approximations, row independence across batches, no
+ * allocation after warm-up, input validation, the canary, and the cuda
+ * backend's behaviour without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evald_fixture.h"
+#include "gpu-evald/evald.h"
+#include "gpu-evald/internal.h"
+#include "sf_check.h"
+
+/* ---- allocation counting (not under ASan, which owns malloc) ---- */
+#if defined(__SANITIZE_ADDRESS__)
+#define SF_COUNT_ALLOCS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SF_COUNT_ALLOCS 0
+#endif
+#endif
+#ifndef SF_COUNT_ALLOCS
+#define SF_COUNT_ALLOCS 1
+#endif
+
+#if SF_COUNT_ALLOCS
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static _Atomic long n_allocs;
+void *malloc(size_t n) {
+    n_allocs++;
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b) {
+    n_allocs++;
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n) {
+    n_allocs++;
+    return __libc_realloc(p, n);
+}
+int posix_memalign(void **p, size_t align, size_t n) {
+    n_allocs++;
+    *p = __libc_memalign(align, n);
+    return *p ? 0 : 12;
+}
+#endif
+
+/* erf and exp against libm in double: the approximations of internal.h. */
+START_TEST(erf_and_exp_approximations_are_accurate) {
+    double worst_erf = 0, worst_exp = 0;
+    for (int i = -60000; i <= 60000; i++) {
+        float x = (float)i * 1e-4f;
+        double d = fabs((double)sf_erff(x) - erf((double)x));
+        worst_erf = d > worst_erf ? d : worst_erf;
+    }
+    for (int i = -8600; i <= 8800; i++) {
+        float x = (float)i * 0.01f;
+        double r = fabs((double)sf_expf(x) / exp((double)x) - 1.0);
+        worst_exp = r > worst_exp ? r : worst_exp;
+    }
+    /* Measured on this grid: erf 3.7e-7 absolute (the rational form's own
+     * error plus float evaluation), exp under 2e-7 relative (Cephes: about
+     * 1 ulp). A wrong coefficient would show as 1e-3 or worse. */
+    ck_assert_msg(worst_erf < 5e-7, "erf max abs error %g", worst_erf);
+    ck_assert_msg(worst_exp < 4e-7, "exp max rel error %g", worst_exp);
+    ck_assert_float_eq(sf_expf(0.0f), 1.0f);
+    ck_assert(sf_expf(-1000.0f) < 1e-37f && sf_expf(-1000.0f) >= 0.0f);
+}
+END_TEST
+
+/* A micro network (d 2, L 1, H 1, hidden widths 1/2) whose weights are all
+ * zero except a few, so every head's output can be computed by hand:
+ *   ln_f gain 0, shift (0.3, -0.2): every token's final state is (0.3,-0.2)
+ *   value.fc bias 1        -> hidden GELU(1) = 0.8413447461
+ *   value.bins bias_k 0.1k -> value_k = e^{0.1k} / sum_j e^{0.1j}
+ *                             value_0 = 0.0146760291, value_20 = 0.1084420022
+ *   value.win w 2, b -1    -> p_win = sigmoid(2*0.8413447461 - 1) = 0.6643386996
+ *   forecast.fc bias 0.5   -> hidden GELU(0.5) = 0.3457312306
+ *   forecast.out w_k 0.1(k+1), b_k -0.01k
+ *                          -> f_0 = 0.0345731231, f_7 = 0.2065849845,
+ *                             f_19 = 0.5014624613
+ *   policy.fc1 w (1,0, 0,1, 0.5,0..), b 0.1; fc2 w 1.5, b 0.25
+ *                          -> logit = 1.5 GELU(0.3 - 0.2 + 0.5 qcont0 + 0.1) + 0.25
+ *                             qcont0 1 -> 1.0459381652, -1 -> 0.0780601400,
+ *                             0.25 -> 0.5558621138
+ * (GELU(x) = x Phi(x), values from the closed forms in double precision.) */
+typedef struct {
+    sf_tensor *t;
+    float **bufs;
+    int n;
+} micro_ctx;
+
+static void micro_weight(void *vctx, const char *name, int ndim, const int64_t *shape) {
+    micro_ctx *c = vctx;
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (size_t)shape[i];
+    float *buf = calloc(n, sizeof(float));
+    char *nm = strdup(name);
+    if (strcmp(name, "ln_f.bias") == 0)
+        buf[0] = 0.3f, buf[1] = -0.2f;
+    else if (strcmp(name, "value.fc.bias") == 0)
+        buf[0] = 1.0f;
+    else if (strcmp(name, "value.bins.bias") == 0)
+        for (int k = 0; k < 21; k++)
+            buf[k] = 0.1f * (float)k;
+    else if (strcmp(name, "value.win.weight") == 0)
+        buf[0] = 2.0f;
+    else if (strcmp(name, "value.win.bias") == 0)
+        buf[0] = -1.0f;
+    else if (strcmp(name, "forecast.fc.bias") == 0)
+        buf[0] = 0.5f;
+    else if (strcmp(name, "forecast.out.weight") == 0)
+        for (int k = 0; k < 20; k++)
+            buf[k] = 0.1f * (float)(k + 1);
+    else if (strcmp(name, "forecast.out.bias") == 0)
+        for (int k = 0; k < 20; k++)
+            buf[k] = -0.01f * (float)k;
+    else if (strcmp(name, "policy.fc1.weight") == 0)
+        buf[0] = 1.0f, buf[3] = 1.0f, buf[4] = 0.5f;
+    else if (strcmp(name, "policy.fc1.bias") == 0)
+        buf[0] = 0.1f;
+    else if (strcmp(name, "policy.fc2.weight") == 0)
+        buf[0] = 1.5f;
+    else if (strcmp(name, "policy.fc2.bias") == 0)
+        buf[0] = 0.25f;
+    sf_tensor *t = &c->t[c->n];
+    t->name = nm;
+    t->dtype = SF_DT_F32;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        t->shape[i] = shape[i];
+    t->data = buf;
+    t->nbytes = n * sizeof(float);
+    c->bufs[c->n++] = buf;
+}
+
+START_TEST(micro_network_heads_match_hand_computation) {
+    char dir[256], path[512];
+    fx_tmpdir(dir);
+    snprintf(path, sizeof path, "%s/micro.safetensors", dir);
+    sf_arch a = {"micro", 2, 1, 1, 2, 1, 1, 1};
+    micro_ctx c = {calloc(200, sizeof(sf_tensor)), calloc(200, sizeof(float *)), 0};
+    sf_arch_weights(&a, micro_weight, &c);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_bundle_write(path, &a, c.t, c.n, NULL, NULL, 0, NULL, 0, &e), SF_OK);
+    for (int i = 0; i < c.n; i++) {
+        free(c.bufs[i]);
+        free((char *)c.t[i].name);
+    }
+    free(c.t);
+    free(c.bufs);
+
+    sf_bundle *b = fx_load(path);
+    sf_net *net;
+    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_feat f;
+    memset(&f, 0, sizeof f);
+    f.n_tokens = 3;
+    f.n_queries = 3;
+    f.type[0] = SF_TOK_CTX, f.type[1] = SF_TOK_PLAYER, f.type[2] = SF_TOK_MONSTER;
+    f.cont[1][0] = 5.0f; /* ignored by construction (LN gain 0) */
+    f.query[0][0] = 1, f.query[0][1] = 2, f.qcont[0][0] = 1.0f;
+    f.query[1][0] = 0, f.query[1][1] = 0, f.qcont[1][0] = -1.0f;
+    f.query[2][0] = 2, f.query[2][1] = 1, f.qcont[2][0] = 0.25f;
+    sf_pos p = sf_pos_from_feat(&f);
+    sf_net_out o;
+    ck_assert_int_eq(sf_net_eval(net, &p, 1, &o, &e), SF_OK);
+    const double tol = 2e-6;
+    ck_assert_double_eq_tol(o.value[0], 0.0146760291, tol);
+    ck_assert_double_eq_tol(o.value[20], 0.1084420022, tol);
+    double sum = 0;
+    for (int k = 0; k < 21; k++)
+        sum += o.value[k];
+    ck_assert_double_eq_tol(sum, 1.0, 1e-6);
+    ck_assert_double_eq_tol(o.p_win, 0.6643386996, tol);
+    ck_assert_double_eq_tol(o.forecast[0][0], 0.0345731231, tol);
+    ck_assert_double_eq_tol(o.forecast[1][2], 0.2065849845, tol);
+    ck_assert_double_eq_tol(o.forecast[3][4], 0.5014624613, tol);
+    ck_assert_int_eq(o.n_queries, 3);
+    ck_assert_double_eq_tol(o.policy[0], 1.0459381652, tol);
+    ck_assert_double_eq_tol(o.policy[1], 0.0780601400, tol);
+    ck_assert_double_eq_tol(o.policy[2], 0.5558621138, tol);
+    ck_assert_float_eq(o.policy[3], 0.0f);
+    sf_net_free(net);
+    sf_bundle_free(b);
+    fx_rmdir(dir);
+}
+END_TEST
+
+static void eval_or_fail(sf_net *net, const sf_pos *p, int n, sf_net_out *o) {
+    sf_err e = {0};
+    int rc = sf_net_eval(net, p, n, o, &e);
+    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+}
+
+/* A position's outputs are the same bits alone, in a full batch, in
+ * reverse order, next to other positions, and on a 3-thread net. */
+START_TEST(outputs_do_not_depend_on_batch_composition) {
+    char dir[256], path[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "tiny.safetensors", "tiny", 5, 0, path);
+    sf_bundle *b = fx_load(path);
+    sf_net *net, *net3;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_net_opts o3 = {.threads = 3};
+    ck_assert_int_eq(sf_net_create(b, &o3, &net3, &e), SF_OK);
+    enum { N = 40 };
+    sf_positions *ps, *others;
+    ck_assert_int_eq(sf_positions_synthetic(77, N, &ps, &e), SF_OK);
+    ck_assert_int_eq(sf_positions_synthetic(78, N, &others, &e), SF_OK);
+    sf_pos pos[2 * N];
+    static sf_net_out alone[N], batch[N], rev[N], mixed[2 * N], threaded[N];
+    for (int i = 0; i < N; i++) {
+        pos[i] = sf_positions_get(ps, i);
+        eval_or_fail(net, &pos[i], 1, &alone[i]);
+    }
+    eval_or_fail(net, pos, N, batch);
+    sf_pos rpos[N];
+    for (int i = 0; i < N; i++)
+        rpos[i] = pos[N - 1 - i];
+    eval_or_fail(net, rpos, N, rev);
+    sf_pos mpos[2 * N];
+    for (int i = 0; i < N; i++) {
+        mpos[2 * i] = sf_positions_get(others, i);
+        mpos[2 * i + 1] = pos[i];
+    }
+    eval_or_fail(net, mpos, 2 * N, mixed);
+    eval_or_fail(net3, pos, N, threaded);
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(memcmp(&alone[i], &batch[i], sizeof alone[i]) == 0, "batch %d", i);
+        ck_assert_msg(memcmp(&alone[i], &rev[N - 1 - i], sizeof alone[i]) == 0, "reverse %d", i);
+        ck_assert_msg(memcmp(&alone[i], &mixed[2 * i + 1], sizeof alone[i]) == 0, "mixed %d", i);
+        ck_assert_msg(memcmp(&alone[i], &threaded[i], sizeof alone[i]) == 0, "threads %d", i);
+    }
+    /* And they are not all the same (the comparison has teeth). */
+    ck_assert(memcmp(&alone[3], &alone[4], sizeof alone[3]) != 0);
+    sf_positions_free(ps);
+    sf_positions_free(others);
+    sf_net_free(net);
+    sf_net_free(net3);
+    sf_bundle_free(b);
+    fx_rmdir(dir);
+}
+END_TEST
+
+/* After one warm-up batch, evaluating allocates nothing. */
+START_TEST(eval_allocates_nothing_after_warmup) {
+#if SF_COUNT_ALLOCS
+    char dir[256], path[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "tiny.safetensors", "tiny", 6, 0, path);
+    sf_bundle *b = fx_load(path);
+    sf_net *net;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_positions *ps;
+    ck_assert_int_eq(sf_positions_synthetic(8, 16, &ps, &e), SF_OK);
+    sf_pos pos[16];
+    static sf_net_out out[16];
+    for (int i = 0; i < 16; i++)
+        pos[i] = sf_positions_get(ps, i);
+    eval_or_fail(net, pos, 16, out);
+    /* No Check assertion inside the measured loop: Check itself allocates
+     * to report each passed assertion to its parent process. */
+    long before = n_allocs;
+    int bad = 0;
+    for (int r = 0; r < 5; r++)
+        bad |= sf_net_eval(net, pos, 16, out, NULL);
+    long after = n_allocs;
+    ck_assert_int_eq(bad, SF_OK);
+    ck_assert_int_eq(after - before, 0);
+    sf_positions_free(ps);
+    sf_net_free(net);
+    sf_bundle_free(b);
+    fx_rmdir(dir);
+#endif
+}
+END_TEST
+
+/* An invalid position fails the whole call with its index; nothing runs. */
+START_TEST(invalid_position_fails_the_batch_naming_it) {
+    char dir[256], path[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "tiny.safetensors", "tiny", 7, 0, path);
+    sf_bundle *b = fx_load(path);
+    sf_net *net;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_feat f[2];
+    memset(f, 0, sizeof f);
+    f[0].n_tokens = f[1].n_tokens = 2;
+    f[0].type[0] = f[0].type[1] = f[1].type[0] = SF_TOK_CTX;
+    f[1].type[1] = 0;
+    sf_pos p[2] = {sf_pos_from_feat(&f[0]), sf_pos_from_feat(&f[1])};
+    sf_net_out o[2];
+    ck_assert_int_eq(sf_net_eval(net, p, 2, o, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "position 1: token 1: type 0 out of range 1..11");
+    sf_net_free(net);
+    sf_bundle_free(b);
+    fx_rmdir(dir);
+}
+END_TEST
+
+/* The canary passes on the bundle it was made with and fails, naming the
+ * output, when one expected value is off by more than the tolerance. */
+START_TEST(canary_passes_and_catches_a_tampered_value) {
+    char dir[256], good[512], bad[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "good.safetensors", "tiny", 8, 6, good);
+    sf_bundle *b = fx_load(good);
+    sf_net *net;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_canary_report r;
+    ck_assert_int_eq(sf_net_canary(net, b, &r, &e), SF_OK);
+    ck_assert_int_eq(r.positions, 6);
+    ck_assert(r.passed);
+    ck_assert(r.max_abs_err == 0.0); /* made by this very backend */
+    sf_net_free(net);
+
+    sf_tensorfile *tf;
+    ck_assert_int_eq(sf_tensorfile_read(good, &tf, NULL, &e), SF_OK);
+    const sf_tensor *v = sf_tensorfile_find(tf, "canary.p_win");
+    float *pw = malloc(v->nbytes);
+    memcpy(pw, v->data, v->nbytes);
+    pw[4] += 0.001f;
+    sf_tensor t = *v;
+    t.data = pw;
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
+    fx_rewrite(good, bad, NULL, &t, NULL, NULL);
+    free(pw);
+    sf_tensorfile_free(tf);
+    sf_bundle *bb = fx_load(bad);
+    ck_assert_int_eq(sf_net_create(bb, NULL, &net, &e), SF_OK);
+    ck_assert_int_eq(sf_net_canary(net, bb, &r, &e), SF_ECORRUPT);
+    ck_assert(!r.passed);
+    ck_assert_int_eq(r.worst_position, 4);
+    ck_assert_str_eq(r.worst_output, "p_win");
+    ck_assert_double_eq_tol(r.max_abs_err, 0.001, 1e-6);
+    ck_assert_ptr_nonnull(strstr(e.msg, "golden position 4 output p_win"));
+    sf_net_free(net);
+    sf_bundle_free(bb);
+    sf_bundle_free(b);
+    fx_rmdir(dir);
+}
+END_TEST
+
+/* Priors are the softmax of the logits: (0, ln 2, ln 4) -> (1/7, 2/7, 4/7). */
+START_TEST(priors_are_the_softmax_of_the_policy_logits) {
+    sf_net_out o;
+    memset(&o, 0, sizeof o);
+    o.n_queries = 3;
+    o.policy[0] = 0.0f;
+    o.policy[1] = (float)log(2.0);
+    o.policy[2] = (float)log(4.0);
+    o.policy[3] = 100.0f; /* not a legal query: ignored */
+    float pr[4] = {-1, -1, -1, -1};
+    sf_net_out_priors(&o, pr);
+    ck_assert_double_eq_tol(pr[0], 1.0 / 7.0, 1e-7);
+    ck_assert_double_eq_tol(pr[1], 2.0 / 7.0, 1e-7);
+    ck_assert_double_eq_tol(pr[2], 4.0 / 7.0, 1e-7);
+    ck_assert_float_eq(pr[3], -1.0f);
+}
+END_TEST
+
+/* Without a GPU (or without the cuda backend built in) the cuda backend is
+ * a clear SF_EUNSUPPORTED, never a crash or a silent cpu fallback; with a
+ * GPU it must agree with the cpu backend within 1e-4 in fp32. */
+START_TEST(cuda_backend_fails_clearly_or_matches_cpu) {
+    char dir[256], path[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "tiny.safetensors", "tiny", 9, 8, path);
+    sf_bundle *b = fx_load(path);
+    sf_net *net;
+    sf_err e = {0};
+    sf_net_opts o = {.backend = SF_BACKEND_CUDA, .max_batch = 64};
+    int rc = sf_net_create(b, &o, &net, &e);
+    if (rc == SF_OK) {
+        sf_canary_report r;
+        ck_assert_int_eq(sf_net_canary(net, b, &r, &e), SF_OK);
+        ck_assert(r.max_abs_err <= 1e-4);
+        sf_net_free(net);
+    } else {
+        ck_assert_int_eq(rc, SF_EUNSUPPORTED);
+        ck_assert_ptr_null(net);
+        ck_assert_msg(strstr(e.msg, "cuda backend") &&
+                          (strstr(e.msg, "GPU") || strstr(e.msg, "not built")),
+                      "unclear message: %s", e.msg);
+    }
+    /* The cpu backend refuses reduced precision instead of ignoring it. */
+    sf_net_opts bad = {.backend = SF_BACKEND_CPU, .precision = SF_PREC_BF16};
+    ck_assert_int_eq(sf_net_create(b, &bad, &net, &e), SF_EINVAL);
+    sf_bundle_free(b);
+    fx_rmdir(dir);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("evald-net");
+    TCase *tc = tcase_create("net");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, erf_and_exp_approximations_are_accurate);
+    tcase_add_test(tc, micro_network_heads_match_hand_computation);
+    tcase_add_test(tc, outputs_do_not_depend_on_batch_composition);
+    tcase_add_test(tc, eval_allocates_nothing_after_warmup);
+    tcase_add_test(tc, invalid_position_fails_the_batch_naming_it);
+    tcase_add_test(tc, canary_passes_and_catches_a_tampered_value);
+    tcase_add_test(tc, cuda_backend_fails_clearly_or_matches_cpu);
+    tcase_add_test(tc, priors_are_the_softmax_of_the_policy_logits);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "evald-net");
+}

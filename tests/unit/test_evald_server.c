@@ -1,0 +1,811 @@
+/* test_evald_server.c — gpu-evald's server and the neteval client over
+ * loopback TCP: many concurrent clients answered correctly and in order,
+ * error replies, the canary gate, SHA pinning, batching, metrics over HTTP,
+ * timeouts with retry and fallback, reconnection, and remote == in-process
+ * bit for bit. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "evald_fixture.h"
+#include "gpu-evald/evald.h"
+#include "gpu-evald/neteval.h"
+#include "gpu-evald/wire.h"
+#include "sf_check.h"
+
+/* ---- a server in a thread ---- */
+typedef struct {
+    sf_evald *ev;
+    pthread_t th;
+    int rc;
+    char *log;
+    size_t log_len;
+    FILE *logf;
+} server;
+
+static void *server_main(void *p) {
+    server *s = p;
+    s->rc = sf_evald_run(s->ev, NULL);
+    return NULL;
+}
+
+/* Create a server; models are added by the caller, then server_go(). */
+static void server_new(server *s, const char *bind, int max_batch, int max_wait_us,
+                       int metrics_port) {
+    memset(s, 0, sizeof *s);
+    s->logf = open_memstream(&s->log, &s->log_len);
+    sf_evald_opts o = {.bind = bind,
+                       .max_batch = max_batch,
+                       .max_wait_us = max_wait_us,
+                       .metrics_port = metrics_port,
+                       .log = s->logf};
+    sf_err e = {0};
+    ck_assert_msg(sf_evald_create(&o, &s->ev, &e) == SF_OK, "%s", e.msg);
+}
+
+static void server_go(server *s) {
+    sf_err e = {0};
+    ck_assert_msg(sf_evald_bind(s->ev, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(pthread_create(&s->th, NULL, server_main, s), 0);
+}
+
+/* Stop, join, free; the log stays readable in s->log until server_done. */
+static void server_stop(server *s) {
+    sf_evald_stop(s->ev);
+    pthread_join(s->th, NULL);
+    ck_assert_int_eq(s->rc, SF_OK);
+    sf_evald_free(s->ev);
+    s->ev = NULL;
+    fflush(s->logf);
+}
+
+static void server_done(server *s) {
+    fclose(s->logf);
+    free(s->log);
+}
+
+typedef struct {
+    char dir[256];
+    char path[512];
+    sf_bundle *b;
+    sf_net *local;
+    sf_positions *ps;
+} world;
+
+static void world_new(world *w, int npos) {
+    fx_tmpdir(w->dir);
+    fx_random_bundle(w->dir, "tiny.safetensors", "tiny", 42, 8, w->path);
+    w->b = fx_load(w->path);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_net_create(w->b, NULL, &w->local, &e), SF_OK);
+    ck_assert_int_eq(sf_positions_synthetic(4242, npos, &w->ps, &e), SF_OK);
+}
+
+static void world_free(world *w) {
+    sf_positions_free(w->ps);
+    sf_net_free(w->local);
+    sf_bundle_free(w->b);
+    fx_rmdir(w->dir);
+}
+
+static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout_ms, int retries) {
+    sf_neteval_opts o = {.endpoint = endpoint,
+                         .model_sha256 = sha,
+                         .max_inflight = 8,
+                         .timeout_ms = timeout_ms,
+                         .max_retries = retries};
+    sf_neteval *ev;
+    sf_err e = {0};
+    ck_assert_msg(sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK, "%s", e.msg);
+    return ev;
+}
+
+/* ---- many clients ---- */
+typedef struct {
+    const char *endpoint;
+    const char *sha;
+    const sf_positions *ps;
+    const sf_net_out *want; /* reference outputs of every position */
+    int k;                  /* client index */
+    int failures;
+    char why[1024];
+} client_job;
+
+static void *client_main(void *p) {
+    client_job *j = p;
+    sf_neteval_opts o = {.endpoint = j->endpoint,
+                         .model_sha256 = j->sha,
+                         .max_inflight = 4,
+                         .timeout_ms = 20000,
+                         .max_retries = 1};
+    sf_neteval *ev;
+    if (sf_neteval_connect(&o, NULL, &ev, NULL) != SF_OK) {
+        j->failures++;
+        return NULL;
+    }
+    enum { R = 6 };
+    sf_net_out out[R][8];
+    int first[R], size[R];
+    uint64_t ticket[R];
+    int sent = 0, done = 0, npos = sf_positions_count(j->ps);
+    while (done < R) {
+        while (sent < R && sf_neteval_inflight(ev) < 4) {
+            size[sent] = 1 + (j->k + sent) % 5;
+            first[sent] = (j->k * 7 + sent * 3) % (npos - 8);
+            sf_pos pos[8];
+            for (int i = 0; i < size[sent]; i++)
+                pos[i] = sf_positions_get(j->ps, first[sent] + i);
+            sf_err e = {0};
+            if (sf_neteval_submit(ev, pos, size[sent], out[sent], &ticket[sent], &e) != SF_OK) {
+                snprintf(j->why, sizeof j->why, "submit: %s", e.msg);
+                j->failures++;
+                goto out;
+            }
+            sent++;
+        }
+        sf_neteval_done d[4];
+        int k = sf_neteval_poll(ev, 1000, d, 4, NULL);
+        for (int i = 0; i < k; i++, done++) {
+            /* Replies arrive in request order. */
+            if (d[i].ticket != ticket[done] || d[i].status != SF_OK || d[i].fell_back) {
+                snprintf(j->why, sizeof j->why, "ticket %llu status %d (want ticket %llu): %s",
+                         (unsigned long long)d[i].ticket, d[i].status,
+                         (unsigned long long)ticket[done], d[i].error);
+                j->failures++;
+                continue;
+            }
+            for (int p = 0; p < size[done]; p++)
+                if (memcmp(&out[done][p], &j->want[first[done] + p], sizeof(sf_net_out)) != 0) {
+                    snprintf(j->why, sizeof j->why, "request %d position %d differs", done, p);
+                    j->failures++;
+                }
+        }
+    }
+out:
+    sf_neteval_close(ev);
+    return NULL;
+}
+
+START_TEST(many_clients_are_answered_correctly_and_in_order) {
+    world w;
+    world_new(&w, 64);
+    static sf_net_out want[64];
+    sf_pos pos[64];
+    for (int i = 0; i < 64; i++)
+        pos[i] = sf_positions_get(w.ps, i);
+    ck_assert_int_eq(sf_net_eval(w.local, pos, 64, want, NULL), SF_OK);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 16, 1000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    enum { C = 12 };
+    client_job jobs[C];
+    pthread_t th[C];
+    for (int k = 0; k < C; k++) {
+        jobs[k] =
+            (client_job){sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), w.ps, want, k, 0, ""};
+        ck_assert_int_eq(pthread_create(&th[k], NULL, client_main, &jobs[k]), 0);
+    }
+    for (int k = 0; k < C; k++) {
+        pthread_join(th[k], NULL);
+        ck_assert_msg(jobs[k].failures == 0, "client %d: %s", k, jobs[k].why);
+    }
+    char *m = malloc(1 << 16);
+    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    /* 12 clients x 6 requests of 1 + (k + r) % 5 positions: 72 requests, 213
+     * positions (sum over k < 12, r < 6). */
+    char want_line[160];
+    snprintf(want_line, sizeof want_line, "sf_evald_requests_total{model=\"%s\"} 72",
+             sf_bundle_sha256(w.b));
+    ck_assert_msg(strstr(m, want_line), "%.400s", strstr(m, "sf_evald_requests_total"));
+    snprintf(want_line, sizeof want_line, "sf_evald_evals_total{model=\"%s\"} 213",
+             sf_bundle_sha256(w.b));
+    ck_assert_msg(strstr(m, want_line), "%.400s", strstr(m, "sf_evald_requests_total"));
+    free(m);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+/* ---- raw DEALER helpers for malformed traffic ---- */
+static void *raw_dealer(void *ctx, const char *endpoint) {
+    void *d = zmq_socket(ctx, ZMQ_DEALER);
+    int zero = 0, t = 10000;
+    zmq_setsockopt(d, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(d, ZMQ_RCVTIMEO, &t, sizeof t);
+    ck_assert_int_eq(zmq_connect(d, endpoint), 0);
+    return d;
+}
+
+/* Receive one reply; returns its status and fills id and message. */
+static int raw_reply(void *d, uint64_t *id, char *msg, size_t cap) {
+    static uint8_t buf[1 << 20];
+    int n = zmq_recv(d, buf, sizeof buf, 0);
+    ck_assert_msg(n > 0, "no reply: %s", zmq_strerror(zmq_errno()));
+    sf_arena arena;
+    sf_arena_init(&arena, NULL);
+    sf_wire_reply r;
+    ck_assert_int_eq(sf_wire_reply_decode(buf, (size_t)n, &arena, &r, NULL), SF_OK);
+    *id = r.id;
+    snprintf(msg, cap, "%s", r.error);
+    int st = r.status;
+    sf_arena_free(&arena);
+    return st;
+}
+
+START_TEST(bad_requests_get_error_replies_in_order) {
+    world w;
+    world_new(&w, 16);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    const char *sha = sf_bundle_sha256(w.b);
+    void *ctx = zmq_ctx_new();
+    void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
+    sf_buf scratch = {0}, msg = {0};
+    sf_pos good = sf_positions_get(w.ps, 3);
+    sf_feat badf;
+    memset(&badf, 0, sizeof badf);
+    badf.n_tokens = 2, badf.n_queries = 1;
+    badf.type[0] = badf.type[1] = SF_TOK_CTX;
+    badf.query[0][0] = 5; /* past the tokens: the client would refuse it */
+    sf_pos bad = sf_pos_from_feat(&badf);
+    /* valid (1), invalid position (2), valid (3), garbage, unknown model (4),
+     * oversized (5): replies come back in this order. */
+    ck_assert_int_eq(sf_wire_request_encode(1, sha, &good, 1, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    ck_assert_int_eq(sf_wire_request_encode(2, sha, &bad, 1, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    ck_assert_int_eq(sf_wire_request_encode(3, sha, &good, 1, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    zmq_send(d, "\xff\xff\xff", 3, 0);
+    const char *other = "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff";
+    ck_assert_int_eq(sf_wire_request_encode(4, other, &good, 1, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    sf_pos nine[9];
+    for (int i = 0; i < 9; i++)
+        nine[i] = good;
+    ck_assert_int_eq(sf_wire_request_encode(5, sha, nine, 9, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+
+    uint64_t id;
+    char text[512];
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
+    ck_assert_uint_eq(id, 1);
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EINVAL);
+    ck_assert_uint_eq(id, 2);
+    ck_assert_str_eq(text, "position 0: query 0: card token 5 >= n_tokens 2");
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
+    ck_assert_uint_eq(id, 3);
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFORMAT);
+    ck_assert_uint_eq(id, 0);
+    ck_assert_ptr_nonnull(strstr(text, "does not decode"));
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_ENOTFOUND);
+    ck_assert_uint_eq(id, 4);
+    ck_assert_ptr_nonnull(strstr(text, "unknown model ffff"));
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
+    ck_assert_uint_eq(id, 5);
+    ck_assert_str_eq(text, "request of 9 positions exceeds max_batch 8");
+
+    /* The client library names the same errors. */
+    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), other, 5000, 0);
+    sf_net_out o[9];
+    sf_err e = {0};
+    ck_assert_int_eq(sf_neteval_eval(ev, &good, 1, o, &e), SF_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(e.msg, "unknown model"));
+    sf_neteval_stats st;
+    sf_neteval_stats_get(ev, &st);
+    ck_assert_uint_eq(st.server_errors, 1);
+    ck_assert_uint_eq(st.failures, 1);
+    sf_neteval_close(ev);
+    /* A bad position never leaves the client. */
+    ev = connect_to(sf_evald_endpoint(s.ev), sha, 5000, 0);
+    ck_assert_int_eq(sf_neteval_eval(ev, &bad, 1, o, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "position 0: query 0: card token 5 >= n_tokens 2");
+    ck_assert_int_eq(sf_neteval_eval(ev, nine, 9, o, &e), SF_EFULL);
+    sf_neteval_close(ev);
+
+    char *m = malloc(1 << 16);
+    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"malformed\"} 1"));
+    ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"unknown_model\"} 2"));
+    free(m);
+    sf_buf_free(&scratch);
+    sf_buf_free(&msg);
+    zmq_close(d);
+    zmq_ctx_term(ctx);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+/* Two models (champion and candidate) served side by side: requests for
+ * each, interleaved from one client, get that model's outputs. */
+START_TEST(two_models_are_served_side_by_side) {
+    world w;
+    world_new(&w, 8);
+    char other[512];
+    fx_random_bundle(w.dir, "other.safetensors", "tiny", 43, 4, other);
+    sf_bundle *b2 = fx_load(other);
+    sf_net *net2;
+    ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, other, NULL, NULL, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_models_served(s.ev), 2);
+    server_go(&s);
+    void *ctx = zmq_ctx_new();
+    sf_neteval_opts o1 = {.endpoint = sf_evald_endpoint(s.ev),
+                          .model_sha256 = sf_bundle_sha256(w.b),
+                          .timeout_ms = 20000};
+    sf_neteval_opts o2 = o1;
+    o2.model_sha256 = sf_bundle_sha256(b2);
+    sf_neteval *e1, *e2;
+    ck_assert_int_eq(sf_neteval_connect(&o1, ctx, &e1, NULL), SF_OK);
+    ck_assert_int_eq(sf_neteval_connect(&o2, ctx, &e2, NULL), SF_OK);
+    for (int i = 0; i < 8; i++) {
+        sf_pos p = sf_positions_get(w.ps, i);
+        sf_net_out r1, r2, l1, l2;
+        ck_assert_int_eq(sf_neteval_eval(e1, &p, 1, &r1, NULL), SF_OK);
+        ck_assert_int_eq(sf_neteval_eval(e2, &p, 1, &r2, NULL), SF_OK);
+        ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &l1, NULL), SF_OK);
+        ck_assert_int_eq(sf_net_eval(net2, &p, 1, &l2, NULL), SF_OK);
+        ck_assert_mem_eq(&r1, &l1, sizeof r1);
+        ck_assert_mem_eq(&r2, &l2, sizeof r2);
+        ck_assert(memcmp(&r1, &r2, sizeof r1) != 0);
+    }
+    sf_neteval_close(e1);
+    sf_neteval_close(e2);
+    zmq_ctx_term(ctx);
+    server_stop(&s);
+    server_done(&s);
+    sf_net_free(net2);
+    sf_bundle_free(b2);
+    world_free(&w);
+}
+END_TEST
+
+/* A client may keep at most client_credit positions queued: with credit 8,
+ * a 5-position request waiting for its batch plus a 4-position one is over
+ * it; the second is refused (after the first is answered, in order), and
+ * the reply tells the client its credit. */
+START_TEST(client_credit_limits_queued_positions) {
+    world w;
+    world_new(&w, 8);
+    server s;
+    memset(&s, 0, sizeof s);
+    s.logf = open_memstream(&s.log, &s.log_len);
+    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
+                       .max_batch = 8,
+                       .max_wait_us = 300000,
+                       .client_credit = 8,
+                       .metrics_port = -1,
+                       .log = s.logf};
+    ck_assert_int_eq(sf_evald_create(&o, &s.ev, NULL), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    void *ctx = zmq_ctx_new();
+    void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
+    sf_buf scratch = {0}, msg = {0};
+    sf_pos p[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = sf_positions_get(w.ps, i);
+    const char *sha = sf_bundle_sha256(w.b);
+    ck_assert_int_eq(sf_wire_request_encode(1, sha, p, 5, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    ck_assert_int_eq(sf_wire_request_encode(2, sha, p, 4, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
+    uint64_t id;
+    char text[512];
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
+    ck_assert_uint_eq(id, 1);
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
+    ck_assert_uint_eq(id, 2);
+    ck_assert_str_eq(text, "over credit: 5 positions already queued for this client, credit 8");
+    sf_buf_free(&scratch);
+    sf_buf_free(&msg);
+    zmq_close(d);
+    zmq_ctx_term(ctx);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+/* A model whose canary fails is refused (log line, metric, error replies);
+ * a server with nothing else refuses to start. */
+START_TEST(canary_failure_refuses_to_serve) {
+    world w;
+    world_new(&w, 4);
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/tampered.safetensors", w.dir);
+    sf_tensorfile *tf;
+    ck_assert_int_eq(sf_tensorfile_read(w.path, &tf, NULL, NULL), SF_OK);
+    const sf_tensor *v = sf_tensorfile_find(tf, "canary.value");
+    float *vals = malloc(v->nbytes);
+    memcpy(vals, v->data, v->nbytes);
+    vals[2 * SF_NET_VALUE_BINS + 3] += 0.01f;
+    sf_tensor t = *v;
+    t.data = vals;
+    fx_rewrite(w.path, bad, NULL, &t, NULL, NULL);
+    free(vals);
+    sf_tensorfile_free(tf);
+    sf_bundle *bb = fx_load(bad);
+    char bad_sha[65];
+    memcpy(bad_sha, sf_bundle_sha256(bb), 65);
+    sf_bundle_free(bb);
+
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    sf_err e = {0};
+    int serving = 1;
+    ck_assert_int_eq(sf_evald_add_model(s.ev, bad, NULL, &serving, &e), SF_OK);
+    ck_assert_int_eq(serving, 0);
+    ck_assert_int_eq(e.code, SF_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "golden position 2 output value[3]"));
+    ck_assert_int_eq(sf_evald_models_served(s.ev), 0);
+    ck_assert_int_eq(sf_evald_bind(s.ev, &e), SF_ESTATE);
+    ck_assert_str_eq(e.msg, "no model passed its canary; nothing to serve");
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, &serving, &e), SF_OK);
+    ck_assert_int_eq(serving, 1);
+    ck_assert_int_eq(sf_evald_models_served(s.ev), 1);
+    server_go(&s);
+    char *m = malloc(1 << 16);
+    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    char line[160];
+    snprintf(line, sizeof line, "sf_evald_canary_ok{model=\"%s\"} 0", bad_sha);
+    ck_assert_msg(strstr(m, line), "%s", m);
+    snprintf(line, sizeof line, "sf_evald_canary_ok{model=\"%s\"} 1", sf_bundle_sha256(w.b));
+    ck_assert_ptr_nonnull(strstr(m, line));
+    free(m);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), bad_sha, 5000, 0);
+    sf_pos p = sf_positions_get(w.ps, 1);
+    sf_net_out o;
+    ck_assert_int_eq(sf_neteval_eval(ev, &p, 1, &o, &e), SF_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "is refused (canary failed at load)"));
+    sf_neteval_close(ev);
+    server_stop(&s);
+    ck_assert_ptr_nonnull(strstr(s.log, "canary FAILED for model"));
+    ck_assert_ptr_nonnull(strstr(s.log, "refusing to serve this model"));
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+/* A pinned digest that does not match is a load error; nothing is served
+ * in its place. */
+START_TEST(sha_pin_mismatch_is_a_load_error) {
+    world w;
+    world_new(&w, 1);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    sf_err e = {0};
+    const char *pin = "1111111111111111111111111111111111111111111111111111111111111111";
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, pin, NULL, &e), SF_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "SHA-256 mismatch"));
+    ck_assert_int_eq(sf_evald_models_served(s.ev), 0);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, sf_bundle_sha256(w.b), NULL, &e), SF_OK);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "already served"));
+    sf_evald_free(s.ev);
+    fclose(s.logf);
+    ck_assert_ptr_nonnull(strstr(s.log, "cannot load model"));
+    free(s.log);
+    world_free(&w);
+}
+END_TEST
+
+/* Eight one-position requests fill one batch of max_batch 8; three alone
+ * wait max_wait before they run, as one batch of 3. */
+START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
+    world w;
+    world_new(&w, 16);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 5000000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    sf_net_out out[8];
+    uint64_t t;
+    for (int i = 0; i < 8; i++) {
+        sf_pos p = sf_positions_get(w.ps, i);
+        ck_assert_int_eq(sf_neteval_submit(ev, &p, 1, &out[i], &t, NULL), SF_OK);
+    }
+    int got = 0;
+    sf_neteval_done d[8];
+    while (got < 8) {
+        int k = sf_neteval_poll(ev, 10000, d, 8, NULL);
+        ck_assert_int_gt(k, 0);
+        got += k;
+    }
+    char *m = malloc(1 << 16), line[160];
+    const char *sha = sf_bundle_sha256(w.b);
+    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    snprintf(line, sizeof line, "sf_evald_batch_size_count{model=\"%s\"} 1", sha);
+    ck_assert_msg(strstr(m, line), "%s", m);
+    snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 8", sha);
+    ck_assert_ptr_nonnull(strstr(m, line));
+    snprintf(line, sizeof line, "sf_evald_batch_size_bucket{model=\"%s\",le=\"4\"} 0", sha);
+    ck_assert_ptr_nonnull(strstr(m, line));
+    sf_neteval_close(ev);
+    server_stop(&s);
+    server_done(&s);
+
+    server_new(&s, "tcp://127.0.0.1:*", 8, 60000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    ev = connect_to(sf_evald_endpoint(s.ev), sha, 20000, 0);
+    sf_pos three[3] = {sf_positions_get(w.ps, 0), sf_positions_get(w.ps, 1),
+                       sf_positions_get(w.ps, 2)};
+    uint64_t t0 = sf_now_ns();
+    ck_assert_int_eq(sf_neteval_eval(ev, three, 3, out, NULL), SF_OK);
+    /* Not before max_wait (60 ms) is over: a lower bound, not a speed test. */
+    ck_assert_uint_ge(sf_now_ns() - t0, 60000000ull);
+    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 3", sha);
+    ck_assert_ptr_nonnull(strstr(m, line));
+    free(m);
+    sf_neteval_close(ev);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+/* GET /metrics over HTTP (libmicrohttpd) serves the same page. */
+static void http_get(int port, const char *path, char *buf, size_t cap) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
+    ck_assert_int_eq(write(fd, req, (size_t)n), n);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < cap && (r = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += (size_t)r;
+    buf[got] = '\0';
+    close(fd);
+}
+
+START_TEST(metrics_are_served_over_http) {
+    world w;
+    world_new(&w, 8);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, 0);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    int port = sf_evald_metrics_port(s.ev);
+    ck_assert_int_gt(port, 0);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    sf_pos p[5];
+    sf_net_out o[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = sf_positions_get(w.ps, i);
+    ck_assert_int_eq(sf_neteval_eval(ev, p, 5, o, NULL), SF_OK);
+    sf_neteval_close(ev);
+    char *page = malloc(1 << 17), line[160];
+    http_get(port, "/metrics", page, 1 << 17);
+    ck_assert_msg(strncmp(page, "HTTP/1.0 200", 12) == 0 || strncmp(page, "HTTP/1.1 200", 12) == 0,
+                  "%.80s", page);
+    ck_assert_ptr_nonnull(strstr(page, "text/plain; version=0.0.4"));
+    snprintf(line, sizeof line, "sf_evald_evals_total{model=\"%s\"} 5", sf_bundle_sha256(w.b));
+    ck_assert_msg(strstr(page, line), "%s", page);
+    ck_assert_ptr_nonnull(strstr(page, "# TYPE sf_evald_batch_size histogram"));
+    ck_assert_ptr_nonnull(strstr(page, "sf_evald_queue_wait_seconds{model=\""));
+    ck_assert_ptr_nonnull(strstr(page, "quantile=\"0.99\""));
+    ck_assert_ptr_nonnull(strstr(page, "sf_evald_clients 1"));
+    http_get(port, "/other", page, 1 << 17);
+    ck_assert_ptr_nonnull(strstr(page, " 404 "));
+    free(page);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+/* ---- failures on the client side ---- */
+static int free_tcp_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int local_fallback(void *ctx, const sf_pos *pos, int n, sf_net_out *out) {
+    return sf_net_eval(ctx, pos, n, out, NULL);
+}
+
+/* No server: each attempt times out, is resent on a fresh socket twice,
+ * then the fallback answers; every step is counted exactly. */
+START_TEST(timeouts_retry_then_fall_back_counted) {
+    world w;
+    world_new(&w, 4);
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", free_tcp_port());
+    sf_neteval_opts o = {.endpoint = ep,
+                         .model_sha256 = sf_bundle_sha256(w.b),
+                         .timeout_ms = 80,
+                         .max_retries = 2,
+                         .fallback = local_fallback,
+                         .fallback_ctx = w.local};
+    sf_neteval *ev;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_neteval_connect(&o, NULL, &ev, &e), SF_OK);
+    sf_pos p[2] = {sf_positions_get(w.ps, 2), sf_positions_get(w.ps, 3)};
+    sf_net_out got[2], want[2];
+    uint64_t t;
+    ck_assert_int_eq(sf_neteval_submit(ev, p, 2, got, &t, &e), SF_OK);
+    sf_neteval_done d;
+    int k;
+    while ((k = sf_neteval_poll(ev, 1000, &d, 1, &e)) == 0)
+        ;
+    ck_assert_int_eq(k, 1);
+    ck_assert_uint_eq(d.ticket, t);
+    ck_assert_int_eq(d.status, SF_OK);
+    ck_assert_int_eq(d.fell_back, 1);
+    ck_assert_ptr_nonnull(strstr(d.error, "no reply from"));
+    ck_assert_int_eq(sf_net_eval(w.local, p, 2, want, NULL), SF_OK);
+    ck_assert_mem_eq(got, want, sizeof want);
+    sf_neteval_stats st;
+    sf_neteval_stats_get(ev, &st);
+    ck_assert_uint_eq(st.timeouts, 3);
+    ck_assert_uint_eq(st.retries, 2);
+    ck_assert_uint_eq(st.reconnects, 3);
+    ck_assert_uint_eq(st.fallbacks, 1);
+    ck_assert_uint_eq(st.failures, 0);
+    ck_assert_uint_eq(st.replies, 0);
+    sf_neteval_close(ev);
+
+    /* Without a fallback the request fails with SF_ETIMEOUT. */
+    o.fallback = NULL;
+    o.max_retries = 1;
+    ck_assert_int_eq(sf_neteval_connect(&o, NULL, &ev, &e), SF_OK);
+    ck_assert_int_eq(sf_neteval_eval(ev, p, 1, got, &e), SF_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "after 2 attempts of 80 ms"));
+    sf_neteval_stats_get(ev, &st);
+    ck_assert_uint_eq(st.failures, 1);
+    ck_assert_uint_eq(st.fallbacks, 0);
+    sf_neteval_close(ev);
+    world_free(&w);
+}
+END_TEST
+
+typedef struct {
+    server *s;
+    const char *path;
+    const char *bind;
+    int delay_ms;
+} restart_job;
+
+static void *restart_main(void *p) {
+    restart_job *j = p;
+    usleep((useconds_t)j->delay_ms * 1000);
+    server_new(j->s, j->bind, 8, 1000, -1);
+    sf_evald_add_model(j->s->ev, j->path, NULL, NULL, NULL);
+    server_go(j->s);
+    return NULL;
+}
+
+/* The server goes away and comes back on the same port: the client's
+ * retry on a fresh connection gets the answer; nothing falls back. */
+START_TEST(client_recovers_when_the_server_restarts) {
+    world w;
+    world_new(&w, 4);
+    char bind_ep[64];
+    snprintf(bind_ep, sizeof bind_ep, "tcp://127.0.0.1:%d", free_tcp_port());
+    server s1, s2;
+    server_new(&s1, bind_ep, 8, 1000, -1);
+    ck_assert_int_eq(sf_evald_add_model(s1.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s1);
+    sf_neteval *ev = connect_to(bind_ep, sf_bundle_sha256(w.b), 150, 30);
+    sf_pos p = sf_positions_get(w.ps, 1);
+    sf_net_out o, want;
+    ck_assert_int_eq(sf_neteval_eval(ev, &p, 1, &o, NULL), SF_OK);
+    server_stop(&s1);
+    server_done(&s1);
+    /* Back after 400 ms: longer than a 150 ms attempt, so the client must
+     * give up on its socket at least once. */
+    restart_job j = {&s2, w.path, bind_ep, 400};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, restart_main, &j), 0);
+    sf_err e = {0};
+    int rc = sf_neteval_eval(ev, &p, 1, &o, &e);
+    pthread_join(th, NULL);
+    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &want, NULL), SF_OK);
+    ck_assert_mem_eq(&o, &want, sizeof o);
+    sf_neteval_stats st;
+    sf_neteval_stats_get(ev, &st);
+    ck_assert_uint_ge(st.reconnects, 2);
+    ck_assert_uint_ge(st.retries, 2);
+    ck_assert_uint_eq(st.fallbacks, 0);
+    ck_assert_uint_eq(st.failures, 0);
+    sf_neteval_close(ev);
+    server_stop(&s2);
+    server_done(&s2);
+    world_free(&w);
+}
+END_TEST
+
+/* Remote (loopback) and in-process evaluation of the same 64 positions, in
+ * requests of 1..13 positions, give the same SHA-256 over the outputs. */
+START_TEST(remote_and_in_process_outputs_are_identical) {
+    world w;
+    world_new(&w, 64);
+    server s;
+    server_new(&s, "tcp://127.0.0.1:*", 32, 500, -1);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    sf_neteval *remote = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    sf_neteval *local;
+    sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(w.b)};
+    sf_err e = {0};
+    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &local, &e), SF_OK);
+    ck_assert(sf_neteval_is_local(local));
+    static sf_net_out a[64], b[64];
+    int at = 0, size = 1;
+    while (at < 64) {
+        int n = 64 - at < size ? 64 - at : size;
+        sf_pos p[13];
+        for (int i = 0; i < n; i++)
+            p[i] = sf_positions_get(w.ps, at + i);
+        ck_assert_int_eq(sf_neteval_eval(remote, p, n, a + at, &e), SF_OK);
+        ck_assert_int_eq(sf_neteval_eval(local, p, n, b + at, &e), SF_OK);
+        at += n;
+        size = size % 13 + 1;
+    }
+    uint8_t da[32], db[32];
+    crypto_hash_sha256(da, (const uint8_t *)a, sizeof a);
+    crypto_hash_sha256(db, (const uint8_t *)b, sizeof b);
+    ck_assert_mem_eq(da, db, 32);
+    /* A local evaluator pinned to another digest refuses the bundle. */
+    sf_neteval *wrong;
+    lo.model_sha256 = "2222222222222222222222222222222222222222222222222222222222222222";
+    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_ECORRUPT);
+    sf_neteval_close(local);
+    sf_neteval_close(remote);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("evald-server");
+    TCase *tc = tcase_create("server");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, many_clients_are_answered_correctly_and_in_order);
+    tcase_add_test(tc, bad_requests_get_error_replies_in_order);
+    tcase_add_test(tc, two_models_are_served_side_by_side);
+    tcase_add_test(tc, client_credit_limits_queued_positions);
+    tcase_add_test(tc, canary_failure_refuses_to_serve);
+    tcase_add_test(tc, sha_pin_mismatch_is_a_load_error);
+    tcase_add_test(tc, batches_fill_to_max_batch_or_wait_max_wait);
+    tcase_add_test(tc, metrics_are_served_over_http);
+    tcase_add_test(tc, timeouts_retry_then_fall_back_counted);
+    tcase_add_test(tc, client_recovers_when_the_server_restarts);
+    tcase_add_test(tc, remote_and_in_process_outputs_are_identical);
+    suite_add_tcase(s, tc);
+    return sf_check_run(s, "evald-server");
+}

@@ -1,0 +1,135 @@
+/*
+ * evaluator.c — the worker's network evaluators (worker.h): a session per
+ * job thread over gpu-evald/neteval.h, remote (ZeroMQ to gpu-evald) or
+ * in-process (the cpu backend on a bundle loaded once).
+ *
+ * A session turns the search's leaf requests into positions
+ * (sf_pos_from_feat: a view, no copy), evaluates them as one batch, and
+ * answers with the 21-bin value distribution and the softmax priors over
+ * the legal actions (sf_net_out_priors), as search.h expects.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-evald/neteval.h"
+#include "worker/worker.h"
+
+typedef struct eval_ctx {
+    sf_batch_evaluator api;
+    sf_run_config cfg;
+    sf_bundle *bundle; /* in-process; NULL for remote */
+    char sha[65];
+} eval_ctx;
+
+typedef struct session {
+    sf_neteval *ev;
+    int cap;
+    sf_pos *pos;
+    sf_net_out *out;
+} session;
+
+static int s_open(void *ctx, void **out, sf_err *err) {
+    eval_ctx *c = ctx;
+    session *s = calloc(1, sizeof *s);
+    if (!s)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    sf_neteval_opts o = {0};
+    o.model_sha256 = c->sha;
+    o.timeout_ms = (int)c->cfg.evald.timeout_ms;
+    o.max_retries = (int)c->cfg.evald.retries;
+    int rc;
+    if (c->bundle) {
+        rc = sf_neteval_open_local(c->bundle, &o, &s->ev, err);
+    } else {
+        o.endpoint = c->cfg.evald.endpoint;
+        rc = sf_neteval_connect(&o, NULL, &s->ev, err);
+    }
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return SF_OK;
+}
+
+static void s_close(void *p) {
+    session *s = p;
+    if (!s)
+        return;
+    sf_neteval_close(s->ev);
+    free(s->pos);
+    free(s->out);
+    free(s);
+}
+
+static int s_eval(void *p, const sf_eval_request *const *reqs, int n, sf_eval_answer *ans) {
+    session *s = p;
+    if (n > s->cap) {
+        sf_pos *pos = realloc(s->pos, sizeof *pos * (size_t)n);
+        sf_net_out *out = pos ? realloc(s->out, sizeof *out * (size_t)n) : NULL;
+        if (pos)
+            s->pos = pos;
+        if (!out)
+            return SF_ENOMEM;
+        s->out = out;
+        s->cap = n;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i]->feat)
+            return SF_EINVAL; /* the search was created without request tokens */
+        s->pos[i] = sf_pos_from_feat(reqs[i]->feat);
+    }
+    sf_err err = {0};
+    int rc = sf_neteval_eval(s->ev, s->pos, n, s->out, &err);
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        sf_eval_answer *a = &ans[i];
+        memset(a, 0, sizeof *a);
+        a->has_dist = 1;
+        memcpy(a->dist, s->out[i].value, sizeof a->dist);
+        if (s->out[i].n_queries == reqs[i]->n_actions) {
+            a->has_priors = 1;
+            sf_net_out_priors(&s->out[i], a->priors);
+        }
+    }
+    return SF_OK;
+}
+
+int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
+                            sf_batch_evaluator **out, sf_err *err) {
+    *out = NULL;
+    eval_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    c->cfg = *cfg;
+    snprintf(c->sha, sizeof c->sha, "%s", cfg->model.sha256);
+    if (bundle_path) {
+        int rc = sf_bundle_load(bundle_path, c->sha[0] ? c->sha : NULL, &c->bundle, err);
+        if (rc < 0) {
+            free(c);
+            return rc;
+        }
+        snprintf(c->sha, sizeof c->sha, "%s", sf_bundle_sha256(c->bundle));
+    } else if (strlen(c->sha) != 64) {
+        free(c);
+        return sf_err_set(err, SF_ECONFIG,
+                          "model.sha256: a remote evaluator needs the model's "
+                          "64-digit SHA-256");
+    }
+    c->api.open = s_open;
+    c->api.eval = s_eval;
+    c->api.close = s_close;
+    c->api.ctx = c;
+    c->api.model_sha256 = c->sha;
+    *out = &c->api;
+    return SF_OK;
+}
+
+void sf_worker_evaluator_free(sf_batch_evaluator *ev) {
+    if (!ev)
+        return;
+    eval_ctx *c = (eval_ctx *)ev; /* api is the first member */
+    sf_bundle_free(c->bundle);
+    free(c);
+}
