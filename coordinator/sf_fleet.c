@@ -32,10 +32,14 @@
 #include "gpu-evald/neteval.h"
 #include "worker/worker.h"
 
-static volatile sig_atomic_t g_stop; /* written by the signal handler only */
+/* The one piece of process-wide state: what the signal handler has seen.
+ * 1 = stop cleanly (finish nothing new, abandon the current job); a second
+ * SIGINT aborts at once. */
+static volatile sig_atomic_t g_stop;
 
 static void on_signal(int sig) {
-    (void)sig;
+    if (sig == SIGINT && g_stop >= 1)
+        _exit(130);
     if (g_stop < 2)
         g_stop++;
 }
