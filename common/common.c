@@ -1,9 +1,11 @@
 /* common.c — error values, clock and hex helpers (see common.h). */
 #include "common/common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int sf_err_set(sf_err *err, int code, const char *fmt, ...) {
@@ -103,5 +105,26 @@ int sf_unhex(const char *hex, uint8_t *out, size_t n) {
             return SF_EFORMAT;
         out[i] = (uint8_t)(hi << 4 | lo);
     }
+    return SF_OK;
+}
+
+int sf_mkdir_p(const char *path) {
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return SF_EIO;
+    }
+    memcpy(tmp, path, n + 1);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return SF_EIO;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return SF_EIO;
     return SF_OK;
 }

@@ -82,6 +82,10 @@ uint64_t sf_now_ns(void);
 /* Wall-clock time in seconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t sf_wall_s(void);
 
+/* Create a directory and its missing parents (like `mkdir -p`, mode 0755).
+ * Returns SF_OK, or SF_EIO with errno set. */
+int sf_mkdir_p(const char *path);
+
 /* Hex-encode `n` bytes into `out` (2n+1 bytes, NUL-terminated). */
 void sf_hex(const uint8_t *bytes, size_t n, char *out);
 

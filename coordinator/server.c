@@ -29,22 +29,6 @@
  * Small helpers
  * ---------------------------------------------------------------------- */
 
-static int mkdir_p(const char *path) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    }
-    if (mkdir(tmp, 0755) && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
 static int fsync_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
@@ -176,6 +160,17 @@ static void upload_discard(upload *u) {
     if (u->active && u->path[0])
         unlink(u->path);
     memset(u, 0, sizeof *u);
+}
+
+/* Add a done job to the run's totals. */
+static void count_done(sf_coordinator *co, const cjob *j) {
+    co->st.jobs_done++;
+    co->st.shards_stored++;
+    co->st.bytes_stored += j->bytes;
+    co->st.labels += j->records;
+    co->st.fights += j->fights;
+    co->st.simulations += j->simulations;
+    co->st.fallbacks += j->fallbacks;
 }
 
 /* Return a leased job to the queue (lease expired, worker died, job failed). */
@@ -502,13 +497,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     j->wins = u->stats.fights_won;
     job_touch(co, j);
     co->need_sync = 1;
-    co->st.jobs_done++;
-    co->st.shards_stored++;
-    co->st.bytes_stored += j->bytes;
-    co->st.labels += j->records;
-    co->st.fights += j->fights;
-    co->st.simulations += j->simulations;
-    co->st.fallbacks += j->fallbacks;
+    count_done(co, j);
     co->done_t[co->done_head] = sf_now_ns();
     co->done_labels[co->done_head] = j->records;
     co->done_head = (co->done_head + 1) % 256;
@@ -842,7 +831,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", cfg->output_dir);
     snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", cfg->output_dir);
     snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", cfg->output_dir);
-    if (mkdir_p(co->shards_dir) || mkdir_p(co->incoming_dir)) {
+    if (sf_mkdir_p(co->shards_dir) < 0 || sf_mkdir_p(co->incoming_dir) < 0) {
         rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", cfg->output_dir, strerror(errno));
         free(co->cfg_msg);
         free(co);
@@ -890,13 +879,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
             /* a fresh lease period for whoever still holds it */
             j->deadline = now + (uint64_t)cfg->coordinator.lease_seconds * NS_PER_S;
         } else {
-            co->st.jobs_done++;
-            co->st.shards_stored++;
-            co->st.bytes_stored += j->bytes;
-            co->st.labels += j->records;
-            co->st.fights += j->fights;
-            co->st.simulations += j->simulations;
-            co->st.fallbacks += j->fallbacks;
+            count_done(co, j);
         }
     }
     rc = ledger_commit(co, err);

@@ -242,6 +242,20 @@ static int cmd_coordinator(int argc, char **argv) {
 
 /* ---- run: the embedded default ------------------------------------------- */
 
+/* In a child: send stdout and stderr to <output_dir>/logs/<name>. */
+static void log_to(const sf_run_config *cfg, const char *name) {
+    char dir[1200], path[1300];
+    snprintf(dir, sizeof dir, "%s/logs", cfg->output_dir);
+    sf_mkdir_p(dir);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+}
+
 /* A program built beside this one (../<dir>/<name>), else <name> on PATH. */
 static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
     const char *slash = strrchr(self, '/');
@@ -254,23 +268,15 @@ static void sibling(const char *self, const char *dir, const char *name, char *o
 }
 
 static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
-    char prog[4200], model[1200], batch[16], wait[16], logdir[1200], logpath[1300];
+    char prog[4200], model[1200], batch[16], wait[16];
     sibling(self, "gpu-evald", "gpu-evald", prog, sizeof prog);
     snprintf(model, sizeof model, "%s@%s", cfg->model.bundle, cfg->model.sha256);
     snprintf(batch, sizeof batch, "%u", cfg->evald.max_batch);
     snprintf(wait, sizeof wait, "%u", cfg->evald.max_wait_us);
-    snprintf(logdir, sizeof logdir, "%s/logs", cfg->output_dir);
-    mkdir(logdir, 0755);
-    snprintf(logpath, sizeof logpath, "%s/evald.log", logdir);
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-        dup2(fd, STDERR_FILENO);
-        dup2(fd, STDOUT_FILENO);
-        close(fd);
-    }
+    log_to(cfg, "evald.log");
     char *args[] = {prog,
                     "--backend",
                     (char *)cfg->evald.backend,
@@ -332,15 +338,9 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
         return pid;
     /* the worker's log goes to <output_dir>/logs/w<i>.log, so the progress
      * line stays readable */
-    char logdir[1200], logpath[1300];
-    snprintf(logdir, sizeof logdir, "%s/logs", cfg->output_dir);
-    mkdir(logdir, 0755);
-    snprintf(logpath, sizeof logpath, "%s/w%d.log", logdir, index);
-    int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-        dup2(fd, STDERR_FILENO);
-        close(fd);
-    }
+    char logname[32];
+    snprintf(logname, sizeof logname, "w%d.log", index);
+    log_to(cfg, logname);
     char threads[16], fights[16], id[96], scratch[1200];
     snprintf(threads, sizeof threads, "%u", cfg->workers.threads);
     snprintf(fights, sizeof fights, "%u", cfg->workers.fights_per_thread);

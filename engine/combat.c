@@ -279,7 +279,7 @@ void combat_gain_block(sf_combat *c, int amount) {
 }
 
 /* The game's PowerType.DEBUFF: what Artifact blocks (ApplyPowerAction). */
-static int is_debuff(int pw, int amount) {
+int combat_is_debuff(int pw, int amount) {
     switch (pw) {
     case PW_WEAK:
     case PW_VULN:
@@ -304,7 +304,7 @@ static int16_t clamp16(int v) {
 void combat_power_player(sf_combat *c, int pw, int amount, int from_monster) {
     if (pw == PW_NO_DRAW && c->pw[PW_NO_DRAW] > 0)
         return; /* No Draw never stacks */
-    if (is_debuff(pw, amount) && c->pw[PW_ARTIFACT] > 0) {
+    if (combat_is_debuff(pw, amount) && c->pw[PW_ARTIFACT] > 0) {
         c->pw[PW_ARTIFACT]--;
         return;
     }
@@ -324,7 +324,7 @@ void combat_power_monster(sf_combat *c, int m, int pw, int amount) {
     sf_monster *mo = &c->mon[m];
     if (!combat_alive(c, m) || pw >= PW_MON_N)
         return;
-    if (is_debuff(pw, amount) && mo->pw[PW_ARTIFACT] > 0) {
+    if (combat_is_debuff(pw, amount) && mo->pw[PW_ARTIFACT] > 0) {
         mo->pw[PW_ARTIFACT]--;
         return;
     }

@@ -473,21 +473,6 @@ static void intent_token(builder *b, const sf_combat *c, int m) {
         prev != MV_NONE && sf_moves[prev].hits > 0 && sf_moves[prev].dmg >= 0);
 }
 
-static int is_debuff_power(int pw, int amount) {
-    switch (pw) {
-    case PW_WEAK:
-    case PW_VULN:
-    case PW_FRAIL:
-    case PW_ENTANGLED:
-    case PW_NO_DRAW:
-    case PW_LOSE_STR:
-    case PW_LOSE_DEX: return 1;
-    case PW_STR:
-    case PW_DEX: return amount < 0;
-    default: return 0;
-    }
-}
-
 static int just_bit(int pw) {
     switch (pw) {
     case PW_WEAK: return JA_WEAK;
@@ -508,7 +493,7 @@ static void status_tokens(builder *b, const int16_t *pw, int n, uint8_t just, in
         put(b, t, ST_AMOUNT, (float)a / 10.0f);
         put(b, t, ST_LOG, (a < 0 ? -1.0f : 1.0f) * log1pf(fabsf((float)a)) / 3.0f);
         put(b, t, ST_JUST, (just & just_bit(i)) != 0);
-        put(b, t, ST_DEBUFF, is_debuff_power(i, a));
+        put(b, t, ST_DEBUFF, combat_is_debuff(i, a));
         put(b, t, ST_POSITIVE, a > 0);
     }
 }

@@ -689,6 +689,8 @@ void combat_gain_block(sf_combat *c, int amount);
 
 /* Apply a power to the player / to monster m, honouring Artifact for debuffs
  * and the justApplied rule. `from_monster` is the game's isSourceMonster. */
+/* 1 if applying `amount` of power `pw` is a debuff (Artifact blocks it). */
+int combat_is_debuff(int pw, int amount);
 void combat_power_player(sf_combat *c, int pw, int amount, int from_monster);
 void combat_power_monster(sf_combat *c, int m, int pw, int amount);
 

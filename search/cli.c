@@ -255,3 +255,31 @@ const char *sf_cli_reason_name(int reason) {
                                   "gumbel final action", "all actions lost"};
     return reason >= 0 && reason < 8 ? names[reason] : "?";
 }
+
+int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i,
+                     int (*no_value)(const char *name), char name[64], const char **value) {
+    const char *arg = argv[*i];
+    *value = NULL;
+    if (strncmp(arg, "--", 2) != 0) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, arg);
+        return SF_EINVAL;
+    }
+    const char *eq = strchr(arg + 2, '=');
+    size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    if (len >= 64) {
+        fprintf(stderr, "%s: unknown flag '%s'\n", prog, arg);
+        return SF_EINVAL;
+    }
+    memcpy(name, arg + 2, len);
+    name[len] = 0;
+    if (eq) {
+        *value = eq + 1;
+    } else if (!no_value(name)) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "%s: --%s needs a value\n", prog, name);
+            return SF_EINVAL;
+        }
+        *value = argv[++*i];
+    }
+    return SF_OK;
+}

@@ -176,29 +176,11 @@ int main(int argc, char **argv) {
     long threads = 1;
     const char *state_path = NULL, *play = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strncmp(arg, "--", 2) != 0) {
-            fprintf(stderr, "%s: unexpected argument '%s'\n", prog, arg);
+        char name[64];
+        const char *value;
+        if (sf_cli_next_flag(prog, argc, argv, &i, takes_no_value, name, &value) < 0) {
             usage(stderr);
             return 2;
-        }
-        char name[64];
-        const char *value = NULL, *eq = strchr(arg + 2, '=');
-        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-        if (len >= sizeof name) {
-            fprintf(stderr, "%s: unknown flag '%s'\n", prog, arg);
-            return 2;
-        }
-        memcpy(name, arg + 2, len);
-        name[len] = 0;
-        if (eq)
-            value = eq + 1;
-        else if (!takes_no_value(name)) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "%s: --%s needs a value\n", prog, name);
-                return 2;
-            }
-            value = argv[++i];
         }
         int rc = sf_cli_search_flag(prog, name, value, &cfg);
         if (rc == 0)

@@ -437,20 +437,6 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
  * The loop
  * ---------------------------------------------------------------------- */
 
-static int mkdir_p(const char *path) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    }
-    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
     if (!o || !o->endpoint)
         return sf_err_set(err, SF_EINVAL, "worker: no coordinator endpoint");
@@ -475,7 +461,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
     else
         snprintf(scratch, sizeof scratch, "%s/spirefleet-%s", tmp && *tmp ? tmp : "/tmp",
                  c.worker_id);
-    if (mkdir_p(scratch) < 0)
+    if (sf_mkdir_p(scratch) < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot create the scratch dir: %s", scratch,
                           strerror(errno));
     c.zctx = zmq_ctx_new();
