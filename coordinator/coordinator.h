@@ -69,6 +69,8 @@ typedef struct sf_coord_status {
     uint64_t decode_errors, protocol_errors;
     uint64_t shards_rejected, duplicates_dropped, jobs_failed;
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
+    uint64_t jobs_quarantined; /* failed 5 times; the run cannot complete       */
+    char last_failure[160];    /* the latest JobFailed reason (for operators)   */
 } sf_coord_status;
 
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates

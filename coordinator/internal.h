@@ -15,6 +15,7 @@
 
 #define CO_WORKER_ID_MAX    64
 #define CO_MAX_UPLOAD_BYTES (4ull << 30) /* a shard larger than this is refused */
+#define CO_MAX_FAILURES     5            /* a job failing this often is not issued again */
 
 enum { JS_PENDING = 0, JS_LEASED = 1, JS_DONE = 2 };
 
@@ -22,9 +23,11 @@ typedef struct cjob {
     uint64_t id;
     uint64_t seed_start;
     uint32_t seed_count;
-    uint8_t state;      /* JS_*                                               */
-    uint8_t dirty;      /* changed since the last ledger commit               */
-    uint32_t attempt;   /* leases granted so far                              */
+    uint8_t state;     /* JS_*                                               */
+    uint8_t dirty;     /* changed since the last ledger commit               */
+    uint32_t attempt;  /* leases granted so far                              */
+    uint32_t failures; /* JobFailed reports other than abandonment (in memory) */
+    char last_failure[160];
     int worker;         /* index in the worker table while leased, else -1    */
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
     uint64_t lease_pos; /* index in the coordinator's leased[] while leased   */
@@ -58,6 +61,7 @@ typedef struct cworker {
     char worker_id[CO_WORKER_ID_MAX];
     char host[64];
     uint32_t threads;
+    uint32_t pid;       /* of the process behind the last Hello               */
     uint64_t last_seen; /* monotonic ns */
     int alive;
     int hello; /* said Hello                                   */
@@ -107,6 +111,8 @@ struct sf_coordinator {
     int nreplies, cap_replies;
 
     int stopping;
+    int lock_fd;               /* flock on <output_dir>/coordinator.lock          */
+    uint64_t jobs_quarantined; /* failed CO_MAX_FAILURES times: not issued again */
     uint64_t started_ns, complete_ns;
     /* recent completions for the label rate: (time, labels) ring */
     uint64_t done_t[256], done_labels[256];

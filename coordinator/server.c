@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -67,7 +68,7 @@ static uint64_t queue_pop(sf_coordinator *co) {
         uint64_t id = co->queue[co->q_head];
         co->q_head = (co->q_head + 1) % co->njobs;
         co->q_len--;
-        if (co->jobs[id - 1].state == JS_PENDING)
+        if (co->jobs[id - 1].state == JS_PENDING && co->jobs[id - 1].failures < CO_MAX_FAILURES)
             return id;
     }
     return 0;
@@ -243,12 +244,16 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "");
     w->threads = h->threads;
     w->hello = 1;
-    /* after a coordinator restart, leases in the ledger name workers by id */
-    for (uint64_t k = 0; k < co->n_leased; k++) {
-        cjob *j = &co->jobs[co->leased[k] - 1];
-        if (j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
-            j->worker = wi;
-    }
+    /* A Hello from a new process under a known worker id (a restarted
+     * worker): whatever the old process held is abandoned. A reconnecting
+     * process (same pid) keeps its leases. */
+    if (w->pid && w->pid != h->pid)
+        for (uint64_t k = co->n_leased; k-- > 0;) {
+            cjob *j = &co->jobs[co->leased[k] - 1];
+            if (j->worker == wi || (j->worker < 0 && !strcmp(j->worker_id, w->worker_id)))
+                release_job(co, j, 1);
+        }
+    w->pid = h->pid;
     w->alive = 1;
     w->last_seen = sf_now_ns();
 
@@ -317,6 +322,9 @@ static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
     if (job_id == 0 || job_id > co->njobs)
         return;
     cjob *j = &co->jobs[job_id - 1];
+    /* a lease restored from the ledger belongs to whoever still works on it */
+    if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, co->workers[wi].worker_id))
+        j->worker = wi;
     if (j->state == JS_LEASED && j->worker == wi)
         j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
 }
@@ -533,14 +541,31 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
 }
 
 static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFailed *f) {
-    co->st.jobs_failed++;
     if (f->job_id == 0 || f->job_id > co->njobs)
         return;
     cjob *j = &co->jobs[f->job_id - 1];
-    if (j->state == JS_LEASED && j->worker == wi)
+    const char *why = f->reason ? f->reason : "";
+    int abandoned = !strcmp(why, SF_JOB_ABANDONED);
+    if (!abandoned) {
+        co->st.jobs_failed++;
+        j->failures++;
+        snprintf(j->last_failure, sizeof j->last_failure, "%s", why);
+        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %s",
+                 (unsigned long long)j->id, why);
+    }
+    if (j->state == JS_LEASED && j->worker == wi) {
         release_job(co, j, 0);
-    fprintf(stderr, "coordinator: job %llu failed on %s: %s\n", (unsigned long long)f->job_id,
-            co->workers[wi].worker_id, f->reason ? f->reason : "");
+        if (j->failures >= CO_MAX_FAILURES) {
+            /* a job that fails every time is not issued again: the run then
+             * cannot complete, which status and sf-fleet report */
+            co->jobs_quarantined++;
+            fprintf(stderr,
+                    "coordinator: job %llu failed %u times; not issuing it again (last: %s)\n",
+                    (unsigned long long)j->id, j->failures, why);
+        }
+    }
+    fprintf(stderr, "coordinator: job %llu %s on %s: %s\n", (unsigned long long)f->job_id,
+            abandoned ? "abandoned" : "failed", co->workers[wi].worker_id, why);
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
@@ -565,6 +590,8 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->reissues = st.reissues;
     r->decode_errors = st.decode_errors;
     r->protocol_errors = st.protocol_errors;
+    r->jobs_quarantined = st.jobs_quarantined;
+    r->last_failure = co->st.last_failure;
 }
 
 static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
@@ -577,6 +604,8 @@ static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
 }
 
 static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    if (!co->stopping)
+        fprintf(stderr, "coordinator: stop requested; finishing\n");
     co->stopping = 1;
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Stop s = SPIREFLEET__STOP__INIT;
@@ -814,6 +843,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     if (!co)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     co->cfg = *cfg;
+    co->lock_fd = -1;
     pthread_mutex_init(&co->snap_lock, NULL);
     co->cfg_msg = malloc(sizeof *co->cfg_msg);
     if (!co->cfg_msg) {
@@ -855,6 +885,27 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
         j->worker = -1;
     }
+    /* one coordinator per output dir */
+    char lock[400];
+    snprintf(lock, sizeof lock, "%s/coordinator.lock", cfg->output_dir);
+    co->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (co->lock_fd < 0 || flock(co->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        char holder[32] = "?";
+        ssize_t got = co->lock_fd >= 0 ? pread(co->lock_fd, holder, sizeof holder - 1, 0) : -1;
+        if (got > 0)
+            holder[got] = 0;
+        holder[strcspn(holder, "\n")] = 0;
+        rc = sf_err_set(err, SF_ESTATE,
+                        "%s: another coordinator (pid %s) is serving this output dir; stop it "
+                        "first",
+                        cfg->output_dir, holder);
+        sf_coordinator_close(co);
+        return rc;
+    }
+    char pidtxt[32];
+    int pl = snprintf(pidtxt, sizeof pidtxt, "%d\n", (int)getpid());
+    if (ftruncate(co->lock_fd, 0) != 0 || pwrite(co->lock_fd, pidtxt, (size_t)pl, 0) != pl)
+        fprintf(stderr, "coordinator: could not record the pid in %s\n", lock);
     rc = ledger_open(co, err);
     if (rc == SF_OK) {
         rc = ledger_load(co, err);
@@ -876,8 +927,12 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
             queue_push(co, j->id);
         } else if (j->state == JS_LEASED) {
             leased_add(co, j);
-            /* a fresh lease period for whoever still holds it */
-            j->deadline = now + (uint64_t)cfg->coordinator.lease_seconds * NS_PER_S;
+            /* Whoever held it has one liveness window to say so (a heartbeat
+             * or progress naming the job renews the full lease); otherwise
+             * the job goes back to pending instead of waiting out a lease. */
+            j->worker = -1;
+            j->deadline = now + (uint64_t)cfg->coordinator.heartbeat_ms *
+                                    cfg->coordinator.heartbeat_liveness * NS_PER_MS;
         } else {
             count_done(co, j);
         }
@@ -969,8 +1024,11 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     if (rc < 0)
         return rc;
     flush_replies(co);
-    if (all_done(co) && !co->complete_ns)
+    if (all_done(co) && !co->complete_ns) {
         co->complete_ns = sf_now_ns();
+        fprintf(stderr, "coordinator: run %s complete: %llu jobs, %llu labels\n", co->cfg.name,
+                (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
+    }
     uint64_t now = sf_now_ns();
     if (now - co->last_publish > 250 * NS_PER_MS) {
         metrics_publish(co);
@@ -1032,6 +1090,7 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     double jobs_per_s = (double)jobs / span;
     uint64_t left = co->njobs - st->jobs_done;
     st->eta_s = left == 0 ? 0.0 : jobs_per_s > 0 ? (double)left / jobs_per_s : -1.0;
+    st->jobs_quarantined = co->jobs_quarantined;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
 }
@@ -1053,6 +1112,8 @@ void sf_coordinator_close(sf_coordinator *co) {
         ledger_commit(co, &e);
         ledger_close(co);
     }
+    if (co->lock_fd >= 0)
+        close(co->lock_fd); /* releases the flock */
     pthread_mutex_destroy(&co->snap_lock);
     free(co->replies);
     free(co->workers);

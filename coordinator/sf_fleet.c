@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,6 +101,12 @@ static int cmd_check(int argc, char **argv) {
     char digest[65];
     sf_config_digest(&cfg, digest);
     printf("# %s: valid; config digest %s\n", argv[1], digest);
+    if (!strcmp(cfg.model.sha256,
+                "0000000000000000000000000000000000000000000000000000000000000000"))
+        fprintf(stderr,
+                "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
+                "SHA-256 of your bundle (sha256sum BUNDLE)\n",
+                argv[1]);
     sf_config_print(&cfg, stdout);
     return 0;
 }
@@ -242,6 +249,14 @@ static int cmd_coordinator(int argc, char **argv) {
 
 /* ---- run: the embedded default ------------------------------------------- */
 
+/* In a child of `sf-fleet run`: die with the parent, so a parent killed
+ * with -9 leaves no orphan worker or gpu-evald behind. */
+static void die_with(pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) /* the parent died before prctl took effect */
+        _exit(1);
+}
+
 /* In a child: send stdout and stderr to <output_dir>/logs/<name>. */
 static void log_to(const sf_run_config *cfg, const char *name) {
     char dir[1200], path[1300];
@@ -273,9 +288,10 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
     snprintf(model, sizeof model, "%s@%s", cfg->model.bundle, cfg->model.sha256);
     snprintf(batch, sizeof batch, "%u", cfg->evald.max_batch);
     snprintf(wait, sizeof wait, "%u", cfg->evald.max_wait_us);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0)
         return pid;
+    die_with(parent);
     log_to(cfg, "evald.log");
     char *args[] = {prog,
                     "--backend",
@@ -333,9 +349,10 @@ static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
 
 static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_config *cfg,
                           int index) {
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid != 0)
         return pid;
+    die_with(parent);
     /* the worker's log goes to <output_dir>/logs/w<i>.log, so the progress
      * line stays readable */
     char logname[32];
@@ -446,7 +463,7 @@ static int cmd_run(int argc, char **argv, const char *self) {
     }
     int tty = isatty(STDERR_FILENO);
     uint64_t t0 = sf_now_ns(), last = 0;
-    int rc = SF_OK, stopped_early = 0;
+    int rc = SF_OK, stopped_early = 0, failed = 0;
     while (!st.complete) {
         if (g_stop) {
             stopped_early = 1;
@@ -472,6 +489,16 @@ static int cmd_run(int argc, char **argv, const char *self) {
                         fprintf(stderr, "\nsf-fleet: worker pid %d exited (status %d)\n", (int)dead,
                                 status);
                 }
+        }
+        if (st.jobs_quarantined > 0 && st.jobs_leased == 0 &&
+            st.jobs_pending == st.jobs_quarantined) {
+            fprintf(stderr,
+                    "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
+                    "complete. Last failure: %s\n",
+                    (unsigned long long)st.jobs_quarantined, 5, st.last_failure);
+            failed = 1;
+            stopped_early = 1;
+            break;
         }
         if (np == 0 && !st.complete && cfg.workers.count > 0) {
             fprintf(stderr, "\nsf-fleet: every worker has exited before the run completed\n");
@@ -514,7 +541,11 @@ static int cmd_run(int argc, char **argv, const char *self) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
         return 1;
     }
-    printf("\nrun %s %s in %.1f s\n", cfg.name, st.complete ? "complete" : "stopped", secs);
+    printf("\nrun %s %s in %.1f s\n", cfg.name,
+           st.complete ? "complete"
+           : failed    ? "FAILED"
+                       : "stopped",
+           secs);
     printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
            (unsigned long long)st.jobs_done, (unsigned long long)st.jobs_total,
            (unsigned long long)st.shards_stored, (unsigned long long)st.labels,
@@ -538,13 +569,14 @@ static int cmd_run(int argc, char **argv, const char *self) {
     }
     printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", cfg.output_dir,
            (double)st.bytes_stored / 1e6, cfg.output_dir);
-    printf("  inspect:  %s verify %s/shards\n", tool, cfg.output_dir);
-    printf("            %s stat %s/shards/%s-job000001.shard\n", tool, cfg.output_dir, cfg.name);
-    printf("            %s cat %s/shards/%s-job000001.shard --index 0 --json\n", tool,
-           cfg.output_dir, cfg.name);
-    if (!st.complete)
+    if (st.shards_stored > 0) {
+        printf("  inspect:  %s verify %s/shards\n", tool, cfg.output_dir);
+        printf("            %s ls %s/shards\n", tool, cfg.output_dir);
+        printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, cfg.output_dir);
+    }
+    if (!st.complete && !failed)
         printf("  run `sf-fleet run %s` again to resume from the ledger\n", argv[optind]);
-    return st.complete ? 0 : 3;
+    return st.complete ? 0 : failed ? 1 : 3;
 }
 
 int main(int argc, char **argv) {

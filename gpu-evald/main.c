@@ -28,9 +28,9 @@ static void on_signal(int sig) {
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: gpu-evald --backend cpu|cuda --models DIR --bind ENDPOINT --max-batch N "
-            "--max-wait-us U\n"
-            "                 [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]\n"
+            "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
+            "PATH[@SHA256])...\n"
+            "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
             "                 [--client-credit N] [--metrics-port P] [--threads N] [--device N]\n");
     return 2;
 }

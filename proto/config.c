@@ -202,6 +202,9 @@ static int set_field(ctx *x, const field *f, const yaml_node_t *n) {
     char *end = NULL;
     switch (f->type) {
     case T_STR: {
+        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+            (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL")))
+            return fail(x, n, f->path, "is null; give a value (quote it to mean the text)");
         size_t l = strlen(v);
         if (l >= f->size)
             return fail(x, n, f->path, "too long (%zu characters, at most %zu)", l, f->size - 1);
@@ -241,8 +244,10 @@ static int set_field(ctx *x, const field *f, const yaml_node_t *n) {
         ll = strtoll(v, &end, 10);
     else
         ull = strtoull(v, &end, 10);
-    if (end == v || *end || errno)
+    if (end == v || *end)
         return fail(x, n, f->path, "expected an integer, got '%s'", v);
+    if (errno == ERANGE)
+        return fail(x, n, f->path, "%s is out of range %.0f..%.0f", v, f->lo, f->hi);
     double d = f->type == T_I32 ? (double)ll : (double)ull;
     if (d < f->lo || d > f->hi)
         return fail(x, n, f->path, "%s is out of range %.0f..%.0f", v, f->lo, f->hi);
@@ -537,7 +542,38 @@ int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err) {
 
 /* ---- validation ----------------------------------------------------------- */
 
+/* A run name becomes part of file names (shards, scratch files): letters,
+ * digits, '.', '_' and '-', not starting with '.'. */
+static int name_ok(const char *s) {
+    if (!s[0] || s[0] == '.')
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+/* ZeroMQ transports a fleet endpoint may use. */
+static int endpoint_ok(const char *s) {
+    return !strncmp(s, "tcp://", 6) || !strncmp(s, "ipc://", 6) || !strncmp(s, "inproc://", 9);
+}
+
 int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
+    if (!name_ok(c->name))
+        return sf_err_set(err, SF_ECONFIG,
+                          "%s: run.name: '%s' may hold only letters, digits, '.', '_' and '-' "
+                          "and must not start with '.' (it names files)",
+                          origin, c->name);
+    if (!endpoint_ok(c->coordinator.endpoint))
+        return sf_err_set(err, SF_ECONFIG,
+                          "%s: coordinator.endpoint: '%s' is not a tcp://, ipc:// or inproc:// "
+                          "endpoint",
+                          origin, c->coordinator.endpoint);
+    if (!endpoint_ok(c->evald.endpoint))
+        return sf_err_set(err, SF_ECONFIG,
+                          "%s: evald.endpoint: '%s' is not a tcp://, ipc:// or inproc:// endpoint",
+                          origin, c->evald.endpoint);
     sf_fight_spec spec;
     sf_fight_spec_default(&spec);
     sf_err e = {0};
@@ -590,6 +626,20 @@ int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) 
 
 /* ---- printing ------------------------------------------------------------- */
 
+/* The shortest decimal that reads back as the same double. */
+static const char *num(double v, char buf[32]) {
+    if (v == (double)(long long)v && v > -1e15 && v < 1e15) {
+        snprintf(buf, 32, "%lld", (long long)v);
+        return buf;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
 static void print_str(FILE *o, const char *key, const char *v) {
     fprintf(o, "  %s: \"", key);
     for (const char *p = v; *p; p++) {
@@ -614,9 +664,10 @@ void sf_config_print(const sf_run_config *c, FILE *o) {
         fprintf(o, "  # encounters: every Act-1 encounter, equally (the default)\n");
     else
         fprintf(o, "  encounters:\n");
+    char b1[32], b2[32], b3[32], b4[32];
     for (int i = 0; i < c->play.n_encounters; i++)
-        fprintf(o, "    \"%s\": %.17g\n", sf_encounter_name(c->play.encounters[i].id),
-                c->play.encounters[i].weight);
+        fprintf(o, "    \"%s\": %s\n", sf_encounter_name(c->play.encounters[i].id),
+                num(c->play.encounters[i].weight, b1));
     print_str(o, "deck", c->play.deck);
     fprintf(o, "  relics: [");
     for (int i = 0; i < c->play.n_relics; i++)
@@ -628,19 +679,26 @@ void sf_config_print(const sf_run_config *c, FILE *o) {
             c->play.ascension);
     fprintf(o, "search:\n  simulations: %u\n  trees: %u\n  c_schedule:\n", c->search.simulations,
             c->search.trees);
-    for (int i = 0; i < c->search.n_c_schedule; i++)
-        fprintf(o, "    - {below: %u, c: %.17g}\n", c->search.c_schedule[i].below,
-                c->search.c_schedule[i].c);
-    fprintf(o, "  widening_c: %.17g\n  widening_alpha: %.17g\n  rollout_tau: %.17g\n",
-            c->search.widening_c, c->search.widening_alpha, c->search.rollout_tau);
+    for (int i = 0; i < c->search.n_c_schedule; i++) {
+        if (c->search.c_schedule[i].below)
+            fprintf(o, "    - {below: %u, c: %s}\n", c->search.c_schedule[i].below,
+                    num(c->search.c_schedule[i].c, b1));
+        else
+            fprintf(o, "    - {c: %s}             # every other budget\n",
+                    num(c->search.c_schedule[i].c, b1));
+    }
+    fprintf(o, "  widening_c: %s\n  widening_alpha: %s\n  rollout_tau: %s\n",
+            num(c->search.widening_c, b1), num(c->search.widening_alpha, b2),
+            num(c->search.rollout_tau, b3));
     print_str(o, "evaluator", c->search.evaluator);
     fprintf(o,
-            "  gumbel: %s\n  gumbel_m: %u\n  gumbel_c_visit: %.17g\n  gumbel_c_scale: %.17g\n"
-            "  teacher_rollouts: %u\n  clairvoyant: %s\n  cvar_alpha: %.17g\n"
-            "  cvar_lambda: %.17g\n  max_rollout_plies: %u\n",
-            c->search.gumbel ? "true" : "false", c->search.gumbel_m, c->search.gumbel_c_visit,
-            c->search.gumbel_c_scale, c->search.teacher_rollouts,
-            c->search.clairvoyant ? "true" : "false", c->search.cvar_alpha, c->search.cvar_lambda,
+            "  gumbel: %s\n  gumbel_m: %u\n  gumbel_c_visit: %s\n  gumbel_c_scale: %s\n"
+            "  teacher_rollouts: %u\n  clairvoyant: %s\n  cvar_alpha: %s\n"
+            "  cvar_lambda: %s\n  max_rollout_plies: %u\n",
+            c->search.gumbel ? "true" : "false", c->search.gumbel_m,
+            num(c->search.gumbel_c_visit, b1), num(c->search.gumbel_c_scale, b2),
+            c->search.teacher_rollouts, c->search.clairvoyant ? "true" : "false",
+            num(c->search.cvar_alpha, b3), num(c->search.cvar_lambda, b4),
             c->search.max_rollout_plies);
     fprintf(o, "model:\n");
     print_str(o, "bundle", c->model.bundle);

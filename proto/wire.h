@@ -31,6 +31,10 @@
 
 #define SF_PROTOCOL_VERSION 1
 
+/* JobFailed.reason of a worker that abandons its job to shut down (SIGTERM):
+ * the job is re-issued and not counted as failing. */
+#define SF_JOB_ABANDONED "worker shutting down"
+
 /* ---------------------------------------------------------------------------
  * Run configuration
  * ------------------------------------------------------------------------- */

@@ -399,7 +399,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     pthread_join(th, NULL);
     int rc = SF_OK;
     if (jt->rc < 0) {
-        const char *why = jt->rc == SF_ESTATE ? "worker shutting down" : jt->err.msg;
+        const char *why = jt->rc == SF_ESTATE ? SF_JOB_ABANDONED : jt->err.msg;
         logf_(c, "job %llu: %s", (unsigned long long)job->job_id, why);
         send_job_failed(c, job->job_id, why);
         unlink(jt->path);
@@ -474,6 +474,18 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
             logf_(&c, "network evaluator: %s, model %.12s...",
                   o->local_bundle ? "in-process cpu backend" : s->cfg.evald.endpoint,
                   ev->model_sha256);
+        /* take no job until the network answers: labels made of fallbacks
+         * would be worth little */
+        for (int backoff = 1000; rc == SF_OK && !(o->stop && *o->stop);) {
+            sf_err pe = {0};
+            if (sf_worker_evaluator_probe(ev, &pe) == SF_OK)
+                break;
+            logf_(&c, "the network evaluator does not answer (%s); retrying in %d ms", pe.msg,
+                  backoff);
+            for (int w = 0; w < backoff && !(o->stop && *o->stop); w += 100)
+                usleep(100000);
+            backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+        }
     }
     int jobs = 0;
     while (rc == SF_OK && !(o->stop && *o->stop)) {

@@ -133,3 +133,34 @@ void sf_worker_evaluator_free(sf_batch_evaluator *ev) {
     sf_bundle_free(c->bundle);
     free(c);
 }
+
+int sf_worker_evaluator_probe(const sf_batch_evaluator *ev, sf_err *err) {
+    /* one real position: the opening of a Jaw Worm fight */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_state st;
+    int rc = sf_engine_init(&st, &spec, err);
+    if (rc < 0)
+        return rc;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&st, acts, SF_MAX_ACTIONS);
+    sf_feat *feat = malloc(sizeof *feat);
+    if (!feat)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    sf_engine_feat(&st, acts, n, feat);
+    sf_eval_request req = {.state = &st, .actions = acts, .n_actions = n, .feat = feat};
+    const sf_eval_request *reqs[1] = {&req};
+    sf_eval_answer ans;
+    void *session = ev->ctx;
+    rc = ev->open ? ev->open(ev->ctx, &session, err) : SF_OK;
+    if (rc == SF_OK) {
+        rc = ev->eval(session, reqs, 1, &ans);
+        if (rc < 0)
+            sf_err_set(err, rc, "the evaluator did not answer a test position: %s",
+                       sf_strerror(rc));
+        if (ev->close)
+            ev->close(session);
+    }
+    free(feat);
+    return rc;
+}

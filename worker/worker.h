@@ -68,6 +68,11 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
                             sf_batch_evaluator **out, sf_err *err);
 void sf_worker_evaluator_free(sf_batch_evaluator *ev);
 
+/* Evaluate one real position through `ev` (a session of its own). The
+ * worker calls it before taking jobs, so an unreachable gpu-evald is found
+ * and reported at once rather than as a job of fallbacks. */
+int sf_worker_evaluator_probe(const sf_batch_evaluator *ev, sf_err *err);
+
 typedef struct sf_job_spec {
     uint64_t job_id;
     uint64_t seed_start;

@@ -479,6 +479,72 @@ START_TEST(restart_resumes_from_the_ledger) {
 }
 END_TEST
 
+static void job_failed(sf_coordinator *co, client *c, uint64_t job, const char *why) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
+    jf.job_id = job;
+    jf.reason = (char *)why;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
+    req.job_failed = &jf;
+    ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &req, 0), SF_OK);
+    sf_err e = {0};
+    for (int i = 0; i < 5; i++)
+        sf_coordinator_step(co, 5, &e);
+}
+
+START_TEST(a_job_that_keeps_failing_is_quarantined) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 4, NULL); /* one job */
+    sf_coordinator *co = open_co(&cfg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    /* abandoning (SIGTERM) is not a failure: job 1 comes back every time */
+    for (int k = 0; k < 6; k++) {
+        Spirefleet__Envelope *r = request_job(co, &c);
+        ck_assert_uint_eq(r->job->job_id, 1);
+        sf_wire_free(r);
+        job_failed(co, &c, 1, SF_JOB_ABANDONED);
+    }
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_failed, 0);
+    ck_assert_uint_eq(st.jobs_quarantined, 0);
+    /* a real failure, five times: job 1 is not issued again */
+    for (int k = 0; k < 5; k++) {
+        Spirefleet__Envelope *r = request_job(co, &c);
+        ck_assert_uint_eq(r->job->job_id, 1);
+        sf_wire_free(r);
+        job_failed(co, &c, 1, "disk full");
+    }
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_failed, 5);
+    ck_assert_uint_eq(st.jobs_quarantined, 1);
+    ck_assert_str_eq(st.last_failure, "job 1: disk full");
+    ck_assert_uint_eq(st.jobs_pending, 1);
+    ck_assert_int_eq(st.complete, 0);
+    Spirefleet__Envelope *r = request_job(co, &c); /* nothing to issue: wait */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
+    sf_wire_free(r);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+START_TEST(one_coordinator_per_output_dir) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg), *co2 = NULL;
+    sf_err e = {0};
+    sf_coord_opts o = {0};
+    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co2, &e), SF_ESTATE);
+    ck_assert_ptr_nonnull(strstr(e.msg, "another coordinator"));
+    sf_coordinator_close(co);
+    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co2, &e), SF_OK);
+    sf_coordinator_close(co2);
+}
+END_TEST
+
 START_TEST(metrics_text_exposition) {
     sf_coord_status st = {0};
     st.jobs_pending = 5;
@@ -573,6 +639,8 @@ int main(void) {
     tcase_add_test(tc, expired_lease_is_reissued);
     tcase_add_test(tc, restart_resumes_from_the_ledger);
     tcase_add_test(tc, metrics_text_exposition);
+    tcase_add_test(tc, a_job_that_keeps_failing_is_quarantined);
+    tcase_add_test(tc, one_coordinator_per_output_dir);
     tcase_add_test(tc, trainers_pull_shards_over_tcp);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "coordinator");
