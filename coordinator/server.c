@@ -1023,12 +1023,24 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     int rc = ledger_commit(co, err);
     if (rc < 0)
         return rc;
-    flush_replies(co);
     if (all_done(co) && !co->complete_ns) {
         co->complete_ns = sf_now_ns();
         fprintf(stderr, "coordinator: run %s complete: %llu jobs, %llu labels\n", co->cfg.name,
                 (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
+        /* idle workers are waiting on a Wait: tell them now */
+        for (int i = 0; i < co->nworkers; i++) {
+            cworker *w = &co->workers[i];
+            if (!w->alive || w->told_complete)
+                continue;
+            Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+            Spirefleet__RunComplete rc_msg = SPIREFLEET__RUN_COMPLETE__INIT;
+            env.body_case = SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE;
+            env.run_complete = &rc_msg;
+            w->told_complete = 1;
+            queue_reply(co, w->ident, w->ident_len, &env);
+        }
     }
+    flush_replies(co);
     uint64_t now = sf_now_ns();
     if (now - co->last_publish > 250 * NS_PER_MS) {
         metrics_publish(co);

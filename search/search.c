@@ -4,6 +4,7 @@
  * the choice of the action. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -497,18 +498,20 @@ int sf_search_feed(sf_search *s, const sf_eval_request *req, const sf_eval_answe
  * ------------------------------------------------------------------------- */
 typedef struct run_job {
     sf_search *s;
-    int first, stride;
+    atomic_int *next; /* the next tree index to take (shared by a phase's jobs) */
     sf_eval_fn fn;
     void *ctx;
     int rc;
     sf_err err;
 } run_job;
 
-/* Run this job's trees through the current phase. */
+/* Run trees through the current phase, taking the next unclaimed tree each
+ * time (trees cost different amounts; a fixed split would leave a thread
+ * idle). Who runs a tree does not change its result. */
 static void *run_trees(void *arg) {
     run_job *j = arg;
     sf_search *s = j->s;
-    for (int k = j->first; k < s->n_trees && j->rc == SF_OK; k += j->stride) {
+    for (int k; j->rc == SF_OK && (k = atomic_fetch_add(j->next, 1)) < s->n_trees;) {
         sf_tree *t = &s->trees[k];
         for (;;) {
             int rc = sf_tree_advance(t);
@@ -550,10 +553,10 @@ int sf_search_run(sf_search *s, int threads, sf_eval_fn fn, void *ctx, sf_err *e
         run_job jobs[SF_SEARCH_MAX_TREES];
         pthread_t tid[SF_SEARCH_MAX_TREES];
         int started[SF_SEARCH_MAX_TREES] = {0};
+        atomic_int next = 0;
         for (int i = 0; i < threads; i++) {
             jobs[i].s = s;
-            jobs[i].first = i;
-            jobs[i].stride = threads;
+            jobs[i].next = &next;
             jobs[i].fn = fn;
             jobs[i].ctx = ctx;
             jobs[i].rc = SF_OK;

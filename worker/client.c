@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -39,7 +40,12 @@ static void logf_(conn *c, const char *fmt, ...) __attribute__((format(printf, 2
 static void logf_(conn *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(c->log, "worker %s: ", c->worker_id);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    fprintf(c->log, "%02d:%02d:%02d.%03ld worker %s: ", tm.tm_hour, tm.tm_min, tm.tm_sec,
+            ts.tv_nsec / 1000000, c->worker_id);
     vfprintf(c->log, fmt, ap);
     fputc('\n', c->log);
     fflush(c->log);
@@ -183,6 +189,7 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
 
 typedef struct job_thread {
     const session *s;
+    uint32_t attempt;
     sf_job_spec spec;
     sf_job_opts opts;
     char path[1200];
@@ -332,13 +339,44 @@ static void send_job_failed(conn *c, uint64_t job, const char *why) {
     send_env(c, &env);
 }
 
-/* Play one job while keeping the connection alive, then upload it. */
+/* Upload a finished job's shard (retrying across reconnects) and free it. */
+static void deliver(conn *c, const sf_worker_opts *o, job_thread *jt, sf_err *err) {
+    for (int attempt = 1; attempt <= 5; attempt++) {
+        if (o->stop && *o->stop >= 2)
+            break;
+        sf_err ue = {0};
+        int u = upload(c, jt, jt->attempt, &ue);
+        if (u == SF_OK) {
+            unlink(jt->path);
+            break;
+        }
+        logf_(c, "job %llu: upload attempt %d failed: %s", (unsigned long long)jt->spec.job_id,
+              attempt, ue.msg);
+        if (u == SF_ECORRUPT) {
+            send_job_failed(c, jt->spec.job_id, ue.msg);
+            unlink(jt->path);
+            break;
+        }
+        session fresh;
+        if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, err) < 0)
+            break;
+    }
+    free(jt);
+}
+
+/* Play one job while keeping the connection alive. The previous job's shard
+ * (*pending) is uploaded while this one plays; this job's shard becomes the
+ * new *pending, uploaded with the next job or before the worker waits or
+ * leaves (deliver()). So a worker never idles while the coordinator stores
+ * and verifies a shard. */
 static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet__Job *job,
-                  const char *scratch, const sf_batch_evaluator *ev, sf_err *err) {
+                  const char *scratch, const sf_batch_evaluator *ev, job_thread **pending,
+                  sf_err *err) {
     job_thread *jt = calloc(1, sizeof *jt);
     if (!jt)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     jt->s = s;
+    jt->attempt = job->attempt;
     jt->spec.job_id = job->job_id;
     jt->spec.seed_start = job->seed_start;
     jt->spec.seed_count = job->seed_count;
@@ -361,6 +399,10 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     logf_(c, "job %llu: seeds %llu..%llu", (unsigned long long)job->job_id,
           (unsigned long long)job->seed_start,
           (unsigned long long)(job->seed_start + job->seed_count - 1));
+    if (*pending) {
+        deliver(c, o, *pending, err);
+        *pending = NULL;
+    }
     uint64_t last_hb = 0, sent_labels = (uint64_t)-1;
     while (!atomic_load(&jt->finished)) {
         if (o->stop && *o->stop)
@@ -397,40 +439,19 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
         }
     }
     pthread_join(th, NULL);
-    int rc = SF_OK;
     if (jt->rc < 0) {
         const char *why = jt->rc == SF_ESTATE ? SF_JOB_ABANDONED : jt->err.msg;
         logf_(c, "job %llu: %s", (unsigned long long)job->job_id, why);
         send_job_failed(c, job->job_id, why);
         unlink(jt->path);
-        rc = jt->abandon ? SF_ETIMEOUT : SF_OK;
-    } else {
-        logf_(c, "job %llu: %llu labels from %llu fights in %.1f s; uploading",
-              (unsigned long long)job->job_id, (unsigned long long)jt->res.records,
-              (unsigned long long)jt->res.fights, jt->res.seconds);
-        for (int attempt = 1; attempt <= 5; attempt++) {
-            if (o->stop && *o->stop >= 2)
-                break;
-            sf_err ue = {0};
-            int u = upload(c, jt, job->attempt, &ue);
-            if (u == SF_OK) {
-                unlink(jt->path);
-                break;
-            }
-            logf_(c, "job %llu: upload attempt %d failed: %s", (unsigned long long)job->job_id,
-                  attempt, ue.msg);
-            if (u == SF_ECORRUPT) {
-                send_job_failed(c, job->job_id, ue.msg);
-                unlink(jt->path);
-                break;
-            }
-            session fresh;
-            if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, err) < 0)
-                break;
-        }
+        int rc = jt->abandon ? SF_ETIMEOUT : SF_OK;
+        free(jt);
+        return rc;
     }
-    free(jt);
-    return rc;
+    logf_(c, "job %llu: %llu labels from %llu fights in %.1f s", (unsigned long long)job->job_id,
+          (unsigned long long)jt->res.records, (unsigned long long)jt->res.fights, jt->res.seconds);
+    *pending = jt;
+    return SF_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -488,7 +509,12 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         }
     }
     int jobs = 0;
+    job_thread *pending = NULL; /* a finished job whose shard is not yet uploaded */
     while (rc == SF_OK && !(o->stop && *o->stop)) {
+        if (pending && o->max_jobs && jobs >= o->max_jobs) {
+            deliver(&c, o, pending, err);
+            pending = NULL;
+        }
         if (o->max_jobs && jobs >= o->max_jobs)
             break;
         Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -519,15 +545,34 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
             continue;
         switch (r->body_case) {
         case SPIREFLEET__ENVELOPE__BODY_JOB:
-            rc = do_job(&c, o, s, r->job, scratch, ev, err);
+            rc = do_job(&c, o, s, r->job, scratch, ev, &pending, err);
             if (rc == SF_ETIMEOUT)
                 rc = SF_OK; /* abandoned on request */
             jobs++;
             break;
         case SPIREFLEET__ENVELOPE__BODY_WAIT: {
+            if (pending) { /* nothing to overlap with: upload now */
+                deliver(&c, o, pending, err);
+                pending = NULL;
+                break;
+            }
+            /* wait on the socket, not asleep: RunComplete or Stop may come */
             int ms = r->wait->retry_ms ? (int)r->wait->retry_ms : 500;
-            for (int w = 0; w < ms && !(o->stop && *o->stop); w += 50)
-                usleep(50000);
+            uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
+            while (!(o->stop && *o->stop) && sf_now_ns() < until) {
+                Spirefleet__Envelope *p = recv_env(&c, 50);
+                if (!p)
+                    continue;
+                int body = p->body_case;
+                sf_wire_free(p);
+                if (body == SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE ||
+                    body == SPIREFLEET__ENVELOPE__BODY_STOP) {
+                    logf_(&c, body == SPIREFLEET__ENVELOPE__BODY_STOP ? "told to stop"
+                                                                      : "run complete");
+                    sf_wire_free(r);
+                    goto out;
+                }
+            }
             break;
         }
         case SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE:
@@ -548,6 +593,8 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         sf_wire_free(r);
     }
 out:
+    if (pending) /* finished work is never thrown away */
+        deliver(&c, o, pending, err);
     sf_worker_evaluator_free(ev);
     if (c.sock)
         zmq_close(c.sock);

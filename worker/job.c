@@ -508,7 +508,10 @@ static void evaluate(job_ctx *jc, void *session, const sf_eval_request **reqs, i
 
 static void *thread_main(void *arg) {
     job_ctx *jc = arg;
-    int g = jc->opts->fights_per_thread;
+    /* Several fights per thread only pay off when their leaves share a
+     * network batch; with the rollout evaluator a thread plays one fight at
+     * a time, which also keeps the threads' shares of a job even. */
+    int g = jc->scfg.evaluator == SF_EVAL_EXTERNAL ? jc->opts->fights_per_thread : 1;
     int cap = g * (jc->scfg.trees > 0 ? jc->scfg.trees : 1);
     slot *slots = calloc((size_t)g, sizeof *slots);
     const sf_eval_request **reqs = calloc((size_t)cap, sizeof *reqs);

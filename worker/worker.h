@@ -13,10 +13,10 @@
  *   any thread count or fights-per-thread.
  *
  * Threads and multiplexing
- *   sf_job_run() plays seeds on `threads` threads; each thread keeps up to
- *   `fights_per_thread` fights in flight. With the rollout evaluator a
- *   search runs to the end in one sf_search_step() call, so a thread plays
- *   its fights one decision at a time; with a network evaluator each thread
+ *   sf_job_run() plays seeds on `threads` threads. With the rollout
+ *   evaluator a search runs to the end in one sf_search_step() call, so a
+ *   thread plays one fight at a time; with a network evaluator each thread
+ *   keeps up to `fights_per_thread` fights in flight,
  *   steps all its searches, sends one batch for all their leaf requests and
  *   feeds the answers back (search.h, "The resumable API").
  *

@@ -1,13 +1,12 @@
 /*
  * bench_fleet.c — fleet benchmarks (issue: coordinator + worker + sf-fleet).
  *
- *   fleet.bare_labels_per_s_core  every job of configs/local.yaml played
- *                                 in-process by sf_job_run with as many
- *                                 threads as the fleet has search threads
- *                                 (workers x threads), no coordinator, no
- *                                 processes, no upload: the bare search
- *                                 rate on the same fights and cores,
- *                                 labels per second per thread
+ *   fleet.bare_labels_per_s_core  the jobs of configs/local.yaml played
+ *                                 in-process by workers.count threads that
+ *                                 take whole jobs, as the fleet's workers
+ *                                 do (no coordinator, processes or upload):
+ *                                 the bare search rate on the same fights
+ *                                 and cores, labels per second per thread
  *   fleet.e2e_labels_per_s_core   `sf-fleet run configs/local.yaml` end to end
  *                                 (coordinator + workers.count processes),
  *                                 labels / wall second / worker
@@ -20,6 +19,7 @@
  * Each figure is the median of `runs` (default 3) runs; JSON lines first.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,31 +52,57 @@ static void rm_rf(const char *dir) {
         fprintf(stderr, "bench-fleet: could not remove %s\n", dir);
 }
 
-/* Bare: every job of the run, one after another, on `threads` threads. */
-static double bare_rate(const sf_run_config *cfg, const char *tmp, int threads) {
-    char digest[65];
-    sf_config_digest(cfg, digest);
-    uint64_t njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size, labels = 0;
-    uint64_t t0 = sf_now_ns();
-    for (uint64_t j = 0; j < njobs; j++) {
+/* Bare: the run's jobs played in-process by `workers` threads that take
+ * whole jobs as they free up, exactly as the fleet's workers do, each job
+ * with sf_job_run on workers.threads threads; no coordinator, no processes,
+ * no upload. */
+typedef struct bare_ctx {
+    const sf_run_config *cfg;
+    const char *digest, *tmp;
+    uint64_t njobs;
+    atomic_uint_fast64_t next, labels;
+} bare_ctx;
+
+static void *bare_worker(void *p) {
+    bare_ctx *b = p;
+    const sf_run_config *cfg = b->cfg;
+    for (uint64_t j; (j = atomic_fetch_add(&b->next, 1)) < b->njobs;) {
         sf_job_spec spec = {j + 1, cfg->seed_start + j * cfg->job_size, cfg->job_size};
         if (j * cfg->job_size + spec.seed_count > cfg->seed_count)
             spec.seed_count = (uint32_t)(cfg->seed_count - j * cfg->job_size);
-        sf_job_opts o = {.threads = 1,
+        sf_job_opts o = {.threads = (int)cfg->workers.threads,
                          .fights_per_thread = (int)cfg->workers.fights_per_thread,
                          .worker_id = "bench"};
         char path[1200];
-        snprintf(path, sizeof path, "%s/bare-%llu.shard", tmp, (unsigned long long)j);
+        snprintf(path, sizeof path, "%s/bare-%llu.shard", b->tmp, (unsigned long long)j);
         sf_job_result res;
         sf_err e = {0};
-        if (sf_job_run(cfg, digest, &spec, &o, path, &res, &e) < 0) {
+        if (sf_job_run(cfg, b->digest, &spec, &o, path, &res, &e) < 0) {
             fprintf(stderr, "bench-fleet: %s\n", e.msg);
             exit(1);
         }
-        labels += res.records;
+        atomic_fetch_add(&b->labels, res.records);
         unlink(path);
     }
-    return (double)labels / ((double)(sf_now_ns() - t0) / 1e9) / threads;
+    return NULL;
+}
+
+static double bare_rate(const sf_run_config *cfg, const char *tmp, int threads) {
+    char digest[65];
+    sf_config_digest(cfg, digest);
+    bare_ctx b = {.cfg = cfg, .digest = digest, .tmp = tmp};
+    b.njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size;
+    atomic_init(&b.next, 0);
+    atomic_init(&b.labels, 0);
+    int workers = (int)cfg->workers.count;
+    pthread_t th[64];
+    uint64_t t0 = sf_now_ns();
+    for (int i = 0; i < workers && i < 64; i++)
+        pthread_create(&th[i], NULL, bare_worker, &b);
+    for (int i = 0; i < workers && i < 64; i++)
+        pthread_join(th[i], NULL);
+    double secs = (double)(sf_now_ns() - t0) / 1e9;
+    return (double)atomic_load(&b.labels) / secs / threads;
 }
 
 /* End to end: sf-fleet run in a fresh output dir; labels from the shards. */
