@@ -322,7 +322,7 @@ static void bench_remote(const char *dir, const char *arch_name, int total) {
                           .model_sha256 = sf_bundle_sha256(b),
                           .max_inflight = 8,
                           .timeout_ms = 60000};
-    sf_neteval *remote, *local;
+    sf_neteval *remote = NULL, *local = NULL;
     if (sf_neteval_connect(&ro, NULL, &remote, &e) || sf_neteval_open_local(b, NULL, &local, &e))
         die("evaluator", &e);
     multiplexed(remote, ps, 32, 8, 256); /* warm-up */
