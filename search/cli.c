@@ -256,8 +256,19 @@ const char *sf_cli_reason_name(int reason) {
     return reason >= 0 && reason < 8 ? names[reason] : "?";
 }
 
-int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i,
-                     int (*no_value)(const char *name), char name[64], const char **value) {
+/* The flags of both tools that take no value. */
+static int takes_no_value(const char *name) {
+    static const char *const flags[] = {
+        "rescale",     "distributional", "no-guards", "no-transposition-stop",
+        "clairvoyant", "json",           "help"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (strcmp(name, flags[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i, char name[64],
+                     const char **value) {
     const char *arg = argv[*i];
     *value = NULL;
     if (strncmp(arg, "--", 2) != 0) {
@@ -274,7 +285,7 @@ int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i,
     name[len] = 0;
     if (eq) {
         *value = eq + 1;
-    } else if (!no_value(name)) {
+    } else if (!takes_no_value(name)) {
         if (*i + 1 >= argc) {
             fprintf(stderr, "%s: --%s needs a value\n", prog, name);
             return SF_EINVAL;

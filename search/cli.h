@@ -30,11 +30,13 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value,
 int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec);
 
 /* Split argv[*i] ("--name=value", "--name value" or "--flag") into
- * name[64] and *value (NULL for flags that take none, as no_value(name)
- * says), advancing *i past a separate value. Prints the error and returns
- * SF_EINVAL for a non-flag argument, an over-long name or a missing value. */
-int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i,
-                     int (*no_value)(const char *name), char name[64], const char **value);
+ * name[64] and *value, advancing *i past a separate value. *value is NULL
+ * for the flags that take none (rescale, distributional, no-guards,
+ * no-transposition-stop, clairvoyant, json, help). Prints the error and
+ * returns SF_EINVAL for a non-flag argument, an over-long name or a missing
+ * value. */
+int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i, char name[64],
+                     const char **value);
 
 /* Usage text for the flags above. */
 extern const char sf_cli_search_usage[];

@@ -298,16 +298,17 @@ static void report(const arena *a, int p, int json, double seconds) {
         } else {
             char wr[64], hl[64];
             snprintf(wr, sizeof wr, "%.3f [%.3f, %.3f]", (double)won / n, lo, hi);
-            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, m - h, m + h);
+            /* A normal interval can leave the range; print the part inside. */
+            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, fmax(m - h, 0.0), m + h);
             printf("%-9s %7d  %-24s %-24s %8.1f", cname, n, wr, hl, turns / n);
             if (c == 4)
-                printf("  fights won %.2f [%.2f, %.2f]", fm, fm - fh, fm + fh);
+                printf("  fights won %.2f [%.2f, %.2f]", fm, fmax(fm - fh, 0.0), fm + fh);
             printf("\n");
         }
     }
     if (!json)
-        printf("%ld decisions, %llu simulations, %.1f s (both policies)\n", decisions,
-               (unsigned long long)sims, seconds);
+        printf("%ld decisions, %llu simulations, %.1f s%s\n", decisions, (unsigned long long)sims,
+               seconds, a->n_policies == 2 ? " (both policies)" : "");
     free(hp);
     free(fw);
 }
@@ -368,16 +369,6 @@ static void usage(FILE *f) {
             sf_cli_fight_usage, sf_cli_search_usage);
 }
 
-static int takes_no_value(const char *name) {
-    static const char *const flags[] = {
-        "rescale",     "distributional", "no-guards", "no-transposition-stop",
-        "clairvoyant", "json",           "help"};
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (strcmp(name, flags[i]) == 0)
-            return 1;
-    return 0;
-}
-
 int main(int argc, char **argv) {
     arena a;
     memset(&a, 0, sizeof a);
@@ -391,7 +382,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
-        if (sf_cli_next_flag(prog, argc, argv, &i, takes_no_value, name, &value) < 0) {
+        if (sf_cli_next_flag(prog, argc, argv, &i, name, &value) < 0) {
             return 2;
         }
         int rc = sf_cli_search_flag(prog, name, value, &a.cfg);

@@ -28,16 +28,6 @@ static void usage(FILE *f) {
             sf_cli_fight_usage, sf_cli_search_usage);
 }
 
-static int takes_no_value(const char *name) {
-    static const char *const flags[] = {
-        "rescale",     "distributional", "no-guards", "no-transposition-stop",
-        "clairvoyant", "json",           "help"};
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (strcmp(name, flags[i]) == 0)
-            return 1;
-    return 0;
-}
-
 static int load_state(const char *path, sf_state *s) {
     json_error_t je;
     json_t *doc = json_load_file(path, 0, &je);
@@ -178,7 +168,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
-        if (sf_cli_next_flag(prog, argc, argv, &i, takes_no_value, name, &value) < 0) {
+        if (sf_cli_next_flag(prog, argc, argv, &i, name, &value) < 0) {
             usage(stderr);
             return 2;
         }

@@ -1,0 +1,82 @@
+#!/bin/sh
+# sf-search and sf-arena on the command line, TAP output: root visits add up
+# to the budget, results do not depend on the thread or job count, the
+# arena's Wilson bound matches its closed form, and bad flags exit 2 naming
+# the flag.
+# usage: test_search_cli.sh SF_SEARCH SF_ARENA
+set -u
+search=$1
+arena=$2
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+check() { # check LABEL -- command...: passes when the command exits 0
+  label=$1
+  shift 2
+  if "$@" >"$tmp/check" 2>&1; then ok "$label"; else notok "$label: $(head -c 300 "$tmp/check")"; fi
+}
+expect() { # expect STATUS PATTERN LABEL -- command...
+  want=$1 pat=$2 label=$3
+  shift 4
+  "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" = "$want" ] && grep -q -- "$pat" "$tmp/out"; then
+    ok "$label (exit $got)"
+  else
+    notok "$label: exit $got, want $want and /$pat/: $(head -c 300 "$tmp/out")"
+  fi
+}
+
+# Root visits: every simulation of a single tree passes through one root
+# edge, so the visits add up to the budget exactly.
+"$search" --sims 200 --seed 3 --json >"$tmp/s200.json"
+check "sf-search: 200 simulations, root visits sum to 200" -- "$py" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = sum(a["visits"] for a in d["actions"])
+assert d["simulations"] == 200 and v == 200, (d["simulations"], v)
+' "$tmp/s200.json"
+
+# Root parallelism: each tree has its own derived seed, so the threads that
+# run the trees change nothing but the time.
+"$search" --sims 800 --trees 4 --threads 1 --seed 5 --json | grep -v '"seconds"' >"$tmp/t1"
+"$search" --sims 800 --trees 4 --threads 2 --seed 5 --json | grep -v '"seconds"' >"$tmp/t2"
+check "sf-search: 4 trees give the same root on 1 and 2 threads" -- cmp "$tmp/t1" "$tmp/t2"
+
+# The arena: fights are seeded by index, so --jobs changes nothing.
+args="--policy search --sims 100 --fights 6 --classes weak,strong --seed 2 --json"
+# shellcheck disable=SC2086
+"$arena" $args --jobs 1 >"$tmp/j1"
+# shellcheck disable=SC2086
+"$arena" $args --jobs 2 >"$tmp/j2"
+check "sf-arena: 1 and 2 jobs give the same results" -- cmp "$tmp/j1" "$tmp/j2"
+
+# Wilson's lower bound for n wins of n fights is n / (n + z^2).
+check "sf-arena: Wilson bound for 6 of 6 is 6/(6+1.96^2) = 0.6097" -- "$py" -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+weak = [r for r in rows if r["class"] == "weak"][0]
+assert weak["n"] == 6 and weak["wins"] == 6, weak
+want = 6 / (6 + 1.959964 ** 2)
+assert abs(weak["win_lo"] - want) < 1e-4, (weak["win_lo"], want)
+assert weak["win_hi"] == 1.0
+' "$tmp/j1"
+
+expect 0 "paired: search minus clairvoyant" "sf-arena --vs prints the paired table" -- \
+  "$arena" --policy search --vs clairvoyant --sims 50 --fights 2 --classes weak --seed 1
+expect 2 "unknown flag '--bogus'" "sf-search refuses an unknown flag" -- \
+  "$search" --bogus 1
+expect 2 "sims: expected an integer" "sf-search names a bad --sims" -- \
+  "$search" --sims abc
+expect 2 "policy: expected random, greedy, search or clairvoyant" "sf-arena names a bad --policy" -- \
+  "$arena" --policy nope
+expect 2 "needs a value" "sf-arena: a flag missing its value" -- \
+  "$arena" --policy greedy --fights
+expect 0 "usage: sf-arena" "sf-arena --help" -- "$arena" --help
+
+echo "1..$n"
+exit $fail
