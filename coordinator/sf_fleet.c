@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coordinator/coordinator.h"
@@ -38,10 +39,21 @@
  * SIGINT aborts at once. */
 static volatile sig_atomic_t g_stop;
 
+/* First SIGINT/SIGTERM: stop handing out work and shut down cleanly. A
+ * second SIGINT kills at once, unless it lands within a second of the first:
+ * wrappers such as timeout(1) deliver one interrupt to both the process and
+ * its group, and that must not count as the operator pressing Ctrl-C twice.
+ * Only this handler touches first_ns (SIGINT is blocked while it runs). */
 static void on_signal(int sig) {
-    if (sig == SIGINT && g_stop >= 1)
+    static uint64_t first_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (g_stop == 0)
+        first_ns = now;
+    else if (sig == SIGINT && now - first_ns > 1000000000ull)
         _exit(130);
-    if (g_stop < 2)
+    if (g_stop < 2 && (g_stop == 0 || now - first_ns > 1000000000ull))
         g_stop++;
 }
 
@@ -50,6 +62,8 @@ static void install_signals(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT); /* the handler never nests */
+    sigaddset(&sa.sa_mask, SIGTERM);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
@@ -271,6 +285,40 @@ static void log_to(const sf_run_config *cfg, const char *name) {
     }
 }
 
+/* Size of a file now (0 when it does not exist), so that only what a child
+ * writes after this point is echoed by echo_log_since(). */
+static off_t file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? sb.st_size : 0;
+}
+
+/* Copy the last `max_lines` lines a child wrote to `path` since `from` onto
+ * stderr, each prefixed with `tag`, so the operator sees why it failed
+ * without opening the log. Best effort: a read error prints nothing. */
+static void echo_log_since(const char *path, off_t from, const char *tag, int max_lines) {
+    char buf[8192];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t start = end - from > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : from;
+    ssize_t n = start >= 0 ? pread(fd, buf, sizeof buf - 1, start) : -1;
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    char *p = buf + n;
+    for (int lines = 0; p > buf; p--)
+        if (p[-1] == '\n' && p != buf + n && ++lines > max_lines)
+            break;
+    for (char *line = p; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        fprintf(stderr, "%s%.*s\n", tag, (int)len, line);
+        line += len + (nl ? 1 : 0);
+    }
+}
+
 /* A program built beside this one (../<dir>/<name>), else <name> on PATH. */
 static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
     const char *slash = strrchr(self, '/');
@@ -442,10 +490,26 @@ static int cmd_run(int argc, char **argv, const char *self) {
     int np = 0;
     if (cfg.evald.spawn && !strcmp(cfg.search.evaluator, "net") && !st.complete &&
         cfg.workers.count > 0) {
+        char log_path[1300];
+        snprintf(log_path, sizeof log_path, "%s/logs/evald.log", cfg.output_dir);
+        off_t log_from = file_size(log_path);
+        if (!strncmp(cfg.evald.endpoint, "ipc://", 6)) {
+            /* the socket's directory must exist before gpu-evald binds */
+            char dir[sizeof cfg.evald.endpoint];
+            size_t len = strnlen(cfg.evald.endpoint + 6, sizeof dir - 1);
+            memcpy(dir, cfg.evald.endpoint + 6, len);
+            dir[len] = 0;
+            char *slash = strrchr(dir, '/');
+            if (slash && slash != dir) {
+                *slash = 0;
+                sf_mkdir_p(dir);
+            }
+        }
         evald = spawn_evald(self, &cfg);
         if (evald < 0 || wait_evald(&cfg, evald, 60) < 0) {
-            fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; see %s/logs/evald.log\n",
-                    cfg.evald.endpoint, cfg.output_dir);
+            fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; its log (%s) ends:\n",
+                    cfg.evald.endpoint, log_path);
+            echo_log_since(log_path, log_from, "  gpu-evald| ", 8);
             if (evald > 0) {
                 kill(evald, SIGTERM);
                 waitpid(evald, NULL, 0);

@@ -499,7 +499,7 @@ int sf_bundle_load_mem(const uint8_t *bytes, size_t n, const char *name, const c
                               name, pin);
         if (memcmp(tmp, sha, 32) != 0)
             return sf_err_set(err, SF_ECORRUPT,
-                              "%s: SHA-256 mismatch: the file is %s, the config pins %.64s", name,
+                              "%s: SHA-256 mismatch: the file is %s, the pin expects %.64s", name,
                               hex, pin);
     }
     sf_tensorfile *tf;

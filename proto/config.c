@@ -148,13 +148,28 @@ typedef struct ctx {
     const char *origin;
     sf_run_config *cfg;
     sf_err *err;
-    int seen[sizeof fields / sizeof fields[0]];
+    /* where each key was given (NULL: not in the file), for messages */
+    const yaml_node_t *at[sizeof fields / sizeof fields[0]];
+    const yaml_node_t *special_at[sizeof special_keys / sizeof special_keys[0]];
 } ctx;
+
+static int check_config(const sf_run_config *c, const char **key, char *why, size_t cap);
+
+/* The node a key's value came from, or NULL when the file did not give it. */
+static const yaml_node_t *node_of(const ctx *x, const char *key) {
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!strcmp(fields[i].path, key))
+            return x->at[i];
+    for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++)
+        if (!strcmp(special_keys[i], key))
+            return x->special_at[i];
+    return NULL;
+}
 
 static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...) {
-    char msg[400];
+    char msg[SF_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -415,6 +430,9 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
         int handled = 0;
         for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++) {
             if (!strcmp(path, special_keys[i])) {
+                if (x->special_at[i])
+                    return fail(x, k, path, "given twice");
+                x->special_at[i] = v;
                 if (read_special(x, path, v) < 0)
                     return SF_ECONFIG;
                 handled = 1;
@@ -422,9 +440,9 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
         }
         for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !handled; i++) {
             if (!strcmp(path, fields[i].path)) {
-                if (x->seen[i])
+                if (x->at[i])
                     return fail(x, k, path, "given twice");
-                x->seen[i] = 1;
+                x->at[i] = v;
                 if (set_field(x, &fields[i], v) < 0)
                     return SF_ECONFIG;
                 handled = 1;
@@ -495,8 +513,35 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
     }
     if (rc == SF_OK && !strcmp(cfg->output_dir, "runs/<name>"))
         snprintf(cfg->output_dir, sizeof cfg->output_dir, "runs/%s", cfg->name);
-    if (rc == SF_OK)
-        rc = sf_config_validate(cfg, origin, err);
+    if (rc == SF_OK) {
+        const char *key = NULL;
+        char why[SF_ERR_MSG_MAX];
+        if (check_config(cfg, &key, why, sizeof why) < 0) {
+            /* play.hp above a max_hp given alone: point at max_hp */
+            const yaml_node_t *n = node_of(&x, key);
+            if (!n && !strcmp(key, "play.hp"))
+                n = node_of(&x, "play.max_hp");
+            rc = fail(&x, n, key, "%s", why);
+        }
+    }
+    if (rc == SF_OK) {
+        /* A config is one YAML document: a second one after '---' would be
+         * silently ignored, so refuse it. */
+        yaml_document_t next;
+        if (!yaml_parser_load(&parser, &next)) {
+            rc = sf_err_set(err, SF_ECONFIG, "%s:%zu:%zu: YAML syntax error: %s", origin,
+                            parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                            parser.problem ? parser.problem : "unknown");
+        } else {
+            yaml_node_t *r2 = yaml_document_get_root_node(&next);
+            if (r2)
+                rc = sf_err_set(err, SF_ECONFIG,
+                                "%s:%zu:%zu: a second YAML document; a run config is one "
+                                "document (remove the '---' and what follows)",
+                                origin, next.start_mark.line + 1, next.start_mark.column + 1);
+            yaml_document_delete(&next);
+        }
+    }
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     return rc;
@@ -554,73 +599,106 @@ static int name_ok(const char *s) {
     return 1;
 }
 
-/* ZeroMQ transports a fleet endpoint may use. */
-static int endpoint_ok(const char *s) {
-    return !strncmp(s, "tcp://", 6) || !strncmp(s, "ipc://", 6) || !strncmp(s, "inproc://", 9);
+/* A fleet endpoint joins separate processes, so only ZeroMQ's tcp:// and
+ * ipc:// transports qualify (inproc:// reaches threads of one process only).
+ * tcp:// needs HOST:PORT with PORT 1..65535 or '*' (ZeroMQ would wrap a
+ * larger number silently); ipc:// needs a path that fits sun_path (107
+ * bytes). Returns NULL when `s` is fine, else why not. */
+static const char *endpoint_problem(const char *s) {
+    if (!strncmp(s, "inproc://", 9))
+        return "inproc:// reaches only threads of one process, and the coordinator, workers "
+               "and gpu-evald are separate processes; use tcp://HOST:PORT or ipc://PATH";
+    if (!strncmp(s, "ipc://", 6)) {
+        size_t l = strlen(s + 6);
+        if (l == 0)
+            return "ipc:// needs a socket path";
+        if (l > 107)
+            return "the ipc:// path is longer than 107 bytes (the Unix socket limit)";
+        return NULL;
+    }
+    if (strncmp(s, "tcp://", 6))
+        return "not a tcp://HOST:PORT or ipc://PATH endpoint";
+    const char *colon = strrchr(s + 6, ':');
+    if (!colon || colon == s + 6)
+        return "tcp:// needs HOST:PORT (PORT a number 1..65535, or * for any free port)";
+    const char *port = colon + 1;
+    if (!strcmp(port, "*"))
+        return NULL;
+    unsigned long p = 0;
+    size_t digits = 0;
+    for (const char *q = port; *q; q++, digits++) {
+        if (*q < '0' || *q > '9' || digits >= 6)
+            return "the tcp:// port must be a number 1..65535, or *";
+        p = p * 10 + (unsigned long)(*q - '0');
+    }
+    if (digits == 0 || p == 0 || p > 65535)
+        return "the tcp:// port must be a number 1..65535, or *";
+    return NULL;
 }
 
-int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
+/* The cross-field and content rules, shared by sf_config_validate() and the
+ * YAML parser (which adds the line and column of `*key`). On a problem sets
+ * `*key` to the offending key's path, writes why into `why` and returns -1. */
+static int check_config(const sf_run_config *c, const char **key, char *why, size_t cap) {
+#define BAD(k, ...) return *key = (k), snprintf(why, cap, __VA_ARGS__), -1
     if (!name_ok(c->name))
-        return sf_err_set(err, SF_ECONFIG,
-                          "%s: run.name: '%s' may hold only letters, digits, '.', '_' and '-' "
-                          "and must not start with '.' (it names files)",
-                          origin, c->name);
-    if (!endpoint_ok(c->coordinator.endpoint))
-        return sf_err_set(err, SF_ECONFIG,
-                          "%s: coordinator.endpoint: '%s' is not a tcp://, ipc:// or inproc:// "
-                          "endpoint",
-                          origin, c->coordinator.endpoint);
-    if (!endpoint_ok(c->evald.endpoint))
-        return sf_err_set(err, SF_ECONFIG,
-                          "%s: evald.endpoint: '%s' is not a tcp://, ipc:// or inproc:// endpoint",
-                          origin, c->evald.endpoint);
+        BAD("run.name",
+            "'%s' may hold only letters, digits, '.', '_' and '-' and must not start with '.' "
+            "(it names files)",
+            c->name);
+    const char *p;
+    if ((p = endpoint_problem(c->coordinator.endpoint)))
+        BAD("coordinator.endpoint", "'%s': %s", c->coordinator.endpoint, p);
+    if ((p = endpoint_problem(c->evald.endpoint)))
+        BAD("evald.endpoint", "'%s': %s", c->evald.endpoint, p);
     sf_fight_spec spec;
     sf_fight_spec_default(&spec);
     sf_err e = {0};
     if (sf_deck_parse(c->play.deck, &spec, &e) < 0)
-        return sf_err_set(err, SF_ECONFIG, "%s: play.deck: %s", origin, e.msg);
+        BAD("play.deck", "%s", strncmp(e.msg, "deck: ", 6) ? e.msg : e.msg + 6);
     if (c->play.hp > c->play.max_hp)
-        return sf_err_set(err, SF_ECONFIG, "%s: play.hp: %u is above play.max_hp (%u)", origin,
-                          c->play.hp, c->play.max_hp);
+        BAD("play.hp", "%u is above play.max_hp (%u)", c->play.hp, c->play.max_hp);
     for (int i = 0; i < c->play.n_relics; i++)
         if (sf_relic_lookup(c->play.relics[i]) < 0)
-            return sf_err_set(err, SF_ECONFIG, "%s: play.relics: unknown relic '%s'", origin,
-                              c->play.relics[i]);
+            BAD("play.relics", "unknown relic '%s'", c->play.relics[i]);
     for (int i = 0; i < c->play.n_potions; i++)
         if (sf_potion_lookup(c->play.potions[i]) < 0)
-            return sf_err_set(err, SF_ECONFIG, "%s: play.potions: unknown potion '%s'", origin,
-                              c->play.potions[i]);
+            BAD("play.potions", "unknown potion '%s'", c->play.potions[i]);
     for (int i = 0; i < c->play.n_encounters; i++)
         if (c->play.encounters[i].id < 0 || c->play.encounters[i].id >= sf_encounter_count() ||
             !(c->play.encounters[i].weight > 0))
-            return sf_err_set(err, SF_ECONFIG, "%s: play.encounters: entry %d is invalid", origin,
-                              i);
+            BAD("play.encounters", "entry %d is invalid", i);
+    if (c->play.n_encounters > 0 && !strcmp(c->play.mode, "gauntlet"))
+        BAD("play.encounters",
+            "applies to play.mode fights only; a gauntlet draws its fights from the act's "
+            "pools (remove it or set play.mode: fights)");
     for (int i = 1; i < c->search.n_c_schedule; i++) {
         uint32_t prev = c->search.c_schedule[i - 1].below, cur = c->search.c_schedule[i].below;
         if (prev == 0 || (cur != 0 && cur <= prev))
-            return sf_err_set(err, SF_ECONFIG,
-                              "%s: search.c_schedule: 'below' must increase, with only the last "
-                              "entry unbounded",
-                              origin);
+            BAD("search.c_schedule", "'below' must increase, with only the last entry unbounded");
     }
     if (!strcmp(c->search.evaluator, "net")) {
         if (!c->model.bundle[0])
-            return sf_err_set(err, SF_ECONFIG,
-                              "%s: model.bundle: required when search.evaluator is net", origin);
-        if (strlen(c->model.sha256) != 64)
-            return sf_err_set(err, SF_ECONFIG,
-                              "%s: model.sha256: a 64-digit hex SHA-256 is required when "
-                              "search.evaluator is net",
-                              origin);
+            BAD("model.bundle", "required when search.evaluator is net");
+        if (!c->model.sha256[0])
+            BAD("model.sha256", "a 64-digit hex SHA-256 is required when search.evaluator is net");
     }
     if (c->model.sha256[0]) {
         uint8_t tmp[32];
-        if (sf_unhex(c->model.sha256, tmp, 32) < 0)
-            return sf_err_set(err, SF_ECONFIG, "%s: model.sha256: '%s' is not 64 hex digits",
-                              origin, c->model.sha256);
+        if (strlen(c->model.sha256) != 64 || sf_unhex(c->model.sha256, tmp, 32) < 0)
+            BAD("model.sha256", "'%s' is not 64 hex digits", c->model.sha256);
     }
     if (c->seed_start + c->seed_count < c->seed_start)
-        return sf_err_set(err, SF_ECONFIG, "%s: seeds: start + count overflows", origin);
+        BAD("seeds.count", "seeds.start + seeds.count overflows");
+    return 0;
+#undef BAD
+}
+
+int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
+    const char *key = NULL;
+    char why[SF_ERR_MSG_MAX];
+    if (check_config(c, &key, why, sizeof why) < 0)
+        return sf_err_set(err, SF_ECONFIG, "%s: %s: %s", origin, key, why);
     return SF_OK;
 }
 

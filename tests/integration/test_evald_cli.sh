@@ -38,7 +38,7 @@ expect 0 "arch        tiny (d_model 64, n_layers 2, n_heads 4" "sf-model info sh
   "$sfm" info "$tmp/models/tiny.safetensors"
 expect 0 "(matches the pin)" "verify with the right pin" -- \
   "$sfm" verify --sha256 "$sha" "$tmp/models/tiny.safetensors"
-expect 1 "SHA-256 mismatch: the file is $sha, the config pins $wrong" "verify with a wrong pin" -- \
+expect 1 "SHA-256 mismatch: the file is $sha, the pin expects $wrong" "verify with a wrong pin" -- \
   "$sfm" verify --sha256 "$wrong" "$tmp/models/tiny.safetensors"
 printf 'not a bundle\n' >"$tmp/text.safetensors"
 expect 1 "header length" "a text file is not a bundle" -- "$sfm" info "$tmp/text.safetensors"

@@ -102,6 +102,35 @@ START_TEST(bad_configs_name_file_line_column_and_key) {
 }
 END_TEST
 
+START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
+    const char *good[] = {"tcp://127.0.0.1:5555",    "tcp://*:5555",
+                          "tcp://127.0.0.1:*",       "tcp://[::1]:65535",
+                          "ipc://runs/x/evald.sock", "tcp://host.example:1"};
+    const char *bad[] = {
+        "inproc://x",           "tcp://127.0.0.1:0",   "tcp://127.0.0.1:65536", "tcp://127.0.0.1:",
+        "tcp://:5555",          "tcp://127.0.0.1:55x", "tcp://127.0.0.1",       "ipc://",
+        "udp://127.0.0.1:5555", "tcp://h:1000000"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char yaml[256];
+        snprintf(yaml, sizeof yaml,
+                 "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: '%s'}\n", good[i]);
+        sf_run_config c;
+        sf_err e = {0};
+        ck_assert_msg(parse_str(yaml, &c, &e) == SF_OK, "%s: %s", good[i], e.msg);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char yaml[256];
+        snprintf(yaml, sizeof yaml, "run: {name: d}\nseeds: {count: 1}\nevald: {endpoint: '%s'}\n",
+                 bad[i]);
+        sf_run_config c;
+        sf_err e = {0};
+        ck_assert_msg(parse_str(yaml, &c, &e) == SF_ECONFIG, "%s accepted", bad[i]);
+        ck_assert_msg(strstr(e.msg, "inline.yaml:3:19: evald.endpoint: '") != NULL, "%s: %s",
+                      bad[i], e.msg);
+    }
+}
+END_TEST
+
 START_TEST(shipped_configs_are_valid) {
     const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml"};
     for (int i = 0; i < 2; i++) {
@@ -236,6 +265,7 @@ int main(void) {
     tcase_add_test(tc, minimal_config_gets_defaults);
     tcase_add_test(tc, pools_spread_their_weight);
     tcase_add_test(tc, bad_configs_name_file_line_column_and_key);
+    tcase_add_test(tc, endpoints_accept_bind_forms_and_refuse_the_rest);
     tcase_add_test(tc, shipped_configs_are_valid);
     tcase_add_test(tc, digest_ignores_execution_but_not_labels);
     tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
