@@ -889,15 +889,26 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     char lock[400];
     snprintf(lock, sizeof lock, "%s/coordinator.lock", cfg->output_dir);
     co->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (co->lock_fd < 0 || flock(co->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        char holder[32] = "?";
-        ssize_t got = co->lock_fd >= 0 ? pread(co->lock_fd, holder, sizeof holder - 1, 0) : -1;
-        if (got > 0)
-            holder[got] = 0;
-        holder[strcspn(holder, "\n")] = 0;
+    if (co->lock_fd < 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: cannot open: %s", lock, strerror(errno));
+        sf_coordinator_close(co);
+        return rc;
+    }
+    if (flock(co->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        /* the holder writes its pid just after taking the lock, so a
+         * coordinator that started at the same moment may not show one yet */
+        char holder[48] = "";
+        ssize_t got = pread(co->lock_fd, holder + 5, sizeof holder - 7, 0);
+        if (got > 0) {
+            holder[5 + got] = 0;
+            holder[5 + strcspn(holder + 5, "\n")] = 0;
+            memcpy(holder, " (pid", 5);
+            strcat(holder, ")");
+        } else {
+            holder[0] = 0;
+        }
         rc = sf_err_set(err, SF_ESTATE,
-                        "%s: another coordinator (pid %s) is serving this output dir; stop it "
-                        "first",
+                        "%s: another coordinator%s is serving this output dir; stop it first",
                         cfg->output_dir, holder);
         sf_coordinator_close(co);
         return rc;

@@ -199,6 +199,11 @@ static int cmd_worker(int argc, char **argv) {
         fprintf(stderr, "sf-fleet worker: --connect ENDPOINT is required\n");
         return 2;
     }
+    const char *why = sf_endpoint_problem(o.endpoint);
+    if (why) {
+        fprintf(stderr, "sf-fleet worker: --connect %s: %s\n", o.endpoint, why);
+        return 2;
+    }
     install_signals();
     o.stop = &g_stop;
     sf_err err = {0};
@@ -237,6 +242,10 @@ static int cmd_coordinator(int argc, char **argv) {
         return 2;
     }
     path = argv[optind];
+    if (bind && sf_endpoint_problem(bind)) {
+        fprintf(stderr, "sf-fleet coordinator: --bind %s: %s\n", bind, sf_endpoint_problem(bind));
+        return 2;
+    }
     sf_run_config cfg;
     if (load(path, &cfg) < 0)
         return 2;

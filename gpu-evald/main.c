@@ -58,6 +58,17 @@ int main(int argc, char **argv) {
             usage();
             return 0;
         }
+        static const char *const options[] = {"--backend",     "--precision",     "--models",
+                                              "--model",       "--bind",          "--max-batch",
+                                              "--max-wait-us", "--client-credit", "--metrics-port",
+                                              "--threads",     "--device"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof options / sizeof options[0]; k++)
+            known |= strcmp(a, options[k]) == 0;
+        if (!known) {
+            fprintf(stderr, "gpu-evald: unknown option %s\n", a);
+            return usage();
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "gpu-evald: %s needs a value\n", a);
             return usage();
@@ -127,7 +138,16 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s", models[i]);
         char *at = strrchr(path, '@');
         const char *pin = NULL;
-        if (at && strlen(at + 1) == 64) {
+        if (at &&
+            !strchr(at + 1, '/')) { /* PATH@SHA256; an '@' inside a directory name is not a pin */
+            uint8_t sha[32];
+            if (strlen(at + 1) != 64 || sf_unhex(at + 1, sha, 32) != SF_OK) {
+                fprintf(stderr,
+                        "gpu-evald: --model %s: '%s' after '@' is not a 64-digit hex SHA-256\n",
+                        models[i], at + 1);
+                sf_evald_free(ev);
+                return usage();
+            }
             *at = '\0';
             pin = at + 1;
         }

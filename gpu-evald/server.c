@@ -286,8 +286,11 @@ static int cmp_str(const void *a, const void *b) {
 
 int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *err) {
     DIR *d = opendir(dir);
-    if (!d)
-        return sf_err_set(err, SF_EIO, "models dir %s: %s", dir, strerror(errno));
+    if (!d) {
+        int rc = sf_err_set(err, SF_EIO, "models dir %s: %s", dir, strerror(errno));
+        logf_(ev, "%s", err ? err->msg : "models dir: cannot open");
+        return rc;
+    }
     char **names = NULL;
     int n = 0, cap = 0, rc = SF_OK;
     struct dirent *e;
@@ -325,8 +328,11 @@ int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *
                     *err = e2;
             }
         }
-        if (n == 0 && rc == SF_OK)
+        if (n == 0 && rc == SF_OK) {
+            /* an empty dir is almost always a wrong path: say so, never idle */
+            rc = sf_err_set(err, SF_EIO, "models dir %s holds no *.safetensors bundle", dir);
             logf_(ev, "models dir %s holds no *.safetensors bundle", dir);
+        }
     }
     for (int i = 0; i < n; i++)
         free(names[i]);

@@ -20,8 +20,8 @@
 
 #include "gpu-evald/evald.h"
 
-static int usage(void) {
-    fprintf(stderr,
+static int usage_to(FILE *out, int code) {
+    fprintf(out,
             "usage: sf-model info BUNDLE\n"
             "       sf-model verify [--sha256 HEX] [--backend cpu|cuda] [--precision "
             "fp32|tf32|bf16] BUNDLE\n"
@@ -31,7 +31,11 @@ static int usage(void) {
             "                      [--tokens T --queries Q] BUNDLE [POSITIONS]\n"
             "       sf-model random --arch tiny|base --seed N [--canary N] OUT\n"
             "       sf-model positions --seed N --count N OUT\n");
-    return 2;
+    return code;
+}
+
+static int usage(void) {
+    return usage_to(stderr, 2);
 }
 
 typedef struct {
@@ -70,16 +74,30 @@ static int parse_args(int argc, char **argv, args_t *a) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t u;
         if (strncmp(s, "--", 2) != 0) {
-            if (a->npos == 3)
+            if (a->npos == 3) {
+                fprintf(stderr, "sf-model: too many arguments (at %s)\n", s);
                 return -1;
+            }
             a->pos[a->npos++] = s;
             continue;
+        }
+        static const char *const with_value[] = {
+            "--sha256",  "--backend", "--precision", "--tolerance", "--batch",
+            "--seconds", "--arch",    "--tokens",    "--queries",   "--threads",
+            "--seed",    "--canary",  "--count"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            known |= strcmp(s, with_value[k]) == 0;
+        if (!known) {
+            fprintf(stderr, "sf-model: unknown option %s\n", s);
+            return -1;
         }
         if (!v) {
             fprintf(stderr, "sf-model: option %s needs a value\n", s);
             return -1;
         }
         i++;
+        char *end;
         if (strcmp(s, "--sha256") == 0)
             a->sha = v;
         else if (strcmp(s, "--backend") == 0) {
@@ -92,21 +110,29 @@ static int parse_args(int argc, char **argv, args_t *a) {
                 fprintf(stderr, "sf-model: --precision %s: expected fp32, tf32 or bf16\n", v);
                 return -1;
             }
-        } else if (strcmp(s, "--tolerance") == 0)
-            a->tolerance = atof(v);
-        else if (strcmp(s, "--batch") == 0)
+        } else if (strcmp(s, "--tolerance") == 0) {
+            a->tolerance = strtod(v, &end);
+            if (end == v || *end || !(a->tolerance >= 0) || a->tolerance > 1e6) {
+                fprintf(stderr, "sf-model: --tolerance %s: expected a number >= 0\n", v);
+                return -1;
+            }
+        } else if (strcmp(s, "--batch") == 0)
             a->batches = v;
-        else if (strcmp(s, "--seconds") == 0)
-            a->seconds = atof(v);
-        else if (strcmp(s, "--arch") == 0)
+        else if (strcmp(s, "--seconds") == 0) {
+            a->seconds = strtod(v, &end);
+            if (end == v || *end || !(a->seconds > 0) || a->seconds > 86400) {
+                fprintf(stderr, "sf-model: --seconds %s: expected a number in (0, 86400]\n", v);
+                return -1;
+            }
+        } else if (strcmp(s, "--arch") == 0)
             a->arch = v;
         else if (strcmp(s, "--tokens") == 0 && parse_u64(v, &u) == 0 && u >= 1 &&
                  u <= SF_FEAT_MAX_TOKENS)
             a->tokens = (int)u;
         else if (strcmp(s, "--queries") == 0 && parse_u64(v, &u) == 0 && u <= SF_FEAT_MAX_QUERIES)
             a->queries = (int)u;
-        else if (strcmp(s, "--threads") == 0)
-            a->net.threads = atoi(v);
+        else if (strcmp(s, "--threads") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 256)
+            a->net.threads = (int)u;
         else if (strcmp(s, "--seed") == 0) {
             if (parse_u64(v, &a->seed) != 0) {
                 fprintf(stderr, "sf-model: --seed %s: not an unsigned integer\n", v);
@@ -118,7 +144,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
         else if (strcmp(s, "--count") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 1000000)
             a->count = (int)u;
         else {
-            fprintf(stderr, "sf-model: unknown option or bad value: %s %s\n", s, v);
+            fprintf(stderr, "sf-model: %s %s: bad value\n", s, v);
             return -1;
         }
     }
@@ -488,6 +514,9 @@ static int cmd_positions(const args_t *a) {
 }
 
 int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return usage_to(stdout, 0);
     if (argc < 2)
         return usage();
     args_t a;
@@ -506,9 +535,17 @@ int main(int argc, char **argv) {
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) {
-            if (a.npos < cmds[i].npos_min || a.npos > cmds[i].npos_max)
+            if (a.npos < cmds[i].npos_min || a.npos > cmds[i].npos_max) {
+                if (cmds[i].npos_min == cmds[i].npos_max)
+                    fprintf(stderr, "sf-model %s: expected %d file argument%s, got %d\n", cmd,
+                            cmds[i].npos_min, cmds[i].npos_min > 1 ? "s" : "", a.npos);
+                else
+                    fprintf(stderr, "sf-model %s: expected %d to %d file arguments, got %d\n", cmd,
+                            cmds[i].npos_min, cmds[i].npos_max, a.npos);
                 return usage();
+            }
             return cmds[i].fn(&a);
         }
+    fprintf(stderr, "sf-model: unknown command '%s'\n", cmd);
     return usage();
 }

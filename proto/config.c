@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "engine/engine.h"
@@ -551,6 +552,11 @@ int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return sf_err_set(err, SF_EIO, "%s: is a directory, not a config file", path);
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -599,12 +605,8 @@ static int name_ok(const char *s) {
     return 1;
 }
 
-/* A fleet endpoint joins separate processes, so only ZeroMQ's tcp:// and
- * ipc:// transports qualify (inproc:// reaches threads of one process only).
- * tcp:// needs HOST:PORT with PORT 1..65535 or '*' (ZeroMQ would wrap a
- * larger number silently); ipc:// needs a path that fits sun_path (107
- * bytes). Returns NULL when `s` is fine, else why not. */
-static const char *endpoint_problem(const char *s) {
+/* Documented in wire.h. ZeroMQ would wrap a port above 65535 silently. */
+const char *sf_endpoint_problem(const char *s) {
     if (!strncmp(s, "inproc://", 9))
         return "inproc:// reaches only threads of one process, and the coordinator, workers "
                "and gpu-evald are separate processes; use tcp://HOST:PORT or ipc://PATH";
@@ -647,9 +649,9 @@ static int check_config(const sf_run_config *c, const char **key, char *why, siz
             "(it names files)",
             c->name);
     const char *p;
-    if ((p = endpoint_problem(c->coordinator.endpoint)))
+    if ((p = sf_endpoint_problem(c->coordinator.endpoint)))
         BAD("coordinator.endpoint", "'%s': %s", c->coordinator.endpoint, p);
-    if ((p = endpoint_problem(c->evald.endpoint)))
+    if ((p = sf_endpoint_problem(c->evald.endpoint)))
         BAD("evald.endpoint", "'%s': %s", c->evald.endpoint, p);
     sf_fight_spec spec;
     sf_fight_spec_default(&spec);

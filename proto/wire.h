@@ -154,6 +154,13 @@ int sf_config_from_proto(const Spirefleet__RunConfig *msg, sf_run_config *cfg, s
  * including the NUL). Returns SF_OK or SF_ENOMEM. */
 int sf_config_digest(const sf_run_config *cfg, char hex[65]);
 
+/* Whether `endpoint` can join fleet processes: "tcp://HOST:PORT" (PORT
+ * 1..65535, or '*' for any free port when binding) or "ipc://PATH" (PATH at
+ * most 107 bytes, the Unix socket limit). inproc:// is refused: it reaches
+ * only threads of one process. Returns NULL when fine, else a static
+ * sentence saying what is wrong (for "ENDPOINT: <sentence>" messages). */
+const char *sf_endpoint_problem(const char *endpoint);
+
 /* Validate cross-field rules (model required for evaluator "net", weights,
  * c schedule order, names known to the engine). Called by parse/from_proto. */
 int sf_config_validate(const sf_run_config *cfg, const char *origin, sf_err *err);

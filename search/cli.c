@@ -287,7 +287,9 @@ int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i, char name[
         *value = eq + 1;
     } else if (!takes_no_value(name)) {
         if (*i + 1 >= argc) {
-            fprintf(stderr, "%s: --%s needs a value\n", prog, name);
+            /* the flag tables live in the tools, so this may be a typo too */
+            fprintf(stderr, "%s: --%s needs a value, or is not a flag (--help lists them)\n", prog,
+                    name);
             return SF_EINVAL;
         }
         *value = argv[++*i];

@@ -220,4 +220,14 @@ bool sf_has_suffix(const char *name, const char *suffix);
 /* fsync the directory that holds `path`. */
 int sf_fsync_parent(const char *path, sf_err *err);
 
+/* SF_ESTATE when `path` names a writer's temporary file (*.tmp), which no
+ * public reader opens even when it carries a seal (its writer may have died
+ * between sealing and renaming); else SF_OK. */
+int sf_shard_refuse_temp(const char *path, sf_err *err);
+
+/* sf_shard_reader_open() and sf_shard_verify() without the name check, for
+ * pull, which verifies its own temporary copy before renaming it. */
+int sf_shard_reader_open_any(const char *path, sf_shard_reader **out, sf_err *err);
+int sf_shard_verify_any(const char *path, sf_shard_verify_report *rep, sf_err *err);
+
 #endif

@@ -229,7 +229,7 @@ static int pull_one(sf_shard_source *src, const sf_shard_entry *e, const char *d
     if ((rc = src->ops->fetch(src, e, tmp, why)) < 0)
         goto fail;
     sf_shard_verify_report vr;
-    if ((rc = sf_shard_verify(tmp, &vr, why)) < 0) {
+    if ((rc = sf_shard_verify_any(tmp, &vr, why)) < 0) {
         sf_err_prefix(why, "the copy of %s failed verification", e->name);
         goto fail;
     }

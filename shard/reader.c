@@ -206,8 +206,23 @@ int sf_shard_reader_block_at(sf_shard_reader *r, uint64_t i, uint64_t *value_off
     return SF_OK;
 }
 
-/* Open: the checks of shard.h, in order. `fd` stays open only for them. */
+int sf_shard_refuse_temp(const char *path, sf_err *err) {
+    if (path && sf_has_suffix(path, SF_SHARD_TEMP_SUFFIX))
+        return sf_err_set(err, SF_ESTATE,
+                          "%s: not sealed: a writer's temporary file (still being written, or "
+                          "its writer died before renaming it to .shard)",
+                          path);
+    return SF_OK;
+}
+
 int sf_shard_reader_open(const char *path, sf_shard_reader **out, sf_err *err) {
+    *out = NULL;
+    int rc = sf_shard_refuse_temp(path, err);
+    return rc < 0 ? rc : sf_shard_reader_open_any(path, out, err);
+}
+
+/* Open: the checks of shard.h, in order. `fd` stays open only for them. */
+int sf_shard_reader_open_any(const char *path, sf_shard_reader **out, sf_err *err) {
     *out = NULL;
     if (!path)
         return sf_err_set(err, SF_EINVAL, "shard reader: NULL path");
@@ -228,7 +243,7 @@ int sf_shard_reader_open(const char *path, sf_shard_reader **out, sf_err *err) {
         goto fail;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = sf_err_set(err, SF_EINVAL, "%s: not a regular file", path);
+        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
         goto fail;
     }
     r->file_bytes = (uint64_t)st.st_size;

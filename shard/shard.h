@@ -34,7 +34,8 @@
  *     of an unknown schema version each get their own error, naming the file.
  *   - A writer that dies leaves only its temporary file (`<path>.*.tmp`),
  *     never a file at the final path. Sealing never replaces an existing
- *     shard.
+ *     shard. No reader opens a *.tmp file, even a sealed one (its writer
+ *     may have died between sealing and renaming): SF_ESTATE.
  *   - Determinism: the same records appended in the same order give the same
  *     content digest, whatever the compression level or block size.
  *

@@ -95,9 +95,39 @@ out:
     return rc;
 }
 
+/* Whether a complete, intact footer that describes itself as ending at its
+ * own offset lies between `from` and the end: the shard was sealed and then
+ * appended to. Scans at most 16 MiB (a page table of 4 M pages). Returns the
+ * footer's offset, or -1. */
+static int64_t find_sealed_footer(int fd, uint64_t from, uint64_t size) {
+    if (size < from + SF_TRAILER_FOOTER)
+        return -1;
+    uint64_t len = size - from;
+    if (len > (16u << 20))
+        len = 16u << 20;
+    uint8_t *buf = malloc(len);
+    if (!buf || pread_full(fd, buf, len, from) < 0) {
+        free(buf);
+        return -1;
+    }
+    int64_t found = -1;
+    for (uint64_t k = 0; k + SF_TRAILER_FOOTER <= len && found < 0; k++) {
+        const uint8_t *f = buf + k;
+        if (f[0] != SF_TRAILER_MAGIC[0] || memcmp(f, SF_TRAILER_MAGIC, 8) != 0 ||
+            sf_crc32(f, 60) != sf_le32(f + 60))
+            continue;
+        uint64_t data = sf_le64(f + 16), npages = sf_le64(f + 24), nstruct = sf_le64(f + 32);
+        if (npages < size && nstruct < size && data + 4 * (npages + nstruct) == from + k)
+            found = (int64_t)(from + k);
+    }
+    free(buf);
+    return found;
+}
+
 /* No valid footer: tell "never sealed" from "cut short" by asking LMDB how
- * long its own data is (it reads only the two meta pages to answer). */
-static int classify_unsealed(const char *path, uint64_t size, sf_err *err) {
+ * long its own data is (it reads only the two meta pages to answer), and
+ * "sealed, then appended to" by finding the footer before the end. */
+static int classify_unsealed(int fd, const char *path, uint64_t size, sf_err *err) {
     MDB_env *env = NULL;
     uint64_t extent = 0;
     int ok = mdb_env_create(&env) == 0 &&
@@ -126,6 +156,14 @@ static int classify_unsealed(const char *path, uint64_t size, sf_err *err) {
                           "%s: not sealed: a writer's temporary file (still being written, or "
                           "its writer died)",
                           path);
+    int64_t footer = extent < size ? find_sealed_footer(fd, extent, size) : -1;
+    if (footer >= 0)
+        return sf_err_set(err, SF_EFORMAT,
+                          "%s: %llu byte%s follow%s its seal trailer (the file was appended "
+                          "to after sealing; the shard before them may be intact)",
+                          path, (unsigned long long)(size - (uint64_t)footer - SF_TRAILER_FOOTER),
+                          size - (uint64_t)footer - SF_TRAILER_FOOTER == 1 ? "" : "s",
+                          size - (uint64_t)footer - SF_TRAILER_FOOTER == 1 ? "s" : "");
     if (extent < size)
         return sf_err_set(err, SF_EFORMAT,
                           "%s: truncated: the seal trailer is cut short (%llu bytes after the "
@@ -139,7 +177,7 @@ int sf_trailer_read(int fd, const char *path, uint64_t size, sf_trailer *out, sf
     uint8_t f[SF_TRAILER_FOOTER];
     if (size < SF_TRAILER_FOOTER || pread_full(fd, f, sizeof f, size - sizeof f) < 0 ||
         memcmp(f, SF_TRAILER_MAGIC, 8) != 0)
-        return classify_unsealed(path, size, err);
+        return classify_unsealed(fd, path, size, err);
     if (sf_crc32(f, 60) != sf_le32(f + 60))
         return sf_err_set(err, SF_ECORRUPT, "%s: seal trailer footer CRC mismatch", path);
     if (sf_le32(f + 8) != SF_TRAILER_VERSION)

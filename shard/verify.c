@@ -74,7 +74,7 @@ static int name_damage(const char *path, const sf_trailer *t, uint64_t bad,
     uint64_t lo = bad * t->page_size, hi = lo + t->page_size; /* damaged bytes */
     sf_shard_reader *r = NULL;
     sf_err inner = {0};
-    int rc = sf_shard_reader_open(path, &r, &inner);
+    int rc = sf_shard_reader_open_any(path, &r, &inner);
     if (rc < 0) /* the manifest's pages are structure pages, so this is rare */
         return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch (%s)", path,
                           (unsigned long long)bad, inner.msg);
@@ -145,7 +145,7 @@ static int name_damage(const char *path, const sf_trailer *t, uint64_t bad,
 /* Pass 3: every record decoded and checked against the manifest. */
 static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *err) {
     sf_shard_reader *r = NULL;
-    int rc = sf_shard_reader_open(path, &r, err);
+    int rc = sf_shard_reader_open_any(path, &r, err);
     if (rc < 0)
         return rc;
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
@@ -214,6 +214,13 @@ out:
 }
 
 int sf_shard_verify(const char *path, sf_shard_verify_report *rep_out, sf_err *err) {
+    if (rep_out)
+        *rep_out = (sf_shard_verify_report){.bad_record = -1, .bad_page = -1};
+    int rc = sf_shard_refuse_temp(path, err);
+    return rc < 0 ? rc : sf_shard_verify_any(path, rep_out, err);
+}
+
+int sf_shard_verify_any(const char *path, sf_shard_verify_report *rep_out, sf_err *err) {
     sf_shard_verify_report rep = {.bad_record = -1, .bad_page = -1};
     sf_trailer t = {0};
     int rc;
@@ -231,7 +238,7 @@ int sf_shard_verify(const char *path, sf_shard_verify_report *rep_out, sf_err *e
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        rc = sf_err_set(err, SF_EINVAL, "%s: not a regular file", path);
+        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
         goto done;
     }
     rep.file_bytes = (uint64_t)st.st_size;

@@ -136,6 +136,24 @@ def _lmdb_extent(path):
         env.close()
 
 
+def _appended_after_seal(f, start, size):
+    """Bytes after an intact footer found past ``start`` (at most 16 MiB scanned),
+    or None: the shard was sealed and then appended to."""
+    if size < start + _FOOTER:
+        return None
+    f.seek(start)
+    buf = f.read(min(size - start, 16 << 20))
+    k = buf.find(_TRAILER_MAGIC)
+    while 0 <= k <= len(buf) - _FOOTER:
+        foot = buf[k:k + _FOOTER]
+        if zlib.crc32(foot[:60]) == struct.unpack_from("<I", foot, 60)[0]:
+            data, npages, nstruct = struct.unpack_from("<QQQ", foot, 16)
+            if data + 4 * (npages + nstruct) == start + k:
+                return size - (start + k) - _FOOTER
+        k = buf.find(_TRAILER_MAGIC, k + 1)
+    return None
+
+
 def _read_trailer(f, path, size):
     """Check the seal trailer; returns (page_size, npages, page_crc, struct_pages)."""
     footer = b""
@@ -153,6 +171,11 @@ def _read_trailer(f, path, size):
         if path.endswith(TEMP_SUFFIX):  # possibly mid-commit: just not sealed
             raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
                              "being written, or its writer died)" % path)
+        after = _appended_after_seal(f, extent, size)
+        if after is not None:
+            raise ShardError("format", "%s: %d byte%s follow%s its seal trailer (the file was "
+                             "appended to after sealing; the shard before them may be intact)"
+                             % (path, after, "" if after == 1 else "s", "s" if after == 1 else ""))
         if extent < size:
             raise ShardError("truncated", "%s: truncated: the seal trailer is cut short" % path)
         raise ShardError("unsealed", "%s: not sealed: no seal trailer after the LMDB data"
@@ -188,6 +211,10 @@ class Shard:
     def __init__(self, path):
         self.path = os.fspath(path)
         path = self.path
+        if path.endswith(TEMP_SUFFIX):  # even sealed: its writer may have died before renaming
+            raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
+                             "being written, or its writer died before renaming it to .shard)"
+                             % path)
         try:
             f = open(path, "rb")
         except FileNotFoundError:

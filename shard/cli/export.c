@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zip.h>
 
 #include "shard/cli/cli.h"
@@ -191,6 +192,10 @@ static int npy_header(const array *a, char *out, size_t cap, size_t *len) {
 }
 
 static int write_npz(exporter *x, const char *out, sf_err *err) {
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return sf_err_set(err, SF_EINVAL, "--npz %s: is a directory; give a file name (OUT.npz)",
+                          out);
     int zerr = 0;
     zip_t *z = zip_open(out, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
     if (!z) {

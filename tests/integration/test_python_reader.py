@@ -177,6 +177,12 @@ def truncated_unsealed_missing_are_refused():
     assert "trailer is cut short" in refused(t, "truncated")
     os.truncate(t, os.path.getsize(t) // 2)
     assert "LMDB data needs" in refused(t, "truncated")
+    g = copy("grown.shard")
+    with open(g, "ab") as f:
+        f.write(b"xyz")
+    assert "3 bytes follow its seal trailer" in refused(g, "format")
+    s = copy("a.shard.4243.5ea1ed00.tmp")  # sealed, but never renamed
+    assert "a writer's temporary file" in refused(s, "unsealed")
     u = copy("a.shard.4242.0badcafe.tmp")
     os.truncate(u, trailer_start(u))  # LMDB data only: what a writer leaves
     assert "a writer's temporary file" in refused(u, "unsealed")
@@ -184,7 +190,7 @@ def truncated_unsealed_missing_are_refused():
     try:
         ShardDataset(os.path.join(WORK, "broken"))
     except ShardError as e:
-        assert e.kind in ("truncated", "corrupt"), str(e)
+        assert e.kind in ("truncated", "corrupt", "format"), str(e)
     else:
         raise AssertionError("a dataset over broken shards was built")
 

@@ -21,7 +21,7 @@ check() {
     echo "exit $rc (wanted $want), pattern '$pat'" >>"$work/out"; not_ok "$name"; fi
 }
 
-echo "1..22"
+echo "1..27"
 mkdir -p "$work/src"
 "$fixture" "$work/src" >/dev/null || { echo "Bail out! fixture failed"; exit 1; }
 digest_a=$(sed -n 's/.*"shard": "a.shard", "digest": "\([0-9a-f]*\)".*/\1/p' "$work/src/expected.jsonl")
@@ -39,6 +39,20 @@ head -c "$data_end" "$work/src/a.shard" >"$work/src/c.shard.77.deadbeef.tmp"
 check "ls marks a writer's temp file unsealed" 0 "c.shard.77.deadbeef.tmp .* unsealed" -- "$sf" ls "$work/src"
 check "ls explains why" 0 "not sealed: a writer's temporary file" -- "$sf" ls "$work/src"
 rm "$work/src/c.shard.77.deadbeef.tmp"
+# A sealed file still under its temporary name (the writer died between
+# sealing and renaming): complete bytes, but no reader takes it.
+cp "$work/src/a.shard" "$work/src/d.shard.78.feedface.tmp"
+check "ls does not count a sealed temp file" 0 "3 files, 2 sealed, 420 records" -- "$sf" ls "$work/src"
+check "stat refuses a sealed temp file" 1 "d.shard.78.feedface.tmp: not sealed: a writer's temporary file" -- \
+  "$sf" stat "$work/src/d.shard.78.feedface.tmp"
+rm "$work/src/d.shard.78.feedface.tmp"
+mkdir "$work/app"
+cp "$work/src/a.shard" "$work/app/a.shard" && printf 'x' >>"$work/app/a.shard"
+check "verify names bytes appended after the seal" 1 "1 byte follows its seal trailer" -- \
+  "$sf" verify "$work/app/a.shard"
+check "stat of a directory is not a usage error" 3 "not a regular file" -- "$sf" stat "$work/app"
+check "export into a directory names the flag" 2 "is a directory; give a file name" -- \
+  "$sf" export "$work/src/a.shard" --npz "$work/app"
 
 check "stat summarises the labels" 0 "value target (mean mass per bin" -- "$sf" stat "$work/src/a.shard"
 check "stat counts records" 0 "records     300 in" -- "$sf" stat "$work/src/a.shard"
