@@ -961,6 +961,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     zmq_setsockopt(co->router, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(co->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(co->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    int64_t maxmsg = SF_FLEET_MAX_MSG;
+    zmq_setsockopt(co->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
     const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
     if (zmq_bind(co->router, bind) != 0) {
         rc = sf_err_set(err, SF_EIO, "cannot bind %s: %s", bind, zmq_strerror(zmq_errno()));

@@ -31,6 +31,12 @@
 
 #define SF_PROTOCOL_VERSION 1
 
+/* Largest fleet message a coordinator accepts (bytes): a 1 MiB ShardChunk
+ * plus its envelope fits many times over. A peer sending more is
+ * disconnected by ZeroMQ (ZMQ_MAXMSGSIZE) before anything is allocated for
+ * it, so one bad client cannot exhaust the coordinator's memory. */
+#define SF_FLEET_MAX_MSG (8 << 20)
+
 /* JobFailed.reason of a worker that abandons its job to shut down (SIGTERM):
  * the job is re-issued and not counted as failing. */
 #define SF_JOB_ABANDONED "worker shutting down"

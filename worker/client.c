@@ -22,7 +22,8 @@
 
 #include "worker/worker.h"
 
-#define UPLOAD_CHUNK     (1u << 20)
+#define UPLOAD_CHUNK (1u << 20)
+_Static_assert(UPLOAD_CHUNK + 4096 < SF_FLEET_MAX_MSG, "a chunk must fit a fleet message");
 #define HELLO_TIMEOUT_MS 5000
 #define BACKOFF_MAX_MS   32000
 

@@ -368,6 +368,24 @@ START_TEST(untrusted_frames_are_counted_and_answered) {
     sf_coordinator_status(co, &st);
     ck_assert_uint_eq(st.decode_errors, 5);
     ck_assert_uint_ge(st.protocol_errors, 3);
+    /* a message over SF_FLEET_MAX_MSG: ZeroMQ drops the peer unread */
+    client huge;
+    client_open(&huge, co);
+    size_t big = (size_t)SF_FLEET_MAX_MSG + 1;
+    uint8_t *blob = calloc(1, big);
+    ck_assert_ptr_nonnull(blob);
+    ck_assert_int_eq(zmq_send(huge.sock, blob, big, 0), (int)big);
+    free(blob);
+    sf_err se = {0};
+    for (int i = 0; i < 50; i++)
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &se), SF_OK);
+    zmq_msg_t none;
+    zmq_msg_init(&none);
+    ck_assert_int_lt(zmq_msg_recv(&none, huge.sock, ZMQ_DONTWAIT), 0);
+    zmq_msg_close(&none);
+    client_close(&huge);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.decode_errors, 5); /* never reached the decoder */
     /* and the real worker is still served */
     r = request_job(co, &good);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
