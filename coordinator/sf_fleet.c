@@ -134,6 +134,10 @@ static int cmd_status(int argc, char **argv) {
     }
     Spirefleet__Envelope *env;
     Spirefleet__StatusReply *st;
+    if (sf_endpoint_problem(argv[1])) {
+        fprintf(stderr, "sf-fleet: %s: %s\n", argv[1], sf_endpoint_problem(argv[1]));
+        return 2;
+    }
     sf_err err = {0};
     if (sf_fleet_status(argv[1], 3000, &env, &st, &err) < 0) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
@@ -147,6 +151,10 @@ static int cmd_status(int argc, char **argv) {
 static int cmd_stop(int argc, char **argv) {
     if (argc != 2) {
         usage(stderr);
+        return 2;
+    }
+    if (sf_endpoint_problem(argv[1])) {
+        fprintf(stderr, "sf-fleet: %s: %s\n", argv[1], sf_endpoint_problem(argv[1]));
         return 2;
     }
     sf_err err = {0};

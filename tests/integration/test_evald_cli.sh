@@ -74,6 +74,21 @@ expect 1 "cuda backend" "gpu-evald --backend cuda without a GPU says so" -- \
   "$evald" --backend cuda --models "$tmp/models" --bind tcp://127.0.0.1:0 --max-batch 8 \
   --max-wait-us 100
 
+mkdir "$tmp/empty"
+expect 1 "models dir $tmp/nope: No such file or directory" "a missing models dir is named" -- \
+  "$evald" --backend cpu --models "$tmp/nope" --bind tcp://127.0.0.1:0
+expect 1 "models dir $tmp/empty holds no \*.safetensors bundle" "an empty models dir is an error" -- \
+  "$evald" --backend cpu --models "$tmp/empty" --bind tcp://127.0.0.1:0
+expect 2 "'xyz' after '@' is not a 64-digit hex SHA-256" "a malformed pin is a usage error" -- \
+  "$evald" --backend cpu --model "$tmp/models/tiny.safetensors@xyz" --bind tcp://127.0.0.1:0
+expect 2 "unknown option --bogus" "an unknown last option is named as unknown" -- \
+  "$evald" --backend cpu --bogus
+expect 0 "usage: sf-model info BUNDLE" "sf-model --help exits 0" -- "$sfm" --help
+expect 2 "sf-model: unknown option --bogus" "sf-model names an unknown option" -- \
+  "$sfm" info --bogus
+expect 2 "--tolerance abc: expected a number" "sf-model checks numeric flags" -- \
+  "$sfm" parity --tolerance abc "$tmp/models/tiny.safetensors"
+
 # A real start: serve, scrape /metrics, stop with SIGTERM.
 "$evald" --backend cpu --models "$tmp/models" --bind 'tcp://127.0.0.1:*' --max-batch 8 \
   --max-wait-us 100 --metrics-port 0 >"$tmp/serve.log" 2>&1 &

@@ -159,5 +159,20 @@ fi
 leftover=$(find "$tmp/crash/incoming" -type f | wc -l)
 if [ "$leftover" = 0 ]; then ok "no half-received upload left after the restart"; else notok "uploads left in incoming/" "$leftover"; fi
 
+# Operator mistakes on the command line: exit 2 and a message naming the input.
+usage_err() { # usage_err LABEL PATTERN -- command...
+  label=$1 pat=$2
+  shift 3
+  "$@" > "$tmp/u.out" 2>&1
+  st=$?
+  if [ "$st" = 2 ] && grep -q -- "$pat" "$tmp/u.out"; then ok "$label (exit 2)"; else
+    notok "$label: exit $st" "$(head -c 300 "$tmp/u.out")"; fi
+}
+usage_err "worker --connect with a malformed endpoint" "--connect garbage: not a tcp://" -- \
+  "$fleet" worker --connect garbage
+usage_err "status of an inproc endpoint" "inproc:// reaches only threads of one process" -- \
+  "$fleet" status inproc://x
+usage_err "check of a directory" "is a directory, not a config file" -- "$fleet" check "$tmp"
+
 echo "1..$n"
 exit $fail
