@@ -81,10 +81,19 @@ static void usage(FILE *f) {
                "See docs/operator.md.\n");
 }
 
+static void print_problem(void *ctx, const char *problem) {
+    int *n = ctx;
+    if (++*n <= 20)
+        fprintf(stderr, "sf-fleet: %s\n", problem);
+}
+
+/* Load a config, printing every problem in it (at most 20 lines). */
 static int load(const char *path, sf_run_config *cfg) {
     sf_err err = {0};
-    if (sf_config_load(path, cfg, &err) < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+    int n = 0;
+    if (sf_config_load_all(path, cfg, print_problem, &n, &err) < 0) {
+        if (n > 20)
+            fprintf(stderr, "sf-fleet: %s: %d more problems not shown\n", path, n - 20);
         return -1;
     }
     return 0;

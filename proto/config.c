@@ -152,6 +152,9 @@ typedef struct ctx {
     /* where each key was given (NULL: not in the file), for messages */
     const yaml_node_t *at[sizeof fields / sizeof fields[0]];
     const yaml_node_t *special_at[sizeof special_keys / sizeof special_keys[0]];
+    int problems;               /* reported so far; the first one is in err */
+    sf_config_report_fn report; /* every problem, in file order (may be NULL) */
+    void *report_ctx;
 } ctx;
 
 static int check_config(const sf_run_config *c, const char **key, char *why, size_t cap);
@@ -170,15 +173,21 @@ static const yaml_node_t *node_of(const ctx *x, const char *key) {
 static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...) {
-    char msg[SF_ERR_MSG_MAX];
+    char msg[SF_ERR_MSG_MAX], line[SF_ERR_MSG_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (n)
-        return sf_err_set(x->err, SF_ECONFIG, "%s:%zu:%zu: %s: %s", x->origin,
-                          n->start_mark.line + 1, n->start_mark.column + 1, key, msg);
-    return sf_err_set(x->err, SF_ECONFIG, "%s: %s: %s", x->origin, key, msg);
+        snprintf(line, sizeof line, "%s:%zu:%zu: %s: %s", x->origin, n->start_mark.line + 1,
+                 n->start_mark.column + 1, key, msg);
+    else
+        snprintf(line, sizeof line, "%s: %s: %s", x->origin, key, msg);
+    if (x->problems++ == 0)
+        sf_err_set(x->err, SF_ECONFIG, "%s", line);
+    if (x->report)
+        x->report(x->report_ctx, line);
+    return SF_ECONFIG;
 }
 
 static const char *scalar(const yaml_node_t *n) {
@@ -424,29 +433,33 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
         yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(x->doc, p->value);
         const char *ks = scalar(k);
-        if (!ks)
-            return fail(x, k, section, "keys must be plain names");
+        if (!ks) {
+            fail(x, k, section, "keys must be plain names");
+            continue;
+        }
         char path[96];
         snprintf(path, sizeof path, "%s.%s", section, ks);
         int handled = 0;
         for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++) {
             if (!strcmp(path, special_keys[i])) {
-                if (x->special_at[i])
-                    return fail(x, k, path, "given twice");
-                x->special_at[i] = v;
-                if (read_special(x, path, v) < 0)
-                    return SF_ECONFIG;
                 handled = 1;
+                if (x->special_at[i]) {
+                    fail(x, k, path, "given twice");
+                    break;
+                }
+                x->special_at[i] = v;
+                read_special(x, path, v); /* a problem is reported; go on */
             }
         }
         for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !handled; i++) {
             if (!strcmp(path, fields[i].path)) {
-                if (x->at[i])
-                    return fail(x, k, path, "given twice");
-                x->at[i] = v;
-                if (set_field(x, &fields[i], v) < 0)
-                    return SF_ECONFIG;
                 handled = 1;
+                if (x->at[i]) {
+                    fail(x, k, path, "given twice");
+                    break;
+                }
+                x->at[i] = v;
+                set_field(x, &fields[i], v); /* a problem is reported; go on */
             }
         }
         if (!handled) {
@@ -461,14 +474,14 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
                     len < sizeof keys)
                     len += (size_t)snprintf(keys + len, sizeof keys - len, ", %s",
                                             special_keys[i] + pre + 1);
-            return fail(x, k, path, "unknown key (%s takes: %s)", section, keys);
+            fail(x, k, path, "unknown key (%s takes: %s)", section, keys);
         }
     }
     return SF_OK;
 }
 
-int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
-                    sf_err *err) {
+static int parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
+                 sf_config_report_fn report, void *report_ctx, int *problems, sf_err *err) {
     sf_config_defaults(cfg);
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -482,7 +495,12 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
         yaml_parser_delete(&parser);
         return rc;
     }
-    ctx x = {.doc = &doc, .origin = origin, .cfg = cfg, .err = err};
+    ctx x = {.doc = &doc,
+             .origin = origin,
+             .cfg = cfg,
+             .err = err,
+             .report = report,
+             .report_ctx = report_ctx};
     int rc = SF_OK;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) {
@@ -490,8 +508,8 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
     } else if (root->type != YAML_MAPPING_NODE) {
         rc = fail(&x, root, "(top level)", "expected a mapping of sections");
     } else {
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-             p < root->data.mapping.pairs.top && rc == SF_OK; p++) {
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+             p++) {
             yaml_node_t *k = yaml_document_get_node(&doc, p->key);
             yaml_node_t *v = yaml_document_get_node(&doc, p->value);
             const char *ks = scalar(k);
@@ -499,19 +517,19 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
             for (size_t i = 0; i < sizeof sections / sizeof sections[0] && ks; i++)
                 known |= !strcmp(ks, sections[i]);
             if (!known)
-                rc = fail(&x, k, ks ? ks : "(key)",
-                          "unknown section (expected run, seeds, play, search, model, evald, "
-                          "workers, coordinator, shard)");
+                fail(&x, k, ks ? ks : "(key)",
+                     "unknown section (expected run, seeds, play, search, model, evald, "
+                     "workers, coordinator, shard)");
             else
-                rc = read_section(&x, ks, v);
+                read_section(&x, ks, v);
         }
+        if (!cfg->name[0] && !node_of(&x, "run.name"))
+            fail(&x, NULL, "run.name", "is required");
+        if (cfg->seed_count == 0 && !node_of(&x, "seeds.count"))
+            fail(&x, NULL, "seeds.count", "is required");
+        rc = x.problems ? SF_ECONFIG : SF_OK;
     }
-    if (rc == SF_OK) {
-        if (!cfg->name[0])
-            rc = fail(&x, NULL, "run.name", "is required");
-        else if (cfg->seed_count == 0)
-            rc = fail(&x, NULL, "seeds.count", "is required");
-    }
+
     if (rc == SF_OK && !strcmp(cfg->output_dir, "runs/<name>"))
         snprintf(cfg->output_dir, sizeof cfg->output_dir, "runs/%s", cfg->name);
     if (rc == SF_OK) {
@@ -543,12 +561,30 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
             yaml_document_delete(&next);
         }
     }
+    *problems = x.problems;
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     return rc;
 }
 
-int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err) {
+int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
+                        sf_config_report_fn report, void *report_ctx, sf_err *err) {
+    sf_err local = {0};
+    sf_err *e = err ? err : &local;
+    int problems = 0;
+    int rc = parse(text, len, origin, cfg, report, report_ctx, &problems, e);
+    if (rc < 0 && report && problems == 0) /* syntax, empty file: not via fail() */
+        report(report_ctx, e->msg);
+    return rc;
+}
+
+int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
+                    sf_err *err) {
+    return sf_config_parse_all(text, len, origin, cfg, NULL, NULL, err);
+}
+
+/* The whole file into a new heap buffer (*buf, caller frees), at most 16 MiB. */
+static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *err) {
     FILE *f = fopen(path, "rb");
     if (!f)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -586,7 +622,30 @@ int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err) {
         free(buf);
         return sf_err_set(err, SF_EIO, "%s: read error", path);
     }
-    int rc = sf_config_parse(buf, len, path, cfg, err);
+    *buf_out = buf;
+    *len_out = len;
+    return SF_OK;
+}
+
+int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err) {
+    return sf_config_load_all(path, cfg, NULL, NULL, err);
+}
+
+int sf_config_load_all(const char *path, sf_run_config *cfg, sf_config_report_fn report,
+                       void *report_ctx, sf_err *err) {
+    sf_err local = {0};
+    if (!err)
+        err = &local;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_file(path, &buf, &len, err);
+    if (rc < 0) {
+        sf_config_defaults(cfg);
+        if (report)
+            report(report_ctx, err->msg);
+        return rc;
+    }
+    rc = sf_config_parse_all(buf, len, path, cfg, report, report_ctx, err);
     free(buf);
     return rc;
 }

@@ -120,14 +120,31 @@ typedef struct sf_run_config {
 void sf_config_defaults(sf_run_config *cfg);
 
 /* Parse YAML text; `origin` names the source in messages (a file path).
- * Returns SF_OK or SF_ECONFIG with "origin:line:col: key: problem" in err.
- * Unknown keys, wrong types, out-of-range values and missing required
- * fields are all errors. */
+ * Returns SF_OK or SF_ECONFIG with the first problem as
+ * "origin:line:col: key: problem" in err (no position for a required key
+ * the text lacks). Unknown keys, wrong types, out-of-range values, missing
+ * required fields, keys that do not apply, a second YAML document and the
+ * cross-field rules of sf_config_validate() are all errors. */
 int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
                     sf_err *err);
 
-/* Read and parse a YAML file. SF_EIO when it cannot be read. */
+/* Receives each problem of a config as one line, in file order. */
+typedef void (*sf_config_report_fn)(void *ctx, const char *problem);
+
+/* sf_config_parse(), and `report` (may be NULL) receives every problem, not
+ * only the first: parsing goes on past a bad key. The cross-field rules
+ * run only on a config whose keys all parsed, so they add at most one. */
+int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
+                        sf_config_report_fn report, void *report_ctx, sf_err *err);
+
+/* Read and parse a YAML file (at most 16 MiB). SF_EIO when it cannot be
+ * read or is a directory. */
 int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err);
+
+/* sf_config_load() reporting every problem as sf_config_parse_all() does
+ * (a read error is reported too, as the only problem). */
+int sf_config_load_all(const char *path, sf_run_config *cfg, sf_config_report_fn report,
+                       void *report_ctx, sf_err *err);
 
 /* Write the effective config as YAML (the same schema sf_config_parse reads). */
 void sf_config_print(const sf_run_config *cfg, FILE *out);

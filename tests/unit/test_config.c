@@ -102,6 +102,59 @@ START_TEST(bad_configs_name_file_line_column_and_key) {
 }
 END_TEST
 
+typedef struct {
+    int n;
+    char lines[8][SF_ERR_MSG_MAX + 64];
+} collected;
+
+static void collect(void *ctx, const char *problem) {
+    collected *c = ctx;
+    if (c->n < 8)
+        snprintf(c->lines[c->n], sizeof c->lines[0], "%s", problem);
+    c->n++;
+}
+
+START_TEST(every_problem_is_reported_in_file_order) {
+    const char *yaml = "run:\n"
+                       "  bogus: 1\n"
+                       "seeds:\n"
+                       "  count: -4\n"
+                       "search:\n"
+                       "  trees: 0\n"
+                       "  trees: 3\n"
+                       "serach: {}\n";
+    sf_run_config c;
+    sf_err e = {0};
+    collected got = {0};
+    ck_assert_int_eq(sf_config_parse_all(yaml, strlen(yaml), "m.yaml", &c, collect, &got, &e),
+                     SF_ECONFIG);
+    ck_assert_int_eq(got.n, 6);
+    ck_assert_str_eq(got.lines[0], "m.yaml:2:3: run.bogus: unknown key (run takes: name, "
+                                   "output_dir, seed, kind)");
+    ck_assert_str_eq(got.lines[1],
+                     "m.yaml:4:10: seeds.count: expected a non-negative integer, got '-4'");
+    ck_assert_str_eq(got.lines[2], "m.yaml:6:10: search.trees: 0 is out of range 1..256");
+    ck_assert_str_eq(got.lines[3], "m.yaml:7:3: search.trees: given twice");
+    ck_assert_ptr_nonnull(strstr(got.lines[4], "m.yaml:8:1: serach: unknown section"));
+    ck_assert_str_eq(got.lines[5], "m.yaml: run.name: is required");
+    /* the first problem is also the error */
+    ck_assert_str_eq(e.msg, got.lines[0]);
+    /* a syntax error is the one problem */
+    collected syn = {0};
+    ck_assert_int_eq(sf_config_parse_all("run: [", 6, "s.yaml", &c, collect, &syn, &e), SF_ECONFIG);
+    ck_assert_int_eq(syn.n, 1);
+    ck_assert_ptr_nonnull(strstr(syn.lines[0], "YAML syntax error"));
+    ck_assert_str_eq(syn.lines[0], e.msg);
+    /* cross-field rules run once the keys parse: one more problem at most */
+    collected cross = {0};
+    const char *hp = "run: {name: x}\nseeds: {count: 1}\nplay: {hp: 90, max_hp: 80}\n";
+    ck_assert_int_eq(sf_config_parse_all(hp, strlen(hp), "h.yaml", &c, collect, &cross, &e),
+                     SF_ECONFIG);
+    ck_assert_int_eq(cross.n, 1);
+    ck_assert_str_eq(cross.lines[0], "h.yaml:3:12: play.hp: 90 is above play.max_hp (80)");
+}
+END_TEST
+
 START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
     const char *good[] = {"tcp://127.0.0.1:5555",    "tcp://*:5555",
                           "tcp://127.0.0.1:*",       "tcp://[::1]:65535",
@@ -265,6 +318,7 @@ int main(void) {
     tcase_add_test(tc, minimal_config_gets_defaults);
     tcase_add_test(tc, pools_spread_their_weight);
     tcase_add_test(tc, bad_configs_name_file_line_column_and_key);
+    tcase_add_test(tc, every_problem_is_reported_in_file_order);
     tcase_add_test(tc, endpoints_accept_bind_forms_and_refuse_the_rest);
     tcase_add_test(tc, shipped_configs_are_valid);
     tcase_add_test(tc, digest_ignores_execution_but_not_labels);
