@@ -425,7 +425,17 @@ struct json_t;
 struct json_t *sf_engine_to_json(const sf_state *s);
 
 /* Load a state saved by sf_engine_to_json(). Errors: SF_EFORMAT when "raw" is
- * missing or malformed, SF_EVERSION when "engine_version" differs. */
+ * missing or malformed or describes an impossible position (docs/engine.md
+ * lists the checks), SF_EVERSION when "engine_version" differs,
+ * SF_ECORRUPT when "identity" does not match the bytes. */
 int sf_engine_from_json(const struct json_t *doc, sf_state *s, sf_err *err);
+
+/* Read a state file (one JSON document as sf_engine_to_json() writes it, at
+ * most 1 MiB) into `s`. Every message starts with `path` (and the line and
+ * column for JSON syntax). Errors: SF_ENOTFOUND (no such file), SF_EIO (a
+ * directory, unreadable, too large), SF_EFORMAT (not JSON, or as
+ * sf_engine_from_json()), SF_EVERSION, SF_ECORRUPT. `s` is written only on
+ * success. */
+int sf_engine_load_file(const char *path, sf_state *s, sf_err *err);
 
 #endif

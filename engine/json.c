@@ -10,10 +10,13 @@
  * state is accepted, so no byte string can make the engine read or write
  * out of bounds.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "engine/internal.h"
 
@@ -361,6 +364,39 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
     if (!all_zero(c->defer + c->defer_n, sizeof(sf_deferred) * (SF_DEFER_CAP - c->defer_n)))
         return bad(err, "deferred effects: unused entries after %d are not zero", c->defer_n);
 
+    /* The rules of a position between steps, as legal play keeps them (the
+     * engine soak test checks the same): a fight in progress has a living
+     * player, at least one living monster and no outcome; one that is over
+     * has exactly one outcome. Without them a search would label an
+     * impossible position with full confidence. */
+    if (c->turn < 1)
+        return bad(err, "turn %d: turns count from 1", c->turn);
+    if (c->energy > 99)
+        return bad(err, "energy %d out of 0..99", c->energy);
+    int won = !!(c->flags & FL_WON), lost = !!(c->flags & FL_LOST);
+    if (c->phase == PH_OVER) {
+        if (won + lost != 1)
+            return bad(err, "the fight is over but its outcome flags say won %d, lost %d", won,
+                       lost);
+    } else {
+        if (won || lost)
+            return bad(err, "phase %s but the outcome flags say won %d, lost %d",
+                       phase_names[c->phase], won, lost);
+        if (c->hp < 1)
+            return bad(err, "player hp 0 in phase %s (a dead player ends the fight)",
+                       phase_names[c->phase]);
+        if (combat_alive_count(c) < 1)
+            return bad(err, "no living monster in phase %s (the fight would be over)",
+                       phase_names[c->phase]);
+        for (int m = 0; m < c->n_mon; m++) {
+            if (combat_alive(c, m) && c->mon[m].hp < 1)
+                return bad(err, "monster[%d]: hp 0 but not dead", m);
+            if (c->phase == PH_PLAYER && !combat_alive(c, m))
+                return bad(err, "monster[%d]: dead or escaped but kept (compacted between turns)",
+                           m);
+        }
+    }
+
     /* Padding and the tail of the opaque buffer are zero in every state the
      * engine makes; the identity hash depends on it. */
     size_t pad0 = offsetof(sf_combat, defer) + sizeof c->defer;
@@ -410,15 +446,48 @@ int sf_engine_from_json(const json_t *doc, sf_state *s, sf_err *err) {
     int rc = check_state(ccombat_of(&tmp), bytes, err);
     if (rc < 0)
         return rc;
+    if (!sf_engine_is_terminal(&tmp)) {
+        sf_action acts[SF_MAX_ACTIONS];
+        if (sf_engine_enumerate(&tmp, acts, SF_MAX_ACTIONS) < 1)
+            return bad(err, "the position has no legal action (phase %s)",
+                       phase_names[ccombat_of(&tmp)->phase]);
+    }
     const json_t *ident = json_object_get(doc, "identity");
     if (ident) {
         char want[33];
         identity_hex(&tmp, want);
-        if (!json_is_string(ident) || strcmp(want, json_string_value(ident)) != 0)
+        if (!json_is_string(ident))
+            return sf_err_set(err, SF_EFORMAT, "state json: field \"identity\" is not a string");
+        if (strcmp(want, json_string_value(ident)) != 0)
             return sf_err_set(err, SF_ECORRUPT,
                               "state json: field \"identity\" does not match the raw bytes "
                               "(the state was edited or damaged)");
     }
     memcpy(s, &tmp, sizeof tmp);
     return SF_OK;
+}
+
+int sf_engine_load_file(const char *path, sf_state *s, sf_err *err) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
+                          strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return sf_err_set(err, SF_EIO, "%s: is a directory, not a state file", path);
+    /* a state document is a few KiB; refuse before parsing a huge file */
+    if (S_ISREG(st.st_mode) && st.st_size > (1 << 20))
+        return sf_err_set(err, SF_EIO, "%s: %lld bytes; a state file is at most 1 MiB", path,
+                          (long long)st.st_size);
+    json_error_t je;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!doc) {
+        if (je.line > 0)
+            return sf_err_set(err, SF_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+        return sf_err_set(err, SF_EFORMAT, "%s: %s", path, je.text);
+    }
+    int rc = sf_engine_from_json(doc, s, err);
+    json_decref(doc);
+    if (rc < 0)
+        sf_err_prefix(err, "%s", path);
+    return rc;
 }

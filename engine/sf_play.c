@@ -5,7 +5,8 @@
  * JSON document (engine.h sf_engine_to_json) at every step; --load resumes
  * from such a document.
  *
- * Exit codes: 0 done (or quit), 1 an engine or I/O error, 2 bad arguments.
+ * Exit codes: 0 done (or quit), 1 an engine or I/O error, 2 bad arguments or a
+ * bad state file.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,7 +41,7 @@ static void usage(FILE *f) {
             "  --help            this text\n"
             "\n"
             "Interactively, type an action's number; 'q' quits.\n"
-            "Exit codes: 0 done, 1 engine or I/O error, 2 bad arguments.\n",
+            "Exit codes: 0 done, 1 engine or I/O error, 2 bad arguments or state file.\n",
             SF_MAX_ASCENSION);
 }
 
@@ -177,16 +178,20 @@ static void show(const sf_state *s, int json) {
 /* Play one fight interactively; returns 1 if won, 0 if lost, -1 on quit. */
 static int play_fight(sf_state *s, int json) {
     char line[64], name[128];
+    /* with --json, stdout holds only the state documents (one per line, so
+     * any line of a log loads back with --load); the menu goes to stderr */
+    FILE *ui = json ? stderr : stdout;
     while (!sf_engine_is_terminal(s)) {
         show(s, json);
+        fflush(stdout);
         sf_action acts[SF_MAX_ACTIONS];
         int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
         for (int i = 0; i < n; i++) {
             sf_engine_action_name(s, acts[i], name, sizeof name);
-            printf("  %2d) %s\n", i, name);
+            fprintf(ui, "  %2d) %s\n", i, name);
         }
-        printf("> ");
-        fflush(stdout);
+        fprintf(ui, "> ");
+        fflush(ui);
         if (!fgets(line, sizeof line, stdin) || line[0] == 'q')
             return -1;
         char *end;
@@ -194,7 +199,7 @@ static int play_fight(sf_state *s, int json) {
         while (*end == ' ' || *end == '\n' || *end == '\r')
             end++;
         if (end == line || *end || k < 0 || k >= n) {
-            printf("pick a number from 0 to %d, or q to quit\n", n - 1);
+            fprintf(ui, "pick a number from 0 to %d, or q to quit\n", n - 1);
             continue;
         }
         sf_engine_apply(s, acts[k], NULL);
@@ -202,22 +207,15 @@ static int play_fight(sf_state *s, int json) {
     show(s, json);
     sf_outcome o;
     sf_engine_outcome(s, &o);
-    printf("%s with %d/%d HP after %d turns\n", o.won ? "Won" : "Lost", o.hp, o.max_hp, o.turns);
+    fprintf(ui, "%s with %d/%d HP after %d turns\n", o.won ? "Won" : "Lost", o.hp, o.max_hp,
+            o.turns);
     return o.won;
 }
 
 static int load_state(const char *path, sf_state *s) {
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    if (!doc) {
-        fprintf(stderr, "sf-play: %s:%d:%d: %s\n", path, jerr.line, jerr.column, jerr.text);
-        return -1;
-    }
     sf_err err = {0};
-    int rc = sf_engine_from_json(doc, s, &err);
-    json_decref(doc);
-    if (rc < 0) {
-        fprintf(stderr, "sf-play: %s: %s\n", path, err.msg);
+    if (sf_engine_load_file(path, s, &err) < 0) {
+        fprintf(stderr, "sf-play: %s\n", err.msg);
         return -1;
     }
     return 0;
@@ -244,10 +242,21 @@ int main(int argc, char **argv) {
                                          {"list", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int ch;
+    int ch, longind = -1;
     sf_err err = {0};
+    /* the first flag that sets up a fight, and whether --seed or
+     * --encounter were given: a mode that does not use them refuses them */
+    const char *fight_flag = NULL;
+    int seed_given = 0, encounter_given = 0;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:Lh", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:Lh", opts, &longind)) != -1) {
+        if (strchr("edrpHa", ch) && !fight_flag) {
+            for (int k = 0; opts[k].name; k++)
+                if (opts[k].val == ch)
+                    fight_flag = opts[k].name;
+        }
+        seed_given |= ch == 's';
+        encounter_given |= ch == 'e';
         switch (ch) {
         case 's':
             /* strtoll cannot hold every u64; seeds above 2^63-1 are rare in
@@ -323,12 +332,30 @@ int main(int argc, char **argv) {
         fprintf(stderr, "sf-play: --random, --gauntlet and --load exclude each other\n");
         return EXIT_USAGE;
     }
+    if (load && (fight_flag || seed_given)) {
+        fprintf(stderr,
+                "sf-play: --%s has no effect with --load (the state file fixes the fight)\n",
+                fight_flag ? fight_flag : "seed");
+        return EXIT_USAGE;
+    }
+    if (random_n > 0 && fight_flag) {
+        fprintf(stderr,
+                "sf-play: --%s has no effect with --random (it plays the starter deck through "
+                "every encounter)\n",
+                fight_flag);
+        return EXIT_USAGE;
+    }
+    if (gauntlet && encounter_given) {
+        fprintf(stderr, "sf-play: --encounter has no effect with --gauntlet (the seed draws "
+                        "the gauntlet's fights)\n");
+        return EXIT_USAGE;
+    }
     if (random_n > 0)
         return play_random(random_n, seed, json);
     sf_state s;
     if (load) {
         if (load_state(load, &s) < 0)
-            return EXIT_ENGINE;
+            return EXIT_USAGE; /* a bad input file, like a bad argument */
         play_fight(&s, json);
         return 0;
     }

@@ -98,9 +98,14 @@ static int parse_args(int argc, char **argv, args_t *a) {
         }
         i++;
         char *end;
-        if (strcmp(s, "--sha256") == 0)
+        if (strcmp(s, "--sha256") == 0) {
+            uint8_t digest[32];
+            if (strlen(v) != 64 || sf_unhex(v, digest, 32) != SF_OK) {
+                fprintf(stderr, "sf-model: --sha256 %s: expected 64 hex digits\n", v);
+                return -1;
+            }
             a->sha = v;
-        else if (strcmp(s, "--backend") == 0) {
+        } else if (strcmp(s, "--backend") == 0) {
             if (sf_backend_parse(v, &a->net.backend) != SF_OK) {
                 fprintf(stderr, "sf-model: --backend %s: expected cpu or cuda\n", v);
                 return -1;
@@ -139,7 +144,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
                 return -1;
             }
             a->have_seed = 1;
-        } else if (strcmp(s, "--canary") == 0 && parse_u64(v, &u) == 0 && u <= 100000)
+        } else if (strcmp(s, "--canary") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 100000)
             a->canary = (int)u;
         else if (strcmp(s, "--count") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 1000000)
             a->count = (int)u;
@@ -408,9 +413,14 @@ static int cmd_bench(const args_t *a) {
     sf_positions *ps = NULL;
     int batches[16], nb = 0, maxb = 0;
     for (const char *s = a->batches; *s && nb < 16;) {
-        batches[nb] = atoi(s);
-        if (batches[nb] < 1)
-            return usage();
+        char *end;
+        long bv = strtol(s, &end, 10);
+        if (end == s || (*end && *end != ',') || bv < 1 || bv > 65536) {
+            fprintf(stderr, "sf-model: --batch %s: expected sizes 1..65536 separated by commas\n",
+                    a->batches);
+            return 2;
+        }
+        batches[nb] = (int)bv;
         maxb = batches[nb] > maxb ? batches[nb] : maxb;
         nb++;
         s = strchr(s, ',');

@@ -100,7 +100,7 @@ static const field fields[] = {
     F("play.max_hp", T_U32, play.max_hp, 1, 999, NULL),
     F("play.ascension", T_U32, play.ascension, 0, SF_MAX_ASCENSION, NULL),
     F("search.simulations", T_U32, search.simulations, 1, 10000000, NULL),
-    F("search.trees", T_U32, search.trees, 1, 256, NULL),
+    F("search.trees", T_U32, search.trees, 1, 64, NULL), /* SF_SEARCH_MAX_TREES */
     F("search.widening_c", T_F64, search.widening_c, 0.01, 1000, NULL),
     F("search.widening_alpha", T_F64, search.widening_alpha, 0, 1, NULL),
     F("search.rollout_tau", T_F64, search.rollout_tau, 0.001, 1e6, NULL),
@@ -733,6 +733,10 @@ static int check_config(const sf_run_config *c, const char **key, char *why, siz
         BAD("play.encounters",
             "applies to play.mode fights only; a gauntlet draws its fights from the act's "
             "pools (remove it or set play.mode: fights)");
+    if (c->search.trees > c->search.simulations)
+        BAD("search.trees",
+            "%u is above search.simulations (%u): each tree runs at least one simulation",
+            c->search.trees, c->search.simulations);
     for (int i = 1; i < c->search.n_c_schedule; i++) {
         uint32_t prev = c->search.c_schedule[i - 1].below, cur = c->search.c_schedule[i].below;
         if (prev == 0 || (cur != 0 && cur <= prev))

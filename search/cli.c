@@ -33,7 +33,8 @@ const char sf_cli_fight_usage[] =
     "  --deck LIST         e.g. \"Strike*5,Defend*4,Bash\" (default: Ironclad start)\n"
     "  --relics LIST       e.g. \"Burning Blood,Vajra\"\n"
     "  --potions LIST      e.g. \"Fire Potion,Block Potion\"\n"
-    "  --hp N --max-hp N   player HP (default 80/80)\n"
+    "  --hp N --max-hp N   player HP (default 80/80; --hp above the maximum raises it,\n"
+    "                      --max-hp below the HP caps it)\n"
     "  --ascension N       0..9\n";
 
 int sf_cli_int(const char *prog, const char *flag, const char *text, long lo, long hi, long *out) {
@@ -214,10 +215,14 @@ int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_
         if (sf_cli_int(prog, name, value, 1, 999, &v) < 0)
             return SF_EINVAL;
         spec->hp = (int)v;
+        if (spec->max_hp < spec->hp) /* as sf-play: HP above the maximum raises it */
+            spec->max_hp = spec->hp;
     } else if (is(name, "max-hp")) {
         if (sf_cli_int(prog, name, value, 1, 999, &v) < 0)
             return SF_EINVAL;
         spec->max_hp = (int)v;
+        if (spec->hp > spec->max_hp) /* a lower maximum caps the HP */
+            spec->hp = spec->max_hp;
     } else if (is(name, "ascension")) {
         if (sf_cli_int(prog, name, value, 0, SF_MAX_ASCENSION, &v) < 0)
             return SF_EINVAL;

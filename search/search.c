@@ -62,6 +62,8 @@ int sf_search_config_validate(const sf_search_config *c, sf_err *err) {
         return bad(err, "simulations", "must be in 1..50000000");
     if (c->trees < 1 || c->trees > SF_SEARCH_MAX_TREES)
         return bad(err, "trees", "must be in 1..64");
+    if ((uint64_t)c->trees > (uint64_t)c->simulations)
+        return bad(err, "trees", "must not exceed simulations (each tree runs at least one)");
     if (c->select < SF_SELECT_AUTO || c->select > SF_SELECT_GUMBEL)
         return bad(err, "select", "must be auto, uct, puct or gumbel");
     if (c->evaluator < SF_EVAL_ROLLOUT || c->evaluator > SF_EVAL_EXTERNAL)

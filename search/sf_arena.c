@@ -378,7 +378,7 @@ int main(int argc, char **argv) {
     a.seed = 1;
     a.threads = 1;
     long fights = 200, gauntlets = 0, jobs = 1, threads = 1;
-    int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2;
+    int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2, classes_given = 0, encounter_given = 0;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
@@ -386,8 +386,10 @@ int main(int argc, char **argv) {
             return 2;
         }
         int rc = sf_cli_search_flag(prog, name, value, &a.cfg);
-        if (rc == 0)
+        if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &a.spec);
+            encounter_given |= rc == 1 && strcmp(name, "encounter") == 0;
+        }
         if (rc < 0)
             return 2;
         if (rc == 1)
@@ -431,7 +433,13 @@ int main(int argc, char **argv) {
             if (sf_cli_u64(prog, name, value, &a.seed) < 0)
                 return 2;
         } else if (strcmp(name, "classes") == 0) {
+            classes_given = 1;
             memset(classes, 0, sizeof classes);
+            if (!value[0] || value[0] == ',' || value[strlen(value) - 1] == ',' ||
+                strstr(value, ",,")) {
+                fprintf(stderr, "%s: --classes '%s': an empty class name\n", prog, value);
+                return 2;
+            }
             char buf[256];
             snprintf(buf, sizeof buf, "%s", value);
             char *save = NULL;
@@ -474,14 +482,39 @@ int main(int argc, char **argv) {
     }
     for (int enc = 0; enc < sf_encounter_count(); enc++) {
         int pool = sf_encounter_pool(enc);
-        if (pool >= 0 && pool < 4)
+        if (pool >= 0 && pool < 4 && (!encounter_given || enc == a.spec.encounter))
             a.pool_enc[pool][a.pool_n[pool]++] = enc;
+    }
+    if (encounter_given) {
+        /* --encounter NAME: every fight of its class is that encounter */
+        int pool = sf_encounter_pool(a.spec.encounter);
+        if (classes_given && !classes[pool]) {
+            fprintf(stderr, "%s: --encounter %s is a %s encounter, which --classes leaves out\n",
+                    prog, sf_encounter_name(a.spec.encounter), class_names[pool]);
+            return 2;
+        }
+        if (gauntlets > 0) {
+            fprintf(stderr,
+                    "%s: --encounter has no effect on gauntlets (the seed draws their "
+                    "fights); drop --gauntlets or --encounter\n",
+                    prog);
+            return 2;
+        }
+        memset(classes, 0, sizeof classes);
+        classes[pool] = 1;
     }
     int n_items = 0;
     for (int c = 0; c < 4; c++)
         if (classes[c] && a.pool_n[c])
             n_items += (int)fights;
     n_items += (int)gauntlets;
+    if (n_items == 0) {
+        fprintf(stderr,
+                "%s: nothing to play (no fights in the chosen classes and no "
+                "gauntlets)\n",
+                prog);
+        return 2;
+    }
     a.n_items = n_items;
     a.item_class = calloc((size_t)n_items + 1, sizeof(int));
     a.item_index = calloc((size_t)n_items + 1, sizeof(int));

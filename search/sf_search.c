@@ -24,22 +24,16 @@ static void usage(FILE *f) {
             "                 [--play I,J,...] [--run-seed N] [--decision N] [--threads T]\n"
             "                 [--json] [search flags]\n"
             "Searches the position (the fight's first decision, after the --play action\n"
-            "indices) and prints the root table.\n\n%s\n%s",
+            "indices) and prints the root table. Exit codes: 0 ok, 1 the search failed,\n"
+            "2 bad arguments or a bad state file.\n\n%s\n%s",
             sf_cli_fight_usage, sf_cli_search_usage);
 }
 
 static int load_state(const char *path, sf_state *s) {
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
-    if (!doc) {
-        fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, path, je.line, je.column, je.text);
-        return SF_EFORMAT;
-    }
     sf_err e = {0};
-    int rc = sf_engine_from_json(doc, s, &e);
-    json_decref(doc);
+    int rc = sf_engine_load_file(path, s, &e);
     if (rc < 0)
-        fprintf(stderr, "%s: %s: %s\n", prog, path, e.msg);
+        fprintf(stderr, "%s: %s\n", prog, e.msg);
     return rc;
 }
 
@@ -48,6 +42,16 @@ static int play_prefix(sf_state *s, const char *list) {
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     int ply = 0;
+    size_t len = strlen(list);
+    if (len == 0 || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,")) {
+        fprintf(stderr, "%s: --play '%s': an empty action index (give I,J,... )\n", prog, list);
+        return SF_EINVAL;
+    }
+    if (len >= sizeof buf) {
+        fprintf(stderr, "%s: --play: the list is longer than %zu characters\n", prog,
+                sizeof buf - 1);
+        return SF_EINVAL;
+    }
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), ply++) {
         sf_action acts[SF_MAX_ACTIONS];
         int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
@@ -165,6 +169,7 @@ int main(int argc, char **argv) {
     int have_run_seed = 0, json = 0;
     long threads = 1;
     const char *state_path = NULL, *play = NULL;
+    char fight_flag[64] = ""; /* the first fight flag given: --state makes it moot */
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
@@ -173,8 +178,11 @@ int main(int argc, char **argv) {
             return 2;
         }
         int rc = sf_cli_search_flag(prog, name, value, &cfg);
-        if (rc == 0)
+        if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &spec);
+            if (rc == 1 && !fight_flag[0])
+                snprintf(fight_flag, sizeof fight_flag, "%s", name);
+        }
         if (rc < 0)
             return 2;
         if (rc == 1)
@@ -210,6 +218,11 @@ int main(int argc, char **argv) {
     sf_err e = {0};
     if (sf_search_config_validate(&cfg, &e) < 0) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);
+        return 2;
+    }
+    if (state_path && fight_flag[0]) {
+        fprintf(stderr, "%s: --%s has no effect with --state (the state file fixes the fight)\n",
+                prog, fight_flag);
         return 2;
     }
     sf_state st;

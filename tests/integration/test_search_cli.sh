@@ -3,10 +3,11 @@
 # to the budget, results do not depend on the thread or job count, the
 # arena's Wilson bound matches its closed form, and bad flags exit 2 naming
 # the flag.
-# usage: test_search_cli.sh SF_SEARCH SF_ARENA
+# usage: test_search_cli.sh SF_SEARCH SF_ARENA SF_PLAY
 set -u
 search=$1
 arena=$2
+play=$3
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -77,6 +78,37 @@ expect 2 "policy: expected random, greedy, search or clairvoyant" "sf-arena name
 expect 2 "needs a value" "sf-arena: a flag missing its value" -- \
   "$arena" --policy greedy --fights
 expect 0 "usage: sf-arena" "sf-arena --help" -- "$arena" --help
+
+# Flags that would have no effect are refused, not ignored.
+expect 2 "must not exceed simulations" "sf-search: more trees than simulations" -- \
+  "$search" --trees 8 --sims 4
+expect 2 "an empty action index" "sf-search: an empty --play index" -- "$search" --play 0,,1
+expect 2 "boss encounter, which --classes leaves out" "sf-arena: --encounter outside --classes" -- \
+  "$arena" --policy greedy --fights 2 --classes weak --encounter Hexaghost
+expect 2 "nothing to play" "sf-arena: no fights and no gauntlets" -- "$arena" --policy greedy --fights 0
+"$arena" --policy greedy --fights 3 --encounter Hexaghost --json >"$tmp/enc.json" 2>&1
+check "sf-arena --encounter plays only that encounter's class" -- "$py" -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [r["class"] for r in rows] == ["boss"], rows
+assert rows[0]["n"] == 3, rows
+' "$tmp/enc.json"
+
+# sf-play --json: stdout holds one state per line, each loads back.
+printf '0\n0\n' | "$play" --encounter Cultist --seed 4 --json >"$tmp/play.jsonl" 2>/dev/null
+lines=$(wc -l <"$tmp/play.jsonl")
+tail -n 1 "$tmp/play.jsonl" >"$tmp/last.json"
+if [ "$lines" = 3 ] && echo q | "$play" --load "$tmp/last.json" >/dev/null 2>&1; then
+  ok "sf-play --json: 3 states for 2 actions, the last loads back"
+else
+  notok "sf-play --json: $lines lines; load: $(echo q | "$play" --load "$tmp/last.json" 2>&1 | head -c 200)"
+fi
+expect 2 "has no effect with --state" "sf-search: a fight flag with --state" -- \
+  "$search" --state "$tmp/last.json" --encounter Cultist
+expect 2 "has no effect with --load" "sf-play: a fight flag with --load" -- \
+  "$play" --load "$tmp/last.json" --deck Strike
+expect 2 "is a directory, not a state file" "sf-search: a directory as --state" -- \
+  "$search" --state "$tmp"
 
 echo "1..$n"
 exit $fail

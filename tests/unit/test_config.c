@@ -133,7 +133,7 @@ START_TEST(every_problem_is_reported_in_file_order) {
                                    "output_dir, seed, kind)");
     ck_assert_str_eq(got.lines[1],
                      "m.yaml:4:10: seeds.count: expected a non-negative integer, got '-4'");
-    ck_assert_str_eq(got.lines[2], "m.yaml:6:10: search.trees: 0 is out of range 1..256");
+    ck_assert_str_eq(got.lines[2], "m.yaml:6:10: search.trees: 0 is out of range 1..64");
     ck_assert_str_eq(got.lines[3], "m.yaml:7:3: search.trees: given twice");
     ck_assert_ptr_nonnull(strstr(got.lines[4], "m.yaml:8:1: serach: unknown section"));
     ck_assert_str_eq(got.lines[5], "m.yaml: run.name: is required");

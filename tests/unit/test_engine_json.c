@@ -162,6 +162,28 @@ static void bad_move(sf_combat *c) {
 static void stray_pending(sf_combat *c) {
     c->pending.active = 1;
 }
+/* Impossible positions: each breaks one rule legal play keeps. */
+static void dead_player_playing(sf_combat *c) {
+    c->hp = 0;
+}
+static void monster_at_zero_hp(sf_combat *c) {
+    c->mon[0].hp = 0;
+}
+static void no_monster_left(sf_combat *c) {
+    c->mon[0].flags |= MF_DEAD;
+}
+static void both_outcomes(sf_combat *c) {
+    c->flags |= FL_WON | FL_LOST;
+}
+static void over_without_outcome(sf_combat *c) {
+    c->phase = PH_OVER;
+}
+static void turn_zero(sf_combat *c) {
+    c->turn = 0;
+}
+static void energy_255(sf_combat *c) {
+    c->energy = 255;
+}
 
 START_TEST(malformed_documents_get_clear_errors) {
     sf_state s = fight(ENC_JAW_WORM, 5);
@@ -232,6 +254,29 @@ START_TEST(malformed_documents_get_clear_errors) {
     json_decref(d);
     d = edited(&s, stray_pending);
     expect_error(d, SF_EFORMAT, "in play outside a choice");
+    json_decref(d);
+
+    /* Impossible positions are refused too, so no search labels them. */
+    static const struct {
+        void (*edit)(sf_combat *);
+        const char *msg;
+    } rules[] = {
+        {dead_player_playing, "player hp 0 in phase player"},
+        {monster_at_zero_hp, "monster[0]: hp 0 but not dead"},
+        {no_monster_left, "no living monster in phase player"},
+        {both_outcomes, "outcome flags say won 1, lost 1"},
+        {over_without_outcome, "the fight is over but its outcome flags say won 0, lost 0"},
+        {turn_zero, "turn 0: turns count from 1"},
+        {energy_255, "energy 255 out of 0..99"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        d = edited(&s, rules[i].edit);
+        expect_error(d, SF_EFORMAT, rules[i].msg);
+        json_decref(d);
+    }
+    d = json_deep_copy(good);
+    json_object_set_new(d, "identity", json_integer(5));
+    expect_error(d, SF_EFORMAT, "\"identity\" is not a string");
     json_decref(d);
 
     json_decref(good);
