@@ -185,8 +185,9 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
 END_TEST
 
 START_TEST(shipped_configs_are_valid) {
-    const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml"};
-    for (int i = 0; i < 2; i++) {
+    const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml",
+                           "configs/local-net.yaml"};
+    for (int i = 0; i < 3; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, names[i]);
         sf_run_config c;
