@@ -46,6 +46,9 @@ struct DevLayer {
 
 const int kThreads = 128;
 const int kWarps = kThreads / 32;
+/* Device allocations of one net: 12 per layer and 44 others in fp32/tf32,
+ * 16 per layer and 51 others with the BF16 weight copies. */
+const int kMaxAllocs = 16 * SF_CU_MAX_LAYERS + 64;
 
 int fail(char *msg, size_t cap, int code, const char *fmt, ...) {
     if (msg && cap) {
@@ -263,6 +266,7 @@ struct sf_cu {
     sf_cu_arch a;
     int prec;
     int max_batch;
+    int device; /* cudaSetDevice is per thread: run() and free() set it again */
     cudaStream_t stream;
     cublasHandle_t blas;
     bool have_stream, have_blas;
@@ -284,14 +288,14 @@ struct sf_cu {
     /* pinned host */
     sf_cu_inputs in;
     float *o_value, *o_pwin, *o_fc, *o_pol;
-    void *allocs[512]; /* every device allocation, for sf_cu_free */
+    void *allocs[kMaxAllocs]; /* every device allocation, for sf_cu_free */
     int n_allocs;
 };
 
 namespace {
 
 int dev_alloc(sf_cu *c, void **p, size_t bytes, char *msg, size_t cap) {
-    if (c->n_allocs == 512)
+    if (c->n_allocs == kMaxAllocs)
         return fail(msg, cap, SF_CU_ENOMEM, "too many device buffers");
     cudaError_t e = cudaMalloc(p, bytes ? bytes : 4);
     if (e != cudaSuccess)
@@ -306,7 +310,12 @@ int upload(sf_cu *c, float **dst, const float *src, size_t n, bf16 **half, char 
     int rc = dev_alloc(c, (void **)dst, n * sizeof(float), msg, cap);
     if (rc != SF_CU_OK)
         return rc;
-    CU(cudaMemcpy(*dst, src, n * sizeof(float), cudaMemcpyHostToDevice));
+    /* On the net's stream, not the legacy default stream: that stream is
+     * non-blocking, so a plain cudaMemcpy (whose pageable DMA may still be
+     * in flight when it returns) would not be ordered before the BF16
+     * conversion below or before the first run. A pageable async copy is
+     * staged before it returns, so `src` may be freed afterwards. */
+    CU(cudaMemcpyAsync(*dst, src, n * sizeof(float), cudaMemcpyHostToDevice, c->stream));
     if (half) {
         rc = dev_alloc(c, (void **)half, n * sizeof(bf16), msg, cap);
         if (rc != SF_CU_OK)
@@ -353,6 +362,8 @@ int bias(sf_cu *c, float *y, const float *b, long rows, int cols, int act, char 
 extern "C" void sf_cu_free(sf_cu *c) {
     if (!c)
         return;
+    if (c->have_stream || c->n_allocs > 0)
+        cudaSetDevice(c->device);
     if (c->have_stream)
         cudaStreamSynchronize(c->stream);
     for (int i = 0; i < c->n_allocs; i++)
@@ -453,7 +464,9 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
     UP(c->pfc2_b, w->pfc2_b, 1, nullptr);
 #undef UP
 
-    /* Buffers for max_batch positions of up to 128 tokens and 64 queries. */
+    /* Buffers for max_batch positions of up to SF_CU_MAX_TOKENS tokens and
+     * SF_CU_MAX_QUERIES queries. xb holds the BF16 copy of any GEMM input:
+     * the widest of them bounds it. */
     long B = c->max_batch, S = B * SF_CU_MAX_TOKENS, Q = B * SF_CU_MAX_QUERIES;
     long dhid = a->d_value > a->d_forecast ? a->d_value : a->d_forecast;
     long wide = d > a->d_ff ? d : a->d_ff;
@@ -462,6 +475,8 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
         xb = Q * din;
     if (B * (d > dhid ? d : dhid) > xb)
         xb = B * (d > dhid ? d : dhid);
+    if (Q * a->d_policy > xb) /* the policy output layer's input */
+        xb = Q * a->d_policy;
     struct {
         void **p;
         size_t bytes;
@@ -507,8 +522,12 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
         {(void **)&c->o_fc, sizeof(float) * B * SF_CU_FORECASTS},
         {(void **)&c->o_pol, sizeof(float) * Q},
     };
-    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
-        CU(cudaHostAlloc(pinned[i].p, pinned[i].bytes, cudaHostAllocDefault));
+    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++) {
+        cudaError_t pe = cudaHostAlloc(pinned[i].p, pinned[i].bytes, cudaHostAllocDefault);
+        if (pe != cudaSuccess)
+            return fail(msg, cap, SF_CU_ENOMEM, "cudaHostAlloc(%zu bytes): %s", pinned[i].bytes,
+                        cudaGetErrorString(pe));
+    }
     CU(cudaStreamSynchronize(c->stream));
     return SF_CU_OK;
 }
@@ -524,6 +543,7 @@ extern "C" int sf_cu_create(const sf_cu_arch *a, const sf_cu_weights *w, int pre
     c->a = *a;
     c->prec = precision;
     c->max_batch = max_batch;
+    c->device = device;
     int rc = create(c, w, device, msg, cap);
     if (rc != SF_CU_OK) {
         sf_cu_free(c);
@@ -545,6 +565,7 @@ extern "C" sf_cu_results sf_cu_results_get(const sf_cu *c) {
 static int run(sf_cu *c, int n, int S, int Q, char *msg, size_t cap) {
     const sf_cu_arch *a = &c->a;
     cudaStream_t st = c->stream;
+    CU(cudaSetDevice(c->device)); /* the caller's thread may not be the creator's */
     int d = a->d_model, H = a->n_heads, din = 2 * d + SF_CU_NQCONT, rc;
     float scale = 1.0f / sqrtf((float)(d / H));
     CU(cudaMemcpyAsync(c->tok_off, c->in.tok_off, sizeof(int32_t) * (n + 1), cudaMemcpyHostToDevice,

@@ -16,7 +16,8 @@
 # JSON line to $OUT/results.jsonl ($OUT defaults to a new temporary
 # directory). Exit status 0 only if every parity check passed.
 # Budget: a few minutes on an H100/H200 class machine (the build is most of
-# it); every step is bounded by `timeout`. On a machine without the
+# it); every step is bounded by `timeout` and the whole check by
+# $GPU_DEADLINE_S (default 720 s) counted from its start. On a machine without the
 # project's build dependencies (no package registry), run tests/gpu/pack.sh
 # on a build machine first and bring gpu-pack/ along: then nothing is built
 # here and sf-model finds cuBLAS in this machine's CUDA (toolkit or wheels).
@@ -31,6 +32,14 @@ build=${GPU_BUILD:-build-gpu}
 mkdir -p "$out"
 log() { echo "gpu-check: $*" | tee -a "$out/summary.txt"; }
 status=0
+# One deadline for the whole check (a GPU machine may be lent for minutes):
+# each step gets at most its own limit and what is left; once the deadline
+# has passed, the remaining steps are skipped and reported as such.
+deadline=$(($(date +%s) + ${GPU_DEADLINE_S:-720}))
+budget() { # budget STEP_LIMIT: seconds this step may take (0: skip it)
+  left=$((deadline - $(date +%s)))
+  if [ "$left" -lt 10 ]; then echo 0; elif [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
+}
 
 # The CUDA libraries of this machine: the toolkit's and those of the NVIDIA
 # Python wheels (nvidia-cublas-*, nvidia-cuda-runtime-*), whichever exist.
@@ -50,7 +59,8 @@ print(" ".join(sorted({g for d in dirs for g in glob.glob(d + "/nvidia/*/lib")})
   echo "${p#:}"
 }
 
-{ nvidia-smi -L || echo "nvidia-smi not available"; } 2>&1 | tee "$out/gpus.txt"
+{ nvidia-smi -L && nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total \
+  --format=csv || echo "nvidia-smi not available"; } 2>&1 | tee "$out/gpus.txt"
 pack=${GPU_PACK:-gpu-pack}
 if [ -x "$pack/sf-model" ]; then
   # Prebuilt by tests/gpu/pack.sh on a build machine: no compiler or
@@ -90,13 +100,19 @@ if ldd "$sfm" | grep -q 'not found'; then
   exit 1
 fi
 
-timeout 120 "$sfm" random --arch tiny --seed 1 --canary 16 "$work/tiny.safetensors" | tee -a "$out/summary.txt"
-timeout 300 "$sfm" random --arch base --seed 2 --canary 32 "$work/base.safetensors" | tee -a "$out/summary.txt"
+timeout 60 "$sfm" random --arch tiny --seed 1 --canary 16 "$work/tiny.safetensors" | tee -a "$out/summary.txt"
+timeout 120 "$sfm" random --arch base --seed 2 --canary 32 "$work/base.safetensors" | tee -a "$out/summary.txt"
 
 check() { # check LABEL -- command...
   label=$1
   shift 2
-  if timeout 300 "$@" >"$work/step.txt" 2>&1; then
+  t=$(budget 90)
+  if [ "$t" = 0 ]; then
+    log "SKIP $label: past the deadline"
+    status=1
+    return
+  fi
+  if timeout "$t" "$@" >"$work/step.txt" 2>&1; then
     log "PASS $label: $(grep -v '^{' "$work/step.txt" | tail -1)"
   else
     log "FAIL $label: $(tail -3 "$work/step.txt")"
@@ -115,13 +131,20 @@ done
 
 log "benchmarks: base, 48 tokens and 8 queries per position"
 for prec in bf16 tf32 fp32; do
-  timeout 300 "$sfm" bench --backend cuda --precision "$prec" --batch 64,256,1024 --seconds 4 \
+  t=$(budget 60)
+  if [ "$t" = 0 ]; then
+    log "SKIP bench $prec: past the deadline"
+    status=1
+    continue
+  fi
+  timeout "$t" "$sfm" bench --backend cuda --precision "$prec" --batch 64,256,1024 --seconds 4 \
     --tokens 48 --queries 8 "$work/base.safetensors" >"$work/step.txt" 2>&1 || status=1
   grep -v '^{' "$work/step.txt" | tee -a "$out/summary.txt"
   grep '^{' "$work/step.txt" >>"$out/results.jsonl" || true
 done
-timeout 120 "$sfm" bench --backend cpu --batch 64 --seconds 3 --tokens 48 --queries 8 \
-  "$work/base.safetensors" >"$work/step.txt" 2>&1
+t=$(budget 30)
+[ "$t" != 0 ] && timeout "$t" "$sfm" bench --backend cpu --batch 64 --seconds 3 --tokens 48 \
+  --queries 8 "$work/base.safetensors" >"$work/step.txt" 2>&1
 grep -v '^{' "$work/step.txt" | tee -a "$out/summary.txt"
 grep '^{' "$work/step.txt" >>"$out/results.jsonl" || true
 
