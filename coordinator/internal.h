@@ -109,6 +109,7 @@ struct sf_coordinator {
 
     reply *replies;
     int nreplies, cap_replies;
+    size_t reply_bytes; /* queued since the last flush: bounds one step's memory */
 
     int stopping;
     int lock_fd;               /* flock on <output_dir>/coordinator.lock          */

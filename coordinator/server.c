@@ -24,7 +24,11 @@
 #define NS_PER_MS         1000000ull
 #define NS_PER_S          1000000000ull
 #define MAX_MSGS_PER_STEP 4096
-#define CHUNK_MAX         (4u << 20)
+/* A step stops reading requests once its queued replies hold this many
+ * bytes (ShardData replies are up to CHUNK_MAX each), so a flood of fetches
+ * cannot make one step buffer gigabytes; the rest wait in ZeroMQ's queue. */
+#define MAX_REPLY_BYTES_PER_STEP (16u << 20)
+#define CHUNK_MAX                (1u << 20) /* bytes of one ShardData reply */
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -99,6 +103,7 @@ static void queue_reply(sf_coordinator *co, const uint8_t *ident, size_t ident_l
         co->cap_replies = cap;
     }
     reply *r = &co->replies[co->nreplies++];
+    co->reply_bytes += len;
     r->worker = -1;
     memcpy(r->ident, ident, ident_len);
     r->ident_len = ident_len;
@@ -115,6 +120,7 @@ static void flush_replies(sf_coordinator *co) {
         free(r->bytes);
     }
     co->nreplies = 0;
+    co->reply_bytes = 0;
 }
 
 static void reply_error(sf_coordinator *co, const uint8_t *ident, size_t len, int code,
@@ -541,10 +547,23 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
 }
 
 static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFailed *f) {
-    if (f->job_id == 0 || f->job_id > co->njobs)
+    if (f->job_id == 0 || f->job_id > co->njobs) {
+        co->st.protocol_errors++;
         return;
+    }
     cjob *j = &co->jobs[f->job_id - 1];
     const char *why = f->reason ? f->reason : "";
+    if (j->state != JS_LEASED || j->worker != wi) {
+        /* Only the lease holder's report counts: a late one (the lease
+         * expired and the job moved on) or a forged one must not push a
+         * job towards quarantine. */
+        co->st.protocol_errors++;
+        fprintf(stderr,
+                "coordinator: ignored a failure report for job %llu from %s, which "
+                "does not hold its lease\n",
+                (unsigned long long)f->job_id, co->workers[wi].worker_id);
+        return;
+    }
     int abandoned = !strcmp(why, SF_JOB_ABANDONED);
     if (!abandoned) {
         co->st.jobs_failed++;
@@ -553,19 +572,19 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
         snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %s",
                  (unsigned long long)j->id, why);
     }
-    if (j->state == JS_LEASED && j->worker == wi) {
-        release_job(co, j, 0);
-        if (j->failures >= CO_MAX_FAILURES) {
-            /* a job that fails every time is not issued again: the run then
-             * cannot complete, which status and sf-fleet report */
-            co->jobs_quarantined++;
-            fprintf(stderr,
-                    "coordinator: job %llu failed %u times; not issuing it again (last: %s)\n",
-                    (unsigned long long)j->id, j->failures, why);
-        }
+    release_job(co, j, 0);
+    if (j->failures >= CO_MAX_FAILURES) {
+        /* a job that fails every time is not issued again: the run then
+         * cannot complete, which status and sf-fleet report */
+        co->jobs_quarantined++;
+        fprintf(stderr,
+                "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)\n",
+                (unsigned long long)j->id, j->failures, why);
     }
-    fprintf(stderr, "coordinator: job %llu %s on %s: %s\n", (unsigned long long)f->job_id,
-            abandoned ? "abandoned" : "failed", co->workers[wi].worker_id, why);
+    /* a reason comes from the network: at most 200 bytes of it in the log */
+    fprintf(stderr, "coordinator: job %llu %s on %s: %.200s%s\n", (unsigned long long)f->job_id,
+            abandoned ? "abandoned" : "failed", co->workers[wi].worker_id, why,
+            strlen(why) > 200 ? "..." : "");
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
@@ -897,16 +916,14 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     if (flock(co->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         /* the holder writes its pid just after taking the lock, so a
          * coordinator that started at the same moment may not show one yet */
-        char holder[48] = "";
-        ssize_t got = pread(co->lock_fd, holder + 5, sizeof holder - 7, 0);
+        char pid[24] = "", holder[40] = "";
+        ssize_t got = pread(co->lock_fd, pid, sizeof pid - 1, 0);
         if (got > 0) {
-            holder[5 + got] = 0;
-            holder[5 + strcspn(holder + 5, "\n")] = 0;
-            memcpy(holder, " (pid", 5);
-            strcat(holder, ")");
-        } else {
-            holder[0] = 0;
+            pid[got] = 0;
+            pid[strcspn(pid, "\n")] = 0;
         }
+        if (pid[0])
+            snprintf(holder, sizeof holder, " (pid %s)", pid);
         rc = sf_err_set(err, SF_ESTATE,
                         "%s: another coordinator%s is serving this output dir; stop it first",
                         cfg->output_dir, holder);
@@ -956,11 +973,15 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
 
     co->zctx = zmq_ctx_new();
     co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
-    int one = 1, zero = 0, hwm = 100000;
+    /* Per-peer queues, in messages: a peer that stops reading gets at most
+     * SNDHWM replies (each at most a CHUNK_MAX ShardData) queued before the
+     * rest are dropped, so it cannot grow the coordinator without bound.
+     * Every legitimate peer asks and waits, so a handful would do. */
+    int one = 1, zero = 0, sndhwm = 64, rcvhwm = 1000;
     zmq_setsockopt(co->router, ZMQ_ROUTER_HANDOVER, &one, sizeof one);
     zmq_setsockopt(co->router, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(co->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(co->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(co->router, ZMQ_SNDHWM, &sndhwm, sizeof sndhwm);
+    zmq_setsockopt(co->router, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm);
     int64_t maxmsg = SF_FLEET_MAX_MSG;
     zmq_setsockopt(co->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
     const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
@@ -1000,7 +1021,7 @@ int sf_coordinator_metrics_port(const sf_coordinator *co) {
 int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     zmq_pollitem_t item = {co->router, 0, ZMQ_POLLIN, 0};
     zmq_poll(&item, 1, timeout_ms);
-    for (int n = 0; n < MAX_MSGS_PER_STEP; n++) {
+    for (int n = 0; n < MAX_MSGS_PER_STEP && co->reply_bytes < MAX_REPLY_BYTES_PER_STEP; n++) {
         zmq_msg_t parts[3];
         int nparts = 0, more = 1, got = 0;
         while (more) {

@@ -40,7 +40,10 @@
 #define SF_RID_MAX        255
 #define SF_CLIENT_IDLE_NS (120ull * 1000000000ull)
 #define SF_DRAIN_MAX      4096
-#define SF_SNDHWM         100000
+/* Replies queued per client, in messages: a client that stops reading
+ * gets this many before the rest are dropped (counted), so it cannot grow
+ * the server without bound. Clients ask and wait, so few are ever queued. */
+#define SF_SNDHWM 256
 /* Largest request accepted: two max_batch requests of full positions
  * (128 tokens, 80 queries: under 12 KiB each packed), so that a request a
  * little over max_batch still gets an error reply rather than being cut
@@ -375,13 +378,12 @@ int sf_evald_bind(sf_evald *ev, sf_err *err) {
         if (rc != SF_OK)
             return rc;
     }
-    logf_(ev,
-          "serving %d model(s) on %s (backend %s, max_batch %d, max_wait_us %d, credit %d); "
-          "metrics %s%d",
+    char metrics[40] = "metrics off";
+    if (ev->o.metrics_port >= 0)
+        snprintf(metrics, sizeof metrics, "metrics on http port %d", sf_metrics_port(ev->metrics));
+    logf_(ev, "serving %d model(s) on %s (backend %s, max_batch %d, max_wait_us %d, credit %d); %s",
           sf_evald_models_served(ev), ev->endpoint, sf_backend_name(ev->o.net.backend),
-          ev->o.max_batch, ev->o.max_wait_us, ev->o.client_credit,
-          ev->o.metrics_port >= 0 ? "on http port " : "off ",
-          ev->o.metrics_port >= 0 ? sf_metrics_port(ev->metrics) : 0);
+          ev->o.max_batch, ev->o.max_wait_us, ev->o.client_credit, metrics);
     return SF_OK;
 }
 
@@ -529,13 +531,16 @@ static void model_dequeue(sf_model *m, sf_req *r) {
     m->pending -= r->n;
 }
 
-/* One message from the ROUTER: frames [routing id][""]?[payload]. */
+/* One message from the ROUTER: frames [routing id][""]?[payload]. A
+ * message with another number of payload frames still gets its error reply
+ * in order; only one without a usable routing id cannot be answered. */
 static void handle_message(sf_evald *ev, zmq_msg_t *frames, int nframes, uint64_t now) {
-    if (nframes < 2 || nframes > 3 || zmq_msg_size(&frames[0]) > SF_RID_MAX ||
-        (nframes == 3 && zmq_msg_size(&frames[1]) != 0)) {
+    if (nframes < 2 || zmq_msg_size(&frames[0]) > SF_RID_MAX) {
         sf_metrics_error(ev->metrics, -1, "malformed");
-        return; /* not our envelope: nothing sensible to answer */
+        return; /* nobody to answer */
     }
+    int delim = nframes >= 3 && zmq_msg_size(&frames[1]) == 0;
+    int payload_frames = nframes - 1 - delim;
     sf_client *c = client_get(ev, zmq_msg_data(&frames[0]), zmq_msg_size(&frames[0]), now);
     sf_req *r = calloc(1, sizeof *r);
     if (!c || !r) {
@@ -543,17 +548,19 @@ static void handle_message(sf_evald *ev, zmq_msg_t *frames, int nframes, uint64_
         logf_(ev, "out of memory taking a request");
         return;
     }
-    c->delim = nframes == 3;
+    c->delim = delim;
     r->t_arrive = now;
     client_append(c, r);
     zmq_msg_t *payload = &frames[nframes - 1];
     sf_err e = {0};
-    uint64_t id;
-    char model[65];
+    uint64_t id = 0;
+    char model[65] = "";
     sf_wire_request *w = NULL;
     sf_model *m = NULL;
-    int rc = sf_wire_request_decode(zmq_msg_data(payload), zmq_msg_size(payload), &ev->arena, &w,
-                                    &id, model, &e);
+    int rc = payload_frames == 1
+                 ? sf_wire_request_decode(zmq_msg_data(payload), zmq_msg_size(payload), &ev->arena,
+                                          &w, &id, model, &e)
+                 : sf_err_set(&e, SF_EFORMAT, "expected one payload frame, got %d", payload_frames);
     if (rc == SF_OK) {
         m = find_model(ev, w->model);
         if (!m)

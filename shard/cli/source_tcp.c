@@ -12,7 +12,7 @@
 #include "proto/wire.h"
 #include "shard/cli/cli.h"
 
-#define FETCH_BYTES (4u << 20)
+#define FETCH_BYTES (1u << 20) /* the coordinator answers at most 1 MiB per fetch */
 #define TIMEOUT_MS  30000
 
 typedef struct tcp_source {

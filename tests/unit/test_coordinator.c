@@ -272,7 +272,32 @@ START_TEST(late_and_bad_results) {
     ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "another run, job or config"));
     sf_wire_free(r);
     sf_coord_status st;
+    /* a failure report from a worker that does not hold the lease is a
+     * protocol error and does not count towards quarantine */
+    client spoof;
+    client_open(&spoof, co);
+    hello(co, &spoof, "w-spoof");
+    uint64_t perr0;
     sf_coordinator_status(co, &st);
+    perr0 = st.protocol_errors;
+    for (int i = 0; i < 6; i++) {
+        Spirefleet__Envelope fe = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
+        jf.job_id = 1;
+        jf.reason = "forged";
+        fe.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
+        fe.job_failed = &jf;
+        ck_assert_int_eq(sf_wire_send(spoof.sock, NULL, 0, &fe, 0), SF_OK);
+    }
+    sf_err se = {0};
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &se), SF_OK);
+    client_close(&spoof);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.protocol_errors, perr0 + 6);
+    ck_assert_uint_eq(st.jobs_failed, 0);
+    ck_assert_uint_eq(co->jobs[0].failures, 0);
+    ck_assert_uint_eq(st.jobs_leased, 1);
     ck_assert_uint_eq(st.shards_rejected, 2);
     ck_assert_uint_eq(st.jobs_done, 0);
     ck_assert_uint_eq(st.jobs_leased, 1);

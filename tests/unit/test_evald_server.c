@@ -276,6 +276,12 @@ START_TEST(bad_requests_get_error_replies_in_order) {
         nine[i] = good;
     ck_assert_int_eq(sf_wire_request_encode(5, sha, nine, 9, &scratch, &msg, NULL), SF_OK);
     zmq_send(d, msg.p, msg.len, 0);
+    /* two payload frames in one message: still answered, in order */
+    ck_assert_int_eq(sf_wire_request_encode(6, sha, &good, 1, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, ZMQ_SNDMORE);
+    zmq_send(d, msg.p, msg.len, 0);
+    ck_assert_int_eq(sf_wire_request_encode(7, sha, &good, 1, &scratch, &msg, NULL), SF_OK);
+    zmq_send(d, msg.p, msg.len, 0);
 
     uint64_t id;
     char text[512];
@@ -295,6 +301,10 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
     ck_assert_uint_eq(id, 5);
     ck_assert_str_eq(text, "request of 9 positions exceeds max_batch 8");
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFORMAT);
+    ck_assert_str_eq(text, "expected one payload frame, got 2");
+    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
+    ck_assert_uint_eq(id, 7);
 
     /* The client library names the same errors. */
     sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), other, 5000, 0);
@@ -316,7 +326,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
 
     char *m = malloc(1 << 16);
     sf_evald_metrics_text(s.ev, m, 1 << 16);
-    ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"malformed\"} 1"));
+    ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"malformed\"} 2"));
     ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"unknown_model\"} 2"));
     free(m);
     sf_buf_free(&scratch);
