@@ -79,6 +79,8 @@ int sf_search_config_validate(const sf_search_config *c, sf_err *err) {
         return bad(err, "uct_c_low/mid/high", "must be finite and >= 0");
     if (!(c->puct_c1 >= 0.0) || !(c->puct_c2 > 0.0) || !isfinite(c->puct_c1 + c->puct_c2))
         return bad(err, "puct_c1/puct_c2", "must be finite, c1 >= 0, c2 > 0");
+    if (c->gumbel_rescale && c->select != SF_SELECT_GUMBEL)
+        return bad(err, "gumbel_rescale", "applies to select = gumbel only");
     if (c->gumbel_m < 2 || c->gumbel_m > SF_MAX_ACTIONS)
         return bad(err, "gumbel_m", "must be in 2..64");
     if (!(c->gumbel_c_visit >= 0.0) || !(c->gumbel_c_scale >= 0.0) || !(c->gumbel_noise >= 0.0) ||
