@@ -70,11 +70,18 @@ int sf_wire_request_encode(uint64_t id, const char *model, const sf_pos *pos, in
     return SF_OK;
 }
 
-static int check_len(const char *field, size_t got, size_t want, sf_err *err) {
+/* `basis` (may be NULL) says where the expected length comes from, so a
+ * wrong count is named rather than the array that follows from it. */
+static int check_len_from(const char *field, size_t got, size_t want, const char *basis,
+                          sf_err *err) {
     if (got != want)
-        return sf_err_set(err, SF_EFORMAT, "field %s has %zu bytes, expected %zu", field, got,
-                          want);
+        return sf_err_set(err, SF_EFORMAT, "field %s has %zu bytes, expected %zu%s%s%s", field, got,
+                          want, basis ? " (from " : "", basis ? basis : "", basis ? ")" : "");
     return SF_OK;
+}
+
+static int check_len(const char *field, size_t got, size_t want, sf_err *err) {
+    return check_len_from(field, got, want, NULL, err);
 }
 
 int sf_wire_request_decode(const uint8_t *msg, size_t len, sf_arena *arena, sf_wire_request **out,
@@ -114,11 +121,12 @@ int sf_wire_request_decode(const uint8_t *msg, size_t len, sf_arena *arena, sf_w
         Q += r->n_queries.data[i];
     }
     const size_t ncat = SF_FEAT_NCAT * 2, ncont = SF_FEAT_NCONT * 4, nqc = SF_FEAT_NQCONT * 4;
-    if ((rc = check_len("token_type", r->token_type.len, T, err)) != SF_OK ||
-        (rc = check_len("token_cat", r->token_cat.len, T * ncat, err)) != SF_OK ||
-        (rc = check_len("token_cont", r->token_cont.len, T * ncont, err)) != SF_OK ||
-        (rc = check_len("query", r->query.len, Q * 4, err)) != SF_OK ||
-        (rc = check_len("query_cont", r->query_cont.len, Q * nqc, err)) != SF_OK)
+    const char *tb = "the sum of n_tokens", *qb = "the sum of n_queries";
+    if ((rc = check_len_from("token_type", r->token_type.len, T, tb, err)) != SF_OK ||
+        (rc = check_len_from("token_cat", r->token_cat.len, T * ncat, tb, err)) != SF_OK ||
+        (rc = check_len_from("token_cont", r->token_cont.len, T * ncont, tb, err)) != SF_OK ||
+        (rc = check_len_from("query", r->query.len, Q * 4, qb, err)) != SF_OK ||
+        (rc = check_len_from("query_cont", r->query_cont.len, Q * nqc, qb, err)) != SF_OK)
         return rc;
     /* One block: header, views, then the arrays, floats first (aligned). */
     size_t head = (sizeof(sf_wire_request) + n * sizeof(sf_pos) + 63) & ~(size_t)63;

@@ -114,7 +114,8 @@ START_TEST(request_defects_are_named) {
     r.model_sha256 = (char *)SHA;
     r.token_cont.len = 64;
     ck_assert_int_eq(decode(buf, pack_req(&r, buf), &e, &id), SF_EFORMAT);
-    ck_assert_str_eq(e.msg, "field token_cont has 64 bytes, expected 128");
+    ck_assert_str_eq(e.msg,
+                     "field token_cont has 64 bytes, expected 128 (from the sum of n_tokens)");
     r.token_cont.len = 128;
     r.n_positions = 2;
     ck_assert_int_eq(decode(buf, pack_req(&r, buf), &e, &id), SF_EFORMAT);
