@@ -81,6 +81,15 @@ static void usage(FILE *f) {
                "See docs/operator.md.\n");
 }
 
+/* Whether an endpoint given on the command line can reach fleet processes;
+ * prints why not, naming `what` ("--connect", "status", ...). */
+static int endpoint_arg_ok(const char *what, const char *endpoint) {
+    const char *why = sf_endpoint_problem(endpoint);
+    if (why)
+        fprintf(stderr, "sf-fleet: %s %s: %s\n", what, endpoint, why);
+    return why == NULL;
+}
+
 static void print_problem(void *ctx, const char *problem) {
     int *n = ctx;
     if (++*n <= 20)
@@ -143,10 +152,8 @@ static int cmd_status(int argc, char **argv) {
     }
     Spirefleet__Envelope *env;
     Spirefleet__StatusReply *st;
-    if (sf_endpoint_problem(argv[1])) {
-        fprintf(stderr, "sf-fleet: %s: %s\n", argv[1], sf_endpoint_problem(argv[1]));
+    if (!endpoint_arg_ok("status", argv[1]))
         return 2;
-    }
     sf_err err = {0};
     if (sf_fleet_status(argv[1], 3000, &env, &st, &err) < 0) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
@@ -162,10 +169,8 @@ static int cmd_stop(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (sf_endpoint_problem(argv[1])) {
-        fprintf(stderr, "sf-fleet: %s: %s\n", argv[1], sf_endpoint_problem(argv[1]));
+    if (!endpoint_arg_ok("stop", argv[1]))
         return 2;
-    }
     sf_err err = {0};
     if (sf_fleet_stop(argv[1], 3000, &err) < 0) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
@@ -216,11 +221,8 @@ static int cmd_worker(int argc, char **argv) {
         fprintf(stderr, "sf-fleet worker: --connect ENDPOINT is required\n");
         return 2;
     }
-    const char *why = sf_endpoint_problem(o.endpoint);
-    if (why) {
-        fprintf(stderr, "sf-fleet worker: --connect %s: %s\n", o.endpoint, why);
+    if (!endpoint_arg_ok("worker --connect", o.endpoint))
         return 2;
-    }
     install_signals();
     o.stop = &g_stop;
     sf_err err = {0};
@@ -259,10 +261,8 @@ static int cmd_coordinator(int argc, char **argv) {
         return 2;
     }
     path = argv[optind];
-    if (bind && sf_endpoint_problem(bind)) {
-        fprintf(stderr, "sf-fleet coordinator: --bind %s: %s\n", bind, sf_endpoint_problem(bind));
+    if (bind && !endpoint_arg_ok("coordinator --bind", bind))
         return 2;
-    }
     sf_run_config cfg;
     if (load(path, &cfg) < 0)
         return 2;

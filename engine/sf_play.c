@@ -242,14 +242,14 @@ int main(int argc, char **argv) {
                                          {"list", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int ch, longind = -1;
+    int ch;
     sf_err err = {0};
     /* the first flag that sets up a fight, and whether --seed or
      * --encounter were given: a mode that does not use them refuses them */
     const char *fight_flag = NULL;
     int seed_given = 0, encounter_given = 0;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:Lh", opts, &longind)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:Lh", opts, NULL)) != -1) {
         if (strchr("edrpHa", ch) && !fight_flag) {
             for (int k = 0; opts[k].name; k++)
                 if (opts[k].val == ch)

@@ -170,24 +170,35 @@ static const yaml_node_t *node_of(const ctx *x, const char *key) {
     return NULL;
 }
 
-static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...) {
-    char msg[SF_ERR_MSG_MAX], line[SF_ERR_MSG_MAX + 64];
+/* Report one problem (a whole line: "origin[:line:col]: ..."): the first
+ * becomes the error, every one goes to the report callback. */
+static int problem(ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int problem(ctx *x, const char *fmt, ...) {
+    char line[SF_ERR_MSG_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (n)
-        snprintf(line, sizeof line, "%s:%zu:%zu: %s: %s", x->origin, n->start_mark.line + 1,
-                 n->start_mark.column + 1, key, msg);
-    else
-        snprintf(line, sizeof line, "%s: %s: %s", x->origin, key, msg);
     if (x->problems++ == 0)
         sf_err_set(x->err, SF_ECONFIG, "%s", line);
     if (x->report)
         x->report(x->report_ctx, line);
     return SF_ECONFIG;
+}
+
+/* A problem with `key`, at node `n` (NULL: a key the file lacks). */
+static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(ctx *x, const yaml_node_t *n, const char *key, const char *fmt, ...) {
+    char msg[SF_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n)
+        return problem(x, "%s:%zu:%zu: %s: %s", x->origin, n->start_mark.line + 1,
+                       n->start_mark.column + 1, key, msg);
+    return problem(x, "%s: %s: %s", x->origin, key, msg);
 }
 
 static const char *scalar(const yaml_node_t *n) {
@@ -480,31 +491,31 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
     return SF_OK;
 }
 
-static int parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
-                 sf_config_report_fn report, void *report_ctx, int *problems, sf_err *err) {
+int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
+                        sf_config_report_fn report, void *report_ctx, sf_err *err) {
     sf_config_defaults(cfg);
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
         return sf_err_set(err, SF_ENOMEM, "%s: cannot initialise the YAML parser", origin);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        int rc = sf_err_set(err, SF_ECONFIG, "%s:%zu:%zu: YAML syntax error: %s", origin,
-                            parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                            parser.problem ? parser.problem : "unknown");
-        yaml_parser_delete(&parser);
-        return rc;
-    }
     ctx x = {.doc = &doc,
              .origin = origin,
              .cfg = cfg,
              .err = err,
              .report = report,
              .report_ctx = report_ctx};
+    if (!yaml_parser_load(&parser, &doc)) {
+        int rc =
+            problem(&x, "%s:%zu:%zu: YAML syntax error: %s", origin, parser.problem_mark.line + 1,
+                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown");
+        yaml_parser_delete(&parser);
+        return rc;
+    }
     int rc = SF_OK;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) {
-        rc = sf_err_set(err, SF_ECONFIG, "%s: the file is empty", origin);
+        rc = problem(&x, "%s: the file is empty", origin);
     } else if (root->type != YAML_MAPPING_NODE) {
         rc = fail(&x, root, "(top level)", "expected a mapping of sections");
     } else {
@@ -548,33 +559,20 @@ static int parse(const char *text, size_t len, const char *origin, sf_run_config
          * silently ignored, so refuse it. */
         yaml_document_t next;
         if (!yaml_parser_load(&parser, &next)) {
-            rc = sf_err_set(err, SF_ECONFIG, "%s:%zu:%zu: YAML syntax error: %s", origin,
-                            parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                            parser.problem ? parser.problem : "unknown");
+            rc = problem(&x, "%s:%zu:%zu: YAML syntax error: %s", origin,
+                         parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                         parser.problem ? parser.problem : "unknown");
         } else {
-            yaml_node_t *r2 = yaml_document_get_root_node(&next);
-            if (r2)
-                rc = sf_err_set(err, SF_ECONFIG,
-                                "%s:%zu:%zu: a second YAML document; a run config is one "
-                                "document (remove the '---' and what follows)",
-                                origin, next.start_mark.line + 1, next.start_mark.column + 1);
+            if (yaml_document_get_root_node(&next))
+                rc = problem(&x,
+                             "%s:%zu:%zu: a second YAML document; a run config is one document "
+                             "(remove the '---' and what follows)",
+                             origin, next.start_mark.line + 1, next.start_mark.column + 1);
             yaml_document_delete(&next);
         }
     }
-    *problems = x.problems;
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
-    return rc;
-}
-
-int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
-                        sf_config_report_fn report, void *report_ctx, sf_err *err) {
-    sf_err local = {0};
-    sf_err *e = err ? err : &local;
-    int problems = 0;
-    int rc = parse(text, len, origin, cfg, report, report_ctx, &problems, e);
-    if (rc < 0 && report && problems == 0) /* syntax, empty file: not via fail() */
-        report(report_ctx, e->msg);
     return rc;
 }
 

@@ -37,6 +37,19 @@ const char sf_cli_fight_usage[] =
     "                      --max-hp below the HP caps it)\n"
     "  --ascension N       0..9\n";
 
+int sf_cli_list(const char *prog, const char *flag, const char *list, size_t cap) {
+    size_t len = strlen(list);
+    if (len == 0 || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,")) {
+        fprintf(stderr, "%s: --%s '%s': an empty element in the list\n", prog, flag, list);
+        return SF_EINVAL;
+    }
+    if (len >= cap) {
+        fprintf(stderr, "%s: --%s: the list is longer than %zu characters\n", prog, flag, cap - 1);
+        return SF_EINVAL;
+    }
+    return SF_OK;
+}
+
 int sf_cli_int(const char *prog, const char *flag, const char *text, long lo, long hi, long *out) {
     char *end = NULL;
     errno = 0;

@@ -15,6 +15,11 @@ int sf_cli_u64(const char *prog, const char *flag, const char *text, uint64_t *o
 int sf_cli_double(const char *prog, const char *flag, const char *text, double lo, double hi,
                   double *out);
 
+/* Check a comma-separated list value (--play, --classes): not empty, no
+ * empty element, shorter than `cap` bytes. Prints "<prog>: --<flag> '...':
+ * ..." and returns SF_EINVAL, else SF_OK. */
+int sf_cli_list(const char *prog, const char *flag, const char *list, size_t cap);
+
 /* Apply one search flag (name without "--", value or NULL) to `cfg`.
  * Returns 1 when the flag was a search flag and applied, 0 when it is not a
  * search flag, SF_EINVAL after printing an error. Flags: sims, trees,

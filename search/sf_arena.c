@@ -435,12 +435,9 @@ int main(int argc, char **argv) {
         } else if (strcmp(name, "classes") == 0) {
             classes_given = 1;
             memset(classes, 0, sizeof classes);
-            if (!value[0] || value[0] == ',' || value[strlen(value) - 1] == ',' ||
-                strstr(value, ",,")) {
-                fprintf(stderr, "%s: --classes '%s': an empty class name\n", prog, value);
-                return 2;
-            }
             char buf[256];
+            if (sf_cli_list(prog, name, value, sizeof buf) < 0)
+                return 2;
             snprintf(buf, sizeof buf, "%s", value);
             char *save = NULL;
             for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {

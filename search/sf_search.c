@@ -42,16 +42,8 @@ static int play_prefix(sf_state *s, const char *list) {
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     int ply = 0;
-    size_t len = strlen(list);
-    if (len == 0 || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,")) {
-        fprintf(stderr, "%s: --play '%s': an empty action index (give I,J,... )\n", prog, list);
+    if (sf_cli_list(prog, "play", list, sizeof buf) < 0)
         return SF_EINVAL;
-    }
-    if (len >= sizeof buf) {
-        fprintf(stderr, "%s: --play: the list is longer than %zu characters\n", prog,
-                sizeof buf - 1);
-        return SF_EINVAL;
-    }
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), ply++) {
         sf_action acts[SF_MAX_ACTIONS];
         int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);

@@ -168,9 +168,6 @@ def _read_trailer(f, path, size):
         if extent > size:
             raise ShardError("truncated", "%s: truncated: LMDB data needs %d bytes, the file "
                              "has %d" % (path, extent, size))
-        if path.endswith(TEMP_SUFFIX):  # possibly mid-commit: just not sealed
-            raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
-                             "being written, or its writer died)" % path)
         after = _appended_after_seal(f, extent, size)
         if after is not None:
             raise ShardError("format", "%s: %d byte%s follow%s its seal trailer (the file was "

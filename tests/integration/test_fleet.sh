@@ -159,6 +159,31 @@ fi
 leftover=$(find "$tmp/crash/incoming" -type f | wc -l)
 if [ "$leftover" = 0 ]; then ok "no half-received upload left after the restart"; else notok "uploads left in incoming/" "$leftover"; fi
 
+# One Ctrl-C through timeout(1), which delivers it to the process and to
+# its group, is one interrupt: a clean stop (exit 3), not an abort (130).
+# (Before this was handled, most such runs ended with 130; two tries.)
+config intr "$tmp/intr" "tcp://127.0.0.1:*" 1 1
+intr_ok=0
+for try in 1 2; do
+  rm -rf "$tmp/intr"
+  timeout 120 "$fleet" run "$tmp/intr.yaml" > "$tmp/intr.log" 2>&1 &
+  tpid=$!
+  for _ in $(seq 1 100); do
+    grep -q "sf-fleet: run ftest" "$tmp/intr.log" && break
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -INT "$tpid"
+  wait "$tpid"
+  st=$?
+  [ "$st" = 3 ] && grep -q "stopped" "$tmp/intr.log" && intr_ok=$((intr_ok + 1))
+done
+if [ "$intr_ok" = 2 ]; then
+  ok "Ctrl-C through timeout(1) stops the run cleanly (exit 3, twice)"
+else
+  notok "Ctrl-C through timeout(1): $intr_ok of 2 clean stops (last exit $st)" "$(tail -3 "$tmp/intr.log")"
+fi
+
 # Operator mistakes on the command line: exit 2 and a message naming the input.
 usage_err() { # usage_err LABEL PATTERN -- command...
   label=$1 pat=$2

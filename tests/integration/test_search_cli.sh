@@ -82,9 +82,11 @@ expect 0 "usage: sf-arena" "sf-arena --help" -- "$arena" --help
 # Flags that would have no effect are refused, not ignored.
 expect 2 "must not exceed simulations" "sf-search: more trees than simulations" -- \
   "$search" --trees 8 --sims 4
-expect 2 "an empty action index" "sf-search: an empty --play index" -- "$search" --play 0,,1
+expect 2 "an empty element in the list" "sf-search: an empty --play index" -- "$search" --play 0,,1
 expect 2 "boss encounter, which --classes leaves out" "sf-arena: --encounter outside --classes" -- \
   "$arena" --policy greedy --fights 2 --classes weak --encounter Hexaghost
+expect 2 "classes '': an empty element" "sf-arena: an empty --classes" -- \
+  "$arena" --policy greedy --classes ""
 expect 2 "nothing to play" "sf-arena: no fights and no gauntlets" -- "$arena" --policy greedy --fights 0
 "$arena" --policy greedy --fights 3 --encounter Hexaghost --json >"$tmp/enc.json" 2>&1
 check "sf-arena --encounter plays only that encounter's class" -- "$py" -c '
