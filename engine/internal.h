@@ -395,9 +395,17 @@ typedef struct monster_def {
     uint8_t kind;                 /* MK_*: decides which ascension bumps apply */
     int16_t hp_lo, hp_hi;         /* A0                                        */
     int16_t hp_lo_asc, hp_hi_asc; /* from A7 (normal) / A8 (elite) / A9 (boss) */
+    uint64_t moves;               /* bit MV_x: a move this monster can have   */
 } monster_def;
 
 extern const monster_def sf_monsters[MON_COUNT];
+
+_Static_assert(MV_COUNT <= 64, "monster_def.moves holds one bit per move");
+
+/* 1 when `mv` is MV_NONE (no move yet) or one of monster `id`'s moves. */
+static inline int monster_has_move(int id, int mv) {
+    return mv == MV_NONE || (mv < MV_COUNT && (sf_monsters[id].moves >> mv) & 1u);
+}
 
 enum monster_flags {
     MF_ESCAPED = 1 << 0,    /* left the fight (Looter)                           */

@@ -33,34 +33,55 @@
 
 /* ---- static data -------------------------------------------------------- */
 
+/* name, kind, HP A0, HP raised, and the moves its rollMove and takeTurn can
+ * set (the state loader refuses any other: a hand-edited Cultist announcing
+ * Slam is not a position of the game). */
+#define MV(x) (1ull << MV_##x)
 const monster_def sf_monsters[MON_COUNT] = {
-    [MON_NONE] = {"(none)", MK_NORMAL, 0, 0, 0, 0},
-    [MON_CULTIST] = {"Cultist", MK_NORMAL, 48, 54, 50, 56},
-    [MON_JAW_WORM] = {"Jaw Worm", MK_NORMAL, 40, 44, 42, 46},
-    [MON_RED_LOUSE] = {"Red Louse", MK_NORMAL, 10, 15, 11, 16},
-    [MON_GREEN_LOUSE] = {"Green Louse", MK_NORMAL, 11, 17, 12, 18},
-    [MON_ACID_SLIME_S] = {"Acid Slime (S)", MK_NORMAL, 8, 12, 9, 13},
-    [MON_ACID_SLIME_M] = {"Acid Slime (M)", MK_NORMAL, 28, 32, 29, 34},
-    [MON_ACID_SLIME_L] = {"Acid Slime (L)", MK_NORMAL, 65, 69, 68, 72},
-    [MON_SPIKE_SLIME_S] = {"Spike Slime (S)", MK_NORMAL, 10, 14, 11, 15},
-    [MON_SPIKE_SLIME_M] = {"Spike Slime (M)", MK_NORMAL, 28, 32, 29, 34},
-    [MON_SPIKE_SLIME_L] = {"Spike Slime (L)", MK_NORMAL, 64, 70, 67, 73},
-    [MON_FUNGI_BEAST] = {"Fungi Beast", MK_NORMAL, 22, 28, 24, 28},
-    [MON_LOOTER] = {"Looter", MK_NORMAL, 44, 48, 46, 50},
-    [MON_MAD_GREMLIN] = {"Mad Gremlin", MK_NORMAL, 20, 24, 21, 25},
-    [MON_SNEAKY_GREMLIN] = {"Sneaky Gremlin", MK_NORMAL, 10, 14, 11, 15},
-    [MON_FAT_GREMLIN] = {"Fat Gremlin", MK_NORMAL, 13, 17, 14, 18},
-    [MON_SHIELD_GREMLIN] = {"Shield Gremlin", MK_NORMAL, 12, 15, 13, 17},
-    [MON_GREMLIN_WIZARD] = {"Gremlin Wizard", MK_NORMAL, 21, 25, 22, 26},
-    [MON_BLUE_SLAVER] = {"Blue Slaver", MK_NORMAL, 46, 50, 48, 52},
-    [MON_RED_SLAVER] = {"Red Slaver", MK_NORMAL, 46, 50, 48, 52},
-    [MON_GREMLIN_NOB] = {"Gremlin Nob", MK_ELITE, 82, 86, 85, 90},
-    [MON_LAGAVULIN] = {"Lagavulin", MK_ELITE, 109, 111, 112, 115},
-    [MON_SENTRY] = {"Sentry", MK_ELITE, 38, 42, 39, 45},
-    [MON_GUARDIAN] = {"The Guardian", MK_BOSS, 240, 240, 250, 250},
-    [MON_HEXAGHOST] = {"Hexaghost", MK_BOSS, 250, 250, 264, 264},
-    [MON_SLIME_BOSS] = {"Slime Boss", MK_BOSS, 140, 140, 150, 150},
+    [MON_NONE] = {"(none)", MK_NORMAL, 0, 0, 0, 0, 0},
+    [MON_CULTIST] = {"Cultist", MK_NORMAL, 48, 54, 50, 56, MV(INCANTATION) | MV(DARK_STRIKE)},
+    [MON_JAW_WORM] = {"Jaw Worm", MK_NORMAL, 40, 44, 42, 46, MV(CHOMP) | MV(THRASH) | MV(BELLOW)},
+    [MON_RED_LOUSE] = {"Red Louse", MK_NORMAL, 10, 15, 11, 16, MV(LOUSE_BITE) | MV(LOUSE_GROW)},
+    [MON_GREEN_LOUSE] = {"Green Louse", MK_NORMAL, 11, 17, 12, 18, MV(LOUSE_BITE) | MV(SPIT_WEB)},
+    [MON_ACID_SLIME_S] = {"Acid Slime (S)", MK_NORMAL, 8, 12, 9, 13,
+                          MV(ACID_TACKLE) | MV(ACID_LICK)},
+    [MON_ACID_SLIME_M] = {"Acid Slime (M)", MK_NORMAL, 28, 32, 29, 34,
+                          MV(ACID_SPIT) | MV(ACID_TACKLE) | MV(ACID_LICK)},
+    [MON_ACID_SLIME_L] = {"Acid Slime (L)", MK_NORMAL, 65, 69, 68, 72,
+                          MV(ACID_SPIT) | MV(ACID_TACKLE) | MV(ACID_LICK) | MV(SPLIT)},
+    [MON_SPIKE_SLIME_S] = {"Spike Slime (S)", MK_NORMAL, 10, 14, 11, 15, MV(SPIKE_TACKLE)},
+    [MON_SPIKE_SLIME_M] = {"Spike Slime (M)", MK_NORMAL, 28, 32, 29, 34,
+                           MV(FLAME_TACKLE) | MV(SPIKE_LICK)},
+    [MON_SPIKE_SLIME_L] = {"Spike Slime (L)", MK_NORMAL, 64, 70, 67, 73,
+                           MV(FLAME_TACKLE) | MV(SPIKE_LICK) | MV(SPLIT)},
+    [MON_FUNGI_BEAST] = {"Fungi Beast", MK_NORMAL, 22, 28, 24, 28, MV(FUNGI_BITE) | MV(FUNGI_GROW)},
+    [MON_LOOTER] = {"Looter", MK_NORMAL, 44, 48, 46, 50,
+                    MV(MUG) | MV(LUNGE) | MV(SMOKE_BOMB) | MV(ESCAPE)},
+    [MON_MAD_GREMLIN] = {"Mad Gremlin", MK_NORMAL, 20, 24, 21, 25, MV(SCRATCH)},
+    [MON_SNEAKY_GREMLIN] = {"Sneaky Gremlin", MK_NORMAL, 10, 14, 11, 15, MV(PUNCTURE)},
+    [MON_FAT_GREMLIN] = {"Fat Gremlin", MK_NORMAL, 13, 17, 14, 18, MV(SMASH)},
+    [MON_SHIELD_GREMLIN] = {"Shield Gremlin", MK_NORMAL, 12, 15, 13, 17,
+                            MV(PROTECT) | MV(SHIELD_BASH)},
+    [MON_GREMLIN_WIZARD] = {"Gremlin Wizard", MK_NORMAL, 21, 25, 22, 26,
+                            MV(CHARGING) | MV(ULTIMATE_BLAST)},
+    [MON_BLUE_SLAVER] = {"Blue Slaver", MK_NORMAL, 46, 50, 48, 52, MV(STAB) | MV(RAKE)},
+    [MON_RED_SLAVER] = {"Red Slaver", MK_NORMAL, 46, 50, 48, 52,
+                        MV(STAB) | MV(SCRAPE) | MV(ENTANGLE)},
+    [MON_GREMLIN_NOB] = {"Gremlin Nob", MK_ELITE, 82, 86, 85, 90,
+                         MV(BELLOW_NOB) | MV(RUSH) | MV(SKULL_BASH)},
+    [MON_LAGAVULIN] = {"Lagavulin", MK_ELITE, 109, 111, 112, 115,
+                       MV(SLEEP) | MV(LAGA_STUN) | MV(LAGA_ATTACK) | MV(SIPHON_SOUL)},
+    [MON_SENTRY] = {"Sentry", MK_ELITE, 38, 42, 39, 45, MV(BOLT) | MV(BEAM)},
+    [MON_GUARDIAN] = {"The Guardian", MK_BOSS, 240, 240, 250, 250,
+                      MV(CHARGING_UP) | MV(FIERCE_BASH) | MV(VENT_STEAM) | MV(WHIRLWIND) |
+                          MV(CLOSE_UP) | MV(ROLL_ATTACK) | MV(TWIN_SLAM)},
+    [MON_HEXAGHOST] = {"Hexaghost", MK_BOSS, 250, 250, 264, 264,
+                       MV(ACTIVATE) | MV(DIVIDER) | MV(SEAR) | MV(HEX_TACKLE) | MV(HEX_INFLAME) |
+                           MV(INFERNO)},
+    [MON_SLIME_BOSS] = {"Slime Boss", MK_BOSS, 140, 140, 150, 150,
+                        MV(GOOP_SPRAY) | MV(PREPARING) | MV(SLAM) | MV(BOSS_SPLIT)},
 };
+#undef MV
 
 /* name, intent, hits, damage A0, damage from A2 (normal) / A3 (elite) / A4 (boss) */
 const move_def sf_moves[MV_COUNT] = {

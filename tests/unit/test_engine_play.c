@@ -125,6 +125,12 @@ static void check_invariants(const sf_state *s, int deck_n, const char *where) {
         const sf_monster *mo = &c->mon[m];
         REQUIRE(mo->id > MON_NONE && mo->id < MON_COUNT, "%s: monster %d id %d", where, m, mo->id);
         REQUIRE(mo->move < MV_COUNT, "%s: monster %d move %d", where, m, mo->move);
+        /* every move a monster ever announces is one of its own (the
+         * state loader's table, checked against the move rules here) */
+        REQUIRE(monster_has_move(mo->id, mo->move) && monster_has_move(mo->id, mo->hist[0]) &&
+                    monster_has_move(mo->id, mo->hist[1]),
+                "%s: monster %d (%s) has move %s/%s/%s", where, m, sf_monsters[mo->id].name,
+                sf_moves[mo->move].name, sf_moves[mo->hist[0]].name, sf_moves[mo->hist[1]].name);
         REQUIRE(mo->block >= 0 && mo->block <= 999, "%s: monster block", where);
         if (combat_alive(c, m))
             REQUIRE(mo->hp > 0 && mo->hp <= mo->max_hp, "%s: monster %d HP %d/%d", where, m, mo->hp,
