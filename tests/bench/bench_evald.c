@@ -4,20 +4,31 @@
  *   2. matrix-multiply GFLOP/s of the forward pass against plain OpenBLAS
  *      sgemm on the same per-position shapes and on one batched product;
  *   3. remote (ZeroMQ loopback, gpu-evald in a thread) versus in-process
- *      evaluator throughput for a multiplexed search's request pattern.
+ *      evaluator throughput for a multiplexed search's request pattern;
+ *   4. with the gpu-evald binary given as the first argument: a peer that
+ *      sends requests as fast as it can and never reads a reply, against a
+ *      gpu-evald process (cpu backend, tiny): the server's resident memory
+ *      before and at its peak, and another client's round-trip time for one
+ *      position meanwhile.
+ * usage: bench-evald [GPU_EVALD [flood]]   ("flood": that figure alone)
  * Positions have 48 tokens and 8 action queries (about an Act-1 fight's
  * token count). Each figure is the median of 5 runs; one JSON line per
  * figure, then a human line.
  */
 #include <cblas.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
+#include "gpu-evald/wire.h"
 
 #define RUNS   5
 #define TOKENS 48
@@ -353,11 +364,163 @@ static void bench_remote(const char *dir, const char *arch_name, int total) {
     remove(path);
 }
 
-int main(void) {
+/* ---- a peer that never reads -------------------------------------------- */
+
+/* Resident set of `pid` in MiB (/proc/PID/status VmRSS), -1 if unreadable. */
+static double rss_mib(pid_t pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    double v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            v = atof(line + 6) / 1024.0;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+typedef struct flood_arg {
+    const char *endpoint;
+    const uint8_t *req;
+    size_t len;
+    atomic_int stop;
+    uint64_t sent;
+} flood_arg;
+
+static void *flood_peer(void *p) {
+    flood_arg *a = p;
+    void *ctx = zmq_ctx_new(), *s = zmq_socket(ctx, ZMQ_DEALER);
+    int one = 1, zero = 0, big = 1000000;
+    /* One reply taken into this process, no more: ZeroMQ then stops reading
+     * the connection, as a stuck or hostile client would. */
+    zmq_setsockopt(s, ZMQ_RCVHWM, &one, sizeof one);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &big, sizeof big);
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_connect(s, a->endpoint);
+    while (!atomic_load(&a->stop)) {
+        if (zmq_send(s, a->req, a->len, ZMQ_DONTWAIT) >= 0)
+            a->sent++;
+        else
+            usleep(100);
+    }
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    return NULL;
+}
+
+static void bench_flood(const char *evald_bin, const char *dir, double seconds) {
+    sf_arch a;
+    sf_arch_preset("tiny", &a);
+    char path[512], log[512];
+    snprintf(path, sizeof path, "%s/flood.safetensors", dir);
+    snprintf(log, sizeof log, "%s/flood-evald.log", dir);
+    sf_err e = {0};
+    sf_bundle *b;
+    if (sf_bundle_write_random(path, &a, 3, 4, &e) || sf_bundle_load(path, NULL, &b, &e))
+        die("bundle", &e);
+    fflush(NULL); /* the child must not print this process's buffered lines */
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen(log, "w", stderr);
+        execl(evald_bin, evald_bin, "--backend", "cpu", "--model", path, "--bind",
+              "tcp://127.0.0.1:*", "--max-batch", "256", "--max-wait-us", "500", (char *)NULL);
+        _exit(127);
+    }
+    /* its endpoint, from "... serving 1 model(s) on ENDPOINT (backend ..." */
+    char endpoint[256] = "";
+    for (int i = 0; i < 200 && !endpoint[0]; i++) {
+        usleep(50000);
+        FILE *f = fopen(log, "r");
+        char line[1024];
+        while (f && fgets(line, sizeof line, f)) {
+            char *at = strstr(line, "model(s) on ");
+            if (at && sscanf(at + 12, "%255s", endpoint) != 1)
+                endpoint[0] = 0;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (!endpoint[0]) {
+        fprintf(stderr, "bench_evald: gpu-evald did not come up (see %s)\n", log);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        sf_bundle_free(b);
+        return;
+    }
+    /* The flood: requests of 64 positions, a quarter of max_batch. */
+    sf_positions *ps = fixed_positions(21, 64);
+    sf_pos pos[64];
+    for (int i = 0; i < 64; i++)
+        pos[i] = sf_positions_get(ps, i);
+    sf_buf scratch = {0}, msg = {0};
+    if (sf_wire_request_encode(1, sf_bundle_sha256(b), pos, 64, &scratch, &msg, &e))
+        die("encode", &e);
+    flood_arg fa = {.endpoint = endpoint, .req = msg.p, .len = msg.len};
+    atomic_init(&fa.stop, 0);
+    sf_neteval_opts ro = {.endpoint = endpoint,
+                          .model_sha256 = sf_bundle_sha256(b),
+                          .max_inflight = 1,
+                          .timeout_ms = 2000,
+                          .max_retries = 0};
+    sf_neteval *probe;
+    if (sf_neteval_connect(&ro, NULL, &probe, &e))
+        die("evaluator", &e);
+    sf_net_out out;
+    sf_neteval_eval(probe, pos, 1, &out, &e); /* connected and warm */
+    double before = rss_mib(pid), peak = before, lat[4096];
+    pthread_t th;
+    pthread_create(&th, NULL, flood_peer, &fa);
+    int n = 0, asked = 0;
+    uint64_t t0 = sf_now_ns();
+    while ((double)(sf_now_ns() - t0) / 1e9 < seconds) {
+        uint64_t a0 = sf_now_ns();
+        asked++;
+        if (sf_neteval_eval(probe, pos, 1, &out, &e) == SF_OK && n < 4096)
+            lat[n++] = (double)(sf_now_ns() - a0) / 1e6;
+        double m = rss_mib(pid);
+        peak = m > peak ? m : peak;
+        usleep(50000);
+    }
+    atomic_store(&fa.stop, 1);
+    pthread_join(th, NULL);
+    sf_neteval_close(probe);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    qsort(lat, (size_t)n, sizeof lat[0], cmp_d);
+    double p50 = n ? lat[n / 2] : -1,
+           p99 = n ? lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] : -1;
+    printf("{\"bench\":\"evald.flood_rss_before_mib\",\"value\":%.1f,\"unit\":\"MiB\",\"n\":1}\n"
+           "{\"bench\":\"evald.flood_rss_peak_mib\",\"value\":%.1f,\"unit\":\"MiB\",\"n\":1}\n"
+           "{\"bench\":\"evald.flood_probe_p50_ms\",\"value\":%.2f,\"unit\":\"ms\",\"n\":%d}\n"
+           "{\"bench\":\"evald.flood_probe_p99_ms\",\"value\":%.2f,\"unit\":\"ms\",\"n\":%d}\n"
+           "{\"bench\":\"evald.flood_requests_queued\",\"value\":%llu,\"unit\":\"requests\","
+           "\"n\":1}\n",
+           before, peak, p50, n, p99, n, (unsigned long long)fa.sent);
+    printf("evald.flood: a client queued %llu requests of 64 positions in %.0f s and read no "
+           "reply; gpu-evald's RSS went from %.1f to at most %.1f MiB and it answered %d of %d "
+           "one-position probes from another client (p50 %.2f ms, p99 %.2f ms)\n",
+           (unsigned long long)fa.sent, seconds, before, peak, n, asked, p50, p99);
+    fflush(stdout);
+    sf_buf_free(&scratch);
+    sf_buf_free(&msg);
+    sf_positions_free(ps);
+    sf_bundle_free(b);
+    remove(path);
+    remove(log);
+}
+
+int main(int argc, char **argv) {
     char dir[] = "/tmp/sf-bench-evald-XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
+    }
+    if (argc > 2 && !strcmp(argv[2], "flood")) {
+        bench_flood(argv[1], dir, 10.0);
+        rmdir(dir);
+        return 0;
     }
     const int tiny_b[] = {1, 16, 64, 256};
     const int base_b[] = {1, 16, 64};
@@ -365,6 +528,8 @@ int main(void) {
     bench_cpu(dir, "base", base_b, 3, 0.6);
     bench_remote(dir, "tiny", 4096);
     bench_remote(dir, "base", 512);
+    if (argc > 1)
+        bench_flood(argv[1], dir, 10.0);
     rmdir(dir);
     return 0;
 }

@@ -14,11 +14,20 @@
  *   fleet.lease_ops_per_s         JobRequest -> Job round trips per second
  *                                 served by one coordinator to 200 DEALER
  *                                 clients on loopback (target >= 5000)
+ *   fleet.flood_*                 a peer that asks for 1 MiB shard chunks as
+ *                                 fast as it can and never reads its replies,
+ *                                 against `sf-fleet coordinator` serving the
+ *                                 last end-to-end run: the coordinator's
+ *                                 resident memory before and at its peak, and
+ *                                 how fast it answers another client's status
+ *                                 requests meanwhile (docs/operator.md: what
+ *                                 one peer can make it hold)
  *
  * usage: bench-fleet SF_FLEET SOURCE_ROOT [runs]
  * Each figure is the median of `runs` (default 3) runs; JSON lines first.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +277,183 @@ static double lease_rate(const char *tmp, int clients, double seconds) {
     return (double)leases / secs;
 }
 
+/* ---- a peer that never reads -------------------------------------------- */
+
+/* Resident set of `pid` in MiB (/proc/PID/status VmRSS), -1 if unreadable. */
+static double rss_mib(pid_t pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    double v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            v = atof(line + 6) / 1024.0;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* One request/reply on `s`; the decoded reply or NULL after timeout_ms. */
+static Spirefleet__Envelope *ask(void *s, Spirefleet__Envelope *req, int timeout_ms) {
+    send_env(s, req);
+    zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&it, 1, timeout_ms) <= 0)
+        return NULL;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    Spirefleet__Envelope *env = NULL;
+    sf_err e = {0};
+    if (zmq_msg_recv(&m, s, 0) >= 0 &&
+        sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) != SF_OK)
+        env = NULL;
+    zmq_msg_close(&m);
+    return env;
+}
+
+typedef struct flood_arg {
+    void *ctx;
+    const char *endpoint, *shard;
+    atomic_int stop;
+    uint64_t sent;
+} flood_arg;
+
+static void *flood_peer(void *p) {
+    flood_arg *a = p;
+    void *s = zmq_socket(a->ctx, ZMQ_DEALER);
+    int one = 1, zero = 0, big = 1000000;
+    /* Take one reply into this process and no more: ZeroMQ then stops
+     * reading the connection, as a stuck or hostile peer would. */
+    zmq_setsockopt(s, ZMQ_RCVHWM, &one, sizeof one);
+    zmq_setsockopt(s, ZMQ_RCVBUF, &big, sizeof big);
+    zmq_setsockopt(s, ZMQ_SNDHWM, &big, sizeof big);
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_connect(s, a->endpoint);
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardFetch f = SPIREFLEET__SHARD_FETCH__INIT;
+    f.name = (char *)a->shard;
+    f.length = 1u << 20;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH;
+    env.shard_fetch = &f;
+    uint8_t *buf;
+    size_t len;
+    if (sf_wire_encode(&env, &buf, &len) != SF_OK)
+        return NULL;
+    while (!atomic_load(&a->stop)) {
+        if (zmq_send(s, buf, len, ZMQ_DONTWAIT) >= 0)
+            a->sent++;
+        else
+            usleep(100);
+    }
+    free(buf);
+    zmq_close(s);
+    return NULL;
+}
+
+typedef struct flood_result {
+    double rss_before, rss_peak, status_p50, status_p99;
+    uint64_t sent;
+    int answered, asked;
+} flood_result;
+
+/* `sf-fleet coordinator CONFIG` on the finished run of `config`, flooded for
+ * `seconds` by one peer that never reads, while another asks for the status
+ * every 50 ms (2 s timeout). */
+static int flood(const char *fleet, const char *config, const char *tmp, double seconds,
+                 flood_result *r) {
+    char log[1200];
+    snprintf(log, sizeof log, "%s/flood-coordinator.log", tmp);
+    fflush(NULL); /* the child must not print this process's buffered lines */
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen(log, "w", stderr);
+        execl(fleet, fleet, "coordinator", config, "--bind", "tcp://127.0.0.1:*", (char *)NULL);
+        _exit(127);
+    }
+    /* its endpoint, from "coordinator: run NAME serving on ENDPOINT (...)" */
+    char endpoint[256] = "";
+    for (int i = 0; i < 200 && !endpoint[0]; i++) {
+        usleep(50000);
+        FILE *f = fopen(log, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            char *at = strstr(line, "serving on ");
+            if (at && sscanf(at + 11, "%255s", endpoint) != 1)
+                endpoint[0] = 0;
+        }
+        if (f)
+            fclose(f);
+    }
+    int ok = endpoint[0] != 0;
+    void *ctx = zmq_ctx_new();
+    void *st = zmq_socket(ctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(st, ZMQ_LINGER, &zero, sizeof zero);
+    char shard[256] = "";
+    if (ok) {
+        zmq_connect(st, endpoint);
+        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__ShardListRequest lr = SPIREFLEET__SHARD_LIST_REQUEST__INIT;
+        req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST;
+        req.shard_list_request = &lr;
+        Spirefleet__Envelope *rep = ask(st, &req, 5000);
+        uint64_t biggest = 0;
+        if (rep && rep->body_case == SPIREFLEET__ENVELOPE__BODY_SHARD_LIST)
+            for (size_t i = 0; i < rep->shard_list->n_shards; i++)
+                if (rep->shard_list->shards[i]->size > biggest) {
+                    biggest = rep->shard_list->shards[i]->size;
+                    snprintf(shard, sizeof shard, "%s", rep->shard_list->shards[i]->name);
+                }
+        if (rep)
+            sf_wire_free(rep);
+        ok = shard[0] != 0;
+    }
+    if (!ok) {
+        fprintf(stderr, "bench-fleet: the flood's coordinator did not come up (see %s)\n", log);
+    } else {
+        r->rss_before = r->rss_peak = rss_mib(pid);
+        flood_arg fa = {.ctx = ctx, .endpoint = endpoint, .shard = shard};
+        atomic_init(&fa.stop, 0);
+        pthread_t th;
+        pthread_create(&th, NULL, flood_peer, &fa);
+        double lat[4096];
+        int n = 0;
+        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
+        req.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
+        req.status_request = &sr;
+        uint64_t t0 = sf_now_ns();
+        r->asked = r->answered = 0;
+        while ((double)(sf_now_ns() - t0) / 1e9 < seconds) {
+            uint64_t a0 = sf_now_ns();
+            Spirefleet__Envelope *rep = ask(st, &req, 2000);
+            r->asked++;
+            if (rep && rep->body_case == SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY && n < 4096) {
+                lat[n++] = (double)(sf_now_ns() - a0) / 1e6;
+                r->answered++;
+            }
+            if (rep)
+                sf_wire_free(rep);
+            double m = rss_mib(pid);
+            if (m > r->rss_peak)
+                r->rss_peak = m;
+            usleep(50000);
+        }
+        atomic_store(&fa.stop, 1);
+        pthread_join(th, NULL);
+        r->sent = fa.sent;
+        qsort(lat, (size_t)n, sizeof lat[0], cmp_d);
+        r->status_p50 = n ? lat[n / 2] : -1;
+        r->status_p99 = n ? lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] : -1;
+    }
+    zmq_close(st);
+    zmq_ctx_term(ctx);
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: bench-fleet SF_FLEET SOURCE_ROOT [runs]\n");
@@ -303,6 +489,23 @@ int main(int argc, char **argv) {
            "labels/s/core (%u workers) = %.2f of bare; coordinator %.0f leases/s with 200 "
            "clients\n",
            (unsigned long long)labels, b, x, cfg.workers.count, x / b, l);
+    /* The flood runs once, on the last end-to-end run's output. */
+    char e2e_cfg[1200];
+    snprintf(e2e_cfg, sizeof e2e_cfg, "%s/e2e.yaml", tmp);
+    flood_result fr = {0};
+    if (flood(argv[1], e2e_cfg, tmp, 10.0, &fr) == 0) {
+        emit("flood_coordinator_rss_before_mib", fr.rss_before, "MiB", 1);
+        emit("flood_coordinator_rss_peak_mib", fr.rss_peak, "MiB", 1);
+        emit("flood_status_p50_ms", fr.status_p50, "ms", fr.answered);
+        emit("flood_status_p99_ms", fr.status_p99, "ms", fr.answered);
+        emit("flood_fetches_queued", (double)fr.sent, "requests", 1);
+        printf("fleet: a peer queued %llu requests for 1 MiB shard chunks in 10 s and read no "
+               "reply; the "
+               "coordinator's RSS went from %.1f to at most %.1f MiB and it answered %d of %d "
+               "status requests meanwhile (p50 %.1f ms, p99 %.1f ms)\n",
+               (unsigned long long)fr.sent, fr.rss_before, fr.rss_peak, fr.answered, fr.asked,
+               fr.status_p50, fr.status_p99);
+    }
     rm_rf(tmp);
     return 0;
 }
