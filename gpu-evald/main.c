@@ -9,6 +9,7 @@
  * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
  * 2 on bad usage, 3 when no model passed its canary (nothing is served).
  */
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,70 +53,87 @@ int main(int argc, char **argv) {
     const char *models_dir = NULL;
     const char *models[64];
     int n_models = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage();
-            return 0;
-        }
-        static const char *const options[] = {"--backend",     "--precision",     "--models",
-                                              "--model",       "--bind",          "--max-batch",
-                                              "--max-wait-us", "--client-credit", "--metrics-port",
-                                              "--threads",     "--device"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof options / sizeof options[0]; k++)
-            known |= strcmp(a, options[k]) == 0;
-        if (!known) {
-            fprintf(stderr, "gpu-evald: unknown option %s\n", a);
-            return usage();
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "gpu-evald: %s needs a value\n", a);
-            return usage();
-        }
-        const char *v = argv[++i];
+    enum {
+        O_BACKEND = 1,
+        O_PRECISION,
+        O_MODELS,
+        O_MODEL,
+        O_BIND,
+        O_MAX_BATCH,
+        O_MAX_WAIT,
+        O_CREDIT,
+        O_METRICS,
+        O_THREADS,
+        O_DEVICE
+    };
+    static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
+                                         {"precision", required_argument, 0, O_PRECISION},
+                                         {"models", required_argument, 0, O_MODELS},
+                                         {"model", required_argument, 0, O_MODEL},
+                                         {"bind", required_argument, 0, O_BIND},
+                                         {"max-batch", required_argument, 0, O_MAX_BATCH},
+                                         {"max-wait-us", required_argument, 0, O_MAX_WAIT},
+                                         {"client-credit", required_argument, 0, O_CREDIT},
+                                         {"metrics-port", required_argument, 0, O_METRICS},
+                                         {"threads", required_argument, 0, O_THREADS},
+                                         {"device", required_argument, 0, O_DEVICE},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    opterr = 0; /* our messages, in our words */
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char *v = optarg;
         int bad = 0;
-        if (strcmp(a, "--backend") == 0) {
+        switch (ch) {
+        case 'h': usage(); return 0;
+        case ':':
+            fprintf(stderr, "gpu-evald: %s needs a value\n", argv[optind - 1]);
+            return usage();
+        case '?':
+            if (optopt)
+                fprintf(stderr, "gpu-evald: unknown option -%c\n", optopt);
+            else
+                fprintf(stderr, "gpu-evald: unknown option %s\n", argv[optind - 1]);
+            return usage();
+        case O_BACKEND:
             if (sf_backend_parse(v, &o.net.backend) != SF_OK) {
                 fprintf(stderr, "gpu-evald: --backend %s: expected cpu or cuda\n", v);
                 bad = 1;
             }
-        } else if (strcmp(a, "--precision") == 0) {
+            break;
+        case O_PRECISION:
             if (sf_precision_parse(v, &o.net.precision) != SF_OK) {
                 fprintf(stderr, "gpu-evald: --precision %s: expected fp32, tf32 or bf16\n", v);
                 bad = 1;
             }
-        } else if (strcmp(a, "--models") == 0) {
-            models_dir = v;
-        } else if (strcmp(a, "--model") == 0) {
+            break;
+        case O_MODELS: models_dir = v; break;
+        case O_MODEL:
             if (n_models == 64) {
                 fprintf(stderr, "gpu-evald: at most 64 --model options\n");
                 bad = 1;
             } else {
                 models[n_models++] = v;
             }
-        } else if (strcmp(a, "--bind") == 0) {
-            o.bind = v;
-        } else if (strcmp(a, "--max-batch") == 0) {
-            bad = parse_int(a, v, 1, 65536, &o.max_batch);
-        } else if (strcmp(a, "--max-wait-us") == 0) {
-            bad = parse_int(a, v, 0, 10000000, &o.max_wait_us);
+            break;
+        case O_BIND: o.bind = v; break;
+        case O_MAX_BATCH: bad = parse_int("--max-batch", v, 1, 65536, &o.max_batch); break;
+        case O_MAX_WAIT:
+            bad = parse_int("--max-wait-us", v, 0, 10000000, &o.max_wait_us);
             if (!bad && o.max_wait_us == 0)
                 o.max_wait_us = 1; /* 0 means "default" in the options struct */
-        } else if (strcmp(a, "--client-credit") == 0) {
-            bad = parse_int(a, v, 1, 1 << 24, &o.client_credit);
-        } else if (strcmp(a, "--metrics-port") == 0) {
-            bad = parse_int(a, v, 0, 65535, &o.metrics_port);
-        } else if (strcmp(a, "--threads") == 0) {
-            bad = parse_int(a, v, 1, 256, &o.net.threads);
-        } else if (strcmp(a, "--device") == 0) {
-            bad = parse_int(a, v, 0, 64, &o.net.device);
-        } else {
-            fprintf(stderr, "gpu-evald: unknown option %s\n", a);
-            bad = 1;
+            break;
+        case O_CREDIT: bad = parse_int("--client-credit", v, 1, 1 << 24, &o.client_credit); break;
+        case O_METRICS: bad = parse_int("--metrics-port", v, 0, 65535, &o.metrics_port); break;
+        case O_THREADS: bad = parse_int("--threads", v, 1, 256, &o.net.threads); break;
+        case O_DEVICE: bad = parse_int("--device", v, 0, 64, &o.net.device); break;
         }
         if (bad)
             return usage();
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gpu-evald: unexpected argument %s\n", argv[optind]);
+        return usage();
     }
     if (!o.bind || (!models_dir && n_models == 0)) {
         fprintf(stderr, "gpu-evald: --bind and --models (or --model) are required\n");

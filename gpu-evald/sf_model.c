@@ -12,6 +12,7 @@
  *
  * Exit status: 0 success, 1 a check failed or an error, 2 bad usage.
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,95 +64,134 @@ static int parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
+/* Options and file arguments after the command (argv[0] is the command). */
 static int parse_args(int argc, char **argv, args_t *a) {
     memset(a, 0, sizeof *a);
     a->canary = 16;
     a->tolerance = -1;
     a->seconds = 2.0;
     a->batches = "1,16,64,256";
-    for (int i = 0; i < argc; i++) {
-        const char *s = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    enum {
+        O_SHA = 1,
+        O_BACKEND,
+        O_PRECISION,
+        O_TOLERANCE,
+        O_BATCH,
+        O_SECONDS,
+        O_ARCH,
+        O_TOKENS,
+        O_QUERIES,
+        O_THREADS,
+        O_SEED,
+        O_CANARY,
+        O_COUNT
+    };
+    static const struct option opts[] = {{"sha256", required_argument, 0, O_SHA},
+                                         {"backend", required_argument, 0, O_BACKEND},
+                                         {"precision", required_argument, 0, O_PRECISION},
+                                         {"tolerance", required_argument, 0, O_TOLERANCE},
+                                         {"batch", required_argument, 0, O_BATCH},
+                                         {"seconds", required_argument, 0, O_SECONDS},
+                                         {"arch", required_argument, 0, O_ARCH},
+                                         {"tokens", required_argument, 0, O_TOKENS},
+                                         {"queries", required_argument, 0, O_QUERIES},
+                                         {"threads", required_argument, 0, O_THREADS},
+                                         {"seed", required_argument, 0, O_SEED},
+                                         {"canary", required_argument, 0, O_CANARY},
+                                         {"count", required_argument, 0, O_COUNT},
+                                         {0, 0, 0, 0}};
+    opterr = 0; /* our messages, in our words */
+    optind = 1;
+    int ch, li = 0;
+    while ((ch = getopt_long(argc, argv, ":", opts, &li)) != -1) {
+        /* the option just read, when it is the one at fault (':' and '?') */
+        const char *s = argv[optind - 1], *v = optarg;
+        char shortopt[3] = {'-', (char)optopt, 0};
+        if (ch == '?' && optopt)
+            s = shortopt;
         uint64_t u;
-        if (strncmp(s, "--", 2) != 0) {
-            if (a->npos == 3) {
-                fprintf(stderr, "sf-model: too many arguments (at %s)\n", s);
-                return -1;
-            }
-            a->pos[a->npos++] = s;
-            continue;
-        }
-        static const char *const with_value[] = {
-            "--sha256",  "--backend", "--precision", "--tolerance", "--batch",
-            "--seconds", "--arch",    "--tokens",    "--queries",   "--threads",
-            "--seed",    "--canary",  "--count"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            known |= strcmp(s, with_value[k]) == 0;
-        if (!known) {
-            fprintf(stderr, "sf-model: unknown option %s\n", s);
-            return -1;
-        }
-        if (!v) {
-            fprintf(stderr, "sf-model: option %s needs a value\n", s);
-            return -1;
-        }
-        i++;
         char *end;
-        if (strcmp(s, "--sha256") == 0) {
+        int ok = 1;
+        switch (ch) {
+        case ':': fprintf(stderr, "sf-model: option %s needs a value\n", s); return -1;
+        case '?': fprintf(stderr, "sf-model: unknown option %s\n", s); return -1;
+        case O_SHA: {
             uint8_t digest[32];
             if (strlen(v) != 64 || sf_unhex(v, digest, 32) != SF_OK) {
                 fprintf(stderr, "sf-model: --sha256 %s: expected 64 hex digits\n", v);
                 return -1;
             }
             a->sha = v;
-        } else if (strcmp(s, "--backend") == 0) {
+            break;
+        }
+        case O_BACKEND:
             if (sf_backend_parse(v, &a->net.backend) != SF_OK) {
                 fprintf(stderr, "sf-model: --backend %s: expected cpu or cuda\n", v);
                 return -1;
             }
-        } else if (strcmp(s, "--precision") == 0) {
+            break;
+        case O_PRECISION:
             if (sf_precision_parse(v, &a->net.precision) != SF_OK) {
                 fprintf(stderr, "sf-model: --precision %s: expected fp32, tf32 or bf16\n", v);
                 return -1;
             }
-        } else if (strcmp(s, "--tolerance") == 0) {
+            break;
+        case O_TOLERANCE:
             a->tolerance = strtod(v, &end);
             if (end == v || *end || !(a->tolerance >= 0) || a->tolerance > 1e6) {
                 fprintf(stderr, "sf-model: --tolerance %s: expected a number >= 0\n", v);
                 return -1;
             }
-        } else if (strcmp(s, "--batch") == 0)
-            a->batches = v;
-        else if (strcmp(s, "--seconds") == 0) {
+            break;
+        case O_BATCH: a->batches = v; break;
+        case O_SECONDS:
             a->seconds = strtod(v, &end);
             if (end == v || *end || !(a->seconds > 0) || a->seconds > 86400) {
                 fprintf(stderr, "sf-model: --seconds %s: expected a number in (0, 86400]\n", v);
                 return -1;
             }
-        } else if (strcmp(s, "--arch") == 0)
-            a->arch = v;
-        else if (strcmp(s, "--tokens") == 0 && parse_u64(v, &u) == 0 && u >= 1 &&
-                 u <= SF_FEAT_MAX_TOKENS)
-            a->tokens = (int)u;
-        else if (strcmp(s, "--queries") == 0 && parse_u64(v, &u) == 0 && u <= SF_FEAT_MAX_QUERIES)
-            a->queries = (int)u;
-        else if (strcmp(s, "--threads") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 256)
-            a->net.threads = (int)u;
-        else if (strcmp(s, "--seed") == 0) {
+            break;
+        case O_ARCH: a->arch = v; break;
+        case O_SEED:
             if (parse_u64(v, &a->seed) != 0) {
                 fprintf(stderr, "sf-model: --seed %s: not an unsigned integer\n", v);
                 return -1;
             }
             a->have_seed = 1;
-        } else if (strcmp(s, "--canary") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 100000)
-            a->canary = (int)u;
-        else if (strcmp(s, "--count") == 0 && parse_u64(v, &u) == 0 && u >= 1 && u <= 1000000)
-            a->count = (int)u;
-        else {
-            fprintf(stderr, "sf-model: %s %s: bad value\n", s, v);
+            break;
+        /* Counts: a bad value is reported below with the option's name. */
+        case O_TOKENS:
+            if ((ok = parse_u64(v, &u) == 0 && u >= 1 && u <= SF_FEAT_MAX_TOKENS))
+                a->tokens = (int)u;
+            break;
+        case O_QUERIES:
+            if ((ok = parse_u64(v, &u) == 0 && u <= SF_FEAT_MAX_QUERIES))
+                a->queries = (int)u;
+            break;
+        case O_THREADS:
+            if ((ok = parse_u64(v, &u) == 0 && u >= 1 && u <= 256))
+                a->net.threads = (int)u;
+            break;
+        case O_CANARY:
+            if ((ok = parse_u64(v, &u) == 0 && u >= 1 && u <= 100000))
+                a->canary = (int)u;
+            break;
+        case O_COUNT:
+            if ((ok = parse_u64(v, &u) == 0 && u >= 1 && u <= 1000000))
+                a->count = (int)u;
+            break;
+        }
+        if (!ok) {
+            fprintf(stderr, "sf-model: --%s %s: bad value\n", opts[li].name, v);
             return -1;
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (a->npos == 3) {
+            fprintf(stderr, "sf-model: too many arguments (at %s)\n", argv[i]);
+            return -1;
+        }
+        a->pos[a->npos++] = argv[i];
     }
     return 0;
 }
@@ -530,7 +570,7 @@ int main(int argc, char **argv) {
     if (argc < 2)
         return usage();
     args_t a;
-    if (parse_args(argc - 2, argv + 2, &a) != 0)
+    if (parse_args(argc - 1, argv + 1, &a) != 0)
         return usage();
     const char *cmd = argv[1];
     const struct {

@@ -83,7 +83,15 @@ expect 2 "'xyz' after '@' is not a 64-digit hex SHA-256" "a malformed pin is a u
   "$evald" --backend cpu --model "$tmp/models/tiny.safetensors@xyz" --bind tcp://127.0.0.1:0
 expect 2 "unknown option --bogus" "an unknown last option is named as unknown" -- \
   "$evald" --backend cpu --bogus
+expect 2 "gpu-evald: --bind needs a value" "a last option without its value is named" -- \
+  "$evald" --backend cpu --models "$tmp/models" --bind
+expect 2 "unexpected argument extra" "a stray argument is a usage error" -- \
+  "$evald" --backend cpu --models "$tmp/models" --bind tcp://127.0.0.1:0 extra
+expect 1 "models dir $tmp/nope" "--option=value is read as --option value" -- \
+  "$evald" --backend=cpu --models="$tmp/nope" --bind=tcp://127.0.0.1:0
 expect 0 "usage: sf-model info BUNDLE" "sf-model --help exits 0" -- "$sfm" --help
+expect 2 "sf-model: --canary 0: bad value" "a count out of range names its option" -- \
+  "$sfm" random --arch tiny --canary 0 "$tmp/c.safetensors"
 expect 2 "sf-model: unknown option --bogus" "sf-model names an unknown option" -- \
   "$sfm" info --bogus
 expect 2 "--tolerance abc: expected a number" "sf-model checks numeric flags" -- \
