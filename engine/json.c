@@ -294,11 +294,18 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
         /* The announced move and the two before it: moves of this monster
          * (the intent, the damage formula and the move rules index them). */
         const uint8_t mv3[3] = {mo->move, mo->hist[0], mo->hist[1]};
-        for (int k = 0; k < 3; k++)
-            if (!monster_has_move(mo->id, mv3[k]))
-                return bad(err, "monster[%d] (%s): %s move \"%s\" is not one of its moves", m,
-                           sf_monsters[mo->id].name, k == 0 ? "announced" : "earlier",
-                           sf_moves[mv3[k]].name);
+        for (int k = 0; k < 3; k++) {
+            if (monster_has_move(mo->id, mv3[k]))
+                continue;
+            /* move names repeat across monsters (Bellow, Tackle): name the owner */
+            int owner = MON_NONE + 1;
+            while (owner < MON_COUNT && !monster_has_move(owner, mv3[k]))
+                owner++;
+            return bad(err, "monster[%d] (%s): %s move \"%s\" (%s's) is not one of its moves", m,
+                       sf_monsters[mo->id].name, k == 0 ? "announced" : "earlier",
+                       sf_moves[mv3[k]].name,
+                       owner < MON_COUNT ? sf_monsters[owner].name : "no monster");
+        }
         if (mo->max_hp < 1 || mo->hp < 0 || mo->hp > mo->max_hp)
             return bad(err, "monster[%d]: hp %d / max_hp %d out of range", m, mo->hp, mo->max_hp);
         if (mo->block < 0 || mo->block > 999)

@@ -90,10 +90,11 @@ int main(int argc, char **argv) {
             fprintf(stderr, "gpu-evald: %s needs a value\n", argv[optind - 1]);
             return usage();
         case '?':
-            if (optopt)
+            /* optopt is also set for a known long option misused (--help=x) */
+            if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
                 fprintf(stderr, "gpu-evald: unknown option -%c\n", optopt);
             else
-                fprintf(stderr, "gpu-evald: unknown option %s\n", argv[optind - 1]);
+                fprintf(stderr, "gpu-evald: unknown or ambiguous option %s\n", argv[optind - 1]);
             return usage();
         case O_BACKEND:
             if (sf_backend_parse(v, &o.net.backend) != SF_OK) {

@@ -107,14 +107,14 @@ static int parse_args(int argc, char **argv, args_t *a) {
         /* the option just read, when it is the one at fault (':' and '?') */
         const char *s = argv[optind - 1], *v = optarg;
         char shortopt[3] = {'-', (char)optopt, 0};
-        if (ch == '?' && optopt)
+        if (ch == '?' && optopt && strncmp(s, "--", 2) != 0)
             s = shortopt;
         uint64_t u;
         char *end;
         int ok = 1;
         switch (ch) {
         case ':': fprintf(stderr, "sf-model: option %s needs a value\n", s); return -1;
-        case '?': fprintf(stderr, "sf-model: unknown option %s\n", s); return -1;
+        case '?': fprintf(stderr, "sf-model: unknown or ambiguous option %s\n", s); return -1;
         case O_SHA: {
             uint8_t digest[32];
             if (strlen(v) != 64 || sf_unhex(v, digest, 32) != SF_OK) {
@@ -452,6 +452,11 @@ static int cmd_bench(const args_t *a) {
     sf_net *net = NULL;
     sf_positions *ps = NULL;
     int batches[16], nb = 0, maxb = 0;
+    if (!a->batches[0]) {
+        fprintf(stderr,
+                "sf-model: --batch is empty: expected sizes 1..65536 separated by commas\n");
+        return 2;
+    }
     for (const char *s = a->batches; *s && nb < 16;) {
         char *end;
         long bv = strtol(s, &end, 10);

@@ -385,7 +385,6 @@ typedef struct flood_arg {
     const uint8_t *req;
     size_t len;
     atomic_int stop;
-    uint64_t sent;
 } flood_arg;
 
 static void *flood_peer(void *p) {
@@ -399,9 +398,7 @@ static void *flood_peer(void *p) {
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
     zmq_connect(s, a->endpoint);
     while (!atomic_load(&a->stop)) {
-        if (zmq_send(s, a->req, a->len, ZMQ_DONTWAIT) >= 0)
-            a->sent++;
-        else
+        if (zmq_send(s, a->req, a->len, ZMQ_DONTWAIT) < 0)
             usleep(100);
     }
     zmq_close(s);
@@ -409,7 +406,65 @@ static void *flood_peer(void *p) {
     return NULL;
 }
 
-static void bench_flood(const char *evald_bin, const char *dir, double seconds) {
+static void echo_log(const char *log) {
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f))
+        fprintf(stderr, "  | %s", line);
+    if (f)
+        fclose(f);
+}
+
+/* Spawn `argv` with stderr to `log`; wait (up to 10 s) for `marker` in the
+ * log and copy the word after it to endpoint[256]. Returns the child's pid
+ * with the endpoint set, or -1 (the child, if any, is reaped) when the
+ * fork fails, the child exits or the marker never shows. */
+static pid_t spawn_server(char *const argv[], const char *log, const char *marker,
+                          char endpoint[256]) {
+    fflush(NULL); /* the child must not print this process's buffered lines */
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("bench_evald: fork");
+        return -1;
+    }
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen(log, "w", stderr);
+        execv(argv[0], argv);
+        fprintf(stderr, "cannot run %s\n", argv[0]);
+        _exit(127);
+    }
+    endpoint[0] = 0;
+    for (int i = 0; i < 200 && !endpoint[0]; i++) {
+        usleep(50000);
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            fprintf(stderr, "bench_evald: %s exited (status %d); its log:\n", argv[0], status);
+            echo_log(log);
+            return -1;
+        }
+        FILE *f = fopen(log, "r");
+        char line[1024];
+        while (f && fgets(line, sizeof line, f)) {
+            char *at = strstr(line, marker);
+            if (at && sscanf(at + strlen(marker), "%255s", endpoint) != 1)
+                endpoint[0] = 0;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (!endpoint[0]) {
+        fprintf(stderr, "bench_evald: %s did not come up in 10 s; its log:\n", argv[0]);
+        echo_log(log);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+/* Returns 0, or -1 when the server could not be started or reached. */
+static int bench_flood(const char *evald_bin, const char *dir, double seconds) {
     sf_arch a;
     sf_arch_preset("tiny", &a);
     char path[512], log[512];
@@ -419,37 +474,8 @@ static void bench_flood(const char *evald_bin, const char *dir, double seconds) 
     sf_bundle *b;
     if (sf_bundle_write_random(path, &a, 3, 4, &e) || sf_bundle_load(path, NULL, &b, &e))
         die("bundle", &e);
-    fflush(NULL); /* the child must not print this process's buffered lines */
-    pid_t pid = fork();
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen(log, "w", stderr);
-        execl(evald_bin, evald_bin, "--backend", "cpu", "--model", path, "--bind",
-              "tcp://127.0.0.1:*", "--max-batch", "256", "--max-wait-us", "500", (char *)NULL);
-        _exit(127);
-    }
-    /* its endpoint, from "... serving 1 model(s) on ENDPOINT (backend ..." */
-    char endpoint[256] = "";
-    for (int i = 0; i < 200 && !endpoint[0]; i++) {
-        usleep(50000);
-        FILE *f = fopen(log, "r");
-        char line[1024];
-        while (f && fgets(line, sizeof line, f)) {
-            char *at = strstr(line, "model(s) on ");
-            if (at && sscanf(at + 12, "%255s", endpoint) != 1)
-                endpoint[0] = 0;
-        }
-        if (f)
-            fclose(f);
-    }
-    if (!endpoint[0]) {
-        fprintf(stderr, "bench_evald: gpu-evald did not come up (see %s)\n", log);
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-        sf_bundle_free(b);
-        return;
-    }
-    /* The flood: requests of 64 positions, a quarter of max_batch. */
+    /* Everything that can fail is prepared before the server starts. The
+     * flood: requests of 64 positions, a quarter of max_batch. */
     sf_positions *ps = fixed_positions(21, 64);
     sf_pos pos[64];
     for (int i = 0; i < 64; i++)
@@ -457,58 +483,73 @@ static void bench_flood(const char *evald_bin, const char *dir, double seconds) 
     sf_buf scratch = {0}, msg = {0};
     if (sf_wire_request_encode(1, sf_bundle_sha256(b), pos, 64, &scratch, &msg, &e))
         die("encode", &e);
-    flood_arg fa = {.endpoint = endpoint, .req = msg.p, .len = msg.len};
-    atomic_init(&fa.stop, 0);
+    char *const argv[] = {
+        (char *)evald_bin,   "--backend",   "cpu", "--model",       path,  "--bind",
+        "tcp://127.0.0.1:*", "--max-batch", "256", "--max-wait-us", "500", NULL};
+    char endpoint[256];
+    pid_t pid = spawn_server(argv, log, "model(s) on ", endpoint);
+    sf_neteval *probe = NULL;
     sf_neteval_opts ro = {.endpoint = endpoint,
                           .model_sha256 = sf_bundle_sha256(b),
                           .max_inflight = 1,
                           .timeout_ms = 2000,
                           .max_retries = 0};
-    sf_neteval *probe;
-    if (sf_neteval_connect(&ro, NULL, &probe, &e))
-        die("evaluator", &e);
     sf_net_out out;
-    sf_neteval_eval(probe, pos, 1, &out, &e); /* connected and warm */
-    double before = rss_mib(pid), peak = before, lat[4096];
-    pthread_t th;
-    pthread_create(&th, NULL, flood_peer, &fa);
-    int n = 0, asked = 0;
-    uint64_t t0 = sf_now_ns();
-    while ((double)(sf_now_ns() - t0) / 1e9 < seconds) {
-        uint64_t a0 = sf_now_ns();
-        asked++;
-        if (sf_neteval_eval(probe, pos, 1, &out, &e) == SF_OK && n < 4096)
-            lat[n++] = (double)(sf_now_ns() - a0) / 1e6;
-        double m = rss_mib(pid);
-        peak = m > peak ? m : peak;
-        usleep(50000);
+    int rc = -1;
+    if (pid > 0 && sf_neteval_connect(&ro, NULL, &probe, &e) != SF_OK)
+        fprintf(stderr, "bench_evald: %s\n", e.msg);
+    else if (pid > 0 && sf_neteval_eval(probe, pos, 1, &out, &e) != SF_OK)
+        fprintf(stderr, "bench_evald: the first probe failed: %s\n", e.msg);
+    else if (pid > 0)
+        rc = 0;
+    if (rc == 0) {
+        flood_arg fa = {.endpoint = endpoint, .req = msg.p, .len = msg.len};
+        atomic_init(&fa.stop, 0);
+        double before = rss_mib(pid), peak = before, lat[4096];
+        pthread_t th;
+        pthread_create(&th, NULL, flood_peer, &fa);
+        int n = 0, asked = 0;
+        uint64_t t0 = sf_now_ns();
+        while ((double)(sf_now_ns() - t0) / 1e9 < seconds) {
+            uint64_t a0 = sf_now_ns();
+            asked++;
+            if (sf_neteval_eval(probe, pos, 1, &out, &e) == SF_OK && n < 4096)
+                lat[n++] = (double)(sf_now_ns() - a0) / 1e6;
+            double m = rss_mib(pid);
+            peak = m > peak ? m : peak;
+            usleep(50000);
+        }
+        atomic_store(&fa.stop, 1);
+        pthread_join(th, NULL);
+        qsort(lat, (size_t)n, sizeof lat[0], cmp_d);
+        /* nearest-rank median; with a few dozen probes the tail is the maximum */
+        double p50 = n ? lat[(n + 1) / 2 - 1] : -1, max = n ? lat[n - 1] : -1;
+        printf(
+            "{\"bench\":\"evald.flood_rss_before_mib\",\"value\":%.1f,\"unit\":\"MiB\",\"n\":1}\n"
+            "{\"bench\":\"evald.flood_rss_peak_mib\",\"value\":%.1f,\"unit\":\"MiB\",\"n\":1}\n"
+            "{\"bench\":\"evald.flood_probe_p50_ms\",\"value\":%.2f,\"unit\":\"ms\",\"n\":%d}\n"
+            "{\"bench\":\"evald.flood_probe_max_ms\",\"value\":%.2f,\"unit\":\"ms\",\"n\":%d}\n"
+            "{\"bench\":\"evald.flood_probes_unanswered\",\"value\":%d,\"unit\":\"probes\","
+            "\"n\":%d}\n",
+            before, peak, p50, n, max, n, asked - n, asked);
+        printf("evald.flood: a client sent requests of 64 positions for %.0f s and read no reply; "
+               "gpu-evald's RSS went from %.1f to at most %.1f MiB and it answered %d of %d "
+               "one-position probes from another client (median %.2f ms, max %.2f ms)\n",
+               seconds, before, peak, n, asked, p50, max);
+        fflush(stdout);
     }
-    atomic_store(&fa.stop, 1);
-    pthread_join(th, NULL);
     sf_neteval_close(probe);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    qsort(lat, (size_t)n, sizeof lat[0], cmp_d);
-    double p50 = n ? lat[n / 2] : -1,
-           p99 = n ? lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] : -1;
-    printf("{\"bench\":\"evald.flood_rss_before_mib\",\"value\":%.1f,\"unit\":\"MiB\",\"n\":1}\n"
-           "{\"bench\":\"evald.flood_rss_peak_mib\",\"value\":%.1f,\"unit\":\"MiB\",\"n\":1}\n"
-           "{\"bench\":\"evald.flood_probe_p50_ms\",\"value\":%.2f,\"unit\":\"ms\",\"n\":%d}\n"
-           "{\"bench\":\"evald.flood_probe_p99_ms\",\"value\":%.2f,\"unit\":\"ms\",\"n\":%d}\n"
-           "{\"bench\":\"evald.flood_requests_queued\",\"value\":%llu,\"unit\":\"requests\","
-           "\"n\":1}\n",
-           before, peak, p50, n, p99, n, (unsigned long long)fa.sent);
-    printf("evald.flood: a client queued %llu requests of 64 positions in %.0f s and read no "
-           "reply; gpu-evald's RSS went from %.1f to at most %.1f MiB and it answered %d of %d "
-           "one-position probes from another client (p50 %.2f ms, p99 %.2f ms)\n",
-           (unsigned long long)fa.sent, seconds, before, peak, n, asked, p50, p99);
-    fflush(stdout);
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+    }
     sf_buf_free(&scratch);
     sf_buf_free(&msg);
     sf_positions_free(ps);
     sf_bundle_free(b);
     remove(path);
     remove(log);
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -518,9 +559,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (argc > 2 && !strcmp(argv[2], "flood")) {
-        bench_flood(argv[1], dir, 10.0);
+        int rc = bench_flood(argv[1], dir, 10.0);
         rmdir(dir);
-        return 0;
+        return rc == 0 ? 0 : 1;
     }
     const int tiny_b[] = {1, 16, 64, 256};
     const int base_b[] = {1, 16, 64};
@@ -528,8 +569,7 @@ int main(int argc, char **argv) {
     bench_cpu(dir, "base", base_b, 3, 0.6);
     bench_remote(dir, "tiny", 4096);
     bench_remote(dir, "base", 512);
-    if (argc > 1)
-        bench_flood(argv[1], dir, 10.0);
+    int rc = argc > 1 ? bench_flood(argv[1], dir, 10.0) : 0;
     rmdir(dir);
-    return 0;
+    return rc == 0 ? 0 : 1;
 }

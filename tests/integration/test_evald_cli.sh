@@ -81,7 +81,7 @@ expect 1 "models dir $tmp/empty holds no \*.safetensors bundle" "an empty models
   "$evald" --backend cpu --models "$tmp/empty" --bind tcp://127.0.0.1:0
 expect 2 "'xyz' after '@' is not a 64-digit hex SHA-256" "a malformed pin is a usage error" -- \
   "$evald" --backend cpu --model "$tmp/models/tiny.safetensors@xyz" --bind tcp://127.0.0.1:0
-expect 2 "unknown option --bogus" "an unknown last option is named as unknown" -- \
+expect 2 "unknown or ambiguous option --bogus" "an unknown last option is named as unknown" -- \
   "$evald" --backend cpu --bogus
 expect 2 "gpu-evald: --bind needs a value" "a last option without its value is named" -- \
   "$evald" --backend cpu --models "$tmp/models" --bind
@@ -92,7 +92,7 @@ expect 1 "models dir $tmp/nope" "--option=value is read as --option value" -- \
 expect 0 "usage: sf-model info BUNDLE" "sf-model --help exits 0" -- "$sfm" --help
 expect 2 "sf-model: --canary 0: bad value" "a count out of range names its option" -- \
   "$sfm" random --arch tiny --canary 0 "$tmp/c.safetensors"
-expect 2 "sf-model: unknown option --bogus" "sf-model names an unknown option" -- \
+expect 2 "sf-model: unknown or ambiguous option --bogus" "sf-model names an unknown option" -- \
   "$sfm" info --bogus
 expect 2 "--tolerance abc: expected a number" "sf-model checks numeric flags" -- \
   "$sfm" parity --tolerance abc "$tmp/models/tiny.safetensors"

@@ -186,9 +186,13 @@ static void turn_zero(sf_combat *c) {
 static void energy_255(sf_combat *c) {
     c->energy = 255;
 }
-/* A Jaw Worm announcing the Slime Boss's Slam, or with it in its history. */
+/* A Jaw Worm announcing the Slime Boss's Slam, or Nob's Bellow (a name
+ * its own Bellow shares), or with Slam in its history. */
 static void foreign_move(sf_combat *c) {
     c->mon[0].move = MV_SLAM;
+}
+static void foreign_move_same_name(sf_combat *c) {
+    c->mon[0].move = MV_BELLOW_NOB;
 }
 static void foreign_move_in_history(sf_combat *c) {
     c->mon[0].hist[1] = MV_SLAM;
@@ -277,9 +281,12 @@ START_TEST(malformed_documents_get_clear_errors) {
         {over_without_outcome, "the fight is over but its outcome flags say won 0, lost 0"},
         {turn_zero, "turn 0: turns count from 1"},
         {energy_255, "energy 255 out of 0..99"},
-        {foreign_move, "monster[0] (Jaw Worm): announced move \"Slam\" is not one of its moves"},
+        {foreign_move,
+         "monster[0] (Jaw Worm): announced move \"Slam\" (Slime Boss's) is not one of its moves"},
+        {foreign_move_same_name, "monster[0] (Jaw Worm): announced move \"Bellow\" (Gremlin "
+                                 "Nob's) is not one of its moves"},
         {foreign_move_in_history,
-         "monster[0] (Jaw Worm): earlier move \"Slam\" is not one of its moves"},
+         "monster[0] (Jaw Worm): earlier move \"Slam\" (Slime Boss's) is not one of its moves"},
     };
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         d = edited(&s, rules[i].edit);
