@@ -29,6 +29,7 @@
 #include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
+#include "proc.h"
 
 #define RUNS   5
 #define TOKENS 48
@@ -366,20 +367,6 @@ static void bench_remote(const char *dir, const char *arch_name, int total) {
 
 /* ---- a peer that never reads -------------------------------------------- */
 
-/* Resident set of `pid` in MiB (/proc/PID/status VmRSS), -1 if unreadable. */
-static double rss_mib(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    double v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            v = atof(line + 6) / 1024.0;
-    if (f)
-        fclose(f);
-    return v;
-}
-
 typedef struct flood_arg {
     const char *endpoint;
     const uint8_t *req;
@@ -406,63 +393,6 @@ static void *flood_peer(void *p) {
     return NULL;
 }
 
-static void echo_log(const char *log) {
-    FILE *f = fopen(log, "r");
-    char line[1024];
-    while (f && fgets(line, sizeof line, f))
-        fprintf(stderr, "  | %s", line);
-    if (f)
-        fclose(f);
-}
-
-/* Spawn `argv` with stderr to `log`; wait (up to 10 s) for `marker` in the
- * log and copy the word after it to endpoint[256]. Returns the child's pid
- * with the endpoint set, or -1 (the child, if any, is reaped) when the
- * fork fails, the child exits or the marker never shows. */
-static pid_t spawn_server(char *const argv[], const char *log, const char *marker,
-                          char endpoint[256]) {
-    fflush(NULL); /* the child must not print this process's buffered lines */
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("bench_evald: fork");
-        return -1;
-    }
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen(log, "w", stderr);
-        execv(argv[0], argv);
-        fprintf(stderr, "cannot run %s\n", argv[0]);
-        _exit(127);
-    }
-    endpoint[0] = 0;
-    for (int i = 0; i < 200 && !endpoint[0]; i++) {
-        usleep(50000);
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            fprintf(stderr, "bench_evald: %s exited (status %d); its log:\n", argv[0], status);
-            echo_log(log);
-            return -1;
-        }
-        FILE *f = fopen(log, "r");
-        char line[1024];
-        while (f && fgets(line, sizeof line, f)) {
-            char *at = strstr(line, marker);
-            if (at && sscanf(at + strlen(marker), "%255s", endpoint) != 1)
-                endpoint[0] = 0;
-        }
-        if (f)
-            fclose(f);
-    }
-    if (!endpoint[0]) {
-        fprintf(stderr, "bench_evald: %s did not come up in 10 s; its log:\n", argv[0]);
-        echo_log(log);
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-        return -1;
-    }
-    return pid;
-}
-
 /* Returns 0, or -1 when the server could not be started or reached. */
 static int bench_flood(const char *evald_bin, const char *dir, double seconds) {
     sf_arch a;
@@ -487,7 +417,7 @@ static int bench_flood(const char *evald_bin, const char *dir, double seconds) {
         (char *)evald_bin,   "--backend",   "cpu", "--model",       path,  "--bind",
         "tcp://127.0.0.1:*", "--max-batch", "256", "--max-wait-us", "500", NULL};
     char endpoint[256];
-    pid_t pid = spawn_server(argv, log, "model(s) on ", endpoint);
+    pid_t pid = sf_proc_spawn_server(argv, log, "model(s) on ", endpoint);
     sf_neteval *probe = NULL;
     sf_neteval_opts ro = {.endpoint = endpoint,
                           .model_sha256 = sf_bundle_sha256(b),
@@ -505,7 +435,7 @@ static int bench_flood(const char *evald_bin, const char *dir, double seconds) {
     if (rc == 0) {
         flood_arg fa = {.endpoint = endpoint, .req = msg.p, .len = msg.len};
         atomic_init(&fa.stop, 0);
-        double before = rss_mib(pid), peak = before, lat[4096];
+        double before = sf_proc_rss_mib(pid), peak = before, lat[4096];
         pthread_t th;
         pthread_create(&th, NULL, flood_peer, &fa);
         int n = 0, asked = 0;
@@ -515,7 +445,7 @@ static int bench_flood(const char *evald_bin, const char *dir, double seconds) {
             asked++;
             if (sf_neteval_eval(probe, pos, 1, &out, &e) == SF_OK && n < 4096)
                 lat[n++] = (double)(sf_now_ns() - a0) / 1e6;
-            double m = rss_mib(pid);
+            double m = sf_proc_rss_mib(pid);
             peak = m > peak ? m : peak;
             usleep(50000);
         }

@@ -37,6 +37,7 @@
 #include <zmq.h>
 
 #include "coordinator/coordinator.h"
+#include "proc.h"
 #include "worker/worker.h"
 
 static int cmp_d(const void *a, const void *b) {
@@ -279,20 +280,6 @@ static double lease_rate(const char *tmp, int clients, double seconds) {
 
 /* ---- a peer that never reads -------------------------------------------- */
 
-/* Resident set of `pid` in MiB (/proc/PID/status VmRSS), -1 if unreadable. */
-static double rss_mib(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    double v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            v = atof(line + 6) / 1024.0;
-    if (f)
-        fclose(f);
-    return v;
-}
-
 /* One request/reply on `s`; the decoded reply or NULL after timeout_ms. */
 static Spirefleet__Envelope *ask(void *s, Spirefleet__Envelope *req, int timeout_ms) {
     /* a reply that came after an earlier timeout belongs to that request */
@@ -366,35 +353,13 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
                  flood_result *r) {
     char log[1200];
     snprintf(log, sizeof log, "%s/flood-coordinator.log", tmp);
-    fflush(NULL); /* the child must not print this process's buffered lines */
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("bench-fleet: fork");
+    char *const args[] = {(char *)fleet, "coordinator",       (char *)config,
+                          "--bind",      "tcp://127.0.0.1:*", NULL};
+    char endpoint[256];
+    pid_t pid = sf_proc_spawn_server(args, log, "serving on ", endpoint);
+    if (pid < 0)
         return -1;
-    }
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen(log, "w", stderr);
-        execl(fleet, fleet, "coordinator", config, "--bind", "tcp://127.0.0.1:*", (char *)NULL);
-        _exit(127);
-    }
-    /* its endpoint, from "coordinator: run NAME serving on ENDPOINT (...)" */
-    char endpoint[256] = "";
-    int exited = 0;
-    for (int i = 0; i < 200 && !endpoint[0] && !exited; i++) {
-        usleep(50000);
-        exited = waitpid(pid, NULL, WNOHANG) == pid;
-        FILE *f = fopen(log, "r");
-        char line[512];
-        while (f && fgets(line, sizeof line, f)) {
-            char *at = strstr(line, "serving on ");
-            if (at && sscanf(at + 11, "%255s", endpoint) != 1)
-                endpoint[0] = 0;
-        }
-        if (f)
-            fclose(f);
-    }
-    int ok = endpoint[0] != 0 && !exited;
+    int ok = 1;
     void *ctx = zmq_ctx_new();
     void *st = zmq_socket(ctx, ZMQ_DEALER);
     int zero = 0;
@@ -421,7 +386,7 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
     if (!ok) {
         fprintf(stderr, "bench-fleet: the flood's coordinator did not come up (see %s)\n", log);
     } else {
-        r->rss_before = r->rss_peak = rss_mib(pid);
+        r->rss_before = r->rss_peak = sf_proc_rss_mib(pid);
         flood_arg fa = {.ctx = ctx, .endpoint = endpoint, .shard = shard};
         atomic_init(&fa.stop, 0);
         pthread_t th;
@@ -444,7 +409,7 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
             }
             if (rep)
                 sf_wire_free(rep);
-            double m = rss_mib(pid);
+            double m = sf_proc_rss_mib(pid);
             if (m > r->rss_peak)
                 r->rss_peak = m;
             usleep(50000);
@@ -458,10 +423,8 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
     }
     zmq_close(st);
     zmq_ctx_term(ctx);
-    if (!exited) {
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
-    }
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
     return ok ? 0 : -1;
 }
 
