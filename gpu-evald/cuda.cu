@@ -658,5 +658,10 @@ extern "C" int sf_cu_run(sf_cu *c, int n, int tokens, int queries, char *msg, si
                     "batch of %d positions, %d tokens, %d queries "
                     "outside max_batch %d",
                     n, tokens, queries, c->max_batch);
-    return run(c, n, tokens, queries, msg, cap);
+    int rc = run(c, n, tokens, queries, msg, cap);
+    /* A failure midway may leave copies from the pinned staging buffers in
+     * flight: let them finish before the caller refills those buffers. */
+    if (rc != SF_CU_OK)
+        cudaStreamSynchronize(c->stream);
+    return rc;
 }
