@@ -70,15 +70,16 @@ static void install_signals(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: sf-fleet run CONFIG [--workers N]\n"
-               "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT]\n"
-               "       sf-fleet worker --connect ENDPOINT [--threads T] [--fights-per-thread G]\n"
-               "                       [--id ID] [--scratch DIR] [--max-jobs N]\n"
-               "       sf-fleet status ENDPOINT\n"
-               "       sf-fleet stop ENDPOINT\n"
-               "       sf-fleet check CONFIG\n"
-               "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
-               "See docs/operator.md.\n");
+    fprintf(f,
+            "usage: sf-fleet run CONFIG [--workers N]\n"
+            "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT]\n"
+            "       sf-fleet worker --connect ENDPOINT [--threads T] [--fights-per-thread G]\n"
+            "                       [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]\n"
+            "       sf-fleet status ENDPOINT\n"
+            "       sf-fleet stop ENDPOINT\n"
+            "       sf-fleet check CONFIG\n"
+            "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
+            "See docs/operator.md.\n");
 }
 
 /* Whether an endpoint given on the command line can reach fleet processes;

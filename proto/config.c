@@ -157,7 +157,9 @@ typedef struct ctx {
     void *report_ctx;
 } ctx;
 
-static int check_config(const sf_run_config *c, const char **key, char *why, size_t cap);
+/* A broken cross-field or content rule: the key at fault and why. */
+typedef void (*rule_fn)(void *ctx, const char *key, const char *why);
+static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx);
 
 /* The node a key's value came from, or NULL when the file did not give it. */
 static const yaml_node_t *node_of(const ctx *x, const char *key) {
@@ -362,21 +364,24 @@ static int read_names(ctx *x, const yaml_node_t *n, const char *key, int (*looku
     if (n->type != YAML_SEQUENCE_NODE)
         return fail(x, n, key, "expected a list of names");
     *count = 0;
+    int rc = SF_OK;
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *e = yaml_document_get_node(x->doc, *it);
         const char *v = scalar(e);
-        if (!v)
-            return fail(x, e, key, "list items must be names");
-        if (lookup(v) < 0)
-            return fail(x, e, key, "unknown name '%s'", v);
         if (*count >= cap)
             return fail(x, e, key, "at most %d entries", cap);
-        if (strlen(v) >= SF_CFG_NAME)
-            return fail(x, e, key, "name too long");
-        snprintf(out[(*count)++], SF_CFG_NAME, "%s", v);
+        /* every bad entry is reported, not just the first */
+        if (!v)
+            rc = fail(x, e, key, "list items must be names");
+        else if (lookup(v) < 0)
+            rc = fail(x, e, key, "unknown name '%s'", v);
+        else if (strlen(v) >= SF_CFG_NAME)
+            rc = fail(x, e, key, "name too long");
+        else
+            snprintf(out[(*count)++], SF_CFG_NAME, "%s", v);
     }
-    return SF_OK;
+    return rc;
 }
 
 static int read_csched(ctx *x, const yaml_node_t *n) {
@@ -491,6 +496,15 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
     return SF_OK;
 }
 
+/* A broken rule, at the key's position in the file. */
+static void rule_in_file(void *p, const char *key, const char *why) {
+    ctx *x = p;
+    const yaml_node_t *n = node_of(x, key);
+    if (!n && !strcmp(key, "play.hp")) /* above a max_hp given alone: point there */
+        n = node_of(x, "play.max_hp");
+    fail(x, n, key, "%s", why);
+}
+
 int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
                         sf_config_report_fn report, void *report_ctx, sf_err *err) {
     sf_config_defaults(cfg);
@@ -543,18 +557,11 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
 
     if (rc == SF_OK && !strcmp(cfg->output_dir, "runs/<name>"))
         snprintf(cfg->output_dir, sizeof cfg->output_dir, "runs/%s", cfg->name);
-    if (rc == SF_OK) {
-        const char *key = NULL;
-        char why[SF_ERR_MSG_MAX];
-        if (check_config(cfg, &key, why, sizeof why) < 0) {
-            /* play.hp above a max_hp given alone: point at max_hp */
-            const yaml_node_t *n = node_of(&x, key);
-            if (!n && !strcmp(key, "play.hp"))
-                n = node_of(&x, "play.max_hp");
-            rc = fail(&x, n, key, "%s", why);
-        }
-    }
-    if (rc == SF_OK) {
+    /* The rules between keys need every key read: checked once all parsed,
+     * each broken one reported. */
+    if (rc == SF_OK && check_config(cfg, rule_in_file, &x) > 0)
+        rc = SF_ECONFIG;
+    if (root) {
         /* A config is one YAML document: a second one after '---' would be
          * silently ignored, so refuse it. */
         yaml_document_t next;
@@ -696,10 +703,17 @@ const char *sf_endpoint_problem(const char *s) {
 }
 
 /* The cross-field and content rules, shared by sf_config_validate() and the
- * YAML parser (which adds the line and column of `*key`). On a problem sets
- * `*key` to the offending key's path, writes why into `why` and returns -1. */
-static int check_config(const sf_run_config *c, const char **key, char *why, size_t cap) {
-#define BAD(k, ...) return *key = (k), snprintf(why, cap, __VA_ARGS__), -1
+ * YAML parser (which adds the line and column of the key). Every broken rule
+ * is passed to `bad` with the offending key's path; returns how many. */
+static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
+    int n = 0;
+    char why[SF_ERR_MSG_MAX];
+#define BAD(k, ...)                             \
+    do {                                        \
+        snprintf(why, sizeof why, __VA_ARGS__); \
+        bad(bad_ctx, (k), why);                 \
+        n++;                                    \
+    } while (0)
     if (!name_ok(c->name))
         BAD("run.name",
             "'%s' may hold only letters, digits, '.', '_' and '-' and must not start with '.' "
@@ -737,8 +751,10 @@ static int check_config(const sf_run_config *c, const char **key, char *why, siz
             c->search.trees, c->search.simulations);
     for (int i = 1; i < c->search.n_c_schedule; i++) {
         uint32_t prev = c->search.c_schedule[i - 1].below, cur = c->search.c_schedule[i].below;
-        if (prev == 0 || (cur != 0 && cur <= prev))
+        if (prev == 0 || (cur != 0 && cur <= prev)) {
             BAD("search.c_schedule", "'below' must increase, with only the last entry unbounded");
+            break;
+        }
     }
     if (!strcmp(c->search.evaluator, "net")) {
         if (!c->model.bundle[0])
@@ -753,16 +769,25 @@ static int check_config(const sf_run_config *c, const char **key, char *why, siz
     }
     if (c->seed_start + c->seed_count < c->seed_start)
         BAD("seeds.count", "seeds.start + seeds.count overflows");
-    return 0;
+    return n;
 #undef BAD
 }
 
+typedef struct first_rule {
+    const char *origin;
+    sf_err *err;
+    int seen;
+} first_rule;
+
+static void keep_first(void *p, const char *key, const char *why) {
+    first_rule *f = p;
+    if (f->seen++ == 0)
+        sf_err_set(f->err, SF_ECONFIG, "%s: %s: %s", f->origin, key, why);
+}
+
 int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
-    const char *key = NULL;
-    char why[SF_ERR_MSG_MAX];
-    if (check_config(c, &key, why, sizeof why) < 0)
-        return sf_err_set(err, SF_ECONFIG, "%s: %s: %s", origin, key, why);
-    return SF_OK;
+    first_rule f = {origin, err, 0};
+    return check_config(c, keep_first, &f) > 0 ? SF_ECONFIG : SF_OK;
 }
 
 /* ---- printing ------------------------------------------------------------- */

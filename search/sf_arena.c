@@ -362,9 +362,10 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: sf-arena --policy random|greedy|search|clairvoyant [--vs POLICY]\n"
             "                [--fights N] [--gauntlets N] [--classes weak,strong,elite,boss]\n"
-            "                [--seed S]\n"
+            "                [--encounter NAME] [--seed S]\n"
             "                [--jobs J] [--threads T] [--json] [search flags] [fight flags]\n"
-            "Plays N fights per encounter class (default 200) and G gauntlets (default 0).\n"
+            "Plays N fights per encounter class (default 200) and G gauntlets (default 0);\n"
+            "--encounter: play only that encounter, N times (sf-play --list names them).\n"
             "--jobs: fights played at once; --threads: threads per search.\n\n%s\n%s",
             sf_cli_fight_usage, sf_cli_search_usage);
 }

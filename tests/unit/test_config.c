@@ -145,13 +145,30 @@ START_TEST(every_problem_is_reported_in_file_order) {
     ck_assert_int_eq(syn.n, 1);
     ck_assert_ptr_nonnull(strstr(syn.lines[0], "YAML syntax error"));
     ck_assert_str_eq(syn.lines[0], e.msg);
-    /* cross-field rules run once the keys parse: one more problem at most */
+    /* cross-field rules run once the keys parse, and every broken one is
+     * reported; so is a second document */
     collected cross = {0};
-    const char *hp = "run: {name: x}\nseeds: {count: 1}\nplay: {hp: 90, max_hp: 80}\n";
+    const char *hp = "run: {name: x}\nseeds: {count: 1}\nplay: {hp: 90, max_hp: 80}\n"
+                     "search: {simulations: 4, trees: 8}\n"
+                     "coordinator: {endpoint: 'inproc://q'}\n---\nx: 1\n";
     ck_assert_int_eq(sf_config_parse_all(hp, strlen(hp), "h.yaml", &c, collect, &cross, &e),
                      SF_ECONFIG);
-    ck_assert_int_eq(cross.n, 1);
-    ck_assert_str_eq(cross.lines[0], "h.yaml:3:12: play.hp: 90 is above play.max_hp (80)");
+    ck_assert_int_eq(cross.n, 4);
+    ck_assert_ptr_nonnull(
+        strstr(cross.lines[0], "h.yaml:5:25: coordinator.endpoint: 'inproc://q'"));
+    ck_assert_str_eq(cross.lines[1], "h.yaml:3:12: play.hp: 90 is above play.max_hp (80)");
+    ck_assert_str_eq(cross.lines[2], "h.yaml:4:33: search.trees: 8 is above "
+                                     "search.simulations (4): each tree runs at least one "
+                                     "simulation");
+    ck_assert_ptr_nonnull(strstr(cross.lines[3], "h.yaml:6:1: a second YAML document"));
+    /* every bad name of a list, not only the first */
+    collected names = {0};
+    const char *pot = "run: {name: x}\nseeds: {count: 1}\nplay: {potions: [a, Fire Potion, b]}\n";
+    ck_assert_int_eq(sf_config_parse_all(pot, strlen(pot), "p.yaml", &c, collect, &names, &e),
+                     SF_ECONFIG);
+    ck_assert_int_eq(names.n, 2);
+    ck_assert_str_eq(names.lines[0], "p.yaml:3:18: play.potions: unknown name 'a'");
+    ck_assert_str_eq(names.lines[1], "p.yaml:3:34: play.potions: unknown name 'b'");
 }
 END_TEST
 
