@@ -12,10 +12,7 @@ evald=$(abs "$3")
 units="$root/deploy/systemd"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
   notok "systemd-analyze is missing (scripts/packages.txt lists systemd)"
@@ -89,5 +86,4 @@ else
   notok "worker.env.example: exit $rc: $(head -c 300 "$tmp/worker.out")"
 fi
 
-echo "1..$n"
-exit $fail
+tap_done

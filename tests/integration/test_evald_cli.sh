@@ -12,21 +12,8 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 export PYTHONPATH="$pydir"
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
-expect() { # expect STATUS PATTERN LABEL -- command...
-  want=$1 pat=$2 label=$3
-  shift 4
-  "$@" >"$tmp/out" 2>&1
-  got=$?
-  if [ "$got" = "$want" ] && grep -q -- "$pat" "$tmp/out"; then
-    ok "$label (exit $got)"
-  else
-    notok "$label: exit $got, want $want and /$pat/: $(head -c 300 "$tmp/out")"
-  fi
-}
+. "$(dirname "$0")/tap.sh"
+tap_dir=$tmp
 
 mkdir "$tmp/models" "$tmp/bad"
 "$sfm" random --arch tiny --seed 1 --canary 4 "$tmp/models/tiny.safetensors" >"$tmp/r.out"
@@ -124,5 +111,4 @@ else
   notok "stop: exit $st: $(tail -3 "$tmp/serve.log")"
 fi
 
-echo "1..$n"
-exit $fail
+tap_done

@@ -22,10 +22,7 @@ py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PYTHONPATH="$pydir"
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 
 if ! $py -c 'import torch, numpy' 2>"$tmp/err"; then
   echo "Bail out! $py cannot import torch and numpy (python3-torch, python3-numpy in scripts/packages.txt): $(tail -1 "$tmp/err")"
@@ -129,5 +126,4 @@ else
   notok "C-written bundle in PyTorch: $(cat "$tmp/r.out" "$tmp/err" 2>/dev/null | tail -3)"
 fi
 
-echo "1..$n"
-exit $fail
+tap_done

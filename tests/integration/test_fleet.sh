@@ -16,10 +16,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; [ $# -gt 1 ] && echo "# $2"; }
+. "$(dirname "$0")/tap.sh"
 
 # config NAME OUTDIR ENDPOINT WORKERS THREADS
 config() {
@@ -199,5 +196,4 @@ usage_err "status of an inproc endpoint" "inproc:// reaches only threads of one 
   "$fleet" status inproc://x
 usage_err "check of a directory" "is a directory, not a config file" -- "$fleet" check "$tmp"
 
-echo "1..$n"
-exit $fail
+tap_done

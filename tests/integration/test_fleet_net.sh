@@ -18,10 +18,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; [ $# -gt 1 ] && echo "# $2"; }
+. "$(dirname "$0")/tap.sh"
 
 config() { # NAME OUTDIR COORD WORKERS SPAWN
   cat > "$tmp/$1.yaml" <<EOC
@@ -76,5 +73,4 @@ else
 fi
 if grep -q "in-process cpu backend" "$tmp/worker-a.log"; then ok "the worker evaluated in-process"; else notok "worker log" "$(cat "$tmp/worker-a.log")"; fi
 
-echo "1..$n"
-exit $fail
+tap_done

@@ -11,25 +11,12 @@ play=$3
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
+tap_dir=$tmp
 check() { # check LABEL -- command...: passes when the command exits 0
   label=$1
   shift 2
   if "$@" >"$tmp/check" 2>&1; then ok "$label"; else notok "$label: $(head -c 300 "$tmp/check")"; fi
-}
-expect() { # expect STATUS PATTERN LABEL -- command...
-  want=$1 pat=$2 label=$3
-  shift 4
-  "$@" >"$tmp/out" 2>&1
-  got=$?
-  if [ "$got" = "$want" ] && grep -q -- "$pat" "$tmp/out"; then
-    ok "$label (exit $got)"
-  else
-    notok "$label: exit $got, want $want and /$pat/: $(head -c 300 "$tmp/out")"
-  fi
 }
 
 # Root visits: every simulation of a single tree passes through one root
@@ -112,5 +99,4 @@ expect 2 "has no effect with --load" "sf-play: a fight flag with --load" -- \
 expect 2 "is a directory, not a state file" "sf-search: a directory as --state" -- \
   "$search" --state "$tmp"
 
-echo "1..$n"
-exit $fail
+tap_done

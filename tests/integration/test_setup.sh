@@ -7,9 +7,7 @@ set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0; fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+. "$(dirname "$0")/tap.sh"
 
 cat > "$tmp/apt" <<STUB
 #!/bin/sh
@@ -61,5 +59,4 @@ fi
 SF_APT_GET="$tmp/apt" SF_DPKG_QUERY="$tmp/dpkg-all" "$root/scripts/setup" --bogus 2>/dev/null
 if [ $? -eq 2 ]; then ok "unknown argument exits 2"; else notok "unknown argument exit code"; fi
 
-echo "1..$n"
-exit $fail
+tap_done
