@@ -25,10 +25,9 @@
 #define NS_PER_S          1000000000ull
 #define MAX_MSGS_PER_STEP 4096
 /* A step stops reading requests once its queued replies hold this many
- * bytes (ShardData replies are up to CHUNK_MAX each), so a flood of fetches
+ * bytes (ShardData replies are up to SF_FLEET_CHUNK each), so a flood of fetches
  * cannot make one step buffer gigabytes; the rest wait in ZeroMQ's queue. */
 #define MAX_REPLY_BYTES_PER_STEP (16u << 20)
-#define CHUNK_MAX                (1u << 20) /* bytes of one ShardData reply */
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -528,7 +527,7 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
         send_ack(co, wi, c->job_id, 0, 0, 0, "chunk without an accepted offer");
         return;
     }
-    if (c->offset != u->received || c->data.len > CHUNK_MAX ||
+    if (c->offset != u->received || c->data.len > SF_FLEET_CHUNK ||
         u->received + c->data.len > u->size) {
         co->st.protocol_errors++;
         upload_discard(u);
@@ -682,7 +681,7 @@ static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     }
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
-    uint32_t want = f->length == 0 || f->length > CHUNK_MAX ? CHUNK_MAX : f->length;
+    uint32_t want = f->length == 0 || f->length > SF_FLEET_CHUNK ? SF_FLEET_CHUNK : f->length;
     uint8_t *buf = malloc(want);
     FILE *fp = fopen(path, "rb");
     size_t got = 0;
@@ -974,7 +973,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     co->zctx = zmq_ctx_new();
     co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
     /* Per-peer queues, in messages: a peer that stops reading gets at most
-     * SNDHWM replies (each at most a CHUNK_MAX ShardData) queued before the
+     * SNDHWM replies (each at most a SF_FLEET_CHUNK ShardData) queued before the
      * rest are dropped, so it cannot grow the coordinator without bound.
      * Every legitimate peer asks and waits, so a handful would do. */
     int one = 1, zero = 0, sndhwm = 64, rcvhwm = 1000;

@@ -37,6 +37,11 @@
  * it, so one bad client cannot exhaust the coordinator's memory. */
 #define SF_FLEET_MAX_MSG (8 << 20)
 
+/* Bytes of shard data in one ShardChunk (worker upload) or ShardData
+ * (coordinator reply to a ShardFetch, which may ask for less). */
+#define SF_FLEET_CHUNK (1u << 20)
+_Static_assert(SF_FLEET_CHUNK + 4096 < SF_FLEET_MAX_MSG, "a chunk must fit a fleet message");
+
 /* JobFailed.reason of a worker that abandons its job to shut down (SIGTERM):
  * the job is re-issued and not counted as failing. */
 #define SF_JOB_ABANDONED "worker shutting down"
@@ -128,12 +133,14 @@ void sf_config_defaults(sf_run_config *cfg);
 int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_config *cfg,
                     sf_err *err);
 
-/* Receives each problem of a config as one line, in file order. */
+/* Receives each problem of a config as one line: every key's own problems
+ * in file order, then each broken rule between keys, then a second
+ * document. */
 typedef void (*sf_config_report_fn)(void *ctx, const char *problem);
 
 /* sf_config_parse(), and `report` (may be NULL) receives every problem, not
  * only the first: parsing goes on past a bad key. The cross-field rules
- * run only on a config whose keys all parsed, so they add at most one. */
+ * run only on a config whose keys all parsed (each broken one reported). */
 int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
                         sf_config_report_fn report, void *report_ctx, sf_err *err);
 

@@ -152,18 +152,16 @@ static int classify_unsealed(int fd, const char *path, uint64_t size, sf_err *er
     /* A writer's file may be mid-commit (pages written, meta not yet): for
      * a .tmp name, anything without a trailer is simply not sealed. */
     if (sf_has_suffix(path, SF_SHARD_TEMP_SUFFIX))
-        return sf_err_set(err, SF_ESTATE,
-                          "%s: not sealed: a writer's temporary file (still being written, or "
-                          "its writer died)",
-                          path);
+        return sf_shard_refuse_temp(path, err);
     int64_t footer = extent < size ? find_sealed_footer(fd, extent, size) : -1;
-    if (footer >= 0)
+    if (footer >= 0) {
+        uint64_t after = size - (uint64_t)footer - SF_TRAILER_FOOTER;
         return sf_err_set(err, SF_EFORMAT,
                           "%s: %llu byte%s follow%s its seal trailer (the file was appended "
                           "to after sealing; the shard before them may be intact)",
-                          path, (unsigned long long)(size - (uint64_t)footer - SF_TRAILER_FOOTER),
-                          size - (uint64_t)footer - SF_TRAILER_FOOTER == 1 ? "" : "s",
-                          size - (uint64_t)footer - SF_TRAILER_FOOTER == 1 ? "s" : "");
+                          path, (unsigned long long)after, after == 1 ? "" : "s",
+                          after == 1 ? "s" : "");
+    }
     if (extent < size)
         return sf_err_set(err, SF_EFORMAT,
                           "%s: truncated: the seal trailer is cut short (%llu bytes after the "

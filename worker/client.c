@@ -22,8 +22,6 @@
 
 #include "worker/worker.h"
 
-#define UPLOAD_CHUNK (1u << 20)
-_Static_assert(UPLOAD_CHUNK + 4096 < SF_FLEET_MAX_MSG, "a chunk must fit a fleet message");
 #define HELLO_TIMEOUT_MS 5000
 #define BACKOFF_MAX_MS   32000
 
@@ -296,11 +294,11 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
     FILE *f = fopen(jt->path, "rb");
     if (!f)
         return sf_err_set(err, SF_EIO, "%s: cannot read", jt->path);
-    uint8_t *buf = malloc(UPLOAD_CHUNK);
+    uint8_t *buf = malloc(SF_FLEET_CHUNK);
     uint64_t off = 0;
     int rc = buf ? SF_OK : SF_ENOMEM;
     while (rc == SF_OK) {
-        size_t n = fread(buf, 1, UPLOAD_CHUNK, f);
+        size_t n = fread(buf, 1, SF_FLEET_CHUNK, f);
         Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
         ch.job_id = jt->spec.job_id;

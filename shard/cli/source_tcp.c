@@ -12,8 +12,7 @@
 #include "proto/wire.h"
 #include "shard/cli/cli.h"
 
-#define FETCH_BYTES (1u << 20) /* the coordinator answers at most 1 MiB per fetch */
-#define TIMEOUT_MS  30000
+#define TIMEOUT_MS 30000
 
 typedef struct tcp_source {
     sf_shard_source base;
@@ -104,7 +103,7 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
         Spirefleet__ShardFetch fr = SPIREFLEET__SHARD_FETCH__INIT;
         fr.name = (char *)e->name;
         fr.offset = off;
-        fr.length = FETCH_BYTES;
+        fr.length = SF_FLEET_CHUNK; /* the most a coordinator answers */
         req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH;
         req.shard_fetch = &fr;
         rc = ask(t, &req, &rep, err);
