@@ -356,12 +356,22 @@ int combat_card_cost(const sf_combat *c, const sf_card *card) {
     return card->cost;
 }
 
-/* A pile is full only in fights far longer than real play (a hundred turns
- * of Slimed); the card is then lost and counted, never written out of
- * bounds (docs/engine.md "Capacities"). */
+/* A pile is full only in fights far longer than real play (dozens of turns
+ * of Dazed from three Sentries). The game has no such cap, so losing the
+ * card would make a fight that is not the game: the card is counted, never
+ * written out of bounds, and the fight ends at once as an engine-limit loss
+ * that labels carry (docs/engine.md "Capacities"). */
 static int dropped(sf_combat *c) {
     if (c->cards_dropped < 0xFFFF)
         c->cards_dropped++;
+    if (c->phase != PH_OVER) {
+        c->engine_limit = 1;
+        c->flags |= FL_LOST;
+        c->phase = PH_OVER;
+        c->pending.active = 0;
+        memset(c->defer, 0, sizeof c->defer);
+        c->defer_n = 0;
+    }
     return 0;
 }
 

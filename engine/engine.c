@@ -382,6 +382,12 @@ void sf_engine_outcome(const sf_state *s, sf_outcome *out) {
         left += c->potions[i] != POTION_NONE;
     out->potions_left = left;
     out->potions_used = c->potions_used;
+    out->monster_hp_left = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            out->monster_hp_left += c->mon[m].hp;
+    out->monster_hp_pool = c->mon_hp_pool;
+    out->engine_limit = c->engine_limit;
 }
 
 void sf_engine_observe(const sf_state *s, sf_observation *o) {
@@ -409,6 +415,7 @@ void sf_engine_observe(const sf_state *s, sf_observation *o) {
     o->encounter = c->encounter;
     for (int i = 0; i < SF_POTION_SLOTS; i++)
         o->potions_left += c->potions[i] != POTION_NONE;
+    o->block_at_enemy_turn = c->block_enemy_turn;
 }
 
 int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {

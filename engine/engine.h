@@ -43,14 +43,14 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 2
+#define SF_ENGINE_VERSION 3
 
 /* ---------------------------------------------------------------------------
  * Capacities
  * ------------------------------------------------------------------------- */
 #define SF_MAX_MONSTERS 6  /* living monsters at once (Lots of Slimes: 5)  */
 #define SF_MAX_HAND     10 /* Settings.MAX_HAND_SIZE                        */
-#define SF_MAX_PILE     64 /* cards in one pile (beyond: dropped, counted) */
+#define SF_MAX_PILE     64 /* cards in one pile (beyond: the fight ends, engine_limit) */
 #define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
 #define SF_MAX_RELICS   12
 #define SF_POTION_SLOTS 3
@@ -226,6 +226,14 @@ typedef struct sf_outcome {
     int turns;        /* player turns started                                */
     int potions_left; /* filled potion slots                                 */
     int potions_used;
+    int monster_hp_left; /* HP of the monsters still fighting                */
+    int monster_hp_pool; /* HP every monster entered the fight with, split
+                            children (entering with their parent's HP) and
+                            spawns included: the loss grade's denominator  */
+    int engine_limit;    /* 1: ended because a pile overflowed SF_MAX_PILE
+                            (a card would have been lost, which the game
+                            never does); such a fight counts as lost and its
+                            labels say so (docs/engine.md "Capacities")     */
 } sf_outcome;
 
 void sf_engine_outcome(const sf_state *s, sf_outcome *out);
@@ -242,6 +250,9 @@ typedef struct sf_observation {
     int choice_open; /* 1 while a choice screen waits for SF_ACT_CHOOSE  */
     int encounter;
     int potions_left;
+    int block_at_enemy_turn; /* block held when the monsters last began their
+                                turn (after end-of-turn block gains, before
+                                their hits); 0 before the first enemy turn */
 } sf_observation;
 
 void sf_engine_observe(const sf_state *s, sf_observation *out);

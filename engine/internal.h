@@ -650,6 +650,11 @@ typedef struct sf_combat {
     uint16_t cards_created; /* cards made during the fight (statuses, copies, ...) */
     uint16_t cards_removed; /* cards that left every pile (powers played, purged)  */
     uint16_t cards_dropped; /* cards lost to a full pile (SF_MAX_PILE)             */
+    /* The loss grade's inputs and the forecast's block (label/label.h). They
+     * never change what happens next, so identity leaves them out. */
+    uint16_t mon_hp_pool;     /* HP every monster entered the fight with     */
+    int16_t block_enemy_turn; /* block when the monsters last began a turn   */
+    uint8_t engine_limit;     /* 1: the fight ended on a full pile           */
 } sf_combat;
 
 _Static_assert(sizeof(sf_combat) <= SF_STATE_BYTES, "sf_combat must fit in sf_state");

@@ -156,6 +156,9 @@ json_t *sf_engine_to_json(const sf_state *s) {
     set(&b, doc, "phase", json_string(phase_names[c->phase <= PH_OVER ? c->phase : PH_OVER]));
     if (c->phase == PH_OVER)
         set(&b, doc, "won", json_boolean((c->flags & FL_WON) != 0));
+    if (c->engine_limit)
+        set(&b, doc, "engine_limit", json_true());
+    set(&b, doc, "monster_hp_pool", json_integer(c->mon_hp_pool));
     if (c->phase == PH_CHOICE) {
         json_t *ch = json_object();
         set(&b, ch, "kind", json_string(choice_names[c->pending.kind % CH_COUNT]));
@@ -393,10 +396,15 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
         if (won + lost != 1)
             return bad(err, "the fight is over but its outcome flags say won %d, lost %d", won,
                        lost);
+        if (c->engine_limit && !lost)
+            return bad(err, "an engine-limit end that is not a loss");
     } else {
         if (won || lost)
             return bad(err, "phase %s but the outcome flags say won %d, lost %d",
                        phase_names[c->phase], won, lost);
+        if (c->engine_limit)
+            return bad(err, "engine_limit set in phase %s (it ends the fight)",
+                       phase_names[c->phase]);
         if (c->hp < 1)
             return bad(err, "player hp 0 in phase %s (a dead player ends the fight)",
                        phase_names[c->phase]);
@@ -411,6 +419,15 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
                            m);
         }
     }
+
+    /* Every living monster's HP entered the fight through the pool. */
+    int living_hp = 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            living_hp += c->mon[m].hp;
+    if (c->mon_hp_pool < living_hp)
+        return bad(err, "monster_hp_pool %d is below the living monsters' HP %d", c->mon_hp_pool,
+                   living_hp);
 
     /* Padding and the tail of the opaque buffer are zero in every state the
      * engine makes; the identity hash depends on it. */

@@ -250,6 +250,7 @@ void monster_init(sf_combat *c, int m, int id, int hp) {
         mo->hp = mo->max_hp =
             (int16_t)sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), lo, hi);
     }
+    c->mon_hp_pool = (uint16_t)(c->mon_hp_pool + mo->hp);
     switch (id) {
     case MON_RED_LOUSE:
     case MON_GREEN_LOUSE:

@@ -417,6 +417,7 @@ void play_end_turn(sf_combat *c) {
     /* 5. discard the hand */
     discard_hand(c);
     /* 6. monsters act, 7. end of round, 8. next turn */
+    c->block_enemy_turn = c->block;
     monster_phase(c);
     if (c->phase == PH_OVER)
         return;

@@ -393,10 +393,15 @@ static int validate(sf_bundle *b, sf_err *err) {
     snprintf(buf, sizeof buf, "%d", SF_NET_VALUE_BINS);
     if ((rc = meta_equal(tf, "value_bins", buf, SF_EFORMAT, err)) != SF_OK)
         return rc;
+    /* The heads' targets mean what the label contract of this version says
+     * (a value head trained on another bin layout would be misread). */
+    snprintf(buf, sizeof buf, "%d", SF_LABEL_SCHEMA_VERSION);
+    if ((rc = meta_equal(tf, "label_schema_version", buf, SF_EVERSION, err)) != SF_OK)
+        return rc;
     snprintf(buf, sizeof buf, "%d", SF_NET_HORIZONS);
     if ((rc = meta_equal(tf, "forecast_horizons", buf, SF_EFORMAT, err)) != SF_OK)
         return rc;
-    if ((rc = meta_equal(tf, "forecast_targets", SF_FORECAST_TARGET_LIST, SF_EFORMAT, err)) !=
+    if ((rc = meta_equal(tf, "forecast_targets", sf_forecast_column_list(), SF_EFORMAT, err)) !=
             SF_OK ||
         (rc = meta_equal(tf, "gelu", "erf", SF_EFORMAT, err)) != SF_OK ||
         (rc = meta_equal(tf, "pooling", "mean", SF_EFORMAT, err)) != SF_OK ||
@@ -604,7 +609,7 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
         for (int i = 0; i < 4; i++)
             all[n++] = outs[i];
     }
-    char num[16][32];
+    char num[17][32];
     snprintf(num[0], 32, "%d", SF_BUNDLE_FORMAT_VERSION);
     snprintf(num[1], 32, "%d", SF_FEAT_VERSION);
     snprintf(num[2], 32, "%d", SF_FEAT_NTYPES);
@@ -622,6 +627,7 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
     snprintf(num[13], 32, "%d", arch->d_forecast);
     snprintf(num[14], 32, "%d", arch->d_policy);
     snprintf(num[15], 32, "%d", g);
+    snprintf(num[16], 32, "%d", SF_LABEL_SCHEMA_VERSION);
     char tol[32];
     snprintf(tol, sizeof tol, "%g", tolerance);
     sf_meta_kv meta[64] = {
@@ -634,7 +640,8 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
         {"feat_nqcont", num[5]},
         {"value_bins", num[6]},
         {"forecast_horizons", num[7]},
-        {"forecast_targets", SF_FORECAST_TARGET_LIST},
+        {"forecast_targets", sf_forecast_column_list()},
+        {"label_schema_version", num[16]},
         {"gelu", "erf"},
         {"pooling", "mean"},
         {"policy_input", SF_POLICY_INPUT},

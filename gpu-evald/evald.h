@@ -57,29 +57,24 @@
 
 #include "common/common.h"
 #include "engine/engine.h"
+#include "label/label.h"
 
 /* ---------------------------------------------------------------------------
  * Output layout (docs/model.md "Heads")
  * ------------------------------------------------------------------------- */
-#define SF_NET_VALUE_BINS       21 /* HP-graded outcome; bin 0 = death         */
-#define SF_NET_HORIZONS         4  /* forecasts for h = 1..4 player turns      */
-#define SF_NET_FORECAST_TARGETS 5  /* SF_FORECAST_* per horizon               */
+/* The heads predict the label contract's targets (label/label.h): the
+ * 21-bin outcome score and the forecast columns SF_FORECAST_*. */
+#define SF_NET_VALUE_BINS       SF_VALUE_BINS
+#define SF_NET_HORIZONS         SF_FORECAST_H
+#define SF_NET_FORECAST_TARGETS SF_FORECAST_COLS
 #define SF_NET_FORECASTS        (SF_NET_HORIZONS * SF_NET_FORECAST_TARGETS)
-
-/* Forecast targets, in the order of the label record's forecast columns. */
-enum {
-    SF_FORECAST_PLAYER_HP = 0,
-    SF_FORECAST_PLAYER_BLOCK = 1,
-    SF_FORECAST_INCOMING_DAMAGE = 2,
-    SF_FORECAST_MONSTER_HP_TOTAL = 3,
-    SF_FORECAST_MONSTERS_ALIVE = 4
-};
 
 /* The bundle format this build reads and writes (metadata "format_version"). */
 #define SF_BUNDLE_FORMAT_VERSION 1
 
 /* The network's answer for one position. Fixed size (492 bytes).
- *   value[b]        P(outcome bin b), softmax over 21 bins; bin 0 = death.
+ *   value[b]        P(outcome bin b), softmax over the 21 bins of
+ *                   label/label.h (0..4 graded losses, 5..20 wins).
  *   p_win           P(the player wins the fight), a sigmoid.
  *   forecast[h][k]  predicted target k (SF_FORECAST_*) h+1 player turns ahead,
  *                   in the label record's units (raw regression outputs).

@@ -127,8 +127,6 @@ int sf_cuda_built(void);
 /* ---- bundle metadata shared by the writer and the loader ---- */
 #define SF_BUNDLE_FORMAT    "spirefleet-model"
 #define SF_POSITIONS_FORMAT "spirefleet-positions"
-#define SF_FORECAST_TARGET_LIST \
-    "player_hp,player_block,incoming_damage,monster_hp_total,monsters_alive"
-#define SF_POLICY_INPUT "card,target,query_cont"
+#define SF_POLICY_INPUT     "card,target,query_cont"
 
 #endif

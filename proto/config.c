@@ -66,6 +66,7 @@ void sf_config_defaults(sf_run_config *c) {
     c->coordinator.heartbeat_liveness = 5;
     c->coordinator.metrics_port = 0;
     c->shard.zstd_level = 3;
+    snprintf(c->labels.unsearched, sizeof c->labels.unsearched, "drop");
 }
 
 /* ---- schema ------------------------------------------------------------- */
@@ -132,6 +133,7 @@ static const field fields[] = {
     F("coordinator.heartbeat_liveness", T_U32, coordinator.heartbeat_liveness, 2, 1000, NULL),
     F("coordinator.metrics_port", T_U32, coordinator.metrics_port, 0, 65535, NULL),
     F("shard.zstd_level", T_I32, shard.zstd_level, -7, 22, NULL),
+    F("labels.unsearched", T_STR, labels.unsearched, 1, 0, "drop|keep"),
 };
 #undef F
 
@@ -140,7 +142,7 @@ static const char *const special_keys[] = {"play.encounters", "play.relics", "pl
                                            "search.c_schedule"};
 
 static const char *const sections[] = {"run",   "seeds",   "play",        "search", "model",
-                                       "evald", "workers", "coordinator", "shard"};
+                                       "evald", "workers", "coordinator", "shard",  "labels"};
 
 /* ---- parse context ------------------------------------------------------ */
 
@@ -885,4 +887,6 @@ void sf_config_print(const sf_run_config *c, FILE *o) {
             c->coordinator.lease_seconds, c->coordinator.heartbeat_ms,
             c->coordinator.heartbeat_liveness, c->coordinator.metrics_port);
     fprintf(o, "shard:\n  zstd_level: %d\n", c->shard.zstd_level);
+    fprintf(o, "labels:\n");
+    print_str(o, "unsearched", c->labels.unsearched);
 }

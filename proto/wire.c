@@ -20,6 +20,7 @@ Spirefleet__RunConfig *sf_config_to_proto(const sf_run_config *c, sf_config_scra
     spirefleet__worker_config__init(&s->workers);
     spirefleet__coordinator_config__init(&s->coordinator);
     spirefleet__shard_config__init(&s->shard);
+    spirefleet__labels_config__init(&s->labels);
 
     Spirefleet__RunConfig *r = &s->run;
     r->name = (char *)c->name;
@@ -107,6 +108,9 @@ Spirefleet__RunConfig *sf_config_to_proto(const sf_run_config *c, sf_config_scra
 
     s->shard.zstd_level = c->shard.zstd_level;
     r->shard = &s->shard;
+
+    s->labels.unsearched = (char *)c->labels.unsearched;
+    r->labels = &s->labels;
     return r;
 }
 
@@ -128,7 +132,7 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *field, s
 
 int sf_config_from_proto(const Spirefleet__RunConfig *m, sf_run_config *c, sf_err *err) {
     if (!m || !m->play || !m->search || !m->model || !m->evald || !m->workers || !m->coordinator ||
-        !m->shard)
+        !m->shard || !m->labels)
         return sf_err_set(err, SF_EFORMAT, "RunConfig: a section is missing");
     memset(c, 0, sizeof *c);
     COPY(c->name, m->name, "name");
@@ -199,6 +203,7 @@ int sf_config_from_proto(const Spirefleet__RunConfig *m, sf_run_config *c, sf_er
     c->coordinator.heartbeat_liveness = m->coordinator->heartbeat_liveness;
     c->coordinator.metrics_port = m->coordinator->metrics_port;
     c->shard.zstd_level = m->shard->zstd_level;
+    COPY(c->labels.unsearched, m->labels->unsearched, "labels.unsearched");
     if (c->search.simulations == 0 || c->search.trees == 0 || c->job_size == 0 ||
         c->workers.threads == 0 || c->workers.fights_per_thread == 0)
         return sf_err_set(err, SF_EFORMAT, "RunConfig: a required count is zero");

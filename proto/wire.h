@@ -118,6 +118,9 @@ typedef struct sf_run_config {
     struct {
         int zstd_level;
     } shard;
+    struct {
+        char unsearched[8]; /* "drop" | "keep": decisions with one legal action */
+    } labels;
 } sf_run_config;
 
 /* Fill every field with its default (docs/operator.md lists them). The
@@ -168,6 +171,7 @@ typedef struct sf_config_scratch {
     Spirefleet__WorkerConfig workers;
     Spirefleet__CoordinatorConfig coordinator;
     Spirefleet__ShardConfig shard;
+    Spirefleet__LabelsConfig labels;
     Spirefleet__EncounterWeight enc[SF_CFG_MAX_ENCOUNTERS];
     Spirefleet__EncounterWeight *enc_ptr[SF_CFG_MAX_ENCOUNTERS];
     Spirefleet__CSchedule csched[SF_CFG_MAX_CSCHED];

@@ -66,20 +66,18 @@ int sf_search_rollout_action(const sf_state *s, double tau, uint64_t *rng, sf_ac
     return SF_OK;
 }
 
-/* Cut-off estimate after rollout_max_plies without an end: the score the
- * player would get by winning with the HP and potions now, weighted by a
- * crude chance of winning hp / (hp + monster HP left). Rare: a fight lasts
- * well under 200 plies. */
-static double cutoff_value(const sf_state *s) {
+double sf_value_cutoff(const sf_state *s) {
     sf_observation ob;
     sf_engine_observe(s, &ob);
-    double win = sf_value_score(1, ob.hp, ob.max_hp, ob.potions_left);
+    sf_outcome o;
+    sf_engine_outcome(s, &o);
+    double loss = sf_value_loss_score(ob.turn, o.monster_hp_left, o.monster_hp_pool);
     double denom = (double)ob.hp + (double)ob.monster_hp_total;
     double p = denom > 0.0 ? (double)ob.hp / denom : 0.0;
-    return p * win;
+    return loss + p * (SF_VALUE_CUTOFF_MAX - loss);
 }
 
-double sf_search_rollout(sf_state *s, double tau, int max_plies, uint64_t *rng) {
+double sf_search_rollout(sf_state *s, double tau, int max_plies, uint64_t *rng, int *cut_off) {
     for (int ply = 0; ply < max_plies && !sf_engine_is_terminal(s); ply++) {
         sf_action a;
         if (sf_search_rollout_action(s, tau, rng, &a) != SF_OK)
@@ -90,20 +88,24 @@ double sf_search_rollout(sf_state *s, double tau, int max_plies, uint64_t *rng) 
     if (sf_engine_is_terminal(s)) {
         sf_outcome o;
         sf_engine_outcome(s, &o);
+        if (cut_off)
+            *cut_off = 0;
         return sf_value_of_outcome(&o);
     }
-    return cutoff_value(s);
+    if (cut_off)
+        *cut_off = 1;
+    return sf_value_cutoff(s);
 }
 
-void sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_action *acts,
-                     int n, uint64_t seed, sf_eval_answer *out) {
+int sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_action *acts, int n,
+                    uint64_t seed, sf_eval_answer *out) {
     (void)acts;
     (void)n;
     out->has_priors = 0;
     out->has_dist = 0;
     if (cfg->evaluator == SF_EVAL_UNIFORM) {
         out->value = 0.5;
-        return;
+        return 0;
     }
     /* Rollout with streams drawn from (tree seed, leaf identity): the same
      * leaf gets the same rollout in a tree, whatever path reached it. In
@@ -113,7 +115,9 @@ void sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf
         for (int k = 0; k < SF_NUM_STREAMS; k++)
             sf_engine_reseed(&tmp, k, sf_seed_derive(seed, (uint64_t)k, 0, 0));
     uint64_t rng = sf_mix64(seed ^ 0x706F6C6963790000ull);
-    out->value = sf_search_rollout(&tmp, cfg->rollout_tau, cfg->rollout_max_plies, &rng);
+    int cut_off = 0;
+    out->value = sf_search_rollout(&tmp, cfg->rollout_tau, cfg->rollout_max_plies, &rng, &cut_off);
+    return cut_off;
 }
 
 int sf_eval_answer_check(const sf_eval_answer *a, int n_actions, sf_err *err) {

@@ -204,7 +204,7 @@ typedef struct sf_tree {
     sf_feat feat;
     /* counters */
     uint64_t evaluations, chance_nodes, widen_new, widen_merged, widen_capped;
-    uint64_t transposition_stops, edge_pool_full, feat_truncated;
+    uint64_t transposition_stops, edge_pool_full, feat_truncated, rollouts_cut_off;
     uint64_t merges; /* transpositions: a new edge or outcome found a known node */
     uint32_t max_depth;
     int error; /* first error (negative), sticky                */
@@ -268,9 +268,10 @@ typedef struct sf_tree_root_stat {
 } sf_tree_root_stat;
 void sf_tree_root_stats(const sf_tree *t, const sf_action *acts, int n, sf_tree_root_stat *out);
 
-/* Built-in evaluators (eval.c): fill the answer for a leaf state. */
-void sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_action *acts,
-                     int n, uint64_t seed, sf_eval_answer *out);
+/* Built-in evaluators (eval.c): fill the answer for a leaf state. Returns 1
+ * when the value is a rollout's cut-off estimate, else 0. */
+int sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_action *acts, int n,
+                    uint64_t seed, sf_eval_answer *out);
 
 /* Validate an external answer (fields named in err). */
 int sf_eval_answer_check(const sf_eval_answer *a, int n_actions, sf_err *err);

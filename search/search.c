@@ -731,8 +731,9 @@ int sf_search_result_get(const sf_search *s, sf_search_result *r, sf_err *err) {
         st->policy = pi[a];
         memcpy(st->dist, rs.dist[a], sizeof st->dist);
     }
-    r->root_value = rs.v_hat;
+    r->root_raw_value = rs.v_hat;
     r->v_mix = vmix;
+    double q_sum = 0.0, n_sum = 0.0;
     for (int k = 0; k < s->n_trees; k++) {
         const sf_tree *t = &s->trees[k];
         r->tree_value[k] = t->g.nodes[0].q;
@@ -747,9 +748,13 @@ int sf_search_result_get(const sf_search *s, sf_search_result *r, sf_err *err) {
         r->transposition_stops += t->transposition_stops;
         r->edge_pool_full += t->edge_pool_full;
         r->feat_truncated += t->feat_truncated;
+        r->rollouts_cut_off += t->rollouts_cut_off;
         if (t->max_depth > r->max_depth)
             r->max_depth = t->max_depth;
+        q_sum += (double)t->g.nodes[0].n * t->g.nodes[0].q;
+        n_sum += (double)t->g.nodes[0].n;
     }
+    r->root_search_value = n_sum > 0.0 ? q_sum / n_sum : r->root_raw_value;
     r->merge_ratio = r->node_creations ? (double)r->merges / (double)r->node_creations : 0.0;
     sf_search_choose(s, r, valid);
     r->chosen_action = r->actions[r->chosen].action;

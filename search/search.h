@@ -34,19 +34,19 @@
  *   argmax m(o)/sum m - n(o)/(1 + sum n) (spec §4.2, [design]). A chance node
  *   backs up the plain mean of its outcomes.
  *
- * Values (the convention shared with the label records, docs/search.md)
- *   Scalar outcome score y in [0, 1]: 0 if the fight is lost, else
- *   0.5 + 0.45*hp/max_hp + 0.05*potions_left/SF_POTION_SLOTS, so any win
- *   outranks any loss, then HP kept, then potions kept. 21-bin categorical:
- *   bin 0 = death with support z_0 = 0, z_i = 0.5 + 0.5*(i-1)/19 for
- *   i = 1..20; a value is projected two-hot onto the two neighbouring atoms
- *   (for a win x = 1 + 19*(y-0.5)/0.5 over bins 1..20), so E[z] = y exactly.
+ * Values (the label contract, label/label.h and docs/search.md)
+ *   Every value is the outcome score y in [0, 1] of label/label.h: a win in
+ *   [0.5, 1] graded by HP and potions kept, a loss in [0, 0.2) graded by the
+ *   monster HP removed and the turns survived, so any win outranks any loss
+ *   and a doomed position still ranks its moves. The 21-bin categorical
+ *   (bins 0..4 losses, 5..20 wins) projects two-hot, so E[z] = y exactly.
  *   Node values follow the idempotent recomputation of spec §5.2:
  *   Q(n) = (U(n) + sum_a N(n,a)*Q(child_a)) / (1 + sum_a N(n,a)), the same
  *   mixture for 21-bin histograms. Selection reads edge visits N(n,a), never
  *   a child's own count (spec §1.2). Bands (spec §7.3) rank a proven win
  *   above everything and a proven loss below everything; a chance node is
- *   never proven (its outcome set is only ever a sample).
+ *   never proven (its outcome set is only ever a sample). A rollout cut off
+ *   at its ply limit is valued strictly below any win (and counted).
  *
  * Allocation
  *   sf_search_create() allocates everything, sized from the configured
@@ -93,36 +93,30 @@
 
 #include "common/common.h"
 #include "engine/engine.h"
+#include "label/label.h"
 
 /* ---------------------------------------------------------------------------
- * Value convention (shared with the label records)
+ * Values: the label contract (label/label.h) applied to engine outcomes
  * ------------------------------------------------------------------------- */
-#define SF_VALUE_BINS 21
+_Static_assert(SF_VALUE_POTION_SLOTS == SF_POTION_SLOTS, "the contract counts the engine's slots");
 
-/* The scalar outcome score y in [0, 1] (see the top of this header):
- * 0 when !won, else 0.5 + 0.45*hp/max_hp + 0.05*potions_left/SF_POTION_SLOTS.
- * hp is clamped to [0, max_hp], potions_left to [0, SF_POTION_SLOTS];
- * max_hp <= 0 counts as hp/max_hp = 0. */
-double sf_value_score(int won, int hp, int max_hp, int potions_left);
+/* The label contract's facts of a finished fight (o->won, hp, max_hp,
+ * potions_left, turns, monster_hp_left, monster_hp_pool). */
+sf_fight_facts sf_fight_facts_of(const sf_outcome *o);
 
-/* sf_value_score() of a finished fight (o->won, o->hp, o->max_hp,
- * o->potions_left). */
+/* sf_value_score() of a finished fight. */
 double sf_value_of_outcome(const sf_outcome *o);
 
-/* The support of the 21-bin categorical: z_0 = 0 (death), z_i = 0.5 +
- * 0.5*(i-1)/19 for i = 1..20. i out of range returns 0. */
-double sf_value_support(int i);
+/* The highest value a rollout cut off before the fight's end can get
+ * (below SF_VALUE_WIN_MIN: an unfinished line never outranks a real win). */
+#define SF_VALUE_CUTOFF_MAX 0.45
 
-/* Project a scalar y in [0, 1] two-hot onto the 21-bin support: y lands
- * between neighbouring atoms z_l <= y <= z_{l+1} with masses proportional to
- * closeness, so sum p = 1 and E[z] = y. For a win (y >= 0.5) this is the
- * label rule x = 1 + 19*(y-0.5)/0.5, l = floor(x), w = x - l, p[l] = 1 - w,
- * p[l+1] = w; y = 0 puts all mass in bin 0; 0 < y < 0.5 mixes bins 0 and 1.
- * y is clamped to [0, 1]; NaN counts as 0. */
-void sf_value_project(double y, float p[SF_VALUE_BINS]);
-
-/* E[z] = sum_i p[i]*z_i of a 21-bin distribution (no normalisation). */
-double sf_value_mean(const float p[SF_VALUE_BINS]);
+/* The value of a position whose rollout was cut off at its ply limit:
+ * L + p*(SF_VALUE_CUTOFF_MAX - L), with L the loss score the fight would
+ * get if it were lost now and p = hp / (hp + monster HP left), a crude
+ * chance of winning. In [0, SF_VALUE_CUTOFF_MAX], so strictly below any
+ * win. */
+double sf_value_cutoff(const sf_state *s);
 
 /* CVaR_alpha of a discrete distribution, lower tail (spec §7.2,
  * Acerbi-Tasche 2002): the mean of the worst alpha of the mass, the atom at
@@ -397,9 +391,12 @@ typedef struct sf_search_result {
     sf_root_stat actions[SF_MAX_ACTIONS];
     int chosen; /* index into actions                                */
     sf_action chosen_action;
-    int chosen_reason; /* SF_CHOSEN_*                                       */
-    int select;        /* the selection rule that ran (SF_SELECT_*)         */
-    double root_value; /* v_hat: mean over trees of the root's raw value    */
+    int chosen_reason;        /* SF_CHOSEN_*                                       */
+    int select;               /* the selection rule that ran (SF_SELECT_*)         */
+    double root_raw_value;    /* v_hat: mean over trees of the evaluator's value
+                                 of the root (before any search)               */
+    double root_search_value; /* the search's value of the root: each tree's
+                                 Q(root) weighted by its N(root) (spec §5.2)   */
     double v_mix;
     int n_trees;
     double tree_value[SF_SEARCH_MAX_TREES]; /* Q(root) of each tree          */
@@ -416,6 +413,8 @@ typedef struct sf_search_result {
     uint64_t edge_pool_full;      /* leaves not expanded / simulations cut short
                                      for lack of pool room (edges, chance nodes)  */
     uint64_t feat_truncated;      /* requests whose tokens hit SF_FEAT_MAX_TOKENS */
+    uint64_t rollouts_cut_off;    /* rollouts stopped at rollout_max_plies, valued
+                                     by sf_value_cutoff() (below any win)          */
     uint32_t max_depth;           /* deepest path (decision plies)                */
 } sf_search_result;
 
@@ -507,7 +506,8 @@ int sf_search_rollout_action(const sf_state *s, double tau, uint64_t *rng, sf_ac
 
 /* Play the fight out from `s` (modified in place) with the rollout policy
  * for at most max_plies plies and return the value: the outcome score when
- * the fight ended, else a cut-off estimate (docs/search.md). */
-double sf_search_rollout(sf_state *s, double tau, int max_plies, uint64_t *rng);
+ * the fight ended, else sf_value_cutoff() (strictly below any win).
+ * *cut_off (may be NULL) receives 1 in the second case, else 0. */
+double sf_search_rollout(sf_state *s, double tau, int max_plies, uint64_t *rng, int *cut_off);
 
 #endif

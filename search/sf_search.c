@@ -86,7 +86,9 @@ static void print_json(const sf_state *st, const sf_search_config *c, const sf_s
     json_object_set_new(root, "chosen_reason", json_string(sf_cli_reason_name(r->chosen_reason)));
     json_object_set_new(root, "searched", json_boolean(r->searched));
     json_object_set_new(root, "select", json_string(sf_cli_select_name(r->select)));
-    json_object_set_new(root, "root_value", json_real(r->root_value));
+    json_object_set_new(root, "root_raw_value", json_real(r->root_raw_value));
+    json_object_set_new(root, "root_search_value", json_real(r->root_search_value));
+    json_object_set_new(root, "rollouts_cut_off", json_integer((json_int_t)r->rollouts_cut_off));
     json_object_set_new(root, "v_mix", json_real(r->v_mix));
     json_t *tv = json_array();
     for (int k = 0; k < r->n_trees; k++)
@@ -145,7 +147,8 @@ static void print_table(const sf_state *st, const sf_search_config *c, const sf_
            (unsigned long long)r->widen_new, (unsigned long long)r->widen_merged,
            (unsigned long long)r->widen_capped, (unsigned long long)r->transposition_stops,
            r->max_depth, (unsigned long long)r->edge_pool_full);
-    printf("root value %.4f, v_mix %.4f; per-tree root Q:", r->root_value, r->v_mix);
+    printf("root value: raw %.4f, searched %.4f; v_mix %.4f; per-tree root Q:", r->root_raw_value,
+           r->root_search_value, r->v_mix);
     for (int k = 0; k < r->n_trees; k++)
         printf(" %.4f", r->tree_value[k]);
     printf("\ntime %.1f ms (%.0f simulations/s)\n", seconds * 1e3,

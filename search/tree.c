@@ -387,7 +387,8 @@ static int prepare_eval(sf_tree *t) {
     if (s->cfg.evaluator != SF_EVAL_EXTERNAL) {
         const sf_identity id = t->g.nodes[t->leaf].id;
         uint64_t seed = sf_seed_derive(t->seed, id.lo, id.hi, SF_ROLLOUT_TAG);
-        sf_eval_builtin(&s->cfg, &t->work, t->leaf_actions, t->leaf_n, seed, &t->answer);
+        t->rollouts_cut_off += (uint64_t)sf_eval_builtin(&s->cfg, &t->work, t->leaf_actions,
+                                                         t->leaf_n, seed, &t->answer);
         return SF_TREE_READY;
     }
     if (s->cfg.request_feat &&
@@ -414,6 +415,7 @@ void sf_tree_reset(sf_tree *t, uint64_t seed) {
     t->depth = 0;
     t->evaluations = t->chance_nodes = t->widen_new = t->widen_merged = t->widen_capped = 0;
     t->transposition_stops = t->edge_pool_full = t->feat_truncated = t->merges = 0;
+    t->rollouts_cut_off = 0;
     t->max_depth = 0;
     t->error = 0;
     memset(&t->req, 0, sizeof t->req);

@@ -1,65 +1,23 @@
-/* value.c — the value convention shared with the label records, the 21-bin
- * projection, CVaR and bands (search.h "Value convention", spec §7). */
+/* value.c — engine outcomes scored by the label contract (label/label.h),
+ * CVaR and bands (search.h "Values", spec §7). */
 #include <math.h>
 
 #include "search/search.h"
 
-double sf_value_score(int won, int hp, int max_hp, int potions_left) {
-    if (!won)
-        return 0.0;
-    double frac = 0.0;
-    if (max_hp > 0) {
-        int h = hp < 0 ? 0 : hp > max_hp ? max_hp : hp;
-        frac = (double)h / (double)max_hp;
-    }
-    int p = potions_left < 0 ? 0 : potions_left > SF_POTION_SLOTS ? SF_POTION_SLOTS : potions_left;
-    return 0.5 + 0.45 * frac + 0.05 * (double)p / (double)SF_POTION_SLOTS;
+sf_fight_facts sf_fight_facts_of(const sf_outcome *o) {
+    sf_fight_facts f = {.won = o->won,
+                        .hp = o->hp,
+                        .max_hp = o->max_hp,
+                        .potions_left = o->potions_left,
+                        .turns = o->turns,
+                        .monster_hp_left = o->monster_hp_left,
+                        .monster_hp_pool = o->monster_hp_pool};
+    return f;
 }
 
 double sf_value_of_outcome(const sf_outcome *o) {
-    return sf_value_score(o->won, o->hp, o->max_hp, o->potions_left);
-}
-
-double sf_value_support(int i) {
-    if (i <= 0 || i >= SF_VALUE_BINS)
-        return 0.0;
-    return 0.5 + 0.5 * (double)(i - 1) / 19.0;
-}
-
-void sf_value_project(double y, float p[SF_VALUE_BINS]) {
-    for (int i = 0; i < SF_VALUE_BINS; i++)
-        p[i] = 0.0f;
-    if (!(y > 0.0)) { /* also NaN */
-        p[0] = 1.0f;
-        return;
-    }
-    if (y >= 1.0) {
-        p[SF_VALUE_BINS - 1] = 1.0f;
-        return;
-    }
-    if (y < 0.5) { /* between death (z_0 = 0) and z_1 = 0.5 */
-        double w = y / 0.5;
-        p[0] = (float)(1.0 - w);
-        p[1] = (float)w;
-        return;
-    }
-    /* A win: x = 1 + 19*(y-0.5)/0.5 in [1, 20), two-hot over bins 1..20. */
-    double x = 1.0 + 19.0 * (y - 0.5) / 0.5;
-    int l = (int)floor(x);
-    if (l >= SF_VALUE_BINS - 1) {
-        p[SF_VALUE_BINS - 1] = 1.0f;
-        return;
-    }
-    double w = x - (double)l;
-    p[l] = (float)(1.0 - w);
-    p[l + 1] = (float)w;
-}
-
-double sf_value_mean(const float p[SF_VALUE_BINS]) {
-    double m = 0.0;
-    for (int i = 1; i < SF_VALUE_BINS; i++)
-        m += (double)p[i] * sf_value_support(i);
-    return m;
+    sf_fight_facts f = sf_fight_facts_of(o);
+    return sf_value_score(&f);
 }
 
 /* j = min{k : sum_{i<=k} p_i >= alpha};

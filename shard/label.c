@@ -1,52 +1,9 @@
-/* label.c — the label record's format rules and the outcome value target. */
+/* label.c — the label record's format rules (docs/format.md); the value
+ * targets follow the label contract (label/label.h). */
 #include <math.h>
 #include <string.h>
 
 #include "shard/internal.h"
-
-int sf_shard_value_target(int won, int final_hp, int max_hp, int potions_left,
-                          float bins[SF_VALUE_BINS], float *y, sf_err *err) {
-    if (max_hp < 1 || final_hp < 0 || final_hp > max_hp)
-        return sf_err_set(err, SF_EINVAL, "value target: final_hp %d outside 0..max_hp %d",
-                          final_hp, max_hp);
-    if (potions_left < 0 || potions_left > 3)
-        return sf_err_set(err, SF_EINVAL, "value target: potions_left %d outside 0..3",
-                          potions_left);
-    if (won && final_hp == 0)
-        return sf_err_set(err, SF_EINVAL, "value target: a won fight with final_hp 0");
-    for (int i = 0; i < SF_VALUE_BINS; i++)
-        bins[i] = 0.0f;
-    if (!won) {
-        bins[0] = 1.0f;
-        if (y)
-            *y = 0.0f;
-        return SF_OK;
-    }
-    /* search_spec §7.1, bin 0 reserved for death: the win score
-     * y in [0.5, 1] maps linearly onto x in [1, 20] and is split two-hot
-     * between the neighbouring bins. */
-    double yy = 0.5 + 0.45 * (double)final_hp / (double)max_hp + 0.05 * potions_left / 3.0;
-    double x = 1.0 + 19.0 * (yy - 0.5) / 0.5;
-    double l = floor(x);
-    double w = x - l;
-    if (w > 1.0 - 1e-9) { /* rounding just below an integer */
-        l += 1.0;
-        w = 0.0;
-    } else if (w < 1e-9) {
-        w = 0.0;
-    }
-    int li = (int)l;
-    if (li > SF_VALUE_BINS - 1) {
-        li = SF_VALUE_BINS - 1;
-        w = 0.0;
-    }
-    bins[li] = (float)(1.0 - w);
-    if (li < SF_VALUE_BINS - 1)
-        bins[li + 1] = (float)w;
-    if (y)
-        *y = (float)yy;
-    return SF_OK;
-}
 
 /* ---- format rules ---------------------------------------------------------- */
 
@@ -189,6 +146,41 @@ static int check_outcome(const Spirefleet__Outcome *o, sf_err *err) {
                           o->max_hp);
     if (!isfinite(o->value) || o->value < 0.0f || o->value > 1.0f)
         return sf_err_set(err, SF_EINVAL, "outcome.value = %g outside [0, 1]", (double)o->value);
+    if (o->engine_limit && o->won)
+        return sf_err_set(err, SF_EINVAL, "outcome: an engine-limit end that is won");
+    if (o->won && o->final_hp == 0)
+        return sf_err_set(err, SF_EINVAL, "outcome: a won fight with final_hp 0");
+    if (o->potions_left > SF_VALUE_POTION_SLOTS)
+        return sf_err_set(err, SF_EINVAL, "outcome.potions_left = %u outside 0..%d",
+                          o->potions_left, SF_VALUE_POTION_SLOTS);
+    if (o->monster_hp_left > o->monster_hp_pool || o->monster_hp_pool > 0xFFFF)
+        return sf_err_set(err, SF_EINVAL,
+                          "outcome: monster_hp_left %u above monster_hp_pool %u (the pool "
+                          "holds every monster's HP)",
+                          o->monster_hp_left, o->monster_hp_pool);
+    /* The targets are the contract's function of the facts recorded beside
+     * them: y from the facts, and the bins encoding exactly y. */
+    sf_fight_facts f = {.won = o->won,
+                        .hp = (int)o->final_hp,
+                        .max_hp = (int)o->max_hp,
+                        .potions_left = (int)o->potions_left,
+                        .turns = o->turns > 0xFFFF ? 0xFFFF : (int)o->turns,
+                        .monster_hp_left = (int)o->monster_hp_left,
+                        .monster_hp_pool = (int)o->monster_hp_pool};
+    double y = sf_value_score(&f);
+    if (fabs((double)o->value - y) > 1e-6)
+        return sf_err_set(err, SF_EINVAL,
+                          "outcome.value = %.7f, but the outcome's facts score %.7f "
+                          "(label/label.h)",
+                          (double)o->value, y);
+    float want[SF_VALUE_BINS];
+    sf_value_project(y, want);
+    for (int k = 0; k < SF_VALUE_BINS; k++)
+        if (fabsf(o->value_bins[k] - want[k]) > 1e-5f)
+            return sf_err_set(err, SF_EINVAL,
+                              "outcome.value_bins[%d] = %.6f, but the projection of value %.6f "
+                              "puts %.6f there",
+                              k, (double)o->value_bins[k], y, (double)want[k]);
     return SF_OK;
 }
 
@@ -238,8 +230,9 @@ int sf_shard_record_check(const Spirefleet__LabelRecord *rec, sf_err *err) {
     if (!rec)
         return sf_err_set(err, SF_EINVAL, "record: NULL");
     if (rec->schema_version != SF_LABEL_SCHEMA_VERSION)
-        return sf_err_set(err, SF_EVERSION, "schema_version %u, this reader knows %d",
-                          rec->schema_version, SF_LABEL_SCHEMA_VERSION);
+        return sf_err_set(err, SF_EVERSION, "schema_version %u, this reader knows %d (%s)",
+                          rec->schema_version, SF_LABEL_SCHEMA_VERSION,
+                          sf_label_schema_note(rec->schema_version));
     if (!rec->ids)
         return sf_err_set(err, SF_EINVAL, "ids: missing");
     uint32_t T = 0, Q = 0;

@@ -28,8 +28,9 @@ int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManife
         rc = sf_err_set(err, SF_EVERSION, "manifest: format_version %u, this reader knows %d",
                         m->format_version, SF_SHARD_FORMAT_VERSION);
     else if (m->schema_version != SF_LABEL_SCHEMA_VERSION)
-        rc = sf_err_set(err, SF_EVERSION, "manifest: schema_version %u, this reader knows %d",
-                        m->schema_version, SF_LABEL_SCHEMA_VERSION);
+        rc = sf_err_set(err, SF_EVERSION, "manifest: schema_version %u, this reader knows %d (%s)",
+                        m->schema_version, SF_LABEL_SCHEMA_VERSION,
+                        sf_label_schema_note(m->schema_version));
     else if (m->content_digest.len != SF_SHARD_DIGEST_BYTES)
         rc = sf_err_set(err, SF_ECORRUPT, "manifest: content_digest has %zu bytes, expected %d",
                         m->content_digest.len, SF_SHARD_DIGEST_BYTES);

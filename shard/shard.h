@@ -66,15 +66,16 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "label/label.h"
 #include "proto/label.pb-c.h"
 
 /* ---------------------------------------------------------------------------
  * Format constants
  * ------------------------------------------------------------------------- */
 
-/* LabelRecord.schema_version and ShardManifest.schema_version this code
- * writes and the only one it reads. */
-#define SF_LABEL_SCHEMA_VERSION 1
+/* LabelRecord.schema_version and ShardManifest.schema_version:
+ * SF_LABEL_SCHEMA_VERSION of the label contract (label/label.h), the only
+ * one this code writes and reads. */
 /* ShardManifest.format_version: the block layout and seal trailer. */
 #define SF_SHARD_FORMAT_VERSION 1
 
@@ -89,39 +90,9 @@
 
 #define SF_SHARD_DIGEST_BYTES 32 /* SHA-256 */
 
-/* Outcome value target: 21 bins, bin 0 = death (search_spec §7.1 with the
- * death-only option). */
-#define SF_VALUE_BINS 21
-
-/* Forecast targets: h = 1..SF_FORECAST_H player turns ahead, one column per
- * quantity below (Forecast.target is f32 [SF_FORECAST_H, SF_FORECAST_COLS]). */
-#define SF_FORECAST_H 4
-enum {
-    SF_FORECAST_PLAYER_HP = 0,        /* player HP at the start of turn t+h  */
-    SF_FORECAST_PLAYER_BLOCK = 1,     /* player block then (after the draw)  */
-    SF_FORECAST_INCOMING_DAMAGE = 2,  /* damage announced by intents then    */
-    SF_FORECAST_MONSTER_HP_TOTAL = 3, /* HP summed over living monsters      */
-    SF_FORECAST_MONSTERS_ALIVE = 4,   /* living monsters                     */
-    SF_FORECAST_COLS = 5
-};
-
 /* ---------------------------------------------------------------------------
  * Label helpers
  * ------------------------------------------------------------------------- */
-
-/* The outcome value target of a finished fight.
- *   y = 0 when lost; otherwise y = 0.5 + 0.45*final_hp/max_hp
- *                                   + 0.05*potions_left/3.
- * bins[21] receives the categorical: a loss puts mass 1 on bin 0; a win
- * projects x = 1 + 19*(y - 0.5)/0.5 two-hot onto bins 1..20 (l = floor(x),
- * w = x - l: bins[l] = 1 - w, bins[l+1] = w), whose support is
- * z_i = 0.5 + 0.5*(i-1)/19 (z_0 = 0), so sum_i bins[i]*z_i = y.
- * Source: search_spec §7.1 (MuZero two-hot, bin 0 reserved for death).
- * `*y` (may be NULL) receives y. Errors: SF_EINVAL for max_hp < 1,
- * final_hp outside 0..max_hp, potions_left outside 0..3, or a win with
- * final_hp = 0. */
-int sf_shard_value_target(int won, int final_hp, int max_hp, int potions_left,
-                          float bins[SF_VALUE_BINS], float *y, sf_err *err);
 
 /* Check a record against the format rules of docs/format.md: the schema
  * version; every Tensor's dtype, rank and byte length; T and Q agreeing

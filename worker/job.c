@@ -19,8 +19,8 @@
 
 #define MAX_FIGHTS_PER_SEED (SF_GAUNTLET_MAX)
 #define MAX_TURNS           256
-#define FORECAST_H          4
-#define FORECAST_COLS       5
+#define FORECAST_H          SF_FORECAST_H
+#define FORECAST_COLS       SF_FORECAST_COLS
 
 /* ------------------------------------------------------------------------
  * Records kept until the shard is written
@@ -29,8 +29,8 @@
 typedef struct label {
     uint32_t fight_index, ply, turn;
     int T, Q, searched, n_trees;
-    uint32_t chosen, simulations, fallbacks;
-    float root_value;
+    uint32_t chosen, simulations, fallbacks, rollouts_cut_off;
+    float root_raw_value, root_search_value;
     float tree_value[SF_SEARCH_MAX_TREES];
     float forecast[FORECAST_H][FORECAST_COLS];
     uint8_t mask[FORECAST_H];
@@ -109,14 +109,17 @@ static int fight_push(fight_rec *f, label *l) {
     return SF_OK;
 }
 
+/* The forecast columns of label/label.h, observed at the first decision of
+ * a turn. The block column is the block the player met the monsters' turn
+ * with (just before this one): the block held now has just been reset. */
 static void observe5(const sf_state *s, float out[FORECAST_COLS]) {
     sf_observation o;
     sf_engine_observe(s, &o);
-    out[0] = (float)o.hp;
-    out[1] = (float)o.block;
-    out[2] = (float)o.incoming_damage;
-    out[3] = (float)o.monster_hp_total;
-    out[4] = (float)o.monsters_alive;
+    out[SF_FORECAST_PLAYER_HP] = (float)o.hp;
+    out[SF_FORECAST_BLOCK_AT_ENEMY_TURN] = (float)o.block_at_enemy_turn;
+    out[SF_FORECAST_INCOMING_DAMAGE] = (float)o.incoming_damage;
+    out[SF_FORECAST_MONSTER_HP_TOTAL] = (float)o.monster_hp_total;
+    out[SF_FORECAST_MONSTERS_ALIVE] = (float)o.monsters_alive;
 }
 
 /* ------------------------------------------------------------------------
@@ -203,7 +206,8 @@ typedef struct job_ctx {
     atomic_uint_fast64_t next_seed;
     atomic_uint_fast64_t fights_done, labels_done;
     atomic_uint_fast64_t simulations, fallbacks_search, fallbacks_eval, decisions, searched;
-    atomic_uint_fast64_t wins;
+    atomic_uint_fast64_t wins, engine_limits, unsearched_dropped, rollouts_cut_off;
+    int keep_unsearched;
     atomic_int failed;
     pthread_mutex_t err_lock;
     sf_err err;
@@ -311,10 +315,39 @@ static void teacher(const job_ctx *jc, const slot *sl, label *l) {
     }
 }
 
+/* Observe the first decision of each turn (the forecasts' source). */
+static void note_turn(slot *sl) {
+    sf_observation o;
+    sf_engine_observe(&sl->truth, &o);
+    if (o.turn >= 0 && o.turn <= MAX_TURNS && !sl->fight->turn_obs[o.turn].seen) {
+        sl->fight->turn_obs[o.turn].seen = 1;
+        observe5(&sl->truth, sl->fight->turn_obs[o.turn].v);
+    }
+}
+
+static int apply_chosen(job_ctx *jc, slot *sl, sf_action chosen, sf_err *err) {
+    atomic_fetch_add(&jc->decisions, 1);
+    if (sf_engine_apply(&sl->truth, chosen, NULL) < 0)
+        return sf_err_set(err, SF_EINVAL, "seed %llu: the search chose an illegal action",
+                          (unsigned long long)sl->rec->game_seed);
+    sl->ply++;
+    return SF_OK;
+}
+
+/* A decision with one legal action under labels.unsearched = drop: no
+ * label, but the turn is still observed for the others' forecasts. */
+static int skip_and_apply(job_ctx *jc, slot *sl, sf_action chosen, sf_err *err) {
+    note_turn(sl);
+    atomic_fetch_add(&jc->unsearched_dropped, 1);
+    return apply_chosen(jc, sl, chosen, err);
+}
+
 /* Record the decision the slot is at (with `res`, or unsearched when
  * res == NULL) and apply `chosen`. */
 static int record_and_apply(job_ctx *jc, slot *sl, const sf_action *actions, int n,
                             const sf_search_result *res, sf_action chosen, sf_err *err) {
+    if (!res && !jc->keep_unsearched)
+        return skip_and_apply(jc, sl, chosen, err);
     const int max_q = SF_FEAT_MAX_QUERIES;
     sf_feat *feat = malloc(sizeof *feat);
     if (!feat)
@@ -351,7 +384,10 @@ static int record_and_apply(job_ctx *jc, slot *sl, const sf_action *actions, int
             l->cq[i] = (float)res->actions[i].completed_q;
             l->pi[i] = (float)res->actions[i].policy;
         }
-        l->root_value = (float)res->root_value;
+        l->root_raw_value = (float)res->root_raw_value;
+        l->root_search_value = (float)res->root_search_value;
+        l->rollouts_cut_off = (uint32_t)res->rollouts_cut_off;
+        atomic_fetch_add(&jc->rollouts_cut_off, res->rollouts_cut_off);
         l->fallbacks = sl->eval_fallbacks;
         l->simulations = (uint32_t)res->simulations;
         l->n_trees = res->n_trees;
@@ -365,22 +401,14 @@ static int record_and_apply(job_ctx *jc, slot *sl, const sf_action *actions, int
         l->pi[0] = 1.0f;
         l->n_trees = 0;
     }
-    if (o.turn >= 0 && o.turn <= MAX_TURNS && !sl->fight->turn_obs[o.turn].seen) {
-        sl->fight->turn_obs[o.turn].seen = 1;
-        observe5(&sl->truth, sl->fight->turn_obs[o.turn].v);
-    }
+    note_turn(sl);
     teacher(jc, sl, l);
     int rc = fight_push(sl->fight, l);
     if (rc < 0) {
         free(l);
         return sf_err_set(err, rc, "out of memory");
     }
-    atomic_fetch_add(&jc->decisions, 1);
-    if (sf_engine_apply(&sl->truth, chosen, NULL) < 0)
-        return sf_err_set(err, SF_EINVAL, "seed %llu: the search chose an illegal action",
-                          (unsigned long long)sl->rec->game_seed);
-    sl->ply++;
-    return SF_OK;
+    return apply_chosen(jc, sl, chosen, err);
 }
 
 /* The fight ended: outcome and forecast targets for every decision. */
@@ -389,6 +417,8 @@ static void finish_fight(job_ctx *jc, slot *sl) {
     sf_engine_outcome(&sl->truth, &f->outcome);
     if (f->outcome.won)
         atomic_fetch_add(&jc->wins, 1);
+    if (f->outcome.engine_limit)
+        atomic_fetch_add(&jc->engine_limits, 1);
     for (int i = 0; i < f->n_labels; i++) {
         label *l = f->labels[i];
         for (int h = 0; h < FORECAST_H; h++) {
@@ -500,8 +530,10 @@ static void evaluate(job_ctx *jc, void *session, const sf_eval_request **reqs, i
         sf_state s = *reqs[i]->state;
         uint64_t rng = sf_seed_derive(reqs[i]->ticket, (uint64_t)reqs[i]->tree, 0x65766c, 0);
         memset(&ans[i], 0, sizeof ans[i]);
+        int cut_off = 0;
         ans[i].value = sf_search_rollout(&s, jc->cfg->search.rollout_tau,
-                                         (int)jc->cfg->search.max_rollout_plies, &rng);
+                                         (int)jc->cfg->search.max_rollout_plies, &rng, &cut_off);
+        atomic_fetch_add(&jc->rollouts_cut_off, (uint64_t)cut_off);
         atomic_fetch_add(&jc->fallbacks_eval, 1);
         ((slot *)reqs[i]->user)->eval_fallbacks++;
     }
@@ -651,7 +683,9 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     sr_msg.n_policy = Q;
     sr_msg.policy = l->pi;
     sr_msg.chosen = l->chosen;
-    sr_msg.root_value = l->root_value;
+    sr_msg.root_raw_value = l->root_raw_value;
+    sr_msg.root_search_value = l->root_search_value;
+    sr_msg.rollouts_cut_off = l->rollouts_cut_off;
     sr_msg.simulations = l->simulations;
     sr_msg.trees = (uint32_t)l->n_trees;
     sr_msg.n_tree_root_values = (size_t)l->n_trees;
@@ -660,8 +694,7 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     sr_msg.fallbacks = l->fallbacks;
 
     float bins[SF_VALUE_BINS];
-    double y =
-        sf_value_score(f->outcome.won, f->outcome.hp, f->outcome.max_hp, f->outcome.potions_left);
+    double y = sf_value_of_outcome(&f->outcome);
     sf_value_project(y, bins);
     out.won = f->outcome.won;
     out.final_hp = (uint32_t)(f->outcome.hp > 0 ? f->outcome.hp : 0);
@@ -669,6 +702,9 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     out.turns = (uint32_t)f->outcome.turns;
     out.potions_used = (uint32_t)f->outcome.potions_used;
     out.potions_left = (uint32_t)f->outcome.potions_left;
+    out.monster_hp_left = (uint32_t)f->outcome.monster_hp_left;
+    out.monster_hp_pool = (uint32_t)f->outcome.monster_hp_pool;
+    out.engine_limit = f->outcome.engine_limit != 0;
     out.n_value_bins = SF_VALUE_BINS;
     out.value_bins = bins;
     out.value = (float)y;
@@ -712,6 +748,7 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     jc->job = job;
     jc->opts = opts;
     jc->gauntlet = !strcmp(cfg->play.mode, "gauntlet");
+    jc->keep_unsearched = !strcmp(cfg->labels.unsearched, "keep");
     pthread_mutex_init(&jc->err_lock, NULL);
     search_config(cfg, external, &jc->scfg);
     int rc = base_spec(cfg, &jc->base, err);
@@ -776,6 +813,18 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     Spirefleet__JobStats st = SPIREFLEET__JOB_STATS__INIT;
     Spirefleet__Counter kinds[2] = {SPIREFLEET__COUNTER__INIT, SPIREFLEET__COUNTER__INIT};
     Spirefleet__Counter *kp[2] = {&kinds[0], &kinds[1]};
+    /* Counters a trainer filters or checks by (docs/format.md "JobStats"). */
+    Spirefleet__Counter cs[3] = {SPIREFLEET__COUNTER__INIT, SPIREFLEET__COUNTER__INIT,
+                                 SPIREFLEET__COUNTER__INIT};
+    Spirefleet__Counter *cp[3] = {&cs[0], &cs[1], &cs[2]};
+    cs[0].name = (char *)"engine_limit_fights";
+    cs[0].value = atomic_load(&jc->engine_limits);
+    cs[1].name = (char *)"rollouts_cut_off";
+    cs[1].value = atomic_load(&jc->rollouts_cut_off);
+    cs[2].name = (char *)"unsearched_dropped";
+    cs[2].value = atomic_load(&jc->unsearched_dropped);
+    st.n_counters = 3;
+    st.counters = cp;
     kinds[0].name = (char *)"search";
     kinds[0].value = res->fallbacks_search;
     kinds[1].name = (char *)"evaluator";

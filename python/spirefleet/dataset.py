@@ -7,6 +7,12 @@ order on every machine, whatever order the paths were given in. Call
 ``set_epoch(e)`` between epochs for a new order. With ``shuffle=False`` the
 order is shard by shard, record by record.
 
+Fights that ended on the engine's pile capacity (``outcome.engine_limit``,
+not a game outcome) are left out by default (``skip_engine_limit``); the
+manifests' ``engine_limit_fights`` counter says which shards hold any, so
+only those are scanned. ``skipped_engine_limit`` counts the records left
+out.
+
 When PyTorch is importable the class is a ``torch.utils.data.Dataset`` and
 works with a DataLoader (use the default sampler: the dataset shuffles
 itself). Shards are opened lazily in whichever process reads them, so
@@ -18,6 +24,7 @@ import os
 
 import numpy as np
 
+from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
 from .shard import SHARD_SUFFIX, open_shard
 
 try:  # optional: a PyTorch-style dataset when torch is there
@@ -48,7 +55,7 @@ class ShardDataset(_Base):
     layout; transform defaults to the identity).
     """
 
-    def __init__(self, paths, shuffle=True, seed=0, transform=None):
+    def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True):
         self.paths = expand_paths(paths)
         if not self.paths:
             raise ValueError("ShardDataset: no shards in %r" % (paths,))
@@ -57,10 +64,20 @@ class ShardDataset(_Base):
         self.transform = transform
         counts = []
         self.manifests = []
+        self._keep = []  # per shard: None (every record) or the kept indices
+        self.skipped_engine_limit = 0
         for p in self.paths:
             with open_shard(p) as s:
-                counts.append(len(s))
                 self.manifests.append(s.manifest)
+                stats = s.manifest.get("stats") or {}
+                limited = (stats.get("counters") or {}).get("engine_limit_fights", 0)
+                keep = None
+                if skip_engine_limit and limited:
+                    keep = np.array([i for i in range(len(s))
+                                     if not s.record(i).outcome.engine_limit], np.int64)
+                    self.skipped_engine_limit += len(s) - len(keep)
+                self._keep.append(keep)
+                counts.append(len(s) if keep is None else len(keep))
         self.offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         self.epoch = 0
         self._order = None
@@ -85,7 +102,9 @@ class ShardDataset(_Base):
         """(shard path, record index in it) of dataset item i."""
         j = int(self._order[i])
         k = int(np.searchsorted(self.offsets, j, side="right")) - 1
-        return self.paths[k], j - int(self.offsets[k])
+        local = j - int(self.offsets[k])
+        keep = self._keep[k]
+        return self.paths[k], local if keep is None else int(keep[local])
 
     def _reader(self, path):
         if self._pid != os.getpid():  # a forked worker: open our own
@@ -138,9 +157,9 @@ def pad_batch(records):
         "query_cont": np.zeros((b, q_max, g), np.float32),
         "query_mask": np.zeros((b, q_max), np.bool_),
         "policy": np.zeros((b, q_max), np.float32),
-        "value_bins": np.zeros((b, 21), np.float32),
-        "forecast": np.zeros((b, 4, 5), np.float32),
-        "forecast_mask": np.zeros((b, 4), np.uint8),
+        "value_bins": np.zeros((b, VALUE_BINS), np.float32),
+        "forecast": np.zeros((b, FORECAST_H, len(FORECAST_COLUMNS)), np.float32),
+        "forecast_mask": np.zeros((b, FORECAST_H), np.uint8),
     }
     for k, r in enumerate(records):
         inp = r["inputs"]

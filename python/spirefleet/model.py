@@ -51,10 +51,11 @@ NQCONT = 8
 NTYPES = 12
 VOCAB = (512, 32, 32, 16)
 
-VALUE_BINS = 21
-HORIZONS = 4
-FORECAST_TARGETS = ("player_hp", "player_block", "incoming_damage",
-                    "monster_hp_total", "monsters_alive")
+# The heads' targets: the label contract (label/label.h, generated contract.py).
+from .contract import FORECAST_COLUMNS as FORECAST_TARGETS  # noqa: E402
+from .contract import FORECAST_H as HORIZONS  # noqa: E402
+from .contract import SCHEMA_VERSION as LABEL_SCHEMA_VERSION  # noqa: E402
+from .contract import VALUE_BINS  # noqa: E402
 POLICY_INPUT = "card,target,query_cont"
 BUNDLE_FORMAT = "spirefleet-model"
 BUNDLE_FORMAT_VERSION = 1
@@ -482,6 +483,7 @@ def bundle_metadata(arch_name, arch, canary_count, tolerance, extra=None):
         "value_bins": str(VALUE_BINS),
         "forecast_horizons": str(HORIZONS),
         "forecast_targets": ",".join(FORECAST_TARGETS),
+        "label_schema_version": str(LABEL_SCHEMA_VERSION),
         "gelu": "erf",
         "pooling": "mean",
         "policy_input": POLICY_INPUT,
@@ -531,6 +533,10 @@ def load_bundle(path):
         raise ValueError(f"{path}: not a spirefleet model bundle")
     if meta.get("tokenizer_version") != str(FEAT_VERSION):
         raise ValueError(f"{path}: unsupported tokenizer version {meta.get('tokenizer_version')}")
+    if meta.get("label_schema_version") != str(LABEL_SCHEMA_VERSION):
+        raise ValueError(f"{path}: metadata label_schema_version is "
+                         f"{meta.get('label_schema_version', '(missing)')}; this reader's heads "
+                         f"predict the targets of label schema {LABEL_SCHEMA_VERSION}")
     arch = {k: int(meta[k]) for k in ARCH_KEYS}
     weights = {k: tensors[k] for k, _ in weight_specs(arch)}
     canary = expected = None

@@ -22,13 +22,10 @@ import numpy as np
 import zstandard
 
 from . import label_pb2
+from .contract import (FORECAST_COLUMNS, FORECAST_H, SCHEMA_VERSION, VALUE_BINS,  # noqa: F401
+                       VALUE_SUPPORT, schema_note)
 
-SCHEMA_VERSION = 1
 FORMAT_VERSION = 1
-VALUE_BINS = 21
-FORECAST_H = 4
-FORECAST_COLUMNS = ("player_hp", "player_block", "incoming_damage",
-                    "monster_hp_total", "monsters_alive")
 SHARD_SUFFIX = ".shard"
 TEMP_SUFFIX = ".tmp"
 
@@ -82,14 +79,19 @@ def record_to_dict(rec):
             "q": np.array(s.q, dtype=np.float32),
             "completed_q": np.array(s.completed_q, dtype=np.float32),
             "policy": np.array(s.policy, dtype=np.float32),
-            "chosen": s.chosen, "root_value": np.float32(s.root_value),
+            "chosen": s.chosen,
+            "root_raw_value": np.float32(s.root_raw_value),
+            "root_search_value": np.float32(s.root_search_value),
             "simulations": s.simulations, "trees": s.trees,
             "tree_root_values": np.array(s.tree_root_values, dtype=np.float32),
             "searched": s.searched, "fallbacks": s.fallbacks,
+            "rollouts_cut_off": s.rollouts_cut_off,
         },
         "outcome": {
             "won": o.won, "final_hp": o.final_hp, "max_hp": o.max_hp, "turns": o.turns,
             "potions_used": o.potions_used, "potions_left": o.potions_left,
+            "monster_hp_left": o.monster_hp_left, "monster_hp_pool": o.monster_hp_pool,
+            "engine_limit": o.engine_limit,
             "value_bins": np.array(o.value_bins, dtype=np.float32),
             "value": np.float32(o.value),
         },
@@ -106,6 +108,13 @@ def record_to_dict(rec):
             "coverage": tensor_to_numpy(rec.teacher.coverage),
         }
     return out
+
+
+def value_of_bins(bins):
+    """The scalar a 21-bin value distribution encodes: sum_i bins[i]*z_i over
+    the label contract's supports (``contract.VALUE_SUPPORT``). Works on a
+    [..., 21] array."""
+    return np.asarray(bins, dtype=np.float64) @ np.asarray(VALUE_SUPPORT, dtype=np.float64)
 
 
 def manifest_to_dict(m):
@@ -255,8 +264,9 @@ class Shard:
             raise ShardError("version", "%s: manifest: format_version %d, this reader knows %d"
                              % (path, m.format_version, FORMAT_VERSION))
         if m.schema_version != SCHEMA_VERSION:
-            raise ShardError("version", "%s: manifest: schema_version %d, this reader knows %d"
-                             % (path, m.schema_version, SCHEMA_VERSION))
+            raise ShardError("version", "%s: manifest: schema_version %d, this reader knows %d (%s)"
+                             % (path, m.schema_version, SCHEMA_VERSION,
+                                schema_note(m.schema_version)))
         if len(m.content_digest) != 32:
             raise ShardError("corrupt", "%s: manifest: content_digest has %d bytes"
                              % (path, len(m.content_digest)))
@@ -363,8 +373,9 @@ class Shard:
             raise ShardError("format", "%s: record %d: does not decode (%s)"
                              % (self.path, i, e)) from None
         if rec.schema_version != SCHEMA_VERSION:
-            raise ShardError("version", "%s: record %d: schema_version %d, this reader knows %d"
-                             % (self.path, i, rec.schema_version, SCHEMA_VERSION))
+            raise ShardError("version", "%s: record %d: schema_version %d, this reader knows %d (%s)"
+                             % (self.path, i, rec.schema_version, SCHEMA_VERSION,
+                                schema_note(rec.schema_version)))
         return rec
 
     def __getitem__(self, i):

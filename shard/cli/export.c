@@ -130,7 +130,9 @@ static int add_record(void *ctx, uint64_t i, const Spirefleet__LabelRecord *r, s
                   4 * s->n_tree_root_values)) < 0)
         return rc;
     PUT_SCALAR(x, "chosen", "<u4", uint32_t, s->chosen);
-    PUT_SCALAR(x, "root_value", "<f4", float, s->root_value);
+    PUT_SCALAR(x, "root_raw_value", "<f4", float, s->root_raw_value);
+    PUT_SCALAR(x, "root_search_value", "<f4", float, s->root_search_value);
+    PUT_SCALAR(x, "rollouts_cut_off", "<u4", uint32_t, s->rollouts_cut_off);
     PUT_SCALAR(x, "simulations", "<u4", uint32_t, s->simulations);
     PUT_SCALAR(x, "trees", "<u4", uint32_t, s->trees);
     PUT_SCALAR(x, "searched", "|u1", uint8_t, s->searched);
@@ -143,6 +145,9 @@ static int add_record(void *ctx, uint64_t i, const Spirefleet__LabelRecord *r, s
     PUT_SCALAR(x, "turns", "<u4", uint32_t, o->turns);
     PUT_SCALAR(x, "potions_used", "<u4", uint32_t, o->potions_used);
     PUT_SCALAR(x, "potions_left", "<u4", uint32_t, o->potions_left);
+    PUT_SCALAR(x, "monster_hp_left", "<u4", uint32_t, o->monster_hp_left);
+    PUT_SCALAR(x, "monster_hp_pool", "<u4", uint32_t, o->monster_hp_pool);
+    PUT_SCALAR(x, "engine_limit", "|u1", uint8_t, o->engine_limit);
     PUT_SCALAR(x, "value", "<f4", float, o->value);
     if ((rc = put(x, "value_bins", "<f4", 4, 2, SF_VALUE_BINS, 0, o->value_bins,
                   4 * SF_VALUE_BINS)) < 0 ||

@@ -149,11 +149,13 @@ static void summary_line(uint64_t i, const Spirefleet__LabelRecord *r) {
     for (size_t k = 0; k < r->search->n_visits; k++)
         visits += r->search->visits[k];
     printf("#%" PRIu64 " seed=%" PRIu64 " fight=%u ply=%u turn=%u enc=%s T=%u Q=%u chosen=%u "
-           "visits=%" PRIu64 " root=%.4f won=%d hp=%u/%u y=%.4f\n",
+           "visits=%" PRIu64 " root=%.4f/%.4f won=%d hp=%u/%u y=%.4f%s\n",
            i, r->ids->game_seed, r->ids->fight_index, r->ids->decision_index, r->ids->turn,
            r->ids->encounter[0] ? r->ids->encounter : "-", r->inputs->token_type->shape[0],
-           r->inputs->query->shape[0], r->search->chosen, visits, (double)r->search->root_value,
-           r->outcome->won, r->outcome->final_hp, r->outcome->max_hp, (double)r->outcome->value);
+           r->inputs->query->shape[0], r->search->chosen, visits, (double)r->search->root_raw_value,
+           (double)r->search->root_search_value, r->outcome->won, r->outcome->final_hp,
+           r->outcome->max_hp, (double)r->outcome->value,
+           r->outcome->engine_limit ? " engine-limit" : "");
 }
 
 static int print_record(uint64_t i, const Spirefleet__LabelRecord *rec, int as_json) {

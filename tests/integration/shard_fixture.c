@@ -6,7 +6,8 @@
  *
  * Writes OUTDIR/a.shard (300 typical synthetic records, job 7),
  * OUTDIR/b.shard (120 dense records, job 8, zstd level 9, teacher block on
- * every 3rd record) and OUTDIR/expected.jsonl: per shard one line
+ * every 3rd record, two of its six fights ending as engine-limit losses) and OUTDIR/expected.jsonl:
+ * per shard one line
  * {"shard", "digest", "records", "job_id", "seed_first", "seed_last"} and
  * then one line {"shard", "index", "record"} per record, the record as the
  * generator built it (in memory, before the writer saw it) in the JSON
@@ -36,9 +37,13 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
     if (!s)
         return 1;
     json_t *lines = json_array();
-    uint64_t smin = UINT64_MAX, smax = 0;
+    uint64_t smin = UINT64_MAX, smax = 0, limited = 0, last_fight = UINT64_MAX;
     for (uint64_t i = 0; i < n; i++) {
         synth_fill(s, p, i);
+        uint64_t fight = s->ids.game_seed * 12 + s->ids.fight_index;
+        if (s->outcome.engine_limit && fight != last_fight)
+            limited++;
+        last_fight = fight;
         if (sf_shard_writer_append(w, &s->rec, &err) < 0) {
             fprintf(stderr, "shard-fixture: %s\n", err.msg);
             free(s);
@@ -58,6 +63,11 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
     free(s);
     Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
     Spirefleet__Counter c = SPIREFLEET__COUNTER__INIT, *cs[1] = {&c};
+    Spirefleet__Counter lc = SPIREFLEET__COUNTER__INIT, *lcs[1] = {&lc};
+    lc.name = "engine_limit_fights";
+    lc.value = limited;
+    stats.n_counters = 1;
+    stats.counters = lcs;
     stats.decisions = n;
     stats.fallbacks = 1;
     c.name = "eval_timeout";
@@ -116,6 +126,7 @@ int main(int argc, char **argv) {
     b.seed_base = 50000;
     b.dense = 1;
     b.teacher_every = 3;
+    b.engine_limit_every = 5;
     sf_shard_writer_opts bo = {.zstd_level = 9, .block_bytes = 32 << 10};
     int rc = write_one(argv[1], "a.shard", &a, 300, NULL, out, 1) ||
              write_one(argv[1], "b.shard", &b, 120, &bo, out, 1);

@@ -61,12 +61,14 @@ def compare_record(got, want, where):
     assert_array(s["visits"], np.array(ws["visits"], np.uint32), where + ": search.visits")
     for k in ("q", "completed_q", "policy", "tree_root_values"):
         assert_array(s[k], np.array(ws[k], np.float32), "%s: search.%s" % (where, k))
-    for k in ("chosen", "simulations", "trees", "searched", "fallbacks"):
-        assert s[k] == ws[k], "%s: search.%s = %r, expected %r" % (where, k, s[k], ws[k])
-    assert s["root_value"] == np.float32(ws["root_value"]), where + ": search.root_value"
+    for k in ("chosen", "simulations", "trees", "searched", "fallbacks", "rollouts_cut_off"):
+        assert s[k] == ws.get(k, 0), "%s: search.%s = %r, expected %r" % (where, k, s[k], ws[k])
+    for k in ("root_raw_value", "root_search_value"):
+        assert s[k] == np.float32(ws[k]), "%s: search.%s" % (where, k)
     o, wo = got["outcome"], want["outcome"]
-    for k in ("won", "final_hp", "max_hp", "turns", "potions_used", "potions_left"):
-        assert o[k] == wo[k], "%s: outcome.%s = %r, expected %r" % (where, k, o[k], wo[k])
+    for k in ("won", "final_hp", "max_hp", "turns", "potions_used", "potions_left",
+              "monster_hp_left", "monster_hp_pool", "engine_limit"):
+        assert o[k] == wo.get(k, 0), "%s: outcome.%s = %r, expected %r" % (where, k, o[k], wo[k])
     assert o["value"] == np.float32(wo["value"]), where + ": outcome.value"
     assert_array(o["value_bins"], np.array(wo["value_bins"], np.float32),
                  where + ": outcome.value_bins")
@@ -223,7 +225,7 @@ def wrong_schema_version_is_refused():
     meta = env.open_db(b"meta")
     with env.begin(write=True) as txn:
         m = label_pb2.ShardManifest.FromString(txn.get(b"manifest", db=meta))
-        m.schema_version = 2
+        m.schema_version = 1
         txn.put(b"manifest", m.SerializeToString(), db=meta)
     env.close()
     # Seal it again (docs/format.md: every page a structure page is allowed).
@@ -235,27 +237,68 @@ def wrong_schema_version_is_refused():
         footer = b"SFSEAL01" + struct.pack("<IIQQQI", 1, 4096, len(data), npages, npages,
                                            zlib.crc32(table)) + bytes(16)
         f.write(table + footer + struct.pack("<I", zlib.crc32(footer)))
-    assert "schema_version 2, this reader knows 1" in refused(v, "version")
+    # the schema this one replaced: refused, saying what changed
+    assert "schema_version 1, this reader knows 2 (schema 1 scored every loss 0" in \
+        refused(v, "version")
     r = subprocess.run([SF_SHARD, "stat", v], capture_output=True, text=True)
-    assert r.returncode == 1 and "schema_version 2" in r.stderr, (r.returncode, r.stderr)
+    assert r.returncode == 1 and "schema_version 1" in r.stderr, (r.returncode, r.stderr)
+
+
+@test
+def contract_is_the_c_one():
+    # The generated contract module against the supports written out by hand
+    # (label/label.h): losses 0.05*i, wins 0.5 + (i-5)/30.
+    from spirefleet import contract
+    assert contract.SCHEMA_VERSION == 2 and contract.VALUE_BINS == 21
+    want = [0.05 * i for i in range(5)] + [0.5 + (i - 5) / 30 for i in range(5, 21)]
+    assert np.allclose(contract.VALUE_SUPPORT, want, rtol=0, atol=1e-15)
+    assert contract.FORECAST_COLUMNS[1] == "block_at_enemy_turn"
+    # Every record's bins encode its value, and its class: any win >= 0.5 >
+    # 0.2 > any loss.
+    n = 0
+    for path in (A, B):
+        with open_shard(path) as s:
+            for rec in s:
+                o = rec["outcome"]
+                assert abs(spirefleet.value_of_bins(o["value_bins"]) - o["value"]) < 1e-6
+                assert (o["value"] >= contract.VALUE_WIN_MIN) == bool(o["won"])
+                assert o["won"] or o["value"] < contract.VALUE_LOSS_MAX
+                n += 1
+    assert n == 420
+
+
+@test
+def dataset_skips_engine_limit_fights():
+    # b.shard: 2 of its 6 fights (40 records) ended on the engine's pile cap.
+    with open_shard(B) as s:
+        limited = [i for i, r in enumerate(s) if r["outcome"]["engine_limit"]]
+        assert s.manifest["stats"]["counters"]["engine_limit_fights"] == 2
+    assert len(limited) == 40
+    d = ShardDataset([A, B], shuffle=False)
+    assert len(d) == 380 and d.skipped_engine_limit == 40
+    assert all(not d[i]["outcome"]["engine_limit"] for i in range(len(d)))
+    assert {d.locate(i) for i in range(300, 380)} == \
+        {(B, i) for i in range(120) if i not in limited}
+    every = ShardDataset([A, B], shuffle=False, skip_engine_limit=False)
+    assert len(every) == 420 and every.skipped_engine_limit == 0
 
 
 @test
 def dataset_shuffles_deterministically():
-    d1 = ShardDataset([B, A], seed=11)  # order of paths does not matter
-    d2 = ShardDataset([WORK + "/a.shard", WORK + "/b.shard"], seed=11)
+    d1 = ShardDataset([B, A], seed=11, skip_engine_limit=False)  # order of paths does not matter
+    d2 = ShardDataset([WORK + "/a.shard", WORK + "/b.shard"], seed=11, skip_engine_limit=False)
     assert len(d1) == 420 and d1.paths == sorted([A, B])
     order1 = [d1.locate(i) for i in range(len(d1))]
     assert order1 == [d2.locate(i) for i in range(len(d2))]
     assert sorted(order1) == sorted([(A, i) for i in range(300)] + [(B, i) for i in range(120)])
-    d3 = ShardDataset([A, B], seed=12)
+    d3 = ShardDataset([A, B], seed=12, skip_engine_limit=False)
     assert [d3.locate(i) for i in range(len(d3))] != order1
     d1.set_epoch(1)
     epoch1 = [d1.locate(i) for i in range(len(d1))]
     assert epoch1 != order1
     d1.set_epoch(0)
     assert [d1.locate(i) for i in range(len(d1))] == order1
-    plain = ShardDataset(WORK, shuffle=False)  # a directory: its *.shard files
+    plain = ShardDataset(WORK, shuffle=False, skip_engine_limit=False)  # a directory
     assert plain.locate(0) == (A, 0) and plain.locate(300) == (B, 0)
     # items are the records they name
     for i in (0, 1, 57, 419):
@@ -269,7 +312,7 @@ def torch_dataloader_reads_every_record():
         import torch
     except ImportError:
         return "SKIP torch not importable"
-    ds = ShardDataset([A, B], seed=5)
+    ds = ShardDataset([A, B], seed=5, skip_engine_limit=False)
     assert isinstance(ds, torch.utils.data.Dataset)
     loader = torch.utils.data.DataLoader(ds, batch_size=16, num_workers=2,
                                          collate_fn=pad_batch)

@@ -275,12 +275,13 @@ void synth_fill(synth_record *s, const synth_params *p, uint64_t index) {
     sr->completed_q = s->cq;
     sr->policy = s->policy;
     sr->chosen = best;
-    sr->root_value = 0.5f + 0.4f * unit(&r);
+    sr->root_raw_value = 0.5f + 0.4f * unit(&r);
+    sr->root_search_value = sr->root_raw_value + 0.02f * (unit(&r) - 0.5f);
     sr->simulations = sims;
     sr->searched = Q > 1;
     sr->trees = Q > 1 ? 4 : 0;
     for (uint32_t t = 0; t < sr->trees; t++)
-        s->tree_values[t] = sr->root_value + 0.05f * (unit(&r) - 0.5f);
+        s->tree_values[t] = sr->root_search_value + 0.05f * (unit(&r) - 0.5f);
     sr->n_tree_root_values = sr->trees;
     sr->tree_root_values = s->tree_values;
     sr->fallbacks = below(&r, 50) == 0;
@@ -294,8 +295,24 @@ void synth_fill(synth_record *s, const synth_params *p, uint64_t index) {
     o->turns = range(&fr, 3, 9);
     o->potions_used = range(&fr, 0, 2);
     o->potions_left = range(&fr, 0, 3);
-    sf_shard_value_target(o->won, (int)o->final_hp, (int)o->max_hp, (int)o->potions_left, s->bins,
-                          &o->value, NULL);
+    if (p->engine_limit_every > 0 &&
+        (id->game_seed * 12 + id->fight_index) % (uint64_t)p->engine_limit_every == 0) {
+        o->won = 0;
+        o->final_hp = 0;
+        o->engine_limit = 1;
+    }
+    o->monster_hp_pool = range(&fr, 20, 300);
+    o->monster_hp_left = o->won ? 0 : range(&fr, 1, (int)o->monster_hp_pool);
+    sf_fight_facts facts = {.won = o->won,
+                            .hp = (int)o->final_hp,
+                            .max_hp = (int)o->max_hp,
+                            .potions_left = (int)o->potions_left,
+                            .turns = (int)o->turns,
+                            .monster_hp_left = (int)o->monster_hp_left,
+                            .monster_hp_pool = (int)o->monster_hp_pool};
+    double y = sf_value_score(&facts);
+    sf_value_project(y, s->bins);
+    o->value = (float)y;
     o->n_value_bins = SF_VALUE_BINS;
     o->value_bins = s->bins;
 
@@ -308,7 +325,7 @@ void synth_fill(synth_record *s, const synth_params *p, uint64_t index) {
             continue;
         float *row = &s->f_target_v[h * SF_FORECAST_COLS];
         row[SF_FORECAST_PLAYER_HP] = (float)range(&r, 1, 80);
-        row[SF_FORECAST_PLAYER_BLOCK] = (float)(below(&r, 2) ? 0 : range(&r, 1, 15));
+        row[SF_FORECAST_BLOCK_AT_ENEMY_TURN] = (float)(below(&r, 2) ? 0 : range(&r, 1, 15));
         row[SF_FORECAST_INCOMING_DAMAGE] = (float)range(&r, 0, 30);
         row[SF_FORECAST_MONSTER_HP_TOTAL] = (float)range(&r, 1, 200);
         row[SF_FORECAST_MONSTERS_ALIVE] = (float)range(&r, 1, monsters);

@@ -10,7 +10,7 @@
  * exhaust cards, relics and potions; continuous features are mostly small
  * integers (HP, block, costs, damage) and zeros, with some ratios. Search
  * results have visits summing to the simulations, completed-Q and a
- * normalised policy; outcomes use sf_shard_value_target(); forecasts are
+ * normalised policy; outcomes use the label contract (label/label.h); forecasts are
  * masked past the fight's end. Everything is a pure function of
  * (params, index): the same index gives the same bytes.
  */
@@ -33,10 +33,13 @@ typedef struct synth_params {
     uint32_t tokenizer_version;
     const char *model_sha256;
     const char *config_digest;
-    int teacher_every; /* a teacher block on every k-th record; 0 = never */
-    int dense;         /* 1: every continuous feature set (noisy floats):
-                        * records over 2 KB compressed, the overflow-page
-                        * case of build_and_baselines.md §3            */
+    int teacher_every;      /* a teacher block on every k-th record; 0 = never */
+    int dense;              /* 1: every continuous feature set (noisy floats):
+                             * records over 2 KB compressed, the overflow-page
+                             * case of build_and_baselines.md §3            */
+    int engine_limit_every; /* fights with (game_seed*12 + fight_index) a
+                               multiple of k end as engine-limit losses;
+                               0 = none                                 */
 } synth_params;
 
 /* Defaults: run "synth-run", job 7, seed_base 1000, versions 1/1, model

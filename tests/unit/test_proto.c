@@ -24,7 +24,7 @@ START_TEST(label_record_round_trip) {
     sr.n_q = 3;
     sr.q = q;
     sr.chosen = 2;
-    sr.root_value = 0.7f;
+    sr.root_raw_value = 0.7f;
     uint8_t tokens[5] = {1, 2, 3, 6, 6};
     uint32_t shape[1] = {5};
     types.dtype = "u8";

@@ -173,8 +173,9 @@ END_TEST
 
 START_TEST(distribution_is_the_same_mixture) {
     /* H(n) = (H_U + sum N H(child)) / N with projected values: U = 0 (death,
-     * bin 0), child A = 1.0 (bin 20) x1, child B = 0.75 (bins 10, 11 half
-     * each) x2. N = 4: bin0 1/4, bin20 1/4, bin10 1/4, bin11 1/4. */
+     * bin 0), child A = 1.0 (bin 20) x1, child B = 0.75 (bins 12, 13 half
+     * each: 0.75 = 0.5 + 7.5/30) x2. N = 4: bin0 1/4, bin20 1/4, bin12 1/4,
+     * bin13 1/4. */
     fixture f;
     fx_init(&f, 8, 16, 1);
     uint32_t r = leaf(&f.g, 1, 0.0);
@@ -188,8 +189,8 @@ START_TEST(distribution_is_the_same_mixture) {
     const float *h = &f.g.node_dist[(size_t)r * SF_VALUE_BINS];
     ck_assert_float_eq_tol(h[0], 0.25f, 1e-6f);
     ck_assert_float_eq_tol(h[20], 0.25f, 1e-6f);
-    ck_assert_float_eq_tol(h[10], 0.25f, 1e-6f);
-    ck_assert_float_eq_tol(h[11], 0.25f, 1e-6f);
+    ck_assert_float_eq_tol(h[12], 0.25f, 1e-6f);
+    ck_assert_float_eq_tol(h[13], 0.25f, 1e-6f);
     double sum = 0;
     for (int i = 0; i < SF_VALUE_BINS; i++)
         sum += h[i];
@@ -206,8 +207,8 @@ START_TEST(distribution_is_the_same_mixture) {
     sf_graph_recompute_chance(&f.g, (uint32_t)x);
     const float *hx = sf_graph_child_dist(&f.g, sf_child_chance((uint32_t)x));
     ck_assert_float_eq_tol(hx[20], 0.75f, 1e-6f);
-    ck_assert_float_eq_tol(hx[10], 0.125f, 1e-6f);
-    ck_assert_float_eq_tol(hx[11], 0.125f, 1e-6f);
+    ck_assert_float_eq_tol(hx[12], 0.125f, 1e-6f);
+    ck_assert_float_eq_tol(hx[13], 0.125f, 1e-6f);
     ck_assert_double_eq_tol(f.g.chance[x].q, 0.9375, 1e-7);
     fx_free(&f);
 }

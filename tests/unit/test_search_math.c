@@ -12,68 +12,24 @@
 
 /* ---------------------------------------------------------------- values */
 
-START_TEST(value_score_follows_the_label_convention) {
-    /* A loss is 0 whatever is left; a win is 0.5 + 0.45*hp/max + 0.05*pots/3. */
-    ck_assert_double_eq(sf_value_score(0, 80, 80, 3), 0.0);
-    ck_assert_double_eq_tol(sf_value_score(1, 80, 80, 3), 1.0, 1e-12);
-    ck_assert_double_eq_tol(sf_value_score(1, 0, 80, 0), 0.5, 1e-12);
-    /* 40/80 HP, 1 potion: 0.5 + 0.225 + 0.05/3 = 0.7416666... */
-    ck_assert_double_eq_tol(sf_value_score(1, 40, 80, 1), 0.5 + 0.225 + 0.05 / 3.0, 1e-12);
-    /* out-of-range inputs are clamped */
-    ck_assert_double_eq_tol(sf_value_score(1, 99, 80, 7), 1.0, 1e-12);
-    ck_assert_double_eq_tol(sf_value_score(1, -5, 80, -1), 0.5, 1e-12);
-    sf_outcome o = {.over = 1, .won = 1, .hp = 60, .max_hp = 80, .potions_left = 2};
+START_TEST(value_of_outcome_applies_the_label_contract) {
+    /* The contract's own arithmetic is tested in test_label.c; here, that
+     * an engine outcome reaches it field for field. */
+    sf_outcome o = {.over = 1, .won = 1, .hp = 60, .max_hp = 80, .potions_left = 2, .turns = 4};
     ck_assert_double_eq_tol(sf_value_of_outcome(&o), 0.5 + 0.45 * 0.75 + 0.1 / 3.0, 1e-12);
-}
-END_TEST
-
-START_TEST(value_support_matches_the_21_bin_definition) {
-    ck_assert_double_eq(sf_value_support(0), 0.0);
-    ck_assert_double_eq_tol(sf_value_support(1), 0.5, 1e-15);
-    ck_assert_double_eq_tol(sf_value_support(20), 1.0, 1e-15);
-    ck_assert_double_eq_tol(sf_value_support(11), 0.5 + 0.5 * 10.0 / 19.0, 1e-15);
-    ck_assert_double_eq(sf_value_support(21), 0.0);
-    ck_assert_double_eq(sf_value_support(-1), 0.0);
-}
-END_TEST
-
-START_TEST(value_projection_is_two_hot_and_keeps_the_mean) {
-    float p[SF_VALUE_BINS];
-    /* death: bin 0 */
-    sf_value_project(0.0, p);
-    ck_assert_float_eq(p[0], 1.0f);
-    ck_assert_double_eq_tol(sf_value_mean(p), 0.0, 1e-12);
-    /* the barest win: bin 1 */
-    sf_value_project(0.5, p);
-    ck_assert_float_eq(p[1], 1.0f);
-    /* full HP and potions: bin 20 */
-    sf_value_project(1.0, p);
-    ck_assert_float_eq(p[20], 1.0f);
-    /* y = 0.75: x = 1 + 19*0.5 = 10.5 -> bins 10 and 11 at 0.5 each */
-    sf_value_project(0.75, p);
-    ck_assert_float_eq_tol(p[10], 0.5f, 1e-6f);
-    ck_assert_float_eq_tol(p[11], 0.5f, 1e-6f);
-    ck_assert_double_eq_tol(sf_value_mean(p), 0.75, 1e-6);
-    /* a scalar below 0.5 (an estimate, not an outcome) mixes death and bin 1 */
-    sf_value_project(0.2, p);
-    ck_assert_float_eq_tol(p[0], 0.6f, 1e-6f);
-    ck_assert_float_eq_tol(p[1], 0.4f, 1e-6f);
-    /* every y: two neighbouring bins, mass 1, E[z] = y */
-    for (int i = 0; i <= 1000; i++) {
-        double y = i / 1000.0;
-        sf_value_project(y, p);
-        double sum = 0.0;
-        int nz = 0;
-        for (int b = 0; b < SF_VALUE_BINS; b++) {
-            sum += p[b];
-            nz += p[b] > 0.0f;
-        }
-        ck_assert_double_eq_tol(sum, 1.0, 1e-6);
-        ck_assert_int_le(nz, 2);
-        ck_assert_double_eq_tol(sf_value_mean(p), y, 2e-6);
-    }
-    sf_value_project(NAN, p);
-    ck_assert_float_eq(p[0], 1.0f);
+    sf_outcome l = {.over = 1,
+                    .won = 0,
+                    .hp = 0,
+                    .max_hp = 80,
+                    .turns = 10,
+                    .monster_hp_left = 25,
+                    .monster_hp_pool = 100};
+    /* 0.2*(0.75*0.75 + 0.25*10/20) = 0.1375 */
+    ck_assert_double_eq_tol(sf_value_of_outcome(&l), 0.1375, 1e-12);
+    sf_fight_facts f = sf_fight_facts_of(&l);
+    ck_assert_int_eq(f.turns, 10);
+    ck_assert_int_eq(f.monster_hp_left, 25);
+    ck_assert_int_eq(f.monster_hp_pool, 100);
 }
 END_TEST
 
@@ -383,9 +339,7 @@ END_TEST
 int main(void) {
     Suite *s = suite_create("search-math");
     TCase *v = tcase_create("values");
-    tcase_add_test(v, value_score_follows_the_label_convention);
-    tcase_add_test(v, value_support_matches_the_21_bin_definition);
-    tcase_add_test(v, value_projection_is_two_hot_and_keeps_the_mean);
+    tcase_add_test(v, value_of_outcome_applies_the_label_contract);
     tcase_add_test(v, cvar_matches_spec_10_4);
     tcase_add_test(v, cvar_equals_rockafellar_uryasev_form);
     tcase_add_test(v, band_rank_puts_uncertain_above_proven_loss);

@@ -758,7 +758,9 @@ START_TEST(proven_loss_is_never_chosen) {
     int end = find_action(&r, SF_ACT_END_TURN, 0);
     int defend = find_action(&r, SF_ACT_PLAY, D);
     ck_assert_int_eq(r.actions[end].band, SF_BAND_LOSS);
-    ck_assert_double_eq(r.actions[end].q, 0.0);
+    /* a graded loss: dead on turn 1 with the monster untouched (50/50) */
+    ck_assert_double_eq_tol(r.actions[end].q, sf_value_loss_score(1, 50, 50), 1e-7);
+    ck_assert_double_eq_tol(r.actions[end].q, 0.2 * 0.25 / 11.0, 1e-7);
     ck_assert_int_ne(r.chosen, end);
     ck_assert_int_eq(r.chosen, defend);
     ck_assert_double_eq(r.actions[end].policy, 0.0); /* masked out of pi' */

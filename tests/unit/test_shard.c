@@ -137,64 +137,6 @@ static size_t count_files(const char *suffix) {
 
 static const sf_shard_writer_opts small_blocks = {.block_bytes = 16 << 10};
 
-/* ---- value target (search_spec §7.1, bin 0 = death) ---------------------- */
-
-static double expectation(const float *bins) {
-    double e = 0;
-    for (int i = 1; i < SF_VALUE_BINS; i++)
-        e += bins[i] * (0.5 + 0.5 * (i - 1) / 19.0);
-    return e;
-}
-
-START_TEST(value_target_loss_is_bin_zero) {
-    float bins[SF_VALUE_BINS], y = -1;
-    ck_assert_int_eq(sf_shard_value_target(0, 0, 80, 2, bins, &y, NULL), SF_OK);
-    ck_assert_float_eq(y, 0.0f);
-    ck_assert_float_eq(bins[0], 1.0f);
-    for (int i = 1; i < SF_VALUE_BINS; i++)
-        ck_assert_float_eq(bins[i], 0.0f);
-}
-END_TEST
-
-START_TEST(value_target_two_hot_by_hand) {
-    float bins[SF_VALUE_BINS], y;
-    /* 40/80 HP, 3 potions: y = 0.5 + 0.45*0.5 + 0.05*1 = 0.775;
-     * x = 1 + 19*0.275/0.5 = 11.45 -> bins[11] = 0.55, bins[12] = 0.45. */
-    ck_assert_int_eq(sf_shard_value_target(1, 40, 80, 3, bins, &y, NULL), SF_OK);
-    ck_assert_float_eq_tol(y, 0.775f, 1e-6f);
-    ck_assert_float_eq_tol(bins[11], 0.55f, 1e-5f);
-    ck_assert_float_eq_tol(bins[12], 0.45f, 1e-5f);
-    ck_assert_float_eq(bins[0], 0.0f);
-    ck_assert_float_eq_tol((float)expectation(bins), 0.775f, 1e-5f);
-    /* 80/80 HP, no potions: y = 0.95, x = 18.1 -> bins[18] = 0.9, bins[19] = 0.1. */
-    ck_assert_int_eq(sf_shard_value_target(1, 80, 80, 0, bins, &y, NULL), SF_OK);
-    ck_assert_float_eq_tol(y, 0.95f, 1e-6f);
-    ck_assert_float_eq_tol(bins[18], 0.9f, 1e-5f);
-    ck_assert_float_eq_tol(bins[19], 0.1f, 1e-5f);
-    /* 1/80 HP, no potions: y = 0.505625, x = 1.21375. */
-    ck_assert_int_eq(sf_shard_value_target(1, 1, 80, 0, bins, &y, NULL), SF_OK);
-    ck_assert_float_eq_tol(bins[1], 0.78625f, 1e-5f);
-    ck_assert_float_eq_tol(bins[2], 0.21375f, 1e-5f);
-    ck_assert_float_eq_tol((float)expectation(bins), 0.505625f, 1e-6f);
-    /* Full HP and 3 potions: y = 1, all mass on bin 20. */
-    ck_assert_int_eq(sf_shard_value_target(1, 80, 80, 3, bins, &y, NULL), SF_OK);
-    ck_assert_float_eq_tol(y, 1.0f, 1e-7f);
-    ck_assert_float_eq(bins[20], 1.0f);
-    ck_assert_float_eq(bins[19], 0.0f);
-}
-END_TEST
-
-START_TEST(value_target_rejects_impossible_outcomes) {
-    float bins[SF_VALUE_BINS];
-    sf_err err = {0};
-    ck_assert_int_eq(sf_shard_value_target(1, 0, 80, 0, bins, NULL, &err), SF_EINVAL);
-    ck_assert_ptr_nonnull(strstr(err.msg, "final_hp 0"));
-    ck_assert_int_eq(sf_shard_value_target(1, 81, 80, 0, bins, NULL, NULL), SF_EINVAL);
-    ck_assert_int_eq(sf_shard_value_target(1, 10, 80, 4, bins, NULL, NULL), SF_EINVAL);
-    ck_assert_int_eq(sf_shard_value_target(0, 0, 0, 0, bins, NULL, NULL), SF_EINVAL);
-}
-END_TEST
-
 /* ---- round trip ---------------------------------------------------------------- */
 
 START_TEST(round_trip_every_field_and_manifest) {
@@ -719,23 +661,31 @@ START_TEST(wrong_schema_version_is_refused) {
     /* The writer refuses a record of another schema version... */
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 1: schema_version 2, this reader knows 1"), "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "record 1: schema_version 3, this reader knows 2 (written by a "
+                                  "newer spirefleet"),
+                  "%s", err.msg);
+    /* The schema this one replaced is refused with what changed. */
+    s->rec.schema_version = 1;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "schema_version 1, this reader knows 2 (schema 1 scored every "
+                                  "loss 0"),
+                  "%s", err.msg);
+    s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     /* ...and the reader a record or manifest of one. */
     size_t len = spirefleet__label_record__get_packed_size(&s->rec);
     uint8_t *b = malloc(len);
     spirefleet__label_record__pack(&s->rec, b);
     Spirefleet__LabelRecord *dec;
     ck_assert_int_eq(sf_record_decode(b, len, 42, NULL, &dec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 42: schema_version 2"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "record 42: schema_version 3"), "%s", err.msg);
     free(b);
     free(s);
-    sf_shard_seal_hooks hooks = {.schema_version = 2};
+    sf_shard_seal_hooks hooks = {.schema_version = 1};
     ck_assert_int_eq(sf_shard_writer_seal_hooked(w, NULL, &hooks, NULL, &err), SF_OK);
     sf_shard_reader *r = NULL;
     ck_assert_int_eq(sf_shard_reader_open(path_in("v.shard"), &r, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "manifest: schema_version 2, this reader knows 1"), "%s",
-                  err.msg);
+    ck_assert_msg(strstr(err.msg, "manifest: schema_version 1, this reader knows 2 (schema 1"),
+                  "%s", err.msg);
     remove_tmpdir();
 }
 END_TEST
@@ -766,6 +716,34 @@ START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
     s->outcome.n_value_bins = 20;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
     ck_assert_msg(strstr(err.msg, "outcome.value_bins: 20 entries"), "%s", err.msg);
+    /* The targets must be the label contract's function of the recorded
+     * facts: a value that does not match them, bins that do not encode the
+     * value, an impossible outcome. */
+    synth_fill(s, &p, 0);
+    s->outcome.value += 0.01f;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "but the outcome's facts score"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    {
+        int hi = 0; /* move mass between two bins: still sums to 1 */
+        for (int k = 1; k < SF_VALUE_BINS; k++)
+            if (s->bins[k] > s->bins[hi])
+                hi = k;
+        int other = hi == 0 ? 1 : hi - 1;
+        s->bins[hi] -= 0.25f;
+        s->bins[other] += 0.25f;
+    }
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "but the projection of value"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->outcome.monster_hp_left = s->outcome.monster_hp_pool + 1;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "above monster_hp_pool"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    s->outcome.won = 1;
+    s->outcome.engine_limit = 1;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "engine-limit end that is won"), "%s", err.msg);
     synth_fill(s, &p, 0);
     s->f_mask_v[2] = 7;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
@@ -975,13 +953,7 @@ END_TEST
 
 int main(void) {
     Suite *s = suite_create("shard");
-    TCase *tc = tcase_create("label");
-    tcase_add_test(tc, value_target_loss_is_bin_zero);
-    tcase_add_test(tc, value_target_two_hot_by_hand);
-    tcase_add_test(tc, value_target_rejects_impossible_outcomes);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("shard");
+    TCase *tc = tcase_create("shard");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, round_trip_every_field_and_manifest);
     tcase_add_test(tc, digest_independent_of_level_blocks_and_worker);

@@ -20,6 +20,7 @@ void toy_init(sf_state *s, int hp, int max_hp, int mon_hp, int intent, const int
     t->max_hp = (int16_t)max_hp;
     t->energy = 3;
     t->mon_hp = (int16_t)mon_hp;
+    t->mon_hp0 = (int16_t)mon_hp;
     t->intent = (int16_t)intent;
     t->turn = 1;
     t->potions = (uint8_t)potions;
@@ -185,6 +186,8 @@ void sf_engine_outcome(const sf_state *s, sf_outcome *o) {
     o->max_hp = t->max_hp;
     o->turns = t->turn;
     o->potions_left = t->potions;
+    o->monster_hp_left = t->mon_hp > 0 ? t->mon_hp : 0;
+    o->monster_hp_pool = t->mon_hp0;
 }
 
 void sf_engine_observe(const sf_state *s, sf_observation *o) {

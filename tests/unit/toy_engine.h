@@ -42,6 +42,8 @@ typedef struct toy_state {
     uint8_t forcing, force_n, force_pos, log_n;
     uint8_t force[32];
     uint8_t log_range[32];
+    int16_t mon_hp0; /* the monster's starting HP (the loss grade's pool);
+                        excluded from the identity like the engine's */
 } toy_state;
 
 _Static_assert(sizeof(toy_state) <= SF_STATE_BYTES, "toy state fits in sf_state");
