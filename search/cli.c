@@ -14,6 +14,8 @@ const char sf_cli_search_usage[] =
     "  --select RULE       auto | uct | puct | gumbel (default auto)\n"
     "  --eval E            rollout | uniform (default rollout)\n"
     "  --uct-c C           UCT constant (default: 0.8 <500 sims, 1.41 <1000, 2.5)\n"
+    "  --fpu R             PUCT first-play urgency reduction: unvisited children\n"
+    "                      score parent Q - R*sqrt(visited prior mass) (default 0.1)\n"
     "  --gumbel-m M        Gumbel considered actions (default 16)\n"
     "  --c-scale C         Gumbel sigma scale (default 1.0)\n"
     "  --rescale           Gumbel per-node min-max Q rescaling (use --c-scale 0.1)\n"
@@ -131,6 +133,10 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
         if (sf_cli_double(prog, name, value, 0.0, 100.0, &d) < 0)
             return SF_EINVAL;
         c->uct_c = d;
+    } else if (is(name, "fpu")) {
+        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
+            return SF_EINVAL;
+        c->puct_fpu_reduction = d;
     } else if (is(name, "gumbel-m")) {
         if (sf_cli_int(prog, name, value, 2, SF_MAX_ACTIONS, &v) < 0)
             return SF_EINVAL;

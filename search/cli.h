@@ -23,7 +23,7 @@ int sf_cli_list(const char *prog, const char *flag, const char *list, size_t cap
 /* Apply one search flag (name without "--", value or NULL) to `cfg`.
  * Returns 1 when the flag was a search flag and applied, 0 when it is not a
  * search flag, SF_EINVAL after printing an error. Flags: sims, trees,
- * select (auto|uct|puct|gumbel), eval (rollout|uniform), uct-c, gumbel-m,
+ * select (auto|uct|puct|gumbel), eval (rollout|uniform), uct-c, fpu, gumbel-m,
  * c-scale, rescale, distributional, cvar-alpha, cvar-lambda, horizon,
  * pw-c, pw-alpha, pw-end-c, pw-end-alpha, margin, no-guards,
  * no-transposition-stop, clairvoyant. */

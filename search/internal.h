@@ -142,7 +142,9 @@ typedef struct sf_select_params {
     int rule; /* SF_SELECT_UCT, _PUCT or _GUMBEL (interior) */
     double uct_c;
     double puct_c1, puct_c2;
-    double c_visit, c_scale; /* Gumbel interior sigma                      */
+    double puct_sqrt_offset;   /* sf_puct_score                             */
+    double puct_fpu_reduction; /* sf_puct_fpu                               */
+    double c_visit, c_scale;   /* Gumbel interior sigma                     */
     int rescale;
     double cvar_alpha, cvar_lambda; /* root ranking (distributional graphs)     */
 } sf_select_params;
@@ -150,8 +152,11 @@ typedef struct sf_select_params {
 /* The edge (offset into the node's run) a simulation takes from expanded
  * node `node`. Reads edge visits and child values only, never a child's own
  * visit count (spec §1.2, §11.4). Proven-loss edges are skipped unless all
- * are (spec §7.3). UCT visits every edge once first, in expansion order;
- * PUCT gives unvisited edges the parent's Q; the Gumbel interior rule is
+ * are (spec §7.3). UCT visits every edge once first, in expansion order.
+ * PUCT (also a Gumbel root without forced visits) ranks by sf_puct_score
+ * with puct_sqrt_offset, scoring unvisited edges with the FPU of
+ * sf_puct_fpu (parent Q less puct_fpu_reduction * sqrt(prior mass of the
+ * visited edges)), at the root as elsewhere. The Gumbel interior rule is
  * spec §2.6 with the node's own raw value as v_hat. At the root
  * (at_root = 1) with cvar_lambda > 0, edges are scored by rho (spec §7.2).
  * Returns -1 for a node without edges. */

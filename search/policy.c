@@ -1,6 +1,7 @@
-/* policy.c — selection formulas: UCT, PUCT, the widening cap, and the Gumbel
- * root (completed-Q, v_mix, sigma, pi', sequential halving). Every function is
- * pure and allocation-free; spec §2-§4 and §10 give the sources and vectors. */
+/* policy.c — selection formulas: UCT, PUCT and its FPU, the widening cap,
+ * and the Gumbel root (completed-Q, v_mix, sigma, pi', sequential halving).
+ * Every function is pure and allocation-free; spec §2-§4 and §10 give the
+ * sources and vectors. */
 #include <float.h>
 #include <math.h>
 
@@ -22,10 +23,16 @@ double sf_uct_c_for_budget(int budget, int budget_mid, int budget_high, double c
     return c_high;
 }
 
-double sf_puct_score(double q, double prior, uint32_t n, uint32_t n_parent, double c1, double c2) {
+double sf_puct_score(double q, double prior, uint32_t n, uint32_t n_parent, double c1, double c2,
+                     double sqrt_offset) {
     double np = (double)n_parent;
     double c = c1 + log((np + c2 + 1.0) / c2);
-    return q + prior * sqrt(np) / (1.0 + (double)n) * c;
+    return q + prior * sqrt(np + sqrt_offset) / (1.0 + (double)n) * c;
+}
+
+double sf_puct_fpu(double parent_q, double visited_prior, double reduction) {
+    double m = visited_prior > 0.0 ? (visited_prior < 1.0 ? visited_prior : 1.0) : 0.0;
+    return parent_q - reduction * sqrt(m);
 }
 
 uint32_t sf_widen_cap(double C, double alpha, uint32_t v) {

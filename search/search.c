@@ -29,6 +29,8 @@ void sf_search_config_default(sf_search_config *c) {
     c->uct_c_high = 2.5;
     c->puct_c1 = 1.25;
     c->puct_c2 = 19652.0;
+    c->puct_sqrt_offset = 0.01;
+    c->puct_fpu_reduction = 0.1;
     c->gumbel_m = 16;
     c->gumbel_c_visit = 50.0;
     c->gumbel_c_scale = 1.0;
@@ -79,6 +81,10 @@ int sf_search_config_validate(const sf_search_config *c, sf_err *err) {
         return bad(err, "uct_c_low/mid/high", "must be finite and >= 0");
     if (!(c->puct_c1 >= 0.0) || !(c->puct_c2 > 0.0) || !isfinite(c->puct_c1 + c->puct_c2))
         return bad(err, "puct_c1/puct_c2", "must be finite, c1 >= 0, c2 > 0");
+    if (!(c->puct_sqrt_offset >= 0.0) || !isfinite(c->puct_sqrt_offset))
+        return bad(err, "puct_sqrt_offset", "must be finite and >= 0");
+    if (!(c->puct_fpu_reduction >= 0.0) || !isfinite(c->puct_fpu_reduction))
+        return bad(err, "puct_fpu_reduction", "must be finite and >= 0");
     if (c->gumbel_rescale && c->select != SF_SELECT_GUMBEL)
         return bad(err, "gumbel_rescale", "applies to select = gumbel only");
     if (c->gumbel_m < 2 || c->gumbel_m > SF_MAX_ACTIONS)
@@ -228,6 +234,8 @@ int sf_search_begin(sf_search *s, const sf_state *truth, uint64_t run_seed, uint
     s->sel.uct_c = s->uct_c;
     s->sel.puct_c1 = c->puct_c1;
     s->sel.puct_c2 = c->puct_c2;
+    s->sel.puct_sqrt_offset = c->puct_sqrt_offset;
+    s->sel.puct_fpu_reduction = c->puct_fpu_reduction;
     s->sel.c_visit = c->gumbel_c_visit;
     s->sel.c_scale = c->gumbel_c_scale;
     s->sel.rescale = c->gumbel_rescale;

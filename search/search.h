@@ -158,9 +158,28 @@ double sf_uct_score(double q, uint32_t n, uint32_t n_parent, double c);
 double sf_uct_c_for_budget(int budget, int budget_mid, int budget_high, double c_low, double c_mid,
                            double c_high);
 
-/* PUCT as in MuZero / MCTX (spec §3.2): q + prior*sqrt(n_parent)/(1+n)*
- * (c1 + ln((n_parent + c2 + 1)/c2)). n_parent is the sum of edge visits. */
-double sf_puct_score(double q, double prior, uint32_t n, uint32_t n_parent, double c1, double c2);
+/* PUCT (spec §3.2): MuZero's exploration factor with KataGo's offset under
+ * the square root,
+ *   q + prior * sqrt(n_parent + sqrt_offset) / (1 + n) * (c1 + ln((n_parent + c2 + 1) / c2)),
+ * n = the edge's visits, n_parent = the sum of the node's edge visits (0 on
+ * the node's first selection). c1 = 1.25, c2 = 19652 (MuZero);
+ * sqrt_offset = 0.01 (KataGo search: its TOTALCHILDWEIGHT_PUCT_OFFSET). The
+ * offset keeps the prior term positive when n_parent = 0, so the prior
+ * ranks a node's children from its first visit; with sqrt_offset = 0 (the
+ * plain MuZero form) every child scores q there and ties go to the first
+ * edge. */
+double sf_puct_score(double q, double prior, uint32_t n, uint32_t n_parent, double c1, double c2,
+                     double sqrt_offset);
+
+/* First-play urgency (FPU) of PUCT, KataGo search's FPU reduction: the value
+ * an unvisited child is scored with,
+ *   parent_q - reduction * sqrt(visited_prior),
+ * visited_prior = the sum of the priors of the node's edges with visits > 0
+ * (clamped to [0, 1]). On a node's first selection nothing is visited and
+ * the FPU is the parent's Q; the more prior mass has been explored, the
+ * lower the untried rest is presumed. reduction = 0.1 by default
+ * (sf_search_config.puct_fpu_reduction). */
+double sf_puct_fpu(double parent_q, double visited_prior, double reduction);
 
 /* Progressive-widening cap K(v) = ceil(C*(v+1)^alpha) (spec §4.1, §10.3):
  * the most distinct outcomes a chance node may hold after v visits. */
@@ -255,8 +274,20 @@ typedef struct sf_search_config {
     int uct_budget_mid, uct_budget_high;     /* 500, 1000                       */
     double uct_c_low, uct_c_mid, uct_c_high; /* 0.8, 1.41, 2.5              */
 
-    /* PUCT (MuZero constants). */
-    double puct_c1, puct_c2; /* 1.25, 19652                                  */
+    /* PUCT (sf_puct_score, sf_puct_fpu): MuZero's c1 and c2 and KataGo's
+     * offset under the square root; unvisited children are scored with the
+     * FPU parent Q - puct_fpu_reduction * sqrt(prior mass of the visited
+     * children) (KataGo's FPU reduction). KataGo uses 0.2 on utilities in
+     * [-1, 1]; our values lie in [0, 1], half that span, so the same
+     * fraction of the range is 0.1. The root uses the same rule and
+     * constant (KataGo halves it at the root, and drops it when it adds
+     * root noise; our PUCT root has no noise and no separate constant).
+     * puct_sqrt_offset = 0 gives the plain MuZero scaling, where a node's
+     * first selection ignores the prior; puct_fpu_reduction = 0 scores
+     * unvisited children with the parent's Q. Both must be finite, >= 0. */
+    double puct_c1, puct_c2;   /* 1.25, 19652                                */
+    double puct_sqrt_offset;   /* 0.01                                       */
+    double puct_fpu_reduction; /* 0.1                                        */
 
     /* Gumbel root (spec §2). Q normalisation: by default our values already
      * lie in the known bounds [0, 1] (spec §2.4 option (c)), so sigma uses

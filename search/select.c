@@ -25,12 +25,15 @@ int sf_graph_select(const sf_graph *g, uint32_t node, const sf_select_params *p,
         return -1;
     unsigned char valid[SF_MAX_ACTIONS];
     int n_valid = 0;
-    uint32_t n_parent = 0; /* sum of this node's edge visits (KataGo) */
+    uint32_t n_parent = 0;      /* sum of this node's edge visits (KataGo) */
+    double visited_prior = 0.0; /* prior mass of the edges with visits (FPU) */
     for (int i = 0; i < k; i++) {
         valid[i] =
             e[i].child == SF_CHILD_NONE || sf_graph_child_band(g, e[i].child) != SF_BAND_LOSS;
         n_valid += valid[i];
         n_parent += e[i].n;
+        if (e[i].n)
+            visited_prior += e[i].prior;
     }
     if (n_valid == 0)
         memset(valid, 1, (size_t)k);
@@ -54,15 +57,24 @@ int sf_graph_select(const sf_graph *g, uint32_t node, const sf_select_params *p,
         return best;
     }
     if (p->rule == SF_SELECT_PUCT || at_root) {
-        /* Unvisited edges take the parent's value (first-play urgency =
-         * parent Q). Also a Gumbel root outside its forced phases. */
+        /* PUCT, and a Gumbel root outside its forced phases (the search
+         * forces every Gumbel root visit; this serves any other caller).
+         * Unvisited edges are scored with the FPU: the parent's Q less
+         * puct_fpu_reduction * sqrt(prior mass already visited), the same
+         * at the root. sqrt(n_parent + puct_sqrt_offset) lets the prior
+         * rank the children on the node's first selection too (n_parent =
+         * 0), rather than a tie that the first edge in expansion order
+         * would take. A proven-loss edge that was visited counts in the
+         * visited mass: it has been explored. */
+        double fpu = sf_puct_fpu(n->q, visited_prior, p->puct_fpu_reduction);
         int best = -1;
         double best_score = -INFINITY;
         for (int i = 0; i < k; i++) {
             if (!valid[i])
                 continue;
-            double q = e[i].n ? edge_score(g, &e[i], p, at_root) : n->q;
-            double sc = sf_puct_score(q, e[i].prior, e[i].n, n_parent, p->puct_c1, p->puct_c2);
+            double q = e[i].n ? edge_score(g, &e[i], p, at_root) : fpu;
+            double sc = sf_puct_score(q, e[i].prior, e[i].n, n_parent, p->puct_c1, p->puct_c2,
+                                      p->puct_sqrt_offset);
             if (best < 0 || sc > best_score) {
                 best = i;
                 best_score = sc;

@@ -301,6 +301,52 @@ START_TEST(only_lethal_line_is_found_at_a_small_budget) {
 }
 END_TEST
 
+/* ---------------------------------------------------------- PUCT priors */
+
+/* A flat value 0.5 and a prior of 0.9 on one action (by action code), the
+ * rest shared evenly: what a network that likes that action would say. */
+static int favour_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *ans) {
+    const uint32_t *code = ctx;
+    ans->has_dist = 0;
+    ans->value = 0.5;
+    ans->has_priors = 1;
+    for (int i = 0; i < req->n_actions; i++)
+        ans->priors[i] = sf_action_code(req->actions[i]) == *code
+                             ? 0.9f
+                             : (req->n_actions > 1 ? 0.1f / (float)(req->n_actions - 1) : 1.0f);
+    return SF_OK;
+}
+
+START_TEST(one_simulation_follows_the_prior_on_the_engine) {
+    /* The first decision of a Jaw Worm fight: whichever action the prior
+     * favours, a 1-simulation PUCT search visits it (once; the root's own
+     * evaluation is not a simulation) and chooses it. Without the offset
+     * under the square root every edge would tie at the parent's Q on the
+     * root's first selection, and the first edge in card-priority order
+     * would be chosen whatever the prior said. */
+    sf_state st;
+    fight(&st, "Jaw Worm", NULL, 3);
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&st, acts, SF_MAX_ACTIONS);
+    ck_assert_int_ge(n, 3);
+    sf_search_config c = config(1, 1);
+    c.evaluator = SF_EVAL_EXTERNAL;
+    c.select = SF_SELECT_PUCT;
+    for (int k = 0; k < n; k++) {
+        uint32_t code = sf_action_code(acts[k]);
+        sf_search_result r;
+        decide(&c, &st, 4, 1, favour_eval, &code, &r);
+        ck_assert_int_eq(r.n_actions, n);
+        ck_assert_uint_eq(r.simulations, 1);
+        ck_assert_uint_eq(sf_action_code(r.chosen_action), code);
+        ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_BEST_MEAN);
+        for (int a = 0; a < n; a++)
+            ck_assert_uint_eq(r.actions[a].visits,
+                              sf_action_code(r.actions[a].action) == code ? 1u : 0u);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------ determinism */
 
 START_TEST(result_bytes_do_not_depend_on_threads_or_scheduling) {
@@ -491,6 +537,7 @@ int main(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, search_matches_exact_expectimax_on_a_small_fight);
     tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
+    tcase_add_test(tc, one_simulation_follows_the_prior_on_the_engine);
     tcase_add_test(tc, result_bytes_do_not_depend_on_threads_or_scheduling);
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, two_orders_reaching_one_state_face_the_same_draws);

@@ -1,7 +1,8 @@
 /* test_search_graph.c — the preallocated graph without the engine: the
  * transposition table, the idempotent node-value recomputation of spec §5.2
- * (scalar and 21-bin), chance-node plain means, bands, and selection reading
- * edge visits only (the DAG test of spec §11.4). Values are hand-computed. */
+ * (scalar and 21-bin), chance-node plain means, bands, selection reading
+ * edge visits only (the DAG test of spec §11.4), and PUCT's first selection
+ * and FPU. Values are hand-computed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,68 @@ START_TEST(dag_visits_from_another_parent_do_not_change_the_choice) {
 }
 END_TEST
 
+START_TEST(puct_prior_decides_the_first_selection) {
+    /* A fresh node (no edge visited, parent Q = U = 0.5), priors 0.2, 0.7,
+     * 0.1. With the offset every edge scores 0.5 + P*sqrt(0.01)*1.2500509,
+     * so the prior decides: edge 1. Without it all three score 0.5 and the
+     * first edge would take the tie. The same at the root, where a Gumbel
+     * root without forced visits uses this rule too. */
+    fixture f;
+    fx_init(&f, 8, 16, 0);
+    uint32_t r = leaf(&f.g, 1, 0.5);
+    expand(&f.g, r, 3);
+    edge(&f.g, r, 0)->prior = 0.2f;
+    edge(&f.g, r, 1)->prior = 0.7f;
+    edge(&f.g, r, 2)->prior = 0.1f;
+    sf_select_params p = uct_params(1.41);
+    p.rule = SF_SELECT_PUCT;
+    p.puct_sqrt_offset = 0.01;
+    p.puct_fpu_reduction = 0.1;
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 1);
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 1), 1);
+    p.rule = SF_SELECT_GUMBEL;
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 1), 1);
+    fx_free(&f);
+}
+END_TEST
+
+START_TEST(puct_fpu_lowers_unvisited_by_the_visited_prior_mass) {
+    /* Priors 0.4, 0.5, 0.1; edge 0 visited once, its child at 0.5; U = 0.5,
+     * so the parent Q = (0.5 + 1*0.5)/2 = 0.5. Np = 1:
+     * s = sqrt(1.01)*(1.25 + ln(19654/19652)) = 1.2563367.
+     *   edge 0 (visited): 0.5 + 0.4*s/2                  = 0.7512673
+     *   edge 1 (unvisited): 0.5 - R*sqrt(0.4) + 0.5*s    = 1.1281684 - 0.6324555 R
+     *   edge 2 (unvisited): 0.5 - R*sqrt(0.4) + 0.1*s    (always below edge 1)
+     * Edge 1 wins while R < 0.3769010/0.6324555 = 0.5959. R = 0.55: edge 1
+     * (0.7803178); R = 0.65: edge 0 (0.7170723 < 0.7512673). Either answer
+     * would differ if the mass were the unvisited prior (sqrt(0.6): edge 0
+     * at R = 0.55) or not square-rooted (0.4 R: edge 1 at R = 0.65). */
+    fixture f;
+    fx_init(&f, 8, 16, 0);
+    uint32_t r = leaf(&f.g, 1, 0.5);
+    expand(&f.g, r, 3);
+    edge(&f.g, r, 0)->prior = 0.4f;
+    edge(&f.g, r, 1)->prior = 0.5f;
+    edge(&f.g, r, 2)->prior = 0.1f;
+    uint32_t a = leaf(&f.g, 2, 0.5);
+    edge(&f.g, r, 0)->child = (int32_t)a;
+    edge(&f.g, r, 0)->n = 1;
+    sf_graph_recompute_node(&f.g, r);
+    ck_assert_double_eq_tol(f.g.nodes[r].q, 0.5, 1e-12);
+    sf_select_params p = uct_params(1.41);
+    p.rule = SF_SELECT_PUCT;
+    p.puct_sqrt_offset = 0.01;
+    p.puct_fpu_reduction = 0.0; /* FPU = parent Q: the unvisited edge 1 */
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 1);
+    p.puct_fpu_reduction = 0.55;
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 1);
+    p.puct_fpu_reduction = 0.65;
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 0);
+    ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 1), 0); /* the root alike */
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(root_ranking_uses_cvar_when_asked) {
     /* Two root edges with equal means 0.5: A = half death / half full HP
      * (bins 0 and 20), B = always 0.5 (bin 1). With lambda = 1 and alpha =
@@ -405,6 +468,8 @@ int main(void) {
     tcase_add_test(tc, selection_skips_proven_losses_unless_all_lost);
     tcase_add_test(tc, dag_visits_from_another_parent_do_not_change_the_choice);
     tcase_add_test(tc, root_ranking_uses_cvar_when_asked);
+    tcase_add_test(tc, puct_prior_decides_the_first_selection);
+    tcase_add_test(tc, puct_fpu_lowers_unvisited_by_the_visited_prior_mass);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "search-graph");
 }

@@ -1,6 +1,6 @@
 /* test_search_math.c — the search's formulas against the test vectors of
  * search_spec §10 (computed there with SciPy / MCTX) and hand computations:
- * the value convention, 21-bin projection, CVaR, bands, UCT/PUCT, the
+ * the value convention, 21-bin projection, CVaR, bands, UCT/PUCT and FPU, the
  * widening cap, completed-Q / v_mix / sigma / pi', sequential halving. */
 #include <math.h>
 #include <string.h>
@@ -113,11 +113,38 @@ START_TEST(uct_constant_follows_the_budget_table) {
 END_TEST
 
 START_TEST(puct_score_by_hand) {
-    /* MuZero: q + P*sqrt(Np)/(1+n)*(c1 + ln((Np + c2 + 1)/c2)).
-     * q 0.4, P 0.25, n 3, Np 16: 0.4 + 0.25*4/4*(1.25 + ln(19669/19652)). */
+    /* q + P*sqrt(Np + offset)/(1+n)*(c1 + ln((Np + c2 + 1)/c2)).
+     * The plain MuZero form (offset 0): q 0.4, P 0.25, n 3, Np 16:
+     * 0.4 + 0.25*4/4*(1.25 + ln(19669/19652)) = 0.7127162. */
     double want = 0.4 + 0.25 * 4.0 / 4.0 * (1.25 + log(19669.0 / 19652.0));
-    ck_assert_double_eq_tol(sf_puct_score(0.4, 0.25, 3, 16, 1.25, 19652.0), want, 1e-12);
+    ck_assert_double_eq_tol(sf_puct_score(0.4, 0.25, 3, 16, 1.25, 19652.0, 0.0), want, 1e-12);
     ck_assert_double_eq_tol(want, 0.7127162, 1e-6);
+    /* With the default offset 0.01: sqrt(16.01)/4 = 1.0003125 instead of 1,
+     * 0.4 + 0.25*1.0003125*1.2508647 = 0.7128139. */
+    ck_assert_double_eq_tol(sf_puct_score(0.4, 0.25, 3, 16, 1.25, 19652.0, 0.01), 0.7128139, 1e-6);
+    /* A node's first selection (Np = 0, n = 0): sqrt(0.01) = 0.1, so
+     * 0.4 + 0.25*0.1*(1.25 + ln(19653/19652)) = 0.4 + 0.025*1.2500509 =
+     * 0.4312513: the prior counts. Without the offset the score is q
+     * exactly, so every child ties. */
+    ck_assert_double_eq_tol(sf_puct_score(0.4, 0.25, 0, 0, 1.25, 19652.0, 0.01), 0.4312513, 1e-6);
+    ck_assert_double_eq(sf_puct_score(0.4, 0.25, 0, 0, 1.25, 19652.0, 0.0), 0.4);
+    ck_assert_double_gt(sf_puct_score(0.4, 0.5, 0, 0, 1.25, 19652.0, 0.01),
+                        sf_puct_score(0.4, 0.25, 0, 0, 1.25, 19652.0, 0.01));
+}
+END_TEST
+
+START_TEST(puct_fpu_by_hand) {
+    /* FPU = parent Q - reduction*sqrt(prior mass of the visited children). */
+    ck_assert_double_eq(sf_puct_fpu(0.6, 0.0, 0.1), 0.6); /* nothing visited yet */
+    /* a quarter of the prior visited: 0.6 - 0.1*0.5 = 0.55 */
+    ck_assert_double_eq_tol(sf_puct_fpu(0.6, 0.25, 0.1), 0.55, 1e-12);
+    /* 0.64 visited: 0.6 - 0.1*0.8 = 0.52 */
+    ck_assert_double_eq_tol(sf_puct_fpu(0.6, 0.64, 0.1), 0.52, 1e-12);
+    /* all of it (float priors may sum a little above 1: clamped): 0.5 */
+    ck_assert_double_eq_tol(sf_puct_fpu(0.6, 1.0, 0.1), 0.5, 1e-12);
+    ck_assert_double_eq_tol(sf_puct_fpu(0.6, 1.0000001, 0.1), 0.5, 1e-12);
+    /* reduction 0: the parent's Q whatever was visited */
+    ck_assert_double_eq(sf_puct_fpu(0.6, 0.64, 0.0), 0.6);
 }
 END_TEST
 
@@ -348,6 +375,7 @@ int main(void) {
     tcase_add_test(sel, uct_score_by_hand);
     tcase_add_test(sel, uct_constant_follows_the_budget_table);
     tcase_add_test(sel, puct_score_by_hand);
+    tcase_add_test(sel, puct_fpu_by_hand);
     tcase_add_test(sel, widen_cap_matches_spec_10_3);
     suite_add_tcase(s, sel);
     TCase *g = tcase_create("gumbel");

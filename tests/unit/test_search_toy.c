@@ -541,6 +541,136 @@ START_TEST(widening_never_exceeds_the_cap) {
 }
 END_TEST
 
+/* ------------------------------------------------- PUCT follows the prior */
+
+/* An external evaluator with a flat value and fixed priors: every leaf is
+ * worth `value`; prior weights by action (card index for plays, slot 4 for
+ * END_TURN, slot 5 for the potion), normalised by the search. */
+typedef struct prior_eval {
+    double value;
+    float w[6];
+} prior_eval;
+
+static int prior_eval_fn(void *ctx, const sf_eval_request *req, sf_eval_answer *ans) {
+    const prior_eval *pe = ctx;
+    ans->has_dist = 0;
+    ans->value = pe->value;
+    ans->has_priors = 1;
+    for (int i = 0; i < req->n_actions; i++) {
+        sf_action a = req->actions[i];
+        int slot = a.kind == SF_ACT_PLAY ? a.index : a.kind == SF_ACT_END_TURN ? 4 : 5;
+        ans->priors[i] = pe->w[slot];
+    }
+    return SF_OK;
+}
+
+/* Hand {Strike, Defend}, 40/40 HP, a 100-HP monster hitting for 5: three
+ * root actions, Strike, Defend, END_TURN, in engine order and in expansion
+ * order alike (card priorities 20, 10, END_TURN 0). Nothing ends the fight
+ * within the few turns a small search reaches, so every value is `value`. */
+static void three_actions(sf_state *st) {
+    const int hand[2] = {S, D}, draw[6] = {S, D, S, B, D, S};
+    toy_init(st, 40, 40, 100, 5, hand, 2, draw, 6, 0, 7);
+}
+
+static void search_with_priors(sf_state *st, int sims, prior_eval *pe, sf_search_result *r) {
+    sf_search_config c = config(sims, 1);
+    c.evaluator = SF_EVAL_EXTERNAL;
+    c.select = SF_SELECT_PUCT;
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
+    ck_assert_int_eq(sf_search_begin(s, st, 3, 0, &e), SF_OK);
+    ck_assert_int_eq(sf_search_run(s, 1, prior_eval_fn, pe, &e), SF_OK);
+    ck_assert_int_eq(sf_search_result_get(s, r, &e), SF_OK);
+    /* the root's edges in expansion order: Strike first */
+    const sf_graph *g = &s->trees[0].g;
+    const sf_node *root = &g->nodes[0];
+    ck_assert_int_eq(root->n_edges, 3);
+    ck_assert_int_eq(g->edges[root->first_edge].action.kind, SF_ACT_PLAY);
+    ck_assert_int_eq(g->edges[root->first_edge].action.index, S);
+    sf_search_destroy(s);
+}
+
+START_TEST(one_simulation_follows_the_prior) {
+    /* The root's own evaluation is not a simulation (sims_done counts the
+     * descents); the single simulation takes one root edge, evaluates the
+     * child it reaches and backs up. At a fresh root n_parent = 0; with
+     * sqrt(0 + 0.01) every edge scores Q + P*0.1*1.2500509 (FPU = parent Q,
+     * nothing visited), so the highest prior is taken, not the first edge.
+     * The choice rule then has one visited action: the best mean among
+     * visited ones, which is it. Checked for each action preferred. */
+    sf_state st;
+    three_actions(&st);
+    const int kinds[3] = {SF_ACT_PLAY, SF_ACT_PLAY, SF_ACT_END_TURN};
+    const int cards[3] = {S, D, 0};
+    const int slots[3] = {S, D, 4};
+    for (int k = 0; k < 3; k++) {
+        prior_eval pe = {0.5, {0}};
+        pe.w[S] = pe.w[D] = pe.w[4] = 0.2f;
+        pe.w[slots[k]] = 0.6f;
+        sf_search_result r;
+        search_with_priors(&st, 1, &pe, &r);
+        ck_assert_int_eq(r.n_actions, 3);
+        int want = find_action(&r, kinds[k], cards[k]);
+        ck_assert_int_eq(want, k); /* engine order S, D, END */
+        ck_assert_uint_eq(r.simulations, 1);
+        ck_assert_uint_eq(r.evaluations, 2); /* the root and the child */
+        for (int a = 0; a < 3; a++)
+            ck_assert_uint_eq(r.actions[a].visits, a == want ? 1u : 0u);
+        ck_assert_int_eq(r.chosen, want);
+        ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_BEST_MEAN);
+        ck_assert_uint_eq(sf_action_code(r.chosen_action), sf_action_code(r.actions[want].action));
+    }
+}
+END_TEST
+
+START_TEST(a_tiny_budget_follows_the_prior_order) {
+    /* Priors Strike 0.2, Defend 0.5, END_TURN 0.3 (the descending prior
+     * order is the reverse of the expansion order for Strike and Defend),
+     * every leaf 0.5, so every Q and the parent Q are 0.5 and only the
+     * exploration term and the FPU differ. With N = sum of root edge visits
+     * and s(N) = sqrt(N + 0.01)*(1.25 + ln((N + 19653)/19652)), a visited
+     * edge scores 0.5 + P*s(N)/(1 + n), an unvisited one 0.5 - 0.1*sqrt(M)
+     * + P*s(N), M = prior mass visited. Scores less 0.5 (S, D, E):
+     *   N=0 M=0    s=0.125005: 0.025001 0.062503 0.037502 -> D
+     *   N=1 M=0.5  s=1.256337: 0.180557 0.314084 0.306190 -> D (FPU: without
+     *                          it E would score 0.376901 and win)
+     *   N=2 M=0.5  s=1.772397: 0.283769 0.295400 0.461009 -> E
+     *   N=3 M=0.8  s=2.169022: 0.344362 0.361504 0.325353 -> D
+     *   N=4 M=0.8  s=2.503632: 0.411284 0.312954 0.375545 -> S
+     *   N=5 M=1    s=2.798562: 0.279856 0.349820 0.419784 -> E
+     *   N=6 M=1    s=3.065285: 0.306529 0.383161 0.306529 -> D
+     * (M = 0.5 + 0.3 = 0.8 gives sqrt 0.894427; the closest call is 0.0079
+     * at N = 1.) So 7 simulations visit S 1, D 4, E 2: descending prior
+     * order, each with the visits of the sequence D D E D S E D so far. */
+    sf_state st;
+    three_actions(&st);
+    prior_eval pe = {0.5, {0}};
+    pe.w[S] = 0.2f;
+    pe.w[D] = 0.5f;
+    pe.w[4] = 0.3f;
+    const int seq[7] = {1, 1, 2, 1, 0, 2, 1}; /* engine order S, D, END */
+    uint32_t want[3] = {0, 0, 0};
+    for (int sims = 1; sims <= 7; sims++) {
+        want[seq[sims - 1]]++;
+        sf_search_result r;
+        search_with_priors(&st, sims, &pe, &r);
+        ck_assert_uint_eq(r.simulations, (uint64_t)sims);
+        for (int a = 0; a < 3; a++) {
+            ck_assert_msg(r.actions[a].visits == want[a],
+                          "%d sims: action %d has %u visits, want %u", sims, a, r.actions[a].visits,
+                          want[a]);
+            if (want[a]) /* no terminal reached: every Q is the flat value */
+                ck_assert_double_eq(r.actions[a].q, 0.5);
+        }
+    }
+    ck_assert_uint_eq(want[0], 1);
+    ck_assert_uint_eq(want[1], 4);
+    ck_assert_uint_eq(want[2], 2);
+}
+END_TEST
+
 START_TEST(transpositions_are_merged_and_counted) {
     /* Strike->Defend and Defend->Strike reach the same position. */
     const int hand[2] = {S, D}, draw[3] = {S, D, S};
@@ -882,6 +1012,18 @@ START_TEST(config_errors_name_the_field) {
     c.pw_end_turn_alpha = 2.0;
     ck_assert_int_eq(sf_search_config_validate(&c, &e), SF_ECONFIG);
     c = config(10, 1);
+    c.puct_fpu_reduction = -0.1;
+    ck_assert_int_eq(sf_search_config_validate(&c, &e), SF_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(e.msg, "puct_fpu_reduction"));
+    c = config(10, 1);
+    c.puct_sqrt_offset = NAN;
+    ck_assert_int_eq(sf_search_config_validate(&c, &e), SF_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(e.msg, "puct_sqrt_offset"));
+    c = config(10, 1); /* 0 is allowed for both: the plain MuZero form */
+    c.puct_sqrt_offset = 0.0;
+    c.puct_fpu_reduction = 0.0;
+    ck_assert_int_eq(sf_search_config_validate(&c, &e), SF_OK);
+    c = config(10, 1);
     sf_search *s = NULL;
     c.gumbel_m = 1;
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_ECONFIG);
@@ -914,6 +1056,8 @@ int main(void) {
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, chance_draws_depend_on_identity_not_on_stream_history);
     tcase_add_test(tc, widening_never_exceeds_the_cap);
+    tcase_add_test(tc, one_simulation_follows_the_prior);
+    tcase_add_test(tc, a_tiny_budget_follows_the_prior_order);
     tcase_add_test(tc, transpositions_are_merged_and_counted);
     tcase_add_test(tc, no_allocation_per_simulation);
     tcase_add_test(tc, allocator_interface_gets_every_allocation);
