@@ -1,4 +1,4 @@
-/* common.c — error values, clock and hex helpers (see common.h). */
+/* common.c — error values, clock, hex and SHA-256 hex helpers (see common.h). */
 #include "common/common.h"
 
 #include <errno.h>
@@ -105,6 +105,52 @@ int sf_unhex(const char *hex, uint8_t *out, size_t n) {
             return SF_EFORMAT;
         out[i] = (uint8_t)(hi << 4 | lo);
     }
+    return SF_OK;
+}
+
+bool sf_sha256_hex_valid(const char *s) {
+    if (!s)
+        return false;
+    size_t n = 0;
+    for (; n < SF_SHA256_HEX_LEN && s[n]; n++)
+        if (hexval(s[n]) < 0)
+            return false;
+    return n == SF_SHA256_HEX_LEN && s[n] == '\0';
+}
+
+bool sf_sha256_hex_canonical(const char *s) {
+    if (!sf_sha256_hex_valid(s))
+        return false;
+    for (size_t i = 0; i < SF_SHA256_HEX_LEN; i++)
+        if (s[i] >= 'A' && s[i] <= 'F')
+            return false;
+    return true;
+}
+
+int sf_sha256_hex_parse(const char *s, char out[SF_SHA256_HEX_LEN + 1], sf_err *err) {
+    if (!s)
+        return sf_err_set(err, SF_EINVAL, "no SHA-256 given (NULL), expected 64 hex digits");
+    size_t n = strlen(s);
+    const char *more = n > 80 ? "..." : "";
+    if (n != SF_SHA256_HEX_LEN)
+        return sf_err_set(err, SF_EINVAL, "'%.80s%s' is not 64 hex digits (it has %zu characters)",
+                          s, more, n);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (hexval((char)c) >= 0)
+            continue;
+        if (c >= 0x20 && c < 0x7f)
+            return sf_err_set(err, SF_EINVAL,
+                              "'%s' is not 64 hex digits (character %zu, '%c', is not a hex digit)",
+                              s, i + 1, c);
+        /* not quoted: a control byte would garble the message */
+        return sf_err_set(err, SF_EINVAL,
+                          "the value is not 64 hex digits (character %zu is the byte 0x%02x)",
+                          i + 1, c);
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = s[i] >= 'A' && s[i] <= 'F' ? (char)(s[i] - 'A' + 'a') : s[i];
+    out[n] = '\0';
     return SF_OK;
 }
 

@@ -12,6 +12,7 @@
 #ifndef SF_COMMON_H
 #define SF_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,5 +93,48 @@ void sf_hex(const uint8_t *bytes, size_t n, char *out);
 /* Parse 2n hex digits from `hex` into `out`. Returns SF_OK or SF_EFORMAT
  * when the string has the wrong length or a non-hex character. */
 int sf_unhex(const char *hex, uint8_t *out, size_t n);
+
+/* ---- SHA-256 digests spelled in hex ------------------------------------------
+ *
+ * A SHA-256 (a model pin, a shard's content digest, a file digest, the run's
+ * config digest) is written as SF_SHA256_HEX_LEN hex digits. Its canonical
+ * spelling is lower case, the one sf_hex() writes, and it is the only one
+ * spirefleet stores or sends, so one model or file has one spelling in every
+ * label, manifest, ledger entry, request and metric.
+ *
+ * The case rule:
+ *   - Where a person types a digest, either case is accepted and normalised
+ *     at once with sf_sha256_hex_parse(): a run config's model.sha256, the
+ *     BUNDLE@SHA256 pin of gpu-evald --model, sf-model --sha256, and the pins
+ *     given to the APIs those reach (sf_bundle_load, sf_neteval_*). Only the
+ *     lower-case form travels on from there.
+ *   - Where a program wrote the digest, only the canonical spelling is valid
+ *     (sf_sha256_hex_canonical()): fleet and evald wire messages (ShardOffer,
+ *     ShardList, EvalRequest, a RunConfig message), a sf_run_config handed to
+ *     sf_config_validate, and what a shard writer is asked to record.
+ *   - Reading data at rest accepts either case (sf_sha256_hex_valid()): a
+ *     shard manifest sealed before this rule can carry an upper-case
+ *     model_sha256 that its config spelled so, and the shard stays readable.
+ *
+ * None of these allocates; all are reentrant. */
+
+enum { SF_SHA256_HEX_LEN = 64 }; /* hex digits in a SHA-256 (65 bytes with the NUL) */
+
+/* Whether `s` is exactly 64 hex digits, in either case. False for NULL. */
+bool sf_sha256_hex_valid(const char *s);
+
+/* Whether `s` is exactly 64 lower-case hex digits: the canonical spelling.
+ * False for NULL. */
+bool sf_sha256_hex_canonical(const char *s);
+
+/* Check that `s` is 64 hex digits in either case and write its canonical
+ * (lower-case) spelling, NUL-terminated, to `out` (65 bytes, caller-owned;
+ * `out` may be `s` itself to normalise in place). Returns SF_OK, or
+ * SF_EINVAL when `s` is NULL, has another length or holds a non-hex
+ * character; then `out` is not written and the message says which, quoting
+ * `s` (at most 80 characters; not when it holds a control byte), e.g.
+ * "'abc' is not 64 hex digits (it has 3 characters)", for the caller to
+ * prefix with the field or file. */
+int sf_sha256_hex_parse(const char *s, char out[SF_SHA256_HEX_LEN + 1], sf_err *err);
 
 #endif

@@ -371,11 +371,6 @@ static void send_ack(sf_coordinator *co, int wi, uint64_t job, int ok, int dup, 
     queue_reply(co, w->ident, w->ident_len, &env);
 }
 
-static int is_hex64(const char *s) {
-    uint8_t tmp[32];
-    return s && sf_unhex(s, tmp, 32) == SF_OK;
-}
-
 static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOffer *o) {
     cworker *w = &co->workers[wi];
     if (o->job_id == 0 || o->job_id > co->njobs) {
@@ -390,8 +385,11 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
         return;
     }
-    if (!is_hex64(o->file_sha256) || !is_hex64(o->content_digest) || o->size == 0 ||
-        o->size > CO_MAX_UPLOAD_BYTES) {
+    /* A worker writes both digests with sf_hex: the canonical spelling is the
+     * only one on the wire (common.h), and the one the received file's are
+     * compared with. */
+    if (!sf_sha256_hex_canonical(o->file_sha256) || !sf_sha256_hex_canonical(o->content_digest) ||
+        o->size == 0 || o->size > CO_MAX_UPLOAD_BYTES) {
         co->st.protocol_errors++;
         send_ack(co, wi, o->job_id, 0, 0, 0, "bad offer: size or digests");
         return;

@@ -496,16 +496,15 @@ int sf_bundle_load_mem(const uint8_t *bytes, size_t n, const char *name, const c
     /* Check the pin before parsing: a mismatch is reported as such even when
      * the file is not a bundle at all. */
     if (pin) {
-        char hex[65];
+        char hex[65], want[65];
         sf_hex(sha, 32, hex);
-        uint8_t tmp[32];
-        if (strlen(pin) != 64 || sf_unhex(pin, tmp, 32) != SF_OK)
-            return sf_err_set(err, SF_EINVAL, "%s: pinned SHA-256 \"%.80s\" is not 64 hex digits",
-                              name, pin);
-        if (memcmp(tmp, sha, 32) != 0)
+        /* a pin a person typed: either case (common.h) */
+        if (sf_sha256_hex_parse(pin, want, err) != SF_OK)
+            return sf_err_prefix(err, "%s: pinned SHA-256", name);
+        if (strcmp(want, hex) != 0)
             return sf_err_set(err, SF_ECORRUPT,
-                              "%s: SHA-256 mismatch: the file is %s, the pin expects %.64s", name,
-                              hex, pin);
+                              "%s: SHA-256 mismatch: the file is %s, the pin expects %s", name, hex,
+                              want);
     }
     sf_tensorfile *tf;
     int rc = sf_tensorfile_parse(bytes, n, name, &tf, err);

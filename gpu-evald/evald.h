@@ -279,9 +279,10 @@ double sf_arch_flops(const sf_arch *a, int n_tokens, int n_queries);
 
 typedef struct sf_bundle sf_bundle;
 
-/* Load a model bundle. With `pin_sha256` (64 hex digits) non-NULL, the
- * SHA-256 of the file must equal it. Errors, each naming the file and what
- * is wrong; none falls back to anything:
+/* Load a model bundle. With `pin_sha256` (64 hex digits, either case: pins
+ * are typed by people) non-NULL, the SHA-256 of the file must equal it.
+ * Errors, each naming the file and what is wrong; none falls back to
+ * anything:
  *   SF_EIO        the file cannot be read
  *   SF_ECORRUPT   SHA-256 mismatch (both digests in the message)
  *   SF_EFORMAT    not a safetensors file / not a spirefleet model bundle
@@ -291,7 +292,8 @@ typedef struct sf_bundle sf_bundle;
  *   SF_EFORMAT    a tensor has the wrong dtype or shape, an unexpected
  *                 tensor is present, a weight is not finite, or the canary
  *                 is incomplete or inconsistent
- *   SF_EINVAL     a golden position is out of range
+ *   SF_EINVAL     the pin is not 64 hex digits, or a golden position is out
+ *                 of range
  *   SF_ECONFIG    an architecture key in the metadata is missing or bad */
 int sf_bundle_load(const char *path, const char *pin_sha256, sf_bundle **out, sf_err *err);
 

@@ -159,8 +159,8 @@ int main(int argc, char **argv) {
         const char *pin = NULL;
         if (at &&
             !strchr(at + 1, '/')) { /* PATH@SHA256; an '@' inside a directory name is not a pin */
-            uint8_t sha[32];
-            if (strlen(at + 1) != 64 || sf_unhex(at + 1, sha, 32) != SF_OK) {
+            /* typed by a person: either case, normalised in place (common.h) */
+            if (sf_sha256_hex_parse(at + 1, at + 1, NULL) != SF_OK) {
                 fprintf(stderr,
                         "gpu-evald: --model %s: '%s' after '@' is not a 64-digit hex SHA-256\n",
                         models[i], at + 1);

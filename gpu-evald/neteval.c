@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <zmq.h>
 
 #include "gpu-evald/wire.h"
@@ -127,13 +126,15 @@ int sf_neteval_connect(const sf_neteval_opts *opts, void *zmq_ctx, sf_neteval **
         return rc;
     if (!o.endpoint || !o.endpoint[0] || strlen(o.endpoint) >= 256)
         return sf_err_set(err, SF_EINVAL, "no server endpoint (or longer than 255 bytes)");
-    uint8_t tmp[32];
-    if (!o.model_sha256 || strlen(o.model_sha256) != 64 || sf_unhex(o.model_sha256, tmp, 32))
+    char sha[65]; /* either case accepted; lower case, as the server expects */
+    if (!o.model_sha256)
         return sf_err_set(err, SF_EINVAL, "model_sha256 must be 64 hex digits");
+    if (sf_sha256_hex_parse(o.model_sha256, sha, err) != SF_OK)
+        return sf_err_prefix(err, "model_sha256");
     sf_neteval *ev = alloc_ev(&o);
     if (!ev)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
-    sf_hex(tmp, 32, ev->sha); /* lowercase, as the server expects */
+    memcpy(ev->sha, sha, sizeof sha);
     snprintf(ev->endpoint, sizeof ev->endpoint, "%s", o.endpoint);
     ev->ctx = zmq_ctx;
     if (!ev->ctx) {
@@ -159,9 +160,12 @@ int sf_neteval_open_local(const sf_bundle *b, const sf_neteval_opts *opts, sf_ne
     int rc = opts_fill(opts, &o, err);
     if (rc != SF_OK)
         return rc;
-    if (o.model_sha256 && strcasecmp(o.model_sha256, sf_bundle_sha256(b)) != 0)
-        return sf_err_set(err, SF_ECORRUPT, "%s: SHA-256 is %s, the evaluator pins %.64s",
-                          sf_bundle_path(b), sf_bundle_sha256(b), o.model_sha256);
+    char pin[65];
+    if (o.model_sha256 && sf_sha256_hex_parse(o.model_sha256, pin, err) != SF_OK)
+        return sf_err_prefix(err, "model_sha256");
+    if (o.model_sha256 && strcmp(pin, sf_bundle_sha256(b)) != 0)
+        return sf_err_set(err, SF_ECORRUPT, "%s: SHA-256 is %s, the evaluator pins %s",
+                          sf_bundle_path(b), sf_bundle_sha256(b), pin);
     sf_neteval *ev = alloc_ev(&o);
     if (!ev)
         return sf_err_set(err, SF_ENOMEM, "out of memory");

@@ -52,7 +52,8 @@ typedef int (*sf_neteval_fallback_fn)(void *ctx, const sf_pos *pos, int n, sf_ne
 
 typedef struct sf_neteval_opts {
     const char *endpoint;     /* remote: the server's ZeroMQ endpoint            */
-    const char *model_sha256; /* 64 hex digits naming the model (remote:
+    const char *model_sha256; /* 64 hex digits naming the model, either case
+                               * (sent and compared in lower case; remote:
                                * required; in-process: checked when given)     */
     int max_inflight;         /* outstanding requests (default 8, max 1024)      */
     int timeout_ms;           /* per attempt (default 5000)                      */
@@ -89,9 +90,9 @@ typedef struct sf_neteval_done {
 int sf_neteval_connect(const sf_neteval_opts *opts, void *zmq_ctx, sf_neteval **out, sf_err *err);
 
 /* In-process: evaluate with the cpu backend on `bundle` (which must outlive
- * the evaluator) in the calling thread. Errors: SF_ECORRUPT when
- * opts->model_sha256 is set and differs from the bundle's digest; those of
- * sf_net_create(). */
+ * the evaluator) in the calling thread. Errors: SF_EINVAL when
+ * opts->model_sha256 is set and not 64 hex digits, SF_ECORRUPT when it
+ * differs from the bundle's digest; those of sf_net_create(). */
 int sf_neteval_open_local(const sf_bundle *bundle, const sf_neteval_opts *opts, sf_neteval **out,
                           sf_err *err);
 

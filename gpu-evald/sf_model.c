@@ -40,7 +40,8 @@ static int usage(void) {
 }
 
 typedef struct {
-    const char *sha;
+    const char *sha; /* the --sha256 pin (sha_buf), or NULL */
+    char sha_buf[65];
     sf_net_opts net;
     double tolerance;
     const char *batches;
@@ -116,12 +117,12 @@ static int parse_args(int argc, char **argv, args_t *a) {
         case ':': fprintf(stderr, "sf-model: option %s needs a value\n", s); return -1;
         case '?': fprintf(stderr, "sf-model: unknown or ambiguous option %s\n", s); return -1;
         case O_SHA: {
-            uint8_t digest[32];
-            if (strlen(v) != 64 || sf_unhex(v, digest, 32) != SF_OK) {
-                fprintf(stderr, "sf-model: --sha256 %s: expected 64 hex digits\n", v);
+            sf_err e = {0}; /* either case; kept in lower case (common.h) */
+            if (sf_sha256_hex_parse(v, a->sha_buf, &e) != SF_OK) {
+                fprintf(stderr, "sf-model: --sha256: %s\n", e.msg);
                 return -1;
             }
-            a->sha = v;
+            a->sha = a->sha_buf;
             break;
         }
         case O_BACKEND:

@@ -8,15 +8,6 @@
 
 #include "proto/evald.pb-c.h"
 
-static int is_sha_hex(const char *s) {
-    if (!s || strlen(s) != 64)
-        return 0;
-    for (int i = 0; i < 64; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
-}
-
 int sf_wire_request_encode(uint64_t id, const char *model, const sf_pos *pos, int n,
                            sf_buf *scratch, sf_buf *msg, sf_err *err) {
     if (n < 1 || n > SF_WIRE_MAX_POSITIONS)
@@ -96,7 +87,8 @@ int sf_wire_request_decode(const uint8_t *msg, size_t len, sf_arena *arena, sf_w
         return sf_err_set(err, SF_EFORMAT, "request of %zu bytes does not decode as EvalRequest",
                           len);
     *id = r->request_id;
-    if (is_sha_hex(r->model_sha256))
+    /* The model's name on the wire is its canonical spelling only (common.h). */
+    if (sf_sha256_hex_canonical(r->model_sha256))
         memcpy(model, r->model_sha256, 65);
     if (r->protocol != SF_WIRE_PROTOCOL)
         return sf_err_set(err, SF_EVERSION, "protocol %u unsupported (this server speaks %d)",
@@ -105,7 +97,7 @@ int sf_wire_request_decode(const uint8_t *msg, size_t len, sf_arena *arena, sf_w
         return sf_err_set(err, SF_EVERSION,
                           "tokenizer version %u unsupported (this server reads %d)",
                           r->tokenizer_version, SF_FEAT_VERSION);
-    if (!is_sha_hex(r->model_sha256))
+    if (!sf_sha256_hex_canonical(r->model_sha256))
         return sf_err_set(err, SF_EFORMAT, "field model_sha256 is not 64 lowercase hex digits");
     uint32_t n = r->n_positions;
     if (n < 1 || n > SF_WIRE_MAX_POSITIONS)

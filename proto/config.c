@@ -71,7 +71,10 @@ void sf_config_defaults(sf_run_config *c) {
 
 /* ---- schema ------------------------------------------------------------- */
 
-typedef enum { T_STR, T_U32, T_U64, T_I32, T_F64, T_BOOL } ftype;
+/* T_SHA256: a SHA-256 a person typed: empty (none given) or 64 hex digits in
+ * either case, stored in its canonical lower-case spelling (common.h), so the
+ * labels, the manifests and the config digest see one spelling of a model. */
+typedef enum { T_STR, T_SHA256, T_U32, T_U64, T_I32, T_F64, T_BOOL } ftype;
 
 typedef struct field {
     const char *path; /* "search.simulations" */
@@ -116,7 +119,7 @@ static const field fields[] = {
     F("search.cvar_lambda", T_F64, search.cvar_lambda, 0, 1, NULL),
     F("search.max_rollout_plies", T_U32, search.max_rollout_plies, 1, 100000, NULL),
     F("model.bundle", T_STR, model.bundle, 0, 0, NULL),
-    F("model.sha256", T_STR, model.sha256, 0, 0, NULL),
+    F("model.sha256", T_SHA256, model.sha256, 0, 0, NULL),
     F("evald.endpoint", T_STR, evald.endpoint, 1, 0, NULL),
     F("evald.spawn", T_BOOL, evald.spawn, 0, 1, NULL),
     F("evald.backend", T_STR, evald.backend, 1, 0, "cpu|cuda"),
@@ -240,11 +243,24 @@ static int set_field(ctx *x, const field *f, const yaml_node_t *n) {
                     n->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
     char *dst = (char *)x->cfg + f->off;
     char *end = NULL;
+    if ((f->type == T_STR || f->type == T_SHA256) &&
+        n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+        (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL")))
+        return fail(x, n, f->path, "is null; give a value (quote it to mean the text)");
     switch (f->type) {
+    case T_SHA256: {
+        _Static_assert(sizeof(((sf_run_config *)0)->model.sha256) == SF_SHA256_HEX_LEN + 1,
+                       "model.sha256 holds one canonical SHA-256");
+        if (!v[0]) { /* "" gives no pin */
+            dst[0] = '\0';
+            return SF_OK;
+        }
+        sf_err e = {0};
+        if (sf_sha256_hex_parse(v, dst, &e) != SF_OK)
+            return fail(x, n, f->path, "%s", e.msg);
+        return SF_OK;
+    }
     case T_STR: {
-        if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-            (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL")))
-            return fail(x, n, f->path, "is null; give a value (quote it to mean the text)");
         size_t l = strlen(v);
         if (l >= f->size)
             return fail(x, n, f->path, "too long (%zu characters, at most %zu)", l, f->size - 1);
@@ -764,10 +780,17 @@ static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
         if (!c->model.sha256[0])
             BAD("model.sha256", "a 64-digit hex SHA-256 is required when search.evaluator is net");
     }
-    if (c->model.sha256[0]) {
-        uint8_t tmp[32];
-        if (strlen(c->model.sha256) != 64 || sf_unhex(c->model.sha256, tmp, 32) < 0)
-            BAD("model.sha256", "'%s' is not 64 hex digits", c->model.sha256);
+    /* A config file's model.sha256 was normalised when read (T_SHA256); a
+     * config built in memory or from a RunConfig message must already hold
+     * the canonical spelling, or its digest would name the model differently. */
+    if (c->model.sha256[0] && !sf_sha256_hex_canonical(c->model.sha256)) {
+        sf_err e = {0};
+        char lower[SF_SHA256_HEX_LEN + 1];
+        if (sf_sha256_hex_parse(c->model.sha256, lower, &e) != SF_OK)
+            BAD("model.sha256", "%s", e.msg);
+        else
+            BAD("model.sha256", "'%s' is not in lower case; a SHA-256 is stored and sent as '%s'",
+                c->model.sha256, lower);
     }
     if (c->seed_start + c->seed_count < c->seed_start)
         BAD("seeds.count", "seeds.start + seeds.count overflows");

@@ -142,9 +142,6 @@ int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAl
 int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManifest **out,
                        sf_err *err);
 
-/* 1 if `s` is 64 lowercase-or-uppercase hex digits. */
-bool sf_is_hex64(const char *s);
-
 /* ---- seal trailer ------------------------------------------------------------ */
 
 typedef struct sf_trailer {

@@ -1,18 +1,7 @@
 /* manifest.c — decoding and checking a shard manifest from disk. */
-#include <ctype.h>
 #include <string.h>
 
 #include "shard/internal.h"
-
-bool sf_is_hex64(const char *s) {
-    if (!s)
-        return false;
-    size_t n = 0;
-    for (; s[n]; n++)
-        if (!isxdigit((unsigned char)s[n]))
-            return false;
-    return n == 64;
-}
 
 int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManifest **out,
                        sf_err *err) {
@@ -48,12 +37,14 @@ int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManife
                         (unsigned long long)m->payload_bytes, (unsigned long long)m->raw_bytes);
     else if (!m->run_id[0])
         rc = sf_err_set(err, SF_ECORRUPT, "manifest: empty run_id");
-    else if (strcmp(m->model_sha256, "rollout") != 0 && !sf_is_hex64(m->model_sha256))
+    /* Either case (data at rest, common.h): a shard sealed before writers
+     * demanded lower case may spell its model in upper case. */
+    else if (strcmp(m->model_sha256, "rollout") != 0 && !sf_sha256_hex_valid(m->model_sha256))
         rc = sf_err_set(err, SF_ECORRUPT,
                         "manifest: model_sha256 '%.80s' is neither 64 hex "
                         "digits nor 'rollout'",
                         m->model_sha256);
-    else if (!sf_is_hex64(m->config_digest))
+    else if (!sf_sha256_hex_valid(m->config_digest))
         rc = sf_err_set(err, SF_ECORRUPT, "manifest: config_digest '%.80s' is not 64 hex digits",
                         m->config_digest);
     if (rc < 0) {

@@ -114,8 +114,8 @@ typedef struct sf_shard_info {
     uint64_t job_id;
     uint32_t engine_version;
     uint32_t tokenizer_version;
-    const char *model_sha256;  /* 64 hex digits, or "rollout"                */
-    const char *config_digest; /* 64 hex digits                              */
+    const char *model_sha256;  /* 64 lower-case hex digits, or "rollout"     */
+    const char *config_digest; /* 64 lower-case hex digits                   */
     const char *worker_id;     /* who wrote it (not part of the digest)      */
     int64_t created_unix;      /* 0: the wall clock at seal                  */
 } sf_shard_info;

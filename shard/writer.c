@@ -86,12 +86,16 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
         return sf_err_set(err, SF_EINVAL, "shard writer: path and info are required");
     if (!info->run_id || !info->run_id[0])
         return sf_err_set(err, SF_EINVAL, "%s: info.run_id is empty", path);
-    if (!info->model_sha256 ||
-        (strcmp(info->model_sha256, "rollout") != 0 && !sf_is_hex64(info->model_sha256)))
+    /* Recorded in every label and the manifest: the canonical spelling only
+     * (common.h), so one model or config has one spelling in the data. */
+    if (!info->model_sha256 || (strcmp(info->model_sha256, "rollout") != 0 &&
+                                !sf_sha256_hex_canonical(info->model_sha256)))
         return sf_err_set(err, SF_EINVAL,
-                          "%s: info.model_sha256 must be 64 hex digits or \"rollout\"", path);
-    if (!sf_is_hex64(info->config_digest))
-        return sf_err_set(err, SF_EINVAL, "%s: info.config_digest must be 64 hex digits", path);
+                          "%s: info.model_sha256 must be 64 lower-case hex digits or \"rollout\"",
+                          path);
+    if (!sf_sha256_hex_canonical(info->config_digest))
+        return sf_err_set(err, SF_EINVAL, "%s: info.config_digest must be 64 lower-case hex digits",
+                          path);
     sf_shard_writer_opts o = opts ? *opts : (sf_shard_writer_opts){0};
     if (o.zstd_level == 0)
         o.zstd_level = SF_SHARD_DEFAULT_LEVEL;

@@ -111,11 +111,17 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
             return rc;
         }
         snprintf(c->sha, sizeof c->sha, "%s", sf_bundle_sha256(c->bundle));
-    } else if (strlen(c->sha) != 64) {
+    } else if (!c->sha[0]) {
         free(c);
         return sf_err_set(err, SF_ECONFIG,
                           "model.sha256: a remote evaluator needs the model's "
                           "64-digit SHA-256");
+    } else if (!sf_sha256_hex_canonical(c->sha)) {
+        /* it names the model in every label: the canonical spelling only
+         * (a config file's is normalised when read, common.h) */
+        free(c);
+        return sf_err_set(err, SF_ECONFIG, "model.sha256: '%.64s' is not 64 lower-case hex digits",
+                          cfg->model.sha256);
     }
     c->api.open = s_open;
     c->api.eval = s_eval;

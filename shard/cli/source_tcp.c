@@ -80,7 +80,9 @@ static int tcp_list(sf_shard_source *src, sf_shard_entry **entries, size_t *n, s
             continue;
         }
         memcpy(e[i].name, name, l + 1);
-        if (sf_unhex(s->content_digest, e[i].digest, SF_SHARD_DIGEST_BYTES) < 0)
+        /* canonical spelling only on the wire (common.h) */
+        if (!sf_sha256_hex_canonical(s->content_digest) ||
+            sf_unhex(s->content_digest, e[i].digest, SF_SHARD_DIGEST_BYTES) < 0)
             snprintf(e[i].error, sizeof e[i].error, "the listing's content digest is malformed");
         e[i].records = s->records;
         e[i].bytes = s->size;

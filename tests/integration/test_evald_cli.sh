@@ -27,6 +27,12 @@ expect 0 "(matches the pin)" "verify with the right pin" -- \
   "$sfm" verify --sha256 "$sha" "$tmp/models/tiny.safetensors"
 expect 1 "SHA-256 mismatch: the file is $sha, the pin expects $wrong" "verify with a wrong pin" -- \
   "$sfm" verify --sha256 "$wrong" "$tmp/models/tiny.safetensors"
+upper=$(printf '%s' "$sha" | tr a-f A-F)
+expect 0 "(matches the pin)" "verify with the right pin typed in upper case" -- \
+  "$sfm" verify --sha256 "$upper" "$tmp/models/tiny.safetensors"
+expect 2 "sf-model: --sha256: 'xyz' is not 64 hex digits (it has 3 characters)" \
+  "a malformed --sha256 is a usage error that says why" -- \
+  "$sfm" verify --sha256 xyz "$tmp/models/tiny.safetensors"
 printf 'not a bundle\n' >"$tmp/text.safetensors"
 expect 1 "header length" "a text file is not a bundle" -- "$sfm" info "$tmp/text.safetensors"
 expect 2 "usage: sf-model" "no arguments is a usage error" -- "$sfm"
@@ -51,6 +57,9 @@ grep -q "canary FAILED for model" "$tmp/out" && ok "its log line says canary FAI
   notok "no 'canary FAILED' log line: $(head -c 300 "$tmp/out")"
 expect 1 "SHA-256 mismatch" "gpu-evald --model PATH@WRONG_SHA is a load error" -- \
   "$evald" --backend cpu --model "$tmp/models/tiny.safetensors@$wrong" \
+  --bind tcp://127.0.0.1:0 --max-batch 8 --max-wait-us 100
+expect 1 "the pin expects ${wrong%??}ab" "gpu-evald keeps a pin typed in upper case in lower case" \
+  -- "$evald" --backend cpu --model "$tmp/models/tiny.safetensors@${wrong%??}AB" \
   --bind tcp://127.0.0.1:0 --max-batch 8 --max-wait-us 100
 expect 2 "usage: gpu-evald" "gpu-evald without --bind is a usage error" -- \
   "$evald" --backend cpu --models "$tmp/models"

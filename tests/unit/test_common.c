@@ -1,4 +1,4 @@
-/* test_common.c — error values, seed derivation and hex helpers. */
+/* test_common.c — error values, seed derivation, hex and SHA-256 hex helpers. */
 #include <string.h>
 
 #include "common/common.h"
@@ -50,6 +50,92 @@ START_TEST(hex_round_trip) {
 }
 END_TEST
 
+/* SHA-256 of the empty string (FIPS 180-2 test vectors), three spellings. */
+static const char EMPTY_LOWER[] =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+static const char EMPTY_UPPER[] =
+    "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855";
+static const char EMPTY_MIXED[] =
+    "e3B0c44298Fc1c149AfbF4c8996fb92427ae41e4649b934ca495991b7852B855";
+
+START_TEST(sha256_hex_either_case_parses_to_lower_case) {
+    const char *in[] = {EMPTY_LOWER, EMPTY_UPPER, EMPTY_MIXED};
+    for (int i = 0; i < 3; i++) {
+        char out[SF_SHA256_HEX_LEN + 1];
+        sf_err e = {0};
+        ck_assert_int_eq(sf_sha256_hex_parse(in[i], out, &e), SF_OK);
+        ck_assert_str_eq(out, EMPTY_LOWER);
+        ck_assert(sf_sha256_hex_valid(in[i]));
+    }
+    /* only the lower-case spelling is canonical */
+    ck_assert(sf_sha256_hex_canonical(EMPTY_LOWER));
+    ck_assert(!sf_sha256_hex_canonical(EMPTY_UPPER));
+    ck_assert(!sf_sha256_hex_canonical(EMPTY_MIXED));
+    /* in place */
+    char buf[SF_SHA256_HEX_LEN + 1];
+    memcpy(buf, EMPTY_MIXED, sizeof buf);
+    ck_assert_int_eq(sf_sha256_hex_parse(buf, buf, NULL), SF_OK);
+    ck_assert_str_eq(buf, EMPTY_LOWER);
+}
+END_TEST
+
+START_TEST(sha256_hex_wrong_length_is_refused_and_counted) {
+    char s63[64], s65[66], out[SF_SHA256_HEX_LEN + 1] = "untouched";
+    memcpy(s63, EMPTY_LOWER, 63);
+    s63[63] = '\0';
+    memcpy(s65, EMPTY_LOWER, 64);
+    s65[64] = '0';
+    s65[65] = '\0';
+    sf_err e = {0};
+    ck_assert_int_eq(sf_sha256_hex_parse(s63, out, &e), SF_EINVAL);
+    ck_assert_int_eq(e.code, SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "is not 64 hex digits (it has 63 characters)"));
+    ck_assert_ptr_nonnull(strstr(e.msg, s63)); /* the value is quoted */
+    ck_assert_int_eq(sf_sha256_hex_parse(s65, out, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "(it has 65 characters)"));
+    ck_assert_int_eq(sf_sha256_hex_parse("", out, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "'' is not 64 hex digits (it has 0 characters)");
+    ck_assert_str_eq(out, "untouched"); /* nothing written on failure */
+    ck_assert(!sf_sha256_hex_valid(s63) && !sf_sha256_hex_valid(s65) && !sf_sha256_hex_valid(""));
+    ck_assert(!sf_sha256_hex_canonical(s63) && !sf_sha256_hex_canonical(s65));
+}
+END_TEST
+
+START_TEST(sha256_hex_non_hex_character_is_named) {
+    char s[SF_SHA256_HEX_LEN + 1], out[SF_SHA256_HEX_LEN + 1];
+    memcpy(s, EMPTY_LOWER, sizeof s);
+    s[9] = 'g'; /* character 10 */
+    sf_err e = {0};
+    ck_assert_int_eq(sf_sha256_hex_parse(s, out, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "is not 64 hex digits (character 10, 'g', is not a hex "
+                                        "digit)"));
+    ck_assert(!sf_sha256_hex_valid(s) && !sf_sha256_hex_canonical(s));
+    s[9] = ' ';
+    ck_assert(!sf_sha256_hex_valid(s));
+    s[9] = '\x07'; /* a control byte is described, not printed */
+    ck_assert_int_eq(sf_sha256_hex_parse(s, out, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "the value is not 64 hex digits (character 10 is the byte 0x07)");
+    /* a 0x prefix is not part of the spelling */
+    char px[SF_SHA256_HEX_LEN + 1];
+    memcpy(px, "0x", 2);
+    memcpy(px + 2, EMPTY_LOWER, 62);
+    px[64] = '\0';
+    ck_assert_int_eq(sf_sha256_hex_parse(px, out, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "character 2, 'x'"));
+}
+END_TEST
+
+START_TEST(sha256_hex_null_is_refused) {
+    char out[SF_SHA256_HEX_LEN + 1];
+    sf_err e = {0};
+    ck_assert_int_eq(sf_sha256_hex_parse(NULL, out, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "no SHA-256 given"));
+    ck_assert_int_eq(sf_sha256_hex_parse(NULL, out, NULL), SF_EINVAL);
+    ck_assert(!sf_sha256_hex_valid(NULL));
+    ck_assert(!sf_sha256_hex_canonical(NULL));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("common");
     TCase *tc = tcase_create("core");
@@ -58,6 +144,10 @@ int main(void) {
     tcase_add_test(tc, err_set_null_is_safe);
     tcase_add_test(tc, mix64_matches_splitmix_reference);
     tcase_add_test(tc, hex_round_trip);
+    tcase_add_test(tc, sha256_hex_either_case_parses_to_lower_case);
+    tcase_add_test(tc, sha256_hex_wrong_length_is_refused_and_counted);
+    tcase_add_test(tc, sha256_hex_non_hex_character_is_named);
+    tcase_add_test(tc, sha256_hex_null_is_refused);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "common");
 }

@@ -239,6 +239,91 @@ START_TEST(digest_ignores_execution_but_not_labels) {
 }
 END_TEST
 
+/* SHA-256 of the empty string (FIPS 180-2), as typed in two cases. */
+#define SHA_LOWER "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define SHA_UPPER "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"
+#define NET_RUN(sha)                                                 \
+    "run: {name: d}\nseeds: {count: 16}\nsearch: {evaluator: net}\n" \
+    "model: {bundle: m.safetensors, sha256: \"" sha "\"}\n"
+
+START_TEST(upper_case_model_sha256_is_stored_in_lower_case) {
+    sf_run_config up, low;
+    sf_err e = {0};
+    ck_assert_msg(parse_str(NET_RUN(SHA_UPPER), &up, &e) == SF_OK, "%s", e.msg);
+    ck_assert_str_eq(up.model.sha256, SHA_LOWER);
+    /* same model, same config: one digest whichever case was typed */
+    ck_assert_int_eq(parse_str(NET_RUN(SHA_LOWER), &low, &e), SF_OK);
+    char du[65], dl[65];
+    ck_assert_int_eq(sf_config_digest(&up, du), SF_OK);
+    ck_assert_int_eq(sf_config_digest(&low, dl), SF_OK);
+    ck_assert_str_eq(du, dl);
+    /* the effective config (sf-fleet check) shows the stored spelling */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    sf_config_print(&up, m);
+    fclose(m);
+    ck_assert_ptr_nonnull(strstr(buf, "sha256: \"" SHA_LOWER "\""));
+    free(buf);
+    /* and so does the RunConfig the coordinator sends */
+    sf_config_scratch *sc = malloc(sizeof *sc);
+    ck_assert_str_eq(sf_config_to_proto(&up, sc)->model->sha256, SHA_LOWER);
+    free(sc);
+}
+END_TEST
+
+START_TEST(model_sha256_not_64_hex_digits_names_the_key) {
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(parse_str(NET_RUN(SHA_LOWER "0"), &c, &e), SF_ECONFIG);
+    ck_assert_str_eq(e.msg, "inline.yaml:4:40: model.sha256: '" SHA_LOWER
+                            "0' is not 64 hex digits (it has 65 characters)");
+    ck_assert_int_eq(parse_str(NET_RUN("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b"
+                                       "7852b85g"),
+                               &c, &e),
+                     SF_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(e.msg, "inline.yaml:4:40: model.sha256: 'e3b0"));
+    ck_assert_ptr_nonnull(strstr(e.msg, "(character 64, 'g', is not a hex digit)"));
+    /* "" is no pin at all: fine for rollout, named as missing for net */
+    ck_assert_int_eq(parse_str("run: {name: d}\nseeds: {count: 1}\nmodel: {sha256: ''}\n", &c, &e),
+                     SF_OK);
+    ck_assert_str_eq(c.model.sha256, "");
+    ck_assert_int_eq(parse_str(NET_RUN(""), &c, &e), SF_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(e.msg, "model.sha256: a 64-digit hex SHA-256 is required"));
+    ck_assert_int_eq(
+        parse_str("run: {name: d}\nseeds: {count: 1}\nmodel: {sha256: null}\n", &c, &e),
+        SF_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(e.msg, "model.sha256: is null"));
+}
+END_TEST
+
+/* A config that did not come from a file (built in memory, or a RunConfig
+ * message) must hold the canonical spelling already: its digest is what the
+ * fleet compares. */
+START_TEST(a_config_struct_must_hold_the_canonical_spelling) {
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(parse_str(NET_RUN(SHA_LOWER), &c, &e), SF_OK);
+    ck_assert_int_eq(sf_config_validate(&c, "mem", &e), SF_OK);
+    memcpy(c.model.sha256, SHA_UPPER, sizeof c.model.sha256);
+    ck_assert_int_eq(sf_config_validate(&c, "mem", &e), SF_ECONFIG);
+    ck_assert_str_eq(e.msg,
+                     "mem: model.sha256: '" SHA_UPPER
+                     "' is not in lower case; a SHA-256 is stored and sent as '" SHA_LOWER "'");
+    /* a RunConfig message carrying it is refused the same way */
+    sf_config_scratch *sc = malloc(sizeof *sc);
+    Spirefleet__RunConfig *m = sf_config_to_proto(&c, sc);
+    sf_run_config back;
+    ck_assert_int_eq(sf_config_from_proto(m, &back, &e), SF_ECONFIG);
+    ck_assert_ptr_nonnull(
+        strstr(e.msg, "RunConfig: model.sha256: '" SHA_UPPER "' is not in lower"));
+    free(sc);
+    snprintf(c.model.sha256, sizeof c.model.sha256, "abc");
+    ck_assert_int_eq(sf_config_validate(&c, "mem", &e), SF_ECONFIG);
+    ck_assert_str_eq(e.msg, "mem: model.sha256: 'abc' is not 64 hex digits (it has 3 characters)");
+}
+END_TEST
+
 START_TEST(printed_config_parses_back_to_the_same_digest) {
     char path[1024];
     snprintf(path, sizeof path, "%s/configs/fleet-example.yaml", SF_SOURCE_ROOT);
@@ -340,6 +425,9 @@ int main(void) {
     tcase_add_test(tc, endpoints_accept_bind_forms_and_refuse_the_rest);
     tcase_add_test(tc, shipped_configs_are_valid);
     tcase_add_test(tc, digest_ignores_execution_but_not_labels);
+    tcase_add_test(tc, upper_case_model_sha256_is_stored_in_lower_case);
+    tcase_add_test(tc, model_sha256_not_64_hex_digits_names_the_key);
+    tcase_add_test(tc, a_config_struct_must_hold_the_canonical_spelling);
     tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
     tcase_add_test(tc, proto_round_trip);
     tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);

@@ -189,6 +189,34 @@ static Spirefleet__Envelope *send_shard(sf_coordinator *co, client *c, uint64_t 
     return r;
 }
 
+/* Offer the shard at `path` with its file SHA-256 spelled in upper case;
+ * returns the ShardAck envelope. */
+static Spirefleet__Envelope *offer_upper_case(sf_coordinator *co, client *c, uint64_t job,
+                                              const char *path, const uint8_t digest[32]) {
+    uint8_t *bytes;
+    size_t n = slurp(path, &bytes);
+    uint8_t h[32];
+    crypto_hash_sha256(h, bytes, n);
+    free(bytes);
+    char sha[65], dig[65];
+    sf_hex(h, 32, sha);
+    sf_hex(digest, 32, dig);
+    for (int i = 0; i < 64; i++)
+        if (sha[i] >= 'a' && sha[i] <= 'f')
+            sha[i] = (char)(sha[i] - 'a' + 'A');
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
+    of.job_id = job;
+    of.size = n;
+    of.file_sha256 = sha;
+    of.content_digest = dig;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
+    req.shard_offer = &of;
+    Spirefleet__Envelope *r = rpc(co, c, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
+    return r;
+}
+
 static sf_coordinator *open_co(const sf_run_config *cfg) {
     sf_coordinator *co;
     sf_err e = {0};
@@ -259,8 +287,14 @@ START_TEST(late_and_bad_results) {
     uint8_t dig[32], dig2[32];
     snprintf(path, sizeof path, "%s/good.shard", tmpdir);
     make_shard(co, 1, 100, 20, path, dig);
+    /* digests on the wire are in lower case (common.h): an offer spelling
+     * one otherwise is refused before any byte is sent */
+    Spirefleet__Envelope *r = offer_upper_case(co, &c, 1, path, dig);
+    ck_assert(!r->shard_ack->ok && !r->shard_ack->send);
+    ck_assert_str_eq(r->shard_ack->reason, "bad offer: size or digests");
+    sf_wire_free(r);
     /* a byte flipped in transit: the file SHA-256 does not match */
-    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, 700);
+    r = send_shard(co, &c, 1, path, dig, 700);
     ck_assert(!r->shard_ack->ok);
     ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "SHA-256 mismatch"));
     sf_wire_free(r);

@@ -181,6 +181,22 @@ START_TEST(bundle_sha_mismatch_names_both_digests) {
     ck_assert_ptr_nonnull(strstr(e.msg, pin));
     ck_assert_int_eq(sf_bundle_load(path, "abc", &b, &e), SF_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "not 64 hex digits"));
+    ck_assert_ptr_nonnull(strstr(e.msg, path)); /* the file is named */
+    /* a pin one digit too long, or with a non-hex digit, is no pin */
+    char longer[66];
+    snprintf(longer, sizeof longer, "%s0", pin);
+    ck_assert_int_eq(sf_bundle_load(path, longer, &b, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "pinned SHA-256: '"));
+    ck_assert_ptr_nonnull(strstr(e.msg, "(it has 65 characters)"));
+    char bad[65];
+    memcpy(bad, pin, sizeof bad);
+    bad[0] = 'z';
+    ck_assert_int_eq(sf_bundle_load(path, bad, &b, &e), SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "(character 1, 'z', is not a hex digit)"));
+    /* the mismatch message gives the pin in lower case, whatever was typed */
+    const char *upper = "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff";
+    ck_assert_int_eq(sf_bundle_load(path, upper, &b, &e), SF_ECORRUPT);
+    ck_assert_ptr_nonnull(strstr(e.msg, pin));
     fx_rmdir(dir);
 }
 END_TEST

@@ -793,6 +793,28 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     sf_neteval *wrong;
     lo.model_sha256 = "2222222222222222222222222222222222222222222222222222222222222222";
     ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_ECORRUPT);
+    /* A pin typed in upper case names the same model: the remote evaluator
+     * sends it in lower case (the server knows no other spelling) and the
+     * local one accepts the bundle; a malformed pin is refused as such. */
+    char upper[65];
+    for (int i = 0; i < 65; i++) {
+        char ch = sf_bundle_sha256(w.b)[i];
+        upper[i] = (char)(ch >= 'a' && ch <= 'f' ? ch - 'a' + 'A' : ch);
+    }
+    sf_neteval *shouty = connect_to(sf_evald_endpoint(s.ev), upper, 20000, 0);
+    sf_pos p0 = sf_positions_get(w.ps, 0);
+    ck_assert_int_eq(sf_neteval_eval(shouty, &p0, 1, b, &e), SF_OK);
+    ck_assert_mem_eq(&b[0], &a[0], sizeof a[0]);
+    sf_neteval_close(shouty);
+    lo.model_sha256 = upper;
+    ck_assert_msg(sf_neteval_open_local(w.b, &lo, &wrong, &e) == SF_OK, "%s", e.msg);
+    sf_neteval_close(wrong);
+    lo.model_sha256 = "abc";
+    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
+    sf_neteval_opts ro = {.endpoint = sf_evald_endpoint(s.ev), .model_sha256 = "abc"};
+    ck_assert_int_eq(sf_neteval_connect(&ro, NULL, &wrong, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
     sf_neteval_close(local);
     sf_neteval_close(remote);
     server_stop(&s);

@@ -111,6 +111,10 @@ START_TEST(request_defects_are_named) {
     r.model_sha256 = "abc";
     ck_assert_int_eq(decode(buf, pack_req(&r, buf), &e, &id), SF_EFORMAT);
     ck_assert_ptr_nonnull(strstr(e.msg, "model_sha256"));
+    /* on the wire only the canonical (lower-case) spelling names a model */
+    r.model_sha256 = "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef";
+    ck_assert_int_eq(decode(buf, pack_req(&r, buf), &e, &id), SF_EFORMAT);
+    ck_assert_str_eq(e.msg, "field model_sha256 is not 64 lowercase hex digits");
     r.model_sha256 = (char *)SHA;
     r.token_cont.len = 64;
     ck_assert_int_eq(decode(buf, pack_req(&r, buf), &e, &id), SF_EFORMAT);

@@ -765,6 +765,75 @@ START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
 }
 END_TEST
 
+/* The SHA-256 of the empty string (FIPS 180-2), in two cases. */
+static const char SHA_LOWER[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+static const char SHA_UPPER[] = "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855";
+
+/* What a shard records names a model or config one way: lower case
+ * (common.h); the worker normalises, the writer refuses anything else. */
+START_TEST(writer_refuses_digests_not_in_lower_case) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_shard_info info;
+    sf_err err = {0};
+    sf_shard_writer *w = NULL;
+    synth_info(&p, &info);
+    info.model_sha256 = SHA_UPPER;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("c.shard"), &info, NULL, &w, &err), SF_EINVAL);
+    ck_assert_ptr_null(w);
+    ck_assert_msg(strstr(err.msg, "c.shard: info.model_sha256 must be 64 lower-case hex digits or "
+                                  "\"rollout\""),
+                  "%s", err.msg);
+    info.model_sha256 = "abc";
+    ck_assert_int_eq(sf_shard_writer_open(path_in("c.shard"), &info, NULL, &w, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "info.model_sha256 must be"), "%s", err.msg);
+    info.model_sha256 = SHA_LOWER;
+    info.config_digest = SHA_UPPER;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("c.shard"), &info, NULL, &w, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "c.shard: info.config_digest must be 64 lower-case hex digits"),
+                  "%s", err.msg);
+    info.config_digest = SHA_LOWER;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("c.shard"), &info, NULL, &w, &err), SF_OK);
+    sf_shard_writer_abort(w);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Data at rest is read in either case: a shard sealed before writers
+ * demanded lower case may spell its model in upper case. */
+START_TEST(manifest_digests_are_read_in_either_case) {
+    Spirefleet__ShardManifest m = SPIREFLEET__SHARD_MANIFEST__INIT;
+    uint8_t digest[SF_SHARD_DIGEST_BYTES] = {0};
+    m.format_version = SF_SHARD_FORMAT_VERSION;
+    m.schema_version = SF_LABEL_SCHEMA_VERSION;
+    m.content_digest = (ProtobufCBinaryData){sizeof digest, digest};
+    m.compression = "zstd";
+    m.run_id = "r";
+    m.model_sha256 = (char *)SHA_UPPER;
+    m.config_digest = (char *)SHA_UPPER;
+    uint8_t buf[512];
+    ck_assert_uint_le(spirefleet__shard_manifest__get_packed_size(&m), sizeof buf);
+    size_t n = spirefleet__shard_manifest__pack(&m, buf);
+    Spirefleet__ShardManifest *out = NULL;
+    sf_err err = {0};
+    ck_assert_msg(sf_manifest_decode(buf, n, &out, &err) == SF_OK, "%s", err.msg);
+    ck_assert_str_eq(out->model_sha256, SHA_UPPER);
+    spirefleet__shard_manifest__free_unpacked(out, NULL);
+    m.model_sha256 = "abc";
+    n = spirefleet__shard_manifest__pack(&m, buf);
+    ck_assert_int_eq(sf_manifest_decode(buf, n, &out, &err), SF_ECORRUPT);
+    ck_assert_str_eq(err.msg,
+                     "manifest: model_sha256 'abc' is neither 64 hex digits nor 'rollout'");
+    m.model_sha256 = "rollout";
+    m.config_digest = (char *)SHA_LOWER + 1;
+    n = spirefleet__shard_manifest__pack(&m, buf);
+    ck_assert_int_eq(sf_manifest_decode(buf, n, &out, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "manifest: config_digest '3b0c"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "' is not 64 hex digits"), "%s", err.msg);
+}
+END_TEST
+
 START_TEST(a_sealed_shard_is_never_replaced) {
     make_tmpdir();
     synth_params p;
@@ -970,6 +1039,8 @@ int main(void) {
     tcase_add_test(tc, missing_manifest_is_refused);
     tcase_add_test(tc, wrong_schema_version_is_refused);
     tcase_add_test(tc, bad_records_are_refused_and_the_writer_goes_on);
+    tcase_add_test(tc, writer_refuses_digests_not_in_lower_case);
+    tcase_add_test(tc, manifest_digests_are_read_in_either_case);
     tcase_add_test(tc, a_sealed_shard_is_never_replaced);
     tcase_add_test(tc, writer_killed_mid_shard_leaves_no_sealed_shard);
     tcase_add_test(tc, block_and_record_decoders_refuse_garbage);
