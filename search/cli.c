@@ -12,7 +12,11 @@ const char sf_cli_search_usage[] =
     "  --sims N            simulations per decision, all trees (default 1000)\n"
     "  --trees K           root-parallel trees (default 1)\n"
     "  --select RULE       auto | uct | puct | gumbel (default auto)\n"
-    "  --eval E            rollout | uniform (default rollout)\n"
+    "  --eval E            rollout | uniform | net (default rollout)\n"
+    "  --model PATH[@SHA256]  the network for --eval net and --policy net (a bundle,\n"
+    "                      evaluated in-process on the cpu backend; with --evald a\n"
+    "                      bare SHA-256 names a model the server has)\n"
+    "  --evald ENDPOINT    evaluate on a running gpu-evald instead\n"
     "  --uct-c C           UCT constant (default: 0.8 <500 sims, 1.41 <1000, 2.5)\n"
     "  --fpu R             PUCT first-play urgency reduction: unvisited children\n"
     "                      score parent Q - R*sqrt(visited prior mass) (default 0.1)\n"
@@ -124,8 +128,10 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
             c->evaluator = SF_EVAL_ROLLOUT;
         else if (value && is(value, "uniform"))
             c->evaluator = SF_EVAL_UNIFORM;
+        else if (value && is(value, "net"))
+            c->evaluator = SF_EVAL_EXTERNAL; /* the tool brings the model (--model) */
         else {
-            fprintf(stderr, "%s: --eval: expected rollout or uniform, got '%s'\n", prog,
+            fprintf(stderr, "%s: --eval: expected rollout, uniform or net, got '%s'\n", prog,
                     value ? value : "");
             return SF_EINVAL;
         }
@@ -317,6 +323,42 @@ int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i, char name[
             return SF_EINVAL;
         }
         *value = argv[++*i];
+    }
+    return SF_OK;
+}
+
+int sf_cli_net_flag(const char *prog, const char *name, const char *value, sf_cli_net *net) {
+    char *dst;
+    size_t cap;
+    if (is(name, "model")) {
+        dst = net->model;
+        cap = sizeof net->model;
+    } else if (is(name, "evald")) {
+        dst = net->endpoint;
+        cap = sizeof net->endpoint;
+    } else {
+        return 0;
+    }
+    if (!value || !*value || strlen(value) >= cap) {
+        fprintf(stderr, "%s: --%s: expected a value shorter than %zu bytes\n", prog, name, cap);
+        return SF_EINVAL;
+    }
+    snprintf(dst, cap, "%s", value);
+    return 1;
+}
+
+int sf_cli_net_check(const char *prog, const sf_search_config *cfg, int raw_policy,
+                     const sf_cli_net *net) {
+    int wants = cfg->evaluator == SF_EVAL_EXTERNAL || raw_policy;
+    if (wants && !net->model[0]) {
+        fprintf(stderr, "%s: %s needs --model PATH[@SHA256]\n", prog,
+                raw_policy ? "--policy net" : "--eval net");
+        return SF_EINVAL;
+    }
+    if (!wants && (net->model[0] || net->endpoint[0])) {
+        fprintf(stderr, "%s: --%s has no effect without --eval net or --policy net\n", prog,
+                net->model[0] ? "model" : "evald");
+        return SF_EINVAL;
     }
     return SF_OK;
 }

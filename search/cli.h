@@ -23,7 +23,8 @@ int sf_cli_list(const char *prog, const char *flag, const char *list, size_t cap
 /* Apply one search flag (name without "--", value or NULL) to `cfg`.
  * Returns 1 when the flag was a search flag and applied, 0 when it is not a
  * search flag, SF_EINVAL after printing an error. Flags: sims, trees,
- * select (auto|uct|puct|gumbel), eval (rollout|uniform), uct-c, fpu, gumbel-m,
+ * select (auto|uct|puct|gumbel), eval (rollout|uniform|net: net sets
+ * SF_EVAL_EXTERNAL, the tool supplies the model), uct-c, fpu, gumbel-m,
  * c-scale, rescale, distributional, cvar-alpha, cvar-lambda, horizon,
  * pw-c, pw-alpha, pw-end-c, pw-end-alpha, margin, no-guards,
  * no-transposition-stop, clairvoyant. */
@@ -42,6 +43,21 @@ int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_
  * value. */
 int sf_cli_next_flag(const char *prog, int argc, char **argv, int *i, char name[64],
                      const char **value);
+
+/* The network a tool plays with (--model, --evald). */
+typedef struct sf_cli_net {
+    char model[4096];   /* PATH[@SHA256], or a bare SHA-256 with --evald */
+    char endpoint[256]; /* a running gpu-evald; "" = in-process          */
+} sf_cli_net;
+
+/* Apply --model or --evald to `net`; same return convention. */
+int sf_cli_net_flag(const char *prog, const char *name, const char *value, sf_cli_net *net);
+
+/* After parsing: a network evaluator (--eval net, or the raw policy when
+ * raw_policy) needs --model, and --model/--evald need one of them. Prints
+ * the error and returns SF_EINVAL, else SF_OK. */
+int sf_cli_net_check(const char *prog, const sf_search_config *cfg, int raw_policy,
+                     const sf_cli_net *net);
 
 /* Usage text for the flags above. */
 extern const char sf_cli_search_usage[];

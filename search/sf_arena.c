@@ -9,9 +9,14 @@
  * heuristic with tau = 0: the highest-priority card first, END_TURN only
  * when no card can be played, no potions), search (honest: belief root),
  * clairvoyant (search on the true state, for measuring the cost of
- * honesty). --vs POLICY plays a second policy on the same fights and adds
- * the paired difference (HP lost per fight, fights won per gauntlet, with a
- * 95% interval) and the discordant wins. Fight i of a class is encounter i mod |class| of that
+ * honesty), net (a network's raw policy: the highest logit over the legal
+ * actions, no search; --model). --eval net makes the search evaluate its
+ * leaves with the network of --model (in-process, or on --evald). --vs
+ * POLICY plays a second policy on the same fights and adds the paired
+ * difference (HP lost per fight, fights won per gauntlet, with a 95%
+ * interval) and the discordant wins; search flags apply to both sides, and
+ * --vs-FLAG (e.g. --vs-eval rollout, --vs-sims 100, --vs-model B) to the
+ * second side only. Fight i of a class is encounter i mod |class| of that
  * pool, with seed sf_seed_derive(seed, class, i, 0); gauntlet g uses
  * sf_gauntlet_generate(sf_seed_derive(seed, 4, g, 0)). The same seed gives
  * the same fights to every policy (paired), and the same numbers whatever
@@ -26,12 +31,20 @@
 #include <string.h>
 
 #include "search/cli.h"
+#include "search/netsearch.h"
 #include "search/search.h"
 
 static const char *prog = "sf-arena";
 
-enum { POLICY_RANDOM = 0, POLICY_GREEDY = 1, POLICY_SEARCH = 2, POLICY_CLAIRVOYANT = 3 };
-static const char *const policy_names[] = {"random", "greedy", "search", "clairvoyant"};
+enum {
+    POLICY_RANDOM = 0,
+    POLICY_GREEDY = 1,
+    POLICY_SEARCH = 2,
+    POLICY_CLAIRVOYANT = 3,
+    POLICY_NET = 4,
+    POLICY_COUNT = 5
+};
+static const char *const policy_names[] = {"random", "greedy", "search", "clairvoyant", "net"};
 static const char *const class_names[] = {"weak", "strong", "elite", "boss"};
 
 typedef struct fight_result {
@@ -46,6 +59,9 @@ typedef struct arena {
     sf_search_config cfg;
     int policies[2], n_policies; /* --policy and --vs                      */
     sf_search_config cfgs[2];
+    sf_cli_net nets[2];            /* each side's --model / --evald              */
+    sf_netsearch *models[2];       /* opened when the side uses a network        */
+    sf_netsearch_session *session; /* this thread's, for this side         */
     sf_fight_spec spec;
     uint64_t seed;
     int threads;
@@ -75,9 +91,17 @@ static int policy_move(const arena *a, sf_search *s, const sf_state *st, uint64_
     if (a->policy == POLICY_GREEDY)
         return sf_search_rollout_action(st, 0.0, rng, out);
     sf_err e = {0};
+    if (a->policy == POLICY_NET) {
+        int rc = sf_netsearch_policy_move(a->session, st, sf_seed_derive(run_seed, decision, 0, 2),
+                                          out, &e);
+        if (rc < 0)
+            fprintf(stderr, "%s: raw policy: %s\n", prog, e.msg);
+        return rc;
+    }
     int rc = sf_search_begin(s, st, run_seed, decision, &e);
     if (rc == SF_OK)
-        rc = sf_search_run(s, a->threads, NULL, NULL, &e);
+        rc = a->session ? sf_search_run(s, 1, sf_netsearch_eval_fn, a->session, &e)
+                        : sf_search_run(s, a->threads, NULL, NULL, &e);
     sf_search_result r;
     if (rc == SF_OK)
         rc = sf_search_result_get(s, &r, &e);
@@ -177,18 +201,27 @@ static void *worker(void *arg) {
         a[p] = *shared;
         a[p].policy = shared->policies[p];
         a[p].cfg = shared->cfgs[p];
-        if (a[p].policy >= POLICY_SEARCH) {
-            sf_err e = {0};
-            if (sf_search_create(&a[p].cfg, &s[p], &e) < 0) {
-                fprintf(stderr, "%s: %s\n", prog, e.msg);
-                pthread_mutex_lock(&lock_owner->lock);
-                for (int i = 0; i < shared->n_items * shared->n_policies; i++)
-                    lock_owner->results[i].error = 1;
-                lock_owner->next = shared->n_items;
-                pthread_mutex_unlock(&lock_owner->lock);
-                sf_search_destroy(s[0]);
-                return NULL;
+        a[p].session = NULL;
+    }
+    for (int p = 0; p < shared->n_policies; p++) {
+        sf_err e = {0};
+        int rc = SF_OK;
+        if (shared->models[p])
+            rc = sf_netsearch_session_open(shared->models[p], &a[p].session, &e);
+        if (rc == SF_OK && (a[p].policy == POLICY_SEARCH || a[p].policy == POLICY_CLAIRVOYANT))
+            rc = sf_search_create(&a[p].cfg, &s[p], &e);
+        if (rc < 0) {
+            fprintf(stderr, "%s: %s\n", prog, e.msg);
+            pthread_mutex_lock(&lock_owner->lock);
+            for (int i = 0; i < shared->n_items * shared->n_policies; i++)
+                lock_owner->results[i].error = 1;
+            lock_owner->next = shared->n_items;
+            pthread_mutex_unlock(&lock_owner->lock);
+            for (int q = 0; q <= p; q++) {
+                sf_search_destroy(s[q]);
+                sf_netsearch_session_close(a[q].session);
             }
+            return NULL;
         }
     }
     for (;;) {
@@ -206,8 +239,10 @@ static void *worker(void *arg) {
             fr->error = rc < 0;
         }
     }
-    sf_search_destroy(s[0]);
-    sf_search_destroy(s[1]);
+    for (int p = 0; p < shared->n_policies; p++) {
+        sf_search_destroy(s[p]);
+        sf_netsearch_session_close(a[p].session);
+    }
     return NULL;
 }
 
@@ -238,13 +273,25 @@ static void mean_ci(const double *x, int n, double *mean, double *half) {
     *half = n > 1 ? 1.959964 * sqrt(v / (n - 1) / n) : 0.0;
 }
 
+/* "rollout", "uniform" or "net <first 12 digits of the SHA-256>". */
+static void evaluator_name(const arena *a, int p, char *out, size_t cap) {
+    const sf_search_config *c = &a->cfgs[p];
+    if (a->models[p])
+        snprintf(out, cap, "net %.12s", sf_netsearch_sha256(a->models[p]));
+    else
+        snprintf(out, cap, "%s", c->evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout");
+}
+
 static void describe(const arena *a, int p, char *desc, size_t cap) {
     int pol = a->policies[p];
     const sf_search_config *c = &a->cfgs[p];
-    if (pol >= POLICY_SEARCH)
+    char ev[64];
+    evaluator_name(a, p, ev, sizeof ev);
+    if (pol == POLICY_SEARCH || pol == POLICY_CLAIRVOYANT)
         snprintf(desc, cap, "%s (%d simulations, %d trees, %s, %s evaluator)", policy_names[pol],
-                 c->simulations, c->trees, sf_cli_select_name(c->select),
-                 c->evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout");
+                 c->simulations, c->trees, sf_cli_select_name(c->select), ev);
+    else if (pol == POLICY_NET)
+        snprintf(desc, cap, "%s (raw policy of %s)", policy_names[pol], ev + 4);
     else
         snprintf(desc, cap, "%s", policy_names[pol]);
 }
@@ -292,8 +339,12 @@ static void report(const arena *a, int p, int json, double seconds) {
                    policy_names[pol], cname, n, won, (double)won / n, lo, hi, m, h);
             if (c == 4)
                 printf(",\"fights_won\":%.3f,\"fights_won_half\":%.3f", fm, fh);
-            printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"seed\":%llu}\n",
-                   turns / n, a->cfgs[p].simulations, a->cfgs[p].trees,
+            char ev[64];
+            evaluator_name(a, p, ev, sizeof ev);
+            printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"evaluator\":\"%s\","
+                   "\"model_sha256\":\"%s\",\"seed\":%llu}\n",
+                   turns / n, a->cfgs[p].simulations, a->cfgs[p].trees, a->models[p] ? "net" : ev,
+                   a->models[p] ? sf_netsearch_sha256(a->models[p]) : "",
                    (unsigned long long)a->seed);
         } else {
             char wr[64], hl[64];
@@ -360,13 +411,17 @@ static void report_paired(const arena *a, int json) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: sf-arena --policy random|greedy|search|clairvoyant [--vs POLICY]\n"
+            "usage: sf-arena --policy random|greedy|search|clairvoyant|net [--vs POLICY]\n"
             "                [--fights N] [--gauntlets N] [--classes weak,strong,elite,boss]\n"
             "                [--encounter NAME] [--seed S]\n"
             "                [--jobs J] [--threads T] [--json] [search flags] [fight flags]\n"
             "Plays N fights per encounter class (default 200) and G gauntlets (default 0);\n"
             "--encounter: play only that encounter, N times (sf-play --list names them).\n"
-            "--jobs: fights played at once; --threads: threads per search.\n\n%s\n%s",
+            "--jobs: fights played at once; --threads: threads per search (1 with a\n"
+            "network: use --jobs).\n"
+            "--policy net: a network's raw policy (--model). --vs POLICY: a second side on\n"
+            "the same fights; --vs-FLAG applies a search flag to it only (--vs-eval rollout,\n"
+            "--vs-sims 100, --vs-model B).\n\n%s\n%s",
             sf_cli_fight_usage, sf_cli_search_usage);
 }
 
@@ -380,13 +435,42 @@ int main(int argc, char **argv) {
     a.threads = 1;
     long fights = 200, gauntlets = 0, jobs = 1, threads = 1;
     int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2, classes_given = 0, encounter_given = 0;
+    struct {
+        char name[64];
+        const char *value;
+    } vs_flags[32];
+    int n_vs_flags = 0;
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
         if (sf_cli_next_flag(prog, argc, argv, &i, name, &value) < 0) {
             return 2;
         }
+        /* --vs-FLAG: a search or network flag for the second side only,
+         * applied after the shared ones (kept in order for the replay). */
+        if (strncmp(name, "vs-", 3) == 0) {
+            if (n_vs_flags == (int)(sizeof vs_flags / sizeof vs_flags[0])) {
+                fprintf(stderr, "%s: too many --vs- flags\n", prog);
+                return 2;
+            }
+            sf_search_config probe = a.cfg;
+            sf_cli_net nprobe = {0};
+            int rc = sf_cli_search_flag(prog, name + 3, value, &probe);
+            if (rc == 0)
+                rc = sf_cli_net_flag(prog, name + 3, value, &nprobe);
+            if (rc < 0)
+                return 2;
+            if (rc == 0) {
+                fprintf(stderr, "%s: --%s: '--%s' is not a search flag\n", prog, name, name + 3);
+                return 2;
+            }
+            snprintf(vs_flags[n_vs_flags].name, sizeof vs_flags[n_vs_flags].name, "%s", name + 3);
+            vs_flags[n_vs_flags++].value = value;
+            continue;
+        }
         int rc = sf_cli_search_flag(prog, name, value, &a.cfg);
+        if (rc == 0)
+            rc = sf_cli_net_flag(prog, name, value, &a.nets[0]);
         if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &a.spec);
             encounter_given |= rc == 1 && strcmp(name, "encounter") == 0;
@@ -401,21 +485,23 @@ int main(int argc, char **argv) {
         } else if (strcmp(name, "json") == 0) {
             json = 1;
         } else if (strcmp(name, "policy") == 0) {
-            for (int p = 0; p < 4; p++)
+            for (int p = 0; p < POLICY_COUNT; p++)
                 if (strcmp(value, policy_names[p]) == 0)
                     a.policy = p;
             if (a.policy < 0) {
-                fprintf(stderr, "%s: --policy: expected random, greedy, search or clairvoyant\n",
+                fprintf(stderr,
+                        "%s: --policy: expected random, greedy, search, clairvoyant or net\n",
                         prog);
                 return 2;
             }
         } else if (strcmp(name, "vs") == 0) {
             vs = -1;
-            for (int p = 0; p < 4; p++)
+            for (int p = 0; p < POLICY_COUNT; p++)
                 if (strcmp(value, policy_names[p]) == 0)
                     vs = p;
             if (vs < 0) {
-                fprintf(stderr, "%s: --vs: expected random, greedy, search or clairvoyant\n", prog);
+                fprintf(stderr, "%s: --vs: expected random, greedy, search, clairvoyant or net\n",
+                        prog);
                 return 2;
             }
         } else if (strcmp(name, "fights") == 0) {
@@ -463,21 +549,71 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (a.policy == POLICY_SEARCH && a.cfg.root == SF_ROOT_CLAIRVOYANT)
-        a.policy = POLICY_CLAIRVOYANT;
+    if (n_vs_flags > 0 && vs < 0) {
+        fprintf(stderr, "%s: --vs-%s needs --vs POLICY\n", prog, vs_flags[0].name);
+        return 2;
+    }
     a.n_policies = vs >= 0 ? 2 : 1;
     a.policies[0] = a.policy;
     a.policies[1] = vs;
-    for (int p = 0; p < a.n_policies; p++) {
-        a.cfgs[p] = a.cfg;
-        a.cfgs[p].root = a.policies[p] == POLICY_CLAIRVOYANT ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
-    }
+    a.cfgs[1] = a.cfg;
+    a.cfgs[1].root = SF_ROOT_BELIEF; /* --clairvoyant turns the first side only */
+    a.nets[1] = a.nets[0];
+    for (int k = 0; k < n_vs_flags; k++)
+        if (sf_cli_search_flag(prog, vs_flags[k].name, vs_flags[k].value, &a.cfgs[1]) == 0)
+            sf_cli_net_flag(prog, vs_flags[k].name, vs_flags[k].value, &a.nets[1]);
+    a.cfgs[0] = a.cfg;
     a.threads = (int)threads;
     sf_err e = {0};
-    if (sf_search_config_validate(&a.cfg, &e) < 0) {
-        fprintf(stderr, "%s: %s\n", prog, e.msg);
+    int uses_net[2] = {0, 0};
+    for (int p = 0; p < a.n_policies; p++) {
+        if (a.policies[p] == POLICY_SEARCH && a.cfgs[p].root == SF_ROOT_CLAIRVOYANT)
+            a.policies[p] = POLICY_CLAIRVOYANT;
+        a.cfgs[p].root = a.policies[p] == POLICY_CLAIRVOYANT ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
+        if (sf_search_config_validate(&a.cfgs[p], &e) < 0) {
+            fprintf(stderr, "%s: %s%s\n", prog, p ? "--vs side: " : "", e.msg);
+            return 2;
+        }
+        int searches = a.policies[p] == POLICY_SEARCH || a.policies[p] == POLICY_CLAIRVOYANT;
+        uses_net[p] =
+            a.policies[p] == POLICY_NET || (searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL);
+        if (!searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL)
+            a.cfgs[p].evaluator = SF_EVAL_ROLLOUT; /* only a search has leaves */
+        if (uses_net[p] && !a.nets[p].model[0]) {
+            fprintf(stderr, "%s: %s%s needs --%smodel PATH[@SHA256]\n", prog,
+                    p ? "the --vs side's " : "",
+                    a.policies[p] == POLICY_NET ? "--policy net" : "--eval net", p ? "vs-" : "");
+            return 2;
+        }
+        if (uses_net[p] && threads > 1) {
+            fprintf(stderr,
+                    "%s: --threads %ld: a network is evaluated in each job's own thread; use "
+                    "--jobs for parallel fights\n",
+                    prog, threads);
+            return 2;
+        }
+    }
+    /* A --model no side plays with is a mistake (the second side inherits
+     * the first's, so an unused inherited one is not). */
+    int vs_net_given = a.n_policies == 2 && (strcmp(a.nets[1].model, a.nets[0].model) ||
+                                             strcmp(a.nets[1].endpoint, a.nets[0].endpoint));
+    if ((a.nets[0].model[0] || a.nets[0].endpoint[0]) && !uses_net[0] && !uses_net[1]) {
+        fprintf(stderr, "%s: --%s has no effect without --eval net or --policy net\n", prog,
+                a.nets[0].model[0] ? "model" : "evald");
         return 2;
     }
+    if (vs_net_given && !uses_net[1]) {
+        fprintf(stderr, "%s: --vs-model/--vs-evald: the --vs side plays no network\n", prog);
+        return 2;
+    }
+    for (int p = 0; p < a.n_policies; p++)
+        if (uses_net[p] &&
+            sf_netsearch_open(a.nets[p].model, a.nets[p].endpoint[0] ? a.nets[p].endpoint : NULL,
+                              &a.models[p], &e) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, e.msg);
+            sf_netsearch_close(a.models[0]);
+            return 2;
+        }
     for (int enc = 0; enc < sf_encounter_count(); enc++) {
         int pool = sf_encounter_pool(enc);
         if (pool >= 0 && pool < 4 && (!encounter_given || enc == a.spec.encounter))
@@ -554,6 +690,8 @@ int main(int argc, char **argv) {
     free(a.item_class);
     free(a.item_index);
     free(a.results);
+    sf_netsearch_close(a.models[0]);
+    sf_netsearch_close(a.models[1]);
     pthread_mutex_destroy(&a.lock);
     if (failed) {
         fprintf(stderr, "%s: some fights failed\n", prog);

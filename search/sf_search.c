@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "search/cli.h"
+#include "search/netsearch.h"
 #include "search/search.h"
 
 static const char *prog = "sf-search";
@@ -123,7 +124,9 @@ static void print_table(const sf_state *st, const sf_search_config *c, const sf_
     char name[160];
     printf("search: %d simulations, %d trees, %s, %s evaluator, %s root\n", c->simulations,
            c->trees, sf_cli_select_name(r->select),
-           c->evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout",
+           c->evaluator == SF_EVAL_UNIFORM    ? "uniform"
+           : c->evaluator == SF_EVAL_EXTERNAL ? "net"
+                                              : "rollout",
            c->root == SF_ROOT_CLAIRVOYANT ? "clairvoyant" : "belief");
     printf(" #  %-34s %8s %8s %8s %8s %7s  %s\n", "action", "visits", "Q", "complQ", "pi'", "prior",
            "band");
@@ -165,6 +168,8 @@ int main(int argc, char **argv) {
     long threads = 1;
     const char *state_path = NULL, *play = NULL;
     char fight_flag[64] = ""; /* the first fight flag given: --state makes it moot */
+    sf_cli_net net;
+    memset(&net, 0, sizeof net);
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
@@ -173,6 +178,8 @@ int main(int argc, char **argv) {
             return 2;
         }
         int rc = sf_cli_search_flag(prog, name, value, &cfg);
+        if (rc == 0)
+            rc = sf_cli_net_flag(prog, name, value, &net);
         if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &spec);
             if (rc == 1 && !fight_flag[0])
@@ -215,6 +222,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);
         return 2;
     }
+    if (sf_cli_net_check(prog, &cfg, 0, &net) < 0)
+        return 2;
+    sf_netsearch *model = NULL;
+    sf_netsearch_session *session = NULL;
+    if (cfg.evaluator == SF_EVAL_EXTERNAL) {
+        if (threads > 1) {
+            fprintf(stderr, "%s: --threads: a network is evaluated in one thread\n", prog);
+            return 2;
+        }
+        if (sf_netsearch_open(net.model, net.endpoint[0] ? net.endpoint : NULL, &model, &e) < 0 ||
+            sf_netsearch_session_open(model, &session, &e) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, e.msg);
+            sf_netsearch_close(model);
+            return 2;
+        }
+    }
     if (state_path && fight_flag[0]) {
         fprintf(stderr, "%s: --%s has no effect with --state (the state file fixes the fight)\n",
                 prog, fight_flag);
@@ -246,7 +269,10 @@ int main(int argc, char **argv) {
     }
     sf_search_result r;
     uint64_t t0 = sf_now_ns();
-    int rc = sf_search_decide(&cfg, &st, run_seed, decision, (int)threads, NULL, NULL, &r, &e);
+    int rc = sf_search_decide(&cfg, &st, run_seed, decision, (int)threads,
+                              session ? sf_netsearch_eval_fn : NULL, session, &r, &e);
+    sf_netsearch_session_close(session);
+    sf_netsearch_close(model);
     double seconds = (double)(sf_now_ns() - t0) * 1e-9;
     if (rc < 0) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu-evald/neteval.h"
+#include "search/netsearch.h"
 #include "worker/worker.h"
 
 typedef struct eval_ctx {
@@ -83,16 +84,8 @@ static int s_eval(void *p, const sf_eval_request *const *reqs, int n, sf_eval_an
     int rc = sf_neteval_eval(s->ev, s->pos, n, s->out, &err);
     if (rc < 0)
         return rc;
-    for (int i = 0; i < n; i++) {
-        sf_eval_answer *a = &ans[i];
-        memset(a, 0, sizeof *a);
-        a->has_dist = 1;
-        memcpy(a->dist, s->out[i].value, sizeof a->dist);
-        if (s->out[i].n_queries == reqs[i]->n_actions) {
-            a->has_priors = 1;
-            sf_net_out_priors(&s->out[i], a->priors);
-        }
-    }
+    for (int i = 0; i < n; i++)
+        sf_net_answer(&s->out[i], reqs[i]->n_actions, &ans[i]);
     return SF_OK;
 }
 

@@ -3,11 +3,12 @@
 # to the budget, results do not depend on the thread or job count, the
 # arena's Wilson bound matches its closed form, and bad flags exit 2 naming
 # the flag.
-# usage: test_search_cli.sh SF_SEARCH SF_ARENA SF_PLAY
+# usage: test_search_cli.sh SF_SEARCH SF_ARENA SF_PLAY TINY_BUNDLE
 set -u
 search=$1
 arena=$2
 play=$3
+bundle=$4
 py=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -60,7 +61,7 @@ expect 2 "unknown flag '--bogus'" "sf-search refuses an unknown flag" -- \
   "$search" --bogus 1
 expect 2 "sims: expected an integer" "sf-search names a bad --sims" -- \
   "$search" --sims abc
-expect 2 "policy: expected random, greedy, search or clairvoyant" "sf-arena names a bad --policy" -- \
+expect 2 "policy: expected random, greedy, search, clairvoyant or net" "sf-arena names a bad --policy" -- \
   "$arena" --policy nope
 expect 2 "needs a value" "sf-arena: a flag missing its value" -- \
   "$arena" --policy greedy --fights
@@ -99,4 +100,34 @@ expect 2 "has no effect with --load" "sf-play: a fight flag with --load" -- \
 expect 2 "is a directory, not a state file" "sf-search: a directory as --state" -- \
   "$search" --state "$tmp"
 
+# Networks on either side: the prior decides a 1-simulation search, and the
+# tools refuse what would be ignored or cannot work.
+"$search" --encounter "Jaw Worm" --seed 3 --eval net --model "$bundle" --sims 1 --json \
+  >"$tmp/net1.json" 2>&1
+if $py - "$tmp/net1.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+acts = r["actions"]
+top = max(range(len(acts)), key=lambda i: acts[i]["prior"])
+visited = [i for i, a in enumerate(acts) if a["visits"] > 0]
+assert visited == [top] and r["chosen"] == top, (visited, top, r["chosen"])
+EOF
+then ok "sf-search --eval net: one simulation goes to the highest prior"
+else notok "sf-search --eval net: one simulation goes to the highest prior" "$(head -c 300 "$tmp/net1.json")"
+fi
+check "sf-arena: network search against rollout search on the same fights" -- \
+  "$arena" --policy search --eval net --model "$bundle" --sims 20 --fights 2 --classes weak \
+  --vs search --vs-eval rollout --jobs 2
+check "sf-arena: the raw policy of a network against greedy" -- \
+  "$arena" --policy net --model "$bundle" --fights 3 --vs greedy
+expect 2 "needs --model" "sf-arena: --eval net without a model" -- \
+  "$arena" --policy search --eval net --fights 1
+expect 2 "has no effect without --eval net" "sf-arena: --model without a network side" -- \
+  "$arena" --policy greedy --model "$bundle" --fights 1
+expect 2 "use --jobs" "sf-arena: --threads with a network" -- \
+  "$arena" --policy search --eval net --model "$bundle" --threads 2 --fights 1
+expect 2 "is not a search flag" "sf-arena: --vs-FLAG must name a search flag" -- \
+  "$arena" --policy greedy --vs random --vs-fights 3
+expect 2 "pinned SHA-256" "sf-arena: a malformed pin" -- \
+  "$arena" --policy net --model "$bundle@abc" --fights 1
 tap_done
