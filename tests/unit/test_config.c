@@ -38,6 +38,7 @@ START_TEST(minimal_config_gets_defaults) {
     ck_assert_str_eq(c.search.evaluator, "rollout");
     ck_assert_uint_eq(c.coordinator.heartbeat_liveness, 5);
     ck_assert_int_eq(c.shard.zstd_level, 3);
+    ck_assert_str_eq(c.labels.unsearched, "drop");
 }
 END_TEST
 
@@ -234,6 +235,14 @@ START_TEST(digest_ignores_execution_but_not_labels) {
     ck_assert_int_eq(
         parse_str("run: {name: d}\nseeds: {count: 16}\nsearch: {simulations: 301}\n", &b, &e),
         SF_OK);
+    ck_assert_int_eq(sf_config_digest(&b, db), SF_OK);
+    ck_assert_str_ne(da, db);
+    /* so does which decisions become labels */
+    ck_assert_int_eq(parse_str("run: {name: d}\nseeds: {count: 16}\nsearch: {simulations: 300}\n"
+                               "labels: {unsearched: keep}\n",
+                               &b, &e),
+                     SF_OK);
+    ck_assert_str_eq(b.labels.unsearched, "keep");
     ck_assert_int_eq(sf_config_digest(&b, db), SF_OK);
     ck_assert_str_ne(da, db);
 }

@@ -1112,6 +1112,76 @@ START_TEST(gauntlet_carries_hp_gold_potions_and_relic_counters) {
 }
 END_TEST
 
+/* ---- what the label contract reads (label/label.h) ---------------------- */
+
+START_TEST(a_full_pile_ends_the_fight_as_an_engine_limit_loss) {
+    /* The game has no pile cap; ours is SF_MAX_PILE. A card that would not
+     * fit used to vanish while the fight went on (a fight that is not the
+     * game); now the fight ends there as an engine-limit loss. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    for (int i = 0; i < SF_MAX_PILE; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    int k = fx_hand(c, CARD_STRIKE, 0);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, k, 0), SF_OK);
+    ck_assert(sf_engine_is_terminal(&s));
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.over, 1);
+    ck_assert_int_eq(o.won, 0);
+    ck_assert_int_eq(o.engine_limit, 1);
+    ck_assert_int_eq(o.monster_hp_left, 34); /* the Strike landed: 40 - 6 */
+    ck_assert_int_eq(o.monster_hp_pool, 40);
+    ck_assert_int_eq(ccombat_of(&s)->cards_dropped, 1);
+}
+END_TEST
+
+START_TEST(the_monster_pool_counts_split_children_so_a_split_keeps_progress) {
+    /* A Spike Slime (L) of 60 HP at 30 splits into two 30-HP mediums: the
+     * pool becomes 60 + 30 + 30 and the HP left 60, the same half removed
+     * as just before the split. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 7);
+    fx_mon(c, MON_SPIKE_SLIME_L, 60, MV_SPLIT);
+    c->mon[0].hp = 30;
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.monster_hp_left, 30);
+    ck_assert_int_eq(o.monster_hp_pool, 60);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_END_TURN, 0, SF_NO_TARGET), SF_OK);
+    ck_assert_int_eq(ccombat_of(&s)->n_mon, 2);
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.monster_hp_left, 60);
+    ck_assert_int_eq(o.monster_hp_pool, 120);
+}
+END_TEST
+
+START_TEST(the_block_met_at_the_enemy_turn_is_observed_the_turn_after) {
+    /* Defend (5) and Metallicize 3 at the end of the turn: the Jaw Worm's
+     * Chomp (11) meets 8 block. At the next turn's first decision the block
+     * has reset to 0 (what the old forecast column sampled, always 0) and
+     * the observation reports the 8 the monsters met. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 9);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    c->pw[PW_METALLICIZE] = 3;
+    int k = fx_hand(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_STRIKE, 0);
+    sf_observation ob;
+    sf_engine_observe(&s, &ob);
+    ck_assert_int_eq(ob.block_at_enemy_turn, 0); /* no enemy turn yet */
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, k, SF_NO_TARGET), SF_OK);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_END_TURN, 0, SF_NO_TARGET), SF_OK);
+    sf_engine_observe(&s, &ob);
+    ck_assert_int_eq(ob.turn, 2);
+    ck_assert_int_eq(ob.block, 0);
+    ck_assert_int_eq(ob.block_at_enemy_turn, 8);
+    ck_assert_int_eq(ob.hp, 80 - (11 - 8));
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("engine-rules");
     TCase *t = tcase_create("debuffs");
@@ -1171,6 +1241,12 @@ static Suite *suite(void) {
     tcase_add_test(t, known_top_cards_stay_known_and_are_drawn_first);
     tcase_add_test(t, random_insertion_joins_the_unknown_multiset_in_belief_mode);
     tcase_add_test(t, belief_root_forgets_an_unseen_louse_bite);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("label facts");
+    tcase_add_test(t, a_full_pile_ends_the_fight_as_an_engine_limit_loss);
+    tcase_add_test(t, the_monster_pool_counts_split_children_so_a_split_keeps_progress);
+    tcase_add_test(t, the_block_met_at_the_enemy_turn_is_observed_the_turn_after);
     suite_add_tcase(s, t);
 
     t = tcase_create("gauntlet");

@@ -349,6 +349,45 @@ END_TEST
 
 /* ------------------------------------------------------------ determinism */
 
+START_TEST(a_cut_off_rollout_scores_below_every_win) {
+    /* A rollout stopped at its ply limit has no outcome. The old estimate,
+     * P(win) * (the win score now), valued a fresh Jaw Worm fight at full
+     * HP at about 0.62: above a real win at low HP (0.5 + 0.45 hp/max).
+     * Now: the loss score if it ended here, L, plus p = hp/(hp + monster
+     * HP) of the way up to 0.45. */
+    sf_state st;
+    fight(&st, "Jaw Worm", NULL, 11);
+    sf_observation ob;
+    sf_engine_observe(&st, &ob);
+    double p = (double)ob.hp / (double)(ob.hp + ob.monster_hp_total);
+    double loss = 0.2 * (0.75 * 0.0 + 0.25 * 1.0 / 11.0); /* turn 1, nothing removed */
+    double want = loss + p * (0.45 - loss);
+    ck_assert_double_eq_tol(sf_value_cutoff(&st), want, 1e-12);
+    ck_assert_double_lt(sf_value_cutoff(&st), SF_VALUE_WIN_MIN);
+    /* a rollout of 3 plies cannot finish the fight: cut off, and counted */
+    uint64_t rng = 5;
+    int cut = -1;
+    sf_state tmp = st;
+    double v = sf_search_rollout(&tmp, 32.0, 3, &rng, &cut);
+    ck_assert_int_eq(cut, 1);
+    ck_assert_double_lt(v, SF_VALUE_WIN_MIN);
+    sf_search_config c;
+    sf_search_config_default(&c);
+    c.simulations = 40;
+    c.rollout_max_plies = 3;
+    sf_search_result r;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_decide(&c, &st, 1, 0, 1, NULL, NULL, &r, &e), SF_OK);
+    ck_assert_uint_gt(r.rollouts_cut_off, 0);
+    for (int a = 0; a < r.n_actions; a++)
+        ck_assert_double_lt(r.actions[a].q, SF_VALUE_WIN_MIN);
+    /* played to the end, nothing is cut off */
+    c.rollout_max_plies = 200;
+    ck_assert_int_eq(sf_search_decide(&c, &st, 1, 0, 1, NULL, NULL, &r, &e), SF_OK);
+    ck_assert_uint_eq(r.rollouts_cut_off, 0);
+}
+END_TEST
+
 START_TEST(result_bytes_do_not_depend_on_threads_or_scheduling) {
     sf_state st;
     fight(&st, "Jaw Worm", NULL, 5);
@@ -538,6 +577,7 @@ int main(void) {
     tcase_add_test(tc, search_matches_exact_expectimax_on_a_small_fight);
     tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
     tcase_add_test(tc, one_simulation_follows_the_prior_on_the_engine);
+    tcase_add_test(tc, a_cut_off_rollout_scores_below_every_win);
     tcase_add_test(tc, result_bytes_do_not_depend_on_threads_or_scheduling);
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, two_orders_reaching_one_state_face_the_same_draws);

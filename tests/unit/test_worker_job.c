@@ -1,0 +1,168 @@
+/* test_worker_job.c — the labels a job writes, read back from its shard:
+ * graded loss targets on boss fights and an improved policy that is not
+ * flat there, the block forecast sampled where it carries information, the
+ * raw and the searched root value, labels.unsearched, and the job counters
+ * of the label contract (label/label.h, docs/format.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sf_check.h"
+#include "shard/shard.h"
+#include "worker/worker.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sf-job-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A run of `count` seeds playing `encounters` with the starter deck. */
+static void run_config(sf_run_config *cfg, const char *encounters, int count, int sims,
+                       const char *unsearched) {
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "run: {name: jobtest, seed: 77}\n"
+             "seeds: {start: 0, count: %d, job_size: %d}\n"
+             "play: {mode: fights, encounters: %s}\n"
+             "search: {simulations: %d, trees: 2}\n"
+             "labels: {unsearched: %s}\n",
+             count, count, encounters, sims, unsearched);
+    sf_err e = {0};
+    int rc = sf_config_parse(yaml, strlen(yaml), "test", cfg, &e);
+    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+}
+
+/* Play the job and open its shard. */
+static sf_shard_reader *play(const sf_run_config *cfg, const char *name, sf_job_result *res) {
+    char digest[65], path[400];
+    sf_config_digest(cfg, digest);
+    snprintf(path, sizeof path, "%s/%s.shard", tmpdir, name);
+    sf_job_spec spec = {1, cfg->seed_start, (uint32_t)cfg->seed_count};
+    sf_job_opts o = {.threads = 2, .fights_per_thread = 1, .worker_id = "test"};
+    sf_err e = {0};
+    int rc = sf_job_run(cfg, digest, &spec, &o, path, res, &e);
+    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+    sf_shard_reader *r = NULL;
+    rc = sf_shard_reader_open(path, &r, &e);
+    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+    return r;
+}
+
+static uint64_t counter(const sf_shard_reader *r, const char *name) {
+    const Spirefleet__JobStats *st = sf_shard_reader_manifest(r)->stats;
+    for (size_t k = 0; st && k < st->n_counters; k++)
+        if (!strcmp(st->counters[k]->name, name))
+            return st->counters[k]->value;
+    ck_abort_msg("no counter %s", name);
+    return 0;
+}
+
+START_TEST(boss_labels_rank_their_moves_and_grade_their_losses) {
+    /* With the starter deck every boss fight is lost. Before graded losses
+     * every Q at such a root was 0 and pi' was exactly uniform in 93 % of
+     * the searched boss records; the loss targets were all 0. */
+    make_tmpdir();
+    sf_run_config cfg;
+    run_config(&cfg, "{boss: 1}", 6, 200, "drop");
+    sf_job_result res;
+    sf_shard_reader *r = play(&cfg, "boss", &res);
+    uint64_t n = sf_shard_reader_count(r), flat = 0, searched = 0, bad_loss = 0;
+    double values[64];
+    int n_values = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const Spirefleet__LabelRecord *rec = NULL;
+        sf_err e = {0};
+        ck_assert_int_eq(sf_shard_reader_get(r, i, &rec, &e), SF_OK);
+        const Spirefleet__SearchResult *s = rec->search;
+        ck_assert(s->searched); /* labels.unsearched: drop */
+        searched++;
+        double lo = 1.0, hi = 0.0;
+        for (size_t a = 0; a < s->n_policy; a++) {
+            lo = fmin(lo, s->policy[a]);
+            hi = fmax(hi, s->policy[a]);
+        }
+        flat += hi - lo < 1e-4;
+        const Spirefleet__Outcome *o = rec->outcome;
+        if (!o->won) {
+            bad_loss += !(o->value > 0.0f && o->value < (float)SF_VALUE_LOSS_MAX);
+            int seen = 0;
+            for (int k = 0; k < n_values; k++)
+                seen |= fabs(values[k] - o->value) < 1e-7;
+            if (!seen && n_values < 64)
+                values[n_values++] = o->value;
+        }
+    }
+    ck_assert_uint_gt(searched, 50);
+    ck_assert_msg((double)flat <= 0.1 * (double)searched,
+                  "pi' flat in %llu of %llu searched boss records", (unsigned long long)flat,
+                  (unsigned long long)searched);
+    ck_assert_uint_eq(bad_loss, 0); /* every loss target inside (0, 0.2) */
+    ck_assert_int_ge(n_values, 4);  /* six lost fights, graded differently */
+    ck_assert_uint_gt(counter(r, "unsearched_dropped"), 0);
+    ck_assert_uint_eq(n + counter(r, "unsearched_dropped"), res.decisions);
+    sf_shard_reader_close(r);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(forecasts_root_values_and_unsearched_labels) {
+    make_tmpdir();
+    sf_run_config cfg;
+    run_config(&cfg, "{weak: 1, strong: 1}", 6, 64, "keep");
+    sf_job_result res;
+    sf_shard_reader *r = play(&cfg, "keep", &res);
+    uint64_t n = sf_shard_reader_count(r), unsearched = 0, block_seen = 0, differ = 0;
+    ck_assert_uint_eq(n, res.decisions); /* keep: every decision is a label */
+    for (uint64_t i = 0; i < n; i++) {
+        const Spirefleet__LabelRecord *rec = NULL;
+        sf_err e = {0};
+        ck_assert_int_eq(sf_shard_reader_get(r, i, &rec, &e), SF_OK);
+        const Spirefleet__SearchResult *s = rec->search;
+        if (!s->searched) {
+            unsearched++;
+            ck_assert_uint_eq(s->n_policy, 1);
+            ck_assert_float_eq(s->policy[0], 1.0f);
+        } else {
+            /* The searched value: each tree's Q(root) weighted by its N(root);
+             * both trees ran the same number of simulations, so it is their
+             * mean. It is not the evaluator's raw value of the root. */
+            ck_assert_uint_eq(s->n_tree_root_values, 2);
+            double mean = 0.5 * (s->tree_root_values[0] + s->tree_root_values[1]);
+            ck_assert_double_eq_tol(s->root_search_value, mean, 1e-6);
+            differ += fabsf(s->root_search_value - s->root_raw_value) > 1e-4f;
+        }
+        const float *f = (const float *)rec->forecast->target->data.data;
+        const uint8_t *m = rec->forecast->mask->data.data;
+        for (int h = 0; h < SF_FORECAST_H; h++)
+            block_seen += m[h] && f[h * SF_FORECAST_COLS + SF_FORECAST_BLOCK_AT_ENEMY_TURN] > 0.0f;
+    }
+    ck_assert_uint_gt(unsearched, 0);
+    ck_assert_uint_gt(differ, n / 4);
+    /* The old column sampled the block just after it reset: always 0. */
+    ck_assert_uint_gt(block_seen, 0);
+    ck_assert_uint_eq(counter(r, "unsearched_dropped"), 0);
+    ck_assert_uint_eq(counter(r, "engine_limit_fights"), 0);
+    sf_shard_reader_close(r);
+    remove_tmpdir();
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("worker-job");
+    TCase *t = tcase_create("labels");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, boss_labels_rank_their_moves_and_grade_their_losses);
+    tcase_add_test(t, forecasts_root_values_and_unsearched_labels);
+    suite_add_tcase(s, t);
+    return sf_check_run(s, "worker-job");
+}
