@@ -9,6 +9,7 @@
  * the identity is the SHA-256 of the bytes, so a config that pins a digest
  * gets exactly that model or an error — never a silent substitute.
  */
+#include <jansson.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -25,7 +26,8 @@ struct sf_bundle {
     sf_arch arch;
     sf_positions *canary; /* NULL when the bundle has none */
     sf_net_out *expected; /* [canary count]               */
-    double tolerance;
+    int format_version;
+    sf_canary_tol tol[SF_PRECISIONS]; /* with a canary         */
 };
 
 /* ---------------------------------------------------------------------------
@@ -184,8 +186,11 @@ const sf_tensorfile *sf_bundle_file(const sf_bundle *b) {
 const sf_positions *sf_bundle_canary(const sf_bundle *b) {
     return b->canary;
 }
-double sf_bundle_canary_tolerance(const sf_bundle *b) {
-    return b->tolerance;
+const sf_canary_tol *sf_bundle_canary_tolerance(const sf_bundle *b, sf_precision p) {
+    return b->canary && (unsigned)p < SF_PRECISIONS ? &b->tol[p] : NULL;
+}
+int sf_bundle_format_version(const sf_bundle *b) {
+    return b->format_version;
 }
 
 void sf_bundle_canary_expected(const sf_bundle *b, int i, sf_net_out *out) {
@@ -295,6 +300,117 @@ static int is_canary_name(const char *name) {
     return 0;
 }
 
+/* ---------------------------------------------------------------------------
+ * Canary tolerances in the metadata
+ * ------------------------------------------------------------------------- */
+
+/* NULL when a tolerance's parts lie in their ranges (abs in (0, 1e6], rel
+ * in [0, 1]), else what is wrong, for a message. */
+static const char *tol_part_problem(double a, double r) {
+    if (!isfinite(a) || !(a > 0.0) || a > 1e6)
+        return "\"abs\" must be a number in (0, 1e6]";
+    if (!isfinite(r) || !(r >= 0.0) || r > 1.0)
+        return "\"rel\" must be a number in [0, 1]";
+    return NULL;
+}
+
+/* Parse one precision's JSON object: exactly the four outputs, each
+ * exactly {"abs": number, "rel": number}. */
+static int parse_tol(const char *key, const char *text, sf_canary_tol *out, sf_err *err) {
+    json_error_t je;
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    int rc = SF_OK;
+    if (!root) {
+        return sf_err_set(err, SF_EFORMAT, "metadata \"%s\" is not JSON (%s at column %d)", key,
+                          je.text, je.column);
+    }
+    if (!json_is_object(root)) {
+        rc = sf_err_set(err, SF_EFORMAT, "metadata \"%s\" is not a JSON object", key);
+        goto done;
+    }
+    const char *name;
+    json_t *v;
+    json_object_foreach(root, name, v) {
+        int known = 0;
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+            known |= strcmp(name, sf_canary_output_name((sf_canary_output)o)) == 0;
+        if (!known) {
+            rc = sf_err_set(err, SF_EFORMAT,
+                            "metadata \"%s\": unknown output \"%.40s\" (expected value, p_win, "
+                            "forecast, policy)",
+                            key, name);
+            goto done;
+        }
+    }
+    for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+        const char *on = sf_canary_output_name((sf_canary_output)o);
+        json_t *t = json_object_get(root, on);
+        if (!t) {
+            rc = sf_err_set(err, SF_EFORMAT, "metadata \"%s\": output \"%s\" is missing", key, on);
+            goto done;
+        }
+        json_t *ja = json_is_object(t) ? json_object_get(t, "abs") : NULL;
+        json_t *jr = json_is_object(t) ? json_object_get(t, "rel") : NULL;
+        if (!json_is_number(ja) || !json_is_number(jr) || json_object_size(t) != 2) {
+            rc = sf_err_set(err, SF_EFORMAT,
+                            "metadata \"%s\": output \"%s\" must be {\"abs\": number, "
+                            "\"rel\": number} and nothing else",
+                            key, on);
+            goto done;
+        }
+        double a = json_number_value(ja), r = json_number_value(jr);
+        const char *why = tol_part_problem(a, r);
+        if (why) {
+            rc = sf_err_set(err, SF_EFORMAT,
+                            "metadata \"%s\": output \"%s\": %s (is abs %g, rel %g)", key, on, why,
+                            a, r);
+            goto done;
+        }
+        out->out[o] = (sf_tol){a, r};
+    }
+done:
+    json_decref(root);
+    return rc;
+}
+
+/* The tolerances of a bundle with a canary. Format 2: one JSON object per
+ * precision; the format-1 key is refused, so no bundle says two things.
+ * Format 1: its one absolute tolerance, mapped as evald.h says. */
+static int load_tolerances(sf_bundle *b, sf_err *err) {
+    const char *v1 = sf_tensorfile_meta(b->tf, SF_CANARY_TOL_V1_KEY);
+    if (b->format_version == 1) {
+        char *end = NULL;
+        double tv = v1 ? strtod(v1, &end) : -1.0;
+        if (!v1 || end == v1 || *end != '\0' || !(tv > 0.0) || tv > 1.0)
+            return sf_err_set(err, SF_EFORMAT,
+                              "metadata \"%s\" is \"%.32s\"; need a number in (0, 1] (bundle "
+                              "format 1)",
+                              SF_CANARY_TOL_V1_KEY, v1 ? v1 : "(missing)");
+        for (int p = 0; p < SF_PRECISIONS; p++)
+            for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+                b->tol[p].out[o] = (sf_tol){p == SF_PREC_FP32 || tv >= 2e-2 ? tv : 2e-2, 0.0};
+        return SF_OK;
+    }
+    if (v1)
+        return sf_err_set(err, SF_EFORMAT,
+                          "metadata \"%s\" is a bundle format 1 key; format %d records "
+                          "\"%s\", \"%s\" and \"%s\" instead",
+                          SF_CANARY_TOL_V1_KEY, b->format_version, sf_canary_tol_key(SF_PREC_FP32),
+                          sf_canary_tol_key(SF_PREC_TF32), sf_canary_tol_key(SF_PREC_BF16));
+    for (int p = 0; p < SF_PRECISIONS; p++) {
+        const char *key = sf_canary_tol_key((sf_precision)p);
+        const char *text = sf_tensorfile_meta(b->tf, key);
+        if (!text)
+            return sf_err_set(err, SF_EFORMAT,
+                              "metadata \"%s\" is missing (the canary's %s tolerances)", key,
+                              sf_precision_name((sf_precision)p));
+        int rc = parse_tol(key, text, &b->tol[p], err);
+        if (rc != SF_OK)
+            return rc;
+    }
+    return SF_OK;
+}
+
 static int load_canary(sf_bundle *b, sf_err *err) {
     int any = 0;
     for (int i = 0; i < sf_tensorfile_count(b->tf); i++)
@@ -343,15 +459,7 @@ static int load_canary(sf_bundle *b, sf_err *err) {
         for (int q = o->n_queries; q < SF_FEAT_MAX_QUERIES; q++)
             o->policy[q] = 0.0f;
     }
-    const char *tol = sf_tensorfile_meta(b->tf, "canary_tolerance");
-    char *end = NULL;
-    double tv = tol ? strtod(tol, &end) : -1.0;
-    if (!tol || end == tol || *end != '\0' || !(tv > 0.0) || tv > 1.0)
-        return sf_err_set(err, SF_EFORMAT,
-                          "metadata \"canary_tolerance\" is \"%.32s\"; need a number in (0, 1]",
-                          tol ? tol : "(missing)");
-    b->tolerance = tv;
-    return SF_OK;
+    return load_tolerances(b, err);
 }
 
 static int validate(sf_bundle *b, sf_err *err) {
@@ -366,11 +474,12 @@ static int validate(sf_bundle *b, sf_err *err) {
     int v = 0;
     if ((rc = meta_int(tf, "format_version", &v, err)) != SF_OK)
         return rc;
-    if (v != SF_BUNDLE_FORMAT_VERSION)
+    if (v != 1 && v != SF_BUNDLE_FORMAT_VERSION)
         return sf_err_set(err, SF_EVERSION,
                           "bundle format version %d unsupported (this build "
-                          "reads %d)",
+                          "reads 1 and %d)",
                           v, SF_BUNDLE_FORMAT_VERSION);
+    b->format_version = v;
     const char *tv = sf_tensorfile_meta(tf, "tokenizer_version");
     if (!tv || atoi(tv) != SF_FEAT_VERSION || strspn(tv, "0123456789") != strlen(tv))
         return sf_err_set(err, SF_EVERSION,
@@ -546,12 +655,50 @@ static void collect_weight(void *vctx, const char *name, int ndim, const int64_t
     c->rc = sf_err_set(c->err, SF_EINVAL, "weight '%s' is missing", name);
 }
 
+/* The shortest "%.Ng" that reads back as x exactly. */
+static void fmt_shortest(char *buf, size_t cap, double x) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
+/* One precision's tolerances as the JSON object the loader reads, keys in
+ * output order ({"value":{"abs":0.0001,"rel":1e-05},"p_win":...}). */
+static void fmt_tol(char *buf, size_t cap, const sf_canary_tol *t) {
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, cap - n, "{");
+    for (int o = 0; o < SF_CANARY_OUTPUTS && n < cap; o++) {
+        char a[32], r[32];
+        fmt_shortest(a, sizeof a, t->out[o].abs);
+        fmt_shortest(r, sizeof r, t->out[o].rel);
+        n += (size_t)snprintf(buf + n, cap - n, "%s\"%s\":{\"abs\":%s,\"rel\":%s}", o ? "," : "",
+                              sf_canary_output_name((sf_canary_output)o), a, r);
+    }
+    if (n < cap)
+        snprintf(buf + n, cap - n, "}");
+}
+
 int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weights, int n_weights,
-                    const sf_positions *canary, const sf_net_out *expected, double tolerance,
-                    const sf_meta_kv *extra, int n_extra, sf_err *err) {
+                    const sf_positions *canary, const sf_net_out *expected,
+                    const sf_canary_tol *tolerances, const sf_meta_kv *extra, int n_extra,
+                    sf_err *err) {
     int rc = sf_arch_validate(arch, err);
     if (rc != SF_OK)
         return rc;
+    if (canary && !tolerances)
+        return sf_err_set(err, SF_EINVAL, "%s: a canary needs its tolerances (one per precision)",
+                          path);
+    for (int p = 0; canary && p < SF_PRECISIONS; p++)
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+            const sf_tol *t = &tolerances[p].out[o];
+            const char *why = tol_part_problem(t->abs, t->rel);
+            if (why)
+                return sf_err_set(err, SF_EINVAL, "%s: %s tolerance of %s: %s (is abs %g, rel %g)",
+                                  path, sf_precision_name((sf_precision)p),
+                                  sf_canary_output_name((sf_canary_output)o), why, t->abs, t->rel);
+        }
     int n_arch = sf_arch_weights(arch, find_weight, &(find_ctx){"", 0});
     if (n_weights != n_arch)
         return sf_err_set(err, SF_EINVAL, "%s: %d weights given, the architecture has %d", path,
@@ -627,8 +774,9 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
     snprintf(num[14], 32, "%d", arch->d_policy);
     snprintf(num[15], 32, "%d", g);
     snprintf(num[16], 32, "%d", SF_LABEL_SCHEMA_VERSION);
-    char tol[32];
-    snprintf(tol, sizeof tol, "%g", tolerance);
+    char tol[SF_PRECISIONS][512];
+    for (int p = 0; canary && p < SF_PRECISIONS; p++)
+        fmt_tol(tol[p], sizeof tol[p], &tolerances[p]);
     sf_meta_kv meta[64] = {
         {"format", SF_BUNDLE_FORMAT},
         {"format_version", num[0]},
@@ -656,10 +804,21 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
         {"canary_count", num[15]},
     };
     int nm = 23;
-    if (canary)
-        meta[nm++] = (sf_meta_kv){"canary_tolerance", tol};
-    for (int i = 0; i < n_extra && nm < 64; i++)
+    for (int p = 0; canary && p < SF_PRECISIONS; p++)
+        meta[nm++] = (sf_meta_kv){sf_canary_tol_key((sf_precision)p), tol[p]};
+    for (int i = 0; i < n_extra && nm < 64; i++) {
+        if (strcmp(extra[i].key, SF_CANARY_TOL_V1_KEY) == 0 ||
+            (strncmp(extra[i].key, SF_CANARY_TOL_KEY_PREFIX, strlen(SF_CANARY_TOL_KEY_PREFIX)) ==
+                 0 &&
+             strcmp(extra[i].key, SF_CANARY_TOL_SOURCE_KEY) != 0)) {
+            rc = sf_err_set(err, SF_EINVAL,
+                            "%s: extra metadata \"%s\" would stand beside the canary "
+                            "tolerances; pass them as `tolerances`",
+                            path, extra[i].key);
+            goto done;
+        }
         meta[nm++] = extra[i];
+    }
     rc = sf_tensorfile_write(path, meta, nm, all, n, err);
 done:
     free(all);
@@ -761,10 +920,14 @@ int sf_bundle_write_random(const char *path, const sf_arch *arch, uint64_t seed,
     }
     char seedbuf[32];
     snprintf(seedbuf, sizeof seedbuf, "%llu", (unsigned long long)seed);
-    sf_meta_kv extra[2] = {{"seed", seedbuf}, {"created_by", "sf-model random"}};
+    sf_meta_kv extra[3] = {{"seed", seedbuf},
+                           {"created_by", "sf-model random"},
+                           {SF_CANARY_TOL_SOURCE_KEY,
+                            "measured: cpu emulation of tf32 (truncated) and bf16 (rounded) "
+                            "GEMM inputs against the cpu backend's fp32 outputs, margin 4"}};
     /* First without a canary, to compute the expected outputs with the cpu
      * backend from the very bytes that will be served. */
-    if ((rc = sf_bundle_write(path, arch, c.t, c.n, NULL, NULL, 0, extra, 2, err)) != SF_OK)
+    if ((rc = sf_bundle_write(path, arch, c.t, c.n, NULL, NULL, NULL, extra, 2, err)) != SF_OK)
         goto done;
     if (canary_n <= 0)
         goto done;
@@ -788,7 +951,12 @@ int sf_bundle_write_random(const char *path, const sf_arch *arch, uint64_t seed,
     free(pos);
     if (rc != SF_OK)
         goto done;
-    rc = sf_bundle_write(path, arch, c.t, c.n, canary, expected, 1e-4, extra, 2, err);
+    /* The tolerances: each precision emulated on these very weights and
+     * golden positions (sf_canary_tol_measure). */
+    sf_canary_tol tol[SF_PRECISIONS];
+    if ((rc = sf_canary_tol_measure(b, canary, expected, tol, NULL, err)) != SF_OK)
+        goto done;
+    rc = sf_bundle_write(path, arch, c.t, c.n, canary, expected, tol, extra, 3, err);
 done:
     sf_net_free(net);
     sf_bundle_free(b);

@@ -31,6 +31,16 @@
  *   products this small, cost more in synchronisation than it gains
  *   (docs/benchmarks.md). Its result bits do not depend on its thread count
  *   (it splits M and N, never K), so the setting changes speed only.
+ *
+ * Precision emulation
+ *   Created with emulate = SF_PREC_TF32 or SF_PREC_BF16 (only through
+ *   sf_net_create_emulated, for measuring and testing canary tolerances),
+ *   the backend rounds the inputs of every product the cuda backend hands
+ *   to cuBLAS as it would (internal.h: sf_trunc_tf32, sf_round_bf16): the
+ *   weights once, here, into a copy; the activations before each product,
+ *   into the workspace's `xr`. The embedding's Linear(cont) and the
+ *   attention products are custom fp32 kernels on the cuda backend and stay
+ *   fp32 here too.
  */
 #include <cblas.h>
 #include <math.h>
@@ -63,12 +73,16 @@ typedef struct sf_cpu_ws {
     float *hv;  /* [max(d_value, d_forecast)]                         */
     float *u;   /* [Q, 2d + NQCONT] policy inputs                     */
     float *ph;  /* [Q, d_policy]                                      */
+    float *xr;  /* a GEMM input, rounded (emulation only; else NULL)  */
+    sf_precision emulate;
     float *mem;
 } sf_cpu_ws;
 
 struct sf_cpu {
     sf_arch a;
     sf_weights w;
+    sf_precision emulate;
+    float *wround; /* rounded copies of the GEMM weights (emulation only) */
     int threads;
     sf_cpu_ws *ws;
     /* pool */
@@ -199,6 +213,21 @@ static void softmax_inplace(float *x, int n) {
     vscale(x, n, 1.0f / vsum(x, n));
 }
 
+/* The input of a matrix product as the emulated precision sees it: `x`
+ * itself in fp32, else its m*k values rounded into ws->xr. */
+static const float *gemm_in(const sf_cpu_ws *ws, const float *x, size_t n) {
+    if (ws->emulate == SF_PREC_FP32)
+        return x;
+    for (size_t i = 0; i < n; i++)
+        ws->xr[i] = ws->emulate == SF_PREC_BF16 ? sf_round_bf16(x[i]) : sf_trunc_tf32(x[i]);
+    return ws->xr;
+}
+
+/* linear() and linear_acc() on GEMM inputs (rounded when emulating). */
+#define LIN(x, m, k, ...) linear(gemm_in(ws, (x), (size_t)(m) * (size_t)(k)), (m), (k), __VA_ARGS__)
+#define LINACC(x, m, k, ...) \
+    linear_acc(gemm_in(ws, (x), (size_t)(m) * (size_t)(k)), (m), (k), __VA_ARGS__)
+
 /* One position, start to finish, in workspace `ws`. */
 static void forward(const sf_arch *a, const sf_weights *w, sf_cpu_ws *ws, const sf_pos *p,
                     sf_net_out *out) {
@@ -222,7 +251,7 @@ static void forward(const sf_arch *a, const sf_weights *w, sf_cpu_ws *ws, const 
     for (int l = 0; l < a->n_layers; l++) {
         const sf_layer_w *L = &w->layer[l];
         layernorm(x, T, d, L->ln1_w, L->ln1_b, h);
-        linear(h, T, d, L->qkv_w, L->qkv_b, d3, ws->qkv);
+        LIN(h, T, d, L->qkv_w, L->qkv_b, d3, ws->qkv);
         for (int hh = 0; hh < H; hh++) {
             const float *q = ws->qkv + hh * dh, *k = ws->qkv + d + hh * dh;
             const float *v = ws->qkv + 2 * d + hh * dh;
@@ -233,11 +262,11 @@ static void forward(const sf_arch *a, const sf_weights *w, sf_cpu_ws *ws, const 
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, dh, T, 1.0f, ws->s, T, v, d3,
                         0.0f, ws->att + hh * dh, d);
         }
-        linear_acc(ws->att, T, d, L->out_w, L->out_b, d, x);
+        LINACC(ws->att, T, d, L->out_w, L->out_b, d, x);
         layernorm(x, T, d, L->ln2_w, L->ln2_b, h);
-        linear(h, T, d, L->fc1_w, L->fc1_b, a->d_ff, ws->ff);
+        LIN(h, T, d, L->fc1_w, L->fc1_b, a->d_ff, ws->ff);
         gelu_inplace(ws->ff, (size_t)T * a->d_ff);
-        linear_acc(ws->ff, T, a->d_ff, L->fc2_w, L->fc2_b, d, x);
+        LINACC(ws->ff, T, a->d_ff, L->fc2_w, L->fc2_b, d, x);
     }
     layernorm(x, T, d, w->lnf_w, w->lnf_b, h);
 
@@ -250,18 +279,18 @@ static void forward(const sf_arch *a, const sf_weights *w, sf_cpu_ws *ws, const 
         ws->g[j] /= (float)T;
 
     /* Value head: 21-bin softmax and P(win) from one hidden layer. */
-    linear(ws->g, 1, d, w->vfc_w, w->vfc_b, a->d_value, ws->hv);
+    LIN(ws->g, 1, d, w->vfc_w, w->vfc_b, a->d_value, ws->hv);
     gelu_inplace(ws->hv, (size_t)a->d_value);
-    linear(ws->hv, 1, a->d_value, w->vbins_w, w->vbins_b, SF_NET_VALUE_BINS, out->value);
+    LIN(ws->hv, 1, a->d_value, w->vbins_w, w->vbins_b, SF_NET_VALUE_BINS, out->value);
     softmax_inplace(out->value, SF_NET_VALUE_BINS);
     float win;
-    linear(ws->hv, 1, a->d_value, w->vwin_w, w->vwin_b, 1, &win);
+    LIN(ws->hv, 1, a->d_value, w->vwin_w, w->vwin_b, 1, &win);
     out->p_win = 1.0f / (1.0f + sf_expf(-win));
 
     /* Forecast head: h = 1..4 x 5 targets, raw. */
-    linear(ws->g, 1, d, w->ffc_w, w->ffc_b, a->d_forecast, ws->hv);
+    LIN(ws->g, 1, d, w->ffc_w, w->ffc_b, a->d_forecast, ws->hv);
     gelu_inplace(ws->hv, (size_t)a->d_forecast);
-    linear(ws->hv, 1, a->d_forecast, w->fout_w, w->fout_b, SF_NET_FORECASTS, &out->forecast[0][0]);
+    LIN(ws->hv, 1, a->d_forecast, w->fout_w, w->fout_b, SF_NET_FORECASTS, &out->forecast[0][0]);
 
     /* Policy head (pointer style): MLP over [card token, target token,
      * query features] per legal action query. */
@@ -274,18 +303,26 @@ static void forward(const sf_arch *a, const sf_weights *w, sf_cpu_ws *ws, const 
             memcpy(u + d, h + (size_t)p->query[q][1] * d, (size_t)d * sizeof(float));
             memcpy(u + 2 * d, p->qcont[q], SF_FEAT_NQCONT * sizeof(float));
         }
-        linear(ws->u, Q, din, w->pfc1_w, w->pfc1_b, a->d_policy, ws->ph);
+        LIN(ws->u, Q, din, w->pfc1_w, w->pfc1_b, a->d_policy, ws->ph);
         gelu_inplace(ws->ph, (size_t)Q * a->d_policy);
-        linear(ws->ph, Q, a->d_policy, w->pfc2_w, w->pfc2_b, 1, out->policy);
+        LIN(ws->ph, Q, a->d_policy, w->pfc2_w, w->pfc2_b, 1, out->policy);
     }
     for (int q = Q; q < SF_FEAT_MAX_QUERIES; q++)
         out->policy[q] = 0.0f;
 }
+#undef LIN
+#undef LINACC
 
-static int ws_init(const sf_arch *a, sf_cpu_ws *ws) {
+static int ws_init(const sf_arch *a, sf_precision emulate, sf_cpu_ws *ws) {
     const size_t T = SF_FEAT_MAX_TOKENS, Q = SF_FEAT_MAX_QUERIES, d = (size_t)a->d_model;
     size_t hv = (size_t)(a->d_value > a->d_forecast ? a->d_value : a->d_forecast);
-    size_t sizes[10] = {T * d,
+    /* The largest GEMM input: [T, d_ff], [T, d] or [Q, 2d + NQCONT]. */
+    size_t xr = T * (size_t)(a->d_ff > a->d_model ? a->d_ff : a->d_model);
+    if (Q * (size_t)SF_POLICY_IN(a->d_model) > xr)
+        xr = Q * (size_t)SF_POLICY_IN(a->d_model);
+    if (Q * (size_t)a->d_policy > xr)
+        xr = Q * (size_t)a->d_policy;
+    size_t sizes[11] = {T * d,
                         T * d,
                         T * 3 * d,
                         T * d,
@@ -294,21 +331,25 @@ static int ws_init(const sf_arch *a, sf_cpu_ws *ws) {
                         d,
                         hv,
                         Q * (size_t)SF_POLICY_IN(a->d_model),
-                        Q * (size_t)a->d_policy};
+                        Q * (size_t)a->d_policy,
+                        emulate == SF_PREC_FP32 ? 0 : xr};
     size_t total = 0;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 11; i++)
         total += (sizes[i] + 15) / 16 * 16; /* 64-byte aligned pieces */
     void *mem = NULL;
     if (posix_memalign(&mem, 64, total * sizeof(float)) != 0)
         return SF_ENOMEM;
     memset(mem, 0, total * sizeof(float));
     float *p = mem;
-    float **dst[10] = {&ws->x, &ws->h, &ws->qkv, &ws->att, &ws->ff,
-                       &ws->s, &ws->g, &ws->hv,  &ws->u,   &ws->ph};
-    for (int i = 0; i < 10; i++) {
+    float **dst[11] = {&ws->x, &ws->h,  &ws->qkv, &ws->att, &ws->ff, &ws->s,
+                       &ws->g, &ws->hv, &ws->u,   &ws->ph,  &ws->xr};
+    for (int i = 0; i < 11; i++) {
         *dst[i] = p;
         p += (sizes[i] + 15) / 16 * 16;
     }
+    if (emulate == SF_PREC_FP32)
+        ws->xr = NULL;
+    ws->emulate = emulate;
     ws->mem = mem;
     return SF_OK;
 }
@@ -370,17 +411,65 @@ void sf_cpu_free(sf_cpu *c) {
         free(c->ws[i].mem);
     free(c->ws);
     free(c->tid);
+    free(c->wround);
     free(c);
 }
 
-int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_cpu **out, sf_err *err) {
+/* Count (wround NULL) or make the rounded copies of every weight the cuda
+ * backend multiplies with cuBLAS, pointing c->w at them; returns the
+ * number of floats. */
+static size_t round_weights(sf_cpu *c, float *wround) {
+    const sf_arch *a = &c->a;
+    const size_t d = (size_t)a->d_model, din = (size_t)SF_POLICY_IN(a->d_model);
+    size_t off = 0;
+#define RW(field, n)                                                                \
+    do {                                                                            \
+        if (wround) {                                                               \
+            float *dst_ = wround + off;                                             \
+            for (size_t i_ = 0; i_ < (size_t)(n); i_++)                             \
+                dst_[i_] = c->emulate == SF_PREC_BF16 ? sf_round_bf16((field)[i_])  \
+                                                      : sf_trunc_tf32((field)[i_]); \
+            (field) = dst_;                                                         \
+        }                                                                           \
+        off += (size_t)(n);                                                         \
+    } while (0)
+    for (int l = 0; l < a->n_layers; l++) {
+        sf_layer_w *L = &c->w.layer[l];
+        RW(L->qkv_w, 3 * d * d);
+        RW(L->out_w, d * d);
+        RW(L->fc1_w, (size_t)a->d_ff * d);
+        RW(L->fc2_w, d * (size_t)a->d_ff);
+    }
+    sf_weights *w = &c->w;
+    RW(w->vfc_w, (size_t)a->d_value * d);
+    RW(w->vbins_w, (size_t)SF_NET_VALUE_BINS * (size_t)a->d_value);
+    RW(w->vwin_w, (size_t)a->d_value);
+    RW(w->ffc_w, (size_t)a->d_forecast * d);
+    RW(w->fout_w, (size_t)SF_NET_FORECASTS * (size_t)a->d_forecast);
+    RW(w->pfc1_w, (size_t)a->d_policy * din);
+    RW(w->pfc2_w, (size_t)a->d_policy);
+#undef RW
+    return off;
+}
+
+int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_precision emulate,
+                  sf_cpu **out, sf_err *err) {
     *out = NULL;
     sf_cpu *c = calloc(1, sizeof *c);
     if (!c)
         return sf_err_set(err, SF_ENOMEM, "cpu backend: out of memory");
     c->a = *a;
     c->w = *w;
+    c->emulate = emulate;
     c->threads = threads > 1 ? threads : 1;
+    if (emulate != SF_PREC_FP32) {
+        c->wround = malloc(round_weights(c, NULL) * sizeof(float));
+        if (!c->wround) {
+            free(c);
+            return sf_err_set(err, SF_ENOMEM, "cpu backend: out of memory for rounded weights");
+        }
+        round_weights(c, c->wround);
+    }
     openblas_set_num_threads(1);
     c->ws = calloc((size_t)c->threads, sizeof *c->ws);
     if (!c->ws) {
@@ -388,7 +477,7 @@ int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_cpu **o
         return sf_err_set(err, SF_ENOMEM, "cpu backend: out of memory");
     }
     for (int i = 0; i < c->threads; i++)
-        if (ws_init(a, &c->ws[i]) != SF_OK) {
+        if (ws_init(a, emulate, &c->ws[i]) != SF_OK) {
             sf_cpu_free(c);
             return sf_err_set(err, SF_ENOMEM, "cpu backend: out of memory for workspaces");
         }

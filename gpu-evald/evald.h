@@ -34,7 +34,8 @@
  *     this by construction: every matrix product is issued per position, so
  *     the shape of each OpenBLAS call depends on that position alone (see
  *     gpu-evald/cpu.c). The cuda backend is equal to the cpu backend within
- *     a tolerance (1e-4 in fp32, 2e-2 in bf16), not bit-identical.
+ *     the bundle's per-output, per-precision canary tolerances (see
+ *     "Canary tolerances" below), not bit-identical.
  *   - Allocation: loading allocates; sf_net_eval() on the cpu backend does
  *     not allocate once the net exists (its workspace is sized at creation
  *     for SF_FEAT_MAX_TOKENS tokens and SF_FEAT_MAX_QUERIES queries).
@@ -69,8 +70,10 @@
 #define SF_NET_FORECAST_TARGETS SF_FORECAST_COLS
 #define SF_NET_FORECASTS        (SF_NET_HORIZONS * SF_NET_FORECAST_TARGETS)
 
-/* The bundle format this build reads and writes (metadata "format_version"). */
-#define SF_BUNDLE_FORMAT_VERSION 1
+/* The bundle format this build writes (metadata "format_version"). It also
+ * reads format 1, whose one absolute "canary_tolerance" it maps onto the
+ * per-precision tolerances of format 2 (docs/model.md "Canary tolerances"). */
+#define SF_BUNDLE_FORMAT_VERSION 2
 
 /* The network's answer for one position. Fixed size (492 bytes).
  *   value[b]        P(outcome bin b), softmax over the 21 bins of
@@ -248,6 +251,84 @@ int sf_positions_write(const sf_positions *ps, const char *path, sf_err *err);
 void sf_positions_free(sf_positions *ps);
 
 /* ---------------------------------------------------------------------------
+ * Canary tolerances (docs/model.md "Canary tolerances")
+ * ------------------------------------------------------------------------- */
+
+/* Arithmetic of the cuda backend's matrix products (the cpu backend is
+ * always fp32): FP32 with TF32 off, TF32 tensor cores, or BF16 inputs with
+ * fp32 accumulation. Each has its own canary tolerances. */
+typedef enum sf_precision { SF_PREC_FP32 = 0, SF_PREC_TF32 = 1, SF_PREC_BF16 = 2 } sf_precision;
+#define SF_PRECISIONS 3
+
+/* The outputs the canary compares, each with its own tolerance: the 21
+ * value probabilities, p_win, the 20 forecasts (label units: HP, damage,
+ * counts) and the policy logits of the legal queries. */
+typedef enum sf_canary_output {
+    SF_CANARY_VALUE = 0,
+    SF_CANARY_P_WIN = 1,
+    SF_CANARY_FORECAST = 2,
+    SF_CANARY_POLICY = 3
+} sf_canary_output;
+#define SF_CANARY_OUTPUTS 4
+
+/* One output's tolerance, in that output's units: an element passes when
+ *   |got - want| <= abs + rel * |want|.
+ * A bundle's values satisfy 0 < abs <= 1e6 and 0 <= rel <= 1. */
+typedef struct sf_tol {
+    double abs, rel;
+} sf_tol;
+
+/* The tolerances of one precision, out[] indexed by sf_canary_output. */
+typedef struct sf_canary_tol {
+    sf_tol out[SF_CANARY_OUTPUTS];
+} sf_canary_tol;
+
+/* "value", "p_win", "forecast", "policy": the names used in the metadata,
+ * in messages and by python/spirefleet/model.py (OUTPUT_ARRAYS). Static
+ * storage; "?" for a value out of range. */
+const char *sf_canary_output_name(sf_canary_output o);
+
+/* The metadata key holding precision p's tolerances: "canary_tolerance_"
+ * then sf_precision_name(p), e.g. "canary_tolerance_bf16". Its value is a
+ * JSON object with exactly the four output names, each an object with
+ * exactly "abs" and "rel" (numbers). Static storage. */
+const char *sf_canary_tol_key(sf_precision p);
+
+/* The rule of the measured default tolerances (sf_canary_tol_measure),
+ * indexed by sf_precision: headroom over the emulated error, the rel part
+ * (about two roundings of a GEMM input: 2^-9 for truncated tf32, 2^-7 for
+ * bf16; 1e-5 for fp32) and the floor of the abs part. Python's exporter
+ * (python/spirefleet/model.py: TOL_MARGIN, TOL_REL, TOL_ABS_FLOOR) uses the
+ * same numbers; tests/integration/test_canary_tolerance.py checks they
+ * agree. */
+#define SF_CANARY_TOL_MARGIN 4.0
+extern const double sf_canary_tol_rel[SF_PRECISIONS];       /* 1e-5, 2e-3, 8e-3 */
+extern const double sf_canary_tol_abs_floor[SF_PRECISIONS]; /* 1e-4, 1e-3, 1e-2 */
+
+/* Where a comparison came closest to (or went furthest beyond) its limit. */
+typedef struct sf_out_cmp {
+    double ratio;                               /* |got - want| / limit; <= 1 passes; INFINITY for a
+                                                 * NaN or for different n_queries               */
+    double err;                                 /* |got - want| at that element                   */
+    double limit;                               /* abs + rel * |want| at that element             */
+    double max_abs_err;                         /* the largest |got - want| over every element    */
+    double head_max_abs_err[SF_CANARY_OUTPUTS]; /* the same per output      */
+    double head_max_ratio[SF_CANARY_OUTPUTS];   /* largest ratio per output */
+    sf_canary_output head;                      /* the output whose tolerance applied            */
+    char where[40];                             /* "value[3]", "p_win", "forecast[1][4]",
+                                                 * "policy[7]" or "n_queries"                     */
+    float got, want;
+} sf_out_cmp;
+
+/* Compare `got` with `want` element by element under `tol` (one
+ * precision's tolerances): value[0..21), p_win, forecast[4][5] and
+ * policy[0..n_queries). Fills *cmp (required) with the element of the
+ * largest ratio |got - want| / (abs + rel |want|) and returns that ratio:
+ * <= 1 means every element is within its tolerance. Never fails. */
+double sf_net_out_compare(const sf_net_out *got, const sf_net_out *want, const sf_canary_tol *tol,
+                          sf_out_cmp *cmp);
+
+/* ---------------------------------------------------------------------------
  * Architecture and bundles
  * ------------------------------------------------------------------------- */
 
@@ -312,20 +393,53 @@ const sf_tensorfile *sf_bundle_file(const sf_bundle *b);
 /* The weight tensor `name` (F32, validated shape), or NULL. */
 const float *sf_bundle_weight(const sf_bundle *b, const char *name);
 
-/* The canary: golden positions (NULL when the bundle has none), their
- * expected outputs, and the bundle's tolerance (max abs error, metadata
- * "canary_tolerance"). `i` < sf_positions_count(canary). */
+/* The canary: golden positions (NULL when the bundle has none) and their
+ * expected outputs, `i` < sf_positions_count(canary). */
 const sf_positions *sf_bundle_canary(const sf_bundle *b);
 void sf_bundle_canary_expected(const sf_bundle *b, int i, sf_net_out *out);
-double sf_bundle_canary_tolerance(const sf_bundle *b);
 
-/* Write a bundle: `arch`, the weights (every name of the architecture,
- * F32, in the documented shapes), optional golden positions with their
- * expected outputs (both NULL for none) and extra metadata (may be NULL).
- * Errors: SF_EINVAL (arch, a missing or mis-shaped weight), SF_EIO. */
+/* The canary tolerances the bundle records for precision `p` (metadata
+ * sf_canary_tol_key(p)), owned by the bundle; NULL when it has no canary.
+ * For a format-1 bundle they are its one absolute "canary_tolerance" t:
+ * {abs t, rel 0} on every output in fp32 and {abs max(t, 0.02), rel 0} in
+ * tf32 and bf16, exactly what format 1 meant. */
+const sf_canary_tol *sf_bundle_canary_tolerance(const sf_bundle *b, sf_precision p);
+
+/* The bundle's metadata "format_version": 1 or SF_BUNDLE_FORMAT_VERSION. */
+int sf_bundle_format_version(const sf_bundle *b);
+
+/* Write a bundle (format SF_BUNDLE_FORMAT_VERSION): `arch`, the weights
+ * (every name of the architecture, F32, in the documented shapes),
+ * optional golden positions with their expected outputs (both NULL for
+ * none) with `tolerances`[SF_PRECISIONS] (indexed by sf_precision; required
+ * with a canary, ignored without: sf_canary_tol_measure() gives the
+ * default), and extra metadata (may be NULL; a "canary_tolerance_source"
+ * entry there says where the tolerances came from). Errors: SF_EINVAL
+ * (arch, a missing or mis-shaped weight, missing or out-of-range
+ * tolerances, naming the precision and output), SF_EIO. */
 int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weights, int n_weights,
-                    const sf_positions *canary, const sf_net_out *expected, double tolerance,
-                    const sf_meta_kv *extra, int n_extra, sf_err *err);
+                    const sf_positions *canary, const sf_net_out *expected,
+                    const sf_canary_tol *tolerances, const sf_meta_kv *extra, int n_extra,
+                    sf_err *err);
+
+/* The default canary tolerances of a bundle, measured (docs/model.md
+ * "Canary tolerances"): the weights of `b` evaluate `canary` on the cpu
+ * backend once per precision with its matrix products emulated (fp32 as
+ * is; tf32 with every GEMM input truncated to 10 mantissa bits; bf16 with
+ * every GEMM input rounded to nearest even on 7), each result is compared
+ * with `expected` (count = sf_positions_count(canary)), and per output o
+ * of precision p
+ *   rel = sf_canary_tol_rel[p]
+ *   abs = max(sf_canary_tol_abs_floor[p],
+ *             max over elements of (SF_CANARY_TOL_MARGIN |err| - rel |want|)),
+ * abs rounded up to two significant digits, so every measured element has
+ * SF_CANARY_TOL_MARGIN times its error as headroom.
+ * `out`[SF_PRECISIONS] receives the tolerances; `measured` (may be NULL)
+ * the largest |error| per precision and output. `b` may lack a canary.
+ * Errors: SF_ENOMEM, SF_EINVAL (a position of `canary` out of range). */
+int sf_canary_tol_measure(const sf_bundle *b, const sf_positions *canary,
+                          const sf_net_out *expected, sf_canary_tol *out,
+                          double measured[SF_PRECISIONS][SF_CANARY_OUTPUTS], sf_err *err);
 
 /* Every weight name and shape of `arch`, in a fixed order, for writers and
  * tools. Calls `fn` once per weight; returns the number of weights. */
@@ -334,8 +448,9 @@ int sf_arch_weights(const sf_arch *a, sf_arch_weight_fn fn, void *ctx);
 
 /* A deterministic random-weight bundle for machines without PyTorch
  * (benchmarks, GPU checks): weights drawn from `seed` (sf_mix64, the
- * scales of docs/model.md), `canary_n` synthetic golden positions, and
- * expected outputs computed by the cpu backend. The PyTorch init of
+ * scales of docs/model.md), `canary_n` synthetic golden positions,
+ * expected outputs computed by the cpu backend, and canary tolerances
+ * measured on them (sf_canary_tol_measure). The PyTorch init of
  * python/spirefleet/model.py is the reference; this one exists so a
  * bundle can be made where Python is not installed. */
 int sf_bundle_write_random(const char *path, const sf_arch *arch, uint64_t seed, int canary_n,
@@ -345,11 +460,6 @@ int sf_bundle_write_random(const char *path, const sf_arch *arch, uint64_t seed,
  * The network
  * ------------------------------------------------------------------------- */
 typedef enum sf_backend { SF_BACKEND_CPU = 0, SF_BACKEND_CUDA = 1 } sf_backend;
-
-/* Arithmetic of the cuda backend's matrix products (the cpu backend is
- * always fp32): FP32 with TF32 off (parity 1e-4), TF32 tensor cores, or
- * BF16 inputs with fp32 accumulation (parity 2e-2). */
-typedef enum sf_precision { SF_PREC_FP32 = 0, SF_PREC_TF32 = 1, SF_PREC_BF16 = 2 } sf_precision;
 
 typedef struct sf_net_opts {
     sf_backend backend;
@@ -386,31 +496,41 @@ const sf_arch *sf_net_arch(const sf_net *net);
 sf_backend sf_net_backend(const sf_net *net);
 sf_precision sf_net_precision(const sf_net *net);
 
-/* The tolerance the canary uses on this net: the bundle's own tolerance,
- * widened to 2e-2 for TF32 and BF16 on the cuda backend. */
-double sf_net_canary_tolerance(const sf_net *net, const sf_bundle *b);
+/* The tolerances the canary uses on this net: the bundle's own for the
+ * net's precision (sf_net_precision; always fp32 on the cpu backend), or
+ * NULL when the bundle has no canary. */
+const sf_canary_tol *sf_net_canary_tolerance(const sf_net *net, const sf_bundle *b);
 
 /* Free the net (device memory included). NULL is a no-op. */
 void sf_net_free(sf_net *net);
 
-/* The outcome of a canary run: the largest error, where it was, and the
- * verdict against `tolerance`. */
+/* The outcome of a canary run: the tolerances applied, the largest error,
+ * the element nearest to (or furthest beyond) its limit, and the verdict. */
 typedef struct sf_canary_report {
     int positions;
     int passed;
-    double tolerance;
-    double max_abs_err;
-    int worst_position;
-    char worst_output[40]; /* "value[3]", "p_win", "forecast[1][4]", "policy[7]" */
-    float got, expected;
+    sf_precision precision;                     /* whose tolerances applied                     */
+    sf_canary_tol tol;                          /* those tolerances                             */
+    double max_abs_err;                         /* largest |got - want| over every output        */
+    double max_ratio;                           /* largest |got - want| / (abs + rel |want|):
+                                                 * <= 1 passes                                   */
+    double head_max_abs_err[SF_CANARY_OUTPUTS]; /* the same per output       */
+    double head_max_ratio[SF_CANARY_OUTPUTS];
+    int worst_position; /* golden position of max_ratio (-1: none)          */
+    sf_out_cmp worst;   /* its element: name, values, error, limit          */
 } sf_canary_report;
 
-/* Run the bundle's golden positions through `net` and compare with the
- * expected outputs. Returns SF_OK when every output is within the net's
- * canary tolerance; SF_ECORRUPT when one is not (the message names the
- * position, the output and both values); SF_ENOTFOUND when the bundle has
- * no canary; or an evaluation error. `rep` (may be NULL) is filled in all
- * of the first three cases. */
+/* Run the bundle's golden positions through `net` and compare each output
+ * element with its expected value under the bundle's tolerances for the
+ * net's precision (sf_net_canary_tolerance). Returns SF_OK when every
+ * element is within its tolerance; SF_ECORRUPT when one is not, with a
+ * message naming the bundle, backend, precision, golden position, output
+ * element, both values, the error, the limit and both tolerance parts
+ * ("... golden position 4 output p_win = 0.6, expected 0.5: |error| 0.1 >
+ * limit 0.0001 (fp32 tolerance of p_win: abs 0.0001 + rel 1e-05 x
+ * |expected|)"); SF_ENOTFOUND when the bundle has no canary; or an
+ * evaluation error. `rep` (may be NULL) is filled in all of the first
+ * three cases. */
 int sf_net_canary(sf_net *net, const sf_bundle *b, sf_canary_report *rep, sf_err *err);
 
 /* The prior over a position's legal actions: softmax of policy[0..n_queries)

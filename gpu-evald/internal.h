@@ -106,9 +106,51 @@ static inline float sf_gelu(float x) {
     return 0.5f * x * (1.0f + sf_erff(x * 0.70710678118654752f));
 }
 
+/* ---- precision emulation (the cpu backend's, for tolerances and tests) ----
+ * What the cuda backend does to the inputs of a matrix product
+ * (cublasGemmEx): bf16 converts both operands with __float2bfloat16, round
+ * to nearest even on 7 mantissa bits; tf32 tensor cores read 10 mantissa
+ * bits, emulated here by truncation (cuBLAS does not document its
+ * conversion; truncation is the larger error of the two choices).
+ * Products of two such numbers are exact in fp32 and the sums stay fp32,
+ * so rounding the inputs is the whole difference, up to summation order.
+ * Infinities and NaNs pass through. */
+static inline float sf_round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u)
+        return x;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static inline float sf_trunc_tf32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u)
+        u &= 0xffffe000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* A cpu-backend net whose matrix products emulate precision `p` as above
+ * (SF_PREC_FP32: an ordinary cpu net): every GEMM input, weights and
+ * activations, is rounded; the token embedding, attention, LayerNorm,
+ * GELU, softmax and pooling stay fp32 as on the cuda backend.
+ * sf_net_precision() reports `p`, so sf_net_canary() applies the bundle's
+ * tolerances of `p` and its messages say "bf16 (emulated)". Errors as
+ * sf_net_create. Not part of the API: the cpu backend serves fp32 only. */
+int sf_net_create_emulated(const sf_bundle *b, sf_precision p, int threads, sf_net **out,
+                           sf_err *err);
+
 /* ---- cpu backend (cpu.c) ---- */
 typedef struct sf_cpu sf_cpu;
-int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_cpu **out, sf_err *err);
+/* `emulate`: SF_PREC_FP32, or the precision whose GEMM inputs are rounded
+ * (sf_net_create_emulated). */
+int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_precision emulate,
+                  sf_cpu **out, sf_err *err);
 /* Positions are already validated. Never allocates. */
 void sf_cpu_eval(sf_cpu *c, const sf_pos *pos, int n, sf_net_out *out);
 void sf_cpu_free(sf_cpu *c);
@@ -128,5 +170,10 @@ int sf_cuda_built(void);
 #define SF_BUNDLE_FORMAT    "spirefleet-model"
 #define SF_POSITIONS_FORMAT "spirefleet-positions"
 #define SF_POLICY_INPUT     "card,target,query_cont"
+/* Canary tolerance metadata: SF_CANARY_TOL_KEY_PREFIX + precision name
+ * (sf_canary_tol_key), the format-1 key, and the provenance entry. */
+#define SF_CANARY_TOL_KEY_PREFIX "canary_tolerance_"
+#define SF_CANARY_TOL_V1_KEY     "canary_tolerance"
+#define SF_CANARY_TOL_SOURCE_KEY "canary_tolerance_source"
 
 #endif

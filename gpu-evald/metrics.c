@@ -5,7 +5,10 @@
  * Exposed (every per-model series carries model="<sha256>"):
  *   sf_evald_model_info{model,path,arch,backend}  1
  *   sf_evald_canary_ok{model}                     1 serving, 0 refused
- *   sf_evald_canary_max_abs_error{model}
+ *   sf_evald_canary_max_abs_error{model}          largest |got - want| at load
+ *   sf_evald_canary_tolerance_ratio{model}        largest |got - want| / (abs +
+ *                                                 rel |want|) at load: <= 1
+ *                                                 passed; how near the limit
  *   sf_evald_requests_total{model}                requests queued for a batch
  *   sf_evald_evals_total{model}                   positions evaluated
  *   sf_evald_batches_total{model}
@@ -47,7 +50,7 @@ typedef struct {
     char arch[32];
     char backend[8];
     int serving;
-    double canary_err;
+    double canary_err, canary_ratio;
     uint64_t requests, evals, batches;
     uint64_t *hist; /* [nb + 1]: per bucket, last is +Inf */
     double batch_sum, compute_s;
@@ -119,7 +122,7 @@ static int kind_index(const char *kind) {
 }
 
 int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const char *arch,
-                         const char *backend, int serving, double canary_err) {
+                         const char *backend, int serving, double canary_err, double canary_ratio) {
     model_metrics *mm = calloc(1, sizeof *mm);
     uint64_t *hist = calloc((size_t)m->nb + 1, sizeof *hist);
     if (!mm || !hist) {
@@ -133,6 +136,7 @@ int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const
     snprintf(mm->backend, sizeof mm->backend, "%s", backend);
     mm->serving = serving;
     mm->canary_err = canary_err;
+    mm->canary_ratio = canary_ratio;
     mm->hist = hist;
     pthread_mutex_lock(&m->mu);
     int id = -1;
@@ -299,6 +303,10 @@ static char *render(sf_metrics *m, size_t *len) {
            mm->serving);
     SERIES("sf_evald_canary_max_abs_error", "gauge",
            "Largest canary error on this backend at load.", "%.6g", mm->canary_err);
+    SERIES("sf_evald_canary_tolerance_ratio", "gauge",
+           "Largest canary error relative to its element's tolerance (abs + rel |expected|) at "
+           "load; at most 1 when it passed.",
+           "%.6g", mm->canary_ratio);
     SERIES("sf_evald_requests_total", "counter", "Requests queued for batching.", "%llu",
            (unsigned long long)mm->requests);
     SERIES("sf_evald_evals_total", "counter", "Positions evaluated.", "%llu",

@@ -18,9 +18,11 @@ typedef struct sf_metrics sf_metrics;
 sf_metrics *sf_metrics_create(int max_batch);
 void sf_metrics_free(sf_metrics *m);
 
-/* Register a model; returns its id for the calls below. */
+/* Register a model; returns its id for the calls below. `canary_err`: the
+ * canary's largest |error|; `canary_ratio`: its largest error relative to
+ * the element's tolerance (<= 1 passed). */
 int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const char *arch,
-                         const char *backend, int serving, double canary_err);
+                         const char *backend, int serving, double canary_err, double canary_ratio);
 
 /* model_id -1: not attributable to a model (e.g. an undecodable request). */
 void sf_metrics_error(sf_metrics *m, int model_id, const char *kind);

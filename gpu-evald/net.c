@@ -14,6 +14,7 @@ struct sf_net {
     const sf_bundle *bundle;
     sf_arch arch;
     sf_net_opts opts;
+    int emulated; /* cpu backend emulating opts.precision (sf_net_create_emulated) */
     sf_weights w;
     sf_cpu *cpu;
     sf_cuda *cuda;
@@ -99,7 +100,8 @@ void sf_weights_bind(const sf_bundle *b, sf_weights *w) {
     w->pfc2_b = sf_bundle_weight(b, "policy.fc2.bias");
 }
 
-int sf_net_create(const sf_bundle *b, const sf_net_opts *opts, sf_net **out, sf_err *err) {
+static int net_create(const sf_bundle *b, const sf_net_opts *opts, int emulate, sf_net **out,
+                      sf_err *err) {
     *out = NULL;
     sf_net_opts o = opts ? *opts : (sf_net_opts){0};
     if (o.max_batch <= 0)
@@ -110,7 +112,7 @@ int sf_net_create(const sf_bundle *b, const sf_net_opts *opts, sf_net **out, sf_
         return sf_err_set(err, SF_EINVAL, "unknown backend %d", (int)o.backend);
     if (o.precision != SF_PREC_FP32 && o.precision != SF_PREC_TF32 && o.precision != SF_PREC_BF16)
         return sf_err_set(err, SF_EINVAL, "unknown precision %d", (int)o.precision);
-    if (o.backend == SF_BACKEND_CPU && o.precision != SF_PREC_FP32)
+    if (o.backend == SF_BACKEND_CPU && o.precision != SF_PREC_FP32 && !emulate)
         return sf_err_set(err, SF_EINVAL, "the cpu backend computes in fp32 only (asked for %s)",
                           sf_precision_name(o.precision));
     sf_net *net = calloc(1, sizeof *net);
@@ -119,10 +121,11 @@ int sf_net_create(const sf_bundle *b, const sf_net_opts *opts, sf_net **out, sf_
     net->bundle = b;
     net->arch = *sf_bundle_arch(b);
     net->opts = o;
+    net->emulated = emulate;
     sf_weights_bind(b, &net->w);
     int rc;
     if (o.backend == SF_BACKEND_CPU)
-        rc = sf_cpu_create(&net->arch, &net->w, o.threads, &net->cpu, err);
+        rc = sf_cpu_create(&net->arch, &net->w, o.threads, o.precision, &net->cpu, err);
     else
         rc = sf_cuda_create(&net->arch, &net->w, &o, &net->cuda, err);
     if (rc != SF_OK) {
@@ -131,6 +134,16 @@ int sf_net_create(const sf_bundle *b, const sf_net_opts *opts, sf_net **out, sf_
     }
     *out = net;
     return SF_OK;
+}
+
+int sf_net_create(const sf_bundle *b, const sf_net_opts *opts, sf_net **out, sf_err *err) {
+    return net_create(b, opts, 0, out, err);
+}
+
+int sf_net_create_emulated(const sf_bundle *b, sf_precision p, int threads, sf_net **out,
+                           sf_err *err) {
+    sf_net_opts o = {.backend = SF_BACKEND_CPU, .precision = p, .threads = threads};
+    return net_create(b, &o, 1, out, err);
 }
 
 void sf_net_free(sf_net *net) {
@@ -171,11 +184,8 @@ int sf_net_eval(sf_net *net, const sf_pos *pos, int n, sf_net_out *out, sf_err *
     return sf_cuda_eval(net->cuda, pos, n, out, err);
 }
 
-double sf_net_canary_tolerance(const sf_net *net, const sf_bundle *b) {
-    double tol = sf_bundle_canary_tolerance(b);
-    if (net->opts.backend == SF_BACKEND_CUDA && net->opts.precision != SF_PREC_FP32 && tol < 2e-2)
-        tol = 2e-2;
-    return tol;
+const sf_canary_tol *sf_net_canary_tolerance(const sf_net *net, const sf_bundle *b) {
+    return sf_bundle_canary_tolerance(b, net->opts.precision);
 }
 
 void sf_net_out_priors(const sf_net_out *o, float *priors) {
@@ -222,69 +232,225 @@ double sf_net_out_max_diff(const sf_net_out *a, const sf_net_out *b, char *where
     return worst;
 }
 
+/* ---------------------------------------------------------------------------
+ * Canary tolerances
+ * ------------------------------------------------------------------------- */
+const double sf_canary_tol_rel[SF_PRECISIONS] = {1e-5, 2e-3, 8e-3};
+const double sf_canary_tol_abs_floor[SF_PRECISIONS] = {1e-4, 1e-3, 1e-2};
+
+const char *sf_canary_output_name(sf_canary_output o) {
+    static const char *const names[SF_CANARY_OUTPUTS] = {"value", "p_win", "forecast", "policy"};
+    return (unsigned)o < SF_CANARY_OUTPUTS ? names[o] : "?";
+}
+
+const char *sf_canary_tol_key(sf_precision p) {
+    static const char *const keys[SF_PRECISIONS] = {SF_CANARY_TOL_KEY_PREFIX "fp32",
+                                                    SF_CANARY_TOL_KEY_PREFIX "tf32",
+                                                    SF_CANARY_TOL_KEY_PREFIX "bf16"};
+    return (unsigned)p < SF_PRECISIONS ? keys[p] : "?";
+}
+
+/* One element into the running comparison. */
+static void cmp_one(sf_out_cmp *c, float got, float want, const sf_tol *t, sf_canary_output head,
+                    const char *fmt, int i, int j) {
+    double err = fabs((double)got - (double)want);
+    double limit = t->abs + t->rel * fabs((double)want);
+    if (isnan(err))
+        err = INFINITY; /* a NaN is as far off as anything can be */
+    double ratio = err / limit;
+    if (err > c->max_abs_err)
+        c->max_abs_err = err;
+    if (err > c->head_max_abs_err[head])
+        c->head_max_abs_err[head] = err;
+    if (ratio > c->head_max_ratio[head])
+        c->head_max_ratio[head] = ratio;
+    if (ratio > c->ratio || c->where[0] == '\0') {
+        c->ratio = ratio;
+        c->err = err;
+        c->limit = limit;
+        c->head = head;
+        c->got = got;
+        c->want = want;
+        snprintf(c->where, sizeof c->where, fmt, i, j);
+    }
+}
+
+double sf_net_out_compare(const sf_net_out *got, const sf_net_out *want, const sf_canary_tol *tol,
+                          sf_out_cmp *cmp) {
+    memset(cmp, 0, sizeof *cmp);
+    const sf_tol *t = tol->out;
+    for (int i = 0; i < SF_NET_VALUE_BINS; i++)
+        cmp_one(cmp, got->value[i], want->value[i], &t[SF_CANARY_VALUE], SF_CANARY_VALUE,
+                "value[%d]", i, 0);
+    cmp_one(cmp, got->p_win, want->p_win, &t[SF_CANARY_P_WIN], SF_CANARY_P_WIN, "p_win", 0, 0);
+    for (int h = 0; h < SF_NET_HORIZONS; h++)
+        for (int k = 0; k < SF_NET_FORECAST_TARGETS; k++)
+            cmp_one(cmp, got->forecast[h][k], want->forecast[h][k], &t[SF_CANARY_FORECAST],
+                    SF_CANARY_FORECAST, "forecast[%d][%d]", h, k);
+    int nq = got->n_queries < want->n_queries ? got->n_queries : want->n_queries;
+    for (int q = 0; q < nq; q++)
+        cmp_one(cmp, got->policy[q], want->policy[q], &t[SF_CANARY_POLICY], SF_CANARY_POLICY,
+                "policy[%d]", q, 0);
+    if (got->n_queries != want->n_queries) {
+        cmp->ratio = cmp->err = cmp->max_abs_err = INFINITY;
+        cmp->head_max_abs_err[SF_CANARY_POLICY] = cmp->head_max_ratio[SF_CANARY_POLICY] = INFINITY;
+        cmp->limit = 0;
+        cmp->head = SF_CANARY_POLICY;
+        cmp->got = (float)got->n_queries;
+        cmp->want = (float)want->n_queries;
+        snprintf(cmp->where, sizeof cmp->where, "n_queries");
+    }
+    return cmp->ratio;
+}
+
+/* Evaluate every position of `ps` on `net` into out[], in chunks the
+ * backend accepts. */
+static int eval_positions(sf_net *net, const sf_positions *ps, sf_net_out *out, sf_err *err) {
+    int g = sf_positions_count(ps);
+    sf_pos *pos = calloc(g > 0 ? (size_t)g : 1, sizeof *pos);
+    if (!pos)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    for (int i = 0; i < g; i++)
+        pos[i] = sf_positions_get(ps, i);
+    int step = net->cpu ? (g > 0 ? g : 1) : net->opts.max_batch, rc = SF_OK;
+    for (int i = 0; i < g && rc == SF_OK; i += step)
+        rc = sf_net_eval(net, pos + i, g - i < step ? g - i : step, out + i, err);
+    free(pos);
+    return rc;
+}
+
+/* The precision a net's canary names: "bf16", or "bf16 (emulated)" on a
+ * cpu net emulating it. */
+static const char *prec_label(const sf_net *net, char buf[32]) {
+    snprintf(buf, 32, "%s%s", sf_precision_name(net->opts.precision),
+             net->emulated ? " (emulated)" : "");
+    return buf;
+}
+
 int sf_net_canary(sf_net *net, const sf_bundle *b, sf_canary_report *rep, sf_err *err) {
     const sf_positions *ps = sf_bundle_canary(b);
     sf_canary_report r = {0};
-    r.tolerance = sf_net_canary_tolerance(net, b);
+    r.precision = net->opts.precision;
     r.worst_position = -1;
-    if (!ps || sf_positions_count(ps) == 0) {
+    const sf_canary_tol *tol = sf_net_canary_tolerance(net, b);
+    if (!ps || sf_positions_count(ps) == 0 || !tol) {
         if (rep)
             *rep = r;
         return sf_err_set(err, SF_ENOTFOUND, "%s: the bundle has no canary (golden positions)",
                           sf_bundle_path(b));
     }
+    r.tol = *tol;
     int g = sf_positions_count(ps);
-    sf_pos *pos = calloc((size_t)g, sizeof *pos);
     sf_net_out *got = calloc((size_t)g, sizeof *got);
-    if (!pos || !got) {
-        free(pos);
-        free(got);
+    if (!got)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
-    }
-    for (int i = 0; i < g; i++)
-        pos[i] = sf_positions_get(ps, i);
-    /* The cuda backend takes at most max_batch positions per call. */
-    int step = net->cpu ? g : net->opts.max_batch, rc = SF_OK;
-    for (int i = 0; i < g && rc == SF_OK; i += step)
-        rc = sf_net_eval(net, pos + i, g - i < step ? g - i : step, got + i, err);
+    int rc = eval_positions(net, ps, got, err);
     if (rc == SF_OK) {
         r.positions = g;
         for (int i = 0; i < g; i++) {
             sf_net_out want;
             sf_bundle_canary_expected(b, i, &want);
-            char where[40];
-            double d = sf_net_out_max_diff(&got[i], &want, where);
-            if (d > r.max_abs_err || r.worst_position < 0) {
-                r.max_abs_err = d;
+            sf_out_cmp c;
+            sf_net_out_compare(&got[i], &want, &r.tol, &c);
+            if (c.ratio > r.max_ratio || r.worst_position < 0) {
+                r.max_ratio = c.ratio;
                 r.worst_position = i;
-                memcpy(r.worst_output, where, sizeof where);
-                /* Recover the two values for the message. */
-                const float *gv = NULL, *wv = NULL;
-                int idx = 0, h = 0, k = 0;
-                if (sscanf(where, "value[%d]", &idx) == 1)
-                    gv = &got[i].value[idx], wv = &want.value[idx];
-                else if (strcmp(where, "p_win") == 0)
-                    gv = &got[i].p_win, wv = &want.p_win;
-                else if (sscanf(where, "forecast[%d][%d]", &h, &k) == 2)
-                    gv = &got[i].forecast[h][k], wv = &want.forecast[h][k];
-                else if (sscanf(where, "policy[%d]", &idx) == 1)
-                    gv = &got[i].policy[idx], wv = &want.policy[idx];
-                r.got = gv ? *gv : NAN;
-                r.expected = wv ? *wv : NAN;
+                r.worst = c;
+            }
+            if (c.max_abs_err > r.max_abs_err)
+                r.max_abs_err = c.max_abs_err;
+            for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+                if (c.head_max_abs_err[o] > r.head_max_abs_err[o])
+                    r.head_max_abs_err[o] = c.head_max_abs_err[o];
+                if (c.head_max_ratio[o] > r.head_max_ratio[o])
+                    r.head_max_ratio[o] = c.head_max_ratio[o];
             }
         }
-        r.passed = r.max_abs_err <= r.tolerance;
-        if (!r.passed)
+        r.passed = r.max_ratio <= 1.0;
+        if (!r.passed) {
+            char pl[32];
+            const sf_tol *t = &r.tol.out[r.worst.head];
             rc = sf_err_set(err, SF_ECORRUPT,
-                            "%s: canary failed on the %s backend: golden position %d output %s = "
-                            "%.9g, expected %.9g (|error| %.3g > tolerance %.3g)",
-                            sf_bundle_path(b), sf_backend_name(net->opts.backend), r.worst_position,
-                            r.worst_output, (double)r.got, (double)r.expected, r.max_abs_err,
-                            r.tolerance);
+                            "%s: canary failed on the %s backend in %s: golden position %d output "
+                            "%s = %.9g, expected %.9g: |error| %.3g > limit %.3g (%s tolerance of "
+                            "%s: abs %.3g + rel %.3g x |expected|)",
+                            sf_bundle_path(b), sf_backend_name(net->opts.backend),
+                            prec_label(net, pl), r.worst_position, r.worst.where,
+                            (double)r.worst.got, (double)r.worst.want, r.worst.err, r.worst.limit,
+                            sf_precision_name(r.precision), sf_canary_output_name(r.worst.head),
+                            t->abs, t->rel);
+        }
     }
-    free(pos);
     free(got);
     if (rep)
         *rep = r;
+    return rc;
+}
+
+/* x rounded up to two significant digits (x > 0 and finite), so a
+ * tolerance reads "0.24" rather than "0.2317..."; the last-digit guard
+ * keeps 0.24 itself at 0.24. */
+static double round_up_2sig(double x) {
+    if (!(x > 0.0) || !isfinite(x))
+        return x;
+    double s = floor(log10(x)) - 1.0;
+    /* c / 10^k with 10^k exact is the double nearest the decimal c e-k, so
+     * the value prints back as two digits. */
+    double c = ceil((s < 0 ? x * pow(10.0, -s) : x / pow(10.0, s)) * (1.0 - 1e-12));
+    return s < 0 ? c / pow(10.0, -s) : c * pow(10.0, s);
+}
+
+int sf_canary_tol_measure(const sf_bundle *b, const sf_positions *canary,
+                          const sf_net_out *expected, sf_canary_tol *out,
+                          double measured[SF_PRECISIONS][SF_CANARY_OUTPUTS], sf_err *err) {
+    int g = sf_positions_count(canary);
+    sf_net_out *got = calloc(g > 0 ? (size_t)g : 1, sizeof *got);
+    if (!got)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    int rc = SF_OK;
+    for (int p = 0; p < SF_PRECISIONS && rc == SF_OK; p++) {
+        sf_net *net = NULL;
+        if ((rc = sf_net_create_emulated(b, (sf_precision)p, 0, &net, err)) != SF_OK)
+            break;
+        rc = eval_positions(net, canary, got, err);
+        sf_net_free(net);
+        if (rc != SF_OK)
+            break;
+        /* need[o]: the largest margin |err| - rel |want| over output o; a
+         * tolerance of {need, rel} gives every element `margin` times its
+         * emulated error. */
+        double rel = sf_canary_tol_rel[p], need[SF_CANARY_OUTPUTS], maxerr[SF_CANARY_OUTPUTS];
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+            need[o] = maxerr[o] = 0.0;
+#define ELEM(o, gv, wv)                                                   \
+    do {                                                                  \
+        double e_ = fabs((double)(gv) - (double)(wv));                    \
+        if (isnan(e_))                                                    \
+            e_ = INFINITY;                                                \
+        double n_ = SF_CANARY_TOL_MARGIN * e_ - rel * fabs((double)(wv)); \
+        need[o] = n_ > need[o] ? n_ : need[o];                            \
+        maxerr[o] = e_ > maxerr[o] ? e_ : maxerr[o];                      \
+    } while (0)
+        for (int i = 0; i < g; i++) {
+            const sf_net_out *x = &got[i], *w = &expected[i];
+            for (int k = 0; k < SF_NET_VALUE_BINS; k++)
+                ELEM(SF_CANARY_VALUE, x->value[k], w->value[k]);
+            ELEM(SF_CANARY_P_WIN, x->p_win, w->p_win);
+            for (int h = 0; h < SF_NET_HORIZONS; h++)
+                for (int k = 0; k < SF_NET_FORECAST_TARGETS; k++)
+                    ELEM(SF_CANARY_FORECAST, x->forecast[h][k], w->forecast[h][k]);
+            int nq = sf_positions_get(canary, i).n_queries;
+            for (int q = 0; q < nq; q++)
+                ELEM(SF_CANARY_POLICY, x->policy[q], w->policy[q]);
+        }
+#undef ELEM
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+            double a = need[o] > sf_canary_tol_abs_floor[p] ? need[o] : sf_canary_tol_abs_floor[p];
+            out[p].out[o] = (sf_tol){round_up_2sig(a), rel};
+            if (measured)
+                measured[p][o] = maxerr[o];
+        }
+    }
+    free(got);
     return rc;
 }

@@ -269,14 +269,14 @@ int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, int *ser
     } else {
         logf_(ev,
               "model %s (%s, arch %s, %s/%s) passed its canary: %d golden positions, max "
-              "|error| %.3g <= %.3g; serving",
+              "|error| %.3g, at most %.2f of its %s tolerance (nearest: position %d %s); serving",
               m->sha, path, sf_bundle_arch(b)->name, sf_backend_name(ev->o.net.backend),
-              sf_precision_name(ev->o.net.precision), rep.positions, rep.max_abs_err,
-              rep.tolerance);
+              sf_precision_name(ev->o.net.precision), rep.positions, rep.max_abs_err, rep.max_ratio,
+              sf_precision_name(rep.precision), rep.worst_position, rep.worst.where);
     }
-    m->metrics_id =
-        sf_metrics_add_model(ev->metrics, m->sha, path, sf_bundle_arch(b)->name,
-                             sf_backend_name(ev->o.net.backend), !m->refused, rep.max_abs_err);
+    m->metrics_id = sf_metrics_add_model(ev->metrics, m->sha, path, sf_bundle_arch(b)->name,
+                                         sf_backend_name(ev->o.net.backend), !m->refused,
+                                         rep.max_abs_err, rep.max_ratio);
     ev->models[ev->n_models++] = m;
     if (serving)
         *serving = !m->refused;

@@ -5,6 +5,11 @@
  *   sf-model verify [--sha256 HEX] [--backend B] [--precision P] BUNDLE
  *   sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT
  *   sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]
+ *                  (the bundle's canary tolerances of P; --tolerance X: an
+ *                  absolute X on every output instead)
+ *   sf-model emulate BUNDLE   (the canary on the cpu backend with tf32 and
+ *                  bf16 matrix products emulated, against the bundle's
+ *                  tolerances of each precision)
  *   sf-model bench [--backend B] [--precision P] [--batch N,N,..] [--seconds S]
  *                  [--tokens T --queries Q] BUNDLE [POSITIONS]
  *   sf-model random --arch tiny|base --seed N [--canary N] OUT
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "gpu-evald/evald.h"
+#include "gpu-evald/internal.h" /* sf_net_create_emulated */
 
 static int usage_to(FILE *out, int code) {
     fprintf(out,
@@ -28,6 +34,7 @@ static int usage_to(FILE *out, int code) {
             "fp32|tf32|bf16] BUNDLE\n"
             "       sf-model eval [--backend B] [--precision P] BUNDLE POSITIONS OUT\n"
             "       sf-model parity [--precision P] [--tolerance X] BUNDLE [POSITIONS]\n"
+            "       sf-model emulate BUNDLE\n"
             "       sf-model bench [--backend B] [--precision P] [--batch N,N,...] [--seconds S]\n"
             "                      [--tokens T --queries Q] BUNDLE [POSITIONS]\n"
             "       sf-model random --arch tiny|base --seed N [--canary N] OUT\n"
@@ -218,11 +225,24 @@ static int cmd_info(const args_t *a) {
     printf("flops       %.3g per position of 48 tokens and 8 queries\n", sf_arch_flops(ar, 48, 8));
     printf("tensors     %d\n", sf_tensorfile_count(tf));
     const sf_positions *c = sf_bundle_canary(b);
-    if (c)
-        printf("canary      %d golden positions, tolerance %g\n", sf_positions_count(c),
-               sf_bundle_canary_tolerance(b));
-    else
+    if (c) {
+        printf("canary      %d golden positions\n", sf_positions_count(c));
+        if (sf_bundle_format_version(b) == 1)
+            printf("tolerances  per element |got - want| <= abs + rel |want|; bundle format 1: "
+                   "its one absolute \"canary_tolerance\", at least 0.02 in tf32 and bf16\n");
+        else
+            printf("tolerances  per element |got - want| <= abs + rel |want|\n");
+        for (int p = 0; p < SF_PRECISIONS; p++) {
+            const sf_canary_tol *t = sf_bundle_canary_tolerance(b, (sf_precision)p);
+            printf("  %-4s     ", sf_precision_name((sf_precision)p));
+            for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+                printf("%s %s abs %g rel %g", o ? "," : "",
+                       sf_canary_output_name((sf_canary_output)o), t->out[o].abs, t->out[o].rel);
+            printf("\n");
+        }
+    } else {
         printf("canary      none (gpu-evald refuses to serve this bundle)\n");
+    }
     printf("metadata\n");
     for (int i = 0; i < sf_tensorfile_meta_count(tf); i++) {
         sf_meta_kv kv = sf_tensorfile_meta_at(tf, i);
@@ -246,17 +266,66 @@ static int cmd_verify(const args_t *a) {
     int rc = sf_net_canary(net, b, &r, &e);
     printf("bundle      %s\nsha256      %s%s\n", sf_bundle_path(b), sf_bundle_sha256(b),
            a->sha ? " (matches the pin)" : "");
-    if (rc == SF_OK || rc == SF_ECORRUPT)
-        printf("canary      %d positions on %s/%s: max |error| %.3g at position %d %s "
-               "(tolerance %.3g): %s\n",
+    if (rc == SF_OK || rc == SF_ECORRUPT) {
+        const sf_tol *t = &r.tol.out[r.worst.head];
+        printf("canary      %d positions on %s/%s: max |error| %.3g; nearest its limit: position "
+               "%d %s, |error| %.3g = %.2f of limit %.3g (%s tolerance of %s: abs %g + rel %g x "
+               "|expected|): %s\n",
                r.positions, sf_backend_name(a->net.backend), sf_precision_name(a->net.precision),
-               r.max_abs_err, r.worst_position, r.worst_output, r.tolerance,
-               r.passed ? "ok" : "FAILED");
+               r.max_abs_err, r.worst_position, r.worst.where, r.worst.err, r.max_ratio,
+               r.worst.limit, sf_precision_name(r.precision), sf_canary_output_name(r.worst.head),
+               t->abs, t->rel, r.passed ? "ok" : "FAILED");
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+            printf("  %-9s max |error| %.3g, %.2f of its tolerance\n",
+                   sf_canary_output_name((sf_canary_output)o), r.head_max_abs_err[o],
+                   r.head_max_ratio[o]);
+    }
     if (rc != SF_OK)
         fprintf(stderr, "sf-model: %s\n", e.msg);
     sf_net_free(net);
     sf_bundle_free(b);
     return rc == SF_OK ? 0 : 1;
+}
+
+/* The canary with each precision emulated on the cpu backend: what a GPU
+ * in tf32 or bf16 should see, before one is at hand. */
+static int cmd_emulate(const args_t *a) {
+    sf_err e = {0};
+    sf_bundle *b;
+    if (sf_bundle_load(a->pos[0], a->sha, &b, &e) != SF_OK)
+        return fail(&e);
+    int bad = 0;
+    for (int p = 0; p < SF_PRECISIONS; p++) {
+        sf_net *net = NULL;
+        sf_canary_report r;
+        int rc = sf_net_create_emulated(b, (sf_precision)p, a->net.threads, &net, &e);
+        if (rc == SF_OK)
+            rc = sf_net_canary(net, b, &r, &e);
+        sf_net_free(net);
+        if (rc != SF_OK && rc != SF_ECORRUPT) {
+            sf_bundle_free(b);
+            return fail(&e);
+        }
+        const char *pn = sf_precision_name((sf_precision)p);
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+            printf("{\"bench\":\"evald.emulated_%s_%s_%s_max_abs_err\",\"value\":%.3g,"
+                   "\"unit\":\"abs\",\"n\":%d,\"median\":%.3g}\n",
+                   sf_bundle_arch(b)->name, pn, sf_canary_output_name((sf_canary_output)o),
+                   r.head_max_abs_err[o], r.positions, r.head_max_abs_err[o]);
+        printf("%s emulated: max |error|", pn);
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+            printf("%s %s %.3g (%.2f of its tolerance)", o ? "," : "",
+                   sf_canary_output_name((sf_canary_output)o), r.head_max_abs_err[o],
+                   r.head_max_ratio[o]);
+        printf(": %s\n", r.passed ? "ok" : "FAILED");
+        if (!r.passed) {
+            fflush(stdout);
+            fprintf(stderr, "sf-model: %s\n", e.msg);
+            bad = 1;
+        }
+    }
+    sf_bundle_free(b);
+    return bad;
 }
 
 static int write_outputs(const char *path, const sf_net_out *o, int g, sf_err *e) {
@@ -372,28 +441,50 @@ static int cmd_parity(const args_t *a) {
         rc = eval_all(cpu, ps, oc, g, &e);
     if (rc == SF_OK)
         rc = eval_all(gpu, ps, og, 1024, &e);
+    sf_canary_tol tol;
     if (rc == SF_OK) {
-        double tol =
-            a->tolerance > 0 ? a->tolerance : (a->net.precision == SF_PREC_FP32 ? 1e-4 : 2e-2);
-        double worst = 0;
+        if (a->tolerance > 0) {
+            for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+                tol.out[o] = (sf_tol){a->tolerance, 0.0};
+        } else if (sf_bundle_canary_tolerance(b, a->net.precision)) {
+            tol = *sf_bundle_canary_tolerance(b, a->net.precision);
+        } else {
+            rc = sf_err_set(&e, SF_EINVAL,
+                            "%s has no canary, so no tolerances to hold parity to; give "
+                            "--tolerance X",
+                            sf_bundle_path(b));
+        }
+    }
+    if (rc == SF_OK) {
+        double worst_err = 0, worst_ratio = -1;
         int wi = 0;
-        char where[40] = "", w[40];
+        sf_out_cmp worst = {0};
         for (int i = 0; i < g; i++) {
-            double d = sf_net_out_max_diff(&og[i], &oc[i], w);
-            if (d > worst) {
-                worst = d;
+            sf_out_cmp c;
+            double r = sf_net_out_compare(&og[i], &oc[i], &tol, &c);
+            if (c.max_abs_err > worst_err)
+                worst_err = c.max_abs_err;
+            if (r > worst_ratio) {
+                worst_ratio = r;
                 wi = i;
-                memcpy(where, w, sizeof w);
+                worst = c;
             }
         }
-        int ok = worst <= tol;
+        int ok = g > 0 && worst_ratio <= 1.0;
+        const char *an = sf_bundle_arch(b)->name, *pr = sf_precision_name(a->net.precision);
+        const sf_tol *t = &tol.out[worst.head];
         printf("{\"bench\":\"evald.parity_cuda_%s_%s\",\"value\":%.3g,\"unit\":\"max_abs_err\","
                "\"n\":%d,\"median\":%.3g}\n",
-               sf_bundle_arch(b)->name, sf_precision_name(a->net.precision), worst, g, worst);
-        printf("parity %s %s: cuda vs cpu over %d positions: max |error| %.3g at position %d %s "
-               "(tolerance %.3g): %s\n",
-               sf_bundle_arch(b)->name, sf_precision_name(a->net.precision), g, worst, wi, where,
-               tol, ok ? "ok" : "FAILED");
+               an, pr, worst_err, g, worst_err);
+        printf("{\"bench\":\"evald.parity_cuda_%s_%s_of_tolerance\",\"value\":%.3g,\"unit\":"
+               "\"ratio\",\"n\":%d,\"median\":%.3g}\n",
+               an, pr, worst_ratio, g, worst_ratio);
+        printf("parity %s %s: cuda vs cpu over %d positions: max |error| %.3g; nearest its limit: "
+               "position %d %s, |error| %.3g = %.2f of limit %.3g (%s%s tolerance of %s: abs %g + "
+               "rel %g x |expected|): %s\n",
+               an, pr, g, worst_err, wi, worst.where, worst.err, worst_ratio, worst.limit,
+               a->tolerance > 0 ? "--tolerance as the " : "the bundle's ", pr,
+               sf_canary_output_name(worst.head), t->abs, t->rel, ok ? "ok" : "FAILED");
         rc = ok ? SF_OK : SF_ECORRUPT;
     } else {
         fprintf(stderr, "sf-model: %s\n", e.msg);
@@ -584,10 +675,10 @@ int main(int argc, char **argv) {
         int npos_min, npos_max;
         int (*fn)(const args_t *);
     } cmds[] = {
-        {"info", 1, 1, cmd_info},           {"verify", 1, 1, cmd_verify},
-        {"eval", 3, 3, cmd_eval},           {"parity", 1, 2, cmd_parity},
-        {"bench", 1, 2, cmd_bench},         {"random", 1, 1, cmd_random},
-        {"positions", 1, 1, cmd_positions},
+        {"info", 1, 1, cmd_info},       {"verify", 1, 1, cmd_verify},
+        {"eval", 3, 3, cmd_eval},       {"parity", 1, 2, cmd_parity},
+        {"emulate", 1, 1, cmd_emulate}, {"bench", 1, 2, cmd_bench},
+        {"random", 1, 1, cmd_random},   {"positions", 1, 1, cmd_positions},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) {

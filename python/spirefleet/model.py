@@ -15,15 +15,19 @@ An entity-set transformer over the engine tokenizer's output (docs/model.md):
 Bundles are safetensors files (read and written here without the
 `safetensors` package: JSON header plus raw little-endian data) whose
 metadata names the architecture, the tokenizer version and the output layout,
-and which carry golden positions with their expected outputs (the canary).
-Expected outputs are computed in float64 and stored as float32, so the same
-seed gives the same bytes on any machine.
+and which carry golden positions with their expected outputs (the canary)
+and the canary's tolerances per precision and output. Expected outputs are
+computed in float64 and stored as float32; the default tolerances are
+measured by emulating tf32 and bf16 matrix products on those very positions
+(measure_tolerances, docs/model.md "Canary tolerances").
 
 Command line (python3 -m spirefleet.model ...):
 
     init --arch tiny|base --seed N [--canary N] [--positions FILE] OUT
     eval BUNDLE POSITIONS OUT          outputs of every position (float64 -> f32)
     info BUNDLE
+    emulate BUNDLE [--tf32 trunc|rne]  the canary in emulated fp32/tf32/bf16
+                                       against the bundle's tolerances
     positions --seed N --count N OUT   synthetic positions file
 """
 
@@ -58,7 +62,7 @@ from .contract import SCHEMA_VERSION as LABEL_SCHEMA_VERSION  # noqa: E402
 from .contract import VALUE_BINS  # noqa: E402
 POLICY_INPUT = "card,target,query_cont"
 BUNDLE_FORMAT = "spirefleet-model"
-BUNDLE_FORMAT_VERSION = 1
+BUNDLE_FORMAT_VERSION = 2          # this module writes 2 and reads 1 and 2
 POSITIONS_FORMAT = "spirefleet-positions"
 LN_EPS = 1e-5
 
@@ -73,7 +77,27 @@ ARCH_KEYS = ("d_model", "n_layers", "n_heads", "d_ff", "d_value",
 
 POSITION_ARRAYS = ("n_tokens", "n_queries", "type", "cat", "cont", "query",
                    "qcont")
+# The canary's outputs, in the order of the C enum sf_canary_output: also the
+# output names of the tolerance metadata.
 OUTPUT_ARRAYS = ("value", "p_win", "forecast", "policy")
+
+# Canary tolerances (docs/model.md "Canary tolerances"; gpu-evald/evald.h and
+# gpu-evald/internal.h hold the same names and numbers, and
+# tests/integration/test_canary_tolerance.py checks that they agree).
+# Metadata TOLERANCE_KEY_PREFIX + precision holds a JSON object
+# {output: {"abs": a, "rel": r}} for every output; an element passes when
+# |got - want| <= a + r |want|.
+PRECISIONS = ("fp32", "tf32", "bf16")          # sf_precision order
+TOLERANCE_KEY_PREFIX = "canary_tolerance_"
+TOLERANCE_KEYS = tuple(TOLERANCE_KEY_PREFIX + p for p in PRECISIONS)
+TOLERANCE_PARTS = ("abs", "rel")
+TOLERANCE_SOURCE_KEY = "canary_tolerance_source"   # provenance, not read
+TOLERANCE_V1_KEY = "canary_tolerance"              # format 1: one absolute limit
+# The rule of the measured defaults: abs = max(TOL_ABS_FLOOR[p],
+# max over elements of (TOL_MARGIN |err| - TOL_REL[p] |want|)), rel = TOL_REL[p].
+TOL_MARGIN = 4.0
+TOL_REL = {"fp32": 1e-5, "tf32": 2e-3, "bf16": 8e-3}
+TOL_ABS_FLOOR = {"fp32": 1e-4, "tf32": 1e-3, "bf16": 1e-2}
 
 # ---------------------------------------------------------------------------
 # safetensors
@@ -467,11 +491,205 @@ def evaluate(net, pos, batch=64):
     return out
 
 # ---------------------------------------------------------------------------
+# Precision emulation and canary tolerances
+# ---------------------------------------------------------------------------
+
+
+def round_to_precision(x, precision, tf32="trunc"):
+    """A float32 tensor as a GEMM of `precision` reads it: bf16 rounded to
+    nearest even on 7 mantissa bits (CUDA's __float2bfloat16); tf32 on 10
+    mantissa bits, truncated (tf32="trunc": what tensor cores do with raw
+    fp32 bits, the larger error) or rounded to nearest even ("rne"); fp32
+    unchanged. Infinities and NaNs pass through."""
+    if precision == "fp32":
+        return x
+    if precision == "bf16":
+        return x.to(torch.bfloat16).to(torch.float32)
+    if precision != "tf32":
+        raise ValueError(f"precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
+    bits = x.contiguous().view(torch.int32)
+    special = (bits & 0x7F800000) == 0x7F800000
+    if tf32 == "rne":
+        r = bits.to(torch.int64)
+        r = (r + 0xFFF + ((r >> 13) & 1)) & ~0x1FFF
+        r = torch.where(r >= 2**31, r - 2**32, r).to(torch.int32)
+    elif tf32 == "trunc":
+        r = bits & -8192          # ~0x1FFF as int32
+    else:
+        raise ValueError(f"tf32 rounding {tf32!r}: expected trunc or rne")
+    return torch.where(special, bits, r).view(torch.float32)
+
+
+def emulated_model(arch, weights, precision, tf32="trunc"):
+    """A float32 SpireNet whose matrix products emulate `precision` as the
+    cuda backend runs them (cublasGemmEx): the weight and the input of every
+    Linear rounded (round_to_precision), products exact and sums in fp32.
+    The token embedding's Linear(cont) and attention stay fp32, as they are
+    custom fp32 kernels there."""
+    net = model_from_weights(arch, weights, torch.float32)
+    if precision == "fp32":
+        return net
+    for name, mod in net.named_modules():
+        if isinstance(mod, nn.Linear) and name != "embed.cont":
+            with torch.no_grad():
+                mod.weight.copy_(round_to_precision(mod.weight, precision, tf32))
+            mod.register_forward_pre_hook(
+                lambda m, args: (round_to_precision(args[0], precision, tf32),) + args[1:])
+    return net
+
+
+def _elements(out, expected, canary):
+    """Per output: (|out - expected|, |expected|) as float64 vectors over the
+    compared elements (policy: the legal queries only)."""
+    res = {}
+    nq = np.asarray(canary["n_queries"])
+    for k in OUTPUT_ARRAYS:
+        o = np.asarray(out[k], np.float64)
+        w = np.asarray(expected[k], np.float64)
+        if k == "policy":
+            mask = np.arange(o.shape[1])[None, :] < nq[:, None]
+            o, w = o[mask], w[mask]
+        err = np.abs(o - w).reshape(-1)
+        err[np.isnan(err)] = np.inf
+        res[k] = (err, np.abs(w).reshape(-1))
+    return res
+
+
+def round_up_2sig(x):
+    """x > 0 rounded up to two significant digits (0.2317 -> 0.24; 0.24
+    stays), as the C writer does, so a tolerance reads as two digits."""
+    if not x > 0 or not math.isfinite(x):
+        return x
+    s = math.floor(math.log10(x)) - 1
+    if s < 0:
+        return math.ceil(x * 10.0 ** -s * (1 - 1e-12)) / 10.0 ** -s
+    return math.ceil(x / 10.0 ** s * (1 - 1e-12)) * 10.0 ** s
+
+
+def derive_tolerance(precision, err, want):
+    """One output's tolerance from its emulated errors `err` and expected
+    magnitudes `want` (float64 arrays): rel = TOL_REL[precision], abs the
+    smallest value (at least TOL_ABS_FLOOR, two significant digits up) with
+    abs + rel |want_i| >= TOL_MARGIN err_i for every element."""
+    rel = TOL_REL[precision]
+    need = float(np.max(TOL_MARGIN * err - rel * want)) if len(err) else 0.0
+    return {"abs": round_up_2sig(max(TOL_ABS_FLOOR[precision], need)), "rel": rel}
+
+
+def measure_tolerances(arch, weights, canary, expected, tf32="trunc"):
+    """The default canary tolerances of a bundle: for each precision, the
+    canary evaluated by emulated_model() against `expected` (the float64
+    reference), then derive_tolerance() per output. Returns (tolerances,
+    measured): tolerances[precision][output] = {"abs", "rel"};
+    measured[precision][output] = the largest |error|."""
+    tolerances, measured = {}, {}
+    for p in PRECISIONS:
+        out = evaluate(emulated_model(arch, weights, p, tf32), canary)
+        el = _elements(out, expected, canary)
+        tolerances[p] = {k: derive_tolerance(p, *el[k]) for k in OUTPUT_ARRAYS}
+        measured[p] = {k: float(el[k][0].max()) if len(el[k][0]) else 0.0 for k in OUTPUT_ARRAYS}
+    return tolerances, measured
+
+
+def check_tolerance(out, expected, canary, tol):
+    """Compare outputs with expected under one precision's tolerances `tol`
+    ({output: {"abs", "rel"}}). Returns {output: (max |error|, max ratio,
+    index of the worst element)}, ratio = |error| / (abs + rel |want|): at
+    most 1 passes."""
+    res = {}
+    for k, (err, want) in _elements(out, expected, canary).items():
+        if not len(err):
+            res[k] = (0.0, 0.0, -1)
+            continue
+        ratio = err / (tol[k]["abs"] + tol[k]["rel"] * want)
+        i = int(np.argmax(ratio))
+        res[k] = (float(err.max()), float(ratio[i]), i)
+    return res
+
+
+def format_tolerance(tol):
+    """One precision's tolerances as the metadata's JSON text, outputs in
+    OUTPUT_ARRAYS order, each {"abs", "rel"} (shortest round-trip numbers,
+    as the C writer prints them)."""
+    _check_tolerance_values(tol, "tolerances")
+    return json.dumps({k: {"abs": float(tol[k]["abs"]), "rel": float(tol[k]["rel"])}
+                       for k in OUTPUT_ARRAYS}, separators=(",", ":"))
+
+
+def _check_tolerance_values(tol, where):
+    if not isinstance(tol, dict) or set(tol) != set(OUTPUT_ARRAYS):
+        got = sorted(tol) if isinstance(tol, dict) else type(tol).__name__
+        raise ValueError(f"{where}: need exactly the outputs {', '.join(OUTPUT_ARRAYS)}, got {got}")
+    for k in OUTPUT_ARRAYS:
+        t = tol[k]
+        if not isinstance(t, dict) or set(t) != set(TOLERANCE_PARTS) or any(
+                isinstance(t[x], bool) or not isinstance(t[x], (int, float)) for x in TOLERANCE_PARTS):
+            raise ValueError(f'{where}: output "{k}" must be {{"abs": number, "rel": number}} '
+                             f"and nothing else")
+        a, r = float(t["abs"]), float(t["rel"])
+        if not (math.isfinite(a) and 0 < a <= 1e6):
+            raise ValueError(f'{where}: output "{k}": "abs" must be a number in (0, 1e6] (is {a:g})')
+        if not (math.isfinite(r) and 0 <= r <= 1):
+            raise ValueError(f'{where}: output "{k}": "rel" must be a number in [0, 1] (is {r:g})')
+
+
+def bundle_tolerances(meta, path="bundle"):
+    """The canary tolerances a bundle's metadata records:
+    {precision: {output: {"abs", "rel"}}}. Format 2: the TOLERANCE_KEYS
+    (each exactly the four outputs, each exactly abs and rel), and no
+    format-1 key. Format 1: its one absolute "canary_tolerance" t, as
+    {abs t, rel 0} in fp32 and {abs max(t, 0.02), rel 0} in tf32 and bf16.
+    Raises ValueError naming the file, the key and the output."""
+    version = meta.get("format_version")
+    if version == "1":
+        v = meta.get(TOLERANCE_V1_KEY)
+        try:
+            t = float(v)
+        except (TypeError, ValueError):
+            t = -1.0
+        if not 0 < t <= 1:
+            raise ValueError(f'{path}: metadata "{TOLERANCE_V1_KEY}" is "{v}"; need a number in '
+                             f"(0, 1] (bundle format 1)")
+        return {p: {k: {"abs": t if p == "fp32" else max(t, 2e-2), "rel": 0.0}
+                    for k in OUTPUT_ARRAYS} for p in PRECISIONS}
+    if TOLERANCE_V1_KEY in meta:
+        raise ValueError(f'{path}: metadata "{TOLERANCE_V1_KEY}" is a bundle format 1 key; format '
+                         f"{version} records {', '.join(TOLERANCE_KEYS)} instead")
+    res = {}
+    for p, key in zip(PRECISIONS, TOLERANCE_KEYS):
+        if key not in meta:
+            raise ValueError(f'{path}: metadata "{key}" is missing (the canary\'s {p} tolerances)')
+
+        def no_dupes(pairs, key=key):
+            d = {}
+            for k, v in pairs:
+                if k in d:
+                    raise ValueError(f'{path}: metadata "{key}": "{k}" appears twice')
+                d[k] = v
+            return d
+        try:
+            tol = json.loads(meta[key], object_pairs_hook=no_dupes)
+        except json.JSONDecodeError as e:
+            raise ValueError(f'{path}: metadata "{key}" is not JSON ({e})') from None
+        if isinstance(tol, dict):
+            unknown = sorted(set(tol) - set(OUTPUT_ARRAYS))
+            if unknown:
+                raise ValueError(f'{path}: metadata "{key}": unknown output "{unknown[0]}" '
+                                 f"(expected {', '.join(OUTPUT_ARRAYS)})")
+            missing = [k for k in OUTPUT_ARRAYS if k not in tol]
+            if missing:
+                raise ValueError(f'{path}: metadata "{key}": output "{missing[0]}" is missing')
+        _check_tolerance_values(tol, f'{path}: metadata "{key}"')
+        res[p] = {k: {"abs": float(tol[k]["abs"]), "rel": float(tol[k]["rel"])}
+                  for k in OUTPUT_ARRAYS}
+    return res
+
+# ---------------------------------------------------------------------------
 # Bundles
 # ---------------------------------------------------------------------------
 
 
-def bundle_metadata(arch_name, arch, canary_count, tolerance, extra=None):
+def bundle_metadata(arch_name, arch, canary_count, tolerances, extra=None):
     meta = {
         "format": BUNDLE_FORMAT,
         "format_version": str(BUNDLE_FORMAT_VERSION),
@@ -494,15 +712,27 @@ def bundle_metadata(arch_name, arch, canary_count, tolerance, extra=None):
     for k in ARCH_KEYS:
         meta[k] = str(arch[k])
     if canary_count:
-        meta["canary_tolerance"] = f"{tolerance:g}"
+        for p, key in zip(PRECISIONS, TOLERANCE_KEYS):
+            meta[key] = format_tolerance(tolerances[p])
+    for k in extra or {}:
+        if k == TOLERANCE_V1_KEY or (k.startswith(TOLERANCE_KEY_PREFIX) and k != TOLERANCE_SOURCE_KEY):
+            raise ValueError(f'extra metadata "{k}" would stand beside the canary tolerances; '
+                             f"pass them as tolerances")
     meta.update(extra or {})
     return meta
 
 
 def save_bundle(path, arch_name, arch, weights, canary=None, expected=None,
-                tolerance=1e-4, extra=None):
-    """Write a bundle: weights (name -> float32 array, every weight_specs
-    name), optional golden positions and their expected outputs."""
+                tolerances=None, extra=None):
+    """Write a bundle (format BUNDLE_FORMAT_VERSION): weights (name ->
+    float32 array, every weight_specs name), optional golden positions and
+    their expected outputs (the float64 reference: evaluate() of a float64
+    model), and the canary tolerances {precision: {output: {"abs", "rel"}}}
+    for every precision; None measures them (measure_tolerances, recorded
+    as such in "canary_tolerance_source")."""
+    if tolerances is not None and not isinstance(tolerances, dict):
+        raise ValueError("tolerances: need {precision: {output: {abs, rel}}} for "
+                         f"{', '.join(PRECISIONS)} (one absolute number is bundle format 1)")
     specs = dict(weight_specs(arch))
     if set(specs) != set(weights):
         missing = sorted(set(specs) - set(weights))
@@ -523,7 +753,18 @@ def save_bundle(path, arch_name, arch, weights, canary=None, expected=None,
             tensors["canary." + k] = canary[k]
         for k in OUTPUT_ARRAYS:
             tensors["canary." + k] = np.asarray(expected[k], np.float32)
-    write_safetensors(path, tensors, bundle_metadata(arch_name, arch, g, tolerance, extra))
+        extra = dict(extra or {})
+        if tolerances is None:
+            tolerances, _ = measure_tolerances(arch, {k: tensors[k] for k in specs}, canary,
+                                               {k: tensors["canary." + k] for k in OUTPUT_ARRAYS})
+            extra.setdefault(TOLERANCE_SOURCE_KEY,
+                             "measured: spirefleet.model emulation of tf32 (truncated) and bf16 "
+                             "(rounded) GEMM inputs against the float64 reference, margin 4")
+        missing = [p for p in PRECISIONS if p not in tolerances]
+        if missing or set(tolerances) - set(PRECISIONS):
+            raise ValueError(f"tolerances: need exactly {', '.join(PRECISIONS)}, got "
+                             f"{sorted(tolerances)}")
+    write_safetensors(path, tensors, bundle_metadata(arch_name, arch, g, tolerances, extra))
 
 
 def load_bundle(path):
@@ -533,6 +774,9 @@ def load_bundle(path):
         raise ValueError(f"{path}: not a spirefleet model bundle")
     if meta.get("tokenizer_version") != str(FEAT_VERSION):
         raise ValueError(f"{path}: unsupported tokenizer version {meta.get('tokenizer_version')}")
+    if meta.get("format_version") not in ("1", str(BUNDLE_FORMAT_VERSION)):
+        raise ValueError(f"{path}: bundle format version {meta.get('format_version')} unsupported "
+                         f"(this module reads 1 and {BUNDLE_FORMAT_VERSION})")
     if meta.get("label_schema_version") != str(LABEL_SCHEMA_VERSION):
         raise ValueError(f"{path}: metadata label_schema_version is "
                          f"{meta.get('label_schema_version', '(missing)')}; this reader's heads "
@@ -545,6 +789,7 @@ def load_bundle(path):
         for k in POSITION_ARRAYS:
             canary[k][...] = tensors["canary." + k]
         expected = {k: tensors["canary." + k] for k in OUTPUT_ARRAYS}
+        bundle_tolerances(meta, path)  # refuse bad tolerances on reading
     return meta.get("arch", "custom"), arch, weights, meta, canary, expected
 
 
@@ -555,7 +800,7 @@ def init_bundle(path, arch_name, seed, canary_count=16, positions=None):
     canary = read_positions(positions) if positions else synthetic_positions(seed, canary_count)
     net = model_from_weights(arch, weights, torch.float64)
     expected = evaluate(net, canary)
-    save_bundle(path, arch_name, arch, weights, canary, expected, 1e-4,
+    save_bundle(path, arch_name, arch, weights, canary, expected, None,
                 {"seed": str(seed), "created_by": "spirefleet.model init",
                  "canary_reference": f"pytorch {torch.__version__.split('+')[0]} float64"})
     return sha256_file(path)
@@ -588,8 +833,36 @@ def _cmd_info(a):
     print(f"arch        {name} {arch}")
     print(f"parameters  {sum(w.size for w in weights.values())}")
     print(f"canary      {0 if canary is None else len(canary['n_tokens'])} golden positions")
+    if canary is not None:
+        print("tolerances  per element |got - want| <= abs + rel |want|")
+        for p, tol in bundle_tolerances(meta, a.bundle).items():
+            print(f"  {p:4}     " + ", ".join(f"{k} abs {tol[k]['abs']:g} rel {tol[k]['rel']:g}"
+                                             for k in OUTPUT_ARRAYS))
     for k in sorted(meta):
         print(f"  {k:18} {meta[k]}")
+
+
+def _cmd_emulate(a):
+    _, arch, weights, meta, canary, expected = load_bundle(a.bundle)
+    if canary is None:
+        raise ValueError(f"{a.bundle}: the bundle has no canary")
+    tols = bundle_tolerances(meta, a.bundle)
+    ok = True
+    for p in PRECISIONS:
+        out = evaluate(emulated_model(arch, weights, p, a.tf32), canary)
+        res = check_tolerance(out, expected, canary, tols[p])
+        for k in OUTPUT_ARRAYS:
+            err, ratio, _ = res[k]
+            ok = ok and ratio <= 1
+            print(json.dumps({"precision": p, "tf32": a.tf32, "output": k, "max_abs_err": err,
+                              "of_tolerance": ratio, "abs": tols[p][k]["abs"],
+                              "rel": tols[p][k]["rel"]}, separators=(",", ":")))
+        worst = max(OUTPUT_ARRAYS, key=lambda k: res[k][1])
+        print(f"{p} emulated: max |error| "
+              + ", ".join(f"{k} {res[k][0]:.3g}" for k in OUTPUT_ARRAYS)
+              + f"; at most {res[worst][1]:.2f} of the tolerance ({worst}): "
+              + ("ok" if res[worst][1] <= 1 else "FAILED"))
+    return 0 if ok else 1
 
 
 def _cmd_positions(a):
@@ -614,6 +887,12 @@ def main(argv=None):
     s = sub.add_parser("info", help="describe a bundle")
     s.add_argument("bundle")
     s.set_defaults(fn=_cmd_info)
+    s = sub.add_parser("emulate", help="the canary in emulated fp32/tf32/bf16 against the "
+                       "bundle's tolerances (exit 1 if outside)")
+    s.add_argument("bundle")
+    s.add_argument("--tf32", choices=("trunc", "rne"), default="trunc",
+                   help="tf32 conversion to emulate (default trunc, the larger error)")
+    s.set_defaults(fn=_cmd_emulate)
     s = sub.add_parser("positions", help="write a synthetic positions file")
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--count", type=int, required=True)
@@ -621,11 +900,10 @@ def main(argv=None):
     s.set_defaults(fn=_cmd_positions)
     a = p.parse_args(argv)
     try:
-        a.fn(a)
+        return a.fn(a) or 0
     except (ValueError, KeyError, OSError) as e:
         print(f"spirefleet.model: {e}", file=sys.stderr)
         return 1
-    return 0
 
 
 if __name__ == "__main__":

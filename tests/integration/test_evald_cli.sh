@@ -48,8 +48,11 @@ t, m = read_safetensors(sys.argv[1])
 t["canary.p_win"][1] += 0.5
 write_safetensors(sys.argv[2], t, m)
 PYEOF
-expect 1 "canary failed on the cpu backend: golden position 1 output p_win" \
+expect 1 "canary failed on the cpu backend in fp32: golden position 1 output p_win" \
   "verify names the canary failure" -- "$sfm" verify "$tmp/bad/tampered.safetensors"
+expect 1 "(fp32 tolerance of p_win: abs 0.0001 + rel 1e-05 x |expected|)" \
+  "verify names the tolerance that refused it, both parts" -- \
+  "$sfm" verify "$tmp/bad/tampered.safetensors"
 expect 3 "refusing to serve" "gpu-evald with only a canary-failing model refuses to serve" -- \
   "$evald" --backend cpu --models "$tmp/bad" --bind tcp://127.0.0.1:0 --max-batch 8 \
   --max-wait-us 100
@@ -105,8 +108,9 @@ port=$(sed -n 's/.*metrics on http port \([0-9]*\).*/\1/p' "$tmp/serve.log")
 if [ -n "$port" ] && $py -c 'import sys, urllib.request
 sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
     "http://127.0.0.1:$port/metrics" >"$tmp/metrics" &&
-  grep -q "sf_evald_canary_ok{model=\"$sha\"} 1" "$tmp/metrics"; then
-  ok "gpu-evald serves and /metrics shows the model's canary ok"
+  grep -q "sf_evald_canary_ok{model=\"$sha\"} 1" "$tmp/metrics" &&
+  grep -q "sf_evald_canary_tolerance_ratio{model=\"$sha\"} 0$" "$tmp/metrics"; then
+  ok "gpu-evald serves and /metrics shows the model's canary ok (0 of its tolerance)"
 else
   notok "no metrics: $(cat "$tmp/serve.log")"
 fi

@@ -92,6 +92,42 @@ static inline void fx_rewrite(const char *in, const char *out, const char *drop,
     sf_tensorfile_free(tf);
 }
 
+/* Copy the tensor file `in` to `out` with several metadata changes:
+ * kv[2i] is a key, kv[2i+1] its new value (NULL: the entry is removed;
+ * a key not there is added), for i < n. Tensors are copied unchanged. */
+static inline void fx_rewrite_meta(const char *in, const char *out, const char *const *kv, int n) {
+    sf_tensorfile *tf;
+    sf_err e = {0};
+    ck_assert_msg(sf_tensorfile_read(in, &tf, NULL, &e) == SF_OK, "%s", e.msg);
+    int nt = sf_tensorfile_count(tf), nm = sf_tensorfile_meta_count(tf);
+    sf_tensor *ts = calloc((size_t)nt + 1, sizeof *ts);
+    sf_meta_kv *m = calloc((size_t)(nm + n) + 1, sizeof *m);
+    for (int i = 0; i < nt; i++)
+        ts[i] = *sf_tensorfile_at(tf, i);
+    int km = 0;
+    for (int i = 0; i < nm; i++) {
+        sf_meta_kv x = sf_tensorfile_meta_at(tf, i);
+        int drop = 0;
+        for (int j = 0; j < n; j++)
+            if (strcmp(x.key, kv[2 * j]) == 0) {
+                x.value = kv[2 * j + 1];
+                drop = x.value == NULL;
+            }
+        if (!drop)
+            m[km++] = x;
+    }
+    for (int j = 0; j < n; j++)
+        if (kv[2 * j + 1] && !sf_tensorfile_meta(tf, kv[2 * j]))
+            m[km++] = (sf_meta_kv){kv[2 * j], kv[2 * j + 1]};
+    ck_assert_msg(sf_tensorfile_write(out, m, km, ts, nt, &e) == SF_OK, "%s", e.msg);
+    free(ts);
+    free(m);
+    sf_tensorfile_free(tf);
+}
+
+/* The trained tiny bundle of tests/fixtures/models (train_tiny.py). */
+#define FX_TRAINED_BUNDLE SF_SOURCE_ROOT "/tests/fixtures/models/trained-tiny.safetensors"
+
 /* Load `path`; the test fails unless it loads. */
 static inline sf_bundle *fx_load(const char *path) {
     sf_bundle *b;

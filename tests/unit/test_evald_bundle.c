@@ -150,7 +150,22 @@ START_TEST(bundle_loads_with_arch_and_sha) {
     free(bytes);
     ck_assert_str_eq(sf_bundle_sha256(b), hex);
     ck_assert_int_eq(sf_positions_count(sf_bundle_canary(b)), 8);
-    ck_assert(sf_bundle_canary_tolerance(b) == 1e-4);
+    ck_assert_int_eq(sf_bundle_format_version(b), 2);
+    /* Measured tolerances: the cpu backend made the expected outputs, so
+     * fp32 measures 0 and gets the floor; tf32 and bf16 carry the rule's
+     * rel and an abs at least the floor. */
+    for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+        const sf_tol *t = &sf_bundle_canary_tolerance(b, SF_PREC_FP32)->out[o];
+        ck_assert(t->abs == 1e-4 && t->rel == 1e-5);
+        for (int p = SF_PREC_TF32; p <= SF_PREC_BF16; p++) {
+            t = &sf_bundle_canary_tolerance(b, (sf_precision)p)->out[o];
+            ck_assert(t->rel == sf_canary_tol_rel[p]);
+            ck_assert(t->abs >= sf_canary_tol_abs_floor[p] && t->abs < 0.1);
+        }
+    }
+    ck_assert(sf_canary_tol_rel[SF_PREC_TF32] == 2e-3 && sf_canary_tol_rel[SF_PREC_BF16] == 8e-3);
+    ck_assert_str_eq(sf_canary_tol_key(SF_PREC_BF16), "canary_tolerance_bf16");
+    ck_assert_str_eq(sf_canary_output_name(SF_CANARY_FORECAST), "forecast");
     sf_bundle_free(b);
 
     /* The same pin, in upper case, is accepted. */
@@ -262,9 +277,10 @@ START_TEST(bundle_defects_are_named) {
     ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
     ck_assert_ptr_nonnull(strstr(e.msg, "incomplete canary: missing tensor 'canary.policy'"));
 
-    fx_rewrite(good, bad, NULL, NULL, "canary_tolerance", "-1");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "canary_tolerance"));
+    fx_rewrite(good, bad, NULL, NULL, "format_version", "3");
+    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EVERSION);
+    ck_assert_ptr_nonnull(
+        strstr(e.msg, "bundle format version 3 unsupported (this build reads 1 and 2)"));
 
     /* A golden position whose query points past its tokens. */
     sf_tensorfile *tf;
@@ -284,6 +300,174 @@ START_TEST(bundle_defects_are_named) {
 
     ck_assert_int_eq(sf_bundle_load("/nonexistent/x.safetensors", NULL, &b, &e), SF_EIO);
     ck_assert_ptr_nonnull(strstr(e.msg, "/nonexistent/x.safetensors: cannot open"));
+    fx_rmdir(dir);
+}
+END_TEST
+
+/* A bundle's canary tolerances: one JSON object per precision, read
+ * strictly; every defect names the key and the output. */
+START_TEST(canary_tolerance_defects_are_named) {
+    char dir[256], good[512], bad[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "good.safetensors", "tiny", 3, 4, good);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
+    sf_err e = {0};
+    sf_bundle *b;
+    const char *ok4 = "\"p_win\":{\"abs\":0.01,\"rel\":0},\"forecast\":{\"abs\":0.01,"
+                      "\"rel\":0},\"policy\":{\"abs\":0.01,\"rel\":0}";
+    char v[512];
+    const struct {
+        const char *value; /* of canary_tolerance_bf16; NULL: removed */
+        const char *words;
+    } cases[] = {
+        {NULL, "metadata \"canary_tolerance_bf16\" is missing (the canary's bf16 tolerances)"},
+        {"0.02", "metadata \"canary_tolerance_bf16\" is not a JSON object"},
+        {"{\"value\":", "metadata \"canary_tolerance_bf16\" is not JSON"},
+        {"{\"value\":{\"abs\":0.01,\"rel\":0}}",
+         "metadata \"canary_tolerance_bf16\": output \"p_win\" is missing"},
+        {"{\"value\":{\"abs\":-1,\"rel\":0},%s}",
+         "metadata \"canary_tolerance_bf16\": output \"value\": \"abs\" must be a number in (0, "
+         "1e6] (is abs -1, rel 0)"},
+        {"{\"value\":{\"abs\":0.01,\"rel\":2},%s}",
+         "output \"value\": \"rel\" must be a number in [0, 1]"},
+        {"{\"value\":{\"abs\":0.01},%s}",
+         "output \"value\" must be {\"abs\": number, \"rel\": number} and nothing else"},
+        {"{\"value\":{\"abs\":0.01,\"rel\":0,\"max\":1},%s}",
+         "output \"value\" must be {\"abs\": number, \"rel\": number} and nothing else"},
+        {"{\"value\":{\"abs\":\"0.01\",\"rel\":0},%s}",
+         "output \"value\" must be {\"abs\": number, \"rel\": number}"},
+        {"{\"value\":{\"abs\":0.01,\"rel\":0},\"logits\":{\"abs\":1,\"rel\":0},%s}",
+         "metadata \"canary_tolerance_bf16\": unknown output \"logits\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].value)
+            snprintf(v, sizeof v, cases[i].value, ok4);
+        const char *kv[2] = {"canary_tolerance_bf16", cases[i].value ? v : NULL};
+        fx_rewrite_meta(good, bad, kv, 1);
+        ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
+        ck_assert_msg(strstr(e.msg, cases[i].words) && strstr(e.msg, "bad.safetensors"),
+                      "case %zu: %s", i, e.msg);
+    }
+    /* A well-formed object is read as written. */
+    snprintf(v, sizeof v, "{\"value\":{\"abs\":0.25,\"rel\":0.5},%s}", ok4);
+    const char *kv[2] = {"canary_tolerance_bf16", v};
+    fx_rewrite_meta(good, bad, kv, 1);
+    b = fx_load(bad);
+    const sf_canary_tol *t = sf_bundle_canary_tolerance(b, SF_PREC_BF16);
+    ck_assert(t->out[SF_CANARY_VALUE].abs == 0.25 && t->out[SF_CANARY_VALUE].rel == 0.5);
+    ck_assert(t->out[SF_CANARY_POLICY].abs == 0.01 && t->out[SF_CANARY_POLICY].rel == 0.0);
+    sf_bundle_free(b);
+
+    /* Format 2 does not also carry the format-1 key. */
+    const char *both[2] = {"canary_tolerance", "0.0001"};
+    fx_rewrite_meta(good, bad, both, 1);
+    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "metadata \"canary_tolerance\" is a bundle format 1 key; "
+                                        "format 2 records \"canary_tolerance_fp32\""));
+    fx_rmdir(dir);
+}
+END_TEST
+
+/* A format-1 bundle (one absolute "canary_tolerance") still loads: fp32
+ * takes that tolerance, tf32 and bf16 at least 0.02, rel 0 everywhere,
+ * which is what format 1 meant; a bad format-1 value is named. */
+START_TEST(format_1_bundles_map_their_one_tolerance) {
+    char dir[256], good[512], old[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "good.safetensors", "tiny", 3, 4, good);
+    snprintf(old, sizeof old, "%s/v1.safetensors", dir);
+    const char *kv[10] = {"format_version",        "1",  "canary_tolerance",      "0.0001",
+                          "canary_tolerance_fp32", NULL, "canary_tolerance_tf32", NULL,
+                          "canary_tolerance_bf16", NULL};
+    fx_rewrite_meta(good, old, kv, 5);
+    sf_bundle *b = fx_load(old);
+    ck_assert_int_eq(sf_bundle_format_version(b), 1);
+    for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+        ck_assert(sf_bundle_canary_tolerance(b, SF_PREC_FP32)->out[o].abs == 1e-4);
+        ck_assert(sf_bundle_canary_tolerance(b, SF_PREC_TF32)->out[o].abs == 2e-2);
+        ck_assert(sf_bundle_canary_tolerance(b, SF_PREC_BF16)->out[o].abs == 2e-2);
+        for (int p = 0; p < SF_PRECISIONS; p++)
+            ck_assert(sf_bundle_canary_tolerance(b, (sf_precision)p)->out[o].rel == 0.0);
+    }
+    /* It passes its canary on the cpu backend as before. */
+    sf_net *net;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    ck_assert_int_eq(sf_net_canary(net, b, NULL, &e), SF_OK);
+    sf_net_free(net);
+    sf_bundle_free(b);
+
+    kv[3] = "-1";
+    fx_rewrite_meta(good, old, kv, 5);
+    ck_assert_int_eq(sf_bundle_load(old, NULL, &b, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(
+        e.msg,
+        "metadata \"canary_tolerance\" is \"-1\"; need a number in (0, 1] (bundle format 1)"));
+    fx_rmdir(dir);
+}
+END_TEST
+
+/* The writer records the tolerances it is given, exactly; it refuses a
+ * canary without tolerances and a tolerance out of range, naming it, and
+ * the reader sees what was written. */
+START_TEST(writer_records_given_tolerances) {
+    char dir[256], src[512], path[512];
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, "src.safetensors", "tiny", 5, 3, src);
+    sf_bundle *b = fx_load(src);
+    const sf_arch *a = sf_bundle_arch(b);
+    const sf_tensorfile *tf = sf_bundle_file(b);
+    /* The weights: every tensor that is not a canary tensor. */
+    sf_tensor *w = calloc((size_t)sf_tensorfile_count(tf), sizeof *w);
+    int nw = 0;
+    for (int i = 0; i < sf_tensorfile_count(tf); i++)
+        if (strncmp(sf_tensorfile_at(tf, i)->name, "canary.", 7) != 0)
+            w[nw++] = *sf_tensorfile_at(tf, i);
+    int g = sf_positions_count(sf_bundle_canary(b));
+    sf_net_out *exp = calloc((size_t)g, sizeof *exp);
+    for (int i = 0; i < g; i++)
+        sf_bundle_canary_expected(b, i, &exp[i]);
+    const double abs_[SF_PRECISIONS][SF_CANARY_OUTPUTS] = {
+        {0.11, 0.12, 0.13, 0.14}, {0.2, 0.21, 0.22, 0.23}, {0.31, 0.32, 0.33, 0.34}};
+    const double rel_[SF_CANARY_OUTPUTS] = {0, 0.001, 0.002, 0.003};
+    sf_canary_tol tol[SF_PRECISIONS];
+    for (int p = 0; p < SF_PRECISIONS; p++)
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
+            tol[p].out[o] = (sf_tol){abs_[p][o], rel_[o]};
+    snprintf(path, sizeof path, "%s/given.safetensors", dir);
+    sf_err e = {0};
+    sf_meta_kv src_kv = {"canary_tolerance_source", "given by the test"};
+    ck_assert_int_eq(sf_bundle_write(path, a, w, nw, sf_bundle_canary(b), exp, tol, &src_kv, 1, &e),
+                     SF_OK);
+    sf_bundle *c = fx_load(path);
+    for (int p = 0; p < SF_PRECISIONS; p++)
+        for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
+            const sf_tol *t = &sf_bundle_canary_tolerance(c, (sf_precision)p)->out[o];
+            ck_assert(t->abs == tol[p].out[o].abs && t->rel == tol[p].out[o].rel);
+        }
+    ck_assert_str_eq(sf_tensorfile_meta(sf_bundle_file(c), "canary_tolerance_tf32"),
+                     "{\"value\":{\"abs\":0.2,\"rel\":0},\"p_win\":{\"abs\":0.21,\"rel\":0.001},"
+                     "\"forecast\":{\"abs\":0.22,\"rel\":0.002},\"policy\":{\"abs\":0.23,"
+                     "\"rel\":0.003}}");
+    ck_assert_str_eq(sf_tensorfile_meta(sf_bundle_file(c), "canary_tolerance_source"),
+                     "given by the test");
+    sf_bundle_free(c);
+
+    ck_assert_int_eq(sf_bundle_write(path, a, w, nw, sf_bundle_canary(b), exp, NULL, NULL, 0, &e),
+                     SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "a canary needs its tolerances"));
+    tol[SF_PREC_BF16].out[SF_CANARY_POLICY].abs = 0.0;
+    ck_assert_int_eq(sf_bundle_write(path, a, w, nw, sf_bundle_canary(b), exp, tol, NULL, 0, &e),
+                     SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "bf16 tolerance of policy: \"abs\" must be a number"));
+    tol[SF_PREC_BF16].out[SF_CANARY_POLICY].abs = 0.5;
+    sf_meta_kv old_kv = {"canary_tolerance", "0.02"};
+    ck_assert_int_eq(sf_bundle_write(path, a, w, nw, sf_bundle_canary(b), exp, tol, &old_kv, 1, &e),
+                     SF_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "extra metadata \"canary_tolerance\""));
+    free(w);
+    free(exp);
+    sf_bundle_free(b);
     fx_rmdir(dir);
 }
 END_TEST
@@ -385,6 +569,9 @@ int main(void) {
     tcase_add_test(tc, bundle_loads_with_arch_and_sha);
     tcase_add_test(tc, bundle_sha_mismatch_names_both_digests);
     tcase_add_test(tc, bundle_defects_are_named);
+    tcase_add_test(tc, canary_tolerance_defects_are_named);
+    tcase_add_test(tc, format_1_bundles_map_their_one_tolerance);
+    tcase_add_test(tc, writer_records_given_tolerances);
     tcase_add_test(tc, position_validation_names_the_field);
     tcase_add_test(tc, positions_file_round_trip);
     suite_add_tcase(s, tc);

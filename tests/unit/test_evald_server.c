@@ -478,6 +478,16 @@ START_TEST(canary_failure_refuses_to_serve) {
     ck_assert_msg(strstr(m, line), "%s", m);
     snprintf(line, sizeof line, "sf_evald_canary_ok{model=\"%s\"} 1", sf_bundle_sha256(w.b));
     ck_assert_ptr_nonnull(strstr(m, line));
+    /* How far past its tolerance: 0.01 off where the fp32 limit is about
+     * 1e-4 + 1e-5 x value, so about 100; the good model is at 0. */
+    snprintf(line, sizeof line, "sf_evald_canary_tolerance_ratio{model=\"%s\"} ", bad_sha);
+    const char *at = strstr(m, line);
+    ck_assert_ptr_nonnull(at);
+    double ratio = strtod(at + strlen(line), NULL);
+    ck_assert_msg(ratio > 90 && ratio < 101, "ratio %g", ratio);
+    snprintf(line, sizeof line, "sf_evald_canary_tolerance_ratio{model=\"%s\"} 0\n",
+             sf_bundle_sha256(w.b));
+    ck_assert_ptr_nonnull(strstr(m, line));
     free(m);
     sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), bad_sha, 5000, 0);
     sf_pos p = sf_positions_get(w.ps, 1);
