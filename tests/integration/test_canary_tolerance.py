@@ -21,9 +21,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
 import numpy as np
+from pytap import main, test
 import torch
 
 from spirefleet import model as M
@@ -31,12 +31,6 @@ from spirefleet import model as M
 SF_MODEL, ROOT = sys.argv[1], sys.argv[2]
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "models", "trained-tiny.safetensors")
 WORK = tempfile.mkdtemp(prefix="sf-canary-tol-")
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def run(*args):
@@ -277,22 +271,5 @@ def parity_without_a_gpu_fails_cleanly():
     return out.strip().splitlines()[-1][:100]
 
 
-def main():
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for k, fn in enumerate(TESTS, 1):
-        try:
-            note = fn()
-            print("ok %d - %s%s" % (k, fn.__name__, " # " + note if note else ""))
-        except Exception:
-            failed += 1
-            print("not ok %d - %s" % (k, fn.__name__))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-        sys.stdout.flush()
-    shutil.rmtree(WORK, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(lambda: shutil.rmtree(WORK, ignore_errors=True)))

@@ -19,10 +19,10 @@ import struct
 import subprocess
 import sys
 import tempfile
-import traceback
 import zlib
 
 import numpy as np
+from pytap import main, test
 
 import spirefleet
 from spirefleet import ShardDataset, ShardError, open_shard, pad_batch
@@ -31,12 +31,6 @@ FIXTURE, SF_SHARD = sys.argv[1], sys.argv[2]
 DTYPES = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "i32": np.int32,
           "f32": np.float32}
 U64_FIELDS = {"job_id", "game_seed"}
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def tensor(t):
@@ -374,22 +368,5 @@ def npz_export_matches_the_reader():
     assert z["game_seed"].dtype == np.uint64 and z["value_bins"].shape == (n, 21)
 
 
-def main():
-    print("1..%d" % len(TESTS))
-    failed = 0
-    for k, fn in enumerate(TESTS, 1):
-        try:
-            note = fn()
-            print("ok %d - %s%s" % (k, fn.__name__, " # " + note if note else ""))
-        except Exception:
-            failed += 1
-            print("not ok %d - %s" % (k, fn.__name__))
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-        sys.stdout.flush()
-    shutil.rmtree(WORK, ignore_errors=True)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(lambda: shutil.rmtree(WORK, ignore_errors=True)))

@@ -12,19 +12,17 @@
 #include "coordinator/internal.h"
 #include "label_synth.h"
 #include "sf_check.h"
+#include "sf_tmpdir.h"
 #include "shard/cli/cli.h"
 
 static char tmpdir[256];
 
 static void setup(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sf-coord-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    sf_tmpdir_make(tmpdir, sizeof tmpdir, "sf-coord");
 }
 
 static void teardown(void) {
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
+    sf_tmpdir_remove(tmpdir);
 }
 
 static void make_cfg_n(sf_run_config *cfg, const char *sub, int lease_s, int seeds,

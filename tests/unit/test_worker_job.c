@@ -10,20 +10,18 @@
 #include <unistd.h>
 
 #include "sf_check.h"
+#include "sf_tmpdir.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
 static char tmpdir[256];
 
 static void make_tmpdir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sf-job-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    sf_tmpdir_make(tmpdir, sizeof tmpdir, "sf-job-test");
 }
 
 static void remove_tmpdir(void) {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
+    sf_tmpdir_remove(tmpdir);
 }
 
 /* A run of `count` seeds playing `encounters` with the starter deck. */
