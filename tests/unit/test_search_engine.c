@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "search/internal.h"
 #include "sf_check.h"
 
@@ -388,6 +390,36 @@ START_TEST(a_cut_off_rollout_scores_below_every_win) {
 }
 END_TEST
 
+/* Golden result bytes: searches of fixed positions (UCT with rollouts and a
+ * Gumbel root) hashed with XXH64. A change meant to leave the search alone
+ * must leave the hash equal; one that means to change results updates it
+ * and says why. Printed with SF_PRINT_GOLDEN=1. */
+#define GOLDEN_SEARCH_HASH 0xc4ef56265e6ec297ull
+
+START_TEST(golden_search_results) {
+    const char *enc[3] = {"Jaw Worm", "Hexaghost", "Gremlin Nob"};
+    uint64_t h = 0;
+    for (int sel = 0; sel < 2; sel++)
+        for (int k = 0; k < 3; k++) {
+            sf_state st;
+            fight(&st, enc[k], NULL, (uint64_t)(3 + k));
+            sf_search_config c;
+            sf_search_config_default(&c);
+            c.simulations = 300;
+            c.trees = 2;
+            c.select = sel ? SF_SELECT_GUMBEL : SF_SELECT_AUTO;
+            sf_search_result r;
+            sf_err e = {0};
+            ck_assert_int_eq(sf_search_decide(&c, &st, 9, (uint64_t)k, 2, NULL, NULL, &r, &e),
+                             SF_OK);
+            h = XXH64(&r, sizeof r, h);
+        }
+    if (getenv("SF_PRINT_GOLDEN"))
+        fprintf(stderr, "golden search hash 0x%016llxull\n", (unsigned long long)h);
+    ck_assert_uint_eq(h, GOLDEN_SEARCH_HASH);
+}
+END_TEST
+
 START_TEST(result_bytes_do_not_depend_on_threads_or_scheduling) {
     sf_state st;
     fight(&st, "Jaw Worm", NULL, 5);
@@ -578,6 +610,7 @@ int main(void) {
     tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
     tcase_add_test(tc, one_simulation_follows_the_prior_on_the_engine);
     tcase_add_test(tc, a_cut_off_rollout_scores_below_every_win);
+    tcase_add_test(tc, golden_search_results);
     tcase_add_test(tc, result_bytes_do_not_depend_on_threads_or_scheduling);
     tcase_add_test(tc, indistinguishable_truths_give_identical_results);
     tcase_add_test(tc, two_orders_reaching_one_state_face_the_same_draws);

@@ -155,12 +155,40 @@ START_TEST(forecasts_root_values_and_unsearched_labels) {
 }
 END_TEST
 
+/* Golden digests: a small job's shard content digest and a search result's
+ * bytes, recorded from this code. A change that is meant to leave labels
+ * alone (a refactor, a move of code) must leave them equal; one that means
+ * to change them updates them here and says why in its commit. Printed
+ * with SF_PRINT_GOLDEN=1. */
+#define GOLDEN_JOB_DIGEST "eb6a8a910d76c565996193e86ec05f19d4ba76937acc6fd793952a138843ddac"
+
+START_TEST(golden_job_digest) {
+    make_tmpdir();
+    sf_run_config cfg;
+    run_config(&cfg, "{weak: 1, strong: 1, elite: 1, boss: 1}", 8, 100, "drop");
+    char digest[65], path[400], hex[65];
+    sf_config_digest(&cfg, digest);
+    snprintf(path, sizeof path, "%s/golden.shard", tmpdir);
+    sf_job_spec spec = {3, cfg.seed_start, (uint32_t)cfg.seed_count};
+    sf_job_opts o = {.threads = 2, .fights_per_thread = 2, .worker_id = "golden"};
+    sf_job_result res;
+    sf_err e = {0};
+    ck_assert_msg(sf_job_run(&cfg, digest, &spec, &o, path, &res, &e) == SF_OK, "%s", e.msg);
+    sf_hex(res.digest, 32, hex);
+    if (getenv("SF_PRINT_GOLDEN"))
+        printf("# golden job digest %s (%llu records)\n", hex, (unsigned long long)res.records);
+    ck_assert_str_eq(hex, GOLDEN_JOB_DIGEST);
+    remove_tmpdir();
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("worker-job");
     TCase *t = tcase_create("labels");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, boss_labels_rank_their_moves_and_grade_their_losses);
     tcase_add_test(t, forecasts_root_values_and_unsearched_labels);
+    tcase_add_test(t, golden_job_digest);
     suite_add_tcase(s, t);
     return sf_check_run(s, "worker-job");
 }
