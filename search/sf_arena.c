@@ -371,10 +371,22 @@ static void report_paired(const arena *a, int json) {
     double *d = calloc((size_t)a->n_items + 1, sizeof(double));
     if (!d)
         return;
+    char side[2][160];
+    for (int p = 0; p < 2; p++) {
+        int pol = a->policies[p];
+        char ev[64];
+        evaluator_name(a, p, ev, sizeof ev);
+        if (pol == POLICY_SEARCH || pol == POLICY_CLAIRVOYANT)
+            snprintf(side[p], sizeof side[p], "%s[%s, %d sims]", policy_names[pol], ev,
+                     a->cfgs[p].simulations);
+        else if (pol == POLICY_NET)
+            snprintf(side[p], sizeof side[p], "%s[%s]", policy_names[pol], ev + 4);
+        else
+            snprintf(side[p], sizeof side[p], "%s", policy_names[pol]);
+    }
     if (!json)
-        printf("paired: %s minus %s on the same fights\n%-9s %7s  %-28s %s\n",
-               policy_names[a->policies[0]], policy_names[a->policies[1]], "class", "n",
-               "HP lost difference [95% CI]", "wins only first / only second");
+        printf("paired: %s minus %s on the same fights\n%-9s %7s  %-28s %s\n", side[0], side[1],
+               "class", "n", "HP lost difference [95% CI]", "wins only first / only second");
     for (int c = 0; c <= 4; c++) {
         int n = 0, only0 = 0, only1 = 0;
         for (int i = 0; i < a->n_items; i++) {

@@ -55,7 +55,7 @@ assert abs(weak["win_lo"] - want) < 1e-4, (weak["win_lo"], want)
 assert weak["win_hi"] == 1.0
 ' "$tmp/j1"
 
-expect 0 "paired: search minus clairvoyant" "sf-arena --vs prints the paired table" -- \
+expect 0 "paired: search\[rollout, 50 sims\] minus clairvoyant\[rollout, 50 sims\]" "sf-arena --vs prints the paired table" -- \
   "$arena" --policy search --vs clairvoyant --sims 50 --fights 2 --classes weak --seed 1
 expect 2 "unknown flag '--bogus'" "sf-search refuses an unknown flag" -- \
   "$search" --bogus 1
