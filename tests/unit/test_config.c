@@ -1,5 +1,6 @@
 /* test_config.c — the fleet's YAML run configuration (proto/wire.h). */
 #include <dirent.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,92 @@ START_TEST(printed_config_parses_back_to_the_same_digest) {
 }
 END_TEST
 
+/* ---- golden values ---------------------------------------------------------
+ * The config digest is in every label, so it must not move when the code
+ * that computes it does. Recorded before the schema table drove the printed
+ * config and the RunConfig copy: the digest, the SHA-256 of the packed
+ * RunConfig (every key, execution-only ones too) and the printed config of
+ * the shipped configs and of one that sets every key
+ * (tests/fixtures/configs/good/every-key.yaml). A change here is a change
+ * of every run's identity: bump it only on purpose. */
+typedef struct golden_config {
+    const char *file;   /* under the source root */
+    const char *digest; /* sf_config_digest */
+    const char *bytes;  /* SHA-256 of the packed sf_config_to_proto */
+} golden_config;
+
+static const golden_config golden_configs[] = {
+    {"configs/local.yaml", "62cba6ee8c9cd662a25e9f68239fe376c49d9bed38d295baae7766588cbabbd3",
+     "74662114aeded34bea93c6f0bd867c9cf829403f30b85155a5711b0b0d1fe31b"},
+    {"configs/fleet-example.yaml",
+     "b17d347a14bf83a79f86f8accf872a5b70bf9a0ee27a4ef023e0295c0d2620eb",
+     "08a10e33e877d6c9a6ebabcc7b309cf7f091caed52bcfd87c21fdedceb94644a"},
+    {"configs/local-net.yaml", "dbe8b5d41f7dbc9f08698190a282deacfa63779ff8d3cdf1872ca4a4226db263",
+     "18cbce753d663edda2d5146d2917dd93b6ed1fbcc81698499389b1cbd8a95694"},
+    {"tests/fixtures/configs/good/every-key.yaml",
+     "131f453e6f65994be5644302634a0df940b156960ca9b6ff9a442c7e6f85a219",
+     "e937570fdfa3ef248bbc696e4e66815e55d8dc9c15aa45bb81e009b87e9359bf"},
+};
+
+static void load_source_config(const char *file, sf_run_config *c) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, file);
+    sf_err e = {0};
+    ck_assert_msg(sf_config_load(path, c, &e) == SF_OK, "%s: %s", file, e.msg);
+}
+
+START_TEST(digests_and_runconfig_bytes_are_golden) {
+    for (size_t i = 0; i < sizeof golden_configs / sizeof golden_configs[0]; i++) {
+        const golden_config *g = &golden_configs[i];
+        sf_run_config c;
+        load_source_config(g->file, &c);
+        char digest[65];
+        ck_assert_int_eq(sf_config_digest(&c, digest), SF_OK);
+        ck_assert_msg(!strcmp(digest, g->digest), "%s: config digest %s, golden %s", g->file,
+                      digest, g->digest);
+        sf_config_scratch *s = malloc(sizeof *s);
+        ck_assert_ptr_nonnull(s);
+        Spirefleet__RunConfig *m = sf_config_to_proto(&c, s);
+        size_t n = spirefleet__run_config__get_packed_size(m);
+        uint8_t *buf = malloc(n ? n : 1);
+        ck_assert_ptr_nonnull(buf);
+        spirefleet__run_config__pack(m, buf);
+        uint8_t h[crypto_hash_sha256_BYTES];
+        crypto_hash_sha256(h, buf, n);
+        char hex[65];
+        sf_hex(h, sizeof h, hex);
+        ck_assert_msg(!strcmp(hex, g->bytes), "%s: RunConfig bytes %s, golden %s", g->file, hex,
+                      g->bytes);
+        free(buf);
+        free(s);
+    }
+}
+END_TEST
+
+/* What `sf-fleet check` prints for the every-key config, byte for byte. */
+START_TEST(printed_config_is_golden) {
+    sf_run_config c;
+    load_source_config("tests/fixtures/configs/good/every-key.yaml", &c);
+    char *got = NULL;
+    size_t got_len = 0;
+    FILE *m = open_memstream(&got, &got_len);
+    sf_config_print(&c, m);
+    fclose(m);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/configs/good/every-key.printed.yaml",
+             SF_SOURCE_ROOT);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char want[8192];
+    size_t want_len = fread(want, 1, sizeof want - 1, f);
+    fclose(f);
+    want[want_len] = '\0';
+    ck_assert_msg(got_len == want_len && !memcmp(got, want, want_len),
+                  "printed config differs from %s:\n%s", path, got);
+    free(got);
+}
+END_TEST
+
 START_TEST(proto_round_trip) {
     sf_run_config a, b;
     sf_err e = {0};
@@ -439,6 +526,8 @@ int main(void) {
     tcase_add_test(tc, a_config_struct_must_hold_the_canonical_spelling);
     tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
     tcase_add_test(tc, proto_round_trip);
+    tcase_add_test(tc, digests_and_runconfig_bytes_are_golden);
+    tcase_add_test(tc, printed_config_is_golden);
     tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "config");
