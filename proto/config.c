@@ -1,14 +1,22 @@
 /*
- * config.c — the fleet's YAML run configuration: schema, defaults, parse
- * (libyaml document API, so every node carries its line and column),
- * validation, printing and the protobuf form.
+ * config.c — the fleet's YAML run configuration: the schema table and what
+ * it drives (defaults, parsing with libyaml's document API so every node
+ * carries its line and column, range and oneof checks, the printed config,
+ * the digest's execution-only keys and the copy to and from RunConfig), and
+ * the rules between keys.
  *
- * The schema is data: one row per scalar key with its type, range and
- * destination; the few structured keys (encounter mix, relic/potion lists,
- * c schedule) have small dedicated readers.
+ * The schema is data: keys[] has one row per key (wire.h, sf_config_key).
+ * Scalars (text, numbers, booleans) are handled by one generic path; the
+ * few structured types (an encounter mix, a list of names, a c schedule)
+ * have small dedicated readers, printers and copies, chosen by the row's
+ * type. A row's RunConfig field is found by name in protobuf-c's
+ * descriptors, so the copy between the struct and the message is one loop
+ * over the rows. Rules between keys are hand-written functions in rules[],
+ * each named by the key it reports.
  */
 #include <errno.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,132 +28,575 @@
 #include "engine/engine.h"
 #include "proto/wire.h"
 
+/* ---- schema ------------------------------------------------------------- */
+
+/* The member's offset; a member whose type does not match the row's type
+ * does not compile (no _Generic association). */
+#define AT(m, T)   _Generic(((sf_run_config *)0)->m, T : offsetof(sf_run_config, m))
+#define SIZE(m)    sizeof(((sf_run_config *)0)->m)
+#define ENTRIES(m) (int)(SIZE(m) / sizeof(((sf_run_config *)0)->m[0]))
+
+#define ROW(path, wire, type, off, size, count_off, cap, lo, hi, oneof, def, lookup, flags) \
+    { path, wire, type, off, size, count_off, cap, lo, hi, oneof, def, lookup, flags }
+#define K_STR(path, wire, m, minlen, oneof, def, flags) \
+    ROW(path, wire, SF_CFG_STR, AT(m, char *), SIZE(m), 0, 0, minlen, 0, oneof, def, NULL, flags)
+#define K_SHA256(path, wire, m, def, flags) \
+    ROW(path, wire, SF_CFG_SHA256, AT(m, char *), SIZE(m), 0, 0, 0, 0, NULL, def, NULL, flags)
+#define K_NUM(type, T, path, wire, m, lo, hi, def, flags) \
+    ROW(path, wire, type, AT(m, T), SIZE(m), 0, 0, lo, hi, NULL, def, NULL, flags)
+#define K_U32(...)                        K_NUM(SF_CFG_U32, uint32_t, __VA_ARGS__)
+#define K_U64(...)                        K_NUM(SF_CFG_U64, uint64_t, __VA_ARGS__)
+#define K_I32(...)                        K_NUM(SF_CFG_I32, int, __VA_ARGS__)
+#define K_F64(...)                        K_NUM(SF_CFG_F64, double, __VA_ARGS__)
+#define K_BOOL(path, wire, m, def, flags) K_NUM(SF_CFG_BOOL, int, path, wire, m, 0, 1, def, flags)
+#define K_LIST(type, T, path, wire, m, n, lookup, def, flags) \
+    ROW(path, wire, type, AT(m, T), SIZE(m), AT(n, int), ENTRIES(m), 0, 0, NULL, def, lookup, flags)
+#define K_ENCOUNTERS(path, wire, m, n, flags) \
+    K_LIST(SF_CFG_ENCOUNTERS, sf_cfg_encounter *, path, wire, m, n, NULL, NULL, flags)
+#define K_NAMES(path, wire, m, n, lookup, def, flags) \
+    K_LIST(SF_CFG_NAMES, char(*)[SF_CFG_NAME], path, wire, m, n, lookup, def, flags)
+#define K_CSCHED(path, wire, m, n, def, flags) \
+    K_LIST(SF_CFG_CSCHED, sf_cfg_csched *, path, wire, m, n, NULL, def, flags)
+
+#define REQ  SF_CFG_REQUIRED
+#define EXEC SF_CFG_EXEC
+
+/* Every key, in the order `sf-fleet check` prints them. Columns: the YAML
+ * path, the RunConfig field (NULL: the same as the path), the member, the
+ * range (text: the least length, and the allowed values), the default as
+ * printed (NULL: none), flags. docs/operator.md's schema table lists the
+ * same keys and defaults (test-config compares them). */
+static const sf_config_key keys[] = {
+    K_STR("run.name", "name", name, 1, NULL, NULL, REQ),
+    K_STR("run.output_dir", "output_dir", output_dir, 1, NULL, "runs/<name>", EXEC),
+    K_U64("run.seed", "run_seed", run_seed, 0, 1.8e19, "1", 0),
+    K_STR("run.kind", "kind", kind, 1, "selfplay", "selfplay", 0),
+    K_U64("seeds.start", "seed_start", seed_start, 0, 1.8e19, "0", 0),
+    K_U64("seeds.count", "seed_count", seed_count, 1, 1e12, NULL, REQ),
+    K_U32("seeds.job_size", "job_size", job_size, 1, 100000, "8", 0),
+    K_STR("play.mode", NULL, play.mode, 1, "fights|gauntlet", "fights", 0),
+    K_ENCOUNTERS("play.encounters", NULL, play.encounters, play.n_encounters, 0),
+    K_STR("play.deck", NULL, play.deck, 1, NULL, "Strike*5,Defend*4,Bash", 0),
+    K_NAMES("play.relics", NULL, play.relics, play.n_relics, sf_relic_lookup, "Burning Blood", 0),
+    K_NAMES("play.potions", NULL, play.potions, play.n_potions, sf_potion_lookup, NULL, 0),
+    K_U32("play.hp", NULL, play.hp, 1, 999, "80", 0),
+    K_U32("play.max_hp", NULL, play.max_hp, 1, 999, "80", 0),
+    K_U32("play.ascension", NULL, play.ascension, 0, SF_MAX_ASCENSION, "0", 0),
+    K_U32("search.simulations", NULL, search.simulations, 1, 10000000, "200", 0),
+    K_U32("search.trees", NULL, search.trees, 1, 64, "2", 0), /* SF_SEARCH_MAX_TREES */
+    K_CSCHED("search.c_schedule", NULL, search.c_schedule, search.n_c_schedule,
+             "500:0.8|1000:1.41|2.5", 0),
+    K_F64("search.widening_c", NULL, search.widening_c, 0.01, 1000, "5.79", 0),
+    K_F64("search.widening_alpha", NULL, search.widening_alpha, 0, 1, "0.44", 0),
+    K_F64("search.rollout_tau", NULL, search.rollout_tau, 0.001, 1e6, "32", 0),
+    K_STR("search.evaluator", NULL, search.evaluator, 1, "rollout|net", "rollout", 0),
+    K_BOOL("search.gumbel", NULL, search.gumbel, "false", 0),
+    K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
+    K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
+    K_F64("search.gumbel_c_scale", NULL, search.gumbel_c_scale, 0, 1e6, "1", 0),
+    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", 0),
+    K_BOOL("search.clairvoyant", NULL, search.clairvoyant, "false", 0),
+    K_F64("search.cvar_alpha", NULL, search.cvar_alpha, 0.001, 1, "1", 0),
+    K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, "0", 0),
+    K_U32("search.max_rollout_plies", NULL, search.max_rollout_plies, 1, 100000, "200", 0),
+    /* the model is pinned by its SHA-256, not by where the file is */
+    K_STR("model.bundle", NULL, model.bundle, 0, NULL, NULL, EXEC),
+    K_SHA256("model.sha256", NULL, model.sha256, NULL, 0),
+    K_STR("evald.endpoint", NULL, evald.endpoint, 1, NULL, "tcp://127.0.0.1:5557", EXEC),
+    K_BOOL("evald.spawn", NULL, evald.spawn, "false", EXEC),
+    K_STR("evald.backend", NULL, evald.backend, 1, "cpu|cuda", "cpu", EXEC),
+    K_U32("evald.max_batch", NULL, evald.max_batch, 1, 65536, "256", EXEC),
+    K_U32("evald.max_wait_us", NULL, evald.max_wait_us, 0, 10000000, "500", EXEC),
+    K_U32("evald.timeout_ms", NULL, evald.timeout_ms, 1, 3600000, "5000", EXEC),
+    K_U32("evald.retries", NULL, evald.retries, 0, 100, "2", EXEC),
+    K_U32("workers.count", NULL, workers.count, 0, 4096, "2", EXEC),
+    K_U32("workers.threads", NULL, workers.threads, 1, 1024, "1", EXEC),
+    K_U32("workers.fights_per_thread", NULL, workers.fights_per_thread, 1, 4096, "8", EXEC),
+    K_STR("coordinator.endpoint", NULL, coordinator.endpoint, 1, NULL, "tcp://127.0.0.1:5555",
+          EXEC),
+    K_U32("coordinator.lease_seconds", NULL, coordinator.lease_seconds, 1, 604800, "300", EXEC),
+    K_U32("coordinator.heartbeat_ms", NULL, coordinator.heartbeat_ms, 10, 600000, "1000", EXEC),
+    K_U32("coordinator.heartbeat_liveness", NULL, coordinator.heartbeat_liveness, 2, 1000, "5",
+          EXEC),
+    K_U32("coordinator.metrics_port", NULL, coordinator.metrics_port, 0, 65535, "0", EXEC),
+    K_I32("shard.zstd_level", NULL, shard.zstd_level, -7, 22, "3", EXEC),
+    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", 0),
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+#undef REQ
+#undef EXEC
+
+const sf_config_key *sf_config_schema(size_t *n) {
+    *n = NKEYS;
+    return keys;
+}
+
+static int is_list(sf_config_type t) {
+    return t == SF_CFG_ENCOUNTERS || t == SF_CFG_NAMES || t == SF_CFG_CSCHED;
+}
+
+static const char *wire_of(const sf_config_key *f) {
+    return f->wire ? f->wire : f->path;
+}
+
+/* The row of `path`, or NULL. */
+static const sf_config_key *key_of(const char *path) {
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(keys[i].path, path))
+            return &keys[i];
+    return NULL;
+}
+
+/* The length of the section part of a row's path ("search" of "search.x"). */
+static size_t section_len(const sf_config_key *f) {
+    const char *dot = strchr(f->path, '.');
+    return dot ? (size_t)(dot - f->path) : strlen(f->path);
+}
+
+static int in_section(const sf_config_key *f, const char *section) {
+    size_t l = section_len(f);
+    return strlen(section) == l && !strncmp(f->path, section, l);
+}
+
+/* Whether row i starts a section: the first row, or one whose section differs
+ * from the row before. */
+static int starts_section(size_t i) {
+    size_t l = section_len(&keys[i]);
+    return i == 0 || l != section_len(&keys[i - 1]) || strncmp(keys[i].path, keys[i - 1].path, l);
+}
+
+/* A list's entry count, beside it in the struct. */
+static int *count_of(const sf_config_key *f, sf_run_config *c) {
+    return (int *)(void *)((char *)c + f->count_off);
+}
+
+static int count_in(const sf_config_key *f, const sf_run_config *c) {
+    return *(const int *)(const void *)((const char *)c + f->count_off);
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+static int parse_bool(const char *s, int *out) {
+    static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", "1"};
+    static const char *const f[] = {"false", "False", "FALSE", "no", "No", "off", "0"};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i]))
+            return *out = 1, 1;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!strcmp(s, f[i]))
+            return *out = 0, 1;
+    return 0;
+}
+
+static int oneof_ok(const char *oneof, const char *v) {
+    size_t lv = strlen(v);
+    for (const char *p = oneof; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t l = bar ? (size_t)(bar - p) : strlen(p);
+        if (l == lv && !strncmp(p, v, l))
+            return 1;
+        p += l + (bar ? 1 : 0);
+    }
+    return 0;
+}
+
+#define WHY(...) (snprintf(why, why_cap, __VA_ARGS__), -1)
+
+/* Convert the text `v` of a scalar key with the row's checks and store it
+ * in `c`. Returns 0, or -1 with what is wrong in `why` (the words after
+ * "key: "). The YAML reader, the defaults and sf_config_from_proto() all
+ * come through here, so a value means and is checked the same everywhere. */
+static int store_scalar(const sf_config_key *f, const char *v, sf_run_config *c, char *why,
+                        size_t why_cap) {
+    char *dst = (char *)c + f->off;
+    char *end = NULL;
+    switch (f->type) {
+    case SF_CFG_SHA256: {
+        _Static_assert(sizeof(((sf_run_config *)0)->model.sha256) == SF_SHA256_HEX_LEN + 1,
+                       "model.sha256 holds one canonical SHA-256");
+        if (f->size != SF_SHA256_HEX_LEN + 1)
+            return WHY("holds %zu bytes, not a SHA-256", f->size);
+        if (!v[0]) { /* "" gives no pin */
+            dst[0] = '\0';
+            return 0;
+        }
+        sf_err e = {0};
+        if (sf_sha256_hex_parse(v, dst, &e) != SF_OK)
+            return WHY("%s", e.msg);
+        return 0;
+    }
+    case SF_CFG_STR: {
+        size_t l = strlen(v);
+        if (l >= f->size)
+            return WHY("too long (%zu characters, at most %zu)", l, f->size - 1);
+        if ((size_t)f->lo > l)
+            return WHY("must not be empty");
+        if (f->oneof && !oneof_ok(f->oneof, v))
+            return WHY("expected one of %s, got '%s'", f->oneof, v);
+        memcpy(dst, v, l + 1);
+        return 0;
+    }
+    case SF_CFG_BOOL: {
+        int b;
+        if (!parse_bool(v, &b))
+            return WHY("expected true or false, got '%s'", v);
+        *(int *)(void *)dst = b;
+        return 0;
+    }
+    case SF_CFG_F64: {
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !isfinite(d))
+            return WHY("expected a number, got '%s'", v);
+        if (d < f->lo || d > f->hi)
+            return WHY("%g is out of range %g..%g", d, f->lo, f->hi);
+        *(double *)(void *)dst = d;
+        return 0;
+    }
+    case SF_CFG_U32:
+    case SF_CFG_U64:
+    case SF_CFG_I32: break;
+    default: return WHY("is not a scalar");
+    }
+    /* integers */
+    errno = 0;
+    if (v[0] == '-' && f->type != SF_CFG_I32)
+        return WHY("expected a non-negative integer, got '%s'", v);
+    long long ll = 0;
+    unsigned long long ull = 0;
+    if (f->type == SF_CFG_I32)
+        ll = strtoll(v, &end, 10);
+    else
+        ull = strtoull(v, &end, 10);
+    if (end == v || *end)
+        return WHY("expected an integer, got '%s'", v);
+    if (errno == ERANGE)
+        return WHY("%s is out of range %.0f..%.0f", v, f->lo, f->hi);
+    double d = f->type == SF_CFG_I32 ? (double)ll : (double)ull;
+    if (d < f->lo || d > f->hi)
+        return WHY("%s is out of range %.0f..%.0f", v, f->lo, f->hi);
+    switch (f->type) {
+    case SF_CFG_U32: *(uint32_t *)(void *)dst = (uint32_t)ull; break;
+    case SF_CFG_U64: *(uint64_t *)(void *)dst = (uint64_t)ull; break;
+    default: *(int *)(void *)dst = (int)ll; break;
+    }
+    return 0;
+}
+
+/* A list's default (the row's `def`, wire.h) into `c`. Returns 0, or -1
+ * with why the default is not one (sf_config_schema_check() reports it). */
+static int store_list_default(const sf_config_key *f, sf_run_config *c, char *why, size_t why_cap) {
+    int *n = count_of(f, c);
+    *n = 0;
+    if (!f->def)
+        return 0;
+    if (f->type == SF_CFG_ENCOUNTERS)
+        return WHY("an encounter mix has no default but every encounter");
+    for (const char *p = f->def; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t l = bar ? (size_t)(bar - p) : strlen(p);
+        char item[SF_CFG_NAME];
+        if (l >= sizeof item)
+            return WHY("default entry '%.*s' is too long", (int)l, p);
+        memcpy(item, p, l);
+        item[l] = '\0';
+        p += l + (bar ? 1 : 0);
+        if (*n >= f->cap)
+            return WHY("default has more than %d entries", f->cap);
+        if (f->type == SF_CFG_NAMES) {
+            if (f->lookup && f->lookup(item) < 0)
+                return WHY("default names '%s', which is unknown", item);
+            snprintf(((char(*)[SF_CFG_NAME])(void *)((char *)c + f->off))[(*n)++], SF_CFG_NAME,
+                     "%s", item);
+            continue;
+        }
+        /* c schedule: "BELOW:C" or "C" */
+        sf_cfg_csched s = {0, 0};
+        char *colon = strchr(item, ':'), *end;
+        const char *cs = item;
+        if (colon) {
+            *colon = '\0';
+            unsigned long b = strtoul(item, &end, 10);
+            if (end == item || *end || b == 0 || b > 100000000ul)
+                return WHY("default entry '%s' has no simulation count before ':'", item);
+            s.below = (uint32_t)b;
+            cs = colon + 1;
+        }
+        s.c = strtod(cs, &end);
+        if (end == cs || *end || !(s.c >= 0) || s.c > 100)
+            return WHY("default entry has c '%s', not a number in 0..100", cs);
+        ((sf_cfg_csched *)(void *)((char *)c + f->off))[(*n)++] = s;
+    }
+    return 0;
+}
+
+#undef WHY
+
 /* ---- defaults ----------------------------------------------------------- */
 
 void sf_config_defaults(sf_run_config *c) {
     memset(c, 0, sizeof *c);
-    snprintf(c->output_dir, sizeof c->output_dir, "runs/<name>");
-    c->run_seed = 1;
-    c->seed_start = 0;
-    c->job_size = 8;
-    snprintf(c->kind, sizeof c->kind, "selfplay");
-    snprintf(c->play.mode, sizeof c->play.mode, "fights");
-    snprintf(c->play.deck, sizeof c->play.deck, "Strike*5,Defend*4,Bash");
-    c->play.n_relics = 1;
-    snprintf(c->play.relics[0], SF_CFG_NAME, "Burning Blood");
-    c->play.hp = 80;
-    c->play.max_hp = 80;
-    c->search.simulations = 200;
-    c->search.trees = 2;
-    c->search.n_c_schedule = 3;
-    c->search.c_schedule[0] = (sf_cfg_csched){500, 0.8};
-    c->search.c_schedule[1] = (sf_cfg_csched){1000, 1.41};
-    c->search.c_schedule[2] = (sf_cfg_csched){0, 2.5};
-    c->search.widening_c = 5.79;
-    c->search.widening_alpha = 0.44;
-    c->search.rollout_tau = 32.0;
-    snprintf(c->search.evaluator, sizeof c->search.evaluator, "rollout");
-    c->search.gumbel_m = 16;
-    c->search.gumbel_c_visit = 50.0;
-    c->search.gumbel_c_scale = 1.0;
-    c->search.cvar_alpha = 1.0;
-    c->search.cvar_lambda = 0.0;
-    c->search.max_rollout_plies = 200;
-    snprintf(c->evald.endpoint, sizeof c->evald.endpoint, "tcp://127.0.0.1:5557");
-    snprintf(c->evald.backend, sizeof c->evald.backend, "cpu");
-    c->evald.max_batch = 256;
-    c->evald.max_wait_us = 500;
-    c->evald.timeout_ms = 5000;
-    c->evald.retries = 2;
-    c->workers.count = 2;
-    c->workers.threads = 1;
-    c->workers.fights_per_thread = 8;
-    snprintf(c->coordinator.endpoint, sizeof c->coordinator.endpoint, "tcp://127.0.0.1:5555");
-    c->coordinator.lease_seconds = 300;
-    c->coordinator.heartbeat_ms = 1000;
-    c->coordinator.heartbeat_liveness = 5;
-    c->coordinator.metrics_port = 0;
-    c->shard.zstd_level = 3;
-    snprintf(c->labels.unsearched, sizeof c->labels.unsearched, "drop");
+    char why[SF_ERR_MSG_MAX];
+    for (size_t i = 0; i < NKEYS; i++) {
+        /* a default that does not pass its own row's checks is a table error
+         * sf_config_schema_check() names; the member is left zero */
+        if (is_list(keys[i].type))
+            (void)store_list_default(&keys[i], c, why, sizeof why);
+        else if (keys[i].def)
+            (void)store_scalar(&keys[i], keys[i].def, c, why, sizeof why);
+    }
 }
 
-/* ---- schema ------------------------------------------------------------- */
+/* ---- rules between keys --------------------------------------------------- */
 
-/* T_SHA256: a SHA-256 a person typed: empty (none given) or 64 hex digits in
- * either case, stored in its canonical lower-case spelling (common.h), so the
- * labels, the manifests and the config digest see one spelling of a model. */
-typedef enum { T_STR, T_SHA256, T_U32, T_U64, T_I32, T_F64, T_BOOL } ftype;
+/* A broken rule: the key at fault (a row's path), the key to point at when
+ * the file does not give that one (NULL: none), and why. */
+typedef void (*rule_fn)(void *ctx, const char *key, const char *near, const char *why);
 
-typedef struct field {
-    const char *path; /* "search.simulations" */
-    ftype type;
-    size_t off, size;  /* destination in sf_run_config (size for strings) */
-    double lo, hi;     /* numeric range, inclusive                       */
-    const char *oneof; /* for strings: "a|b|c", or NULL for free text    */
-} field;
+struct rule;
+typedef struct rule_sink {
+    rule_fn bad;
+    void *ctx;
+    const struct rule *rule;
+    int broken; /* reported so far */
+} rule_sink;
 
-#define F(path, type, member, lo, hi, oneof)                                                       \
-    {                                                                                              \
-        path, type, offsetof(sf_run_config, member), sizeof(((sf_run_config *)0)->member), lo, hi, \
-            oneof                                                                                  \
+/* One rule: the row it reports on, where to point instead when the file
+ * lacks that key, and the check (given that row, so one check can serve
+ * several keys of a kind). A check may report several times. */
+typedef struct rule {
+    const char *key;
+    const char *near;
+    void (*check)(const sf_run_config *c, const sf_config_key *k, rule_sink *s);
+} rule;
+
+static void broken(rule_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void broken(rule_sink *s, const char *fmt, ...) {
+    char why[SF_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    s->bad(s->ctx, s->rule->key, s->rule->near, why);
+    s->broken++;
+}
+
+static const char *text_of(const sf_run_config *c, const sf_config_key *k) {
+    return (const char *)c + k->off;
+}
+
+/* A run name becomes part of file names (shards, scratch files): letters,
+ * digits, '.', '_' and '-', not starting with '.'. */
+static int name_ok(const char *s) {
+    if (!s[0] || s[0] == '.')
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+static void rule_name_fits_file_names(const sf_run_config *c, const sf_config_key *k,
+                                      rule_sink *s) {
+    if (!name_ok(text_of(c, k)))
+        broken(s,
+               "'%s' may hold only letters, digits, '.', '_' and '-' and must not start with '.' "
+               "(it names files)",
+               text_of(c, k));
+}
+
+static void rule_endpoint_usable(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const char *p = sf_endpoint_problem(text_of(c, k));
+    if (p)
+        broken(s, "'%s': %s", text_of(c, k), p);
+}
+
+static void rule_deck_parses(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err e = {0};
+    if (sf_deck_parse(text_of(c, k), &spec, &e) < 0)
+        broken(s, "%s", strncmp(e.msg, "deck: ", 6) ? e.msg : e.msg + 6);
+}
+
+static void rule_hp_within_max_hp(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->play.hp > c->play.max_hp)
+        broken(s, "%u is above play.max_hp (%u)", c->play.hp, c->play.max_hp);
+}
+
+/* Each name of a list the engine knows (the YAML reader checks them as it
+ * reads; a RunConfig or a struct built in memory is checked here). */
+static void names_known(const sf_run_config *c, const sf_config_key *k, rule_sink *s,
+                        const char *noun) {
+    const char(*names)[SF_CFG_NAME] =
+        (const char(*)[SF_CFG_NAME])(const void *)((const char *)c + k->off);
+    for (int i = 0; i < count_in(k, c); i++)
+        if (k->lookup && k->lookup(names[i]) < 0)
+            broken(s, "unknown %s '%s'", noun, names[i]);
+}
+
+static void rule_relics_known(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    names_known(c, k, s, "relic");
+}
+
+static void rule_potions_known(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    names_known(c, k, s, "potion");
+}
+
+static void rule_encounters_valid(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    for (int i = 0; i < c->play.n_encounters; i++)
+        if (c->play.encounters[i].id < 0 || c->play.encounters[i].id >= sf_encounter_count() ||
+            !(c->play.encounters[i].weight > 0))
+            broken(s, "entry %d is invalid", i);
+}
+
+static void rule_encounters_need_fights(const sf_run_config *c, const sf_config_key *k,
+                                        rule_sink *s) {
+    (void)k;
+    if (c->play.n_encounters > 0 && !strcmp(c->play.mode, "gauntlet"))
+        broken(s, "applies to play.mode fights only; a gauntlet draws its fights from the act's "
+                  "pools (remove it or set play.mode: fights)");
+}
+
+static void rule_trees_within_simulations(const sf_run_config *c, const sf_config_key *k,
+                                          rule_sink *s) {
+    (void)k;
+    if (c->search.trees > c->search.simulations)
+        broken(s, "%u is above search.simulations (%u): each tree runs at least one simulation",
+               c->search.trees, c->search.simulations);
+}
+
+static void rule_c_schedule_increases(const sf_run_config *c, const sf_config_key *k,
+                                      rule_sink *s) {
+    (void)k;
+    for (int i = 1; i < c->search.n_c_schedule; i++) {
+        uint32_t prev = c->search.c_schedule[i - 1].below, cur = c->search.c_schedule[i].below;
+        if (prev == 0 || (cur != 0 && cur <= prev)) {
+            broken(s, "'below' must increase, with only the last entry unbounded");
+            return;
+        }
     }
+}
 
-static const field fields[] = {
-    F("run.name", T_STR, name, 1, 0, NULL),
-    F("run.output_dir", T_STR, output_dir, 1, 0, NULL),
-    F("run.seed", T_U64, run_seed, 0, 1.8e19, NULL),
-    F("run.kind", T_STR, kind, 1, 0, "selfplay"),
-    F("seeds.start", T_U64, seed_start, 0, 1.8e19, NULL),
-    F("seeds.count", T_U64, seed_count, 1, 1e12, NULL),
-    F("seeds.job_size", T_U32, job_size, 1, 100000, NULL),
-    F("play.mode", T_STR, play.mode, 1, 0, "fights|gauntlet"),
-    F("play.deck", T_STR, play.deck, 1, 0, NULL),
-    F("play.hp", T_U32, play.hp, 1, 999, NULL),
-    F("play.max_hp", T_U32, play.max_hp, 1, 999, NULL),
-    F("play.ascension", T_U32, play.ascension, 0, SF_MAX_ASCENSION, NULL),
-    F("search.simulations", T_U32, search.simulations, 1, 10000000, NULL),
-    F("search.trees", T_U32, search.trees, 1, 64, NULL), /* SF_SEARCH_MAX_TREES */
-    F("search.widening_c", T_F64, search.widening_c, 0.01, 1000, NULL),
-    F("search.widening_alpha", T_F64, search.widening_alpha, 0, 1, NULL),
-    F("search.rollout_tau", T_F64, search.rollout_tau, 0.001, 1e6, NULL),
-    F("search.evaluator", T_STR, search.evaluator, 1, 0, "rollout|net"),
-    F("search.gumbel", T_BOOL, search.gumbel, 0, 1, NULL),
-    F("search.gumbel_m", T_U32, search.gumbel_m, 1, 64, NULL),
-    F("search.gumbel_c_visit", T_F64, search.gumbel_c_visit, 0, 1e6, NULL),
-    F("search.gumbel_c_scale", T_F64, search.gumbel_c_scale, 0, 1e6, NULL),
-    F("search.teacher_rollouts", T_U32, search.teacher_rollouts, 0, 10000, NULL),
-    F("search.clairvoyant", T_BOOL, search.clairvoyant, 0, 1, NULL),
-    F("search.cvar_alpha", T_F64, search.cvar_alpha, 0.001, 1, NULL),
-    F("search.cvar_lambda", T_F64, search.cvar_lambda, 0, 1, NULL),
-    F("search.max_rollout_plies", T_U32, search.max_rollout_plies, 1, 100000, NULL),
-    F("model.bundle", T_STR, model.bundle, 0, 0, NULL),
-    F("model.sha256", T_SHA256, model.sha256, 0, 0, NULL),
-    F("evald.endpoint", T_STR, evald.endpoint, 1, 0, NULL),
-    F("evald.spawn", T_BOOL, evald.spawn, 0, 1, NULL),
-    F("evald.backend", T_STR, evald.backend, 1, 0, "cpu|cuda"),
-    F("evald.max_batch", T_U32, evald.max_batch, 1, 65536, NULL),
-    F("evald.max_wait_us", T_U32, evald.max_wait_us, 0, 10000000, NULL),
-    F("evald.timeout_ms", T_U32, evald.timeout_ms, 1, 3600000, NULL),
-    F("evald.retries", T_U32, evald.retries, 0, 100, NULL),
-    F("workers.count", T_U32, workers.count, 0, 4096, NULL),
-    F("workers.threads", T_U32, workers.threads, 1, 1024, NULL),
-    F("workers.fights_per_thread", T_U32, workers.fights_per_thread, 1, 4096, NULL),
-    F("coordinator.endpoint", T_STR, coordinator.endpoint, 1, 0, NULL),
-    F("coordinator.lease_seconds", T_U32, coordinator.lease_seconds, 1, 604800, NULL),
-    F("coordinator.heartbeat_ms", T_U32, coordinator.heartbeat_ms, 10, 600000, NULL),
-    F("coordinator.heartbeat_liveness", T_U32, coordinator.heartbeat_liveness, 2, 1000, NULL),
-    F("coordinator.metrics_port", T_U32, coordinator.metrics_port, 0, 65535, NULL),
-    F("shard.zstd_level", T_I32, shard.zstd_level, -7, 22, NULL),
-    F("labels.unsearched", T_STR, labels.unsearched, 1, 0, "drop|keep"),
+static void rule_bundle_for_net(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    if (!strcmp(c->search.evaluator, "net") && !text_of(c, k)[0])
+        broken(s, "required when search.evaluator is net");
+}
+
+static void rule_sha256_for_net(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    if (!strcmp(c->search.evaluator, "net") && !text_of(c, k)[0])
+        broken(s, "a 64-digit hex SHA-256 is required when search.evaluator is net");
+}
+
+/* A config file's model.sha256 was normalised when read (SF_CFG_SHA256); a
+ * config built in memory or from a RunConfig message must already hold the
+ * canonical spelling, or its digest would name the model differently. */
+static void rule_sha256_canonical(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const char *v = text_of(c, k);
+    if (!v[0] || sf_sha256_hex_canonical(v))
+        return;
+    sf_err e = {0};
+    char lower[SF_SHA256_HEX_LEN + 1];
+    if (sf_sha256_hex_parse(v, lower, &e) != SF_OK)
+        broken(s, "%s", e.msg);
+    else
+        broken(s, "'%s' is not in lower case; a SHA-256 is stored and sent as '%s'", v, lower);
+}
+
+static void rule_seeds_fit(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->seed_start + c->seed_count < c->seed_start)
+        broken(s, "seeds.start + seeds.count overflows");
+}
+
+/* Checked in this order; each broken one is reported. */
+static const rule rules[] = {
+    {"run.name", NULL, rule_name_fits_file_names},
+    {"coordinator.endpoint", NULL, rule_endpoint_usable},
+    {"evald.endpoint", NULL, rule_endpoint_usable},
+    {"play.deck", NULL, rule_deck_parses},
+    /* a max_hp given alone, below the default hp: point at the max_hp */
+    {"play.hp", "play.max_hp", rule_hp_within_max_hp},
+    {"play.relics", NULL, rule_relics_known},
+    {"play.potions", NULL, rule_potions_known},
+    {"play.encounters", NULL, rule_encounters_valid},
+    {"play.encounters", NULL, rule_encounters_need_fights},
+    {"search.trees", NULL, rule_trees_within_simulations},
+    {"search.c_schedule", NULL, rule_c_schedule_increases},
+    {"model.bundle", NULL, rule_bundle_for_net},
+    {"model.sha256", NULL, rule_sha256_for_net},
+    {"model.sha256", NULL, rule_sha256_canonical},
+    {"seeds.count", NULL, rule_seeds_fit},
 };
-#undef F
 
-/* Structured keys handled by dedicated readers. */
-static const char *const special_keys[] = {"play.encounters", "play.relics", "play.potions",
-                                           "search.c_schedule"};
+/* Every rule, in order; each broken one goes to `bad`. Returns how many. */
+static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
+    int n = 0;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        const sf_config_key *k = key_of(rules[i].key);
+        if (!k) /* a table error: sf_config_schema_check() names it */
+            continue;
+        rule_sink s = {bad, bad_ctx, &rules[i], 0};
+        rules[i].check(c, k, &s);
+        n += s.broken;
+    }
+    return n;
+}
 
-static const char *const sections[] = {"run",   "seeds",   "play",        "search", "model",
-                                       "evald", "workers", "coordinator", "shard",  "labels"};
+typedef struct first_rule {
+    const char *origin;
+    sf_err *err;
+    int seen;
+} first_rule;
+
+static void keep_first(void *p, const char *key, const char *near, const char *why) {
+    (void)near;
+    first_rule *f = p;
+    if (f->seen++ == 0)
+        sf_err_set(f->err, SF_ECONFIG, "%s: %s: %s", f->origin, key, why);
+}
+
+int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
+    first_rule f = {origin, err, 0};
+    return check_config(c, keep_first, &f) > 0 ? SF_ECONFIG : SF_OK;
+}
+
+/* Documented in wire.h. ZeroMQ would wrap a port above 65535 silently. */
+const char *sf_endpoint_problem(const char *s) {
+    if (!strncmp(s, "inproc://", 9))
+        return "inproc:// reaches only threads of one process, and the coordinator, workers "
+               "and gpu-evald are separate processes; use tcp://HOST:PORT or ipc://PATH";
+    if (!strncmp(s, "ipc://", 6)) {
+        size_t l = strlen(s + 6);
+        if (l == 0)
+            return "ipc:// needs a socket path";
+        if (l > 107)
+            return "the ipc:// path is longer than 107 bytes (the Unix socket limit)";
+        return NULL;
+    }
+    if (strncmp(s, "tcp://", 6))
+        return "not a tcp://HOST:PORT or ipc://PATH endpoint";
+    const char *colon = strrchr(s + 6, ':');
+    if (!colon || colon == s + 6)
+        return "tcp:// needs HOST:PORT (PORT a number 1..65535, or * for any free port)";
+    const char *port = colon + 1;
+    if (!strcmp(port, "*"))
+        return NULL;
+    unsigned long p = 0;
+    size_t digits = 0;
+    for (const char *q = port; *q; q++, digits++) {
+        if (*q < '0' || *q > '9' || digits >= 6)
+            return "the tcp:// port must be a number 1..65535, or *";
+        p = p * 10 + (unsigned long)(*q - '0');
+    }
+    if (digits == 0 || p == 0 || p > 65535)
+        return "the tcp:// port must be a number 1..65535, or *";
+    return NULL;
+}
 
 /* ---- parse context ------------------------------------------------------ */
 
@@ -154,27 +605,16 @@ typedef struct ctx {
     const char *origin;
     sf_run_config *cfg;
     sf_err *err;
-    /* where each key was given (NULL: not in the file), for messages */
-    const yaml_node_t *at[sizeof fields / sizeof fields[0]];
-    const yaml_node_t *special_at[sizeof special_keys / sizeof special_keys[0]];
-    int problems;               /* reported so far; the first one is in err */
-    sf_config_report_fn report; /* every problem, in file order (may be NULL) */
+    const yaml_node_t *at[NKEYS]; /* where each key was given (NULL: not in the file) */
+    int problems;                 /* reported so far; the first one is in err */
+    sf_config_report_fn report;   /* every problem, in file order (may be NULL) */
     void *report_ctx;
 } ctx;
 
-/* A broken cross-field or content rule: the key at fault and why. */
-typedef void (*rule_fn)(void *ctx, const char *key, const char *why);
-static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx);
-
 /* The node a key's value came from, or NULL when the file did not give it. */
 static const yaml_node_t *node_of(const ctx *x, const char *key) {
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (!strcmp(fields[i].path, key))
-            return x->at[i];
-    for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++)
-        if (!strcmp(special_keys[i], key))
-            return x->special_at[i];
-    return NULL;
+    const sf_config_key *f = key ? key_of(key) : NULL;
+    return f ? x->at[f - keys] : NULL;
 }
 
 /* Report one problem (a whole line: "origin[:line:col]: ..."): the first
@@ -212,141 +652,54 @@ static const char *scalar(const yaml_node_t *n) {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-static int parse_bool(const char *s, int *out) {
-    static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", "1"};
-    static const char *const f[] = {"false", "False", "FALSE", "no", "No", "off", "0"};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(s, t[i]))
-            return *out = 1, 1;
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (!strcmp(s, f[i]))
-            return *out = 0, 1;
-    return 0;
-}
-
-static int oneof_ok(const char *oneof, const char *v) {
-    size_t lv = strlen(v);
-    for (const char *p = oneof; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t l = bar ? (size_t)(bar - p) : strlen(p);
-        if (l == lv && !strncmp(p, v, l))
-            return 1;
-        p += l + (bar ? 1 : 0);
-    }
-    return 0;
-}
-
-static int set_field(ctx *x, const field *f, const yaml_node_t *n) {
+static int set_field(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
     const char *v = scalar(n);
     if (!v)
         return fail(x, n, f->path, "expected a scalar value, got a %s",
                     n->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
-    char *dst = (char *)x->cfg + f->off;
-    char *end = NULL;
-    if ((f->type == T_STR || f->type == T_SHA256) &&
+    if ((f->type == SF_CFG_STR || f->type == SF_CFG_SHA256) &&
         n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
         (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL")))
         return fail(x, n, f->path, "is null; give a value (quote it to mean the text)");
-    switch (f->type) {
-    case T_SHA256: {
-        _Static_assert(sizeof(((sf_run_config *)0)->model.sha256) == SF_SHA256_HEX_LEN + 1,
-                       "model.sha256 holds one canonical SHA-256");
-        if (!v[0]) { /* "" gives no pin */
-            dst[0] = '\0';
-            return SF_OK;
-        }
-        sf_err e = {0};
-        if (sf_sha256_hex_parse(v, dst, &e) != SF_OK)
-            return fail(x, n, f->path, "%s", e.msg);
-        return SF_OK;
-    }
-    case T_STR: {
-        size_t l = strlen(v);
-        if (l >= f->size)
-            return fail(x, n, f->path, "too long (%zu characters, at most %zu)", l, f->size - 1);
-        if ((size_t)f->lo > l)
-            return fail(x, n, f->path, "must not be empty");
-        if (f->oneof && !oneof_ok(f->oneof, v))
-            return fail(x, n, f->path, "expected one of %s, got '%s'", f->oneof, v);
-        memcpy(dst, v, l + 1);
-        return SF_OK;
-    }
-    case T_BOOL: {
-        int b;
-        if (!parse_bool(v, &b))
-            return fail(x, n, f->path, "expected true or false, got '%s'", v);
-        *(int *)(void *)dst = b;
-        return SF_OK;
-    }
-    case T_F64: {
-        errno = 0;
-        double d = strtod(v, &end);
-        if (end == v || *end || errno || !isfinite(d))
-            return fail(x, n, f->path, "expected a number, got '%s'", v);
-        if (d < f->lo || d > f->hi)
-            return fail(x, n, f->path, "%g is out of range %g..%g", d, f->lo, f->hi);
-        *(double *)(void *)dst = d;
-        return SF_OK;
-    }
-    default: break;
-    }
-    /* integers */
-    errno = 0;
-    if (v[0] == '-' && f->type != T_I32)
-        return fail(x, n, f->path, "expected a non-negative integer, got '%s'", v);
-    long long ll = 0;
-    unsigned long long ull = 0;
-    if (f->type == T_I32)
-        ll = strtoll(v, &end, 10);
-    else
-        ull = strtoull(v, &end, 10);
-    if (end == v || *end)
-        return fail(x, n, f->path, "expected an integer, got '%s'", v);
-    if (errno == ERANGE)
-        return fail(x, n, f->path, "%s is out of range %.0f..%.0f", v, f->lo, f->hi);
-    double d = f->type == T_I32 ? (double)ll : (double)ull;
-    if (d < f->lo || d > f->hi)
-        return fail(x, n, f->path, "%s is out of range %.0f..%.0f", v, f->lo, f->hi);
-    switch (f->type) {
-    case T_U32: *(uint32_t *)(void *)dst = (uint32_t)ull; break;
-    case T_U64: *(uint64_t *)(void *)dst = (uint64_t)ull; break;
-    case T_I32: *(int *)(void *)dst = (int)ll; break;
-    default: break;
-    }
+    char why[SF_ERR_MSG_MAX];
+    if (store_scalar(f, v, x->cfg, why, sizeof why) < 0)
+        return fail(x, n, f->path, "%s", why);
     return SF_OK;
 }
 
-/* play.encounters: a mapping of encounter or pool name -> weight. A pool
- * (weak, strong, elite, boss, all) spreads its weight evenly over its
- * encounters, so {weak: 1, boss: 1} gives both classes the same share. */
-static int add_encounter(ctx *x, const yaml_node_t *at, int id, double w) {
-    sf_run_config *c = x->cfg;
-    for (int i = 0; i < c->play.n_encounters; i++) {
-        if (c->play.encounters[i].id == id) {
-            c->play.encounters[i].weight += w;
+/* An encounter mix (SF_CFG_ENCOUNTERS): a mapping of encounter or pool name
+ * -> weight. A pool (weak, strong, elite, boss, all) spreads its weight
+ * evenly over its encounters, so {weak: 1, boss: 1} gives both classes the
+ * same share. */
+static int add_encounter(ctx *x, const sf_config_key *f, const yaml_node_t *at, int id, double w) {
+    sf_cfg_encounter *e = (sf_cfg_encounter *)(void *)((char *)x->cfg + f->off);
+    int *n = count_of(f, x->cfg);
+    for (int i = 0; i < *n; i++) {
+        if (e[i].id == id) {
+            e[i].weight += w;
             return SF_OK;
         }
     }
-    if (c->play.n_encounters >= SF_CFG_MAX_ENCOUNTERS)
-        return fail(x, at, "play.encounters", "too many encounters");
-    c->play.encounters[c->play.n_encounters++] = (sf_cfg_encounter){id, w};
+    if (*n >= f->cap)
+        return fail(x, at, f->path, "too many encounters");
+    e[(*n)++] = (sf_cfg_encounter){id, w};
     return SF_OK;
 }
 
-static int read_encounters(ctx *x, const yaml_node_t *n) {
+static int read_encounters(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
     if (n->type != YAML_MAPPING_NODE)
-        return fail(x, n, "play.encounters", "expected a mapping of encounter name to weight");
-    x->cfg->play.n_encounters = 0;
+        return fail(x, n, f->path, "expected a mapping of encounter name to weight");
+    *count_of(f, x->cfg) = 0;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(x->doc, p->value);
         const char *name = scalar(k), *ws = scalar(v);
         if (!name)
-            return fail(x, k, "play.encounters", "keys must be encounter or pool names");
+            return fail(x, k, f->path, "keys must be encounter or pool names");
         char *end;
         double w = ws ? strtod(ws, &end) : -1;
         if (!ws || end == ws || *end || !(w > 0) || !isfinite(w))
-            return fail(x, v, "play.encounters", "weight of '%s' must be a positive number", name);
+            return fail(x, v, f->path, "weight of '%s' must be a positive number", name);
         int pool = !strcmp(name, "weak")     ? SF_POOL_WEAK
                    : !strcmp(name, "strong") ? SF_POOL_STRONG
                    : !strcmp(name, "elite")  ? SF_POOL_ELITE
@@ -359,62 +712,69 @@ static int read_encounters(ctx *x, const yaml_node_t *n) {
                 members += pool == 99 || sf_encounter_pool(e) == pool;
             for (int e = 0; e < sf_encounter_count(); e++)
                 if (pool == 99 || sf_encounter_pool(e) == pool)
-                    if (add_encounter(x, k, e, w / members) < 0)
+                    if (add_encounter(x, f, k, e, w / members) < 0)
                         return SF_ECONFIG;
             continue;
         }
         int id = sf_encounter_lookup(name);
         if (id < 0)
-            return fail(x, k, "play.encounters",
+            return fail(x, k, f->path,
                         "unknown encounter '%s' (an Act-1 encounter name, or weak, strong, "
                         "elite, boss, all)",
                         name);
-        if (add_encounter(x, k, id, w) < 0)
+        if (add_encounter(x, f, k, id, w) < 0)
             return SF_ECONFIG;
     }
-    if (x->cfg->play.n_encounters == 0)
-        return fail(x, n, "play.encounters", "must name at least one encounter");
+    if (*count_of(f, x->cfg) == 0)
+        return fail(x, n, f->path, "must name at least one encounter");
     return SF_OK;
 }
 
-static int read_names(ctx *x, const yaml_node_t *n, const char *key, int (*lookup)(const char *),
-                      char (*out)[SF_CFG_NAME], int cap, int *count) {
+/* A list of names (SF_CFG_NAMES) the row's lookup knows. */
+static int read_names(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
     if (n->type != YAML_SEQUENCE_NODE)
-        return fail(x, n, key, "expected a list of names");
+        return fail(x, n, f->path, "expected a list of names");
+    char(*out)[SF_CFG_NAME] = (void *)((char *)x->cfg + f->off);
+    int *count = count_of(f, x->cfg);
     *count = 0;
     int rc = SF_OK;
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *e = yaml_document_get_node(x->doc, *it);
         const char *v = scalar(e);
-        if (*count >= cap)
-            return fail(x, e, key, "at most %d entries", cap);
+        if (*count >= f->cap)
+            return fail(x, e, f->path, "at most %d entries", f->cap);
         /* every bad entry is reported, not just the first */
         if (!v)
-            rc = fail(x, e, key, "list items must be names");
-        else if (lookup(v) < 0)
-            rc = fail(x, e, key, "unknown name '%s'", v);
+            rc = fail(x, e, f->path, "list items must be names");
+        else if (f->lookup && f->lookup(v) < 0)
+            rc = fail(x, e, f->path, "unknown name '%s'", v);
         else if (strlen(v) >= SF_CFG_NAME)
-            rc = fail(x, e, key, "name too long");
+            rc = fail(x, e, f->path, "name too long");
         else
             snprintf(out[(*count)++], SF_CFG_NAME, "%s", v);
     }
     return rc;
 }
 
-static int read_csched(ctx *x, const yaml_node_t *n) {
-    const char *key = "search.c_schedule";
+/* A c schedule (SF_CFG_CSCHED): a list of {below: N, c: X}. */
+static int read_csched(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
+    const char *key = f->path;
     if (n->type != YAML_SEQUENCE_NODE)
         return fail(x, n, key, "expected a list of {below: N, c: X} entries");
-    sf_run_config *c = x->cfg;
-    c->search.n_c_schedule = 0;
+    sf_cfg_csched *out = (sf_cfg_csched *)(void *)((char *)x->cfg + f->off);
+    int *count = count_of(f, x->cfg);
+    *count = 0;
+    char below_key[96], c_key[96];
+    snprintf(below_key, sizeof below_key, "%s.below", key);
+    snprintf(c_key, sizeof c_key, "%s.c", key);
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *e = yaml_document_get_node(x->doc, *it);
         if (e->type != YAML_MAPPING_NODE)
             return fail(x, e, key, "each entry must be a mapping {below: N, c: X}");
-        if (c->search.n_c_schedule >= SF_CFG_MAX_CSCHED)
-            return fail(x, e, key, "at most %d entries", SF_CFG_MAX_CSCHED);
+        if (*count >= f->cap)
+            return fail(x, e, key, "at most %d entries", f->cap);
         sf_cfg_csched s = {0, -1};
         for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top;
              p++) {
@@ -425,14 +785,12 @@ static int read_csched(ctx *x, const yaml_node_t *n) {
             if (ks && !strcmp(ks, "below") && vs) {
                 unsigned long b = strtoul(vs, &end, 10);
                 if (end == vs || *end || b > 100000000ul || vs[0] == '-')
-                    return fail(x, v, "search.c_schedule.below",
-                                "expected a simulation count, got '%s'", vs);
+                    return fail(x, v, below_key, "expected a simulation count, got '%s'", vs);
                 s.below = (uint32_t)b;
             } else if (ks && !strcmp(ks, "c") && vs) {
                 double d = strtod(vs, &end);
                 if (end == vs || *end || !(d >= 0) || d > 100)
-                    return fail(x, v, "search.c_schedule.c",
-                                "expected a number in 0..100, got '%s'", vs);
+                    return fail(x, v, c_key, "expected a number in 0..100, got '%s'", vs);
                 s.c = d;
             } else {
                 return fail(x, k, key, "unknown key '%s' (expected below, c)", ks ? ks : "?");
@@ -440,24 +798,40 @@ static int read_csched(ctx *x, const yaml_node_t *n) {
         }
         if (s.c < 0)
             return fail(x, e, key, "entry is missing 'c'");
-        c->search.c_schedule[c->search.n_c_schedule++] = s;
+        out[(*count)++] = s;
     }
-    if (c->search.n_c_schedule == 0)
+    if (*count == 0)
         return fail(x, n, key, "must have at least one entry");
     return SF_OK;
 }
 
-static int read_special(ctx *x, const char *path, const yaml_node_t *n) {
-    sf_run_config *c = x->cfg;
-    if (!strcmp(path, "play.encounters"))
-        return read_encounters(x, n);
-    if (!strcmp(path, "play.relics"))
-        return read_names(x, n, path, sf_relic_lookup, c->play.relics, SF_CFG_MAX_RELICS,
-                          &c->play.n_relics);
-    if (!strcmp(path, "play.potions"))
-        return read_names(x, n, path, sf_potion_lookup, c->play.potions, SF_CFG_MAX_POTIONS,
-                          &c->play.n_potions);
-    return read_csched(x, n);
+static int read_list(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
+    switch (f->type) {
+    case SF_CFG_ENCOUNTERS: return read_encounters(x, f, n);
+    case SF_CFG_NAMES: return read_names(x, f, n);
+    default: return read_csched(x, f, n);
+    }
+}
+
+/* Append ", word" (or "word" first) to a bounded list. */
+static void add_word(char *buf, size_t cap, size_t *len, const char *word, size_t wlen) {
+    if (*len >= cap)
+        return;
+    int w = snprintf(buf + *len, cap - *len, "%s%.*s", *len ? ", " : "", (int)wlen, word);
+    *len += w > 0 ? (size_t)w : 0;
+}
+
+/* "unknown key (SECTION takes: ...)": its scalar keys, then its lists. */
+static void unknown_key(ctx *x, const yaml_node_t *k, const char *path, const char *section) {
+    char names[512] = "";
+    size_t len = 0;
+    for (int lists = 0; lists < 2; lists++)
+        for (size_t i = 0; i < NKEYS; i++)
+            if (in_section(&keys[i], section) && is_list(keys[i].type) == lists) {
+                const char *key = keys[i].path + section_len(&keys[i]) + 1;
+                add_word(names, sizeof names, &len, key, strlen(key));
+            }
+    fail(x, k, path, "unknown key (%s takes: %s)", section, names);
 }
 
 static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
@@ -473,53 +847,46 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
         }
         char path[96];
         snprintf(path, sizeof path, "%s.%s", section, ks);
-        int handled = 0;
-        for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++) {
-            if (!strcmp(path, special_keys[i])) {
-                handled = 1;
-                if (x->special_at[i]) {
-                    fail(x, k, path, "given twice");
-                    break;
-                }
-                x->special_at[i] = v;
-                read_special(x, path, v); /* a problem is reported; go on */
-            }
-        }
-        for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !handled; i++) {
-            if (!strcmp(path, fields[i].path)) {
-                handled = 1;
-                if (x->at[i]) {
-                    fail(x, k, path, "given twice");
-                    break;
-                }
-                x->at[i] = v;
-                set_field(x, &fields[i], v); /* a problem is reported; go on */
-            }
-        }
-        if (!handled) {
-            char keys[512] = "";
-            size_t len = 0, pre = strlen(section);
-            for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-                if (!strncmp(fields[i].path, section, pre) && fields[i].path[pre] == '.')
-                    len += (size_t)snprintf(keys + len, sizeof keys - len, "%s%s", len ? ", " : "",
-                                            fields[i].path + pre + 1);
-            for (size_t i = 0; i < sizeof special_keys / sizeof special_keys[0]; i++)
-                if (!strncmp(special_keys[i], section, pre) && special_keys[i][pre] == '.' &&
-                    len < sizeof keys)
-                    len += (size_t)snprintf(keys + len, sizeof keys - len, ", %s",
-                                            special_keys[i] + pre + 1);
-            fail(x, k, path, "unknown key (%s takes: %s)", section, keys);
+        const sf_config_key *f = key_of(path);
+        if (!f) {
+            unknown_key(x, k, path, section);
+        } else if (x->at[f - keys]) {
+            fail(x, k, path, "given twice");
+        } else {
+            x->at[f - keys] = v;
+            /* a problem is reported; go on */
+            if (is_list(f->type))
+                read_list(x, f, v);
+            else
+                set_field(x, f, v);
         }
     }
     return SF_OK;
 }
 
-/* A broken rule, at the key's position in the file. */
-static void rule_in_file(void *p, const char *key, const char *why) {
+/* Whether `name` is a section: the first part of some row's path. */
+static int section_known(const char *name) {
+    for (size_t i = 0; i < NKEYS; i++)
+        if (in_section(&keys[i], name))
+            return 1;
+    return 0;
+}
+
+/* "run, seeds, ...": every section, in the table's order. */
+static void section_names(char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NKEYS; i++)
+        if (starts_section(i))
+            add_word(buf, cap, &len, keys[i].path, section_len(&keys[i]));
+}
+
+/* A broken rule, at the key's position in the file (or near's). */
+static void rule_in_file(void *p, const char *key, const char *near, const char *why) {
     ctx *x = p;
     const yaml_node_t *n = node_of(x, key);
-    if (!n && !strcmp(key, "play.hp")) /* above a max_hp given alone: point there */
-        n = node_of(x, "play.max_hp");
+    if (!n)
+        n = node_of(x, near);
     fail(x, n, key, "%s", why);
 }
 
@@ -556,20 +923,17 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
             yaml_node_t *k = yaml_document_get_node(&doc, p->key);
             yaml_node_t *v = yaml_document_get_node(&doc, p->value);
             const char *ks = scalar(k);
-            int known = 0;
-            for (size_t i = 0; i < sizeof sections / sizeof sections[0] && ks; i++)
-                known |= !strcmp(ks, sections[i]);
-            if (!known)
-                fail(&x, k, ks ? ks : "(key)",
-                     "unknown section (expected run, seeds, play, search, model, evald, "
-                     "workers, coordinator, shard)");
-            else
+            if (ks && section_known(ks)) {
                 read_section(&x, ks, v);
+            } else {
+                char names[256];
+                section_names(names, sizeof names);
+                fail(&x, k, ks ? ks : "(key)", "unknown section (expected %s)", names);
+            }
         }
-        if (!cfg->name[0] && !node_of(&x, "run.name"))
-            fail(&x, NULL, "run.name", "is required");
-        if (cfg->seed_count == 0 && !node_of(&x, "seeds.count"))
-            fail(&x, NULL, "seeds.count", "is required");
+        for (size_t i = 0; i < NKEYS; i++)
+            if ((keys[i].flags & SF_CFG_REQUIRED) && !x.at[i])
+                fail(&x, NULL, keys[i].path, "is required");
         rc = x.problems ? SF_ECONFIG : SF_OK;
     }
 
@@ -673,148 +1037,6 @@ int sf_config_load_all(const char *path, sf_run_config *cfg, sf_config_report_fn
     return rc;
 }
 
-/* ---- validation ----------------------------------------------------------- */
-
-/* A run name becomes part of file names (shards, scratch files): letters,
- * digits, '.', '_' and '-', not starting with '.'. */
-static int name_ok(const char *s) {
-    if (!s[0] || s[0] == '.')
-        return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '.' || *p == '_' || *p == '-'))
-            return 0;
-    return 1;
-}
-
-/* Documented in wire.h. ZeroMQ would wrap a port above 65535 silently. */
-const char *sf_endpoint_problem(const char *s) {
-    if (!strncmp(s, "inproc://", 9))
-        return "inproc:// reaches only threads of one process, and the coordinator, workers "
-               "and gpu-evald are separate processes; use tcp://HOST:PORT or ipc://PATH";
-    if (!strncmp(s, "ipc://", 6)) {
-        size_t l = strlen(s + 6);
-        if (l == 0)
-            return "ipc:// needs a socket path";
-        if (l > 107)
-            return "the ipc:// path is longer than 107 bytes (the Unix socket limit)";
-        return NULL;
-    }
-    if (strncmp(s, "tcp://", 6))
-        return "not a tcp://HOST:PORT or ipc://PATH endpoint";
-    const char *colon = strrchr(s + 6, ':');
-    if (!colon || colon == s + 6)
-        return "tcp:// needs HOST:PORT (PORT a number 1..65535, or * for any free port)";
-    const char *port = colon + 1;
-    if (!strcmp(port, "*"))
-        return NULL;
-    unsigned long p = 0;
-    size_t digits = 0;
-    for (const char *q = port; *q; q++, digits++) {
-        if (*q < '0' || *q > '9' || digits >= 6)
-            return "the tcp:// port must be a number 1..65535, or *";
-        p = p * 10 + (unsigned long)(*q - '0');
-    }
-    if (digits == 0 || p == 0 || p > 65535)
-        return "the tcp:// port must be a number 1..65535, or *";
-    return NULL;
-}
-
-/* The cross-field and content rules, shared by sf_config_validate() and the
- * YAML parser (which adds the line and column of the key). Every broken rule
- * is passed to `bad` with the offending key's path; returns how many. */
-static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
-    int n = 0;
-    char why[SF_ERR_MSG_MAX];
-#define BAD(k, ...)                             \
-    do {                                        \
-        snprintf(why, sizeof why, __VA_ARGS__); \
-        bad(bad_ctx, (k), why);                 \
-        n++;                                    \
-    } while (0)
-    if (!name_ok(c->name))
-        BAD("run.name",
-            "'%s' may hold only letters, digits, '.', '_' and '-' and must not start with '.' "
-            "(it names files)",
-            c->name);
-    const char *p;
-    if ((p = sf_endpoint_problem(c->coordinator.endpoint)))
-        BAD("coordinator.endpoint", "'%s': %s", c->coordinator.endpoint, p);
-    if ((p = sf_endpoint_problem(c->evald.endpoint)))
-        BAD("evald.endpoint", "'%s': %s", c->evald.endpoint, p);
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    sf_err e = {0};
-    if (sf_deck_parse(c->play.deck, &spec, &e) < 0)
-        BAD("play.deck", "%s", strncmp(e.msg, "deck: ", 6) ? e.msg : e.msg + 6);
-    if (c->play.hp > c->play.max_hp)
-        BAD("play.hp", "%u is above play.max_hp (%u)", c->play.hp, c->play.max_hp);
-    for (int i = 0; i < c->play.n_relics; i++)
-        if (sf_relic_lookup(c->play.relics[i]) < 0)
-            BAD("play.relics", "unknown relic '%s'", c->play.relics[i]);
-    for (int i = 0; i < c->play.n_potions; i++)
-        if (sf_potion_lookup(c->play.potions[i]) < 0)
-            BAD("play.potions", "unknown potion '%s'", c->play.potions[i]);
-    for (int i = 0; i < c->play.n_encounters; i++)
-        if (c->play.encounters[i].id < 0 || c->play.encounters[i].id >= sf_encounter_count() ||
-            !(c->play.encounters[i].weight > 0))
-            BAD("play.encounters", "entry %d is invalid", i);
-    if (c->play.n_encounters > 0 && !strcmp(c->play.mode, "gauntlet"))
-        BAD("play.encounters",
-            "applies to play.mode fights only; a gauntlet draws its fights from the act's "
-            "pools (remove it or set play.mode: fights)");
-    if (c->search.trees > c->search.simulations)
-        BAD("search.trees",
-            "%u is above search.simulations (%u): each tree runs at least one simulation",
-            c->search.trees, c->search.simulations);
-    for (int i = 1; i < c->search.n_c_schedule; i++) {
-        uint32_t prev = c->search.c_schedule[i - 1].below, cur = c->search.c_schedule[i].below;
-        if (prev == 0 || (cur != 0 && cur <= prev)) {
-            BAD("search.c_schedule", "'below' must increase, with only the last entry unbounded");
-            break;
-        }
-    }
-    if (!strcmp(c->search.evaluator, "net")) {
-        if (!c->model.bundle[0])
-            BAD("model.bundle", "required when search.evaluator is net");
-        if (!c->model.sha256[0])
-            BAD("model.sha256", "a 64-digit hex SHA-256 is required when search.evaluator is net");
-    }
-    /* A config file's model.sha256 was normalised when read (T_SHA256); a
-     * config built in memory or from a RunConfig message must already hold
-     * the canonical spelling, or its digest would name the model differently. */
-    if (c->model.sha256[0] && !sf_sha256_hex_canonical(c->model.sha256)) {
-        sf_err e = {0};
-        char lower[SF_SHA256_HEX_LEN + 1];
-        if (sf_sha256_hex_parse(c->model.sha256, lower, &e) != SF_OK)
-            BAD("model.sha256", "%s", e.msg);
-        else
-            BAD("model.sha256", "'%s' is not in lower case; a SHA-256 is stored and sent as '%s'",
-                c->model.sha256, lower);
-    }
-    if (c->seed_start + c->seed_count < c->seed_start)
-        BAD("seeds.count", "seeds.start + seeds.count overflows");
-    return n;
-#undef BAD
-}
-
-typedef struct first_rule {
-    const char *origin;
-    sf_err *err;
-    int seen;
-} first_rule;
-
-static void keep_first(void *p, const char *key, const char *why) {
-    first_rule *f = p;
-    if (f->seen++ == 0)
-        sf_err_set(f->err, SF_ECONFIG, "%s: %s: %s", f->origin, key, why);
-}
-
-int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
-    first_rule f = {origin, err, 0};
-    return check_config(c, keep_first, &f) > 0 ? SF_ECONFIG : SF_OK;
-}
-
 /* ---- printing ------------------------------------------------------------- */
 
 /* The shortest decimal that reads back as the same double. */
@@ -841,75 +1063,494 @@ static void print_str(FILE *o, const char *key, const char *v) {
     fprintf(o, "\"\n");
 }
 
-void sf_config_print(const sf_run_config *c, FILE *o) {
-    fprintf(o, "run:\n");
-    print_str(o, "name", c->name);
-    print_str(o, "output_dir", c->output_dir);
-    fprintf(o, "  seed: %llu\n", (unsigned long long)c->run_seed);
-    print_str(o, "kind", c->kind);
-    fprintf(o, "seeds:\n  start: %llu\n  count: %llu\n  job_size: %u\n",
-            (unsigned long long)c->seed_start, (unsigned long long)c->seed_count, c->job_size);
-    fprintf(o, "play:\n");
-    print_str(o, "mode", c->play.mode);
-    if (c->play.n_encounters == 0)
-        fprintf(o, "  # encounters: every Act-1 encounter, equally (the default)\n");
-    else
-        fprintf(o, "  encounters:\n");
-    char b1[32], b2[32], b3[32], b4[32];
-    for (int i = 0; i < c->play.n_encounters; i++)
-        fprintf(o, "    \"%s\": %s\n", sf_encounter_name(c->play.encounters[i].id),
-                num(c->play.encounters[i].weight, b1));
-    print_str(o, "deck", c->play.deck);
-    fprintf(o, "  relics: [");
-    for (int i = 0; i < c->play.n_relics; i++)
-        fprintf(o, "%s\"%s\"", i ? ", " : "", c->play.relics[i]);
-    fprintf(o, "]\n  potions: [");
-    for (int i = 0; i < c->play.n_potions; i++)
-        fprintf(o, "%s\"%s\"", i ? ", " : "", c->play.potions[i]);
-    fprintf(o, "]\n  hp: %u\n  max_hp: %u\n  ascension: %u\n", c->play.hp, c->play.max_hp,
-            c->play.ascension);
-    fprintf(o, "search:\n  simulations: %u\n  trees: %u\n  c_schedule:\n", c->search.simulations,
-            c->search.trees);
-    for (int i = 0; i < c->search.n_c_schedule; i++) {
-        if (c->search.c_schedule[i].below)
-            fprintf(o, "    - {below: %u, c: %s}\n", c->search.c_schedule[i].below,
-                    num(c->search.c_schedule[i].c, b1));
+static void print_list(FILE *o, const sf_config_key *f, const char *key, const sf_run_config *c) {
+    const char *at = (const char *)c + f->off;
+    int n = count_in(f, c);
+    char b[32];
+    switch (f->type) {
+    case SF_CFG_ENCOUNTERS: {
+        const sf_cfg_encounter *e = (const void *)at;
+        if (n == 0)
+            fprintf(o, "  # %s: every Act-1 encounter, equally (the default)\n", key);
         else
-            fprintf(o, "    - {c: %s}             # every other budget\n",
-                    num(c->search.c_schedule[i].c, b1));
+            fprintf(o, "  %s:\n", key);
+        for (int i = 0; i < n; i++)
+            fprintf(o, "    \"%s\": %s\n", sf_encounter_name(e[i].id), num(e[i].weight, b));
+        return;
     }
-    fprintf(o, "  widening_c: %s\n  widening_alpha: %s\n  rollout_tau: %s\n",
-            num(c->search.widening_c, b1), num(c->search.widening_alpha, b2),
-            num(c->search.rollout_tau, b3));
-    print_str(o, "evaluator", c->search.evaluator);
-    fprintf(o,
-            "  gumbel: %s\n  gumbel_m: %u\n  gumbel_c_visit: %s\n  gumbel_c_scale: %s\n"
-            "  teacher_rollouts: %u\n  clairvoyant: %s\n  cvar_alpha: %s\n"
-            "  cvar_lambda: %s\n  max_rollout_plies: %u\n",
-            c->search.gumbel ? "true" : "false", c->search.gumbel_m,
-            num(c->search.gumbel_c_visit, b1), num(c->search.gumbel_c_scale, b2),
-            c->search.teacher_rollouts, c->search.clairvoyant ? "true" : "false",
-            num(c->search.cvar_alpha, b3), num(c->search.cvar_lambda, b4),
-            c->search.max_rollout_plies);
-    fprintf(o, "model:\n");
-    print_str(o, "bundle", c->model.bundle);
-    print_str(o, "sha256", c->model.sha256);
-    fprintf(o, "evald:\n");
-    print_str(o, "endpoint", c->evald.endpoint);
-    fprintf(o, "  spawn: %s\n", c->evald.spawn ? "true" : "false");
-    print_str(o, "backend", c->evald.backend);
-    fprintf(o, "  max_batch: %u\n  max_wait_us: %u\n  timeout_ms: %u\n  retries: %u\n",
-            c->evald.max_batch, c->evald.max_wait_us, c->evald.timeout_ms, c->evald.retries);
-    fprintf(o, "workers:\n  count: %u\n  threads: %u\n  fights_per_thread: %u\n", c->workers.count,
-            c->workers.threads, c->workers.fights_per_thread);
-    fprintf(o, "coordinator:\n");
-    print_str(o, "endpoint", c->coordinator.endpoint);
-    fprintf(o,
-            "  lease_seconds: %u\n  heartbeat_ms: %u\n  heartbeat_liveness: %u\n"
-            "  metrics_port: %u\n",
-            c->coordinator.lease_seconds, c->coordinator.heartbeat_ms,
-            c->coordinator.heartbeat_liveness, c->coordinator.metrics_port);
-    fprintf(o, "shard:\n  zstd_level: %d\n", c->shard.zstd_level);
-    fprintf(o, "labels:\n");
-    print_str(o, "unsearched", c->labels.unsearched);
+    case SF_CFG_NAMES: {
+        const char(*names)[SF_CFG_NAME] = (const char(*)[SF_CFG_NAME])(const void *)at;
+        fprintf(o, "  %s: [", key);
+        for (int i = 0; i < n; i++)
+            fprintf(o, "%s\"%s\"", i ? ", " : "", names[i]);
+        fprintf(o, "]\n");
+        return;
+    }
+    default: {
+        const sf_cfg_csched *s = (const void *)at;
+        fprintf(o, "  %s:\n", key);
+        for (int i = 0; i < n; i++) {
+            if (s[i].below)
+                fprintf(o, "    - {below: %u, c: %s}\n", s[i].below, num(s[i].c, b));
+            else
+                fprintf(o, "    - {c: %s}             # every other budget\n", num(s[i].c, b));
+        }
+        return;
+    }
+    }
+}
+
+void sf_config_print(const sf_run_config *c, FILE *o) {
+    char b[32];
+    for (size_t i = 0; i < NKEYS; i++) {
+        const sf_config_key *f = &keys[i];
+        size_t sl = section_len(f);
+        if (starts_section(i))
+            fprintf(o, "%.*s:\n", (int)sl, f->path);
+        const char *key = f->path + sl + 1;
+        const void *at = (const char *)c + f->off;
+        switch (f->type) {
+        case SF_CFG_STR:
+        case SF_CFG_SHA256: print_str(o, key, at); break;
+        case SF_CFG_U32: fprintf(o, "  %s: %u\n", key, *(const uint32_t *)at); break;
+        case SF_CFG_U64:
+            fprintf(o, "  %s: %llu\n", key, (unsigned long long)*(const uint64_t *)at);
+            break;
+        case SF_CFG_I32: fprintf(o, "  %s: %d\n", key, *(const int *)at); break;
+        case SF_CFG_F64: fprintf(o, "  %s: %s\n", key, num(*(const double *)at, b)); break;
+        case SF_CFG_BOOL: fprintf(o, "  %s: %s\n", key, *(const int *)at ? "true" : "false"); break;
+        default: print_list(o, f, key, c); break;
+        }
+    }
+}
+
+/* ---- RunConfig ------------------------------------------------------------ */
+
+/* Where a row's value lives in a RunConfig: the RunConfig field of its
+ * section message (NULL: a field of RunConfig itself) and the field. */
+typedef struct wire_field {
+    const ProtobufCFieldDescriptor *section;
+    const ProtobufCFieldDescriptor *field;
+} wire_field;
+
+/* A section: a RunConfig field holding one message. */
+static int is_section(const ProtobufCFieldDescriptor *fd) {
+    return fd->type == PROTOBUF_C_TYPE_MESSAGE && fd->label != PROTOBUF_C_LABEL_REPEATED;
+}
+
+/* Whether protobuf field `fd` can carry a row's type. Scalars are proto3
+ * singular fields (no has_ flag); lists are repeated fields. */
+static int wire_type_ok(const sf_config_key *f, const ProtobufCFieldDescriptor *fd) {
+    int one = fd->label == PROTOBUF_C_LABEL_NONE, rep = fd->label == PROTOBUF_C_LABEL_REPEATED;
+    switch (f->type) {
+    case SF_CFG_STR:
+    case SF_CFG_SHA256: return one && fd->type == PROTOBUF_C_TYPE_STRING;
+    case SF_CFG_U32: return one && fd->type == PROTOBUF_C_TYPE_UINT32;
+    case SF_CFG_U64: return one && fd->type == PROTOBUF_C_TYPE_UINT64;
+    case SF_CFG_I32: return one && fd->type == PROTOBUF_C_TYPE_INT32;
+    case SF_CFG_F64: return one && fd->type == PROTOBUF_C_TYPE_DOUBLE;
+    case SF_CFG_BOOL: return one && fd->type == PROTOBUF_C_TYPE_BOOL;
+    case SF_CFG_ENCOUNTERS:
+        return rep && fd->type == PROTOBUF_C_TYPE_MESSAGE &&
+               fd->descriptor == &spirefleet__encounter_weight__descriptor;
+    case SF_CFG_NAMES: return rep && fd->type == PROTOBUF_C_TYPE_STRING;
+    case SF_CFG_CSCHED:
+        return rep && fd->type == PROTOBUF_C_TYPE_MESSAGE &&
+               fd->descriptor == &spirefleet__cschedule__descriptor;
+    }
+    return 0;
+}
+
+/* Find the field a row's wire name ("section.field" or "field") names,
+ * by name in the descriptors. Returns 0, or -1 when fleet.proto has no
+ * such field or its type cannot carry the row's. */
+static int wire_find(const sf_config_key *f, wire_field *w) {
+    const ProtobufCMessageDescriptor *d = &spirefleet__run_config__descriptor;
+    const char *name = wire_of(f), *dot = strchr(name, '.');
+    w->section = NULL;
+    if (dot) {
+        char section[64];
+        size_t l = (size_t)(dot - name);
+        if (l >= sizeof section)
+            return -1;
+        memcpy(section, name, l);
+        section[l] = '\0';
+        w->section = protobuf_c_message_descriptor_get_field_by_name(d, section);
+        if (!w->section || !is_section(w->section))
+            return -1;
+        d = w->section->descriptor;
+        name = dot + 1;
+    }
+    w->field = protobuf_c_message_descriptor_get_field_by_name(d, name);
+    return w->field && wire_type_ok(f, w->field) ? 0 : -1;
+}
+
+/* The message holding a row's field inside `run` (NULL: its section is
+ * absent). */
+static const ProtobufCMessage *wire_msg(const Spirefleet__RunConfig *run, const wire_field *w) {
+    if (!w->section)
+        return &run->base;
+    return *(ProtobufCMessage *const *)(const void *)((const char *)run + w->section->offset);
+}
+
+#define MEMBER(msg, fd, T) ((T *)(void *)((char *)(msg) + (fd)->offset))
+#define QUANT(msg, fd)     ((size_t *)(void *)((char *)(msg) + (fd)->quantifier_offset))
+
+/* The list pools of the scratch, handed out in row order. */
+typedef struct pools {
+    int enc, csched, names;
+} pools;
+
+/* A list row's entries into repeated field `fd` of `msg`. */
+static void list_to_proto(const sf_config_key *f, const sf_run_config *c, ProtobufCMessage *msg,
+                          const ProtobufCFieldDescriptor *fd, sf_config_scratch *s, pools *used) {
+    const char *at = (const char *)c + f->off;
+    int n = count_in(f, c);
+    if (n < 0)
+        n = 0;
+    if (n > f->cap)
+        n = f->cap;
+    switch (f->type) {
+    case SF_CFG_ENCOUNTERS: {
+        const sf_cfg_encounter *e = (const void *)at;
+        if (n > SF_CFG_MAX_ENCOUNTERS - used->enc)
+            n = SF_CFG_MAX_ENCOUNTERS - used->enc;
+        Spirefleet__EncounterWeight **ptr = &s->enc_ptr[used->enc];
+        for (int i = 0; i < n; i++) {
+            Spirefleet__EncounterWeight *m = &s->enc[used->enc + i];
+            spirefleet__encounter_weight__init(m);
+            m->id = (uint32_t)e[i].id;
+            m->weight = e[i].weight;
+            ptr[i] = m;
+        }
+        used->enc += n;
+        *MEMBER(msg, fd, Spirefleet__EncounterWeight **) = ptr;
+        break;
+    }
+    case SF_CFG_NAMES: {
+        const char(*names)[SF_CFG_NAME] = (const char(*)[SF_CFG_NAME])(const void *)at;
+        if (n > SF_CFG_MAX_NAMES - used->names)
+            n = SF_CFG_MAX_NAMES - used->names;
+        char **ptr = &s->name_ptr[used->names];
+        for (int i = 0; i < n; i++)
+            ptr[i] = (char *)names[i];
+        used->names += n;
+        *MEMBER(msg, fd, char **) = ptr;
+        break;
+    }
+    default: {
+        const sf_cfg_csched *e = (const void *)at;
+        if (n > SF_CFG_MAX_CSCHED - used->csched)
+            n = SF_CFG_MAX_CSCHED - used->csched;
+        Spirefleet__CSchedule **ptr = &s->csched_ptr[used->csched];
+        for (int i = 0; i < n; i++) {
+            Spirefleet__CSchedule *m = &s->csched[used->csched + i];
+            spirefleet__cschedule__init(m);
+            m->below = e[i].below;
+            m->c = e[i].c;
+            ptr[i] = m;
+        }
+        used->csched += n;
+        *MEMBER(msg, fd, Spirefleet__CSchedule **) = ptr;
+        break;
+    }
+    }
+    *QUANT(msg, fd) = (size_t)n;
+}
+
+Spirefleet__RunConfig *sf_config_to_proto(const sf_run_config *c, sf_config_scratch *s) {
+    memset(s, 0, sizeof *s);
+    spirefleet__run_config__init(&s->run);
+    /* a message for every section, in RunConfig's field order */
+    const ProtobufCMessageDescriptor *d = &spirefleet__run_config__descriptor;
+    unsigned used_sections = 0;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (!is_section(fd))
+            continue;
+        const ProtobufCMessageDescriptor *sd = fd->descriptor;
+        /* no room: left out (from_proto refuses it; the schema check names it) */
+        if (used_sections == SF_CFG_SECTIONS || sd->sizeof_message > sizeof s->section[0])
+            continue;
+        sf_config_section *sec = &s->section[used_sections++];
+        protobuf_c_message_init(sd, sec);
+        *MEMBER(&s->run, fd, ProtobufCMessage *) = &sec->base;
+    }
+    pools used = {0, 0, 0};
+    for (size_t i = 0; i < NKEYS; i++) {
+        const sf_config_key *f = &keys[i];
+        wire_field w;
+        if (wire_find(f, &w) < 0)
+            continue; /* a table error: sf_config_schema_check() names it */
+        ProtobufCMessage *msg = (ProtobufCMessage *)wire_msg(&s->run, &w);
+        if (!msg)
+            continue;
+        const char *at = (const char *)c + f->off;
+        const ProtobufCFieldDescriptor *fd = w.field;
+        switch (f->type) {
+        case SF_CFG_STR:
+        case SF_CFG_SHA256: *MEMBER(msg, fd, char *) = (char *)at; break;
+        case SF_CFG_U32: *MEMBER(msg, fd, uint32_t) = *(const uint32_t *)(const void *)at; break;
+        case SF_CFG_U64: *MEMBER(msg, fd, uint64_t) = *(const uint64_t *)(const void *)at; break;
+        case SF_CFG_I32: *MEMBER(msg, fd, int32_t) = *(const int *)(const void *)at; break;
+        case SF_CFG_F64: *MEMBER(msg, fd, double) = *(const double *)(const void *)at; break;
+        case SF_CFG_BOOL:
+            *MEMBER(msg, fd, protobuf_c_boolean) = *(const int *)(const void *)at;
+            break;
+        default: list_to_proto(f, c, msg, fd, s, &used); break;
+        }
+    }
+    return &s->run;
+}
+
+/* A list row's entries from repeated field `fd` of `msg`, with the checks
+ * the YAML reader makes of each entry. */
+static int list_from_proto(const sf_config_key *f, const ProtobufCMessage *msg,
+                           const ProtobufCFieldDescriptor *fd, sf_run_config *c, sf_err *err) {
+    const char *name = wire_of(f);
+    size_t n = *QUANT(msg, fd);
+    if (n > (size_t)f->cap)
+        return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: too many entries (%zu, at most %d)", name,
+                          n, f->cap);
+    char *at = (char *)c + f->off;
+    switch (f->type) {
+    case SF_CFG_ENCOUNTERS: {
+        Spirefleet__EncounterWeight *const *in = *MEMBER(msg, fd, Spirefleet__EncounterWeight **);
+        sf_cfg_encounter *out = (void *)at;
+        for (size_t i = 0; i < n; i++) {
+            if (!in || !in[i])
+                return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: entry %zu is missing", name, i);
+            if (!(in[i]->weight > 0) || !isfinite(in[i]->weight))
+                return sf_err_set(err, SF_EFORMAT,
+                                  "RunConfig.%s: entry %zu: the weight must be a positive number",
+                                  name, i);
+            out[i] = (sf_cfg_encounter){(int)in[i]->id, in[i]->weight};
+        }
+        break;
+    }
+    case SF_CFG_NAMES: {
+        char *const *in = *MEMBER(msg, fd, char **);
+        char(*out)[SF_CFG_NAME] = (void *)at;
+        for (size_t i = 0; i < n; i++) {
+            const char *v = in && in[i] ? in[i] : "";
+            size_t l = strlen(v);
+            if (l >= SF_CFG_NAME)
+                return sf_err_set(err, SF_EFORMAT,
+                                  "RunConfig.%s: entry %zu is too long (%zu bytes)", name, i, l);
+            memcpy(out[i], v, l + 1);
+        }
+        break;
+    }
+    default: {
+        Spirefleet__CSchedule *const *in = *MEMBER(msg, fd, Spirefleet__CSchedule **);
+        sf_cfg_csched *out = (void *)at;
+        for (size_t i = 0; i < n; i++) {
+            if (!in || !in[i])
+                return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: entry %zu is missing", name, i);
+            if (in[i]->below > 100000000u || !(in[i]->c >= 0) || in[i]->c > 100)
+                return sf_err_set(err, SF_EFORMAT,
+                                  "RunConfig.%s: entry %zu: below must be a simulation count and "
+                                  "c a number in 0..100",
+                                  name, i);
+            out[i] = (sf_cfg_csched){in[i]->below, in[i]->c};
+        }
+        break;
+    }
+    }
+    *count_of(f, c) = (int)n;
+    return SF_OK;
+}
+
+int sf_config_from_proto(const Spirefleet__RunConfig *m, sf_run_config *c, sf_err *err) {
+    if (!m)
+        return sf_err_set(err, SF_EFORMAT, "RunConfig: missing");
+    const ProtobufCMessageDescriptor *d = &spirefleet__run_config__descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++)
+        if (is_section(&d->fields[i]) &&
+            !*(ProtobufCMessage *const *)(const void *)((const char *)m + d->fields[i].offset))
+            return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: the section is missing",
+                              d->fields[i].name);
+    memset(c, 0, sizeof *c);
+    char why[SF_ERR_MSG_MAX], text[40];
+    for (size_t i = 0; i < NKEYS; i++) {
+        const sf_config_key *f = &keys[i];
+        wire_field w;
+        if (wire_find(f, &w) < 0)
+            return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: not a field of fleet.proto",
+                              wire_of(f));
+        const ProtobufCMessage *msg = wire_msg(m, &w);
+        const ProtobufCFieldDescriptor *fd = w.field;
+        const char *v = text;
+        switch (f->type) {
+        case SF_CFG_STR:
+        case SF_CFG_SHA256: {
+            v = *MEMBER(msg, fd, char *);
+            if (!v)
+                v = "";
+            size_t l = strlen(v);
+            if (l >= f->size)
+                return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: too long (%zu bytes)", wire_of(f),
+                                  l);
+            if (f->type == SF_CFG_SHA256) {
+                /* copied as sent: sf_config_validate() refuses any other
+                 * spelling than the canonical one */
+                memcpy((char *)c + f->off, v, l + 1);
+                continue;
+            }
+            break;
+        }
+        case SF_CFG_U32: snprintf(text, sizeof text, "%u", *MEMBER(msg, fd, uint32_t)); break;
+        case SF_CFG_U64:
+            snprintf(text, sizeof text, "%llu", (unsigned long long)*MEMBER(msg, fd, uint64_t));
+            break;
+        case SF_CFG_I32: snprintf(text, sizeof text, "%d", (int)*MEMBER(msg, fd, int32_t)); break;
+        case SF_CFG_F64: snprintf(text, sizeof text, "%.17g", *MEMBER(msg, fd, double)); break;
+        case SF_CFG_BOOL:
+            snprintf(text, sizeof text, "%s",
+                     *MEMBER(msg, fd, protobuf_c_boolean) ? "true" : "false");
+            break;
+        default: {
+            int rc = list_from_proto(f, msg, fd, c, err);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        }
+        /* the same checks as a value in a file (%.17g gives a double back exactly) */
+        if (store_scalar(f, v, c, why, sizeof why) < 0)
+            return sf_err_set(err, SF_EFORMAT, "RunConfig.%s: %s", wire_of(f), why);
+    }
+    return sf_config_validate(c, "RunConfig", err);
+}
+
+#undef MEMBER
+#undef QUANT
+
+/* The digest covers what decides the labels: the run identity, seeds and
+ * job split, what is played, the search and the model. Where and how the
+ * run executes (the rows flagged SF_CFG_EXEC: output dir, worker counts and
+ * threads, endpoints, batching, lease and heartbeat timing, compression
+ * level, the model's path) is left out, so the same run on 1 or 30 workers
+ * carries the same digest in every label. */
+int sf_config_digest(const sf_run_config *cfg, char hex[65]) {
+    sf_run_config c = *cfg;
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (!(keys[i].flags & SF_CFG_EXEC))
+            continue;
+        memset((char *)&c + keys[i].off, 0, keys[i].size);
+        if (is_list(keys[i].type))
+            *count_of(&keys[i], &c) = 0;
+    }
+    sf_config_scratch *s = malloc(sizeof *s);
+    if (!s)
+        return SF_ENOMEM;
+    Spirefleet__RunConfig *m = sf_config_to_proto(&c, s);
+    size_t n = spirefleet__run_config__get_packed_size(m);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) {
+        free(s);
+        return SF_ENOMEM;
+    }
+    spirefleet__run_config__pack(m, buf);
+    uint8_t h[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(h, buf, n);
+    sf_hex(h, sizeof h, hex);
+    free(buf);
+    free(s);
+    return SF_OK;
+}
+
+/* ---- the table checks itself ------------------------------------------------ */
+
+/* How many rows carry RunConfig field `name` ("section.field" or "field"). */
+static int rows_carrying(const char *name) {
+    int n = 0;
+    for (size_t i = 0; i < NKEYS; i++)
+        n += !strcmp(wire_of(&keys[i]), name);
+    return n;
+}
+
+static int covered(const char *name, sf_err *err) {
+    int n = rows_carrying(name);
+    if (n == 1)
+        return SF_OK;
+    return sf_err_set(err, SF_EFORMAT,
+                      n ? "RunConfig.%s: carried by %d rows of the config schema"
+                        : "RunConfig.%s: no row of the config schema carries it (proto/config.c)",
+                      name, n);
+}
+
+int sf_config_schema_check(sf_err *err) {
+    int pool_enc = 0, pool_names = 0, pool_csched = 0;
+    for (size_t i = 0; i < NKEYS; i++) {
+        const sf_config_key *f = &keys[i];
+        const char *dot = strchr(f->path, '.');
+        if (!dot || dot == f->path || !dot[1] || strchr(dot + 1, '.'))
+            return sf_err_set(err, SF_EFORMAT, "%s: a path is section.key", f->path);
+        if (key_of(f->path) != f)
+            return sf_err_set(err, SF_EFORMAT, "%s: two rows", f->path);
+        /* a section's rows together, so it is printed once */
+        for (size_t j = 0; starts_section(i) && j < i; j++)
+            if (section_len(&keys[j]) == section_len(f) &&
+                !strncmp(keys[j].path, f->path, section_len(f)))
+                return sf_err_set(err, SF_EFORMAT, "%s: the rows of its section are apart",
+                                  f->path);
+        wire_field w;
+        if (wire_find(f, &w) < 0)
+            return sf_err_set(err, SF_EFORMAT,
+                              "%s: RunConfig.%s is not a field of fleet.proto that can carry it",
+                              f->path, wire_of(f));
+        if ((f->flags & SF_CFG_REQUIRED) && f->def)
+            return sf_err_set(err, SF_EFORMAT, "%s: required, yet has a default", f->path);
+        if ((f->type == SF_CFG_NAMES) != (f->lookup != NULL))
+            return sf_err_set(err, SF_EFORMAT, "%s: a name list, and only one, has a lookup",
+                              f->path);
+        if (f->oneof && f->type != SF_CFG_STR)
+            return sf_err_set(err, SF_EFORMAT, "%s: only text has a oneof", f->path);
+        sf_run_config scratch;
+        memset(&scratch, 0, sizeof scratch);
+        char why[SF_ERR_MSG_MAX];
+        if (is_list(f->type) ? store_list_default(f, &scratch, why, sizeof why) < 0
+                             : f->def && store_scalar(f, f->def, &scratch, why, sizeof why) < 0)
+            return sf_err_set(err, SF_EFORMAT, "%s: the default '%s' does not pass: %s", f->path,
+                              f->def, why);
+        pool_enc += f->type == SF_CFG_ENCOUNTERS ? f->cap : 0;
+        pool_names += f->type == SF_CFG_NAMES ? f->cap : 0;
+        pool_csched += f->type == SF_CFG_CSCHED ? f->cap : 0;
+    }
+    if (pool_enc > SF_CFG_MAX_ENCOUNTERS || pool_names > SF_CFG_MAX_NAMES ||
+        pool_csched > SF_CFG_MAX_CSCHED)
+        return sf_err_set(err, SF_EFORMAT,
+                          "the lists' entries do not fit sf_config_scratch (wire.h): encounters "
+                          "%d of %d, names %d of %d, c schedules %d of %d",
+                          pool_enc, SF_CFG_MAX_ENCOUNTERS, pool_names, SF_CFG_MAX_NAMES,
+                          pool_csched, SF_CFG_MAX_CSCHED);
+    /* every field of RunConfig and of its sections has its row */
+    const ProtobufCMessageDescriptor *d = &spirefleet__run_config__descriptor;
+    unsigned sections = 0;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (!is_section(fd)) {
+            if (covered(fd->name, err) < 0)
+                return SF_EFORMAT;
+            continue;
+        }
+        const ProtobufCMessageDescriptor *sd = fd->descriptor;
+        if (++sections > SF_CFG_SECTIONS || sd->sizeof_message > sizeof(sf_config_section))
+            return sf_err_set(err, SF_EFORMAT,
+                              "RunConfig.%s: %s does not fit sf_config_scratch (wire.h: add it "
+                              "to sf_config_section, or raise SF_CFG_SECTIONS)",
+                              fd->name, sd->name);
+        for (unsigned j = 0; j < sd->n_fields; j++) {
+            char name[128];
+            snprintf(name, sizeof name, "%s.%s", fd->name, sd->fields[j].name);
+            if (covered(name, err) < 0)
+                return SF_EFORMAT;
+        }
+    }
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (!key_of(rules[i].key) || (rules[i].near && !key_of(rules[i].near)))
+            return sf_err_set(err, SF_EFORMAT, "a rule on %s names a key without a row",
+                              rules[i].key);
+    return SF_OK;
 }

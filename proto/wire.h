@@ -12,6 +12,15 @@
  *   mean the same thing have the same digest whatever their YAML spelling.
  *   Every error names file:line:column and the key.
  *
+ *   One table in config.c (sf_config_schema(): a row per key) drives all of
+ *   it: parsing, defaults, range and oneof checks, the printed config, the
+ *   fields the digest leaves out and the copy to and from RunConfig, which
+ *   finds each row's protobuf field by name through protobuf-c's descriptors.
+ *   A new key is a member of sf_run_config, a field of fleet.proto, a row
+ *   and a line of docs/operator.md's schema table; test-config fails until
+ *   all four agree. Rules between keys (sf_config_validate()) are functions
+ *   in a second table, each named by the key it reports.
+ *
  * Envelopes
  *   Every ZeroMQ message body is one packed Spirefleet__Envelope whose
  *   `version` is SF_PROTOCOL_VERSION. sf_wire_decode() never trusts its input:
@@ -159,11 +168,12 @@ int sf_config_load_all(const char *path, sf_run_config *cfg, sf_config_report_fn
 /* Write the effective config as YAML (the same schema sf_config_parse reads). */
 void sf_config_print(const sf_run_config *cfg, FILE *out);
 
-/* Convert to and from the RunConfig message. to_proto fills `msg` and the
- * sub-messages in `scratch`, which must outlive `msg` (no heap). from_proto
- * validates like the YAML path and names the bad field. */
-typedef struct sf_config_scratch {
-    Spirefleet__RunConfig run;
+/* Room for one of RunConfig's section messages (PlayConfig, SearchConfig,
+ * ...): to_proto hands them out in the order of RunConfig's fields. A new
+ * section message joins this union; sf_config_schema_check() refuses one
+ * that does not fit. */
+typedef union sf_config_section {
+    ProtobufCMessage base;
     Spirefleet__PlayConfig play;
     Spirefleet__SearchConfig search;
     Spirefleet__ModelConfig model;
@@ -172,20 +182,33 @@ typedef struct sf_config_scratch {
     Spirefleet__CoordinatorConfig coordinator;
     Spirefleet__ShardConfig shard;
     Spirefleet__LabelsConfig labels;
+} sf_config_section;
+
+#define SF_CFG_SECTIONS  12
+#define SF_CFG_MAX_NAMES (SF_CFG_MAX_RELICS + SF_CFG_MAX_POTIONS) /* all name lists together */
+
+/* The storage of sf_config_to_proto()'s message and its parts. */
+typedef struct sf_config_scratch {
+    Spirefleet__RunConfig run;
+    sf_config_section section[SF_CFG_SECTIONS];
     Spirefleet__EncounterWeight enc[SF_CFG_MAX_ENCOUNTERS];
     Spirefleet__EncounterWeight *enc_ptr[SF_CFG_MAX_ENCOUNTERS];
     Spirefleet__CSchedule csched[SF_CFG_MAX_CSCHED];
     Spirefleet__CSchedule *csched_ptr[SF_CFG_MAX_CSCHED];
-    char *relic_ptr[SF_CFG_MAX_RELICS];
-    char *potion_ptr[SF_CFG_MAX_POTIONS];
-    char enc_names[SF_CFG_MAX_ENCOUNTERS][SF_CFG_NAME];
+    char *name_ptr[SF_CFG_MAX_NAMES];
 } sf_config_scratch;
 
+/* Convert to and from the RunConfig message. to_proto fills `msg` and the
+ * sub-messages in `scratch`, which must outlive `msg`, and so must `cfg`:
+ * the message's strings point into it (no heap). from_proto checks every
+ * field as the YAML path does (length, range, oneof) and the rules between
+ * keys, and names the bad field ("RunConfig.search.trees: ..."). */
 Spirefleet__RunConfig *sf_config_to_proto(const sf_run_config *cfg, sf_config_scratch *scratch);
 int sf_config_from_proto(const Spirefleet__RunConfig *msg, sf_run_config *cfg, sf_err *err);
 
 /* The run's config digest: hex SHA-256 of the packed RunConfig (65 bytes
- * including the NUL). Returns SF_OK or SF_ENOMEM. */
+ * including the NUL) with the execution-only keys (SF_CFG_EXEC) cleared.
+ * Returns SF_OK or SF_ENOMEM. */
 int sf_config_digest(const sf_run_config *cfg, char hex[65]);
 
 /* Whether `endpoint` can join fleet processes: "tcp://HOST:PORT" (PORT
@@ -198,6 +221,65 @@ const char *sf_endpoint_problem(const char *endpoint);
 /* Validate cross-field rules (model required for evaluator "net", weights,
  * c schedule order, names known to the engine). Called by parse/from_proto. */
 int sf_config_validate(const sf_run_config *cfg, const char *origin, sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * The schema: one row per key, in the order sf_config_print() writes them
+ * (keys of a section together). Read-only; the rows live in config.c.
+ * ------------------------------------------------------------------------- */
+
+/* What a key holds, and the type of its sf_run_config member. */
+typedef enum sf_config_type {
+    SF_CFG_STR,        /* char[size]: text */
+    SF_CFG_SHA256,     /* char[65]: "" or 64 hex digits, stored in lower case */
+    SF_CFG_U32,        /* uint32_t */
+    SF_CFG_U64,        /* uint64_t */
+    SF_CFG_I32,        /* int */
+    SF_CFG_F64,        /* double, finite */
+    SF_CFG_BOOL,       /* int, 0 or 1 */
+    SF_CFG_ENCOUNTERS, /* sf_cfg_encounter[cap]: a mapping of name or pool to weight */
+    SF_CFG_NAMES,      /* char[cap][SF_CFG_NAME]: a list of names `lookup` knows */
+    SF_CFG_CSCHED,     /* sf_cfg_csched[cap]: a list of {below: N, c: X} */
+} sf_config_type;
+
+/* Row flags. SF_CFG_EXEC: where and how the run executes, not what it
+ * labels (endpoints, worker counts, batching, paths): cleared before the
+ * digest. */
+#define SF_CFG_REQUIRED 1u /* a file must give it; it has no default */
+#define SF_CFG_EXEC     2u
+
+typedef struct sf_config_key {
+    const char *path; /* the YAML key, "section.key" */
+    /* The RunConfig field: "search.simulations" (a field of a section
+     * message) or "run_seed" (of RunConfig itself); NULL: the same as path. */
+    const char *wire;
+    sf_config_type type;
+    size_t off, size;  /* the member of sf_run_config */
+    size_t count_off;  /* lists: their int entry count */
+    int cap;           /* lists: the most entries */
+    double lo, hi;     /* numbers: the range, inclusive; text: lo = the least length */
+    const char *oneof; /* text: "a|b|c", or NULL for free text */
+    /* The default, spelled as sf_config_print() writes the value (numbers,
+     * true/false, text unquoted); NULL: zero or empty. Name lists: the
+     * names, '|' between them. A c schedule: entries "BELOW:C", or "C" for
+     * the unbounded last one, '|' between them. Encounters: always NULL
+     * (every encounter, equally). */
+    const char *def;
+    int (*lookup)(const char *name); /* SF_CFG_NAMES: a name's id, or < 0 */
+    unsigned flags;                  /* SF_CFG_REQUIRED | SF_CFG_EXEC */
+} sf_config_key;
+
+/* The rows (*n receives how many). */
+const sf_config_key *sf_config_schema(size_t *n);
+
+/* Whether the rows agree with themselves, with fleet.proto and with the
+ * rules between keys: every path "section.key", unique, its section's rows
+ * together; every row's RunConfig field exists once, with a matching type;
+ * every field of RunConfig and of its sections has a row; each section
+ * message fits sf_config_section and the lists fit the scratch; every
+ * default passes its row's checks; every rule names a row. Returns SF_OK,
+ * or SF_EFORMAT with the first disagreement (a test runs it: the table is
+ * static, so it passes always or never). */
+int sf_config_schema_check(sf_err *err);
 
 /* ---------------------------------------------------------------------------
  * Envelopes

@@ -1,7 +1,8 @@
 /* fuzz_config_yaml.c — libFuzzer target: bytes as a YAML run configuration
  * (sf_config_parse). Any input must give SF_OK or SF_ECONFIG with a message,
  * never a crash, a leak or an out-of-bounds read; an accepted config must
- * print and parse back to the same digest. */
+ * print and parse back to the same digest, and come back from its RunConfig
+ * message (packed and unpacked) with the same digest too. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,5 +37,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         strcmp(da, db) != 0)
         abort();
     free(buf);
+    sf_config_scratch *s = malloc(sizeof *s);
+    if (!s)
+        return 0;
+    Spirefleet__RunConfig *msg = sf_config_to_proto(&a, s);
+    size_t n = spirefleet__run_config__get_packed_size(msg);
+    uint8_t *packed = malloc(n ? n : 1);
+    if (packed) {
+        spirefleet__run_config__pack(msg, packed);
+        Spirefleet__RunConfig *back = spirefleet__run_config__unpack(NULL, n, packed);
+        if (!back)
+            abort(); /* what we pack, we unpack */
+        if (sf_config_from_proto(back, &b, &err) != SF_OK)
+            abort(); /* what we send, a worker accepts */
+        if (sf_config_digest(&b, db) == SF_OK && strcmp(da, db) != 0)
+            abort();
+        spirefleet__run_config__free_unpacked(back, NULL);
+        free(packed);
+    }
+    free(s);
     return 0;
 }

@@ -1,5 +1,7 @@
 /* test_config.c — the fleet's YAML run configuration (proto/wire.h). */
 #include <dirent.h>
+#include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +356,92 @@ START_TEST(printed_config_parses_back_to_the_same_digest) {
 }
 END_TEST
 
+/* ---- golden values ---------------------------------------------------------
+ * The config digest is in every label, so it must not move when the code
+ * that computes it does. Recorded before the schema table drove the printed
+ * config and the RunConfig copy: the digest, the SHA-256 of the packed
+ * RunConfig (every key, execution-only ones too) and the printed config of
+ * the shipped configs and of one that sets every key
+ * (tests/fixtures/configs/good/every-key.yaml). A change here is a change
+ * of every run's identity: bump it only on purpose. */
+typedef struct golden_config {
+    const char *file;   /* under the source root */
+    const char *digest; /* sf_config_digest */
+    const char *bytes;  /* SHA-256 of the packed sf_config_to_proto */
+} golden_config;
+
+static const golden_config golden_configs[] = {
+    {"configs/local.yaml", "62cba6ee8c9cd662a25e9f68239fe376c49d9bed38d295baae7766588cbabbd3",
+     "74662114aeded34bea93c6f0bd867c9cf829403f30b85155a5711b0b0d1fe31b"},
+    {"configs/fleet-example.yaml",
+     "b17d347a14bf83a79f86f8accf872a5b70bf9a0ee27a4ef023e0295c0d2620eb",
+     "08a10e33e877d6c9a6ebabcc7b309cf7f091caed52bcfd87c21fdedceb94644a"},
+    {"configs/local-net.yaml", "dbe8b5d41f7dbc9f08698190a282deacfa63779ff8d3cdf1872ca4a4226db263",
+     "18cbce753d663edda2d5146d2917dd93b6ed1fbcc81698499389b1cbd8a95694"},
+    {"tests/fixtures/configs/good/every-key.yaml",
+     "131f453e6f65994be5644302634a0df940b156960ca9b6ff9a442c7e6f85a219",
+     "e937570fdfa3ef248bbc696e4e66815e55d8dc9c15aa45bb81e009b87e9359bf"},
+};
+
+static void load_source_config(const char *file, sf_run_config *c) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, file);
+    sf_err e = {0};
+    ck_assert_msg(sf_config_load(path, c, &e) == SF_OK, "%s: %s", file, e.msg);
+}
+
+START_TEST(digests_and_runconfig_bytes_are_golden) {
+    for (size_t i = 0; i < sizeof golden_configs / sizeof golden_configs[0]; i++) {
+        const golden_config *g = &golden_configs[i];
+        sf_run_config c;
+        load_source_config(g->file, &c);
+        char digest[65];
+        ck_assert_int_eq(sf_config_digest(&c, digest), SF_OK);
+        ck_assert_msg(!strcmp(digest, g->digest), "%s: config digest %s, golden %s", g->file,
+                      digest, g->digest);
+        sf_config_scratch *s = malloc(sizeof *s);
+        ck_assert_ptr_nonnull(s);
+        Spirefleet__RunConfig *m = sf_config_to_proto(&c, s);
+        size_t n = spirefleet__run_config__get_packed_size(m);
+        uint8_t *buf = malloc(n ? n : 1);
+        ck_assert_ptr_nonnull(buf);
+        spirefleet__run_config__pack(m, buf);
+        uint8_t h[crypto_hash_sha256_BYTES];
+        crypto_hash_sha256(h, buf, n);
+        char hex[65];
+        sf_hex(h, sizeof h, hex);
+        ck_assert_msg(!strcmp(hex, g->bytes), "%s: RunConfig bytes %s, golden %s", g->file, hex,
+                      g->bytes);
+        free(buf);
+        free(s);
+    }
+}
+END_TEST
+
+/* What `sf-fleet check` prints for the every-key config, byte for byte. */
+START_TEST(printed_config_is_golden) {
+    sf_run_config c;
+    load_source_config("tests/fixtures/configs/good/every-key.yaml", &c);
+    char *got = NULL;
+    size_t got_len = 0;
+    FILE *m = open_memstream(&got, &got_len);
+    sf_config_print(&c, m);
+    fclose(m);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/configs/good/every-key.printed.yaml",
+             SF_SOURCE_ROOT);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    char want[8192];
+    size_t want_len = fread(want, 1, sizeof want - 1, f);
+    fclose(f);
+    want[want_len] = '\0';
+    ck_assert_msg(got_len == want_len && !memcmp(got, want, want_len),
+                  "printed config differs from %s:\n%s", path, got);
+    free(got);
+}
+END_TEST
+
 START_TEST(proto_round_trip) {
     sf_run_config a, b;
     sf_err e = {0};
@@ -384,6 +472,384 @@ START_TEST(proto_round_trip) {
     spirefleet__run_config__free_unpacked(back, NULL);
     free(buf);
     free(s);
+}
+END_TEST
+
+/* ---- the schema table ------------------------------------------------------ */
+
+START_TEST(schema_table_agrees_with_itself_and_fleet_proto) {
+    sf_err e = {0};
+    ck_assert_msg(sf_config_schema_check(&e) == SF_OK, "%s", e.msg);
+}
+END_TEST
+
+static const char *wire_name(const sf_config_key *k) {
+    return k->wire ? k->wire : k->path;
+}
+
+/* The row carrying RunConfig field `name`, or NULL; fails on two. */
+static const sf_config_key *row_of_wire(const char *name) {
+    size_t n;
+    const sf_config_key *rows = sf_config_schema(&n), *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(wire_name(&rows[i]), name))
+            continue;
+        ck_assert_msg(!found, "RunConfig.%s: carried by %s and %s", name, found ? found->path : "",
+                      rows[i].path);
+        found = &rows[i];
+    }
+    return found;
+}
+
+/* Walks fleet.proto's descriptors on its own (not through config.c): a field
+ * added to RunConfig or to one of its sections without a row fails here. */
+START_TEST(every_runconfig_field_has_a_row) {
+    const ProtobufCMessageDescriptor *d = &spirefleet__run_config__descriptor;
+    size_t fields = 0;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            ck_assert_msg(row_of_wire(fd->name) != NULL, "RunConfig.%s has no schema row",
+                          fd->name);
+            fields++;
+            continue;
+        }
+        const ProtobufCMessageDescriptor *sd = fd->descriptor;
+        for (unsigned j = 0; j < sd->n_fields; j++) {
+            char name[128];
+            snprintf(name, sizeof name, "%s.%s", fd->name, sd->fields[j].name);
+            ck_assert_msg(row_of_wire(name) != NULL, "RunConfig.%s has no schema row", name);
+            fields++;
+        }
+    }
+    size_t rows;
+    sf_config_schema(&rows);
+    ck_assert_uint_eq(fields, rows); /* and no row without a field */
+}
+END_TEST
+
+/* The value of a row's RunConfig field in `m`, found by name (test-side). */
+static const void *proto_value(const Spirefleet__RunConfig *m, const sf_config_key *k,
+                               const ProtobufCFieldDescriptor **fd_out) {
+    const char *name = wire_name(k), *dot = strchr(name, '.');
+    const ProtobufCMessage *msg = &m->base;
+    if (dot) {
+        char section[64];
+        snprintf(section, sizeof section, "%.*s", (int)(dot - name), name);
+        const ProtobufCFieldDescriptor *sfd =
+            protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, section);
+        ck_assert_ptr_nonnull(sfd);
+        msg = *(ProtobufCMessage *const *)(const void *)((const char *)m + sfd->offset);
+        ck_assert_ptr_nonnull(msg);
+        name = dot + 1;
+    }
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
+    ck_assert_msg(fd != NULL, "%s: no field %s", k->path, wire_name(k));
+    *fd_out = fd;
+    return (const char *)msg + fd->offset;
+}
+
+static int list_count(const sf_config_key *k, const sf_run_config *c) {
+    return *(const int *)(const void *)((const char *)c + k->count_off);
+}
+
+/* Whether row `k` holds the same value in a and b. */
+static int row_equal(const sf_config_key *k, const sf_run_config *a, const sf_run_config *b) {
+    const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;
+    int n = list_count(k, a);
+    switch (k->type) {
+    case SF_CFG_STR:
+    case SF_CFG_SHA256: return !strcmp(x, y);
+    case SF_CFG_ENCOUNTERS:
+    case SF_CFG_CSCHED: {
+        size_t entry =
+            k->type == SF_CFG_ENCOUNTERS ? sizeof(sf_cfg_encounter) : sizeof(sf_cfg_csched);
+        if (n != list_count(k, b))
+            return 0;
+        for (int i = 0; i < n; i++) {
+            const char *ex = x + (size_t)i * entry, *ey = y + (size_t)i * entry;
+            if (k->type == SF_CFG_ENCOUNTERS
+                    ? ((const sf_cfg_encounter *)(const void *)ex)->id !=
+                              ((const sf_cfg_encounter *)(const void *)ey)->id ||
+                          ((const sf_cfg_encounter *)(const void *)ex)->weight !=
+                              ((const sf_cfg_encounter *)(const void *)ey)->weight
+                    : ((const sf_cfg_csched *)(const void *)ex)->below !=
+                              ((const sf_cfg_csched *)(const void *)ey)->below ||
+                          ((const sf_cfg_csched *)(const void *)ex)->c !=
+                              ((const sf_cfg_csched *)(const void *)ey)->c)
+                return 0;
+        }
+        return 1;
+    }
+    case SF_CFG_NAMES:
+        if (n != list_count(k, b))
+            return 0;
+        for (int i = 0; i < n; i++)
+            if (strcmp(x + (size_t)i * SF_CFG_NAME, y + (size_t)i * SF_CFG_NAME))
+                return 0;
+        return 1;
+    default: return !memcmp(x, y, k->size);
+    }
+}
+
+/* Whether row `k` of `c` is what RunConfig `m` carries in the row's field. */
+static int row_in_proto(const sf_config_key *k, const sf_run_config *c,
+                        const Spirefleet__RunConfig *m) {
+    const ProtobufCFieldDescriptor *fd;
+    const void *p = proto_value(m, k, &fd);
+    const void *x = (const char *)c + k->off;
+    switch (k->type) {
+    case SF_CFG_STR:
+    case SF_CFG_SHA256: return !strcmp(*(char *const *)p, x);
+    case SF_CFG_U32: return *(const uint32_t *)p == *(const uint32_t *)x;
+    case SF_CFG_U64: return *(const uint64_t *)p == *(const uint64_t *)x;
+    case SF_CFG_I32: return *(const int32_t *)p == *(const int *)x;
+    case SF_CFG_F64: return *(const double *)p == *(const double *)x;
+    case SF_CFG_BOOL: return *(const protobuf_c_boolean *)p == *(const int *)x;
+    default:
+        return *(const size_t *)(const void *)((const char *)p - fd->offset +
+                                               fd->quantifier_offset) == (size_t)list_count(k, c);
+    }
+}
+
+/* Every row, C -> RunConfig -> bytes -> RunConfig -> C, on every shipped
+ * config, the defaults and the every-key config: each value lands in the
+ * field the row names and comes back the same. In every-key.yaml each
+ * value is non-zero, so a row the copy skipped could not pass. */
+START_TEST(every_row_round_trips_through_runconfig) {
+    const char *files[] = {"tests/fixtures/configs/good/every-key.yaml", "configs/local.yaml",
+                           "configs/fleet-example.yaml", "configs/local-net.yaml", NULL};
+    size_t nrows;
+    const sf_config_key *rows = sf_config_schema(&nrows);
+    for (int f = 0; f < 5; f++) {
+        sf_run_config a, b;
+        sf_err e = {0};
+        if (files[f]) {
+            load_source_config(files[f], &a);
+        } else {
+            ck_assert_int_eq(parse_str("run: {name: d}\nseeds: {count: 1}\n", &a, &e), SF_OK);
+        }
+        const char *what = files[f] ? files[f] : "(defaults)";
+        sf_config_scratch *s = malloc(sizeof *s);
+        ck_assert_ptr_nonnull(s);
+        Spirefleet__RunConfig *m = sf_config_to_proto(&a, s);
+        for (size_t i = 0; i < nrows; i++)
+            ck_assert_msg(row_in_proto(&rows[i], &a, m), "%s: %s is not in RunConfig.%s", what,
+                          rows[i].path, wire_name(&rows[i]));
+        size_t n = spirefleet__run_config__get_packed_size(m);
+        uint8_t *buf = malloc(n ? n : 1);
+        ck_assert_ptr_nonnull(buf);
+        spirefleet__run_config__pack(m, buf);
+        Spirefleet__RunConfig *back = spirefleet__run_config__unpack(NULL, n, buf);
+        ck_assert_ptr_nonnull(back);
+        ck_assert_msg(sf_config_from_proto(back, &b, &e) == SF_OK, "%s: %s", what, e.msg);
+        for (size_t i = 0; i < nrows; i++) {
+            ck_assert_msg(row_equal(&rows[i], &a, &b), "%s: %s changed on the way", what,
+                          rows[i].path);
+            if (f == 0) {
+                const char *v = (const char *)&a + rows[i].off;
+                int set = rows[i].type >= SF_CFG_ENCOUNTERS ? list_count(&rows[i], &a) > 0 : 0;
+                for (size_t j = 0; j < rows[i].size && !set; j++)
+                    set = v[j] != 0;
+                ck_assert_msg(set, "every-key.yaml: %s is zero; give it a value", rows[i].path);
+            }
+        }
+        spirefleet__run_config__free_unpacked(back, NULL);
+        free(buf);
+        free(s);
+    }
+}
+END_TEST
+
+/* from_proto checks a message's values as the YAML path checks a file's,
+ * and names the field. */
+START_TEST(runconfig_values_are_checked_like_yaml) {
+    sf_run_config a, b;
+    sf_err e = {0};
+    ck_assert_int_eq(parse_str("run: {name: d}\nseeds: {count: 4}\n", &a, &e), SF_OK);
+    sf_config_scratch *s = malloc(sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    Spirefleet__RunConfig *m = sf_config_to_proto(&a, s);
+    m->search->trees = 0;
+    ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
+    ck_assert_str_eq(e.msg, "RunConfig.search.trees: 0 is out of range 1..64");
+    m = sf_config_to_proto(&a, s);
+    m->search->evaluator = (char *)"oracle";
+    ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
+    ck_assert_str_eq(e.msg,
+                     "RunConfig.search.evaluator: expected one of rollout|net, got 'oracle'");
+    m = sf_config_to_proto(&a, s);
+    m->search->widening_c = NAN;
+    ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "RunConfig.search.widening_c: expected a number"));
+    m = sf_config_to_proto(&a, s);
+    m->job_size = 0;
+    ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
+    ck_assert_str_eq(e.msg, "RunConfig.job_size: 0 is out of range 1..100000");
+    m = sf_config_to_proto(&a, s);
+    m->labels = NULL;
+    ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
+    ck_assert_str_eq(e.msg, "RunConfig.labels: the section is missing");
+    free(s);
+}
+END_TEST
+
+/* ---- docs/operator.md's schema table ---------------------------------------- */
+
+/* Split a markdown table row into cells at '|' not escaped as '\|'. */
+static int table_cells(char *line, char *cells[], int cap) {
+    int n = 0;
+    char *p = line;
+    if (*p == '|')
+        p++;
+    char *start = p;
+    for (; *p && n < cap; p++) {
+        if (*p == '|' && p[-1] != '\\') {
+            *p = '\0';
+            cells[n++] = start;
+            start = p + 1;
+        }
+    }
+    for (int i = 0; i < n; i++) { /* trim */
+        while (*cells[i] == ' ')
+            cells[i]++;
+        size_t l = strlen(cells[i]);
+        while (l && cells[i][l - 1] == ' ')
+            cells[i][--l] = '\0';
+    }
+    return n;
+}
+
+/* Split "a, b, c" into items (in place); backticks and a trailing
+ * parenthesis (" (off)") are dropped. */
+static int items(char *cell, char *out[], int cap) {
+    int n = 0;
+    for (char *p = cell; p && n < cap;) {
+        char *comma = strstr(p, ", ");
+        if (comma)
+            *comma = '\0';
+        char *paren = strstr(p, " (");
+        if (paren)
+            *paren = '\0';
+        size_t l = strlen(p);
+        if (l >= 2 && p[0] == '`' && p[l - 1] == '`') {
+            p[l - 1] = '\0';
+            p++;
+        }
+        out[n++] = p;
+        p = comma ? comma + 2 : NULL;
+    }
+    return n;
+}
+
+/* The default as docs/operator.md spells it. */
+static void doc_default(const sf_config_key *k, char *out, size_t cap) {
+    if (k->type != SF_CFG_NAMES) {
+        snprintf(out, cap, "%s", k->def ? k->def : "");
+        return;
+    }
+    size_t len = (size_t)snprintf(out, cap, "[");
+    for (const char *p = k->def ? k->def : ""; *p && len + 3 < cap; p++)
+        len += (size_t)(*p == '|' ? snprintf(out + len, cap - len, ", ")
+                                  : snprintf(out + len, cap - len, "%c", *p));
+    snprintf(out + len, cap - len, "]");
+}
+
+/* The table lists every row and nothing else, with the row's default (the
+ * encounter mix and c schedule defaults are prose), and the digest
+ * paragraph names exactly the execution-only rows. */
+START_TEST(operator_md_schema_table_matches_the_rows) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/operator.md", SF_SOURCE_ROOT);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t nrows;
+    const sf_config_key *rows = sf_config_schema(&nrows);
+    int *seen = calloc(nrows, sizeof *seen);
+    ck_assert_ptr_nonnull(seen);
+    char line[2048], exec_list[4096] = "";
+    int in_schema = 0, listed = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        /* the digest paragraph: from the phrase to ')' across line breaks */
+        const char *phrase = "execution-only fields cleared (";
+        char *cl = strstr(line, phrase);
+        size_t el = strlen(exec_list);
+        if (cl)
+            snprintf(exec_list, sizeof exec_list, "%s", cl + strlen(phrase));
+        else if (el && !strchr(exec_list, ')'))
+            snprintf(exec_list + el, sizeof exec_list - el, " %s", line);
+        if (!strcmp(line, "### Schema")) {
+            in_schema = 1;
+            continue;
+        }
+        if (!in_schema || strncmp(line, "| `", 3)) {
+            if (in_schema && listed && line[0] != '|')
+                in_schema = 0; /* the table ended */
+            continue;
+        }
+        char *cells[8], *keys[8], *defs[8];
+        ck_assert_int_ge(table_cells(line, cells, 8), 4);
+        int nk = items(cells[0], keys, 8), nd = items(cells[2], defs, 8);
+        char section[64] = "";
+        for (int i = 0; i < nk; i++) {
+            char key[128];
+            if (strchr(keys[i], '.')) {
+                snprintf(section, sizeof section, "%.*s", (int)(strchr(keys[i], '.') - keys[i]),
+                         keys[i]);
+                snprintf(key, sizeof key, "%s", keys[i]);
+            } else {
+                snprintf(key, sizeof key, "%s.%s", section, keys[i]);
+            }
+            const sf_config_key *k = NULL;
+            for (size_t r = 0; r < nrows; r++)
+                if (!strcmp(rows[r].path, key))
+                    k = &rows[r], seen[r]++;
+            ck_assert_msg(k != NULL, "operator.md lists %s, which is no key of proto/config.c",
+                          key);
+            listed++;
+            if (k->type == SF_CFG_ENCOUNTERS || k->type == SF_CFG_CSCHED)
+                continue; /* prose */
+            const char *doc = nd == nk ? defs[i] : nd == 1 ? defs[0] : NULL;
+            ck_assert_msg(doc != NULL, "operator.md: %s: one default per key, or one for all", key);
+            if (!strcmp(doc, "**required**")) {
+                ck_assert_msg(k->flags & SF_CFG_REQUIRED, "operator.md: %s is not required", key);
+                continue;
+            }
+            ck_assert_msg(!(k->flags & SF_CFG_REQUIRED), "operator.md: %s is required", key);
+            char want[256];
+            doc_default(k, want, sizeof want);
+            if (!strcmp(doc, "—"))
+                doc = "";
+            ck_assert_msg(!strcmp(doc, want), "operator.md: %s defaults to '%s', not '%s'", key,
+                          want, doc);
+        }
+    }
+    fclose(f);
+    for (size_t r = 0; r < nrows; r++)
+        ck_assert_msg(seen[r] == 1, "operator.md's schema table lists %s %d times", rows[r].path,
+                      seen[r]);
+    /* "(`run.output_dir`, `evald.*`, ...)": the rows flagged SF_CFG_EXEC */
+    char *close = strchr(exec_list, ')');
+    ck_assert_msg(close != NULL, "operator.md: no 'execution-only fields cleared (...)'");
+    *close = '\0';
+    char *named[32];
+    int nn = items(exec_list, named, 32);
+    for (size_t r = 0; r < nrows; r++) {
+        int listed_exec = 0;
+        for (int i = 0; i < nn; i++) {
+            size_t l = strlen(named[i]);
+            if (l > 2 && !strcmp(named[i] + l - 2, ".*"))
+                listed_exec |= !strncmp(rows[r].path, named[i], l - 1);
+            else
+                listed_exec |= !strcmp(rows[r].path, named[i]);
+        }
+        ck_assert_msg(listed_exec == !!(rows[r].flags & SF_CFG_EXEC),
+                      "operator.md: %s is %s the digest", rows[r].path,
+                      listed_exec ? "named as left out of, but is in" : "in, but is left out of");
+    }
+    free(seen);
 }
 END_TEST
 
@@ -439,6 +905,13 @@ int main(void) {
     tcase_add_test(tc, a_config_struct_must_hold_the_canonical_spelling);
     tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
     tcase_add_test(tc, proto_round_trip);
+    tcase_add_test(tc, digests_and_runconfig_bytes_are_golden);
+    tcase_add_test(tc, printed_config_is_golden);
+    tcase_add_test(tc, schema_table_agrees_with_itself_and_fleet_proto);
+    tcase_add_test(tc, every_runconfig_field_has_a_row);
+    tcase_add_test(tc, every_row_round_trips_through_runconfig);
+    tcase_add_test(tc, runconfig_values_are_checked_like_yaml);
+    tcase_add_test(tc, operator_md_schema_table_matches_the_rows);
     tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "config");
