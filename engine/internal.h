@@ -377,16 +377,59 @@ enum move_id {
     MV_COUNT
 };
 
-/* A move's display data: intent kind, damage (A0 and raised), hits. Damage
- * is < 0 for non-attacks; Divider's per-hit damage is computed. */
+struct move_def;
+
+/* A move's effect (takeTurn's case for it): monster m executes the move whose
+ * numbers are `d`. Returns 1 when takeTurn then queues a RollMoveAction, 0
+ * when it queues none (the effect set the next intent itself, or the monster
+ * is gone). A move with a `next` never rolls, whatever its effect returns. */
+typedef int (*move_fn)(struct sf_combat *c, int m, const struct move_def *d);
+
+enum move_def_flags {
+    MD_DMG_VAL = 1 << 0, /* damage per hit is the monster's val[0] (a louse's D, Divider's) */
+};
+
+/* A move: what the player sees and what it does, as a card_def is a card's.
+ * Numbers are pairs (A0, raised); the raised number applies from ascension
+ * `asc` on (the game's `ascensionLevel >= asc`; for damage the monster
+ * kind's bump: normal A2, elite A3, boss A4). `dmg` is the damage per hit,
+ * < 0 for non-attacks; `hits` is 0 for them. `blk` is block the move gives,
+ * `mag` its magic number (stacks, cards, gold; a louse's highest D).
+ * `next` is the move takeTurn sets itself before the move resolves (setMove,
+ * SetMoveAction); MV_NONE when a RollMoveAction picks it afterwards. */
 typedef struct move_def {
     const char *name;
     uint8_t intent;
     uint8_t hits;
-    int16_t dmg, dmg_asc; /* base damage at A0 and from the damage ascension  */
+    int16_t dmg, dmg_asc;
+    int16_t blk, blk_asc;
+    int16_t mag, mag_asc;
+    uint8_t asc;   /* ascension level from which the raised numbers apply   */
+    uint8_t flags; /* MD_*                                                   */
+    uint8_t next;  /* MV_*: the scripted next move, MV_NONE to roll         */
+    move_fn take;
 } move_def;
 
 extern const move_def sf_moves[MV_COUNT];
+
+/* Value of an (A0, raised) pair of move row `d` at the fight's ascension. */
+#define MOVE_NUM(c, d, field) ((c)->ascension >= (d)->asc ? (d)->field##_asc : (d)->field)
+
+/* A move several monsters share (one token, one intent) whose numbers,
+ * successor or effect differ by monster: the slimes' sizes, the two
+ * Slavers' Stab. The row replaces those columns of sf_moves[move] when
+ * `monster` executes it; name, intent, hits, asc and flags stay the move's. */
+typedef struct move_variant {
+    uint8_t monster, move;
+    int16_t dmg, dmg_asc;
+    int16_t blk, blk_asc;
+    int16_t mag, mag_asc;
+    uint8_t next;
+    move_fn take;
+} move_variant;
+
+extern const move_variant sf_move_variants[];
+extern const int sf_move_variant_n;
 
 enum monster_kind { MK_NORMAL = 0, MK_ELITE = 1, MK_BOSS = 2 };
 
@@ -765,6 +808,9 @@ void monster_on_death(sf_combat *c, int m);
 void monster_guardian_defensive(sf_combat *c, int m);            /* TheGuardian.changeState  */
 int monster_intent_damage(const sf_combat *c, int m, int *hits); /* per hit, after modifiers */
 void encounter_build(sf_combat *c, int encounter);               /* miscRng composition      */
+/* The row monster `id` executes for move `mv`: sf_moves[mv] with the
+ * monster's sf_move_variants columns, if it has a row there. */
+move_def monster_move(int id, int mv);
 
 /* Turn flow (play.c) */
 int play_from_hand(sf_combat *c, int hand_index, int target); /* SF_OK / SF_EINVAL */

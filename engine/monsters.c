@@ -12,6 +12,13 @@
  * A move is "set" at roll time or by a scripted setMove in takeTurn; both go
  * through monster_set_move(), which shifts the history.
  *
+ * Moves are data, as cards are in cards.c: a row of sf_moves holds a move's
+ * intent, its numbers with their ascension values, the move takeTurn sets
+ * next, and a small effect function (t_*) for its takeTurn case;
+ * sf_move_variants holds the numbers of a shared move that differ by
+ * monster. The intent the player sees (monster_intent_damage) and the effect
+ * read the same row, through monster_move().
+ *
  * Per-monster scratch (sf_monster.ai[] / val[]):
  *   Louse          val[0] = bite damage D, ai[0] = D shown by an intent,
  *                  ai[1] = Curl Up triggered
@@ -83,80 +90,7 @@ const monster_def sf_monsters[MON_COUNT] = {
 };
 #undef MV
 
-/* name, intent, hits, damage A0, damage from A2 (normal) / A3 (elite) / A4 (boss) */
-const move_def sf_moves[MV_COUNT] = {
-    [MV_NONE] = {"(none)", INT_NONE, 0, -1, -1},
-    [MV_INCANTATION] = {"Incantation", INT_BUFF, 0, -1, -1},
-    [MV_DARK_STRIKE] = {"Dark Strike", INT_ATTACK, 1, 6, 6},
-    [MV_CHOMP] = {"Chomp", INT_ATTACK, 1, 11, 12},
-    [MV_THRASH] = {"Thrash", INT_ATTACK_DEFEND, 1, 7, 7},
-    [MV_BELLOW] = {"Bellow", INT_DEFEND_BUFF, 0, -1, -1},
-    [MV_LOUSE_BITE] = {"Bite", INT_ATTACK, 1, 0, 0}, /* D, rolled per louse */
-    [MV_LOUSE_GROW] = {"Grow", INT_BUFF, 0, -1, -1},
-    [MV_SPIT_WEB] = {"Spit Web", INT_DEBUFF, 0, -1, -1},
-    [MV_ACID_SPIT] = {"Corrosive Spit", INT_ATTACK_DEBUFF, 1, 7, 8}, /* M; L below */
-    [MV_ACID_TACKLE] = {"Tackle", INT_ATTACK, 1, 10, 12},            /* M; S and L below */
-    [MV_ACID_LICK] = {"Lick", INT_DEBUFF, 0, -1, -1},
-    [MV_SPIKE_TACKLE] = {"Tackle", INT_ATTACK, 1, 5, 6},
-    [MV_FLAME_TACKLE] = {"Flame Tackle", INT_ATTACK_DEBUFF, 1, 8, 10}, /* M; L below */
-    [MV_SPIKE_LICK] = {"Lick", INT_DEBUFF, 0, -1, -1},
-    [MV_SPLIT] = {"Split", INT_UNKNOWN, 0, -1, -1},
-    [MV_FUNGI_BITE] = {"Bite", INT_ATTACK, 1, 6, 6},
-    [MV_FUNGI_GROW] = {"Grow", INT_BUFF, 0, -1, -1},
-    [MV_MUG] = {"Mug", INT_ATTACK, 1, 10, 11},
-    [MV_LUNGE] = {"Lunge", INT_ATTACK, 1, 12, 14},
-    [MV_SMOKE_BOMB] = {"Smoke Bomb", INT_DEFEND, 0, -1, -1},
-    [MV_ESCAPE] = {"Escape", INT_ESCAPE, 0, -1, -1},
-    [MV_SCRATCH] = {"Scratch", INT_ATTACK, 1, 4, 5},
-    [MV_PUNCTURE] = {"Puncture", INT_ATTACK, 1, 9, 10},
-    [MV_SMASH] = {"Smash", INT_ATTACK_DEBUFF, 1, 4, 5},
-    [MV_PROTECT] = {"Protect", INT_DEFEND, 0, -1, -1},
-    [MV_SHIELD_BASH] = {"Shield Bash", INT_ATTACK, 1, 6, 8},
-    [MV_CHARGING] = {"Charging", INT_UNKNOWN, 0, -1, -1},
-    [MV_ULTIMATE_BLAST] = {"Ultimate Blast", INT_ATTACK, 1, 25, 30},
-    [MV_STAB] = {"Stab", INT_ATTACK, 1, 12, 13}, /* Blue; Red below */
-    [MV_RAKE] = {"Rake", INT_ATTACK_DEBUFF, 1, 7, 8},
-    [MV_SCRAPE] = {"Scrape", INT_ATTACK_DEBUFF, 1, 8, 9},
-    [MV_ENTANGLE] = {"Entangle", INT_STRONG_DEBUFF, 0, -1, -1},
-    [MV_BELLOW_NOB] = {"Bellow", INT_BUFF, 0, -1, -1},
-    [MV_RUSH] = {"Rush", INT_ATTACK, 1, 14, 16},
-    [MV_SKULL_BASH] = {"Skull Bash", INT_ATTACK_DEBUFF, 1, 6, 8},
-    [MV_SLEEP] = {"Sleep", INT_SLEEP, 0, -1, -1},
-    [MV_LAGA_STUN] = {"Stunned", INT_STUN, 0, -1, -1},
-    [MV_LAGA_ATTACK] = {"Attack", INT_ATTACK, 1, 18, 20},
-    [MV_SIPHON_SOUL] = {"Siphon Soul", INT_STRONG_DEBUFF, 0, -1, -1},
-    [MV_BOLT] = {"Bolt", INT_DEBUFF, 0, -1, -1},
-    [MV_BEAM] = {"Beam", INT_ATTACK, 1, 9, 10},
-    [MV_CHARGING_UP] = {"Charging Up", INT_DEFEND, 0, -1, -1},
-    [MV_FIERCE_BASH] = {"Fierce Bash", INT_ATTACK, 1, 32, 36},
-    [MV_VENT_STEAM] = {"Vent Steam", INT_STRONG_DEBUFF, 0, -1, -1},
-    [MV_WHIRLWIND] = {"Whirlwind", INT_ATTACK, 4, 5, 5},
-    [MV_CLOSE_UP] = {"Close Up", INT_BUFF, 0, -1, -1},
-    [MV_ROLL_ATTACK] = {"Roll Attack", INT_ATTACK, 1, 9, 10},
-    [MV_TWIN_SLAM] = {"Twin Slam", INT_ATTACK_BUFF, 2, 8, 8},
-    [MV_ACTIVATE] = {"Activate", INT_UNKNOWN, 0, -1, -1},
-    [MV_DIVIDER] = {"Divider", INT_ATTACK, 6, 0, 0}, /* computed at Activate */
-    [MV_SEAR] = {"Sear", INT_ATTACK_DEBUFF, 1, 6, 6},
-    [MV_HEX_TACKLE] = {"Tackle", INT_ATTACK, 2, 5, 6},
-    [MV_HEX_INFLAME] = {"Inflame", INT_DEFEND_BUFF, 0, -1, -1},
-    [MV_INFERNO] = {"Inferno", INT_ATTACK_DEBUFF, 6, 2, 3},
-    [MV_GOOP_SPRAY] = {"Goop Spray", INT_STRONG_DEBUFF, 0, -1, -1},
-    [MV_PREPARING] = {"Preparing", INT_UNKNOWN, 0, -1, -1},
-    [MV_SLAM] = {"Slam", INT_ATTACK, 1, 35, 38},
-    [MV_BOSS_SPLIT] = {"Split", INT_UNKNOWN, 0, -1, -1},
-};
-
 /* ---- ascension ---------------------------------------------------------- */
-
-static int kind_of(const sf_monster *mo) {
-    return sf_monsters[mo->id].kind;
-}
-
-/* Damage bumps: normal from A2, elite from A3, boss from A4. */
-static int dmg_asc(const sf_combat *c, const sf_monster *mo) {
-    int k = kind_of(mo);
-    return c->ascension >= (k == MK_BOSS ? 4 : k == MK_ELITE ? 3 : 2);
-}
 
 /* HP bumps: normal from A7, elite from A8, boss from A9. */
 static int hp_asc(const sf_combat *c, int id) {
@@ -164,47 +98,15 @@ static int hp_asc(const sf_combat *c, int id) {
     return c->ascension >= (k == MK_BOSS ? 9 : k == MK_ELITE ? 8 : 7);
 }
 
-/* Base damage per hit of move `mv` for this monster (before Strength etc). */
-static int move_base_damage(const sf_combat *c, const sf_monster *mo, int mv) {
-    int asc = dmg_asc(c, mo);
-    switch (mv) {
-    case MV_LOUSE_BITE: return mo->val[0];
-    case MV_DIVIDER: return mo->val[0];
-    case MV_ACID_SPIT:
-        if (mo->id == MON_ACID_SLIME_L)
-            return asc ? 12 : 11;
-        break;
-    case MV_ACID_TACKLE:
-        if (mo->id == MON_ACID_SLIME_L)
-            return asc ? 18 : 16;
-        if (mo->id == MON_ACID_SLIME_S)
-            return asc ? 4 : 3;
-        break;
-    case MV_FLAME_TACKLE:
-        if (mo->id == MON_SPIKE_SLIME_L)
-            return asc ? 18 : 16;
-        break;
-    case MV_STAB:
-        if (mo->id == MON_RED_SLAVER)
-            return asc ? 14 : 13;
-        break;
-    default: break;
-    }
-    return asc ? sf_moves[mv].dmg_asc : sf_moves[mv].dmg;
-}
-
-int monster_intent_damage(const sf_combat *c, int m, int *hits) {
-    const sf_monster *mo = &c->mon[m];
-    const move_def *d = &sf_moves[mo->move];
-    if (d->hits == 0 || d->dmg < 0) {
-        *hits = 0;
-        return -1;
-    }
-    *hits = d->hits;
-    return combat_monster_damage(c, m, move_base_damage(c, mo, mo->move));
-}
-
 /* ---- move history ------------------------------------------------------- */
+
+/* A louse's bite damage D: one monsterHpRng.random(lo, hi) over the Bite
+ * row's range (dmg..mag). */
+static int16_t louse_bite_roll(sf_combat *c) {
+    const move_def *d = &sf_moves[MV_LOUSE_BITE];
+    return (int16_t)sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), MOVE_NUM(c, d, dmg),
+                                        MOVE_NUM(c, d, mag));
+}
 
 void monster_set_move(sf_combat *c, int m, int mv) {
     sf_monster *mo = &c->mon[m];
@@ -217,9 +119,7 @@ void monster_set_move(sf_combat *c, int m, int mv) {
          * drawn here, as a chance event, from the re-seeded stream. */
         mo->ai[0] = 1;
         if (mo->val[0] == 0)
-            mo->val[0] =
-                (int16_t)sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP),
-                                             c->ascension >= 2 ? 6 : 5, c->ascension >= 2 ? 8 : 7);
+            mo->val[0] = louse_bite_roll(c);
     }
 }
 
@@ -255,10 +155,7 @@ void monster_init(sf_combat *c, int m, int id, int hp) {
     case MON_RED_LOUSE:
     case MON_GREEN_LOUSE:
         /* Bite damage D is rolled in the constructor, after the HP roll. */
-        mo->val[0] =
-            (int16_t)(c->ascension >= 2
-                          ? sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), 6, 8)
-                          : sf_rng_random_range(combat_rng(c, SF_STREAM_MONSTER_HP), 5, 7));
+        mo->val[0] = louse_bite_roll(c);
         break;
     case MON_GREMLIN_WIZARD: mo->ai[0] = 1; break;
     case MON_GUARDIAN: mo->val[0] = (int16_t)(c->ascension >= 9 ? 35 : 30); break;
@@ -495,7 +392,14 @@ void monster_roll_move(sf_combat *c, int m) {
     }
 }
 
-/* ---- taking a turn ------------------------------------------------------ */
+/* ---- taking a turn: shared pieces --------------------------------------- */
+
+/* Base damage per hit of move row `d` for this monster, before Strength,
+ * Weak and Vulnerable: the row's number, or the monster's val[0]. The
+ * intent and the attack both read it. */
+static int move_damage(const sf_combat *c, const sf_monster *mo, const move_def *d) {
+    return d->flags & MD_DMG_VAL ? mo->val[0] : MOVE_NUM(c, d, dmg);
+}
 
 /* One attack hit on the player. Returns 0 once the attacker or the player
  * is dead (a monster's DamageAction is cancelled when its owner is dying). */
@@ -506,9 +410,10 @@ static int attack_player(sf_combat *c, int m, int base) {
     return combat_alive(c, m) && c->phase != PH_OVER;
 }
 
-static void attack_n(sf_combat *c, int m, int mv) {
-    int base = move_base_damage(c, &c->mon[m], mv);
-    for (int i = 0; i < sf_moves[mv].hits; i++)
+/* The move's hits, one DamageAction each; modifiers apply per hit. */
+static void attack(sf_combat *c, int m, const move_def *d) {
+    int base = move_damage(c, &c->mon[m], d);
+    for (int i = 0; i < d->hits; i++)
         if (!attack_player(c, m, base))
             return;
 }
@@ -524,9 +429,9 @@ static void monster_block(sf_combat *c, int m, int amount) {
     mo->block = (int16_t)(b > 999 ? 999 : b);
 }
 
-/* Looter's theft: min(15, gold) when the hit resolves, blocked or not. */
-static void steal(sf_combat *c, int m) {
-    int take = c->gold < 15 ? c->gold : 15;
+/* Looter's theft: min(amount, gold) when the hit resolves, blocked or not. */
+static void steal(sf_combat *c, int m, int amount) {
+    int take = c->gold < amount ? c->gold : amount;
     c->gold = (int16_t)(c->gold - take);
     c->mon[m].val[0] = (int16_t)(c->mon[m].val[0] + take);
 }
@@ -543,6 +448,447 @@ static void split(sf_combat *c, int m, int left_id, int right_id) {
     combat_spawn_monster(c, m + 2, right_id, hp);
 }
 
+/* ---- move effects --------------------------------------------------------
+ * One per takeTurn case (facts sheet §5, monsters/exordium/<Class>.java), in
+ * the order the game queues the case's actions. Numbers come from the row. */
+
+static int t_nothing(sf_combat *c, int m, const move_def *d) {
+    (void)c, (void)m, (void)d;
+    return 1;
+}
+
+static int t_attack(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    return 1;
+}
+
+static int t_block(sf_combat *c, int m, const move_def *d) {
+    monster_block(c, m, MOVE_NUM(c, d, blk));
+    return 1;
+}
+
+/* The monster gains Strength (Louse Grow, Fungi Beast Grow). */
+static int t_strength(sf_combat *c, int m, const move_def *d) {
+    combat_power_monster(c, m, PW_STR, MOVE_NUM(c, d, mag));
+    return 1;
+}
+
+static int t_weak(sf_combat *c, int m, const move_def *d) {
+    (void)m;
+    combat_power_player(c, PW_WEAK, MOVE_NUM(c, d, mag), 1);
+    return 1;
+}
+
+static int t_frail(sf_combat *c, int m, const move_def *d) {
+    (void)m;
+    combat_power_player(c, PW_FRAIL, MOVE_NUM(c, d, mag), 1);
+    return 1;
+}
+
+/* Vent Steam: Weak, then Vulnerable, both `mag`. */
+static int t_weak_vuln(sf_combat *c, int m, const move_def *d) {
+    (void)m;
+    combat_power_player(c, PW_WEAK, MOVE_NUM(c, d, mag), 1);
+    combat_power_player(c, PW_VULN, MOVE_NUM(c, d, mag), 1);
+    return 1;
+}
+
+/* The hit, then Weak unless the fight ended (Smash, Rake). */
+static int t_attack_weak(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    if (c->phase != PH_OVER)
+        combat_power_player(c, PW_WEAK, MOVE_NUM(c, d, mag), 1);
+    return 1;
+}
+
+/* The hit, then Vulnerable unless the fight ended (Scrape, Skull Bash). */
+static int t_attack_vuln(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    if (c->phase != PH_OVER)
+        combat_power_player(c, PW_VULN, MOVE_NUM(c, d, mag), 1);
+    return 1;
+}
+
+/* `mag` Slimed into the discard pile (Goop Spray). */
+static int t_slimed(sf_combat *c, int m, const move_def *d) {
+    (void)m;
+    status_to_discard(c, CARD_SLIMED, 0, MOVE_NUM(c, d, mag));
+    return 1;
+}
+
+/* The hit, then `mag` Slimed (Corrosive Spit, Flame Tackle). */
+static int t_attack_slimed(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    status_to_discard(c, CARD_SLIMED, 0, MOVE_NUM(c, d, mag));
+    return 1;
+}
+
+/* Cultist: Ritual `mag`, which skips the first end of round. */
+static int t_incantation(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    mo->pw[PW_RITUAL] = (int16_t)(mo->pw[PW_RITUAL] + MOVE_NUM(c, d, mag));
+    mo->just |= JA_RITUAL;
+    return 1;
+}
+
+/* Jaw Worm: the hit, then block if it survived the thorns. */
+static int t_thrash(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    if (combat_alive(c, m))
+        monster_block(c, m, MOVE_NUM(c, d, blk));
+    return 1;
+}
+
+/* Jaw Worm: Strength, then block. */
+static int t_bellow(sf_combat *c, int m, const move_def *d) {
+    combat_power_monster(c, m, PW_STR, MOVE_NUM(c, d, mag));
+    monster_block(c, m, MOVE_NUM(c, d, blk));
+    return 1;
+}
+
+/* AcidSlime_L: two Acid Slime (M); no RollMoveAction. */
+static int t_split_acid(sf_combat *c, int m, const move_def *d) {
+    (void)d;
+    split(c, m, MON_ACID_SLIME_M, MON_ACID_SLIME_M);
+    return 0;
+}
+
+/* SpikeSlime_L: two Spike Slime (M); it still queues a RollMoveAction after
+ * dying: one extra aiRng call (facts sheet §0). */
+static int t_split_spike(sf_combat *c, int m, const move_def *d) {
+    (void)d;
+    split(c, m, MON_SPIKE_SLIME_M, MON_SPIKE_SLIME_M);
+    (void)sf_rng_random(ai(c), 99);
+    return 0;
+}
+
+/* SlimeBoss: a Spike Slime (L) left and an Acid Slime (L) right. */
+static int t_boss_split(sf_combat *c, int m, const move_def *d) {
+    (void)d;
+    split(c, m, MON_SPIKE_SLIME_L, MON_ACID_SLIME_L);
+    return 0;
+}
+
+/* Looter.takeTurn: the first Mug's 60% dialog check (aiRng), the theft and
+ * the hit queued, then the next move: after the second Mug a 50% (aiRng)
+ * Smoke Bomb or Lunge, else Mug again. */
+static int t_mug(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    if (mo->ai[0] == 0)
+        (void)sf_rng_random_bool_p(ai(c), 0.6f);
+    mo->ai[0]++;
+    if (mo->ai[0] == 2)
+        monster_set_move(c, m, sf_rng_random_bool_p(ai(c), 0.5f) ? MV_SMOKE_BOMB : MV_LUNGE);
+    else
+        monster_set_move(c, m, MV_MUG);
+    steal(c, m, MOVE_NUM(c, d, mag));
+    attack(c, m, d);
+    return 0;
+}
+
+static int t_lunge(sf_combat *c, int m, const move_def *d) {
+    c->mon[m].ai[0]++;
+    steal(c, m, MOVE_NUM(c, d, mag));
+    attack(c, m, d);
+    return 1;
+}
+
+static int t_smoke_bomb(sf_combat *c, int m, const move_def *d) {
+    monster_block(c, m, MOVE_NUM(c, d, blk));
+    c->mon[m].flags |= MF_ESCAPING;
+    return 1;
+}
+
+static int t_escape(sf_combat *c, int m, const move_def *d) {
+    (void)d;
+    c->mon[m].flags |= MF_ESCAPED;
+    combat_check_end(c);
+    return 1;
+}
+
+/* GremlinTsundere: aliveCount is taken at once and the next move set (Protect
+ * while another monster lives, else Shield Bash); GainBlockRandomMonsterAction
+ * then picks a random other living monster whose intent is not Escape
+ * (aiRng), itself if none. */
+static int t_protect(sf_combat *c, int m, const move_def *d) {
+    int cand[SF_MAX_MONSTERS], n = 0, alive = 0;
+    for (int i = 0; i < c->n_mon; i++) {
+        if (!combat_alive(c, i))
+            continue;
+        alive++;
+        if (i != m && c->mon[i].move != MV_ESCAPE)
+            cand[n++] = i;
+    }
+    monster_set_move(c, m, alive > 1 ? MV_PROTECT : MV_SHIELD_BASH);
+    int who = n ? cand[sf_rng_random(ai(c), n - 1)] : m;
+    monster_block(c, who, MOVE_NUM(c, d, blk));
+    return 0;
+}
+
+/* GremlinWizard: one more charge; Ultimate Blast once the count reaches
+ * `mag` (the count starts at 1). */
+static int t_charging(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    mo->ai[0]++;
+    monster_set_move(c, m, mo->ai[0] >= MOVE_NUM(c, d, mag) ? MV_ULTIMATE_BLAST : MV_CHARGING);
+    return 0;
+}
+
+static int t_ultimate_blast(sf_combat *c, int m, const move_def *d) {
+    c->mon[m].ai[0] = 0;
+    attack(c, m, d);
+    return 1;
+}
+
+/* SlaverRed: Entangled, once per fight. */
+static int t_entangle(sf_combat *c, int m, const move_def *d) {
+    combat_power_player(c, PW_ENTANGLED, MOVE_NUM(c, d, mag), 1);
+    c->mon[m].ai[0] = 1;
+    return 1;
+}
+
+/* GremlinNob: Enrage `mag` (not a debuff, no Artifact check). */
+static int t_enrage(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    mo->pw[PW_ENRAGE] = (int16_t)(mo->pw[PW_ENRAGE] + MOVE_NUM(c, d, mag));
+    return 1;
+}
+
+/* Lagavulin: a natural wake on sleep turn `mag` (Metallicize goes), with a
+ * scripted Attack next. */
+static int t_sleep(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    mo->ai[0]++;
+    if (mo->ai[0] < MOVE_NUM(c, d, mag))
+        return 1;
+    mo->flags &= (uint8_t)~MF_ASLEEP;
+    mo->ai[2] = 1;
+    mo->pw[PW_METALLICIZE] = 0;
+    monster_set_move(c, m, MV_LAGA_ATTACK);
+    return 0;
+}
+
+static int t_laga_attack(sf_combat *c, int m, const move_def *d) {
+    c->mon[m].ai[1]++;
+    attack(c, m, d);
+    return 1;
+}
+
+/* Lagavulin: Dexterity, then Strength, both `mag` (< 0). */
+static int t_siphon_soul(sf_combat *c, int m, const move_def *d) {
+    c->mon[m].ai[1] = 0;
+    combat_power_player(c, PW_DEX, MOVE_NUM(c, d, mag), 1);
+    combat_power_player(c, PW_STR, MOVE_NUM(c, d, mag), 1);
+    return 1;
+}
+
+/* Sentry: `mag` Dazed into the discard pile. */
+static int t_bolt(sf_combat *c, int m, const move_def *d) {
+    (void)m;
+    status_to_discard(c, CARD_DAZED, 0, MOVE_NUM(c, d, mag));
+    return 1;
+}
+
+static int t_close_up(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    mo->pw[PW_SHARP_HIDE] = (int16_t)(mo->pw[PW_SHARP_HIDE] + MOVE_NUM(c, d, mag));
+    return 1;
+}
+
+/* TheGuardian: changeState("Offensive Mode") runs first (isOpen again), the
+ * two hits follow, then Sharp Hide goes, Mode Shift returns with the raised
+ * threshold, the damage count resets and the block is lost. */
+static int t_twin_slam(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    mo->flags &= (uint8_t)~MF_DEFENSIVE;
+    mo->ai[3] = 0;
+    attack(c, m, d);
+    mo->pw[PW_SHARP_HIDE] = 0;
+    mo->pw[PW_MODE_SHIFT] = mo->val[0];
+    mo->val[1] = 0;
+    mo->block = 0;
+    return 1;
+}
+
+/* Hexaghost: Divider's damage per hit is the player's HP now / `mag` + 1. */
+static int t_activate(sf_combat *c, int m, const move_def *d) {
+    c->mon[m].val[0] = (int16_t)(c->hp / MOVE_NUM(c, d, mag) + 1);
+    return 1;
+}
+
+static int t_divider(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    c->mon[m].ai[1] = 0;
+    return 1;
+}
+
+/* Hexaghost: the hit, `mag` Burn (Burn+ after an Inferno), one orb more. */
+static int t_sear(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    attack(c, m, d);
+    status_to_discard(c, CARD_BURN, mo->ai[2] ? 1 : 0, MOVE_NUM(c, d, mag));
+    mo->ai[1]++;
+    return 1;
+}
+
+static int t_hex_tackle(sf_combat *c, int m, const move_def *d) {
+    attack(c, m, d);
+    c->mon[m].ai[1]++;
+    return 1;
+}
+
+/* Hexaghost: block, then Strength `mag`. */
+static int t_hex_inflame(sf_combat *c, int m, const move_def *d) {
+    monster_block(c, m, MOVE_NUM(c, d, blk));
+    combat_power_monster(c, m, PW_STR, MOVE_NUM(c, d, mag));
+    c->mon[m].ai[1]++;
+    return 1;
+}
+
+/* Hexaghost: the hits, then every Burn in draw and discard (not hand) is
+ * upgraded and `mag` Burn+ are added; Sear makes Burn+ from now on. */
+static int t_inferno(sf_combat *c, int m, const move_def *d) {
+    sf_monster *mo = &c->mon[m];
+    attack(c, m, d);
+    for (int i = 0; i < c->draw_n; i++)
+        if (c->draw[i].id == CARD_BURN)
+            c->draw[i].upg = 1;
+    for (int i = 0; i < c->discard_n; i++)
+        if (c->discard[i].id == CARD_BURN)
+            c->discard[i].upg = 1;
+    status_to_discard(c, CARD_BURN, 1, MOVE_NUM(c, d, mag));
+    mo->ai[2] = 1;
+    mo->ai[1] = 0;
+    return 1;
+}
+
+/* ---- the move table -------------------------------------------------------
+ * name, intent, hits, dmg, dmg A, blk, blk A, mag, mag A, A (the level the
+ * raised numbers apply from), flags, next, take. Every number is the game's
+ * (facts sheet §5 "X (Y)": Y from A). A move that several monsters share
+ * carries the numbers of the owner its group comment names; the other
+ * owners' are in sf_move_variants. */
+/* clang-format off */
+const move_def sf_moves[MV_COUNT] = {
+    [MV_NONE] = {"(none)", INT_NONE, 0, -1, -1, 0, 0, 0, 0, 0, 0, MV_NONE, t_nothing},
+    /* Cultist */
+    [MV_INCANTATION] = {"Incantation", INT_BUFF, 0, -1, -1, 0, 0, 3, 4, 2, 0, MV_NONE, t_incantation},
+    [MV_DARK_STRIKE] = {"Dark Strike", INT_ATTACK, 1, 6, 6, 0, 0, 0, 0, 2, 0, MV_NONE, t_attack},
+    /* Jaw Worm */
+    [MV_CHOMP] = {"Chomp", INT_ATTACK, 1, 11, 12, 0, 0, 0, 0, 2, 0, MV_NONE, t_attack},
+    [MV_THRASH] = {"Thrash", INT_ATTACK_DEFEND, 1, 7, 7, 5, 5, 0, 0, 2, 0, MV_NONE, t_thrash},
+    [MV_BELLOW] = {"Bellow", INT_DEFEND_BUFF, 0, -1, -1, 6, 6, 3, 4, 2, 0, MV_NONE, t_bellow},
+    /* Louse: D = monsterHpRng.random(dmg, mag), rolled per louse */
+    [MV_LOUSE_BITE] = {"Bite", INT_ATTACK, 1, 5, 6, 0, 0, 7, 8, 2, MD_DMG_VAL, MV_NONE, t_attack},
+    [MV_LOUSE_GROW] = {"Grow", INT_BUFF, 0, -1, -1, 0, 0, 3, 3, 2, 0, MV_NONE, t_strength},
+    [MV_SPIT_WEB] = {"Spit Web", INT_DEBUFF, 0, -1, -1, 0, 0, 2, 2, 2, 0, MV_NONE, t_weak},
+    /* Slimes: Acid Slime (M), Spike Slime (M), Acid Slime (L)'s Split */
+    [MV_ACID_SPIT] = {"Corrosive Spit", INT_ATTACK_DEBUFF, 1, 7, 8, 0, 0, 1, 1, 2, 0, MV_NONE, t_attack_slimed},
+    [MV_ACID_TACKLE] = {"Tackle", INT_ATTACK, 1, 10, 12, 0, 0, 0, 0, 2, 0, MV_NONE, t_attack},
+    [MV_ACID_LICK] = {"Lick", INT_DEBUFF, 0, -1, -1, 0, 0, 1, 1, 2, 0, MV_NONE, t_weak},
+    [MV_SPIKE_TACKLE] = {"Tackle", INT_ATTACK, 1, 5, 6, 0, 0, 0, 0, 2, 0, MV_NONE, t_attack},
+    [MV_FLAME_TACKLE] = {"Flame Tackle", INT_ATTACK_DEBUFF, 1, 8, 10, 0, 0, 1, 1, 2, 0, MV_NONE, t_attack_slimed},
+    [MV_SPIKE_LICK] = {"Lick", INT_DEBUFF, 0, -1, -1, 0, 0, 1, 1, 2, 0, MV_NONE, t_frail},
+    [MV_SPLIT] = {"Split", INT_UNKNOWN, 0, -1, -1, 0, 0, 0, 0, 2, 0, MV_NONE, t_split_acid},
+    /* Fungi Beast */
+    [MV_FUNGI_BITE] = {"Bite", INT_ATTACK, 1, 6, 6, 0, 0, 0, 0, 2, 0, MV_NONE, t_attack},
+    [MV_FUNGI_GROW] = {"Grow", INT_BUFF, 0, -1, -1, 0, 0, 3, 4, 2, 0, MV_NONE, t_strength},
+    /* Looter: mag = gold stolen */
+    [MV_MUG] = {"Mug", INT_ATTACK, 1, 10, 11, 0, 0, 15, 15, 2, 0, MV_NONE, t_mug},
+    [MV_LUNGE] = {"Lunge", INT_ATTACK, 1, 12, 14, 0, 0, 15, 15, 2, 0, MV_SMOKE_BOMB, t_lunge},
+    [MV_SMOKE_BOMB] = {"Smoke Bomb", INT_DEFEND, 0, -1, -1, 6, 6, 0, 0, 2, 0, MV_ESCAPE, t_smoke_bomb},
+    [MV_ESCAPE] = {"Escape", INT_ESCAPE, 0, -1, -1, 0, 0, 0, 0, 2, 0, MV_ESCAPE, t_escape},
+    /* Gremlins */
+    [MV_SCRATCH] = {"Scratch", INT_ATTACK, 1, 4, 5, 0, 0, 0, 0, 2, 0, MV_SCRATCH, t_attack},
+    [MV_PUNCTURE] = {"Puncture", INT_ATTACK, 1, 9, 10, 0, 0, 0, 0, 2, 0, MV_PUNCTURE, t_attack},
+    [MV_SMASH] = {"Smash", INT_ATTACK_DEBUFF, 1, 4, 5, 0, 0, 1, 1, 2, 0, MV_NONE, t_attack_weak},
+    [MV_PROTECT] = {"Protect", INT_DEFEND, 0, -1, -1, 7, 8, 0, 0, 7, 0, MV_NONE, t_protect},
+    [MV_SHIELD_BASH] = {"Shield Bash", INT_ATTACK, 1, 6, 8, 0, 0, 0, 0, 2, 0, MV_SHIELD_BASH, t_attack},
+    [MV_CHARGING] = {"Charging", INT_UNKNOWN, 0, -1, -1, 0, 0, 3, 3, 2, 0, MV_NONE, t_charging},
+    [MV_ULTIMATE_BLAST] = {"Ultimate Blast", INT_ATTACK, 1, 25, 30, 0, 0, 0, 0, 2, 0, MV_CHARGING, t_ultimate_blast},
+    /* Slavers: Blue Slaver's Stab */
+    [MV_STAB] = {"Stab", INT_ATTACK, 1, 12, 13, 0, 0, 0, 0, 2, 0, MV_NONE, t_attack},
+    [MV_RAKE] = {"Rake", INT_ATTACK_DEBUFF, 1, 7, 8, 0, 0, 1, 1, 2, 0, MV_NONE, t_attack_weak},
+    [MV_SCRAPE] = {"Scrape", INT_ATTACK_DEBUFF, 1, 8, 9, 0, 0, 1, 1, 2, 0, MV_NONE, t_attack_vuln},
+    [MV_ENTANGLE] = {"Entangle", INT_STRONG_DEBUFF, 0, -1, -1, 0, 0, 1, 1, 2, 0, MV_NONE, t_entangle},
+    /* Gremlin Nob */
+    [MV_BELLOW_NOB] = {"Bellow", INT_BUFF, 0, -1, -1, 0, 0, 2, 2, 3, 0, MV_NONE, t_enrage},
+    [MV_RUSH] = {"Rush", INT_ATTACK, 1, 14, 16, 0, 0, 0, 0, 3, 0, MV_NONE, t_attack},
+    [MV_SKULL_BASH] = {"Skull Bash", INT_ATTACK_DEBUFF, 1, 6, 8, 0, 0, 2, 2, 3, 0, MV_NONE, t_attack_vuln},
+    /* Lagavulin: mag = sleep turns; Siphon Soul's -2 is A18's */
+    [MV_SLEEP] = {"Sleep", INT_SLEEP, 0, -1, -1, 0, 0, 3, 3, 3, 0, MV_NONE, t_sleep},
+    [MV_LAGA_STUN] = {"Stunned", INT_STUN, 0, -1, -1, 0, 0, 0, 0, 3, 0, MV_NONE, t_nothing},
+    [MV_LAGA_ATTACK] = {"Attack", INT_ATTACK, 1, 18, 20, 0, 0, 0, 0, 3, 0, MV_NONE, t_laga_attack},
+    [MV_SIPHON_SOUL] = {"Siphon Soul", INT_STRONG_DEBUFF, 0, -1, -1, 0, 0, -1, -2, 18, 0, MV_NONE, t_siphon_soul},
+    /* Sentry */
+    [MV_BOLT] = {"Bolt", INT_DEBUFF, 0, -1, -1, 0, 0, 2, 2, 3, 0, MV_NONE, t_bolt},
+    [MV_BEAM] = {"Beam", INT_ATTACK, 1, 9, 10, 0, 0, 0, 0, 3, 0, MV_NONE, t_attack},
+    /* The Guardian */
+    [MV_CHARGING_UP] = {"Charging Up", INT_DEFEND, 0, -1, -1, 9, 9, 0, 0, 4, 0, MV_FIERCE_BASH, t_block},
+    [MV_FIERCE_BASH] = {"Fierce Bash", INT_ATTACK, 1, 32, 36, 0, 0, 0, 0, 4, 0, MV_VENT_STEAM, t_attack},
+    [MV_VENT_STEAM] = {"Vent Steam", INT_STRONG_DEBUFF, 0, -1, -1, 0, 0, 2, 2, 4, 0, MV_WHIRLWIND, t_weak_vuln},
+    [MV_WHIRLWIND] = {"Whirlwind", INT_ATTACK, 4, 5, 5, 0, 0, 0, 0, 4, 0, MV_CHARGING_UP, t_attack},
+    [MV_CLOSE_UP] = {"Close Up", INT_BUFF, 0, -1, -1, 0, 0, 3, 3, 4, 0, MV_ROLL_ATTACK, t_close_up},
+    [MV_ROLL_ATTACK] = {"Roll Attack", INT_ATTACK, 1, 9, 10, 0, 0, 0, 0, 4, 0, MV_TWIN_SLAM, t_attack},
+    [MV_TWIN_SLAM] = {"Twin Slam", INT_ATTACK_BUFF, 2, 8, 8, 0, 0, 0, 0, 4, 0, MV_WHIRLWIND, t_twin_slam},
+    /* Hexaghost: Divider's damage is computed at Activate (mag = divisor) */
+    [MV_ACTIVATE] = {"Activate", INT_UNKNOWN, 0, -1, -1, 0, 0, 12, 12, 4, 0, MV_DIVIDER, t_activate},
+    [MV_DIVIDER] = {"Divider", INT_ATTACK, 6, 0, 0, 0, 0, 0, 0, 4, MD_DMG_VAL, MV_NONE, t_divider},
+    [MV_SEAR] = {"Sear", INT_ATTACK_DEBUFF, 1, 6, 6, 0, 0, 1, 1, 4, 0, MV_NONE, t_sear},
+    [MV_HEX_TACKLE] = {"Tackle", INT_ATTACK, 2, 5, 6, 0, 0, 0, 0, 4, 0, MV_NONE, t_hex_tackle},
+    [MV_HEX_INFLAME] = {"Inflame", INT_DEFEND_BUFF, 0, -1, -1, 12, 12, 2, 2, 4, 0, MV_NONE, t_hex_inflame},
+    [MV_INFERNO] = {"Inferno", INT_ATTACK_DEBUFF, 6, 2, 3, 0, 0, 3, 3, 4, 0, MV_NONE, t_inferno},
+    /* Slime Boss */
+    [MV_GOOP_SPRAY] = {"Goop Spray", INT_STRONG_DEBUFF, 0, -1, -1, 0, 0, 3, 3, 4, 0, MV_PREPARING, t_slimed},
+    [MV_PREPARING] = {"Preparing", INT_UNKNOWN, 0, -1, -1, 0, 0, 0, 0, 4, 0, MV_SLAM, t_nothing},
+    [MV_SLAM] = {"Slam", INT_ATTACK, 1, 35, 38, 0, 0, 0, 0, 4, 0, MV_GOOP_SPRAY, t_attack},
+    [MV_BOSS_SPLIT] = {"Split", INT_UNKNOWN, 0, -1, -1, 0, 0, 0, 0, 4, 0, MV_NONE, t_boss_split},
+};
+
+/* monster, move, dmg, dmg A, blk, blk A, mag, mag A, next, take. The Acid
+ * Slime (S) alternates Tackle and Lick without rolling. */
+const move_variant sf_move_variants[] = {
+    {MON_ACID_SLIME_S, MV_ACID_TACKLE, 3, 4, 0, 0, 0, 0, MV_ACID_LICK, t_attack},
+    {MON_ACID_SLIME_S, MV_ACID_LICK, -1, -1, 0, 0, 1, 1, MV_ACID_TACKLE, t_weak},
+    {MON_ACID_SLIME_L, MV_ACID_SPIT, 11, 12, 0, 0, 2, 2, MV_NONE, t_attack_slimed},
+    {MON_ACID_SLIME_L, MV_ACID_TACKLE, 16, 18, 0, 0, 0, 0, MV_NONE, t_attack},
+    {MON_ACID_SLIME_L, MV_ACID_LICK, -1, -1, 0, 0, 2, 2, MV_NONE, t_weak},
+    {MON_SPIKE_SLIME_L, MV_FLAME_TACKLE, 16, 18, 0, 0, 2, 2, MV_NONE, t_attack_slimed},
+    {MON_SPIKE_SLIME_L, MV_SPIKE_LICK, -1, -1, 0, 0, 2, 2, MV_NONE, t_frail},
+    {MON_SPIKE_SLIME_L, MV_SPLIT, -1, -1, 0, 0, 0, 0, MV_NONE, t_split_spike},
+    {MON_RED_SLAVER, MV_STAB, 13, 14, 0, 0, 0, 0, MV_NONE, t_attack},
+};
+/* clang-format on */
+
+const int sf_move_variant_n = (int)(sizeof sf_move_variants / sizeof sf_move_variants[0]);
+
+move_def monster_move(int id, int mv) {
+    move_def d = sf_moves[mv];
+    for (int i = 0; i < sf_move_variant_n; i++) {
+        const move_variant *v = &sf_move_variants[i];
+        if (v->monster == id && v->move == mv) {
+            d.dmg = v->dmg, d.dmg_asc = v->dmg_asc;
+            d.blk = v->blk, d.blk_asc = v->blk_asc;
+            d.mag = v->mag, d.mag_asc = v->mag_asc;
+            d.next = v->next;
+            d.take = v->take;
+            break;
+        }
+    }
+    return d;
+}
+
+int monster_intent_damage(const sf_combat *c, int m, int *hits) {
+    const sf_monster *mo = &c->mon[m];
+    move_def d = monster_move(mo->id, mo->move);
+    if (d.hits == 0 || d.dmg < 0) {
+        *hits = 0;
+        return -1;
+    }
+    *hits = d.hits;
+    return combat_monster_damage(c, m, move_damage(c, mo, &d));
+}
+
 /* TheGuardian.changeState("Defensive Mode"), queued when the damage taken in
  * Offensive Mode reaches the threshold: Mode Shift removed, 20 block, the
  * threshold rises by 10 and the intent becomes Close Up. */
@@ -555,269 +901,21 @@ void monster_guardian_defensive(sf_combat *c, int m) {
     monster_set_move(c, m, MV_CLOSE_UP);
 }
 
-/* Moves whose next intent takeTurn() sets itself (setMove, or a
- * SetMoveAction) instead of queueing a RollMoveAction. */
-static int scripted_next(const sf_combat *c, int m) {
-    const sf_monster *mo = &c->mon[m];
-    switch (mo->move) {
-    case MV_ACID_TACKLE:
-    case MV_ACID_LICK:
-        return mo->id == MON_ACID_SLIME_S
-                   ? (mo->move == MV_ACID_TACKLE ? MV_ACID_LICK : MV_ACID_TACKLE)
-                   : -1;
-    case MV_LUNGE: return MV_SMOKE_BOMB;
-    case MV_SMOKE_BOMB: return MV_ESCAPE;
-    case MV_ESCAPE: return MV_ESCAPE;
-    case MV_SCRATCH: return MV_SCRATCH;
-    case MV_PUNCTURE: return MV_PUNCTURE;
-    case MV_SHIELD_BASH: return MV_SHIELD_BASH;
-    case MV_ULTIMATE_BLAST: return MV_CHARGING;
-    case MV_CHARGING_UP: return MV_FIERCE_BASH;
-    case MV_FIERCE_BASH: return MV_VENT_STEAM;
-    case MV_VENT_STEAM: return MV_WHIRLWIND;
-    case MV_WHIRLWIND: return MV_CHARGING_UP;
-    case MV_CLOSE_UP: return MV_ROLL_ATTACK;
-    case MV_ROLL_ATTACK: return MV_TWIN_SLAM;
-    case MV_TWIN_SLAM: return MV_WHIRLWIND;
-    case MV_ACTIVATE: return MV_DIVIDER;
-    case MV_GOOP_SPRAY: return MV_PREPARING;
-    case MV_PREPARING: return MV_SLAM;
-    case MV_SLAM: return MV_GOOP_SPRAY;
-    default: return -1;
-    }
-}
-
 /* takeTurn(): the move, in the order the game queues it. A scripted monster
- * sets its next intent synchronously inside takeTurn(), before any of the
- * move's actions resolve; we do the same, so a reaction during the move
- * (a split or a Mode Shift caused by the player's thorns) overrides it as in
- * the game. Every other move ends with a RollMoveAction, which rolls even if
- * the monster died meanwhile (while the fight goes on) and even if a split
- * was set during the move, whose queued SetMoveAction then restores Split. */
+ * (a row with `next`) sets its next intent synchronously inside takeTurn(),
+ * before any of the move's actions resolve; we do the same, so a reaction
+ * during the move (a split or a Mode Shift caused by the player's thorns)
+ * overrides it as in the game. Every other move ends with a RollMoveAction,
+ * unless its effect set the next move itself; it rolls even if the monster
+ * died meanwhile (while the fight goes on) and even if a split was set
+ * during the move, whose queued SetMoveAction then restores Split. */
 void monster_take_turn(sf_combat *c, int m) {
     sf_monster *mo = &c->mon[m];
-    int mv = mo->move;
-    int next = scripted_next(c, m);
-    int roll = next < 0; /* a RollMoveAction follows the move */
-    if (next >= 0)
-        monster_set_move(c, m, next);
-    switch (mv) {
-    case MV_INCANTATION:
-        mo->pw[PW_RITUAL] = (int16_t)(mo->pw[PW_RITUAL] + (c->ascension >= 2 ? 4 : 3));
-        mo->just |= JA_RITUAL; /* skips the first end of round */
-        break;
-    case MV_DARK_STRIKE:
-    case MV_CHOMP:
-    case MV_LOUSE_BITE:
-    case MV_ACID_TACKLE:
-    case MV_SPIKE_TACKLE:
-    case MV_FUNGI_BITE:
-    case MV_STAB:
-    case MV_RUSH:
-    case MV_SCRATCH:
-    case MV_PUNCTURE:
-    case MV_SHIELD_BASH:
-    case MV_BEAM:
-    case MV_FIERCE_BASH:
-    case MV_WHIRLWIND:
-    case MV_ROLL_ATTACK:
-    case MV_HEX_TACKLE:
-    case MV_SLAM: attack_n(c, m, mv); break;
-    case MV_THRASH:
-        attack_n(c, m, mv);
-        if (combat_alive(c, m))
-            monster_block(c, m, 5);
-        break;
-    case MV_BELLOW:
-        combat_power_monster(c, m, PW_STR, c->ascension >= 2 ? 4 : 3);
-        monster_block(c, m, 6);
-        break;
-    case MV_LOUSE_GROW: combat_power_monster(c, m, PW_STR, 3); break;
-    case MV_SPIT_WEB: combat_power_player(c, PW_WEAK, 2, 1); break;
-    case MV_ACID_SPIT:
-        attack_n(c, m, mv);
-        status_to_discard(c, CARD_SLIMED, 0, mo->id == MON_ACID_SLIME_L ? 2 : 1);
-        break;
-    case MV_ACID_LICK:
-        combat_power_player(c, PW_WEAK, mo->id == MON_ACID_SLIME_L ? 2 : 1, 1);
-        break;
-    case MV_FLAME_TACKLE:
-        attack_n(c, m, mv);
-        status_to_discard(c, CARD_SLIMED, 0, mo->id == MON_SPIKE_SLIME_L ? 2 : 1);
-        break;
-    case MV_SPIKE_LICK:
-        combat_power_player(c, PW_FRAIL, mo->id == MON_SPIKE_SLIME_L ? 2 : 1, 1);
-        break;
-    case MV_SPLIT:
-        if (mo->id == MON_ACID_SLIME_L) {
-            split(c, m, MON_ACID_SLIME_M, MON_ACID_SLIME_M);
-            return; /* no RollMoveAction */
-        }
-        split(c, m, MON_SPIKE_SLIME_M, MON_SPIKE_SLIME_M);
-        /* Spike Slime (L) still queues a RollMoveAction after dying: one
-         * extra aiRng call (facts sheet §0). */
-        (void)sf_rng_random(ai(c), 99);
-        return;
-    case MV_BOSS_SPLIT: split(c, m, MON_SPIKE_SLIME_L, MON_ACID_SLIME_L); return;
-    case MV_FUNGI_GROW: combat_power_monster(c, m, PW_STR, c->ascension >= 2 ? 4 : 3); break;
-    case MV_MUG:
-        /* Looter.takeTurn: the first Mug's 60% dialog check (aiRng), the
-         * theft and the hit queued, then the next move: after the second
-         * Mug a 50% (aiRng) Smoke Bomb or Lunge, else Mug again. */
-        roll = 0;
-        if (mo->ai[0] == 0)
-            (void)sf_rng_random_bool_p(ai(c), 0.6f);
-        mo->ai[0]++;
-        if (mo->ai[0] == 2)
-            monster_set_move(c, m, sf_rng_random_bool_p(ai(c), 0.5f) ? MV_SMOKE_BOMB : MV_LUNGE);
-        else
-            monster_set_move(c, m, MV_MUG);
-        steal(c, m);
-        attack_n(c, m, mv);
-        break;
-    case MV_LUNGE:
-        mo->ai[0]++;
-        steal(c, m);
-        attack_n(c, m, mv);
-        break;
-    case MV_SMOKE_BOMB:
-        monster_block(c, m, 6);
-        mo->flags |= MF_ESCAPING;
-        break;
-    case MV_ESCAPE:
-        mo->flags |= MF_ESCAPED;
-        combat_check_end(c);
-        break;
-    case MV_SMASH:
-        attack_n(c, m, mv);
-        if (c->phase != PH_OVER)
-            combat_power_player(c, PW_WEAK, 1, 1);
-        break;
-    case MV_PROTECT: {
-        /* aliveCount is taken at once; GainBlockRandomMonsterAction then
-         * picks a random other living monster whose intent is not Escape
-         * (aiRng), itself if none. */
-        int cand[SF_MAX_MONSTERS], n = 0, alive = 0;
-        for (int i = 0; i < c->n_mon; i++) {
-            if (!combat_alive(c, i))
-                continue;
-            alive++;
-            if (i != m && c->mon[i].move != MV_ESCAPE)
-                cand[n++] = i;
-        }
-        roll = 0;
-        monster_set_move(c, m, alive > 1 ? MV_PROTECT : MV_SHIELD_BASH);
-        int who = n ? cand[sf_rng_random(ai(c), n - 1)] : m;
-        monster_block(c, who, c->ascension >= 7 ? 8 : 7);
-        break;
-    }
-    case MV_CHARGING:
-        roll = 0;
-        mo->ai[0]++;
-        monster_set_move(c, m, mo->ai[0] >= 3 ? MV_ULTIMATE_BLAST : MV_CHARGING);
-        break;
-    case MV_ULTIMATE_BLAST:
-        mo->ai[0] = 0;
-        attack_n(c, m, mv);
-        break;
-    case MV_RAKE:
-        attack_n(c, m, mv);
-        if (c->phase != PH_OVER)
-            combat_power_player(c, PW_WEAK, 1, 1);
-        break;
-    case MV_SCRAPE:
-        attack_n(c, m, mv);
-        if (c->phase != PH_OVER)
-            combat_power_player(c, PW_VULN, 1, 1);
-        break;
-    case MV_ENTANGLE:
-        combat_power_player(c, PW_ENTANGLED, 1, 1);
-        mo->ai[0] = 1;
-        break;
-    case MV_BELLOW_NOB: mo->pw[PW_ENRAGE] = (int16_t)(mo->pw[PW_ENRAGE] + 2); break;
-    case MV_SKULL_BASH:
-        attack_n(c, m, mv);
-        if (c->phase != PH_OVER)
-            combat_power_player(c, PW_VULN, 2, 1);
-        break;
-    case MV_SLEEP:
-        mo->ai[0]++;
-        if (mo->ai[0] >= 3) {
-            /* natural wake on the third sleep turn: scripted Attack next */
-            mo->flags &= (uint8_t)~MF_ASLEEP;
-            mo->ai[2] = 1;
-            mo->pw[PW_METALLICIZE] = 0;
-            roll = 0;
-            monster_set_move(c, m, MV_LAGA_ATTACK);
-        }
-        break;
-    case MV_LAGA_STUN: break;
-    case MV_LAGA_ATTACK:
-        mo->ai[1]++;
-        attack_n(c, m, mv);
-        break;
-    case MV_SIPHON_SOUL:
-        mo->ai[1] = 0;
-        combat_power_player(c, PW_DEX, c->ascension >= 18 ? -2 : -1, 1);
-        combat_power_player(c, PW_STR, c->ascension >= 18 ? -2 : -1, 1);
-        break;
-    case MV_BOLT: status_to_discard(c, CARD_DAZED, 0, 2); break;
-    case MV_CHARGING_UP: monster_block(c, m, 9); break;
-    case MV_VENT_STEAM:
-        combat_power_player(c, PW_WEAK, 2, 1);
-        combat_power_player(c, PW_VULN, 2, 1);
-        break;
-    case MV_CLOSE_UP: mo->pw[PW_SHARP_HIDE] = (int16_t)(mo->pw[PW_SHARP_HIDE] + 3); break;
-    case MV_TWIN_SLAM:
-        /* changeState("Offensive Mode") runs first (isOpen again), the two
-         * hits follow, then Sharp Hide goes, Mode Shift returns with the
-         * raised threshold, the damage count resets and the block is lost. */
-        mo->flags &= (uint8_t)~MF_DEFENSIVE;
-        mo->ai[3] = 0;
-        attack_n(c, m, mv);
-        mo->pw[PW_SHARP_HIDE] = 0;
-        mo->pw[PW_MODE_SHIFT] = mo->val[0];
-        mo->val[1] = 0;
-        mo->block = 0;
-        break;
-    case MV_ACTIVATE:
-        /* reads the player's current HP now */
-        mo->val[0] = (int16_t)(c->hp / 12 + 1);
-        break;
-    case MV_DIVIDER:
-        attack_n(c, m, mv);
-        mo->ai[1] = 0;
-        break;
-    case MV_SEAR:
-        attack_n(c, m, mv);
-        status_to_discard(c, CARD_BURN, mo->ai[2] ? 1 : 0, 1);
-        mo->ai[1]++;
-        break;
-    case MV_HEX_INFLAME:
-        monster_block(c, m, 12);
-        combat_power_monster(c, m, PW_STR, 2);
-        mo->ai[1]++;
-        break;
-    case MV_INFERNO:
-        attack_n(c, m, mv);
-        /* upgrade every Burn in draw and discard (not hand), add 3 Burn+ */
-        for (int i = 0; i < c->draw_n; i++)
-            if (c->draw[i].id == CARD_BURN)
-                c->draw[i].upg = 1;
-        for (int i = 0; i < c->discard_n; i++)
-            if (c->discard[i].id == CARD_BURN)
-                c->discard[i].upg = 1;
-        status_to_discard(c, CARD_BURN, 1, 3);
-        mo->ai[2] = 1;
-        mo->ai[1] = 0;
-        break;
-    case MV_GOOP_SPRAY: status_to_discard(c, CARD_SLIMED, 0, 3); break;
-    case MV_PREPARING: break;
-    default: break;
-    }
-    if (mv == MV_HEX_TACKLE)
-        mo->ai[1]++;
-    if (!roll || c->phase == PH_OVER)
+    move_def d = monster_move(mo->id, mo->move);
+    if (d.next != MV_NONE)
+        monster_set_move(c, m, d.next);
+    int rolls = d.take(c, m, &d);
+    if (d.next != MV_NONE || !rolls || c->phase == PH_OVER)
         return;
     int was_split = mo->move == MV_SPLIT || mo->move == MV_BOSS_SPLIT;
     monster_roll_move(c, m);

@@ -141,6 +141,133 @@ START_TEST(hp_rolls_cover_exactly_the_range) {
 END_TEST
 
 /* ------------------------------------------------------------------------
+ * The move table: every move has an effect, and the damage an intent
+ * announces is the damage the move deals
+ * ---------------------------------------------------------------------- */
+
+static int is_attack_intent(int intent) {
+    return intent == INT_ATTACK || intent == INT_ATTACK_BUFF || intent == INT_ATTACK_DEBUFF ||
+           intent == INT_ATTACK_DEFEND;
+}
+
+/* The damage ascension of a monster kind: normal A2, elite A3, boss A4. */
+static int damage_level(int mon) {
+    int k = sf_monsters[mon].kind;
+    return k == MK_BOSS ? 4 : k == MK_ELITE ? 3 : 2;
+}
+
+START_TEST(move_table_rows_are_complete) {
+    int owners[MV_COUNT] = {0};
+    for (int mv = 0; mv < MV_COUNT; mv++) {
+        const move_def *d = &sf_moves[mv];
+        ck_assert_msg(d->name != NULL, "move %d has no row", mv);
+        ck_assert_msg(d->take != NULL, "%s (%d) has no effect", d->name, mv);
+        int attack = d->dmg >= 0 && d->hits > 0;
+        ck_assert_msg(attack == is_attack_intent(d->intent) && attack == (d->hits > 0),
+                      "%s: intent %d, %d hits, damage %d", d->name, d->intent, d->hits, d->dmg);
+    }
+    for (int i = 0; i < sf_move_variant_n; i++) {
+        const move_variant *v = &sf_move_variants[i];
+        ck_assert_msg(
+            v->move != MV_NONE && v->monster != MON_NONE && monster_has_move(v->monster, v->move),
+            "variant %d: %s is not a move of monster %d", i, sf_moves[v->move].name, v->monster);
+        ck_assert_msg(v->take != NULL, "variant %d has no effect", i);
+        ck_assert_msg((v->dmg >= 0) == (sf_moves[v->move].dmg >= 0),
+                      "variant %d: an attack for one owner only", i);
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(sf_move_variants[j].monster != v->monster ||
+                              sf_move_variants[j].move != v->move,
+                          "variants %d and %d are the same pair", j, i);
+    }
+    for (int id = MON_NONE + 1; id < MON_COUNT; id++) {
+        for (int mv = MV_NONE + 1; mv < MV_COUNT; mv++) {
+            if (!((sf_monsters[id].moves >> mv) & 1u))
+                continue;
+            owners[mv]++;
+            move_def d = monster_move(id, mv);
+            ck_assert_msg(d.take != NULL, "%s: %s has no effect", sf_monsters[id].name, d.name);
+            ck_assert_msg(d.next == MV_NONE || monster_has_move(id, d.next),
+                          "%s: %s scripts %s, not one of its moves", sf_monsters[id].name, d.name,
+                          sf_moves[d.next].name);
+            if (d.dmg != d.dmg_asc)
+                ck_assert_msg(d.asc == damage_level(id), "%s: %s's damage rises at A%d, not A%d",
+                              sf_monsters[id].name, d.name, d.asc, damage_level(id));
+        }
+    }
+    for (int mv = MV_NONE + 1; mv < MV_COUNT; mv++)
+        ck_assert_msg(owners[mv] > 0, "%s is no monster's move", sf_moves[mv].name);
+}
+END_TEST
+
+/* Modifiers on both sides of the hit (player HP 999, no thorns). */
+typedef struct hit_case {
+    const char *name;
+    int str, weak;             /* the monster's Strength and Weak          */
+    int vuln, intangible, blk; /* the player's Vulnerable, Intangible, block */
+} hit_case;
+
+static const hit_case hit_cases[] = {
+    {"no modifiers", 0, 0, 0, 0, 0},
+    {"Strength", 4, 0, 0, 0, 0},
+    {"Weak", 0, 1, 0, 0, 0},
+    {"Vulnerable", 0, 0, 2, 0, 0},
+    {"Strength, Weak and Vulnerable", 3, 2, 1, 0, 0},
+    {"negative Strength and Weak", -3, 1, 0, 0, 0},
+    {"Strength below the damage", -40, 0, 0, 0, 0},
+    {"Intangible and Vulnerable", 2, 0, 1, 1, 0},
+    {"block", 1, 0, 0, 0, 9},
+};
+
+START_TEST(intent_damage_is_the_damage_dealt) {
+    /* Monster _i executes each of its moves at A0..A9 under each case: the
+     * damage that reaches the player (HP lost plus block used) is the
+     * intent's per-hit damage times its hits, and a move announced without
+     * damage deals none. Plated Armor (one stack lost per unblocked hit)
+     * counts the hits. The move runs directly (monster_take_turn), so
+     * nothing between the intent and the hits changes the modifiers. */
+    int id = _i;
+    for (int mv = MV_NONE + 1; mv < MV_COUNT; mv++) {
+        if (!((sf_monsters[id].moves >> mv) & 1u))
+            continue;
+        for (int asc = 0; asc <= SF_MAX_ASCENSION; asc++) {
+            for (size_t k = 0; k < sizeof hit_cases / sizeof hit_cases[0]; k++) {
+                const hit_case *hc = &hit_cases[k];
+                sf_state s;
+                sf_combat *c = setup(&s, 17 + (uint64_t)asc);
+                c->ascension = (uint8_t)asc;
+                int m = fx_mon(c, id, 300, mv);
+                sf_monster *mo = &c->mon[m];
+                if (mv == MV_DIVIDER)
+                    mo->val[0] = 7; /* as Activate at 72 HP */
+                mo->pw[PW_STR] = (int16_t)hc->str;
+                mo->pw[PW_WEAK] = (int16_t)hc->weak;
+                c->pw[PW_VULN] = (int16_t)hc->vuln;
+                c->pw[PW_INTANGIBLE] = (int16_t)hc->intangible;
+                c->pw[PW_PLATED] = 50;
+                c->block = (int16_t)hc->blk;
+                int hits = -1, per_hit = intent(c, m, &hits);
+                monster_take_turn(c, m);
+                int dealt = (999 - c->hp) + (hc->blk - c->block);
+                const char *who = sf_monsters[id].name, *what = sf_moves[mv].name;
+                if (per_hit < 0) {
+                    ck_assert_msg(hits == 0 && dealt == 0, "%s %s A%d, %s: no intent, %d dealt",
+                                  who, what, asc, hc->name, dealt);
+                    continue;
+                }
+                ck_assert_msg(hits == sf_moves[mv].hits && hits > 0, "%s %s: %d hits", who, what,
+                              hits);
+                ck_assert_msg(dealt == per_hit * hits, "%s %s A%d, %s: intent %d x %d, dealt %d",
+                              who, what, asc, hc->name, per_hit, hits, dealt);
+                if (hc->blk == 0 && per_hit > 0)
+                    ck_assert_msg(50 - c->pw[PW_PLATED] == hits, "%s %s A%d, %s: %d hits landed",
+                                  who, what, asc, hc->name, 50 - c->pw[PW_PLATED]);
+            }
+        }
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
  * First moves (init rolls in list order, facts sheet §2.1)
  * ---------------------------------------------------------------------- */
 
@@ -1136,6 +1263,8 @@ static Suite *suite(void) {
                         (int)(sizeof dmg_rows / sizeof dmg_rows[0]));
     tcase_add_loop_test(t, hp_rolls_cover_exactly_the_range, 0,
                         (int)(sizeof hp_rows / sizeof hp_rows[0]));
+    tcase_add_test(t, move_table_rows_are_complete);
+    tcase_add_loop_test(t, intent_damage_is_the_damage_dealt, MON_NONE + 1, MON_COUNT);
     tcase_add_test(t, scripted_first_moves);
     tcase_add_test(t, init_rolls_spend_ai_rng_in_list_order);
     suite_add_tcase(s, t);
