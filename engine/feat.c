@@ -15,6 +15,12 @@
  * (combat_card_damage, combat_card_block, monster_intent_damage) rather
  * than by applying the action to a copy, which could draw hidden cards or
  * consume random numbers.
+ *
+ * What a card does comes from the card table only: card_predict() (cards.c)
+ * gives its base damage, hits, targets, block, HP cost, Vulnerable and
+ * exhausts from the same helpers its effect plays with. Nothing here names
+ * a card; this file adds the turn's sequence around the card (Double Tap's
+ * copy, Rage, Feel No Pain, Sharp Hide, Curl Up) and the modifiers.
  */
 #include <math.h>
 
@@ -200,8 +206,7 @@ static int end_turn_block(const sf_combat *c) {
 static int end_turn_burns(const sf_combat *c) {
     int d = 0;
     for (int i = 0; i < c->hand_n; i++)
-        if (c->hand[i].id == CARD_BURN)
-            d += c->hand[i].upg ? 4 : 2;
+        d += card_end_turn_damage(&c->hand[i]);
     return d;
 }
 
@@ -212,63 +217,15 @@ static int max_i(int a, int b) {
     return a > b ? a : b;
 }
 
-static int strike_cards(const sf_combat *c) {
-    int n = 0;
-    const sf_card *piles[3] = {c->hand, c->draw, c->discard};
-    int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
-    for (int p = 0; p < 3; p++)
-        for (int i = 0; i < counts[p]; i++)
-            n += (sf_cards[piles[p][i].id].flags & CD_STRIKE) != 0;
-    return n;
-}
-
-/* How a card deals damage: base per hit (before modifiers), hit count and
- * how targets are picked. `zone` is the token type of the card's pile: a
- * card in hand is not hit by its own Fiend Fire, and Perfected Strike
- * counts itself unless it sits in the exhaust pile (it counts Strikes in
- * hand, draw and discard, itself included, when played). */
-typedef struct attack_plan {
-    int base, hits;
-    int mode; /* TGT_NONE (no damage), TGT_ENEMY, TGT_ALL, or PLAN_RANDOM */
-} attack_plan;
-
-enum { PLAN_RANDOM = 3 };
-
-static attack_plan plan_of(const sf_combat *c, const sf_card *k, int zone) {
-    const card_def *d = &sf_cards[k->id];
-    attack_plan p = {0, 0, TGT_NONE};
-    if (d->type != CT_ATTACK)
-        return p;
-    p.base = CARD_NUM(k, dmg);
-    p.hits = 1;
-    p.mode = d->target == TGT_NONE ? PLAN_RANDOM : d->target;
-    switch (k->id) {
-    case CARD_BODY_SLAM: p.base = c->block; break;
-    case CARD_PERFECTED_STRIKE:
-        p.base =
-            CARD_NUM(k, dmg) + CARD_NUM(k, mag) * (strike_cards(c) + (zone == SF_TOK_CARD_EXHAUST));
-        break;
-    case CARD_SEARING_BLOW: p.base = 12 + k->upg * (k->upg + 7) / 2; break;
-    case CARD_RAMPAGE: p.base = CARD_NUM(k, dmg) + k->misc; break;
-    case CARD_TWIN_STRIKE: p.hits = 2; break;
-    case CARD_PUMMEL:
-    case CARD_SWORD_BOOMERANG: p.hits = CARD_NUM(k, mag); break;
-    case CARD_WHIRLWIND: p.hits = c->energy; break;
-    case CARD_FIEND_FIRE: p.hits = c->hand_n - (zone == SF_TOK_CARD_HAND); break;
-    default: break;
+/* The card_view of a card token's pile (card_predict): a card in hand is,
+ * for instance, not hit by its own Fiend Fire, and Perfected Strike in the
+ * exhaust pile would count itself once back. */
+static int view_of(int zone) {
+    switch (zone) {
+    case SF_TOK_CARD_HAND: return CV_HAND;
+    case SF_TOK_CARD_EXHAUST: return CV_EXHAUST;
+    default: return CV_PILE;
     }
-    if (p.hits < 0)
-        p.hits = 0;
-    return p;
-}
-
-static int card_exhausts(const sf_combat *c, const sf_card *k) {
-    const card_def *d = &sf_cards[k->id];
-    if (d->flags & CD_EXHAUST)
-        return 1;
-    if ((d->flags & CD_EXHAUST_BASE) && k->upg == 0)
-        return 1;
-    return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL;
 }
 
 /* ------------------------------------------------------------------------
@@ -293,7 +250,8 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     if (t < 0)
         return t;
     int in_hand = type == SF_TOK_CARD_HAND;
-    attack_plan p = plan_of(c, k, type);
+    card_pred p;
+    card_predict(c, k, view_of(type), &p);
     put(b, t, CA_COUNT, (float)count / 5.0f);
     put(b, t, CA_COST, cost == COST_X ? (float)c->energy / 3.0f : (float)max_i(cost, 0) / 3.0f);
     if (in_hand) {
@@ -307,13 +265,12 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     put(b, t, CA_SKILL, d->type == CT_SKILL);
     put(b, t, CA_POWER, d->type == CT_POWER);
     put(b, t, CA_STATUS, d->type == CT_STATUS || d->type == CT_CURSE);
-    if (p.mode != TGT_NONE)
+    if (p.aim != AIM_NONE)
         put(b, t, CA_DAMAGE, (float)combat_card_damage(c, k, p.base, -1) / 20.0f);
     put(b, t, CA_HITS, (float)p.hits / 5.0f);
-    int blk = CARD_NUM(k, blk);
-    put(b, t, CA_BLOCK, blk > 0 ? (float)combat_card_block(c, blk) / 20.0f : 0.0f);
+    put(b, t, CA_BLOCK, p.block > 0 ? (float)combat_card_block(c, p.block) / 20.0f : 0.0f);
     put(b, t, CA_MAGIC, (float)CARD_NUM(k, mag) / 5.0f);
-    put(b, t, CA_EXHAUSTS, (float)card_exhausts(c, k));
+    put(b, t, CA_EXHAUSTS, (float)p.exhausts);
     put(b, t, CA_ETHEREAL, (d->flags & CD_ETHEREAL) != 0);
     put(b, t, CA_TARGETED, d->target == TGT_ENEMY);
     put(b, t, CA_ALL, d->target == TGT_ALL);
@@ -660,95 +617,90 @@ static void fill_math(const sf_combat *c, float *q, const outcome *o, int target
     q[SF_FEAT_Q_PROGRESS] = o->progress;
 }
 
-/* Cards in hand other than position i: every card (any), or those whose
- * Attack-ness equals want_attack. */
-static int others_in_hand(const sf_combat *c, int i, int want_attack, int any) {
+/* The position a Double Tap copy of hand card i plays in, as far as the
+ * prediction follows it: the first play has resolved (play.c resolve_card),
+ * so Vigor and Pen Nib are spent, Rage's block is there (for Body Slam),
+ * the card has left the hand together with the cards it exhausts (Fiend
+ * Fire finds an empty hand) and the Vulnerable it gives (Bash, Uppercut,
+ * Thunderclap) has landed on the monsters in `hit`. The played card is not
+ * put in the discard pile here (Perfected Strike's copy then counts one
+ * Strike fewer). */
+static void after_first_play(const sf_combat *c, int i, const card_pred *p, int hit,
+                             sf_combat *second) {
+    memcpy(second, c, sizeof *second);
+    second->pw[PW_VIGOR] = 0;
+    second->pw[PW_PEN_NIB] = 0;
+    if (c->pw[PW_RAGE] > 0)
+        second->block = (int16_t)min_i(999, c->block + c->pw[PW_RAGE]);
     int n = 0;
-    for (int j = 0; j < c->hand_n; j++)
-        if (j != i && (any || (sf_cards[c->hand[j].id].type == CT_ATTACK) == want_attack))
-            n++;
-    return n;
+    for (int j = 0; j < c->hand_n; j++) {
+        int attack = sf_cards[c->hand[j].id].type == CT_ATTACK;
+        if (j == i || p->others == EXO_HAND || (p->others == EXO_NON_ATTACKS && !attack))
+            continue;
+        second->hand[n++] = c->hand[j];
+    }
+    memset(&second->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
+    second->hand_n = (uint8_t)n;
+    for (int m = 0; m < c->n_mon && p->vuln; m++)
+        if (hit & (1 << m))
+            combat_power_monster(second, m, PW_VULN, p->vuln);
 }
 
 /* Playmath of playing hand card i at monster `target` (-1: no target),
  * following play.c: the card's damage (computed when it is played; a
  * Hemokinesis's HP loss cannot change it), then, behind the card's own
  * actions, Rage's block, Sharp Hide's answer and the queued reactions (Curl
- * Up, Feel No Pain); a Double Tap copy plays after that, unless its target
- * has died. */
+ * Up, Feel No Pain); a Double Tap copy plays after that (after_first_play),
+ * unless its target has died. */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
+    card_pred p;
+    card_predict(c, k, CV_HAND, &p);
     int cost = combat_card_cost(c, k);
     int energy = cost == COST_X ? c->energy : max_i(cost, 0);
-    int self_hp = 0;
-    switch (k->id) {
-    case CARD_HEMOKINESIS: self_hp = min_i(CARD_NUM(k, mag), c->hp); break;
-    case CARD_BLOODLETTING: self_hp = min_i(3, c->hp); break;
-    case CARD_OFFERING: self_hp = min_i(6, c->hp); break;
-    default: break;
-    }
+    int self_hp = min_i(p.self_hp, c->hp);
 
-    attack_plan ap = plan_of(c, k, SF_TOK_CARD_HAND);
     strike s;
     memset(&s, 0, sizeof s);
     s.plays = (d->type == CT_ATTACK && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
     int living = alive_mask(c);
     int random = 0;
-    if (ap.mode == TGT_ENEMY && target >= 0 && target < c->n_mon)
+    if (p.aim == AIM_ENEMY && target >= 0 && target < c->n_mon)
         s.mask = 1 << target;
-    else if (ap.mode == TGT_ALL)
+    else if (p.aim == AIM_ALL)
         s.mask = living;
-    else if (ap.mode == PLAN_RANDOM && popcount(living) == 1)
+    else if (p.aim == AIM_RANDOM && popcount(living) == 1)
         s.mask = living; /* one living monster: the random pick is certain */
-    else if (ap.mode == PLAN_RANDOM)
+    else if (p.aim == AIM_RANDOM)
         random = 1;
 
     int dmg_random = 0;
-    if (ap.mode != TGT_NONE) {
-        /* The Double Tap copy plays after the first resolves: Vigor and Pen
-         * Nib are spent, Rage's block is there for Body Slam, Rampage has
-         * grown, Perfected Strike no longer counts itself, Bash / Uppercut
-         * / Thunderclap's Vulnerable has landed, and Fiend Fire finds the
-         * hand already exhausted. */
+    if (p.aim != AIM_NONE) {
         sf_combat second;
         const sf_combat *sc = c;
-        int base2 = ap.base;
+        card_pred p2 = p;
         if (s.plays == 2) {
-            memcpy(&second, c, sizeof second);
-            second.pw[PW_VIGOR] = 0;
-            second.pw[PW_PEN_NIB] = 0;
-            if (k->id == CARD_RAMPAGE)
-                base2 += CARD_NUM(k, mag);
-            if (k->id == CARD_PERFECTED_STRIKE)
-                base2 -= CARD_NUM(k, mag);
-            if (k->id == CARD_BODY_SLAM)
-                base2 = min_i(999, base2 + max_i(c->pw[PW_RAGE], 0));
-            int vuln = k->id == CARD_BASH          ? CARD_NUM(k, mag)
-                       : k->id == CARD_UPPERCUT    ? CARD_NUM(k, mag)
-                       : k->id == CARD_THUNDERCLAP ? 1
-                                                   : 0;
-            for (int m = 0; m < c->n_mon && vuln; m++)
-                if (s.mask & (1 << m))
-                    combat_power_monster(&second, m, PW_VULN, vuln);
+            after_first_play(c, i, &p, s.mask, &second);
+            card_predict(&second, k, CV_COPY, &p2);
+            p2.base += p.grow;
             sc = &second;
         }
         for (int m = 0; m < c->n_mon; m++) {
             if (!alive(c, m))
                 continue;
-            s.per[0][m] = combat_card_damage(c, k, ap.base, m);
-            s.per[1][m] = combat_card_damage(sc, k, base2, m);
+            s.per[0][m] = combat_card_damage(c, k, p.base, m);
+            s.per[1][m] = combat_card_damage(sc, k, p2.base, m);
         }
-        s.hits[0] = s.hits[1] = ap.hits;
-        if (k->id == CARD_FIEND_FIRE)
-            s.hits[1] = 0; /* the first play exhausted the hand */
+        s.hits[0] = p.hits;
+        s.hits[1] = p2.hits;
         if (random) {
             /* Several candidates: report the expected damage, no kills. */
             int sum = 0;
             for (int m = 0; m < c->n_mon; m++)
                 if (living & (1 << m))
                     sum += s.per[0][m];
-            dmg_random = ap.hits * s.plays * sum / max_i(popcount(living), 1);
+            dmg_random = p.hits * s.plays * sum / max_i(popcount(living), 1);
         }
     }
     outcome o;
@@ -756,34 +708,23 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     /* Does the Double Tap copy play? Not when its target died, nor when the
      * fight is already won. */
     int copy = 0;
-    if (s.plays == 2 && ap.mode == TGT_ENEMY)
+    if (s.plays == 2 && p.aim == AIM_ENEMY)
         copy = target >= 0 && !(o.killed1 & (1 << target));
     else if (s.plays == 2)
         copy = (o.killed1 & living) != living;
     int plays = 1 + copy;
 
+    /* Block: the card's own (an Attack's again with its copy), Rage's per
+     * Attack played, Feel No Pain's per card exhausted (the copy is purged,
+     * not exhausted). */
     int block = 0;
-    int blk = CARD_NUM(k, blk);
-    if (k->id == CARD_SECOND_WIND)
-        block += combat_card_block(c, blk) * others_in_hand(c, i, 0, 0);
-    else if (blk > 0)
-        block += combat_card_block(c, blk) * (d->type == CT_ATTACK ? plays : 1);
-    if (k->id == CARD_ENTRENCH)
-        block += c->block;
+    if (p.block > 0)
+        block += combat_card_block(c, p.block) * p.gains * (d->type == CT_ATTACK ? plays : 1);
+    block += p.raw_block;
     if (d->type == CT_ATTACK && c->pw[PW_RAGE] > 0)
         block += c->pw[PW_RAGE] * plays;
-    if (c->pw[PW_FNP] > 0) {
-        int ex = card_exhausts(c, k);
-        switch (k->id) {
-        case CARD_SECOND_WIND:
-        case CARD_SEVER_SOUL: ex += others_in_hand(c, i, 0, 0); break;
-        case CARD_FIEND_FIRE: ex += others_in_hand(c, i, 0, 1); break;
-        case CARD_TRUE_GRIT:
-        case CARD_BURNING_PACT: ex += others_in_hand(c, i, 0, 1) > 0; break;
-        default: break;
-        }
-        block += c->pw[PW_FNP] * ex;
-    }
+    if (c->pw[PW_FNP] > 0)
+        block += c->pw[PW_FNP] * (p.exhausts + p.exhausted);
     /* Sharp Hide answers every play of an Attack, from each monster alive
      * when that play starts (even one the play then kills). */
     int thorns = 0;
@@ -792,7 +733,7 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
             if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
                 thorns += c->mon[m].pw[PW_SHARP_HIDE] * (copy && !(o.killed1 & (1 << m)) ? 2 : 1);
 
-    int tgt = ap.mode != TGT_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
+    int tgt = p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
     fill_math(c, q, s.mask ? &o : NULL, tgt, energy, block, self_hp, thorns);
     if (random) {
         q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
