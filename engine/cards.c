@@ -94,9 +94,9 @@ static void p_bash(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
     combat_power_monster(c, t, PW_VULN, CARD_NUM(k, mag));
 }
-static void x_vuln_mag(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+static void x_bash(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
     (void)c, (void)view;
-    p->vuln = CARD_NUM(k, mag); /* Bash, Uppercut */
+    p->vuln = CARD_NUM(k, mag);
 }
 
 /* ---- common ------------------------------------------------------------- */
@@ -132,6 +132,10 @@ static void x_body_slam(const sf_combat *c, const sf_card *k, int view, card_pre
 static void p_clothesline(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
     combat_power_monster(c, t, PW_WEAK, CARD_NUM(k, mag));
+}
+static void x_clothesline(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->weak = CARD_NUM(k, mag);
 }
 
 static void p_flex(sf_combat *c, const sf_card *k, int t) {
@@ -391,6 +395,8 @@ static void p_rage(sf_combat *c, const sf_card *k, int t) {
     p_power(c, PW_RAGE, CARD_NUM(k, mag));
 }
 
+enum { RAMPAGE_MAX_BONUS = 250 }; /* what the card's misc byte keeps */
+
 /* Rampage's bonus lives on the played card (misc), which play.c moves to
  * its pile afterwards; ModifyDamageAction raises every instance with the
  * card's uuid: the card in limbo and, when a Double Tap copy plays, the
@@ -402,7 +408,7 @@ static void p_rampage(sf_combat *c, const sf_card *k, int t) {
         return;
     sf_card before = c->pending.card;
     int bonus = before.misc + CARD_NUM(k, mag);
-    c->pending.card.misc = (uint8_t)(bonus > 250 ? 250 : bonus);
+    c->pending.card.misc = (uint8_t)(bonus > RAMPAGE_MAX_BONUS ? RAMPAGE_MAX_BONUS : bonus);
     if (c->pending.copy) {
         for (int i = c->discard_n - 1; i >= 0; i--) {
             sf_card *o = &c->discard[i];
@@ -417,6 +423,8 @@ static void x_rampage(const sf_combat *c, const sf_card *k, int view, card_pred 
     (void)c, (void)view;
     p->base = CARD_NUM(k, dmg) + k->misc;
     p->grow = CARD_NUM(k, mag);
+    if (k->misc + p->grow > RAMPAGE_MAX_BONUS)
+        p->grow = k->misc > RAMPAGE_MAX_BONUS ? 0 : RAMPAGE_MAX_BONUS - k->misc;
 }
 
 static void p_reckless_charge(sf_combat *c, const sf_card *k, int t) {
@@ -493,6 +501,11 @@ static void p_uppercut(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
     combat_power_monster(c, t, PW_WEAK, CARD_NUM(k, mag));
     combat_power_monster(c, t, PW_VULN, CARD_NUM(k, mag));
+}
+/* Weak first: an Artifact stops the Weak, and the Vulnerable lands. */
+static void x_uppercut(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->weak = p->vuln = CARD_NUM(k, mag);
 }
 
 /* Whirlwind's X is decided in play.c and passed in pending.x: the energy the
@@ -637,13 +650,13 @@ const card_def sf_cards[CARD_COUNT] = {
     [CARD_NONE] = {"(none)", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL, NULL},
     [CARD_STRIKE] = {"Strike", ATK, RAR_BASIC, TGT_ENEMY, CD_STRIKE, 1, 1, 6, 9, 0, 0, 0, 0, 40, p_damage, NULL},
     [CARD_DEFEND] = {"Defend", SKL, RAR_BASIC, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 35, p_block, NULL},
-    [CARD_BASH] = {"Bash", ATK, RAR_BASIC, TGT_ENEMY, 0, 2, 2, 8, 10, 0, 0, 2, 3, 60, p_bash, x_vuln_mag},
+    [CARD_BASH] = {"Bash", ATK, RAR_BASIC, TGT_ENEMY, 0, 2, 2, 8, 10, 0, 0, 2, 3, 60, p_bash, x_bash},
     [CARD_ANGER] = {"Anger", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 6, 8, 0, 0, 0, 0, 55, p_anger, NULL},
     [CARD_ARMAMENTS] = {"Armaments", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 5, 0, 0, 45, p_armaments, NULL},
     [CARD_BODY_SLAM] = {"Body Slam", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 0, 0, 0, 0, 0, 0, 0, 30, p_body_slam, x_body_slam},
     [CARD_CLASH] = {"Clash", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 14, 18, 0, 0, 0, 0, 60, p_damage, NULL},
     [CARD_CLEAVE] = {"Cleave", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 8, 11, 0, 0, 0, 0, 50, p_damage_all, NULL},
-    [CARD_CLOTHESLINE] = {"Clothesline", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 12, 14, 0, 0, 2, 3, 50, p_clothesline, NULL},
+    [CARD_CLOTHESLINE] = {"Clothesline", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 12, 14, 0, 0, 2, 3, 50, p_clothesline, x_clothesline},
     [CARD_FLEX] = {"Flex", SKL, RAR_COMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 4, 75, p_flex, NULL},
     [CARD_HAVOC] = {"Havoc", SKL, RAR_COMMON, TGT_NONE, 0, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_demon_dummy, NULL},
     [CARD_HEADBUTT] = {"Headbutt", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 9, 12, 0, 0, 0, 0, 45, p_headbutt, NULL},
@@ -692,7 +705,7 @@ const card_def sf_cards[CARD_COUNT] = {
     [CARD_SEVER_SOUL] = {"Sever Soul", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 16, 22, 0, 0, 0, 0, 40, p_sever_soul, x_sever_soul},
     [CARD_SHOCKWAVE] = {"Shockwave", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 0, 0, 3, 5, 70, p_shockwave, NULL},
     [CARD_SPOT_WEAKNESS] = {"Spot Weakness", SKL, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 0, 0, 0, 0, 3, 4, 70, p_spot_weakness, NULL},
-    [CARD_UPPERCUT] = {"Uppercut", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 13, 13, 0, 0, 1, 2, 60, p_uppercut, x_vuln_mag},
+    [CARD_UPPERCUT] = {"Uppercut", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 13, 13, 0, 0, 1, 2, 60, p_uppercut, x_uppercut},
     [CARD_WHIRLWIND] = {"Whirlwind", ATK, RAR_UNCOMMON, TGT_ALL, 0, COST_X, COST_X, 5, 8, 0, 0, 0, 0, 45, p_whirlwind, x_whirlwind},
     [CARD_BARRICADE] = {"Barricade", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 60, p_barricade, NULL},
     [CARD_BERSERK] = {"Berserk", PWR, RAR_RARE, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 1, 75, p_berserk, NULL},

@@ -4,7 +4,7 @@
  *
  * The layout (every token type, categorical slot, continuous column and
  * query feature) is the contract with the trainers and the inference
- * server; docs/model.md "Tokenizer (version 1)" documents it column by
+ * server; docs/model.md "Tokenizer (version 2)" documents it column by
  * column and must change together with this file (bump SF_FEAT_VERSION).
  *
  * Honesty: everything here reads only what the player can see. The unknown
@@ -17,10 +17,14 @@
  * consume random numbers.
  *
  * What a card does comes from the card table only: card_predict() (cards.c)
- * gives its base damage, hits, targets, block, HP cost, Vulnerable and
- * exhausts from the same helpers its effect plays with. Nothing here names
- * a card; this file adds the turn's sequence around the card (Double Tap's
- * copy, Rage, Feel No Pain, Sharp Hide, Curl Up) and the modifiers.
+ * gives its base damage, hits, targets, block, HP cost, Weak, Vulnerable
+ * and exhausts from the same helpers its effect plays with. Nothing here
+ * names a card. This file follows the turn around the card (follow_play):
+ * on a scratch copy of the position it runs the engine's own hooks and
+ * rules (HP loss, block gain, play.c's hooks after an Attack, Sharp Hide,
+ * Feel No Pain) but never the card's effect, then plays a Double Tap copy
+ * from what they leave; damage against block, Curl Up and deaths is
+ * resolved here (resolve_strike).
  */
 #include <math.h>
 
@@ -588,22 +592,19 @@ static int alive_mask(const sf_combat *c) {
 }
 
 /* Fill the playmath row. `o` is the resolved damage (NULL: none); `target`
- * a monster slot or -1; `block` what the action adds; `self_hp` its own HP
- * cost; `self_thorns` THORNS damage it draws on the player (Sharp Hide,
- * Burns), which block absorbs. */
+ * a monster slot or -1; `block` what the action adds; `block_left` the
+ * player's block once it has resolved (after any THORNS damage it drew);
+ * `self_hp` the HP it costs the player. */
 static void fill_math(const sf_combat *c, float *q, const outcome *o, int target, int cost,
-                      int block, int self_hp, int self_thorns) {
+                      int block, int block_left, int self_hp) {
     outcome none = {0, 0, 0, 0.0f};
     if (!o)
         o = &none;
     int living = alive_mask(c);
-    int block_after = min_i(999, c->block + block);
     int incoming = 0;
     for (int m = 0; m < c->n_mon; m++)
         if ((living & (1 << m)) && !(o->killed & (1 << m)))
             incoming += intent_total(c, m);
-    int thorn_hp = max_i(self_thorns - block_after, 0);
-    int block_left = max_i(block_after - self_thorns, 0);
     q[SF_FEAT_Q_DAMAGE] = (float)o->dealt / 50.0f;
     q[SF_FEAT_Q_BLOCK] = (float)block / 50.0f;
     q[SF_FEAT_Q_COST] = (float)cost / 3.0f;
@@ -613,45 +614,105 @@ static void fill_math(const sf_combat *c, float *q, const outcome *o, int target
         q[SF_FEAT_Q_LETHAL] = (float)popcount(o->killed) / (float)max_i(popcount(living), 1);
     q[SF_FEAT_Q_KILLS_ALL] = living != 0 && (o->killed & living) == living;
     q[SF_FEAT_Q_UNCOVERED] = (float)max_i(incoming - block_left, 0) / 50.0f;
-    q[SF_FEAT_Q_SELF_HP] = (float)(self_hp + thorn_hp) / 10.0f;
+    q[SF_FEAT_Q_SELF_HP] = (float)self_hp / 10.0f;
     q[SF_FEAT_Q_PROGRESS] = o->progress;
 }
 
-/* The position a Double Tap copy of hand card i plays in, as far as the
- * prediction follows it: the first play has resolved (play.c resolve_card),
- * so Vigor and Pen Nib are spent, Rage's block is there (for Body Slam),
- * the card has left the hand together with the cards it exhausts (Fiend
- * Fire finds an empty hand) and the Vulnerable it gives (Bash, Uppercut,
- * Thunderclap) has landed on the monsters in `hit`. The played card is not
- * put in the discard pile here (Perfected Strike's copy then counts one
- * Strike fewer). */
-static void after_first_play(const sf_combat *c, int i, const card_pred *p, int hit,
-                             sf_combat *second) {
-    memcpy(second, c, sizeof *second);
-    second->pw[PW_VIGOR] = 0;
-    second->pw[PW_PEN_NIB] = 0;
-    if (c->pw[PW_RAGE] > 0)
-        second->block = (int16_t)min_i(999, c->block + c->pw[PW_RAGE]);
+/* fill_math for an action whose THORNS damage to the player, `thorns`,
+ * comes after all the block it gives (Burns at the end of the turn). */
+static void fill_math_thorns(const sf_combat *c, float *q, const outcome *o, int target, int cost,
+                             int block, int self_hp, int thorns) {
+    int after = min_i(999, c->block + block);
+    fill_math(c, q, o, target, cost, block, max_i(after - thorns, 0),
+              self_hp + max_i(thorns - after, 0));
+}
+
+/* What one play does to the player, added up while it is followed. */
+typedef struct tally {
+    int block;   /* block gained                                         */
+    int self_hp; /* HP lost (its own cost, Sharp Hide's answer)          */
+} tally;
+
+static void gain_block(sf_combat *s, int amount, tally *t) {
+    int before = s->block;
+    combat_gain_block(s, amount);
+    t->block += s->block - before;
+}
+
+/* Follow one play of `k` (prediction `p`) on the scratch position `s`
+ * without running the card's effect: what it costs and gives by its own
+ * numbers and the engine's own hooks around it, in play.c's order. Its HP
+ * cost (before its hits, whose damage is fixed by then: Hemokinesis), its
+ * block, the Weak and Vulnerable it gives the monsters in `hit`; for an
+ * Attack the hooks behind its actions (play_attack_hooks: Rage's block,
+ * Vigor and Pen Nib spent, Pen Nib's counter, Kunai, Shuriken, Ornamental
+ * Fan) and Sharp Hide's answer from the monsters in `sharp`; then Feel No
+ * Pain's block for each of the `exhausted` cards. The rules are the
+ * engine's (Intangible, Rupture, Red Skull, Frail, the 999 cap); nothing
+ * here draws or reads a random stream. Returns 0 when the HP cost ends the
+ * fight first (the card then deals nothing: Hemokinesis). */
+static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int hit, unsigned sharp,
+                       int exhausted, tally *t) {
+    if (p->self_hp > 0)
+        t->self_hp += combat_damage_player(s, p->self_hp, DT_HP_LOSS, -1);
+    if (s->phase == PH_OVER)
+        return 0;
+    if (p->block > 0) {
+        int per = combat_card_block(s, p->block);
+        for (int g = 0; g < p->gains; g++)
+            gain_block(s, per, t);
+    }
+    if (p->raw_block > 0)
+        gain_block(s, p->raw_block, t);
+    for (int m = 0; m < s->n_mon; m++) {
+        if (!(hit & (1 << m)))
+            continue;
+        if (p->weak)
+            combat_power_monster(s, m, PW_WEAK, p->weak);
+        if (p->vuln)
+            combat_power_monster(s, m, PW_VULN, p->vuln);
+    }
+    if (sf_cards[k->id].type == CT_ATTACK) {
+        s->cards_played++;
+        s->attacks_played++;
+        int before = s->block;
+        play_attack_hooks(s);
+        t->block += s->block - before;
+        t->self_hp += play_sharp_hide(s, sharp);
+    }
+    for (int e = 0; e < exhausted && s->pw[PW_FNP] > 0; e++)
+        gain_block(s, s->pw[PW_FNP], t);
+    return 1;
+}
+
+/* Hand card i of `s` moves as play.c moves it before a Double Tap copy
+ * plays: to the discard pile unless it exhausts, and the cards it exhausted
+ * (p->others) leave the hand too (Fiend Fire's copy finds it empty). */
+static void leave_hand(sf_combat *s, int i, const card_pred *p) {
+    sf_card k = s->hand[i];
     int n = 0;
-    for (int j = 0; j < c->hand_n; j++) {
-        int attack = sf_cards[c->hand[j].id].type == CT_ATTACK;
+    for (int j = 0; j < s->hand_n; j++) {
+        int attack = sf_cards[s->hand[j].id].type == CT_ATTACK;
         if (j == i || p->others == EXO_HAND || (p->others == EXO_NON_ATTACKS && !attack))
             continue;
-        second->hand[n++] = c->hand[j];
+        s->hand[n++] = s->hand[j];
     }
-    memset(&second->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
-    second->hand_n = (uint8_t)n;
-    for (int m = 0; m < c->n_mon && p->vuln; m++)
-        if (hit & (1 << m))
-            combat_power_monster(second, m, PW_VULN, p->vuln);
+    memset(&s->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
+    s->hand_n = (uint8_t)n;
+    k.flags &= (uint8_t)~CF_FREE_TURN;
+    if (!p->exhausts && s->discard_n < SF_MAX_PILE)
+        s->discard[s->discard_n++] = k;
 }
 
 /* Playmath of playing hand card i at monster `target` (-1: no target),
- * following play.c: the card's damage (computed when it is played; a
- * Hemokinesis's HP loss cannot change it), then, behind the card's own
- * actions, Rage's block, Sharp Hide's answer and the queued reactions (Curl
- * Up, Feel No Pain); a Double Tap copy plays after that (after_first_play),
- * unless its target has died. */
+ * following play.c on a scratch copy of the position (follow_play): the
+ * card's damage (computed when it is played: resolve_strike), its block
+ * and HP cost, the hooks behind an Attack, Sharp Hide's answer (from every
+ * monster alive when the play starts, even one it kills) and Feel No Pain,
+ * Curl Up's block before the next play; then a Double Tap copy, unless its
+ * target has died, in the position the first play left (the card in its
+ * pile, Rampage grown, Vigor and Pen Nib spent or armed, Strength and
+ * Dexterity from relics and HP loss, block after Sharp Hide). */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
@@ -659,11 +720,11 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     card_predict(c, k, CV_HAND, &p);
     int cost = combat_card_cost(c, k);
     int energy = cost == COST_X ? c->energy : max_i(cost, 0);
-    int self_hp = min_i(p.self_hp, c->hp);
+    int attack = d->type == CT_ATTACK;
 
     strike s;
     memset(&s, 0, sizeof s);
-    s.plays = (d->type == CT_ATTACK && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    s.plays = (attack && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
     int living = alive_mask(c);
     int random = 0;
     if (p.aim == AIM_ENEMY && target >= 0 && target < c->n_mon)
@@ -674,67 +735,70 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         s.mask = living; /* one living monster: the random pick is certain */
     else if (p.aim == AIM_RANDOM)
         random = 1;
+    unsigned sharp = 0;
+    for (int m = 0; m < c->n_mon && attack; m++)
+        if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
+            sharp |= 1u << m;
 
+    /* The first play, on a scratch copy (Juggernaut off: its damage is not
+     * the card's and would need a random monster). */
+    sf_combat after;
+    memcpy(&after, c, sizeof after);
+    after.pw[PW_JUGGERNAUT] = 0;
+    tally t = {0, 0};
+    if (!follow_play(&after, k, &p, s.mask, sharp, p.exhausts + p.exhausted, &t)) {
+        s.mask = random = 0;
+        s.plays = 1;
+    }
+
+    sf_card k2 = *k;
+    card_pred p2 = p;
+    if (s.plays == 2) {
+        leave_hand(&after, i, &p);
+        k2.misc = (uint8_t)(k2.misc + p.grow);
+        card_predict(&after, &k2, CV_COPY, &p2);
+    }
     int dmg_random = 0;
-    if (p.aim != AIM_NONE) {
-        sf_combat second;
-        const sf_combat *sc = c;
-        card_pred p2 = p;
-        if (s.plays == 2) {
-            after_first_play(c, i, &p, s.mask, &second);
-            card_predict(&second, k, CV_COPY, &p2);
-            p2.base += p.grow;
-            sc = &second;
-        }
+    if (p.aim != AIM_NONE && (s.mask || random)) {
         for (int m = 0; m < c->n_mon; m++) {
             if (!alive(c, m))
                 continue;
             s.per[0][m] = combat_card_damage(c, k, p.base, m);
-            s.per[1][m] = combat_card_damage(sc, k, p2.base, m);
+            s.per[1][m] = combat_card_damage(&after, &k2, p2.base, m);
         }
         s.hits[0] = p.hits;
         s.hits[1] = p2.hits;
         if (random) {
             /* Several candidates: report the expected damage, no kills. */
-            int sum = 0;
-            for (int m = 0; m < c->n_mon; m++)
-                if (living & (1 << m))
-                    sum += s.per[0][m];
-            dmg_random = p.hits * s.plays * sum / max_i(popcount(living), 1);
+            int sum0 = 0, sum1 = 0;
+            for (int m = 0; m < c->n_mon; m++) {
+                if (living & (1 << m)) {
+                    sum0 += s.per[0][m];
+                    sum1 += s.per[1][m];
+                }
+            }
+            int total = p.hits * sum0 + (s.plays == 2 ? p2.hits * sum1 : 0);
+            dmg_random = total / max_i(popcount(living), 1);
         }
     }
     outcome o;
     resolve_strike(c, s.mask ? &s : NULL, &o);
     /* Does the Double Tap copy play? Not when its target died, nor when the
-     * fight is already won. */
+     * fight is already won. The copy is purged, not exhausted: Feel No Pain
+     * counts only the cards it exhausts from the hand. */
     int copy = 0;
     if (s.plays == 2 && p.aim == AIM_ENEMY)
         copy = target >= 0 && !(o.killed1 & (1 << target));
     else if (s.plays == 2)
         copy = (o.killed1 & living) != living;
-    int plays = 1 + copy;
-
-    /* Block: the card's own (an Attack's again with its copy), Rage's per
-     * Attack played, Feel No Pain's per card exhausted (the copy is purged,
-     * not exhausted). */
-    int block = 0;
-    if (p.block > 0)
-        block += combat_card_block(c, p.block) * p.gains * (d->type == CT_ATTACK ? plays : 1);
-    block += p.raw_block;
-    if (d->type == CT_ATTACK && c->pw[PW_RAGE] > 0)
-        block += c->pw[PW_RAGE] * plays;
-    if (c->pw[PW_FNP] > 0)
-        block += c->pw[PW_FNP] * (p.exhausts + p.exhausted);
-    /* Sharp Hide answers every play of an Attack, from each monster alive
-     * when that play starts (even one the play then kills). */
-    int thorns = 0;
-    if (d->type == CT_ATTACK)
-        for (int m = 0; m < c->n_mon; m++)
-            if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
-                thorns += c->mon[m].pw[PW_SHARP_HIDE] * (copy && !(o.killed1 & (1 << m)) ? 2 : 1);
+    if (copy &&
+        !follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, p2.exhausted, &t)) {
+        s.plays = 1; /* the copy's HP cost ended the fight before its hit */
+        resolve_strike(c, s.mask ? &s : NULL, &o);
+    }
 
     int tgt = p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
-    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, block, self_hp, thorns);
+    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, t.block, after.block, t.self_hp);
     if (random) {
         q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
         q[SF_FEAT_Q_LETHAL] = 0.0f;
@@ -773,7 +837,7 @@ static void math_potion(const sf_combat *c, int slot, int target, float *q) {
     }
     outcome o;
     resolve_strike(c, s.mask ? &s : NULL, &o);
-    fill_math(c, q, &o, tgt, 0, block, 0, 0);
+    fill_math_thorns(c, q, &o, tgt, 0, block, 0, 0);
 }
 
 static void math_end_turn(const sf_combat *c, float *q) {
@@ -782,7 +846,7 @@ static void math_end_turn(const sf_combat *c, float *q) {
     int block = end_turn_block(c);
     int burns = end_turn_burns(c);
     int combust = c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0;
-    fill_math(c, q, NULL, -1, 0, block, combust, burns);
+    fill_math_thorns(c, q, NULL, -1, 0, block, combust, burns);
 }
 
 static void math_choose(const sf_combat *c, float *q) {
@@ -790,7 +854,7 @@ static void math_choose(const sf_combat *c, float *q) {
     int kind = c->pending.kind;
     if ((kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) && c->pw[PW_FNP] > 0)
         block = c->pw[PW_FNP]; /* the chosen card is exhausted */
-    fill_math(c, q, NULL, -1, 0, block, 0, 0);
+    fill_math_thorns(c, q, NULL, -1, 0, block, 0, 0);
 }
 
 /* ------------------------------------------------------------------------

@@ -195,8 +195,9 @@ typedef struct card_pred {
     int gains;     /* block gains per play (Second Wind: one per card exhausted) */
     int raw_block; /* block gained as is, without Dexterity or Frail (Entrench) */
     int self_hp;   /* HP the play costs the player (Hemokinesis, Offering, ...) */
-    int vuln;      /* Vulnerable each monster hit receives after the damage    */
-    int grow;      /* damage a later play of this card gains (Rampage)         */
+    int weak;      /* Weak each monster hit receives after the damage          */
+    int vuln;      /* Vulnerable each monster hit receives after it (and Weak) */
+    int grow;      /* damage a later play of this card gains (Rampage, to 250) */
     int exhausts;  /* 1 if the card exhausts itself when played (card_exhausts) */
     int others;    /* EXO_*: which cards in hand the play exhausts besides itself */
     int exhausted; /* how many those are now (the card itself not counted)     */
@@ -829,6 +830,14 @@ void encounter_build(sf_combat *c, int encounter);               /* miscRng comp
 int play_from_hand(sf_combat *c, int hand_index, int target); /* SF_OK / SF_EINVAL */
 int play_choose(sf_combat *c, int option);
 int play_can_play(const sf_combat *c, int hand_index); /* 1 if legal now    */
+/* After an Attack's own actions, before the card moves (the actions the
+ * game's UseCardAction constructor queued behind them): Rage's block, Vigor
+ * and Pen Nib spent, the relics' onUseCard (Pen Nib, Kunai, Shuriken,
+ * Ornamental Fan); then Sharp Hide's THORNS damage from the monsters in
+ * `sharp` (bits: those alive when the play began), returning the HP it
+ * cost. The tokenizer runs them on a scratch copy to follow a play. */
+void play_attack_hooks(sf_combat *c);
+int play_sharp_hide(sf_combat *c, unsigned sharp);
 void play_end_turn(sf_combat *c);
 void play_first_turn(sf_combat *c);
 

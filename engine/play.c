@@ -114,6 +114,24 @@ static void begin_play(sf_combat *c) {
 
 /* The played card exhausts by its own rule (card_exhausts), or because Havoc
  * played it. */
+void play_attack_hooks(sf_combat *c) {
+    if (c->pw[PW_RAGE] > 0)
+        combat_gain_block(c, c->pw[PW_RAGE]);
+    c->pw[PW_VIGOR] = 0;
+    c->pw[PW_PEN_NIB] = 0;
+    relics_on_attack_played(c);
+}
+
+/* Sharp Hide's THORNS damage was queued before the card's actions ran, so
+ * it lands even if they killed the Guardian. */
+int play_sharp_hide(sf_combat *c, unsigned sharp) {
+    int lost = 0;
+    for (int m = 0; m < c->n_mon && c->hp > 0; m++)
+        if (sharp & (1u << m))
+            lost += combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
+    return lost;
+}
+
 static int exhausts(const sf_combat *c, const sf_pending *p) {
     return p->forced_exhaust || card_exhausts(c, &p->card);
 }
@@ -130,16 +148,8 @@ static void resolve_card(sf_combat *c) {
     const card_def *d = &sf_cards[p->card.id];
 
     if (d->type == CT_ATTACK) {
-        if (c->pw[PW_RAGE] > 0)
-            combat_gain_block(c, c->pw[PW_RAGE]);
-        c->pw[PW_VIGOR] = 0;
-        c->pw[PW_PEN_NIB] = 0;
-        relics_on_attack_played(c);
-        /* Sharp Hide's THORNS damage was queued before the card's actions
-         * ran, so it lands even if they killed the Guardian. */
-        for (int m = 0; m < c->n_mon && c->hp > 0; m++)
-            if (p->sharp & (1u << m))
-                combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
+        play_attack_hooks(c);
+        play_sharp_hide(c, p->sharp);
     }
 
     /* UseCardAction: the card moves (a Double Tap copy is purged). */
