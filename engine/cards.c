@@ -8,6 +8,12 @@
  * powers) nowhere, in play.c. Damage is always computed with
  * combat_card_damage() so Strength, Vigor, Pen Nib, Weak and Vulnerable
  * apply in the game's order.
+ *
+ * A card whose row alone does not say what it does also has an `x_` function
+ * next to its `p_` effect: its prediction (card_pred, for the tokenizer's
+ * playmath). Both take the card's computed numbers (Perfected Strike's
+ * count, Searing Blow's damage, Twin Strike's hits, Offering's HP, ...) from
+ * the same helper or constant, so the prediction follows a rule change.
  */
 #include "engine/internal.h"
 
@@ -77,12 +83,20 @@ static void p_multi_hit(sf_combat *c, const sf_card *k, int t) {
 static void p_nothing(sf_combat *c, const sf_card *k, int t) {
     (void)c, (void)k, (void)t;
 }
+static void x_multi_hit(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->hits = CARD_NUM(k, mag);
+}
 
 /* ---- starter ------------------------------------------------------------ */
 
 static void p_bash(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
     combat_power_monster(c, t, PW_VULN, CARD_NUM(k, mag));
+}
+static void x_bash(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->vuln = CARD_NUM(k, mag);
 }
 
 /* ---- common ------------------------------------------------------------- */
@@ -110,10 +124,18 @@ static void p_armaments(sf_combat *c, const sf_card *k, int t) {
 static void p_body_slam(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, c->block);
 }
+static void x_body_slam(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)k, (void)view;
+    p->base = c->block;
+}
 
 static void p_clothesline(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
     combat_power_monster(c, t, PW_WEAK, CARD_NUM(k, mag));
+}
+static void x_clothesline(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->weak = CARD_NUM(k, mag);
 }
 
 static void p_flex(sf_combat *c, const sf_card *k, int t) {
@@ -134,22 +156,28 @@ static void p_iron_wave(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
 }
 
-static int strike_count(const sf_combat *c) {
-    /* PerfectedStrike.countCards: STRIKE-tagged cards in hand, draw and
-     * discard piles when the damage is computed. Played from the hand, the
-     * card is still in it then; a Double Tap copy or a card Havoc plays is
-     * in limbo and does not count itself. */
-    int n = c->pending.from_hand ? 1 : 0;
+/* PerfectedStrike.countCards: STRIKE-tagged cards in hand, draw and discard
+ * piles when the damage is computed, plus the card itself when it counts
+ * (`self`) without being in one of them: played from the hand, the card is
+ * still in it then; a Double Tap copy or a card Havoc plays is in limbo and
+ * does not count itself. */
+static int perfected_strike_damage(const sf_combat *c, const sf_card *k, int self) {
+    int n = self;
     const sf_card *piles[3] = {c->hand, c->draw, c->discard};
     int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
     for (int p = 0; p < 3; p++)
         for (int i = 0; i < counts[p]; i++)
             n += (sf_cards[piles[p][i].id].flags & CD_STRIKE) != 0;
-    return n;
+    return CARD_NUM(k, dmg) + CARD_NUM(k, mag) * n;
 }
 
 static void p_perfected_strike(sf_combat *c, const sf_card *k, int t) {
-    hit(c, k, t, CARD_NUM(k, dmg) + CARD_NUM(k, mag) * strike_count(c));
+    hit(c, k, t, perfected_strike_damage(c, k, c->pending.from_hand));
+}
+/* In a pile or in hand the card already counts; from the exhaust pile it
+ * would count once back. */
+static void x_perfected_strike(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    p->base = perfected_strike_damage(c, k, view == CV_EXHAUST);
 }
 
 static void p_pommel_strike(sf_combat *c, const sf_card *k, int t) {
@@ -163,6 +191,8 @@ static void p_shrug(sf_combat *c, const sf_card *k, int t) {
     combat_draw(c, 1);
 }
 
+/* Sword Boomerang's hits: x_multi_hit, at random monsters (AIM_RANDOM: the
+ * row has no target). */
 static void p_sword_boomerang(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     for (int i = 0; i < CARD_NUM(k, mag); i++) {
@@ -173,10 +203,16 @@ static void p_sword_boomerang(sf_combat *c, const sf_card *k, int t) {
     }
 }
 
+enum { THUNDERCLAP_VULN = 1 };
+
 static void p_thunderclap(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     hit_all(c, k, CARD_NUM(k, dmg));
-    debuff_all(c, PW_VULN, 1);
+    debuff_all(c, PW_VULN, THUNDERCLAP_VULN);
+}
+static void x_thunderclap(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)k, (void)view;
+    p->vuln = THUNDERCLAP_VULN;
 }
 
 static void p_true_grit(sf_combat *c, const sf_card *k, int t) {
@@ -193,10 +229,22 @@ static void p_true_grit(sf_combat *c, const sf_card *k, int t) {
         combat_exhaust_from_hand(c, i);
     }
 }
+/* True Grit and Burning Pact exhaust one other card (a random or a chosen
+ * one: which is not known, that there is one is). */
+static void x_exhaust_one(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)k, (void)view;
+    p->others = EXO_ONE;
+}
+
+enum { TWIN_STRIKE_HITS = 2 };
 
 static void p_twin_strike(sf_combat *c, const sf_card *k, int t) {
-    hit(c, k, t, CARD_NUM(k, dmg));
-    hit(c, k, t, CARD_NUM(k, dmg));
+    for (int i = 0; i < TWIN_STRIKE_HITS; i++)
+        hit(c, k, t, CARD_NUM(k, dmg));
+}
+static void x_twin_strike(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)k, (void)view;
+    p->hits = TWIN_STRIKE_HITS;
 }
 
 static void p_warcry(sf_combat *c, const sf_card *k, int t) {
@@ -218,10 +266,16 @@ static void p_battle_trance(sf_combat *c, const sf_card *k, int t) {
     combat_power_player(c, PW_NO_DRAW, 1, 0); /* a debuff: Artifact eats it */
 }
 
+enum { BLOODLETTING_HP = 3 };
+
 static void p_bloodletting(sf_combat *c, const sf_card *k, int t) {
     (void)t;
-    combat_lose_hp(c, 3);
+    combat_lose_hp(c, BLOODLETTING_HP);
     c->energy = (uint8_t)(c->energy + CARD_NUM(k, mag));
+}
+static void x_bloodletting(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)k, (void)view;
+    p->self_hp = BLOODLETTING_HP;
 }
 
 static void p_burning_pact(sf_combat *c, const sf_card *k, int t) {
@@ -268,6 +322,10 @@ static void p_entrench(sf_combat *c, const sf_card *k, int t) {
     (void)k, (void)t;
     combat_gain_block(c, c->block);
 }
+static void x_entrench(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)k, (void)view;
+    p->raw_block = c->block;
+}
 
 static void p_evolve(sf_combat *c, const sf_card *k, int t) {
     (void)t;
@@ -296,6 +354,10 @@ static void p_hemokinesis(sf_combat *c, const sf_card *k, int t) {
     combat_lose_hp(c, CARD_NUM(k, mag));
     if (c->phase != PH_OVER && combat_alive(c, t))
         combat_player_hits(c, t, dmg);
+}
+static void x_hemokinesis(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->self_hp = CARD_NUM(k, mag);
 }
 
 static void p_infernal_blade(sf_combat *c, const sf_card *k, int t) {
@@ -333,6 +395,8 @@ static void p_rage(sf_combat *c, const sf_card *k, int t) {
     p_power(c, PW_RAGE, CARD_NUM(k, mag));
 }
 
+enum { RAMPAGE_MAX_BONUS = 250 }; /* what the card's misc byte keeps */
+
 /* Rampage's bonus lives on the played card (misc), which play.c moves to
  * its pile afterwards; ModifyDamageAction raises every instance with the
  * card's uuid: the card in limbo and, when a Double Tap copy plays, the
@@ -344,7 +408,7 @@ static void p_rampage(sf_combat *c, const sf_card *k, int t) {
         return;
     sf_card before = c->pending.card;
     int bonus = before.misc + CARD_NUM(k, mag);
-    c->pending.card.misc = (uint8_t)(bonus > 250 ? 250 : bonus);
+    c->pending.card.misc = (uint8_t)(bonus > RAMPAGE_MAX_BONUS ? RAMPAGE_MAX_BONUS : bonus);
     if (c->pending.copy) {
         for (int i = c->discard_n - 1; i >= 0; i--) {
             sf_card *o = &c->discard[i];
@@ -354,6 +418,13 @@ static void p_rampage(sf_combat *c, const sf_card *k, int t) {
             }
         }
     }
+}
+static void x_rampage(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->base = CARD_NUM(k, dmg) + k->misc;
+    p->grow = CARD_NUM(k, mag);
+    if (k->misc + p->grow > RAMPAGE_MAX_BONUS)
+        p->grow = k->misc > RAMPAGE_MAX_BONUS ? 0 : RAMPAGE_MAX_BONUS - k->misc;
 }
 
 static void p_reckless_charge(sf_combat *c, const sf_card *k, int t) {
@@ -366,9 +437,19 @@ static void p_rupture(sf_combat *c, const sf_card *k, int t) {
     p_power(c, PW_RUPTURE, CARD_NUM(k, mag));
 }
 
-static void p_searing_blow(sf_combat *c, const sf_card *k, int t) {
+/* SearingBlow: 12, +4 for the first upgrade, then one more each time
+ * (12 + n(n+7)/2 after n upgrades). */
+static int searing_blow_damage(const sf_card *k) {
     int n = k->upg;
-    hit(c, k, t, 12 + n * (n + 7) / 2);
+    return 12 + n * (n + 7) / 2;
+}
+
+static void p_searing_blow(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, searing_blow_damage(k));
+}
+static void x_searing_blow(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->base = searing_blow_damage(k);
 }
 
 static void p_second_wind(sf_combat *c, const sf_card *k, int t) {
@@ -379,6 +460,13 @@ static void p_second_wind(sf_combat *c, const sf_card *k, int t) {
     int n = exhaust_non_attacks(c);
     for (int i = 0; i < n; i++)
         combat_gain_block(c, per);
+}
+static int exhausted_others(const sf_combat *c, const sf_card *k, int view, int others);
+
+/* One block gain per card exhausted. */
+static void x_second_wind(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    p->others = EXO_NON_ATTACKS;
+    p->gains = exhausted_others(c, k, view, EXO_NON_ATTACKS);
 }
 
 static void p_seeing_red(sf_combat *c, const sf_card *k, int t) {
@@ -391,6 +479,10 @@ static void p_sever_soul(sf_combat *c, const sf_card *k, int t) {
     exhaust_non_attacks(c);
     if (combat_alive(c, t))
         combat_player_hits(c, t, dmg);
+}
+static void x_sever_soul(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)k, (void)view;
+    p->others = EXO_NON_ATTACKS;
 }
 
 static void p_shockwave(sf_combat *c, const sf_card *k, int t) {
@@ -410,12 +502,22 @@ static void p_uppercut(sf_combat *c, const sf_card *k, int t) {
     combat_power_monster(c, t, PW_WEAK, CARD_NUM(k, mag));
     combat_power_monster(c, t, PW_VULN, CARD_NUM(k, mag));
 }
+/* Weak first: an Artifact stops the Weak, and the Vulnerable lands. */
+static void x_uppercut(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->weak = p->vuln = CARD_NUM(k, mag);
+}
 
-/* Whirlwind's X is decided in play.c and passed in pending.x. */
+/* Whirlwind's X is decided in play.c and passed in pending.x: the energy the
+ * player has when it is played from the hand (a Double Tap copy repeats it). */
 static void p_whirlwind(sf_combat *c, const sf_card *k, int t) {
     (void)t;
     for (int i = 0; i < c->pending.x; i++)
         hit_all(c, k, CARD_NUM(k, dmg));
+}
+static void x_whirlwind(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)k, (void)view;
+    p->hits = c->energy;
 }
 
 /* ---- rare --------------------------------------------------------------- */
@@ -467,9 +569,9 @@ static void p_feed(sf_combat *c, const sf_card *k, int t) {
     }
 }
 
-/* FiendFireAction: counts the hand, then exhausts that many cards one at a
- * time, each a random pick (ExhaustAction(1, random): cardRandomRng), then
- * deals one hit per card counted. */
+/* FiendFireAction: counts the hand (the card has left it), then exhausts
+ * that many cards one at a time, each a random pick (ExhaustAction(1,
+ * random): cardRandomRng), then deals one hit per card counted. */
 static void p_fiend_fire(sf_combat *c, const sf_card *k, int t) {
     int dmg = combat_card_damage(c, k, CARD_NUM(k, dmg), t);
     int n = c->hand_n;
@@ -478,6 +580,11 @@ static void p_fiend_fire(sf_combat *c, const sf_card *k, int t) {
             c, sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->hand_n - 1));
     for (int i = 0; i < n && combat_alive(c, t); i++)
         combat_player_hits(c, t, dmg);
+}
+static void x_fiend_fire(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)k;
+    p->hits = c->hand_n - (view == CV_HAND);
+    p->others = EXO_HAND;
 }
 
 static void p_immolate(sf_combat *c, const sf_card *k, int t) {
@@ -497,13 +604,19 @@ static void p_limit_break(sf_combat *c, const sf_card *k, int t) {
         combat_power_player(c, PW_STR, c->pw[PW_STR], 0);
 }
 
+enum { OFFERING_HP = 6 };
+
 static void p_offering(sf_combat *c, const sf_card *k, int t) {
     (void)t;
-    combat_lose_hp(c, 6);
+    combat_lose_hp(c, OFFERING_HP);
     if (c->phase == PH_OVER)
         return;
     c->energy = (uint8_t)(c->energy + 2);
     combat_draw(c, CARD_NUM(k, mag));
+}
+static void x_offering(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)k, (void)view;
+    p->self_hp = OFFERING_HP;
 }
 
 static void p_reaper(sf_combat *c, const sf_card *k, int t) {
@@ -523,8 +636,10 @@ static void p_demon_dummy(sf_combat *c, const sf_card *k, int t) {
 
 /* ---- the table ----------------------------------------------------------
  * name, type, rarity, target, flags, cost, cost+, dmg, dmg+, blk, blk+, mag,
- * mag+, priority, play. Priorities: a rollout plays high numbers first
- * (powers and free draw early, attacks and block by value, statuses last).
+ * mag+, priority, play, predict. Priorities: a rollout plays high numbers
+ * first (powers and free draw early, attacks and block by value, statuses
+ * last). Burn's magic number is the THORNS damage it deals the player at the
+ * end of the turn (play.c).
  */
 #define ATK CT_ATTACK
 #define SKL CT_SKILL
@@ -532,88 +647,138 @@ static void p_demon_dummy(sf_combat *c, const sf_card *k, int t) {
 #define STS CT_STATUS
 /* clang-format off */
 const card_def sf_cards[CARD_COUNT] = {
-    [CARD_NONE] = {"(none)", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL},
-    [CARD_STRIKE] = {"Strike", ATK, RAR_BASIC, TGT_ENEMY, CD_STRIKE, 1, 1, 6, 9, 0, 0, 0, 0, 40, p_damage},
-    [CARD_DEFEND] = {"Defend", SKL, RAR_BASIC, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 35, p_block},
-    [CARD_BASH] = {"Bash", ATK, RAR_BASIC, TGT_ENEMY, 0, 2, 2, 8, 10, 0, 0, 2, 3, 60, p_bash},
-    [CARD_ANGER] = {"Anger", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 6, 8, 0, 0, 0, 0, 55, p_anger},
-    [CARD_ARMAMENTS] = {"Armaments", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 5, 0, 0, 45, p_armaments},
-    [CARD_BODY_SLAM] = {"Body Slam", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 0, 0, 0, 0, 0, 0, 0, 30, p_body_slam},
-    [CARD_CLASH] = {"Clash", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 14, 18, 0, 0, 0, 0, 60, p_damage},
-    [CARD_CLEAVE] = {"Cleave", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 8, 11, 0, 0, 0, 0, 50, p_damage_all},
-    [CARD_CLOTHESLINE] = {"Clothesline", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 12, 14, 0, 0, 2, 3, 50, p_clothesline},
-    [CARD_FLEX] = {"Flex", SKL, RAR_COMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 4, 75, p_flex},
-    [CARD_HAVOC] = {"Havoc", SKL, RAR_COMMON, TGT_NONE, 0, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_demon_dummy},
-    [CARD_HEADBUTT] = {"Headbutt", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 9, 12, 0, 0, 0, 0, 45, p_headbutt},
-    [CARD_HEAVY_BLADE] = {"Heavy Blade", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 14, 14, 0, 0, 3, 5, 45, p_damage},
-    [CARD_IRON_WAVE] = {"Iron Wave", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 5, 7, 5, 7, 0, 0, 45, p_iron_wave},
-    [CARD_PERFECTED_STRIKE] = {"Perfected Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 2, 2, 6, 6, 0, 0, 2, 3, 50, p_perfected_strike},
-    [CARD_POMMEL_STRIKE] = {"Pommel Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 9, 10, 0, 0, 1, 2, 60, p_pommel_strike},
-    [CARD_SHRUG_IT_OFF] = {"Shrug It Off", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 8, 11, 0, 0, 60, p_shrug},
-    [CARD_SWORD_BOOMERANG] = {"Sword Boomerang", ATK, RAR_COMMON, TGT_NONE, 0, 1, 1, 3, 3, 0, 0, 3, 4, 45, p_sword_boomerang},
-    [CARD_THUNDERCLAP] = {"Thunderclap", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 4, 7, 0, 0, 0, 0, 55, p_thunderclap},
-    [CARD_TRUE_GRIT] = {"True Grit", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 7, 9, 0, 0, 40, p_true_grit},
-    [CARD_TWIN_STRIKE] = {"Twin Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 5, 7, 0, 0, 0, 0, 50, p_twin_strike},
-    [CARD_WARCRY] = {"Warcry", SKL, RAR_COMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 55, p_warcry},
-    [CARD_WILD_STRIKE] = {"Wild Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 12, 17, 0, 0, 0, 0, 45, p_wild_strike},
-    [CARD_BATTLE_TRANCE] = {"Battle Trance", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 3, 4, 80, p_battle_trance},
-    [CARD_BLOOD_FOR_BLOOD] = {"Blood for Blood", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 4, 3, 18, 22, 0, 0, 0, 0, 55, p_damage},
-    [CARD_BLOODLETTING] = {"Bloodletting", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 3, 70, p_bloodletting},
-    [CARD_BURNING_PACT] = {"Burning Pact", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 2, 3, 50, p_burning_pact},
-    [CARD_CARNAGE] = {"Carnage", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_ETHEREAL, 2, 2, 20, 28, 0, 0, 0, 0, 65, p_damage},
-    [CARD_COMBUST] = {"Combust", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 5, 7, 80, p_combust},
-    [CARD_DARK_EMBRACE] = {"Dark Embrace", PWR, RAR_UNCOMMON, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 0, 0, 80, p_dark_embrace},
-    [CARD_DISARM] = {"Disarm", SKL, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 1, 1, 0, 0, 0, 0, 2, 3, 65, p_disarm},
-    [CARD_DROPKICK] = {"Dropkick", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 5, 8, 0, 0, 0, 0, 50, p_dropkick},
-    [CARD_DUAL_WIELD] = {"Dual Wield", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 50, p_dual_wield},
-    [CARD_ENTRENCH] = {"Entrench", SKL, RAR_UNCOMMON, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 0, 0, 30, p_entrench},
-    [CARD_EVOLVE] = {"Evolve", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 75, p_evolve},
-    [CARD_FEEL_NO_PAIN] = {"Feel No Pain", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 3, 4, 80, p_feel_no_pain},
-    [CARD_FIRE_BREATHING] = {"Fire Breathing", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 6, 10, 75, p_fire_breathing},
-    [CARD_FLAME_BARRIER] = {"Flame Barrier", SKL, RAR_UNCOMMON, TGT_NONE, 0, 2, 2, 0, 0, 12, 16, 4, 6, 55, p_flame_barrier},
-    [CARD_GHOSTLY_ARMOR] = {"Ghostly Armor", SKL, RAR_UNCOMMON, TGT_NONE, CD_ETHEREAL, 1, 1, 0, 0, 10, 13, 0, 0, 50, p_block},
-    [CARD_HEMOKINESIS] = {"Hemokinesis", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 15, 20, 0, 0, 2, 2, 55, p_hemokinesis},
-    [CARD_INFERNAL_BLADE] = {"Infernal Blade", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 55, p_infernal_blade},
-    [CARD_INFLAME] = {"Inflame", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 2, 3, 85, p_inflame},
-    [CARD_INTIMIDATE] = {"Intimidate", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 70, p_intimidate},
-    [CARD_METALLICIZE] = {"Metallicize", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 3, 4, 80, p_metallicize},
-    [CARD_POWER_THROUGH] = {"Power Through", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 15, 20, 0, 0, 45, p_power_through},
-    [CARD_PUMMEL] = {"Pummel", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 1, 1, 2, 2, 0, 0, 4, 5, 50, p_multi_hit},
-    [CARD_RAGE] = {"Rage", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 3, 5, 70, p_rage},
-    [CARD_RAMPAGE] = {"Rampage", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 8, 8, 0, 0, 5, 8, 50, p_rampage},
-    [CARD_RECKLESS_CHARGE] = {"Reckless Charge", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 0, 0, 7, 10, 0, 0, 0, 0, 55, p_reckless_charge},
-    [CARD_RUPTURE] = {"Rupture", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 70, p_rupture},
-    [CARD_SEARING_BLOW] = {"Searing Blow", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_MULTI_UPGRADE, 2, 2, 12, 16, 0, 0, 0, 0, 50, p_searing_blow},
-    [CARD_SECOND_WIND] = {"Second Wind", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 7, 0, 0, 35, p_second_wind},
-    [CARD_SEEING_RED] = {"Seeing Red", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 60, p_seeing_red},
-    [CARD_SENTINEL] = {"Sentinel", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 40, p_block},
-    [CARD_SEVER_SOUL] = {"Sever Soul", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 16, 22, 0, 0, 0, 0, 40, p_sever_soul},
-    [CARD_SHOCKWAVE] = {"Shockwave", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 0, 0, 3, 5, 70, p_shockwave},
-    [CARD_SPOT_WEAKNESS] = {"Spot Weakness", SKL, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 0, 0, 0, 0, 3, 4, 70, p_spot_weakness},
-    [CARD_UPPERCUT] = {"Uppercut", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 13, 13, 0, 0, 1, 2, 60, p_uppercut},
-    [CARD_WHIRLWIND] = {"Whirlwind", ATK, RAR_UNCOMMON, TGT_ALL, 0, COST_X, COST_X, 5, 8, 0, 0, 0, 0, 45, p_whirlwind},
-    [CARD_BARRICADE] = {"Barricade", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 60, p_barricade},
-    [CARD_BERSERK] = {"Berserk", PWR, RAR_RARE, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 1, 75, p_berserk},
-    [CARD_BLUDGEON] = {"Bludgeon", ATK, RAR_RARE, TGT_ENEMY, 0, 3, 3, 32, 42, 0, 0, 0, 0, 55, p_damage},
-    [CARD_BRUTALITY] = {"Brutality", PWR, RAR_RARE, TGT_NONE, CD_INNATE_UP, 0, 0, 0, 0, 0, 0, 0, 0, 70, p_brutality},
-    [CARD_CORRUPTION] = {"Corruption", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 75, p_corruption},
-    [CARD_DEMON_FORM] = {"Demon Form", PWR, RAR_RARE, TGT_NONE, 0, 3, 3, 0, 0, 0, 0, 2, 3, 90, p_demon_form},
-    [CARD_DOUBLE_TAP] = {"Double Tap", SKL, RAR_RARE, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 65, p_double_tap},
-    [CARD_EXHUME] = {"Exhume", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_exhume},
-    [CARD_FEED] = {"Feed", ATK, RAR_RARE, TGT_ENEMY, CD_EXHAUST | CD_HEALING, 1, 1, 10, 12, 0, 0, 3, 4, 50, p_feed},
-    [CARD_FIEND_FIRE] = {"Fiend Fire", ATK, RAR_RARE, TGT_ENEMY, CD_EXHAUST, 2, 2, 7, 10, 0, 0, 0, 0, 35, p_fiend_fire},
-    [CARD_IMMOLATE] = {"Immolate", ATK, RAR_RARE, TGT_ALL, 0, 2, 2, 21, 28, 0, 0, 0, 0, 60, p_immolate},
-    [CARD_IMPERVIOUS] = {"Impervious", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 30, 40, 0, 0, 55, p_block},
-    [CARD_JUGGERNAUT] = {"Juggernaut", PWR, RAR_RARE, TGT_NONE, 0, 2, 2, 0, 0, 0, 0, 5, 7, 75, p_juggernaut},
-    [CARD_LIMIT_BREAK] = {"Limit Break", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 1, 1, 0, 0, 0, 0, 0, 0, 50, p_limit_break},
-    [CARD_OFFERING] = {"Offering", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 5, 70, p_offering},
-    [CARD_REAPER] = {"Reaper", ATK, RAR_RARE, TGT_ALL, CD_EXHAUST | CD_HEALING, 2, 2, 4, 5, 0, 0, 0, 0, 45, p_reaper},
-    [CARD_SLIMED] = {"Slimed", STS, RAR_SPECIAL, TGT_NONE, CD_EXHAUST, 1, 1, 0, 0, 0, 0, 0, 0, 5, p_nothing},
-    [CARD_DAZED] = {"Dazed", STS, RAR_SPECIAL, TGT_NONE, CD_ETHEREAL, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL},
-    [CARD_WOUND] = {"Wound", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL},
-    [CARD_BURN] = {"Burn", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 2, 4, 0, NULL},
+    [CARD_NONE] = {"(none)", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL, NULL},
+    [CARD_STRIKE] = {"Strike", ATK, RAR_BASIC, TGT_ENEMY, CD_STRIKE, 1, 1, 6, 9, 0, 0, 0, 0, 40, p_damage, NULL},
+    [CARD_DEFEND] = {"Defend", SKL, RAR_BASIC, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 35, p_block, NULL},
+    [CARD_BASH] = {"Bash", ATK, RAR_BASIC, TGT_ENEMY, 0, 2, 2, 8, 10, 0, 0, 2, 3, 60, p_bash, x_bash},
+    [CARD_ANGER] = {"Anger", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 6, 8, 0, 0, 0, 0, 55, p_anger, NULL},
+    [CARD_ARMAMENTS] = {"Armaments", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 5, 0, 0, 45, p_armaments, NULL},
+    [CARD_BODY_SLAM] = {"Body Slam", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 0, 0, 0, 0, 0, 0, 0, 30, p_body_slam, x_body_slam},
+    [CARD_CLASH] = {"Clash", ATK, RAR_COMMON, TGT_ENEMY, 0, 0, 0, 14, 18, 0, 0, 0, 0, 60, p_damage, NULL},
+    [CARD_CLEAVE] = {"Cleave", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 8, 11, 0, 0, 0, 0, 50, p_damage_all, NULL},
+    [CARD_CLOTHESLINE] = {"Clothesline", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 12, 14, 0, 0, 2, 3, 50, p_clothesline, x_clothesline},
+    [CARD_FLEX] = {"Flex", SKL, RAR_COMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 4, 75, p_flex, NULL},
+    [CARD_HAVOC] = {"Havoc", SKL, RAR_COMMON, TGT_NONE, 0, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_demon_dummy, NULL},
+    [CARD_HEADBUTT] = {"Headbutt", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 9, 12, 0, 0, 0, 0, 45, p_headbutt, NULL},
+    [CARD_HEAVY_BLADE] = {"Heavy Blade", ATK, RAR_COMMON, TGT_ENEMY, 0, 2, 2, 14, 14, 0, 0, 3, 5, 45, p_damage, NULL},
+    [CARD_IRON_WAVE] = {"Iron Wave", ATK, RAR_COMMON, TGT_ENEMY, 0, 1, 1, 5, 7, 5, 7, 0, 0, 45, p_iron_wave, NULL},
+    [CARD_PERFECTED_STRIKE] = {"Perfected Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 2, 2, 6, 6, 0, 0, 2, 3, 50, p_perfected_strike, x_perfected_strike},
+    [CARD_POMMEL_STRIKE] = {"Pommel Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 9, 10, 0, 0, 1, 2, 60, p_pommel_strike, NULL},
+    [CARD_SHRUG_IT_OFF] = {"Shrug It Off", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 8, 11, 0, 0, 60, p_shrug, NULL},
+    [CARD_SWORD_BOOMERANG] = {"Sword Boomerang", ATK, RAR_COMMON, TGT_NONE, 0, 1, 1, 3, 3, 0, 0, 3, 4, 45, p_sword_boomerang, x_multi_hit},
+    [CARD_THUNDERCLAP] = {"Thunderclap", ATK, RAR_COMMON, TGT_ALL, 0, 1, 1, 4, 7, 0, 0, 0, 0, 55, p_thunderclap, x_thunderclap},
+    [CARD_TRUE_GRIT] = {"True Grit", SKL, RAR_COMMON, TGT_NONE, 0, 1, 1, 0, 0, 7, 9, 0, 0, 40, p_true_grit, x_exhaust_one},
+    [CARD_TWIN_STRIKE] = {"Twin Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 5, 7, 0, 0, 0, 0, 50, p_twin_strike, x_twin_strike},
+    [CARD_WARCRY] = {"Warcry", SKL, RAR_COMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 55, p_warcry, NULL},
+    [CARD_WILD_STRIKE] = {"Wild Strike", ATK, RAR_COMMON, TGT_ENEMY, CD_STRIKE, 1, 1, 12, 17, 0, 0, 0, 0, 45, p_wild_strike, NULL},
+    [CARD_BATTLE_TRANCE] = {"Battle Trance", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 3, 4, 80, p_battle_trance, NULL},
+    [CARD_BLOOD_FOR_BLOOD] = {"Blood for Blood", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 4, 3, 18, 22, 0, 0, 0, 0, 55, p_damage, NULL},
+    [CARD_BLOODLETTING] = {"Bloodletting", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 3, 70, p_bloodletting, x_bloodletting},
+    [CARD_BURNING_PACT] = {"Burning Pact", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 2, 3, 50, p_burning_pact, x_exhaust_one},
+    [CARD_CARNAGE] = {"Carnage", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_ETHEREAL, 2, 2, 20, 28, 0, 0, 0, 0, 65, p_damage, NULL},
+    [CARD_COMBUST] = {"Combust", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 5, 7, 80, p_combust, NULL},
+    [CARD_DARK_EMBRACE] = {"Dark Embrace", PWR, RAR_UNCOMMON, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 0, 0, 80, p_dark_embrace, NULL},
+    [CARD_DISARM] = {"Disarm", SKL, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 1, 1, 0, 0, 0, 0, 2, 3, 65, p_disarm, NULL},
+    [CARD_DROPKICK] = {"Dropkick", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 5, 8, 0, 0, 0, 0, 50, p_dropkick, NULL},
+    [CARD_DUAL_WIELD] = {"Dual Wield", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 50, p_dual_wield, NULL},
+    [CARD_ENTRENCH] = {"Entrench", SKL, RAR_UNCOMMON, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 0, 0, 30, p_entrench, x_entrench},
+    [CARD_EVOLVE] = {"Evolve", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 75, p_evolve, NULL},
+    [CARD_FEEL_NO_PAIN] = {"Feel No Pain", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 3, 4, 80, p_feel_no_pain, NULL},
+    [CARD_FIRE_BREATHING] = {"Fire Breathing", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 6, 10, 75, p_fire_breathing, NULL},
+    [CARD_FLAME_BARRIER] = {"Flame Barrier", SKL, RAR_UNCOMMON, TGT_NONE, 0, 2, 2, 0, 0, 12, 16, 4, 6, 55, p_flame_barrier, NULL},
+    [CARD_GHOSTLY_ARMOR] = {"Ghostly Armor", SKL, RAR_UNCOMMON, TGT_NONE, CD_ETHEREAL, 1, 1, 0, 0, 10, 13, 0, 0, 50, p_block, NULL},
+    [CARD_HEMOKINESIS] = {"Hemokinesis", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 15, 20, 0, 0, 2, 2, 55, p_hemokinesis, x_hemokinesis},
+    [CARD_INFERNAL_BLADE] = {"Infernal Blade", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 55, p_infernal_blade, NULL},
+    [CARD_INFLAME] = {"Inflame", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 2, 3, 85, p_inflame, NULL},
+    [CARD_INTIMIDATE] = {"Intimidate", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 70, p_intimidate, NULL},
+    [CARD_METALLICIZE] = {"Metallicize", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 3, 4, 80, p_metallicize, NULL},
+    [CARD_POWER_THROUGH] = {"Power Through", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 15, 20, 0, 0, 45, p_power_through, NULL},
+    [CARD_PUMMEL] = {"Pummel", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 1, 1, 2, 2, 0, 0, 4, 5, 50, p_multi_hit, x_multi_hit},
+    [CARD_RAGE] = {"Rage", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 3, 5, 70, p_rage, NULL},
+    [CARD_RAMPAGE] = {"Rampage", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 8, 8, 0, 0, 5, 8, 50, p_rampage, x_rampage},
+    [CARD_RECKLESS_CHARGE] = {"Reckless Charge", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 0, 0, 7, 10, 0, 0, 0, 0, 55, p_reckless_charge, NULL},
+    [CARD_RUPTURE] = {"Rupture", PWR, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 70, p_rupture, NULL},
+    [CARD_SEARING_BLOW] = {"Searing Blow", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_MULTI_UPGRADE, 2, 2, 12, 16, 0, 0, 0, 0, 50, p_searing_blow, x_searing_blow},
+    [CARD_SECOND_WIND] = {"Second Wind", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 7, 0, 0, 35, p_second_wind, x_second_wind},
+    [CARD_SEEING_RED] = {"Seeing Red", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 60, p_seeing_red, NULL},
+    [CARD_SENTINEL] = {"Sentinel", SKL, RAR_UNCOMMON, TGT_NONE, 0, 1, 1, 0, 0, 5, 8, 0, 0, 40, p_block, NULL},
+    [CARD_SEVER_SOUL] = {"Sever Soul", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 16, 22, 0, 0, 0, 0, 40, p_sever_soul, x_sever_soul},
+    [CARD_SHOCKWAVE] = {"Shockwave", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 0, 0, 3, 5, 70, p_shockwave, NULL},
+    [CARD_SPOT_WEAKNESS] = {"Spot Weakness", SKL, RAR_UNCOMMON, TGT_ENEMY, 0, 1, 1, 0, 0, 0, 0, 3, 4, 70, p_spot_weakness, NULL},
+    [CARD_UPPERCUT] = {"Uppercut", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 2, 2, 13, 13, 0, 0, 1, 2, 60, p_uppercut, x_uppercut},
+    [CARD_WHIRLWIND] = {"Whirlwind", ATK, RAR_UNCOMMON, TGT_ALL, 0, COST_X, COST_X, 5, 8, 0, 0, 0, 0, 45, p_whirlwind, x_whirlwind},
+    [CARD_BARRICADE] = {"Barricade", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 60, p_barricade, NULL},
+    [CARD_BERSERK] = {"Berserk", PWR, RAR_RARE, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 1, 75, p_berserk, NULL},
+    [CARD_BLUDGEON] = {"Bludgeon", ATK, RAR_RARE, TGT_ENEMY, 0, 3, 3, 32, 42, 0, 0, 0, 0, 55, p_damage, NULL},
+    [CARD_BRUTALITY] = {"Brutality", PWR, RAR_RARE, TGT_NONE, CD_INNATE_UP, 0, 0, 0, 0, 0, 0, 0, 0, 70, p_brutality, NULL},
+    [CARD_CORRUPTION] = {"Corruption", PWR, RAR_RARE, TGT_NONE, 0, 3, 2, 0, 0, 0, 0, 0, 0, 75, p_corruption, NULL},
+    [CARD_DEMON_FORM] = {"Demon Form", PWR, RAR_RARE, TGT_NONE, 0, 3, 3, 0, 0, 0, 0, 2, 3, 90, p_demon_form, NULL},
+    [CARD_DOUBLE_TAP] = {"Double Tap", SKL, RAR_RARE, TGT_NONE, 0, 1, 1, 0, 0, 0, 0, 1, 2, 65, p_double_tap, NULL},
+    [CARD_EXHUME] = {"Exhume", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 45, p_exhume, NULL},
+    [CARD_FEED] = {"Feed", ATK, RAR_RARE, TGT_ENEMY, CD_EXHAUST | CD_HEALING, 1, 1, 10, 12, 0, 0, 3, 4, 50, p_feed, NULL},
+    [CARD_FIEND_FIRE] = {"Fiend Fire", ATK, RAR_RARE, TGT_ENEMY, CD_EXHAUST, 2, 2, 7, 10, 0, 0, 0, 0, 35, p_fiend_fire, x_fiend_fire},
+    [CARD_IMMOLATE] = {"Immolate", ATK, RAR_RARE, TGT_ALL, 0, 2, 2, 21, 28, 0, 0, 0, 0, 60, p_immolate, NULL},
+    [CARD_IMPERVIOUS] = {"Impervious", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 30, 40, 0, 0, 55, p_block, NULL},
+    [CARD_JUGGERNAUT] = {"Juggernaut", PWR, RAR_RARE, TGT_NONE, 0, 2, 2, 0, 0, 0, 0, 5, 7, 75, p_juggernaut, NULL},
+    [CARD_LIMIT_BREAK] = {"Limit Break", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 1, 1, 0, 0, 0, 0, 0, 0, 50, p_limit_break, NULL},
+    [CARD_OFFERING] = {"Offering", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 5, 70, p_offering, x_offering},
+    [CARD_REAPER] = {"Reaper", ATK, RAR_RARE, TGT_ALL, CD_EXHAUST | CD_HEALING, 2, 2, 4, 5, 0, 0, 0, 0, 45, p_reaper, NULL},
+    [CARD_SLIMED] = {"Slimed", STS, RAR_SPECIAL, TGT_NONE, CD_EXHAUST, 1, 1, 0, 0, 0, 0, 0, 0, 5, p_nothing, NULL},
+    [CARD_DAZED] = {"Dazed", STS, RAR_SPECIAL, TGT_NONE, CD_ETHEREAL, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL, NULL},
+    [CARD_WOUND] = {"Wound", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL, NULL},
+    [CARD_BURN] = {"Burn", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 2, 4, 0, NULL, NULL},
 };
 /* clang-format on */
+
+/* ---- exhausting and predicting ------------------------------------------ */
+
+int card_exhausts(const sf_combat *c, const sf_card *k) {
+    const card_def *d = &sf_cards[k->id];
+    if (d->flags & CD_EXHAUST)
+        return 1;
+    if ((d->flags & CD_EXHAUST_BASE) && k->upg == 0)
+        return 1;
+    return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL; /* CorruptionPower */
+}
+
+int card_end_turn_damage(const sf_card *k) {
+    return k->id == CARD_BURN ? CARD_NUM(k, mag) : 0;
+}
+
+/* How many cards in hand a play of `k` exhausts besides itself (`others`:
+ * EXO_*); a card predicted from the hand is not one of them. */
+static int exhausted_others(const sf_combat *c, const sf_card *k, int view, int others) {
+    int self = view == CV_HAND;
+    switch (others) {
+    case EXO_NON_ATTACKS: {
+        int n = 0;
+        for (int i = 0; i < c->hand_n; i++)
+            n += !is_attack(&c->hand[i]);
+        return n - (self && !is_attack(k));
+    }
+    case EXO_HAND: return c->hand_n - self;
+    case EXO_ONE: return c->hand_n - self > 0;
+    default: return 0;
+    }
+}
+
+void card_predict(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    const card_def *d = &sf_cards[k->id];
+    memset(p, 0, sizeof *p);
+    if (d->type == CT_ATTACK) {
+        p->base = CARD_NUM(k, dmg);
+        p->hits = 1;
+        p->aim = d->target == TGT_NONE ? AIM_RANDOM : d->target;
+    }
+    p->block = CARD_NUM(k, blk);
+    p->gains = 1;
+    p->exhausts = card_exhausts(c, k);
+    if (d->predict)
+        d->predict(c, k, view, p);
+    if (p->hits < 0)
+        p->hits = 0;
+    p->exhausted = exhausted_others(c, k, view, p->others);
+}
 
 /* Infernal Blade: AbstractDungeon.returnTrulyRandomCardInCombat(ATTACK):
  * every Attack of srcCommonCardPool, then srcUncommonCardPool, then

@@ -322,7 +322,7 @@ int sf_engine_is_belief(const sf_state *s);
 /* ---------------------------------------------------------------------------
  * Tokenizer (feat): network inputs. Layout reference: docs/model.md.
  * ------------------------------------------------------------------------- */
-#define SF_FEAT_VERSION     1
+#define SF_FEAT_VERSION     2
 #define SF_FEAT_MAX_TOKENS  128
 #define SF_FEAT_NCAT        4  /* categorical slots per token                  */
 #define SF_FEAT_NCONT       16 /* continuous features per token                */

@@ -4,7 +4,7 @@
  *
  * The layout (every token type, categorical slot, continuous column and
  * query feature) is the contract with the trainers and the inference
- * server; docs/model.md "Tokenizer (version 1)" documents it column by
+ * server; docs/model.md "Tokenizer (version 2)" documents it column by
  * column and must change together with this file (bump SF_FEAT_VERSION).
  *
  * Honesty: everything here reads only what the player can see. The unknown
@@ -15,6 +15,16 @@
  * (combat_card_damage, combat_card_block, monster_intent_damage) rather
  * than by applying the action to a copy, which could draw hidden cards or
  * consume random numbers.
+ *
+ * What a card does comes from the card table only: card_predict() (cards.c)
+ * gives its base damage, hits, targets, block, HP cost, Weak, Vulnerable
+ * and exhausts from the same helpers its effect plays with. Nothing here
+ * names a card. This file follows the turn around the card (follow_play):
+ * on a scratch copy of the position it runs the engine's own hooks and
+ * rules (HP loss, block gain, play.c's hooks after an Attack, Sharp Hide,
+ * Feel No Pain) but never the card's effect, then plays a Double Tap copy
+ * from what they leave; damage against block, Curl Up and deaths is
+ * resolved here (resolve_strike).
  */
 #include <math.h>
 
@@ -200,8 +210,7 @@ static int end_turn_block(const sf_combat *c) {
 static int end_turn_burns(const sf_combat *c) {
     int d = 0;
     for (int i = 0; i < c->hand_n; i++)
-        if (c->hand[i].id == CARD_BURN)
-            d += c->hand[i].upg ? 4 : 2;
+        d += card_end_turn_damage(&c->hand[i]);
     return d;
 }
 
@@ -212,63 +221,15 @@ static int max_i(int a, int b) {
     return a > b ? a : b;
 }
 
-static int strike_cards(const sf_combat *c) {
-    int n = 0;
-    const sf_card *piles[3] = {c->hand, c->draw, c->discard};
-    int counts[3] = {c->hand_n, c->draw_n, c->discard_n};
-    for (int p = 0; p < 3; p++)
-        for (int i = 0; i < counts[p]; i++)
-            n += (sf_cards[piles[p][i].id].flags & CD_STRIKE) != 0;
-    return n;
-}
-
-/* How a card deals damage: base per hit (before modifiers), hit count and
- * how targets are picked. `zone` is the token type of the card's pile: a
- * card in hand is not hit by its own Fiend Fire, and Perfected Strike
- * counts itself unless it sits in the exhaust pile (it counts Strikes in
- * hand, draw and discard, itself included, when played). */
-typedef struct attack_plan {
-    int base, hits;
-    int mode; /* TGT_NONE (no damage), TGT_ENEMY, TGT_ALL, or PLAN_RANDOM */
-} attack_plan;
-
-enum { PLAN_RANDOM = 3 };
-
-static attack_plan plan_of(const sf_combat *c, const sf_card *k, int zone) {
-    const card_def *d = &sf_cards[k->id];
-    attack_plan p = {0, 0, TGT_NONE};
-    if (d->type != CT_ATTACK)
-        return p;
-    p.base = CARD_NUM(k, dmg);
-    p.hits = 1;
-    p.mode = d->target == TGT_NONE ? PLAN_RANDOM : d->target;
-    switch (k->id) {
-    case CARD_BODY_SLAM: p.base = c->block; break;
-    case CARD_PERFECTED_STRIKE:
-        p.base =
-            CARD_NUM(k, dmg) + CARD_NUM(k, mag) * (strike_cards(c) + (zone == SF_TOK_CARD_EXHAUST));
-        break;
-    case CARD_SEARING_BLOW: p.base = 12 + k->upg * (k->upg + 7) / 2; break;
-    case CARD_RAMPAGE: p.base = CARD_NUM(k, dmg) + k->misc; break;
-    case CARD_TWIN_STRIKE: p.hits = 2; break;
-    case CARD_PUMMEL:
-    case CARD_SWORD_BOOMERANG: p.hits = CARD_NUM(k, mag); break;
-    case CARD_WHIRLWIND: p.hits = c->energy; break;
-    case CARD_FIEND_FIRE: p.hits = c->hand_n - (zone == SF_TOK_CARD_HAND); break;
-    default: break;
+/* The card_view of a card token's pile (card_predict): a card in hand is,
+ * for instance, not hit by its own Fiend Fire, and Perfected Strike in the
+ * exhaust pile would count itself once back. */
+static int view_of(int zone) {
+    switch (zone) {
+    case SF_TOK_CARD_HAND: return CV_HAND;
+    case SF_TOK_CARD_EXHAUST: return CV_EXHAUST;
+    default: return CV_PILE;
     }
-    if (p.hits < 0)
-        p.hits = 0;
-    return p;
-}
-
-static int card_exhausts(const sf_combat *c, const sf_card *k) {
-    const card_def *d = &sf_cards[k->id];
-    if (d->flags & CD_EXHAUST)
-        return 1;
-    if ((d->flags & CD_EXHAUST_BASE) && k->upg == 0)
-        return 1;
-    return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL;
 }
 
 /* ------------------------------------------------------------------------
@@ -293,7 +254,8 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     if (t < 0)
         return t;
     int in_hand = type == SF_TOK_CARD_HAND;
-    attack_plan p = plan_of(c, k, type);
+    card_pred p;
+    card_predict(c, k, view_of(type), &p);
     put(b, t, CA_COUNT, (float)count / 5.0f);
     put(b, t, CA_COST, cost == COST_X ? (float)c->energy / 3.0f : (float)max_i(cost, 0) / 3.0f);
     if (in_hand) {
@@ -307,13 +269,12 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     put(b, t, CA_SKILL, d->type == CT_SKILL);
     put(b, t, CA_POWER, d->type == CT_POWER);
     put(b, t, CA_STATUS, d->type == CT_STATUS || d->type == CT_CURSE);
-    if (p.mode != TGT_NONE)
+    if (p.aim != AIM_NONE)
         put(b, t, CA_DAMAGE, (float)combat_card_damage(c, k, p.base, -1) / 20.0f);
     put(b, t, CA_HITS, (float)p.hits / 5.0f);
-    int blk = CARD_NUM(k, blk);
-    put(b, t, CA_BLOCK, blk > 0 ? (float)combat_card_block(c, blk) / 20.0f : 0.0f);
+    put(b, t, CA_BLOCK, p.block > 0 ? (float)combat_card_block(c, p.block) / 20.0f : 0.0f);
     put(b, t, CA_MAGIC, (float)CARD_NUM(k, mag) / 5.0f);
-    put(b, t, CA_EXHAUSTS, (float)card_exhausts(c, k));
+    put(b, t, CA_EXHAUSTS, (float)p.exhausts);
     put(b, t, CA_ETHEREAL, (d->flags & CD_ETHEREAL) != 0);
     put(b, t, CA_TARGETED, d->target == TGT_ENEMY);
     put(b, t, CA_ALL, d->target == TGT_ALL);
@@ -631,22 +592,19 @@ static int alive_mask(const sf_combat *c) {
 }
 
 /* Fill the playmath row. `o` is the resolved damage (NULL: none); `target`
- * a monster slot or -1; `block` what the action adds; `self_hp` its own HP
- * cost; `self_thorns` THORNS damage it draws on the player (Sharp Hide,
- * Burns), which block absorbs. */
+ * a monster slot or -1; `block` what the action adds; `block_left` the
+ * player's block once it has resolved (after any THORNS damage it drew);
+ * `self_hp` the HP it costs the player. */
 static void fill_math(const sf_combat *c, float *q, const outcome *o, int target, int cost,
-                      int block, int self_hp, int self_thorns) {
+                      int block, int block_left, int self_hp) {
     outcome none = {0, 0, 0, 0.0f};
     if (!o)
         o = &none;
     int living = alive_mask(c);
-    int block_after = min_i(999, c->block + block);
     int incoming = 0;
     for (int m = 0; m < c->n_mon; m++)
         if ((living & (1 << m)) && !(o->killed & (1 << m)))
             incoming += intent_total(c, m);
-    int thorn_hp = max_i(self_thorns - block_after, 0);
-    int block_left = max_i(block_after - self_thorns, 0);
     q[SF_FEAT_Q_DAMAGE] = (float)o->dealt / 50.0f;
     q[SF_FEAT_Q_BLOCK] = (float)block / 50.0f;
     q[SF_FEAT_Q_COST] = (float)cost / 3.0f;
@@ -656,144 +614,191 @@ static void fill_math(const sf_combat *c, float *q, const outcome *o, int target
         q[SF_FEAT_Q_LETHAL] = (float)popcount(o->killed) / (float)max_i(popcount(living), 1);
     q[SF_FEAT_Q_KILLS_ALL] = living != 0 && (o->killed & living) == living;
     q[SF_FEAT_Q_UNCOVERED] = (float)max_i(incoming - block_left, 0) / 50.0f;
-    q[SF_FEAT_Q_SELF_HP] = (float)(self_hp + thorn_hp) / 10.0f;
+    q[SF_FEAT_Q_SELF_HP] = (float)self_hp / 10.0f;
     q[SF_FEAT_Q_PROGRESS] = o->progress;
 }
 
-/* Cards in hand other than position i: every card (any), or those whose
- * Attack-ness equals want_attack. */
-static int others_in_hand(const sf_combat *c, int i, int want_attack, int any) {
+/* fill_math for an action whose THORNS damage to the player, `thorns`,
+ * comes after all the block it gives (Burns at the end of the turn). */
+static void fill_math_thorns(const sf_combat *c, float *q, const outcome *o, int target, int cost,
+                             int block, int self_hp, int thorns) {
+    int after = min_i(999, c->block + block);
+    fill_math(c, q, o, target, cost, block, max_i(after - thorns, 0),
+              self_hp + max_i(thorns - after, 0));
+}
+
+/* What one play does to the player, added up while it is followed. */
+typedef struct tally {
+    int block;   /* block gained                                         */
+    int self_hp; /* HP lost (its own cost, Sharp Hide's answer)          */
+} tally;
+
+static void gain_block(sf_combat *s, int amount, tally *t) {
+    int before = s->block;
+    combat_gain_block(s, amount);
+    t->block += s->block - before;
+}
+
+/* Follow one play of `k` (prediction `p`) on the scratch position `s`
+ * without running the card's effect: what it costs and gives by its own
+ * numbers and the engine's own hooks around it, in play.c's order. Its HP
+ * cost (before its hits, whose damage is fixed by then: Hemokinesis), its
+ * block, the Weak and Vulnerable it gives the monsters in `hit`; for an
+ * Attack the hooks behind its actions (play_attack_hooks: Rage's block,
+ * Vigor and Pen Nib spent, Pen Nib's counter, Kunai, Shuriken, Ornamental
+ * Fan) and Sharp Hide's answer from the monsters in `sharp`; then Feel No
+ * Pain's block for each of the `exhausted` cards. The rules are the
+ * engine's (Intangible, Rupture, Red Skull, Frail, the 999 cap); nothing
+ * here draws or reads a random stream. Returns 0 when the HP cost ends the
+ * fight first (the card then deals nothing: Hemokinesis). */
+static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int hit, unsigned sharp,
+                       int exhausted, tally *t) {
+    if (p->self_hp > 0)
+        t->self_hp += combat_damage_player(s, p->self_hp, DT_HP_LOSS, -1);
+    if (s->phase == PH_OVER)
+        return 0;
+    if (p->block > 0) {
+        int per = combat_card_block(s, p->block);
+        for (int g = 0; g < p->gains; g++)
+            gain_block(s, per, t);
+    }
+    if (p->raw_block > 0)
+        gain_block(s, p->raw_block, t);
+    for (int m = 0; m < s->n_mon; m++) {
+        if (!(hit & (1 << m)))
+            continue;
+        if (p->weak)
+            combat_power_monster(s, m, PW_WEAK, p->weak);
+        if (p->vuln)
+            combat_power_monster(s, m, PW_VULN, p->vuln);
+    }
+    if (sf_cards[k->id].type == CT_ATTACK) {
+        s->cards_played++;
+        s->attacks_played++;
+        int before = s->block;
+        play_attack_hooks(s);
+        t->block += s->block - before;
+        t->self_hp += play_sharp_hide(s, sharp);
+    }
+    for (int e = 0; e < exhausted && s->pw[PW_FNP] > 0; e++)
+        gain_block(s, s->pw[PW_FNP], t);
+    return 1;
+}
+
+/* Hand card i of `s` moves as play.c moves it before a Double Tap copy
+ * plays: to the discard pile unless it exhausts, and the cards it exhausted
+ * (p->others) leave the hand too (Fiend Fire's copy finds it empty). */
+static void leave_hand(sf_combat *s, int i, const card_pred *p) {
+    sf_card k = s->hand[i];
     int n = 0;
-    for (int j = 0; j < c->hand_n; j++)
-        if (j != i && (any || (sf_cards[c->hand[j].id].type == CT_ATTACK) == want_attack))
-            n++;
-    return n;
+    for (int j = 0; j < s->hand_n; j++) {
+        int attack = sf_cards[s->hand[j].id].type == CT_ATTACK;
+        if (j == i || p->others == EXO_HAND || (p->others == EXO_NON_ATTACKS && !attack))
+            continue;
+        s->hand[n++] = s->hand[j];
+    }
+    memset(&s->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
+    s->hand_n = (uint8_t)n;
+    k.flags &= (uint8_t)~CF_FREE_TURN;
+    if (!p->exhausts && s->discard_n < SF_MAX_PILE)
+        s->discard[s->discard_n++] = k;
 }
 
 /* Playmath of playing hand card i at monster `target` (-1: no target),
- * following play.c: the card's damage (computed when it is played; a
- * Hemokinesis's HP loss cannot change it), then, behind the card's own
- * actions, Rage's block, Sharp Hide's answer and the queued reactions (Curl
- * Up, Feel No Pain); a Double Tap copy plays after that, unless its target
- * has died. */
+ * following play.c on a scratch copy of the position (follow_play): the
+ * card's damage (computed when it is played: resolve_strike), its block
+ * and HP cost, the hooks behind an Attack, Sharp Hide's answer (from every
+ * monster alive when the play starts, even one it kills) and Feel No Pain,
+ * Curl Up's block before the next play; then a Double Tap copy, unless its
+ * target has died, in the position the first play left (the card in its
+ * pile, Rampage grown, Vigor and Pen Nib spent or armed, Strength and
+ * Dexterity from relics and HP loss, block after Sharp Hide). */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
+    card_pred p;
+    card_predict(c, k, CV_HAND, &p);
     int cost = combat_card_cost(c, k);
     int energy = cost == COST_X ? c->energy : max_i(cost, 0);
-    int self_hp = 0;
-    switch (k->id) {
-    case CARD_HEMOKINESIS: self_hp = min_i(CARD_NUM(k, mag), c->hp); break;
-    case CARD_BLOODLETTING: self_hp = min_i(3, c->hp); break;
-    case CARD_OFFERING: self_hp = min_i(6, c->hp); break;
-    default: break;
-    }
+    int attack = d->type == CT_ATTACK;
 
-    attack_plan ap = plan_of(c, k, SF_TOK_CARD_HAND);
     strike s;
     memset(&s, 0, sizeof s);
-    s.plays = (d->type == CT_ATTACK && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    s.plays = (attack && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
     int living = alive_mask(c);
     int random = 0;
-    if (ap.mode == TGT_ENEMY && target >= 0 && target < c->n_mon)
+    if (p.aim == AIM_ENEMY && target >= 0 && target < c->n_mon)
         s.mask = 1 << target;
-    else if (ap.mode == TGT_ALL)
+    else if (p.aim == AIM_ALL)
         s.mask = living;
-    else if (ap.mode == PLAN_RANDOM && popcount(living) == 1)
+    else if (p.aim == AIM_RANDOM && popcount(living) == 1)
         s.mask = living; /* one living monster: the random pick is certain */
-    else if (ap.mode == PLAN_RANDOM)
+    else if (p.aim == AIM_RANDOM)
         random = 1;
+    unsigned sharp = 0;
+    for (int m = 0; m < c->n_mon && attack; m++)
+        if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
+            sharp |= 1u << m;
 
+    /* The first play, on a scratch copy (Juggernaut off: its damage is not
+     * the card's and would need a random monster). */
+    sf_combat after;
+    memcpy(&after, c, sizeof after);
+    after.pw[PW_JUGGERNAUT] = 0;
+    tally t = {0, 0};
+    if (!follow_play(&after, k, &p, s.mask, sharp, p.exhausts + p.exhausted, &t)) {
+        s.mask = random = 0;
+        s.plays = 1;
+    }
+
+    sf_card k2 = *k;
+    card_pred p2 = p;
+    if (s.plays == 2) {
+        leave_hand(&after, i, &p);
+        k2.misc = (uint8_t)(k2.misc + p.grow);
+        card_predict(&after, &k2, CV_COPY, &p2);
+    }
     int dmg_random = 0;
-    if (ap.mode != TGT_NONE) {
-        /* The Double Tap copy plays after the first resolves: Vigor and Pen
-         * Nib are spent, Rage's block is there for Body Slam, Rampage has
-         * grown, Perfected Strike no longer counts itself, Bash / Uppercut
-         * / Thunderclap's Vulnerable has landed, and Fiend Fire finds the
-         * hand already exhausted. */
-        sf_combat second;
-        const sf_combat *sc = c;
-        int base2 = ap.base;
-        if (s.plays == 2) {
-            memcpy(&second, c, sizeof second);
-            second.pw[PW_VIGOR] = 0;
-            second.pw[PW_PEN_NIB] = 0;
-            if (k->id == CARD_RAMPAGE)
-                base2 += CARD_NUM(k, mag);
-            if (k->id == CARD_PERFECTED_STRIKE)
-                base2 -= CARD_NUM(k, mag);
-            if (k->id == CARD_BODY_SLAM)
-                base2 = min_i(999, base2 + max_i(c->pw[PW_RAGE], 0));
-            int vuln = k->id == CARD_BASH          ? CARD_NUM(k, mag)
-                       : k->id == CARD_UPPERCUT    ? CARD_NUM(k, mag)
-                       : k->id == CARD_THUNDERCLAP ? 1
-                                                   : 0;
-            for (int m = 0; m < c->n_mon && vuln; m++)
-                if (s.mask & (1 << m))
-                    combat_power_monster(&second, m, PW_VULN, vuln);
-            sc = &second;
-        }
+    if (p.aim != AIM_NONE && (s.mask || random)) {
         for (int m = 0; m < c->n_mon; m++) {
             if (!alive(c, m))
                 continue;
-            s.per[0][m] = combat_card_damage(c, k, ap.base, m);
-            s.per[1][m] = combat_card_damage(sc, k, base2, m);
+            s.per[0][m] = combat_card_damage(c, k, p.base, m);
+            s.per[1][m] = combat_card_damage(&after, &k2, p2.base, m);
         }
-        s.hits[0] = s.hits[1] = ap.hits;
-        if (k->id == CARD_FIEND_FIRE)
-            s.hits[1] = 0; /* the first play exhausted the hand */
+        s.hits[0] = p.hits;
+        s.hits[1] = p2.hits;
         if (random) {
             /* Several candidates: report the expected damage, no kills. */
-            int sum = 0;
-            for (int m = 0; m < c->n_mon; m++)
-                if (living & (1 << m))
-                    sum += s.per[0][m];
-            dmg_random = ap.hits * s.plays * sum / max_i(popcount(living), 1);
+            int sum0 = 0, sum1 = 0;
+            for (int m = 0; m < c->n_mon; m++) {
+                if (living & (1 << m)) {
+                    sum0 += s.per[0][m];
+                    sum1 += s.per[1][m];
+                }
+            }
+            int total = p.hits * sum0 + (s.plays == 2 ? p2.hits * sum1 : 0);
+            dmg_random = total / max_i(popcount(living), 1);
         }
     }
     outcome o;
     resolve_strike(c, s.mask ? &s : NULL, &o);
     /* Does the Double Tap copy play? Not when its target died, nor when the
-     * fight is already won. */
+     * fight is already won. The copy is purged, not exhausted: Feel No Pain
+     * counts only the cards it exhausts from the hand. */
     int copy = 0;
-    if (s.plays == 2 && ap.mode == TGT_ENEMY)
+    if (s.plays == 2 && p.aim == AIM_ENEMY)
         copy = target >= 0 && !(o.killed1 & (1 << target));
     else if (s.plays == 2)
         copy = (o.killed1 & living) != living;
-    int plays = 1 + copy;
-
-    int block = 0;
-    int blk = CARD_NUM(k, blk);
-    if (k->id == CARD_SECOND_WIND)
-        block += combat_card_block(c, blk) * others_in_hand(c, i, 0, 0);
-    else if (blk > 0)
-        block += combat_card_block(c, blk) * (d->type == CT_ATTACK ? plays : 1);
-    if (k->id == CARD_ENTRENCH)
-        block += c->block;
-    if (d->type == CT_ATTACK && c->pw[PW_RAGE] > 0)
-        block += c->pw[PW_RAGE] * plays;
-    if (c->pw[PW_FNP] > 0) {
-        int ex = card_exhausts(c, k);
-        switch (k->id) {
-        case CARD_SECOND_WIND:
-        case CARD_SEVER_SOUL: ex += others_in_hand(c, i, 0, 0); break;
-        case CARD_FIEND_FIRE: ex += others_in_hand(c, i, 0, 1); break;
-        case CARD_TRUE_GRIT:
-        case CARD_BURNING_PACT: ex += others_in_hand(c, i, 0, 1) > 0; break;
-        default: break;
-        }
-        block += c->pw[PW_FNP] * ex;
+    if (copy &&
+        !follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, p2.exhausted, &t)) {
+        s.plays = 1; /* the copy's HP cost ended the fight before its hit */
+        resolve_strike(c, s.mask ? &s : NULL, &o);
     }
-    /* Sharp Hide answers every play of an Attack, from each monster alive
-     * when that play starts (even one the play then kills). */
-    int thorns = 0;
-    if (d->type == CT_ATTACK)
-        for (int m = 0; m < c->n_mon; m++)
-            if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
-                thorns += c->mon[m].pw[PW_SHARP_HIDE] * (copy && !(o.killed1 & (1 << m)) ? 2 : 1);
 
-    int tgt = ap.mode != TGT_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
-    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, block, self_hp, thorns);
+    int tgt = p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
+    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, t.block, after.block, t.self_hp);
     if (random) {
         q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
         q[SF_FEAT_Q_LETHAL] = 0.0f;
@@ -832,7 +837,7 @@ static void math_potion(const sf_combat *c, int slot, int target, float *q) {
     }
     outcome o;
     resolve_strike(c, s.mask ? &s : NULL, &o);
-    fill_math(c, q, &o, tgt, 0, block, 0, 0);
+    fill_math_thorns(c, q, &o, tgt, 0, block, 0, 0);
 }
 
 static void math_end_turn(const sf_combat *c, float *q) {
@@ -841,7 +846,7 @@ static void math_end_turn(const sf_combat *c, float *q) {
     int block = end_turn_block(c);
     int burns = end_turn_burns(c);
     int combust = c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0;
-    fill_math(c, q, NULL, -1, 0, block, combust, burns);
+    fill_math_thorns(c, q, NULL, -1, 0, block, combust, burns);
 }
 
 static void math_choose(const sf_combat *c, float *q) {
@@ -849,7 +854,7 @@ static void math_choose(const sf_combat *c, float *q) {
     int kind = c->pending.kind;
     if ((kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) && c->pw[PW_FNP] > 0)
         block = c->pw[PW_FNP]; /* the chosen card is exhausted */
-    fill_math(c, q, NULL, -1, 0, block, 0, 0);
+    fill_math_thorns(c, q, NULL, -1, 0, block, 0, 0);
 }
 
 /* ------------------------------------------------------------------------

@@ -179,9 +179,56 @@ enum card_def_flags {
 
 struct sf_combat;
 
+/* What playing a card will do by its own numbers, known before it is
+ * played: the card table's answer to the tokenizer's playmath (engine/feat.c
+ * reads nothing else about a card's effect). card_predict() fills it from
+ * the card's row and, for the cards whose numbers are computed, from the
+ * same helpers the card's effect plays with (cards.c), so a rule lives in
+ * one place. Only what the player can see goes in: no draw, no random pick.
+ * Modifiers are not applied here: damage goes through combat_card_damage(),
+ * block through combat_card_block(). */
+typedef struct card_pred {
+    int base;      /* damage per hit before modifiers                          */
+    int hits;      /* hits per play (Twin Strike 2, Whirlwind X, ...), >= 0    */
+    int aim;       /* AIM_*: who is hit; AIM_NONE: the card deals no damage    */
+    int block;     /* block per gain before Dexterity and Frail; 0: none       */
+    int gains;     /* block gains per play (Second Wind: one per card exhausted) */
+    int raw_block; /* block gained as is, without Dexterity or Frail (Entrench) */
+    int self_hp;   /* HP the play costs the player (Hemokinesis, Offering, ...) */
+    int weak;      /* Weak each monster hit receives after the damage          */
+    int vuln;      /* Vulnerable each monster hit receives after it (and Weak) */
+    int grow;      /* damage a later play of this card gains (Rampage, to 250) */
+    int exhausts;  /* 1 if the card exhausts itself when played (card_exhausts) */
+    int others;    /* EXO_*: which cards in hand the play exhausts besides itself */
+    int exhausted; /* how many those are now (the card itself not counted)     */
+} card_pred;
+
+/* card_pred.aim: the card's target rule for damage (TGT_* values), plus a
+ * uniformly random living monster per hit (Sword Boomerang). */
+enum card_aim { AIM_NONE = TGT_NONE, AIM_ENEMY = TGT_ENEMY, AIM_ALL = TGT_ALL, AIM_RANDOM = 3 };
+
+/* card_pred.others: the cards in hand a play exhausts besides itself. */
+enum card_exhaust_others {
+    EXO_NONE = 0,
+    EXO_NON_ATTACKS, /* every non-Attack (Second Wind, Sever Soul)                 */
+    EXO_HAND,        /* every card (Fiend Fire)                                   */
+    EXO_ONE,         /* one card, if there is any (True Grit, Burning Pact)       */
+};
+
+/* Where the card stands when card_predict() is asked about it. */
+enum card_view {
+    CV_HAND,    /* in c->hand, about to be played from it                       */
+    CV_PILE,    /* in the draw or discard pile (as it would play once drawn)     */
+    CV_EXHAUST, /* in the exhaust pile (as it would play if it came back)        */
+    CV_COPY,    /* a Double Tap copy, in limbo: not in any pile of `c`          */
+};
+
 /* A card's static data. Numbers are (base, upgraded). `play` runs the card's
  * own effect (after energy is paid and before the card moves to its pile);
- * NULL for unplayable cards. */
+ * NULL for unplayable cards. `predict` adjusts card_predict()'s defaults for
+ * a card whose row alone does not say what it does (NULL: an Attack deals
+ * `dmg` once to its target, a random monster when it has none; any card
+ * gains `blk` once). */
 typedef struct card_def {
     const char *name;
     uint8_t type, rarity, target, flags;
@@ -191,9 +238,22 @@ typedef struct card_def {
     int16_t mag, mag_up; /* the card's magic number (hits, stacks, draws ...) */
     uint8_t priority;    /* rollout/expansion priority, 0..100               */
     void (*play)(struct sf_combat *c, const sf_card *card, int target);
+    void (*predict)(const struct sf_combat *c, const sf_card *card, int view, card_pred *p);
 } card_def;
 
 extern const card_def sf_cards[CARD_COUNT];
+
+/* What playing `card` from `view` (CV_*) will do in `c`, by the card's own
+ * numbers (card_pred). Reads only what the player can see; never allocates. */
+void card_predict(const struct sf_combat *c, const sf_card *card, int view, card_pred *out);
+
+/* 1 if `card` exhausts when played (its row's flags, or Corruption on a
+ * Skill); play.c adds the cards Havoc plays. */
+int card_exhausts(const struct sf_combat *c, const sf_card *card);
+
+/* THORNS damage `card` deals the player when the turn ends in hand (Burn:
+ * its magic number, 2 or 4; play.c play_end_turn); 0 for every other card. */
+int card_end_turn_damage(const sf_card *card);
 
 static inline const card_def *card_def_of(int id) {
     return &sf_cards[id];
@@ -816,6 +876,14 @@ move_def monster_move(int id, int mv);
 int play_from_hand(sf_combat *c, int hand_index, int target); /* SF_OK / SF_EINVAL */
 int play_choose(sf_combat *c, int option);
 int play_can_play(const sf_combat *c, int hand_index); /* 1 if legal now    */
+/* After an Attack's own actions, before the card moves (the actions the
+ * game's UseCardAction constructor queued behind them): Rage's block, Vigor
+ * and Pen Nib spent, the relics' onUseCard (Pen Nib, Kunai, Shuriken,
+ * Ornamental Fan); then Sharp Hide's THORNS damage from the monsters in
+ * `sharp` (bits: those alive when the play began), returning the HP it
+ * cost. The tokenizer runs them on a scratch copy to follow a play. */
+void play_attack_hooks(sf_combat *c);
+int play_sharp_hide(sf_combat *c, unsigned sharp);
 void play_end_turn(sf_combat *c);
 void play_first_turn(sf_combat *c);
 

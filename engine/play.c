@@ -112,13 +112,28 @@ static void begin_play(sf_combat *c) {
     resolve_card(c);
 }
 
+/* The played card exhausts by its own rule (card_exhausts), or because Havoc
+ * played it. */
+void play_attack_hooks(sf_combat *c) {
+    if (c->pw[PW_RAGE] > 0)
+        combat_gain_block(c, c->pw[PW_RAGE]);
+    c->pw[PW_VIGOR] = 0;
+    c->pw[PW_PEN_NIB] = 0;
+    relics_on_attack_played(c);
+}
+
+/* Sharp Hide's THORNS damage was queued before the card's actions ran, so
+ * it lands even if they killed the Guardian. */
+int play_sharp_hide(sf_combat *c, unsigned sharp) {
+    int lost = 0;
+    for (int m = 0; m < c->n_mon && c->hp > 0; m++)
+        if (sharp & (1u << m))
+            lost += combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
+    return lost;
+}
+
 static int exhausts(const sf_combat *c, const sf_pending *p) {
-    const card_def *d = &sf_cards[p->card.id];
-    if (p->forced_exhaust || (d->flags & CD_EXHAUST))
-        return 1;
-    if ((d->flags & CD_EXHAUST_BASE) && p->card.upg == 0)
-        return 1;
-    return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL;
+    return p->forced_exhaust || card_exhausts(c, &p->card);
 }
 
 /* After the card's own actions, in the game's queue order: the actions the
@@ -133,16 +148,8 @@ static void resolve_card(sf_combat *c) {
     const card_def *d = &sf_cards[p->card.id];
 
     if (d->type == CT_ATTACK) {
-        if (c->pw[PW_RAGE] > 0)
-            combat_gain_block(c, c->pw[PW_RAGE]);
-        c->pw[PW_VIGOR] = 0;
-        c->pw[PW_PEN_NIB] = 0;
-        relics_on_attack_played(c);
-        /* Sharp Hide's THORNS damage was queued before the card's actions
-         * ran, so it lands even if they killed the Guardian. */
-        for (int m = 0; m < c->n_mon && c->hp > 0; m++)
-            if (p->sharp & (1u << m))
-                combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
+        play_attack_hooks(c);
+        play_sharp_hide(c, p->sharp);
     }
 
     /* UseCardAction: the card moves (a Double Tap copy is purged). */
@@ -369,12 +376,13 @@ void play_end_turn(sf_combat *c) {
     combat_check_end(c);
     if (c->phase == PH_OVER)
         return;
-    /* 3. every Burn in hand auto-plays: THORNS damage to the player, then
-     * it goes to the discard pile (not counted as a card played) */
+    /* 3. every Burn in hand auto-plays: THORNS damage to the player
+     * (card_end_turn_damage), then it goes to the discard pile (not counted
+     * as a card played) */
     for (int i = 0; i < c->hand_n && c->phase != PH_OVER;) {
         if (c->hand[i].id == CARD_BURN) {
             sf_card k = combat_remove_hand(c, i);
-            combat_damage_player(c, k.upg ? 4 : 2, DT_THORNS, -1);
+            combat_damage_player(c, card_end_turn_damage(&k), DT_THORNS, -1);
             combat_add_to_discard(c, k);
         } else {
             i++;

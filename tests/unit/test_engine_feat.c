@@ -1,6 +1,7 @@
 /*
  * test_engine_feat.c — the tokenizer (sf_engine_feat): token sets of known
- * positions, hand-computed playmath, honesty, capacity and query mapping.
+ * positions, hand-computed playmath, playmath against playing every card
+ * over a random soak, honesty, capacity and query mapping.
  *
  * Positions are built white-box: a fight is started normally and then its
  * piles, powers and monsters are set through engine/internal.h, so each
@@ -454,6 +455,29 @@ START_TEST(playmath_perfected_strike_counts_strikes_in_every_pile) {
 }
 END_TEST
 
+START_TEST(playmath_double_tap_copy_plays_where_the_first_play_left) {
+    sf_state s = jaw_worm(60);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_PERFECTED_STRIKE, CARD_STRIKE};
+    set_hand(c, hand, 2);
+    c->pw[PW_DOUBLE_TAP] = 1;
+    c->relics[c->relic_n++] = RELIC_SHURIKEN;
+    c->attacks_played = 2;
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    /* Perfected Strike counts itself and the Strike: 6 + 2 x 2 = 10. It is
+     * the third Attack: Shuriken's Strength comes before the copy, which
+     * still counts two Strikes (the original is in the discard pile):
+     * 10 + 1. */
+    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 21.0f / 50.0f);
+    ck_assert_int_eq(sf_engine_apply(&s, acts[0], NULL), SF_OK);
+    ck_assert_int_eq(c->mon[0].hp, 60 - 21);
+}
+END_TEST
+
 /* Playmath predicts what the engine then does: over random positions of
  * fights with an attack-heavy deck, for every single-target attack, the
  * target dies exactly when LETHAL says so, and (without Curl Up / Mode
@@ -545,6 +569,433 @@ START_TEST(playmath_agrees_with_the_engine_on_single_target_attacks) {
     ck_assert_int_gt(checked, 2000);
     ck_assert_int_gt(lethal, 50);
     ck_assert_int_gt(checked_all, 200);
+}
+END_TEST
+
+/* ---- playmath against play: every card, every legal position ------------ */
+
+/* The soak behind playmath: seeded random fights over every encounter (in
+ * turn) with decks from the whole Ironclad pool (two cards walk the pool so
+ * every card is dealt with and without its upgrade, the rest random;
+ * Searing Blow up to +4), random relics, potions, HP and Pen Nib counter,
+ * and, at one player decision in five, random powers on both sides
+ * (pm_perturb). At every decision of the player's turn each legal PLAY is
+ * applied to copies of the position with play_from_hand() on the combat
+ * itself, so monster slots stay put (a choice screen it opens takes its
+ * first option), and compared with its query and its card token:
+ *
+ *  (1) the token: CA_DAMAGE x CA_HITS (x the living monsters for an ALL
+ *      card) is the HP an Attack takes from monsters at 999 HP with no
+ *      block, Vulnerable or Curl Up and no Double Tap ("T"): per-hit damage
+ *      with the player's modifiers, the hits (Twin Strike, Pummel, Sword
+ *      Boomerang, Whirlwind's X, Fiend Fire's hand) and the computed bases
+ *      (Body Slam, Perfected Strike, Searing Blow, Rampage).
+ *  (2) DAMAGE: with every monster at 999 HP ("H": nothing dies, every hit
+ *      shows) it is the HP and block the monsters lose (the block their own
+ *      reactions add in between counted back: Curl Up, Mode Shift's 20),
+ *      Vulnerable targets, Double Tap's copy, Curl Up's block before the
+ *      copy and the Vulnerable the card gives before its copy included.
+ *  (3) on the position itself: LETHAL and KILLS_ALL against the monsters
+ *      that die and the fight won; PROGRESS against the HP and block
+ *      removed; BLOCK against the block the player gains (Dexterity, Frail,
+ *      an Attack's block again with its copy, Rage, Feel No Pain for every
+ *      card exhausted, choice screens included, Second Wind, Entrench);
+ *      SELF_HP against the HP the player loses.
+ *
+ * Left out because the outcome is random or rests on cards nobody has
+ * seen: a random target among several monsters (Sword Boomerang: DAMAGE is
+ * an expected value, compared only when every monster takes the same per
+ * hit, so the total is certain; no LETHAL or PROGRESS); draws (Fire
+ * Breathing's damage and Evolve's draws for the statuses drawn, Dark
+ * Embrace's draws, which refill the hand for a Fiend Fire or Sever Soul
+ * copy). Juggernaut's THORNS damage goes to a random monster and is not the
+ * card's damage (playmath leaves it out even with one monster alive, where
+ * it is certain). The prediction reads none of these powers, so they are
+ * switched off on the copies (pm_neutral). Not comparable after the fact:
+ * PROGRESS when a monster with Curl Up dies (whether its block came first
+ * does not show), BLOCK after Sharp Hide has taken some (SELF_HP covers
+ * what gets through) or when the play ends the fight (queued block is
+ * dropped), SELF_HP for healing cards. What the prediction knowingly does
+ * not follow is listed in pm_gaps: each gap skips the checks it spoils
+ * where it applies, and is counted. */
+
+static uint64_t pm_next(uint64_t *r) {
+    *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+    return *r;
+}
+static int pm_rnd(uint64_t *r, int n) {
+    return (int)(pm_next(r) % (uint64_t)n);
+}
+
+#define PM_POOL (CARD_REAPER - CARD_STRIKE + 1) /* the Ironclad cards */
+
+static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
+    sf_fight_spec_default(spec);
+    spec->encounter = k % ENC_COUNT;
+    spec->seed = 0xC0FFEEull + (uint64_t)k;
+    spec->floor = pm_rnd(r, 17);
+    if (pm_rnd(r, 2))
+        spec->deck_n = 0; /* random cards only */
+    for (int j = 0; j < 2; j++) {
+        int id = CARD_STRIKE + (2 * k + j) % PM_POOL;
+        spec->deck[spec->deck_n++] = (sf_card_spec){(uint8_t)id, (uint8_t)((k / PM_POOL + j) & 1)};
+    }
+    int add = 8 + pm_rnd(r, 18);
+    for (int i = 0; i < add && spec->deck_n < SF_MAX_DECK; i++)
+        spec->deck[spec->deck_n++] =
+            (sf_card_spec){(uint8_t)(CARD_STRIKE + pm_rnd(r, PM_POOL)), (uint8_t)pm_rnd(r, 2)};
+    for (int i = 0; i < spec->deck_n; i++)
+        if (spec->deck[i].id == CARD_SEARING_BLOW && spec->deck[i].upgrades)
+            spec->deck[i].upgrades = (uint8_t)(1 + pm_rnd(r, 4));
+    int nrel = pm_rnd(r, 6);
+    for (int i = 0; i < nrel; i++) {
+        int rel = 2 + pm_rnd(r, RELIC_COUNT - 2), dup = 0;
+        for (int j = 0; j < spec->relics_n; j++)
+            dup |= spec->relics[j] == rel;
+        if (!dup)
+            spec->relics[spec->relics_n++] = (uint8_t)rel;
+    }
+    for (int i = 0; i < SF_POTION_SLOTS; i++)
+        spec->potions[i] = (uint8_t)(pm_rnd(r, 3) ? 0 : 1 + pm_rnd(r, POTION_COUNT - 1));
+    spec->max_hp = 40 + pm_rnd(r, 60);
+    spec->hp = 1 + pm_rnd(r, spec->max_hp);
+    spec->pen_nib_counter = pm_rnd(r, 10);
+}
+
+/* Powers and block as earlier cards might have left them. */
+static void pm_perturb(sf_combat *c, uint64_t *r) {
+    static const struct {
+        int pw, lo, hi, one_in;
+    } player[] = {{PW_STR, -2, 6, 2},       {PW_DEX, -2, 4, 2},       {PW_WEAK, 1, 2, 4},
+                  {PW_FRAIL, 1, 2, 4},      {PW_VIGOR, 1, 8, 6},      {PW_PEN_NIB, 1, 1, 8},
+                  {PW_RAGE, 1, 5, 5},       {PW_DOUBLE_TAP, 1, 2, 4}, {PW_FNP, 1, 4, 5},
+                  {PW_CORRUPTION, 1, 1, 12}};
+    for (size_t i = 0; i < sizeof player / sizeof player[0]; i++)
+        if (pm_rnd(r, player[i].one_in) == 0)
+            c->pw[player[i].pw] =
+                (int16_t)(player[i].lo + pm_rnd(r, player[i].hi - player[i].lo + 1));
+    if (pm_rnd(r, 3) == 0)
+        c->block = (int16_t)pm_rnd(r, 25);
+    for (int m = 0; m < c->n_mon; m++) {
+        sf_monster *mo = &c->mon[m];
+        if (pm_rnd(r, 3) == 0)
+            mo->pw[PW_VULN] = (int16_t)(1 + pm_rnd(r, 2));
+        if (pm_rnd(r, 5) == 0)
+            mo->pw[PW_WEAK] = (int16_t)(1 + pm_rnd(r, 2));
+        if (pm_rnd(r, 10) == 0)
+            mo->pw[PW_ARTIFACT] = 1;
+        if (pm_rnd(r, 4) == 0)
+            mo->block = (int16_t)pm_rnd(r, 16);
+    }
+}
+
+/* Powers whose reactions to a play are outside playmath (see above). */
+static void pm_neutral(sf_combat *c) {
+    c->pw[PW_JUGGERNAUT] = c->pw[PW_FIRE_BREATHING] = 0;
+    c->pw[PW_DARK_EMBRACE] = c->pw[PW_EVOLVE] = 0;
+}
+
+/* Play hand card i at t on `c` itself, answering any choice screen it opens
+ * with its first option. */
+static void pm_play(sf_combat *c, int i, int t) {
+    pm_neutral(c);
+    if (play_from_hand(c, i, t) != SF_OK)
+        ck_abort_msg("%s at %d: not playable", sf_cards[c->hand[i].id].name, t);
+    while (c->phase == PH_CHOICE) {
+        uint8_t opts[SF_MAX_PILE];
+        if (combat_choice_options(c, c->pending.kind, opts, NULL) == 0 ||
+            play_choose(c, opts[0]) != SF_OK)
+            ck_abort_msg("choice %d: no option", c->pending.kind);
+    }
+}
+
+/* Block and HP a monster lost to the play, the block its own reactions
+ * added in between counted back (Curl Up, the Guardian's Mode Shift). */
+static int pm_removed(const sf_monster *b, const sf_monster *a) {
+    int added = 0;
+    if (!(a->flags & MF_DEAD)) {
+        if (b->pw[PW_CURL_UP] > 0 && a->pw[PW_CURL_UP] == 0)
+            added += b->pw[PW_CURL_UP];
+        if (!(b->flags & MF_DEFENSIVE) && (a->flags & MF_DEFENSIVE))
+            added += 20;
+    }
+    return (b->hp - a->hp) + (b->block + added - a->block);
+}
+
+/* The checks a gap spoils. */
+enum { PM_DAMAGE = 1, PM_BLOCK = 2, PM_SELF_HP = 4 };
+
+/* Known gaps: what playing the card does that the prediction does not
+ * follow, although it is certain or visible (docs/model.md "Not
+ * modelled"), and the one place where the measure cannot see what the
+ * prediction means (Fairy in a Bottle). */
+typedef struct pm_gap {
+    const char *what;
+    int spoils;
+    long seen;
+} pm_gap;
+
+enum { GAP_HAVOC, GAP_RED_SKULL_HEAL, GAP_MODE_SHIFT_COPY, GAP_FAIRY, GAP_N };
+
+static pm_gap pm_gaps[GAP_N] = {
+    [GAP_HAVOC] = {"Havoc: the top card it plays (certain when known and one monster lives)",
+                   PM_DAMAGE | PM_BLOCK | PM_SELF_HP, 0},
+    [GAP_RED_SKULL_HEAL] = {"Double Tap: a heal (Reaper, Feed) turns Red Skull off before the copy",
+                            PM_DAMAGE, 0},
+    [GAP_MODE_SHIFT_COPY] = {"Double Tap: the Guardian's Mode Shift block before the copy",
+                             PM_DAMAGE, 0},
+    [GAP_FAIRY] = {"Fairy in a Bottle: SELF_HP is the HP lost before it refills them (HP <= 12)",
+                   PM_SELF_HP, 0},
+};
+
+/* The checks that known gaps spoil for playing hand card i of `c`. */
+static int pm_gaps_of(const sf_combat *c, int i) {
+    const sf_card *k = &c->hand[i];
+    const card_def *d = &sf_cards[k->id];
+    int attack = d->type == CT_ATTACK, dt = attack && c->pw[PW_DOUBLE_TAP] > 0;
+    int sharp = 0, shift = 0, fairy = 0;
+    for (int m = 0; m < c->n_mon; m++) {
+        sharp |= combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0;
+        shift |= combat_alive(c, m) && c->mon[m].pw[PW_MODE_SHIFT] > 0;
+    }
+    for (int s = 0; s < SF_POTION_SLOTS; s++)
+        fairy |= c->potions[s] == POTION_FAIRY && c->hp <= 12;
+    int costs_hp = k->id == CARD_HEMOKINESIS || k->id == CARD_BLOODLETTING ||
+                   k->id == CARD_OFFERING || (attack && sharp);
+    int on[GAP_N] = {
+        [GAP_HAVOC] = k->id == CARD_HAVOC,
+        [GAP_RED_SKULL_HEAL] =
+            dt && (d->flags & CD_HEALING) && combat_has_relic(c, RELIC_RED_SKULL),
+        [GAP_MODE_SHIFT_COPY] = dt && shift,
+        [GAP_FAIRY] = fairy && costs_hp,
+    };
+    int spoiled = 0;
+    for (int g = 0; g < GAP_N; g++) {
+        if (!on[g])
+            continue;
+        pm_gaps[g].seen++;
+        spoiled |= pm_gaps[g].spoils;
+    }
+    return spoiled;
+}
+
+static int pm_int(float v, float scale) {
+    return (int)lroundf(v * scale);
+}
+
+static const char *pm_ctx(const sf_combat *c) {
+    static char buf[640];
+    int n = snprintf(buf, sizeof buf,
+                     " [str %d dex %d weak %d frail %d vigor %d nib %d dtap %d rage %d fnp %d "
+                     "corruption %d block %d hp %d energy %d hand %d attacks %d pen nib %d;",
+                     c->pw[PW_STR], c->pw[PW_DEX], c->pw[PW_WEAK], c->pw[PW_FRAIL], c->pw[PW_VIGOR],
+                     c->pw[PW_PEN_NIB], c->pw[PW_DOUBLE_TAP], c->pw[PW_RAGE], c->pw[PW_FNP],
+                     c->pw[PW_CORRUPTION], c->block, c->hp, c->energy, c->hand_n, c->attacks_played,
+                     c->pen_nib);
+    for (int i = 0; i < c->relic_n && n < 400; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s", sf_relics[c->relics[i]].name);
+    for (int m = 0; m < c->n_mon && n < 560; m++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " | %s hp %d block %d vuln %d curl %d",
+                      sf_monsters[c->mon[m].id].name, c->mon[m].hp, c->mon[m].block,
+                      c->mon[m].pw[PW_VULN], c->mon[m].pw[PW_CURL_UP]);
+    snprintf(buf + n, sizeof buf - (size_t)n, "]");
+    return buf;
+}
+
+/* SF_PLAYMATH_REPORT=1 prints every disagreement and carries on. */
+static int pm_report;
+static long pm_failures;
+
+#define PM_CHECK(c, cond, ...)                  \
+    do {                                        \
+        if (!(cond)) {                          \
+            pm_failures++;                      \
+            if (!pm_report)                     \
+                ck_abort_msg(__VA_ARGS__);      \
+            fprintf(stderr, __VA_ARGS__);       \
+            fprintf(stderr, "%s\n", pm_ctx(c)); \
+        }                                       \
+    } while (0)
+
+static sf_feat pm_feat_h, pm_feat_t;
+
+START_TEST(playmath_equals_what_playing_does_for_every_card) {
+    pm_report = getenv("SF_PLAYMATH_REPORT") != NULL;
+    int fights = 2000;
+    const char *e = getenv("SF_PLAYMATH_FIGHTS");
+    if (e && atoi(e) > 0)
+        fights = atoi(e);
+    static long played[CARD_COUNT][2];
+    memset(played, 0, sizeof played);
+    long positions = 0, plays = 0, tokens = 0, damage = 0, lethal = 0, kills = 0, blocks = 0;
+    long self = 0;
+    long str = 0, dex = 0, weak = 0, frail = 0, vuln = 0, dtap = 0;
+    sf_feat *f = &feat_buf;
+    for (int k = 0; k < fights; k++) {
+        uint64_t r = 0x51DEC0DEull * (uint64_t)(k + 1) | 1;
+        sf_fight_spec spec;
+        pm_spec(k, &spec, &r);
+        sf_state s;
+        sf_err err = {0};
+        ck_assert_msg(sf_engine_init(&s, &spec, &err) == SF_OK, "%s", err.msg);
+        for (int step = 0; step < 600 && !sf_engine_is_terminal(&s); step++) {
+            sf_combat *c = combat_of(&s);
+            if (c->phase == PH_PLAYER && pm_rnd(&r, 5) == 0)
+                pm_perturb(c, &r);
+            sf_action acts[SF_MAX_ACTIONS];
+            int n = sf_engine_enumerate(&s, acts, SF_MAX_ACTIONS);
+            if (c->phase != PH_PLAYER)
+                goto next;
+            positions++;
+            str += c->pw[PW_STR] != 0, dex += c->pw[PW_DEX] != 0, weak += c->pw[PW_WEAK] > 0;
+            frail += c->pw[PW_FRAIL] > 0, dtap += c->pw[PW_DOUBLE_TAP] > 0;
+            for (int m = 0; m < c->n_mon; m++)
+                vuln += c->mon[m].pw[PW_VULN] > 0;
+            sf_engine_feat(&s, acts, n, f);
+            sf_state h = s, t = s;
+            sf_combat *ch = combat_of(&h), *ct = combat_of(&t);
+            for (int m = 0; m < c->n_mon; m++) {
+                ch->mon[m].hp = ch->mon[m].max_hp = 999;
+                ct->mon[m] = ch->mon[m];
+                ct->mon[m].pw[PW_VULN] = ct->mon[m].pw[PW_CURL_UP] = 0;
+                ct->mon[m].block = 0;
+            }
+            ct->pw[PW_DOUBLE_TAP] = 0;
+            sf_engine_feat(&h, acts, n, &pm_feat_h);
+            sf_engine_feat(&t, acts, n, &pm_feat_t);
+            for (int q = 0; q < n; q++) {
+                sf_action a = acts[q];
+                if (a.kind != SF_ACT_PLAY)
+                    continue;
+                const sf_card card = c->hand[a.index];
+                const card_def *d = &sf_cards[card.id];
+                const char *name = d->name, *plus = card.upg ? "+" : "";
+                int alive = combat_alive_count(c), attack = d->type == CT_ATTACK;
+                int random = attack && d->target == TGT_NONE && alive > 1;
+                int gaps = pm_gaps_of(c, a.index);
+                played[card.id][card.upg > 0]++;
+                plays++;
+
+                /* (1) the card token on T */
+                if (attack && !(gaps & PM_DAMAGE)) {
+                    sf_state tt = t;
+                    sf_combat *ctt = combat_of(&tt);
+                    int hp0 = 0, hp1 = 0;
+                    for (int m = 0; m < ctt->n_mon; m++)
+                        hp0 += ctt->mon[m].hp;
+                    pm_play(ctt, a.index, a.target);
+                    for (int m = 0; m < ctt->n_mon; m++)
+                        hp1 += ctt->mon[m].hp;
+                    int tok = pm_feat_t.query[q][0];
+                    int per = pm_int(pm_feat_t.cont[tok][7], 20.0f);
+                    int hits = pm_int(pm_feat_t.cont[tok][8], 5.0f);
+                    int targets = d->target == TGT_ALL ? alive : 1;
+                    if (!(ctt->flags & FL_LOST)) {
+                        PM_CHECK(c, hp0 - hp1 == per * hits * targets,
+                                 "token %s%s: %d per hit x %d hits x %d, the play took %d", name,
+                                 plus, per, hits, targets, hp0 - hp1);
+                        tokens++;
+                    }
+                }
+
+                /* (2) DAMAGE on H */
+                if (attack && !(gaps & PM_DAMAGE)) {
+                    sf_state hh = h;
+                    sf_combat *chh = combat_of(&hh);
+                    pm_play(chh, a.index, a.target);
+                    int removed = 0, same = 1;
+                    for (int m = 0; m < ch->n_mon; m++) {
+                        removed += pm_removed(&ch->mon[m], &chh->mon[m]);
+                        same &= (ch->mon[m].pw[PW_VULN] > 0) == (ch->mon[0].pw[PW_VULN] > 0);
+                    }
+                    int want = pm_int(pm_feat_h.qcont[q][SF_FEAT_Q_DAMAGE], 50.0f);
+                    if (!(chh->flags & FL_LOST) && (!random || same)) {
+                        PM_CHECK(c, removed == want, "damage %s%s -> %d: predicted %d, removed %d",
+                                 name, plus, a.target, want, removed);
+                        damage++;
+                    }
+                }
+
+                /* (3) the position itself */
+                sf_state rr = s;
+                sf_combat *cr = combat_of(&rr);
+                pm_play(cr, a.index, a.target);
+                const float *qv = f->qcont[q];
+                int over = cr->phase == PH_OVER, lost = (cr->flags & FL_LOST) != 0;
+                int sharp = 0;
+                for (int m = 0; m < c->n_mon; m++)
+                    sharp |= attack && combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0;
+                if (attack && !random && !lost && !(gaps & PM_DAMAGE)) {
+                    int died = 0, removed = 0, ehp = 0, curl_died = 0;
+                    for (int m = 0; m < c->n_mon; m++) {
+                        if (!combat_alive(c, m) || (d->target == TGT_ENEMY && m != a.target))
+                            continue;
+                        int dead = (cr->mon[m].flags & MF_DEAD) != 0;
+                        died += dead;
+                        curl_died |= dead && c->mon[m].pw[PW_CURL_UP] > 0;
+                        removed += pm_removed(&c->mon[m], &cr->mon[m]);
+                        ehp += c->mon[m].hp + c->mon[m].block;
+                    }
+                    kills += died;
+                    lethal++;
+                    if (d->target == TGT_ENEMY)
+                        PM_CHECK(c, (qv[SF_FEAT_Q_LETHAL] == 1.0f) == (died == 1),
+                                 "lethal %s%s: predicted %.2f, the target %s", name, plus,
+                                 qv[SF_FEAT_Q_LETHAL], died ? "died" : "lived");
+                    else
+                        PM_CHECK(c, pm_int(qv[SF_FEAT_Q_LETHAL], (float)alive) == died,
+                                 "lethal %s%s: predicted %.2f of %d, %d died", name, plus,
+                                 qv[SF_FEAT_Q_LETHAL], alive, died);
+                    PM_CHECK(c, (qv[SF_FEAT_Q_KILLS_ALL] == 1.0f) == ((cr->flags & FL_WON) != 0),
+                             "kills-all %s%s: predicted %.0f", name, plus, qv[SF_FEAT_Q_KILLS_ALL]);
+                    if (!curl_died && ehp > 0) {
+                        float want = fminf((float)removed / (float)ehp, 1.0f);
+                        PM_CHECK(c, fabsf(qv[SF_FEAT_Q_PROGRESS] - want) < 1e-4f,
+                                 "progress %s%s: predicted %.4f, removed %d of %d", name, plus,
+                                 qv[SF_FEAT_Q_PROGRESS], removed, ehp);
+                    }
+                }
+                if (!over && !sharp && !(gaps & PM_BLOCK)) {
+                    int want = pm_int(qv[SF_FEAT_Q_BLOCK], 50.0f);
+                    want = (c->block + want > 999 ? 999 : c->block + want) - c->block;
+                    PM_CHECK(c, cr->block - c->block == want,
+                             "block %s%s: predicted %d, the play gave %d", name, plus, want,
+                             cr->block - c->block);
+                    blocks++;
+                }
+                if (!over && !(d->flags & CD_HEALING) && !(gaps & PM_SELF_HP)) {
+                    int want = pm_int(qv[SF_FEAT_Q_SELF_HP], 10.0f);
+                    PM_CHECK(c, c->hp - cr->hp == want, "self HP %s%s: predicted %d, cost %d", name,
+                             plus, want, c->hp - cr->hp);
+                    self++;
+                }
+            }
+        next:
+            if (sf_engine_apply(&s, acts[pm_rnd(&r, n)], NULL) != SF_OK)
+                ck_abort_msg("fight %d step %d: a legal action failed", k, step);
+        }
+    }
+    fprintf(stderr,
+            "# playmath soak: %d fights, %ld positions (Strength %ld, Dexterity %ld, Weak %ld, "
+            "Frail %ld, Double Tap %ld, Vulnerable monsters %ld), %ld plays; compared: %ld "
+            "tokens, %ld damage, %ld lethal/progress (%ld kills), %ld block, %ld self HP; %ld "
+            "disagreements\n",
+            fights, positions, str, dex, weak, frail, dtap, vuln, plays, tokens, damage, lethal,
+            kills, blocks, self, pm_failures);
+    for (int g = 0; g < GAP_N; g++)
+        fprintf(stderr, "#   known gap, %ld plays: %s\n", pm_gaps[g].seen, pm_gaps[g].what);
+    for (int id = CARD_STRIKE; id <= CARD_REAPER; id++)
+        for (int u = 0; u < 2; u++)
+            ck_assert_msg(played[id][u] > 0, "%s%s never played", sf_cards[id].name, u ? "+" : "");
+    ck_assert_int_gt(played[CARD_SLIMED][0], 0);
+    ck_assert_int_gt(positions, 20000);
+    ck_assert_int_gt(str, 1000);
+    ck_assert_int_gt(dex, 1000);
+    ck_assert_int_gt(weak, 1000);
+    ck_assert_int_gt(frail, 1000);
+    ck_assert_int_gt(dtap, 1000);
+    ck_assert_int_gt(vuln, 1000);
+    ck_assert_int_eq(pm_failures, 0);
 }
 END_TEST
 
@@ -816,7 +1267,9 @@ int main(void) {
     tcase_add_test(tc, playmath_block_through_dexterity_frail_and_feel_no_pain);
     tcase_add_test(tc, playmath_end_turn_and_potions);
     tcase_add_test(tc, playmath_perfected_strike_counts_strikes_in_every_pile);
+    tcase_add_test(tc, playmath_double_tap_copy_plays_where_the_first_play_left);
     tcase_add_test(tc, playmath_agrees_with_the_engine_on_single_target_attacks);
+    tcase_add_test(tc, playmath_equals_what_playing_does_for_every_card);
     tcase_add_test(tc, queries_point_at_the_acting_token_and_target);
     tcase_add_test(tc, choice_queries_name_the_option_card_in_its_pile);
     tcase_add_test(tc, bad_query_lists_are_refused);
