@@ -45,6 +45,13 @@ const char *sf_card_name(int id) {
 int sf_card_count(void) {
     return CARD_COUNT;
 }
+_Static_assert((int)RAR_BASIC == SF_RARITY_BASIC && (int)RAR_COMMON == SF_RARITY_COMMON &&
+                   (int)RAR_UNCOMMON == SF_RARITY_UNCOMMON && (int)RAR_RARE == SF_RARITY_RARE &&
+                   (int)RAR_SPECIAL == SF_RARITY_SPECIAL,
+               "SF_RARITY_* are the card table's rarities");
+int sf_card_rarity(int id) {
+    return id > 0 && id < CARD_COUNT ? sf_cards[id].rarity : SF_EINVAL;
+}
 int sf_relic_lookup(const char *name) {
     for (int i = 1; i < RELIC_COUNT; i++)
         if (name && engine_name_eq(name, sf_relics[i].name))

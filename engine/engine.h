@@ -118,6 +118,15 @@ static inline sf_action sf_action_decode(uint32_t code) {
 int sf_card_lookup(const char *name);  /* "Strike", "Pommel Strike", ...  */
 const char *sf_card_name(int card_id); /* NULL for an out-of-range id     */
 int sf_card_count(void);               /* ids are 0..count-1              */
+/* A card's rarity: SF_RARITY_*, or SF_EINVAL for an out-of-range id. */
+enum {
+    SF_RARITY_BASIC = 0,
+    SF_RARITY_COMMON = 1,
+    SF_RARITY_UNCOMMON = 2,
+    SF_RARITY_RARE = 3,
+    SF_RARITY_SPECIAL = 4 /* statuses: never in a reward                 */
+};
+int sf_card_rarity(int card_id);
 int sf_relic_lookup(const char *name);
 const char *sf_relic_name(int relic_id);
 int sf_relic_count(void);
@@ -356,6 +365,7 @@ typedef struct sf_start_desc {
     int fights, elites, rests, smiths, removals;
     int cards_taken, cards_skipped, potions_dropped, potions_wasted;
     int attempts;                 /* runs drawn, this one included              */
+    int died;                     /* of them, runs whose player died before it  */
     char text[SF_START_TEXT_MAX]; /* sf_start_format() of the start             */
 } sf_start_desc;
 

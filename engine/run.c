@@ -1184,6 +1184,7 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
         finish(&r, cls, enc, 0, out, desc);
         return SF_OK;
     }
+    int died = 0;
     for (int attempt = 0; attempt < max_attempts; attempt++) {
         run_init(&r, opts, run_seed, game_seed, attempt);
         run_path_sample(&r.map, &r.event, r.rooms, r.path);
@@ -1217,14 +1218,17 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
             if (rc < 0)
                 return rc;
         }
-        if (!alive)
+        if (!alive) {
+            died++;
             continue;
+        }
         int enc = encounter;
         if (enc < 0)
             enc = cls == SF_POOL_BOSS    ? r.lists.boss
                   : cls == SF_POOL_ELITE ? r.lists.elite[list_index]
                                          : r.lists.normal[list_index];
         r.stats.attempts = attempt + 1;
+        r.stats.died = died;
         finish(&r, cls, enc, target, out, desc);
         return SF_OK;
     }

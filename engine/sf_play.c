@@ -183,6 +183,7 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
             deck_hist[SF_MAX_DECK + 1] = {0};
         int floors[17] = {0};
         double deck = 0, hp = 0, max_hp = 0, gold = 0, nrel = 0, npot = 0, attempts = 0, upg = 0;
+        double died = 0, mrel = 0, mpot = 0, added[4] = {0};
         double fights = 0, elites = 0, taken = 0, skipped = 0, rests = 0, smiths = 0, removals = 0;
         uint64_t t0 = sf_now_ns();
         for (int i = 0; i < n; i++) {
@@ -202,6 +203,7 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
             gold += spec.gold;
             nrel += d.relics_n;
             attempts += d.attempts;
+            died += d.died;
             fights += d.fights;
             elites += d.elites;
             taken += d.cards_taken;
@@ -213,6 +215,9 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
                 cards[spec.deck[k].id]++;
                 upg += spec.deck[k].upgrades > 0;
             }
+            mrel += spec.relics_n;
+            for (int k = 0; k < SF_POTION_SLOTS; k++)
+                mpot += spec.potions[k] != 0;
             for (int k = 0; k < d.relics_n; k++)
                 relics[d.relics[k]]++;
             for (int k = 0; k < SF_POTION_SLOTS; k++)
@@ -222,8 +227,9 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
                 }
         }
         double ms = (double)(sf_now_ns() - t0) * 1e-6 / n;
-        printf("%s: %d starts, %.2f ms each, %.2f runs drawn per start\n", classes[cls], n, ms,
-               attempts / n);
+        printf("%s: %d starts, %.2f ms each, %.2f runs drawn per start (%.2f died before the "
+               "fight)\n",
+               classes[cls], n, ms, attempts / n, died / n);
         printf("  floor");
         for (int f = 0; f <= 16; f++)
             if (floors[f])
@@ -232,12 +238,18 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
             "\n  prefix: %.2f fights (%.2f elites), cards taken %.2f / skipped %.2f, rests %.2f, "
             "smiths %.2f, removals %.2f\n",
             fights / n, elites / n, taken / n, skipped / n, rests / n, smiths / n, removals / n);
-        printf("  deck %.2f cards (%.2f upgraded), HP %.1f/%.1f, gold %.0f, relics %.2f, potions "
-               "%.2f\n  deck sizes",
-               deck / n, upg / n, hp / n, max_hp / n, gold / n, nrel / n, npot / n);
+        printf("  deck %.2f cards (%.2f upgraded), HP %.1f/%.1f, gold %.0f, relics %.2f (%.2f "
+               "modelled), potions %.2f (%.2f modelled)\n  deck sizes",
+               deck / n, upg / n, hp / n, max_hp / n, gold / n, nrel / n, mrel / n, npot / n,
+               mpot / n);
         for (int k = 0; k <= SF_MAX_DECK; k++)
             if (deck_hist[k])
                 printf(" %d:%d", k, deck_hist[k]);
+        for (int id = 1; id < sf_card_count() && id < 128; id++)
+            if (cards[id] && sf_card_rarity(id) >= 1 && sf_card_rarity(id) <= 3)
+                added[sf_card_rarity(id)] += cards[id];
+        printf("\n  cards beyond the starter: %.2f common, %.2f uncommon, %.2f rare", added[1] / n,
+               added[2] / n, added[3] / n);
         printf("\n  cards per start:");
         for (int id = 1; id < sf_card_count() && id < 128; id++)
             if (cards[id])

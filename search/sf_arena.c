@@ -383,8 +383,11 @@ static void report(const arena *a, int p, int json, double seconds) {
         } else {
             char wr[64], hl[64];
             snprintf(wr, sizeof wr, "%.3f [%.3f, %.3f]", (double)won / n, lo, hi);
-            /* A normal interval can leave the range; print the part inside. */
-            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, fmax(m - h, 0.0), m + h);
+            /* A normal interval can leave the range; print the part inside.
+             * From a start below full HP, Burning Blood and potions can heal
+             * more than the fight cost: HP lost may then be negative. */
+            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, rewards ? m - h : fmax(m - h, 0.0),
+                     m + h);
             printf("%-9s %7d  %-24s %-24s %8.1f", cname, n, wr, hl, turns / n);
             if (c == 4)
                 printf("  fights won %.2f [%.2f, %.2f]", fm, fmax(fm - fh, 0.0), fm + fh);
