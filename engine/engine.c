@@ -19,7 +19,7 @@ _Static_assert(sizeof(sf_card) == 5, "sf_card is 5 packed bytes");
 
 /* Compare names ignoring case, spaces, '-', '_' and apostrophes, so
  * "pommel_strike", "Pommel Strike" and "POMMELSTRIKE" all match. */
-static int name_eq(const char *a, const char *b) {
+int engine_name_eq(const char *a, const char *b) {
     for (;;) {
         while (*a && (*a == ' ' || *a == '-' || *a == '_' || *a == '\''))
             a++;
@@ -35,7 +35,7 @@ static int name_eq(const char *a, const char *b) {
 
 int sf_card_lookup(const char *name) {
     for (int i = 1; i < CARD_COUNT; i++)
-        if (name && name_eq(name, sf_cards[i].name))
+        if (name && engine_name_eq(name, sf_cards[i].name))
             return i;
     return SF_ENOTFOUND;
 }
@@ -45,9 +45,16 @@ const char *sf_card_name(int id) {
 int sf_card_count(void) {
     return CARD_COUNT;
 }
+_Static_assert((int)RAR_BASIC == SF_RARITY_BASIC && (int)RAR_COMMON == SF_RARITY_COMMON &&
+                   (int)RAR_UNCOMMON == SF_RARITY_UNCOMMON && (int)RAR_RARE == SF_RARITY_RARE &&
+                   (int)RAR_SPECIAL == SF_RARITY_SPECIAL,
+               "SF_RARITY_* are the card table's rarities");
+int sf_card_rarity(int id) {
+    return id > 0 && id < CARD_COUNT ? sf_cards[id].rarity : SF_EINVAL;
+}
 int sf_relic_lookup(const char *name) {
     for (int i = 1; i < RELIC_COUNT; i++)
-        if (name && name_eq(name, sf_relics[i].name))
+        if (name && engine_name_eq(name, sf_relics[i].name))
             return i;
     return SF_ENOTFOUND;
 }
@@ -59,7 +66,7 @@ int sf_relic_count(void) {
 }
 int sf_potion_lookup(const char *name) {
     for (int i = 1; i < POTION_COUNT; i++)
-        if (name && name_eq(name, sf_potions[i].name))
+        if (name && engine_name_eq(name, sf_potions[i].name))
             return i;
     return SF_ENOTFOUND;
 }
@@ -77,7 +84,7 @@ const char *sf_monster_name(int id) {
 }
 int sf_encounter_lookup(const char *name) {
     for (int i = 0; i < ENC_COUNT; i++)
-        if (name && name_eq(name, sf_encounters[i].name))
+        if (name && engine_name_eq(name, sf_encounters[i].name))
             return i;
     return SF_ENOTFOUND;
 }
@@ -634,7 +641,7 @@ static void populate(sf_rng *r, const monster_info *pool, int np, int *list, int
 
 enum { GAUNTLET_WEAK = 3, GAUNTLET_STRONG = 4 };
 
-void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g) {
+void act1_encounter_lists(uint64_t seed, act1_lists *out) {
     sf_rng r;
     sf_rng_seed(&r, seed);
     monster_info weak[4] = {
@@ -649,24 +656,24 @@ void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g) {
     normalize(strong, 10);
     normalize(elites, 3);
 
-    int list[32], n = 0;
-    populate(&r, weak, 4, list, &n, 3, 0);
+    int n = 0;
+    populate(&r, weak, 4, out->normal, &n, 3, 0);
     /* populateFirstStrongEnemy: re-roll while in the last weak fight's
      * exclusion set (Small Slimes -> Large Slime, Lots of Slimes; 2 Louse ->
      * 3 Louse). */
     for (;;) {
         int e = roll(&r, strong, 10);
-        int last = list[n - 1];
+        int last = out->normal[n - 1];
         if (last == ENC_SMALL_SLIMES && (e == ENC_LARGE_SLIME || e == ENC_LOTS_OF_SLIMES))
             continue;
         if (last == ENC_2_LOUSE && e == ENC_3_LOUSE)
             continue;
-        list[n++] = e;
+        out->normal[n++] = e;
         break;
     }
-    populate(&r, strong, 10, list, &n, 12, 0);
-    int elite_list[10], ne = 0;
-    populate(&r, elites, 3, elite_list, &ne, 10, 1);
+    populate(&r, strong, 10, out->normal, &n, ACT1_NORMAL - 4, 0);
+    int ne = 0;
+    populate(&r, elites, 3, out->elite, &ne, ACT1_ELITE, 1);
     /* Boss: the list shuffled with java.util.Random(monsterRng.randomLong())
      * and the first taken (a profile that has seen all three bosses). */
     int bosses[3] = {ENC_GUARDIAN, ENC_HEXAGHOST, ENC_SLIME_BOSS};
@@ -678,11 +685,17 @@ void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g) {
         bosses[i - 1] = bosses[k];
         bosses[k] = t;
     }
+    out->boss = bosses[0];
+}
+
+void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g) {
+    act1_lists l;
+    act1_encounter_lists(seed, &l);
     g->n = 0;
     for (int i = 0; i < GAUNTLET_WEAK + GAUNTLET_STRONG; i++)
-        g->encounters[g->n++] = list[i];
-    g->encounters[g->n++] = elite_list[0];
-    g->encounters[g->n++] = bosses[0];
+        g->encounters[g->n++] = l.normal[i];
+    g->encounters[g->n++] = l.elite[0];
+    g->encounters[g->n++] = l.boss;
 }
 
 void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int index,

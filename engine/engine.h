@@ -37,6 +37,7 @@
 #ifndef SF_ENGINE_H
 #define SF_ENGINE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -117,6 +118,15 @@ static inline sf_action sf_action_decode(uint32_t code) {
 int sf_card_lookup(const char *name);  /* "Strike", "Pommel Strike", ...  */
 const char *sf_card_name(int card_id); /* NULL for an out-of-range id     */
 int sf_card_count(void);               /* ids are 0..count-1              */
+/* A card's rarity: SF_RARITY_*, or SF_EINVAL for an out-of-range id. */
+enum {
+    SF_RARITY_BASIC = 0,
+    SF_RARITY_COMMON = 1,
+    SF_RARITY_UNCOMMON = 2,
+    SF_RARITY_RARE = 3,
+    SF_RARITY_SPECIAL = 4 /* statuses: never in a reward                 */
+};
+int sf_card_rarity(int card_id);
 int sf_relic_lookup(const char *name);
 const char *sf_relic_name(int relic_id);
 int sf_relic_count(void);
@@ -195,6 +205,200 @@ void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g);
  * gauntlet fight `index` (floor index+1). */
 void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int index,
                           sf_fight_spec *next);
+
+/* ---------------------------------------------------------------------------
+ * Starting positions (engine/run.c; rules, sources and simplifications in
+ * docs/starts.md): the deck, relics, potions, HP and gold a player has when
+ * a fight begins, made by playing an Act-1 run prefix by the game's reward
+ * rules (docs/game-rules.md §11) before it.
+ *
+ * A "rewards" start draws a path through the act (a map model matching the
+ * [sim] room statistics of §11), places the fight on it by its class (weak:
+ * one of the first 3 monster fights; strong: a later monster fight; elite:
+ * an elite room, floor 6 or later; boss: floor 16 after the whole path),
+ * and plays every room before it: monster and elite fights played by
+ * sf_engine_heuristic_action() at tau 0 with HP carried, card rewards (3
+ * cards by rarity with the offset b carried over the prefix), gold, potion
+ * drops (40 + M), elite and chest relics, rest sites (heal 30 % or smith)
+ * and shops (card removal only). A picker makes every choice. A run whose
+ * player dies before the fight is discarded and the next attempt drawn, so
+ * the starts are those of the runs that reach the fight.
+ *
+ * Randomness: every stream of the prefix is derived from (run seed, game
+ * seed) with sf_seed_derive() under SF_START_TAG, a tag no fight stream
+ * uses. The result is an ordinary sf_fight_spec: the fight it starts is the
+ * same as from a spec written by hand, and its own streams come only from
+ * spec.seed and spec.floor. Everything in a start is what the player can
+ * see, so searches from it stay honest.
+ *
+ * Relics and potions the engine does not model (most of the Ironclad pools)
+ * are kept and recorded in sf_start_desc and in the text form, and have no
+ * effect in a fight; the spec holds only the modelled ones. Items are
+ * numbered in their own id spaces (sf_run_relic_*, sf_run_potion_*), which
+ * name every relic and potion a start can hold.
+ *
+ * Nothing here allocates or touches a global; sampling costs one greedy
+ * fight per prefix fight (about 9 before a boss, times the attempts).
+ * ------------------------------------------------------------------------- */
+
+#define SF_START_TAG 0x7374617274ull /* "start": the prefix's sf_seed_derive tag */
+
+/* Bumped whenever sf_start_sample() can return another start for the same
+ * arguments (a rule, table or stream change). Labels record it beside the
+ * start's text, as they record SF_ENGINE_VERSION. */
+#define SF_START_VERSION 1
+
+enum {
+    SF_START_STARTER = 0, /* the A0 start (sf_fight_spec_default), floor 0 */
+    SF_START_REWARDS = 1  /* an Act-1 prefix played before the fight        */
+};
+
+enum {
+    SF_PICK_RANDOM = 0,  /* uniform over the offered options, skip included */
+    SF_PICK_GREEDY = 1,  /* the pick table (sf_pick_table)                  */
+    SF_PICK_CALLBACK = 2 /* sf_start_opts.pick decides (a network, a person) */
+};
+
+/* Names for configs and flags: "starter", "rewards"; "random", "greedy",
+ * "callback". Lookups return SF_ENOTFOUND for other names; name functions
+ * NULL out of range. */
+const char *sf_start_kind_name(int start);
+int sf_start_kind_lookup(const char *name);
+const char *sf_picker_name(int picker);
+int sf_picker_lookup(const char *name);
+
+/* The `encounter` argument of sf_start_sample: an encounter id, or
+ * SF_START_CLASS(SF_POOL_*) to let the run's own encounter lists choose one
+ * of that class where the fight falls. */
+#define SF_START_CLASS(pool) (-1 - (pool))
+
+/* Run-level items: every relic (Burning Blood and the Ironclad common,
+ * uncommon and rare pools of §11, in that order) and every potion of the
+ * Ironclad list (§11, getPotions order). Id 0 is "none". *_engine() gives
+ * the engine's relic or potion id, or SF_ENOTFOUND when the engine does not
+ * model the item. Lookups match names as sf_card_lookup() does. */
+int sf_run_relic_count(void);
+const char *sf_run_relic_name(int item); /* NULL out of range */
+int sf_run_relic_lookup(const char *name);
+int sf_run_relic_engine(int item);
+int sf_run_potion_count(void);
+const char *sf_run_potion_name(int item);
+int sf_run_potion_lookup(const char *name);
+int sf_run_potion_engine(int item);
+
+/* The greedy picker's table: data, one row per card id. A caller may change
+ * any entry (e.g. from a config) after sf_pick_table_default(). */
+#define SF_PICK_CARDS 128 /* capacity in card ids (sf_card_count() is less) */
+typedef struct sf_pick_table {
+    uint8_t take[SF_PICK_CARDS];  /* 0..100: worth of adding the card         */
+    uint8_t smith[SF_PICK_CARDS]; /* 0..100: worth of upgrading one copy      */
+    /* A reward's best card (its take less copy_penalty per copy already in
+     * the deck) is taken when that is >= skip_below, else the reward is
+     * skipped. A rest site heals when HP < rest_below % of max HP
+     * (rest_below_boss before the boss), else smiths the card of highest
+     * smith worth. A shop removes the card of least take when that is below
+     * remove_below and the gold suffices. */
+    int skip_below;
+    int copy_penalty;
+    int rest_below;
+    int rest_below_boss;
+    int remove_below;
+} sf_pick_table;
+
+void sf_pick_table_default(sf_pick_table *t);
+
+/* A choice put to a picker. Options are 0..n_options-1; when can_skip is 1,
+ * n_options itself means "skip" (take no card, remove nothing).
+ *   SF_CHOICE_CARD: a card reward; cards[] holds the 3 cards offered.
+ *   SF_CHOICE_REST: option 0 heals 30 % of max HP, option 1 (present when a
+ *                   card can be upgraded) smiths; a SF_CHOICE_SMITH follows.
+ *   SF_CHOICE_SMITH: cards[] holds the distinct upgradable cards of the deck.
+ *   SF_CHOICE_REMOVE: a shop; cards[] holds the distinct cards of the deck,
+ *                   removal costs `price` gold. */
+enum { SF_CHOICE_CARD = 0, SF_CHOICE_REST = 1, SF_CHOICE_SMITH = 2, SF_CHOICE_REMOVE = 3 };
+typedef struct sf_start_choice {
+    int kind; /* SF_CHOICE_*                                                */
+    int n_options;
+    int can_skip;
+    sf_card_spec cards[SF_MAX_DECK];
+    int price;                   /* SF_CHOICE_REMOVE: gold                    */
+    int floor;                   /* 1..15                                     */
+    int elite;                   /* SF_CHOICE_CARD: 1 after an elite          */
+    int before_boss;             /* SF_CHOICE_REST: the rest site on floor 15 */
+    const sf_fight_spec *player; /* the player now (deck, relics, HP, gold)   */
+} sf_start_choice;
+
+/* A picker: return an option in 0..n_options-1, n_options to skip (only when
+ * can_skip), or a negative SF_E* code to abort the sample. `*rng` is a
+ * SplitMix64 state of the prefix's picker stream, for pickers that draw. */
+typedef int (*sf_start_pick_fn)(void *ctx, const sf_start_choice *choice, uint64_t *rng);
+
+typedef struct sf_start_opts {
+    int start;                  /* SF_START_*                                 */
+    int picker;                 /* SF_PICK_*                                  */
+    const sf_pick_table *table; /* SF_PICK_GREEDY: NULL = the default table   */
+    sf_start_pick_fn pick;      /* SF_PICK_CALLBACK                           */
+    void *pick_ctx;
+    int ascension;    /* of the prefix's fights and of the result (the map
+                         model is A0's; docs/starts.md)                      */
+    int max_attempts; /* runs drawn before giving up; 0 = 400              */
+} sf_start_opts;
+
+void sf_start_opts_default(sf_start_opts *o); /* starter start, greedy picker */
+
+/* What a start is, beyond its spec: for labels and statistics. */
+#define SF_START_TEXT_MAX 2048
+typedef struct sf_start_desc {
+    int start, picker; /* as in the options                                 */
+    int cls;           /* SF_POOL_* of the fight                             */
+    int encounter;
+    int floor; /* the fight's floor: 0 (starter), 1..15, 16 (boss)         */
+    int relics_n;
+    uint8_t relics[SF_MAX_RELICS];    /* run relic ids held, in pickup order  */
+    uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot; 0 = empty    */
+    /* Rooms of floors 1..floor, one letter each: 'M' monster, 'E' elite,
+     * 'R' rest, '$' shop, 'T' treasure, '?' an event, 'm' / 's' / 't' a "?"
+     * that became a fight / shop / chest, 'B' the boss. The last letter is
+     * the fight's room. */
+    char path[17];
+    /* the prefix played */
+    int fights, elites, rests, smiths, removals;
+    int cards_taken, cards_skipped, potions_dropped, potions_wasted;
+    int attempts;                 /* runs drawn, this one included              */
+    int died;                     /* of them, runs whose player died before it  */
+    char text[SF_START_TEXT_MAX]; /* sf_start_format() of the start             */
+} sf_start_desc;
+
+/* Sample the start of a fight against `encounter` (an id, or
+ * SF_START_CLASS(pool)) for game `game_seed` of run `run_seed`. Writes every
+ * field of *out: deck (sorted by card id, then upgrades), relics, potions,
+ * hp, max_hp, gold, floor, relic counters, encounter, ascension; seed is 0
+ * (set it as after sf_fight_spec_default()). *desc (may be NULL) gets the
+ * description and text. Deterministic in (opts, run_seed, game_seed,
+ * encounter). Errors: SF_EINVAL for a bad option or encounter (the message
+ * names it), SF_ESTATE when no run of max_attempts reached the fight, or a
+ * picker's own negative code. */
+int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed, int encounter,
+                    sf_fight_spec *out, sf_start_desc *desc, sf_err *err);
+
+/* The text form of a start, one line: deck|relics|potions|floor F|hp H/M|gold G,
+ * e.g. (one line)
+ *     Strike*5,Defend*4,Bash,Inflame+|Burning Blood,Pen Nib:3|Fire Potion|
+ *     floor 7|hp 54/80|gold 131
+ * Runs of equal cards are NAME*N, "+" is one upgrade, a relic's persistent
+ * counter (Pen Nib, Happy Flower) is NAME:N when not 0, potion slots are in
+ * order with an empty slot left empty. With desc the relics and potions are
+ * desc's (unmodelled ones included), else the spec's. Returns the length, or
+ * SF_EFULL when `cap` is too small (the text is then truncated and
+ * NUL-terminated). */
+int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *buf, size_t cap);
+
+/* Parse the text form back: deck, relics (modelled ones, counters), potions
+ * (modelled ones, by slot), floor, hp, max_hp, gold into *spec (other
+ * fields untouched), and the full relic and potion lists and the floor into
+ * *desc (may be NULL; its other fields untouched). "hp" and "gold" may be
+ * left out. Errors: SF_EINVAL naming the section and item. */
+int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, sf_err *err);
 
 /* ---------------------------------------------------------------------------
  * Playing
@@ -277,6 +481,73 @@ typedef struct sf_action_info {
 } sf_action_info;
 
 int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out);
+
+/* The heuristic policy (sf-arena's greedy at tau 0, the search's rollouts,
+ * the prefix fights of sf_start_sample): card plays and choices compete by
+ * softmax(priority / tau) over sf_action_info.priority (tau <= 0: the
+ * highest priority, ties uniform); END_TURN only when no card can be played
+ * or chosen; potions are never drunk. Draws one uniform from the SplitMix64
+ * state *rng when more than one action competes. Returns SF_OK, or
+ * SF_ESTATE when `s` has no legal action. Never allocates. Inline and built
+ * on enumerate and action_info alone, so any implementation of this API
+ * (the search's toy game included) plays it the same way. */
+static inline double sf_engine_unit_draw(uint64_t *rng) {
+    *rng += 0x9E3779B97F4A7C15ull;
+    uint64_t z = *rng;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static inline int sf_engine_heuristic_action(const sf_state *s, double tau, uint64_t *rng,
+                                             sf_action *out) {
+    sf_action acts[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
+    if (n <= 0)
+        return SF_ESTATE;
+    int cand[SF_MAX_ACTIONS], prio[SF_MAX_ACTIONS], nc = 0, end_turn = -1;
+    int pmax = 0;
+    for (int i = 0; i < n; i++) {
+        if (acts[i].kind == SF_ACT_END_TURN) {
+            end_turn = i;
+            continue;
+        }
+        if (acts[i].kind == SF_ACT_POTION)
+            continue;
+        sf_action_info info;
+        int p = sf_engine_action_info(s, acts[i], &info) == SF_OK ? info.priority : 0;
+        if (nc == 0 || p > pmax)
+            pmax = p;
+        prio[nc] = p;
+        cand[nc++] = i;
+    }
+    if (nc == 0) {
+        *out = acts[end_turn >= 0 ? end_turn : 0];
+        return SF_OK;
+    }
+    if (nc == 1) {
+        *out = acts[cand[0]];
+        return SF_OK;
+    }
+    double w[SF_MAX_ACTIONS], sum = 0.0;
+    double inv = tau > 0.0 ? 1.0 / tau : 0.0;
+    for (int j = 0; j < nc; j++) {
+        w[j] = tau > 0.0 ? exp((double)(prio[j] - pmax) * inv) : (prio[j] == pmax ? 1.0 : 0.0);
+        sum += w[j];
+    }
+    double u = sf_engine_unit_draw(rng) * sum;
+    int pick = nc - 1;
+    for (int j = 0; j < nc; j++) {
+        if (u < w[j]) {
+            pick = j;
+            break;
+        }
+        u -= w[j];
+    }
+    *out = acts[cand[pick]];
+    return SF_OK;
+}
 
 /* "Strike -> Jaw Worm[0]", "End turn", "Choose Bash (upgrade)". */
 int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap);

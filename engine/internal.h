@@ -45,6 +45,10 @@ typedef struct sf_jrand {
 void sf_jrand_seed(sf_jrand *j, int64_t seed);
 int sf_jrand_next_int(sf_jrand *j, int bound); /* nextInt(bound)                 */
 
+/* Content names compare ignoring case, spaces, '-', '_' and apostrophes
+ * (engine.c), so "pommel_strike" and "Pommel Strike" match. */
+int engine_name_eq(const char *a, const char *b);
+
 /* ---------------------------------------------------------------------------
  * Cards (cards.c)
  * ------------------------------------------------------------------------- */
@@ -631,6 +635,17 @@ typedef struct encounter_def {
 
 extern const encounter_def sf_encounters[ENC_COUNT];
 
+/* The act's encounter lists as Exordium.generateMonsters makes them from a
+ * monsterRng seeded with `seed` (engine.c; docs/game-rules.md §6): 3 weak
+ * then 13 strong normal fights, 10 elites, the boss. */
+enum { ACT1_NORMAL = 16, ACT1_ELITE = 10 };
+typedef struct act1_lists {
+    int normal[ACT1_NORMAL];
+    int elite[ACT1_ELITE];
+    int boss;
+} act1_lists;
+void act1_encounter_lists(uint64_t seed, act1_lists *out);
+
 /* ---------------------------------------------------------------------------
  * The combat state
  * ------------------------------------------------------------------------- */
@@ -871,6 +886,37 @@ void encounter_build(sf_combat *c, int encounter);               /* miscRng comp
 /* The row monster `id` executes for move `mv`: sf_moves[mv] with the
  * monster's sf_move_variants columns, if it has a row there. */
 move_def monster_move(int id, int mv);
+
+/* Run rules for starting positions (run.c; docs/game-rules.md §11). */
+#define RUN_UPGRADE_CHANCE 0.0f /* Exordium's cardUpgradedChance at every ascension */
+/* The Ironclad card pool of a rarity (RAR_COMMON/UNCOMMON/RARE) in the
+ * game's index order; *n its size. NULL for other rarities. */
+const uint8_t *run_card_pool(int rarity, int *n);
+/* One card reward (3 cards) from cardRng with the offset *b (updated). */
+void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]);
+/* A fight's potion roll with the offset *m (updated): a run potion id or 0. */
+int run_potion_drop(sf_rng *potion_rng, int *m, int no_chance);
+/* An elite's relic tier: 1 common, 2 uncommon, 3 rare. */
+int run_elite_relic_tier(sf_rng *relic_rng);
+int run_rest_heal(int max_hp);   /* HP a rest heals                        */
+int run_potion_rarity(int item); /* 1..3 for a run potion id, 0 otherwise  */
+int run_relic_tier(int item);    /* 0 starter, 1..3, -1 out of range       */
+/* One path of the map model: rooms[f] (ROOM_*) for floors 1..16, "?"
+ * rooms resolved by the event roll (a plain event becomes ROOM_NONE), and
+ * path[f - 1] its letter (sf_start_desc.path). */
+enum {
+    ROOM_NONE = 0,
+    ROOM_MONSTER,
+    ROOM_ELITE,
+    ROOM_REST,
+    ROOM_SHOP,
+    ROOM_TREASURE,
+    ROOM_EVENT, /* "?" before it is resolved */
+    ROOM_BOSS
+};
+#define RUN_BOSS_FLOOR 16
+void run_path_sample(sf_rng *map, sf_rng *event, uint8_t rooms[RUN_BOSS_FLOOR + 1],
+                     char path[RUN_BOSS_FLOOR + 1]);
 
 /* Turn flow (play.c) */
 int play_from_hand(sf_combat *c, int hand_index, int target); /* SF_OK / SF_EINVAL */

@@ -3,7 +3,9 @@
  * actions by number, for checking rules by hand; or play N random fights
  * (--random N) as a smoke test of the engine. --json prints the state as a
  * JSON document (engine.h sf_engine_to_json) at every step; --load resumes
- * from such a document.
+ * from such a document. --start rewards plays the fight from a start drawn
+ * by an Act-1 run prefix (engine.h sf_start_sample); --starts N prints the
+ * distribution of N such starts per encounter class.
  *
  * Exit codes: 0 done (or quit), 1 an engine or I/O error, 2 bad arguments or a
  * bad state file.
@@ -25,6 +27,7 @@ static void usage(FILE *f) {
             "       sf-play --gauntlet [options]      play an Act-1 gauntlet (HP carries over)\n"
             "       sf-play --random N [--seed N]     play N random fights over all encounters\n"
             "       sf-play --load FILE               resume from a state saved with --json\n"
+            "       sf-play --starts N [--picker P]   statistics of N rewards starts per class\n"
             "\n"
             "options:\n"
             "  --seed N          run seed (default 1)\n"
@@ -36,6 +39,10 @@ static void usage(FILE *f) {
             "  --potions LIST    up to 3 potion names, comma separated\n"
             "  --hp N            starting HP (default 80 of 80)\n"
             "  --ascension N     0..%d\n"
+            "  --start S         starter | rewards: rewards plays an Act-1 run prefix by the\n"
+            "                    game's reward rules first (docs/starts.md); run seed and\n"
+            "                    game seed are --seed\n"
+            "  --picker P        random | greedy (default): who takes the prefix's rewards\n"
             "  --json            print the state as one JSON line at every step\n"
             "  --list            list encounters, cards, relics and potions, then exit\n"
             "  --help            this text\n"
@@ -165,6 +172,103 @@ static int play_random(int fights, uint64_t seed, int json) {
     return 0;
 }
 
+/* --starts N: the distribution of rewards starts, per encounter class
+ * (or for --encounter's class only). */
+static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only_class) {
+    static const char *const classes[] = {"weak", "strong", "elite", "boss"};
+    for (int cls = 0; cls < 4; cls++) {
+        if (only_class >= 0 && cls != only_class)
+            continue;
+        int cards[128] = {0}, relics[128] = {0}, potions[64] = {0},
+            deck_hist[SF_MAX_DECK + 1] = {0};
+        int floors[17] = {0};
+        double deck = 0, hp = 0, max_hp = 0, gold = 0, nrel = 0, npot = 0, attempts = 0, upg = 0;
+        double died = 0, mrel = 0, mpot = 0, added[4] = {0};
+        double fights = 0, elites = 0, taken = 0, skipped = 0, rests = 0, smiths = 0, removals = 0;
+        uint64_t t0 = sf_now_ns();
+        for (int i = 0; i < n; i++) {
+            sf_fight_spec spec;
+            sf_start_desc d;
+            sf_err err = {0};
+            if (sf_start_sample(opts, seed, (uint64_t)i, SF_START_CLASS(cls), &spec, &d, &err) <
+                0) {
+                fprintf(stderr, "sf-play: %s start %d: %s\n", classes[cls], i, err.msg);
+                return EXIT_ENGINE;
+            }
+            deck += spec.deck_n;
+            deck_hist[spec.deck_n]++;
+            floors[spec.floor]++;
+            hp += spec.hp;
+            max_hp += spec.max_hp;
+            gold += spec.gold;
+            nrel += d.relics_n;
+            attempts += d.attempts;
+            died += d.died;
+            fights += d.fights;
+            elites += d.elites;
+            taken += d.cards_taken;
+            skipped += d.cards_skipped;
+            rests += d.rests;
+            smiths += d.smiths;
+            removals += d.removals;
+            for (int k = 0; k < spec.deck_n; k++) {
+                cards[spec.deck[k].id]++;
+                upg += spec.deck[k].upgrades > 0;
+            }
+            mrel += spec.relics_n;
+            for (int k = 0; k < SF_POTION_SLOTS; k++)
+                mpot += spec.potions[k] != 0;
+            for (int k = 0; k < d.relics_n; k++)
+                relics[d.relics[k]]++;
+            for (int k = 0; k < SF_POTION_SLOTS; k++)
+                if (d.potions[k]) {
+                    potions[d.potions[k]]++;
+                    npot++;
+                }
+        }
+        double ms = (double)(sf_now_ns() - t0) * 1e-6 / n;
+        printf("%s: %d starts, %.2f ms each, %.2f runs drawn per start (%.2f died before the "
+               "fight)\n",
+               classes[cls], n, ms, attempts / n, died / n);
+        printf("  floor");
+        for (int f = 0; f <= 16; f++)
+            if (floors[f])
+                printf(" %d:%d", f, floors[f]);
+        printf(
+            "\n  prefix: %.2f fights (%.2f elites), cards taken %.2f / skipped %.2f, rests %.2f, "
+            "smiths %.2f, removals %.2f\n",
+            fights / n, elites / n, taken / n, skipped / n, rests / n, smiths / n, removals / n);
+        printf("  deck %.2f cards (%.2f upgraded), HP %.1f/%.1f, gold %.0f, relics %.2f (%.2f "
+               "modelled), potions %.2f (%.2f modelled)\n  deck sizes",
+               deck / n, upg / n, hp / n, max_hp / n, gold / n, nrel / n, mrel / n, npot / n,
+               mpot / n);
+        for (int k = 0; k <= SF_MAX_DECK; k++)
+            if (deck_hist[k])
+                printf(" %d:%d", k, deck_hist[k]);
+        for (int id = 1; id < sf_card_count() && id < 128; id++)
+            if (cards[id] && sf_card_rarity(id) >= 1 && sf_card_rarity(id) <= 3)
+                added[sf_card_rarity(id)] += cards[id];
+        printf("\n  cards beyond the starter: %.2f common, %.2f uncommon, %.2f rare", added[1] / n,
+               added[2] / n, added[3] / n);
+        printf("\n  cards per start:");
+        for (int id = 1; id < sf_card_count() && id < 128; id++)
+            if (cards[id])
+                printf(" %s %.2f;", sf_card_name(id), (double)cards[id] / n);
+        printf("\n  relics per start:");
+        for (int r = 1; r < sf_run_relic_count(); r++)
+            if (relics[r])
+                printf(" %s%s %.3f;", sf_run_relic_name(r), sf_run_relic_engine(r) > 0 ? "" : "*",
+                       (double)relics[r] / n);
+        printf("\n  potions per start:");
+        for (int p = 1; p < sf_run_potion_count(); p++)
+            if (potions[p])
+                printf(" %s%s %.3f;", sf_run_potion_name(p), sf_run_potion_engine(p) > 0 ? "" : "*",
+                       (double)potions[p] / n);
+        printf("\n  (* not modelled by the engine: held, no effect)\n");
+    }
+    return 0;
+}
+
 static void show(const sf_state *s, int json) {
     if (json) {
         print_json(sf_engine_to_json(s));
@@ -226,7 +330,9 @@ int main(int argc, char **argv) {
     sf_fight_spec_default(&spec);
     uint64_t seed = 1;
     long long v;
-    int random_n = 0, gauntlet = 0, json = 0;
+    int random_n = 0, gauntlet = 0, json = 0, starts_n = 0, picker_given = 0;
+    sf_start_opts start;
+    sf_start_opts_default(&start);
     const char *load = NULL;
     static const struct option opts[] = {{"seed", required_argument, 0, 's'},
                                          {"encounter", required_argument, 0, 'e'},
@@ -239,6 +345,9 @@ int main(int argc, char **argv) {
                                          {"random", required_argument, 0, 'R'},
                                          {"json", no_argument, 0, 'j'},
                                          {"load", required_argument, 0, 'l'},
+                                         {"start", required_argument, 0, 'S'},
+                                         {"picker", required_argument, 0, 'P'},
+                                         {"starts", required_argument, 0, 'N'},
                                          {"list", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -247,9 +356,14 @@ int main(int argc, char **argv) {
     /* the first flag that sets up a fight, and whether --seed or
      * --encounter were given: a mode that does not use them refuses them */
     const char *fight_flag = NULL;
+    const char *deck_flag = NULL; /* the first flag setting the player (--start rewards draws it) */
     int seed_given = 0, encounter_given = 0;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:Lh", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:S:P:N:Lh", opts, NULL)) != -1) {
+        if (strchr("drpH", ch) && !deck_flag)
+            for (int k = 0; opts[k].name; k++)
+                if (opts[k].val == ch)
+                    deck_flag = opts[k].name;
         if (strchr("edrpHa", ch) && !fight_flag) {
             for (int k = 0; opts[k].name; k++)
                 if (opts[k].val == ch)
@@ -313,6 +427,27 @@ int main(int argc, char **argv) {
             random_n = (int)v;
             break;
         case 'j': json = 1; break;
+        case 'S':
+            start.start = sf_start_kind_lookup(optarg);
+            if (start.start < 0) {
+                fprintf(stderr, "sf-play: --start: expected starter or rewards, got '%s'\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'P':
+            picker_given = 1;
+            start.picker = sf_picker_lookup(optarg);
+            if (start.picker < 0 || start.picker == SF_PICK_CALLBACK) {
+                fprintf(stderr, "sf-play: --picker: expected random or greedy, got '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'N':
+            if (parse_num("--starts", optarg, 1, 10000000, &v) < 0)
+                return EXIT_USAGE;
+            starts_n = (int)v;
+            break;
         case 'l': load = optarg; break;
         case 'L': list_content(); return 0;
         case 'h': usage(stdout); return 0;
@@ -328,10 +463,32 @@ int main(int argc, char **argv) {
         fprintf(stderr, "sf-play: unexpected argument '%s' (--help for usage)\n", argv[optind]);
         return EXIT_USAGE;
     }
-    if ((random_n > 0) + gauntlet + (load != NULL) > 1) {
-        fprintf(stderr, "sf-play: --random, --gauntlet and --load exclude each other\n");
+    if ((random_n > 0) + gauntlet + (load != NULL) + (starts_n > 0) > 1) {
+        fprintf(stderr, "sf-play: --random, --gauntlet, --load and --starts exclude each other\n");
         return EXIT_USAGE;
     }
+    if (starts_n > 0)
+        start.start = SF_START_REWARDS;
+    if (start.start == SF_START_REWARDS && deck_flag) {
+        fprintf(stderr,
+                "sf-play: --%s has no effect with --start rewards (the run prefix draws the deck, "
+                "relics, potions and HP)\n",
+                deck_flag);
+        return EXIT_USAGE;
+    }
+    if (start.start == SF_START_REWARDS && (gauntlet || random_n > 0 || load)) {
+        fprintf(stderr, "sf-play: --start rewards goes with one fight or --starts, not with "
+                        "--gauntlet, --random or --load\n");
+        return EXIT_USAGE;
+    }
+    if (picker_given && start.start != SF_START_REWARDS) {
+        fprintf(stderr, "sf-play: --picker needs --start rewards\n");
+        return EXIT_USAGE;
+    }
+    start.ascension = spec.ascension;
+    if (starts_n > 0)
+        return start_stats(starts_n, seed, &start,
+                           encounter_given ? sf_encounter_pool(spec.encounter) : -1);
     if (load && (fight_flag || seed_given)) {
         fprintf(stderr,
                 "sf-play: --%s has no effect with --load (the state file fixes the fight)\n",
@@ -358,6 +515,15 @@ int main(int argc, char **argv) {
             return EXIT_USAGE; /* a bad input file, like a bad argument */
         play_fight(&s, json);
         return 0;
+    }
+    if (start.start == SF_START_REWARDS) {
+        sf_start_desc d;
+        if (sf_start_sample(&start, seed, seed, spec.encounter, &spec, &d, &err) < 0) {
+            fprintf(stderr, "sf-play: %s\n", err.msg);
+            return EXIT_ENGINE;
+        }
+        fprintf(json ? stderr : stdout, "Start (floor %d, rooms %s): %s\n", d.floor, d.path,
+                d.text);
     }
     spec.seed = seed;
     if (!gauntlet) {

@@ -265,6 +265,36 @@ int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_
     return 1;
 }
 
+const char sf_cli_start_usage[] =
+    "start flags:\n"
+    "  --start S           starter | rewards (default starter): rewards plays an Act-1\n"
+    "                      run prefix by the game's reward rules before each fight\n"
+    "                      (docs/starts.md); the fight's class places it on the path\n"
+    "  --picker P          random | greedy (default greedy): who takes the rewards\n";
+
+int sf_cli_start_flag(const char *prog, const char *name, const char *value, sf_start_opts *opts) {
+    if (is(name, "start")) {
+        int k = value ? sf_start_kind_lookup(value) : SF_ENOTFOUND;
+        if (k < 0) {
+            fprintf(stderr, "%s: --start: expected starter or rewards, got '%s'\n", prog,
+                    value ? value : "");
+            return SF_EINVAL;
+        }
+        opts->start = k;
+    } else if (is(name, "picker")) {
+        int k = value ? sf_picker_lookup(value) : SF_ENOTFOUND;
+        if (k < 0 || k == SF_PICK_CALLBACK) {
+            fprintf(stderr, "%s: --picker: expected random or greedy, got '%s'\n", prog,
+                    value ? value : "");
+            return SF_EINVAL;
+        }
+        opts->picker = k;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 const char *sf_cli_select_name(int select) {
     switch (select) {
     case SF_SELECT_UCT: return "uct";

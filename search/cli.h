@@ -35,6 +35,10 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value,
  * ascension, encounter. Same return convention. */
 int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec);
 
+/* Apply one start flag to `opts`: start (starter|rewards), picker
+ * (random|greedy). Same return convention. */
+int sf_cli_start_flag(const char *prog, const char *name, const char *value, sf_start_opts *opts);
+
 /* Split argv[*i] ("--name=value", "--name value" or "--flag") into
  * name[64] and *value, advancing *i past a separate value. *value is NULL
  * for the flags that take none (rescale, distributional, no-guards,
@@ -62,6 +66,7 @@ int sf_cli_net_check(const char *prog, const sf_search_config *cfg, int raw_poli
 /* Usage text for the flags above. */
 extern const char sf_cli_search_usage[];
 extern const char sf_cli_fight_usage[];
+extern const char sf_cli_start_usage[];
 
 /* Names for printing. */
 const char *sf_cli_select_name(int select);

@@ -5,65 +5,10 @@
 
 #include "search/internal.h"
 
-/* A uniform double in [0, 1) from a SplitMix64 sequence. */
-static double next_unit(uint64_t *rng) {
-    *rng += 0x9E3779B97F4A7C15ull;
-    uint64_t z = *rng;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
-}
-
+/* The rollout policy is the engine's heuristic (engine.h), so that sf-arena's
+ * greedy, the search's rollouts and the starts' prefix fights play alike. */
 int sf_search_rollout_action(const sf_state *s, double tau, uint64_t *rng, sf_action *out) {
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
-    if (n <= 0)
-        return SF_ESTATE;
-    /* Card plays and choices compete by softmax(priority / tau); END_TURN is
-     * taken only when no card can be played (the hand is emptied first);
-     * potions are kept (their value is in the outcome score). */
-    int cand[SF_MAX_ACTIONS], prio[SF_MAX_ACTIONS], nc = 0, end_turn = -1;
-    int pmax = 0;
-    for (int i = 0; i < n; i++) {
-        if (acts[i].kind == SF_ACT_END_TURN) {
-            end_turn = i;
-            continue;
-        }
-        if (acts[i].kind == SF_ACT_POTION)
-            continue;
-        sf_action_info info;
-        int p = sf_engine_action_info(s, acts[i], &info) == SF_OK ? info.priority : 0;
-        if (nc == 0 || p > pmax)
-            pmax = p;
-        prio[nc] = p;
-        cand[nc++] = i;
-    }
-    if (nc == 0) {
-        *out = acts[end_turn >= 0 ? end_turn : 0];
-        return SF_OK;
-    }
-    if (nc == 1) {
-        *out = acts[cand[0]];
-        return SF_OK;
-    }
-    double w[SF_MAX_ACTIONS], sum = 0.0;
-    double inv = tau > 0.0 ? 1.0 / tau : 0.0;
-    for (int j = 0; j < nc; j++) {
-        w[j] = tau > 0.0 ? exp((double)(prio[j] - pmax) * inv) : (prio[j] == pmax ? 1.0 : 0.0);
-        sum += w[j];
-    }
-    double u = next_unit(rng) * sum;
-    int pick = nc - 1;
-    for (int j = 0; j < nc; j++) {
-        if (u < w[j]) {
-            pick = j;
-            break;
-        }
-        u -= w[j];
-    }
-    *out = acts[cand[pick]];
-    return SF_OK;
+    return sf_engine_heuristic_action(s, tau, rng, out);
 }
 
 double sf_value_cutoff(const sf_state *s) {

@@ -532,7 +532,8 @@ int sf_search_decide(const sf_search_config *cfg, const sf_state *truth, uint64_
 /* Play one heuristic-rollout move from `s` (softmax over priority/tau among
  * card plays and choices; END_TURN only when nothing else; no potions),
  * drawing from the 64-bit generator state *rng. Writes the action; returns
- * SF_OK or SF_ESTATE when `s` has no legal action. */
+ * SF_OK or SF_ESTATE when `s` has no legal action. The same policy as
+ * sf_engine_heuristic_action(), which it calls. */
 int sf_search_rollout_action(const sf_state *s, double tau, uint64_t *rng, sf_action *out);
 
 /* Play the fight out from `s` (modified in place) with the rollout policy

@@ -18,9 +18,12 @@
  * --vs-FLAG (e.g. --vs-eval rollout, --vs-sims 100, --vs-model B) to the
  * second side only. Fight i of a class is encounter i mod |class| of that
  * pool, with seed sf_seed_derive(seed, class, i, 0); gauntlet g uses
- * sf_gauntlet_generate(sf_seed_derive(seed, 4, g, 0)). The same seed gives
- * the same fights to every policy (paired), and the same numbers whatever
- * --jobs and --threads are.
+ * sf_gauntlet_generate(sf_seed_derive(seed, 4, g, 0)). --start rewards
+ * plays each fight from its own start, sf_start_sample(run seed = seed,
+ * game seed = the fight's seed): an Act-1 prefix with rewards taken by
+ * --picker (engine.h, docs/starts.md), the same for both sides. The same
+ * seed gives the same fights to every policy (paired), and the same numbers
+ * whatever --jobs and --threads are.
  *
  * Exit codes: 0 ok, 1 a fight failed, 2 bad arguments.
  */
@@ -49,6 +52,7 @@ static const char *const class_names[] = {"weak", "strong", "elite", "boss"};
 
 typedef struct fight_result {
     int won, hp_start, hp_end, turns, fights_won;
+    int deck_n, floor, relics_n, max_hp; /* the start (--start rewards)          */
     long decisions;
     uint64_t simulations;
     int error;
@@ -63,6 +67,7 @@ typedef struct arena {
     sf_netsearch *models[2];       /* opened when the side uses a network        */
     sf_netsearch_session *session; /* this thread's, for this side         */
     sf_fight_spec spec;
+    sf_start_opts start; /* --start, --picker                                  */
     uint64_t seed;
     int threads;
     /* work items: fights of each selected class, then gauntlets */
@@ -136,9 +141,22 @@ static int play(const arena *a, sf_search *s, sf_state *st, uint64_t fight_seed,
 static int run_fight(const arena *a, sf_search *s, int cls, int i, fight_result *fr) {
     sf_fight_spec spec = a->spec;
     spec.encounter = a->pool_enc[cls][i % a->pool_n[cls]];
-    spec.seed = sf_seed_derive(a->seed, (uint64_t)cls, (uint64_t)i, 0);
-    sf_state st;
+    uint64_t fight_seed = sf_seed_derive(a->seed, (uint64_t)cls, (uint64_t)i, 0);
     sf_err e = {0};
+    if (a->start.start == SF_START_REWARDS) {
+        sf_start_desc d;
+        int rc = sf_start_sample(&a->start, a->seed, fight_seed, spec.encounter, &spec, &d, &e);
+        if (rc < 0) {
+            fprintf(stderr, "%s: %s fight %d: %s\n", prog, class_names[cls], i, e.msg);
+            return rc;
+        }
+        fr->relics_n = d.relics_n;
+    }
+    spec.seed = fight_seed;
+    fr->deck_n = spec.deck_n;
+    fr->floor = spec.floor;
+    fr->max_hp = spec.max_hp;
+    sf_state st;
     if (sf_engine_init(&st, &spec, &e) < 0) {
         fprintf(stderr, "%s: %s\n", prog, e.msg);
         return SF_EINVAL;
@@ -303,7 +321,10 @@ static void report(const arena *a, int p, int json, double seconds) {
     char desc[256];
     describe(a, p, desc, sizeof desc);
     if (!json) {
-        printf("policy %s, seed %llu\n", desc, (unsigned long long)a->seed);
+        printf("policy %s, seed %llu", desc, (unsigned long long)a->seed);
+        if (a->start.start == SF_START_REWARDS)
+            printf(", start rewards (picker %s)", sf_picker_name(a->start.picker));
+        printf("\n");
         printf("%-9s %7s  %-24s %-24s %8s\n", "class", "n", "win rate [95% CI]",
                "mean HP lost [95% CI]", "turns");
     }
@@ -311,9 +332,10 @@ static void report(const arena *a, int p, int json, double seconds) {
     double *fw = calloc((size_t)n_items + 1, sizeof(double));
     uint64_t sims = 0;
     long decisions = 0;
+    int rewards = a->start.start == SF_START_REWARDS;
     for (int c = 0; c <= 4 && hp && fw; c++) {
         int n = 0, won = 0;
-        double turns = 0.0;
+        double turns = 0.0, deck = 0.0, hp0 = 0.0, maxhp = 0.0, floor = 0.0, relics = 0.0;
         for (int i = 0; i < n_items; i++) {
             if (a->item_class[i] != c)
                 continue;
@@ -322,6 +344,11 @@ static void report(const arena *a, int p, int json, double seconds) {
             hp[n] = (double)(r->hp_start - r->hp_end);
             fw[n] = r->fights_won;
             turns += r->turns;
+            deck += r->deck_n;
+            hp0 += r->hp_start;
+            maxhp += r->max_hp;
+            floor += r->floor;
+            relics += r->relics_n;
             sims += r->simulations;
             decisions += r->decisions;
             n++;
@@ -342,18 +369,31 @@ static void report(const arena *a, int p, int json, double seconds) {
             char ev[64];
             evaluator_name(a, p, ev, sizeof ev);
             printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"evaluator\":\"%s\","
-                   "\"model_sha256\":\"%s\",\"seed\":%llu}\n",
+                   "\"model_sha256\":\"%s\",\"seed\":%llu",
                    turns / n, a->cfgs[p].simulations, a->cfgs[p].trees, a->models[p] ? "net" : ev,
                    a->models[p] ? sf_netsearch_sha256(a->models[p]) : "",
                    (unsigned long long)a->seed);
+            printf(",\"start\":\"%s\"", rewards ? "rewards" : "starter");
+            if (rewards && c < 4)
+                printf(",\"picker\":\"%s\",\"start_deck\":%.2f,\"start_hp\":%.2f,"
+                       "\"start_max_hp\":%.2f,\"start_floor\":%.2f,\"start_relics\":%.2f",
+                       sf_picker_name(a->start.picker), deck / n, hp0 / n, maxhp / n, floor / n,
+                       relics / n);
+            printf("}\n");
         } else {
             char wr[64], hl[64];
             snprintf(wr, sizeof wr, "%.3f [%.3f, %.3f]", (double)won / n, lo, hi);
-            /* A normal interval can leave the range; print the part inside. */
-            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, fmax(m - h, 0.0), m + h);
+            /* A normal interval can leave the range; print the part inside.
+             * From a start below full HP, Burning Blood and potions can heal
+             * more than the fight cost: HP lost may then be negative. */
+            snprintf(hl, sizeof hl, "%.1f [%.1f, %.1f]", m, rewards ? m - h : fmax(m - h, 0.0),
+                     m + h);
             printf("%-9s %7d  %-24s %-24s %8.1f", cname, n, wr, hl, turns / n);
             if (c == 4)
                 printf("  fights won %.2f [%.2f, %.2f]", fm, fmax(fm - fh, 0.0), fm + fh);
+            if (rewards && c < 4)
+                printf("  start: deck %.1f, HP %.1f/%.1f, floor %.1f, relics %.2f", deck / n,
+                       hp0 / n, maxhp / n, floor / n, relics / n);
             printf("\n");
         }
     }
@@ -425,7 +465,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: sf-arena --policy random|greedy|search|clairvoyant|net [--vs POLICY]\n"
             "                [--fights N] [--gauntlets N] [--classes weak,strong,elite,boss]\n"
-            "                [--encounter NAME] [--seed S]\n"
+            "                [--encounter NAME] [--seed S] [--start starter|rewards]\n"
+            "                [--picker random|greedy]\n"
             "                [--jobs J] [--threads T] [--json] [search flags] [fight flags]\n"
             "Plays N fights per encounter class (default 200) and G gauntlets (default 0);\n"
             "--encounter: play only that encounter, N times (sf-play --list names them).\n"
@@ -433,8 +474,8 @@ static void usage(FILE *f) {
             "network: use --jobs).\n"
             "--policy net: a network's raw policy (--model). --vs POLICY: a second side on\n"
             "the same fights; --vs-FLAG applies a search flag to it only (--vs-eval rollout,\n"
-            "--vs-sims 100, --vs-model B).\n\n%s\n%s",
-            sf_cli_fight_usage, sf_cli_search_usage);
+            "--vs-sims 100, --vs-model B).\n\n%s\n%s\n%s",
+            sf_cli_fight_usage, sf_cli_start_usage, sf_cli_search_usage);
 }
 
 int main(int argc, char **argv) {
@@ -442,11 +483,14 @@ int main(int argc, char **argv) {
     memset(&a, 0, sizeof a);
     a.policy = -1;
     sf_fight_spec_default(&a.spec);
+    sf_start_opts_default(&a.start);
     sf_search_config_default(&a.cfg);
     a.seed = 1;
     a.threads = 1;
     long fights = 200, gauntlets = 0, jobs = 1, threads = 1;
     int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2, classes_given = 0, encounter_given = 0;
+    int picker_given = 0;
+    char deck_flag[64] = ""; /* the first flag that sets the player: --start rewards draws it */
     struct {
         char name[64];
         const char *value;
@@ -484,8 +528,15 @@ int main(int argc, char **argv) {
         if (rc == 0)
             rc = sf_cli_net_flag(prog, name, value, &a.nets[0]);
         if (rc == 0) {
+            rc = sf_cli_start_flag(prog, name, value, &a.start);
+            picker_given |= rc == 1 && strcmp(name, "picker") == 0;
+        }
+        if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &a.spec);
             encounter_given |= rc == 1 && strcmp(name, "encounter") == 0;
+            if (rc == 1 && !deck_flag[0] && strcmp(name, "encounter") != 0 &&
+                strcmp(name, "ascension") != 0)
+                snprintf(deck_flag, sizeof deck_flag, "%s", name);
         }
         if (rc < 0)
             return 2;
@@ -561,6 +612,25 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (a.start.start == SF_START_REWARDS && deck_flag[0]) {
+        fprintf(stderr,
+                "%s: --%s has no effect with --start rewards (the run prefix draws the "
+                "deck, relics, potions and HP)\n",
+                prog, deck_flag);
+        return 2;
+    }
+    if (a.start.start == SF_START_REWARDS && gauntlets > 0) {
+        fprintf(stderr,
+                "%s: --start rewards has no effect on gauntlets (they start from the "
+                "starter deck); drop --gauntlets or --start\n",
+                prog);
+        return 2;
+    }
+    if (picker_given && a.start.start != SF_START_REWARDS) {
+        fprintf(stderr, "%s: --picker needs --start rewards\n", prog);
+        return 2;
+    }
+    a.start.ascension = a.spec.ascension;
     if (n_vs_flags > 0 && vs < 0) {
         fprintf(stderr, "%s: --vs-%s needs --vs POLICY\n", prog, vs_flags[0].name);
         return 2;

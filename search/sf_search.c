@@ -23,11 +23,12 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: sf-search [--encounter NAME | --state FILE.json] [--seed N] [fight flags]\n"
             "                 [--play I,J,...] [--run-seed N] [--decision N] [--threads T]\n"
-            "                 [--json] [search flags]\n"
+            "                 [--start starter|rewards [--picker P]] [--json] [search flags]\n"
             "Searches the position (the fight's first decision, after the --play action\n"
-            "indices) and prints the root table. Exit codes: 0 ok, 1 the search failed,\n"
-            "2 bad arguments or a bad state file.\n\n%s\n%s",
-            sf_cli_fight_usage, sf_cli_search_usage);
+            "indices) and prints the root table. --start rewards draws the player by an\n"
+            "Act-1 run prefix (run and game seed: --seed). Exit codes: 0 ok, 1 the search\n"
+            "failed, 2 bad arguments or a bad state file.\n\n%s\n%s\n%s",
+            sf_cli_fight_usage, sf_cli_start_usage, sf_cli_search_usage);
 }
 
 static int load_state(const char *path, sf_state *s) {
@@ -168,6 +169,10 @@ int main(int argc, char **argv) {
     long threads = 1;
     const char *state_path = NULL, *play = NULL;
     char fight_flag[64] = ""; /* the first fight flag given: --state makes it moot */
+    char deck_flag[64] = "";  /* the first that sets the player: --start rewards draws it */
+    sf_start_opts start;
+    sf_start_opts_default(&start);
+    int start_given = 0, picker_given = 0;
     sf_cli_net net;
     memset(&net, 0, sizeof net);
     for (int i = 1; i < argc; i++) {
@@ -181,9 +186,17 @@ int main(int argc, char **argv) {
         if (rc == 0)
             rc = sf_cli_net_flag(prog, name, value, &net);
         if (rc == 0) {
+            rc = sf_cli_start_flag(prog, name, value, &start);
+            start_given |= rc == 1;
+            picker_given |= rc == 1 && strcmp(name, "picker") == 0;
+        }
+        if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &spec);
             if (rc == 1 && !fight_flag[0])
                 snprintf(fight_flag, sizeof fight_flag, "%s", name);
+            if (rc == 1 && !deck_flag[0] && strcmp(name, "encounter") != 0 &&
+                strcmp(name, "ascension") != 0)
+                snprintf(deck_flag, sizeof deck_flag, "%s", name);
         }
         if (rc < 0)
             return 2;
@@ -238,9 +251,20 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (state_path && fight_flag[0]) {
+    if (state_path && (fight_flag[0] || start_given)) {
         fprintf(stderr, "%s: --%s has no effect with --state (the state file fixes the fight)\n",
-                prog, fight_flag);
+                prog, fight_flag[0] ? fight_flag : "start");
+        return 2;
+    }
+    if (start.start == SF_START_REWARDS && deck_flag[0]) {
+        fprintf(stderr,
+                "%s: --%s has no effect with --start rewards (the run prefix draws the "
+                "deck, relics, potions and HP)\n",
+                prog, deck_flag);
+        return 2;
+    }
+    if (picker_given && start.start != SF_START_REWARDS) {
+        fprintf(stderr, "%s: --picker needs --start rewards\n", prog);
         return 2;
     }
     sf_state st;
@@ -248,6 +272,16 @@ int main(int argc, char **argv) {
         if (load_state(state_path, &st) < 0)
             return 2;
     } else {
+        if (start.start == SF_START_REWARDS) {
+            sf_start_desc d;
+            start.ascension = spec.ascension;
+            if (sf_start_sample(&start, seed, seed, spec.encounter, &spec, &d, &e) < 0) {
+                fprintf(stderr, "%s: %s\n", prog, e.msg);
+                return 1;
+            }
+            if (!json)
+                printf("start (floor %d, rooms %s): %s\n", d.floor, d.path, d.text);
+        }
         spec.seed = seed;
         if (sf_engine_init(&st, &spec, &e) < 0) {
             fprintf(stderr, "%s: %s\n", prog, e.msg);

@@ -130,4 +130,39 @@ expect 2 "is not a search flag" "sf-arena: --vs-FLAG must name a search flag" --
   "$arena" --policy greedy --vs random --vs-fights 3
 expect 2 "pinned SHA-256" "sf-arena: a malformed pin" -- \
   "$arena" --policy net --model "$bundle@abc" --fights 1
+
+# Starting positions (docs/starts.md): every fight from its own drawn start,
+# the same for both sides and whatever the job count.
+args="--policy greedy --start rewards --fights 8 --seed 3 --json"
+# shellcheck disable=SC2086
+"$arena" $args --jobs 1 >"$tmp/r1"
+# shellcheck disable=SC2086
+"$arena" $args --jobs 2 >"$tmp/r2"
+check "sf-arena --start rewards: 1 and 2 jobs give the same results" -- cmp "$tmp/r1" "$tmp/r2"
+"$arena" --policy greedy --vs greedy --start rewards --picker random --fights 6 --seed 4 \
+  --json >"$tmp/rvs" 2>&1
+check "sf-arena --start rewards: both sides play from the same starts" -- "$py" -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+paired = [r for r in rows if "paired" in r]
+starts = [r for r in rows if "start_deck" in r]
+assert len(paired) == 4 and all(r["hp_lost_diff"] == 0 for r in paired), paired
+assert len(starts) == 8 and all(r["start"] == "rewards" and r["picker"] == "random" for r in starts)
+boss = [r for r in starts if r["class"] == "boss"]
+assert all(r["start_floor"] == 16 and r["start_deck"] > 10 for r in boss), boss
+' "$tmp/rvs"
+expect 2 "has no effect with --start rewards" "sf-arena: --deck with --start rewards" -- \
+  "$arena" --policy greedy --start rewards --deck Strike --fights 1
+expect 2 "has no effect on gauntlets" "sf-arena: --start rewards with gauntlets" -- \
+  "$arena" --policy greedy --start rewards --gauntlets 1
+expect 2 "needs --start rewards" "sf-arena: --picker without --start rewards" -- \
+  "$arena" --policy greedy --picker random --fights 1
+expect 2 "expected starter or rewards" "sf-arena names a bad --start" -- \
+  "$arena" --policy greedy --start neow
+expect 0 "^start (floor 16, rooms M" "sf-search --start rewards shows the start" -- \
+  "$search" --encounter Hexaghost --start rewards --sims 20 --seed 2
+expect 0 "^boss: 5 starts" "sf-play --starts prints the distribution per class" -- \
+  "$play" --starts 5 --picker random
+expect 2 "has no effect with --start rewards" "sf-play: --hp with --start rewards" -- \
+  "$play" --start rewards --hp 30
 tap_done

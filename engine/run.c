@@ -1,0 +1,1494 @@
+/*
+ * run.c — starting positions: an Act-1 run prefix played by the game's
+ * reward rules before a labelled fight (engine.h "Starting positions").
+ *
+ * Rules: docs/game-rules.md §11 (card rewards, potions, relics, rest sites
+ * and shops, the map), §6 (encounter lists). What is modelled, what is
+ * simplified and why: docs/starts.md. Content is data: the card pools, the
+ * relic and potion lists, the map model and the greedy pick table are the
+ * tables below.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/internal.h"
+
+/* ------------------------------------------------------------------------
+ * Card pools (§11 "Card rewards"), in the game's index order
+ * ---------------------------------------------------------------------- */
+
+static const uint8_t pool_common[] = {CARD_ANGER,
+                                      CARD_CLEAVE,
+                                      CARD_WARCRY,
+                                      CARD_FLEX,
+                                      CARD_IRON_WAVE,
+                                      CARD_BODY_SLAM,
+                                      CARD_TRUE_GRIT,
+                                      CARD_SHRUG_IT_OFF,
+                                      CARD_CLASH,
+                                      CARD_THUNDERCLAP,
+                                      CARD_POMMEL_STRIKE,
+                                      CARD_TWIN_STRIKE,
+                                      CARD_CLOTHESLINE,
+                                      CARD_ARMAMENTS,
+                                      CARD_HAVOC,
+                                      CARD_HEADBUTT,
+                                      CARD_WILD_STRIKE,
+                                      CARD_HEAVY_BLADE,
+                                      CARD_PERFECTED_STRIKE,
+                                      CARD_SWORD_BOOMERANG};
+static const uint8_t pool_uncommon[] = {
+    CARD_SPOT_WEAKNESS,   CARD_INFLAME,         CARD_POWER_THROUGH, CARD_DUAL_WIELD,
+    CARD_INFERNAL_BLADE,  CARD_RECKLESS_CHARGE, CARD_HEMOKINESIS,   CARD_INTIMIDATE,
+    CARD_BLOOD_FOR_BLOOD, CARD_FLAME_BARRIER,   CARD_PUMMEL,        CARD_BURNING_PACT,
+    CARD_METALLICIZE,     CARD_SHOCKWAVE,       CARD_RAMPAGE,       CARD_SEVER_SOUL,
+    CARD_WHIRLWIND,       CARD_COMBUST,         CARD_DARK_EMBRACE,  CARD_SEEING_RED,
+    CARD_DISARM,          CARD_FEEL_NO_PAIN,    CARD_RAGE,          CARD_ENTRENCH,
+    CARD_SENTINEL,        CARD_BATTLE_TRANCE,   CARD_SEARING_BLOW,  CARD_SECOND_WIND,
+    CARD_RUPTURE,         CARD_BLOODLETTING,    CARD_CARNAGE,       CARD_DROPKICK,
+    CARD_FIRE_BREATHING,  CARD_GHOSTLY_ARMOR,   CARD_UPPERCUT,      CARD_EVOLVE};
+static const uint8_t pool_rare[] = {
+    CARD_IMMOLATE,   CARD_OFFERING,   CARD_EXHUME,     CARD_REAPER,
+    CARD_BRUTALITY,  CARD_JUGGERNAUT, CARD_IMPERVIOUS, CARD_BERSERK,
+    CARD_FIEND_FIRE, CARD_BARRICADE,  CARD_CORRUPTION, CARD_LIMIT_BREAK,
+    CARD_FEED,       CARD_BLUDGEON,   CARD_DEMON_FORM, CARD_DOUBLE_TAP};
+
+_Static_assert(sizeof pool_common == 20 && sizeof pool_uncommon == 36 && sizeof pool_rare == 16,
+               "§11: the Ironclad pools hold 20 / 36 / 16 cards");
+_Static_assert(CARD_COUNT <= SF_PICK_CARDS, "sf_pick_table has a row per card id");
+
+const uint8_t *run_card_pool(int rarity, int *n) {
+    switch (rarity) {
+    case RAR_COMMON: *n = (int)sizeof pool_common; return pool_common;
+    case RAR_UNCOMMON: *n = (int)sizeof pool_uncommon; return pool_uncommon;
+    case RAR_RARE: *n = (int)sizeof pool_rare; return pool_rare;
+    default: *n = 0; return NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Run-level relics (§11 "Relics"): Burning Blood, then the Ironclad common,
+ * uncommon and rare pools. `engine` is the engine's relic id (0: not
+ * modelled, no effect in a fight). `pickup` is an effect on obtaining the
+ * relic that needs no fight rules (relics/<Name>.onEquip in G).
+ * ---------------------------------------------------------------------- */
+
+enum { TIER_STARTER = 0, TIER_COMMON = 1, TIER_UNCOMMON = 2, TIER_RARE = 3 };
+enum {
+    PICKUP_NONE = 0,
+    PICKUP_MAX_HP,      /* Strawberry, Pear, Mango: +amount max HP and HP */
+    PICKUP_GOLD,        /* Old Coin: +amount gold                         */
+    PICKUP_UPGRADE_ATK, /* Whetstone: upgrade 2 random Attacks            */
+    PICKUP_UPGRADE_SKL, /* War Paint: upgrade 2 random Skills             */
+};
+
+typedef struct run_relic_def {
+    const char *name;
+    uint8_t tier, engine, pickup;
+    int16_t amount;
+} run_relic_def;
+
+static const run_relic_def run_relics[] = {
+    {"(none)", 0, 0, 0, 0},
+    {"Burning Blood", TIER_STARTER, RELIC_BURNING_BLOOD, 0, 0},
+    /* common: combat */
+    {"Boot", TIER_COMMON, 0, 0, 0},
+    {"Blood Vial", TIER_COMMON, RELIC_BLOOD_VIAL, 0, 0},
+    {"Pen Nib", TIER_COMMON, RELIC_PEN_NIB, 0, 0},
+    {"Akabeko", TIER_COMMON, RELIC_AKABEKO, 0, 0},
+    {"Lantern", TIER_COMMON, RELIC_LANTERN, 0, 0},
+    {"Bag of Preparation", TIER_COMMON, 0, 0, 0},
+    {"Ancient Tea Set", TIER_COMMON, 0, 0, 0},
+    {"Preserved Insect", TIER_COMMON, 0, 0, 0},
+    {"Art of War", TIER_COMMON, 0, 0, 0},
+    {"Vajra", TIER_COMMON, RELIC_VAJRA, 0, 0},
+    {"Centennial Puzzle", TIER_COMMON, 0, 0, 0},
+    {"Happy Flower", TIER_COMMON, RELIC_HAPPY_FLOWER, 0, 0},
+    {"Oddly Smooth Stone", TIER_COMMON, RELIC_ODDLY_SMOOTH_STONE, 0, 0},
+    {"Bronze Scales", TIER_COMMON, RELIC_BRONZE_SCALES, 0, 0},
+    {"Nunchaku", TIER_COMMON, 0, 0, 0},
+    {"Orichalcum", TIER_COMMON, RELIC_ORICHALCUM, 0, 0},
+    {"Anchor", TIER_COMMON, RELIC_ANCHOR, 0, 0},
+    {"Bag of Marbles", TIER_COMMON, RELIC_BAG_OF_MARBLES, 0, 0},
+    {"Red Skull", TIER_COMMON, RELIC_RED_SKULL, 0, 0},
+    /* common: other */
+    {"Whetstone", TIER_COMMON, 0, PICKUP_UPGRADE_ATK, 2},
+    {"Meal Ticket", TIER_COMMON, 0, 0, 0},
+    {"Regal Pillow", TIER_COMMON, 0, 0, 0},
+    {"Smiling Mask", TIER_COMMON, 0, 0, 0},
+    {"Potion Belt", TIER_COMMON, 0, 0, 0},
+    {"Omamori", TIER_COMMON, 0, 0, 0},
+    {"Maw Bank", TIER_COMMON, 0, 0, 0},
+    {"Toy Ornithopter", TIER_COMMON, 0, 0, 0},
+    {"Ceramic Fish", TIER_COMMON, 0, 0, 0},
+    {"Strawberry", TIER_COMMON, 0, PICKUP_MAX_HP, 7},
+    {"War Paint", TIER_COMMON, 0, PICKUP_UPGRADE_SKL, 2},
+    {"Juzu Bracelet", TIER_COMMON, 0, 0, 0},
+    {"Dream Catcher", TIER_COMMON, 0, 0, 0},
+    {"Tiny Chest", TIER_COMMON, 0, 0, 0},
+    /* uncommon: combat */
+    {"Bottled Tornado", TIER_UNCOMMON, 0, 0, 0},
+    {"Sundial", TIER_UNCOMMON, 0, 0, 0},
+    {"Kunai", TIER_UNCOMMON, RELIC_KUNAI, 0, 0},
+    {"Blue Candle", TIER_UNCOMMON, 0, 0, 0},
+    {"Strike Dummy", TIER_UNCOMMON, 0, 0, 0},
+    {"Ink Bottle", TIER_UNCOMMON, 0, 0, 0},
+    {"Ornamental Fan", TIER_UNCOMMON, RELIC_ORNAMENTAL_FAN, 0, 0},
+    {"Bottled Lightning", TIER_UNCOMMON, 0, 0, 0},
+    {"Gremlin Horn", TIER_UNCOMMON, 0, 0, 0},
+    {"Horn Cleat", TIER_UNCOMMON, 0, 0, 0},
+    {"Letter Opener", TIER_UNCOMMON, 0, 0, 0},
+    {"Bottled Flame", TIER_UNCOMMON, 0, 0, 0},
+    {"Shuriken", TIER_UNCOMMON, RELIC_SHURIKEN, 0, 0},
+    {"Meat on the Bone", TIER_UNCOMMON, RELIC_MEAT_ON_THE_BONE, 0, 0},
+    {"Mummified Hand", TIER_UNCOMMON, 0, 0, 0},
+    {"Pantograph", TIER_UNCOMMON, 0, 0, 0},
+    {"Mercury Hourglass", TIER_UNCOMMON, 0, 0, 0},
+    {"Self-Forming Clay", TIER_UNCOMMON, 0, 0, 0},
+    {"Paper Phrog", TIER_UNCOMMON, 0, 0, 0},
+    /* uncommon: other */
+    {"Pear", TIER_UNCOMMON, 0, PICKUP_MAX_HP, 10},
+    {"Eternal Feather", TIER_UNCOMMON, 0, 0, 0},
+    {"Singing Bowl", TIER_UNCOMMON, 0, 0, 0},
+    {"Matryoshka", TIER_UNCOMMON, 0, 0, 0},
+    {"Courier", TIER_UNCOMMON, 0, 0, 0},
+    {"Frozen Egg", TIER_UNCOMMON, 0, 0, 0},
+    {"Toxic Egg", TIER_UNCOMMON, 0, 0, 0},
+    {"Question Card", TIER_UNCOMMON, 0, 0, 0},
+    {"Molten Egg", TIER_UNCOMMON, 0, 0, 0},
+    {"Darkstone Periapt", TIER_UNCOMMON, 0, 0, 0},
+    {"White Beast Statue", TIER_UNCOMMON, 0, 0, 0},
+    /* rare: combat */
+    {"Ginger", TIER_RARE, 0, 0, 0},
+    {"Bird-Faced Urn", TIER_RARE, 0, 0, 0},
+    {"Unceasing Top", TIER_RARE, 0, 0, 0},
+    {"Torii", TIER_RARE, 0, 0, 0},
+    {"Stone Calendar", TIER_RARE, 0, 0, 0},
+    {"Thread and Needle", TIER_RARE, 0, 0, 0},
+    {"Turnip", TIER_RARE, 0, 0, 0},
+    {"Ice Cream", TIER_RARE, 0, 0, 0},
+    {"Calipers", TIER_RARE, 0, 0, 0},
+    {"Lizard Tail", TIER_RARE, 0, 0, 0},
+    {"Girya", TIER_RARE, 0, 0, 0},
+    {"Dead Branch", TIER_RARE, 0, 0, 0},
+    {"Du-Vu Doll", TIER_RARE, 0, 0, 0},
+    {"Pocketwatch", TIER_RARE, 0, 0, 0},
+    {"Incense Burner", TIER_RARE, 0, 0, 0},
+    {"Gambling Chip", TIER_RARE, 0, 0, 0},
+    {"Captain's Wheel", TIER_RARE, 0, 0, 0},
+    {"Fossilized Helix", TIER_RARE, 0, 0, 0},
+    {"Tungsten Rod", TIER_RARE, 0, 0, 0},
+    {"Magic Flower", TIER_RARE, 0, 0, 0},
+    {"Charon's Ashes", TIER_RARE, 0, 0, 0},
+    {"Champion Belt", TIER_RARE, 0, 0, 0},
+    /* rare: other */
+    {"Old Coin", TIER_RARE, 0, PICKUP_GOLD, 300},
+    {"Shovel", TIER_RARE, 0, 0, 0},
+    {"Wing Boots", TIER_RARE, 0, 0, 0},
+    {"Prayer Wheel", TIER_RARE, 0, 0, 0},
+    {"Mango", TIER_RARE, 0, PICKUP_MAX_HP, 14},
+    {"Peace Pipe", TIER_RARE, 0, 0, 0},
+};
+
+enum { RUN_RELICS = (int)(sizeof run_relics / sizeof run_relics[0]) };
+enum { POOL_C_FIRST = 2, POOL_C_N = 33, POOL_U_N = 30, POOL_R_N = 28 };
+_Static_assert(RUN_RELICS == 2 + POOL_C_N + POOL_U_N + POOL_R_N,
+               "§11: the Ironclad relic pools hold 33 / 30 / 28 relics");
+_Static_assert(RUN_RELICS < 256, "run relic ids fit a byte");
+
+/* ------------------------------------------------------------------------
+ * Run-level potions (§11 "Potions"): the Ironclad list in getPotions order
+ * (G: helpers/PotionHelper.getPotions); rarity 1 common, 2 uncommon, 3 rare.
+ * ---------------------------------------------------------------------- */
+
+typedef struct run_potion_def {
+    const char *name;
+    uint8_t rarity, engine;
+} run_potion_def;
+
+static const run_potion_def run_potions[] = {
+    {"(empty)", 0, 0},
+    {"Blood Potion", 1, POTION_BLOOD},
+    {"Elixir", 2, 0},
+    {"Heart of Iron", 3, POTION_HEART_OF_IRON},
+    {"Block Potion", 1, POTION_BLOCK},
+    {"Dexterity Potion", 1, POTION_DEXTERITY},
+    {"Energy Potion", 1, POTION_ENERGY},
+    {"Explosive Potion", 1, POTION_EXPLOSIVE},
+    {"Fire Potion", 1, POTION_FIRE},
+    {"Strength Potion", 1, POTION_STRENGTH},
+    {"Swift Potion", 1, POTION_SWIFT},
+    {"Weak Potion", 1, POTION_WEAK},
+    {"Fear Potion", 1, POTION_FEAR},
+    {"Attack Potion", 1, 0},
+    {"Skill Potion", 1, 0},
+    {"Power Potion", 1, 0},
+    {"Colorless Potion", 1, 0},
+    {"Flex Potion", 1, POTION_FLEX},
+    {"Speed Potion", 1, POTION_SPEED},
+    {"Blessing of the Forge", 1, 0},
+    {"Regen Potion", 2, POTION_REGEN},
+    {"Ancient Potion", 2, POTION_ANCIENT},
+    {"Liquid Bronze", 2, POTION_LIQUID_BRONZE},
+    {"Gambler's Brew", 2, 0},
+    {"Essence of Steel", 2, POTION_ESSENCE_OF_STEEL},
+    {"Duplication Potion", 2, 0},
+    {"Distilled Chaos", 2, 0},
+    {"Liquid Memories", 2, 0},
+    {"Cultist Potion", 3, 0},
+    {"Fruit Juice", 3, POTION_FRUIT_JUICE},
+    {"Snecko Oil", 3, 0},
+    {"Fairy in a Bottle", 3, POTION_FAIRY},
+    {"Smoke Bomb", 3, 0},
+    {"Entropic Brew", 3, 0},
+};
+
+enum { RUN_POTIONS = (int)(sizeof run_potions / sizeof run_potions[0]) };
+_Static_assert(RUN_POTIONS == 34, "§11: the Ironclad potion list holds 33 potions");
+
+int sf_run_relic_count(void) {
+    return RUN_RELICS;
+}
+const char *sf_run_relic_name(int item) {
+    return item >= 0 && item < RUN_RELICS ? run_relics[item].name : NULL;
+}
+int sf_run_relic_lookup(const char *name) {
+    for (int i = 1; i < RUN_RELICS; i++)
+        if (name && engine_name_eq(name, run_relics[i].name))
+            return i;
+    return SF_ENOTFOUND;
+}
+int sf_run_relic_engine(int item) {
+    return item > 0 && item < RUN_RELICS && run_relics[item].engine ? run_relics[item].engine
+                                                                    : SF_ENOTFOUND;
+}
+int sf_run_potion_count(void) {
+    return RUN_POTIONS;
+}
+const char *sf_run_potion_name(int item) {
+    return item >= 0 && item < RUN_POTIONS ? run_potions[item].name : NULL;
+}
+int sf_run_potion_lookup(const char *name) {
+    for (int i = 1; i < RUN_POTIONS; i++)
+        if (name && engine_name_eq(name, run_potions[i].name))
+            return i;
+    return SF_ENOTFOUND;
+}
+int sf_run_potion_engine(int item) {
+    return item > 0 && item < RUN_POTIONS && run_potions[item].engine ? run_potions[item].engine
+                                                                      : SF_ENOTFOUND;
+}
+int run_potion_rarity(int item) {
+    return item > 0 && item < RUN_POTIONS ? run_potions[item].rarity : 0;
+}
+int run_relic_tier(int item) {
+    return item > 0 && item < RUN_RELICS ? run_relics[item].tier : -1;
+}
+
+/* The run-level id of an engine relic (every engine relic is in the list). */
+static int run_relic_of_engine(int relic) {
+    for (int i = 1; i < RUN_RELICS; i++)
+        if (run_relics[i].engine == relic)
+            return i;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The greedy pick table (data; values are this project's judgement of Act-1
+ * Ironclad cards: front-loaded damage, block and scaling that pays off in
+ * short fights score high)
+ * ---------------------------------------------------------------------- */
+
+typedef struct pick_row {
+    uint8_t card, take, smith;
+} pick_row;
+
+static const pick_row pick_rows[] = {
+    {CARD_STRIKE, 5, 15},
+    {CARD_DEFEND, 10, 15},
+    {CARD_BASH, 40, 70},
+    /* common */
+    {CARD_ANGER, 52, 30},
+    {CARD_ARMAMENTS, 45, 65},
+    {CARD_BODY_SLAM, 30, 50},
+    {CARD_CLASH, 30, 30},
+    {CARD_CLEAVE, 58, 35},
+    {CARD_CLOTHESLINE, 52, 30},
+    {CARD_FLEX, 35, 35},
+    {CARD_HAVOC, 30, 40},
+    {CARD_HEADBUTT, 55, 35},
+    {CARD_HEAVY_BLADE, 48, 45},
+    {CARD_IRON_WAVE, 50, 30},
+    {CARD_PERFECTED_STRIKE, 50, 35},
+    {CARD_POMMEL_STRIKE, 68, 45},
+    {CARD_SHRUG_IT_OFF, 70, 55},
+    {CARD_SWORD_BOOMERANG, 48, 35},
+    {CARD_THUNDERCLAP, 60, 45},
+    {CARD_TRUE_GRIT, 48, 45},
+    {CARD_TWIN_STRIKE, 58, 35},
+    {CARD_WARCRY, 30, 30},
+    {CARD_WILD_STRIKE, 45, 35},
+    /* uncommon */
+    {CARD_BATTLE_TRANCE, 62, 40},
+    {CARD_BLOOD_FOR_BLOOD, 45, 40},
+    {CARD_BLOODLETTING, 45, 35},
+    {CARD_BURNING_PACT, 45, 35},
+    {CARD_CARNAGE, 70, 55},
+    {CARD_COMBUST, 50, 40},
+    {CARD_DARK_EMBRACE, 40, 50},
+    {CARD_DISARM, 70, 45},
+    {CARD_DROPKICK, 42, 35},
+    {CARD_DUAL_WIELD, 30, 35},
+    {CARD_ENTRENCH, 20, 40},
+    {CARD_EVOLVE, 25, 30},
+    {CARD_FEEL_NO_PAIN, 52, 40},
+    {CARD_FIRE_BREATHING, 38, 35},
+    {CARD_FLAME_BARRIER, 62, 45},
+    {CARD_GHOSTLY_ARMOR, 50, 35},
+    {CARD_HEMOKINESIS, 65, 45},
+    {CARD_INFERNAL_BLADE, 35, 50},
+    {CARD_INFLAME, 72, 60},
+    {CARD_INTIMIDATE, 50, 35},
+    {CARD_METALLICIZE, 55, 40},
+    {CARD_POWER_THROUGH, 52, 40},
+    {CARD_PUMMEL, 48, 40},
+    {CARD_RAGE, 35, 35},
+    {CARD_RAMPAGE, 40, 40},
+    {CARD_RECKLESS_CHARGE, 38, 35},
+    {CARD_RUPTURE, 30, 35},
+    {CARD_SEARING_BLOW, 35, 60},
+    {CARD_SECOND_WIND, 42, 35},
+    {CARD_SEEING_RED, 50, 50},
+    {CARD_SENTINEL, 38, 35},
+    {CARD_SEVER_SOUL, 45, 40},
+    {CARD_SHOCKWAVE, 72, 50},
+    {CARD_SPOT_WEAKNESS, 50, 40},
+    {CARD_UPPERCUT, 68, 55},
+    {CARD_WHIRLWIND, 60, 45},
+    /* rare */
+    {CARD_BARRICADE, 45, 55},
+    {CARD_BERSERK, 45, 40},
+    {CARD_BLUDGEON, 78, 55},
+    {CARD_BRUTALITY, 40, 40},
+    {CARD_CORRUPTION, 55, 60},
+    {CARD_DEMON_FORM, 75, 55},
+    {CARD_DOUBLE_TAP, 50, 45},
+    {CARD_EXHUME, 30, 40},
+    {CARD_FEED, 70, 45},
+    {CARD_FIEND_FIRE, 60, 40},
+    {CARD_IMMOLATE, 82, 50},
+    {CARD_IMPERVIOUS, 72, 45},
+    {CARD_JUGGERNAUT, 55, 40},
+    {CARD_LIMIT_BREAK, 40, 60},
+    {CARD_OFFERING, 80, 55},
+    {CARD_REAPER, 62, 40},
+};
+
+void sf_pick_table_default(sf_pick_table *t) {
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < sizeof pick_rows / sizeof pick_rows[0]; i++) {
+        t->take[pick_rows[i].card] = pick_rows[i].take;
+        t->smith[pick_rows[i].card] = pick_rows[i].smith;
+    }
+    t->skip_below = 40;
+    t->copy_penalty = 12;
+    t->rest_below = 50;
+    t->rest_below_boss = 85;
+    t->remove_below = 20;
+}
+
+static const char *const start_names[] = {"starter", "rewards"};
+static const char *const picker_names[] = {"random", "greedy", "callback"};
+
+const char *sf_start_kind_name(int start) {
+    return start >= 0 && start < 2 ? start_names[start] : NULL;
+}
+int sf_start_kind_lookup(const char *name) {
+    for (int i = 0; i < 2; i++)
+        if (name && strcmp(name, start_names[i]) == 0)
+            return i;
+    return SF_ENOTFOUND;
+}
+const char *sf_picker_name(int picker) {
+    return picker >= 0 && picker < 3 ? picker_names[picker] : NULL;
+}
+int sf_picker_lookup(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (name && strcmp(name, picker_names[i]) == 0)
+            return i;
+    return SF_ENOTFOUND;
+}
+
+void sf_start_opts_default(sf_start_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->start = SF_START_STARTER;
+    o->picker = SF_PICK_GREEDY;
+}
+
+/* ------------------------------------------------------------------------
+ * Reward rules (§11), each on its own stream
+ * ---------------------------------------------------------------------- */
+
+/* AbstractDungeon.getRewardCards for one reward: three cards, each with a
+ * rarity roll cardRng.random(99) + b (normal: rare < 3, uncommon < 40;
+ * elite: < 10, < 50), b updated after each roll (common: b - 1, not below
+ * -40; rare: b = 5), the card pool.get(cardRng.random(size - 1)) drawn
+ * again while it repeats one already in the reward; then each non-rare card
+ * spends one randomBoolean(0.0) upgrade roll (Exordium's chance). */
+void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]) {
+    for (int i = 0; i < 3; i++) {
+        int roll = sf_rng_random(card_rng, 99) + *b;
+        int rarity = roll < (elite ? 10 : 3)    ? RAR_RARE
+                     : roll < (elite ? 50 : 40) ? RAR_UNCOMMON
+                                                : RAR_COMMON;
+        if (rarity == RAR_RARE) {
+            *b = 5;
+        } else if (rarity == RAR_COMMON) {
+            *b -= 1;
+            if (*b <= -40)
+                *b = -40;
+        }
+        int n;
+        const uint8_t *pool = run_card_pool(rarity, &n);
+        int id, dupe;
+        do {
+            id = pool[sf_rng_random(card_rng, n - 1)];
+            dupe = 0;
+            for (int j = 0; j < i; j++)
+                dupe |= out[j].id == id;
+        } while (dupe);
+        out[i] = (sf_card_spec){(uint8_t)id, 0};
+    }
+    for (int i = 0; i < 3; i++)
+        if (sf_cards[out[i].id].rarity != RAR_RARE &&
+            sf_rng_random_bool_p(card_rng, RUN_UPGRADE_CHANCE) &&
+            (out[i].upgrades == 0 || (sf_cards[out[i].id].flags & CD_MULTI_UPGRADE)))
+            out[i].upgrades++;
+}
+
+/* AbstractRoom.addPotionToRewards and AbstractDungeon.returnRandomPotion:
+ * chance 40 + M (0 when `no_chance`: every monster escaped); the roll
+ * potionRng.random(0, 99) < chance drops a potion and lowers M by 10,
+ * otherwise M rises by 10; the rarity potionRng.random(0, 99) (< 65 common,
+ * < 90 uncommon, else rare), then potionRng.random(32) over the list until
+ * the rarity matches. Returns the run potion id, or 0 for no drop. */
+int run_potion_drop(sf_rng *potion_rng, int *m, int no_chance) {
+    int chance = no_chance ? 0 : 40 + *m;
+    if (sf_rng_random_range(potion_rng, 0, 99) >= chance) {
+        *m += 10;
+        return 0;
+    }
+    *m -= 10;
+    int r = sf_rng_random_range(potion_rng, 0, 99);
+    int rarity = r < 65 ? 1 : r < 90 ? 2 : 3;
+    for (;;) {
+        int item = 1 + sf_rng_random(potion_rng, RUN_POTIONS - 2);
+        if (run_potions[item].rarity == rarity)
+            return item;
+    }
+}
+
+/* MonsterRoomElite.returnRandomRelicTier: relicRng.random(0, 99): 0-49
+ * common, 50-82 uncommon, 83-99 rare. */
+int run_elite_relic_tier(sf_rng *relic_rng) {
+    int r = sf_rng_random_range(relic_rng, 0, 99);
+    return r < 50 ? TIER_COMMON : r < 83 ? TIER_UNCOMMON : TIER_RARE;
+}
+
+/* CampfireSleepEffect: (int)(maxHP * 0.3f). */
+int run_rest_heal(int max_hp) {
+    return (int)((float)max_hp * 0.3f);
+}
+
+/* ------------------------------------------------------------------------
+ * The map model (docs/starts.md "The path"): one path's room per floor,
+ * matched to the [sim] statistics of §11.
+ * ---------------------------------------------------------------------- */
+
+enum { FLOORS = 15, BOSS_FLOOR = RUN_BOSS_FLOOR };
+
+/* [sim]: paths with 0 / 1 / 2 / 3 elites, percent. */
+static const uint8_t map_elite_count_pct[4] = {21, 52, 24, 3};
+/* [sim]: floor 6 is an elite on 36 % of paths, a rest site on 52 %. */
+enum { MAP_F6_ELITE_PCT = 36, MAP_F6_REST_PCT = 52 };
+/* Floors that may hold an elite after floor 6 (not 9: treasure; not 15: rest). */
+static const uint8_t map_late_floors[] = {7, 8, 10, 11, 12, 13, 14};
+/* Weights of the rooms left free, fitted so that a path averages 6.7
+ * monster rooms, 0.6 "?" fights, 1.5 rest sites besides floor 15 (the
+ * quotas' 0.12 : 0.05 : 0.22 rest : shop : event ratio) and 0.7 shops. */
+typedef struct map_weights {
+    uint8_t monster, event, shop, rest;
+} map_weights;
+static const map_weights map_early = {60, 31, 9, 0}; /* floors 2-6: no rest (§11)  */
+static const map_weights map_late = {48, 25, 5, 22}; /* floors 7-14 (14: no rest)  */
+
+/* The run's state while the prefix is played. */
+typedef struct run {
+    const sf_start_opts *opts;
+    sf_pick_table table;
+    sf_fight_spec p; /* the player: deck (sorted), modelled relics and potions, HP, gold */
+    int relics_n;
+    uint8_t relics[SF_MAX_RELICS];    /* run relic ids, pickup order        */
+    uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot             */
+    int b, m, removals;
+    sf_rng map, event, card, potion, relic, treasure, misc;
+    uint64_t pick_rng, policy_seed, fight_seed;
+    act1_lists lists;
+    int normal_i, elite_i;
+    uint8_t relic_pool[4][POOL_C_N]; /* shuffled run relic ids by tier */
+    int relic_pool_n[4];
+    uint8_t rooms[BOSS_FLOOR + 1]; /* ROOM_* by floor, "?" resolved         */
+    char path[BOSS_FLOOR + 1];
+    sf_start_desc stats;
+} run;
+
+static int rng_below(sf_rng *r, int n) {
+    return n <= 1 ? 0 : sf_rng_random(r, n - 1);
+}
+
+static int weighted(sf_rng *r, const int *w, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += w[i];
+    int x = rng_below(r, total);
+    for (int i = 0; i < n; i++) {
+        if (x < w[i])
+            return i;
+        x -= w[i];
+    }
+    return n - 1;
+}
+
+/* Draw the path's room types for floors 1..15 (16 is the boss). */
+static void plan_path(sf_rng *map, uint8_t t[RUN_BOSS_FLOOR + 1]) {
+    memset(t, 0, RUN_BOSS_FLOOR + 1);
+    t[1] = ROOM_MONSTER;
+    t[9] = ROOM_TREASURE;
+    t[15] = ROOM_REST;
+    t[BOSS_FLOOR] = ROOM_BOSS;
+    int w4[4] = {map_elite_count_pct[0], map_elite_count_pct[1], map_elite_count_pct[2],
+                 map_elite_count_pct[3]};
+    int k = weighted(map, w4, 4);
+    /* P(elite on 6 | at least one elite) = 36 / 79, so P(elite on 6) = 36 %. */
+    if (k > 0 && rng_below(map, 100 - map_elite_count_pct[0]) < MAP_F6_ELITE_PCT) {
+        t[6] = ROOM_ELITE;
+        k--;
+    }
+    /* The other elites on distinct late floors, never two in a row. */
+    const int nl = (int)sizeof map_late_floors;
+    for (;;) {
+        uint8_t pick[sizeof map_late_floors];
+        memcpy(pick, map_late_floors, sizeof pick);
+        for (int i = 0; i < k; i++) {
+            int j = i + rng_below(map, nl - i);
+            uint8_t x = pick[i];
+            pick[i] = pick[j];
+            pick[j] = x;
+        }
+        int ok = 1;
+        for (int i = 0; i < k && ok; i++)
+            for (int j = 0; j < k; j++)
+                ok &= pick[i] + 1 != pick[j];
+        for (int i = 0; i < k && ok; i++)
+            ok &= !(pick[i] == 7 && t[6] == ROOM_ELITE);
+        if (!ok)
+            continue;
+        for (int i = 0; i < k; i++)
+            t[pick[i]] = ROOM_ELITE;
+        break;
+    }
+    /* P(rest on 6 | no elite on 6) = 52 / 64. */
+    if (t[6] == ROOM_NONE && rng_below(map, 100 - MAP_F6_ELITE_PCT) < MAP_F6_REST_PCT)
+        t[6] = ROOM_REST;
+    for (int f = 2; f <= 14; f++) {
+        if (t[f] != ROOM_NONE)
+            continue;
+        const map_weights *mw = f <= 6 ? &map_early : &map_late;
+        int w[4] = {mw->monster, mw->event, mw->shop, mw->rest};
+        static const uint8_t kind[4] = {ROOM_MONSTER, ROOM_EVENT, ROOM_SHOP, ROOM_REST};
+        /* no rest site on floor 14; a rest site or shop never next to its own kind */
+        if (f == 14)
+            w[3] = 0;
+        for (int i = 2; i < 4; i++)
+            if (t[f - 1] == kind[i] || t[f + 1] == kind[i])
+                w[i] = 0;
+        t[f] = kind[weighted(map, w, 4)];
+    }
+}
+
+/* EventHelper.roll for each "?" in floor order (eventRng): a fight, shop or
+ * chest with the growing chances of §11, else an event; letters for desc. */
+static void resolve_events(sf_rng *event, uint8_t rooms[RUN_BOSS_FLOOR + 1],
+                           char path[RUN_BOSS_FLOOR + 1]) {
+    float monster = 0.1f, shop = 0.03f, treasure = 0.02f;
+    static const char letter[] = {' ', 'M', 'E', 'R', '$', 'T', '?', 'B'};
+    for (int f = 1; f <= BOSS_FLOOR; f++) {
+        path[f - 1] = letter[rooms[f]];
+        if (rooms[f] != ROOM_EVENT)
+            continue;
+        float roll = sf_rng_random_float(event);
+        int ms = (int)(monster * 100.0f);
+        int ss = rooms[f - 1] == ROOM_SHOP ? 0 : (int)(shop * 100.0f);
+        int ts = (int)(treasure * 100.0f);
+        int x = (int)(roll * 100.0f);
+        int res = x < ms             ? ROOM_MONSTER
+                  : x < ms + ss      ? ROOM_SHOP
+                  : x < ms + ss + ts ? ROOM_TREASURE
+                                     : ROOM_EVENT;
+        monster = res == ROOM_MONSTER ? 0.1f : monster + 0.1f;
+        shop = res == ROOM_SHOP ? 0.03f : shop + 0.03f;
+        treasure = res == ROOM_TREASURE ? 0.02f : treasure + 0.02f;
+        rooms[f] = (uint8_t)(res == ROOM_EVENT ? ROOM_NONE : res);
+        path[f - 1] = res == ROOM_MONSTER    ? 'm'
+                      : res == ROOM_SHOP     ? 's'
+                      : res == ROOM_TREASURE ? 't'
+                                             : '?';
+    }
+    path[BOSS_FLOOR] = '\0';
+}
+
+void run_path_sample(sf_rng *map, sf_rng *event, uint8_t rooms[RUN_BOSS_FLOOR + 1],
+                     char path[RUN_BOSS_FLOOR + 1]) {
+    plan_path(map, rooms);
+    resolve_events(event, rooms, path);
+}
+
+/* ------------------------------------------------------------------------
+ * The player's deck, relics and potions
+ * ---------------------------------------------------------------------- */
+
+static int card_cmp(sf_card_spec a, sf_card_spec b) {
+    return a.id != b.id ? a.id - b.id : a.upgrades - b.upgrades;
+}
+
+static void deck_sort(sf_fight_spec *p) {
+    for (int i = 1; i < p->deck_n; i++) {
+        sf_card_spec k = p->deck[i];
+        int j = i - 1;
+        while (j >= 0 && card_cmp(p->deck[j], k) > 0) {
+            p->deck[j + 1] = p->deck[j];
+            j--;
+        }
+        p->deck[j + 1] = k;
+    }
+}
+
+static int can_upgrade(sf_card_spec c) {
+    return c.upgrades == 0 || ((sf_cards[c.id].flags & CD_MULTI_UPGRADE) && c.upgrades < 15);
+}
+
+static int deck_copies(const sf_fight_spec *p, int id) {
+    int n = 0;
+    for (int i = 0; i < p->deck_n; i++)
+        n += p->deck[i].id == id;
+    return n;
+}
+
+/* The distinct cards of the deck (sorted, so equal cards are adjacent),
+ * those that pass `upgradable` when it is set. */
+static int distinct_cards(const sf_fight_spec *p, int upgradable, sf_card_spec *out) {
+    int n = 0;
+    for (int i = 0; i < p->deck_n; i++) {
+        if (upgradable && !can_upgrade(p->deck[i]))
+            continue;
+        if (n > 0 && card_cmp(out[n - 1], p->deck[i]) == 0)
+            continue;
+        out[n++] = p->deck[i];
+    }
+    return n;
+}
+
+static void deck_upgrade(sf_fight_spec *p, sf_card_spec c) {
+    for (int i = 0; i < p->deck_n; i++)
+        if (card_cmp(p->deck[i], c) == 0) {
+            p->deck[i].upgrades++;
+            break;
+        }
+    deck_sort(p);
+}
+
+static void deck_remove(sf_fight_spec *p, sf_card_spec c) {
+    for (int i = 0; i < p->deck_n; i++)
+        if (card_cmp(p->deck[i], c) == 0) {
+            memmove(&p->deck[i], &p->deck[i + 1], sizeof p->deck[0] * (size_t)(p->deck_n - i - 1));
+            p->deck_n--;
+            memset(&p->deck[p->deck_n], 0, sizeof p->deck[0]);
+            return;
+        }
+}
+
+static void deck_add(sf_fight_spec *p, sf_card_spec c) {
+    if (p->deck_n >= SF_MAX_DECK)
+        return;
+    p->deck[p->deck_n++] = c;
+    deck_sort(p);
+}
+
+/* Whetstone / War Paint: upgrade `n` random upgradable cards of `type`,
+ * chosen as Collections.shuffle(list, new Random(miscRng.randomLong())). */
+static void upgrade_random(run *r, int type, int n) {
+    int idx[SF_MAX_DECK], k = 0;
+    for (int i = 0; i < r->p.deck_n; i++)
+        if (sf_cards[r->p.deck[i].id].type == type && can_upgrade(r->p.deck[i]))
+            idx[k++] = i;
+    sf_jrand j;
+    sf_jrand_seed(&j, sf_rng_random_long(&r->misc));
+    for (int i = k; i > 1; i--) {
+        int s = sf_jrand_next_int(&j, i);
+        int t = idx[i - 1];
+        idx[i - 1] = idx[s];
+        idx[s] = t;
+    }
+    for (int i = 0; i < n && i < k; i++)
+        r->p.deck[idx[i]].upgrades++;
+    deck_sort(&r->p);
+}
+
+static void obtain_relic(run *r, int item) {
+    if (item <= 0 || r->relics_n >= SF_MAX_RELICS)
+        return;
+    const run_relic_def *d = &run_relics[item];
+    r->relics[r->relics_n++] = (uint8_t)item;
+    if (d->engine && r->p.relics_n < SF_MAX_RELICS)
+        r->p.relics[r->p.relics_n++] = d->engine;
+    switch (d->pickup) {
+    case PICKUP_MAX_HP:
+        r->p.max_hp += d->amount;
+        r->p.hp += d->amount;
+        break;
+    case PICKUP_GOLD: r->p.gold += d->amount; break;
+    case PICKUP_UPGRADE_ATK: upgrade_random(r, CT_ATTACK, d->amount); break;
+    case PICKUP_UPGRADE_SKL: upgrade_random(r, CT_SKILL, d->amount); break;
+    default: break;
+    }
+}
+
+/* returnRandomRelicKey: the front of the tier's shuffled pool. */
+static int take_relic(run *r, int tier) {
+    if (r->relic_pool_n[tier] == 0)
+        return 0;
+    int item = r->relic_pool[tier][0];
+    memmove(&r->relic_pool[tier][0], &r->relic_pool[tier][1], (size_t)(r->relic_pool_n[tier] - 1));
+    r->relic_pool_n[tier]--;
+    return item;
+}
+
+/* AbstractDungeon.initializeRelicList: each pool shuffled with
+ * java.util.Random(relicRng.randomLong()), in the order common, uncommon,
+ * rare, shop, boss (the last two are not used in Act 1 before the boss,
+ * but their draws are made). */
+static void init_relic_pools(run *r) {
+    static const int first[4] = {0, POOL_C_FIRST, POOL_C_FIRST + POOL_C_N,
+                                 POOL_C_FIRST + POOL_C_N + POOL_U_N};
+    static const int count[4] = {0, POOL_C_N, POOL_U_N, POOL_R_N};
+    for (int tier = TIER_COMMON; tier <= TIER_RARE; tier++) {
+        int n = count[tier];
+        for (int i = 0; i < n; i++)
+            r->relic_pool[tier][i] = (uint8_t)(first[tier] + i);
+        sf_jrand j;
+        sf_jrand_seed(&j, sf_rng_random_long(&r->relic));
+        for (int i = n; i > 1; i--) {
+            int k = sf_jrand_next_int(&j, i);
+            uint8_t t = r->relic_pool[tier][i - 1];
+            r->relic_pool[tier][i - 1] = r->relic_pool[tier][k];
+            r->relic_pool[tier][k] = t;
+        }
+        r->relic_pool_n[tier] = n;
+    }
+    sf_rng_random_long(&r->relic); /* shop pool */
+    sf_rng_random_long(&r->relic); /* boss pool */
+}
+
+static void obtain_potion(run *r, int item) {
+    if (item <= 0)
+        return;
+    r->stats.potions_dropped++;
+    for (int i = 0; i < SF_POTION_SLOTS; i++)
+        if (r->potions[i] == 0) {
+            r->potions[i] = (uint8_t)item;
+            r->p.potions[i] = run_potions[item].engine;
+            return;
+        }
+    r->stats.potions_wasted++; /* every slot full: the potion is left behind */
+}
+
+/* ------------------------------------------------------------------------
+ * Pickers
+ * ---------------------------------------------------------------------- */
+
+static int draw_below(uint64_t *rng, int n) {
+    uint64_t x = sf_mix64(*rng += 0x9E3779B97F4A7C15ull);
+    int k = (int)((double)(x >> 11) * 0x1.0p-53 * n);
+    return k < n ? k : n - 1;
+}
+
+static int pick_random(const sf_start_choice *c, uint64_t *rng) {
+    switch (c->kind) {
+    case SF_CHOICE_REMOVE: /* buy a removal or not, then which card */
+        return draw_below(rng, 2) ? draw_below(rng, c->n_options) : c->n_options;
+    default: return draw_below(rng, c->n_options + (c->can_skip ? 1 : 0));
+    }
+}
+
+static int pick_greedy(const sf_pick_table *t, const sf_start_choice *c) {
+    const sf_fight_spec *p = c->player;
+    switch (c->kind) {
+    case SF_CHOICE_CARD: {
+        int best = -1, best_v = 0;
+        for (int i = 0; i < c->n_options; i++) {
+            int v = t->take[c->cards[i].id] - t->copy_penalty * deck_copies(p, c->cards[i].id);
+            if (best < 0 || v > best_v)
+                best = i, best_v = v;
+        }
+        return best >= 0 && best_v >= t->skip_below ? best : c->n_options;
+    }
+    case SF_CHOICE_REST: {
+        int below = c->before_boss ? t->rest_below_boss : t->rest_below;
+        return c->n_options > 1 && p->hp * 100 >= below * p->max_hp ? 1 : 0;
+    }
+    case SF_CHOICE_SMITH: {
+        int best = 0;
+        for (int i = 1; i < c->n_options; i++)
+            if (t->smith[c->cards[i].id] > t->smith[c->cards[best].id])
+                best = i;
+        return best;
+    }
+    case SF_CHOICE_REMOVE: {
+        int worst = 0;
+        for (int i = 1; i < c->n_options; i++)
+            if (t->take[c->cards[i].id] < t->take[c->cards[worst].id])
+                worst = i;
+        return c->n_options > 0 && t->take[c->cards[worst].id] < t->remove_below ? worst
+                                                                                 : c->n_options;
+    }
+    default: return 0;
+    }
+}
+
+/* Ask the picker; checks its answer. */
+static int ask(run *r, sf_start_choice *c, sf_err *err) {
+    c->player = &r->p;
+    int k;
+    switch (r->opts->picker) {
+    case SF_PICK_RANDOM: k = pick_random(c, &r->pick_rng); break;
+    case SF_PICK_GREEDY: k = pick_greedy(&r->table, c); break;
+    default:
+        k = r->opts->pick(r->opts->pick_ctx, c, &r->pick_rng);
+        if (k < 0)
+            return sf_err_set(err, k, "start: the picker failed on floor %d (%s)", c->floor,
+                              sf_strerror(k));
+        break;
+    }
+    if (k < 0 || k > c->n_options || (k == c->n_options && !c->can_skip))
+        return sf_err_set(err, SF_EINVAL, "start: picker answered option %d of %d%s on floor %d", k,
+                          c->n_options, c->can_skip ? " (+ skip)" : "", c->floor);
+    return k;
+}
+
+/* ------------------------------------------------------------------------
+ * Rooms
+ * ---------------------------------------------------------------------- */
+
+enum { PREFIX_MAX_PLIES = 5000 };
+
+/* Play one prefix fight with the heuristic; returns 1 won, 0 lost, < 0 error. */
+static int play_fight(run *r, int encounter, int floor, int *escaped, sf_err *err) {
+    sf_fight_spec spec = r->p;
+    spec.encounter = encounter;
+    spec.floor = floor;
+    spec.seed = r->fight_seed;
+    spec.ascension = r->opts->ascension;
+    sf_state st;
+    int rc = sf_engine_init(&st, &spec, err);
+    if (rc < 0) {
+        if (err)
+            sf_err_prefix(err, "start: floor %d fight", floor);
+        return rc;
+    }
+    uint64_t rng = sf_seed_derive(r->policy_seed, (uint64_t)floor, 0, 0);
+    for (int ply = 0; ply < PREFIX_MAX_PLIES && !sf_engine_is_terminal(&st); ply++) {
+        sf_action a;
+        if (sf_engine_heuristic_action(&st, 0.0, &rng, &a) < 0 || sf_engine_apply(&st, a, NULL) < 0)
+            return sf_err_set(err, SF_ESTATE, "start: floor %d fight: no legal action", floor);
+    }
+    sf_outcome o;
+    sf_engine_outcome(&st, &o);
+    if (!o.over || !o.won || o.engine_limit)
+        return 0;
+    const sf_combat *c = ccombat_of(&st);
+    *escaped = (c->flags & FL_ESCAPED_ALL) != 0;
+    sf_engine_carry_over(&st, NULL, floor - 1, &r->p);
+    /* a potion the fight used (Fairy in a Bottle) leaves its slot */
+    for (int i = 0; i < SF_POTION_SLOTS; i++)
+        if (r->potions[i] && run_potions[r->potions[i]].engine && r->p.potions[i] == 0)
+            r->potions[i] = 0;
+    r->stats.fights++;
+    return 1;
+}
+
+static int card_reward(run *r, int elite, int floor, sf_err *err) {
+    sf_start_choice c;
+    memset(&c, 0, sizeof c);
+    c.kind = SF_CHOICE_CARD;
+    c.n_options = 3;
+    c.can_skip = 1;
+    c.floor = floor;
+    c.elite = elite;
+    run_card_reward(&r->card, &r->b, elite, c.cards);
+    int k = ask(r, &c, err);
+    if (k < 0)
+        return k;
+    if (k < 3 && r->p.deck_n < SF_MAX_DECK) {
+        deck_add(&r->p, c.cards[k]);
+        r->stats.cards_taken++;
+    } else {
+        r->stats.cards_skipped++;
+    }
+    return SF_OK;
+}
+
+/* A won fight's rewards in the game's order: gold, relic, potion, cards. */
+static int fight_rewards(run *r, int elite, int escaped, int floor, sf_err *err) {
+    if (elite)
+        r->p.gold += sf_rng_random_range(&r->treasure, 25, 35);
+    else if (!escaped)
+        r->p.gold += sf_rng_random_range(&r->treasure, 10, 20);
+    if (elite)
+        obtain_relic(r, take_relic(r, run_elite_relic_tier(&r->relic)));
+    obtain_potion(r, run_potion_drop(&r->potion, &r->m, !elite && escaped));
+    return card_reward(r, elite, floor, err);
+}
+
+static int rest_site(run *r, int floor, sf_err *err) {
+    sf_start_choice c;
+    memset(&c, 0, sizeof c);
+    c.kind = SF_CHOICE_REST;
+    c.floor = floor;
+    c.before_boss = floor == FLOORS;
+    sf_card_spec up[SF_MAX_DECK];
+    int nu = distinct_cards(&r->p, 1, up);
+    c.n_options = nu > 0 ? 2 : 1;
+    int k = ask(r, &c, err);
+    if (k < 0)
+        return k;
+    if (k == 0) {
+        int heal = run_rest_heal(r->p.max_hp);
+        r->p.hp = r->p.hp + heal > r->p.max_hp ? r->p.max_hp : r->p.hp + heal;
+        r->stats.rests++;
+        return SF_OK;
+    }
+    memset(&c, 0, sizeof c);
+    c.kind = SF_CHOICE_SMITH;
+    c.floor = floor;
+    c.n_options = nu;
+    memcpy(c.cards, up, sizeof up[0] * (size_t)nu);
+    k = ask(r, &c, err);
+    if (k < 0)
+        return k;
+    deck_upgrade(&r->p, c.cards[k]);
+    r->stats.smiths++;
+    return SF_OK;
+}
+
+static int shop(run *r, int floor, sf_err *err) {
+    int price = 75 + 25 * r->removals;
+    if (r->p.gold < price)
+        return SF_OK;
+    sf_start_choice c;
+    memset(&c, 0, sizeof c);
+    c.kind = SF_CHOICE_REMOVE;
+    c.floor = floor;
+    c.can_skip = 1;
+    c.price = price;
+    c.n_options = distinct_cards(&r->p, 0, c.cards);
+    int k = ask(r, &c, err);
+    if (k < 0)
+        return k;
+    if (k < c.n_options && r->p.deck_n > 1) {
+        deck_remove(&r->p, c.cards[k]);
+        r->p.gold -= price;
+        r->removals++;
+        r->stats.removals++;
+    }
+    return SF_OK;
+}
+
+/* AbstractDungeon.getRandomChest and the chest's randomizeReward (§11
+ * "Chests"): size by treasureRng.random(0, 99), then one roll r for gold
+ * (r < G) and tier; gold ±10 % (treasureRng.random(0.9 g, 1.1 g), rounded). */
+static void chest(run *r) {
+    static const struct {
+        uint8_t common, uncommon, gold_below, gold;
+    } chests[3] = {{75, 25, 50, 25}, {35, 50, 35, 50}, {0, 75, 50, 75}};
+    int s = sf_rng_random_range(&r->treasure, 0, 99);
+    int size = s < 50 ? 0 : s < 83 ? 1 : 2;
+    int roll = sf_rng_random_range(&r->treasure, 0, 99);
+    int tier = roll < chests[size].common                           ? TIER_COMMON
+               : roll < chests[size].common + chests[size].uncommon ? TIER_UNCOMMON
+                                                                    : TIER_RARE;
+    if (roll < chests[size].gold_below) {
+        float g = chests[size].gold;
+        float amount = 0.9f * g + sf_rng_random_float(&r->treasure) * (1.1f * g - 0.9f * g);
+        r->p.gold += (int)(amount + 0.5f);
+    }
+    obtain_relic(r, take_relic(r, tier));
+}
+
+/* ------------------------------------------------------------------------
+ * Sampling
+ * ---------------------------------------------------------------------- */
+
+enum {
+    ST_MAP = 0,
+    ST_EVENT,
+    ST_MONSTER,
+    ST_CARD,
+    ST_POTION,
+    ST_RELIC,
+    ST_TREASURE,
+    ST_MISC,
+    ST_PICK,
+    ST_FIGHT,
+    ST_POLICY,
+    ST_COUNT
+};
+
+static uint64_t stream_seed(uint64_t run_seed, uint64_t game_seed, int attempt, int stream) {
+    return sf_seed_derive(run_seed, game_seed, SF_START_TAG,
+                          (uint64_t)attempt * ST_COUNT + (uint64_t)stream);
+}
+
+static void run_init(run *r, const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed,
+                     int attempt) {
+    memset(r, 0, sizeof *r);
+    r->opts = opts;
+    if (opts->table)
+        r->table = *opts->table;
+    else
+        sf_pick_table_default(&r->table);
+    sf_fight_spec_default(&r->p);
+    r->p.ascension = opts->ascension;
+    r->relics[r->relics_n++] = (uint8_t)run_relic_of_engine(RELIC_BURNING_BLOOD);
+    r->b = 5;
+    r->m = 0;
+    sf_rng_seed(&r->map, stream_seed(run_seed, game_seed, attempt, ST_MAP));
+    sf_rng_seed(&r->event, stream_seed(run_seed, game_seed, attempt, ST_EVENT));
+    sf_rng_seed(&r->card, stream_seed(run_seed, game_seed, attempt, ST_CARD));
+    sf_rng_seed(&r->potion, stream_seed(run_seed, game_seed, attempt, ST_POTION));
+    sf_rng_seed(&r->relic, stream_seed(run_seed, game_seed, attempt, ST_RELIC));
+    sf_rng_seed(&r->treasure, stream_seed(run_seed, game_seed, attempt, ST_TREASURE));
+    sf_rng_seed(&r->misc, stream_seed(run_seed, game_seed, attempt, ST_MISC));
+    act1_encounter_lists(stream_seed(run_seed, game_seed, attempt, ST_MONSTER), &r->lists);
+    r->pick_rng = stream_seed(run_seed, game_seed, attempt, ST_PICK);
+    r->fight_seed = stream_seed(run_seed, game_seed, attempt, ST_FIGHT);
+    r->policy_seed = stream_seed(run_seed, game_seed, attempt, ST_POLICY);
+    init_relic_pools(r);
+}
+
+/* Where the fight falls on the planned path: the floor, or 0 when this
+ * path has no such slot (the attempt is then redrawn). Slots are drawn
+ * uniformly over a fixed range so that a path with more fights of the
+ * class is chosen proportionally more often: every fight of the class that
+ * Act 1 paths contain is equally likely. */
+static int place_fight(run *r, int cls, int *list_index) {
+    enum { WEAK_SLOTS = 3, STRONG_SLOTS = 10, ELITE_SLOTS = 3 };
+    if (cls == SF_POOL_BOSS) {
+        *list_index = 0;
+        return BOSS_FLOOR;
+    }
+    int slot = rng_below(&r->map, cls == SF_POOL_WEAK     ? WEAK_SLOTS
+                                  : cls == SF_POOL_STRONG ? STRONG_SLOTS
+                                                          : ELITE_SLOTS);
+    int want = cls == SF_POOL_STRONG ? WEAK_SLOTS + slot : slot;
+    int seen = 0;
+    for (int f = 1; f <= FLOORS; f++) {
+        int kind = r->rooms[f];
+        if ((cls == SF_POOL_ELITE) != (kind == ROOM_ELITE) ||
+            (kind != ROOM_MONSTER && kind != ROOM_ELITE))
+            continue;
+        if (seen++ == want) {
+            *list_index = want;
+            return f;
+        }
+    }
+    return 0;
+}
+
+static int check_opts(const sf_start_opts *o, int encounter, sf_err *err) {
+    if (!o)
+        return sf_err_set(err, SF_EINVAL, "start: no options");
+    if (o->start != SF_START_STARTER && o->start != SF_START_REWARDS)
+        return sf_err_set(err, SF_EINVAL, "start: start %d is not starter (0) or rewards (1)",
+                          o->start);
+    if (o->picker < SF_PICK_RANDOM || o->picker > SF_PICK_CALLBACK)
+        return sf_err_set(err, SF_EINVAL, "start: picker %d is not random, greedy or callback",
+                          o->picker);
+    if (o->picker == SF_PICK_CALLBACK && !o->pick)
+        return sf_err_set(err, SF_EINVAL, "start: picker callback: no pick function");
+    if (o->ascension < 0 || o->ascension > SF_MAX_ASCENSION)
+        return sf_err_set(err, SF_EUNSUPPORTED, "start: ascension %d is not supported (A0..A%d)",
+                          o->ascension, SF_MAX_ASCENSION);
+    if (o->max_attempts < 0)
+        return sf_err_set(err, SF_EINVAL, "start: max_attempts %d is negative", o->max_attempts);
+    if (encounter >= ENC_COUNT || encounter < SF_START_CLASS(SF_POOL_BOSS))
+        return sf_err_set(err, SF_EINVAL,
+                          "start: encounter %d is neither an encounter id (0..%d) nor "
+                          "SF_START_CLASS(pool)",
+                          encounter, ENC_COUNT - 1);
+    return SF_OK;
+}
+
+static void finish(run *r, int cls, int encounter, int floor, sf_fight_spec *out,
+                   sf_start_desc *desc) {
+    *out = r->p;
+    out->encounter = encounter;
+    out->floor = floor;
+    out->seed = 0;
+    out->ascension = r->opts->ascension;
+    deck_sort(out);
+    if (!desc)
+        return;
+    *desc = r->stats;
+    desc->start = r->opts->start;
+    desc->picker = r->opts->picker;
+    desc->cls = cls;
+    desc->encounter = encounter;
+    desc->floor = floor;
+    desc->relics_n = r->relics_n;
+    memcpy(desc->relics, r->relics, sizeof desc->relics);
+    memcpy(desc->potions, r->potions, sizeof desc->potions);
+    memset(desc->path, 0, sizeof desc->path);
+    if (floor > 0)
+        memcpy(desc->path, r->path, (size_t)floor);
+    sf_start_format(out, desc, desc->text, sizeof desc->text);
+}
+
+int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed, int encounter,
+                    sf_fight_spec *out, sf_start_desc *desc, sf_err *err) {
+    int rc = check_opts(opts, encounter, err);
+    if (rc < 0)
+        return rc;
+    int cls = encounter >= 0 ? sf_encounters[encounter].pool : -1 - encounter;
+    int max_attempts = opts->max_attempts ? opts->max_attempts : 400;
+    run r;
+    if (opts->start == SF_START_STARTER) {
+        run_init(&r, opts, run_seed, game_seed, 0);
+        int enc = encounter >= 0          ? encounter
+                  : cls == SF_POOL_WEAK   ? r.lists.normal[0]
+                  : cls == SF_POOL_STRONG ? r.lists.normal[3]
+                  : cls == SF_POOL_ELITE  ? r.lists.elite[0]
+                                          : r.lists.boss;
+        r.stats.attempts = 1;
+        finish(&r, cls, enc, 0, out, desc);
+        return SF_OK;
+    }
+    int died = 0;
+    for (int attempt = 0; attempt < max_attempts; attempt++) {
+        run_init(&r, opts, run_seed, game_seed, attempt);
+        run_path_sample(&r.map, &r.event, r.rooms, r.path);
+        int list_index = 0;
+        int target = place_fight(&r, cls, &list_index);
+        if (target == 0)
+            continue;
+        int alive = 1;
+        for (int f = 1; f < target && alive; f++) {
+            int kind = r.rooms[f];
+            int escaped = 0;
+            switch (kind) {
+            case ROOM_MONSTER:
+            case ROOM_ELITE: {
+                int elite = kind == ROOM_ELITE;
+                int enc = elite ? r.lists.elite[r.elite_i++] : r.lists.normal[r.normal_i++];
+                rc = play_fight(&r, enc, f, &escaped, err);
+                if (rc < 0)
+                    return rc;
+                alive = rc;
+                r.stats.elites += elite && alive;
+                if (alive && (rc = fight_rewards(&r, elite, escaped, f, err)) < 0)
+                    return rc;
+                break;
+            }
+            case ROOM_REST: rc = rest_site(&r, f, err); break;
+            case ROOM_SHOP: rc = shop(&r, f, err); break;
+            case ROOM_TREASURE: chest(&r); break;
+            default: break;
+            }
+            if (rc < 0)
+                return rc;
+        }
+        if (!alive) {
+            died++;
+            continue;
+        }
+        int enc = encounter;
+        if (enc < 0)
+            enc = cls == SF_POOL_BOSS    ? r.lists.boss
+                  : cls == SF_POOL_ELITE ? r.lists.elite[list_index]
+                                         : r.lists.normal[list_index];
+        r.stats.attempts = attempt + 1;
+        r.stats.died = died;
+        finish(&r, cls, enc, target, out, desc);
+        return SF_OK;
+    }
+    return sf_err_set(err, SF_ESTATE,
+                      "start: no run of %d reached a %s fight alive (picker %s); raise "
+                      "max_attempts",
+                      max_attempts,
+                      cls == SF_POOL_WEAK     ? "weak"
+                      : cls == SF_POOL_STRONG ? "strong"
+                      : cls == SF_POOL_ELITE  ? "elite"
+                                              : "boss",
+                      sf_picker_name(opts->picker));
+}
+
+/* ------------------------------------------------------------------------
+ * Text form
+ * ---------------------------------------------------------------------- */
+
+typedef struct outbuf {
+    char *buf;
+    size_t cap, len;
+    int full;
+} outbuf;
+
+static void put(outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(outbuf *o, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = o->len < o->cap ? o->cap - o->len : 0;
+    int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= room)
+        o->full = 1;
+    o->len += (size_t)n;
+}
+
+static int relic_counter(const sf_fight_spec *spec, int engine, int *value) {
+    if (engine == RELIC_PEN_NIB)
+        *value = spec->pen_nib_counter;
+    else if (engine == RELIC_HAPPY_FLOWER)
+        *value = spec->happy_flower_counter;
+    else
+        return 0;
+    return *value != 0;
+}
+
+int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *buf, size_t cap) {
+    outbuf o = {buf, cap, 0, 0};
+    if (cap > 0)
+        buf[0] = '\0';
+    for (int i = 0; i < spec->deck_n;) {
+        int j = i;
+        while (j < spec->deck_n && card_cmp(spec->deck[j], spec->deck[i]) == 0)
+            j++;
+        const char *name = sf_card_name(spec->deck[i].id);
+        put(&o, "%s%s", i ? "," : "", name ? name : "?");
+        for (int u = 0; u < spec->deck[i].upgrades; u++)
+            put(&o, "+");
+        if (j - i > 1)
+            put(&o, "*%d", j - i);
+        i = j;
+    }
+    put(&o, "|");
+    int nr = desc ? desc->relics_n : spec->relics_n;
+    for (int i = 0; i < nr; i++) {
+        int item = desc ? desc->relics[i] : run_relic_of_engine(spec->relics[i]);
+        const char *name = sf_run_relic_name(item);
+        put(&o, "%s%s", i ? "," : "", name ? name : "?");
+        int v, engine = sf_run_relic_engine(item);
+        if (engine > 0 && relic_counter(spec, engine, &v))
+            put(&o, ":%d", v);
+    }
+    put(&o, "|");
+    int last = -1;
+    uint8_t slots[SF_POTION_SLOTS];
+    for (int i = 0; i < SF_POTION_SLOTS; i++) {
+        int item = 0;
+        if (desc)
+            item = desc->potions[i];
+        else if (spec->potions[i])
+            for (int k = 1; k < RUN_POTIONS && !item; k++)
+                item = run_potions[k].engine == spec->potions[i] ? k : 0;
+        slots[i] = (uint8_t)item;
+        if (item)
+            last = i;
+    }
+    for (int i = 0; i <= last; i++)
+        put(&o, "%s%s", i ? "," : "", slots[i] ? sf_run_potion_name(slots[i]) : "");
+    put(&o, "|floor %d|hp %d/%d|gold %d", spec->floor, spec->hp, spec->max_hp, spec->gold);
+    if (o.full) {
+        if (cap > 0)
+            buf[cap - 1] = '\0';
+        return SF_EFULL;
+    }
+    return (int)o.len;
+}
+
+/* Copy the text of section [a, b) into out (trimmed of spaces). */
+static int section(const char *a, const char *b, char *out, size_t cap) {
+    while (a < b && *a == ' ')
+        a++;
+    while (b > a && b[-1] == ' ')
+        b--;
+    if ((size_t)(b - a) >= cap)
+        return -1;
+    memcpy(out, a, (size_t)(b - a));
+    out[b - a] = '\0';
+    return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return (int)(end - s);
+}
+
+int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, sf_err *err) {
+    if (!text)
+        return sf_err_set(err, SF_EINVAL, "start text: none given");
+    const char *cut[8];
+    int ns = 0;
+    cut[ns++] = text;
+    for (const char *p = text; *p; p++)
+        if (*p == '|') {
+            if (ns == 6)
+                return sf_err_set(err, SF_EINVAL, "start text: more than 6 sections");
+            cut[ns++] = p + 1;
+        }
+    if (ns < 4)
+        return sf_err_set(
+            err, SF_EINVAL,
+            "start text: %d sections, want deck|relics|potions|floor F[|hp H/M][|gold "
+            "G]",
+            ns);
+    const char *end_of[8];
+    for (int i = 0; i < ns; i++)
+        end_of[i] = i + 1 < ns ? cut[i + 1] - 1 : text + strlen(text);
+
+    sf_fight_spec s = *spec;
+    char buf[SF_START_TEXT_MAX];
+    if (section(cut[0], end_of[0], buf, sizeof buf) < 0)
+        return sf_err_set(err, SF_EINVAL, "start text: deck: too long");
+    int rc = sf_deck_parse(buf, &s, err);
+    if (rc < 0)
+        return sf_err_prefix(err, "start text");
+
+    /* relics */
+    uint8_t items[SF_MAX_RELICS];
+    int ni = 0;
+    s.relics_n = 0;
+    s.pen_nib_counter = s.happy_flower_counter = 0;
+    if (section(cut[1], end_of[1], buf, sizeof buf) < 0)
+        return sf_err_set(err, SF_EINVAL, "start text: relics: too long");
+    char *save = NULL;
+    for (char *tok = buf[0] ? strtok_r(buf, ",", &save) : NULL; tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        char *colon = strchr(tok, ':');
+        long counter = 0;
+        if (colon) {
+            *colon = '\0';
+            if (parse_int(colon + 1, 0, 1000000, &counter) < 0)
+                return sf_err_set(err, SF_EINVAL, "start text: relics: bad counter in '%s:%s'", tok,
+                                  colon + 1);
+        }
+        int item = sf_run_relic_lookup(tok);
+        if (item < 0)
+            return sf_err_set(err, SF_EINVAL, "start text: relics: unknown relic '%s'", tok);
+        if (ni == SF_MAX_RELICS)
+            return sf_err_set(err, SF_EINVAL, "start text: relics: more than %d", SF_MAX_RELICS);
+        items[ni++] = (uint8_t)item;
+        int engine = sf_run_relic_engine(item);
+        if (colon && engine != RELIC_PEN_NIB && engine != RELIC_HAPPY_FLOWER)
+            return sf_err_set(err, SF_EINVAL, "start text: relics: %s keeps no counter",
+                              run_relics[item].name);
+        if (engine > 0) {
+            s.relics[s.relics_n++] = (uint8_t)engine;
+            if (engine == RELIC_PEN_NIB)
+                s.pen_nib_counter = (int)counter;
+            if (engine == RELIC_HAPPY_FLOWER)
+                s.happy_flower_counter = (int)counter;
+        }
+    }
+
+    /* potions, by slot; empty entries are empty slots */
+    uint8_t slots[SF_POTION_SLOTS] = {0};
+    memset(s.potions, 0, sizeof s.potions);
+    if (section(cut[2], end_of[2], buf, sizeof buf) < 0)
+        return sf_err_set(err, SF_EINVAL, "start text: potions: too long");
+    if (buf[0]) {
+        int slot = 0;
+        for (char *p = buf;; slot++) {
+            char *comma = strchr(p, ',');
+            if (comma)
+                *comma = '\0';
+            if (slot >= SF_POTION_SLOTS)
+                return sf_err_set(err, SF_EINVAL, "start text: potions: more than %d slots",
+                                  SF_POTION_SLOTS);
+            while (*p == ' ')
+                p++;
+            if (*p) {
+                int item = sf_run_potion_lookup(p);
+                if (item < 0)
+                    return sf_err_set(err, SF_EINVAL, "start text: potions: unknown potion '%s'",
+                                      p);
+                slots[slot] = (uint8_t)item;
+                s.potions[slot] = run_potions[item].engine;
+            }
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+    }
+
+    /* floor, then the optional hp and gold */
+    long v, w;
+    if (section(cut[3], end_of[3], buf, sizeof buf) < 0 || strncmp(buf, "floor ", 6) != 0 ||
+        (rc = parse_int(buf + 6, 0, 255, &v)) < 0 || buf[6 + rc])
+        return sf_err_set(err, SF_EINVAL, "start text: want 'floor F' (0..255), got '%.40s'", buf);
+    s.floor = (int)v;
+    int seen_hp = 0, seen_gold = 0;
+    for (int i = 4; i < ns; i++) {
+        if (section(cut[i], end_of[i], buf, sizeof buf) < 0)
+            return sf_err_set(err, SF_EINVAL, "start text: section %d: too long", i + 1);
+        if (strncmp(buf, "hp ", 3) == 0 && !seen_hp) {
+            int k = parse_int(buf + 3, 1, 999, &v);
+            if (k < 0 || buf[3 + k] != '/' || (rc = parse_int(buf + 4 + k, 1, 999, &w)) < 0 ||
+                buf[4 + k + rc] || v > w)
+                return sf_err_set(err, SF_EINVAL,
+                                  "start text: want 'hp H/M' with 1 <= H <= M <= 999, got '%.40s'",
+                                  buf);
+            s.hp = (int)v;
+            s.max_hp = (int)w;
+            seen_hp = 1;
+        } else if (strncmp(buf, "gold ", 5) == 0 && !seen_gold) {
+            if ((rc = parse_int(buf + 5, 0, 30000, &v)) < 0 || buf[5 + rc])
+                return sf_err_set(err, SF_EINVAL,
+                                  "start text: want 'gold G' (0..30000), got '%.40s'", buf);
+            s.gold = (int)v;
+            seen_gold = 1;
+        } else {
+            return sf_err_set(err, SF_EINVAL,
+                              "start text: section %d: want 'hp H/M' or 'gold G' (once each), "
+                              "got '%.40s'",
+                              i + 1, buf);
+        }
+    }
+    *spec = s;
+    if (desc) {
+        desc->relics_n = ni;
+        memset(desc->relics, 0, sizeof desc->relics);
+        memcpy(desc->relics, items, (size_t)ni);
+        memcpy(desc->potions, slots, sizeof desc->potions);
+        desc->floor = s.floor;
+    }
+    return SF_OK;
+}

@@ -1,0 +1,853 @@
+/*
+ * test_engine_start.c — starting positions (engine.h sf_start_sample, run.c)
+ * checked against the reward rules of docs/game-rules.md §11, not against
+ * recorded outputs.
+ *
+ * Frequencies: N independent streams (RandomXS128 seeded from
+ * sf_seed_derive), each observed frequency inside the two-sided 99.9 %
+ * normal interval p +- 3.2905 sqrt(p(1-p)/N) of the probability the rule
+ * gives (worked out exactly in the test); a probability of 0 must never be
+ * observed. The seeds are fixed, so every outcome is reproducible.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "engine_fixture.h"
+#include "sf_check.h"
+
+#define N_SAMPLES 20000
+#define Z999      3.2905
+
+static void expect_freq(int count, int n, double p, const char *what) {
+    double f = (double)count / n;
+    if (p == 0.0) {
+        ck_assert_msg(count == 0, "%s: probability 0, seen %d times in %d", what, count, n);
+        return;
+    }
+    double half = Z999 * sqrt(p * (1.0 - p) / n);
+    ck_assert_msg(fabs(f - p) <= half, "%s: frequency %.4f, rule %.4f +- %.4f (n %d)", what, f, p,
+                  half, n);
+}
+
+static sf_rng stream(uint64_t base, int i) {
+    sf_rng r;
+    sf_rng_seed(&r, sf_seed_derive(base, (uint64_t)i, 0, 0));
+    return r;
+}
+
+/* ---- card rewards ------------------------------------------------------ */
+
+/* The chance of each rarity for roll = random(99) + b: rare below `rare`,
+ * uncommon below `unc` (normal 3 / 40, elite 10 / 50). */
+static void rarity_probs(int b, int elite, double p[4]) {
+    int rare = elite ? 10 : 3, unc = elite ? 50 : 40;
+    int nr = 0, nu = 0;
+    for (int r = 0; r < 100; r++) {
+        nr += r + b < rare;
+        nu += r + b >= rare && r + b < unc;
+    }
+    p[RAR_RARE] = nr / 100.0;
+    p[RAR_UNCOMMON] = nu / 100.0;
+    p[RAR_COMMON] = 1.0 - p[RAR_RARE] - p[RAR_UNCOMMON];
+}
+
+START_TEST(pools_hold_every_ironclad_card_once_at_its_rarity) {
+    int seen[CARD_COUNT] = {0};
+    static const int sizes[] = {[RAR_COMMON] = 20, [RAR_UNCOMMON] = 36, [RAR_RARE] = 16};
+    for (int rar = RAR_COMMON; rar <= RAR_RARE; rar++) {
+        int n;
+        const uint8_t *pool = run_card_pool(rar, &n);
+        ck_assert_int_eq(n, sizes[rar]);
+        for (int i = 0; i < n; i++) {
+            ck_assert_int_eq(sf_cards[pool[i]].rarity, rar);
+            seen[pool[i]]++;
+        }
+    }
+    for (int id = 1; id < CARD_COUNT; id++) {
+        int r = sf_cards[id].rarity;
+        int in_pool = r == RAR_COMMON || r == RAR_UNCOMMON || r == RAR_RARE;
+        ck_assert_msg(seen[id] == in_pool, "%s appears %d times in the pools", sf_cards[id].name,
+                      seen[id]);
+    }
+    int n;
+    ck_assert_ptr_null(run_card_pool(RAR_BASIC, &n));
+}
+END_TEST
+
+/* The first reward of a run (b = 5): R/U/C 0/35/65 % (normal), 5/40/55 %
+ * (elite); at b = -40: 43/37/20 % and 50/40/10 % (§11). */
+static void first_card_rarities(int b0, int elite, const double want[4]) {
+    int count[4] = {0};
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng r = stream(0x5EED + (uint64_t)b0 * 7 + (uint64_t)elite, i);
+        int b = b0;
+        sf_card_spec out[3];
+        run_card_reward(&r, &b, elite, out);
+        count[sf_cards[out[0].id].rarity]++;
+    }
+    static const char *names[4] = {"basic", "common", "uncommon", "rare"};
+    for (int rar = RAR_COMMON; rar <= RAR_RARE; rar++) {
+        char what[64];
+        snprintf(what, sizeof what, "b=%d %s first card %s", b0, elite ? "elite" : "normal",
+                 names[rar]);
+        expect_freq(count[rar], N_SAMPLES, want[rar], what);
+    }
+}
+
+START_TEST(first_reward_rarities_follow_the_offset_b) {
+    double p[4];
+    rarity_probs(5, 0, p);
+    ck_assert(fabs(p[RAR_RARE] - 0.00) < 1e-9 && fabs(p[RAR_UNCOMMON] - 0.35) < 1e-9);
+    first_card_rarities(5, 0, p);
+    rarity_probs(5, 1, p);
+    ck_assert(fabs(p[RAR_RARE] - 0.05) < 1e-9 && fabs(p[RAR_UNCOMMON] - 0.40) < 1e-9);
+    first_card_rarities(5, 1, p);
+    rarity_probs(-40, 0, p);
+    ck_assert(fabs(p[RAR_RARE] - 0.43) < 1e-9 && fabs(p[RAR_UNCOMMON] - 0.37) < 1e-9);
+    first_card_rarities(-40, 0, p);
+    rarity_probs(-40, 1, p);
+    ck_assert(fabs(p[RAR_RARE] - 0.50) < 1e-9 && fabs(p[RAR_UNCOMMON] - 0.40) < 1e-9);
+    first_card_rarities(-40, 1, p);
+}
+END_TEST
+
+/* b carries across the cards of a reward and across rewards: a common
+ * lowers it by 1 (not below -40), a rare resets it to 5, an uncommon leaves
+ * it. The exact rarity distribution of every card of 6 consecutive
+ * rewards (elites 2 and 5), from b = 5, by dynamic programming over b;
+ * and b after each reward equals the rule applied to the rarities drawn. */
+START_TEST(rarities_follow_b_across_a_sequence_of_rewards) {
+    enum { REWARDS = 6, CARDS = 3 * REWARDS, B_SPAN = 46 }; /* b in -40..5 */
+    static const int elite_of[REWARDS] = {0, 0, 1, 0, 0, 1};
+    double dist[B_SPAN] = {0}, want[CARDS][4] = {{0}};
+    dist[5 + 40] = 1.0;
+    for (int k = 0; k < CARDS; k++) {
+        double next[B_SPAN] = {0};
+        for (int bi = 0; bi < B_SPAN; bi++) {
+            if (dist[bi] == 0.0)
+                continue;
+            double p[4];
+            rarity_probs(bi - 40, elite_of[k / 3], p);
+            for (int rar = RAR_COMMON; rar <= RAR_RARE; rar++)
+                want[k][rar] += dist[bi] * p[rar];
+            next[5 + 40] += dist[bi] * p[RAR_RARE];
+            next[bi] += dist[bi] * p[RAR_UNCOMMON];
+            next[bi > 0 ? bi - 1 : 0] += dist[bi] * p[RAR_COMMON];
+        }
+        memcpy(dist, next, sizeof dist);
+    }
+    int count[CARDS][4] = {{0}};
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng r = stream(0xB1122, i);
+        int b = 5;
+        for (int w = 0; w < REWARDS; w++) {
+            sf_card_spec out[3];
+            int b_rule = b;
+            run_card_reward(&r, &b, elite_of[w], out);
+            for (int c = 0; c < 3; c++) {
+                int rar = sf_cards[out[c].id].rarity;
+                count[3 * w + c][rar]++;
+                b_rule = rar == RAR_RARE     ? 5
+                         : rar == RAR_COMMON ? (b_rule - 1 < -40 ? -40 : b_rule - 1)
+                                             : b_rule;
+            }
+            ck_assert_int_eq(b, b_rule);
+        }
+    }
+    for (int k = 0; k < CARDS; k++)
+        for (int rar = RAR_COMMON; rar <= RAR_RARE; rar++) {
+            char what[64];
+            snprintf(what, sizeof what, "card %d of the sequence, rarity %d", k + 1, rar);
+            expect_freq(count[k][rar], N_SAMPLES, want[k][rar], what);
+        }
+}
+END_TEST
+
+/* No card twice in one reward; within a rarity every pool card equally
+ * likely (the first card, which no earlier card can exclude); Exordium never
+ * upgrades a reward (chance 0.0). */
+START_TEST(rewards_are_distinct_uniform_within_rarity_and_never_upgraded) {
+    int count[CARD_COUNT] = {0}, by_rarity[4] = {0};
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng r = stream(0xD15, i);
+        int b = -40; /* all three rarities common enough to count */
+        sf_card_spec out[3];
+        run_card_reward(&r, &b, 1, out);
+        ck_assert(out[0].id != out[1].id && out[0].id != out[2].id && out[1].id != out[2].id);
+        for (int c = 0; c < 3; c++)
+            ck_assert_int_eq(out[c].upgrades, 0);
+        count[out[0].id]++;
+        by_rarity[sf_cards[out[0].id].rarity]++;
+    }
+    for (int rar = RAR_COMMON; rar <= RAR_RARE; rar++) {
+        int n;
+        const uint8_t *pool = run_card_pool(rar, &n);
+        for (int k = 0; k < n; k++)
+            expect_freq(count[pool[k]], by_rarity[rar], 1.0 / n, sf_cards[pool[k]].name);
+    }
+}
+END_TEST
+
+/* The cardRng draws of one reward in the order of §11, replayed by hand:
+ * 3 x (rarity roll, card draw, redraws while repeated), then one upgrade
+ * roll per non-rare card. */
+START_TEST(a_reward_draws_cardrng_in_the_game_order) {
+    for (int i = 0; i < 2000; i++) {
+        sf_rng a = stream(0x0D0E, i), b = a;
+        int off_a = (i % 46) - 40, off_b = off_a;
+        sf_card_spec got[3];
+        run_card_reward(&a, &off_a, i & 1, got);
+        int ids[3];
+        for (int c = 0; c < 3; c++) {
+            int roll = sf_rng_random(&b, 99) + off_b;
+            int rare = i & 1 ? 10 : 3, unc = i & 1 ? 50 : 40;
+            int rar = roll < rare ? RAR_RARE : roll < unc ? RAR_UNCOMMON : RAR_COMMON;
+            if (rar == RAR_RARE)
+                off_b = 5;
+            if (rar == RAR_COMMON)
+                off_b = off_b - 1 < -40 ? -40 : off_b - 1;
+            int n;
+            const uint8_t *pool = run_card_pool(rar, &n);
+            int dup;
+            do {
+                ids[c] = pool[sf_rng_random(&b, n - 1)];
+                dup = 0;
+                for (int k = 0; k < c; k++)
+                    dup |= ids[k] == ids[c];
+            } while (dup);
+        }
+        for (int c = 0; c < 3; c++)
+            if (sf_cards[ids[c]].rarity != RAR_RARE)
+                ck_assert(!sf_rng_random_bool_p(&b, 0.0f));
+        for (int c = 0; c < 3; c++)
+            ck_assert_int_eq(got[c].id, ids[c]);
+        ck_assert_int_eq(off_a, off_b);
+        ck_assert_uint_eq(a.counter, b.counter);
+        ck_assert(a.s0 == b.s0 && a.s1 == b.s1);
+    }
+}
+END_TEST
+
+/* ---- potions ----------------------------------------------------------- */
+
+/* Ten fights in a row from M = 0: the drop chance of fight k is the mix of
+ * 40 + M over the exact distribution of M (drop: M - 10, else M + 10). */
+START_TEST(potion_drops_follow_40_plus_m) {
+    enum { FIGHTS = 10, M_SPAN = 2 * FIGHTS + 1 }; /* M = 10 (j - FIGHTS) */
+    double dist[M_SPAN] = {0}, want[FIGHTS] = {0};
+    dist[FIGHTS] = 1.0;
+    for (int k = 0; k < FIGHTS; k++) {
+        double next[M_SPAN] = {0};
+        for (int j = 0; j < M_SPAN; j++) {
+            if (dist[j] == 0.0)
+                continue;
+            int chance = 40 + 10 * (j - FIGHTS);
+            double p = chance < 0 ? 0.0 : chance > 100 ? 1.0 : chance / 100.0;
+            want[k] += dist[j] * p;
+            next[j - 1] += dist[j] * p;
+            next[j + 1] += dist[j] * (1.0 - p);
+        }
+        memcpy(dist, next, sizeof dist);
+    }
+    ck_assert(fabs(want[0] - 0.40) < 1e-12);
+    ck_assert(fabs(want[1] - (0.4 * 0.3 + 0.6 * 0.5)) < 1e-12);
+    int count[FIGHTS] = {0};
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng r = stream(0x9071, i);
+        int m = 0;
+        for (int k = 0; k < FIGHTS; k++) {
+            int before = m;
+            int item = run_potion_drop(&r, &m, 0);
+            count[k] += item > 0;
+            ck_assert_int_eq(m, item > 0 ? before - 10 : before + 10);
+        }
+    }
+    for (int k = 0; k < FIGHTS; k++) {
+        char what[48];
+        snprintf(what, sizeof what, "potion drop at fight %d", k + 1);
+        expect_freq(count[k], N_SAMPLES, want[k], what);
+    }
+    /* every monster escaped: no potion, and M still rises by 10 */
+    for (int i = 0; i < 200; i++) {
+        sf_rng r = stream(0xE5C, i);
+        int m = 500;
+        ck_assert_int_eq(run_potion_drop(&r, &m, 1), 0);
+        ck_assert_int_eq(m, 510);
+    }
+}
+END_TEST
+
+/* A dropped potion is common / uncommon / rare 65 / 25 / 10 %, uniform
+ * within its rarity group of 17 / 9 / 7 (3.8 / 2.8 / 1.4 % each). */
+START_TEST(potion_rarities_are_65_25_10_and_uniform_within) {
+    int count[64] = {0}, by_rarity[4] = {0}, group[4] = {0};
+    for (int p = 1; p < sf_run_potion_count(); p++)
+        group[run_potion_rarity(p)]++;
+    ck_assert_int_eq(group[1], 17);
+    ck_assert_int_eq(group[2], 9);
+    ck_assert_int_eq(group[3], 7);
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng r = stream(0x9A7E, i);
+        int m = 60; /* chance 100 */
+        int item = run_potion_drop(&r, &m, 0);
+        ck_assert_int_gt(item, 0);
+        count[item]++;
+        by_rarity[run_potion_rarity(item)]++;
+    }
+    expect_freq(by_rarity[1], N_SAMPLES, 0.65, "common potions");
+    expect_freq(by_rarity[2], N_SAMPLES, 0.25, "uncommon potions");
+    expect_freq(by_rarity[3], N_SAMPLES, 0.10, "rare potions");
+    static const double share[4] = {0, 0.65, 0.25, 0.10};
+    for (int p = 1; p < sf_run_potion_count(); p++)
+        expect_freq(count[p], N_SAMPLES, share[run_potion_rarity(p)] / group[run_potion_rarity(p)],
+                    sf_run_potion_name(p));
+}
+END_TEST
+
+/* ---- relics, rest ------------------------------------------------------ */
+
+START_TEST(elite_relic_tiers_are_50_33_17) {
+    int count[4] = {0};
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng r = stream(0x7E1C, i);
+        count[run_elite_relic_tier(&r)]++;
+    }
+    expect_freq(count[1], N_SAMPLES, 0.50, "common relic");
+    expect_freq(count[2], N_SAMPLES, 0.33, "uncommon relic");
+    expect_freq(count[3], N_SAMPLES, 0.17, "rare relic");
+    ck_assert_int_eq(count[0], 0);
+}
+END_TEST
+
+START_TEST(relic_pools_are_the_ironclad_pools) {
+    int tiers[4] = {0};
+    for (int i = 1; i < sf_run_relic_count(); i++)
+        tiers[run_relic_tier(i)]++;
+    ck_assert_int_eq(tiers[0], 1); /* Burning Blood */
+    ck_assert_int_eq(tiers[1], 33);
+    ck_assert_int_eq(tiers[2], 30);
+    ck_assert_int_eq(tiers[3], 28);
+    /* every engine relic is a run relic with the same name */
+    for (int e = 1; e < RELIC_COUNT; e++) {
+        int item = sf_run_relic_lookup(sf_relic_name(e));
+        ck_assert_int_gt(item, 0);
+        ck_assert_int_eq(sf_run_relic_engine(item), e);
+    }
+    ck_assert_int_eq(sf_run_relic_engine(sf_run_relic_lookup("Art of War")), SF_ENOTFOUND);
+    /* the engine's potions of the Ironclad list keep their engine ids */
+    for (int p = 1; p < sf_run_potion_count(); p++) {
+        int e = sf_run_potion_engine(p);
+        if (e > 0)
+            ck_assert_str_eq(sf_potion_name(e), sf_run_potion_name(p));
+    }
+    ck_assert_int_eq(sf_run_potion_lookup("Ghost in a Jar"), SF_ENOTFOUND); /* the Silent's */
+}
+END_TEST
+
+START_TEST(rest_heals_30_percent_of_max_hp_rounded_down) {
+    ck_assert_int_eq(run_rest_heal(80), 24);
+    ck_assert_int_eq(run_rest_heal(87), 26); /* 26.1 */
+    ck_assert_int_eq(run_rest_heal(89), 26); /* 26.7 */
+    ck_assert_int_eq(run_rest_heal(90), 27);
+    ck_assert_int_eq(run_rest_heal(9), 2);
+    ck_assert_int_eq(run_rest_heal(10), 3);
+}
+END_TEST
+
+/* A picker that heals at every rest site (remembering the HP it saw) and
+ * otherwise takes nothing. */
+typedef struct healer {
+    int hp, max_hp, rests, calls;
+} healer;
+
+static int pick_heal(void *ctx, const sf_start_choice *c, uint64_t *rng) {
+    (void)rng;
+    healer *h = ctx;
+    h->calls++;
+    if (c->kind == SF_CHOICE_REST) {
+        h->hp = c->player->hp;
+        h->max_hp = c->player->max_hp;
+        h->rests++;
+        return 0;
+    }
+    return c->can_skip ? c->n_options : 0;
+}
+
+/* The boss fight follows the rest site of floor 15: its HP is the HP at
+ * that rest plus floor(0.3 max HP), at most the maximum. */
+START_TEST(a_start_after_a_rest_has_the_healed_hp) {
+    sf_start_opts o;
+    sf_start_opts_default(&o);
+    o.start = SF_START_REWARDS;
+    o.picker = SF_PICK_CALLBACK;
+    o.pick = pick_heal;
+    int checked = 0;
+    for (uint64_t g = 0; g < 60; g++) {
+        healer h = {0};
+        o.pick_ctx = &h;
+        sf_fight_spec spec;
+        sf_start_desc d;
+        sf_err e = {0};
+        ck_assert_int_eq(sf_start_sample(&o, 3, g, SF_START_CLASS(SF_POOL_BOSS), &spec, &d, &e),
+                         SF_OK);
+        ck_assert_int_eq(d.path[14], 'R');
+        ck_assert_int_gt(h.rests, 0);
+        int want = h.hp + (int)(h.max_hp * 3 / 10);
+        ck_assert_int_eq(spec.hp, want > h.max_hp ? h.max_hp : want);
+        /* nothing but heals: no card taken, none smithed, none removed */
+        ck_assert_int_eq(d.cards_taken, 0);
+        ck_assert_int_eq(d.smiths + d.removals, 0);
+        ck_assert_int_ge(d.rests, 1); /* h counts the rests of runs that died too */
+        checked += want < h.max_hp;
+    }
+    ck_assert_int_gt(checked, 5); /* some heals were not capped */
+}
+END_TEST
+
+/* ---- whole starts ------------------------------------------------------- */
+
+static sf_start_opts rewards_opts(int picker) {
+    sf_start_opts o;
+    sf_start_opts_default(&o);
+    o.start = SF_START_REWARDS;
+    o.picker = picker;
+    return o;
+}
+
+/* Beyond the starter cards (at most 5 Strike, 4 Defend, 1 Bash), a deck
+ * holds only cards of the three Ironclad pools: no status, curse or extra
+ * basic card; one upgrade at most except Searing Blow. */
+START_TEST(decks_hold_only_cards_the_ironclad_pools_offer) {
+    for (int picker = SF_PICK_RANDOM; picker <= SF_PICK_GREEDY; picker++) {
+        sf_start_opts o = rewards_opts(picker);
+        for (int cls = 0; cls < 4; cls++)
+            for (uint64_t g = 0; g < 150; g++) {
+                sf_fight_spec spec;
+                sf_start_desc d;
+                ck_assert_int_eq(sf_start_sample(&o, 11, g, SF_START_CLASS(cls), &spec, &d, NULL),
+                                 SF_OK);
+                int basic[4] = {0};
+                for (int k = 0; k < spec.deck_n; k++) {
+                    const card_def *cd = &sf_cards[spec.deck[k].id];
+                    ck_assert(cd->type != CT_STATUS && cd->type != CT_CURSE);
+                    ck_assert(cd->rarity != RAR_SPECIAL);
+                    if (cd->rarity == RAR_BASIC)
+                        basic[spec.deck[k].id]++;
+                    ck_assert(spec.deck[k].upgrades <= 1 || spec.deck[k].id == CARD_SEARING_BLOW);
+                    if (k > 0)
+                        ck_assert(spec.deck[k - 1].id <= spec.deck[k].id);
+                }
+                ck_assert_int_le(basic[CARD_STRIKE], 5);
+                ck_assert_int_le(basic[CARD_DEFEND], 4);
+                ck_assert_int_le(basic[CARD_BASH], 1);
+                ck_assert_int_eq(spec.relics[0], RELIC_BURNING_BLOOD);
+                ck_assert_int_eq(spec.seed, 0);
+                ck_assert_int_eq(sf_encounter_pool(spec.encounter), cls);
+            }
+    }
+}
+END_TEST
+
+/* Where each class's fight falls (desc.path, one letter per floor up to the
+ * fight's): weak among the first 3 monster fights, strong after them, an
+ * elite on floor 6 or later, the boss on floor 16 after 15 floors. */
+START_TEST(fights_fall_where_their_class_is_met) {
+    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+    for (int cls = 0; cls < 4; cls++)
+        for (uint64_t g = 0; g < 200; g++) {
+            sf_fight_spec spec;
+            sf_start_desc d;
+            ck_assert_int_eq(sf_start_sample(&o, 5, g, SF_START_CLASS(cls), &spec, &d, NULL),
+                             SF_OK);
+            ck_assert_int_eq((int)strlen(d.path), spec.floor);
+            ck_assert_int_eq(d.floor, spec.floor);
+            char last = d.path[spec.floor - 1];
+            int fights_before = 0, elites_before = 0;
+            for (int f = 0; f < spec.floor - 1; f++) {
+                fights_before += d.path[f] == 'M' || d.path[f] == 'm';
+                elites_before += d.path[f] == 'E';
+            }
+            switch (cls) {
+            case SF_POOL_WEAK:
+                ck_assert(last == 'M' || last == 'm');
+                ck_assert_int_lt(fights_before, 3);
+                break;
+            case SF_POOL_STRONG:
+                ck_assert(last == 'M' || last == 'm');
+                ck_assert_int_ge(fights_before, 3);
+                break;
+            case SF_POOL_ELITE:
+                ck_assert_int_eq(last, 'E');
+                ck_assert_int_ge(spec.floor, 6);
+                break;
+            default:
+                ck_assert_int_eq(spec.floor, 16);
+                ck_assert_int_eq(last, 'B');
+                ck_assert_int_eq(d.path[0], 'M');
+                ck_assert_int_eq(d.path[8], 'T');
+                ck_assert_int_eq(d.path[14], 'R');
+                break;
+            }
+            /* every fight before it was played and won */
+            ck_assert_int_eq(d.fights, fights_before + elites_before);
+            ck_assert_int_eq(d.elites, elites_before);
+        }
+}
+END_TEST
+
+/* The map model: its fixed rooms and placement rules always hold, and its
+ * statistics are the [sim] figures of §11 (elites per path 21/52/24/3 %,
+ * floor 6 elite 36 % / rest 52 %; means as fitted: 6.7 monster rooms,
+ * 0.6 "?" fights). */
+START_TEST(the_map_model_keeps_the_rules_and_the_sim_statistics) {
+    int elites[5] = {0}, f6_elite = 0, f6_rest = 0;
+    double monsters = 0, q_fights = 0;
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng map = stream(0x3A9, i), ev = stream(0xE7E, i);
+        uint8_t rooms[RUN_BOSS_FLOOR + 1];
+        char path[RUN_BOSS_FLOOR + 1];
+        run_path_sample(&map, &ev, rooms, path);
+        ck_assert_int_eq(rooms[1], ROOM_MONSTER);
+        ck_assert_int_eq(rooms[9], ROOM_TREASURE);
+        ck_assert_int_eq(rooms[15], ROOM_REST);
+        ck_assert_int_eq(rooms[16], ROOM_BOSS);
+        int ne = 0;
+        for (int f = 1; f <= 15; f++) {
+            char c = path[f - 1];
+            if (f <= 5)
+                ck_assert(c != 'R' && c != 'E');
+            if (f == 14)
+                ck_assert(c != 'R');
+            if (f > 1 && (c == 'R' || c == '$' || c == 'E'))
+                ck_assert_msg(path[f - 2] != c, "floor %d repeats '%c' in %s", f, c, path);
+            ne += c == 'E';
+            monsters += c == 'M';
+            q_fights += c == 'm';
+        }
+        ck_assert_int_le(ne, 3);
+        elites[ne]++;
+        f6_elite += path[5] == 'E';
+        f6_rest += path[5] == 'R';
+    }
+    expect_freq(elites[0], N_SAMPLES, 0.21, "paths with no elite");
+    expect_freq(elites[1], N_SAMPLES, 0.52, "paths with 1 elite");
+    expect_freq(elites[2], N_SAMPLES, 0.24, "paths with 2 elites");
+    expect_freq(elites[3], N_SAMPLES, 0.03, "paths with 3 elites");
+    expect_freq(f6_elite, N_SAMPLES, 0.36, "floor 6 elite");
+    expect_freq(f6_rest, N_SAMPLES, 0.52, "floor 6 rest");
+    ck_assert_msg(fabs(monsters / N_SAMPLES - 6.7) < 0.15, "monster rooms %.2f",
+                  monsters / N_SAMPLES);
+    ck_assert_msg(fabs(q_fights / N_SAMPLES - 0.6) < 0.1, "\"?\" fights %.2f",
+                  q_fights / N_SAMPLES);
+}
+END_TEST
+
+static void expect_same_spec(const sf_fight_spec *a, const sf_fight_spec *b) {
+    ck_assert_int_eq(a->deck_n, b->deck_n);
+    for (int k = 0; k < a->deck_n; k++) {
+        ck_assert_int_eq(a->deck[k].id, b->deck[k].id);
+        ck_assert_int_eq(a->deck[k].upgrades, b->deck[k].upgrades);
+    }
+    ck_assert_int_eq(a->relics_n, b->relics_n);
+    ck_assert_mem_eq(a->relics, b->relics, (size_t)a->relics_n);
+    ck_assert_mem_eq(a->potions, b->potions, SF_POTION_SLOTS);
+    ck_assert_int_eq(a->hp, b->hp);
+    ck_assert_int_eq(a->max_hp, b->max_hp);
+    ck_assert_int_eq(a->gold, b->gold);
+    ck_assert_int_eq(a->floor, b->floor);
+    ck_assert_int_eq(a->pen_nib_counter, b->pen_nib_counter);
+    ck_assert_int_eq(a->happy_flower_counter, b->happy_flower_counter);
+}
+
+START_TEST(the_same_seeds_give_the_same_start) {
+    sf_start_opts o = rewards_opts(SF_PICK_RANDOM);
+    int differ = 0;
+    for (int cls = 0; cls < 4; cls++)
+        for (uint64_t g = 0; g < 40; g++) {
+            sf_fight_spec a, b, c;
+            sf_start_desc da, db, dc;
+            int enc = sf_encounter_lookup(cls == 0   ? "Cultist"
+                                          : cls == 1 ? "Looter"
+                                          : cls == 2 ? "Lagavulin"
+                                                     : "Hexaghost");
+            ck_assert_int_eq(sf_start_sample(&o, 9, g, enc, &a, &da, NULL), SF_OK);
+            ck_assert_int_eq(sf_start_sample(&o, 9, g, enc, &b, &db, NULL), SF_OK);
+            expect_same_spec(&a, &b);
+            ck_assert_int_eq(a.encounter, enc);
+            ck_assert_str_eq(da.text, db.text);
+            ck_assert_str_eq(da.path, db.path);
+            ck_assert_int_eq(da.attempts, db.attempts);
+            ck_assert_int_eq(sf_start_sample(&o, 10, g, enc, &c, &dc, NULL), SF_OK);
+            differ += strcmp(da.text, dc.text) != 0;
+        }
+    ck_assert_int_gt(differ, 100); /* another run seed: other starts */
+}
+END_TEST
+
+/* The text form round-trips: parse(format(start)) gives the same spec and
+ * item lists, and formats to the same text. */
+START_TEST(the_text_form_round_trips) {
+    for (int picker = SF_PICK_RANDOM; picker <= SF_PICK_GREEDY; picker++) {
+        sf_start_opts o = rewards_opts(picker);
+        for (int cls = 0; cls < 4; cls++)
+            for (uint64_t g = 0; g < 60; g++) {
+                sf_fight_spec a, b;
+                sf_start_desc da, db;
+                ck_assert_int_eq(sf_start_sample(&o, 21, g, SF_START_CLASS(cls), &a, &da, NULL),
+                                 SF_OK);
+                sf_fight_spec_default(&b);
+                memset(&db, 0, sizeof db);
+                sf_err e = {0};
+                ck_assert_msg(sf_start_parse(da.text, &b, &db, &e) == SF_OK, "%s: %s", da.text,
+                              e.msg);
+                expect_same_spec(&a, &b);
+                ck_assert_int_eq(db.relics_n, da.relics_n);
+                ck_assert_mem_eq(db.relics, da.relics, (size_t)da.relics_n);
+                ck_assert_mem_eq(db.potions, da.potions, SF_POTION_SLOTS);
+                char text[SF_START_TEXT_MAX];
+                ck_assert_int_gt(sf_start_format(&b, &db, text, sizeof text), 0);
+                ck_assert_str_eq(text, da.text);
+            }
+    }
+}
+END_TEST
+
+START_TEST(the_text_form_reads_a_hand_written_start) {
+    sf_fight_spec s;
+    sf_fight_spec_default(&s);
+    sf_start_desc d;
+    memset(&d, 0, sizeof d);
+    sf_err e = {0};
+    ck_assert_int_eq(
+        sf_start_parse("Strike*5,Defend*3,Bash,Inflame+,Pommel Strike|Burning Blood,Vajra,Art of "
+                       "War,Pen Nib:7|Elixir,Fire Potion|floor 7",
+                       &s, &d, &e),
+        SF_OK);
+    ck_assert_int_eq(s.deck_n, 11);
+    ck_assert_int_eq(s.deck[9].id, CARD_INFLAME);
+    ck_assert_int_eq(s.deck[9].upgrades, 1);
+    /* Art of War is held (desc) but has no engine effect (spec) */
+    ck_assert_int_eq(d.relics_n, 4);
+    ck_assert_int_eq(s.relics_n, 3);
+    ck_assert_int_eq(s.relics[1], RELIC_VAJRA);
+    ck_assert_int_eq(s.relics[2], RELIC_PEN_NIB);
+    ck_assert_int_eq(s.pen_nib_counter, 7);
+    /* slot 0 holds the unmodelled Elixir: an empty engine slot */
+    ck_assert_int_eq(d.potions[0], sf_run_potion_lookup("Elixir"));
+    ck_assert_int_eq(s.potions[0], 0);
+    ck_assert_int_eq(s.potions[1], POTION_FIRE);
+    ck_assert_int_eq(s.floor, 7);
+    ck_assert_int_eq(s.hp, 80); /* no hp section: untouched */
+    ck_assert_int_eq(sf_start_parse("Bash|Burning Blood||floor 1|hp 30/75|gold 12", &s, NULL, &e),
+                     SF_OK);
+    ck_assert_int_eq(s.hp, 30);
+    ck_assert_int_eq(s.max_hp, 75);
+    ck_assert_int_eq(s.gold, 12);
+    ck_assert_int_eq(s.relics_n, 1);
+    ck_assert_int_eq(s.pen_nib_counter, 0);
+    char text[256];
+    ck_assert_int_gt(sf_start_format(&s, NULL, text, sizeof text), 0);
+    ck_assert_str_eq(text, "Bash|Burning Blood||floor 1|hp 30/75|gold 12");
+    ck_assert_int_eq(sf_start_format(&s, NULL, text, 10), SF_EFULL);
+    ck_assert_int_eq((int)strlen(text), 9);
+}
+END_TEST
+
+START_TEST(the_text_form_refuses_bad_parts_by_name) {
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"Strike*5,Fireball|Burning Blood||floor 1", "unknown card 'Fireball'"},
+        {"Strike|Burning Blood,Moon Stone||floor 1", "unknown relic 'Moon Stone'"},
+        {"Strike|Vajra:3||floor 1", "Vajra keeps no counter"},
+        {"Strike|Burning Blood|Fire Potion,Elixir,Elixir,Elixir|floor 1", "more than 3 slots"},
+        {"Strike|Burning Blood|Tea|floor 1", "unknown potion 'Tea'"},
+        {"Strike|Burning Blood||level 1", "want 'floor F'"},
+        {"Strike|Burning Blood||floor 1|hp 90/80", "want 'hp H/M'"},
+        {"Strike|Burning Blood||floor 1|gold -5", "want 'gold G'"},
+        {"Strike|Burning Blood||floor 1|mana 3", "section 5"},
+        {"Strike|Burning Blood", "2 sections"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sf_fight_spec s;
+        sf_fight_spec_default(&s);
+        sf_err e = {0};
+        ck_assert_int_eq(sf_start_parse(bad[i].text, &s, NULL, &e), SF_EINVAL);
+        ck_assert_msg(strstr(e.msg, bad[i].msg), "'%s': message '%s' lacks '%s'", bad[i].text,
+                      e.msg, bad[i].msg);
+        ck_assert_int_eq(s.deck_n, 10); /* a failed parse leaves the spec alone */
+    }
+}
+END_TEST
+
+/* A start is an ordinary spec: the fight from it is the fight from the same
+ * spec written out by hand (its text parsed onto the default spec), step
+ * for step, byte for byte — the prefix's streams leave nothing behind in the
+ * fight, whose streams come from spec.seed and spec.floor alone. */
+START_TEST(a_sampled_start_plays_like_the_same_spec_given_by_hand) {
+    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+    for (int cls = 0; cls < 4; cls++)
+        for (uint64_t g = 0; g < 10; g++) {
+            sf_fight_spec a, b;
+            sf_start_desc d;
+            ck_assert_int_eq(sf_start_sample(&o, 77, g, SF_START_CLASS(cls), &a, &d, NULL), SF_OK);
+            sf_fight_spec_default(&b);
+            ck_assert_int_eq(sf_start_parse(d.text, &b, NULL, NULL), SF_OK);
+            b.encounter = a.encounter;
+            a.seed = b.seed = 1000 + g;
+            sf_state sa, sb;
+            ck_assert_int_eq(sf_engine_init(&sa, &a, NULL), SF_OK);
+            ck_assert_int_eq(sf_engine_init(&sb, &b, NULL), SF_OK);
+            uint64_t ra = 5, rb = 5;
+            for (int ply = 0; ply < 3000; ply++) {
+                ck_assert_mem_eq(sa.opaque, sb.opaque, SF_STATE_BYTES);
+                if (sf_engine_is_terminal(&sa))
+                    break;
+                sf_action x, y;
+                ck_assert_int_eq(sf_engine_heuristic_action(&sa, 0.0, &ra, &x), SF_OK);
+                ck_assert_int_eq(sf_engine_heuristic_action(&sb, 0.0, &rb, &y), SF_OK);
+                ck_assert_int_eq(sf_action_code(x), sf_action_code(y));
+                ck_assert_int_eq(sf_engine_apply(&sa, x, NULL), SF_OK);
+                ck_assert_int_eq(sf_engine_apply(&sb, y, NULL), SF_OK);
+            }
+            ck_assert(sf_engine_is_terminal(&sa));
+        }
+}
+END_TEST
+
+START_TEST(start_and_picker_names_round_trip) {
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(sf_start_kind_lookup(sf_start_kind_name(k)), k);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(sf_picker_lookup(sf_picker_name(k)), k);
+    ck_assert_str_eq(sf_start_kind_name(SF_START_REWARDS), "rewards");
+    ck_assert_str_eq(sf_picker_name(SF_PICK_GREEDY), "greedy");
+    ck_assert_int_eq(sf_start_kind_lookup("prefix"), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_picker_lookup(NULL), SF_ENOTFOUND);
+    ck_assert_ptr_null(sf_picker_name(3));
+}
+END_TEST
+
+START_TEST(the_starter_start_is_the_default_spec) {
+    sf_start_opts o;
+    sf_start_opts_default(&o);
+    sf_fight_spec s, want;
+    sf_start_desc d;
+    int enc = sf_encounter_lookup("Jaw Worm");
+    ck_assert_int_eq(sf_start_sample(&o, 1, 2, enc, &s, &d, NULL), SF_OK);
+    sf_fight_spec_default(&want);
+    want.encounter = enc;
+    expect_same_spec(&s, &want);
+    ck_assert_int_eq(s.floor, 0);
+    ck_assert_str_eq(d.text, "Strike*5,Defend*4,Bash|Burning Blood||floor 0|hp 80/80|gold 99");
+    ck_assert_int_eq(d.fights, 0);
+    /* a class lets the run's encounter list choose */
+    ck_assert_int_eq(sf_start_sample(&o, 1, 2, SF_START_CLASS(SF_POOL_ELITE), &s, &d, NULL), SF_OK);
+    ck_assert_int_eq(sf_encounter_pool(s.encounter), SF_POOL_ELITE);
+}
+END_TEST
+
+/* The greedy picker follows its table: with a skip threshold above every
+ * worth it never takes a card, with rest_below 0 it smiths whenever it can,
+ * with remove_below 0 it never removes. */
+START_TEST(the_greedy_picker_follows_its_table) {
+    sf_pick_table t;
+    sf_pick_table_default(&t);
+    ck_assert_int_gt(t.take[CARD_POMMEL_STRIKE], t.take[CARD_STRIKE]);
+    t.skip_below = 101;
+    t.rest_below = t.rest_below_boss = 0;
+    t.remove_below = 0;
+    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+    o.table = &t;
+    int smiths = 0;
+    for (uint64_t g = 0; g < 40; g++) {
+        sf_fight_spec s;
+        sf_start_desc d;
+        ck_assert_int_eq(sf_start_sample(&o, 4, g, SF_START_CLASS(SF_POOL_BOSS), &s, &d, NULL),
+                         SF_OK);
+        ck_assert_int_eq(d.cards_taken, 0);
+        ck_assert_int_eq(d.removals, 0);
+        ck_assert_int_eq(d.rests, 0); /* the starter deck always has something to upgrade */
+        ck_assert_int_eq(s.deck_n, 10);
+        smiths += d.smiths;
+    }
+    ck_assert_int_gt(smiths, 40);
+}
+END_TEST
+
+static int pick_bad(void *ctx, const sf_start_choice *c, uint64_t *rng) {
+    (void)rng;
+    int mode = *(int *)ctx;
+    return mode == 0 ? c->n_options + 1 : SF_ETIMEOUT;
+}
+
+START_TEST(bad_options_and_bad_picks_are_refused_by_name) {
+    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+    sf_fight_spec s;
+    sf_err e = {0};
+    o.start = 7;
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, 0, &s, NULL, &e), SF_EINVAL);
+    ck_assert(strstr(e.msg, "start 7"));
+    o = rewards_opts(9);
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, 0, &s, NULL, &e), SF_EINVAL);
+    ck_assert(strstr(e.msg, "picker 9"));
+    o = rewards_opts(SF_PICK_CALLBACK);
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, 0, &s, NULL, &e), SF_EINVAL);
+    ck_assert(strstr(e.msg, "no pick function"));
+    o = rewards_opts(SF_PICK_GREEDY);
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, ENC_COUNT, &s, NULL, &e), SF_EINVAL);
+    ck_assert(strstr(e.msg, "encounter"));
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, SF_START_CLASS(4), &s, NULL, &e), SF_EINVAL);
+    o.ascension = 10;
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, 0, &s, NULL, &e), SF_EUNSUPPORTED);
+    int mode = 0;
+    o = rewards_opts(SF_PICK_CALLBACK);
+    o.pick = pick_bad;
+    o.pick_ctx = &mode;
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, SF_START_CLASS(SF_POOL_BOSS), &s, NULL, &e),
+                     SF_EINVAL);
+    ck_assert(strstr(e.msg, "picker answered option"));
+    mode = 1;
+    ck_assert_int_eq(sf_start_sample(&o, 1, 1, SF_START_CLASS(SF_POOL_BOSS), &s, NULL, &e),
+                     SF_ETIMEOUT);
+    ck_assert(strstr(e.msg, "picker failed"));
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("engine-start");
+    TCase *t = tcase_create("rules");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, pools_hold_every_ironclad_card_once_at_its_rarity);
+    tcase_add_test(t, first_reward_rarities_follow_the_offset_b);
+    tcase_add_test(t, rarities_follow_b_across_a_sequence_of_rewards);
+    tcase_add_test(t, rewards_are_distinct_uniform_within_rarity_and_never_upgraded);
+    tcase_add_test(t, a_reward_draws_cardrng_in_the_game_order);
+    tcase_add_test(t, potion_drops_follow_40_plus_m);
+    tcase_add_test(t, potion_rarities_are_65_25_10_and_uniform_within);
+    tcase_add_test(t, elite_relic_tiers_are_50_33_17);
+    tcase_add_test(t, relic_pools_are_the_ironclad_pools);
+    tcase_add_test(t, rest_heals_30_percent_of_max_hp_rounded_down);
+    tcase_add_test(t, the_map_model_keeps_the_rules_and_the_sim_statistics);
+    suite_add_tcase(s, t);
+    t = tcase_create("starts");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, a_start_after_a_rest_has_the_healed_hp);
+    tcase_add_test(t, decks_hold_only_cards_the_ironclad_pools_offer);
+    tcase_add_test(t, fights_fall_where_their_class_is_met);
+    tcase_add_test(t, the_same_seeds_give_the_same_start);
+    tcase_add_test(t, the_text_form_round_trips);
+    tcase_add_test(t, the_text_form_reads_a_hand_written_start);
+    tcase_add_test(t, the_text_form_refuses_bad_parts_by_name);
+    tcase_add_test(t, a_sampled_start_plays_like_the_same_spec_given_by_hand);
+    tcase_add_test(t, the_starter_start_is_the_default_spec);
+    tcase_add_test(t, start_and_picker_names_round_trip);
+    tcase_add_test(t, the_greedy_picker_follows_its_table);
+    tcase_add_test(t, bad_options_and_bad_picks_are_refused_by_name);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) {
+    return sf_check_run(suite(), "engine-start");
+}
