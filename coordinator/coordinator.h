@@ -3,7 +3,7 @@
  * intake, status and Prometheus metrics; plus the operator's client calls.
  *
  * What it does
- *   A run (proto/wire.h sf_run_config) is split into jobs of `seeds.job_size`
+ *   A run (fleet/config.h sf_run_config) is split into jobs of `seeds.job_size`
  *   consecutive seeds. The coordinator owns one ZeroMQ ROUTER; workers talk to
  *   it with fleet.proto envelopes (Hello -> Welcome, JobRequest -> Job / Wait /
  *   RunComplete, Heartbeat, Progress, ShardOffer / ShardChunk -> ShardAck,
@@ -45,7 +45,8 @@
 #include <stdint.h>
 
 #include "common/common.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 
 typedef struct sf_coordinator sf_coordinator;
 

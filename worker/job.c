@@ -155,7 +155,7 @@ static double c_for_budget(const sf_run_config *cfg) {
 static void search_config(const sf_run_config *cfg, int external, sf_search_config *sc) {
     sf_search_config_default(sc);
     sc->simulations = (int)cfg->search.simulations;
-    _Static_assert(SF_SEARCH_MAX_TREES == 64, "proto/config.c bounds search.trees by 64");
+    _Static_assert(SF_SEARCH_MAX_TREES == 64, "fleet/config.c bounds search.trees by 64");
     sc->trees = (int)cfg->search.trees;
     sc->evaluator = external ? SF_EVAL_EXTERNAL : SF_EVAL_ROLLOUT;
     sc->select = cfg->search.gumbel ? SF_SELECT_GUMBEL : SF_SELECT_AUTO;

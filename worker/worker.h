@@ -39,7 +39,8 @@
 
 #include "common/common.h"
 #include "engine/engine.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 #include "search/search.h"
 
 /* A batch evaluator for network leaves (the gpu-evald client, or the cpu

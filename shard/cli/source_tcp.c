@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "proto/wire.h"
+#include "fleet/wire.h"
 #include "shard/cli/cli.h"
 
 #define TIMEOUT_MS 30000

@@ -1,4 +1,4 @@
-/* test_config.c — the fleet's YAML run configuration (proto/wire.h). */
+/* test_config.c — the fleet's YAML run configuration (fleet/config.h). */
 #include <dirent.h>
 #include <math.h>
 #include <sodium.h>
@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 #include "sf_check.h"
 
 #ifndef SF_SOURCE_ROOT
@@ -806,7 +807,7 @@ START_TEST(operator_md_schema_table_matches_the_rows) {
             for (size_t r = 0; r < nrows; r++)
                 if (!strcmp(rows[r].path, key))
                     k = &rows[r], seen[r]++;
-            ck_assert_msg(k != NULL, "operator.md lists %s, which is no key of proto/config.c",
+            ck_assert_msg(k != NULL, "operator.md lists %s, which is no key of fleet/config.c",
                           key);
             listed++;
             if (k->type == SF_CFG_ENCOUNTERS || k->type == SF_CFG_CSCHED)

@@ -1,13 +1,14 @@
 /*
- * wire.c — envelope framing over ZeroMQ (see wire.h). The run
- * configuration, its RunConfig form and its digest are config.c's.
+ * wire.c — envelope framing over ZeroMQ and the endpoint check (see
+ * wire.h). The run configuration, its RunConfig form and its digest are
+ * config.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
-#include "proto/wire.h"
+#include "fleet/wire.h"
 
 /* ---- envelopes ------------------------------------------------------------ */
 
@@ -61,4 +62,39 @@ int sf_wire_send(void *socket, const uint8_t *identity, size_t identity_len,
         rc = zmq_errno() == EAGAIN ? SF_EFULL : SF_EIO;
     free(buf);
     return rc;
+}
+
+/* ---- endpoints ------------------------------------------------------------ */
+
+/* Documented in wire.h. ZeroMQ would wrap a port above 65535 silently. */
+const char *sf_endpoint_problem(const char *s) {
+    if (!strncmp(s, "inproc://", 9))
+        return "inproc:// reaches only threads of one process, and the coordinator, workers "
+               "and gpu-evald are separate processes; use tcp://HOST:PORT or ipc://PATH";
+    if (!strncmp(s, "ipc://", 6)) {
+        size_t l = strlen(s + 6);
+        if (l == 0)
+            return "ipc:// needs a socket path";
+        if (l > 107)
+            return "the ipc:// path is longer than 107 bytes (the Unix socket limit)";
+        return NULL;
+    }
+    if (strncmp(s, "tcp://", 6))
+        return "not a tcp://HOST:PORT or ipc://PATH endpoint";
+    const char *colon = strrchr(s + 6, ':');
+    if (!colon || colon == s + 6)
+        return "tcp:// needs HOST:PORT (PORT a number 1..65535, or * for any free port)";
+    const char *port = colon + 1;
+    if (!strcmp(port, "*"))
+        return NULL;
+    unsigned long p = 0;
+    size_t digits = 0;
+    for (const char *q = port; *q; q++, digits++) {
+        if (*q < '0' || *q > '9' || digits >= 6)
+            return "the tcp:// port must be a number 1..65535, or *";
+        p = p * 10 + (unsigned long)(*q - '0');
+    }
+    if (digits == 0 || p == 0 || p > 65535)
+        return "the tcp:// port must be a number 1..65535, or *";
+    return NULL;
 }

@@ -346,11 +346,16 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
     }
 }
 
-/* A program built beside this one (../<dir>/<name>), else <name> on PATH. */
+/* This program's directory in the build tree (build/fleet/cli), from which
+ * the build root is TO_BUILD_ROOT: the other programs are found there. */
+#define TO_BUILD_ROOT "../.."
+
+/* A program built beside this one (<build root>/<dir>/<name>), else <name>
+ * on PATH. */
 static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
     const char *slash = strrchr(self, '/');
     if (slash) {
-        snprintf(out, cap, "%.*s/../%s/%s", (int)(slash - self), self, dir, name);
+        snprintf(out, cap, "%.*s/" TO_BUILD_ROOT "/%s/%s", (int)(slash - self), self, dir, name);
         if (access(out, X_OK) == 0)
             return;
     }
@@ -649,7 +654,8 @@ static int cmd_run(int argc, char **argv, const char *self) {
     const char *slash = strrchr(self, '/');
     if (slash) {
         char guess[4200], real[4096], cwd[4096];
-        snprintf(guess, sizeof guess, "%.*s/../shard/sf-shard", (int)(slash - self), self);
+        snprintf(guess, sizeof guess, "%.*s/" TO_BUILD_ROOT "/shard/sf-shard", (int)(slash - self),
+                 self);
         if (realpath(guess, real) && access(real, X_OK) == 0) {
             size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
             if (n && !strncmp(real, cwd, n) && real[n] == '/')
