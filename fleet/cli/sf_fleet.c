@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "coordinator/coordinator.h"
-#include "gpu-evald/neteval.h"
 #include "worker/worker.h"
 
 /* The one piece of process-wide state: what the signal handler has seen.
@@ -392,38 +391,23 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
 
 /* Wait until the spawned gpu-evald answers a real position with the run's
  * model (its canary passed and it serves), so no worker starts against a
- * server that is still loading. */
+ * server that is still loading: the worker's own probe
+ * (sf_worker_evaluator_probe), tried every 100 ms. */
 static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    sf_state st;
+    sf_run_config quick = *cfg;
+    quick.evald.timeout_ms = 100;
+    quick.evald.retries = 0;
+    sf_batch_evaluator *ev;
     sf_err e = {0};
-    if (sf_engine_init(&st, &spec, &e) < 0)
+    if (sf_worker_evaluator_new(&quick, NULL, &ev, &e) < 0)
         return -1;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(&st, acts, SF_MAX_ACTIONS);
-    sf_feat *feat = malloc(sizeof *feat);
-    if (!feat)
-        return -1;
-    sf_engine_feat(&st, acts, n, feat);
-    sf_pos pos = sf_pos_from_feat(feat);
-    sf_net_out out;
     int rc = -1;
-    for (int waited = 0; waited < seconds * 10 && rc < 0; waited++) {
+    for (int tries = 0; tries < seconds * 10 && rc < 0; tries++) {
         if (waitpid(pid, NULL, WNOHANG) == pid)
             break; /* it exited: a load or canary failure, see its log */
-        sf_neteval_opts o = {.endpoint = cfg->evald.endpoint,
-                             .model_sha256 = cfg->model.sha256,
-                             .timeout_ms = 100,
-                             .max_retries = 0};
-        sf_neteval *ev;
-        if (sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK) {
-            if (sf_neteval_eval(ev, &pos, 1, &out, &e) == SF_OK)
-                rc = 0;
-            sf_neteval_close(ev);
-        }
+        rc = sf_worker_evaluator_probe(ev, &e) == SF_OK ? 0 : -1;
     }
-    free(feat);
+    sf_worker_evaluator_free(ev);
     return rc;
 }
 
