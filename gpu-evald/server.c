@@ -33,9 +33,9 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "gpu-evald/evald.h"
 #include "gpu-evald/metrics.h"
 #include "gpu-evald/wire.h"
+#include "model/model.h"
 
 #define SF_RID_MAX        255
 #define SF_CLIENT_IDLE_NS (120ull * 1000000000ull)

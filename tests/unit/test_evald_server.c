@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "evald_fixture.h"
-#include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
+#include "model/model.h"
+#include "model_fixture.h"
 #include "sf_check.h"
 
 /* ---- a server in a thread ---- */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/evald.h"
 #include "gpu-evald/wire.h"
+#include "model/model.h"
 #include "proto/evald.pb-c.h"
 #include "sf_check.h"
 

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/cuda_abi.h"
+#include "model/cuda_abi.h"
 
 typedef __nv_bfloat16 bf16;
 

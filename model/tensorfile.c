@@ -19,8 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
+#include "model/model.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gpu-evald reads little-endian tensor data in place; big-endian hosts are not supported"

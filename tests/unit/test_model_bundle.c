@@ -1,4 +1,4 @@
-/* test_evald_bundle.c — safetensors files, position sets and model bundles:
+/* test_model_bundle.c — safetensors files, position sets and model bundles:
  * what loads, and the exact error for each defect a bundle can have. */
 #include <math.h>
 #include <sodium.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evald_fixture.h"
-#include "gpu-evald/evald.h"
+#include "model/model.h"
+#include "model_fixture.h"
 #include "sf_check.h"
 
 static uint8_t *slurp(const char *path, size_t *n) {
@@ -561,7 +561,7 @@ START_TEST(positions_file_round_trip) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("evald-bundle");
+    Suite *s = suite_create("model-bundle");
     TCase *tc = tcase_create("bundle");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tensorfile_round_trip);
@@ -575,5 +575,5 @@ int main(void) {
     tcase_add_test(tc, position_validation_names_the_field);
     tcase_add_test(tc, positions_file_round_trip);
     suite_add_tcase(s, tc);
-    return sf_check_run(s, "evald-bundle");
+    return sf_check_run(s, "model-bundle");
 }

@@ -19,7 +19,7 @@
  *   Every buffer is allocated at creation, sized for SF_FEAT_MAX_TOKENS
  *   tokens and SF_FEAT_MAX_QUERIES queries, one set per thread. sf_cpu_eval()
  *   allocates nothing (OpenBLAS keeps its own buffer pool after its first
- *   call; tests/unit/test_evald_net.c counts allocations).
+ *   call; tests/unit/test_model_net.c counts allocations).
  *
  * Threads
  *   With threads > 1 a small pool takes positions from a shared counter; the
@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
 
 /* Elementwise loops are compiled twice, for AVX2 and for baseline x86-64,
  * and the loader picks one (GCC/Clang function multiversioning). Only

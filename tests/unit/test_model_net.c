@@ -1,4 +1,4 @@
-/* test_evald_net.c — the network on the cpu backend: hand-computed heads,
+/* test_model_net.c — the network on the cpu backend: hand-computed heads,
  * the erf and exp approximations, row independence across batches, no
  * allocation after warm-up, input validation, the canary and its
  * per-output, per-precision tolerances (on a trained bundle, with tf32 and
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evald_fixture.h"
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
+#include "model/model.h"
+#include "model_fixture.h"
 #include "sf_check.h"
 
 /* ---- allocation counting (not under ASan, which owns malloc) ---- */
@@ -662,7 +662,7 @@ START_TEST(cuda_backend_fails_clearly_or_matches_cpu) {
 END_TEST
 
 int main(void) {
-    Suite *s = suite_create("evald-net");
+    Suite *s = suite_create("model-net");
     TCase *tc = tcase_create("net");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, erf_and_exp_approximations_are_accurate);
@@ -679,5 +679,5 @@ int main(void) {
     tcase_add_test(tc, cuda_backend_fails_clearly_or_matches_cpu);
     tcase_add_test(tc, priors_are_the_softmax_of_the_policy_logits);
     suite_add_tcase(s, tc);
-    return sf_check_run(s, "evald-net");
+    return sf_check_run(s, "model-net");
 }

@@ -33,7 +33,7 @@
  *     batch, in whatever order, on however many threads. The backend gets
  *     this by construction: every matrix product is issued per position, so
  *     the shape of each OpenBLAS call depends on that position alone (see
- *     gpu-evald/cpu.c). The cuda backend is equal to the cpu backend within
+ *     model/cpu.c). The cuda backend is equal to the cpu backend within
  *     the bundle's per-output, per-precision canary tolerances (see
  *     "Canary tolerances" below), not bit-identical.
  *   - Allocation: loading allocates; sf_net_eval() on the cpu backend does
@@ -42,7 +42,7 @@
  *   - Threading: a bundle is immutable after loading and may be shared by
  *     any number of threads and nets. An sf_net is used by one thread at a
  *     time. Creating a cpu net sets OpenBLAS to one thread for the whole
- *     process (see gpu-evald/cpu.c); parallelism comes from
+ *     process (see model/cpu.c); parallelism comes from
  *     sf_net_opts.threads, over positions. The server runs its loop in the calling thread;
  * sf_evald_stop() may be called from any thread or a signal handler.
  *   - Byte order: tensor files and wire arrays are little-endian; this build
