@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
+#include "gpu-evald/evald.h"
 
 /* The one piece of process state: the server a signal should stop.
  * sf_evald_stop() is a single atomic store, safe in a signal handler. */

@@ -29,13 +29,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
 
+#include "gpu-evald/evald.h"
 #include "gpu-evald/metrics.h"
 #include "gpu-evald/wire.h"
-#include "model/model.h"
 
 #define SF_RID_MAX        255
 #define SF_CLIENT_IDLE_NS (120ull * 1000000000ull)

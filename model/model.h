@@ -1,9 +1,10 @@
 /*
- * evald.h — gpu-evald's model side and server: SHA-pinned model bundles, the
- * entity-set transformer that reads the engine tokenizer's output, its cpu
- * (OpenBLAS) and cuda (cuBLAS) backends, and the batching inference server.
- * docs/model.md is the reference for the network and the bundle format;
- * docs/operator.md for running the server.
+ * model.h — the model runtime: SHA-pinned model bundles, the entity-set
+ * transformer that reads the engine tokenizer's output, and its cpu
+ * (OpenBLAS) and cuda (cuBLAS) backends. gpu-evald's server
+ * (gpu-evald/evald.h) and the in-process evaluator (gpu-evald/neteval.h,
+ * used by the worker and the search tools) both run networks through it.
+ * docs/model.md is the reference for the network and the bundle format.
  *
  * Pieces, lowest first
  *   sf_tensorfile  a safetensors container (8-byte little-endian header
@@ -19,9 +20,9 @@
  *                  SHA-256 of the file's bytes.
  *   sf_net         the network bound to a backend; evaluates a batch of
  *                  positions into sf_net_out records.
- *   sf_evald       the server: one ZeroMQ ROUTER, dynamic batching across
- *                  clients, several models at once, Prometheus metrics.
- *   The worker-side client (remote and in-process) is gpu-evald/neteval.h.
+ *   The server that batches positions from many clients is gpu-evald
+ *   (gpu-evald/evald.h); the worker-side client (remote and in-process) is
+ *   gpu-evald/neteval.h.
  *
  * Invariants
  *   - Errors are values: every fallible call returns SF_OK or a negative
@@ -43,15 +44,13 @@
  *     any number of threads and nets. An sf_net is used by one thread at a
  *     time. Creating a cpu net sets OpenBLAS to one thread for the whole
  *     process (see model/cpu.c); parallelism comes from
- *     sf_net_opts.threads, over positions. The server runs its loop in the calling thread;
- * sf_evald_stop() may be called from any thread or a signal handler.
+ *     sf_net_opts.threads, over positions.
  *   - Byte order: tensor files and wire arrays are little-endian; this build
  *     refuses to compile on a big-endian host rather than misread them.
  */
-#ifndef SF_EVALD_H
-#define SF_EVALD_H
+#ifndef SF_MODEL_H
+#define SF_MODEL_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -542,74 +541,5 @@ void sf_net_out_priors(const sf_net_out *o, float *priors);
 /* Largest |a - b| over every output of two results with the same queries;
  * `where` (may be NULL, 40 bytes) receives the output's name. */
 double sf_net_out_max_diff(const sf_net_out *a, const sf_net_out *b, char *where);
-
-/* ---------------------------------------------------------------------------
- * The server (docs/operator.md "gpu-evald")
- * ------------------------------------------------------------------------- */
-
-/* Server settings. Zero-initialise, then set what differs from the
- * defaults named here. */
-typedef struct sf_evald_opts {
-    const char *bind;  /* ZeroMQ endpoint of the ROUTER, e.g. "tcp://0.0.0.0:5555" */
-    int max_batch;     /* positions per batch (default 256)                  */
-    int max_wait_us;   /* a batch runs once its oldest request waited this
-                        * long (default 2000)                               */
-    int client_credit; /* positions one client may have queued (default
-                        * 4 * max_batch); a request beyond it is refused   */
-    int metrics_port;  /* Prometheus HTTP port; 0 = ephemeral; -1 = off      */
-    sf_net_opts net;   /* backend for every model                            */
-    FILE *log;         /* log lines go here (default stderr)                 */
-} sf_evald_opts;
-
-typedef struct sf_evald sf_evald;
-
-/* Create a server (no socket yet). Errors: SF_EINVAL for bad options. */
-int sf_evald_create(const sf_evald_opts *opts, sf_evald **out, sf_err *err);
-
-/* Load a bundle (pinned by `pin_sha256` when non-NULL), bind it to the
- * backend and run its canary. Returns SF_OK once the model is registered;
- * `*serving` (may be NULL) says whether it passed its canary. A model that
- * fails it stays registered but refused: a log line "canary FAILED ...
- * refusing to serve this model", the metric sf_evald_canary_ok{model} 0,
- * an error reply to every request naming it, *serving 0 and the canary's
- * message in `err`. Load and backend errors (SHA-256 mismatch included)
- * are returned as they are, and nothing is registered. Adding a model
- * whose SHA-256 is already registered is SF_EINVAL. */
-int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin_sha256, int *serving,
-                       sf_err *err);
-
-/* Add every "*.safetensors" file in `dir` (sorted by name). Returns the
- * first load error after trying them all, or SF_EIO when `dir` cannot be
- * opened or holds no bundle (each logged); `*served` (may be NULL) receives
- * the number of models now served (canary passed). */
-int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *err);
-
-/* Number of models that passed their canary and are served. */
-int sf_evald_models_served(const sf_evald *ev);
-
-/* Bind the ROUTER and start the metrics endpoint. Errors: SF_EIO (bind
- * failed, with the ZeroMQ or HTTP error), SF_ESTATE (no model served). */
-int sf_evald_bind(sf_evald *ev, sf_err *err);
-
-/* The metrics port actually bound (useful with metrics_port 0), or -1. */
-int sf_evald_metrics_port(const sf_evald *ev);
-
-/* The ROUTER's endpoint as bound (ZMQ_LAST_ENDPOINT), e.g. with the port
- * chosen for "tcp://127.0.0.1:*". */
-const char *sf_evald_endpoint(const sf_evald *ev);
-
-/* Serve until sf_evald_stop(). Returns SF_OK after a stop, or SF_EIO on a
- * socket failure. */
-int sf_evald_run(sf_evald *ev, sf_err *err);
-
-/* Ask sf_evald_run() to return; safe from any thread and from a signal
- * handler (one atomic store). */
-void sf_evald_stop(sf_evald *ev);
-
-/* The metrics page as served on /metrics (Prometheus text format 0.0.4).
- * Writes at most `cap` bytes including the NUL; returns the full length. */
-size_t sf_evald_metrics_text(sf_evald *ev, char *buf, size_t cap);
-
-void sf_evald_free(sf_evald *ev);
 
 #endif

@@ -26,9 +26,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
-#include "model/model.h"
 #include "proc.h"
 
 #define RUNS   5

@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
-#include "model/model.h"
 #include "model_fixture.h"
 #include "sf_check.h"
 
