@@ -51,51 +51,36 @@ static void logf_(conn *c, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int conn_open(conn *c) {
+/* A fresh DEALER to the coordinator (the old one, if any, is closed). */
+static int conn_open(conn *c, sf_err *err) {
     if (c->sock)
         zmq_close(c->sock);
-    c->sock = zmq_socket(c->zctx, ZMQ_DEALER);
-    int zero = 0, hwm = 1000;
-    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(c->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    if (zmq_connect(c->sock, c->endpoint) != 0)
-        return SF_EIO;
+    int rc = sf_wire_dealer(c->zctx, c->endpoint, &c->sock, err);
     c->last_heard = sf_now_ns();
-    return SF_OK;
+    return rc;
 }
 
 static int send_env(conn *c, Spirefleet__Envelope *env) {
     return sf_wire_send(c->sock, NULL, 0, env, 0);
 }
 
-/* Receive one envelope within timeout_ms (NULL on timeout or garbage). */
+/* Receive one envelope within timeout_ms (NULL on timeout or garbage).
+ * Unlike sf_wire_ask()'s clients, the worker never fails on what it reads:
+ * a frame that does not decode is logged and skipped, an ErrorReply is
+ * passed on (one naming SF_ESTATE means the coordinator forgot this worker:
+ * Hello again), and whatever answer it waits for may come after heartbeat
+ * replies. */
 static Spirefleet__Envelope *recv_env(conn *c, int timeout_ms) {
-    zmq_pollitem_t it = {c->sock, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&it, 1, timeout_ms) <= 0)
-        return NULL;
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&m);
-        return NULL;
-    }
-    int more = zmq_msg_more(&m);
-    Spirefleet__Envelope *env = NULL;
+    Spirefleet__Envelope *env;
     sf_err e = {0};
-    if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) < 0)
-        logf_(c, "ignoring a bad frame from the coordinator: %s", e.msg);
-    zmq_msg_close(&m);
-    while (more) { /* a DEALER never expects more than one frame */
-        zmq_msg_init(&m);
-        zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT);
-        more = zmq_msg_more(&m);
-        zmq_msg_close(&m);
-    }
-    if (env) {
-        c->last_heard = sf_now_ns();
-        if (env->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR && env->error->code == SF_ESTATE)
-            c->need_hello = 1;
-    }
+    int rc = sf_wire_recv(c->sock, c->endpoint, timeout_ms, &env, &e);
+    if (rc == SF_EFORMAT || rc == SF_EVERSION)
+        logf_(c, "ignoring a bad frame: %s", e.msg);
+    if (rc < 0)
+        return NULL;
+    c->last_heard = sf_now_ns();
+    if (env->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR && env->error->code == SF_ESTATE)
+        c->need_hello = 1;
     return env;
 }
 
@@ -130,8 +115,9 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
         if (o->stop && *o->stop)
             return SF_ETIMEOUT;
         c->need_hello = 0;
-        if (conn_open(c) < 0)
-            return sf_err_set(err, SF_EIO, "cannot connect to %s", c->endpoint);
+        int opened = conn_open(c, err);
+        if (opened < 0)
+            return opened;
         Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
         char host[64] = "";

@@ -8,7 +8,6 @@
 
 #include "engine/engine.h"
 #include "fleet/config.h"
-#include "fleet/wire.h"
 #include "sf_check.h"
 
 #ifndef SF_SOURCE_ROOT
@@ -854,43 +853,6 @@ START_TEST(operator_md_schema_table_matches_the_rows) {
 }
 END_TEST
 
-START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
-    sf_err e = {0};
-    Spirefleet__Envelope *env = NULL;
-    const uint8_t garbage[] = {0xff, 0xff, 0xff, 0x01, 0x02};
-    ck_assert_int_eq(sf_wire_decode(garbage, sizeof garbage, &env, &e), SF_EFORMAT);
-    ck_assert_ptr_null(env);
-    Spirefleet__Envelope out = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
-    hb.worker_id = "w";
-    out.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
-    out.heartbeat = &hb;
-    uint8_t *bytes;
-    size_t n;
-    ck_assert_int_eq(sf_wire_encode(&out, &bytes, &n), SF_OK);
-    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_OK);
-    ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_HEARTBEAT);
-    ck_assert_str_eq(env->heartbeat->worker_id, "w");
-    sf_wire_free(env);
-    free(bytes);
-    out.version = 99; /* encode forces the version; pack by hand */
-    n = spirefleet__envelope__get_packed_size(&out);
-    bytes = malloc(n);
-    spirefleet__envelope__pack(&out, bytes);
-    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EVERSION);
-    ck_assert_ptr_nonnull(strstr(e.msg, "protocol version 99"));
-    free(bytes);
-    /* an envelope with no body */
-    Spirefleet__Envelope empty = SPIREFLEET__ENVELOPE__INIT;
-    empty.version = SF_PROTOCOL_VERSION;
-    n = spirefleet__envelope__get_packed_size(&empty);
-    bytes = malloc(n + 1);
-    spirefleet__envelope__pack(&empty, bytes);
-    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EFORMAT);
-    free(bytes);
-}
-END_TEST
-
 int main(void) {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
@@ -913,7 +875,6 @@ int main(void) {
     tcase_add_test(tc, every_row_round_trips_through_runconfig);
     tcase_add_test(tc, runconfig_values_are_checked_like_yaml);
     tcase_add_test(tc, operator_md_schema_table_matches_the_rows);
-    tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);
     suite_add_tcase(s, tc);
     return sf_check_run(s, "config");
 }

@@ -48,10 +48,9 @@ typedef struct client {
 
 static void client_open(client *c, sf_coordinator *co) {
     c->ctx = zmq_ctx_new();
-    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(zmq_connect(c->sock, sf_coordinator_endpoint(co)), 0);
+    sf_err e = {0};
+    ck_assert_msg(sf_wire_dealer(c->ctx, sf_coordinator_endpoint(co), &c->sock, &e) == SF_OK, "%s",
+                  e.msg);
 }
 
 static void client_close(client *c) {
@@ -64,16 +63,12 @@ static Spirefleet__Envelope *pump(sf_coordinator *co, client *c) {
     sf_err e = {0};
     for (int i = 0; i < 300; i++) {
         ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) >= 0) {
-            Spirefleet__Envelope *env = NULL;
-            int rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e);
-            zmq_msg_close(&m);
-            ck_assert_msg(rc == SF_OK, "reply does not decode: %s", e.msg);
-            return env;
-        }
-        zmq_msg_close(&m);
+        Spirefleet__Envelope *env;
+        int rc = sf_wire_recv(c->sock, "the coordinator", 0, &env, &e);
+        if (rc == SF_ETIMEOUT)
+            continue;
+        ck_assert_msg(rc == SF_OK, "reply does not decode: %s", e.msg);
+        return env;
     }
     ck_abort_msg("no reply from the coordinator");
     return NULL;
