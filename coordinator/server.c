@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/io.h"
 #include "coordinator/internal.h"
 #include "shard/shard.h"
 
@@ -32,15 +33,6 @@
 /* ------------------------------------------------------------------------
  * Small helpers
  * ---------------------------------------------------------------------- */
-
-static int fsync_dir(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
 
 static void job_touch(sf_coordinator *co, cjob *j) {
     if (!j->dirty) {
@@ -431,7 +423,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     char hex[65];
     crypto_hash_sha256_final(&u->sha, h);
     sf_hex(h, 32, hex);
-    int ok = fflush(u->f) == 0 && fsync(fileno(u->f)) == 0;
+    int ok = sf_fflush_sync(u->f) == SF_OK;
     fclose(u->f);
     u->f = NULL;
     if (!ok)
@@ -492,7 +484,17 @@ static void finish_upload(sf_coordinator *co, int wi) {
     }
     unlink(u->path);
     u->path[0] = 0;
-    fsync_dir(co->shards_dir);
+    /* Not done until the name is durable: otherwise the ledger could say
+     * done for a shard a crash loses. The stored copy stays: a re-issued
+     * job finds it (link: EEXIST), a restart adopts it. */
+    sf_err serr = {0};
+    if (sf_fsync_dir(co->shards_dir, &serr) < 0) {
+        snprintf(why, sizeof why, "cannot store the shard: %s", serr.msg);
+        co->st.shards_rejected++;
+        upload_discard(u);
+        send_ack(co, wi, job_id, 0, 0, 0, why);
+        return;
+    }
     if (j->state == JS_LEASED)
         leased_remove(co, j);
     j->state = JS_DONE;
@@ -929,7 +931,7 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     }
     char pidtxt[32];
     int pl = snprintf(pidtxt, sizeof pidtxt, "%d\n", (int)getpid());
-    if (ftruncate(co->lock_fd, 0) != 0 || pwrite(co->lock_fd, pidtxt, (size_t)pl, 0) != pl)
+    if (ftruncate(co->lock_fd, 0) != 0 || sf_pwrite_full(co->lock_fd, pidtxt, (size_t)pl, 0) < 0)
         fprintf(stderr, "coordinator: could not record the pid in %s\n", lock);
     rc = ledger_open(co, err);
     if (rc == SF_OK) {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "shard/internal.h"
 
 static bool is_struct_page(const sf_trailer *t, uint64_t pg) {
@@ -42,17 +43,11 @@ static int scan_pages(int fd, const char *path, const sf_trailer *t, int64_t *ba
     int rc = SF_OK;
     for (uint64_t pg = 0; pg < t->npages; pg += chunk_pages) {
         uint64_t n = t->npages - pg < chunk_pages ? t->npages - pg : chunk_pages;
-        size_t want = (size_t)n * t->page_size, got = 0;
-        while (got < want) {
-            ssize_t k = pread(fd, buf + got, want - got, (off_t)(pg * t->page_size + got));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                rc = sf_err_set(err, SF_EIO, "%s: reading page %llu: %s", path,
-                                (unsigned long long)pg, k < 0 ? strerror(errno) : "short read");
-                goto out;
-            }
-            got += (size_t)k;
+        int e = sf_pread_full(fd, buf, (size_t)n * t->page_size, pg * t->page_size);
+        if (e < 0) {
+            rc = sf_err_set(err, SF_EIO, "%s: reading page %llu: %s", path, (unsigned long long)pg,
+                            sf_io_reason(e));
+            goto out;
         }
         for (uint64_t k = 0; k < n; k++) {
             if (sf_crc32(buf + k * t->page_size, t->page_size) == t->page_crc[pg + k])

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "coordinator/coordinator.h"
 #include "worker/worker.h"
 
@@ -328,9 +329,10 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
         return;
     off_t end = lseek(fd, 0, SEEK_END);
     off_t start = end - from > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : from;
-    ssize_t n = start >= 0 ? pread(fd, buf, sizeof buf - 1, start) : -1;
+    size_t n = start >= 0 && end > start ? (size_t)(end - start) : 0;
+    int rc = n ? sf_pread_full(fd, buf, n, (uint64_t)start) : SF_EFORMAT;
     close(fd);
-    if (n <= 0)
+    if (rc < 0)
         return;
     buf[n] = 0;
     char *p = buf + n;

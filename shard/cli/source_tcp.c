@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/io.h"
 #include "fleet/wire.h"
 #include "shard/cli/cli.h"
 
@@ -107,8 +108,8 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
         if (rc < 0)
             break;
     }
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = rc < 0 ? rc : sf_err_set(err, SF_EIO, "%s: sync failed", dst);
+    if (sf_fflush_sync(f) < 0 && rc == SF_OK)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot sync: %s", dst, strerror(errno));
     fclose(f);
     return rc;
 }
