@@ -55,6 +55,11 @@ typedef struct sf_coord_opts {
     int metrics_port;   /* -1: cfg->coordinator.metrics_port; 0: no HTTP server   */
     int exit_when_done; /* sf_coordinator_serve returns once every job is done
                            and the live workers were told (or a grace period)     */
+    /* Where the coordinator's log lines go ("coordinator: job 3 failed on
+     * w1: ...", adoptions, completion, stop): called from the thread that
+     * opens and steps it, one line at a time (common.h). NULL: dropped. */
+    sf_log_fn log;
+    void *log_ctx;
 } sf_coord_opts;
 
 /* Counters and gauges, as served by Status and /metrics. */

@@ -112,6 +112,8 @@ struct sf_coordinator {
     size_t reply_bytes; /* queued since the last flush: bounds one step's memory */
 
     int stopping;
+    sf_log_fn log; /* sf_coord_opts.log and its context */
+    void *log_ctx;
     int lock_fd;               /* flock on <output_dir>/coordinator.lock          */
     uint64_t jobs_quarantined; /* failed CO_MAX_FAILURES times: not issued again */
     uint64_t started_ns, complete_ns;

@@ -557,10 +557,10 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
          * expired and the job moved on) or a forged one must not push a
          * job towards quarantine. */
         co->st.protocol_errors++;
-        fprintf(stderr,
-                "coordinator: ignored a failure report for job %llu from %s, which "
-                "does not hold its lease\n",
-                (unsigned long long)f->job_id, co->workers[wi].worker_id);
+        sf_log(co->log, co->log_ctx,
+               "coordinator: ignored a failure report for job %llu from %s, which "
+               "does not hold its lease",
+               (unsigned long long)f->job_id, co->workers[wi].worker_id);
         return;
     }
     int abandoned = !strcmp(why, SF_JOB_ABANDONED);
@@ -576,14 +576,14 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
         /* a job that fails every time is not issued again: the run then
          * cannot complete, which status and sf-fleet report */
         co->jobs_quarantined++;
-        fprintf(stderr,
-                "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)\n",
-                (unsigned long long)j->id, j->failures, why);
+        sf_log(co->log, co->log_ctx,
+               "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)",
+               (unsigned long long)j->id, j->failures, why);
     }
     /* a reason comes from the network: at most 200 bytes of it in the log */
-    fprintf(stderr, "coordinator: job %llu %s on %s: %.200s%s\n", (unsigned long long)f->job_id,
-            abandoned ? "abandoned" : "failed", co->workers[wi].worker_id, why,
-            strlen(why) > 200 ? "..." : "");
+    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %.200s%s",
+           (unsigned long long)f->job_id, abandoned ? "abandoned" : "failed",
+           co->workers[wi].worker_id, why, strlen(why) > 200 ? "..." : "");
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
@@ -623,7 +623,7 @@ static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
 
 static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len) {
     if (!co->stopping)
-        fprintf(stderr, "coordinator: stop requested; finishing\n");
+        sf_log(co->log, co->log_ctx, "coordinator: stop requested; finishing");
     co->stopping = 1;
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Stop s = SPIREFLEET__STOP__INIT;
@@ -809,7 +809,8 @@ static void adopt_stored_shards(sf_coordinator *co) {
         }
         sf_shard_reader_close(r);
         if (!ok) {
-            fprintf(stderr, "coordinator: %s does not verify (%s); removing it\n", path, e.msg);
+            sf_log(co->log, co->log_ctx, "coordinator: %s does not verify (%s); removing it", path,
+                   e.msg);
             unlink(path);
             continue;
         }
@@ -833,7 +834,8 @@ static void adopt_stored_shards(sf_coordinator *co) {
         j->state = JS_DONE;
         job_touch(co, j);
         co->need_sync = 1;
-        fprintf(stderr, "coordinator: adopted %s for job %llu\n", name, (unsigned long long)j->id);
+        sf_log(co->log, co->log_ctx, "coordinator: adopted %s for job %llu", name,
+               (unsigned long long)j->id);
     }
 }
 
@@ -870,6 +872,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     }
     co->run_msg = sf_config_to_proto(&co->cfg, co->cfg_msg);
     co->exit_when_done = opts ? opts->exit_when_done : 0;
+    co->log = opts ? opts->log : NULL;
+    co->log_ctx = opts ? opts->log_ctx : NULL;
     int rc = sf_config_digest(cfg, co->digest);
     if (rc < 0) {
         free(co->cfg_msg);
@@ -932,7 +936,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     char pidtxt[32];
     int pl = snprintf(pidtxt, sizeof pidtxt, "%d\n", (int)getpid());
     if (ftruncate(co->lock_fd, 0) != 0 || sf_pwrite_full(co->lock_fd, pidtxt, (size_t)pl, 0) < 0)
-        fprintf(stderr, "coordinator: could not record the pid in %s\n", lock);
+        sf_log(co->log, co->log_ctx, "coordinator: could not record the pid in %s: %s", lock,
+               strerror(errno));
     rc = ledger_open(co, err);
     if (rc == SF_OK) {
         rc = ledger_load(co, err);
@@ -1058,8 +1063,8 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
         return rc;
     if (all_done(co) && !co->complete_ns) {
         co->complete_ns = sf_now_ns();
-        fprintf(stderr, "coordinator: run %s complete: %llu jobs, %llu labels\n", co->cfg.name,
-                (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
+        sf_log(co->log, co->log_ctx, "coordinator: run %s complete: %llu jobs, %llu labels",
+               co->cfg.name, (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
         /* idle workers are waiting on a Wait: tell them now */
         for (int i = 0; i < co->nworkers; i++) {
             cworker *w = &co->workers[i];

@@ -32,23 +32,25 @@ typedef struct conn {
     uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
     uint32_t hb_ms, liveness;
     int need_hello; /* the coordinator no longer knows us (it restarted) */
-    FILE *log;
+    sf_log_fn log;  /* sf_worker_opts.log and its context */
+    void *log_ctx;
 } conn;
 
 static void logf_(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(conn *c, const char *fmt, ...) {
+    if (!c->log)
+        return;
+    char what[SF_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    fprintf(c->log, "%02d:%02d:%02d.%03ld worker %s: ", tm.tm_hour, tm.tm_min, tm.tm_sec,
-            ts.tv_nsec / 1000000, c->worker_id);
-    vfprintf(c->log, fmt, ap);
-    fputc('\n', c->log);
-    fflush(c->log);
-    va_end(ap);
+    sf_log(c->log, c->log_ctx, "%02d:%02d:%02d.%03ld worker %s: %s", tm.tm_hour, tm.tm_min,
+           tm.tm_sec, ts.tv_nsec / 1000000, c->worker_id, what);
 }
 
 /* A fresh DEALER to the coordinator (the old one, if any, is closed). */
@@ -450,7 +452,8 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
     conn c = {0};
     c.endpoint = o->endpoint;
-    c.log = o->log ? o->log : stderr;
+    c.log = o->log;
+    c.log_ctx = o->log_ctx;
     c.hb_ms = 1000;
     c.liveness = 5;
     if (o->worker_id) {

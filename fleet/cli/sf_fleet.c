@@ -226,6 +226,8 @@ static int cmd_worker(int argc, char **argv) {
         return 2;
     install_signals();
     o.stop = &g_stop;
+    o.log = sf_log_to_file;
+    o.log_ctx = stderr;
     sf_err err = {0};
     int rc = sf_worker_run(&o, &err);
     if (rc < 0) {
@@ -268,7 +270,11 @@ static int cmd_coordinator(int argc, char **argv) {
     if (load(path, &cfg) < 0)
         return 2;
     install_signals();
-    sf_coord_opts co_opts = {.bind = bind, .metrics_port = metrics, .exit_when_done = 0};
+    sf_coord_opts co_opts = {.bind = bind,
+                             .metrics_port = metrics,
+                             .exit_when_done = 0,
+                             .log = sf_log_to_file,
+                             .log_ctx = stderr};
     sf_coordinator *co;
     sf_err err = {0};
     if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
@@ -489,7 +495,11 @@ static int cmd_run(int argc, char **argv, const char *self) {
     if (workers >= 0)
         cfg.workers.count = (uint32_t)workers;
     install_signals();
-    sf_coord_opts co_opts = {.bind = NULL, .metrics_port = -1, .exit_when_done = 1};
+    sf_coord_opts co_opts = {.bind = NULL,
+                             .metrics_port = -1,
+                             .exit_when_done = 1,
+                             .log = sf_log_to_file,
+                             .log_ctx = stderr};
     sf_coordinator *co;
     sf_err err = {0};
     if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {

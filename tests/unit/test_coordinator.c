@@ -210,12 +210,29 @@ static Spirefleet__Envelope *offer_upper_case(sf_coordinator *co, client *c, uin
     return r;
 }
 
-static sf_coordinator *open_co(const sf_run_config *cfg) {
+/* The coordinator's log lines, kept for a test to read. */
+typedef struct log_lines {
+    char text[8192];
+    int n;
+} log_lines;
+
+static void keep_line(void *ctx, const char *line) {
+    log_lines *l = ctx;
+    size_t used = strlen(l->text);
+    snprintf(l->text + used, sizeof l->text - used, "%s\n", line);
+    l->n++;
+}
+
+static sf_coordinator *open_co_logged(const sf_run_config *cfg, log_lines *log) {
     sf_coordinator *co;
     sf_err e = {0};
-    sf_coord_opts o = {.bind = NULL, .metrics_port = 0, .exit_when_done = 0};
+    sf_coord_opts o = {.metrics_port = 0, .log = log ? keep_line : NULL, .log_ctx = log};
     ck_assert_msg(sf_coordinator_open(cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
     return co;
+}
+
+static sf_coordinator *open_co(const sf_run_config *cfg) {
+    return open_co_logged(cfg, NULL);
 }
 
 START_TEST(job_lifecycle_lease_upload_done_complete) {
@@ -565,7 +582,8 @@ static void job_failed(sf_coordinator *co, client *c, uint64_t job, const char *
 START_TEST(a_job_that_keeps_failing_is_quarantined) {
     sf_run_config cfg;
     make_cfg_n(&cfg, "run", 60, 4, NULL); /* one job */
-    sf_coordinator *co = open_co(&cfg);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
     client c;
     client_open(&c, co);
     hello(co, &c, "w1");
@@ -591,6 +609,14 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
     ck_assert_uint_eq(st.jobs_failed, 5);
     ck_assert_uint_eq(st.jobs_quarantined, 1);
     ck_assert_str_eq(st.last_failure, "job 1: disk full");
+    /* ... and says so through the caller's sink, one line each */
+    ck_assert_msg(strstr(log.text, "coordinator: job 1 abandoned on w1: worker shutting down\n"),
+                  "%s", log.text);
+    ck_assert_msg(strstr(log.text,
+                         "coordinator: job 1 failed 5 times; not issuing it again "
+                         "(last: disk full)\ncoordinator: job 1 failed on w1: disk full\n"),
+                  "%s", log.text);
+    ck_assert_int_eq(log.n, 6 + 5 + 1);
     ck_assert_uint_eq(st.jobs_pending, 1);
     ck_assert_int_eq(st.complete, 0);
     Spirefleet__Envelope *r = request_job(co, &c); /* nothing to issue: wait */
