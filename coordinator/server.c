@@ -406,8 +406,10 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
              (unsigned long long)o->job_id, w->worker_id);
     u->f = fopen(u->path, "wb");
     if (!u->f) {
+        char why[SF_ERR_MSG_MAX];
+        snprintf(why, sizeof why, "coordinator cannot write the upload: %s", strerror(errno));
         u->active = 0;
-        send_ack(co, wi, o->job_id, 0, 0, 0, "coordinator cannot write the upload");
+        send_ack(co, wi, o->job_id, 0, 0, 0, why);
         return;
     }
     crypto_hash_sha256_init(&u->sha);
@@ -424,10 +426,12 @@ static void finish_upload(sf_coordinator *co, int wi) {
     crypto_hash_sha256_final(&u->sha, h);
     sf_hex(h, 32, hex);
     int ok = sf_fflush_sync(u->f) == SF_OK;
+    int write_errno = errno;
     fclose(u->f);
     u->f = NULL;
     if (!ok)
-        snprintf(why, sizeof why, "coordinator could not write the upload");
+        snprintf(why, sizeof why, "coordinator could not write the upload: %s",
+                 strerror(write_errno));
     else if (u->received != u->size)
         snprintf(why, sizeof why, "received %llu bytes, offered %llu",
                  (unsigned long long)u->received, (unsigned long long)u->size);
@@ -535,8 +539,10 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
         return;
     }
     if (c->data.len && fwrite(c->data.data, 1, c->data.len, u->f) != c->data.len) {
+        char why[SF_ERR_MSG_MAX];
+        snprintf(why, sizeof why, "coordinator cannot write the upload: %s", strerror(errno));
         upload_discard(u);
-        send_ack(co, wi, c->job_id, 0, 0, 0, "coordinator cannot write the upload");
+        send_ack(co, wi, c->job_id, 0, 0, 0, why);
         return;
     }
     crypto_hash_sha256_update(&u->sha, c->data.data, c->data.len);
@@ -682,16 +688,25 @@ static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
     uint32_t want = f->length == 0 || f->length > SF_FLEET_CHUNK ? SF_FLEET_CHUNK : f->length;
+    uint64_t left = f->offset < j->bytes ? j->bytes - f->offset : 0;
+    size_t got = left < want ? (size_t)left : want;
     uint8_t *buf = malloc(want);
-    FILE *fp = fopen(path, "rb");
-    size_t got = 0;
-    if (buf && fp && fseeko(fp, (off_t)f->offset, SEEK_SET) == 0)
-        got = fread(buf, 1, want, fp);
-    if (fp)
-        fclose(fp);
-    if (!buf || !fp) {
+    if (!buf) {
+        reply_error(co, ident, len, SF_ENOMEM, "out of memory");
+        return;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 ? SF_EIO : sf_pread_full(fd, buf, got, f->offset);
+    if (rc < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot read the stored shard %s: %s", j->shard_name,
+                 sf_io_reason(rc));
+        reply_error(co, ident, len, SF_EIO, why);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0) {
         free(buf);
-        reply_error(co, ident, len, SF_EIO, "cannot read the stored shard");
         return;
     }
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -815,18 +830,11 @@ static void adopt_stored_shards(sf_coordinator *co) {
             continue;
         }
         /* the file digest is recomputed: it is what trainers' pulls check */
-        FILE *f = fopen(path, "rb");
-        crypto_hash_sha256_state sh;
-        crypto_hash_sha256_init(&sh);
-        uint8_t buf[65536];
-        size_t n;
-        while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
-            crypto_hash_sha256_update(&sh, buf, n);
-        if (f)
-            fclose(f);
-        uint8_t h[32];
-        crypto_hash_sha256_final(&sh, h);
-        sf_hex(h, 32, j->file_sha256);
+        uint64_t size;
+        if (sf_shard_file_sha256(path, j->file_sha256, &size, &e) < 0) {
+            sf_log(co->log, co->log_ctx, "coordinator: not adopting %s: %s", path, e.msg);
+            continue;
+        }
         sf_hex(rep.digest, 32, j->content_digest);
         snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
         j->records = rep.records;

@@ -971,11 +971,11 @@ static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *
         if (n == 0)
             break;
     }
-    int rd_err = ferror(f);
+    int rd_err = ferror(f) ? errno : 0;
     fclose(f);
     if (rd_err) {
         free(buf);
-        return sf_err_set(err, SF_EIO, "%s: read error", path);
+        return sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(rd_err));
     }
     *buf_out = buf;
     *len_out = len;

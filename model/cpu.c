@@ -43,6 +43,7 @@
  *   fp32 here too.
  */
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -492,11 +493,14 @@ int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_precisi
         }
         for (int k = 1; k < c->threads; k++) {
             worker_arg *arg = malloc(sizeof *arg);
-            if (!arg || (arg->c = c, arg->k = k,
-                         pthread_create(&c->tid[c->started], NULL, worker, arg) != 0)) {
+            int why = arg ? (arg->c = c, arg->k = k,
+                             pthread_create(&c->tid[c->started], NULL, worker, arg))
+                          : ENOMEM;
+            if (why) {
                 free(arg);
                 sf_cpu_free(c);
-                return sf_err_set(err, SF_EIO, "cpu backend: cannot start thread %d", k);
+                return sf_err_set(err, SF_EIO, "cpu backend: cannot start thread %d: %s", k,
+                                  strerror(why));
             }
             c->started++;
         }

@@ -242,7 +242,11 @@ int sf_shard_reader_open_any(const char *path, sf_shard_reader **out, sf_err *er
                         e == ENOENT ? "no such shard" : strerror(e));
         goto fail;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
         rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
         goto fail;
     }

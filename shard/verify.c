@@ -231,7 +231,12 @@ int sf_shard_verify_any(const char *path, sf_shard_verify_report *rep_out, sf_er
         goto done;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
         rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
         goto done;
@@ -261,5 +266,28 @@ done:
     sf_trailer_free(&t);
     if (rep_out)
         *rep_out = rep;
+    return rc;
+}
+
+int sf_shard_file_sha256(const char *path, char hex[65], uint64_t *size, sf_err *err) {
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    uint8_t buf[65536];
+    size_t n = sizeof buf;
+    int rc = SF_OK;
+    while (rc == SF_OK && n == sizeof buf) {
+        if (sf_read_full(fd, buf, sizeof buf, &n) < 0)
+            rc = sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(errno));
+        crypto_hash_sha256_update(&st, buf, n);
+        *size += n;
+    }
+    close(fd);
+    uint8_t h[32];
+    crypto_hash_sha256_final(&st, h);
+    sf_hex(h, 32, hex);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "shard/shard.h"
 #include "worker/worker.h"
 
 #define HELLO_TIMEOUT_MS 5000
@@ -206,27 +207,6 @@ static void *job_main(void *arg) {
  * Upload
  * ---------------------------------------------------------------------- */
 
-static int file_sha256(const char *path, char hex[65], uint64_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return SF_EIO;
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
-    uint8_t buf[65536];
-    size_t n;
-    *size = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        crypto_hash_sha256_update(&st, buf, n);
-        *size += n;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    uint8_t h[32];
-    crypto_hash_sha256_final(&st, h);
-    sf_hex(h, 32, hex);
-    return bad ? SF_EIO : SF_OK;
-}
-
 /* Wait for a ShardAck about `job` (heartbeats and other chatter are skipped). */
 static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
     uint64_t until = sf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
@@ -246,8 +226,9 @@ static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
 static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) {
     char sha[65];
     uint64_t size;
-    if (file_sha256(jt->path, sha, &size) < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot read the sealed shard", jt->path);
+    int rc = sf_shard_file_sha256(jt->path, sha, &size, err);
+    if (rc < 0)
+        return sf_err_prefix(err, "the sealed shard");
     char digest[65];
     sf_hex(jt->res.digest, 32, digest);
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -281,12 +262,16 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
         return SF_ECORRUPT;
     FILE *f = fopen(jt->path, "rb");
     if (!f)
-        return sf_err_set(err, SF_EIO, "%s: cannot read", jt->path);
+        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", jt->path, strerror(errno));
     uint8_t *buf = malloc(SF_FLEET_CHUNK);
     uint64_t off = 0;
-    int rc = buf ? SF_OK : SF_ENOMEM;
+    rc = buf ? SF_OK : sf_err_set(err, SF_ENOMEM, "out of memory for a shard chunk");
     while (rc == SF_OK) {
         size_t n = fread(buf, 1, SF_FLEET_CHUNK, f);
+        if (n < SF_FLEET_CHUNK && ferror(f)) {
+            rc = sf_err_set(err, SF_EIO, "%s: cannot read: %s", jt->path, strerror(errno));
+            break;
+        }
         Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
         ch.job_id = jt->spec.job_id;
@@ -297,7 +282,8 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
         ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
         ce.shard_chunk = &ch;
         if (send_env(c, &ce) < 0)
-            rc = SF_EIO;
+            rc = sf_err_set(err, SF_EIO, "%s: cannot send shard_chunk at byte %llu: %s",
+                            c->endpoint, (unsigned long long)off, zmq_strerror(errno));
         off += n;
         if (ch.last || n == 0)
             break;
@@ -305,7 +291,7 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
     free(buf);
     fclose(f);
     if (rc < 0)
-        return sf_err_set(err, rc, "sending the shard failed");
+        return rc;
     /* the coordinator verifies the whole shard before answering */
     r = wait_ack(c, jt->spec.job_id, wait_ms + 120000);
     if (!r)
@@ -379,9 +365,10 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
              (unsigned long long)job->job_id, job->attempt);
     unlink(jt->path); /* a leftover of an earlier attempt */
     pthread_t th;
-    if (pthread_create(&th, NULL, job_main, jt) != 0) {
+    int why = pthread_create(&th, NULL, job_main, jt);
+    if (why != 0) {
         free(jt);
-        return sf_err_set(err, SF_EIO, "cannot start the job thread");
+        return sf_err_set(err, SF_EIO, "cannot start the job thread: %s", strerror(why));
     }
     logf_(c, "job %llu: seeds %llu..%llu", (unsigned long long)job->job_id,
           (unsigned long long)job->seed_start,

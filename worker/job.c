@@ -758,14 +758,21 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
         goto done;
 
     pthread_t th[256];
-    int nt = opts->threads > 256 ? 256 : opts->threads, started = 0;
-    for (int i = 0; i < nt; i++)
-        if (pthread_create(&th[i], NULL, thread_main, jc) == 0)
+    int nt = opts->threads > 256 ? 256 : opts->threads, started = 0, why = 0;
+    for (int i = 0; i < nt; i++) {
+        int e = pthread_create(&th[started], NULL, thread_main, jc);
+        if (e == 0)
             started++;
+        else
+            why = e;
+    }
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    if (started == 0)
-        job_fail(jc, SF_EIO, "cannot start worker threads", NULL);
+    if (started == 0) {
+        sf_err reason = {0};
+        sf_err_set(&reason, SF_EIO, "%s", strerror(why));
+        job_fail(jc, SF_EIO, "cannot start worker threads", &reason);
+    }
     if (atomic_load(&jc->failed)) {
         rc = sf_err_set(err, atomic_load(&jc->failed), "job %llu: %s",
                         (unsigned long long)job->job_id, jc->err.msg);

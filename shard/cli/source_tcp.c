@@ -98,7 +98,7 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
         size_t len = rep->shard_data->data.len;
         int last = rep->shard_data->last;
         if (len && fwrite(rep->shard_data->data.data, 1, len, f) != len)
-            rc = sf_err_set(err, SF_EIO, "%s: write failed", dst);
+            rc = sf_err_set(err, SF_EIO, "%s: cannot write: %s", dst, strerror(errno));
         sf_wire_free(rep);
         off += len;
         if (rc < 0 || last)
