@@ -1004,13 +1004,10 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     }
     size_t elen = sizeof co->endpoint;
     zmq_getsockopt(co->router, ZMQ_LAST_ENDPOINT, co->endpoint, &elen);
-    int port =
-        opts && opts->metrics_port >= 0 ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
-    if (!opts)
-        port = (int)cfg->coordinator.metrics_port;
-    if (port > 0 && metrics_start(co, port, err) < 0) {
+    int port = opts ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
+    if ((rc = metrics_start(co, port, err)) < 0) {
         sf_coordinator_close(co);
-        return SF_EIO;
+        return rc;
     }
     co->started_ns = sf_now_ns();
     metrics_publish(co);
@@ -1023,7 +1020,11 @@ const char *sf_coordinator_endpoint(const sf_coordinator *co) {
 }
 
 int sf_coordinator_metrics_port(const sf_coordinator *co) {
-    return co->metrics_port;
+    return sf_metrics_http_port(co->http);
+}
+
+const char *sf_coordinator_metrics_url(const sf_coordinator *co) {
+    return sf_metrics_http_url(co->http);
 }
 
 /* ------------------------------------------------------------------------

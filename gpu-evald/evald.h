@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "common/common.h"
+#include "common/metrics_http.h"
 #include "model/model.h"
 
 /* Server settings. Zero-initialise, then set what differs from the
@@ -29,7 +30,9 @@ typedef struct sf_evald_opts {
                         * long (default 2000)                               */
     int client_credit; /* positions one client may have queued (default
                         * 4 * max_batch); a request beyond it is refused   */
-    int metrics_port;  /* Prometheus HTTP port; 0 = ephemeral; -1 = off      */
+    int metrics_port;  /* /metrics (common/metrics_http.h): 0 off (default),
+                        * 1..65535, SF_METRICS_ANY_PORT; at the ROUTER's
+                        * address                                          */
     sf_net_opts net;   /* backend for every model                            */
     FILE *log;         /* log lines go here (default stderr)                 */
 } sf_evald_opts;
@@ -64,7 +67,8 @@ int sf_evald_models_served(const sf_evald *ev);
  * failed, with the ZeroMQ or HTTP error), SF_ESTATE (no model served). */
 int sf_evald_bind(sf_evald *ev, sf_err *err);
 
-/* The metrics port actually bound (useful with metrics_port 0), or -1. */
+/* The metrics port actually bound (useful with SF_METRICS_ANY_PORT), or 0
+ * when off. */
 int sf_evald_metrics_port(const sf_evald *ev);
 
 /* The ROUTER's endpoint as bound (ZMQ_LAST_ENDPOINT), e.g. with the port

@@ -5,7 +5,7 @@
  *                                        coordinator (in this process) and N
  *                                        worker processes; a progress line;
  *                                        a summary at the end
- *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P]
+ *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P|*]
  *   sf-fleet worker --connect EP [--threads T] [--fights-per-thread G]
  *                   [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]
  *                                        (--local-net: evaluate a net run's leaves
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 #include "worker/worker.h"
 
@@ -72,7 +73,7 @@ static void install_signals(void) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: sf-fleet run CONFIG [--workers N]\n"
-            "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT]\n"
+            "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT|*]\n"
             "       sf-fleet worker --connect ENDPOINT [--threads T] [--fights-per-thread G]\n"
             "                       [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]\n"
             "       sf-fleet status ENDPOINT\n"
@@ -241,7 +242,8 @@ static int cmd_worker(int argc, char **argv) {
 
 static int cmd_coordinator(int argc, char **argv) {
     const char *bind = NULL, *path = NULL;
-    int metrics = -1;
+    int metrics = 0, metrics_given = 0;
+    sf_err perr = {0};
     static const struct option opts[] = {{"bind", required_argument, 0, 'b'},
                                          {"metrics-port", required_argument, 0, 'p'},
                                          {"help", no_argument, 0, 'h'},
@@ -252,8 +254,11 @@ static int cmd_coordinator(int argc, char **argv) {
         switch (ch) {
         case 'b': bind = optarg; break;
         case 'p':
-            if (parse_uint(optarg, "--metrics-port", 0, 65535, &metrics) < 0)
+            if (sf_metrics_port_parse(optarg, &metrics, &perr) < 0) {
+                fprintf(stderr, "sf-fleet: --metrics-port %s\n", perr.msg);
                 return 2;
+            }
+            metrics_given = 1;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -269,6 +274,8 @@ static int cmd_coordinator(int argc, char **argv) {
     sf_run_config cfg;
     if (load(path, &cfg) < 0)
         return 2;
+    if (!metrics_given)
+        metrics = (int)cfg.coordinator.metrics_port;
     install_signals();
     sf_coord_opts co_opts = {.bind = bind,
                              .metrics_port = metrics,
@@ -281,8 +288,8 @@ static int cmd_coordinator(int argc, char **argv) {
         fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
         return err.code == SF_ECONFIG ? 2 : 1;
     }
-    fprintf(stderr, "coordinator: run %s serving on %s (metrics port %d)\n", cfg.name,
-            sf_coordinator_endpoint(co), sf_coordinator_metrics_port(co));
+    fprintf(stderr, "coordinator: run %s serving on %s (metrics %s)\n", cfg.name,
+            sf_coordinator_endpoint(co), sf_coordinator_metrics_url(co));
     int rc = sf_coordinator_serve(co, &g_stop, &err);
     sf_coord_status st;
     sf_coordinator_status(co, &st);
@@ -496,7 +503,7 @@ static int cmd_run(int argc, char **argv, const char *self) {
         cfg.workers.count = (uint32_t)workers;
     install_signals();
     sf_coord_opts co_opts = {.bind = NULL,
-                             .metrics_port = -1,
+                             .metrics_port = (int)cfg.coordinator.metrics_port,
                              .exit_when_done = 1,
                              .log = sf_log_to_file,
                              .log_ctx = stderr};

@@ -182,7 +182,7 @@ START_TEST(many_clients_are_answered_correctly_and_in_order) {
         pos[i] = sf_positions_get(w.ps, i);
     ck_assert_int_eq(sf_net_eval(w.local, pos, 64, want, NULL), SF_OK);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 16, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 16, 1000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     enum { C = 12 };
@@ -245,7 +245,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     world w;
     world_new(&w, 16);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     const char *sha = sf_bundle_sha256(w.b);
@@ -350,7 +350,7 @@ START_TEST(two_models_are_served_side_by_side) {
     sf_net *net2;
     ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     ck_assert_int_eq(sf_evald_add_model(s.ev, other, NULL, NULL, NULL), SF_OK);
     ck_assert_int_eq(sf_evald_models_served(s.ev), 2);
@@ -400,7 +400,7 @@ START_TEST(client_credit_limits_queued_positions) {
                        .max_batch = 8,
                        .max_wait_us = 300000,
                        .client_credit = 8,
-                       .metrics_port = -1,
+                       .metrics_port = SF_METRICS_OFF,
                        .log = s.logf};
     ck_assert_int_eq(sf_evald_create(&o, &s.ev, NULL), SF_OK);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
@@ -457,7 +457,7 @@ START_TEST(canary_failure_refuses_to_serve) {
     sf_bundle_free(bb);
 
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     sf_err e = {0};
     int serving = 1;
     ck_assert_int_eq(sf_evald_add_model(s.ev, bad, NULL, &serving, &e), SF_OK);
@@ -509,7 +509,7 @@ START_TEST(sha_pin_mismatch_is_a_load_error) {
     world w;
     world_new(&w, 1);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     sf_err e = {0};
     const char *pin = "1111111111111111111111111111111111111111111111111111111111111111";
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, pin, NULL, &e), SF_ECORRUPT);
@@ -532,7 +532,7 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     world w;
     world_new(&w, 16);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 5000000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 5000000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
@@ -562,7 +562,7 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     server_stop(&s);
     server_done(&s);
 
-    server_new(&s, "tcp://127.0.0.1:*", 8, 60000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 60000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     ev = connect_to(sf_evald_endpoint(s.ev), sha, 20000, 0);
@@ -607,7 +607,7 @@ START_TEST(metrics_are_served_over_http) {
     world w;
     world_new(&w, 8);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, 0);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_ANY_PORT);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     int port = sf_evald_metrics_port(s.ev);
@@ -721,7 +721,7 @@ typedef struct {
 static void *restart_main(void *p) {
     restart_job *j = p;
     usleep((useconds_t)j->delay_ms * 1000);
-    server_new(j->s, j->bind, 8, 1000, -1);
+    server_new(j->s, j->bind, 8, 1000, SF_METRICS_OFF);
     sf_evald_add_model(j->s->ev, j->path, NULL, NULL, NULL);
     server_go(j->s);
     return NULL;
@@ -735,7 +735,7 @@ START_TEST(client_recovers_when_the_server_restarts) {
     char bind_ep[64];
     snprintf(bind_ep, sizeof bind_ep, "tcp://127.0.0.1:%d", free_tcp_port());
     server s1, s2;
-    server_new(&s1, bind_ep, 8, 1000, -1);
+    server_new(&s1, bind_ep, 8, 1000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s1.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s1);
     sf_neteval *ev = connect_to(bind_ep, sf_bundle_sha256(w.b), 150, 30);
@@ -774,7 +774,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     world w;
     world_new(&w, 64);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 32, 500, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 32, 500, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s);
     sf_neteval *remote = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
