@@ -476,16 +476,32 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     }
 }
 
-static int cmd_run(int argc, char **argv, const char *self) {
-    int workers = -1;
+/* What `sf-fleet run` holds while it runs; its phases below share it. */
+typedef struct fleet_run {
+    const char *self, *config_path;
+    sf_run_config cfg;
+    sf_coordinator *co;
+    sf_coord_status st;
+    pid_t workers[4096]; /* live worker children, unordered */
+    int n_workers;
+    pid_t evald; /* a spawned gpu-evald, or 0 */
+    int tty;
+    uint64_t t0;
+    int stopped_early, failed;
+    sf_err err;
+} fleet_run;
+
+/* Phase 1: the options (-1: go on, else the exit code). */
+static int run_parse_args(int argc, char **argv, int *workers, const char **config) {
     static const struct option opts[] = {
         {"workers", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
+    *workers = -1;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "w:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'w':
-            if (parse_uint(optarg, "--workers", 0, 4096, &workers) < 0)
+            if (parse_uint(optarg, "--workers", 0, 4096, workers) < 0)
                 return 2;
             break;
         case 'h': usage(stdout); return 0;
@@ -496,187 +512,252 @@ static int cmd_run(int argc, char **argv, const char *self) {
         usage(stderr);
         return 2;
     }
-    sf_run_config cfg;
-    if (load(argv[optind], &cfg) < 0)
+    *config = argv[optind];
+    return -1;
+}
+
+/* Phase 2: the config and the in-process coordinator (-1: go on). */
+static int run_open(fleet_run *r, int workers) {
+    if (load(r->config_path, &r->cfg) < 0)
         return 2;
     if (workers >= 0)
-        cfg.workers.count = (uint32_t)workers;
+        r->cfg.workers.count = (uint32_t)workers;
     install_signals();
-    sf_coord_opts co_opts = {.bind = NULL,
-                             .metrics_port = (int)cfg.coordinator.metrics_port,
-                             .exit_when_done = 1,
-                             .log = sf_log_to_file,
-                             .log_ctx = stderr};
-    sf_coordinator *co;
-    sf_err err = {0};
-    if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
-        return err.code == SF_ECONFIG ? 2 : 1;
+    sf_coord_opts o = {.metrics_port = (int)r->cfg.coordinator.metrics_port,
+                       .exit_when_done = 1,
+                       .log = sf_log_to_file,
+                       .log_ctx = stderr};
+    if (sf_coordinator_open(&r->cfg, &o, &r->co, &r->err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", r->err.msg);
+        return r->err.code == SF_ECONFIG ? 2 : 1;
     }
-    const char *ep = sf_coordinator_endpoint(co);
-    sf_coord_status st;
-    sf_coordinator_status(co, &st);
+    sf_coordinator_status(r->co, &r->st);
     fprintf(stderr,
             "sf-fleet: run %s: %llu jobs (%llu already done), %u workers x %u threads, "
             "coordinator %s, output %s\n",
-            cfg.name, (unsigned long long)st.jobs_total, (unsigned long long)st.jobs_done,
-            cfg.workers.count, cfg.workers.threads, ep, cfg.output_dir);
-    pid_t pids[4096], evald = 0;
-    int np = 0;
-    if (cfg.evald.spawn && !strcmp(cfg.search.evaluator, "net") && !st.complete &&
-        cfg.workers.count > 0) {
-        char log_path[1300];
-        snprintf(log_path, sizeof log_path, "%s/logs/evald.log", cfg.output_dir);
-        off_t log_from = file_size(log_path);
-        if (!strncmp(cfg.evald.endpoint, "ipc://", 6)) {
-            /* the socket's directory must exist before gpu-evald binds */
-            char dir[sizeof cfg.evald.endpoint];
-            size_t len = strnlen(cfg.evald.endpoint + 6, sizeof dir - 1);
-            memcpy(dir, cfg.evald.endpoint + 6, len);
-            dir[len] = 0;
-            char *slash = strrchr(dir, '/');
-            if (slash && slash != dir) {
-                *slash = 0;
-                sf_mkdir_p(dir);
-            }
-        }
-        evald = spawn_evald(self, &cfg);
-        if (evald < 0 || wait_evald(&cfg, evald, 60) < 0) {
-            fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; its log (%s) ends:\n",
-                    cfg.evald.endpoint, log_path);
-            echo_log_since(log_path, log_from, "  gpu-evald| ", 8);
-            if (evald > 0) {
-                kill(evald, SIGTERM);
-                waitpid(evald, NULL, 0);
-            }
-            sf_coordinator_close(co);
-            return 1;
-        }
-        fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving model %.12s... on %s\n",
-                cfg.evald.backend, cfg.model.sha256, cfg.evald.endpoint);
+            r->cfg.name, (unsigned long long)r->st.jobs_total, (unsigned long long)r->st.jobs_done,
+            r->cfg.workers.count, r->cfg.workers.threads, sf_coordinator_endpoint(r->co),
+            r->cfg.output_dir);
+    return -1;
+}
+
+/* An ipc:// endpoint's directory must exist before gpu-evald binds it. */
+static void make_ipc_dir(const char *endpoint) {
+    if (strncmp(endpoint, "ipc://", 6))
+        return;
+    char dir[SF_CFG_PATH];
+    size_t len = strnlen(endpoint + 6, sizeof dir - 1);
+    memcpy(dir, endpoint + 6, len);
+    dir[len] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        sf_mkdir_p(dir);
     }
-    for (uint32_t i = 0; i < cfg.workers.count && !st.complete; i++) {
-        pid_t p = spawn_worker(self, ep, &cfg, (int)i);
-        if (p > 0)
-            pids[np++] = p;
-    }
-    int tty = isatty(STDERR_FILENO);
-    uint64_t t0 = sf_now_ns(), last = 0;
-    int rc = SF_OK, stopped_early = 0, failed = 0;
-    while (!st.complete) {
-        if (g_stop) {
-            stopped_early = 1;
-            break;
-        }
-        rc = sf_coordinator_step(co, 100, &err);
-        if (rc < 0)
-            break;
-        sf_coordinator_status(co, &st);
-        uint64_t now = sf_now_ns();
-        if (now - last > (tty ? 200000000ull : 5000000000ull)) {
-            progress_line(&st, tty, (double)(now - t0) / 1e9);
-            last = now;
-        }
-        /* reap workers that exited early, so a crash does not go unnoticed */
-        int status;
-        pid_t dead;
-        while ((dead = waitpid(-1, &status, WNOHANG)) > 0) {
-            for (int i = 0; i < np; i++)
-                if (pids[i] == dead) {
-                    pids[i] = pids[--np];
-                    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        fprintf(stderr, "\nsf-fleet: worker pid %d exited (status %d)\n", (int)dead,
-                                status);
-                }
-        }
-        if (st.jobs_quarantined > 0 && st.jobs_leased == 0 &&
-            st.jobs_pending == st.jobs_quarantined) {
-            fprintf(stderr,
-                    "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
-                    "complete. Last failure: %s\n",
-                    (unsigned long long)st.jobs_quarantined, 5, st.last_failure);
-            failed = 1;
-            stopped_early = 1;
-            break;
-        }
-        if (np == 0 && !st.complete && cfg.workers.count > 0) {
-            fprintf(stderr, "\nsf-fleet: every worker has exited before the run completed\n");
-            stopped_early = 1;
-            break;
-        }
-    }
-    if (tty)
-        fputc('\n', stderr);
-    /* tell the workers: RunComplete on their next request, or SIGTERM when
-     * stopping early (they abandon their job; it stays pending) */
-    uint64_t deadline = sf_now_ns() + 10000000000ull;
-    if (stopped_early)
-        for (int i = 0; i < np; i++)
-            kill(pids[i], g_stop >= 2 ? SIGKILL : SIGTERM);
-    while (np > 0 && sf_now_ns() < deadline) {
-        if (!stopped_early)
-            sf_coordinator_step(co, 50, &err);
-        else
-            usleep(50000);
-        int status;
-        pid_t dead;
-        while ((dead = waitpid(-1, &status, WNOHANG)) > 0)
-            for (int i = 0; i < np; i++)
-                if (pids[i] == dead)
-                    pids[i] = pids[--np];
-    }
-    for (int i = 0; i < np; i++) {
-        kill(pids[i], SIGKILL);
-        waitpid(pids[i], NULL, 0);
-    }
-    if (evald > 0) {
-        kill(evald, SIGTERM);
-        waitpid(evald, NULL, 0);
-    }
-    sf_coordinator_status(co, &st);
-    double secs = (double)(sf_now_ns() - t0) / 1e9;
-    sf_coordinator_close(co);
-    if (rc < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+}
+
+static void stop_child(pid_t pid, int sig) {
+    kill(pid, sig);
+    waitpid(pid, NULL, 0);
+}
+
+/* Phase 3: a gpu-evald, when the config spawns one, serving before any
+ * worker starts (0: ready or not needed; 1: it failed, the exit code). */
+static int run_start_evald(fleet_run *r) {
+    const sf_run_config *cfg = &r->cfg;
+    if (!cfg->evald.spawn || strcmp(cfg->search.evaluator, "net") || r->st.complete ||
+        cfg->workers.count == 0)
+        return 0;
+    char log_path[1300];
+    snprintf(log_path, sizeof log_path, "%s/logs/evald.log", cfg->output_dir);
+    off_t log_from = file_size(log_path);
+    make_ipc_dir(cfg->evald.endpoint);
+    r->evald = spawn_evald(r->self, cfg);
+    if (r->evald < 0 || wait_evald(cfg, r->evald, 60) < 0) {
+        fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; its log (%s) ends:\n",
+                cfg->evald.endpoint, log_path);
+        echo_log_since(log_path, log_from, "  gpu-evald| ", 8);
+        if (r->evald > 0)
+            stop_child(r->evald, SIGTERM);
+        r->evald = 0;
         return 1;
     }
-    printf("\nrun %s %s in %.1f s\n", cfg.name,
-           st.complete ? "complete"
-           : failed    ? "FAILED"
-                       : "stopped",
-           secs);
-    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
-           (unsigned long long)st.jobs_done, (unsigned long long)st.jobs_total,
-           (unsigned long long)st.shards_stored, (unsigned long long)st.labels,
-           (unsigned long long)st.fights, (unsigned long long)st.simulations);
-    printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
-           (unsigned long long)st.fallbacks, (unsigned long long)st.lease_expiries,
-           (unsigned long long)st.reissues, (unsigned long long)st.shards_rejected);
-    /* name the sf-shard built beside this binary when there is one */
-    char tool[4200] = "sf-shard";
-    const char *slash = strrchr(self, '/');
-    if (slash) {
-        char guess[4200], real[4096], cwd[4096];
-        snprintf(guess, sizeof guess, "%.*s/" TO_BUILD_ROOT "/shard/sf-shard", (int)(slash - self),
-                 self);
-        if (realpath(guess, real) && access(real, X_OK) == 0) {
-            size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
-            if (n && !strncmp(real, cwd, n) && real[n] == '/')
-                snprintf(tool, sizeof tool, "%s", real + n + 1);
-            else
-                snprintf(tool, sizeof tool, "%s", real);
+    fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving model %.12s... on %s\n",
+            cfg->evald.backend, cfg->model.sha256, cfg->evald.endpoint);
+    return 0;
+}
+
+/* Phase 4: the worker children. */
+static void run_start_workers(fleet_run *r) {
+    const char *ep = sf_coordinator_endpoint(r->co);
+    for (uint32_t i = 0; i < r->cfg.workers.count && !r->st.complete; i++) {
+        pid_t p = spawn_worker(r->self, ep, &r->cfg, (int)i);
+        if (p > 0)
+            r->workers[r->n_workers++] = p;
+    }
+}
+
+/* Forget the workers that exited; with `report`, say which failed, so a
+ * crash does not go unnoticed. */
+static void reap_workers(fleet_run *r, int report) {
+    int status;
+    pid_t dead;
+    while ((dead = waitpid(-1, &status, WNOHANG)) > 0)
+        for (int i = 0; i < r->n_workers; i++) {
+            if (r->workers[i] != dead)
+                continue;
+            r->workers[i] = r->workers[--r->n_workers];
+            if (report && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+                fprintf(stderr, "\nsf-fleet: worker pid %d exited (status %d)\n", (int)dead,
+                        status);
+        }
+}
+
+/* Whether the run cannot go on (it says why): every remaining job is
+ * quarantined, or every worker is gone. */
+static int run_stuck(fleet_run *r) {
+    const sf_coord_status *st = &r->st;
+    if (st->jobs_quarantined > 0 && st->jobs_leased == 0 &&
+        st->jobs_pending == st->jobs_quarantined) {
+        fprintf(stderr,
+                "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
+                "complete. Last failure: %s\n",
+                (unsigned long long)st->jobs_quarantined, 5, st->last_failure);
+        r->failed = 1;
+        return 1;
+    }
+    if (r->n_workers == 0 && !st->complete && r->cfg.workers.count > 0) {
+        fprintf(stderr, "\nsf-fleet: every worker has exited before the run completed\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Phase 5: step the coordinator until the run completes, a signal asks to
+ * stop, or it cannot go on. Returns SF_OK, or the step's error (r->err). */
+static int run_loop(fleet_run *r) {
+    r->tty = isatty(STDERR_FILENO);
+    r->t0 = sf_now_ns();
+    uint64_t last = 0, every = r->tty ? 200000000ull : 5000000000ull;
+    while (!r->st.complete) {
+        if (g_stop) {
+            r->stopped_early = 1;
+            break;
+        }
+        int rc = sf_coordinator_step(r->co, 100, &r->err);
+        if (rc < 0)
+            return sf_err_prefix(&r->err, "coordinator");
+        sf_coordinator_status(r->co, &r->st);
+        uint64_t now = sf_now_ns();
+        if (now - last > every) {
+            progress_line(&r->st, r->tty, (double)(now - r->t0) / 1e9);
+            last = now;
+        }
+        reap_workers(r, 1);
+        if (run_stuck(r)) {
+            r->stopped_early = 1;
+            break;
         }
     }
-    printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", cfg.output_dir,
-           (double)st.bytes_stored / 1e6, cfg.output_dir);
-    if (st.shards_stored > 0) {
-        printf("  inspect:  %s verify %s/shards\n", tool, cfg.output_dir);
-        printf("            %s ls %s/shards\n", tool, cfg.output_dir);
-        printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, cfg.output_dir);
+    return SF_OK;
+}
+
+/* Phase 6: the children go. Workers hear RunComplete on their next request
+ * (the coordinator keeps stepping), or SIGTERM when stopping early (they
+ * abandon their job, which stays pending); whoever is left after 10 s is
+ * killed; then gpu-evald. */
+static void run_shutdown(fleet_run *r) {
+    if (r->tty)
+        fputc('\n', stderr);
+    uint64_t deadline = sf_now_ns() + 10000000000ull;
+    if (r->stopped_early)
+        for (int i = 0; i < r->n_workers; i++)
+            kill(r->workers[i], g_stop >= 2 ? SIGKILL : SIGTERM);
+    while (r->n_workers > 0 && sf_now_ns() < deadline) {
+        sf_err ignored = {0};
+        if (!r->stopped_early)
+            sf_coordinator_step(r->co, 50, &ignored);
+        else
+            usleep(50000);
+        reap_workers(r, 0);
     }
-    if (!st.complete && !failed)
-        printf("  run `sf-fleet run %s` again to resume from the ledger\n", argv[optind]);
-    return st.complete ? 0 : failed ? 1 : 3;
+    for (int i = 0; i < r->n_workers; i++)
+        stop_child(r->workers[i], SIGKILL);
+    r->n_workers = 0;
+    if (r->evald > 0)
+        stop_child(r->evald, SIGTERM);
+    r->evald = 0;
+}
+
+/* The sf-shard built beside this binary, relative to the working directory
+ * when it is below it; else "sf-shard". */
+static void shard_tool(const char *self, char *tool, size_t cap) {
+    snprintf(tool, cap, "sf-shard");
+    const char *slash = strrchr(self, '/');
+    if (!slash)
+        return;
+    char guess[4200], real[4096], cwd[4096];
+    snprintf(guess, sizeof guess, "%.*s/" TO_BUILD_ROOT "/shard/sf-shard", (int)(slash - self),
+             self);
+    if (!realpath(guess, real) || access(real, X_OK) != 0)
+        return;
+    size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+    snprintf(tool, cap, "%s", n && !strncmp(real, cwd, n) && real[n] == '/' ? real + n + 1 : real);
+}
+
+/* Phase 7: what the run did and where it is; the exit code. */
+static int run_summary(const fleet_run *r) {
+    const sf_coord_status *st = &r->st;
+    const char *dir = r->cfg.output_dir;
+    printf("\nrun %s %s in %.1f s\n", r->cfg.name,
+           st->complete ? "complete"
+           : r->failed  ? "FAILED"
+                        : "stopped",
+           (double)(sf_now_ns() - r->t0) / 1e9);
+    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
+           (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+           (unsigned long long)st->shards_stored, (unsigned long long)st->labels,
+           (unsigned long long)st->fights, (unsigned long long)st->simulations);
+    printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
+           (unsigned long long)st->fallbacks, (unsigned long long)st->lease_expiries,
+           (unsigned long long)st->reissues, (unsigned long long)st->shards_rejected);
+    char tool[4200];
+    shard_tool(r->self, tool, sizeof tool);
+    printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", dir,
+           (double)st->bytes_stored / 1e6, dir);
+    if (st->shards_stored > 0) {
+        printf("  inspect:  %s verify %s/shards\n", tool, dir);
+        printf("            %s ls %s/shards\n", tool, dir);
+        printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, dir);
+    }
+    if (!st->complete && !r->failed)
+        printf("  run `sf-fleet run %s` again to resume from the ledger\n", r->config_path);
+    return st->complete ? 0 : r->failed ? 1 : 3;
+}
+
+/* sf-fleet run: the phases above in order; a phase that fails says which
+ * step failed and the later ones do not run. */
+static int cmd_run(int argc, char **argv, const char *self) {
+    fleet_run r = {.self = self};
+    int workers, code = run_parse_args(argc, argv, &workers, &r.config_path);
+    if (code < 0)
+        code = run_open(&r, workers);
+    if (code >= 0)
+        return code;
+    if (run_start_evald(&r) != 0) {
+        sf_coordinator_close(r.co);
+        return 1;
+    }
+    run_start_workers(&r);
+    int rc = run_loop(&r);
+    run_shutdown(&r);
+    sf_coordinator_status(r.co, &r.st);
+    sf_coordinator_close(r.co);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", r.err.msg);
+        return 1;
+    }
+    return run_summary(&r);
 }
 
 int main(int argc, char **argv) {
