@@ -862,51 +862,51 @@ static void clear_incoming(sf_coordinator *co) {
     closedir(d);
 }
 
-int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
-                        sf_err *err) {
-    *out = NULL;
-    if (sodium_init() < 0)
-        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-    sf_coordinator *co = calloc(1, sizeof *co);
-    if (!co)
-        return sf_err_set(err, SF_ENOMEM, "out of memory");
+/* The steps of sf_coordinator_open(), in order, like LMDB's env open: each
+ * returns SF_OK or an error whose message names the step's path or
+ * endpoint, and on any error the caller frees with sf_coordinator_close(),
+ * which undoes what the steps before did. */
+
+/* 1: the coordinator, its copy of the config, the RunConfig sent to workers
+ * and the digest. */
+static int open_config(sf_coordinator *co, const sf_run_config *cfg, const sf_coord_opts *opts,
+                       sf_err *err) {
     co->cfg = *cfg;
-    co->lock_fd = -1;
-    pthread_mutex_init(&co->snap_lock, NULL);
-    co->cfg_msg = malloc(sizeof *co->cfg_msg);
-    if (!co->cfg_msg) {
-        free(co);
-        return sf_err_set(err, SF_ENOMEM, "out of memory");
-    }
-    co->run_msg = sf_config_to_proto(&co->cfg, co->cfg_msg);
     co->exit_when_done = opts ? opts->exit_when_done : 0;
     co->log = opts ? opts->log : NULL;
     co->log_ctx = opts ? opts->log_ctx : NULL;
+    co->cfg_msg = malloc(sizeof *co->cfg_msg);
+    if (!co->cfg_msg)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->run_msg = sf_config_to_proto(&co->cfg, co->cfg_msg);
     int rc = sf_config_digest(cfg, co->digest);
-    if (rc < 0) {
-        free(co->cfg_msg);
-        free(co);
-        return sf_err_set(err, rc, "cannot compute the config digest");
-    }
-    snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", cfg->output_dir);
-    snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", cfg->output_dir);
-    snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", cfg->output_dir);
-    if (sf_mkdir_p(co->shards_dir) < 0 || sf_mkdir_p(co->incoming_dir) < 0) {
-        rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", cfg->output_dir, strerror(errno));
-        free(co->cfg_msg);
-        free(co);
-        return rc;
-    }
+    return rc < 0 ? sf_err_set(err, rc, "cannot compute the config digest") : SF_OK;
+}
+
+/* 2: <output_dir>/shards and incoming. */
+static int open_dirs(sf_coordinator *co, sf_err *err) {
+    const char *dir = co->cfg.output_dir;
+    snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", dir);
+    snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", dir);
+    snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", dir);
+    const char *made[] = {co->shards_dir, co->incoming_dir};
+    for (int i = 0; i < 2; i++)
+        if (sf_mkdir_p(made[i]) < 0)
+            return sf_err_set(err, SF_EIO, "%s: cannot create: %s", made[i], strerror(errno));
+    return SF_OK;
+}
+
+/* 3: the job table (every job pending) and its queues. */
+static int open_jobs(sf_coordinator *co, sf_err *err) {
+    const sf_run_config *cfg = &co->cfg;
     co->njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size;
     co->jobs = calloc(co->njobs, sizeof *co->jobs);
     co->queue = calloc(co->njobs, sizeof *co->queue);
     co->dirty = calloc(co->njobs, sizeof *co->dirty);
     co->leased = calloc(co->njobs, sizeof *co->leased);
-    if (!co->jobs || !co->queue || !co->dirty || !co->leased) {
-        sf_coordinator_close(co);
+    if (!co->jobs || !co->queue || !co->dirty || !co->leased)
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
-    }
     for (uint64_t i = 0; i < co->njobs; i++) {
         cjob *j = &co->jobs[i];
         j->id = i + 1;
@@ -915,15 +915,17 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
         j->worker = -1;
     }
-    /* one coordinator per output dir */
+    return SF_OK;
+}
+
+/* 4: one coordinator per output dir: an flock on coordinator.lock, which
+ * holds the holder's pid for the next one's message. */
+static int open_lock(sf_coordinator *co, sf_err *err) {
     char lock[400];
-    snprintf(lock, sizeof lock, "%s/coordinator.lock", cfg->output_dir);
+    snprintf(lock, sizeof lock, "%s/coordinator.lock", co->cfg.output_dir);
     co->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (co->lock_fd < 0) {
-        rc = sf_err_set(err, SF_EIO, "%s: cannot open: %s", lock, strerror(errno));
-        sf_coordinator_close(co);
-        return rc;
-    }
+    if (co->lock_fd < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", lock, strerror(errno));
     if (flock(co->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         /* the holder writes its pid just after taking the lock, so a
          * coordinator that started at the same moment may not show one yet */
@@ -935,32 +937,39 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         }
         if (pid[0])
             snprintf(holder, sizeof holder, " (pid %s)", pid);
-        rc = sf_err_set(err, SF_ESTATE,
-                        "%s: another coordinator%s is serving this output dir; stop it first",
-                        cfg->output_dir, holder);
-        sf_coordinator_close(co);
-        return rc;
+        return sf_err_set(err, SF_ESTATE,
+                          "%s: another coordinator%s is serving this output dir; stop it first",
+                          co->cfg.output_dir, holder);
     }
     char pidtxt[32];
     int pl = snprintf(pidtxt, sizeof pidtxt, "%d\n", (int)getpid());
     if (ftruncate(co->lock_fd, 0) != 0 || sf_pwrite_full(co->lock_fd, pidtxt, (size_t)pl, 0) < 0)
         sf_log(co->log, co->log_ctx, "coordinator: could not record the pid in %s: %s", lock,
                strerror(errno));
-    rc = ledger_open(co, err);
-    if (rc == SF_OK) {
-        rc = ledger_load(co, err);
-        if (rc == 0)
-            rc = ledger_create(co, err);
-        else if (rc == 1)
-            rc = SF_OK;
-    }
-    if (rc < 0) {
-        sf_coordinator_close(co);
+    return SF_OK;
+}
+
+/* 5: the ledger: the run found there (its digest must match), or a new one
+ * with every job. */
+static int open_ledger(sf_coordinator *co, sf_err *err) {
+    int rc = ledger_open(co, err);
+    if (rc < 0)
         return rc;
-    }
+    rc = ledger_load(co, err);
+    if (rc == 0)
+        return ledger_create(co, err);
+    return rc < 0 ? rc : SF_OK;
+}
+
+/* 6: recovery (coordinator.h "Durability"): half-received uploads go,
+ * stored shards the ledger does not call done are adopted, leased jobs get
+ * one liveness window, pending ones are queued; then one commit. */
+static int open_recover(sf_coordinator *co, sf_err *err) {
     clear_incoming(co);
     adopt_stored_shards(co);
     uint64_t now = sf_now_ns();
+    uint64_t window = (uint64_t)co->cfg.coordinator.heartbeat_ms *
+                      co->cfg.coordinator.heartbeat_liveness * NS_PER_MS;
     for (uint64_t i = 0; i < co->njobs; i++) {
         cjob *j = &co->jobs[i];
         if (j->state == JS_PENDING) {
@@ -971,20 +980,21 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
              * or progress naming the job renews the full lease); otherwise
              * the job goes back to pending instead of waiting out a lease. */
             j->worker = -1;
-            j->deadline = now + (uint64_t)cfg->coordinator.heartbeat_ms *
-                                    cfg->coordinator.heartbeat_liveness * NS_PER_MS;
+            j->deadline = now + window;
         } else {
             count_done(co, j);
         }
     }
-    rc = ledger_commit(co, err);
-    if (rc < 0) {
-        sf_coordinator_close(co);
-        return rc;
-    }
+    return ledger_commit(co, err);
+}
 
+/* 7: the ROUTER, bound at `bind`; co->endpoint is what it got. */
+static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
     co->zctx = zmq_ctx_new();
-    co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
+    co->router = co->zctx ? zmq_socket(co->zctx, ZMQ_ROUTER) : NULL;
+    if (!co->router)
+        return sf_err_set(err, SF_EIO, "%s: cannot make a socket: %s", bind,
+                          zmq_strerror(zmq_errno()));
     /* Per-peer queues, in messages: a peer that stops reading gets at most
      * SNDHWM replies (each at most a SF_FLEET_CHUNK ShardData) queued before the
      * rest are dropped, so it cannot grow the coordinator without bound.
@@ -996,16 +1006,41 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     zmq_setsockopt(co->router, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm);
     int64_t maxmsg = SF_FLEET_MAX_MSG;
     zmq_setsockopt(co->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
-    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
-    if (zmq_bind(co->router, bind) != 0) {
-        rc = sf_err_set(err, SF_EIO, "cannot bind %s: %s", bind, zmq_strerror(zmq_errno()));
-        sf_coordinator_close(co);
-        return rc;
-    }
+    if (zmq_bind(co->router, bind) != 0)
+        return sf_err_set(err, SF_EIO, "cannot bind %s: %s", bind, zmq_strerror(zmq_errno()));
     size_t elen = sizeof co->endpoint;
     zmq_getsockopt(co->router, ZMQ_LAST_ENDPOINT, co->endpoint, &elen);
+    return SF_OK;
+}
+
+int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
+                        sf_err *err) {
+    *out = NULL;
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
+    sf_coordinator *co = calloc(1, sizeof *co);
+    if (!co)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->lock_fd = -1;
+    pthread_mutex_init(&co->snap_lock, NULL);
+    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
     int port = opts ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
-    if ((rc = metrics_start(co, port, err)) < 0) {
+    int rc = open_config(co, cfg, opts, err);
+    if (rc == SF_OK)
+        rc = open_dirs(co, err);
+    if (rc == SF_OK)
+        rc = open_jobs(co, err);
+    if (rc == SF_OK)
+        rc = open_lock(co, err);
+    if (rc == SF_OK)
+        rc = open_ledger(co, err);
+    if (rc == SF_OK)
+        rc = open_recover(co, err);
+    if (rc == SF_OK)
+        rc = open_router(co, bind, err);
+    if (rc == SF_OK)
+        rc = metrics_start(co, port, err);
+    if (rc < 0) {
         sf_coordinator_close(co);
         return rc;
     }
