@@ -47,15 +47,21 @@ int sf_err_prefix(sf_err *err, const char *fmt, ...) {
     return err->code;
 }
 
-void sf_log(sf_log_fn fn, void *ctx, const char *fmt, ...) {
+void sf_vlog(sf_log_fn fn, void *ctx, const char *prefix, const char *fmt, va_list ap) {
     if (!fn)
         return;
     char line[SF_ERR_MSG_MAX];
+    size_t n = strnlen(prefix, sizeof line - 1);
+    memcpy(line, prefix, n);
+    vsnprintf(line + n, sizeof line - n, fmt, ap);
+    fn(ctx, line);
+}
+
+void sf_log(sf_log_fn fn, void *ctx, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    sf_vlog(fn, ctx, "", fmt, ap);
     va_end(ap);
-    fn(ctx, line);
 }
 
 void sf_log_to_file(void *ctx, const char *line) {

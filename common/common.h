@@ -13,6 +13,7 @@
 #ifndef SF_COMMON_H
 #define SF_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +72,11 @@ typedef void (*sf_log_fn)(void *ctx, const char *line);
 /* Format one line (at most SF_ERR_MSG_MAX - 1 bytes; longer is cut) and hand
  * it to `fn` with `ctx`; nothing when `fn` is NULL. */
 void sf_log(sf_log_fn fn, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The same from a va_list, the line starting with `prefix` (a library's
+ * "12:00:01.250 worker w1: "). */
+void sf_vlog(sf_log_fn fn, void *ctx, const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* A sink for programs: `ctx` is a FILE *; writes the line and a newline and
  * flushes. */

@@ -8,63 +8,31 @@
 #include <string.h>
 #include <unistd.h>
 
-int sf_pread_full(int fd, void *buf, size_t n, uint64_t off) {
+/* The loops below: read or write at `off`, or at the file position when
+ * `off` < 0, retrying EINTR and short transfers. A read stops at the end of
+ * the file (*done < n); a write that makes no progress fails with ENOSPC. */
+static int read_loop(int fd, void *buf, size_t n, int64_t off, size_t *done) {
     uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = pread(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return SF_EIO;
-        if (k == 0) {
-            errno = 0;
-            return SF_EFORMAT;
-        }
-        p += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return SF_OK;
-}
-
-int sf_pwrite_full(int fd, const void *buf, size_t n, uint64_t off) {
-    const uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = pwrite(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            if (k == 0)
-                errno = ENOSPC;
-            return SF_EIO;
-        }
-        p += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return SF_OK;
-}
-
-int sf_read_full(int fd, void *buf, size_t n, size_t *got) {
-    uint8_t *p = buf;
-    *got = 0;
-    while (*got < n) {
-        ssize_t k = read(fd, p + *got, n - *got);
+    *done = 0;
+    while (*done < n) {
+        ssize_t k = off < 0 ? read(fd, p + *done, n - *done)
+                            : pread(fd, p + *done, n - *done, (off_t)(off + (int64_t)*done));
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
             return SF_EIO;
         if (k == 0)
             break;
-        *got += (size_t)k;
+        *done += (size_t)k;
     }
     return SF_OK;
 }
 
-int sf_write_full(int fd, const void *buf, size_t n) {
+static int write_loop(int fd, const void *buf, size_t n, int64_t off) {
     const uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = write(fd, p, n);
+    for (size_t done = 0; done < n;) {
+        ssize_t k = off < 0 ? write(fd, p + done, n - done)
+                            : pwrite(fd, p + done, n - done, (off_t)(off + (int64_t)done));
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -72,10 +40,32 @@ int sf_write_full(int fd, const void *buf, size_t n) {
                 errno = ENOSPC;
             return SF_EIO;
         }
-        p += k;
-        n -= (size_t)k;
+        done += (size_t)k;
     }
     return SF_OK;
+}
+
+int sf_pread_full(int fd, void *buf, size_t n, uint64_t off) {
+    size_t got;
+    if (read_loop(fd, buf, n, (int64_t)off, &got) < 0)
+        return SF_EIO;
+    if (got < n) {
+        errno = 0;
+        return SF_EFORMAT;
+    }
+    return SF_OK;
+}
+
+int sf_pwrite_full(int fd, const void *buf, size_t n, uint64_t off) {
+    return write_loop(fd, buf, n, (int64_t)off);
+}
+
+int sf_read_full(int fd, void *buf, size_t n, size_t *got) {
+    return read_loop(fd, buf, n, -1, got);
+}
+
+int sf_write_full(int fd, const void *buf, size_t n) {
+    return write_loop(fd, buf, n, -1);
 }
 
 const char *sf_io_reason(int rc) {

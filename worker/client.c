@@ -41,17 +41,17 @@ static void logf_(conn *c, const char *fmt, ...) __attribute__((format(printf, 2
 static void logf_(conn *c, const char *fmt, ...) {
     if (!c->log)
         return;
-    char what[SF_ERR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    sf_log(c->log, c->log_ctx, "%02d:%02d:%02d.%03ld worker %s: %s", tm.tm_hour, tm.tm_min,
-           tm.tm_sec, ts.tv_nsec / 1000000, c->worker_id, what);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%02d:%02d:%02d.%03ld worker %s: ", tm.tm_hour, tm.tm_min,
+             tm.tm_sec, ts.tv_nsec / 1000000, c->worker_id);
+    va_list ap;
+    va_start(ap, fmt);
+    sf_vlog(c->log, c->log_ctx, prefix, fmt, ap);
+    va_end(ap);
 }
 
 /* A fresh DEALER to the coordinator (the old one, if any, is closed). */

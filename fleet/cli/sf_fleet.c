@@ -83,6 +83,15 @@ static void usage(FILE *f) {
             "See docs/operator.md.\n");
 }
 
+/* The one operand after the options (CONFIG), or NULL after printing the
+ * usage. */
+static const char *one_operand(int argc, char **argv) {
+    if (optind == argc - 1)
+        return argv[optind];
+    usage(stderr);
+    return NULL;
+}
+
 /* Whether an endpoint given on the command line can reach fleet processes;
  * prints why not, naming `what` ("--connect", "status", ...). */
 static int endpoint_arg_ok(const char *what, const char *endpoint) {
@@ -120,6 +129,24 @@ static int parse_uint(const char *s, const char *what, int lo, int hi, int *out)
     }
     *out = (int)v;
     return 0;
+}
+
+/* Open the coordinator of `cfg` (bind: NULL for the config's endpoint;
+ * metrics: metrics_http.h) with sf-fleet's log sink, stderr. Returns -1
+ * when open, else the exit code after printing why after `who`: 2 when
+ * the ledger holds another config, 1 otherwise. */
+static int open_coordinator(const char *who, const sf_run_config *cfg, const char *bind,
+                            int metrics, int exit_when_done, sf_coordinator **co) {
+    sf_coord_opts o = {.bind = bind,
+                       .metrics_port = metrics,
+                       .exit_when_done = exit_when_done,
+                       .log = sf_log_to_file,
+                       .log_ctx = stderr};
+    sf_err err = {0};
+    if (sf_coordinator_open(cfg, &o, co, &err) == SF_OK)
+        return -1;
+    fprintf(stderr, "%s: %s\n", who, err.msg);
+    return err.code == SF_ECONFIG ? 2 : 1;
 }
 
 /* ---- check ---------------------------------------------------------------- */
@@ -264,11 +291,8 @@ static int cmd_coordinator(int argc, char **argv) {
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc - 1) {
-        usage(stderr);
+    if (!(path = one_operand(argc, argv)))
         return 2;
-    }
-    path = argv[optind];
     if (bind && !endpoint_arg_ok("coordinator --bind", bind))
         return 2;
     sf_run_config cfg;
@@ -277,17 +301,11 @@ static int cmd_coordinator(int argc, char **argv) {
     if (!metrics_given)
         metrics = (int)cfg.coordinator.metrics_port;
     install_signals();
-    sf_coord_opts co_opts = {.bind = bind,
-                             .metrics_port = metrics,
-                             .exit_when_done = 0,
-                             .log = sf_log_to_file,
-                             .log_ctx = stderr};
     sf_coordinator *co;
+    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, 0, &co);
+    if (code >= 0)
+        return code;
     sf_err err = {0};
-    if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
-        fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
-        return err.code == SF_ECONFIG ? 2 : 1;
-    }
     fprintf(stderr, "coordinator: run %s serving on %s (metrics %s)\n", cfg.name,
             sf_coordinator_endpoint(co), sf_coordinator_metrics_url(co));
     int rc = sf_coordinator_serve(co, &g_stop, &err);
@@ -508,12 +526,8 @@ static int run_parse_args(int argc, char **argv, int *workers, const char **conf
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return 2;
-    }
-    *config = argv[optind];
-    return -1;
+    *config = one_operand(argc, argv);
+    return *config ? -1 : 2;
 }
 
 /* Phase 2: the config and the in-process coordinator (-1: go on). */
@@ -523,14 +537,10 @@ static int run_open(fleet_run *r, int workers) {
     if (workers >= 0)
         r->cfg.workers.count = (uint32_t)workers;
     install_signals();
-    sf_coord_opts o = {.metrics_port = (int)r->cfg.coordinator.metrics_port,
-                       .exit_when_done = 1,
-                       .log = sf_log_to_file,
-                       .log_ctx = stderr};
-    if (sf_coordinator_open(&r->cfg, &o, &r->co, &r->err) < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", r->err.msg);
-        return r->err.code == SF_ECONFIG ? 2 : 1;
-    }
+    int code = open_coordinator("sf-fleet", &r->cfg, NULL, (int)r->cfg.coordinator.metrics_port, 1,
+                                &r->co);
+    if (code >= 0)
+        return code;
     sf_coordinator_status(r->co, &r->st);
     fprintf(stderr,
             "sf-fleet: run %s: %llu jobs (%llu already done), %u workers x %u threads, "
