@@ -178,19 +178,5 @@ START_TEST(whole_reads_and_writes_name_their_reason) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("common");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, err_set_formats_and_returns_code);
-    tcase_add_test(tc, err_prefix_adds_context);
-    tcase_add_test(tc, err_set_null_is_safe);
-    tcase_add_test(tc, mix64_matches_splitmix_reference);
-    tcase_add_test(tc, hex_round_trip);
-    tcase_add_test(tc, sha256_hex_either_case_parses_to_lower_case);
-    tcase_add_test(tc, sha256_hex_wrong_length_is_refused_and_counted);
-    tcase_add_test(tc, sha256_hex_non_hex_character_is_named);
-    tcase_add_test(tc, sha256_hex_null_is_refused);
-    tcase_add_test(tc, whole_reads_and_writes_name_their_reason);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "common");
-}
+#include "test-common.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("common", "core", 0, NULL, NULL)

@@ -853,28 +853,5 @@ START_TEST(operator_md_schema_table_matches_the_rows) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("config");
-    TCase *tc = tcase_create("config");
-    tcase_add_test(tc, minimal_config_gets_defaults);
-    tcase_add_test(tc, pools_spread_their_weight);
-    tcase_add_test(tc, bad_configs_name_file_line_column_and_key);
-    tcase_add_test(tc, every_problem_is_reported_in_file_order);
-    tcase_add_test(tc, endpoints_accept_bind_forms_and_refuse_the_rest);
-    tcase_add_test(tc, shipped_configs_are_valid);
-    tcase_add_test(tc, digest_ignores_execution_but_not_labels);
-    tcase_add_test(tc, upper_case_model_sha256_is_stored_in_lower_case);
-    tcase_add_test(tc, model_sha256_not_64_hex_digits_names_the_key);
-    tcase_add_test(tc, a_config_struct_must_hold_the_canonical_spelling);
-    tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
-    tcase_add_test(tc, proto_round_trip);
-    tcase_add_test(tc, digests_and_runconfig_bytes_are_golden);
-    tcase_add_test(tc, printed_config_is_golden);
-    tcase_add_test(tc, schema_table_agrees_with_itself_and_fleet_proto);
-    tcase_add_test(tc, every_runconfig_field_has_a_row);
-    tcase_add_test(tc, every_row_round_trips_through_runconfig);
-    tcase_add_test(tc, runconfig_values_are_checked_like_yaml);
-    tcase_add_test(tc, operator_md_schema_table_matches_the_rows);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "config");
-}
+#include "test-config.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("config", "config", 0, NULL, NULL)

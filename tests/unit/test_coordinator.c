@@ -235,13 +235,20 @@ static sf_coordinator *open_co(const sf_run_config *cfg) {
     return open_co_logged(cfg, NULL);
 }
 
+/* How most tests begin: a run of 12 seeds (3 jobs of 4, 60 s leases) on a
+ * fresh coordinator, and a client that said Hello as w1. */
+static sf_coordinator *begin(sf_run_config *cfg, client *c) {
+    make_cfg(cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(cfg);
+    client_open(c, co);
+    hello(co, c, "w1");
+    return co;
+}
+
 START_TEST(job_lifecycle_lease_upload_done_complete) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     char path[512];
     /* 12 seeds in jobs of 4 -> jobs 1..3 with seeds 100, 104, 108 */
     for (uint64_t job = 1; job <= 3; job++) {
@@ -287,11 +294,8 @@ END_TEST
 
 START_TEST(late_and_bad_results) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     sf_wire_free(request_job(co, &c));
     char path[512], other[512];
     uint8_t dig[32], dig2[32];
@@ -523,11 +527,8 @@ END_TEST
 
 START_TEST(restart_resumes_from_the_ledger) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     sf_wire_free(request_job(co, &c)); /* job 1 leased */
     sf_wire_free(request_job(co, &c)); /* job 2 leased */
     char path[512];
@@ -679,11 +680,8 @@ static void *serve_thread(void *p) {
 
 START_TEST(trainers_pull_shards_over_tcp) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     uint8_t dig[2][32];
     for (int j = 1; j <= 2; j++) {
         sf_wire_free(request_job(co, &c));
@@ -724,20 +722,5 @@ START_TEST(trainers_pull_shards_over_tcp) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("coordinator");
-    TCase *tc = tcase_create("coordinator");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, job_lifecycle_lease_upload_done_complete);
-    tcase_add_test(tc, late_and_bad_results);
-    tcase_add_test(tc, untrusted_frames_are_counted_and_answered);
-    tcase_add_test(tc, expired_lease_is_reissued);
-    tcase_add_test(tc, restart_resumes_from_the_ledger);
-    tcase_add_test(tc, metrics_text_exposition);
-    tcase_add_test(tc, a_job_that_keeps_failing_is_quarantined);
-    tcase_add_test(tc, one_coordinator_per_output_dir);
-    tcase_add_test(tc, trainers_pull_shards_over_tcp);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "coordinator");
-}
+#include "test-coordinator.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("coordinator", "coordinator", 60, setup, teardown)

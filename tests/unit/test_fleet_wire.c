@@ -169,13 +169,5 @@ START_TEST(recv_hands_on_an_error_reply_and_names_a_bad_frame) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("fleet-wire");
-    TCase *tc = tcase_create("fleet-wire");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);
-    tcase_add_test(tc, ask_names_the_endpoint_and_what_failed);
-    tcase_add_test(tc, recv_hands_on_an_error_reply_and_names_a_bad_frame);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "fleet-wire");
-}
+#include "test-fleet-wire.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("fleet-wire", "fleet-wire", 30, NULL, NULL)

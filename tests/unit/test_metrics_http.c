@@ -2,43 +2,21 @@
  * gpu-evald use (common/metrics_http.h): the port convention, the address
  * taken from the process's ZeroMQ endpoint, the answers, and errors that
  * carry the OS's reason. */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/metrics_http.h"
 #include "sf_check.h"
+#include "sf_http.h"
 
 static char *page(void *ctx, size_t *len) {
     const char *text = ctx;
     *len = strlen(text);
     return strdup(text);
-}
-
-/* One HTTP/1.0 request to 127.0.0.1:port; the whole answer in buf. */
-static void request(int port, const char *line, char *buf, size_t cap) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    char req[256];
-    int n = snprintf(req, sizeof req, "%s HTTP/1.0\r\nHost: localhost\r\n\r\n", line);
-    ck_assert_int_eq(write(fd, req, (size_t)n), n);
-    size_t got = 0;
-    ssize_t r;
-    while (got + 1 < cap && (r = read(fd, buf + got, cap - 1 - got)) > 0)
-        got += (size_t)r;
-    buf[got] = '\0';
-    close(fd);
 }
 
 static int open_fds(void) {
@@ -87,14 +65,14 @@ START_TEST(serves_metrics_at_the_endpoints_address) {
     snprintf(want, sizeof want, "http://127.0.0.1:%d/metrics", port);
     ck_assert_str_eq(sf_metrics_http_url(h), want);
     char *buf = malloc(4096);
-    request(port, "GET /metrics", buf, 4096);
+    sf_http_request(port, "GET /metrics", buf, 4096);
     ck_assert_msg(!strncmp(buf, "HTTP/1.0 200", 12) || !strncmp(buf, "HTTP/1.1 200", 12), "%s",
                   buf);
     ck_assert_ptr_nonnull(strstr(buf, "text/plain; version=0.0.4"));
     ck_assert_ptr_nonnull(strstr(buf, "\r\n\r\nup 1\n"));
-    request(port, "GET /other", buf, 4096);
+    sf_http_request(port, "GET /other", buf, 4096);
     ck_assert_msg(strstr(buf, " 404 "), "%s", buf);
-    request(port, "POST /metrics", buf, 4096);
+    sf_http_request(port, "POST /metrics", buf, 4096);
     ck_assert_msg(strstr(buf, " 405 "), "%s", buf);
     /* the same port again: the OS's reason, with the address */
     sf_metrics_http *again;
@@ -125,12 +103,5 @@ START_TEST(a_wildcard_endpoint_serves_every_interface) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("metrics-http");
-    TCase *tc = tcase_create("metrics-http");
-    tcase_add_test(tc, ports_follow_one_convention);
-    tcase_add_test(tc, serves_metrics_at_the_endpoints_address);
-    tcase_add_test(tc, a_wildcard_endpoint_serves_every_interface);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "metrics-http");
-}
+#include "test-metrics-http.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("metrics-http", "metrics-http", 0, NULL, NULL)
