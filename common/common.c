@@ -1,4 +1,5 @@
-/* common.c — error values, clock, hex and SHA-256 hex helpers (see common.h). */
+/* common.c — error values, log sinks, clock, hex and SHA-256 hex helpers
+ * (see common.h). */
 #include "common/common.h"
 
 #include <errno.h>
@@ -44,6 +45,29 @@ int sf_err_prefix(sf_err *err, const char *fmt, ...) {
     joined[pos + nm] = '\0';
     memcpy(err->msg, joined, sizeof joined);
     return err->code;
+}
+
+void sf_vlog(sf_log_fn fn, void *ctx, const char *prefix, const char *fmt, va_list ap) {
+    if (!fn)
+        return;
+    char line[SF_ERR_MSG_MAX];
+    size_t n = strnlen(prefix, sizeof line - 1);
+    memcpy(line, prefix, n);
+    vsnprintf(line + n, sizeof line - n, fmt, ap);
+    fn(ctx, line);
+}
+
+void sf_log(sf_log_fn fn, void *ctx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sf_vlog(fn, ctx, "", fmt, ap);
+    va_end(ap);
+}
+
+void sf_log_to_file(void *ctx, const char *line) {
+    FILE *f = ctx;
+    fprintf(f, "%s\n", line);
+    fflush(f);
 }
 
 const char *sf_strerror(int code) {

@@ -1,6 +1,7 @@
 /*
  * common.h — the few things every spirefleet module shares: the error value,
- * a counter-based mixer for deriving seeds, and a monotonic clock.
+ * log sinks, a counter-based mixer for deriving seeds, and a monotonic
+ * clock. (File plumbing is common/io.h.)
  *
  * Errors are values (see docs/CONTRIBUTING.md). A function that can fail
  * returns an `int` status: 0 (SF_OK) on success, one of the negative SF_E*
@@ -12,6 +13,7 @@
 #ifndef SF_COMMON_H
 #define SF_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +58,29 @@ int sf_err_prefix(sf_err *err, const char *fmt, ...) __attribute__((format(print
 /* A static English name for a status code ("invalid argument", ...).
  * Never NULL. */
 const char *sf_strerror(int code);
+
+/* ---- log sinks ------------------------------------------------------------
+ *
+ * Libraries never write to stderr themselves: a library that has something
+ * to say (the coordinator, the worker) takes a sink in its options, a
+ * function and its context, and hands it one line at a time, without the
+ * trailing newline. A NULL function drops the lines. Programs choose where
+ * lines go (sf_log_to_file writes them to a FILE *). Each library says from
+ * which threads its sink is called. */
+typedef void (*sf_log_fn)(void *ctx, const char *line);
+
+/* Format one line (at most SF_ERR_MSG_MAX - 1 bytes; longer is cut) and hand
+ * it to `fn` with `ctx`; nothing when `fn` is NULL. */
+void sf_log(sf_log_fn fn, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The same from a va_list, the line starting with `prefix` (a library's
+ * "12:00:01.250 worker w1: "). */
+void sf_vlog(sf_log_fn fn, void *ctx, const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+/* A sink for programs: `ctx` is a FILE *; writes the line and a newline and
+ * flushes. */
+void sf_log_to_file(void *ctx, const char *line);
 
 /* SplitMix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mixer.
  * Used to derive independent seeds from (seed, index) tuples: never derive a

@@ -9,48 +9,20 @@
 #include "coordinator/coordinator.h"
 #include "shard/shard.h"
 
-/* One request, one reply, on a fresh DEALER. Returns SF_OK and the decoded
- * reply envelope, or SF_ETIMEOUT / SF_EIO / a decode error. */
+/* One request, one reply (sf_wire_ask), on a DEALER of its own: an
+ * operator's status or stop is a single question, so nothing outlives it. */
 static int roundtrip(const char *endpoint, Spirefleet__Envelope *req, int timeout_ms,
                      Spirefleet__Envelope **out, sf_err *err) {
     *out = NULL;
-    void *ctx = zmq_ctx_new();
-    void *s = zmq_socket(ctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    int rc = SF_OK;
-    if (zmq_connect(s, endpoint) != 0) {
-        rc = sf_err_set(err, SF_EIO, "cannot connect to %s: %s", endpoint,
-                        zmq_strerror(zmq_errno()));
-        goto done;
-    }
-    if (sf_wire_send(s, NULL, 0, req, 0) < 0) {
-        rc = sf_err_set(err, SF_EIO, "%s: send failed", endpoint);
-        goto done;
-    }
-    zmq_pollitem_t item = {s, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&item, 1, timeout_ms) <= 0) {
-        rc = sf_err_set(err, SF_ETIMEOUT, "%s: no answer within %d ms (is the coordinator up?)",
-                        endpoint, timeout_ms);
-        goto done;
-    }
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, s, 0) < 0) {
-        zmq_msg_close(&m);
-        rc = sf_err_set(err, SF_EIO, "%s: receive failed", endpoint);
-        goto done;
-    }
-    rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), out, err);
-    zmq_msg_close(&m);
-    if (rc == SF_OK && (*out)->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR) {
-        rc = sf_err_set(err, SF_EIO, "%s: %s", endpoint,
-                        (*out)->error->message ? (*out)->error->message : "error");
-        sf_wire_free(*out);
-        *out = NULL;
-    }
-done:
-    zmq_close(s);
+    void *ctx = zmq_ctx_new(), *s = NULL;
+    if (!ctx)
+        return sf_err_set(err, SF_EIO, "%s: cannot start ZeroMQ: %s", endpoint,
+                          zmq_strerror(zmq_errno()));
+    int rc = sf_wire_dealer(ctx, endpoint, &s, err);
+    if (rc == SF_OK)
+        rc = sf_wire_ask(s, endpoint, req, timeout_ms, out, err);
+    if (s)
+        zmq_close(s);
     zmq_ctx_term(ctx);
     return rc;
 }

@@ -3,7 +3,7 @@
  * intake, status and Prometheus metrics; plus the operator's client calls.
  *
  * What it does
- *   A run (proto/wire.h sf_run_config) is split into jobs of `seeds.job_size`
+ *   A run (fleet/config.h sf_run_config) is split into jobs of `seeds.job_size`
  *   consecutive seeds. The coordinator owns one ZeroMQ ROUTER; workers talk to
  *   it with fleet.proto envelopes (Hello -> Welcome, JobRequest -> Job / Wait /
  *   RunComplete, Heartbeat, Progress, ShardOffer / ShardChunk -> ShardAck,
@@ -45,15 +45,26 @@
 #include <stdint.h>
 
 #include "common/common.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 
 typedef struct sf_coordinator sf_coordinator;
 
+/* Options of sf_coordinator_open(); NULL options mean: bind and serve
+ * metrics as the config says, log nothing. */
 typedef struct sf_coord_opts {
-    const char *bind;   /* endpoint to bind; NULL: cfg->coordinator.endpoint      */
-    int metrics_port;   /* -1: cfg->coordinator.metrics_port; 0: no HTTP server   */
+    const char *bind; /* endpoint to bind; NULL: cfg->coordinator.endpoint      */
+    /* /metrics (common/metrics_http.h): 0 off, 1..65535 that port,
+     * SF_METRICS_ANY_PORT any free one, at the address the ROUTER is bound
+     * to; sf-fleet passes coordinator.metrics_port unless --metrics-port. */
+    int metrics_port;
     int exit_when_done; /* sf_coordinator_serve returns once every job is done
                            and the live workers were told (or a grace period)     */
+    /* Where the coordinator's log lines go ("coordinator: job 3 failed on
+     * w1: ...", adoptions, completion, stop): called from the thread that
+     * opens and steps it, one line at a time (common.h). NULL: dropped. */
+    sf_log_fn log;
+    void *log_ctx;
 } sf_coord_opts;
 
 /* Counters and gauges, as served by Status and /metrics. */
@@ -76,7 +87,8 @@ typedef struct sf_coord_status {
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates
  * the directory, the ledger and its jobs on first start. Errors: SF_ECONFIG
  * when the ledger holds a run with another config digest, SF_EIO for files
- * and sockets (the message names the path or endpoint). */
+ * and sockets (the message names the path or endpoint), SF_EINVAL for a
+ * metrics port outside the convention. */
 int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
                         sf_err *err);
 
@@ -84,8 +96,10 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
  * config asked for port 0 or '*'). Owned by the coordinator. */
 const char *sf_coordinator_endpoint(const sf_coordinator *co);
 
-/* The metrics port actually bound, 0 when disabled. */
+/* The metrics port actually bound, 0 when disabled; and its URL
+ * ("http://127.0.0.1:9105/metrics", or "off"), owned by the coordinator. */
 int sf_coordinator_metrics_port(const sf_coordinator *co);
+const char *sf_coordinator_metrics_url(const sf_coordinator *co);
 
 /* One round: wait up to timeout_ms for traffic, handle every waiting message,
  * expire leases and dead workers, commit the ledger, send the replies.

@@ -11,6 +11,7 @@
 #include <sodium.h>
 #include <stdio.h>
 
+#include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 
 #define CO_WORKER_ID_MAX    64
@@ -112,6 +113,8 @@ struct sf_coordinator {
     size_t reply_bytes; /* queued since the last flush: bounds one step's memory */
 
     int stopping;
+    sf_log_fn log; /* sf_coord_opts.log and its context */
+    void *log_ctx;
     int lock_fd;               /* flock on <output_dir>/coordinator.lock          */
     uint64_t jobs_quarantined; /* failed CO_MAX_FAILURES times: not issued again */
     uint64_t started_ns, complete_ns;
@@ -122,8 +125,7 @@ struct sf_coordinator {
     sf_coord_status st;
 
     /* metrics */
-    struct MHD_Daemon *mhd;
-    int metrics_port;
+    sf_metrics_http *http; /* NULL when off */
     pthread_mutex_t snap_lock;
     sf_coord_status snap;
 };
@@ -139,7 +141,8 @@ int ledger_create(sf_coordinator *co, sf_err *err);
 /* Write every dirty job in one transaction; sync if co->need_sync. */
 int ledger_commit(sf_coordinator *co, sf_err *err);
 
-/* metrics.c */
+/* metrics.c: serve /metrics on `port` (metrics_http.h) at co->endpoint's
+ * address; SF_METRICS_OFF serves nothing. */
 int metrics_start(sf_coordinator *co, int port, sf_err *err);
 void metrics_stop(sf_coordinator *co);
 void metrics_publish(sf_coordinator *co);

@@ -134,7 +134,8 @@ static int write_txn(sf_coordinator *co, int (*fn)(sf_coordinator *, MDB_txn *),
             return mdb_fail(err, co->ledger_path, "commit", rc);
         return SF_OK;
     }
-    return sf_err_set(err, SF_EIO, "%s: the ledger map could not grow", co->ledger_path);
+    return sf_err_set(err, SF_EIO, "%s: the ledger map could not grow to %zu bytes: %s",
+                      co->ledger_path, co->map_size, mdb_strerror(MDB_MAP_FULL));
 }
 
 static int create_fn(sf_coordinator *co, MDB_txn *txn) {
@@ -167,8 +168,9 @@ int ledger_create(sf_coordinator *co, sf_err *err) {
     int rc = write_txn(co, create_fn, err);
     if (rc < 0)
         return rc;
-    if (mdb_env_sync(co->env, 1))
-        return sf_err_set(err, SF_EIO, "%s: sync failed", co->ledger_path);
+    int src = mdb_env_sync(co->env, 1);
+    if (src)
+        return mdb_fail(err, co->ledger_path, "sync", src);
     for (uint64_t i = 0; i < co->njobs; i++)
         co->jobs[i].dirty = 0;
     return SF_OK;
@@ -262,8 +264,9 @@ int ledger_commit(sf_coordinator *co, sf_err *err) {
         co->ndirty = 0;
     }
     if (co->need_sync) {
-        if (mdb_env_sync(co->env, 1))
-            return sf_err_set(err, SF_EIO, "%s: sync failed", co->ledger_path);
+        int src = mdb_env_sync(co->env, 1);
+        if (src)
+            return mdb_fail(err, co->ledger_path, "sync", src);
         co->need_sync = 0;
     }
     return SF_OK;

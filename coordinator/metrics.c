@@ -1,10 +1,11 @@
 /*
- * metrics.c — Prometheus metrics over HTTP (libmicrohttpd). The server runs
- * on its own thread and renders a snapshot that the coordinator's loop
- * publishes under a mutex after every step. GET /metrics only.
+ * metrics.c — Prometheus metrics over HTTP (common/metrics_http.h: the
+ * port and address convention, GET /metrics). The server runs on its own
+ * thread and renders a snapshot that the coordinator's loop publishes under
+ * a mutex after every step.
  */
-#include <microhttpd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coordinator/internal.h"
@@ -69,51 +70,27 @@ int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t 
     return n < 0 || (size_t)n >= cap ? SF_EFULL : n;
 }
 
-static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
-                              const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **con_cls) {
-    (void)version, (void)upload, (void)upload_size, (void)con_cls;
-    sf_coordinator *co = cls;
-    struct MHD_Response *resp;
-    enum MHD_Result ret;
-    if (strcmp(method, "GET") != 0) {
-        static const char msg[] = "method not allowed\n";
-        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        ret = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
-    } else if (strcmp(url, "/metrics") != 0) {
-        static const char msg[] = "not found: try /metrics\n";
-        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        ret = MHD_queue_response(conn, MHD_HTTP_NOT_FOUND, resp);
-    } else {
-        char buf[RENDER_CAP];
-        pthread_mutex_lock(&co->snap_lock);
-        sf_coord_status snap = co->snap;
-        pthread_mutex_unlock(&co->snap_lock);
-        int n = metrics_render(&snap, co->cfg.name, buf, sizeof buf);
-        if (n < 0)
-            n = 0;
-        resp = MHD_create_response_from_buffer((size_t)n, buf, MHD_RESPMEM_MUST_COPY);
-        MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4");
-        ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-    }
-    MHD_destroy_response(resp);
-    return ret;
+/* The page, from the snapshot the loop publishes (libmicrohttpd's thread). */
+static char *render_page(void *ctx, size_t *len) {
+    sf_coordinator *co = ctx;
+    char *buf = malloc(RENDER_CAP);
+    if (!buf)
+        return NULL;
+    pthread_mutex_lock(&co->snap_lock);
+    sf_coord_status snap = co->snap;
+    pthread_mutex_unlock(&co->snap_lock);
+    int n = metrics_render(&snap, co->cfg.name, buf, RENDER_CAP);
+    *len = n < 0 ? 0 : (size_t)n;
+    return buf;
 }
 
 int metrics_start(sf_coordinator *co, int port, sf_err *err) {
-    co->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port,
-                               NULL, NULL, answer, co, MHD_OPTION_END);
-    if (!co->mhd)
-        return sf_err_set(err, SF_EIO, "cannot serve metrics on port %d (in use?)", port);
-    co->metrics_port = port;
-    return SF_OK;
+    return sf_metrics_http_start(co->endpoint, port, render_page, co, &co->http, err);
 }
 
 void metrics_stop(sf_coordinator *co) {
-    if (co->mhd) {
-        MHD_stop_daemon(co->mhd);
-        co->mhd = NULL;
-    }
+    sf_metrics_http_stop(co->http);
+    co->http = NULL;
 }
 
 void metrics_publish(sf_coordinator *co) {

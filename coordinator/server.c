@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/io.h"
 #include "coordinator/internal.h"
 #include "shard/shard.h"
 
@@ -32,15 +33,6 @@
 /* ------------------------------------------------------------------------
  * Small helpers
  * ---------------------------------------------------------------------- */
-
-static int fsync_dir(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
 
 static void job_touch(sf_coordinator *co, cjob *j) {
     if (!j->dirty) {
@@ -414,8 +406,10 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
              (unsigned long long)o->job_id, w->worker_id);
     u->f = fopen(u->path, "wb");
     if (!u->f) {
+        char why[SF_ERR_MSG_MAX];
+        snprintf(why, sizeof why, "coordinator cannot write the upload: %s", strerror(errno));
         u->active = 0;
-        send_ack(co, wi, o->job_id, 0, 0, 0, "coordinator cannot write the upload");
+        send_ack(co, wi, o->job_id, 0, 0, 0, why);
         return;
     }
     crypto_hash_sha256_init(&u->sha);
@@ -431,11 +425,13 @@ static void finish_upload(sf_coordinator *co, int wi) {
     char hex[65];
     crypto_hash_sha256_final(&u->sha, h);
     sf_hex(h, 32, hex);
-    int ok = fflush(u->f) == 0 && fsync(fileno(u->f)) == 0;
+    int ok = sf_fflush_sync(u->f) == SF_OK;
+    int write_errno = errno;
     fclose(u->f);
     u->f = NULL;
     if (!ok)
-        snprintf(why, sizeof why, "coordinator could not write the upload");
+        snprintf(why, sizeof why, "coordinator could not write the upload: %s",
+                 strerror(write_errno));
     else if (u->received != u->size)
         snprintf(why, sizeof why, "received %llu bytes, offered %llu",
                  (unsigned long long)u->received, (unsigned long long)u->size);
@@ -492,7 +488,17 @@ static void finish_upload(sf_coordinator *co, int wi) {
     }
     unlink(u->path);
     u->path[0] = 0;
-    fsync_dir(co->shards_dir);
+    /* Not done until the name is durable: otherwise the ledger could say
+     * done for a shard a crash loses. The stored copy stays: a re-issued
+     * job finds it (link: EEXIST), a restart adopts it. */
+    sf_err serr = {0};
+    if (sf_fsync_dir(co->shards_dir, &serr) < 0) {
+        snprintf(why, sizeof why, "cannot store the shard: %s", serr.msg);
+        co->st.shards_rejected++;
+        upload_discard(u);
+        send_ack(co, wi, job_id, 0, 0, 0, why);
+        return;
+    }
     if (j->state == JS_LEASED)
         leased_remove(co, j);
     j->state = JS_DONE;
@@ -533,8 +539,10 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
         return;
     }
     if (c->data.len && fwrite(c->data.data, 1, c->data.len, u->f) != c->data.len) {
+        char why[SF_ERR_MSG_MAX];
+        snprintf(why, sizeof why, "coordinator cannot write the upload: %s", strerror(errno));
         upload_discard(u);
-        send_ack(co, wi, c->job_id, 0, 0, 0, "coordinator cannot write the upload");
+        send_ack(co, wi, c->job_id, 0, 0, 0, why);
         return;
     }
     crypto_hash_sha256_update(&u->sha, c->data.data, c->data.len);
@@ -555,10 +563,10 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
          * expired and the job moved on) or a forged one must not push a
          * job towards quarantine. */
         co->st.protocol_errors++;
-        fprintf(stderr,
-                "coordinator: ignored a failure report for job %llu from %s, which "
-                "does not hold its lease\n",
-                (unsigned long long)f->job_id, co->workers[wi].worker_id);
+        sf_log(co->log, co->log_ctx,
+               "coordinator: ignored a failure report for job %llu from %s, which "
+               "does not hold its lease",
+               (unsigned long long)f->job_id, co->workers[wi].worker_id);
         return;
     }
     int abandoned = !strcmp(why, SF_JOB_ABANDONED);
@@ -574,14 +582,14 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
         /* a job that fails every time is not issued again: the run then
          * cannot complete, which status and sf-fleet report */
         co->jobs_quarantined++;
-        fprintf(stderr,
-                "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)\n",
-                (unsigned long long)j->id, j->failures, why);
+        sf_log(co->log, co->log_ctx,
+               "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)",
+               (unsigned long long)j->id, j->failures, why);
     }
     /* a reason comes from the network: at most 200 bytes of it in the log */
-    fprintf(stderr, "coordinator: job %llu %s on %s: %.200s%s\n", (unsigned long long)f->job_id,
-            abandoned ? "abandoned" : "failed", co->workers[wi].worker_id, why,
-            strlen(why) > 200 ? "..." : "");
+    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %.200s%s",
+           (unsigned long long)f->job_id, abandoned ? "abandoned" : "failed",
+           co->workers[wi].worker_id, why, strlen(why) > 200 ? "..." : "");
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
@@ -621,7 +629,7 @@ static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
 
 static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len) {
     if (!co->stopping)
-        fprintf(stderr, "coordinator: stop requested; finishing\n");
+        sf_log(co->log, co->log_ctx, "coordinator: stop requested; finishing");
     co->stopping = 1;
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Stop s = SPIREFLEET__STOP__INIT;
@@ -680,16 +688,25 @@ static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
     uint32_t want = f->length == 0 || f->length > SF_FLEET_CHUNK ? SF_FLEET_CHUNK : f->length;
+    uint64_t left = f->offset < j->bytes ? j->bytes - f->offset : 0;
+    size_t got = left < want ? (size_t)left : want;
     uint8_t *buf = malloc(want);
-    FILE *fp = fopen(path, "rb");
-    size_t got = 0;
-    if (buf && fp && fseeko(fp, (off_t)f->offset, SEEK_SET) == 0)
-        got = fread(buf, 1, want, fp);
-    if (fp)
-        fclose(fp);
-    if (!buf || !fp) {
+    if (!buf) {
+        reply_error(co, ident, len, SF_ENOMEM, "out of memory");
+        return;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 ? SF_EIO : sf_pread_full(fd, buf, got, f->offset);
+    if (rc < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot read the stored shard %s: %s", j->shard_name,
+                 sf_io_reason(rc));
+        reply_error(co, ident, len, SF_EIO, why);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0) {
         free(buf);
-        reply_error(co, ident, len, SF_EIO, "cannot read the stored shard");
         return;
     }
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -807,23 +824,17 @@ static void adopt_stored_shards(sf_coordinator *co) {
         }
         sf_shard_reader_close(r);
         if (!ok) {
-            fprintf(stderr, "coordinator: %s does not verify (%s); removing it\n", path, e.msg);
+            sf_log(co->log, co->log_ctx, "coordinator: %s does not verify (%s); removing it", path,
+                   e.msg);
             unlink(path);
             continue;
         }
         /* the file digest is recomputed: it is what trainers' pulls check */
-        FILE *f = fopen(path, "rb");
-        crypto_hash_sha256_state sh;
-        crypto_hash_sha256_init(&sh);
-        uint8_t buf[65536];
-        size_t n;
-        while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
-            crypto_hash_sha256_update(&sh, buf, n);
-        if (f)
-            fclose(f);
-        uint8_t h[32];
-        crypto_hash_sha256_final(&sh, h);
-        sf_hex(h, 32, j->file_sha256);
+        uint64_t size;
+        if (sf_shard_file_sha256(path, j->file_sha256, &size, &e) < 0) {
+            sf_log(co->log, co->log_ctx, "coordinator: not adopting %s: %s", path, e.msg);
+            continue;
+        }
         sf_hex(rep.digest, 32, j->content_digest);
         snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
         j->records = rep.records;
@@ -831,7 +842,8 @@ static void adopt_stored_shards(sf_coordinator *co) {
         j->state = JS_DONE;
         job_touch(co, j);
         co->need_sync = 1;
-        fprintf(stderr, "coordinator: adopted %s for job %llu\n", name, (unsigned long long)j->id);
+        sf_log(co->log, co->log_ctx, "coordinator: adopted %s for job %llu", name,
+               (unsigned long long)j->id);
     }
 }
 
@@ -850,49 +862,51 @@ static void clear_incoming(sf_coordinator *co) {
     closedir(d);
 }
 
-int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
-                        sf_err *err) {
-    *out = NULL;
-    if (sodium_init() < 0)
-        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-    sf_coordinator *co = calloc(1, sizeof *co);
-    if (!co)
-        return sf_err_set(err, SF_ENOMEM, "out of memory");
+/* The steps of sf_coordinator_open(), in order, like LMDB's env open: each
+ * returns SF_OK or an error whose message names the step's path or
+ * endpoint, and on any error the caller frees with sf_coordinator_close(),
+ * which undoes what the steps before did. */
+
+/* 1: the coordinator, its copy of the config, the RunConfig sent to workers
+ * and the digest. */
+static int open_config(sf_coordinator *co, const sf_run_config *cfg, const sf_coord_opts *opts,
+                       sf_err *err) {
     co->cfg = *cfg;
-    co->lock_fd = -1;
-    pthread_mutex_init(&co->snap_lock, NULL);
-    co->cfg_msg = malloc(sizeof *co->cfg_msg);
-    if (!co->cfg_msg) {
-        free(co);
-        return sf_err_set(err, SF_ENOMEM, "out of memory");
-    }
-    co->run_msg = sf_config_to_proto(&co->cfg, co->cfg_msg);
     co->exit_when_done = opts ? opts->exit_when_done : 0;
+    co->log = opts ? opts->log : NULL;
+    co->log_ctx = opts ? opts->log_ctx : NULL;
+    co->cfg_msg = malloc(sizeof *co->cfg_msg);
+    if (!co->cfg_msg)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->run_msg = sf_config_to_proto(&co->cfg, co->cfg_msg);
     int rc = sf_config_digest(cfg, co->digest);
-    if (rc < 0) {
-        free(co->cfg_msg);
-        free(co);
-        return sf_err_set(err, rc, "cannot compute the config digest");
-    }
-    snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", cfg->output_dir);
-    snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", cfg->output_dir);
-    snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", cfg->output_dir);
-    if (sf_mkdir_p(co->shards_dir) < 0 || sf_mkdir_p(co->incoming_dir) < 0) {
-        rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", cfg->output_dir, strerror(errno));
-        free(co->cfg_msg);
-        free(co);
-        return rc;
-    }
+    return rc < 0 ? sf_err_set(err, rc, "cannot compute the config digest") : SF_OK;
+}
+
+/* 2: <output_dir>/shards and incoming. */
+static int open_dirs(sf_coordinator *co, sf_err *err) {
+    const char *dir = co->cfg.output_dir;
+    snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", dir);
+    snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", dir);
+    snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", dir);
+    const char *made[] = {co->shards_dir, co->incoming_dir};
+    for (int i = 0; i < 2; i++)
+        if (sf_mkdir_p(made[i]) < 0)
+            return sf_err_set(err, SF_EIO, "%s: cannot create: %s", made[i], strerror(errno));
+    return SF_OK;
+}
+
+/* 3: the job table (every job pending) and its queues. */
+static int open_jobs(sf_coordinator *co, sf_err *err) {
+    const sf_run_config *cfg = &co->cfg;
     co->njobs = (cfg->seed_count + cfg->job_size - 1) / cfg->job_size;
     co->jobs = calloc(co->njobs, sizeof *co->jobs);
     co->queue = calloc(co->njobs, sizeof *co->queue);
     co->dirty = calloc(co->njobs, sizeof *co->dirty);
     co->leased = calloc(co->njobs, sizeof *co->leased);
-    if (!co->jobs || !co->queue || !co->dirty || !co->leased) {
-        sf_coordinator_close(co);
+    if (!co->jobs || !co->queue || !co->dirty || !co->leased)
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
-    }
     for (uint64_t i = 0; i < co->njobs; i++) {
         cjob *j = &co->jobs[i];
         j->id = i + 1;
@@ -901,15 +915,17 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
         j->worker = -1;
     }
-    /* one coordinator per output dir */
+    return SF_OK;
+}
+
+/* 4: one coordinator per output dir: an flock on coordinator.lock, which
+ * holds the holder's pid for the next one's message. */
+static int open_lock(sf_coordinator *co, sf_err *err) {
     char lock[400];
-    snprintf(lock, sizeof lock, "%s/coordinator.lock", cfg->output_dir);
+    snprintf(lock, sizeof lock, "%s/coordinator.lock", co->cfg.output_dir);
     co->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (co->lock_fd < 0) {
-        rc = sf_err_set(err, SF_EIO, "%s: cannot open: %s", lock, strerror(errno));
-        sf_coordinator_close(co);
-        return rc;
-    }
+    if (co->lock_fd < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", lock, strerror(errno));
     if (flock(co->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         /* the holder writes its pid just after taking the lock, so a
          * coordinator that started at the same moment may not show one yet */
@@ -921,31 +937,39 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         }
         if (pid[0])
             snprintf(holder, sizeof holder, " (pid %s)", pid);
-        rc = sf_err_set(err, SF_ESTATE,
-                        "%s: another coordinator%s is serving this output dir; stop it first",
-                        cfg->output_dir, holder);
-        sf_coordinator_close(co);
-        return rc;
+        return sf_err_set(err, SF_ESTATE,
+                          "%s: another coordinator%s is serving this output dir; stop it first",
+                          co->cfg.output_dir, holder);
     }
     char pidtxt[32];
     int pl = snprintf(pidtxt, sizeof pidtxt, "%d\n", (int)getpid());
-    if (ftruncate(co->lock_fd, 0) != 0 || pwrite(co->lock_fd, pidtxt, (size_t)pl, 0) != pl)
-        fprintf(stderr, "coordinator: could not record the pid in %s\n", lock);
-    rc = ledger_open(co, err);
-    if (rc == SF_OK) {
-        rc = ledger_load(co, err);
-        if (rc == 0)
-            rc = ledger_create(co, err);
-        else if (rc == 1)
-            rc = SF_OK;
-    }
-    if (rc < 0) {
-        sf_coordinator_close(co);
+    if (ftruncate(co->lock_fd, 0) != 0 || sf_pwrite_full(co->lock_fd, pidtxt, (size_t)pl, 0) < 0)
+        sf_log(co->log, co->log_ctx, "coordinator: could not record the pid in %s: %s", lock,
+               strerror(errno));
+    return SF_OK;
+}
+
+/* 5: the ledger: the run found there (its digest must match), or a new one
+ * with every job. */
+static int open_ledger(sf_coordinator *co, sf_err *err) {
+    int rc = ledger_open(co, err);
+    if (rc < 0)
         return rc;
-    }
+    rc = ledger_load(co, err);
+    if (rc == 0)
+        return ledger_create(co, err);
+    return rc < 0 ? rc : SF_OK;
+}
+
+/* 6: recovery (coordinator.h "Durability"): half-received uploads go,
+ * stored shards the ledger does not call done are adopted, leased jobs get
+ * one liveness window, pending ones are queued; then one commit. */
+static int open_recover(sf_coordinator *co, sf_err *err) {
     clear_incoming(co);
     adopt_stored_shards(co);
     uint64_t now = sf_now_ns();
+    uint64_t window = (uint64_t)co->cfg.coordinator.heartbeat_ms *
+                      co->cfg.coordinator.heartbeat_liveness * NS_PER_MS;
     for (uint64_t i = 0; i < co->njobs; i++) {
         cjob *j = &co->jobs[i];
         if (j->state == JS_PENDING) {
@@ -956,20 +980,21 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
              * or progress naming the job renews the full lease); otherwise
              * the job goes back to pending instead of waiting out a lease. */
             j->worker = -1;
-            j->deadline = now + (uint64_t)cfg->coordinator.heartbeat_ms *
-                                    cfg->coordinator.heartbeat_liveness * NS_PER_MS;
+            j->deadline = now + window;
         } else {
             count_done(co, j);
         }
     }
-    rc = ledger_commit(co, err);
-    if (rc < 0) {
-        sf_coordinator_close(co);
-        return rc;
-    }
+    return ledger_commit(co, err);
+}
 
+/* 7: the ROUTER, bound at `bind`; co->endpoint is what it got. */
+static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
     co->zctx = zmq_ctx_new();
-    co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
+    co->router = co->zctx ? zmq_socket(co->zctx, ZMQ_ROUTER) : NULL;
+    if (!co->router)
+        return sf_err_set(err, SF_EIO, "%s: cannot make a socket: %s", bind,
+                          zmq_strerror(zmq_errno()));
     /* Per-peer queues, in messages: a peer that stops reading gets at most
      * SNDHWM replies (each at most a SF_FLEET_CHUNK ShardData) queued before the
      * rest are dropped, so it cannot grow the coordinator without bound.
@@ -981,21 +1006,43 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     zmq_setsockopt(co->router, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm);
     int64_t maxmsg = SF_FLEET_MAX_MSG;
     zmq_setsockopt(co->router, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
-    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
-    if (zmq_bind(co->router, bind) != 0) {
-        rc = sf_err_set(err, SF_EIO, "cannot bind %s: %s", bind, zmq_strerror(zmq_errno()));
-        sf_coordinator_close(co);
-        return rc;
-    }
+    if (zmq_bind(co->router, bind) != 0)
+        return sf_err_set(err, SF_EIO, "cannot bind %s: %s", bind, zmq_strerror(zmq_errno()));
     size_t elen = sizeof co->endpoint;
     zmq_getsockopt(co->router, ZMQ_LAST_ENDPOINT, co->endpoint, &elen);
-    int port =
-        opts && opts->metrics_port >= 0 ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
-    if (!opts)
-        port = (int)cfg->coordinator.metrics_port;
-    if (port > 0 && metrics_start(co, port, err) < 0) {
+    return SF_OK;
+}
+
+int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
+                        sf_err *err) {
+    *out = NULL;
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
+    sf_coordinator *co = calloc(1, sizeof *co);
+    if (!co)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->lock_fd = -1;
+    pthread_mutex_init(&co->snap_lock, NULL);
+    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
+    int port = opts ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
+    int rc = open_config(co, cfg, opts, err);
+    if (rc == SF_OK)
+        rc = open_dirs(co, err);
+    if (rc == SF_OK)
+        rc = open_jobs(co, err);
+    if (rc == SF_OK)
+        rc = open_lock(co, err);
+    if (rc == SF_OK)
+        rc = open_ledger(co, err);
+    if (rc == SF_OK)
+        rc = open_recover(co, err);
+    if (rc == SF_OK)
+        rc = open_router(co, bind, err);
+    if (rc == SF_OK)
+        rc = metrics_start(co, port, err);
+    if (rc < 0) {
         sf_coordinator_close(co);
-        return SF_EIO;
+        return rc;
     }
     co->started_ns = sf_now_ns();
     metrics_publish(co);
@@ -1008,7 +1055,11 @@ const char *sf_coordinator_endpoint(const sf_coordinator *co) {
 }
 
 int sf_coordinator_metrics_port(const sf_coordinator *co) {
-    return co->metrics_port;
+    return sf_metrics_http_port(co->http);
+}
+
+const char *sf_coordinator_metrics_url(const sf_coordinator *co) {
+    return sf_metrics_http_url(co->http);
 }
 
 /* ------------------------------------------------------------------------
@@ -1056,8 +1107,8 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
         return rc;
     if (all_done(co) && !co->complete_ns) {
         co->complete_ns = sf_now_ns();
-        fprintf(stderr, "coordinator: run %s complete: %llu jobs, %llu labels\n", co->cfg.name,
-                (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
+        sf_log(co->log, co->log_ctx, "coordinator: run %s complete: %llu jobs, %llu labels",
+               co->cfg.name, (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
         /* idle workers are waiting on a Wait: tell them now */
         for (int i = 0; i < co->nworkers; i++) {
             cworker *w = &co->workers[i];

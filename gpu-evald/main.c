@@ -4,7 +4,7 @@
  *   gpu-evald --backend cpu|cuda --models DIR --bind ENDPOINT
  *             --max-batch N --max-wait-us U
  *             [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]
- *             [--client-credit N] [--metrics-port P] [--threads N] [--device N]
+ *             [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]
  *
  * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
  * 2 on bad usage, 3 when no model passed its canary (nothing is served).
@@ -28,11 +28,12 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-    fprintf(stderr,
-            "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
-            "PATH[@SHA256])...\n"
-            "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
-            "                 [--client-credit N] [--metrics-port P] [--threads N] [--device N]\n");
+    fprintf(
+        stderr,
+        "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
+        "PATH[@SHA256])...\n"
+        "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
+        "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n");
     return 2;
 }
 
@@ -48,8 +49,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
 }
 
 int main(int argc, char **argv) {
-    sf_evald_opts o = {0};
-    o.metrics_port = -1;
+    sf_evald_opts o = {0}; /* metrics_port 0: off */
     const char *models_dir = NULL;
     const char *models[64];
     int n_models = 0;
@@ -125,7 +125,13 @@ int main(int argc, char **argv) {
                 o.max_wait_us = 1; /* 0 means "default" in the options struct */
             break;
         case O_CREDIT: bad = parse_int("--client-credit", v, 1, 1 << 24, &o.client_credit); break;
-        case O_METRICS: bad = parse_int("--metrics-port", v, 0, 65535, &o.metrics_port); break;
+        case O_METRICS: {
+            sf_err e = {0};
+            bad = sf_metrics_port_parse(v, &o.metrics_port, &e) < 0;
+            if (bad)
+                fprintf(stderr, "gpu-evald: --metrics-port %s\n", e.msg);
+            break;
+        }
         case O_THREADS: bad = parse_int("--threads", v, 1, 256, &o.net.threads); break;
         case O_DEVICE: bad = parse_int("--device", v, 0, 64, &o.net.device); break;
         }

@@ -1,6 +1,6 @@
 /*
  * metrics.c — Prometheus metrics for gpu-evald (see metrics.h), served over
- * HTTP by libmicrohttpd.
+ * HTTP by common/metrics_http.h (its port and address convention).
  *
  * Exposed (every per-model series carries model="<sha256>"):
  *   sf_evald_model_info{model,path,arch,backend}  1
@@ -28,7 +28,6 @@
  */
 #include "gpu-evald/metrics.h"
 
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,8 +70,7 @@ struct sf_metrics {
     int n, cap;
     uint64_t errors[SF_NKINDS]; /* not attributable to a model */
     int clients;
-    struct MHD_Daemon *daemon;
-    int port;
+    sf_metrics_http *http; /* NULL when not serving */
 };
 
 sf_metrics *sf_metrics_create(int max_batch) {
@@ -80,7 +78,6 @@ sf_metrics *sf_metrics_create(int max_batch) {
     if (!m)
         return NULL;
     pthread_mutex_init(&m->mu, NULL);
-    m->port = -1;
     m->bounds = calloc(32, sizeof *m->bounds);
     if (!m->bounds) {
         free(m);
@@ -93,10 +90,9 @@ sf_metrics *sf_metrics_create(int max_batch) {
 }
 
 void sf_metrics_stop(sf_metrics *m) {
-    if (m && m->daemon) {
-        MHD_stop_daemon(m->daemon);
-        m->daemon = NULL;
-        m->port = -1;
+    if (m) {
+        sf_metrics_http_stop(m->http);
+        m->http = NULL;
     }
 }
 
@@ -407,51 +403,18 @@ size_t sf_metrics_text(sf_metrics *m, char *buf, size_t cap) {
     return len;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
-                              const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **state) {
-    (void)version;
-    (void)upload;
-    (void)upload_size;
-    (void)state;
-    sf_metrics *m = cls;
-    struct MHD_Response *resp;
-    unsigned code;
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char msg[] = "only GET\n";
-        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        code = MHD_HTTP_METHOD_NOT_ALLOWED;
-    } else if (strcmp(url, "/metrics") != 0) {
-        static const char msg[] = "gpu-evald: metrics are on /metrics\n";
-        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        code = MHD_HTTP_NOT_FOUND;
-    } else {
-        size_t len = 0;
-        char *text = render(m, &len);
-        if (!text)
-            return MHD_NO;
-        resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-        code = MHD_HTTP_OK;
-    }
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-    enum MHD_Result r = MHD_queue_response(conn, code, resp);
-    MHD_destroy_response(resp);
-    return r;
+static char *render_page(void *ctx, size_t *len) {
+    return render(ctx, len);
 }
 
-int sf_metrics_start(sf_metrics *m, int port, sf_err *err) {
-    m->daemon =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle, m,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
-    if (!m->daemon)
-        return sf_err_set(err, SF_EIO, "cannot serve metrics on http port %d", port);
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    m->port = info ? info->port : port;
-    return SF_OK;
+int sf_metrics_start(sf_metrics *m, const char *endpoint, int port, sf_err *err) {
+    return sf_metrics_http_start(endpoint, port, render_page, m, &m->http, err);
 }
 
 int sf_metrics_port(const sf_metrics *m) {
-    return m->port;
+    return sf_metrics_http_port(m->http);
+}
+
+const char *sf_metrics_url(const sf_metrics *m) {
+    return sf_metrics_http_url(m->http);
 }

@@ -1,7 +1,7 @@
 /*
  * metrics.h — gpu-evald's Prometheus metrics: counters, the batch-size
  * histogram, queue-wait quantiles and evals/s per model, served on /metrics
- * by libmicrohttpd from its own thread. Internal to gpu-evald.
+ * by common/metrics_http.h from its own thread. Internal to gpu-evald.
  *
  * Every update takes `mu`; the HTTP thread takes it to render the page.
  */
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/metrics_http.h"
 
 typedef struct sf_metrics sf_metrics;
 
@@ -31,9 +32,12 @@ void sf_metrics_wait(sf_metrics *m, int model_id, double seconds);
 void sf_metrics_batch(sf_metrics *m, int model_id, int positions, double seconds, uint64_t now_ns);
 void sf_metrics_clients(sf_metrics *m, int n);
 
-/* Serve /metrics on `port` (0 = any free port). Errors: SF_EIO. */
-int sf_metrics_start(sf_metrics *m, int port, sf_err *err);
-int sf_metrics_port(const sf_metrics *m); /* -1 when not serving */
+/* Serve /metrics on `port` at `endpoint`'s address (common/metrics_http.h:
+ * 0 off, a port, SF_METRICS_ANY_PORT). Errors: those of
+ * sf_metrics_http_start. */
+int sf_metrics_start(sf_metrics *m, const char *endpoint, int port, sf_err *err);
+int sf_metrics_port(const sf_metrics *m);        /* 0 when not serving */
+const char *sf_metrics_url(const sf_metrics *m); /* "http://...", or "off" */
 void sf_metrics_stop(sf_metrics *m);
 
 /* Render the page (Prometheus text format 0.0.4); returns the full length,

@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
-#include "gpu-evald/evald.h"
+#include "model/model.h"
 
 typedef struct sf_neteval sf_neteval;
 

@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -141,8 +142,10 @@ int sf_evald_create(const sf_evald_opts *opts, sf_evald **out, sf_err *err) {
     if (o.client_credit < o.max_batch)
         return sf_err_set(err, SF_EINVAL, "client_credit %d is below max_batch %d", o.client_credit,
                           o.max_batch);
-    if (o.metrics_port < -1 || o.metrics_port > 65535)
-        return sf_err_set(err, SF_EINVAL, "metrics port %d out of range", o.metrics_port);
+    if (!sf_metrics_port_valid(o.metrics_port))
+        return sf_err_set(err, SF_EINVAL,
+                          "metrics port %d: expected 0 (off), 1..65535 or SF_METRICS_ANY_PORT",
+                          o.metrics_port);
     if (!o.log)
         o.log = stderr;
     o.net.max_batch = o.max_batch;
@@ -373,17 +376,14 @@ int sf_evald_bind(sf_evald *ev, sf_err *err) {
     size_t len = sizeof ev->endpoint;
     if (zmq_getsockopt(ev->router, ZMQ_LAST_ENDPOINT, ev->endpoint, &len) != 0)
         snprintf(ev->endpoint, sizeof ev->endpoint, "%s", ev->o.bind);
-    if (ev->o.metrics_port >= 0) {
-        int rc = sf_metrics_start(ev->metrics, ev->o.metrics_port, err);
-        if (rc != SF_OK)
-            return rc;
-    }
-    char metrics[40] = "metrics off";
-    if (ev->o.metrics_port >= 0)
-        snprintf(metrics, sizeof metrics, "metrics on http port %d", sf_metrics_port(ev->metrics));
-    logf_(ev, "serving %d model(s) on %s (backend %s, max_batch %d, max_wait_us %d, credit %d); %s",
+    int rc = sf_metrics_start(ev->metrics, ev->endpoint, ev->o.metrics_port, err);
+    if (rc != SF_OK)
+        return rc;
+    logf_(ev,
+          "serving %d model(s) on %s (backend %s, max_batch %d, max_wait_us %d, credit %d); "
+          "metrics %s",
           sf_evald_models_served(ev), ev->endpoint, sf_backend_name(ev->o.net.backend),
-          ev->o.max_batch, ev->o.max_wait_us, ev->o.client_credit, metrics);
+          ev->o.max_batch, ev->o.max_wait_us, ev->o.client_credit, sf_metrics_url(ev->metrics));
     return SF_OK;
 }
 

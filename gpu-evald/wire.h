@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu-evald/evald.h"
+#include "model/model.h"
 #include "proto/pbuf.h"
 
 #define SF_WIRE_PROTOCOL 1

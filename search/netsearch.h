@@ -15,7 +15,7 @@
  *   policy move (sf_netsearch_policy_move).
  *
  * Determinism: the cpu backend's outputs depend on the position and the
- * weights only (gpu-evald/evald.h), so a search evaluated through a session
+ * weights only (model/model.h), so a search evaluated through a session
  * gives the same result whatever the threads or batches around it.
  *
  * Errors are values: SF_OK or a negative SF_E* code with the optional

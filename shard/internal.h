@@ -214,8 +214,6 @@ const uint8_t *sf_lmdb_map_base(const void *p, uint32_t page_size, uint64_t npag
 
 /* 1 if `name` ends with `suffix`. */
 bool sf_has_suffix(const char *name, const char *suffix);
-/* fsync the directory that holds `path`. */
-int sf_fsync_parent(const char *path, sf_err *err);
 
 /* SF_ESTATE when `path` names a writer's temporary file (*.tmp), which no
  * public reader opens even when it carries a seal (its writer may have died

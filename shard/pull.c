@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "shard/internal.h"
 
 /* ---- directory source -------------------------------------------------- */
@@ -107,26 +108,11 @@ static int copy_file(const char *from, const char *to, sf_err *err) {
     uint8_t *buf = malloc(chunk);
     if (!buf)
         rc = sf_err_set(err, SF_ENOMEM, "%s: out of memory", to);
-    while (rc == SF_OK) {
-        ssize_t k = read(in, buf, chunk);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            rc = sf_err_set(err, SF_EIO, "%s: %s", from, strerror(errno));
-            break;
-        }
-        if (k == 0)
-            break;
-        for (ssize_t off = 0; off < k;) {
-            ssize_t w = write(out, buf + off, (size_t)(k - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                rc = sf_err_set(err, SF_EIO, "%s: %s", to, strerror(errno));
-                break;
-            }
-            off += w;
-        }
+    for (size_t got = chunk; rc == SF_OK && got == chunk;) {
+        if (sf_read_full(in, buf, chunk, &got) < 0)
+            rc = sf_err_set(err, SF_EIO, "%s: cannot read: %s", from, strerror(errno));
+        else if (sf_write_full(out, buf, got) < 0)
+            rc = sf_err_set(err, SF_EIO, "%s: cannot write: %s", to, strerror(errno));
     }
     if (rc == SF_OK && fsync(out) != 0)
         rc = sf_err_set(err, SF_EIO, "%s: fsync: %s", to, strerror(errno));

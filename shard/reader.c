@@ -222,6 +222,132 @@ int sf_shard_reader_open(const char *path, sf_shard_reader **out, sf_err *err) {
 }
 
 /* Open: the checks of shard.h, in order. `fd` stays open only for them. */
+/* The steps of sf_shard_reader_open_any(), in order, each returning SF_OK
+ * or an error that names the shard and the step; the caller closes the
+ * reader on any error (sf_shard_reader_close undoes what was done). */
+
+/* 1: the file itself: a regular file whose seal trailer reads, and whose
+ * LMDB structure pages match their CRCs (before LMDB reads any of them). */
+static int open_check_file(sf_shard_reader *r, sf_err *err) {
+    const char *path = r->path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
+                          e == ENOENT ? "no such shard" : strerror(e));
+    }
+    struct stat st;
+    uint8_t *scratch = NULL;
+    int rc = SF_OK;
+    if (fstat(fd, &st) != 0)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
+    if (rc == SF_OK) {
+        r->file_bytes = (uint64_t)st.st_size;
+        rc = sf_trailer_read(fd, path, r->file_bytes, &r->trailer, err);
+    }
+    if (rc == SF_OK && !(scratch = malloc(r->trailer.page_size)))
+        rc = sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    for (uint64_t k = 0; rc == SF_OK && k < r->trailer.nstruct; k++) {
+        rc = sf_trailer_check_page(fd, path, &r->trailer, r->trailer.struct_page[k], scratch, err);
+        if (rc < 0)
+            sf_err_prefix(err, "LMDB structure page damaged");
+    }
+    free(scratch);
+    close(fd);
+    return rc;
+}
+
+/* 2: LMDB read-only on the file, agreeing with the trailer on the page
+ * size and count; a read transaction. */
+static int open_lmdb(sf_shard_reader *r, sf_err *err) {
+    int mrc;
+    if ((mrc = mdb_env_create(&r->env)) != 0 || (mrc = mdb_env_set_maxdbs(r->env, 2)) != 0 ||
+        (mrc = mdb_env_set_mapsize(r->env, (size_t)r->trailer.data_bytes)) != 0 ||
+        (mrc = mdb_env_open(r->env, r->path, MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR, 0444)) != 0)
+        return lmdb_err(r, mrc, "open", err);
+    MDB_envinfo info;
+    MDB_stat est;
+    if ((mrc = mdb_env_info(r->env, &info)) != 0 || (mrc = mdb_env_stat(r->env, &est)) != 0)
+        return lmdb_err(r, mrc, "env_info", err);
+    if (est.ms_psize != r->trailer.page_size ||
+        (uint64_t)info.me_last_pgno + 1 != r->trailer.npages)
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: LMDB reports %llu pages of %u bytes, the seal trailer %llu of %u",
+                          r->path, (unsigned long long)info.me_last_pgno + 1, est.ms_psize,
+                          (unsigned long long)r->trailer.npages, r->trailer.page_size);
+    if ((mrc = mdb_txn_begin(r->env, NULL, MDB_RDONLY, &r->txn)) != 0)
+        return lmdb_err(r, mrc, "txn_begin", err);
+    return SF_OK;
+}
+
+/* 3: the manifest, from a page checked against its CRC once mapped. */
+static int open_manifest(sf_shard_reader *r, sf_err *err) {
+    const char *path = r->path;
+    int mrc = mdb_dbi_open(r->txn, SF_DB_META, 0, &r->meta);
+    MDB_val key = {strlen(SF_MANIFEST_KEY), (void *)SF_MANIFEST_KEY}, val;
+    if (mrc == 0)
+        mrc = mdb_get(r->txn, r->meta, &key, &val);
+    if (mrc == MDB_NOTFOUND)
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: no manifest: the `meta` database has no \"manifest\" entry", path);
+    if (mrc != 0)
+        return lmdb_err(r, mrc, "reading the manifest", err);
+    /* Find the map from the manifest's page (a structure page, checked
+     * above) and confirm it: the mapped page must have that page's CRC. */
+    r->map = sf_lmdb_map_base(val.mv_data, r->trailer.page_size, r->trailer.npages);
+    if (r->map) {
+        uint64_t pg = (uint64_t)((const uint8_t *)val.mv_data - r->map) / r->trailer.page_size;
+        if (sf_crc32(r->map + pg * r->trailer.page_size, r->trailer.page_size) !=
+            r->trailer.page_crc[pg])
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: the manifest's page %llu does not match its "
+                              "CRC once mapped",
+                              path, (unsigned long long)pg);
+    }
+    if (!value_in_map(r, &val))
+        return sf_err_set(err, SF_ECORRUPT, "%s: manifest entry points outside the file", path);
+    int rc = sf_manifest_decode(val.mv_data, val.mv_size, &r->manifest, err);
+    if (rc < 0)
+        return sf_err_prefix(err, "%s", path);
+    r->count = r->manifest->record_count;
+    return SF_OK;
+}
+
+/* 4: the records database: as many blocks as the manifest says, the last
+ * one ending at its record count; a zstd context to read them. */
+static int open_records(sf_shard_reader *r, sf_err *err) {
+    const char *path = r->path;
+    int mrc;
+    if ((mrc = mdb_dbi_open(r->txn, SF_DB_RECORDS, 0, &r->records)) != 0 ||
+        (mrc = mdb_cursor_open(r->txn, r->records, &r->cur)) != 0)
+        return lmdb_err(r, mrc, "opening the records database", err);
+    MDB_stat rst;
+    if ((mrc = mdb_stat(r->txn, r->records, &rst)) != 0)
+        return lmdb_err(r, mrc, "stat", err);
+    if (rst.ms_entries != r->manifest->block_count)
+        return sf_err_set(err, SF_ECORRUPT, "%s: %llu blocks in `records`, the manifest says %llu",
+                          path, (unsigned long long)rst.ms_entries,
+                          (unsigned long long)r->manifest->block_count);
+    r->dctx = ZSTD_createDCtx();
+    if (!r->dctx)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    if (r->count == 0)
+        return SF_OK;
+    int rc = load_block(r, r->count - 1, err);
+    if (rc < 0)
+        return rc;
+    if (r->block.first + r->block.n != r->count)
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: the last block holds records %llu..%llu, the manifest counts "
+                          "%llu",
+                          path, (unsigned long long)r->block.first,
+                          (unsigned long long)(r->block.first + r->block.n - 1),
+                          (unsigned long long)r->count);
+    return SF_OK;
+}
+
 int sf_shard_reader_open_any(const char *path, sf_shard_reader **out, sf_err *err) {
     *out = NULL;
     if (!path)
@@ -232,142 +358,17 @@ int sf_shard_reader_open_any(const char *path, sf_shard_reader **out, sf_err *er
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     }
     sf_arena_init(&r->arena, &r->allocs);
-    int rc = SF_OK, mrc = 0;
-    uint8_t *scratch = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) {
-        int e = errno;
-        rc = sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
-                        e == ENOENT ? "no such shard" : strerror(e));
-        goto fail;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
-        goto fail;
-    }
-    r->file_bytes = (uint64_t)st.st_size;
-    if ((rc = sf_trailer_read(fd, path, r->file_bytes, &r->trailer, err)) < 0)
-        goto fail;
-    scratch = malloc(r->trailer.page_size);
-    if (!scratch) {
-        rc = sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    for (uint64_t k = 0; k < r->trailer.nstruct; k++) {
-        rc = sf_trailer_check_page(fd, path, &r->trailer, r->trailer.struct_page[k], scratch, err);
-        if (rc < 0) {
-            sf_err_prefix(err, "LMDB structure page damaged");
-            goto fail;
-        }
-    }
-    free(scratch);
-    scratch = NULL;
-    close(fd);
-    fd = -1;
-
-    if ((mrc = mdb_env_create(&r->env)) != 0 || (mrc = mdb_env_set_maxdbs(r->env, 2)) != 0 ||
-        (mrc = mdb_env_set_mapsize(r->env, (size_t)r->trailer.data_bytes)) != 0 ||
-        (mrc = mdb_env_open(r->env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR, 0444)) != 0) {
-        rc = lmdb_err(r, mrc, "open", err);
-        goto fail;
-    }
-    MDB_envinfo info;
-    MDB_stat est;
-    if ((mrc = mdb_env_info(r->env, &info)) != 0 || (mrc = mdb_env_stat(r->env, &est)) != 0) {
-        rc = lmdb_err(r, mrc, "env_info", err);
-        goto fail;
-    }
-    if (est.ms_psize != r->trailer.page_size ||
-        (uint64_t)info.me_last_pgno + 1 != r->trailer.npages) {
-        rc = sf_err_set(err, SF_ECORRUPT,
-                        "%s: LMDB reports %llu pages of %u bytes, the seal trailer %llu of %u",
-                        path, (unsigned long long)info.me_last_pgno + 1, est.ms_psize,
-                        (unsigned long long)r->trailer.npages, r->trailer.page_size);
-        goto fail;
-    }
-    if ((mrc = mdb_txn_begin(r->env, NULL, MDB_RDONLY, &r->txn)) != 0) {
-        rc = lmdb_err(r, mrc, "txn_begin", err);
-        goto fail;
-    }
-    mrc = mdb_dbi_open(r->txn, SF_DB_META, 0, &r->meta);
-    MDB_val key = {strlen(SF_MANIFEST_KEY), (void *)SF_MANIFEST_KEY}, val;
-    if (mrc == 0)
-        mrc = mdb_get(r->txn, r->meta, &key, &val);
-    if (mrc == MDB_NOTFOUND) {
-        rc = sf_err_set(err, SF_ECORRUPT,
-                        "%s: no manifest: the `meta` database has no \"manifest\" entry", path);
-        goto fail;
-    }
-    if (mrc != 0) {
-        rc = lmdb_err(r, mrc, "reading the manifest", err);
-        goto fail;
-    }
-    /* Find the map from the manifest's page (a structure page, checked
-     * above) and confirm it: the mapped page must have that page's CRC. */
-    r->map = sf_lmdb_map_base(val.mv_data, r->trailer.page_size, r->trailer.npages);
-    if (r->map) {
-        uint64_t pg = (uint64_t)((const uint8_t *)val.mv_data - r->map) / r->trailer.page_size;
-        if (sf_crc32(r->map + pg * r->trailer.page_size, r->trailer.page_size) !=
-            r->trailer.page_crc[pg]) {
-            rc = sf_err_set(err, SF_ECORRUPT,
-                            "%s: the manifest's page %llu does not match its "
-                            "CRC once mapped",
-                            path, (unsigned long long)pg);
-            goto fail;
-        }
-    }
-    if (!value_in_map(r, &val)) {
-        rc = sf_err_set(err, SF_ECORRUPT, "%s: manifest entry points outside the file", path);
-        goto fail;
-    }
-    if ((rc = sf_manifest_decode(val.mv_data, val.mv_size, &r->manifest, err)) < 0) {
-        sf_err_prefix(err, "%s", path);
-        goto fail;
-    }
-    r->count = r->manifest->record_count;
-    if ((mrc = mdb_dbi_open(r->txn, SF_DB_RECORDS, 0, &r->records)) != 0 ||
-        (mrc = mdb_cursor_open(r->txn, r->records, &r->cur)) != 0) {
-        rc = lmdb_err(r, mrc, "opening the records database", err);
-        goto fail;
-    }
-    MDB_stat rst;
-    if ((mrc = mdb_stat(r->txn, r->records, &rst)) != 0) {
-        rc = lmdb_err(r, mrc, "stat", err);
-        goto fail;
-    }
-    if (rst.ms_entries != r->manifest->block_count) {
-        rc = sf_err_set(err, SF_ECORRUPT, "%s: %llu blocks in `records`, the manifest says %llu",
-                        path, (unsigned long long)rst.ms_entries,
-                        (unsigned long long)r->manifest->block_count);
-        goto fail;
-    }
-    r->dctx = ZSTD_createDCtx();
-    if (!r->dctx) {
-        rc = sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    /* The last block must end exactly at the manifest's record count. */
-    if (r->count > 0) {
-        if ((rc = load_block(r, r->count - 1, err)) < 0)
-            goto fail;
-        if (r->block.first + r->block.n != r->count) {
-            rc = sf_err_set(err, SF_ECORRUPT,
-                            "%s: the last block holds records %llu..%llu, the manifest counts "
-                            "%llu",
-                            path, (unsigned long long)r->block.first,
-                            (unsigned long long)(r->block.first + r->block.n - 1),
-                            (unsigned long long)r->count);
-            goto fail;
-        }
+    int rc = open_check_file(r, err);
+    if (rc == SF_OK)
+        rc = open_lmdb(r, err);
+    if (rc == SF_OK)
+        rc = open_manifest(r, err);
+    if (rc == SF_OK)
+        rc = open_records(r, err);
+    if (rc < 0) {
+        sf_shard_reader_close(r);
+        return rc;
     }
     *out = r;
     return SF_OK;
-
-fail:
-    free(scratch);
-    if (fd >= 0)
-        close(fd);
-    sf_shard_reader_close(r);
-    return rc;
 }

@@ -242,6 +242,13 @@ typedef struct sf_shard_verify_report {
  * sf_shard_reader_open / SF_ECORRUPT. */
 int sf_shard_verify(const char *path, sf_shard_verify_report *rep, sf_err *err);
 
+/* The SHA-256 of a shard file's bytes, as 64 lower-case hex digits in `hex`
+ * (65 bytes), and its size: the file digest a worker offers with its
+ * upload, a coordinator lists and a pull checks (the content digest is the
+ * records'). Errors: SF_EIO, "PATH: cannot open: <reason>" or "PATH:
+ * cannot read: <reason>". */
+int sf_shard_file_sha256(const char *path, char hex[65], uint64_t *size, sf_err *err);
+
 /* ---------------------------------------------------------------------------
  * Sources and pull
  *

@@ -13,37 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "shard/internal.h"
-
-static int pread_full(int fd, void *buf, size_t n, uint64_t off) {
-    uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = pread(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? -errno : -EIO;
-        p += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return 0;
-}
-
-static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off) {
-    const uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = pwrite(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? -errno : -EIO;
-        p += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return 0;
-}
 
 int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint32_t *struct_page,
                      size_t nstruct, sf_err *err) {
@@ -62,10 +33,10 @@ int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint
     }
     for (uint64_t pg = 0; pg < npages; pg += chunk_pages) {
         uint64_t n = npages - pg < chunk_pages ? npages - pg : chunk_pages;
-        int e = pread_full(fd, chunk, (size_t)n * page_size, pg * page_size);
+        int e = sf_pread_full(fd, chunk, (size_t)n * page_size, pg * page_size);
         if (e < 0) {
             rc = sf_err_set(err, SF_EIO, "reading page %llu for the seal trailer: %s",
-                            (unsigned long long)pg, strerror(-e));
+                            (unsigned long long)pg, sf_io_reason(e));
             goto out;
         }
         for (uint64_t k = 0; k < n; k++)
@@ -82,13 +53,13 @@ int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint
     sf_put_le64(footer + 32, nstruct);
     sf_put_le32(footer + 40, sf_crc32(table, table_len));
     sf_put_le32(footer + 60, sf_crc32(footer, 60));
-    int e = pwrite_full(fd, table, table_len, data_bytes);
-    if (e == 0)
-        e = pwrite_full(fd, footer, sizeof footer, data_bytes + table_len);
-    if (e == 0 && fsync(fd) != 0)
-        e = -errno;
+    int e = sf_pwrite_full(fd, table, table_len, data_bytes);
+    if (e == SF_OK)
+        e = sf_pwrite_full(fd, footer, sizeof footer, data_bytes + table_len);
     if (e < 0)
-        rc = sf_err_set(err, SF_EIO, "writing the seal trailer: %s", strerror(-e));
+        rc = sf_err_set(err, SF_EIO, "writing the seal trailer: %s", sf_io_reason(e));
+    else if (fsync(fd) != 0)
+        rc = sf_err_set(err, SF_EIO, "syncing the seal trailer: %s", strerror(errno));
 out:
     free(table);
     free(chunk);
@@ -106,7 +77,7 @@ static int64_t find_sealed_footer(int fd, uint64_t from, uint64_t size) {
     if (len > (16u << 20))
         len = 16u << 20;
     uint8_t *buf = malloc(len);
-    if (!buf || pread_full(fd, buf, len, from) < 0) {
+    if (!buf || sf_pread_full(fd, buf, len, from) < 0) {
         free(buf);
         return -1;
     }
@@ -173,7 +144,7 @@ static int classify_unsealed(int fd, const char *path, uint64_t size, sf_err *er
 int sf_trailer_read(int fd, const char *path, uint64_t size, sf_trailer *out, sf_err *err) {
     memset(out, 0, sizeof *out);
     uint8_t f[SF_TRAILER_FOOTER];
-    if (size < SF_TRAILER_FOOTER || pread_full(fd, f, sizeof f, size - sizeof f) < 0 ||
+    if (size < SF_TRAILER_FOOTER || sf_pread_full(fd, f, sizeof f, size - sizeof f) < 0 ||
         memcmp(f, SF_TRAILER_MAGIC, 8) != 0)
         return classify_unsealed(fd, path, size, err);
     if (sf_crc32(f, 60) != sf_le32(f + 60))
@@ -198,10 +169,11 @@ int sf_trailer_read(int fd, const char *path, uint64_t size, sf_trailer *out, sf
     uint8_t *table = malloc(table_len);
     if (!table)
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory for the page table", path);
-    int e = pread_full(fd, table, table_len, data);
+    int e = sf_pread_full(fd, table, table_len, data);
     if (e < 0) {
+        int rc = sf_err_set(err, SF_EIO, "%s: reading the page table: %s", path, sf_io_reason(e));
         free(table);
-        return sf_err_set(err, SF_EIO, "%s: reading the page table: %s", path, strerror(-e));
+        return rc;
     }
     if (sf_crc32(table, table_len) != sf_le32(f + 40)) {
         free(table);
@@ -247,10 +219,10 @@ void sf_trailer_free(sf_trailer *t) {
 
 int sf_trailer_check_page(int fd, const char *path, const sf_trailer *t, uint64_t pg,
                           uint8_t *scratch, sf_err *err) {
-    int e = pread_full(fd, scratch, t->page_size, pg * t->page_size);
+    int e = sf_pread_full(fd, scratch, t->page_size, pg * t->page_size);
     if (e < 0)
         return sf_err_set(err, SF_EIO, "%s: reading page %llu: %s", path, (unsigned long long)pg,
-                          strerror(-e));
+                          sf_io_reason(e));
     if (sf_crc32(scratch, t->page_size) != t->page_crc[pg])
         return sf_err_set(err, SF_ECORRUPT, "%s: page %llu (byte %llu..%llu): CRC mismatch", path,
                           (unsigned long long)pg, (unsigned long long)(pg * t->page_size),

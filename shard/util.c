@@ -1,10 +1,6 @@
 /* util.c — CRC-32, growable buffers, the unpack arena and path helpers. */
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "shard/internal.h"
@@ -39,19 +35,4 @@ const uint8_t *sf_lmdb_map_base(const void *p, uint32_t page_size, uint64_t npag
 bool sf_has_suffix(const char *name, const char *suffix) {
     size_t n = strlen(name), k = strlen(suffix);
     return n >= k && memcmp(name + n - k, suffix, k) == 0;
-}
-
-int sf_fsync_parent(const char *path, sf_err *err) {
-    char *copy = strdup(path);
-    if (!copy)
-        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
-    const char *dir = dirname(copy);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc = SF_OK;
-    if (fd < 0 || fsync(fd) != 0)
-        rc = sf_err_set(err, SF_EIO, "%s: cannot sync directory: %s", dir, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    free(copy);
-    return rc;
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "shard/internal.h"
 
 static bool is_struct_page(const sf_trailer *t, uint64_t pg) {
@@ -42,17 +43,11 @@ static int scan_pages(int fd, const char *path, const sf_trailer *t, int64_t *ba
     int rc = SF_OK;
     for (uint64_t pg = 0; pg < t->npages; pg += chunk_pages) {
         uint64_t n = t->npages - pg < chunk_pages ? t->npages - pg : chunk_pages;
-        size_t want = (size_t)n * t->page_size, got = 0;
-        while (got < want) {
-            ssize_t k = pread(fd, buf + got, want - got, (off_t)(pg * t->page_size + got));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                rc = sf_err_set(err, SF_EIO, "%s: reading page %llu: %s", path,
-                                (unsigned long long)pg, k < 0 ? strerror(errno) : "short read");
-                goto out;
-            }
-            got += (size_t)k;
+        int e = sf_pread_full(fd, buf, (size_t)n * t->page_size, pg * t->page_size);
+        if (e < 0) {
+            rc = sf_err_set(err, SF_EIO, "%s: reading page %llu: %s", path, (unsigned long long)pg,
+                            sf_io_reason(e));
+            goto out;
         }
         for (uint64_t k = 0; k < n; k++) {
             if (sf_crc32(buf + k * t->page_size, t->page_size) == t->page_crc[pg + k])
@@ -236,7 +231,12 @@ int sf_shard_verify_any(const char *path, sf_shard_verify_report *rep_out, sf_er
         goto done;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
         rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
         goto done;
@@ -266,5 +266,28 @@ done:
     sf_trailer_free(&t);
     if (rep_out)
         *rep_out = rep;
+    return rc;
+}
+
+int sf_shard_file_sha256(const char *path, char hex[65], uint64_t *size, sf_err *err) {
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    crypto_hash_sha256_state st;
+    crypto_hash_sha256_init(&st);
+    uint8_t buf[65536];
+    size_t n = sizeof buf;
+    int rc = SF_OK;
+    while (rc == SF_OK && n == sizeof buf) {
+        if (sf_read_full(fd, buf, sizeof buf, &n) < 0)
+            rc = sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(errno));
+        crypto_hash_sha256_update(&st, buf, n);
+        *size += n;
+    }
+    close(fd);
+    uint8_t h[32];
+    crypto_hash_sha256_final(&st, h);
+    sf_hex(h, 32, hex);
     return rc;
 }

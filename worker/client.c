@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "shard/shard.h"
 #include "worker/worker.h"
 
 #define HELLO_TIMEOUT_MS 5000
@@ -32,71 +33,72 @@ typedef struct conn {
     uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
     uint32_t hb_ms, liveness;
     int need_hello; /* the coordinator no longer knows us (it restarted) */
-    FILE *log;
+    sf_log_fn log;  /* sf_worker_opts.log and its context */
+    void *log_ctx;
 } conn;
 
 static void logf_(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(conn *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+    if (!c->log)
+        return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    fprintf(c->log, "%02d:%02d:%02d.%03ld worker %s: ", tm.tm_hour, tm.tm_min, tm.tm_sec,
-            ts.tv_nsec / 1000000, c->worker_id);
-    vfprintf(c->log, fmt, ap);
-    fputc('\n', c->log);
-    fflush(c->log);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%02d:%02d:%02d.%03ld worker %s: ", tm.tm_hour, tm.tm_min,
+             tm.tm_sec, ts.tv_nsec / 1000000, c->worker_id);
+    va_list ap;
+    va_start(ap, fmt);
+    sf_vlog(c->log, c->log_ctx, prefix, fmt, ap);
     va_end(ap);
 }
 
-static int conn_open(conn *c) {
+/* A fresh DEALER to the coordinator (the old one, if any, is closed). */
+static int conn_open(conn *c, sf_err *err) {
     if (c->sock)
         zmq_close(c->sock);
-    c->sock = zmq_socket(c->zctx, ZMQ_DEALER);
-    int zero = 0, hwm = 1000;
-    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(c->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    if (zmq_connect(c->sock, c->endpoint) != 0)
-        return SF_EIO;
+    int rc = sf_wire_dealer(c->zctx, c->endpoint, &c->sock, err);
     c->last_heard = sf_now_ns();
-    return SF_OK;
+    return rc;
 }
 
 static int send_env(conn *c, Spirefleet__Envelope *env) {
     return sf_wire_send(c->sock, NULL, 0, env, 0);
 }
 
-/* Receive one envelope within timeout_ms (NULL on timeout or garbage). */
+/* Receive one envelope within timeout_ms (NULL on timeout or garbage).
+ * Unlike sf_wire_ask()'s clients, the worker never fails on what it reads:
+ * a frame that does not decode is logged and skipped, an ErrorReply is
+ * passed on (one naming SF_ESTATE means the coordinator forgot this worker:
+ * Hello again), and whatever answer it waits for may come after heartbeat
+ * replies. */
 static Spirefleet__Envelope *recv_env(conn *c, int timeout_ms) {
-    zmq_pollitem_t it = {c->sock, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&it, 1, timeout_ms) <= 0)
-        return NULL;
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&m);
-        return NULL;
-    }
-    int more = zmq_msg_more(&m);
-    Spirefleet__Envelope *env = NULL;
+    Spirefleet__Envelope *env;
     sf_err e = {0};
-    if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) < 0)
-        logf_(c, "ignoring a bad frame from the coordinator: %s", e.msg);
-    zmq_msg_close(&m);
-    while (more) { /* a DEALER never expects more than one frame */
-        zmq_msg_init(&m);
-        zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT);
-        more = zmq_msg_more(&m);
-        zmq_msg_close(&m);
-    }
-    if (env) {
-        c->last_heard = sf_now_ns();
-        if (env->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR && env->error->code == SF_ESTATE)
-            c->need_hello = 1;
-    }
+    int rc = sf_wire_recv(c->sock, c->endpoint, timeout_ms, &env, &e);
+    if (rc == SF_EFORMAT || rc == SF_EVERSION)
+        logf_(c, "ignoring a bad frame: %s", e.msg);
+    if (rc < 0)
+        return NULL;
+    c->last_heard = sf_now_ns();
+    if (env->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR && env->error->code == SF_ESTATE)
+        c->need_hello = 1;
     return env;
+}
+
+/* Whether the caller asked the worker to stop (sf_worker_opts.stop). */
+static int stopping(const sf_worker_opts *o) {
+    return o->stop && *o->stop;
+}
+
+/* Sleep *backoff_ms (in 100 ms steps, ending early on a stop request) and
+ * double it, up to BACKOFF_MAX_MS: the wait between tries of something
+ * that did not answer. */
+static void back_off(const sf_worker_opts *o, int *backoff_ms) {
+    for (int waited = 0; waited < *backoff_ms && !stopping(o); waited += 100)
+        usleep(100000);
+    *backoff_ms = *backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *backoff_ms * 2;
 }
 
 static int coordinator_dead(const conn *c) {
@@ -127,11 +129,12 @@ typedef struct session {
 static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
     int backoff = 1000;
     for (;;) {
-        if (o->stop && *o->stop)
+        if (stopping(o))
             return SF_ETIMEOUT;
         c->need_hello = 0;
-        if (conn_open(c) < 0)
-            return sf_err_set(err, SF_EIO, "cannot connect to %s", c->endpoint);
+        int opened = conn_open(c, err);
+        if (opened < 0)
+            return opened;
         Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
         char host[64] = "";
@@ -145,7 +148,7 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
         env.hello = &h;
         send_env(c, &env);
         uint64_t until = sf_now_ns() + HELLO_TIMEOUT_MS * 1000000ull;
-        while (sf_now_ns() < until && !(o->stop && *o->stop)) {
+        while (sf_now_ns() < until && !stopping(o)) {
             Spirefleet__Envelope *r = recv_env(c, 200);
             if (!r)
                 continue;
@@ -176,9 +179,7 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
             sf_wire_free(r);
         }
         logf_(c, "no answer from %s; retrying in %d ms", c->endpoint, backoff);
-        for (int waited = 0; waited < backoff && !(o->stop && *o->stop); waited += 100)
-            usleep(100000);
-        backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+        back_off(o, &backoff);
     }
 }
 
@@ -218,27 +219,6 @@ static void *job_main(void *arg) {
  * Upload
  * ---------------------------------------------------------------------- */
 
-static int file_sha256(const char *path, char hex[65], uint64_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return SF_EIO;
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
-    uint8_t buf[65536];
-    size_t n;
-    *size = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        crypto_hash_sha256_update(&st, buf, n);
-        *size += n;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    uint8_t h[32];
-    crypto_hash_sha256_final(&st, h);
-    sf_hex(h, 32, hex);
-    return bad ? SF_EIO : SF_OK;
-}
-
 /* Wait for a ShardAck about `job` (heartbeats and other chatter are skipped). */
 static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
     uint64_t until = sf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
@@ -258,8 +238,9 @@ static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
 static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) {
     char sha[65];
     uint64_t size;
-    if (file_sha256(jt->path, sha, &size) < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot read the sealed shard", jt->path);
+    int rc = sf_shard_file_sha256(jt->path, sha, &size, err);
+    if (rc < 0)
+        return sf_err_prefix(err, "the sealed shard");
     char digest[65];
     sf_hex(jt->res.digest, 32, digest);
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -293,12 +274,16 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
         return SF_ECORRUPT;
     FILE *f = fopen(jt->path, "rb");
     if (!f)
-        return sf_err_set(err, SF_EIO, "%s: cannot read", jt->path);
+        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", jt->path, strerror(errno));
     uint8_t *buf = malloc(SF_FLEET_CHUNK);
     uint64_t off = 0;
-    int rc = buf ? SF_OK : SF_ENOMEM;
+    rc = buf ? SF_OK : sf_err_set(err, SF_ENOMEM, "out of memory for a shard chunk");
     while (rc == SF_OK) {
         size_t n = fread(buf, 1, SF_FLEET_CHUNK, f);
+        if (n < SF_FLEET_CHUNK && ferror(f)) {
+            rc = sf_err_set(err, SF_EIO, "%s: cannot read: %s", jt->path, strerror(errno));
+            break;
+        }
         Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
         ch.job_id = jt->spec.job_id;
@@ -309,7 +294,8 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
         ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
         ce.shard_chunk = &ch;
         if (send_env(c, &ce) < 0)
-            rc = SF_EIO;
+            rc = sf_err_set(err, SF_EIO, "%s: cannot send shard_chunk at byte %llu: %s",
+                            c->endpoint, (unsigned long long)off, zmq_strerror(errno));
         off += n;
         if (ch.last || n == 0)
             break;
@@ -317,7 +303,7 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
     free(buf);
     fclose(f);
     if (rc < 0)
-        return sf_err_set(err, rc, "sending the shard failed");
+        return rc;
     /* the coordinator verifies the whole shard before answering */
     r = wait_ack(c, jt->spec.job_id, wait_ms + 120000);
     if (!r)
@@ -391,9 +377,10 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
              (unsigned long long)job->job_id, job->attempt);
     unlink(jt->path); /* a leftover of an earlier attempt */
     pthread_t th;
-    if (pthread_create(&th, NULL, job_main, jt) != 0) {
+    int why = pthread_create(&th, NULL, job_main, jt);
+    if (why != 0) {
         free(jt);
-        return sf_err_set(err, SF_EIO, "cannot start the job thread");
+        return sf_err_set(err, SF_EIO, "cannot start the job thread: %s", strerror(why));
     }
     logf_(c, "job %llu: seeds %llu..%llu", (unsigned long long)job->job_id,
           (unsigned long long)job->seed_start,
@@ -404,7 +391,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     }
     uint64_t last_hb = 0, sent_labels = (uint64_t)-1;
     while (!atomic_load(&jt->finished)) {
-        if (o->stop && *o->stop)
+        if (stopping(o))
             jt->abandon = 1;
         uint64_t now = sf_now_ns();
         if (now - last_hb >= (uint64_t)c->hb_ms * 1000000ull) {
@@ -457,147 +444,204 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
  * The loop
  * ---------------------------------------------------------------------- */
 
+/* ------------------------------------------------------------------------
+ * The loop: sf_worker_run's steps
+ * ---------------------------------------------------------------------- */
+
+/* What sf_worker_run holds; its steps below share it. */
+typedef struct worker {
+    const sf_worker_opts *o;
+    conn c;
+    session *s;             /* the run config and digest from Welcome */
+    sf_batch_evaluator *ev; /* net runs only */
+    char scratch[1024];     /* shards before upload */
+    job_thread *pending;    /* a finished job whose shard is not yet uploaded */
+    int jobs;               /* jobs taken */
+} worker;
+
+/* Step 1: the worker's id, its scratch directory, a ZeroMQ context. */
+static int worker_setup(worker *w, sf_err *err) {
+    const sf_worker_opts *o = w->o;
+    conn *c = &w->c;
+    c->endpoint = o->endpoint;
+    c->log = o->log;
+    c->log_ctx = o->log_ctx;
+    c->hb_ms = 1000;
+    c->liveness = 5;
+    if (o->worker_id) {
+        snprintf(c->worker_id, sizeof c->worker_id, "%s", o->worker_id);
+    } else {
+        char host[40] = "host";
+        gethostname(host, sizeof host - 1);
+        snprintf(c->worker_id, sizeof c->worker_id, "%s-%d", host, (int)getpid());
+    }
+    const char *tmp = getenv("TMPDIR");
+    if (o->scratch_dir)
+        snprintf(w->scratch, sizeof w->scratch, "%s", o->scratch_dir);
+    else
+        snprintf(w->scratch, sizeof w->scratch, "%s/spirefleet-%s", tmp && *tmp ? tmp : "/tmp",
+                 c->worker_id);
+    if (sf_mkdir_p(w->scratch) < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot create the scratch dir: %s", w->scratch,
+                          strerror(errno));
+    c->zctx = zmq_ctx_new();
+    if (!c->zctx)
+        return sf_err_set(err, SF_EIO, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
+    w->s = calloc(1, sizeof *w->s);
+    return w->s ? SF_OK : sf_err_set(err, SF_ENOMEM, "out of memory");
+}
+
+/* Step 3 (net runs): the network evaluator, answering before any job is
+ * taken: labels made of fallbacks would be worth little. */
+static int worker_start_evaluator(worker *w, sf_err *err) {
+    const sf_worker_opts *o = w->o;
+    if (strcmp(w->s->cfg.search.evaluator, "net"))
+        return SF_OK;
+    int rc = sf_worker_evaluator_new(&w->s->cfg, o->local_bundle, &w->ev, err);
+    if (rc < 0)
+        return rc;
+    logf_(&w->c, "network evaluator: %s, model %.12s...",
+          o->local_bundle ? "in-process cpu backend" : w->s->cfg.evald.endpoint,
+          w->ev->model_sha256);
+    for (int backoff = 1000; !stopping(o);) {
+        sf_err pe = {0};
+        if (sf_worker_evaluator_probe(w->ev, &pe) == SF_OK)
+            break;
+        logf_(&w->c, "the network evaluator does not answer (%s); retrying in %d ms", pe.msg,
+              backoff);
+        back_off(o, &backoff);
+    }
+    return SF_OK;
+}
+
+/* Ask for a job and wait for the answer, heartbeating meanwhile. NULL when
+ * asked to stop, or when the coordinator fell silent (then *rc is the
+ * reconnection's result). */
+static Spirefleet__Envelope *worker_ask(worker *w, int *rc, sf_err *err) {
+    conn *c = &w->c;
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
+    jr.worker_id = c->worker_id;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
+    env.job_request = &jr;
+    send_env(c, &env);
+    Spirefleet__Envelope *r = NULL;
+    uint64_t asked = sf_now_ns();
+    while (!r && !stopping(w->o)) {
+        r = recv_env(c, 200);
+        if (r && r->body_case == SPIREFLEET__ENVELOPE__BODY_HEARTBEAT) {
+            sf_wire_free(r);
+            r = NULL;
+        }
+        if (!r && sf_now_ns() - asked > (uint64_t)c->hb_ms * 1000000ull) {
+            send_heartbeat(c, 0);
+            asked = sf_now_ns();
+        }
+        if (!r && coordinator_dead(c)) {
+            logf_(c, "coordinator silent; reconnecting");
+            *rc = hello(c, w->o, w->s, err);
+            break;
+        }
+    }
+    return r;
+}
+
+/* A Wait: upload the pending shard if there is one (nothing to overlap it
+ * with), else wait on the socket, not asleep, for RunComplete or Stop.
+ * Returns 1 when the run is over for this worker. */
+static int worker_wait(worker *w, const Spirefleet__Wait *wt, sf_err *err) {
+    if (w->pending) {
+        deliver(&w->c, w->o, w->pending, err);
+        w->pending = NULL;
+        return 0;
+    }
+    int ms = wt->retry_ms ? (int)wt->retry_ms : 500;
+    uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
+    while (!stopping(w->o) && sf_now_ns() < until) {
+        Spirefleet__Envelope *p = recv_env(&w->c, 50);
+        if (!p)
+            continue;
+        int body = p->body_case;
+        sf_wire_free(p);
+        if (body == SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE ||
+            body == SPIREFLEET__ENVELOPE__BODY_STOP) {
+            logf_(&w->c, body == SPIREFLEET__ENVELOPE__BODY_STOP ? "told to stop" : "run complete");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The coordinator's answer to a job request (freed here). Returns 1 when
+ * the run is over for this worker; *rc receives a fatal error. */
+static int worker_answer(worker *w, Spirefleet__Envelope *r, int *rc, sf_err *err) {
+    int over = 0;
+    switch (r->body_case) {
+    case SPIREFLEET__ENVELOPE__BODY_JOB:
+        *rc = do_job(&w->c, w->o, w->s, r->job, w->scratch, w->ev, &w->pending, err);
+        if (*rc == SF_ETIMEOUT)
+            *rc = SF_OK; /* abandoned on request */
+        w->jobs++;
+        break;
+    case SPIREFLEET__ENVELOPE__BODY_WAIT: over = worker_wait(w, r->wait, err); break;
+    case SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE:
+        logf_(&w->c, "run complete");
+        over = 1;
+        break;
+    case SPIREFLEET__ENVELOPE__BODY_STOP:
+        logf_(&w->c, "told to stop");
+        over = 1;
+        break;
+    case SPIREFLEET__ENVELOPE__BODY_ERROR:
+        logf_(&w->c, "coordinator error: %s", r->error->message ? r->error->message : "");
+        if (w->c.need_hello)
+            *rc = hello(&w->c, w->o, w->s, err); /* it forgot us (restart): Hello again */
+        break;
+    default: break;
+    }
+    sf_wire_free(r);
+    return over;
+}
+
+/* Step 4: take, play and upload jobs until the run is over, a stop is
+ * asked, max_jobs are done, or an error is fatal. */
+static int worker_loop(worker *w, sf_err *err) {
+    const sf_worker_opts *o = w->o;
+    int rc = SF_OK;
+    while (rc == SF_OK && !stopping(o)) {
+        if (o->max_jobs && w->jobs >= o->max_jobs) {
+            if (w->pending)
+                deliver(&w->c, o, w->pending, err);
+            w->pending = NULL;
+            break;
+        }
+        Spirefleet__Envelope *r = worker_ask(w, &rc, err);
+        if (r && worker_answer(w, r, &rc, err))
+            break;
+    }
+    return rc;
+}
+
 int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
     if (!o || !o->endpoint)
         return sf_err_set(err, SF_EINVAL, "worker: no coordinator endpoint");
     if (sodium_init() < 0)
         return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-    conn c = {0};
-    c.endpoint = o->endpoint;
-    c.log = o->log ? o->log : stderr;
-    c.hb_ms = 1000;
-    c.liveness = 5;
-    if (o->worker_id) {
-        snprintf(c.worker_id, sizeof c.worker_id, "%s", o->worker_id);
-    } else {
-        char host[40] = "host";
-        gethostname(host, sizeof host - 1);
-        snprintf(c.worker_id, sizeof c.worker_id, "%s-%d", host, (int)getpid());
-    }
-    char scratch[1024];
-    const char *tmp = getenv("TMPDIR");
-    if (o->scratch_dir)
-        snprintf(scratch, sizeof scratch, "%s", o->scratch_dir);
-    else
-        snprintf(scratch, sizeof scratch, "%s/spirefleet-%s", tmp && *tmp ? tmp : "/tmp",
-                 c.worker_id);
-    if (sf_mkdir_p(scratch) < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot create the scratch dir: %s", scratch,
-                          strerror(errno));
-    c.zctx = zmq_ctx_new();
-    session *s = calloc(1, sizeof *s);
-    int rc = s ? hello(&c, o, s, err) : SF_ENOMEM;
-    sf_batch_evaluator *ev = NULL;
-    if (rc == SF_OK && !strcmp(s->cfg.search.evaluator, "net")) {
-        rc = sf_worker_evaluator_new(&s->cfg, o->local_bundle, &ev, err);
-        if (rc == SF_OK)
-            logf_(&c, "network evaluator: %s, model %.12s...",
-                  o->local_bundle ? "in-process cpu backend" : s->cfg.evald.endpoint,
-                  ev->model_sha256);
-        /* take no job until the network answers: labels made of fallbacks
-         * would be worth little */
-        for (int backoff = 1000; rc == SF_OK && !(o->stop && *o->stop);) {
-            sf_err pe = {0};
-            if (sf_worker_evaluator_probe(ev, &pe) == SF_OK)
-                break;
-            logf_(&c, "the network evaluator does not answer (%s); retrying in %d ms", pe.msg,
-                  backoff);
-            for (int w = 0; w < backoff && !(o->stop && *o->stop); w += 100)
-                usleep(100000);
-            backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
-        }
-    }
-    int jobs = 0;
-    job_thread *pending = NULL; /* a finished job whose shard is not yet uploaded */
-    while (rc == SF_OK && !(o->stop && *o->stop)) {
-        if (pending && o->max_jobs && jobs >= o->max_jobs) {
-            deliver(&c, o, pending, err);
-            pending = NULL;
-        }
-        if (o->max_jobs && jobs >= o->max_jobs)
-            break;
-        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
-        Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
-        jr.worker_id = c.worker_id;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
-        env.job_request = &jr;
-        send_env(&c, &env);
-        Spirefleet__Envelope *r = NULL;
-        uint64_t asked = sf_now_ns();
-        while (!r && !(o->stop && *o->stop)) {
-            r = recv_env(&c, 200);
-            if (r && r->body_case == SPIREFLEET__ENVELOPE__BODY_HEARTBEAT) {
-                sf_wire_free(r);
-                r = NULL;
-            }
-            if (!r && sf_now_ns() - asked > (uint64_t)c.hb_ms * 1000000ull) {
-                send_heartbeat(&c, 0);
-                asked = sf_now_ns();
-            }
-            if (!r && coordinator_dead(&c)) {
-                logf_(&c, "coordinator silent; reconnecting");
-                rc = hello(&c, o, s, err);
-                break;
-            }
-        }
-        if (!r)
-            continue;
-        switch (r->body_case) {
-        case SPIREFLEET__ENVELOPE__BODY_JOB:
-            rc = do_job(&c, o, s, r->job, scratch, ev, &pending, err);
-            if (rc == SF_ETIMEOUT)
-                rc = SF_OK; /* abandoned on request */
-            jobs++;
-            break;
-        case SPIREFLEET__ENVELOPE__BODY_WAIT: {
-            if (pending) { /* nothing to overlap with: upload now */
-                deliver(&c, o, pending, err);
-                pending = NULL;
-                break;
-            }
-            /* wait on the socket, not asleep: RunComplete or Stop may come */
-            int ms = r->wait->retry_ms ? (int)r->wait->retry_ms : 500;
-            uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
-            while (!(o->stop && *o->stop) && sf_now_ns() < until) {
-                Spirefleet__Envelope *p = recv_env(&c, 50);
-                if (!p)
-                    continue;
-                int body = p->body_case;
-                sf_wire_free(p);
-                if (body == SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE ||
-                    body == SPIREFLEET__ENVELOPE__BODY_STOP) {
-                    logf_(&c, body == SPIREFLEET__ENVELOPE__BODY_STOP ? "told to stop"
-                                                                      : "run complete");
-                    sf_wire_free(r);
-                    goto out;
-                }
-            }
-            break;
-        }
-        case SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE:
-            logf_(&c, "run complete");
-            sf_wire_free(r);
-            goto out;
-        case SPIREFLEET__ENVELOPE__BODY_STOP:
-            logf_(&c, "told to stop");
-            sf_wire_free(r);
-            goto out;
-        case SPIREFLEET__ENVELOPE__BODY_ERROR:
-            logf_(&c, "coordinator error: %s", r->error->message ? r->error->message : "");
-            if (c.need_hello)
-                rc = hello(&c, o, s, err); /* it forgot us (restart): Hello again */
-            break;
-        default: break;
-        }
-        sf_wire_free(r);
-    }
-out:
-    if (pending) /* finished work is never thrown away */
-        deliver(&c, o, pending, err);
-    sf_worker_evaluator_free(ev);
-    if (c.sock)
-        zmq_close(c.sock);
-    zmq_ctx_term(c.zctx);
-    free(s);
+    worker w = {.o = o};
+    int rc = worker_setup(&w, err);
+    if (rc == SF_OK) /* step 2: Hello, until Welcome */
+        rc = hello(&w.c, o, w.s, err);
+    if (rc == SF_OK)
+        rc = worker_start_evaluator(&w, err);
+    if (rc == SF_OK)
+        rc = worker_loop(&w, err);
+    if (w.pending) /* finished work is never thrown away */
+        deliver(&w.c, o, w.pending, err);
+    sf_worker_evaluator_free(w.ev);
+    if (w.c.sock)
+        zmq_close(w.c.sock);
+    if (w.c.zctx)
+        zmq_ctx_term(w.c.zctx);
+    free(w.s);
     return rc == SF_ETIMEOUT ? SF_OK : rc;
 }

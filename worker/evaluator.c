@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gpu-evald/neteval.h"
+#include "model/model.h"
 #include "search/netsearch.h"
 #include "worker/worker.h"
 

@@ -155,7 +155,7 @@ static double c_for_budget(const sf_run_config *cfg) {
 static void search_config(const sf_run_config *cfg, int external, sf_search_config *sc) {
     sf_search_config_default(sc);
     sc->simulations = (int)cfg->search.simulations;
-    _Static_assert(SF_SEARCH_MAX_TREES == 64, "proto/config.c bounds search.trees by 64");
+    _Static_assert(SF_SEARCH_MAX_TREES == 64, "fleet/config.c bounds search.trees by 64");
     sc->trees = (int)cfg->search.trees;
     sc->evaluator = external ? SF_EVAL_EXTERNAL : SF_EVAL_ROLLOUT;
     sc->select = cfg->search.gumbel ? SF_SELECT_GUMBEL : SF_SELECT_AUTO;
@@ -758,14 +758,21 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
         goto done;
 
     pthread_t th[256];
-    int nt = opts->threads > 256 ? 256 : opts->threads, started = 0;
-    for (int i = 0; i < nt; i++)
-        if (pthread_create(&th[i], NULL, thread_main, jc) == 0)
+    int nt = opts->threads > 256 ? 256 : opts->threads, started = 0, why = 0;
+    for (int i = 0; i < nt; i++) {
+        int e = pthread_create(&th[started], NULL, thread_main, jc);
+        if (e == 0)
             started++;
+        else
+            why = e;
+    }
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    if (started == 0)
-        job_fail(jc, SF_EIO, "cannot start worker threads", NULL);
+    if (started == 0) {
+        sf_err reason = {0};
+        sf_err_set(&reason, SF_EIO, "%s", strerror(why));
+        job_fail(jc, SF_EIO, "cannot start worker threads", &reason);
+    }
     if (atomic_load(&jc->failed)) {
         rc = sf_err_set(err, atomic_load(&jc->failed), "job %llu: %s",
                         (unsigned long long)job->job_id, jc->err.msg);

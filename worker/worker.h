@@ -39,7 +39,8 @@
 
 #include "common/common.h"
 #include "engine/engine.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 #include "search/search.h"
 
 /* A batch evaluator for network leaves (the gpu-evald client, or the cpu
@@ -127,7 +128,11 @@ typedef struct sf_worker_opts {
     /* 1: finish nothing new, abandon the current job (JobFailed so the
      * coordinator re-issues it) and return; 2: return at once. */
     const volatile sig_atomic_t *stop;
-    FILE *log; /* NULL: stderr                                     */
+    /* Where the worker's log lines go ("12:00:01.250 worker w1: job 3:
+     * ..."): called from the thread that runs sf_worker_run, one line at a
+     * time (common.h). NULL: dropped. */
+    sf_log_fn log;
+    void *log_ctx;
 } sf_worker_opts;
 
 /* Connect, say Hello, then request, play and upload jobs until the run is

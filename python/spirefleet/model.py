@@ -81,8 +81,8 @@ POSITION_ARRAYS = ("n_tokens", "n_queries", "type", "cat", "cont", "query",
 # output names of the tolerance metadata.
 OUTPUT_ARRAYS = ("value", "p_win", "forecast", "policy")
 
-# Canary tolerances (docs/model.md "Canary tolerances"; gpu-evald/evald.h and
-# gpu-evald/internal.h hold the same names and numbers, and
+# Canary tolerances (docs/model.md "Canary tolerances"; model/model.h and
+# model/internal.h hold the same names and numbers, and
 # tests/integration/test_canary_tolerance.py checks that they agree).
 # Metadata TOLERANCE_KEY_PREFIX + precision holds a JSON object
 # {output: {"abs": a, "rel": r}} for every output; an element passes when

@@ -1,17 +1,21 @@
 /* source_tcp.c — `sf-shard pull tcp://HOST:PORT DIR`: a coordinator as a
  * shard source. Lists the run's stored shards (ShardListRequest) and fetches
- * each in 4 MiB pieces (ShardFetch / ShardData) over one DEALER socket
- * (fleet.proto). sf_shard_pull() then verifies every copy completely and
- * checks its content digest against the listing. */
+ * each in SF_FLEET_CHUNK (1 MiB) pieces (ShardFetch / ShardData) over one
+ * DEALER socket (fleet.proto, fleet/wire.h sf_wire_ask). sf_shard_pull()
+ * then verifies every copy completely and checks its content digest
+ * against the listing. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
 
-#include "proto/wire.h"
+#include "common/io.h"
+#include "fleet/wire.h"
 #include "shard/cli/cli.h"
 
+/* One DEALER serves every request of a pull; each answer may take this long
+ * (a coordinator reads up to SF_FLEET_CHUNK from disk per fetch). */
 #define TIMEOUT_MS 30000
 
 typedef struct tcp_source {
@@ -19,41 +23,13 @@ typedef struct tcp_source {
     void *zctx, *sock;
 } tcp_source;
 
-/* Send `req`, wait for one envelope (ErrorReply becomes an error). */
-static int ask(tcp_source *t, Spirefleet__Envelope *req, Spirefleet__Envelope **out, sf_err *err) {
-    *out = NULL;
-    if (sf_wire_send(t->sock, NULL, 0, req, 0) < 0)
-        return sf_err_set(err, SF_EIO, "%s: send failed", t->base.uri);
-    zmq_pollitem_t it = {t->sock, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&it, 1, TIMEOUT_MS) <= 0)
-        return sf_err_set(err, SF_ETIMEOUT, "%s: no answer within %d s", t->base.uri,
-                          TIMEOUT_MS / 1000);
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, t->sock, 0) < 0) {
-        zmq_msg_close(&m);
-        return sf_err_set(err, SF_EIO, "%s: receive failed", t->base.uri);
-    }
-    int rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), out, err);
-    zmq_msg_close(&m);
-    if (rc < 0)
-        return sf_err_prefix(err, "%s", t->base.uri);
-    if ((*out)->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR) {
-        rc = sf_err_set(err, SF_EIO, "%s: %s", t->base.uri,
-                        (*out)->error->message ? (*out)->error->message : "error");
-        sf_wire_free(*out);
-        *out = NULL;
-    }
-    return rc;
-}
-
 static int tcp_list(sf_shard_source *src, sf_shard_entry **entries, size_t *n, sf_err *err) {
     tcp_source *t = (tcp_source *)src;
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT, *rep;
     Spirefleet__ShardListRequest lr = SPIREFLEET__SHARD_LIST_REQUEST__INIT;
     req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST;
     req.shard_list_request = &lr;
-    int rc = ask(t, &req, &rep, err);
+    int rc = sf_wire_ask(t->sock, src->uri, &req, TIMEOUT_MS, &rep, err);
     if (rc < 0)
         return rc;
     if (rep->body_case != SPIREFLEET__ENVELOPE__BODY_SHARD_LIST) {
@@ -108,7 +84,7 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
         fr.length = SF_FLEET_CHUNK; /* the most a coordinator answers */
         req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH;
         req.shard_fetch = &fr;
-        rc = ask(t, &req, &rep, err);
+        rc = sf_wire_ask(t->sock, src->uri, &req, TIMEOUT_MS, &rep, err);
         if (rc < 0)
             break;
         if (rep->body_case != SPIREFLEET__ENVELOPE__BODY_SHARD_DATA ||
@@ -122,7 +98,7 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
         size_t len = rep->shard_data->data.len;
         int last = rep->shard_data->last;
         if (len && fwrite(rep->shard_data->data.data, 1, len, f) != len)
-            rc = sf_err_set(err, SF_EIO, "%s: write failed", dst);
+            rc = sf_err_set(err, SF_EIO, "%s: cannot write: %s", dst, strerror(errno));
         sf_wire_free(rep);
         off += len;
         if (rc < 0 || last)
@@ -132,8 +108,8 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
         if (rc < 0)
             break;
     }
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        rc = rc < 0 ? rc : sf_err_set(err, SF_EIO, "%s: sync failed", dst);
+    if (sf_fflush_sync(f) < 0 && rc == SF_OK)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot sync: %s", dst, strerror(errno));
     fclose(f);
     return rc;
 }
@@ -156,12 +132,10 @@ int sf_cli_open_tcp_source(const char *rest, sf_shard_source **out, sf_err *err)
     t->base.ops = &tcp_ops;
     snprintf(t->base.uri, sizeof t->base.uri, "tcp://%s", rest);
     t->zctx = zmq_ctx_new();
-    t->sock = zmq_socket(t->zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(t->sock, ZMQ_LINGER, &zero, sizeof zero);
-    if (zmq_connect(t->sock, t->base.uri) != 0) {
-        int rc = sf_err_set(err, SF_EINVAL, "%s: not a valid endpoint: %s", t->base.uri,
-                            zmq_strerror(zmq_errno()));
+    int rc = t->zctx ? sf_wire_dealer(t->zctx, t->base.uri, &t->sock, err)
+                     : sf_err_set(err, SF_EIO, "%s: cannot start ZeroMQ: %s", t->base.uri,
+                                  zmq_strerror(zmq_errno()));
+    if (rc < 0) {
         tcp_close(&t->base);
         return rc;
     }

@@ -321,7 +321,7 @@ static void bench_remote(const char *dir, const char *arch_name, int total) {
     sf_evald_opts so = {.bind = "tcp://127.0.0.1:*",
                         .max_batch = 256,
                         .max_wait_us = 500,
-                        .metrics_port = -1,
+                        .metrics_port = SF_METRICS_OFF,
                         .log = devnull};
     sf_evald *ev;
     if (sf_evald_create(&so, &ev, &e) || sf_evald_add_model(ev, path, NULL, NULL, &e) ||

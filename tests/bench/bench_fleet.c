@@ -217,10 +217,7 @@ static double lease_rate(const char *tmp, int clients, double seconds) {
     zmq_pollitem_t *items = calloc((size_t)clients, sizeof *items);
     char id[32];
     for (int i = 0; i < clients; i++) {
-        socks[i] = zmq_socket(ctx, ZMQ_DEALER);
-        int zero = 0;
-        zmq_setsockopt(socks[i], ZMQ_LINGER, &zero, sizeof zero);
-        zmq_connect(socks[i], sf_coordinator_endpoint(co));
+        sf_wire_dealer(ctx, sf_coordinator_endpoint(co), &socks[i], NULL);
         Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
         snprintf(id, sizeof id, "bench-%d", i);
@@ -288,19 +285,8 @@ static Spirefleet__Envelope *ask(void *s, Spirefleet__Envelope *req, int timeout
     while (zmq_msg_recv(&stale, s, ZMQ_DONTWAIT) >= 0)
         ;
     zmq_msg_close(&stale);
-    send_env(s, req);
-    zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&it, 1, timeout_ms) <= 0)
-        return NULL;
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    Spirefleet__Envelope *env = NULL;
-    sf_err e = {0};
-    if (zmq_msg_recv(&m, s, 0) >= 0 &&
-        sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) != SF_OK)
-        env = NULL;
-    zmq_msg_close(&m);
-    return env;
+    Spirefleet__Envelope *env;
+    return sf_wire_ask(s, "the coordinator", req, timeout_ms, &env, NULL) == SF_OK ? env : NULL;
 }
 
 typedef struct flood_arg {
@@ -359,14 +345,12 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
     pid_t pid = sf_proc_spawn_server(args, log, "serving on ", endpoint);
     if (pid < 0)
         return -1;
-    int ok = 1;
+    int ok;
     void *ctx = zmq_ctx_new();
-    void *st = zmq_socket(ctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(st, ZMQ_LINGER, &zero, sizeof zero);
+    void *st = NULL;
     char shard[256] = "";
+    ok = sf_wire_dealer(ctx, endpoint, &st, NULL) == SF_OK;
     if (ok) {
-        zmq_connect(st, endpoint);
         Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__ShardListRequest lr = SPIREFLEET__SHARD_LIST_REQUEST__INIT;
         req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST;
@@ -421,7 +405,8 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
         r->status_p50 = n ? lat[(n + 1) / 2 - 1] : -1;
         r->status_max = n ? lat[n - 1] : -1;
     }
-    zmq_close(st);
+    if (st)
+        zmq_close(st);
     zmq_ctx_term(ctx);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);

@@ -1,12 +1,13 @@
 /* fuzz_fleet_wire.c — libFuzzer target: bytes from the network as a fleet
- * envelope (proto/wire.h sf_wire_decode), and, when one decodes, the run
+ * envelope (fleet/wire.h sf_wire_decode), and, when one decodes, the run
  * configuration it may carry (sf_config_from_proto, which validates every
  * field). Nothing may crash, leak or read out of bounds; every failure must
  * be an error value. */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

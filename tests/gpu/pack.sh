@@ -20,10 +20,10 @@ pack=${GPU_PACK:-gpu-pack}
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" -Dgpu=enabled -Dtests=disabled -Dbuildtype=release
 fi
-ninja -C "$build" gpu-evald/sf-model
+ninja -C "$build" model/sf-model
 rm -rf "$pack"
 mkdir -p "$pack/lib"
-cp "$build/gpu-evald/sf-model" "$pack/"
+cp "$build/model/sf-model" "$pack/"
 # Every resolved library except the C runtime (the GPU machine's newer glibc
 # runs binaries built against an older one) and cuBLAS (too large to carry).
 ldd "$pack/sf-model" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |

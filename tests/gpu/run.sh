@@ -97,12 +97,12 @@ else
     fi
   fi
   log "building sf-model"
-  if ! timeout 600 ninja -C "$build" gpu-evald/sf-model >"$out/build.log" 2>&1; then
+  if ! timeout 600 ninja -C "$build" model/sf-model >"$out/build.log" 2>&1; then
     tail -30 "$out/build.log"
     log "build failed (see $out/build.log)"
     exit 1
   fi
-  sfm="$build/gpu-evald/sf-model"
+  sfm="$build/model/sf-model"
 fi
 if ldd "$sfm" | grep -q 'not found'; then
   ldd "$sfm" | grep 'not found' | tee -a "$out/summary.txt"

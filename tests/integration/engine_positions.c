@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
-#include "gpu-evald/evald.h"
+#include "model/model.h"
 
 int main(int argc, char **argv) {
     if (argc != 4) {

@@ -4,10 +4,11 @@
 usage: test_canary_tolerance.py SF_MODEL SOURCE_ROOT
        (PYTHONPATH: <build>/python)
 
-Checks that python/spirefleet/model.py and gpu-evald agree on the metadata
-keys, the output names and the rule of the measured defaults; that each
-reads what the other wrote; and, on the trained fixture
-(tests/fixtures/models/trained-tiny.safetensors, made by train_tiny.py):
+Checks that python/spirefleet/model.py and the C model runtime (model/)
+agree on the metadata keys, the output names and the rule of the measured
+defaults; that each reads what the other wrote; and, on the trained
+fixture (tests/fixtures/models/trained-tiny.safetensors, made by
+train_tiny.py):
 (a) the cpu backend passes its canary in fp32, (b) PyTorch's tf32 and bf16
 emulation stays within the recorded tolerances while the old single
 absolute 0.02 would refuse it, (c) an output moved beyond its tolerance is
@@ -64,12 +65,12 @@ def fixture():
 
 @test
 def key_names_and_rule_agree_with_the_c_sources():
-    """The names and numbers Python uses are the ones gpu-evald compiles."""
-    with open(os.path.join(ROOT, "gpu-evald", "net.c")) as f:
+    """The names and numbers Python uses are the ones the model runtime compiles."""
+    with open(os.path.join(ROOT, "model", "net.c")) as f:
         net_c = f.read()
-    with open(os.path.join(ROOT, "gpu-evald", "evald.h")) as f:
-        evald_h = f.read()
-    with open(os.path.join(ROOT, "gpu-evald", "internal.h")) as f:
+    with open(os.path.join(ROOT, "model", "model.h")) as f:
+        model_h = f.read()
+    with open(os.path.join(ROOT, "model", "internal.h")) as f:
         internal_h = f.read()
 
     def c_array(name):
@@ -78,18 +79,18 @@ def key_names_and_rule_agree_with_the_c_sources():
         return [float(x) for x in m.group(1).split(",")]
     assert c_array("sf_canary_tol_rel") == [M.TOL_REL[p] for p in M.PRECISIONS]
     assert c_array("sf_canary_tol_abs_floor") == [M.TOL_ABS_FLOOR[p] for p in M.PRECISIONS]
-    m = re.search(r"#define SF_CANARY_TOL_MARGIN ([0-9.]+)", evald_h)
+    m = re.search(r"#define SF_CANARY_TOL_MARGIN ([0-9.]+)", model_h)
     assert m and float(m.group(1)) == M.TOL_MARGIN
     m = re.search(r'static const char \*const names\[SF_CANARY_OUTPUTS\] = \{([^}]*)\}', net_c)
     assert m and tuple(re.findall(r'"(\w+)"', m.group(1))) == M.OUTPUT_ARRAYS
-    m = re.search(r"typedef enum sf_precision \{([^}]*)\}", evald_h)
+    m = re.search(r"typedef enum sf_precision \{([^}]*)\}", model_h)
     assert m and tuple(x.lower() for x in re.findall(r"SF_PREC_(\w+)", m.group(1))) == M.PRECISIONS
     for macro, value in (("SF_CANARY_TOL_KEY_PREFIX", M.TOLERANCE_KEY_PREFIX),
                          ("SF_CANARY_TOL_V1_KEY", M.TOLERANCE_V1_KEY),
                          ("SF_CANARY_TOL_SOURCE_KEY", M.TOLERANCE_SOURCE_KEY)):
         m = re.search(r'#define %s\s+"([^"]*)"' % macro, internal_h)
         assert m and m.group(1) == value, (macro, m and m.group(1), value)
-    m = re.search(r"#define SF_BUNDLE_FORMAT_VERSION (\d+)", evald_h)
+    m = re.search(r"#define SF_BUNDLE_FORMAT_VERSION (\d+)", model_h)
     assert m and int(m.group(1)) == M.BUNDLE_FORMAT_VERSION
 
 

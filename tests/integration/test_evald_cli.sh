@@ -98,13 +98,13 @@ expect 2 "--tolerance abc: expected a number" "sf-model checks numeric flags" --
 
 # A real start: serve, scrape /metrics, stop with SIGTERM.
 "$evald" --backend cpu --models "$tmp/models" --bind 'tcp://127.0.0.1:*' --max-batch 8 \
-  --max-wait-us 100 --metrics-port 0 >"$tmp/serve.log" 2>&1 &
+  --max-wait-us 100 --metrics-port '*' >"$tmp/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
   grep -q "serving 1 model" "$tmp/serve.log" && break
   sleep 0.1
 done
-port=$(sed -n 's/.*metrics on http port \([0-9]*\).*/\1/p' "$tmp/serve.log")
+port=$(sed -n 's|.*metrics http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/serve.log")
 if [ -n "$port" ] && $py -c 'import sys, urllib.request
 sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
     "http://127.0.0.1:$port/metrics" >"$tmp/metrics" &&

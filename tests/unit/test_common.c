@@ -1,8 +1,14 @@
-/* test_common.c — error values, seed derivation, hex and SHA-256 hex helpers. */
+/* test_common.c — error values, seed derivation, hex and SHA-256 hex
+ * helpers, whole reads and writes, directory syncs. */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/common.h"
+#include "common/io.h"
 #include "sf_check.h"
+#include "sf_tmpdir.h"
 
 START_TEST(err_set_formats_and_returns_code) {
     sf_err e = {0};
@@ -136,18 +142,41 @@ START_TEST(sha256_hex_null_is_refused) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("common");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, err_set_formats_and_returns_code);
-    tcase_add_test(tc, err_prefix_adds_context);
-    tcase_add_test(tc, err_set_null_is_safe);
-    tcase_add_test(tc, mix64_matches_splitmix_reference);
-    tcase_add_test(tc, hex_round_trip);
-    tcase_add_test(tc, sha256_hex_either_case_parses_to_lower_case);
-    tcase_add_test(tc, sha256_hex_wrong_length_is_refused_and_counted);
-    tcase_add_test(tc, sha256_hex_non_hex_character_is_named);
-    tcase_add_test(tc, sha256_hex_null_is_refused);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "common");
+START_TEST(whole_reads_and_writes_name_their_reason) {
+    char dir[256], path[300];
+    sf_tmpdir_make(dir, sizeof dir, "sf-common");
+    snprintf(path, sizeof path, "%s/f", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(sf_write_full(fd, "0123456789", 10), SF_OK);
+    ck_assert_int_eq(sf_pwrite_full(fd, "AB", 2, 4), SF_OK);
+    char buf[16] = {0};
+    ck_assert_int_eq(sf_pread_full(fd, buf, 10, 0), SF_OK);
+    ck_assert_str_eq(buf, "0123AB6789");
+    /* past the end: the file ends first, and the reason says so */
+    int rc = sf_pread_full(fd, buf, 4, 8);
+    ck_assert_int_eq(rc, SF_EFORMAT);
+    ck_assert_str_eq(sf_io_reason(rc), "the file ends first");
+    size_t got = 0;
+    ck_assert_int_eq(lseek(fd, 6, SEEK_SET), 6);
+    ck_assert_int_eq(sf_read_full(fd, buf, sizeof buf, &got), SF_OK);
+    ck_assert_uint_eq(got, 4);
+    close(fd);
+    /* a closed descriptor: the OS's reason */
+    rc = sf_pread_full(fd, buf, 1, 0);
+    ck_assert_int_eq(rc, SF_EIO);
+    ck_assert_str_eq(sf_io_reason(rc), strerror(EBADF));
+    ck_assert_int_eq(sf_write_full(fd, "x", 1), SF_EIO);
+    ck_assert_int_eq(errno, EBADF);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_fsync_parent(path, &e), SF_OK);
+    ck_assert_int_eq(sf_fsync_dir(path, &e), SF_EIO); /* a file, not a directory */
+    char want[400];
+    snprintf(want, sizeof want, "%s: cannot sync the directory: %s", path, strerror(ENOTDIR));
+    ck_assert_str_eq(e.msg, want);
+    sf_tmpdir_remove(dir);
 }
+END_TEST
+
+#include "test-common.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("common", "core", 0, NULL, NULL)

@@ -1,4 +1,4 @@
-/* test_config.c — the fleet's YAML run configuration (proto/wire.h). */
+/* test_config.c — the fleet's YAML run configuration (fleet/config.h). */
 #include <dirent.h>
 #include <math.h>
 #include <sodium.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
 #include "sf_check.h"
 
 #ifndef SF_SOURCE_ROOT
@@ -806,7 +806,7 @@ START_TEST(operator_md_schema_table_matches_the_rows) {
             for (size_t r = 0; r < nrows; r++)
                 if (!strcmp(rows[r].path, key))
                     k = &rows[r], seen[r]++;
-            ck_assert_msg(k != NULL, "operator.md lists %s, which is no key of proto/config.c",
+            ck_assert_msg(k != NULL, "operator.md lists %s, which is no key of fleet/config.c",
                           key);
             listed++;
             if (k->type == SF_CFG_ENCOUNTERS || k->type == SF_CFG_CSCHED)
@@ -853,66 +853,5 @@ START_TEST(operator_md_schema_table_matches_the_rows) {
 }
 END_TEST
 
-START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
-    sf_err e = {0};
-    Spirefleet__Envelope *env = NULL;
-    const uint8_t garbage[] = {0xff, 0xff, 0xff, 0x01, 0x02};
-    ck_assert_int_eq(sf_wire_decode(garbage, sizeof garbage, &env, &e), SF_EFORMAT);
-    ck_assert_ptr_null(env);
-    Spirefleet__Envelope out = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
-    hb.worker_id = "w";
-    out.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
-    out.heartbeat = &hb;
-    uint8_t *bytes;
-    size_t n;
-    ck_assert_int_eq(sf_wire_encode(&out, &bytes, &n), SF_OK);
-    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_OK);
-    ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_HEARTBEAT);
-    ck_assert_str_eq(env->heartbeat->worker_id, "w");
-    sf_wire_free(env);
-    free(bytes);
-    out.version = 99; /* encode forces the version; pack by hand */
-    n = spirefleet__envelope__get_packed_size(&out);
-    bytes = malloc(n);
-    spirefleet__envelope__pack(&out, bytes);
-    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EVERSION);
-    ck_assert_ptr_nonnull(strstr(e.msg, "protocol version 99"));
-    free(bytes);
-    /* an envelope with no body */
-    Spirefleet__Envelope empty = SPIREFLEET__ENVELOPE__INIT;
-    empty.version = SF_PROTOCOL_VERSION;
-    n = spirefleet__envelope__get_packed_size(&empty);
-    bytes = malloc(n + 1);
-    spirefleet__envelope__pack(&empty, bytes);
-    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EFORMAT);
-    free(bytes);
-}
-END_TEST
-
-int main(void) {
-    Suite *s = suite_create("config");
-    TCase *tc = tcase_create("config");
-    tcase_add_test(tc, minimal_config_gets_defaults);
-    tcase_add_test(tc, pools_spread_their_weight);
-    tcase_add_test(tc, bad_configs_name_file_line_column_and_key);
-    tcase_add_test(tc, every_problem_is_reported_in_file_order);
-    tcase_add_test(tc, endpoints_accept_bind_forms_and_refuse_the_rest);
-    tcase_add_test(tc, shipped_configs_are_valid);
-    tcase_add_test(tc, digest_ignores_execution_but_not_labels);
-    tcase_add_test(tc, upper_case_model_sha256_is_stored_in_lower_case);
-    tcase_add_test(tc, model_sha256_not_64_hex_digits_names_the_key);
-    tcase_add_test(tc, a_config_struct_must_hold_the_canonical_spelling);
-    tcase_add_test(tc, printed_config_parses_back_to_the_same_digest);
-    tcase_add_test(tc, proto_round_trip);
-    tcase_add_test(tc, digests_and_runconfig_bytes_are_golden);
-    tcase_add_test(tc, printed_config_is_golden);
-    tcase_add_test(tc, schema_table_agrees_with_itself_and_fleet_proto);
-    tcase_add_test(tc, every_runconfig_field_has_a_row);
-    tcase_add_test(tc, every_row_round_trips_through_runconfig);
-    tcase_add_test(tc, runconfig_values_are_checked_like_yaml);
-    tcase_add_test(tc, operator_md_schema_table_matches_the_rows);
-    tcase_add_test(tc, envelope_decode_refuses_garbage_and_other_versions);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "config");
-}
+#include "test-config.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("config", "config", 0, NULL, NULL)

@@ -48,10 +48,9 @@ typedef struct client {
 
 static void client_open(client *c, sf_coordinator *co) {
     c->ctx = zmq_ctx_new();
-    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(zmq_connect(c->sock, sf_coordinator_endpoint(co)), 0);
+    sf_err e = {0};
+    ck_assert_msg(sf_wire_dealer(c->ctx, sf_coordinator_endpoint(co), &c->sock, &e) == SF_OK, "%s",
+                  e.msg);
 }
 
 static void client_close(client *c) {
@@ -64,16 +63,12 @@ static Spirefleet__Envelope *pump(sf_coordinator *co, client *c) {
     sf_err e = {0};
     for (int i = 0; i < 300; i++) {
         ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) >= 0) {
-            Spirefleet__Envelope *env = NULL;
-            int rc = sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e);
-            zmq_msg_close(&m);
-            ck_assert_msg(rc == SF_OK, "reply does not decode: %s", e.msg);
-            return env;
-        }
-        zmq_msg_close(&m);
+        Spirefleet__Envelope *env;
+        int rc = sf_wire_recv(c->sock, "the coordinator", 0, &env, &e);
+        if (rc == SF_ETIMEOUT)
+            continue;
+        ck_assert_msg(rc == SF_OK, "reply does not decode: %s", e.msg);
+        return env;
     }
     ck_abort_msg("no reply from the coordinator");
     return NULL;
@@ -215,21 +210,45 @@ static Spirefleet__Envelope *offer_upper_case(sf_coordinator *co, client *c, uin
     return r;
 }
 
-static sf_coordinator *open_co(const sf_run_config *cfg) {
+/* The coordinator's log lines, kept for a test to read. */
+typedef struct log_lines {
+    char text[8192];
+    int n;
+} log_lines;
+
+static void keep_line(void *ctx, const char *line) {
+    log_lines *l = ctx;
+    size_t used = strlen(l->text);
+    snprintf(l->text + used, sizeof l->text - used, "%s\n", line);
+    l->n++;
+}
+
+static sf_coordinator *open_co_logged(const sf_run_config *cfg, log_lines *log) {
     sf_coordinator *co;
     sf_err e = {0};
-    sf_coord_opts o = {.bind = NULL, .metrics_port = 0, .exit_when_done = 0};
+    sf_coord_opts o = {.metrics_port = 0, .log = log ? keep_line : NULL, .log_ctx = log};
     ck_assert_msg(sf_coordinator_open(cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    return co;
+}
+
+static sf_coordinator *open_co(const sf_run_config *cfg) {
+    return open_co_logged(cfg, NULL);
+}
+
+/* How most tests begin: a run of 12 seeds (3 jobs of 4, 60 s leases) on a
+ * fresh coordinator, and a client that said Hello as w1. */
+static sf_coordinator *begin(sf_run_config *cfg, client *c) {
+    make_cfg(cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(cfg);
+    client_open(c, co);
+    hello(co, c, "w1");
     return co;
 }
 
 START_TEST(job_lifecycle_lease_upload_done_complete) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     char path[512];
     /* 12 seeds in jobs of 4 -> jobs 1..3 with seeds 100, 104, 108 */
     for (uint64_t job = 1; job <= 3; job++) {
@@ -275,11 +294,8 @@ END_TEST
 
 START_TEST(late_and_bad_results) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     sf_wire_free(request_job(co, &c));
     char path[512], other[512];
     uint8_t dig[32], dig2[32];
@@ -511,11 +527,8 @@ END_TEST
 
 START_TEST(restart_resumes_from_the_ledger) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     sf_wire_free(request_job(co, &c)); /* job 1 leased */
     sf_wire_free(request_job(co, &c)); /* job 2 leased */
     char path[512];
@@ -570,7 +583,8 @@ static void job_failed(sf_coordinator *co, client *c, uint64_t job, const char *
 START_TEST(a_job_that_keeps_failing_is_quarantined) {
     sf_run_config cfg;
     make_cfg_n(&cfg, "run", 60, 4, NULL); /* one job */
-    sf_coordinator *co = open_co(&cfg);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
     client c;
     client_open(&c, co);
     hello(co, &c, "w1");
@@ -596,6 +610,14 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
     ck_assert_uint_eq(st.jobs_failed, 5);
     ck_assert_uint_eq(st.jobs_quarantined, 1);
     ck_assert_str_eq(st.last_failure, "job 1: disk full");
+    /* ... and says so through the caller's sink, one line each */
+    ck_assert_msg(strstr(log.text, "coordinator: job 1 abandoned on w1: worker shutting down\n"),
+                  "%s", log.text);
+    ck_assert_msg(strstr(log.text,
+                         "coordinator: job 1 failed 5 times; not issuing it again "
+                         "(last: disk full)\ncoordinator: job 1 failed on w1: disk full\n"),
+                  "%s", log.text);
+    ck_assert_int_eq(log.n, 6 + 5 + 1);
     ck_assert_uint_eq(st.jobs_pending, 1);
     ck_assert_int_eq(st.complete, 0);
     Spirefleet__Envelope *r = request_job(co, &c); /* nothing to issue: wait */
@@ -658,11 +680,8 @@ static void *serve_thread(void *p) {
 
 START_TEST(trainers_pull_shards_over_tcp) {
     sf_run_config cfg;
-    make_cfg(&cfg, "run", 60, NULL);
-    sf_coordinator *co = open_co(&cfg);
     client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    sf_coordinator *co = begin(&cfg, &c);
     uint8_t dig[2][32];
     for (int j = 1; j <= 2; j++) {
         sf_wire_free(request_job(co, &c));
@@ -703,20 +722,5 @@ START_TEST(trainers_pull_shards_over_tcp) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("coordinator");
-    TCase *tc = tcase_create("coordinator");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, job_lifecycle_lease_upload_done_complete);
-    tcase_add_test(tc, late_and_bad_results);
-    tcase_add_test(tc, untrusted_frames_are_counted_and_answered);
-    tcase_add_test(tc, expired_lease_is_reissued);
-    tcase_add_test(tc, restart_resumes_from_the_ledger);
-    tcase_add_test(tc, metrics_text_exposition);
-    tcase_add_test(tc, a_job_that_keeps_failing_is_quarantined);
-    tcase_add_test(tc, one_coordinator_per_output_dir);
-    tcase_add_test(tc, trainers_pull_shards_over_tcp);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "coordinator");
-}
+#include "test-coordinator.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("coordinator", "coordinator", 60, setup, teardown)

@@ -14,11 +14,12 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "evald_fixture.h"
 #include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
+#include "model_fixture.h"
 #include "sf_check.h"
+#include "sf_http.h"
 
 /* ---- a server in a thread ---- */
 typedef struct {
@@ -93,6 +94,13 @@ static void world_free(world *w) {
     sf_net_free(w->local);
     sf_bundle_free(w->b);
     fx_rmdir(w->dir);
+}
+
+/* A server on a loopback port serving w's model, its loop started. */
+static void serve_one(server *s, const world *w, int max_batch, int max_wait_us, int metrics_port) {
+    server_new(s, "tcp://127.0.0.1:*", max_batch, max_wait_us, metrics_port);
+    ck_assert_int_eq(sf_evald_add_model(s->ev, w->path, NULL, NULL, NULL), SF_OK);
+    server_go(s);
 }
 
 static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout_ms, int retries) {
@@ -182,9 +190,7 @@ START_TEST(many_clients_are_answered_correctly_and_in_order) {
         pos[i] = sf_positions_get(w.ps, i);
     ck_assert_int_eq(sf_net_eval(w.local, pos, 64, want, NULL), SF_OK);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 16, 1000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_one(&s, &w, 16, 1000, SF_METRICS_OFF);
     enum { C = 12 };
     client_job jobs[C];
     pthread_t th[C];
@@ -245,9 +251,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     world w;
     world_new(&w, 16);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_one(&s, &w, 8, 1000, SF_METRICS_OFF);
     const char *sha = sf_bundle_sha256(w.b);
     void *ctx = zmq_ctx_new();
     void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
@@ -350,7 +354,7 @@ START_TEST(two_models_are_served_side_by_side) {
     sf_net *net2;
     ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
     ck_assert_int_eq(sf_evald_add_model(s.ev, other, NULL, NULL, NULL), SF_OK);
     ck_assert_int_eq(sf_evald_models_served(s.ev), 2);
@@ -400,7 +404,7 @@ START_TEST(client_credit_limits_queued_positions) {
                        .max_batch = 8,
                        .max_wait_us = 300000,
                        .client_credit = 8,
-                       .metrics_port = -1,
+                       .metrics_port = SF_METRICS_OFF,
                        .log = s.logf};
     ck_assert_int_eq(sf_evald_create(&o, &s.ev, NULL), SF_OK);
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
@@ -457,7 +461,7 @@ START_TEST(canary_failure_refuses_to_serve) {
     sf_bundle_free(bb);
 
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     sf_err e = {0};
     int serving = 1;
     ck_assert_int_eq(sf_evald_add_model(s.ev, bad, NULL, &serving, &e), SF_OK);
@@ -509,7 +513,7 @@ START_TEST(sha_pin_mismatch_is_a_load_error) {
     world w;
     world_new(&w, 1);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, -1);
+    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, SF_METRICS_OFF);
     sf_err e = {0};
     const char *pin = "1111111111111111111111111111111111111111111111111111111111111111";
     ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, pin, NULL, &e), SF_ECORRUPT);
@@ -532,9 +536,7 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     world w;
     world_new(&w, 16);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 5000000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_one(&s, &w, 8, 5000000, SF_METRICS_OFF);
     sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
     sf_net_out out[8];
     uint64_t t;
@@ -562,9 +564,7 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     server_stop(&s);
     server_done(&s);
 
-    server_new(&s, "tcp://127.0.0.1:*", 8, 60000, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_one(&s, &w, 8, 60000, SF_METRICS_OFF);
     ev = connect_to(sf_evald_endpoint(s.ev), sha, 20000, 0);
     sf_pos three[3] = {sf_positions_get(w.ps, 0), sf_positions_get(w.ps, 1),
                        sf_positions_get(w.ps, 2)};
@@ -583,33 +583,12 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
 }
 END_TEST
 
-/* GET /metrics over HTTP (libmicrohttpd) serves the same page. */
-static void http_get(int port, const char *path, char *buf, size_t cap) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
-    ck_assert_int_eq(write(fd, req, (size_t)n), n);
-    size_t got = 0;
-    ssize_t r;
-    while (got + 1 < cap && (r = read(fd, buf + got, cap - 1 - got)) > 0)
-        got += (size_t)r;
-    buf[got] = '\0';
-    close(fd);
-}
-
+/* GET /metrics over HTTP serves the same page. */
 START_TEST(metrics_are_served_over_http) {
     world w;
     world_new(&w, 8);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 8, 1000, 0);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_one(&s, &w, 8, 1000, SF_METRICS_ANY_PORT);
     int port = sf_evald_metrics_port(s.ev);
     ck_assert_int_gt(port, 0);
     sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
@@ -620,7 +599,7 @@ START_TEST(metrics_are_served_over_http) {
     ck_assert_int_eq(sf_neteval_eval(ev, p, 5, o, NULL), SF_OK);
     sf_neteval_close(ev);
     char *page = malloc(1 << 17), line[160];
-    http_get(port, "/metrics", page, 1 << 17);
+    sf_http_request(port, "GET /metrics", page, 1 << 17);
     ck_assert_msg(strncmp(page, "HTTP/1.0 200", 12) == 0 || strncmp(page, "HTTP/1.1 200", 12) == 0,
                   "%.80s", page);
     ck_assert_ptr_nonnull(strstr(page, "text/plain; version=0.0.4"));
@@ -630,7 +609,7 @@ START_TEST(metrics_are_served_over_http) {
     ck_assert_ptr_nonnull(strstr(page, "sf_evald_queue_wait_seconds{model=\""));
     ck_assert_ptr_nonnull(strstr(page, "quantile=\"0.99\""));
     ck_assert_ptr_nonnull(strstr(page, "sf_evald_clients 1"));
-    http_get(port, "/other", page, 1 << 17);
+    sf_http_request(port, "GET /other", page, 1 << 17);
     ck_assert_ptr_nonnull(strstr(page, " 404 "));
     free(page);
     server_stop(&s);
@@ -721,7 +700,7 @@ typedef struct {
 static void *restart_main(void *p) {
     restart_job *j = p;
     usleep((useconds_t)j->delay_ms * 1000);
-    server_new(j->s, j->bind, 8, 1000, -1);
+    server_new(j->s, j->bind, 8, 1000, SF_METRICS_OFF);
     sf_evald_add_model(j->s->ev, j->path, NULL, NULL, NULL);
     server_go(j->s);
     return NULL;
@@ -735,7 +714,7 @@ START_TEST(client_recovers_when_the_server_restarts) {
     char bind_ep[64];
     snprintf(bind_ep, sizeof bind_ep, "tcp://127.0.0.1:%d", free_tcp_port());
     server s1, s2;
-    server_new(&s1, bind_ep, 8, 1000, -1);
+    server_new(&s1, bind_ep, 8, 1000, SF_METRICS_OFF);
     ck_assert_int_eq(sf_evald_add_model(s1.ev, w.path, NULL, NULL, NULL), SF_OK);
     server_go(&s1);
     sf_neteval *ev = connect_to(bind_ep, sf_bundle_sha256(w.b), 150, 30);
@@ -774,9 +753,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     world w;
     world_new(&w, 64);
     server s;
-    server_new(&s, "tcp://127.0.0.1:*", 32, 500, -1);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_one(&s, &w, 32, 500, SF_METRICS_OFF);
     sf_neteval *remote = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
     sf_neteval *local;
     sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(w.b)};
@@ -833,21 +810,5 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("evald-server");
-    TCase *tc = tcase_create("server");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, many_clients_are_answered_correctly_and_in_order);
-    tcase_add_test(tc, bad_requests_get_error_replies_in_order);
-    tcase_add_test(tc, two_models_are_served_side_by_side);
-    tcase_add_test(tc, client_credit_limits_queued_positions);
-    tcase_add_test(tc, canary_failure_refuses_to_serve);
-    tcase_add_test(tc, sha_pin_mismatch_is_a_load_error);
-    tcase_add_test(tc, batches_fill_to_max_batch_or_wait_max_wait);
-    tcase_add_test(tc, metrics_are_served_over_http);
-    tcase_add_test(tc, timeouts_retry_then_fall_back_counted);
-    tcase_add_test(tc, client_recovers_when_the_server_restarts);
-    tcase_add_test(tc, remote_and_in_process_outputs_are_identical);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "evald-server");
-}
+#include "test-evald-server.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("evald-server", "server", 120, NULL, NULL)

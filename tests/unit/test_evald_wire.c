@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/evald.h"
 #include "gpu-evald/wire.h"
+#include "model/model.h"
 #include "proto/evald.pb-c.h"
 #include "sf_check.h"
 
@@ -196,12 +196,5 @@ START_TEST(reply_round_trip_and_checks) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("evald-wire");
-    TCase *tc = tcase_create("wire");
-    tcase_add_test(tc, request_round_trip_is_exact);
-    tcase_add_test(tc, request_defects_are_named);
-    tcase_add_test(tc, reply_round_trip_and_checks);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "evald-wire");
-}
+#include "test-evald-wire.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("evald-wire", "wire", 0, NULL, NULL)

@@ -65,10 +65,5 @@ START_TEST(label_record_round_trip) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("proto");
-    TCase *tc = tcase_create("label");
-    tcase_add_test(tc, label_record_round_trip);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "proto");
-}
+#include "test-proto.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("proto", "label", 0, NULL, NULL)

@@ -1020,31 +1020,5 @@ START_TEST(pull_copies_verifies_and_skips_present) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("shard");
-    TCase *tc = tcase_create("shard");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, round_trip_every_field_and_manifest);
-    tcase_add_test(tc, digest_independent_of_level_blocks_and_worker);
-    tcase_add_test(tc, random_access_matches_sequential);
-    tcase_add_test(tc, file_within_1_15_of_compressed_payload);
-    tcase_add_test(tc, map_grows_instead_of_failing);
-    tcase_add_test(tc, empty_shard_seals_and_verifies);
-    tcase_add_test(tc, reader_allocates_nothing_once_warm);
-    tcase_add_test(tc, flipped_byte_anywhere_is_found_and_named);
-    tcase_add_test(tc, damaged_structure_page_is_refused_at_open);
-    tcase_add_test(tc, missing_file_is_not_found);
-    tcase_add_test(tc, truncated_file_is_refused);
-    tcase_add_test(tc, unsealed_temp_file_is_refused);
-    tcase_add_test(tc, missing_manifest_is_refused);
-    tcase_add_test(tc, wrong_schema_version_is_refused);
-    tcase_add_test(tc, bad_records_are_refused_and_the_writer_goes_on);
-    tcase_add_test(tc, writer_refuses_digests_not_in_lower_case);
-    tcase_add_test(tc, manifest_digests_are_read_in_either_case);
-    tcase_add_test(tc, a_sealed_shard_is_never_replaced);
-    tcase_add_test(tc, writer_killed_mid_shard_leaves_no_sealed_shard);
-    tcase_add_test(tc, block_and_record_decoders_refuse_garbage);
-    tcase_add_test(tc, pull_copies_verifies_and_skips_present);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "shard");
-}
+#include "test-shard.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("shard", "shard", 300, NULL, NULL)

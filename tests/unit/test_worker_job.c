@@ -182,13 +182,5 @@ START_TEST(golden_job_digest) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("worker-job");
-    TCase *t = tcase_create("labels");
-    tcase_set_timeout(t, 300);
-    tcase_add_test(t, boss_labels_rank_their_moves_and_grade_their_losses);
-    tcase_add_test(t, forecasts_root_values_and_unsearched_labels);
-    tcase_add_test(t, golden_job_digest);
-    suite_add_tcase(s, t);
-    return sf_check_run(s, "worker-job");
-}
+#include "test-worker-job.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("worker-job", "labels", 300, NULL, NULL)

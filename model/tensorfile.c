@@ -19,8 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
+#include "model/model.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "gpu-evald reads little-endian tensor data in place; big-endian hosts are not supported"
@@ -299,7 +299,12 @@ int sf_evald_read_file(const char *path, uint8_t **bytes, size_t *n, sf_err *err
     if (!f)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fileno(f), &st) != 0) {
+        int rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+        fclose(f);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode)) {
         fclose(f);
         return sf_err_set(err, SF_EIO, "%s: not a regular file", path);
     }
@@ -310,11 +315,12 @@ int sf_evald_read_file(const char *path, uint8_t **bytes, size_t *n, sf_err *err
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory for %zu bytes", path, size);
     }
     size_t got = fread(buf, 1, size, f);
-    int bad = ferror(f);
+    int bad = ferror(f) ? errno : 0;
     fclose(f);
     if (got != size || bad) {
         free(buf);
-        return sf_err_set(err, SF_EIO, "%s: short read (%zu of %zu bytes)", path, got, size);
+        return sf_err_set(err, SF_EIO, "%s: read %zu of %zu bytes: %s", path, got, size,
+                          bad ? strerror(bad) : "the file got shorter while being read");
     }
     *bytes = buf;
     *n = size;
@@ -473,17 +479,20 @@ int sf_tensorfile_write(const char *path, const sf_meta_kv *meta, int n_meta,
     for (int i = 0; ok && i < n_tensors; i++)
         ok = order[i]->nbytes == 0 ||
              fwrite(order[i]->data, 1, order[i]->nbytes, f) == order[i]->nbytes;
-    if (fclose(f) != 0)
+    int why = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok) {
         ok = 0;
+        why = errno;
+    }
     f = NULL;
     if (!ok) {
+        rc = sf_err_set(err, SF_EIO, "%s: cannot write: %s", tmp, strerror(why));
         remove(tmp);
-        rc = sf_err_set(err, SF_EIO, "%s: write failed: %s", tmp, strerror(errno));
         goto done;
     }
     if (rename(tmp, path) != 0) {
-        remove(tmp);
         rc = sf_err_set(err, SF_EIO, "%s: rename from %s failed: %s", path, tmp, strerror(errno));
+        remove(tmp);
         goto done;
     }
 done:

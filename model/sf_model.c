@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h" /* sf_net_create_emulated */
+#include "model/internal.h" /* sf_net_create_emulated */
+#include "model/model.h"
 
 static int usage_to(FILE *out, int code) {
     fprintf(out,

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gpu-evald/evald.h"
+#include "model/model.h"
 
 #define SF_ARCH_MAX_LAYERS 64
 #define SF_ARCH_MAX_DMODEL 4096

@@ -1,4 +1,4 @@
-/* test_evald_net.c — the network on the cpu backend: hand-computed heads,
+/* test_model_net.c — the network on the cpu backend: hand-computed heads,
  * the erf and exp approximations, row independence across batches, no
  * allocation after warm-up, input validation, the canary and its
  * per-output, per-precision tolerances (on a trained bundle, with tf32 and
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evald_fixture.h"
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
+#include "model/model.h"
+#include "model_fixture.h"
 #include "sf_check.h"
 
 /* ---- allocation counting (not under ASan, which owns malloc) ---- */
@@ -661,23 +661,5 @@ START_TEST(cuda_backend_fails_clearly_or_matches_cpu) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("evald-net");
-    TCase *tc = tcase_create("net");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, erf_and_exp_approximations_are_accurate);
-    tcase_add_test(tc, micro_network_heads_match_hand_computation);
-    tcase_add_test(tc, outputs_do_not_depend_on_batch_composition);
-    tcase_add_test(tc, eval_allocates_nothing_after_warmup);
-    tcase_add_test(tc, invalid_position_fails_the_batch_naming_it);
-    tcase_add_test(tc, canary_passes_and_catches_a_tampered_value);
-    tcase_add_test(tc, compare_applies_each_outputs_tolerance);
-    tcase_add_test(tc, bf16_and_tf32_rounding_bits);
-    tcase_add_test(tc, trained_bundle_passes_its_fp32_canary);
-    tcase_add_test(tc, emulated_tf32_and_bf16_pass_recorded_tolerances_not_old_limit);
-    tcase_add_test(tc, perturbed_output_beyond_tolerance_is_refused_naming_it);
-    tcase_add_test(tc, cuda_backend_fails_clearly_or_matches_cpu);
-    tcase_add_test(tc, priors_are_the_softmax_of_the_policy_logits);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "evald-net");
-}
+#include "test-model-net.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("model-net", "net", 120, NULL, NULL)

@@ -1,9 +1,8 @@
 /*
- * wire.h — what the fleet's processes share: the run configuration (YAML in,
- * protobuf on the wire, a SHA-256 digest) and the framing of fleet.proto
- * envelopes over ZeroMQ.
+ * config.h — the fleet's run configuration: YAML in, protobuf on the wire,
+ * a SHA-256 digest. Every fleet process holds the same one (the coordinator
+ * loads it, workers receive it in Welcome).
  *
- * Configuration
  *   An operator writes a YAML file (schema: docs/operator.md). sf_config_load()
  *   parses it with libyaml, applies defaults, validates every field and fills
  *   a plain C struct, `sf_run_config`, with fixed-size members (no heap). The
@@ -19,17 +18,15 @@
  *   A new key is a member of sf_run_config, a field of fleet.proto, a row
  *   and a line of docs/operator.md's schema table; test-config fails until
  *   all four agree. Rules between keys (sf_config_validate()) are functions
- *   in a second table, each named by the key it reports.
- *
- * Envelopes
- *   Every ZeroMQ message body is one packed Spirefleet__Envelope whose
- *   `version` is SF_PROTOCOL_VERSION. sf_wire_decode() never trusts its input:
- *   malformed bytes, a wrong version or an empty body are errors, not crashes.
+ *   in a second table, each named by the key it reports. Names of
+ *   encounters, cards, relics and potions are checked against the engine's
+ *   tables (engine/engine.h), endpoints with sf_endpoint_problem()
+ *   (fleet/wire.h).
  *
  * Threading: all functions are reentrant; nothing here keeps state.
  */
-#ifndef SF_WIRE_H
-#define SF_WIRE_H
+#ifndef SF_FLEET_CONFIG_H
+#define SF_FLEET_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,23 +34,6 @@
 
 #include "common/common.h"
 #include "proto/fleet.pb-c.h"
-
-#define SF_PROTOCOL_VERSION 1
-
-/* Largest fleet message a coordinator accepts (bytes): a 1 MiB ShardChunk
- * plus its envelope fits many times over. A peer sending more is
- * disconnected by ZeroMQ (ZMQ_MAXMSGSIZE) before anything is allocated for
- * it, so one bad client cannot exhaust the coordinator's memory. */
-#define SF_FLEET_MAX_MSG (8 << 20)
-
-/* Bytes of shard data in one ShardChunk (worker upload) or ShardData
- * (coordinator reply to a ShardFetch, which may ask for less). */
-#define SF_FLEET_CHUNK (1u << 20)
-_Static_assert(SF_FLEET_CHUNK + 4096 < SF_FLEET_MAX_MSG, "a chunk must fit a fleet message");
-
-/* JobFailed.reason of a worker that abandons its job to shut down (SIGTERM):
- * the job is re-issued and not counted as failing. */
-#define SF_JOB_ABANDONED "worker shutting down"
 
 /* ---------------------------------------------------------------------------
  * Run configuration
@@ -211,13 +191,6 @@ int sf_config_from_proto(const Spirefleet__RunConfig *msg, sf_run_config *cfg, s
  * Returns SF_OK or SF_ENOMEM. */
 int sf_config_digest(const sf_run_config *cfg, char hex[65]);
 
-/* Whether `endpoint` can join fleet processes: "tcp://HOST:PORT" (PORT
- * 1..65535, or '*' for any free port when binding) or "ipc://PATH" (PATH at
- * most 107 bytes, the Unix socket limit). inproc:// is refused: it reaches
- * only threads of one process. Returns NULL when fine, else a static
- * sentence saying what is wrong (for "ENDPOINT: <sentence>" messages). */
-const char *sf_endpoint_problem(const char *endpoint);
-
 /* Validate cross-field rules (model required for evaluator "net", weights,
  * c schedule order, names known to the engine). Called by parse/from_proto. */
 int sf_config_validate(const sf_run_config *cfg, const char *origin, sf_err *err);
@@ -280,26 +253,5 @@ const sf_config_key *sf_config_schema(size_t *n);
  * or SF_EFORMAT with the first disagreement (a test runs it: the table is
  * static, so it passes always or never). */
 int sf_config_schema_check(sf_err *err);
-
-/* ---------------------------------------------------------------------------
- * Envelopes
- * ------------------------------------------------------------------------- */
-
-/* Pack `env` (its version is forced to SF_PROTOCOL_VERSION) into a new heap
- * buffer; *out and *len receive it, the caller frees it with free(). */
-int sf_wire_encode(Spirefleet__Envelope *env, uint8_t **out, size_t *len);
-
-/* Decode untrusted bytes. On success *out is an unpacked envelope the caller
- * frees with sf_wire_free(). Errors: SF_EFORMAT (not a valid envelope or no
- * body), SF_EVERSION (other protocol version; *out is freed). */
-int sf_wire_decode(const uint8_t *data, size_t len, Spirefleet__Envelope **out, sf_err *err);
-
-void sf_wire_free(Spirefleet__Envelope *env);
-
-/* Send one envelope on a ZeroMQ socket: for a ROUTER, `identity` (len > 0)
- * is sent first as the routing frame. Returns SF_OK or SF_EIO. Never blocks
- * when `dontwait` is set (SF_EFULL if the socket would block). */
-int sf_wire_send(void *socket, const uint8_t *identity, size_t identity_len,
-                 Spirefleet__Envelope *env, int dontwait);
 
 #endif

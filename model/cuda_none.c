@@ -2,7 +2,7 @@
  * cuda_none.c — the cuda backend's entry points in a build without CUDA
  * (-Dgpu=disabled, or no toolkit found): every call says so plainly.
  */
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
 
 int sf_cuda_built(void) {
     return 0;

@@ -19,7 +19,7 @@
  *   Every buffer is allocated at creation, sized for SF_FEAT_MAX_TOKENS
  *   tokens and SF_FEAT_MAX_QUERIES queries, one set per thread. sf_cpu_eval()
  *   allocates nothing (OpenBLAS keeps its own buffer pool after its first
- *   call; tests/unit/test_evald_net.c counts allocations).
+ *   call; tests/unit/test_model_net.c counts allocations).
  *
  * Threads
  *   With threads > 1 a small pool takes positions from a shared counter; the
@@ -43,13 +43,14 @@
  *   fp32 here too.
  */
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
 
 /* Elementwise loops are compiled twice, for AVX2 and for baseline x86-64,
  * and the loader picks one (GCC/Clang function multiversioning). Only
@@ -492,11 +493,14 @@ int sf_cpu_create(const sf_arch *a, const sf_weights *w, int threads, sf_precisi
         }
         for (int k = 1; k < c->threads; k++) {
             worker_arg *arg = malloc(sizeof *arg);
-            if (!arg || (arg->c = c, arg->k = k,
-                         pthread_create(&c->tid[c->started], NULL, worker, arg) != 0)) {
+            int why = arg ? (arg->c = c, arg->k = k,
+                             pthread_create(&c->tid[c->started], NULL, worker, arg))
+                          : ENOMEM;
+            if (why) {
                 free(arg);
                 sf_cpu_free(c);
-                return sf_err_set(err, SF_EIO, "cpu backend: cannot start thread %d", k);
+                return sf_err_set(err, SF_EIO, "cpu backend: cannot start thread %d: %s", k,
+                                  strerror(why));
             }
             c->started++;
         }

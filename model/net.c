@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
+#include "model/model.h"
 
 struct sf_net {
     const sf_bundle *bundle;

@@ -5,7 +5,7 @@
  * the digest's execution-only keys and the copy to and from RunConfig), and
  * the rules between keys.
  *
- * The schema is data: keys[] has one row per key (wire.h, sf_config_key).
+ * The schema is data: keys[] has one row per key (config.h, sf_config_key).
  * Scalars (text, numbers, booleans) are handled by one generic path; the
  * few structured types (an encounter mix, a list of names, a c schedule)
  * have small dedicated readers, printers and copies, chosen by the row's
@@ -26,7 +26,8 @@
 #include <yaml.h>
 
 #include "engine/engine.h"
-#include "proto/wire.h"
+#include "fleet/config.h"
+#include "fleet/wire.h"
 
 /* ---- schema ------------------------------------------------------------- */
 
@@ -284,7 +285,7 @@ static int store_scalar(const sf_config_key *f, const char *v, sf_run_config *c,
     return 0;
 }
 
-/* A list's default (the row's `def`, wire.h) into `c`. Returns 0, or -1
+/* A list's default (the row's `def`, config.h) into `c`. Returns 0, or -1
  * with why the default is not one (sf_config_schema_check() reports it). */
 static int store_list_default(const sf_config_key *f, sf_run_config *c, char *why, size_t why_cap) {
     int *n = count_of(f, c);
@@ -563,39 +564,6 @@ static void keep_first(void *p, const char *key, const char *near, const char *w
 int sf_config_validate(const sf_run_config *c, const char *origin, sf_err *err) {
     first_rule f = {origin, err, 0};
     return check_config(c, keep_first, &f) > 0 ? SF_ECONFIG : SF_OK;
-}
-
-/* Documented in wire.h. ZeroMQ would wrap a port above 65535 silently. */
-const char *sf_endpoint_problem(const char *s) {
-    if (!strncmp(s, "inproc://", 9))
-        return "inproc:// reaches only threads of one process, and the coordinator, workers "
-               "and gpu-evald are separate processes; use tcp://HOST:PORT or ipc://PATH";
-    if (!strncmp(s, "ipc://", 6)) {
-        size_t l = strlen(s + 6);
-        if (l == 0)
-            return "ipc:// needs a socket path";
-        if (l > 107)
-            return "the ipc:// path is longer than 107 bytes (the Unix socket limit)";
-        return NULL;
-    }
-    if (strncmp(s, "tcp://", 6))
-        return "not a tcp://HOST:PORT or ipc://PATH endpoint";
-    const char *colon = strrchr(s + 6, ':');
-    if (!colon || colon == s + 6)
-        return "tcp:// needs HOST:PORT (PORT a number 1..65535, or * for any free port)";
-    const char *port = colon + 1;
-    if (!strcmp(port, "*"))
-        return NULL;
-    unsigned long p = 0;
-    size_t digits = 0;
-    for (const char *q = port; *q; q++, digits++) {
-        if (*q < '0' || *q > '9' || digits >= 6)
-            return "the tcp:// port must be a number 1..65535, or *";
-        p = p * 10 + (unsigned long)(*q - '0');
-    }
-    if (digits == 0 || p == 0 || p > 65535)
-        return "the tcp:// port must be a number 1..65535, or *";
-    return NULL;
 }
 
 /* ---- parse context ------------------------------------------------------ */
@@ -1003,11 +971,11 @@ static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *
         if (n == 0)
             break;
     }
-    int rd_err = ferror(f);
+    int rd_err = ferror(f) ? errno : 0;
     fclose(f);
     if (rd_err) {
         free(buf);
-        return sf_err_set(err, SF_EIO, "%s: read error", path);
+        return sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(rd_err));
     }
     *buf_out = buf;
     *len_out = len;
@@ -1476,7 +1444,7 @@ static int covered(const char *name, sf_err *err) {
         return SF_OK;
     return sf_err_set(err, SF_EFORMAT,
                       n ? "RunConfig.%s: carried by %d rows of the config schema"
-                        : "RunConfig.%s: no row of the config schema carries it (proto/config.c)",
+                        : "RunConfig.%s: no row of the config schema carries it (fleet/config.c)",
                       name, n);
 }
 
@@ -1521,7 +1489,7 @@ int sf_config_schema_check(sf_err *err) {
     if (pool_enc > SF_CFG_MAX_ENCOUNTERS || pool_names > SF_CFG_MAX_NAMES ||
         pool_csched > SF_CFG_MAX_CSCHED)
         return sf_err_set(err, SF_EFORMAT,
-                          "the lists' entries do not fit sf_config_scratch (wire.h): encounters "
+                          "the lists' entries do not fit sf_config_scratch (config.h): encounters "
                           "%d of %d, names %d of %d, c schedules %d of %d",
                           pool_enc, SF_CFG_MAX_ENCOUNTERS, pool_names, SF_CFG_MAX_NAMES,
                           pool_csched, SF_CFG_MAX_CSCHED);
@@ -1538,7 +1506,7 @@ int sf_config_schema_check(sf_err *err) {
         const ProtobufCMessageDescriptor *sd = fd->descriptor;
         if (++sections > SF_CFG_SECTIONS || sd->sizeof_message > sizeof(sf_config_section))
             return sf_err_set(err, SF_EFORMAT,
-                              "RunConfig.%s: %s does not fit sf_config_scratch (wire.h: add it "
+                              "RunConfig.%s: %s does not fit sf_config_scratch (config.h: add it "
                               "to sf_config_section, or raise SF_CFG_SECTIONS)",
                               fd->name, sd->name);
         for (unsigned j = 0; j < sd->n_fields; j++) {

@@ -1,10 +1,10 @@
 /*
- * evald_fixture.h — helpers shared by the gpu-evald tests: scratch
+ * model_fixture.h — helpers shared by the model runtime and gpu-evald tests: scratch
  * directories, random bundles, and bundles rewritten with one defect
  * (a tensor dropped or replaced, a metadata value changed).
  */
-#ifndef SF_EVALD_FIXTURE_H
-#define SF_EVALD_FIXTURE_H
+#ifndef SF_MODEL_FIXTURE_H
+#define SF_MODEL_FIXTURE_H
 
 #include <check.h>
 #include <dirent.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu-evald/evald.h"
+#include "model/model.h"
 
 /* A fresh directory under TMPDIR (or /tmp); fx_rmdir() removes it. */
 static inline void fx_tmpdir(char out[256]) {

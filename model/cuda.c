@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/cuda_abi.h"
-#include "gpu-evald/internal.h"
+#include "model/cuda_abi.h"
+#include "model/internal.h"
 
 _Static_assert(SF_CU_NCAT == SF_FEAT_NCAT, "tokenizer categorical slots");
 _Static_assert(SF_CU_NCONT == SF_FEAT_NCONT, "tokenizer continuous features");

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/cuda_abi.h"
+#include "model/cuda_abi.h"
 
 typedef __nv_bfloat16 bf16;
 
@@ -380,8 +380,23 @@ extern "C" void sf_cu_free(sf_cu *c) {
     free(c);
 }
 
-static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_t cap) {
-    const sf_cu_arch *a = &c->a;
+namespace {
+
+/* The steps of create(), in order, like LMDB's env open: each returns
+ * SF_CU_OK or a code with `msg` saying what failed; sf_cu_free() undoes
+ * whatever the steps before did. */
+
+/* Prefix `msg` with the step that failed ("uploading the weights: ...")
+ * and return `rc`. */
+int step_failed(char *msg, size_t cap, int rc, const char *step) {
+    char was[512];
+    snprintf(was, sizeof was, "%s", msg);
+    return fail(msg, cap, rc, "%s: %s", step, was);
+}
+
+/* 1: the device (present, able to run the precision and the attention
+ * kernel's shared memory), a stream and a cuBLAS handle on it. */
+int create_device(sf_cu *c, int device, char *msg, size_t cap) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess)
@@ -397,7 +412,7 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
     if (c->prec != SF_CU_FP32 && prop.major < 8)
         return fail(msg, cap, SF_CU_ENOGPU, "%s on %s needs compute capability 8.0 (has %d.%d)",
                     c->prec == SF_CU_BF16 ? "bf16" : "tf32", prop.name, prop.major, prop.minor);
-    int d = a->d_model, dh = d / a->n_heads;
+    int dh = c->a.d_model / c->a.n_heads;
     c->attn_smem = sizeof(float) *
                    ((size_t)SF_CU_MAX_TOKENS * (2 * dh + 1) + (size_t)kWarps * SF_CU_MAX_TOKENS);
     if (c->attn_smem > prop.sharedMemPerBlockOptin)
@@ -415,37 +430,50 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
     CB(cublasSetMathMode(c->blas, c->prec == SF_CU_FP32   ? CUBLAS_PEDANTIC_MATH
                                   : c->prec == SF_CU_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                           : CUBLAS_DEFAULT_MATH));
+    return SF_CU_OK;
+}
 
-    /* Weights, once. BF16 copies of every GEMM weight in bf16 mode. */
-    bool h = c->prec == SF_CU_BF16;
-    int rc;
+/* Upload one tensor of `n` floats (and its BF16 copy when `half`). */
 #define UP(dst, src, n, half)                                                           \
     do {                                                                                \
         if ((rc = upload(c, &(dst), (src), (size_t)(n), (half), msg, cap)) != SF_CU_OK) \
             return rc;                                                                  \
     } while (0)
+
+/* 2a: one transformer block's weights. */
+int upload_layer(sf_cu *c, const sf_cu_layer *s, DevLayer *D, char *msg, size_t cap) {
+    const int d = c->a.d_model, ff = c->a.d_ff;
+    const bool h = c->prec == SF_CU_BF16;
+    int rc;
+    UP(D->ln1_w, s->ln1_w, d, nullptr);
+    UP(D->ln1_b, s->ln1_b, d, nullptr);
+    UP(D->qkv_w, s->qkv_w, 3L * d * d, h ? &D->qkv_h : nullptr);
+    UP(D->qkv_b, s->qkv_b, 3L * d, nullptr);
+    UP(D->out_w, s->out_w, (long)d * d, h ? &D->out_h : nullptr);
+    UP(D->out_b, s->out_b, d, nullptr);
+    UP(D->ln2_w, s->ln2_w, d, nullptr);
+    UP(D->ln2_b, s->ln2_b, d, nullptr);
+    UP(D->fc1_w, s->fc1_w, (long)ff * d, h ? &D->fc1_h : nullptr);
+    UP(D->fc1_b, s->fc1_b, ff, nullptr);
+    UP(D->fc2_w, s->fc2_w, (long)d * ff, h ? &D->fc2_h : nullptr);
+    UP(D->fc2_b, s->fc2_b, d, nullptr);
+    return SF_CU_OK;
+}
+
+/* 2: the weights, once; BF16 copies of every GEMM weight in bf16 mode. */
+int upload_weights(sf_cu *c, const sf_cu_weights *w, char *msg, size_t cap) {
+    const sf_cu_arch *a = &c->a;
+    const int d = a->d_model, din = 2 * d + SF_CU_NQCONT;
+    const bool h = c->prec == SF_CU_BF16;
+    int rc;
     UP(c->type_emb, w->type_emb, (long)SF_CU_NTYPES * d, nullptr);
     for (int j = 0; j < SF_CU_NCAT; j++)
         UP(c->cat_emb[j], w->cat_emb[j], (long)a->vocab[j] * d, nullptr);
     UP(c->cont_w, w->cont_w, (long)d * SF_CU_NCONT, nullptr);
     UP(c->cont_b, w->cont_b, d, nullptr);
-    for (int l = 0; l < a->n_layers; l++) {
-        const sf_cu_layer *s = &w->layer[l];
-        DevLayer *D = &c->L[l];
-        UP(D->ln1_w, s->ln1_w, d, nullptr);
-        UP(D->ln1_b, s->ln1_b, d, nullptr);
-        UP(D->qkv_w, s->qkv_w, 3L * d * d, h ? &D->qkv_h : nullptr);
-        UP(D->qkv_b, s->qkv_b, 3L * d, nullptr);
-        UP(D->out_w, s->out_w, (long)d * d, h ? &D->out_h : nullptr);
-        UP(D->out_b, s->out_b, d, nullptr);
-        UP(D->ln2_w, s->ln2_w, d, nullptr);
-        UP(D->ln2_b, s->ln2_b, d, nullptr);
-        UP(D->fc1_w, s->fc1_w, (long)a->d_ff * d, h ? &D->fc1_h : nullptr);
-        UP(D->fc1_b, s->fc1_b, a->d_ff, nullptr);
-        UP(D->fc2_w, s->fc2_w, (long)d * a->d_ff, h ? &D->fc2_h : nullptr);
-        UP(D->fc2_b, s->fc2_b, d, nullptr);
-    }
-    int din = 2 * d + SF_CU_NQCONT;
+    for (int l = 0; l < a->n_layers; l++)
+        if ((rc = upload_layer(c, &w->layer[l], &c->L[l], msg, cap)) != SF_CU_OK)
+            return rc;
     UP(c->lnf_w, w->lnf_w, d, nullptr);
     UP(c->lnf_b, w->lnf_b, d, nullptr);
     UP(c->vfc_w, w->vfc_w, (long)a->d_value * d, h ? &c->vfc_h : nullptr);
@@ -462,12 +490,15 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
     UP(c->pfc1_b, w->pfc1_b, a->d_policy, nullptr);
     UP(c->pfc2_w, w->pfc2_w, a->d_policy, h ? &c->pfc2_h : nullptr);
     UP(c->pfc2_b, w->pfc2_b, 1, nullptr);
+    return SF_CU_OK;
+}
 #undef UP
 
-    /* Buffers for max_batch positions of up to SF_CU_MAX_TOKENS tokens and
-     * SF_CU_MAX_QUERIES queries. xb holds the BF16 copy of any GEMM input:
-     * the widest of them bounds it. */
+/* Elements of xb, the BF16 copy of any GEMM input: the widest of them. */
+long bf16_scratch_elements(const sf_cu *c) {
+    const sf_cu_arch *a = &c->a;
     long B = c->max_batch, S = B * SF_CU_MAX_TOKENS, Q = B * SF_CU_MAX_QUERIES;
+    long d = a->d_model, din = 2 * d + SF_CU_NQCONT;
     long dhid = a->d_value > a->d_forecast ? a->d_value : a->d_forecast;
     long wide = d > a->d_ff ? d : a->d_ff;
     long xb = S * wide;
@@ -477,10 +508,24 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
         xb = B * (d > dhid ? d : dhid);
     if (Q * a->d_policy > xb) /* the policy output layer's input */
         xb = Q * a->d_policy;
-    struct {
-        void **p;
-        size_t bytes;
-    } bufs[] = {
+    return xb;
+}
+
+/* A buffer to allocate: where its pointer goes and its size. */
+struct Buf {
+    void **p;
+    size_t bytes;
+};
+
+/* 3: device inputs and activations for max_batch positions of up to
+ * SF_CU_MAX_TOKENS tokens and SF_CU_MAX_QUERIES queries. */
+int alloc_device_buffers(sf_cu *c, char *msg, size_t cap) {
+    const sf_cu_arch *a = &c->a;
+    long B = c->max_batch, S = B * SF_CU_MAX_TOKENS, Q = B * SF_CU_MAX_QUERIES;
+    long d = a->d_model, din = 2 * d + SF_CU_NQCONT;
+    long dhid = a->d_value > a->d_forecast ? a->d_value : a->d_forecast;
+    bool h = c->prec == SF_CU_BF16;
+    const Buf bufs[] = {
         {(void **)&c->tok_off, sizeof(int32_t) * (B + 1)},
         {(void **)&c->q_off, sizeof(int32_t) * (B + 1)},
         {(void **)&c->query, sizeof(int32_t) * Q * 2},
@@ -501,15 +546,20 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
         {(void **)&c->vwin, sizeof(float) * B},
         {(void **)&c->fo, sizeof(float) * B * SF_CU_FORECASTS},
         {(void **)&c->pl, sizeof(float) * Q},
-        {(void **)&c->xb, h ? sizeof(bf16) * xb : 4},
+        {(void **)&c->xb, h ? sizeof(bf16) * bf16_scratch_elements(c) : 4},
     };
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        if ((rc = dev_alloc(c, bufs[i].p, bufs[i].bytes, msg, cap)) != SF_CU_OK)
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        int rc = dev_alloc(c, bufs[i].p, bufs[i].bytes, msg, cap);
+        if (rc != SF_CU_OK)
             return rc;
-    struct {
-        void **p;
-        size_t bytes;
-    } pinned[] = {
+    }
+    return SF_CU_OK;
+}
+
+/* 4: pinned host staging for the inputs and outputs of a batch. */
+int alloc_pinned_buffers(sf_cu *c, char *msg, size_t cap) {
+    long B = c->max_batch, S = B * SF_CU_MAX_TOKENS, Q = B * SF_CU_MAX_QUERIES;
+    const Buf pinned[] = {
         {(void **)&c->in.tok_off, sizeof(int32_t) * (B + 1)},
         {(void **)&c->in.q_off, sizeof(int32_t) * (B + 1)},
         {(void **)&c->in.type, (size_t)S},
@@ -528,6 +578,21 @@ static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_
             return fail(msg, cap, SF_CU_ENOMEM, "cudaHostAlloc(%zu bytes): %s", pinned[i].bytes,
                         cudaGetErrorString(pe));
     }
+    return SF_CU_OK;
+}
+
+} // namespace
+
+static int create(sf_cu *c, const sf_cu_weights *w, int device, char *msg, size_t cap) {
+    int rc = create_device(c, device, msg, cap);
+    if (rc != SF_CU_OK)
+        return rc;
+    if ((rc = upload_weights(c, w, msg, cap)) != SF_CU_OK)
+        return step_failed(msg, cap, rc, "uploading the weights");
+    if ((rc = alloc_device_buffers(c, msg, cap)) != SF_CU_OK)
+        return step_failed(msg, cap, rc, "device buffers");
+    if ((rc = alloc_pinned_buffers(c, msg, cap)) != SF_CU_OK)
+        return step_failed(msg, cap, rc, "pinned host buffers");
     CU(cudaStreamSynchronize(c->stream));
     return SF_CU_OK;
 }

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu-evald/evald.h"
-#include "gpu-evald/internal.h"
+#include "model/internal.h"
+#include "model/model.h"
 
 const int sf_feat_vocab[SF_FEAT_NCAT] = {SF_FEAT_VOCAB0, SF_FEAT_VOCAB1, SF_FEAT_VOCAB2,
                                          SF_FEAT_VOCAB3};

@@ -5,7 +5,7 @@
  *                                        coordinator (in this process) and N
  *                                        worker processes; a progress line;
  *                                        a summary at the end
- *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P]
+ *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P|*]
  *   sf-fleet worker --connect EP [--threads T] [--fights-per-thread G]
  *                   [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]
  *                                        (--local-net: evaluate a net run's leaves
@@ -30,8 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
+#include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
-#include "gpu-evald/neteval.h"
 #include "worker/worker.h"
 
 /* The one piece of process-wide state: what the signal handler has seen.
@@ -72,7 +73,7 @@ static void install_signals(void) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: sf-fleet run CONFIG [--workers N]\n"
-            "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT]\n"
+            "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT|*]\n"
             "       sf-fleet worker --connect ENDPOINT [--threads T] [--fights-per-thread G]\n"
             "                       [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]\n"
             "       sf-fleet status ENDPOINT\n"
@@ -80,6 +81,15 @@ static void usage(FILE *f) {
             "       sf-fleet check CONFIG\n"
             "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
             "See docs/operator.md.\n");
+}
+
+/* The one operand after the options (CONFIG), or NULL after printing the
+ * usage. */
+static const char *one_operand(int argc, char **argv) {
+    if (optind == argc - 1)
+        return argv[optind];
+    usage(stderr);
+    return NULL;
 }
 
 /* Whether an endpoint given on the command line can reach fleet processes;
@@ -119,6 +129,24 @@ static int parse_uint(const char *s, const char *what, int lo, int hi, int *out)
     }
     *out = (int)v;
     return 0;
+}
+
+/* Open the coordinator of `cfg` (bind: NULL for the config's endpoint;
+ * metrics: metrics_http.h) with sf-fleet's log sink, stderr. Returns -1
+ * when open, else the exit code after printing why after `who`: 2 when
+ * the ledger holds another config, 1 otherwise. */
+static int open_coordinator(const char *who, const sf_run_config *cfg, const char *bind,
+                            int metrics, int exit_when_done, sf_coordinator **co) {
+    sf_coord_opts o = {.bind = bind,
+                       .metrics_port = metrics,
+                       .exit_when_done = exit_when_done,
+                       .log = sf_log_to_file,
+                       .log_ctx = stderr};
+    sf_err err = {0};
+    if (sf_coordinator_open(cfg, &o, co, &err) == SF_OK)
+        return -1;
+    fprintf(stderr, "%s: %s\n", who, err.msg);
+    return err.code == SF_ECONFIG ? 2 : 1;
 }
 
 /* ---- check ---------------------------------------------------------------- */
@@ -226,6 +254,8 @@ static int cmd_worker(int argc, char **argv) {
         return 2;
     install_signals();
     o.stop = &g_stop;
+    o.log = sf_log_to_file;
+    o.log_ctx = stderr;
     sf_err err = {0};
     int rc = sf_worker_run(&o, &err);
     if (rc < 0) {
@@ -239,7 +269,8 @@ static int cmd_worker(int argc, char **argv) {
 
 static int cmd_coordinator(int argc, char **argv) {
     const char *bind = NULL, *path = NULL;
-    int metrics = -1;
+    int metrics = 0, metrics_given = 0;
+    sf_err perr = {0};
     static const struct option opts[] = {{"bind", required_argument, 0, 'b'},
                                          {"metrics-port", required_argument, 0, 'p'},
                                          {"help", no_argument, 0, 'h'},
@@ -250,33 +281,33 @@ static int cmd_coordinator(int argc, char **argv) {
         switch (ch) {
         case 'b': bind = optarg; break;
         case 'p':
-            if (parse_uint(optarg, "--metrics-port", 0, 65535, &metrics) < 0)
+            if (sf_metrics_port_parse(optarg, &metrics, &perr) < 0) {
+                fprintf(stderr, "sf-fleet: --metrics-port %s\n", perr.msg);
                 return 2;
+            }
+            metrics_given = 1;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc - 1) {
-        usage(stderr);
+    if (!(path = one_operand(argc, argv)))
         return 2;
-    }
-    path = argv[optind];
     if (bind && !endpoint_arg_ok("coordinator --bind", bind))
         return 2;
     sf_run_config cfg;
     if (load(path, &cfg) < 0)
         return 2;
+    if (!metrics_given)
+        metrics = (int)cfg.coordinator.metrics_port;
     install_signals();
-    sf_coord_opts co_opts = {.bind = bind, .metrics_port = metrics, .exit_when_done = 0};
     sf_coordinator *co;
+    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, 0, &co);
+    if (code >= 0)
+        return code;
     sf_err err = {0};
-    if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
-        fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
-        return err.code == SF_ECONFIG ? 2 : 1;
-    }
-    fprintf(stderr, "coordinator: run %s serving on %s (metrics port %d)\n", cfg.name,
-            sf_coordinator_endpoint(co), sf_coordinator_metrics_port(co));
+    fprintf(stderr, "coordinator: run %s serving on %s (metrics %s)\n", cfg.name,
+            sf_coordinator_endpoint(co), sf_coordinator_metrics_url(co));
     int rc = sf_coordinator_serve(co, &g_stop, &err);
     sf_coord_status st;
     sf_coordinator_status(co, &st);
@@ -329,9 +360,10 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
         return;
     off_t end = lseek(fd, 0, SEEK_END);
     off_t start = end - from > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : from;
-    ssize_t n = start >= 0 ? pread(fd, buf, sizeof buf - 1, start) : -1;
+    size_t n = start >= 0 && end > start ? (size_t)(end - start) : 0;
+    int rc = n ? sf_pread_full(fd, buf, n, (uint64_t)start) : SF_EFORMAT;
     close(fd);
-    if (n <= 0)
+    if (rc < 0)
         return;
     buf[n] = 0;
     char *p = buf + n;
@@ -346,11 +378,16 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
     }
 }
 
-/* A program built beside this one (../<dir>/<name>), else <name> on PATH. */
+/* This program's directory in the build tree (build/fleet/cli), from which
+ * the build root is TO_BUILD_ROOT: the other programs are found there. */
+#define TO_BUILD_ROOT "../.."
+
+/* A program built beside this one (<build root>/<dir>/<name>), else <name>
+ * on PATH. */
 static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
     const char *slash = strrchr(self, '/');
     if (slash) {
-        snprintf(out, cap, "%.*s/../%s/%s", (int)(slash - self), self, dir, name);
+        snprintf(out, cap, "%.*s/" TO_BUILD_ROOT "/%s/%s", (int)(slash - self), self, dir, name);
         if (access(out, X_OK) == 0)
             return;
     }
@@ -387,38 +424,23 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
 
 /* Wait until the spawned gpu-evald answers a real position with the run's
  * model (its canary passed and it serves), so no worker starts against a
- * server that is still loading. */
+ * server that is still loading: the worker's own probe
+ * (sf_worker_evaluator_probe), tried every 100 ms. */
 static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    sf_state st;
+    sf_run_config quick = *cfg;
+    quick.evald.timeout_ms = 100;
+    quick.evald.retries = 0;
+    sf_batch_evaluator *ev;
     sf_err e = {0};
-    if (sf_engine_init(&st, &spec, &e) < 0)
+    if (sf_worker_evaluator_new(&quick, NULL, &ev, &e) < 0)
         return -1;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(&st, acts, SF_MAX_ACTIONS);
-    sf_feat *feat = malloc(sizeof *feat);
-    if (!feat)
-        return -1;
-    sf_engine_feat(&st, acts, n, feat);
-    sf_pos pos = sf_pos_from_feat(feat);
-    sf_net_out out;
     int rc = -1;
-    for (int waited = 0; waited < seconds * 10 && rc < 0; waited++) {
+    for (int tries = 0; tries < seconds * 10 && rc < 0; tries++) {
         if (waitpid(pid, NULL, WNOHANG) == pid)
             break; /* it exited: a load or canary failure, see its log */
-        sf_neteval_opts o = {.endpoint = cfg->evald.endpoint,
-                             .model_sha256 = cfg->model.sha256,
-                             .timeout_ms = 100,
-                             .max_retries = 0};
-        sf_neteval *ev;
-        if (sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK) {
-            if (sf_neteval_eval(ev, &pos, 1, &out, &e) == SF_OK)
-                rc = 0;
-            sf_neteval_close(ev);
-        }
+        rc = sf_worker_evaluator_probe(ev, &e) == SF_OK ? 0 : -1;
     }
-    free(feat);
+    sf_worker_evaluator_free(ev);
     return rc;
 }
 
@@ -472,202 +494,280 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     }
 }
 
-static int cmd_run(int argc, char **argv, const char *self) {
-    int workers = -1;
+/* What `sf-fleet run` holds while it runs; its phases below share it. */
+typedef struct fleet_run {
+    const char *self, *config_path;
+    sf_run_config cfg;
+    sf_coordinator *co;
+    sf_coord_status st;
+    pid_t workers[4096]; /* live worker children, unordered */
+    int n_workers;
+    pid_t evald; /* a spawned gpu-evald, or 0 */
+    int tty;
+    uint64_t t0;
+    int stopped_early, failed;
+    sf_err err;
+} fleet_run;
+
+/* Phase 1: the options (-1: go on, else the exit code). */
+static int run_parse_args(int argc, char **argv, int *workers, const char **config) {
     static const struct option opts[] = {
         {"workers", required_argument, 0, 'w'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
+    *workers = -1;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "w:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'w':
-            if (parse_uint(optarg, "--workers", 0, 4096, &workers) < 0)
+            if (parse_uint(optarg, "--workers", 0, 4096, workers) < 0)
                 return 2;
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return 2;
-    }
-    sf_run_config cfg;
-    if (load(argv[optind], &cfg) < 0)
+    *config = one_operand(argc, argv);
+    return *config ? -1 : 2;
+}
+
+/* Phase 2: the config and the in-process coordinator (-1: go on). */
+static int run_open(fleet_run *r, int workers) {
+    if (load(r->config_path, &r->cfg) < 0)
         return 2;
     if (workers >= 0)
-        cfg.workers.count = (uint32_t)workers;
+        r->cfg.workers.count = (uint32_t)workers;
     install_signals();
-    sf_coord_opts co_opts = {.bind = NULL, .metrics_port = -1, .exit_when_done = 1};
-    sf_coordinator *co;
-    sf_err err = {0};
-    if (sf_coordinator_open(&cfg, &co_opts, &co, &err) < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
-        return err.code == SF_ECONFIG ? 2 : 1;
-    }
-    const char *ep = sf_coordinator_endpoint(co);
-    sf_coord_status st;
-    sf_coordinator_status(co, &st);
+    int code = open_coordinator("sf-fleet", &r->cfg, NULL, (int)r->cfg.coordinator.metrics_port, 1,
+                                &r->co);
+    if (code >= 0)
+        return code;
+    sf_coordinator_status(r->co, &r->st);
     fprintf(stderr,
             "sf-fleet: run %s: %llu jobs (%llu already done), %u workers x %u threads, "
             "coordinator %s, output %s\n",
-            cfg.name, (unsigned long long)st.jobs_total, (unsigned long long)st.jobs_done,
-            cfg.workers.count, cfg.workers.threads, ep, cfg.output_dir);
-    pid_t pids[4096], evald = 0;
-    int np = 0;
-    if (cfg.evald.spawn && !strcmp(cfg.search.evaluator, "net") && !st.complete &&
-        cfg.workers.count > 0) {
-        char log_path[1300];
-        snprintf(log_path, sizeof log_path, "%s/logs/evald.log", cfg.output_dir);
-        off_t log_from = file_size(log_path);
-        if (!strncmp(cfg.evald.endpoint, "ipc://", 6)) {
-            /* the socket's directory must exist before gpu-evald binds */
-            char dir[sizeof cfg.evald.endpoint];
-            size_t len = strnlen(cfg.evald.endpoint + 6, sizeof dir - 1);
-            memcpy(dir, cfg.evald.endpoint + 6, len);
-            dir[len] = 0;
-            char *slash = strrchr(dir, '/');
-            if (slash && slash != dir) {
-                *slash = 0;
-                sf_mkdir_p(dir);
-            }
-        }
-        evald = spawn_evald(self, &cfg);
-        if (evald < 0 || wait_evald(&cfg, evald, 60) < 0) {
-            fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; its log (%s) ends:\n",
-                    cfg.evald.endpoint, log_path);
-            echo_log_since(log_path, log_from, "  gpu-evald| ", 8);
-            if (evald > 0) {
-                kill(evald, SIGTERM);
-                waitpid(evald, NULL, 0);
-            }
-            sf_coordinator_close(co);
-            return 1;
-        }
-        fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving model %.12s... on %s\n",
-                cfg.evald.backend, cfg.model.sha256, cfg.evald.endpoint);
+            r->cfg.name, (unsigned long long)r->st.jobs_total, (unsigned long long)r->st.jobs_done,
+            r->cfg.workers.count, r->cfg.workers.threads, sf_coordinator_endpoint(r->co),
+            r->cfg.output_dir);
+    return -1;
+}
+
+/* An ipc:// endpoint's directory must exist before gpu-evald binds it. */
+static void make_ipc_dir(const char *endpoint) {
+    if (strncmp(endpoint, "ipc://", 6))
+        return;
+    char dir[SF_CFG_PATH];
+    size_t len = strnlen(endpoint + 6, sizeof dir - 1);
+    memcpy(dir, endpoint + 6, len);
+    dir[len] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = 0;
+        sf_mkdir_p(dir);
     }
-    for (uint32_t i = 0; i < cfg.workers.count && !st.complete; i++) {
-        pid_t p = spawn_worker(self, ep, &cfg, (int)i);
-        if (p > 0)
-            pids[np++] = p;
-    }
-    int tty = isatty(STDERR_FILENO);
-    uint64_t t0 = sf_now_ns(), last = 0;
-    int rc = SF_OK, stopped_early = 0, failed = 0;
-    while (!st.complete) {
-        if (g_stop) {
-            stopped_early = 1;
-            break;
-        }
-        rc = sf_coordinator_step(co, 100, &err);
-        if (rc < 0)
-            break;
-        sf_coordinator_status(co, &st);
-        uint64_t now = sf_now_ns();
-        if (now - last > (tty ? 200000000ull : 5000000000ull)) {
-            progress_line(&st, tty, (double)(now - t0) / 1e9);
-            last = now;
-        }
-        /* reap workers that exited early, so a crash does not go unnoticed */
-        int status;
-        pid_t dead;
-        while ((dead = waitpid(-1, &status, WNOHANG)) > 0) {
-            for (int i = 0; i < np; i++)
-                if (pids[i] == dead) {
-                    pids[i] = pids[--np];
-                    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        fprintf(stderr, "\nsf-fleet: worker pid %d exited (status %d)\n", (int)dead,
-                                status);
-                }
-        }
-        if (st.jobs_quarantined > 0 && st.jobs_leased == 0 &&
-            st.jobs_pending == st.jobs_quarantined) {
-            fprintf(stderr,
-                    "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
-                    "complete. Last failure: %s\n",
-                    (unsigned long long)st.jobs_quarantined, 5, st.last_failure);
-            failed = 1;
-            stopped_early = 1;
-            break;
-        }
-        if (np == 0 && !st.complete && cfg.workers.count > 0) {
-            fprintf(stderr, "\nsf-fleet: every worker has exited before the run completed\n");
-            stopped_early = 1;
-            break;
-        }
-    }
-    if (tty)
-        fputc('\n', stderr);
-    /* tell the workers: RunComplete on their next request, or SIGTERM when
-     * stopping early (they abandon their job; it stays pending) */
-    uint64_t deadline = sf_now_ns() + 10000000000ull;
-    if (stopped_early)
-        for (int i = 0; i < np; i++)
-            kill(pids[i], g_stop >= 2 ? SIGKILL : SIGTERM);
-    while (np > 0 && sf_now_ns() < deadline) {
-        if (!stopped_early)
-            sf_coordinator_step(co, 50, &err);
-        else
-            usleep(50000);
-        int status;
-        pid_t dead;
-        while ((dead = waitpid(-1, &status, WNOHANG)) > 0)
-            for (int i = 0; i < np; i++)
-                if (pids[i] == dead)
-                    pids[i] = pids[--np];
-    }
-    for (int i = 0; i < np; i++) {
-        kill(pids[i], SIGKILL);
-        waitpid(pids[i], NULL, 0);
-    }
-    if (evald > 0) {
-        kill(evald, SIGTERM);
-        waitpid(evald, NULL, 0);
-    }
-    sf_coordinator_status(co, &st);
-    double secs = (double)(sf_now_ns() - t0) / 1e9;
-    sf_coordinator_close(co);
-    if (rc < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+}
+
+static void stop_child(pid_t pid, int sig) {
+    kill(pid, sig);
+    waitpid(pid, NULL, 0);
+}
+
+/* Phase 3: a gpu-evald, when the config spawns one, serving before any
+ * worker starts (0: ready or not needed; 1: it failed, the exit code). */
+static int run_start_evald(fleet_run *r) {
+    const sf_run_config *cfg = &r->cfg;
+    if (!cfg->evald.spawn || strcmp(cfg->search.evaluator, "net") || r->st.complete ||
+        cfg->workers.count == 0)
+        return 0;
+    char log_path[1300];
+    snprintf(log_path, sizeof log_path, "%s/logs/evald.log", cfg->output_dir);
+    off_t log_from = file_size(log_path);
+    make_ipc_dir(cfg->evald.endpoint);
+    r->evald = spawn_evald(r->self, cfg);
+    if (r->evald < 0 || wait_evald(cfg, r->evald, 60) < 0) {
+        fprintf(stderr, "sf-fleet: gpu-evald did not come up on %s; its log (%s) ends:\n",
+                cfg->evald.endpoint, log_path);
+        echo_log_since(log_path, log_from, "  gpu-evald| ", 8);
+        if (r->evald > 0)
+            stop_child(r->evald, SIGTERM);
+        r->evald = 0;
         return 1;
     }
-    printf("\nrun %s %s in %.1f s\n", cfg.name,
-           st.complete ? "complete"
-           : failed    ? "FAILED"
-                       : "stopped",
-           secs);
-    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
-           (unsigned long long)st.jobs_done, (unsigned long long)st.jobs_total,
-           (unsigned long long)st.shards_stored, (unsigned long long)st.labels,
-           (unsigned long long)st.fights, (unsigned long long)st.simulations);
-    printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
-           (unsigned long long)st.fallbacks, (unsigned long long)st.lease_expiries,
-           (unsigned long long)st.reissues, (unsigned long long)st.shards_rejected);
-    /* name the sf-shard built beside this binary when there is one */
-    char tool[4200] = "sf-shard";
-    const char *slash = strrchr(self, '/');
-    if (slash) {
-        char guess[4200], real[4096], cwd[4096];
-        snprintf(guess, sizeof guess, "%.*s/../shard/sf-shard", (int)(slash - self), self);
-        if (realpath(guess, real) && access(real, X_OK) == 0) {
-            size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
-            if (n && !strncmp(real, cwd, n) && real[n] == '/')
-                snprintf(tool, sizeof tool, "%s", real + n + 1);
-            else
-                snprintf(tool, sizeof tool, "%s", real);
+    fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving model %.12s... on %s\n",
+            cfg->evald.backend, cfg->model.sha256, cfg->evald.endpoint);
+    return 0;
+}
+
+/* Phase 4: the worker children. */
+static void run_start_workers(fleet_run *r) {
+    const char *ep = sf_coordinator_endpoint(r->co);
+    for (uint32_t i = 0; i < r->cfg.workers.count && !r->st.complete; i++) {
+        pid_t p = spawn_worker(r->self, ep, &r->cfg, (int)i);
+        if (p > 0)
+            r->workers[r->n_workers++] = p;
+    }
+}
+
+/* Forget the workers that exited; with `report`, say which failed, so a
+ * crash does not go unnoticed. */
+static void reap_workers(fleet_run *r, int report) {
+    int status;
+    pid_t dead;
+    while ((dead = waitpid(-1, &status, WNOHANG)) > 0)
+        for (int i = 0; i < r->n_workers; i++) {
+            if (r->workers[i] != dead)
+                continue;
+            r->workers[i] = r->workers[--r->n_workers];
+            if (report && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+                fprintf(stderr, "\nsf-fleet: worker pid %d exited (status %d)\n", (int)dead,
+                        status);
+        }
+}
+
+/* Whether the run cannot go on (it says why): every remaining job is
+ * quarantined, or every worker is gone. */
+static int run_stuck(fleet_run *r) {
+    const sf_coord_status *st = &r->st;
+    if (st->jobs_quarantined > 0 && st->jobs_leased == 0 &&
+        st->jobs_pending == st->jobs_quarantined) {
+        fprintf(stderr,
+                "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
+                "complete. Last failure: %s\n",
+                (unsigned long long)st->jobs_quarantined, 5, st->last_failure);
+        r->failed = 1;
+        return 1;
+    }
+    if (r->n_workers == 0 && !st->complete && r->cfg.workers.count > 0) {
+        fprintf(stderr, "\nsf-fleet: every worker has exited before the run completed\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Phase 5: step the coordinator until the run completes, a signal asks to
+ * stop, or it cannot go on. Returns SF_OK, or the step's error (r->err). */
+static int run_loop(fleet_run *r) {
+    r->tty = isatty(STDERR_FILENO);
+    r->t0 = sf_now_ns();
+    uint64_t last = 0, every = r->tty ? 200000000ull : 5000000000ull;
+    while (!r->st.complete) {
+        if (g_stop) {
+            r->stopped_early = 1;
+            break;
+        }
+        int rc = sf_coordinator_step(r->co, 100, &r->err);
+        if (rc < 0)
+            return sf_err_prefix(&r->err, "coordinator");
+        sf_coordinator_status(r->co, &r->st);
+        uint64_t now = sf_now_ns();
+        if (now - last > every) {
+            progress_line(&r->st, r->tty, (double)(now - r->t0) / 1e9);
+            last = now;
+        }
+        reap_workers(r, 1);
+        if (run_stuck(r)) {
+            r->stopped_early = 1;
+            break;
         }
     }
-    printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", cfg.output_dir,
-           (double)st.bytes_stored / 1e6, cfg.output_dir);
-    if (st.shards_stored > 0) {
-        printf("  inspect:  %s verify %s/shards\n", tool, cfg.output_dir);
-        printf("            %s ls %s/shards\n", tool, cfg.output_dir);
-        printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, cfg.output_dir);
+    return SF_OK;
+}
+
+/* Phase 6: the children go. Workers hear RunComplete on their next request
+ * (the coordinator keeps stepping), or SIGTERM when stopping early (they
+ * abandon their job, which stays pending); whoever is left after 10 s is
+ * killed; then gpu-evald. */
+static void run_shutdown(fleet_run *r) {
+    if (r->tty)
+        fputc('\n', stderr);
+    uint64_t deadline = sf_now_ns() + 10000000000ull;
+    if (r->stopped_early)
+        for (int i = 0; i < r->n_workers; i++)
+            kill(r->workers[i], g_stop >= 2 ? SIGKILL : SIGTERM);
+    while (r->n_workers > 0 && sf_now_ns() < deadline) {
+        sf_err ignored = {0};
+        if (!r->stopped_early)
+            sf_coordinator_step(r->co, 50, &ignored);
+        else
+            usleep(50000);
+        reap_workers(r, 0);
     }
-    if (!st.complete && !failed)
-        printf("  run `sf-fleet run %s` again to resume from the ledger\n", argv[optind]);
-    return st.complete ? 0 : failed ? 1 : 3;
+    for (int i = 0; i < r->n_workers; i++)
+        stop_child(r->workers[i], SIGKILL);
+    r->n_workers = 0;
+    if (r->evald > 0)
+        stop_child(r->evald, SIGTERM);
+    r->evald = 0;
+}
+
+/* The sf-shard built beside this binary, relative to the working directory
+ * when it is below it; else "sf-shard". */
+static void shard_tool(const char *self, char *tool, size_t cap) {
+    snprintf(tool, cap, "sf-shard");
+    const char *slash = strrchr(self, '/');
+    if (!slash)
+        return;
+    char guess[4200], real[4096], cwd[4096];
+    snprintf(guess, sizeof guess, "%.*s/" TO_BUILD_ROOT "/shard/sf-shard", (int)(slash - self),
+             self);
+    if (!realpath(guess, real) || access(real, X_OK) != 0)
+        return;
+    size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+    snprintf(tool, cap, "%s", n && !strncmp(real, cwd, n) && real[n] == '/' ? real + n + 1 : real);
+}
+
+/* Phase 7: what the run did and where it is; the exit code. */
+static int run_summary(const fleet_run *r) {
+    const sf_coord_status *st = &r->st;
+    const char *dir = r->cfg.output_dir;
+    printf("\nrun %s %s in %.1f s\n", r->cfg.name,
+           st->complete ? "complete"
+           : r->failed  ? "FAILED"
+                        : "stopped",
+           (double)(sf_now_ns() - r->t0) / 1e9);
+    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
+           (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+           (unsigned long long)st->shards_stored, (unsigned long long)st->labels,
+           (unsigned long long)st->fights, (unsigned long long)st->simulations);
+    printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
+           (unsigned long long)st->fallbacks, (unsigned long long)st->lease_expiries,
+           (unsigned long long)st->reissues, (unsigned long long)st->shards_rejected);
+    char tool[4200];
+    shard_tool(r->self, tool, sizeof tool);
+    printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", dir,
+           (double)st->bytes_stored / 1e6, dir);
+    if (st->shards_stored > 0) {
+        printf("  inspect:  %s verify %s/shards\n", tool, dir);
+        printf("            %s ls %s/shards\n", tool, dir);
+        printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, dir);
+    }
+    if (!st->complete && !r->failed)
+        printf("  run `sf-fleet run %s` again to resume from the ledger\n", r->config_path);
+    return st->complete ? 0 : r->failed ? 1 : 3;
+}
+
+/* sf-fleet run: the phases above in order; a phase that fails says which
+ * step failed and the later ones do not run. */
+static int cmd_run(int argc, char **argv, const char *self) {
+    fleet_run r = {.self = self};
+    int workers, code = run_parse_args(argc, argv, &workers, &r.config_path);
+    if (code < 0)
+        code = run_open(&r, workers);
+    if (code >= 0)
+        return code;
+    if (run_start_evald(&r) != 0) {
+        sf_coordinator_close(r.co);
+        return 1;
+    }
+    run_start_workers(&r);
+    int rc = run_loop(&r);
+    run_shutdown(&r);
+    sf_coordinator_status(r.co, &r.st);
+    sf_coordinator_close(r.co);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", r.err.msg);
+        return 1;
+    }
+    return run_summary(&r);
 }
 
 int main(int argc, char **argv) {

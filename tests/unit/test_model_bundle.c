@@ -1,4 +1,4 @@
-/* test_evald_bundle.c — safetensors files, position sets and model bundles:
+/* test_model_bundle.c — safetensors files, position sets and model bundles:
  * what loads, and the exact error for each defect a bundle can have. */
 #include <math.h>
 #include <sodium.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evald_fixture.h"
-#include "gpu-evald/evald.h"
+#include "model/model.h"
+#include "model_fixture.h"
 #include "sf_check.h"
 
 static uint8_t *slurp(const char *path, size_t *n) {
@@ -562,20 +562,5 @@ START_TEST(positions_file_round_trip) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("evald-bundle");
-    TCase *tc = tcase_create("bundle");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, tensorfile_round_trip);
-    tcase_add_test(tc, tensorfile_rejects_malformed_headers);
-    tcase_add_test(tc, bundle_loads_with_arch_and_sha);
-    tcase_add_test(tc, bundle_sha_mismatch_names_both_digests);
-    tcase_add_test(tc, bundle_defects_are_named);
-    tcase_add_test(tc, canary_tolerance_defects_are_named);
-    tcase_add_test(tc, format_1_bundles_map_their_one_tolerance);
-    tcase_add_test(tc, writer_records_given_tolerances);
-    tcase_add_test(tc, position_validation_names_the_field);
-    tcase_add_test(tc, positions_file_round_trip);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "evald-bundle");
-}
+#include "test-model-bundle.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("model-bundle", "bundle", 60, NULL, NULL)

@@ -1,0 +1,102 @@
+/* io.c — whole reads and writes, directory syncs (see io.h). */
+#include "common/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The loops below: read or write at `off`, or at the file position when
+ * `off` < 0, retrying EINTR and short transfers. A read stops at the end of
+ * the file (*done < n); a write that makes no progress fails with ENOSPC. */
+static int read_loop(int fd, void *buf, size_t n, int64_t off, size_t *done) {
+    uint8_t *p = buf;
+    *done = 0;
+    while (*done < n) {
+        ssize_t k = off < 0 ? read(fd, p + *done, n - *done)
+                            : pread(fd, p + *done, n - *done, (off_t)(off + (int64_t)*done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return SF_EIO;
+        if (k == 0)
+            break;
+        *done += (size_t)k;
+    }
+    return SF_OK;
+}
+
+static int write_loop(int fd, const void *buf, size_t n, int64_t off) {
+    const uint8_t *p = buf;
+    for (size_t done = 0; done < n;) {
+        ssize_t k = off < 0 ? write(fd, p + done, n - done)
+                            : pwrite(fd, p + done, n - done, (off_t)(off + (int64_t)done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = ENOSPC;
+            return SF_EIO;
+        }
+        done += (size_t)k;
+    }
+    return SF_OK;
+}
+
+int sf_pread_full(int fd, void *buf, size_t n, uint64_t off) {
+    size_t got;
+    if (read_loop(fd, buf, n, (int64_t)off, &got) < 0)
+        return SF_EIO;
+    if (got < n) {
+        errno = 0;
+        return SF_EFORMAT;
+    }
+    return SF_OK;
+}
+
+int sf_pwrite_full(int fd, const void *buf, size_t n, uint64_t off) {
+    return write_loop(fd, buf, n, (int64_t)off);
+}
+
+int sf_read_full(int fd, void *buf, size_t n, size_t *got) {
+    return read_loop(fd, buf, n, -1, got);
+}
+
+int sf_write_full(int fd, const void *buf, size_t n) {
+    return write_loop(fd, buf, n, -1);
+}
+
+const char *sf_io_reason(int rc) {
+    if (rc == SF_EFORMAT && errno == 0)
+        return "the file ends first";
+    return strerror(errno);
+}
+
+int sf_fflush_sync(FILE *f) {
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+        return SF_EIO;
+    return SF_OK;
+}
+
+int sf_fsync_dir(const char *dir, sf_err *err) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        int rc = sf_err_set(err, SF_EIO, "%s: cannot sync the directory: %s", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    close(fd);
+    return SF_OK;
+}
+
+int sf_fsync_parent(const char *path, sf_err *err) {
+    char *copy = strdup(path);
+    if (!copy)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    int rc = sf_fsync_dir(dirname(copy), err);
+    free(copy);
+    return rc;
+}

@@ -1,0 +1,70 @@
+/*
+ * metrics_http.h — the one HTTP /metrics server of the coordinator and
+ * gpu-evald (libmicrohttpd), with one port convention (docs/operator.md
+ * "Metrics"):
+ *
+ *   port   0 (the default): no HTTP server
+ *          1..65535: that port
+ *          SF_METRICS_ANY_PORT (`*` on a command line): any free port; the
+ *          program prints the one it got
+ *   where  the address of the process's own ZeroMQ endpoint as bound:
+ *          tcp://127.0.0.1:P (the default endpoints) and ipc:// give
+ *          loopback only; tcp://0.0.0.0:P (or *) every interface; any other
+ *          address that address. So /metrics is reachable exactly from
+ *          where the process's ZeroMQ socket is, and nowhere else.
+ *
+ * It answers GET and HEAD of /metrics with the page the owner renders
+ * (Prometheus text format 0.0.4), 404 for other paths and 405 for other
+ * methods; a connection idle for 10 s is closed.
+ *
+ * Threading: the server runs on libmicrohttpd's own thread, and `render`
+ * is called there, so the owner renders from state it shares under a lock.
+ * Errors are values; nothing here writes to stderr.
+ */
+#ifndef SF_METRICS_HTTP_H
+#define SF_METRICS_HTTP_H
+
+#include <stddef.h>
+
+#include "common/common.h"
+
+enum {
+    SF_METRICS_OFF = 0,       /* no HTTP server                                       */
+    SF_METRICS_ANY_PORT = -2, /* any free port (-1 is refused: it used to mean "off") */
+};
+
+/* Whether `port` follows the convention above (0, 1..65535 or
+ * SF_METRICS_ANY_PORT). */
+int sf_metrics_port_valid(int port);
+
+/* Parse a command-line port: "0".."65535" or "*" (SF_METRICS_ANY_PORT).
+ * Returns SF_OK, or SF_EINVAL ("expected 0 (off), a port 1..65535 or *"). */
+int sf_metrics_port_parse(const char *s, int *port, sf_err *err);
+
+/* The page: a new malloc'd buffer holding `*len` bytes of text that the
+ * server frees, or NULL when out of memory (the request gets no answer). */
+typedef char *(*sf_metrics_render_fn)(void *ctx, size_t *len);
+
+typedef struct sf_metrics_http sf_metrics_http;
+
+/* Serve /metrics on `port` at the address of `endpoint` (the process's own
+ * ZeroMQ endpoint as bound, ZMQ_LAST_ENDPOINT; NULL: loopback). With
+ * SF_METRICS_OFF, *out is NULL and the call succeeds. Errors: SF_EINVAL (a
+ * port outside the convention), SF_EIO naming the address and the OS's
+ * reason ("cannot serve /metrics on 127.0.0.1:9105: Address already in
+ * use"). */
+int sf_metrics_http_start(const char *endpoint, int port, sf_metrics_render_fn render, void *ctx,
+                          sf_metrics_http **out, sf_err *err);
+
+/* The port bound (0 for NULL, i.e. when off). */
+int sf_metrics_http_port(const sf_metrics_http *h);
+
+/* "http://ADDRESS:PORT/metrics" as bound, or "off" for NULL. Owned by the
+ * server. */
+const char *sf_metrics_http_url(const sf_metrics_http *h);
+
+/* Stop serving and free (NULL is a no-op). `render` is not called after
+ * this returns. */
+void sf_metrics_http_stop(sf_metrics_http *h);
+
+#endif

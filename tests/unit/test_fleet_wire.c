@@ -1,0 +1,173 @@
+/* test_fleet_wire.c — the fleet's envelopes (fleet/wire.h): decoding
+ * untrusted bytes, and one request / one answer on a DEALER with the error
+ * convention every client of a coordinator shares. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "fleet/wire.h"
+#include "sf_check.h"
+
+START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
+    sf_err e = {0};
+    Spirefleet__Envelope *env = NULL;
+    const uint8_t garbage[] = {0xff, 0xff, 0xff, 0x01, 0x02};
+    ck_assert_int_eq(sf_wire_decode(garbage, sizeof garbage, &env, &e), SF_EFORMAT);
+    ck_assert_ptr_null(env);
+    Spirefleet__Envelope out = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
+    hb.worker_id = "w";
+    out.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    out.heartbeat = &hb;
+    uint8_t *bytes;
+    size_t n;
+    ck_assert_int_eq(sf_wire_encode(&out, &bytes, &n), SF_OK);
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_OK);
+    ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_HEARTBEAT);
+    ck_assert_str_eq(env->heartbeat->worker_id, "w");
+    sf_wire_free(env);
+    free(bytes);
+    out.version = 99; /* encode forces the version; pack by hand */
+    n = spirefleet__envelope__get_packed_size(&out);
+    bytes = malloc(n);
+    spirefleet__envelope__pack(&out, bytes);
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EVERSION);
+    ck_assert_ptr_nonnull(strstr(e.msg, "protocol version 99"));
+    free(bytes);
+    /* an envelope with no body */
+    Spirefleet__Envelope empty = SPIREFLEET__ENVELOPE__INIT;
+    empty.version = SF_PROTOCOL_VERSION;
+    n = spirefleet__envelope__get_packed_size(&empty);
+    bytes = malloc(n + 1);
+    spirefleet__envelope__pack(&empty, bytes);
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_EFORMAT);
+    free(bytes);
+}
+END_TEST
+
+/* A peer that answers the first request it gets with an ErrorReply, and
+ * a second one with two frames (a DEALER's peer sends one). */
+typedef struct peer {
+    void *router;
+} peer;
+
+static void *answer_twice(void *p) {
+    void *router = ((peer *)p)->router;
+    for (int round = 0; round < 2; round++) {
+        zmq_msg_t id, body;
+        zmq_msg_init(&id);
+        zmq_msg_init(&body);
+        zmq_msg_recv(&id, router, 0);
+        zmq_msg_recv(&body, router, 0);
+        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__ErrorReply e = SPIREFLEET__ERROR_REPLY__INIT;
+        Spirefleet__Stop st = SPIREFLEET__STOP__INIT;
+        if (round == 0) {
+            e.code = SF_ESTATE;
+            e.message = "unknown worker: send Hello first";
+            env.body_case = SPIREFLEET__ENVELOPE__BODY_ERROR;
+            env.error = &e;
+        } else {
+            st.reason = "stopping";
+            env.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
+            env.stop = &st;
+        }
+        uint8_t *bytes;
+        size_t n;
+        ck_assert_int_eq(sf_wire_encode(&env, &bytes, &n), SF_OK);
+        zmq_send(router, zmq_msg_data(&id), zmq_msg_size(&id), ZMQ_SNDMORE);
+        zmq_send(router, bytes, n, round == 1 ? ZMQ_SNDMORE : 0);
+        if (round == 1)
+            zmq_send(router, "extra", 5, 0);
+        free(bytes);
+        zmq_msg_close(&id);
+        zmq_msg_close(&body);
+    }
+    return NULL;
+}
+
+START_TEST(ask_names_the_endpoint_and_what_failed) {
+    void *ctx = zmq_ctx_new();
+    void *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_wire_dealer(ctx, "tcp://no such host", &s, &e), SF_EINVAL);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(e.msg, "tcp://no such host: not a valid endpoint: "), "%s", e.msg);
+
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
+    req.status_request = &sr;
+    ck_assert_str_eq(sf_wire_body_name(&req), "status_request");
+    Spirefleet__Envelope *rep = NULL;
+    /* nobody listens on inproc://nobody: the request waits, nothing answers */
+    ck_assert_int_eq(sf_wire_dealer(ctx, "inproc://nobody", &s, &e), SF_OK);
+    ck_assert_int_eq(sf_wire_ask(s, "inproc://nobody", &req, 20, &rep, &e), SF_ETIMEOUT);
+    ck_assert_ptr_null(rep);
+    ck_assert_str_eq(e.msg, "inproc://nobody: no answer to status_request within 20 ms");
+    ck_assert_int_eq(sf_wire_recv(s, "inproc://nobody", 0, &rep, &e), SF_ETIMEOUT);
+    ck_assert_str_eq(e.msg, "inproc://nobody: no message within 0 ms");
+    zmq_close(s);
+
+    peer p = {zmq_socket(ctx, ZMQ_ROUTER)};
+    ck_assert_int_eq(zmq_bind(p.router, "inproc://peer"), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, answer_twice, &p);
+    ck_assert_int_eq(sf_wire_dealer(ctx, "inproc://peer", &s, &e), SF_OK);
+    /* an ErrorReply to a request is an error carrying the peer's reason */
+    ck_assert_int_eq(sf_wire_ask(s, "inproc://peer", &req, 5000, &rep, &e), SF_EIO);
+    ck_assert_ptr_null(rep);
+    ck_assert_str_eq(e.msg, "inproc://peer: the coordinator answered status_request with an "
+                            "error: unknown worker: send Hello first");
+    /* frames after the first are dropped */
+    ck_assert_int_eq(sf_wire_ask(s, "inproc://peer", &req, 5000, &rep, &e), SF_OK);
+    ck_assert_int_eq(rep->body_case, SPIREFLEET__ENVELOPE__BODY_STOP);
+    sf_wire_free(rep);
+    ck_assert_int_eq(sf_wire_recv(s, "inproc://peer", 50, &rep, &e), SF_ETIMEOUT);
+    pthread_join(th, NULL);
+    zmq_close(s);
+    zmq_close(p.router);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
+START_TEST(recv_hands_on_an_error_reply_and_names_a_bad_frame) {
+    void *ctx = zmq_ctx_new();
+    void *router = zmq_socket(ctx, ZMQ_ROUTER), *s;
+    ck_assert_int_eq(zmq_bind(router, "inproc://bad"), 0);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_wire_dealer(ctx, "inproc://bad", &s, &e), SF_OK);
+    zmq_send(s, "hi", 2, 0); /* the router learns the dealer's routing id */
+    zmq_msg_t id, body;
+    zmq_msg_init(&id);
+    zmq_msg_init(&body);
+    ck_assert_int_ge(zmq_msg_recv(&id, router, 0), 0);
+    ck_assert_int_ge(zmq_msg_recv(&body, router, 0), 0);
+    zmq_send(router, zmq_msg_data(&id), zmq_msg_size(&id), ZMQ_SNDMORE);
+    zmq_send(router, "\xff\xff\xff", 3, 0);
+    Spirefleet__Envelope *rep;
+    ck_assert_int_eq(sf_wire_recv(s, "inproc://bad", 5000, &rep, &e), SF_EFORMAT);
+    ck_assert_ptr_null(rep);
+    ck_assert_msg(!strncmp(e.msg, "inproc://bad: malformed envelope", 32), "%s", e.msg);
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ErrorReply er = SPIREFLEET__ERROR_REPLY__INIT;
+    er.code = SF_ESTATE;
+    er.message = "send Hello first";
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_ERROR;
+    env.error = &er;
+    ck_assert_int_eq(sf_wire_send(router, zmq_msg_data(&id), zmq_msg_size(&id), &env, 0), SF_OK);
+    ck_assert_int_eq(sf_wire_recv(s, "inproc://bad", 5000, &rep, &e), SF_OK);
+    ck_assert_int_eq(rep->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    ck_assert_int_eq(rep->error->code, SF_ESTATE);
+    sf_wire_free(rep);
+    zmq_msg_close(&id);
+    zmq_msg_close(&body);
+    zmq_close(s);
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+}
+END_TEST
+
+#include "test-fleet-wire.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("fleet-wire", "fleet-wire", 30, NULL, NULL)

@@ -1,0 +1,107 @@
+/* test_metrics_http.c — the /metrics server both the coordinator and
+ * gpu-evald use (common/metrics_http.h): the port convention, the address
+ * taken from the process's ZeroMQ endpoint, the answers, and errors that
+ * carry the OS's reason. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/metrics_http.h"
+#include "sf_check.h"
+#include "sf_http.h"
+
+static char *page(void *ctx, size_t *len) {
+    const char *text = ctx;
+    *len = strlen(text);
+    return strdup(text);
+}
+
+static int open_fds(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+START_TEST(ports_follow_one_convention) {
+    int p = 7;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_metrics_port_parse("0", &p, &e), SF_OK);
+    ck_assert_int_eq(p, SF_METRICS_OFF);
+    ck_assert_int_eq(sf_metrics_port_parse("9105", &p, &e), SF_OK);
+    ck_assert_int_eq(p, 9105);
+    ck_assert_int_eq(sf_metrics_port_parse("*", &p, &e), SF_OK);
+    ck_assert_int_eq(p, SF_METRICS_ANY_PORT);
+    ck_assert_int_eq(sf_metrics_port_parse("65536", &p, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "'65536': expected 0 (off), a port 1..65535 or *");
+    ck_assert_int_eq(sf_metrics_port_parse("-1", &p, &e), SF_EINVAL);
+    ck_assert(!sf_metrics_port_valid(-1)); /* it used to mean off for gpu-evald */
+    sf_metrics_http *h = (sf_metrics_http *)&p;
+    ck_assert_int_eq(sf_metrics_http_start(NULL, SF_METRICS_OFF, page, "", &h, &e), SF_OK);
+    ck_assert_ptr_null(h);
+    ck_assert_int_eq(sf_metrics_http_port(h), 0);
+    ck_assert_str_eq(sf_metrics_http_url(h), "off");
+    ck_assert_int_eq(sf_metrics_http_start(NULL, -1, page, "", &h, &e), SF_EINVAL);
+    sf_metrics_http_stop(NULL);
+}
+END_TEST
+
+START_TEST(serves_metrics_at_the_endpoints_address) {
+    int before = open_fds();
+    sf_metrics_http *h;
+    sf_err e = {0};
+    ck_assert_msg(sf_metrics_http_start("tcp://127.0.0.1:5555", SF_METRICS_ANY_PORT, page, "up 1\n",
+                                        &h, &e) == SF_OK,
+                  "%s", e.msg);
+    int port = sf_metrics_http_port(h);
+    ck_assert_int_gt(port, 0);
+    char want[64];
+    snprintf(want, sizeof want, "http://127.0.0.1:%d/metrics", port);
+    ck_assert_str_eq(sf_metrics_http_url(h), want);
+    char *buf = malloc(4096);
+    sf_http_request(port, "GET /metrics", buf, 4096);
+    ck_assert_msg(!strncmp(buf, "HTTP/1.0 200", 12) || !strncmp(buf, "HTTP/1.1 200", 12), "%s",
+                  buf);
+    ck_assert_ptr_nonnull(strstr(buf, "text/plain; version=0.0.4"));
+    ck_assert_ptr_nonnull(strstr(buf, "\r\n\r\nup 1\n"));
+    sf_http_request(port, "GET /other", buf, 4096);
+    ck_assert_msg(strstr(buf, " 404 "), "%s", buf);
+    sf_http_request(port, "POST /metrics", buf, 4096);
+    ck_assert_msg(strstr(buf, " 405 "), "%s", buf);
+    /* the same port again: the OS's reason, with the address */
+    sf_metrics_http *again;
+    ck_assert_int_eq(sf_metrics_http_start("ipc:///tmp/x", port, page, "", &again, &e), SF_EIO);
+    char msg[128];
+    snprintf(msg, sizeof msg, "cannot serve /metrics on 127.0.0.1:%d: %s", port,
+             strerror(EADDRINUSE));
+    ck_assert_str_eq(e.msg, msg);
+    sf_metrics_http_stop(h);
+    free(buf);
+    ck_assert_int_eq(open_fds(), before); /* the listening socket is closed */
+}
+END_TEST
+
+START_TEST(a_wildcard_endpoint_serves_every_interface) {
+    sf_metrics_http *h;
+    sf_err e = {0};
+    ck_assert_msg(
+        sf_metrics_http_start("tcp://0.0.0.0:5555", SF_METRICS_ANY_PORT, page, "", &h, &e) == SF_OK,
+        "%s", e.msg);
+    ck_assert_ptr_nonnull(strstr(sf_metrics_http_url(h), "http://0.0.0.0:"));
+    sf_metrics_http_stop(h);
+    ck_assert_msg(sf_metrics_http_start("tcp://*:5555", SF_METRICS_ANY_PORT, page, "", &h, &e) ==
+                      SF_OK,
+                  "%s", e.msg);
+    ck_assert_ptr_nonnull(strstr(sf_metrics_http_url(h), "http://0.0.0.0:"));
+    sf_metrics_http_stop(h);
+}
+END_TEST
+
+#include "test-metrics-http.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
+SF_CHECK_MAIN("metrics-http", "metrics-http", 0, NULL, NULL)
