@@ -10,7 +10,7 @@
  *   JobFailed); operators ask for Status and Stop; trainers list and fetch
  *   sealed shards (ShardListRequest / ShardFetch).
  *
- * Durability (ARCHITECTURE.md invariants 1 and 2)
+ * Durability (docs/architecture.md invariants 1 and 2)
  *   The ledger is an LMDB file, `<output_dir>/ledger.lmdb`, holding the run's
  *   config and digest and every job: pending -> leased(worker, attempt) ->
  *   done(shard, content digest). A job is marked done only after its shard

@@ -2,7 +2,7 @@
  * cards.c — the Ironclad card table: numbers as data, behaviour as one small
  * function per card whose effect is more than "deal damage / gain block".
  *
- * Every number is the game's (facts sheet §3, §4: cards/red/<Name>.java;
+ * Every number is the game's (game-rules §3, §4: cards/red/<Name>.java;
  * status cards §4 "Status cards"). `play` runs after energy is paid and the
  * card has left the hand; the card then moves to discard, exhaust or (for
  * powers) nowhere, in play.c. Damage is always computed with
@@ -152,7 +152,7 @@ static void p_headbutt(sf_combat *c, const sf_card *k, int t) {
 }
 
 static void p_iron_wave(sf_combat *c, const sf_card *k, int t) {
-    block(c, CARD_NUM(k, blk)); /* block once, first (facts sheet §4) */
+    block(c, CARD_NUM(k, blk)); /* block once, first (game-rules §4) */
     hit(c, k, t, CARD_NUM(k, dmg));
 }
 

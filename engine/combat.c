@@ -4,7 +4,7 @@
  * shuffling (true and belief mode), exhaust triggers, choice screens, and
  * monster bookkeeping (death, splits, compaction).
  *
- * Sources: facts sheet §1 (damage/block formulas, debuff durations,
+ * Sources: game-rules §1 (damage/block formulas, debuff durations,
  * shuffling and drawing) and §2 (order of events). The game resolves effects
  * through an action queue; we run them directly in the order that queue
  * produces, and defer the few effects the queue puts behind a card's own
@@ -20,7 +20,7 @@ sf_rng *combat_rng(sf_combat *c, int stream) {
 }
 
 /* ------------------------------------------------------------------------
- * Damage and block formulas (facts sheet §1). All float, floored once.
+ * Damage and block formulas (game-rules §1). All float, floored once.
  * ---------------------------------------------------------------------- */
 
 int combat_card_damage(const sf_combat *c, const sf_card *card, int base, int m) {

@@ -584,7 +584,7 @@ void sf_engine_belief_root(const sf_state *truth, uint64_t seed, sf_state *out) 
 }
 
 /* ------------------------------------------------------------------------
- * Gauntlet (facts sheet §6: Exordium monster lists)
+ * Gauntlet (game-rules §6: Exordium monster lists)
  * ---------------------------------------------------------------------- */
 
 typedef struct monster_info {

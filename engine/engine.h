@@ -11,7 +11,7 @@
  *
  * Rules source
  *   Slay the Spire v2.3.2 (A0 numbers exactly; ascension as a parameter).
- *   The facts sheet shared/reference/sts_act1_facts.md cites the game class
+ *   docs/game-rules.md (cited as "game-rules §n") cites the game class
  *   behind every number; docs/engine.md records every choice made where the
  *   sheet marks a value as unsettled.
  *
@@ -67,7 +67,7 @@ typedef struct sf_state {
 } sf_state;
 
 /* ---------------------------------------------------------------------------
- * Random streams (facts sheet §0). Bit i of a stream mask is stream i.
+ * Random streams (game-rules §0). Bit i of a stream mask is stream i.
  * ------------------------------------------------------------------------- */
 enum {
     SF_STREAM_MONSTER_HP = 0,  /* monster HP rolls, louse bite/curl-up rolls   */
@@ -136,7 +136,7 @@ int sf_potion_count(void);
 int sf_monster_count(void);
 const char *sf_monster_name(int monster_id);
 
-/* Encounters: the Act-1 pools of the facts sheet §6. */
+/* Encounters: the Act-1 pools of game-rules §6. */
 enum { SF_POOL_WEAK = 0, SF_POOL_STRONG = 1, SF_POOL_ELITE = 2, SF_POOL_BOSS = 3 };
 int sf_encounter_lookup(const char *name); /* "Jaw Worm", "3 Sentries", ...   */
 const char *sf_encounter_name(int encounter_id);
@@ -181,7 +181,7 @@ int sf_deck_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 
 /* Start a fight: build the encounter (HP rolls), roll first intents, shuffle
  * the deck, run pre-battle powers and relics, draw the opening hand, exactly
- * in the order of the facts sheet §2.1. Leaves `s` at the first decision.
+ * in the order of game-rules §2.1. Leaves `s` at the first decision.
  * Errors: SF_EINVAL for an unknown card/relic/potion/encounter id, a deck
  * over SF_MAX_DECK, HP out of range, or an unsupported ascension. */
 int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err);
@@ -194,7 +194,7 @@ typedef struct sf_gauntlet {
     int encounters[SF_GAUNTLET_MAX]; /* in order                              */
 } sf_gauntlet;
 
-/* Generate the fight list for `seed` with the act's pool rules (facts sheet
+/* Generate the fight list for `seed` with the act's pool rules (game rules (docs/game-rules.md)
  * §6): 3 weak, then strong fights (no repeat of either of the previous two,
  * first-strong exclusions), one elite, then the boss; the composition is in
  * docs/engine.md. The monsterRng stream is java-seeded from `seed`. */

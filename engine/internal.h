@@ -320,7 +320,7 @@ enum power {
 
 extern const char *const sf_power_names[PW_N];
 
-/* justApplied bits (facts sheet §1 "Debuff durations"). */
+/* justApplied bits (game-rules §1 "Debuff durations"). */
 enum { JA_WEAK = 1, JA_VULN = 2, JA_FRAIL = 4, JA_RITUAL = 8, JA_INTANGIBLE = 16 };
 
 /* ---------------------------------------------------------------------------
@@ -686,7 +686,7 @@ enum combat_flags {
  * that is running: effects the game adds to the *bottom* of its queue from
  * inside another action (a power's onExhaust, onGainedBlock, onCardDraw, a
  * monster's onAttacked or damage() hook). They run, first in first out,
- * after the current card has moved to its pile (facts sheet §2.3 step 3) or
+ * after the current card has moved to its pile (game-rules §2.3 step 3) or
  * after the current turn stage; engine code drains the queue at exactly
  * those points (combat_drain). Amounts are captured when queued, as the
  * game's action constructors capture them. */
@@ -788,7 +788,7 @@ static inline const sf_combat *ccombat_of(const sf_state *s) {
 
 /* ---------------------------------------------------------------------------
  * Rule helpers shared by cards, monsters, relics and potions (combat.c).
- * "Source" rules (facts sheet §1): damage types NORMAL, THORNS, HP_LOSS.
+ * "Source" rules (game-rules §1): damage types NORMAL, THORNS, HP_LOSS.
  * ------------------------------------------------------------------------- */
 enum dmg_type { DT_NORMAL = 0, DT_THORNS = 1, DT_HP_LOSS = 2 };
 

@@ -1,5 +1,5 @@
 /*
- * items.c — combat relics and potions (facts sheet §7 and §8,
+ * items.c — combat relics and potions (game-rules §7 and §8,
  * relics/<Name>.java and potions/<Name>.java, potencies without Sacred Bark).
  * Potions are ordinary actions: sf_engine_apply(SF_ACT_POTION).
  */

@@ -4,7 +4,7 @@
  * Shift, Artifact, Metallicize, Ritual, Entangle), the Looter's escape, the
  * Gremlin Wizard's charge cycle, and the Act-1 encounter builders.
  *
- * Source: facts sheet §5 (monsters/exordium/<Class>.java) and §6
+ * Source: game-rules §5 (monsters/exordium/<Class>.java) and §6
  * (MonsterHelper encounter composition). Conventions from the sheet:
  *   num        = aiRng.random(99), rolled by every rollMove()
  *   last(X)    = the most recently set move was X   -> mo->move == X
@@ -164,7 +164,7 @@ void monster_init(sf_combat *c, int m, int id, int hp) {
     }
 }
 
-/* usePreBattleAction (facts sheet §2.1 step 3), in list order. */
+/* usePreBattleAction (game-rules §2.1 step 3), in list order. */
 void monster_pre_battle(sf_combat *c, int m) {
     sf_monster *mo = &c->mon[m];
     switch (mo->id) {
@@ -449,7 +449,7 @@ static void split(sf_combat *c, int m, int left_id, int right_id) {
 }
 
 /* ---- move effects --------------------------------------------------------
- * One per takeTurn case (facts sheet §5, monsters/exordium/<Class>.java), in
+ * One per takeTurn case (game-rules §5, monsters/exordium/<Class>.java), in
  * the order the game queues the case's actions. Numbers come from the row. */
 
 static int t_nothing(sf_combat *c, int m, const move_def *d) {
@@ -554,7 +554,7 @@ static int t_split_acid(sf_combat *c, int m, const move_def *d) {
 }
 
 /* SpikeSlime_L: two Spike Slime (M); it still queues a RollMoveAction after
- * dying: one extra aiRng call (facts sheet §0). */
+ * dying: one extra aiRng call (game-rules §0). */
 static int t_split_spike(sf_combat *c, int m, const move_def *d) {
     (void)d;
     split(c, m, MON_SPIKE_SLIME_M, MON_SPIKE_SLIME_M);
@@ -765,7 +765,7 @@ static int t_inferno(sf_combat *c, int m, const move_def *d) {
 /* ---- the move table -------------------------------------------------------
  * name, intent, hits, dmg, dmg A, blk, blk A, mag, mag A, A (the level the
  * raised numbers apply from), flags, next, take. Every number is the game's
- * (facts sheet §5 "X (Y)": Y from A). A move that several monsters share
+ * (game-rules §5 "X (Y)": Y from A). A move that several monsters share
  * carries the numbers of the owner its group comment names; the other
  * owners' are in sf_move_variants. */
 /* clang-format off */

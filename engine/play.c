@@ -3,7 +3,7 @@
  * copies, Havoc's top card and choice screens), ending the turn, the
  * monster phase, the end of round and the next turn's start.
  *
- * Source: facts sheet §2.2–§2.5 (GameActionManager, AbstractPlayer.useCard,
+ * Source: game-rules §2.2–§2.5 (GameActionManager, AbstractPlayer.useCard,
  * UseCardAction, AbstractRoom.endTurn, MonsterGroup). The game's action queue
  * is replaced by direct calls in the order the queue would run them.
  */
@@ -333,7 +333,7 @@ static void monster_phase(sf_combat *c) {
         c->mon[m].flags &= (uint8_t) ~(MF_ACTED | MF_NO_ACT);
 }
 
-/* Start of the player's turn 2+ (facts sheet §2.2). */
+/* Start of the player's turn 2+ (game-rules §2.2). */
 static void start_turn(sf_combat *c) {
     c->cards_played = 0;
     c->attacks_played = 0;
@@ -434,7 +434,7 @@ void play_end_turn(sf_combat *c) {
     start_turn(c);
 }
 
-/* Turn 1 (facts sheet §2.1 step 4): energy 3, relics atTurnStart, draw 5
+/* Turn 1 (game-rules §2.1 step 4): energy 3, relics atTurnStart, draw 5
  * plus any Innate cards beyond 5. No block removal, no post-draw powers. */
 void play_first_turn(sf_combat *c) {
     c->turn = 1;

@@ -1,6 +1,6 @@
 /* graph.c — the preallocated search graph: decision nodes, edges, chance
  * nodes and outcomes linked by index, the transposition table keyed by
- * sf_identity, and the idempotent node-value recomputation of spec §5.2.
+ * sf_identity, and the idempotent node-value recomputation of search-algorithm §5.2.
  * Nothing here allocates or calls the engine. */
 #include <string.h>
 
@@ -173,7 +173,7 @@ double sf_graph_child_q(const sf_graph *g, int32_t child) {
 int sf_graph_child_band(const sf_graph *g, int32_t child) {
     if (child >= 0)
         return g->nodes[child].band;
-    return SF_BAND_UNCERTAIN; /* chance nodes are never proven (spec §7.3) */
+    return SF_BAND_UNCERTAIN; /* chance nodes are never proven (search-algorithm §7.3) */
 }
 
 const float *sf_graph_child_dist(const sf_graph *g, int32_t child) {

@@ -42,7 +42,7 @@ enum {
 
 typedef struct sf_node {
     sf_identity id;
-    double q;            /* Q(n), spec §5.2                                  */
+    double q;            /* Q(n), search-algorithm §5.2                                  */
     float u;             /* U(n): evaluator value (or exact terminal value)  */
     uint32_t n;          /* N(n) = 1 + sum of edge visits (0: unevaluated)   */
     uint32_t first_edge; /* edges[first_edge .. first_edge + n_edges)        */
@@ -129,12 +129,12 @@ int sf_graph_child_band(const sf_graph *g, int32_t child);
 /* The histogram of a child reference (distributional mode). */
 const float *sf_graph_child_dist(const sf_graph *g, int32_t child);
 
-/* Idempotent recomputation (spec §5.2): N(n) = 1 + sum N(n,a); Q(n) =
+/* Idempotent recomputation (search-algorithm §5.2): N(n) = 1 + sum N(n,a); Q(n) =
  * (U + sum N(n,a) Q(child)) / N(n); the same for H; band from the children
  * (a proven-win child proves a win; all legal actions expanded and proven
  * lost proves a loss). Terminal and leaf nodes keep Q = U. */
 void sf_graph_recompute_node(sf_graph *g, uint32_t node);
-/* Q(x) = sum_o n(o) Q(o) / sum_o n(o) (plain mean, spec §5.3), same for H. */
+/* Q(x) = sum_o n(o) Q(o) / sum_o n(o) (plain mean, search-algorithm §5.3), same for H. */
 void sf_graph_recompute_chance(sf_graph *g, uint32_t x);
 
 /* Selection at a decision node (select.c). */
@@ -151,14 +151,14 @@ typedef struct sf_select_params {
 
 /* The edge (offset into the node's run) a simulation takes from expanded
  * node `node`. Reads edge visits and child values only, never a child's own
- * visit count (spec §1.2, §11.4). Proven-loss edges are skipped unless all
- * are (spec §7.3). UCT visits every edge once first, in expansion order.
+ * visit count (search-algorithm §1.2, §11.4). Proven-loss edges are skipped unless all
+ * are (search-algorithm §7.3). UCT visits every edge once first, in expansion order.
  * PUCT (also a Gumbel root without forced visits) ranks by sf_puct_score
  * with puct_sqrt_offset, scoring unvisited edges with the FPU of
  * sf_puct_fpu (parent Q less puct_fpu_reduction * sqrt(prior mass of the
  * visited edges)), at the root as elsewhere. The Gumbel interior rule is
- * spec §2.6 with the node's own raw value as v_hat. At the root
- * (at_root = 1) with cvar_lambda > 0, edges are scored by rho (spec §7.2).
+ * search-algorithm §2.6 with the node's own raw value as v_hat. At the root
+ * (at_root = 1) with cvar_lambda > 0, edges are scored by rho (search-algorithm §7.2).
  * Returns -1 for a node without edges. */
 int sf_graph_select(const sf_graph *g, uint32_t node, const sf_select_params *p, int at_root);
 
@@ -244,7 +244,7 @@ struct sf_search {
     long phase_visits_done;
 };
 
-/* Common random numbers (spec §4.4). The chance key of applying `a` to a
+/* Common random numbers (search-algorithm §4.4). The chance key of applying `a` to a
  * position with identity `id`, and draw number `draw` of that chance node:
  * every stream re-seeded with sf_seed_derive(tree_seed, key, draw, stream),
  * then the action applied. The outcome depends on (tree seed, identity,

@@ -1,6 +1,6 @@
 /* policy.c — selection formulas: UCT, PUCT and its FPU, the widening cap,
  * and the Gumbel root (completed-Q, v_mix, sigma, pi', sequential halving).
- * Every function is pure and allocation-free; spec §2-§4 and §10 give the
+ * Every function is pure and allocation-free; search-algorithm §2-§4 and §10 give the
  * sources and vectors. */
 #include <float.h>
 #include <math.h>
@@ -157,7 +157,7 @@ int sf_gumbel_phases(int m, int n_sims, int *k_out, int *extra_out, int cap) {
     if (m < 1 || n_sims < 0)
         return SF_EINVAL;
     int np = 0;
-    if (m == 1) { /* spec §2.2: c_t = t, one action visited n times */
+    if (m == 1) { /* search-algorithm §2.2: c_t = t, one action visited n times */
         if (n_sims > 0) {
             if (cap < 1)
                 return SF_EFULL;

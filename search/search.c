@@ -1,6 +1,6 @@
 /* search.c — one decision: K root-parallel trees, the resumable step/feed
  * API, the synchronous runner with threads, the Gumbel root's sequential
- * halving in lockstep phases (spec §2.7), root aggregation (spec §6.2) and
+ * halving in lockstep phases (search-algorithm §2.7), root aggregation (search-algorithm §6.2) and
  * the choice of the action. */
 #include <math.h>
 #include <pthread.h>
@@ -266,7 +266,7 @@ int sf_search_begin(sf_search *s, const sf_state *truth, uint64_t run_seed, uint
 }
 
 /* ---------------------------------------------------------------------------
- * Root aggregation (spec §6.2): N = sum N_t; Q = sum N_t Q_t / N; H likewise.
+ * Root aggregation (search-algorithm §6.2): N = sum N_t; Q = sum N_t Q_t / N; H likewise.
  * ------------------------------------------------------------------------- */
 void sf_search_root_sum(const sf_search *s, sf_root_sum *out) {
     int n = s->n_root;
@@ -308,7 +308,7 @@ void sf_search_root_sum(const sf_search *s, sf_root_sum *out) {
 }
 
 /* ---------------------------------------------------------------------------
- * Gumbel phases (spec §2.2, §2.7): one shared Gumbel vector and candidate set
+ * Gumbel phases (search-algorithm §2.2, §2.7): one shared Gumbel vector and candidate set
  * for all trees; each phase's visits are dealt round-robin to the trees; at
  * the barrier the summed statistics pick the survivors.
  * ------------------------------------------------------------------------- */
@@ -412,7 +412,7 @@ static void next_phase(sf_search *s) {
     unsigned char valid[SF_MAX_ACTIONS];
     root_valid(&r, n, valid);
     if (s->phase == -1) {
-        /* Gumbel-top-m (spec §2.1): one noise vector for the decision. */
+        /* Gumbel-top-m (search-algorithm §2.1): one noise vector for the decision. */
         uint64_t rng = sf_seed_derive(s->run_seed, s->decision_index, 0, SEED_GUMBEL);
         int n_valid = 0;
         for (int a = 0; a < n; a++) {
@@ -633,7 +633,7 @@ void sf_search_choose(const sf_search *s, sf_search_result *r, const unsigned ch
     }
     const double margin = s->cfg.choose_margin;
     if (s->select == SF_SELECT_GUMBEL) {
-        /* Final action (spec §2.2): among the most visited valid actions,
+        /* Final action (search-algorithm §2.2): among the most visited valid actions,
          * argmax g + logit + sigma(completedQ). */
         sf_root_sum rs;
         sf_search_root_sum(s, &rs);

@@ -11,7 +11,7 @@
  *   randomness has not yet been drawn) and edges, all in arrays allocated once
  *   and linked by index; a transposition table keyed by the engine's 128-bit
  *   sf_identity merges positions reached by different play orders.
- *   Algorithm reference: shared/reference/search_spec.md (cited as "spec §n").
+ *   Algorithm reference: docs/search-algorithm.md (cited as "search-algorithm §n").
  *
  * Honesty
  *   By default the root is sf_engine_belief_root(truth, seed): the hidden draw
@@ -20,7 +20,7 @@
  *   function of what the player can see. SF_ROOT_CLAIRVOYANT searches the true
  *   state with its true streams; it exists only to measure the cost of honesty.
  *
- * Chance and common random numbers (spec §4)
+ * Chance and common random numbers (search-algorithm §4)
  *   Whenever sf_engine_apply() reports advanced streams, the edge leads to a
  *   chance node. Before every apply inside a tree, every stream is re-seeded
  *   with salt = sf_seed_derive(tree seed, chance key, draw index, stream),
@@ -31,7 +31,7 @@
  *   widened progressively: at most ceil(C*(v+1)^alpha) distinct outcomes
  *   after v visits (end of turn C = 5.79, alpha = 0.44). Once the cap binds,
  *   an existing outcome o is revisited by the deterministic tracking rule
- *   argmax m(o)/sum m - n(o)/(1 + sum n) (spec §4.2, [design]). A chance node
+ *   argmax m(o)/sum m - n(o)/(1 + sum n) (search-algorithm §4.2, [design]). A chance node
  *   backs up the plain mean of its outcomes.
  *
  * Values (the label contract, label/label.h and docs/search.md)
@@ -40,10 +40,10 @@
  *   monster HP removed and the turns survived, so any win outranks any loss
  *   and a doomed position still ranks its moves. The 21-bin categorical
  *   (bins 0..4 losses, 5..20 wins) projects two-hot, so E[z] = y exactly.
- *   Node values follow the idempotent recomputation of spec §5.2:
+ *   Node values follow the idempotent recomputation of search-algorithm §5.2:
  *   Q(n) = (U(n) + sum_a N(n,a)*Q(child_a)) / (1 + sum_a N(n,a)), the same
  *   mixture for 21-bin histograms. Selection reads edge visits N(n,a), never
- *   a child's own count (spec §1.2). Bands (spec §7.3) rank a proven win
+ *   a child's own count (search-algorithm §1.2). Bands (search-algorithm §7.3) rank a proven win
  *   above everything and a proven loss below everything; a chance node is
  *   never proven (its outcome set is only ever a sample). A rollout cut off
  *   at its ply limit is valued strictly below any win (and counted).
@@ -118,7 +118,7 @@ double sf_value_of_outcome(const sf_outcome *o);
  * win. */
 double sf_value_cutoff(const sf_state *s);
 
-/* CVaR_alpha of a discrete distribution, lower tail (spec §7.2,
+/* CVaR_alpha of a discrete distribution, lower tail (search-algorithm §7.2,
  * Acerbi-Tasche 2002): the mean of the worst alpha of the mass, the atom at
  * the VaR split fractionally. `z` ascending, `p` non-negative with sum 1,
  * k >= 1 atoms, alpha in (0, 1] (clamped; alpha <= 0 gives z[first atom with
@@ -129,7 +129,7 @@ double sf_value_cvar(const double *z, const double *p, int k, double alpha);
 double sf_value_cvar21(const float p[SF_VALUE_BINS], double alpha);
 
 /* ---------------------------------------------------------------------------
- * Bands (spec §7.3): ranking only, never averaged into a mean.
+ * Bands (search-algorithm §7.3): ranking only, never averaged into a mean.
  * ------------------------------------------------------------------------- */
 enum {
     SF_BAND_LOSS = 0,      /* proven loss: every line loses                  */
@@ -139,26 +139,26 @@ enum {
 
 /* Lexicographic rank key (band, score): returns >0 when (band_a, score_a)
  * ranks above (band_b, score_b), <0 below, 0 when equal. A proven loss never
- * outranks an uncertain line, whatever the scores (spec §11.7). */
+ * outranks an uncertain line, whatever the scores (search-algorithm §11.7). */
 int sf_band_compare(int band_a, double score_a, int band_b, double score_b);
 
 /* ---------------------------------------------------------------------------
  * Formulas (exact, allocation-free; every one is reproduced against the test
- * vectors of spec §10 in tests/unit/test_search_math.c).
+ * vectors of search-algorithm §10 in tests/unit/test_search_math.c).
  * ------------------------------------------------------------------------- */
 
-/* UCT (Kocsis & Szepesvari 2006; spec §3.1): q + c*sqrt(ln(n_parent)/n);
+/* UCT (Kocsis & Szepesvari 2006; search-algorithm §3.1): q + c*sqrt(ln(n_parent)/n);
  * +INFINITY when n == 0 (every child is visited once first). */
 double sf_uct_score(double q, uint32_t n, uint32_t n_parent, double c);
 
-/* The UCT constant by budget (spec §3.1 [design]; issue table): c_low below
+/* The UCT constant by budget (search-algorithm §3.1 [design]; issue table): c_low below
  * budget_mid, c_mid below budget_high, c_high from budget_high. With the
  * defaults of sf_search_config_default(): 0.8 below 500 simulations, 1.41
  * below 1,000, 2.5 from 1,000. */
 double sf_uct_c_for_budget(int budget, int budget_mid, int budget_high, double c_low, double c_mid,
                            double c_high);
 
-/* PUCT (spec §3.2): MuZero's exploration factor with KataGo's offset under
+/* PUCT (search-algorithm §3.2): MuZero's exploration factor with KataGo's offset under
  * the square root,
  *   q + prior * sqrt(n_parent + sqrt_offset) / (1 + n) * (c1 + ln((n_parent + c2 + 1) / c2)),
  * n = the edge's visits, n_parent = the sum of the node's edge visits (0 on
@@ -181,27 +181,27 @@ double sf_puct_score(double q, double prior, uint32_t n, uint32_t n_parent, doub
  * (sf_search_config.puct_fpu_reduction). */
 double sf_puct_fpu(double parent_q, double visited_prior, double reduction);
 
-/* Progressive-widening cap K(v) = ceil(C*(v+1)^alpha) (spec §4.1, §10.3):
+/* Progressive-widening cap K(v) = ceil(C*(v+1)^alpha) (search-algorithm §4.1, §10.3):
  * the most distinct outcomes a chance node may hold after v visits. */
 uint32_t sf_widen_cap(double C, double alpha, uint32_t v);
 
-/* v_mix (spec §2.3, MCTX qtransforms._compute_mixed_value, Gumbel paper
+/* v_mix (search-algorithm §2.3, MCTX qtransforms._compute_mixed_value, Gumbel paper
  * App. D) over n actions: (v_hat + S * sum_{N>0} pi~*q / sum_{N>0} pi~) /
  * (S + 1), S = sum visits, pi~ = max(prior, DBL_MIN). Unvisited q[] are not
  * read. Returns v_hat when S = 0. */
 double sf_gumbel_vmix(int n, const double *prior, const uint32_t *visits, const double *q,
                       double v_hat);
 
-/* completedQ(a) = q(a) if visits(a) > 0 else v_mix (spec §2.3). Writes
+/* completedQ(a) = q(a) if visits(a) > 0 else v_mix (search-algorithm §2.3). Writes
  * out[0..n). `valid` (may be NULL = all valid) masks actions: invalid ones
  * get out = v_mix and are ignored by v_mix. Returns v_mix. */
 double sf_gumbel_completed_q(int n, const double *prior, const uint32_t *visits, const double *q,
                              const unsigned char *valid, double v_hat, double *out);
 
-/* sigma (spec §2.4): sigma(a) = (c_visit + max_b visits(b)) * c_scale *
+/* sigma (search-algorithm §2.4): sigma(a) = (c_visit + max_b visits(b)) * c_scale *
  * cq(a), where cq = completedQ min-max rescaled over the valid actions
  * (denominator at least 1e-8) when `rescale`, else completedQ as is (our
- * values already lie in the known bounds [0, 1], spec §2.4 option (c)).
+ * values already lie in the known bounds [0, 1], search-algorithm §2.4 option (c)).
  * Invalid actions get sigma = 0. */
 void sf_gumbel_sigma(int n, const double *completed_q, const uint32_t *visits,
                      const unsigned char *valid, double c_visit, double c_scale, int rescale,
@@ -212,13 +212,13 @@ void sf_gumbel_sigma(int n, const double *completed_q, const uint32_t *visits,
 void sf_gumbel_policy(int n, const double *logit, const double *sigma, const unsigned char *valid,
                       double *pi);
 
-/* Deterministic non-root Gumbel selection (spec §2.6): argmax_a
+/* Deterministic non-root Gumbel selection (search-algorithm §2.6): argmax_a
  * pi'(a) - visits(a)/(1 + sum visits), lowest index on ties, valid only.
  * Returns -1 when no action is valid. */
 int sf_gumbel_select_interior(int n, const double *pi, const uint32_t *visits,
                               const unsigned char *valid);
 
-/* The sequential-halving schedule of MCTX seq_halving (spec §2.2, §10.1):
+/* The sequential-halving schedule of MCTX seq_halving (search-algorithm §2.2, §10.1):
  * writes the considered visit count c_t for t = 0..n_sims-1 into out (at
  * least n_sims entries) for m considered actions. Returns n_sims, or
  * SF_EINVAL for m < 1 or n_sims < 0. */
@@ -239,7 +239,7 @@ enum {
     SF_SELECT_AUTO = 0, /* UCT with the rollout evaluator, PUCT with priors   */
     SF_SELECT_UCT = 1,
     SF_SELECT_PUCT = 2,
-    SF_SELECT_GUMBEL = 3 /* Gumbel root + sequential halving, spec §2        */
+    SF_SELECT_GUMBEL = 3 /* Gumbel root + sequential halving, search-algorithm §2        */
 };
 
 enum {
@@ -289,24 +289,24 @@ typedef struct sf_search_config {
     double puct_sqrt_offset;   /* 0.01                                       */
     double puct_fpu_reduction; /* 0.1                                        */
 
-    /* Gumbel root (spec §2). Q normalisation: by default our values already
-     * lie in the known bounds [0, 1] (spec §2.4 option (c)), so sigma uses
+    /* Gumbel root (search-algorithm §2). Q normalisation: by default our values already
+     * lie in the known bounds [0, 1] (search-algorithm §2.4 option (c)), so sigma uses
      * the raw completed Q with the paper's c_scale = 1.0; with
      * gumbel_rescale = 1 it rescales per node (MCTX default) and c_scale
-     * should be 0.1. Never mix c_scale 1.0 with rescaling (spec §2.4). */
+     * should be 0.1. Never mix c_scale 1.0 with rescaling (search-algorithm §2.4). */
     int gumbel_m;          /* considered actions, 16                     */
     double gumbel_c_visit; /* 50                                         */
     double gumbel_c_scale; /* 1.0                                        */
     int gumbel_rescale;    /* 0                                          */
     double gumbel_noise;   /* scale of the Gumbel noise, 1.0 (0 = none)  */
 
-    /* Progressive widening (spec §4): end-of-turn and other chance nodes. */
+    /* Progressive widening (search-algorithm §4): end-of-turn and other chance nodes. */
     double pw_end_turn_c, pw_end_turn_alpha; /* 5.79, 0.44                   */
     double pw_other_c, pw_other_alpha;       /* 5.79, 0.44                   */
 
     /* Values. distributional = 1 keeps 21-bin histograms on every node;
      * cvar_lambda > 0 then ranks root actions by (1-lambda)*mean +
-     * lambda*CVaR_alpha (spec §7.2; root only, never nested). */
+     * lambda*CVaR_alpha (search-algorithm §7.2; root only, never nested). */
     int distributional;
     double cvar_alpha;  /* 0.25                                              */
     double cvar_lambda; /* 0 (plain mean)                                    */
@@ -327,7 +327,7 @@ typedef struct sf_search_config {
     int horizon_turns;
 
     /* KataGo's "stop the playout when the child has more visits than the
-     * edge" (spec §5.2): back up the child's value without descending. */
+     * edge" (search-algorithm §5.2): back up the child's value without descending. */
     int stop_at_transposition; /* 1                                         */
 
     /* External evaluator requests carry sf_engine_feat() tokens (1, the
@@ -399,7 +399,7 @@ enum {
     SF_CHOSEN_MOST_VISITED = 3, /* most visited within choose_margin of best */
     SF_CHOSEN_GUARD_BLOCK = 4,  /* END_TURN swapped for an equal block card  */
     SF_CHOSEN_GUARD_FREE = 5,   /* END_TURN swapped for an equal 0-cost play */
-    SF_CHOSEN_GUMBEL = 6,       /* Gumbel final action (spec §2.2)           */
+    SF_CHOSEN_GUMBEL = 6,       /* Gumbel final action (search-algorithm §2.2)           */
     SF_CHOSEN_ALL_LOST = 7      /* every action proven lost: most visited    */
 };
 
@@ -409,7 +409,7 @@ typedef struct sf_root_stat {
     uint32_t visits;           /* summed over trees                                */
     int band;                  /* SF_BAND_* (a proof in any tree holds in all)     */
     double q;                  /* mean value: sum_t N_t*Q_t / N (0 if unvisited)   */
-    double completed_q;        /* q if visited else v_mix (spec §2.3)              */
+    double completed_q;        /* q if visited else v_mix (search-algorithm §2.3)              */
     double score;              /* what ranks it: q, or (1-l)*q + l*CVaR            */
     double prior;              /* root prior (uniform without priors)              */
     double policy;             /* pi' = softmax(log prior + sigma(completedQ))     */
@@ -427,7 +427,7 @@ typedef struct sf_search_result {
     double root_raw_value;    /* v_hat: mean over trees of the evaluator's value
                                  of the root (before any search)               */
     double root_search_value; /* the search's value of the root: each tree's
-                                 Q(root) weighted by its N(root) (spec §5.2)   */
+                                 Q(root) weighted by its N(root) (search-algorithm §5.2)   */
     double v_mix;
     int n_trees;
     double tree_value[SF_SEARCH_MAX_TREES]; /* Q(root) of each tree          */
@@ -511,7 +511,7 @@ int sf_search_run(sf_search *s, int threads, sf_eval_fn fn, void *ctx, sf_err *e
  * summed root statistics: visits, q, completed-Q, pi' and the chosen action
  * by the issue rule: a proven win if any (best score); else the best score
  * among unproven actions, and among actions within choose_margin of it the
- * most visited (SF_SELECT_GUMBEL: the Gumbel final action, spec §2.2); then
+ * most visited (SF_SELECT_GUMBEL: the Gumbel final action, search-algorithm §2.2); then
  * the end-turn guards: when END_TURN is chosen and the announced damage
  * exceeds the block, an equally good (within choose_margin) block card that
  * can be paid for replaces it; else an equally good 0-cost play does.

@@ -5,7 +5,7 @@
 
 #include "search/internal.h"
 
-/* Child Q, or rho = (1-l)*Q + l*CVaR_alpha at the root (spec §7.2: ranking
+/* Child Q, or rho = (1-l)*Q + l*CVaR_alpha at the root (search-algorithm §7.2: ranking
  * at the root only, never nested). */
 static double edge_score(const sf_graph *g, const sf_edge *e, const sf_select_params *p,
                          int at_root) {
@@ -82,7 +82,7 @@ int sf_graph_select(const sf_graph *g, uint32_t node, const sf_select_params *p,
         }
         return best;
     }
-    /* Gumbel interior (spec §2.6): pi' from this node's prior logits, edge
+    /* Gumbel interior (search-algorithm §2.6): pi' from this node's prior logits, edge
      * counts, child Q and raw value; argmax pi' - N/(1 + sum N). */
     double prior[SF_MAX_ACTIONS], logit[SF_MAX_ACTIONS], q[SF_MAX_ACTIONS], cq[SF_MAX_ACTIONS];
     double sigma[SF_MAX_ACTIONS], pi[SF_MAX_ACTIONS];

@@ -66,7 +66,7 @@ uint64_t sf_chance_key(sf_identity id, sf_action a) {
     return sf_seed_derive(id.lo, id.hi, sf_action_code(a), 0);
 }
 
-/* Common random numbers (spec §4.4): every stream re-seeded from (tree seed,
+/* Common random numbers (search-algorithm §4.4): every stream re-seeded from (tree seed,
  * chance key, draw index, stream) before the apply that draws an outcome. */
 static void reseed_all(sf_state *st, uint64_t tree_seed, uint64_t key, uint32_t draw) {
     for (int k = 0; k < SF_NUM_STREAMS; k++)
@@ -286,7 +286,7 @@ static int descend(sf_tree *t) {
         if (c->stamp == stamp)
             return SIM_BACKUP; /* a cycle: back up the child's value */
         if (s->cfg.stop_at_transposition && (c->flags & SF_NODE_EXPANDED) && c->n > through) {
-            t->transposition_stops++; /* spec §5.2: reached more often elsewhere */
+            t->transposition_stops++; /* search-algorithm §5.2: reached more often elsewhere */
             return SIM_BACKUP;
         }
         c->stamp = stamp;

@@ -1,5 +1,5 @@
 /* value.c — engine outcomes scored by the label contract (label/label.h),
- * CVaR and bands (search.h "Values", spec §7). */
+ * CVaR and bands (search.h "Values", search-algorithm §7). */
 #include <math.h>
 
 #include "search/search.h"

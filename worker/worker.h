@@ -3,7 +3,7 @@
  * turns every searched decision into a label record, writes one sealed shard
  * per job and uploads it to the coordinator.
  *
- * Determinism (ARCHITECTURE.md invariant 3, issue "Determinism")
+ * Determinism (docs/architecture.md invariant 3, issue "Determinism")
  *   A job's shard content depends only on (job seeds, run config digest,
  *   model): every random choice is derived from the run seed and the game
  *   seed (encounter pick, engine streams, search seeds per decision), the

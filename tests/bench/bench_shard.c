@@ -140,7 +140,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     snprintf(name, sizeof name, "%s.file_over_payload", tag);
     emit(name, (double)res.file / res.payload, "x", 1, human);
     /* The layout the blocks avoid: one record per LMDB value (a block closes
-     * after every record), build_and_baselines.md §3. */
+     * after every record), docs/format.md "blocks". */
     result naive = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 1);
     snprintf(human, sizeof human, "%s, one record per LMDB value: file %" PRIu64 " B", tag,
              naive.file);

@@ -36,7 +36,7 @@ typedef struct synth_params {
     int teacher_every;      /* a teacher block on every k-th record; 0 = never */
     int dense;              /* 1: every continuous feature set (noisy floats):
                              * records over 2 KB compressed, the overflow-page
-                             * case of build_and_baselines.md §3            */
+                             * case of docs/format.md "blocks"            */
     int engine_limit_every; /* fights with (game_seed*12 + fight_index) a
                                multiple of k end as engine-limit losses;
                                0 = none                                 */

@@ -3,7 +3,7 @@
  * status cards, each in a hand-built scenario with the expected numbers
  * worked out in the comments.
  *
- * Formulas (facts sheet §1): card damage = floor((base + Str [+ Vigor]) x2
+ * Formulas (game-rules §1): card damage = floor((base + Str [+ Vigor]) x2
  * (Pen Nib) x0.75 (Weak) x1.5 (target Vulnerable)), floored once; block
  * from a card = floor((base + Dex) x0.75 (Frail)). Card numbers: facts
  * sheet §3, §4 ("X (Y)" = base (upgraded)).
@@ -449,7 +449,7 @@ END_TEST
 
 START_TEST(iron_wave_blocks_once_before_its_damage) {
     /* Iron Wave with Dexterity 1 and Frail: block floor((5+1) x 0.75) = 4,
-     * gained once (facts sheet §4), then 5 damage. */
+     * gained once (game-rules §4), then 5 damage. */
     sf_state s;
     sf_combat *c = fx_new(&s, 1);
     fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);

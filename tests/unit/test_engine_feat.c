@@ -5,7 +5,7 @@
  *
  * Positions are built white-box: a fight is started normally and then its
  * piles, powers and monsters are set through engine/internal.h, so each
- * expected number below can be computed by hand from the facts sheet §1
+ * expected number below can be computed by hand from game-rules §1
  * formulas (float, floored once; block absorbs before HP).
  */
 #include <math.h>

@@ -1,7 +1,7 @@
 /*
  * test_engine_monsters.c — every Act-1 monster move: exact damage, block and
  * debuffs at A0 and with the ascension bumps, first-turn rules and the
- * scripted sequences (facts sheet §5, §2.5).
+ * scripted sequences (game-rules §5, §2.5).
  *
  * Scenarios use a 999-HP player with an empty deck, so each END_TURN runs
  * one monster phase, the end of round and a turn start with nothing drawn.
@@ -24,7 +24,7 @@ static int intent(const sf_combat *c, int m, int *hits) {
 
 /* ------------------------------------------------------------------------
  * Move damage at A0 and with the damage ascension (normal A2, elite A3,
- * boss A4; facts sheet §5 "X (Y)")
+ * boss A4; game-rules §5 "X (Y)")
  * ---------------------------------------------------------------------- */
 typedef struct dmg_row {
     const char *name;
@@ -268,7 +268,7 @@ START_TEST(intent_damage_is_the_damage_dealt) {
 END_TEST
 
 /* ------------------------------------------------------------------------
- * First moves (init rolls in list order, facts sheet §2.1)
+ * First moves (init rolls in list order, game-rules §2.1)
  * ---------------------------------------------------------------------- */
 
 static int first_move(int encounter, uint64_t seed, int slot) {

@@ -312,7 +312,7 @@ END_TEST
  * `bytes` XXH3-64 of the whole final state (random streams included).
  * They were generated once from this engine (run the test with
  * SF_ENGINE_PRINT_GOLDEN=1 to print the table) after the rules were checked
- * against the facts sheet and the suites above; a change here means a
+ * against the game rules (docs/game-rules.md) and the suites above; a change here means a
  * replay-visible rule change, which must bump SF_ENGINE_VERSION.
  * ---------------------------------------------------------------------- */
 typedef struct golden {

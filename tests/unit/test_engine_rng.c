@@ -16,7 +16,7 @@
  *     RandomXS128(seed).
  * The game's random/Random.java wrapper maps random(n) to nextInt(n + 1),
  * random(a, b) to a + nextInt(b - a + 1), randomBoolean(p) to
- * nextFloat() < p, and counts one call per method (facts sheet §0).
+ * nextFloat() < p, and counts one call per method (game-rules §0).
  */
 #include "engine_fixture.h"
 #include "sf_check.h"

@@ -14,7 +14,7 @@ static sf_combat *setup(sf_state *s) {
 }
 
 /* ------------------------------------------------------------------------
- * Debuff durations (facts sheet §1 "justApplied", §2.5)
+ * Debuff durations (game-rules §1 "justApplied", §2.5)
  * ---------------------------------------------------------------------- */
 
 START_TEST(monster_weak_lasts_through_the_next_n_player_turns) {
@@ -272,7 +272,7 @@ START_TEST(draws_reshuffle_the_discard_pile_mid_draw_and_stop_at_ten) {
 END_TEST
 
 /* ------------------------------------------------------------------------
- * Relics (facts sheet §7)
+ * Relics (game-rules §7)
  * ---------------------------------------------------------------------- */
 
 static sf_combat *start_with(sf_state *s, int enc, int relic, int hp) {
@@ -435,7 +435,7 @@ START_TEST(red_skull_while_at_or_below_half) {
 END_TEST
 
 /* ------------------------------------------------------------------------
- * Potions (facts sheet §8)
+ * Potions (game-rules §8)
  * ---------------------------------------------------------------------- */
 
 START_TEST(every_potion) {
@@ -644,7 +644,7 @@ START_TEST(init_rejects_bad_specs_with_a_named_field) {
 END_TEST
 
 /* ------------------------------------------------------------------------
- * Identity (ARCHITECTURE.md "State identity")
+ * Identity (docs/architecture.md "State identity")
  * ---------------------------------------------------------------------- */
 
 static void play_named(sf_state *s, int id, int target) {
@@ -935,7 +935,7 @@ START_TEST(belief_root_forgets_an_unseen_louse_bite) {
 END_TEST
 
 /* ------------------------------------------------------------------------
- * Gauntlet (facts sheet §6)
+ * Gauntlet (game-rules §6)
  * ---------------------------------------------------------------------- */
 
 /* An independent transcription of Exordium.generateMonsters +

@@ -5,7 +5,7 @@
  * For each monster and each history that matters (the last move, and
  * whether the last two were equal), the exact distribution of the next
  * intent follows from its getMove(num) with num = aiRng.random(99) uniform
- * on 0..99 and the in-move coin flips (facts sheet §5). We draw N = 20000
+ * on 0..99 and the in-move coin flips (game-rules §5). We draw N = 20000
  * independent aiRng streams (RandomXS128 seeded from sf_seed_derive), call
  * rollMove once on each, and require every observed frequency to lie within
  * the two-sided 99.9% normal interval p +- 3.2905 sqrt(p(1-p)/N) of its
@@ -318,7 +318,7 @@ START_TEST(shield_gremlin_protect_target_is_uniform) {
 END_TEST
 
 /* ------------------------------------------------------------------------
- * Encounter composition (miscRng, facts sheet §6)
+ * Encounter composition (miscRng, game-rules §6)
  * ---------------------------------------------------------------------- */
 
 static void build(int enc, uint64_t seed, sf_state *s) {

@@ -494,7 +494,7 @@ END_TEST
 START_TEST(two_orders_reaching_one_state_face_the_same_draws) {
     /* Defend then Strike and Strike then Defend reach the same position; with
      * different stream histories, ending the turn from either draws the same
-     * outcomes for every draw index (spec §11.6). */
+     * outcomes for every draw index (search-algorithm §11.6). */
     sf_state st, root;
     fight(&st, "Jaw Worm", "Strike,Defend,Strike,Defend,Bash,Strike,Defend,Strike", 3);
     sf_engine_belief_root(&st, 5, &root);

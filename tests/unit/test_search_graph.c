@@ -1,7 +1,7 @@
 /* test_search_graph.c — the preallocated graph without the engine: the
- * transposition table, the idempotent node-value recomputation of spec §5.2
+ * transposition table, the idempotent node-value recomputation of search-algorithm §5.2
  * (scalar and 21-bin), chance-node plain means, bands, selection reading
- * edge visits only (the DAG test of spec §11.4), and PUCT's first selection
+ * edge visits only (the DAG test of search-algorithm §11.4), and PUCT's first selection
  * and FPU. Values are hand-computed. */
 #include <math.h>
 #include <stdlib.h>
@@ -108,7 +108,7 @@ START_TEST(edge_pool_reports_full) {
 END_TEST
 
 START_TEST(node_value_is_recomputed_from_edges) {
-    /* spec §5.2: Q(n) = (U + sum N(n,a) Q(child)) / (1 + sum N(n,a)).
+    /* search-algorithm §5.2: Q(n) = (U + sum N(n,a) Q(child)) / (1 + sum N(n,a)).
      * U = 0.5, children 0.8 (3 visits) and 0.2 (1 visit):
      * Q = (0.5 + 2.4 + 0.2) / 5 = 0.62, N = 5. */
     fixture f;
@@ -310,7 +310,7 @@ START_TEST(selection_skips_proven_losses_unless_all_lost) {
 }
 END_TEST
 
-/* spec §11.4: parent P has edges to A and B. A gets 100 visits from another
+/* search-algorithm §11.4: parent P has edges to A and B. A gets 100 visits from another
  * parent P2 (its own N grows to 101) while its value stays: P's choice must
  * not change, for each rule. */
 START_TEST(dag_visits_from_another_parent_do_not_change_the_choice) {

@@ -1,5 +1,5 @@
 /* test_search_math.c — the search's formulas against the test vectors of
- * search_spec §10 (computed there with SciPy / MCTX) and hand computations:
+ * docs/search-algorithm.md §10 (computed with SciPy / MCTX) and hand computations:
  * the value convention, 21-bin projection, CVaR, bands, UCT/PUCT and FPU, the
  * widening cap, completed-Q / v_mix / sigma / pi', sequential halving. */
 #include <math.h>
@@ -34,7 +34,7 @@ START_TEST(value_of_outcome_applies_the_label_contract) {
 END_TEST
 
 START_TEST(cvar_matches_spec_10_4) {
-    /* spec §10.4: 21 bins on z_i = i/20; p(0.0) = 0.1, p(0.5) = 0.3,
+    /* search-algorithm §10.4: 21 bins on z_i = i/20; p(0.0) = 0.1, p(0.5) = 0.3,
      * p(0.8) = 0.4, p(1.0) = 0.2; mean 0.67. */
     double z[21], p[21] = {0};
     for (int i = 0; i < 21; i++)
@@ -80,7 +80,7 @@ START_TEST(cvar_equals_rockafellar_uryasev_form) {
 END_TEST
 
 START_TEST(band_rank_puts_uncertain_above_proven_loss) {
-    /* spec §11.7: every uncertain line has mean < the proven-loss line's raw
+    /* search-algorithm §11.7: every uncertain line has mean < the proven-loss line's raw
      * value, and the uncertain line still ranks first. */
     ck_assert_int_gt(sf_band_compare(SF_BAND_UNCERTAIN, 0.05, SF_BAND_LOSS, 0.9), 0);
     ck_assert_int_lt(sf_band_compare(SF_BAND_LOSS, 0.9, SF_BAND_UNCERTAIN, 0.05), 0);
@@ -149,7 +149,7 @@ START_TEST(puct_fpu_by_hand) {
 END_TEST
 
 START_TEST(widen_cap_matches_spec_10_3) {
-    /* spec §10.3: K(v) = ceil(5.79 (v+1)^0.44). */
+    /* search-algorithm §10.3: K(v) = ceil(5.79 (v+1)^0.44). */
     const uint32_t v[] = {0, 1, 2, 3, 5, 10, 15, 20, 22, 23, 25, 30, 50, 100, 200, 500, 1000};
     const uint32_t k[] = {6, 8, 10, 11, 13, 17, 20, 23, 24, 24, 25, 27, 33, 45, 60, 90, 122};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -163,7 +163,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- Gumbel */
 
-/* spec §10.2: logits [1, 0.5, 0, -1]; N = [3, 1, 0, 0]; q = [0.6, 0.8]; v_hat 0.5. */
+/* search-algorithm §10.2: logits [1, 0.5, 0, -1]; N = [3, 1, 0, 0]; q = [0.6, 0.8]; v_hat 0.5. */
 static void spec_10_2(double *prior, double *logit, uint32_t *n, double *q) {
     const double l[4] = {1.0, 0.5, 0.0, -1.0};
     double mx = 1.0, sum = 0.0;
@@ -204,7 +204,7 @@ START_TEST(completed_q_and_vmix_match_spec_10_2) {
 END_TEST
 
 START_TEST(vmix_floors_a_zero_prior) {
-    /* spec §11.2: a visited action with prior 0 must not give NaN. */
+    /* search-algorithm §11.2: a visited action with prior 0 must not give NaN. */
     double prior[2] = {0.0, 0.0}, q[2] = {0.4, 0.6};
     uint32_t n[2] = {1, 1};
     double v = sf_gumbel_vmix(2, prior, n, q, 0.5);
@@ -229,7 +229,7 @@ START_TEST(sigma_and_policy_match_spec_10_2_mctx_defaults) {
     ck_assert_double_eq_tol(pi[1], 0.980092, EPS);
     ck_assert_double_eq_tol(pi[2], 0.008657, EPS);
     ck_assert_double_eq_tol(pi[3], 0.003185, EPS);
-    /* interior choice (spec §2.6) = action 1 */
+    /* interior choice (search-algorithm §2.6) = action 1 */
     ck_assert_int_eq(sf_gumbel_select_interior(4, pi, n, NULL), 1);
 }
 END_TEST
@@ -254,7 +254,7 @@ START_TEST(sigma_and_policy_match_spec_10_2_known_bounds) {
 END_TEST
 
 START_TEST(policy_equals_prior_when_q_is_flat) {
-    /* spec §2.5: all completed Q equal -> sigma = 0 (rescaled) and pi' = pi. */
+    /* search-algorithm §2.5: all completed Q equal -> sigma = 0 (rescaled) and pi' = pi. */
     double prior[3] = {0.5, 0.3, 0.2}, logit[3], q[3] = {0.7, 0.7, 0.0}, cq[3], sigma[3], pi[3];
     uint32_t n[3] = {2, 5, 0};
     for (int a = 0; a < 3; a++)
@@ -327,7 +327,7 @@ END_TEST
 
 START_TEST(phases_expand_to_the_schedule) {
     /* Phase p: k[p] survivors each visited extra[p] times, cut at n. The
-     * levels they produce are exactly the schedule (spec §10.1, m=16 n=100). */
+     * levels they produce are exactly the schedule (search-algorithm §10.1, m=16 n=100). */
     int k[32], extra[32];
     int np = sf_gumbel_phases(16, 100, k, extra, 32);
     /* 16x1, 8x3, 4x6, then pairs of 12 levels until 100 (the last cut at 6) */

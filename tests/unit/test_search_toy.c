@@ -402,7 +402,7 @@ START_TEST(requests_that_do_not_fit_come_with_the_next_step) {
 END_TEST
 
 START_TEST(root_statistics_are_summed_over_trees) {
-    /* spec §6.2: N(a) = sum_t N_t(a), Q(a) = sum_t N_t(a) Q_t(a) / N(a);
+    /* search-algorithm §6.2: N(a) = sum_t N_t(a), Q(a) = sum_t N_t(a) Q_t(a) / N(a);
      * tree k is seeded sf_seed_derive(run seed, decision, k, 1). */
     sf_state st;
     midgame(&st, 6);
@@ -461,7 +461,7 @@ START_TEST(indistinguishable_truths_give_identical_results) {
 END_TEST
 
 START_TEST(chance_draws_depend_on_identity_not_on_stream_history) {
-    /* Common random numbers (spec §4.4, §11.6): the same position reached
+    /* Common random numbers (search-algorithm §4.4, §11.6): the same position reached
      * with different stream states draws the same outcome sequence at the
      * same chance node; the intent rolls of turn 2 match. */
     const int hand[2] = {S, D}, draw[4] = {S, D, S, F};
@@ -841,7 +841,7 @@ END_TEST
 
 START_TEST(gumbel_root_spends_the_budget_by_sequential_halving) {
     /* 5 root actions, m = 4, 64 simulations, 2 trees: phases 4x8 then 2x16
-     * (spec §2.2), so the visit counts are {24, 24, 8, 8, 0}. */
+     * (search-algorithm §2.2), so the visit counts are {24, 24, 8, 8, 0}. */
     sf_state st;
     midgame(&st, 1);
     sf_search_config c = config(64, 2);

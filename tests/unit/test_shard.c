@@ -308,7 +308,7 @@ START_TEST(random_access_matches_sequential) {
 }
 END_TEST
 
-/* ---- compactness (build_and_baselines.md §3: the overflow-page trap) ---- */
+/* ---- compactness (docs/format.md "records database: blocks": the overflow-page trap) ---- */
 
 static double file_over_payload(int dense, uint64_t n, uint64_t *mean_frame) {
     synth_params p;
