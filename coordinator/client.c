@@ -79,4 +79,12 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
             (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,
             (unsigned long long)s->decode_errors, (unsigned long long)s->protocol_errors);
+    if (s->gate) {
+        int provisional = !strcmp(s->gate_decision, "continue");
+        fprintf(
+            o, "gate: %llu pairs in seed order (min %u, max %u), LLR %.3f in [%.3f, %.3f]: %s%s\n",
+            (unsigned long long)s->gate_pairs, s->gate_min_pairs, s->gate_max_pairs, s->gate_llr,
+            s->gate_lower, s->gate_upper, provisional ? "no decision yet" : s->gate_decision,
+            provisional ? "" : " (gate/verdict.json)");
+    }
 }

@@ -82,6 +82,14 @@ typedef struct sf_coord_status {
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined; /* failed 5 times; the run cannot complete       */
     char last_failure[160];    /* the latest JobFailed reason (for operators)   */
+    /* gate runs (gate = 1): the sequential test on the contiguous prefix of
+     * pairs (docs/gate.md): pairs folded, the LLR and Wald's bounds, and
+     * the decision ("continue" while provisional) */
+    int gate;
+    uint64_t gate_pairs;
+    uint32_t gate_min_pairs, gate_max_pairs;
+    double gate_llr, gate_lower, gate_upper;
+    char gate_decision[16];
 } sf_coord_status;
 
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates

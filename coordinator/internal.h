@@ -79,6 +79,8 @@ typedef struct reply {
     size_t len;
 } reply;
 
+typedef struct co_gate co_gate;
+
 struct sf_coordinator {
     sf_run_config cfg;
     char digest[65];
@@ -123,12 +125,34 @@ struct sf_coordinator {
     int done_head, done_n;
 
     sf_coord_status st;
+    co_gate *gate;          /* gate runs only (gate.c); NULL otherwise */
+    char gate_decision[16]; /* a Status reply's decision string           */
 
     /* metrics */
     sf_metrics_http *http; /* NULL when off */
     pthread_mutex_t snap_lock;
     sf_coord_status snap;
 };
+
+/* gate.c: a gate run's verdict (docs/gate.md "A gate run"). gate_open
+ * sets co->gate for run.kind gate (and makes <output_dir>/gate); the rest
+ * are no-ops without it. */
+int gate_open(sf_coordinator *co, sf_err *err);
+void gate_close(sf_coordinator *co);
+/* 0 when the manifest of job j's shard holds what a gate job must (no
+ * records, one valid pair per seed of the job, in seed order); -1 with the
+ * reason in `why` otherwise. Always 0 for a self-play run. */
+int gate_check_manifest(const sf_coordinator *co, const cjob *j, const Spirefleet__ShardManifest *m,
+                        char *why, size_t cap);
+/* Fold the pairs of done jobs that extend the contiguous prefix and, once
+ * the sequential test decides, write gate/pairs.jsonl and gate/verdict.json
+ * (SF_EIO / SF_ENOMEM when they cannot be written: fatal, like the
+ * ledger). Cheap when nothing changed. */
+int gate_advance(sf_coordinator *co, sf_err *err);
+/* 1 once the verdict is written: no job is issued after it. */
+int gate_decided(const sf_coordinator *co);
+/* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
+void gate_status(const sf_coordinator *co, sf_coord_status *st);
 
 /* ledger.c */
 int ledger_open(sf_coordinator *co, sf_err *err);

@@ -264,8 +264,10 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     queue_reply(co, ident, len, &env);
 }
 
+/* Every job done, or a gate's verdict written (then nothing more is
+ * issued; leased jobs may still deliver, and are stored). */
 static int all_done(const sf_coordinator *co) {
-    return co->st.jobs_done == co->njobs;
+    return co->st.jobs_done == co->njobs || gate_decided(co);
 }
 
 static void on_job_request(sf_coordinator *co, int wi) {
@@ -302,7 +304,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
 
     Spirefleet__Job job = SPIREFLEET__JOB__INIT;
     job.job_id = j->id;
-    job.kind = SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
+    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
     job.seed_start = j->seed_start;
     job.seed_count = j->seed_count;
     job.attempt = j->attempt;
@@ -466,6 +468,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
                 snprintf(why, sizeof why, "manifest names another run, job or config");
             else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
                 snprintf(why, sizeof why, "manifest seeds lie outside the job");
+            else
+                gate_check_manifest(co, j, m, why, sizeof why);
             sf_shard_reader_close(r);
         }
     }
@@ -616,6 +620,17 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->protocol_errors = st.protocol_errors;
     r->jobs_quarantined = st.jobs_quarantined;
     r->last_failure = co->st.last_failure;
+    if (st.gate) {
+        r->gate = 1;
+        r->gate_pairs = st.gate_pairs;
+        r->gate_llr = st.gate_llr;
+        r->gate_lower = st.gate_lower;
+        r->gate_upper = st.gate_upper;
+        r->gate_min_pairs = st.gate_min_pairs;
+        r->gate_max_pairs = st.gate_max_pairs;
+        snprintf(co->gate_decision, sizeof co->gate_decision, "%s", st.gate_decision);
+        r->gate_decision = co->gate_decision;
+    }
 }
 
 static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
@@ -813,8 +828,12 @@ static void adopt_stored_shards(sf_coordinator *co) {
             sf_shard_verify(path, &rep, &e) == SF_OK && sf_shard_reader_open(path, &r, &e) == 0;
         if (ok) {
             const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
-            ok =
-                m->job_id == j->id && !strcmp(m->config_digest ? m->config_digest : "", co->digest);
+            char why[256] = "";
+            ok = m->job_id == j->id &&
+                 !strcmp(m->config_digest ? m->config_digest : "", co->digest) &&
+                 gate_check_manifest(co, j, m, why, sizeof why) == 0;
+            if (!ok && why[0])
+                snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
                 j->fights = m->stats->fights;
                 j->simulations = m->stats->simulations;
@@ -1035,7 +1054,11 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     if (rc == SF_OK)
         rc = open_ledger(co, err);
     if (rc == SF_OK)
+        rc = gate_open(co, err);
+    if (rc == SF_OK)
         rc = open_recover(co, err);
+    if (rc == SF_OK)
+        rc = gate_advance(co, err);
     if (rc == SF_OK)
         rc = open_router(co, bind, err);
     if (rc == SF_OK)
@@ -1103,6 +1126,8 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     }
     expire(co);
     int rc = ledger_commit(co, err);
+    if (rc == SF_OK) /* after the commit: the verdict reads only durable shards */
+        rc = gate_advance(co, err);
     if (rc < 0)
         return rc;
     if (all_done(co) && !co->complete_ns) {
@@ -1187,6 +1212,7 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->jobs_quarantined = co->jobs_quarantined;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
+    gate_status(co, st);
 }
 
 void sf_coordinator_close(sf_coordinator *co) {
@@ -1216,5 +1242,6 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->dirty);
     free(co->leased);
     free(co->cfg_msg);
+    gate_close(co);
     free(co);
 }
