@@ -99,7 +99,7 @@ static const sf_config_key keys[] = {
     K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
     K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
     K_F64("search.gumbel_c_scale", NULL, search.gumbel_c_scale, 0, 1e6, "1", 0),
-    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", 0),
+    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", SELFPLAY),
     K_BOOL("search.clairvoyant", NULL, search.clairvoyant, "false", 0),
     K_F64("search.cvar_alpha", NULL, search.cvar_alpha, 0.001, 1, "1", 0),
     K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, "0", 0),

@@ -11,6 +11,7 @@
 
 #include "sf_check.h"
 #include "sf_tmpdir.h"
+#include "gate/stats.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
@@ -278,6 +279,55 @@ START_TEST(gate_gauntlets_score_the_whole_climb) {
         }
     }
     ck_assert_uint_eq(fights, res.fights); /* every fight of both sides accounted for */
+    sf_shard_reader_close(r);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(gate_equal_strength_is_rarely_promoted) {
+    /* A seeded batch of 12 small gates, each on its own 60 seeds, of sides
+     * of equal strength that are not identical (another salt): decided by
+     * the verdict the coordinator computes (alpha 0.05, delta1 0.1,
+     * min_pairs 30). At most 2 promotions: P(X >= 3) = 0.020 for
+     * X ~ Bin(12, 0.05) (1 - 0.95^12 - 12 0.05 0.95^11 - 66 0.05^2 0.95^10),
+     * so a gate that promoted more often than alpha would show here. The
+     * sides differ: some pairs must be discordant. */
+    make_tmpdir();
+    sf_run_config cfg;
+    gate_config(&cfg, "{mode: fights, encounters: {strong: 1, elite: 1, boss: 1}}", 720,
+                "{evaluator: rollout, simulations: 3, trees: 1}",
+                "{evaluator: rollout, simulations: 3, trees: 1, salt: 9}");
+    sf_job_result res;
+    sf_shard_reader *r = play(&cfg, "batch", &res);
+    const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    ck_assert_uint_eq(m->n_gate_pairs, 720);
+    sf_gate_rule rule = sf_gate_rule_default();
+    rule.alpha = rule.beta = 0.05;
+    rule.delta1 = 0.1;
+    rule.min_pairs = 30;
+    rule.max_pairs = 60;
+    rule.boot_resamples = 0;
+    int promoted = 0, discordant = 0;
+    for (int g = 0; g < 12; g++) {
+        sf_gate_pair pairs[60];
+        for (int i = 0; i < 60; i++) {
+            const Spirefleet__GatePair *p = m->gate_pairs[g * 60 + i];
+            pairs[i] = (sf_gate_pair){.won_a = (uint8_t)p->won_candidate,
+                                      .won_b = (uint8_t)p->won_champion,
+                                      .y_a = p->y_candidate,
+                                      .y_b = p->y_champion,
+                                      .class_id = (int32_t)p->class_id};
+        }
+        sf_gate_verdict v;
+        sf_err e = {0};
+        ck_assert_msg(sf_gate_verdict_compute(pairs, 60, &rule, NULL, 0, NULL, 0, &v, &e) == SF_OK,
+                      "%s", e.msg);
+        ck_assert_int_ne(v.decision, SF_GATE_CONTINUE);
+        promoted += v.decision == SF_GATE_PROMOTE;
+        discordant += (int)(v.only_a + v.only_b);
+    }
+    ck_assert_int_le(promoted, 2);
+    ck_assert_int_gt(discordant, 0);
     sf_shard_reader_close(r);
     remove_tmpdir();
 }
