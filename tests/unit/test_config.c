@@ -371,8 +371,8 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "65688ffa1e6da7a75fcee0abe878de86141b8330ed4841584a0504e32b85cc94",
-     "d2e3d41b1dfec4d778778111ee977e8c2215bc0ed9b09df0cd6e5d9dc14dd7ed"},
+    {"configs/local.yaml", "d04f9ba785a49bead42493073a19360c27b924081b1b30d19dc9c9276d488e0f",
+     "b9923db3c00360b702930edd9f57f3515670a82393907019c2aa65dd4b1aed9f"},
     {"configs/fleet-example.yaml",
      "c6c01a6eaadb6330563800b3340fd27a2a9ba5d50f666c4fe272a68c3ee586d9",
      "03a66dc9762715f73ed64cbe09fe7869aad2cd701a85587f031a4836ccfaecff"},
