@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gate/stats.h"
 #include "sf_check.h"
 #include "sf_tmpdir.h"
-#include "gate/stats.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
@@ -202,12 +202,13 @@ static pair_tally tally(const sf_shard_reader *r) {
 
 START_TEST(gate_identical_sides_play_identical_games) {
     /* Same evaluator, same search, same salt: each pair plays the same
-     * fight twice with the same random streams, so the results are equal
-     * pair by pair; a gate job writes pairs and no labels. */
+     * fight twice, from the same rewards start, with the same random
+     * streams, so the results are equal pair by pair; a gate job writes
+     * pairs and no labels, and sums the champion's starts. */
     make_tmpdir();
     sf_run_config cfg;
-    gate_config(&cfg, "{mode: fights, encounters: {weak: 1, strong: 1, elite: 1}}", 12,
-                "{evaluator: rollout}", "{evaluator: rollout}");
+    gate_config(&cfg, "{mode: fights, start: rewards, encounters: {weak: 1, strong: 1, elite: 1}}",
+                12, "{evaluator: rollout}", "{evaluator: rollout}");
     sf_job_result res;
     sf_shard_reader *r = play(&cfg, "same", &res);
     ck_assert_uint_eq(res.records, 0);
@@ -216,6 +217,8 @@ START_TEST(gate_identical_sides_play_identical_games) {
     ck_assert_int_eq(t.pairs, 12);
     ck_assert_int_eq(t.same, 12);
     ck_assert_uint_eq(res.fights, 24); /* both sides, one fight per seed */
+    ck_assert_uint_eq(counter(r, "start.fights"), 12);
+    ck_assert_uint_gt(counter(r, "start.floor_sum"), 12);
     sf_shard_reader_close(r);
     remove_tmpdir();
 }
