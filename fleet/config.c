@@ -63,6 +63,7 @@
 #define EXEC     SF_CFG_EXEC
 #define SELFPLAY SF_CFG_SELFPLAY
 #define GATE     SF_CFG_GATE
+#define LOOP     SF_CFG_LOOP
 
 /* Every key, in the order `sf-fleet check` prints them. Columns: the YAML
  * path, the RunConfig field (NULL: the same as the path), the member, the
@@ -73,7 +74,7 @@ static const sf_config_key keys[] = {
     K_STR("run.name", "name", name, 1, NULL, NULL, REQ),
     K_STR("run.output_dir", "output_dir", output_dir, 1, NULL, "runs/<name>", EXEC),
     K_U64("run.seed", "run_seed", run_seed, 0, 1.8e19, "1", 0),
-    K_STR("run.kind", "kind", kind, 1, "selfplay|gate", "selfplay", 0),
+    K_STR("run.kind", "kind", kind, 1, "selfplay|gate|loop", "selfplay", 0),
     K_U64("seeds.start", "seed_start", seed_start, 0, 1.8e19, "0", 0),
     K_U64("seeds.count", "seed_count", seed_count, 1, 1e12, NULL, REQ),
     K_U32("seeds.job_size", "job_size", job_size, 1, 100000, "8", 0),
@@ -99,7 +100,7 @@ static const sf_config_key keys[] = {
     K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
     K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
     K_F64("search.gumbel_c_scale", NULL, search.gumbel_c_scale, 0, 1e6, "1", 0),
-    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", SELFPLAY),
+    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", SELFPLAY | LOOP),
     K_BOOL("search.clairvoyant", NULL, search.clairvoyant, "false", 0),
     K_F64("search.cvar_alpha", NULL, search.cvar_alpha, 0.001, 1, "1", 0),
     K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, "0", 0),
@@ -125,7 +126,7 @@ static const sf_config_key keys[] = {
           EXEC),
     K_U32("coordinator.metrics_port", NULL, coordinator.metrics_port, 0, 65535, "0", EXEC),
     K_I32("shard.zstd_level", NULL, shard.zstd_level, -7, 22, "3", EXEC),
-    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", SELFPLAY),
+    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", SELFPLAY | LOOP),
     K_STR("champion.evaluator", NULL, champion.evaluator, 1, "rollout|net", "rollout", GATE),
     K_STR("champion.bundle", NULL, champion.bundle, 0, NULL, NULL, EXEC | GATE),
     K_SHA256("champion.sha256", NULL, champion.sha256, NULL, GATE),
@@ -144,13 +145,15 @@ static const sf_config_key keys[] = {
     K_F64("candidate.widening_alpha", NULL, candidate.widening_alpha, -1, 1, "-1", GATE),
     K_STR("candidate.select", NULL, candidate.select, 1, "same|auto|uct|puct|gumbel", "same", GATE),
     K_U64("candidate.salt", NULL, candidate.salt, 0, 1.8e19, "0", GATE),
-    K_STR("gate.metric", NULL, gate.metric, 1, "win|score", "win", GATE),
-    K_F64("gate.alpha", NULL, gate.alpha, 1e-6, 0.5, "0.04", GATE),
-    K_F64("gate.beta", NULL, gate.beta, 1e-6, 0.5, "0.04", GATE),
-    K_F64("gate.delta0", NULL, gate.delta0, -0.999, 0.999, "0", GATE),
-    K_F64("gate.delta1", NULL, gate.delta1, -0.999, 0.999, "0.03", GATE),
-    K_U32("gate.min_pairs", NULL, gate.min_pairs, 1, 100000000, "200", GATE),
-    K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE),
+    K_STR("gate.metric", NULL, gate.metric, 1, "win|score", "win", GATE | LOOP),
+    K_F64("gate.alpha", NULL, gate.alpha, 1e-6, 0.5, "0.04", GATE | LOOP),
+    K_F64("gate.beta", NULL, gate.beta, 1e-6, 0.5, "0.04", GATE | LOOP),
+    K_F64("gate.delta0", NULL, gate.delta0, -0.999, 0.999, "0", GATE | LOOP),
+    K_F64("gate.delta1", NULL, gate.delta1, -0.999, 0.999, "0.03", GATE | LOOP),
+    K_U32("gate.min_pairs", NULL, gate.min_pairs, 1, 100000000, "200", GATE | LOOP),
+    K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE | LOOP),
+    K_U32("loop.generations", NULL, loop.generations, 1, 1000, "3", LOOP),
+    K_U64("loop.gate_seeds", NULL, loop.gate_seeds, 1, 1e12, "8000", LOOP),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -158,6 +161,7 @@ static const sf_config_key keys[] = {
 #undef EXEC
 #undef SELFPLAY
 #undef GATE
+#undef LOOP
 
 const sf_config_key *sf_config_schema(size_t *n) {
     *n = NKEYS;
@@ -574,11 +578,14 @@ static void rule_gate_seeds(const sf_run_config *c, const sf_config_key *k, rule
     if (!strcmp(c->kind, "gate") && c->gate.max_pairs > c->seed_count)
         broken(s, "%u pairs need as many seeds; seeds.count is %llu (one pair per seed)",
                c->gate.max_pairs, (unsigned long long)c->seed_count);
+    if (!strcmp(c->kind, "loop") && c->gate.max_pairs > c->loop.gate_seeds)
+        broken(s, "%u pairs need as many seeds; loop.gate_seeds is %llu (one pair per seed)",
+               c->gate.max_pairs, (unsigned long long)c->loop.gate_seeds);
 }
 
 static void rule_gate_job_size(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
     (void)k;
-    if (!strcmp(c->kind, "gate") && c->job_size > SF_CFG_GATE_JOB_SIZE_MAX)
+    if (strcmp(c->kind, "selfplay") && c->job_size > SF_CFG_GATE_JOB_SIZE_MAX)
         broken(s, "%u is above %u, the most pairs one gate job's manifest carries", c->job_size,
                SF_CFG_GATE_JOB_SIZE_MAX);
 }
@@ -686,16 +693,27 @@ static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
         rules[i].check(c, k, &s);
         n += s.broken;
     }
-    /* Keys of the other run kind: the flags of their rows say which. */
-    int gate = !strcmp(c->kind, "gate");
+    /* Keys of another run kind: the flags of their rows say which. */
+    unsigned kind = !strcmp(c->kind, "gate")   ? SF_CFG_GATE
+                    : !strcmp(c->kind, "loop") ? SF_CFG_LOOP
+                                               : SF_CFG_SELFPLAY;
     for (size_t i = 0; i < NKEYS; i++) {
-        unsigned other = gate ? SF_CFG_SELFPLAY : SF_CFG_GATE;
-        if (!(keys[i].flags & other) || !differs_from_default(c, &keys[i]))
+        unsigned kinds = keys[i].flags & SF_CFG_KINDS;
+        if (!kinds || (kinds & kind) || !differs_from_default(c, &keys[i]))
             continue;
         rule r = {keys[i].path, NULL, NULL};
         rule_sink s = {bad, bad_ctx, &r, 0};
-        broken(&s, "applies to run.kind %s only (this run is %s)", gate ? "selfplay" : "gate",
-               c->kind);
+        char names[40] = "";
+        static const struct {
+            unsigned bit;
+            const char *name;
+        } kind_names[] = {
+            {SF_CFG_SELFPLAY, "selfplay"}, {SF_CFG_GATE, "gate"}, {SF_CFG_LOOP, "loop"}};
+        for (size_t j = 0; j < sizeof kind_names / sizeof kind_names[0]; j++)
+            if (kinds & kind_names[j].bit)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? " and " : "", kind_names[j].name);
+        broken(&s, "applies to run.kind %s only (this run is %s)", names, c->kind);
         n += s.broken;
     }
     return n;

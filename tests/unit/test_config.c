@@ -371,19 +371,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "d04f9ba785a49bead42493073a19360c27b924081b1b30d19dc9c9276d488e0f",
-     "b9923db3c00360b702930edd9f57f3515670a82393907019c2aa65dd4b1aed9f"},
+    {"configs/local.yaml", "139302035095c8cb64df2331733631e94b94786b021cd81159063452f96be27a",
+     "61fafc1add8173e5ce02f51b28bf36dbc76015396ca947bde0393fa5bacb69ef"},
     {"configs/fleet-example.yaml",
-     "c6c01a6eaadb6330563800b3340fd27a2a9ba5d50f666c4fe272a68c3ee586d9",
-     "03a66dc9762715f73ed64cbe09fe7869aad2cd701a85587f031a4836ccfaecff"},
-    {"configs/local-net.yaml", "91d16172c58d6e7b5e6ea6a189c09b4d6b27d45e230b6f9f312da9b783665092",
-     "df6a65cfd0bd594dafe0e84c60c792c4bd72c1c3f93bd453f016f8cdbdb941b4"},
+     "bd9ed31dcd96756b5c11b45bc952630068b6889d9b12a16532764687a26cced6",
+     "32cadac519268c45292da4900703d6eef058a57c670e1a9fbe72663bce5d4d80"},
+    {"configs/local-net.yaml", "058cf67f8154fc19d7f2ae2b28e1fce5c3f016008c8d81b005a313ac60bb1134",
+     "b5b526c33530ed4169d98981fc06f6ea1138a7b0ef8c53d6a4baa6dd4f73a731"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "5c2312b6bc84c04237457fc6b2133bdc945862e3fe3408b7690c7c6082fde5de",
-     "e2f14c365944bf7cb9aecb46028555a98b29430a46c0f1bc2fa26518b45b580f"},
+     "461ce8c5e83c6f783ebe4cb2e511bbcff99ae39e8592a012c6e0fc5d3bbedb3e",
+     "65f9bbfde61d7b2dc26dd4a14947937f3f5f897711fd3db32378c87647c25d02"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "ef65ad4e0cc96b4048cb170edd86c464e5c7157c7ed9f2a8998ddb0d49768b69",
-     "ff1ca36c0fdb2f3a9b47883058a5f590f56d0572187895f9968d926efd629f73"},
+     "a57755673c90aeddd0b7530a161de5f5e88b3713ac3161e824a979c9e7fb95b9",
+     "edacc3cc60b2f387dcfdcbcb6b39d1d769d126c96c1e35870a1dbff5d90a8ed7"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
@@ -624,10 +624,12 @@ static int row_in_proto(const sf_config_key *k, const sf_run_config *c,
  * field the row names and comes back the same. In every-key.yaml each
  * value is non-zero, so a row the copy skipped could not pass. */
 START_TEST(every_row_round_trips_through_runconfig) {
-    /* every-key.yaml (self-play) and every-gate-key.yaml (a gate) together
-     * set every key: each file can set only its run kind's keys. */
+    /* every-key.yaml (self-play), every-gate-key.yaml (a gate) and
+     * every-loop-key.yaml (a loop) together set every key: each file can set
+     * only its run kind's keys. */
     const char *files[] = {"tests/fixtures/configs/good/every-key.yaml",
                            "tests/fixtures/configs/good/every-gate-key.yaml",
+                           "tests/fixtures/configs/good/every-loop-key.yaml",
                            "configs/local.yaml",
                            "configs/fleet-example.yaml",
                            "configs/local-net.yaml",
@@ -662,7 +664,7 @@ START_TEST(every_row_round_trips_through_runconfig) {
         for (size_t i = 0; i < nrows; i++) {
             ck_assert_msg(row_equal(&rows[i], &a, &b), "%s: %s changed on the way", what,
                           rows[i].path);
-            if (f < 2) {
+            if (f < 3) { /* the every-*-key files */
                 const char *v = (const char *)&a + rows[i].off;
                 int set = rows[i].type >= SF_CFG_ENCOUNTERS ? list_count(&rows[i], &a) > 0 : 0;
                 for (size_t j = 0; j < rows[i].size && !set; j++)
@@ -676,8 +678,8 @@ START_TEST(every_row_round_trips_through_runconfig) {
     }
     for (size_t i = 0; i < nrows; i++)
         ck_assert_msg(set_somewhere[i],
-                      "every-key.yaml / every-gate-key.yaml: %s is zero in "
-                      "both; give it a value",
+                      "every-key.yaml / every-gate-key.yaml / every-loop-key.yaml: %s is "
+                      "zero in all; give it a value",
                       rows[i].path);
     free(set_somewhere);
 }
