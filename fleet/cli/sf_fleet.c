@@ -33,6 +33,7 @@
 #include "common/io.h"
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
+#include "fleet/cli/cli.h"
 #include "worker/worker.h"
 
 /* The one piece of process-wide state: what the signal handler has seen.
@@ -81,6 +82,8 @@ static void usage(FILE *f) {
             "       sf-fleet stop ENDPOINT\n"
             "       sf-fleet check CONFIG\n"
             "       sf-fleet gate report RUN_DIR [--out DIR]\n"
+            "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
+            "       sf-fleet status RUN_DIR       a loop's state\n"
             "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
             "See docs/operator.md.\n");
 }
@@ -183,6 +186,9 @@ static int cmd_status(int argc, char **argv) {
     }
     Spirefleet__Envelope *env;
     Spirefleet__StatusReply *st;
+    struct stat dir_st;
+    if (stat(argv[1], &dir_st) == 0 && S_ISDIR(dir_st.st_mode))
+        return loop_status(argv[1]); /* a loop's run directory */
     if (!endpoint_arg_ok("status", argv[1]))
         return 2;
     sf_err err = {0};
@@ -388,7 +394,7 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
 
 /* A program built beside this one (<build root>/<dir>/<name>), else <name>
  * on PATH. */
-static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
+void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
     const char *slash = strrchr(self, '/');
     if (slash) {
         snprintf(out, cap, "%.*s/" TO_BUILD_ROOT "/%s/%s", (int)(slash - self), self, dir, name);
@@ -816,21 +822,25 @@ static int cmd_run(int argc, char **argv, const char *self) {
 /* sf-fleet gate report RUN_DIR [--out DIR]: the HTML report of a decided
  * gate (python -m spirefleet.gate_report, under Debian's python3, with the
  * package beside this program in the build tree when it is there). */
+void python_path(const char *self) {
+    char pkg[4200];
+    sibling(self, "python", "spirefleet", pkg, sizeof pkg);
+    char *slash = strrchr(pkg, '/');
+    if (!slash || access(pkg, F_OK) != 0)
+        return;
+    *slash = 0;
+    const char *old = getenv("PYTHONPATH");
+    char path[8400];
+    snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
+    setenv("PYTHONPATH", path, 1);
+}
+
 static int cmd_gate(int argc, char **argv, const char *self) {
     if (argc < 3 || strcmp(argv[1], "report")) {
         usage(stderr);
         return 2;
     }
-    char pkg[4200];
-    sibling(self, "python", "spirefleet", pkg, sizeof pkg);
-    char *slash = strrchr(pkg, '/');
-    if (slash && access(pkg, F_OK) == 0) {
-        *slash = 0;
-        const char *old = getenv("PYTHONPATH");
-        char path[8400];
-        snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
-        setenv("PYTHONPATH", path, 1);
-    }
+    python_path(self);
     char *args[8] = {"/usr/bin/python3", "-m", "spirefleet.gate_report"};
     int k = 3;
     for (int i = 2; i < argc && k < 7; i++)
@@ -867,6 +877,10 @@ int main(int argc, char **argv) {
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "gate"))
         return cmd_gate(argc - 1, argv + 1, self);
+    if (!strcmp(cmd, "loop")) {
+        install_signals();
+        return cmd_loop(argc - 1, argv + 1, self, &g_stop);
+    }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
