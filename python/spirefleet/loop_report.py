@@ -77,13 +77,41 @@ def learning_curve(state, out_dir):
     return xs
 
 
+def figures(state):
+    """One dict per generation: the figures docs/benchmarks.md reports
+    (labels, training time and validation losses against baselines, the
+    gate's verdict and paired score difference against the champion it
+    faced, seconds per stage)."""
+    rows = []
+    history = {h["generation"]: h for h in state.get("history", [])}
+    for g in state.get("generations", []):
+        t = g.get("train") or {}
+        h = history.get(g["generation"], {})
+        rows.append({"bench": "loop.generation", "generation": g["generation"],
+                     "labels": g.get("labels"), "selfplay_model": g.get("selfplay_model"),
+                     "val": t.get("val"), "baseline": t.get("baseline"),
+                     "train_records": t.get("train_records"),
+                     "verdict": h.get("verdict"), "against": h.get("champion"),
+                     "pairs": h.get("pairs"), "score_diff": h.get("score_diff"),
+                     "win_rate_diff": h.get("win_rate_diff"),
+                     "seconds": {k[:-8]: round(v, 1) for k, v in g.items()
+                                 if k.endswith("_seconds")}})
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m spirefleet.loop_report",
                                 description="A training loop's learning curve and gate reports.")
     p.add_argument("run_dir")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON line of figures per generation (docs/benchmarks.md)")
     a = p.parse_args(argv)
     try:
         state = load(a.run_dir)
+        if a.json:
+            for row in figures(state):
+                print(json.dumps(row, sort_keys=True))
+            return 0
         learning_curve(state, a.run_dir)
         for g in state.get("generations", []):
             d = os.path.join(a.run_dir, "gen%d" % g["generation"], "gate")
