@@ -206,8 +206,9 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     const char *why = NULL;
     if (h->protocol_version != SF_PROTOCOL_VERSION)
         why = "protocol version mismatch";
-    else if (!h->worker_id || !h->worker_id[0] || strlen(h->worker_id) >= CO_WORKER_ID_MAX)
-        why = "worker_id must be 1..63 characters";
+    else if (!sf_str_is_name(h->worker_id, CO_WORKER_ID_MAX - 1))
+        why = "worker_id must be 1..63 characters of A-Z a-z 0-9 . _ : @ + - (not starting "
+              "with '.')";
     else if (co->stopping)
         why = "the run is stopping";
     if (why) {
@@ -238,7 +239,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         w->ident_len = len;
     }
     snprintf(w->worker_id, sizeof w->worker_id, "%s", h->worker_id);
-    snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "");
+    sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
     w->threads = h->threads;
     w->hello = 1;
     /* A Hello from a new process under a known worker id (a restarted
@@ -404,8 +405,8 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         u->stats.simulations = o->stats->simulations;
         u->stats.fallbacks = o->stats->fallbacks;
     }
-    snprintf(u->path, sizeof u->path, "%s/job%06llu-%s.part", co->incoming_dir,
-             (unsigned long long)o->job_id, w->worker_id);
+    snprintf(u->path, sizeof u->path, "%s/job%06llu-w%d.part", co->incoming_dir,
+             (unsigned long long)o->job_id, wi);
     u->f = fopen(u->path, "wb");
     if (!u->f) {
         char why[SF_ERR_MSG_MAX];
@@ -561,7 +562,11 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
         return;
     }
     cjob *j = &co->jobs[f->job_id - 1];
-    const char *why = f->reason ? f->reason : "";
+    /* a reason comes from the network: printable and bounded before it
+     * reaches the log, the status or the ledger */
+    char why_buf[201];
+    sf_str_printable(why_buf, sizeof why_buf, f->reason);
+    const char *why = why_buf;
     if (j->state != JS_LEASED || j->worker != wi) {
         /* Only the lease holder's report counts: a late one (the lease
          * expired and the job moved on) or a forged one must not push a
@@ -573,12 +578,12 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
                (unsigned long long)f->job_id, co->workers[wi].worker_id);
         return;
     }
-    int abandoned = !strcmp(why, SF_JOB_ABANDONED);
+    int abandoned = f->reason && !strcmp(f->reason, SF_JOB_ABANDONED);
     if (!abandoned) {
         co->st.jobs_failed++;
         j->failures++;
-        snprintf(j->last_failure, sizeof j->last_failure, "%s", why);
-        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %s",
+        snprintf(j->last_failure, sizeof j->last_failure, "%.150s", why);
+        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %.130s",
                  (unsigned long long)j->id, why);
     }
     release_job(co, j, 0);
@@ -590,10 +595,9 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
                "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)",
                (unsigned long long)j->id, j->failures, why);
     }
-    /* a reason comes from the network: at most 200 bytes of it in the log */
-    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %.200s%s",
+    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %s%s",
            (unsigned long long)f->job_id, abandoned ? "abandoned" : "failed",
-           co->workers[wi].worker_id, why, strlen(why) > 200 ? "..." : "");
+           co->workers[wi].worker_id, why, f->reason && strlen(f->reason) > 200 ? "..." : "");
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {

@@ -628,6 +628,48 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
 }
 END_TEST
 
+/* Strings from the network never reach a log line, a status or a file
+ * name raw: a worker id that is not a plain name is refused at Hello (a
+ * newline in one used to end up in an upload's file name), and a failure
+ * reason cannot end its log line and forge the next one. */
+START_TEST(client_strings_cannot_forge_log_lines_or_file_names) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 4, NULL);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client c;
+    client_open(&c, co);
+    const char *bad_ids[] = {"evil\nid", "../../etc", ".hidden", "a b", "tab\tid", ""};
+    for (size_t k = 0; k < sizeof bad_ids / sizeof bad_ids[0]; k++) {
+        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+        h.protocol_version = SF_PROTOCOL_VERSION;
+        h.worker_id = (char *)bad_ids[k];
+        req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+        req.hello = &h;
+        Spirefleet__Envelope *r = rpc(co, &c, &req);
+        ck_assert_msg(r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL, "'%s' was welcomed",
+                      bad_ids[k]);
+        ck_assert_ptr_nonnull(strstr(r->refusal->reason, "worker_id must be"));
+        sf_wire_free(r);
+    }
+    hello(co, &c, "w1.host-2:pid@9");
+    Spirefleet__Envelope *r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    job_failed(co, &c, 1, "oops\ncoordinator: run run complete: 1 jobs\x1b[2J");
+    ck_assert_int_eq(log.n, 1); /* one line, not two */
+    ck_assert_msg(strstr(log.text, "coordinator: job 1 failed on w1.host-2:pid@9: "
+                                   "oops?coordinator: run run complete: 1 jobs?[2J\n"),
+                  "%s", log.text);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_ptr_null(strchr(st.last_failure, '\n'));
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 START_TEST(one_coordinator_per_output_dir) {
     sf_run_config cfg;
     make_cfg(&cfg, "run", 60, NULL);
