@@ -28,7 +28,11 @@
  *   different config (another digest) is refused.
  *
  * Untrusted input
- *   Every frame is decoded with sf_wire_decode(). Garbage, wrong versions,
+ *   Only the holder of a job's lease may upload its shard (a lease restored
+ *   from the ledger belongs to the worker id that held it); a worker id
+ *   must be a plain name (sf_str_is_name) and every other string a peer
+ *   sends is made printable (sf_str_printable) before a log line or a
+ *   status shows it. Every frame is decoded with sf_wire_decode(). Garbage, wrong versions,
  *   bad framing and out-of-order messages are counted (decode_errors /
  *   protocol_errors), answered with an ErrorReply where a reply is possible,
  *   and never crash or block the loop.

@@ -380,6 +380,21 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
         return;
     }
+    /* Only the lease holder uploads a job's shard (a lease restored from
+     * the ledger belongs to the worker id that held it): anyone else's
+     * shard, however well formed, is refused before a byte is stored. */
+    if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
+        j->worker = wi;
+    if (j->state != JS_LEASED || j->worker != wi) {
+        co->st.protocol_errors++;
+        co->st.shards_rejected++;
+        char why[160];
+        snprintf(why, sizeof why, "job %llu is not leased to %s: only its lease holder uploads it",
+                 (unsigned long long)o->job_id, w->worker_id);
+        sf_log(co->log, co->log_ctx, "coordinator: refused a shard offer: %s", why);
+        send_ack(co, wi, o->job_id, 0, 0, 0, why);
+        return;
+    }
     /* A worker writes both digests with sf_hex: the canonical spelling is the
      * only one on the wire (common.h), and the one the received file's are
      * compared with. */

@@ -360,9 +360,28 @@ START_TEST(late_and_bad_results) {
     ck_assert_uint_eq(st.jobs_done, 1);
     ck_assert_uint_eq(st.duplicates_dropped, 1);
     ck_assert_uint_eq(st.labels, 20);
-    /* a result for a job that is pending (never leased to anyone) is
-     * accepted: any copy of a job is the same */
+    /* a well-formed shard for a job nobody leased (a forged one carries
+     * the run's public ids and config digest just as well) is refused
+     * before a byte is stored; so is one for a job leased to another */
     r = send_shard(co, &c, 2, other, dig2, -1);
+    ck_assert(!r->shard_ack->ok && !r->shard_ack->send);
+    ck_assert_str_eq(r->shard_ack->reason, "job 2 is not leased to w1: only its lease holder "
+                                           "uploads it");
+    sf_wire_free(r);
+    Spirefleet__Envelope *j2 = request_job(co, &c); /* job 2, now w1's */
+    ck_assert_uint_eq(j2->job->job_id, 2);
+    sf_wire_free(j2);
+    client thief;
+    client_open(&thief, co);
+    hello(co, &thief, "w-thief");
+    r = send_shard(co, &thief, 2, other, dig2, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "not leased to w-thief"));
+    sf_wire_free(r);
+    client_close(&thief);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1);
+    r = send_shard(co, &c, 2, other, dig2, -1); /* the holder's copy lands */
     ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     client_close(&c);
@@ -511,12 +530,18 @@ START_TEST(expired_lease_is_reissued) {
     ck_assert_uint_eq(st.lease_expiries, 1);
     ck_assert_uint_eq(st.reissues, 1);
     ck_assert_uint_eq(st.workers_alive, 1);
-    /* a's late result is still accepted: the job is not done yet */
+    /* a's late result is refused: the lease is b's now (b's copy, the
+     * same bytes, is accepted) */
     char path[512];
     uint8_t dig[32];
     snprintf(path, sizeof path, "%s/late.shard", tmpdir);
     make_shard(co, 1, 100, 10, path, dig);
     r = send_shard(co, &a, 1, path, dig, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_str_eq(r->shard_ack->reason,
+                     "job 1 is not leased to wa: only its lease holder uploads it");
+    sf_wire_free(r);
+    r = send_shard(co, &b, 1, path, dig, -1);
     ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     client_close(&a);
