@@ -84,8 +84,9 @@ typedef struct sf_coord_status {
     uint64_t decode_errors, protocol_errors;
     uint64_t shards_rejected, duplicates_dropped, jobs_failed;
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
-    uint64_t jobs_quarantined; /* failed 5 times; the run cannot complete       */
-    char last_failure[160];    /* the latest JobFailed reason (for operators)   */
+    uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
+    uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
+    char last_failure[160];       /* the latest JobFailed reason (for operators)   */
     /* gate runs (gate = 1): the sequential test on the contiguous prefix of
      * pairs (docs/gate.md): pairs folded, the LLR and Wald's bounds, and
      * the decision ("continue" while provisional) */

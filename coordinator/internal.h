@@ -14,9 +14,10 @@
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 
-#define CO_WORKER_ID_MAX    64
-#define CO_MAX_UPLOAD_BYTES (4ull << 30) /* a shard larger than this is refused */
-#define CO_MAX_FAILURES     5            /* a job failing this often is not issued again */
+#define CO_WORKER_ID_MAX       64
+#define CO_MAX_UPLOAD_BYTES    (4ull << 30) /* a shard larger than this is refused */
+#define CO_MAX_FAILURES        3 /* a job that failed on this many workers is not issued again */
+#define CO_MAX_WORKER_FAILURES 5 /* a worker reporting this many failures gets no more leases */
 
 enum { JS_PENDING = 0, JS_LEASED = 1, JS_DONE = 2 };
 
@@ -24,10 +25,12 @@ typedef struct cjob {
     uint64_t id;
     uint64_t seed_start;
     uint32_t seed_count;
-    uint8_t state;     /* JS_*                                               */
-    uint8_t dirty;     /* changed since the last ledger commit               */
-    uint32_t attempt;  /* leases granted so far                              */
-    uint32_t failures; /* JobFailed reports other than abandonment (in memory) */
+    uint8_t state;                  /* JS_*                                               */
+    uint8_t dirty;                  /* changed since the last ledger commit               */
+    uint32_t attempt;               /* leases granted so far                              */
+    uint32_t failures;              /* distinct workers that reported it failed (in memory) */
+    int failed_by[CO_MAX_FAILURES]; /* their worker slots                  */
+    int quarantined;                /* failed on CO_MAX_FAILURES workers   */
     char last_failure[160];
     int worker;         /* index in the worker table while leased, else -1    */
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
@@ -67,6 +70,9 @@ typedef struct cworker {
     int alive;
     int hello; /* said Hello                                   */
     int told_complete;
+    uint32_t failures; /* failure reports for jobs it held                  */
+    int quarantined;   /* reached CO_MAX_WORKER_FAILURES: no more leases     */
+    char last_failure[160];
     upload up; /* at most one upload in flight per worker      */
 } cworker;
 

@@ -274,6 +274,21 @@ static int all_done(const sf_coordinator *co) {
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    if (w->quarantined) {
+        /* a worker whose jobs keep failing gets no more: the jobs go to
+         * others, so one bad (or hostile) worker cannot quarantine them */
+        Spirefleet__Refusal rf = SPIREFLEET__REFUSAL__INIT;
+        char why[320];
+        snprintf(why, sizeof why,
+                 "worker %s is quarantined after %u failure reports (last: %.120s); it gets "
+                 "no more jobs in this run",
+                 w->worker_id, w->failures, w->last_failure);
+        rf.reason = why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &rf;
+        queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
     if (all_done(co) || co->stopping) {
         Spirefleet__RunComplete rc = SPIREFLEET__RUN_COMPLETE__INIT;
         env.body_case = SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE;
@@ -596,18 +611,35 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
     int abandoned = f->reason && !strcmp(f->reason, SF_JOB_ABANDONED);
     if (!abandoned) {
         co->st.jobs_failed++;
-        j->failures++;
+        cworker *w = &co->workers[wi];
+        w->failures++;
+        snprintf(w->last_failure, sizeof w->last_failure, "%.150s", why);
+        if (w->failures >= CO_MAX_WORKER_FAILURES && !w->quarantined) {
+            w->quarantined = 1;
+            co->st.workers_quarantined++;
+            sf_log(co->log, co->log_ctx,
+                   "coordinator: worker %s quarantined after %u failure reports; it gets no "
+                   "more jobs",
+                   w->worker_id, w->failures);
+        }
+        /* a job counts each worker once: one worker cannot fail it out */
+        int seen = 0;
+        for (uint32_t k = 0; k < j->failures; k++)
+            seen |= j->failed_by[k] == wi;
+        if (!seen && j->failures < CO_MAX_FAILURES)
+            j->failed_by[j->failures++] = wi;
         snprintf(j->last_failure, sizeof j->last_failure, "%.150s", why);
         snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %.130s",
                  (unsigned long long)j->id, why);
     }
     release_job(co, j, 0);
-    if (j->failures >= CO_MAX_FAILURES) {
-        /* a job that fails every time is not issued again: the run then
-         * cannot complete, which status and sf-fleet report */
+    if (j->failures >= CO_MAX_FAILURES && !j->quarantined) {
+        /* a job that fails on every worker is not issued again: the run
+         * then cannot complete, which status and sf-fleet report */
+        j->quarantined = 1;
         co->jobs_quarantined++;
         sf_log(co->log, co->log_ctx,
-               "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)",
+               "coordinator: job %llu failed on %u workers; not issuing it again (last: %.200s)",
                (unsigned long long)j->id, j->failures, why);
     }
     sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %s%s",
@@ -638,6 +670,7 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->decode_errors = st.decode_errors;
     r->protocol_errors = st.protocol_errors;
     r->jobs_quarantined = st.jobs_quarantined;
+    r->workers_quarantined = st.workers_quarantined;
     r->last_failure = co->st.last_failure;
     if (st.gate) {
         r->gate = 1;

@@ -48,7 +48,7 @@ typedef struct loop {
     char base[LOOP_BASE_MAX + 1];   /* run.output_dir                   */
     char models[LOOP_BASE_MAX + 8]; /* <base>/models: the registry      */
     char evald_ep[128];             /* ipc://<base>/evald.sock          */
-    json_t *st;               /* loop.json                              */
+    json_t *st;                     /* loop.json                              */
     volatile sig_atomic_t *stop;
     pid_t evald;
 } loop;
@@ -198,8 +198,7 @@ static int write_config(const sf_run_config *c, const char *path, sf_err *err) {
     FILE *m = open_memstream(&text, &len);
     if (!m)
         return sf_err_set(err, SF_ENOMEM, "loop: out of memory");
-    fprintf(m, "# Written by sf-fleet loop from %s; do not edit (docs/loop.md).\n",
-            c->name);
+    fprintf(m, "# Written by sf-fleet loop from %s; do not edit (docs/loop.md).\n", c->name);
     sf_config_print(c, m);
     fclose(m);
     rc = sf_write_file_durable(path, text, len, err);
@@ -253,8 +252,7 @@ static int gate_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
     snprintf(c.kind, sizeof c.kind, "gate");
     snprintf(c.name, sizeof c.name, "%.40s-gate%d", l->cfg.name, g);
     snprintf(c.output_dir, sizeof c.output_dir, "%.150s/gen%d/gate", l->base, g);
-    c.seed_start = l->cfg.seed_start +
-                   (uint64_t)(l->cfg.loop.generations + 1) * l->cfg.seed_count +
+    c.seed_start = l->cfg.seed_start + (uint64_t)(l->cfg.loop.generations + 1) * l->cfg.seed_count +
                    (uint64_t)(g - 1) * l->cfg.loop.gate_seeds;
     c.seed_count = l->cfg.loop.gate_seeds;
     side(l, &c.champion, str_of(l->st, "champion"));
@@ -278,9 +276,20 @@ static int evald_up(loop *l, const char *sha, sf_err *err) {
     snprintf(batch, sizeof batch, "%u", l->cfg.evald.max_batch);
     snprintf(wait, sizeof wait, "%u", l->cfg.evald.max_wait_us);
     snprintf(log, sizeof log, "%s/logs/evald.log", l->base);
-    char *args[] = {prog,       "--backend",      l->cfg.evald.backend, "--bind", l->evald_ep,
-                    "--models", l->models,        "--model-idle-s",     "600",    "--max-batch",
-                    batch,      "--max-wait-us",  wait,                 NULL};
+    char *args[] = {prog,
+                    "--backend",
+                    l->cfg.evald.backend,
+                    "--bind",
+                    l->evald_ep,
+                    "--models",
+                    l->models,
+                    "--model-idle-s",
+                    "600",
+                    "--max-batch",
+                    batch,
+                    "--max-wait-us",
+                    wait,
+                    NULL};
     pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -367,9 +376,10 @@ static int stage_selfplay(loop *l, int g, sf_err *err) {
     char *args[] = {(char *)l->self, "run", path, NULL};
     int st = run_child(l, args, log, NULL);
     if (st != 0)
-        return st == 3 ? SF_ESTATE
-                       : sf_err_set(err, SF_EIO, "generation %d: self-play failed (exit %d); see %s",
-                                    g, st, log);
+        return st == 3
+                   ? SF_ESTATE
+                   : sf_err_set(err, SF_EIO, "generation %d: self-play failed (exit %d); see %s", g,
+                                st, log);
     snprintf(shards, sizeof shards, "%s/gen%d/selfplay/shards", l->base, g);
     json_t *r = gen_rec(l, g);
     json_object_set_new(r, "labels", json_integer((json_int_t)count_labels(shards)));
@@ -398,8 +408,7 @@ static json_t *last_json(const char *path) {
 }
 
 static int stage_train(loop *l, int g, sf_err *err) {
-    char cfg[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64], ck[SF_CFG_PATH + 64],
-        out[SF_CFG_PATH + 64];
+    char cfg[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64], ck[SF_CFG_PATH + 64], out[SF_CFG_PATH + 64];
     snprintf(cfg, sizeof cfg, "%s/gen%d/selfplay.yaml", l->base, g - 1);
     snprintf(ck, sizeof ck, "%s/gen%d/train", l->base, g);
     snprintf(out, sizeof out, "%s/gen%d/train.json", l->base, g);
@@ -426,8 +435,7 @@ static int stage_train(loop *l, int g, sf_err *err) {
         args[k++] = dirs[h];
     }
     args[k] = NULL;
-    fprintf(stderr, "loop: generation %d: training on generations %d..0 (log %s)\n", g, g - 1,
-            log);
+    fprintf(stderr, "loop: generation %d: training on generations %d..0 (log %s)\n", g, g - 1, log);
     python_path(l->self);
     double t0 = now_s();
     int st = run_child(l, args, log, out);
@@ -454,9 +462,15 @@ static int stage_export(loop *l, int g, sf_err *err) {
     snprintf(out, sizeof out, "%s/gen%d/export.json", l->base, g);
     snprintf(tmp, sizeof tmp, "%s/gen%d/candidate.safetensors", l->base, g);
     sf_config_digest(&l->cfg, digest);
-    char *args[] = {"/usr/bin/python3", "-m",  "spirefleet.export",
-                    (char *)ck,         tmp,   "--parent-sha256",
-                    (char *)str_of(l->st, "champion"), "--config-digest", digest,
+    char *args[] = {"/usr/bin/python3",
+                    "-m",
+                    "spirefleet.export",
+                    (char *)ck,
+                    tmp,
+                    "--parent-sha256",
+                    (char *)str_of(l->st, "champion"),
+                    "--config-digest",
+                    digest,
                     NULL};
     python_path(l->self);
     double t0 = now_s();
@@ -546,8 +560,8 @@ static int stage_decide(loop *l, int g, sf_err *err) {
     const char *verdict = str_of(v, "verdict");
     const char *cand = str_of(l->st, "candidate");
     json_t *h = json_pack("{s:i,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:s}", "generation", g, "candidate",
-                          cand, "champion", str_of(l->st, "champion"), "verdict", verdict,
-                          "pairs", json_object_get(v, "pairs"), "llr", json_object_get(v, "llr"),
+                          cand, "champion", str_of(l->st, "champion"), "verdict", verdict, "pairs",
+                          json_object_get(v, "pairs"), "llr", json_object_get(v, "llr"),
                           "score_diff", json_object_get(v, "score_diff"), "win_rate_diff",
                           json_object_get(v, "win_rate_diff"), "gate", path);
     json_array_append_new(json_object_get(l->st, "history"), h);
@@ -569,8 +583,9 @@ static void reports(loop *l) {
     char *args[] = {"/usr/bin/python3", "-m", "spirefleet.loop_report", l->base, NULL};
     python_path(l->self);
     if (run_child(l, args, log, NULL) == 0)
-        fprintf(stderr, "loop: learning curve %s/learning.png; gate reports "
-                        "%s/gen*/gate/gate/report.html\n",
+        fprintf(stderr,
+                "loop: learning curve %s/learning.png; gate reports "
+                "%s/gen*/gate/gate/report.html\n",
                 l->base, l->base);
     else
         fprintf(stderr, "loop: the reports failed; see %s\n", log);
@@ -592,8 +607,8 @@ int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *sto
         return 2;
     }
     if (strcmp(l.cfg.kind, "loop")) {
-        fprintf(stderr, "sf-fleet loop: %s: run.kind is %s; a loop needs run.kind: loop\n",
-                argv[1], l.cfg.kind);
+        fprintf(stderr, "sf-fleet loop: %s: run.kind is %s; a loop needs run.kind: loop\n", argv[1],
+                l.cfg.kind);
         return 2;
     }
     if (strlen(l.cfg.output_dir) > LOOP_BASE_MAX || strlen(l.cfg.output_dir) + 11 > 107) {
@@ -650,8 +665,9 @@ int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *sto
         fprintf(stderr, "loop: %s done: %d generations, champion %s\n", l.cfg.name, G,
                 str_of(l.st, "champion"));
     } else if (rc == SF_ESTATE && *stop) {
-        fprintf(stderr, "loop: stopped in generation %d, stage %s; run `sf-fleet loop %s` again "
-                        "to resume\n",
+        fprintf(stderr,
+                "loop: stopped in generation %d, stage %s; run `sf-fleet loop %s` again "
+                "to resume\n",
                 gen_of(&l), str_of(l.st, "stage"), argv[1]);
         code = 3;
     } else {
@@ -672,17 +688,18 @@ int loop_status(const char *dir) {
     json_error_t je;
     json_t *st = json_load_file(path, 0, &je);
     if (!st) {
-        fprintf(stderr, "sf-fleet status: %s: %s (a loop's run directory holds loop.json)\n",
-                path, je.text);
+        fprintf(stderr, "sf-fleet status: %s: %s (a loop's run directory holds loop.json)\n", path,
+                je.text);
         return 1;
     }
     printf("loop %s: generation %lld, stage %s, champion %s\n", str_of(st, "run"),
-           (long long)json_integer_value(json_object_get(st, "generation")),
-           str_of(st, "stage"), str_of(st, "champion"));
+           (long long)json_integer_value(json_object_get(st, "generation")), str_of(st, "stage"),
+           str_of(st, "champion"));
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(st, "generations"), i, r) {
-        printf("  gen %zu: labels %lld", i, (long long)json_integer_value(json_object_get(r, "labels")));
+        printf("  gen %zu: labels %lld", i,
+               (long long)json_integer_value(json_object_get(r, "labels")));
         json_t *val = json_object_get(json_object_get(r, "train"), "val");
         if (val)
             printf(", val value %.3f policy %.3f", json_number_value(json_object_get(val, "value")),

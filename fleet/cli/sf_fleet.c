@@ -669,9 +669,9 @@ static int run_stuck(fleet_run *r) {
     if (st->jobs_quarantined > 0 && st->jobs_leased == 0 &&
         st->jobs_pending == st->jobs_quarantined) {
         fprintf(stderr,
-                "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
+                "\nsf-fleet: %llu job(s) failed on %d workers each; the run cannot "
                 "complete. Last failure: %s\n",
-                (unsigned long long)st->jobs_quarantined, 5, st->last_failure);
+                (unsigned long long)st->jobs_quarantined, 3, st->last_failure);
         r->failed = 1;
         return 1;
     }

@@ -610,45 +610,93 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
     make_cfg_n(&cfg, "run", 60, 4, NULL); /* one job */
     log_lines log = {0};
     sf_coordinator *co = open_co_logged(&cfg, &log);
-    client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    client c[3];
+    const char *ids[3] = {"w1", "w2", "w3"};
+    for (int i = 0; i < 3; i++) {
+        client_open(&c[i], co);
+        hello(co, &c[i], ids[i]);
+    }
     /* abandoning (SIGTERM) is not a failure: job 1 comes back every time */
     for (int k = 0; k < 6; k++) {
-        Spirefleet__Envelope *r = request_job(co, &c);
+        Spirefleet__Envelope *r = request_job(co, &c[0]);
         ck_assert_uint_eq(r->job->job_id, 1);
         sf_wire_free(r);
-        job_failed(co, &c, 1, SF_JOB_ABANDONED);
+        job_failed(co, &c[0], 1, SF_JOB_ABANDONED);
     }
     sf_coord_status st;
     sf_coordinator_status(co, &st);
     ck_assert_uint_eq(st.jobs_failed, 0);
     ck_assert_uint_eq(st.jobs_quarantined, 0);
-    /* a real failure, five times: job 1 is not issued again */
-    for (int k = 0; k < 5; k++) {
-        Spirefleet__Envelope *r = request_job(co, &c);
+    /* a real failure on each of three workers: job 1 is not issued again */
+    for (int k = 0; k < 3; k++) {
+        Spirefleet__Envelope *r = request_job(co, &c[k]);
         ck_assert_uint_eq(r->job->job_id, 1);
         sf_wire_free(r);
-        job_failed(co, &c, 1, "disk full");
+        job_failed(co, &c[k], 1, "disk full");
+        sf_coordinator_status(co, &st);
+        ck_assert_uint_eq(st.jobs_quarantined, k == 2);
     }
-    sf_coordinator_status(co, &st);
-    ck_assert_uint_eq(st.jobs_failed, 5);
-    ck_assert_uint_eq(st.jobs_quarantined, 1);
+    ck_assert_uint_eq(st.jobs_failed, 3);
+    ck_assert_uint_eq(st.workers_quarantined, 0);
     ck_assert_str_eq(st.last_failure, "job 1: disk full");
     /* ... and says so through the caller's sink, one line each */
     ck_assert_msg(strstr(log.text, "coordinator: job 1 abandoned on w1: worker shutting down\n"),
                   "%s", log.text);
     ck_assert_msg(strstr(log.text,
-                         "coordinator: job 1 failed 5 times; not issuing it again "
-                         "(last: disk full)\ncoordinator: job 1 failed on w1: disk full\n"),
+                         "coordinator: job 1 failed on 3 workers; not issuing it again "
+                         "(last: disk full)\ncoordinator: job 1 failed on w3: disk full\n"),
                   "%s", log.text);
-    ck_assert_int_eq(log.n, 6 + 5 + 1);
+    ck_assert_int_eq(log.n, 6 + 3 + 1);
     ck_assert_uint_eq(st.jobs_pending, 1);
     ck_assert_int_eq(st.complete, 0);
-    Spirefleet__Envelope *r = request_job(co, &c); /* nothing to issue: wait */
+    Spirefleet__Envelope *r = request_job(co, &c[0]); /* nothing to issue: wait */
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
     sf_wire_free(r);
-    client_close(&c);
+    for (int i = 0; i < 3; i++)
+        client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* One worker that takes every job and reports it failed, as fast as it
+ * can: it is quarantined after 5 reports and gets no more jobs, and no job
+ * is quarantined (each counts a worker once); another worker then
+ * completes the run. */
+START_TEST(a_flood_of_failure_reports_quarantines_the_reporter_not_the_jobs) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 12, NULL); /* three jobs */
+    sf_coordinator *co = open_co(&cfg);
+    client bad, good;
+    client_open(&bad, co);
+    client_open(&good, co);
+    hello(co, &bad, "flooder");
+    hello(co, &good, "w-good");
+    int refused = 0;
+    for (int k = 0; k < 40 && !refused; k++) {
+        Spirefleet__Envelope *r = request_job(co, &bad);
+        if (r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL) {
+            ck_assert_ptr_nonnull(strstr(r->refusal->reason, "quarantined after 5 failure"));
+            refused = k;
+        } else {
+            ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+            job_failed(co, &bad, r->job->job_id, "forged failure");
+        }
+        sf_wire_free(r);
+    }
+    ck_assert_int_eq(refused, 5);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.workers_quarantined, 1);
+    ck_assert_uint_eq(st.jobs_quarantined, 0);
+    ck_assert_uint_eq(st.jobs_pending, 3);
+    /* every job still goes to the good worker */
+    for (uint64_t want = 1; want <= 3; want++) {
+        Spirefleet__Envelope *r = request_job(co, &good);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        sf_wire_free(r);
+    }
+    client_close(&bad);
+    client_close(&good);
     sf_coordinator_close(co);
 }
 END_TEST
