@@ -15,6 +15,7 @@
  * each named by the key it reports.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "engine/engine.h"
@@ -1003,6 +1005,67 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
     return SF_OK;
 }
 
+/* What the schema never reads but YAML would let through silently, checked
+ * on the whole document before any key is read (each reported with its
+ * line and column): a key given twice in any mapping (a section, a key, an
+ * encounter weight), an explicit tag other than the plain one of its node
+ * kind, a control character or NUL byte in a scalar, and nesting deeper
+ * than the schema's. `path` names where the node sits ("play.encounters"). */
+#define CONFIG_DEPTH_MAX 8
+static void check_node(ctx *x, const yaml_node_t *n, const char *path, int depth) {
+    static const char *const plain[] = {[YAML_SCALAR_NODE] = YAML_STR_TAG,
+                                        [YAML_SEQUENCE_NODE] = YAML_SEQ_TAG,
+                                        [YAML_MAPPING_NODE] = YAML_MAP_TAG};
+    if (!n)
+        return;
+    if (depth > CONFIG_DEPTH_MAX) {
+        fail(x, n, path, "nested deeper than %d levels (no key of the schema is)",
+             CONFIG_DEPTH_MAX);
+        return;
+    }
+    const char *tag = (const char *)n->tag;
+    if (n->type >= YAML_SCALAR_NODE && n->type <= YAML_MAPPING_NODE && tag &&
+        strcmp(tag, plain[n->type]))
+        fail(x, n, path, "YAML tag '%s' is not allowed (write the plain value)", tag);
+    if (n->type == YAML_SCALAR_NODE) {
+        const unsigned char *v = n->data.scalar.value;
+        for (size_t i = 0; i < n->data.scalar.length; i++)
+            if (v[i] < 0x20 || v[i] == 0x7f) {
+                fail(x, n, path, "a control character (byte 0x%02x at offset %zu) in a value", v[i],
+                     i);
+                break;
+            }
+        return;
+    }
+    if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++)
+            check_node(x, yaml_document_get_node(x->doc, *it), path, depth + 1);
+        return;
+    }
+    if (n->type != YAML_MAPPING_NODE)
+        return;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
+        const char *ks = scalar(k);
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s%s%s", path[0] == '(' ? "" : path, path[0] == '(' ? "" : ".",
+                 ks ? ks : "(key)");
+        /* a section's own keys: read_section says "given twice" */
+        for (yaml_node_pair_t *q = n->data.mapping.pairs.start; ks && depth >= 2 && q < p; q++) {
+            const yaml_node_t *k2 = yaml_document_get_node(x->doc, q->key);
+            const char *k2s = scalar(k2);
+            if (k2s && !strcmp(ks, k2s)) {
+                fail(x, k, sub, "given twice (first at line %zu); YAML would keep one silently",
+                     k2->start_mark.line + 1);
+                break;
+            }
+        }
+        check_node(x, k, sub, depth + 1);
+        check_node(x, yaml_document_get_node(x->doc, p->value), sub, depth + 1);
+    }
+}
+
 /* Whether `name` is a section: the first part of some row's path. */
 static int section_known(const char *name) {
     for (size_t i = 0; i < NKEYS; i++)
@@ -1062,8 +1125,20 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
             yaml_node_t *k = yaml_document_get_node(&doc, p->key);
             yaml_node_t *v = yaml_document_get_node(&doc, p->value);
             const char *ks = scalar(k);
-            if (ks && section_known(ks)) {
-                read_section(&x, ks, v);
+            const yaml_node_t *first = NULL;
+            for (yaml_node_pair_t *q = root->data.mapping.pairs.start; ks && q < p && !first; q++)
+                if (scalar(yaml_document_get_node(&doc, q->key)) &&
+                    !strcmp(scalar(yaml_document_get_node(&doc, q->key)), ks))
+                    first = yaml_document_get_node(&doc, q->key);
+            if (first) {
+                fail(&x, k, ks, "given twice (first at line %zu); YAML would keep one silently",
+                     first->start_mark.line + 1);
+            } else if (ks && section_known(ks)) {
+                int before = x.problems;
+                check_node(&x, k, ks, 1);
+                check_node(&x, v, ks, 1);
+                if (x.problems == before) /* tags, control bytes, depth: then the keys */
+                    read_section(&x, ks, v);
             } else {
                 char names[256];
                 section_names(names, sizeof names);
@@ -1109,25 +1184,43 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
     return sf_config_parse_all(text, len, origin, cfg, NULL, NULL, err);
 }
 
-/* The whole file into a new heap buffer (*buf, caller frees), at most 16 MiB. */
+/* The whole file into a new heap buffer (*buf, caller frees): a regular
+ * file of at most CONFIG_FILE_MAX bytes. */
+#define CONFIG_FILE_MAX (1 << 20)
 static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a FIFO or a device opens without waiting for a writer,
+     * and is then refused as not a regular file */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return sf_err_set(err, SF_EIO, "%s: is a directory, not a config file", path);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int is_dir = S_ISDIR(sb.st_mode);
+        close(fd);
+        return sf_err_set(err, SF_EIO, "%s: %s, not a config file", path,
+                          is_dir ? "is a directory" : "is not a regular file");
+    }
+    if (sb.st_size > CONFIG_FILE_MAX) {
+        close(fd);
+        return sf_err_set(err, SF_ECONFIG, "%s: %lld bytes; a config is at most %d", path,
+                          (long long)sb.st_size, CONFIG_FILE_MAX);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
         if (len + 4096 > cap) {
             cap = cap ? cap * 2 : 8192;
-            if (cap > (1u << 24)) {
+            if (cap > 2 * CONFIG_FILE_MAX + 8192) {
                 free(buf);
                 fclose(f);
-                return sf_err_set(err, SF_ECONFIG, "%s: larger than 16 MiB", path);
+                return sf_err_set(err, SF_ECONFIG, "%s: larger than %d bytes", path,
+                                  CONFIG_FILE_MAX);
             }
             char *nb = realloc(buf, cap);
             if (!nb) {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "fleet/config.h"
@@ -201,6 +203,26 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
         ck_assert_msg(strstr(e.msg, "inline.yaml:3:19: evald.endpoint: '") != NULL, "%s: %s",
                       bad[i], e.msg);
     }
+}
+END_TEST
+
+/* A config path that is not a regular file is refused at once: a FIFO
+ * used to block the tools until a writer came, a directory or a device
+ * is no config either. */
+START_TEST(non_regular_files_are_refused_without_blocking) {
+    char dir[] = "/tmp/sf-config-fifo-XXXXXX", fifo[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/c.yaml", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_config_load(fifo, &c, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "c.yaml: is not a regular file, not a config file"), "%s", e.msg);
+    ck_assert_int_eq(sf_config_load(dir, &c, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "is a directory"), "%s", e.msg);
+    ck_assert_int_eq(sf_config_load("/dev/zero", &c, &e), SF_EIO);
+    unlink(fifo);
+    rmdir(dir);
 }
 END_TEST
 
