@@ -1,5 +1,6 @@
 /* test_config.c — the fleet's YAML run configuration (fleet/config.h). */
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -371,19 +372,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "d04f9ba785a49bead42493073a19360c27b924081b1b30d19dc9c9276d488e0f",
-     "b9923db3c00360b702930edd9f57f3515670a82393907019c2aa65dd4b1aed9f"},
+    {"configs/local.yaml", "4a52544db6477661294206049d909aea8f88c22a9fce7f436881b24f56801fc7",
+     "2ae307ca5848b845994d83be7e3fe574b594ac0045c7880f994e18d9ba0b4e45"},
     {"configs/fleet-example.yaml",
-     "c6c01a6eaadb6330563800b3340fd27a2a9ba5d50f666c4fe272a68c3ee586d9",
-     "03a66dc9762715f73ed64cbe09fe7869aad2cd701a85587f031a4836ccfaecff"},
-    {"configs/local-net.yaml", "91d16172c58d6e7b5e6ea6a189c09b4d6b27d45e230b6f9f312da9b783665092",
-     "df6a65cfd0bd594dafe0e84c60c792c4bd72c1c3f93bd453f016f8cdbdb941b4"},
+     "b1daf21fcd9f23f59d3955381d0cbd90d604c2719c456d83b9f70d93b67e8985",
+     "98191934da433a73f25512700397e56e099229065916647e99463d25501c1ba2"},
+    {"configs/local-net.yaml", "66beb313d38e1033dc195d069b9b2c5473fd84d991784b01b8f102936e7627d0",
+     "14df85f1ccdd387c29d53637ab2dd9bd119accc98cc2930774cd9de43ea89518"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "5c2312b6bc84c04237457fc6b2133bdc945862e3fe3408b7690c7c6082fde5de",
-     "e2f14c365944bf7cb9aecb46028555a98b29430a46c0f1bc2fa26518b45b580f"},
+     "9e02e60a3089a4baf9e66516aceb7d1d5d2052eae32e9860941790c9ed729051",
+     "dea460945cc3dffffb29ab5db8f2c19507046c9562d61c3be8ce1eaeec621ffc"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "ef65ad4e0cc96b4048cb170edd86c464e5c7157c7ed9f2a8998ddb0d49768b69",
-     "ff1ca36c0fdb2f3a9b47883058a5f590f56d0572187895f9968d926efd629f73"},
+     "f0ca162be17a728a8f389df0fd0104192e36c4c07513418536fc9ff1b7d75ac7",
+     "cf2fb0405804afb2c9cdd0c111e698f48ba7099becd14308aadb9279a13af2ae"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
@@ -713,6 +714,98 @@ START_TEST(runconfig_values_are_checked_like_yaml) {
     ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
     ck_assert_str_eq(e.msg, "RunConfig.labels: the section is missing");
     free(s);
+}
+END_TEST
+
+/* sf_config_to_json (`sf-fleet check --json`): one object per section,
+ * every row's key in it with the struct's value; a u64 beyond jansson's
+ * integers as its decimal text. */
+START_TEST(json_config_has_every_row_with_its_value) {
+    sf_run_config c;
+    load_source_config("tests/fixtures/configs/good/every-key.yaml", &c);
+    char *text = sf_config_to_json(&c);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_null(strchr(text, '\n')); /* one line */
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    ck_assert_msg(root != NULL, "not JSON: %s", je.text);
+    size_t nrows, keys_seen = 0;
+    const sf_config_key *rows = sf_config_schema(&nrows);
+    for (size_t i = 0; i < nrows; i++) {
+        const sf_config_key *k = &rows[i];
+        const char *dot = strchr(k->path, '.');
+        char section[64];
+        snprintf(section, sizeof section, "%.*s", (int)(dot - k->path), k->path);
+        json_t *sec = json_object_get(root, section);
+        ck_assert_msg(json_is_object(sec), "%s: no section object", section);
+        json_t *v = json_object_get(sec, dot + 1);
+        ck_assert_msg(v != NULL, "%s: missing from the JSON", k->path);
+        keys_seen++;
+        const void *at = (const char *)&c + k->off;
+        switch (k->type) {
+        case SF_CFG_STR:
+        case SF_CFG_SHA256: ck_assert_str_eq(json_string_value(v), (const char *)at); break;
+        case SF_CFG_U32:
+            ck_assert_msg(json_is_integer(v) && json_integer_value(v) == *(const uint32_t *)at,
+                          "%s", k->path);
+            break;
+        case SF_CFG_U64:
+            ck_assert_msg(json_is_integer(v) &&
+                              (uint64_t)json_integer_value(v) == *(const uint64_t *)at,
+                          "%s", k->path);
+            break;
+        case SF_CFG_I32:
+            ck_assert_msg(json_is_integer(v) && json_integer_value(v) == *(const int *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_F64:
+            ck_assert_msg(json_is_real(v) && json_real_value(v) == *(const double *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_BOOL:
+            ck_assert_msg(json_is_boolean(v) && json_is_true(v) == !!*(const int *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_ENCOUNTERS:
+            ck_assert_msg(json_is_object(v) && (int)json_object_size(v) == list_count(k, &c), "%s",
+                          k->path);
+            break;
+        default:
+            ck_assert_msg(json_is_array(v) && (int)json_array_size(v) == list_count(k, &c), "%s",
+                          k->path);
+            break;
+        }
+    }
+    size_t in_json = 0;
+    const char *name;
+    json_t *sec;
+    json_object_foreach(root, name, sec) in_json += json_object_size(sec);
+    ck_assert_uint_eq(in_json, keys_seen); /* nothing but the rows */
+    json_t *t = json_object_get(root, "train");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "arch")), "base");
+    ck_assert_double_eq(json_real_value(json_object_get(t, "lr")), 0.0005);
+    json_t *cs = json_object_get(json_object_get(root, "search"), "c_schedule");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(cs, 0), "below")), 300);
+    ck_assert_ptr_null(json_object_get(json_array_get(cs, 2), "below"));
+    json_decref(root);
+    free(text);
+
+    sf_err e = {0};
+    ck_assert_int_eq(
+        parse_str("run: {name: d, seed: 18000000000000000000}\nseeds: {count: 1}\n", &c, &e),
+        SF_OK);
+    text = sf_config_to_json(&c);
+    ck_assert_ptr_nonnull(text);
+    root = json_loads(text, 0, &je);
+    ck_assert_ptr_nonnull(root);
+    t = json_object_get(root, "run");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "seed")), "18000000000000000000");
+    /* the defaults are filled in */
+    t = json_object_get(root, "train");
+    ck_assert_int_eq(json_integer_value(json_object_get(t, "steps")), 2000);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "arch")), "tiny");
+    json_decref(root);
+    free(text);
 }
 END_TEST
 
