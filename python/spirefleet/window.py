@@ -3,7 +3,8 @@ batched (docs/trainer.md, "Training from a config").
 
 * ``find_shards(paths)`` lists shards newest first: files as given, a
   directory's ``*.shard`` files (recursively) ordered by their manifests'
-  ``created_unix`` then job id, newest first. A ``.tmp`` or ``.part`` file
+  run id and job id, highest job first (never by a clock: the same shards
+  give the same window and the same training, whenever they were written). A ``.tmp`` or ``.part`` file
   is never a shard; a damaged ``.shard`` is an error naming the file.
   Shards without records (a gate job's pairs) are left out, and a shard
   found twice (the same content digest) counts once.
@@ -77,7 +78,7 @@ def find_shards(paths):
         p = os.fspath(p)
         if os.path.isdir(p):
             group = [shard_info(f) for f in _walk(p)]
-            group.sort(key=lambda i: (i["created_unix"], i["job_id"], i["path"]), reverse=True)
+            group.sort(key=lambda i: (i["run_id"], i["job_id"], i["digest"]), reverse=True)
         elif os.path.exists(p):
             group = [shard_info(p)]
         else:

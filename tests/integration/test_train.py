@@ -305,7 +305,7 @@ def killed_and_rerun_gives_the_same_weights_bit_for_bit():
 def window_takes_whole_shards_newest_first():
     found = find_shards([os.path.join(OUT, "shards")])
     assert len(found) == 2
-    key = [(i["created_unix"], i["job_id"]) for i in found]
+    key = [(i["run_id"], i["job_id"]) for i in found]  # never a clock
     assert key == sorted(key, reverse=True), key
     assert [i["path"] for i in select_window(found, 1)] == [found[0]["path"]]
     n0 = found[0]["labels"]
