@@ -1253,30 +1253,5 @@ START_TEST(random_play_tokens_are_in_vocabulary_and_range) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("engine-feat");
-    TCase *tc = tcase_create("feat");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, token_set_of_a_known_position);
-    tcase_add_test(tc, known_top_cards_are_their_own_tokens);
-    tcase_add_test(tc, playmath_strike_and_bash_through_strength_and_vulnerable);
-    tcase_add_test(tc, playmath_lethal_and_kills_all);
-    tcase_add_test(tc, playmath_cleave_over_two_lice);
-    tcase_add_test(tc, playmath_double_tap_twin_strike_meets_curl_up);
-    tcase_add_test(tc, playmath_hemokinesis_damage_is_fixed_before_its_hp_loss);
-    tcase_add_test(tc, playmath_block_through_dexterity_frail_and_feel_no_pain);
-    tcase_add_test(tc, playmath_end_turn_and_potions);
-    tcase_add_test(tc, playmath_perfected_strike_counts_strikes_in_every_pile);
-    tcase_add_test(tc, playmath_double_tap_copy_plays_where_the_first_play_left);
-    tcase_add_test(tc, playmath_agrees_with_the_engine_on_single_target_attacks);
-    tcase_add_test(tc, playmath_equals_what_playing_does_for_every_card);
-    tcase_add_test(tc, queries_point_at_the_acting_token_and_target);
-    tcase_add_test(tc, choice_queries_name_the_option_card_in_its_pile);
-    tcase_add_test(tc, bad_query_lists_are_refused);
-    tcase_add_test(tc, hidden_draw_order_and_rolls_do_not_change_tokens);
-    tcase_add_test(tc, known_top_card_is_visible_in_tokens);
-    tcase_add_test(tc, overflow_reports_efull_and_stays_in_bounds);
-    tcase_add_test(tc, random_play_tokens_are_in_vocabulary_and_range);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "engine-feat");
-}
+#include "test-engine-feat.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-feat", "feat", 120, NULL, NULL)

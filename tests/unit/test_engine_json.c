@@ -323,15 +323,5 @@ START_TEST(a_loaded_state_plays_on_identically) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("engine-json");
-    TCase *tc = tcase_create("json");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, round_trip_is_byte_identical_through_random_play);
-    tcase_add_test(tc, choice_screen_state_round_trips);
-    tcase_add_test(tc, readable_fields_describe_the_state);
-    tcase_add_test(tc, malformed_documents_get_clear_errors);
-    tcase_add_test(tc, a_loaded_state_plays_on_identically);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "engine-json");
-}
+#include "test-engine-json.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-json", "json", 120, NULL, NULL)

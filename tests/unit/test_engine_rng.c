@@ -141,6 +141,8 @@ static const struct {
     {123456789012345LL, {0, 1, 4, 2, 14, 68, 260, 996266494, 1748432479}},
 };
 
+SF_TCASE(java, 0);
+
 START_TEST(java_random_next_int_matches_jdk) {
     /* bounds 1, 2, 5, 10, 16, 100, 1000, 2^30, 2^31 - 1 (powers of two take
      * the multiply path, the rest the rejection loop) */
@@ -251,6 +253,8 @@ START_TEST(opening_shuffle_of_a_fight_uses_the_game_shuffle) {
 }
 END_TEST
 
+SF_TCASE(streams, 0);
+
 START_TEST(per_floor_streams_are_seeded_with_seed_plus_floor) {
     /* monsterHpRng, aiRng, shuffleRng, cardRandomRng, miscRng are each
      * new Random(seed + floorNum); potionRng is not per floor. The Jaw Worm
@@ -337,31 +341,5 @@ START_TEST(apply_reports_the_streams_it_advanced) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-rng");
-    TCase *t = tcase_create("xs128");
-    tcase_add_test(t, xs128_next_long_matches_libgdx);
-    tcase_add_test(t, random_n_is_next_int_n_plus_one);
-    tcase_add_test(t, random_range_is_inclusive);
-    tcase_add_test(t, random_boolean_is_low_bit);
-    tcase_add_test(t, random_float_and_boolean_p);
-    tcase_add_test(t, random_bounds_take_rejection_sampling_path);
-    tcase_add_test(t, random_long_counts_one_call);
-    suite_add_tcase(s, t);
-    t = tcase_create("java");
-    tcase_add_test(t, java_random_next_int_matches_jdk);
-    tcase_add_test(t, collections_shuffle_matches_jdk);
-    tcase_add_test(t, game_shuffle_chains_xs128_into_java_random);
-    tcase_add_test(t, opening_shuffle_of_a_fight_uses_the_game_shuffle);
-    suite_add_tcase(s, t);
-    t = tcase_create("streams");
-    tcase_add_test(t, per_floor_streams_are_seeded_with_seed_plus_floor);
-    tcase_add_test(t, reseed_touches_one_stream_only);
-    tcase_add_test(t, apply_reports_the_streams_it_advanced);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-rng");
-}
+#include "test-engine-rng.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-rng", "xs128", 0, NULL, NULL)

@@ -354,6 +354,53 @@ START_TEST(rest_heals_30_percent_of_max_hp_rounded_down) {
 }
 END_TEST
 
+/* The map model: its fixed rooms and placement rules always hold, and its
+ * statistics are the [sim] figures of §11 (elites per path 21/52/24/3 %,
+ * floor 6 elite 36 % / rest 52 %; means as fitted: 6.7 monster rooms,
+ * 0.6 "?" fights). */
+START_TEST(the_map_model_keeps_the_rules_and_the_sim_statistics) {
+    int elites[5] = {0}, f6_elite = 0, f6_rest = 0;
+    double monsters = 0, q_fights = 0;
+    for (int i = 0; i < N_SAMPLES; i++) {
+        sf_rng map = stream(0x3A9, i), ev = stream(0xE7E, i);
+        uint8_t rooms[RUN_BOSS_FLOOR + 1];
+        char path[RUN_BOSS_FLOOR + 1];
+        run_path_sample(&map, &ev, rooms, path);
+        ck_assert_int_eq(rooms[1], ROOM_MONSTER);
+        ck_assert_int_eq(rooms[9], ROOM_TREASURE);
+        ck_assert_int_eq(rooms[15], ROOM_REST);
+        ck_assert_int_eq(rooms[16], ROOM_BOSS);
+        int ne = 0;
+        for (int f = 1; f <= 15; f++) {
+            char c = path[f - 1];
+            if (f <= 5)
+                ck_assert(c != 'R' && c != 'E');
+            if (f == 14)
+                ck_assert(c != 'R');
+            if (f > 1 && (c == 'R' || c == '$' || c == 'E'))
+                ck_assert_msg(path[f - 2] != c, "floor %d repeats '%c' in %s", f, c, path);
+            ne += c == 'E';
+            monsters += c == 'M';
+            q_fights += c == 'm';
+        }
+        ck_assert_int_le(ne, 3);
+        elites[ne]++;
+        f6_elite += path[5] == 'E';
+        f6_rest += path[5] == 'R';
+    }
+    expect_freq(elites[0], N_SAMPLES, 0.21, "paths with no elite");
+    expect_freq(elites[1], N_SAMPLES, 0.52, "paths with 1 elite");
+    expect_freq(elites[2], N_SAMPLES, 0.24, "paths with 2 elites");
+    expect_freq(elites[3], N_SAMPLES, 0.03, "paths with 3 elites");
+    expect_freq(f6_elite, N_SAMPLES, 0.36, "floor 6 elite");
+    expect_freq(f6_rest, N_SAMPLES, 0.52, "floor 6 rest");
+    ck_assert_msg(fabs(monsters / N_SAMPLES - 6.7) < 0.15, "monster rooms %.2f",
+                  monsters / N_SAMPLES);
+    ck_assert_msg(fabs(q_fights / N_SAMPLES - 0.6) < 0.1, "\"?\" fights %.2f",
+                  q_fights / N_SAMPLES);
+}
+END_TEST
+
 /* A picker that heals at every rest site (remembering the HP it saw) and
  * otherwise takes nothing. */
 typedef struct healer {
@@ -372,6 +419,8 @@ static int pick_heal(void *ctx, const sf_start_choice *c, uint64_t *rng) {
     }
     return c->can_skip ? c->n_options : 0;
 }
+
+SF_TCASE(starts, 300);
 
 /* The boss fight follows the rest site of floor 15: its HP is the HP at
  * that rest plus floor(0.3 max HP), at most the maximum. */
@@ -492,53 +541,6 @@ START_TEST(fights_fall_where_their_class_is_met) {
             ck_assert_int_eq(d.fights, fights_before + elites_before);
             ck_assert_int_eq(d.elites, elites_before);
         }
-}
-END_TEST
-
-/* The map model: its fixed rooms and placement rules always hold, and its
- * statistics are the [sim] figures of §11 (elites per path 21/52/24/3 %,
- * floor 6 elite 36 % / rest 52 %; means as fitted: 6.7 monster rooms,
- * 0.6 "?" fights). */
-START_TEST(the_map_model_keeps_the_rules_and_the_sim_statistics) {
-    int elites[5] = {0}, f6_elite = 0, f6_rest = 0;
-    double monsters = 0, q_fights = 0;
-    for (int i = 0; i < N_SAMPLES; i++) {
-        sf_rng map = stream(0x3A9, i), ev = stream(0xE7E, i);
-        uint8_t rooms[RUN_BOSS_FLOOR + 1];
-        char path[RUN_BOSS_FLOOR + 1];
-        run_path_sample(&map, &ev, rooms, path);
-        ck_assert_int_eq(rooms[1], ROOM_MONSTER);
-        ck_assert_int_eq(rooms[9], ROOM_TREASURE);
-        ck_assert_int_eq(rooms[15], ROOM_REST);
-        ck_assert_int_eq(rooms[16], ROOM_BOSS);
-        int ne = 0;
-        for (int f = 1; f <= 15; f++) {
-            char c = path[f - 1];
-            if (f <= 5)
-                ck_assert(c != 'R' && c != 'E');
-            if (f == 14)
-                ck_assert(c != 'R');
-            if (f > 1 && (c == 'R' || c == '$' || c == 'E'))
-                ck_assert_msg(path[f - 2] != c, "floor %d repeats '%c' in %s", f, c, path);
-            ne += c == 'E';
-            monsters += c == 'M';
-            q_fights += c == 'm';
-        }
-        ck_assert_int_le(ne, 3);
-        elites[ne]++;
-        f6_elite += path[5] == 'E';
-        f6_rest += path[5] == 'R';
-    }
-    expect_freq(elites[0], N_SAMPLES, 0.21, "paths with no elite");
-    expect_freq(elites[1], N_SAMPLES, 0.52, "paths with 1 elite");
-    expect_freq(elites[2], N_SAMPLES, 0.24, "paths with 2 elites");
-    expect_freq(elites[3], N_SAMPLES, 0.03, "paths with 3 elites");
-    expect_freq(f6_elite, N_SAMPLES, 0.36, "floor 6 elite");
-    expect_freq(f6_rest, N_SAMPLES, 0.52, "floor 6 rest");
-    ck_assert_msg(fabs(monsters / N_SAMPLES - 6.7) < 0.15, "monster rooms %.2f",
-                  monsters / N_SAMPLES);
-    ck_assert_msg(fabs(q_fights / N_SAMPLES - 0.6) < 0.1, "\"?\" fights %.2f",
-                  q_fights / N_SAMPLES);
 }
 END_TEST
 
@@ -814,40 +816,5 @@ START_TEST(bad_options_and_bad_picks_are_refused_by_name) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-start");
-    TCase *t = tcase_create("rules");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, pools_hold_every_ironclad_card_once_at_its_rarity);
-    tcase_add_test(t, first_reward_rarities_follow_the_offset_b);
-    tcase_add_test(t, rarities_follow_b_across_a_sequence_of_rewards);
-    tcase_add_test(t, rewards_are_distinct_uniform_within_rarity_and_never_upgraded);
-    tcase_add_test(t, a_reward_draws_cardrng_in_the_game_order);
-    tcase_add_test(t, potion_drops_follow_40_plus_m);
-    tcase_add_test(t, potion_rarities_are_65_25_10_and_uniform_within);
-    tcase_add_test(t, elite_relic_tiers_are_50_33_17);
-    tcase_add_test(t, relic_pools_are_the_ironclad_pools);
-    tcase_add_test(t, rest_heals_30_percent_of_max_hp_rounded_down);
-    tcase_add_test(t, the_map_model_keeps_the_rules_and_the_sim_statistics);
-    suite_add_tcase(s, t);
-    t = tcase_create("starts");
-    tcase_set_timeout(t, 300);
-    tcase_add_test(t, a_start_after_a_rest_has_the_healed_hp);
-    tcase_add_test(t, decks_hold_only_cards_the_ironclad_pools_offer);
-    tcase_add_test(t, fights_fall_where_their_class_is_met);
-    tcase_add_test(t, the_same_seeds_give_the_same_start);
-    tcase_add_test(t, the_text_form_round_trips);
-    tcase_add_test(t, the_text_form_reads_a_hand_written_start);
-    tcase_add_test(t, the_text_form_refuses_bad_parts_by_name);
-    tcase_add_test(t, a_sampled_start_plays_like_the_same_spec_given_by_hand);
-    tcase_add_test(t, the_starter_start_is_the_default_spec);
-    tcase_add_test(t, start_and_picker_names_round_trip);
-    tcase_add_test(t, the_greedy_picker_follows_its_table);
-    tcase_add_test(t, bad_options_and_bad_picks_are_refused_by_name);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-start");
-}
+#include "test-engine-start.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-start", "rules", 120, NULL, NULL)

@@ -334,6 +334,8 @@ static void check_freq(const char *what, int got, double p) {
     ck_assert_msg(fabs(f - p) <= tol, "%s: %.4f, want %.4f +- %.4f", what, f, p, tol);
 }
 
+SF_TCASE(encounters, 120);
+
 START_TEST(two_louse_small_slimes_large_slime_coins) {
     int red = 0, spike_small = 0, acid_large = 0;
     for (int k = 0; k < N_SAMPLES; k++) {
@@ -456,31 +458,5 @@ START_TEST(thugs_construct_every_candidate) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-stats");
-    TCase *t = tcase_create("moves");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, jaw_worm_transitions);
-    tcase_add_test(t, louse_transitions);
-    tcase_add_test(t, acid_slime_medium_and_large_transitions);
-    tcase_add_test(t, acid_slime_small_first_move_is_a_coin);
-    tcase_add_test(t, spike_slime_medium_and_large_transitions);
-    tcase_add_test(t, fungi_beast_transitions);
-    tcase_add_test(t, slaver_transitions);
-    tcase_add_test(t, gremlin_nob_transitions);
-    tcase_add_test(t, looter_smoke_bomb_or_lunge_is_a_coin);
-    tcase_add_test(t, shield_gremlin_protect_target_is_uniform);
-    suite_add_tcase(s, t);
-    t = tcase_create("encounters");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, two_louse_small_slimes_large_slime_coins);
-    tcase_add_test(t, gremlin_gang_and_lots_of_slimes_draw_without_replacement);
-    tcase_add_test(t, thugs_and_wildlife_pick_uniformly_among_candidates);
-    tcase_add_test(t, thugs_construct_every_candidate);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-stats");
-}
+#include "test-engine-stats.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-stats", "moves", 120, NULL, NULL)

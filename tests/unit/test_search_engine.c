@@ -602,20 +602,5 @@ START_TEST(arena_memory_fits_the_budget) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-engine");
-    TCase *tc = tcase_create("engine");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, search_matches_exact_expectimax_on_a_small_fight);
-    tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
-    tcase_add_test(tc, one_simulation_follows_the_prior_on_the_engine);
-    tcase_add_test(tc, a_cut_off_rollout_scores_below_every_win);
-    tcase_add_test(tc, golden_search_results);
-    tcase_add_test(tc, result_bytes_do_not_depend_on_threads_or_scheduling);
-    tcase_add_test(tc, indistinguishable_truths_give_identical_results);
-    tcase_add_test(tc, two_orders_reaching_one_state_face_the_same_draws);
-    tcase_add_test(tc, no_allocation_per_simulation_on_the_engine);
-    tcase_add_test(tc, arena_memory_fits_the_budget);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "search-engine");
-}
+#include "test-search-engine.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-engine", "engine", 300, NULL, NULL)

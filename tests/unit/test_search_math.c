@@ -92,6 +92,8 @@ END_TEST
 
 /* ------------------------------------------------------------ selection */
 
+SF_TCASE(selection, 0);
+
 START_TEST(uct_score_by_hand) {
     ck_assert(isinf(sf_uct_score(0.3, 0, 10, 1.41)));
     /* 0.5 + 1.41*sqrt(ln 100 / 10) = 0.5 + 1.41*0.678614... = 1.456846 */
@@ -180,6 +182,8 @@ static void spec_10_2(double *prior, double *logit, uint32_t *n, double *q) {
     q[1] = 0.8;
     q[2] = q[3] = 0.0;
 }
+
+SF_TCASE(gumbel, 0);
 
 START_TEST(completed_q_and_vmix_match_spec_10_2) {
     double prior[4], logit[4], q[4], cq[4];
@@ -363,30 +367,5 @@ START_TEST(phases_expand_to_the_schedule) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-math");
-    TCase *v = tcase_create("values");
-    tcase_add_test(v, value_of_outcome_applies_the_label_contract);
-    tcase_add_test(v, cvar_matches_spec_10_4);
-    tcase_add_test(v, cvar_equals_rockafellar_uryasev_form);
-    tcase_add_test(v, band_rank_puts_uncertain_above_proven_loss);
-    suite_add_tcase(s, v);
-    TCase *sel = tcase_create("selection");
-    tcase_add_test(sel, uct_score_by_hand);
-    tcase_add_test(sel, uct_constant_follows_the_budget_table);
-    tcase_add_test(sel, puct_score_by_hand);
-    tcase_add_test(sel, puct_fpu_by_hand);
-    tcase_add_test(sel, widen_cap_matches_spec_10_3);
-    suite_add_tcase(s, sel);
-    TCase *g = tcase_create("gumbel");
-    tcase_add_test(g, completed_q_and_vmix_match_spec_10_2);
-    tcase_add_test(g, vmix_floors_a_zero_prior);
-    tcase_add_test(g, sigma_and_policy_match_spec_10_2_mctx_defaults);
-    tcase_add_test(g, sigma_and_policy_match_spec_10_2_known_bounds);
-    tcase_add_test(g, policy_equals_prior_when_q_is_flat);
-    tcase_add_test(g, policy_masks_invalid_actions);
-    tcase_add_test(g, sequential_halving_matches_spec_10_1);
-    tcase_add_test(g, phases_expand_to_the_schedule);
-    suite_add_tcase(s, g);
-    return sf_check_run(s, "search-math");
-}
+#include "test-search-math.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-math", "values", 0, NULL, NULL)

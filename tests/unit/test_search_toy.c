@@ -1042,32 +1042,5 @@ START_TEST(config_errors_name_the_field) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-toy");
-    TCase *tc = tcase_create("toy");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, search_matches_exact_expectimax);
-    tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
-    tcase_add_test(tc, result_bytes_do_not_depend_on_threads);
-    tcase_add_test(tc, step_and_feed_equal_the_synchronous_run);
-    tcase_add_test(tc, one_worker_multiplexes_many_searches_in_one_batch);
-    tcase_add_test(tc, requests_that_do_not_fit_come_with_the_next_step);
-    tcase_add_test(tc, root_statistics_are_summed_over_trees);
-    tcase_add_test(tc, indistinguishable_truths_give_identical_results);
-    tcase_add_test(tc, chance_draws_depend_on_identity_not_on_stream_history);
-    tcase_add_test(tc, widening_never_exceeds_the_cap);
-    tcase_add_test(tc, one_simulation_follows_the_prior);
-    tcase_add_test(tc, a_tiny_budget_follows_the_prior_order);
-    tcase_add_test(tc, transpositions_are_merged_and_counted);
-    tcase_add_test(tc, no_allocation_per_simulation);
-    tcase_add_test(tc, allocator_interface_gets_every_allocation);
-    tcase_add_test(tc, single_legal_action_is_not_searched);
-    tcase_add_test(tc, feed_rejects_bad_answers_and_stale_tickets);
-    tcase_add_test(tc, gumbel_root_spends_the_budget_by_sequential_halving);
-    tcase_add_test(tc, proven_loss_is_never_chosen);
-    tcase_add_test(tc, choice_rule_prefers_most_visited_within_margin_and_guards_end_turn);
-    tcase_add_test(tc, distributional_values_are_consistent);
-    tcase_add_test(tc, config_errors_name_the_field);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "search-toy");
-}
+#include "test-search-toy.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-toy", "toy", 120, NULL, NULL)
