@@ -59,8 +59,10 @@
 #define K_CSCHED(path, wire, m, n, def, flags) \
     K_LIST(SF_CFG_CSCHED, sf_cfg_csched *, path, wire, m, n, NULL, def, flags)
 
-#define REQ  SF_CFG_REQUIRED
-#define EXEC SF_CFG_EXEC
+#define REQ      SF_CFG_REQUIRED
+#define EXEC     SF_CFG_EXEC
+#define SELFPLAY SF_CFG_SELFPLAY
+#define GATE     SF_CFG_GATE
 
 /* Every key, in the order `sf-fleet check` prints them. Columns: the YAML
  * path, the RunConfig field (NULL: the same as the path), the member, the
@@ -71,7 +73,7 @@ static const sf_config_key keys[] = {
     K_STR("run.name", "name", name, 1, NULL, NULL, REQ),
     K_STR("run.output_dir", "output_dir", output_dir, 1, NULL, "runs/<name>", EXEC),
     K_U64("run.seed", "run_seed", run_seed, 0, 1.8e19, "1", 0),
-    K_STR("run.kind", "kind", kind, 1, "selfplay", "selfplay", 0),
+    K_STR("run.kind", "kind", kind, 1, "selfplay|gate", "selfplay", 0),
     K_U64("seeds.start", "seed_start", seed_start, 0, 1.8e19, "0", 0),
     K_U64("seeds.count", "seed_count", seed_count, 1, 1e12, NULL, REQ),
     K_U32("seeds.job_size", "job_size", job_size, 1, 100000, "8", 0),
@@ -83,6 +85,8 @@ static const sf_config_key keys[] = {
     K_U32("play.hp", NULL, play.hp, 1, 999, "80", 0),
     K_U32("play.max_hp", NULL, play.max_hp, 1, 999, "80", 0),
     K_U32("play.ascension", NULL, play.ascension, 0, SF_MAX_ASCENSION, "0", 0),
+    K_STR("play.start", NULL, play.start, 1, "starter|rewards", "starter", 0),
+    K_STR("play.picker", NULL, play.picker, 1, "random|greedy", "greedy", 0),
     K_U32("search.simulations", NULL, search.simulations, 1, 10000000, "200", 0),
     K_U32("search.trees", NULL, search.trees, 1, 64, "2", 0), /* SF_SEARCH_MAX_TREES */
     K_CSCHED("search.c_schedule", NULL, search.c_schedule, search.n_c_schedule,
@@ -90,7 +94,7 @@ static const sf_config_key keys[] = {
     K_F64("search.widening_c", NULL, search.widening_c, 0.01, 1000, "5.79", 0),
     K_F64("search.widening_alpha", NULL, search.widening_alpha, 0, 1, "0.44", 0),
     K_F64("search.rollout_tau", NULL, search.rollout_tau, 0.001, 1e6, "32", 0),
-    K_STR("search.evaluator", NULL, search.evaluator, 1, "rollout|net", "rollout", 0),
+    K_STR("search.evaluator", NULL, search.evaluator, 1, "rollout|net", "rollout", SELFPLAY),
     K_BOOL("search.gumbel", NULL, search.gumbel, "false", 0),
     K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
     K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
@@ -101,8 +105,8 @@ static const sf_config_key keys[] = {
     K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, "0", 0),
     K_U32("search.max_rollout_plies", NULL, search.max_rollout_plies, 1, 100000, "200", 0),
     /* the model is pinned by its SHA-256, not by where the file is */
-    K_STR("model.bundle", NULL, model.bundle, 0, NULL, NULL, EXEC),
-    K_SHA256("model.sha256", NULL, model.sha256, NULL, 0),
+    K_STR("model.bundle", NULL, model.bundle, 0, NULL, NULL, EXEC | SELFPLAY),
+    K_SHA256("model.sha256", NULL, model.sha256, NULL, SELFPLAY),
     K_STR("evald.endpoint", NULL, evald.endpoint, 1, NULL, "tcp://127.0.0.1:5557", EXEC),
     K_BOOL("evald.spawn", NULL, evald.spawn, "false", EXEC),
     K_STR("evald.backend", NULL, evald.backend, 1, "cpu|cuda", "cpu", EXEC),
@@ -121,12 +125,39 @@ static const sf_config_key keys[] = {
           EXEC),
     K_U32("coordinator.metrics_port", NULL, coordinator.metrics_port, 0, 65535, "0", EXEC),
     K_I32("shard.zstd_level", NULL, shard.zstd_level, -7, 22, "3", EXEC),
-    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", 0),
+    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", SELFPLAY),
+    K_STR("champion.evaluator", NULL, champion.evaluator, 1, "rollout|net", "rollout", GATE),
+    K_STR("champion.bundle", NULL, champion.bundle, 0, NULL, NULL, EXEC | GATE),
+    K_SHA256("champion.sha256", NULL, champion.sha256, NULL, GATE),
+    K_U32("champion.simulations", NULL, champion.simulations, 0, 10000000, "0", GATE),
+    K_U32("champion.trees", NULL, champion.trees, 0, 64, "0", GATE),
+    K_F64("champion.widening_c", NULL, champion.widening_c, 0, 1000, "0", GATE),
+    K_F64("champion.widening_alpha", NULL, champion.widening_alpha, -1, 1, "-1", GATE),
+    K_STR("champion.select", NULL, champion.select, 1, "same|auto|uct|puct|gumbel", "same", GATE),
+    K_U64("champion.salt", NULL, champion.salt, 0, 1.8e19, "0", GATE),
+    K_STR("candidate.evaluator", NULL, candidate.evaluator, 1, "rollout|net", "rollout", GATE),
+    K_STR("candidate.bundle", NULL, candidate.bundle, 0, NULL, NULL, EXEC | GATE),
+    K_SHA256("candidate.sha256", NULL, candidate.sha256, NULL, GATE),
+    K_U32("candidate.simulations", NULL, candidate.simulations, 0, 10000000, "0", GATE),
+    K_U32("candidate.trees", NULL, candidate.trees, 0, 64, "0", GATE),
+    K_F64("candidate.widening_c", NULL, candidate.widening_c, 0, 1000, "0", GATE),
+    K_F64("candidate.widening_alpha", NULL, candidate.widening_alpha, -1, 1, "-1", GATE),
+    K_STR("candidate.select", NULL, candidate.select, 1, "same|auto|uct|puct|gumbel", "same", GATE),
+    K_U64("candidate.salt", NULL, candidate.salt, 0, 1.8e19, "0", GATE),
+    K_STR("gate.metric", NULL, gate.metric, 1, "win|score", "win", GATE),
+    K_F64("gate.alpha", NULL, gate.alpha, 1e-6, 0.5, "0.04", GATE),
+    K_F64("gate.beta", NULL, gate.beta, 1e-6, 0.5, "0.04", GATE),
+    K_F64("gate.delta0", NULL, gate.delta0, -0.999, 0.999, "0", GATE),
+    K_F64("gate.delta1", NULL, gate.delta1, -0.999, 0.999, "0.03", GATE),
+    K_U32("gate.min_pairs", NULL, gate.min_pairs, 1, 100000000, "200", GATE),
+    K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 #undef REQ
 #undef EXEC
+#undef SELFPLAY
+#undef GATE
 
 const sf_config_key *sf_config_schema(size_t *n) {
     *n = NKEYS;
@@ -463,6 +494,95 @@ static void rule_encounters_need_fights(const sf_run_config *c, const sf_config_
                   "pools (remove it or set play.mode: fights)");
 }
 
+/* 1 when row k of c holds another value than the default. */
+static int differs_from_default(const sf_run_config *c, const sf_config_key *k) {
+    sf_run_config d;
+    sf_config_defaults(&d);
+    if (memcmp((const char *)c + k->off, (const char *)&d + k->off, k->size) != 0)
+        return 1;
+    return k->count_off && *(const int *)((const char *)c + k->count_off) !=
+                               *(const int *)((const char *)&d + k->count_off);
+}
+
+/* With play.start rewards the deck, relics, potions and HP come from the
+ * run prefix: a value given for them would be ignored, so it is refused. */
+static void rule_start_owns_the_deck(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    if (strcmp(c->play.start, "rewards"))
+        return;
+    if (differs_from_default(c, k))
+        broken(s, "applies to play.start starter only: a rewards start draws the deck, relics, "
+                  "potions and HP from its run prefix (docs/starts.md)");
+}
+
+static void rule_rewards_need_fights(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (!strcmp(c->play.start, "rewards") && strcmp(c->play.mode, "fights"))
+        broken(s, "rewards needs play.mode fights: a gauntlet is its own run from the starter "
+                  "deck");
+}
+
+static void rule_picker_needs_rewards(const sf_run_config *c, const sf_config_key *k,
+                                      rule_sink *s) {
+    (void)k;
+    if (strcmp(c->play.start, "rewards") && strcmp(c->play.picker, "greedy"))
+        broken(s, "applies to play.start rewards only (a starter start picks nothing)");
+}
+
+/* A gate side's network: pinned, with a file to load (as model.* for a
+ * self-play run with search.evaluator net). */
+static const struct sf_cfg_gate_side *side_of(const sf_run_config *c, const sf_config_key *k) {
+    return !strncmp(k->path, "candidate.", 10) ? &c->candidate : &c->champion;
+}
+
+static void rule_side_net_model(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    if (strcmp(c->kind, "gate") || strcmp(side_of(c, k)->evaluator, "net") || text_of(c, k)[0])
+        return;
+    broken(s, "required when this side's evaluator is net%s",
+           k->type == SF_CFG_SHA256 ? " (a 64-digit hex SHA-256)" : "");
+}
+
+static void rule_side_trees(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const struct sf_cfg_gate_side *g = side_of(c, k);
+    uint32_t sims = g->simulations ? g->simulations : c->search.simulations;
+    uint32_t trees = g->trees ? g->trees : c->search.trees;
+    if (!strcmp(c->kind, "gate") && trees > sims)
+        broken(s, "%u trees for %u simulations: each tree runs at least one simulation", trees,
+               sims);
+}
+
+static void rule_side_alpha(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    double a = side_of(c, k)->widening_alpha;
+    if (a != -1.0 && a < 0.0)
+        broken(s, "%g: -1 (search.widening_alpha) or a value in [0, 1]", a);
+}
+
+static void rule_gate_deltas(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (!(c->gate.delta0 < c->gate.delta1))
+        broken(s, "%g is not above gate.delta0 %g: the test needs delta0 < delta1", c->gate.delta1,
+               c->gate.delta0);
+}
+
+static void rule_gate_pairs(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->gate.min_pairs > c->gate.max_pairs)
+        broken(s, "%u is above gate.max_pairs %u", c->gate.min_pairs, c->gate.max_pairs);
+}
+
+static void rule_gate_seeds(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (!strcmp(c->kind, "gate") && c->gate.max_pairs > c->seed_count)
+        broken(s, "%u pairs need as many seeds; seeds.count is %llu (one pair per seed)",
+               c->gate.max_pairs, (unsigned long long)c->seed_count);
+}
+
+static void rule_gate_job_size(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (!strcmp(c->kind, "gate") && c->job_size > SF_CFG_GATE_JOB_SIZE_MAX)
+        broken(s, "%u is above %u, the most pairs one gate job's manifest carries", c->job_size,
+               SF_CFG_GATE_JOB_SIZE_MAX);
+}
+
 static void rule_trees_within_simulations(const sf_run_config *c, const sf_config_key *k,
                                           rule_sink *s) {
     (void)k;
@@ -526,6 +646,27 @@ static const rule rules[] = {
     {"play.potions", NULL, rule_potions_known},
     {"play.encounters", NULL, rule_encounters_valid},
     {"play.encounters", NULL, rule_encounters_need_fights},
+    {"play.deck", NULL, rule_start_owns_the_deck},
+    {"play.relics", NULL, rule_start_owns_the_deck},
+    {"play.potions", NULL, rule_start_owns_the_deck},
+    {"play.hp", NULL, rule_start_owns_the_deck},
+    {"play.max_hp", NULL, rule_start_owns_the_deck},
+    {"play.picker", NULL, rule_picker_needs_rewards},
+    {"play.start", NULL, rule_rewards_need_fights},
+    {"champion.bundle", NULL, rule_side_net_model},
+    {"champion.sha256", NULL, rule_side_net_model},
+    {"candidate.bundle", NULL, rule_side_net_model},
+    {"candidate.sha256", NULL, rule_side_net_model},
+    {"champion.trees", NULL, rule_side_trees},
+    {"candidate.trees", NULL, rule_side_trees},
+    {"champion.widening_alpha", NULL, rule_side_alpha},
+    {"candidate.widening_alpha", NULL, rule_side_alpha},
+    {"champion.sha256", NULL, rule_sha256_canonical},
+    {"candidate.sha256", NULL, rule_sha256_canonical},
+    {"gate.delta1", NULL, rule_gate_deltas},
+    {"gate.min_pairs", NULL, rule_gate_pairs},
+    {"gate.max_pairs", NULL, rule_gate_seeds},
+    {"seeds.job_size", NULL, rule_gate_job_size},
     {"search.trees", NULL, rule_trees_within_simulations},
     {"search.c_schedule", NULL, rule_c_schedule_increases},
     {"model.bundle", NULL, rule_bundle_for_net},
@@ -543,6 +684,18 @@ static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
             continue;
         rule_sink s = {bad, bad_ctx, &rules[i], 0};
         rules[i].check(c, k, &s);
+        n += s.broken;
+    }
+    /* Keys of the other run kind: the flags of their rows say which. */
+    int gate = !strcmp(c->kind, "gate");
+    for (size_t i = 0; i < NKEYS; i++) {
+        unsigned other = gate ? SF_CFG_SELFPLAY : SF_CFG_GATE;
+        if (!(keys[i].flags & other) || !differs_from_default(c, &keys[i]))
+            continue;
+        rule r = {keys[i].path, NULL, NULL};
+        rule_sink s = {bad, bad_ctx, &r, 0};
+        broken(&s, "applies to run.kind %s only (this run is %s)", gate ? "selfplay" : "gate",
+               c->kind);
         n += s.broken;
     }
     return n;

@@ -44,6 +44,10 @@
 #define SF_CFG_MAX_CSCHED     8
 #define SF_CFG_MAX_RELICS     12
 #define SF_CFG_MAX_POTIONS    3
+/* A gate job's pairs travel in its shard's manifest (one GatePair per seed,
+ * under 100 bytes each), so a gate run's seeds.job_size is bounded to keep
+ * the manifest far below its 1 MiB limit (shard/internal.h). */
+#define SF_CFG_GATE_JOB_SIZE_MAX 4096
 
 typedef struct sf_cfg_encounter {
     int id;        /* engine encounter id                                  */
@@ -72,6 +76,8 @@ typedef struct sf_run_config {
         int n_potions;
         char potions[SF_CFG_MAX_POTIONS][SF_CFG_NAME];
         uint32_t hp, max_hp, ascension;
+        char start[16];  /* "starter" | "rewards": where each fight starts    */
+        char picker[16]; /* "random" | "greedy": the rewards prefix's picker  */
     } play;
     struct {
         uint32_t simulations, trees;
@@ -110,7 +116,29 @@ typedef struct sf_run_config {
     struct {
         char unsearched[8]; /* "drop" | "keep": decisions with one legal action */
     } labels;
+    /* run.kind gate: the two sides (champion = side 0, candidate = side 1)
+     * and the decision rule (docs/gate.md). A side's 0 / -1 / "same" takes
+     * the search section's value (sf_config_gate_side_search). */
+    struct sf_cfg_gate_side {
+        char evaluator[16]; /* "rollout" | "net"                            */
+        char bundle[SF_CFG_PATH];
+        char sha256[65];
+        uint32_t simulations, trees;
+        double widening_c, widening_alpha;
+        char select[16]; /* "same" | "auto" | "uct" | "puct" | "gumbel"       */
+        uint64_t salt;
+    } champion, candidate;
+    struct {
+        char metric[8]; /* "win" | "score"                                  */
+        double alpha, beta, delta0, delta1;
+        uint32_t min_pairs, max_pairs;
+    } gate;
 } sf_run_config;
+
+/* The side of a gate run: 0 = champion, 1 = candidate. */
+static inline const struct sf_cfg_gate_side *sf_config_gate_side(const sf_run_config *c, int side) {
+    return side ? &c->candidate : &c->champion;
+}
 
 /* Fill every field with its default (docs/operator.md lists them). The
  * required fields (run.name, seeds.count) are left empty/zero. */
@@ -162,9 +190,11 @@ typedef union sf_config_section {
     Spirefleet__CoordinatorConfig coordinator;
     Spirefleet__ShardConfig shard;
     Spirefleet__LabelsConfig labels;
+    Spirefleet__GateSide side;
+    Spirefleet__GateConfig gate;
 } sf_config_section;
 
-#define SF_CFG_SECTIONS  12
+#define SF_CFG_SECTIONS  14
 #define SF_CFG_MAX_NAMES (SF_CFG_MAX_RELICS + SF_CFG_MAX_POTIONS) /* all name lists together */
 
 /* The storage of sf_config_to_proto()'s message and its parts. */
@@ -219,6 +249,10 @@ typedef enum sf_config_type {
  * digest. */
 #define SF_CFG_REQUIRED 1u /* a file must give it; it has no default */
 #define SF_CFG_EXEC     2u
+/* Keys of one run kind: a value other than the default under the other
+ * kind would be ignored, so it is refused (naming the kind it needs). */
+#define SF_CFG_SELFPLAY 4u /* run.kind selfplay only (the labels, the model) */
+#define SF_CFG_GATE     8u /* run.kind gate only (the sides, the rule)       */
 
 typedef struct sf_config_key {
     const char *path; /* the YAML key, "section.key" */

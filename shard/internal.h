@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include <protobuf-c/protobuf-c.h>
+#include <sodium.h>
 #include <zstd.h>
 
 #include "proto/pbuf.h"
@@ -78,6 +79,12 @@ static inline void sf_put_le64(uint8_t *p, uint64_t v) {
     sf_put_le32(p, (uint32_t)v);
     sf_put_le32(p + 4, (uint32_t)(v >> 32));
 }
+
+/* Add one gate pair to a content digest: its packed length (u64
+ * little-endian) and bytes, as records are hashed. `scratch` grows to fit.
+ * SF_ENOMEM when it cannot. */
+int sf_shard_hash_gate_pair(crypto_hash_sha256_state *sha, const Spirefleet__GatePair *pair,
+                            sf_buf *scratch, sf_err *err);
 static inline void sf_put_be64(uint8_t *p, uint64_t v) {
     for (int k = 7; k >= 0; k--) {
         p[k] = (uint8_t)v;

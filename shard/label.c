@@ -262,3 +262,19 @@ int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAl
     *out = rec;
     return SF_OK;
 }
+
+/* ---- gate pairs in the content digest ------------------------------------- */
+
+int sf_shard_hash_gate_pair(crypto_hash_sha256_state *sha, const Spirefleet__GatePair *pair,
+                            sf_buf *scratch, sf_err *err) {
+    size_t n = spirefleet__gate_pair__get_packed_size(pair);
+    scratch->len = 0;
+    if (sf_buf_reserve(scratch, n, NULL) < 0)
+        return sf_err_set(err, SF_ENOMEM, "gate pair: out of memory");
+    scratch->len = spirefleet__gate_pair__pack(pair, scratch->p);
+    uint8_t lenle[8];
+    sf_put_le64(lenle, scratch->len);
+    crypto_hash_sha256_update(sha, lenle, sizeof lenle);
+    crypto_hash_sha256_update(sha, scratch->p, scratch->len);
+    return SF_OK;
+}

@@ -163,6 +163,20 @@ const char *sf_shard_writer_temp_path(const sf_shard_writer *w);
 int sf_shard_writer_seal(sf_shard_writer *w, const Spirefleet__JobStats *stats,
                          uint8_t digest[SF_SHARD_DIGEST_BYTES], sf_err *err);
 
+/* A gate job's pair (proto/label.proto GatePair): kept, written into the
+ * manifest's gate_pairs at seal and hashed into the content digest after the
+ * records, in the order added. Pairs go in increasing game_seed order, one
+ * per seed; the encounter name is copied (shorter than
+ * SF_SHARD_GATE_ENCOUNTER_MAX bytes). Errors: SF_EINVAL for a pair out of
+ * order or out of range (class 0..4, scores in [0, 1]; the writer stays
+ * usable), SF_ENOMEM, SF_ESTATE after an earlier failure. */
+#define SF_SHARD_GATE_ENCOUNTER_MAX 64
+int sf_shard_writer_add_gate_pair(sf_shard_writer *w, const Spirefleet__GatePair *pair,
+                                  sf_err *err);
+
+/* Pairs added so far. */
+uint64_t sf_shard_writer_gate_pairs(const sf_shard_writer *w);
+
 /* Discard the shard: remove the temporary file and free `w` (NULL is a
  * no-op). */
 void sf_shard_writer_abort(sf_shard_writer *w);

@@ -184,6 +184,27 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
             smax = ids->game_seed;
         rep->records = i + 1;
     }
+    /* a gate shard's pairs, after the records, in seed order */
+    sf_buf scratch = {0};
+    for (size_t k = 0; k < m->n_gate_pairs && rc == SF_OK; k++) {
+        const Spirefleet__GatePair *p = m->gate_pairs[k];
+        rc = sf_shard_hash_gate_pair(&sha, p, &scratch, err);
+        if (n == 0 && k == 0)
+            smin = smax = p->game_seed;
+        if (p->game_seed < smin)
+            smin = p->game_seed;
+        if (p->game_seed > smax)
+            smax = p->game_seed;
+        if (rc == SF_OK && k > 0 && p->game_seed <= m->gate_pairs[k - 1]->game_seed)
+            rc = sf_err_set(err, SF_ECORRUPT,
+                            "%s: gate pair %zu (seed %llu) is not after seed "
+                            "%llu: one pair per seed, in seed order",
+                            path, k, (unsigned long long)p->game_seed,
+                            (unsigned long long)m->gate_pairs[k - 1]->game_seed);
+    }
+    free(scratch.p);
+    if (rc < 0)
+        goto out;
     crypto_hash_sha256_final(&sha, rep->digest);
     if (sodium_memcmp(rep->digest, m->content_digest.data, SF_SHARD_DIGEST_BYTES) != 0) {
         char want[65], got[65];
@@ -197,10 +218,10 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
                         "%llu / %llu",
                         path, (unsigned long long)raw_bytes, (unsigned long long)payload,
                         (unsigned long long)m->raw_bytes, (unsigned long long)m->payload_bytes);
-    } else if (n > 0 && (smin != m->seed_first || smax != m->seed_last)) {
+    } else if ((n > 0 || m->n_gate_pairs > 0) && (smin != m->seed_first || smax != m->seed_last)) {
         rc = sf_err_set(err, SF_ECORRUPT,
-                        "%s: records span seeds %llu..%llu, the manifest says %llu..%llu", path,
-                        (unsigned long long)smin, (unsigned long long)smax,
+                        "%s: records and pairs span seeds %llu..%llu, the manifest says %llu..%llu",
+                        path, (unsigned long long)smin, (unsigned long long)smax,
                         (unsigned long long)m->seed_first, (unsigned long long)m->seed_last);
     }
 out:

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
+#include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,12 @@ struct sf_shard_writer {
 
     uint64_t count, blocks, raw_bytes, payload_bytes, seed_min, seed_max;
     int failed;
+
+    /* a gate job's pairs (sf_shard_writer_add_gate_pair), hashed at seal */
+    Spirefleet__GatePair *pairs;
+    Spirefleet__GatePair **pair_ptr;
+    char (*pair_enc)[SF_SHARD_GATE_ENCOUNTER_MAX];
+    size_t n_pairs, pairs_cap;
 };
 
 static char *dup_or_empty(const char *s) {
@@ -66,6 +73,9 @@ static void writer_free(sf_shard_writer *w) {
     sf_buf_free(&w->pending);
     free(w->ends);
     free(w->queue);
+    free(w->pairs);
+    free(w->pair_ptr);
+    free(w->pair_enc);
     free(w->path);
     free(w->temp);
     free(w->run_id);
@@ -363,6 +373,56 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     return SF_OK;
 }
 
+int sf_shard_writer_add_gate_pair(sf_shard_writer *w, const Spirefleet__GatePair *pair,
+                                  sf_err *err) {
+    if (!w || !pair)
+        return sf_err_set(err, SF_EINVAL, "gate pair: NULL");
+    if (w->failed)
+        return sf_err_set(err, SF_ESTATE, "%s: the writer failed earlier", w->temp);
+    const char *enc = pair->encounter ? pair->encounter : "";
+    if (strlen(enc) >= SF_SHARD_GATE_ENCOUNTER_MAX || pair->class_id > 4 ||
+        !isfinite(pair->y_champion) || !isfinite(pair->y_candidate) || pair->y_champion < 0 ||
+        pair->y_champion > 1 || pair->y_candidate < 0 || pair->y_candidate > 1)
+        return sf_err_set(err, SF_EINVAL,
+                          "%s: gate pair of seed %llu: class %u, encounter of %zu bytes, scores "
+                          "%g / %g (class 0..4, scores in [0, 1])",
+                          w->temp, (unsigned long long)pair->game_seed, pair->class_id, strlen(enc),
+                          (double)pair->y_champion, (double)pair->y_candidate);
+    if (w->n_pairs > 0 && pair->game_seed <= w->pairs[w->n_pairs - 1].game_seed)
+        return sf_err_set(err, SF_EINVAL,
+                          "%s: gate pair of seed %llu after seed %llu: pairs go "
+                          "in seed order, one per seed",
+                          w->temp, (unsigned long long)pair->game_seed,
+                          (unsigned long long)w->pairs[w->n_pairs - 1].game_seed);
+    if (w->n_pairs == w->pairs_cap) {
+        size_t cap = w->pairs_cap ? 2 * w->pairs_cap : 64;
+        Spirefleet__GatePair *p = realloc(w->pairs, cap * sizeof *p);
+        if (p)
+            w->pairs = p;
+        char(*e)[SF_SHARD_GATE_ENCOUNTER_MAX] = p ? realloc(w->pair_enc, cap * sizeof *e) : NULL;
+        if (e)
+            w->pair_enc = e;
+        if (!p || !e)
+            return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+        w->pairs_cap = cap;
+    }
+    Spirefleet__GatePair *q = &w->pairs[w->n_pairs];
+    *q = *pair;
+    snprintf(w->pair_enc[w->n_pairs], SF_SHARD_GATE_ENCOUNTER_MAX, "%s", enc);
+    q->encounter = NULL; /* pointed at pair_enc when the manifest is built */
+    uint64_t seed = pair->game_seed;
+    if ((w->count == 0 && w->n_pairs == 0) || seed < w->seed_min)
+        w->seed_min = seed;
+    if ((w->count == 0 && w->n_pairs == 0) || seed > w->seed_max)
+        w->seed_max = seed;
+    w->n_pairs++;
+    return SF_OK;
+}
+
+uint64_t sf_shard_writer_gate_pairs(const sf_shard_writer *w) {
+    return w->n_pairs;
+}
+
 void sf_shard_writer_abort(sf_shard_writer *w) {
     if (!w)
         return;
@@ -456,6 +516,17 @@ static int build_manifest(sf_shard_writer *w, const Spirefleet__JobStats *stats,
     m.raw_bytes = w->raw_bytes;
     m.payload_bytes = w->payload_bytes;
     m.stats = (Spirefleet__JobStats *)stats;
+    if (w->n_pairs) {
+        w->pair_ptr = calloc(w->n_pairs, sizeof *w->pair_ptr);
+        if (!w->pair_ptr)
+            return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+        for (size_t i = 0; i < w->n_pairs; i++) {
+            w->pairs[i].encounter = w->pair_enc[i];
+            w->pair_ptr[i] = &w->pairs[i];
+        }
+        m.n_gate_pairs = w->n_pairs;
+        m.gate_pairs = w->pair_ptr;
+    }
     size_t n = spirefleet__shard_manifest__get_packed_size(&m);
     if (n > SF_MANIFEST_MAX_BYTES)
         return sf_err_set(err, SF_EINVAL, "%s: manifest of %zu bytes (job stats too large)",
@@ -482,6 +553,12 @@ int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *
         rc = sf_err_set(err, SF_ESTATE, "%s: the writer failed earlier; not sealing", w->temp);
         goto fail;
     }
+    for (size_t i = 0; i < w->n_pairs && rc == SF_OK; i++) {
+        w->pairs[i].encounter = w->pair_enc[i];
+        rc = sf_shard_hash_gate_pair(&w->sha, &w->pairs[i], &w->packed, err);
+    }
+    if (rc < 0)
+        goto fail;
     crypto_hash_sha256_final(&w->sha, digest);
     if ((rc = close_block(w, err)) < 0)
         goto fail;

@@ -54,13 +54,19 @@ typedef struct fight_rec {
     sf_outcome outcome;
     label **labels;
     int n_labels, cap_labels;
-    obs5 turn_obs[MAX_TURNS + 1]; /* at the first decision of each turn */
+    obs5 turn_obs[MAX_TURNS + 1];       /* at the first decision of each turn */
+    sf_fight_spec start;                /* what the fight started from          */
+    char start_text[SF_START_TEXT_MAX]; /* its text form (labels' ids.start) */
 } fight_rec;
+
+/* Gate runs play each seed twice: side 0 the champion, side 1 the
+ * candidate; self-play runs have one side. */
+#define MAX_SIDES 2
 
 typedef struct seed_rec {
     uint64_t game_seed;
-    int n_fights;
-    fight_rec *fights[MAX_FIGHTS_PER_SEED];
+    int n_fights[MAX_SIDES];
+    fight_rec *fights[MAX_SIDES][MAX_FIGHTS_PER_SEED];
 } seed_rec;
 
 static label *label_new(int T, int Q) {
@@ -143,26 +149,47 @@ int sf_job_encounter(const sf_run_config *cfg, uint64_t game_seed) {
     return cfg->play.encounters[cfg->play.n_encounters - 1].id;
 }
 
-static double c_for_budget(const sf_run_config *cfg) {
+static double c_for_budget(const sf_run_config *cfg, uint32_t simulations) {
     for (int i = 0; i < cfg->search.n_c_schedule; i++) {
         const sf_cfg_csched *e = &cfg->search.c_schedule[i];
-        if (e->below == 0 || cfg->search.simulations < e->below)
+        if (e->below == 0 || simulations < e->below)
             return e->c;
     }
     return 1.41;
 }
 
-static void search_config(const sf_run_config *cfg, int external, sf_search_config *sc) {
+int sf_job_side_external(const sf_run_config *cfg, int side) {
+    if (side < 0)
+        return !strcmp(cfg->search.evaluator, "net");
+    return !strcmp(sf_config_gate_side(cfg, side)->evaluator, "net");
+}
+
+/* The search of a self-play run (side < 0) or of a gate side: the search
+ * section, then the side's overrides (0 / -1 / "same": keep). */
+static void search_config(const sf_run_config *cfg, int side, sf_search_config *sc) {
+    const struct sf_cfg_gate_side *g = side >= 0 ? sf_config_gate_side(cfg, side) : NULL;
+    int external = sf_job_side_external(cfg, side);
+    uint32_t sims = g && g->simulations ? g->simulations : cfg->search.simulations;
     sf_search_config_default(sc);
-    sc->simulations = (int)cfg->search.simulations;
+    sc->simulations = (int)sims;
     _Static_assert(SF_SEARCH_MAX_TREES == 64, "fleet/config.c bounds search.trees by 64");
-    sc->trees = (int)cfg->search.trees;
+    sc->trees = (int)(g && g->trees ? g->trees : cfg->search.trees);
     sc->evaluator = external ? SF_EVAL_EXTERNAL : SF_EVAL_ROLLOUT;
     sc->select = cfg->search.gumbel ? SF_SELECT_GUMBEL : SF_SELECT_AUTO;
+    if (g && strcmp(g->select, "same")) {
+        static const char *const names[] = {"auto", "uct", "puct", "gumbel"};
+        static const int rules[] = {SF_SELECT_AUTO, SF_SELECT_UCT, SF_SELECT_PUCT,
+                                    SF_SELECT_GUMBEL};
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(g->select, names[i]))
+                sc->select = rules[i];
+    }
     sc->root = cfg->search.clairvoyant ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
-    sc->uct_c = c_for_budget(cfg);
-    sc->pw_end_turn_c = sc->pw_other_c = cfg->search.widening_c;
-    sc->pw_end_turn_alpha = sc->pw_other_alpha = cfg->search.widening_alpha;
+    sc->uct_c = c_for_budget(cfg, sims);
+    sc->pw_end_turn_c = sc->pw_other_c =
+        g && g->widening_c > 0 ? g->widening_c : cfg->search.widening_c;
+    sc->pw_end_turn_alpha = sc->pw_other_alpha =
+        g && g->widening_alpha >= 0 ? g->widening_alpha : cfg->search.widening_alpha;
     sc->rollout_tau = cfg->search.rollout_tau;
     sc->rollout_max_plies = (int)cfg->search.max_rollout_plies;
     sc->gumbel_m = (int)cfg->search.gumbel_m;
@@ -199,8 +226,13 @@ typedef struct job_ctx {
     const char *digest;
     const sf_job_spec *job;
     const sf_job_opts *opts;
-    sf_search_config scfg;
+    int sides; /* 1: self-play; 2: a gate (champion, candidate) */
+    sf_search_config scfg[MAX_SIDES];
+    uint64_t salt[MAX_SIDES]; /* mixed into a gate side's search seeds */
+    const sf_batch_evaluator *ev[MAX_SIDES];
     sf_fight_spec base;
+    int rewards; /* play.start rewards                    */
+    sf_start_opts start;
     int gauntlet;
     seed_rec *seeds;
     atomic_uint_fast64_t next_seed;
@@ -225,7 +257,9 @@ typedef struct slot {
     uint32_t ply;
     int in_search;           /* a search is begun and not yet finished */
     uint32_t eval_fallbacks; /* leaves of the current search answered by the heuristic */
-    sf_search *search;
+    int side;                /* the side playing (0 for self-play)       */
+    sf_search *search;       /* searches[side]                            */
+    sf_search *searches[MAX_SIDES];
 } slot;
 
 static void job_fail(job_ctx *jc, int code, const char *what, const sf_err *e) {
@@ -246,11 +280,11 @@ static int start_fight(job_ctx *jc, slot *sl, sf_err *err) {
     fight_rec *f = calloc(1, sizeof *f);
     if (!f)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
-    sl->rec->fights[sl->rec->n_fights++] = f;
+    sl->rec->fights[sl->side][sl->rec->n_fights[sl->side]++] = f;
     sl->fight = f;
+    sf_start_desc *desc = NULL;
     if (sl->fight_index == 0) {
         sl->spec = jc->base;
-        sl->spec.seed = sl->rec->game_seed;
         if (jc->gauntlet) {
             sf_gauntlet_generate(sl->rec->game_seed, &sl->g);
             sl->spec.encounter = sl->g.encounters[0];
@@ -259,16 +293,40 @@ static int start_fight(job_ctx *jc, slot *sl, sf_err *err) {
             sl->spec.encounter = sf_job_encounter(jc->cfg, sl->rec->game_seed);
             sl->spec.floor = 0;
         }
+        if (jc->rewards) {
+            /* a realistic start: an Act-1 prefix by the reward rules, on
+             * streams of its own (engine.h "Starting positions") */
+            if (!(desc = malloc(sizeof *desc)))
+                return sf_err_set(err, SF_ENOMEM, "out of memory");
+            int rc = sf_start_sample(&jc->start, jc->cfg->run_seed, sl->rec->game_seed,
+                                     sl->spec.encounter, &sl->spec, desc, err);
+            if (rc < 0) {
+                free(desc);
+                return sf_err_prefix(err, "seed %llu: start",
+                                     (unsigned long long)sl->rec->game_seed);
+            }
+        }
+        sl->spec.seed = sl->rec->game_seed;
     }
     f->encounter = sl->spec.encounter;
+    f->start = sl->spec;
+    int rc = sf_start_format(&sl->spec, desc, f->start_text, sizeof f->start_text);
+    free(desc);
+    if (rc < 0)
+        return sf_err_set(err, rc, "seed %llu: the start does not fit its text form",
+                          (unsigned long long)sl->rec->game_seed);
     sl->ply = 0;
     sl->in_search = 0;
     return sf_engine_init(&sl->truth, &sl->spec, err);
 }
 
+/* The searches of a decision derive their seeds from this. A gate side's
+ * salt changes them (equal salts: both sides search alike). */
 static uint64_t decision_seed(const job_ctx *jc, const slot *sl) {
-    return sf_seed_derive(jc->cfg->run_seed, sl->rec->game_seed, (uint64_t)sl->fight_index,
-                          0x736561726368ull);
+    uint64_t s = sf_seed_derive(jc->cfg->run_seed, sl->rec->game_seed, (uint64_t)sl->fight_index,
+                                0x736561726368ull);
+    uint64_t salt = jc->salt[sl->side];
+    return salt ? sf_seed_derive(s, salt, 0, 0x73616c74ull) : s;
 }
 
 /* Teacher forecasts: n determinised rollouts of the heuristic policy from
@@ -346,6 +404,11 @@ static int skip_and_apply(job_ctx *jc, slot *sl, sf_action chosen, sf_err *err) 
  * res == NULL) and apply `chosen`. */
 static int record_and_apply(job_ctx *jc, slot *sl, const sf_action *actions, int n,
                             const sf_search_result *res, sf_action chosen, sf_err *err) {
+    if (jc->sides > 1) { /* a gate labels nothing: its result is the pairs */
+        if (res)
+            atomic_fetch_add(&jc->simulations, res->simulations);
+        return apply_chosen(jc, sl, chosen, err);
+    }
     if (!res && !jc->keep_unsearched)
         return skip_and_apply(jc, sl, chosen, err);
     const int max_q = SF_FEAT_MAX_QUERIES;
@@ -436,13 +499,16 @@ static void finish_fight(job_ctx *jc, slot *sl) {
                               atomic_load(&jc->labels_done));
 }
 
-/* Take the next seed into an empty slot; 0 when none is left. */
+/* Take the next (seed, side) into an empty slot; 0 when none is left. */
 static int fill_slot(job_ctx *jc, slot *sl, sf_err *err) {
-    uint64_t i = atomic_fetch_add(&jc->next_seed, 1);
+    uint64_t u = atomic_fetch_add(&jc->next_seed, 1);
+    uint64_t i = u / (uint64_t)jc->sides;
     if (i >= jc->job->seed_count)
         return 0;
     sl->active = 1;
     sl->seed_index = i;
+    sl->side = (int)(u % (uint64_t)jc->sides);
+    sl->search = sl->searches[sl->side];
     sl->rec = &jc->seeds[i];
     sl->rec->game_seed = jc->job->seed_start + i;
     sl->fight_index = 0;
@@ -519,11 +585,11 @@ static int advance(job_ctx *jc, slot *sl, const sf_eval_request **reqs, int cap,
     }
 }
 
-/* Answer a batch of leaf requests: the network, or (when it fails) the
- * rollout heuristic for each, counted as fallbacks. */
-static void evaluate(job_ctx *jc, void *session, const sf_eval_request **reqs, int n,
+/* Answer a batch of leaf requests of one side: the network, or (when it
+ * fails) the rollout heuristic for each, counted as fallbacks. */
+static void evaluate(job_ctx *jc, int side, void *session, const sf_eval_request **reqs, int n,
                      sf_eval_answer *ans) {
-    const sf_batch_evaluator *ev = jc->opts->evaluator;
+    const sf_batch_evaluator *ev = jc->ev[side];
     if (ev && session && ev->eval(session, reqs, n, ans) == SF_OK)
         return;
     for (int i = 0; i < n; i++) {
@@ -544,34 +610,44 @@ static void *thread_main(void *arg) {
     /* Several fights per thread only pay off when their leaves share a
      * network batch; with the rollout evaluator a thread plays one fight at
      * a time, which also keeps the threads' shares of a job even. */
-    int g = jc->scfg.evaluator == SF_EVAL_EXTERNAL ? jc->opts->fights_per_thread : 1;
-    int cap = g * (jc->scfg.trees > 0 ? jc->scfg.trees : 1);
+    int external = 0, trees = 1;
+    for (int s = 0; s < jc->sides; s++) {
+        external |= jc->scfg[s].evaluator == SF_EVAL_EXTERNAL;
+        trees = jc->scfg[s].trees > trees ? jc->scfg[s].trees : trees;
+    }
+    int g = external ? jc->opts->fights_per_thread : 1;
+    int cap = g * trees;
     slot *slots = calloc((size_t)g, sizeof *slots);
     const sf_eval_request **reqs = calloc((size_t)cap, sizeof *reqs);
+    const sf_eval_request **side_reqs = calloc((size_t)cap, sizeof *side_reqs);
     sf_eval_answer *ans = calloc((size_t)cap, sizeof *ans);
     sf_err err = {0};
-    const sf_batch_evaluator *ev = jc->opts->evaluator;
-    void *session = ev ? ev->ctx : NULL;
-    int opened = 0;
-    if (!slots || !reqs || !ans) {
+    void *session[MAX_SIDES] = {NULL, NULL};
+    int opened[MAX_SIDES] = {0, 0};
+    if (!slots || !reqs || !side_reqs || !ans) {
         job_fail(jc, SF_ENOMEM, "worker thread", NULL);
         goto out;
     }
-    if (ev && ev->open) {
+    for (int s = 0; s < jc->sides; s++) {
+        const sf_batch_evaluator *ev = jc->ev[s];
+        session[s] = ev ? ev->ctx : NULL;
         /* a session that cannot open is not fatal: its leaves fall back to
          * the heuristic, and every one is counted */
-        if (ev->open(ev->ctx, &session, &err) == SF_OK)
-            opened = 1;
-        else
-            session = NULL;
-    }
-    for (int i = 0; i < g; i++) {
-        if (sf_search_create(&jc->scfg, &slots[i].search, &err) < 0) {
-            job_fail(jc, err.code, "search", &err);
-            goto out;
+        if (ev && ev->open) {
+            if (ev->open(ev->ctx, &session[s], &err) == SF_OK)
+                opened[s] = 1;
+            else
+                session[s] = NULL;
         }
-        sf_search_set_user(slots[i].search, &slots[i]);
     }
+    for (int i = 0; i < g; i++)
+        for (int s = 0; s < jc->sides; s++) {
+            if (sf_search_create(&jc->scfg[s], &slots[i].searches[s], &err) < 0) {
+                job_fail(jc, err.code, "search", &err);
+                goto out;
+            }
+            sf_search_set_user(slots[i].searches[s], &slots[i]);
+        }
     int seeds_left = 1;
     while (!stopped(jc)) {
         int active = 0, n_reqs = 0;
@@ -592,11 +668,18 @@ static void *thread_main(void *arg) {
             }
             active += slots[i].active;
         }
-        if (n_reqs > 0) {
-            evaluate(jc, session, reqs, n_reqs, ans);
-            for (int i = 0; i < n_reqs; i++) {
-                slot *sl = reqs[i]->user;
-                if (sf_search_feed(sl->search, reqs[i], &ans[i], &err) < 0) {
+        /* each side's leaves as one batch to its evaluator */
+        for (int s = 0; s < jc->sides && n_reqs > 0; s++) {
+            int k = 0;
+            for (int i = 0; i < n_reqs; i++)
+                if (((slot *)reqs[i]->user)->side == s)
+                    side_reqs[k++] = reqs[i];
+            if (k == 0)
+                continue;
+            evaluate(jc, s, session[s], side_reqs, k, ans);
+            for (int i = 0; i < k; i++) {
+                slot *sl = side_reqs[i]->user;
+                if (sf_search_feed(sl->search, side_reqs[i], &ans[i], &err) < 0) {
                     job_fail(jc, err.code, "feeding an evaluation", &err);
                     break;
                 }
@@ -606,12 +689,15 @@ static void *thread_main(void *arg) {
             break;
     }
 out:
-    if (opened && ev->close)
-        ev->close(session);
+    for (int s = 0; s < jc->sides; s++)
+        if (opened[s] && jc->ev[s]->close)
+            jc->ev[s]->close(session[s]);
     for (int i = 0; slots && i < g; i++)
-        sf_search_destroy(slots[i].search);
+        for (int s = 0; s < jc->sides; s++)
+            sf_search_destroy(slots[i].searches[s]);
     free(slots);
     free(reqs);
+    free(side_reqs);
     free(ans);
     return NULL;
 }
@@ -665,6 +751,8 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     ids.model_sha256 = (char *)model;
     ids.config_digest = (char *)jc->digest;
     ids.ascension = jc->cfg->play.ascension;
+    ids.start = (char *)f->start_text;
+    ids.start_version = SF_START_VERSION;
 
     uint32_t T = (uint32_t)l->T, Q = (uint32_t)l->Q;
     in.token_type = tensor(&tb[0], "u8", l->type, T, T, 0);
@@ -727,18 +815,109 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     return sf_shard_writer_append(w, &rec, err);
 }
 
+/* The pair of seed `sr`: each side's result (docs/gate.md): a fight's won
+ * and score; a gauntlet's won = cleared and y = (fights won before its last
+ * fight + that fight's score) / the gauntlet's fights. */
+static void side_result(const job_ctx *jc, const seed_rec *sr, int side, int *won, double *y) {
+    int n = sr->n_fights[side];
+    const fight_rec *last = sr->fights[side][n - 1];
+    double yl = sf_value_of_outcome(&last->outcome);
+    *won = last->outcome.won;
+    *y = yl;
+    if (jc->gauntlet) {
+        sf_gauntlet g;
+        sf_gauntlet_generate(sr->game_seed, &g);
+        *won = last->outcome.won && n == g.n;
+        *y = ((double)(n - 1) + yl) / (double)g.n;
+    }
+}
+
+static int write_pair(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, sf_err *err) {
+    Spirefleet__GatePair p = SPIREFLEET__GATE_PAIR__INIT;
+    p.game_seed = sr->game_seed;
+    int won[2];
+    double y[2];
+    for (int s = 0; s < 2; s++) {
+        if (sr->n_fights[s] == 0)
+            return sf_err_set(err, SF_ESTATE, "seed %llu: side %d played no fight",
+                              (unsigned long long)sr->game_seed, s);
+        side_result(jc, sr, s, &won[s], &y[s]);
+    }
+    const fight_rec *f0 = sr->fights[0][0];
+    p.class_id = jc->gauntlet ? 4u : (uint32_t)sf_encounter_pool(f0->encounter);
+    p.encounter = (char *)(jc->gauntlet ? "gauntlet" : sf_encounter_name(f0->encounter));
+    p.won_champion = won[0];
+    p.won_candidate = won[1];
+    p.y_champion = (float)y[0];
+    p.y_candidate = (float)y[1];
+    return sf_shard_writer_add_gate_pair(w, &p, err);
+}
+
+/* The job's starts in counters: fights, sums of deck cards, relics, potions,
+ * floor, HP and max HP, and how many copies of each card the decks held. */
+#define START_COUNTERS_MAX (8 + SF_PICK_CARDS)
+typedef struct start_summary {
+    int n;
+    char name[START_COUNTERS_MAX][SF_CFG_NAME + 16];
+    uint64_t value[START_COUNTERS_MAX];
+} start_summary;
+
+static void summarise_starts(const job_ctx *jc, start_summary *out) {
+    uint64_t v[7] = {0}, cards[SF_PICK_CARDS] = {0};
+    for (uint64_t i = 0; i < jc->job->seed_count; i++)
+        for (int k = 0; k < jc->seeds[i].n_fights[0]; k++) {
+            const sf_fight_spec *sp = &jc->seeds[i].fights[0][k]->start;
+            int potions = 0;
+            for (int p = 0; p < SF_POTION_SLOTS; p++)
+                potions += sp->potions[p] != 0;
+            v[0]++;
+            v[1] += (uint64_t)sp->deck_n;
+            v[2] += (uint64_t)sp->relics_n;
+            v[3] += (uint64_t)potions;
+            v[4] += (uint64_t)sp->floor;
+            v[5] += (uint64_t)sp->hp;
+            v[6] += (uint64_t)sp->max_hp;
+            for (int c = 0; c < sp->deck_n; c++)
+                if (sp->deck[c].id < SF_PICK_CARDS)
+                    cards[sp->deck[c].id]++;
+        }
+    static const char *const names[7] = {"start.fights",    "start.deck_cards", "start.relics",
+                                         "start.potions",   "start.floor_sum",  "start.hp_sum",
+                                         "start.max_hp_sum"};
+    out->n = 0;
+    for (int k = 0; k < 7; k++) {
+        snprintf(out->name[out->n], sizeof out->name[0], "%s", names[k]);
+        out->value[out->n++] = v[k];
+    }
+    for (int c = 0; c < SF_PICK_CARDS && out->n < START_COUNTERS_MAX; c++)
+        if (cards[c]) {
+            snprintf(out->name[out->n], sizeof out->name[0], "start.card.%s", sf_card_name(c));
+            out->value[out->n++] = cards[c];
+        }
+}
+
+static void counter(Spirefleet__Counter *cs, Spirefleet__Counter **cp, size_t *n, const char *name,
+                    uint64_t value) {
+    spirefleet__counter__init(&cs[*n]);
+    cs[*n].name = (char *)name;
+    cs[*n].value = value;
+    cp[*n] = &cs[*n];
+    (*n)++;
+}
+
 int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job_spec *job,
                const sf_job_opts *opts, const char *shard_path, sf_job_result *res, sf_err *err) {
     memset(res, 0, sizeof *res);
     if (!opts || opts->threads < 1 || opts->fights_per_thread < 1 || job->seed_count == 0)
         return sf_err_set(err, SF_EINVAL, "job %llu: bad options (threads, fights, seeds)",
                           (unsigned long long)job->job_id);
-    int external = !strcmp(cfg->search.evaluator, "net");
-    if (external && !opts->evaluator)
-        return sf_err_set(err, SF_EINVAL,
-                          "job %llu: the run uses a network but no evaluator "
-                          "was given",
-                          (unsigned long long)job->job_id);
+    int gate = !strcmp(cfg->kind, "gate"), sides = gate ? 2 : 1;
+    for (int s = 0; s < sides; s++)
+        if (sf_job_side_external(cfg, gate ? s : -1) &&
+            !(gate ? opts->side_evaluator[s] : opts->evaluator))
+            return sf_err_set(
+                err, SF_EINVAL, "job %llu: the run's %s uses a network but no evaluator was given",
+                (unsigned long long)job->job_id, gate ? (s ? "candidate" : "champion") : "search");
     uint64_t t0 = sf_now_ns();
     job_ctx *jc = calloc(1, sizeof *jc);
     if (!jc)
@@ -749,8 +928,18 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     jc->opts = opts;
     jc->gauntlet = !strcmp(cfg->play.mode, "gauntlet");
     jc->keep_unsearched = !strcmp(cfg->labels.unsearched, "keep");
+    jc->sides = sides;
+    for (int s = 0; s < sides; s++) {
+        search_config(cfg, gate ? s : -1, &jc->scfg[s]);
+        jc->salt[s] = gate ? sf_config_gate_side(cfg, s)->salt : 0;
+        jc->ev[s] = gate ? opts->side_evaluator[s] : opts->evaluator;
+    }
+    sf_start_opts_default(&jc->start);
+    jc->rewards = !strcmp(cfg->play.start, "rewards");
+    jc->start.start = jc->rewards ? SF_START_REWARDS : SF_START_STARTER;
+    jc->start.picker = sf_picker_lookup(cfg->play.picker);
+    jc->start.ascension = (int)cfg->play.ascension;
     pthread_mutex_init(&jc->err_lock, NULL);
-    search_config(cfg, external, &jc->scfg);
     int rc = base_spec(cfg, &jc->base, err);
     if (rc == SF_OK && !(jc->seeds = calloc(job->seed_count, sizeof *jc->seeds)))
         rc = sf_err_set(err, SF_ENOMEM, "out of memory");
@@ -783,8 +972,10 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
         goto done;
     }
 
-    /* Write every label in (seed, fight, decision) order. */
-    const char *model = opts->evaluator && opts->evaluator->model_sha256
+    /* Write every label in (seed, fight, decision) order; a gate's pairs in
+     * seed order. */
+    const char *model = gate ? "rollout"
+                        : opts->evaluator && opts->evaluator->model_sha256
                             ? opts->evaluator->model_sha256
                             : "rollout";
     sf_shard_info info = {.run_id = cfg->name,
@@ -799,12 +990,17 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     rc = sf_shard_writer_open(shard_path, &info, &wopts, &w, err);
     if (rc < 0)
         goto done;
-    for (uint64_t i = 0; i < job->seed_count && rc == SF_OK; i++)
-        for (int k = 0; k < jc->seeds[i].n_fights && rc == SF_OK; k++) {
-            const fight_rec *f = jc->seeds[i].fights[k];
+    for (uint64_t i = 0; i < job->seed_count && rc == SF_OK; i++) {
+        if (gate) {
+            rc = write_pair(jc, w, &jc->seeds[i], err);
+            continue;
+        }
+        for (int k = 0; k < jc->seeds[i].n_fights[0] && rc == SF_OK; k++) {
+            const fight_rec *f = jc->seeds[i].fights[0][k];
             for (int d = 0; d < f->n_labels && rc == SF_OK; d++)
                 rc = write_label(jc, w, &jc->seeds[i], f, f->labels[d], err);
         }
+    }
     if (rc < 0) {
         sf_shard_writer_abort(w);
         goto done;
@@ -820,17 +1016,19 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     Spirefleet__JobStats st = SPIREFLEET__JOB_STATS__INIT;
     Spirefleet__Counter kinds[2] = {SPIREFLEET__COUNTER__INIT, SPIREFLEET__COUNTER__INIT};
     Spirefleet__Counter *kp[2] = {&kinds[0], &kinds[1]};
-    /* Counters a trainer filters or checks by (docs/format.md "JobStats"). */
-    Spirefleet__Counter cs[3] = {SPIREFLEET__COUNTER__INIT, SPIREFLEET__COUNTER__INIT,
-                                 SPIREFLEET__COUNTER__INIT};
-    Spirefleet__Counter *cp[3] = {&cs[0], &cs[1], &cs[2]};
-    cs[0].name = (char *)"engine_limit_fights";
-    cs[0].value = atomic_load(&jc->engine_limits);
-    cs[1].name = (char *)"rollouts_cut_off";
-    cs[1].value = atomic_load(&jc->rollouts_cut_off);
-    cs[2].name = (char *)"unsearched_dropped";
-    cs[2].value = atomic_load(&jc->unsearched_dropped);
-    st.n_counters = 3;
+    /* Counters a trainer filters or checks by (docs/format.md "Job
+     * counters"), then the distribution of starts. */
+    start_summary sum;
+    summarise_starts(jc, &sum);
+    Spirefleet__Counter cs[3 + START_COUNTERS_MAX];
+    Spirefleet__Counter *cp[3 + START_COUNTERS_MAX];
+    size_t ncs = 0;
+    counter(cs, cp, &ncs, "engine_limit_fights", atomic_load(&jc->engine_limits));
+    counter(cs, cp, &ncs, "rollouts_cut_off", atomic_load(&jc->rollouts_cut_off));
+    counter(cs, cp, &ncs, "unsearched_dropped", atomic_load(&jc->unsearched_dropped));
+    for (int k = 0; k < sum.n; k++)
+        counter(cs, cp, &ncs, sum.name[k], sum.value[k]);
+    st.n_counters = ncs;
     st.counters = cp;
     kinds[0].name = (char *)"search";
     kinds[0].value = res->fallbacks_search;
@@ -849,8 +1047,9 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
 done:
     if (jc->seeds) {
         for (uint64_t i = 0; i < job->seed_count; i++)
-            for (int k = 0; k < jc->seeds[i].n_fights; k++)
-                fight_free(jc->seeds[i].fights[k]);
+            for (int s = 0; s < MAX_SIDES; s++)
+                for (int k = 0; k < jc->seeds[i].n_fights[s]; k++)
+                    fight_free(jc->seeds[i].fights[s][k]);
         free(jc->seeds);
     }
     pthread_mutex_destroy(&jc->err_lock);

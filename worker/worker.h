@@ -94,7 +94,10 @@ typedef struct sf_job_opts {
     int fights_per_thread; /* >= 1                                           */
     const char *worker_id;
     const sf_batch_evaluator *evaluator; /* required when the config says net */
-    const volatile sig_atomic_t *stop;   /* non-zero: abandon the job (SF_ESTATE) */
+    /* gate runs: the evaluator of side 0 (champion) and 1 (candidate),
+     * required for a side whose evaluator is net; `evaluator` is unused */
+    const sf_batch_evaluator *side_evaluator[2];
+    const volatile sig_atomic_t *stop; /* non-zero: abandon the job (SF_ESTATE) */
     /* progress callback (may be NULL): called from worker threads */
     void (*on_progress)(void *ctx, uint64_t fights_done, uint64_t labels_done);
     void *progress_ctx;
@@ -107,6 +110,10 @@ typedef struct sf_job_opts {
  * writer. */
 int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job_spec *job,
                const sf_job_opts *opts, const char *shard_path, sf_job_result *res, sf_err *err);
+
+/* 1 when side `side` (0 champion, 1 candidate; -1: the self-play search)
+ * of run `cfg` evaluates leaves with a network (evaluator "net"). */
+int sf_job_side_external(const sf_run_config *cfg, int side);
 
 /* Which Act-1 encounter seed `game_seed` plays in "fights" mode: a weighted
  * pick from play.encounters (every encounter equally when empty) with a

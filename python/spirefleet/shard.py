@@ -70,6 +70,7 @@ def record_to_dict(rec):
             "tokenizer_version": ids.tokenizer_version,
             "model_sha256": ids.model_sha256, "config_digest": ids.config_digest,
             "ascension": ids.ascension,
+            "start": ids.start, "start_version": ids.start_version,
         },
         "inputs": {name: tensor_to_numpy(getattr(rec.inputs, name))
                    for name in ("token_type", "token_cat", "token_cont", "query",
@@ -110,6 +111,67 @@ def record_to_dict(rec):
     return out
 
 
+def parse_start(text):
+    """The start of a fight from its compact text (LabelIds.start; the form
+    of docs/starts.md "The text form"): a dict with ``deck`` (a list of
+    ``(card, upgrades, count)``), ``relics`` (a list of ``(relic,
+    counter)``), ``potions`` (the slots in order, ``None`` for an empty
+    one), ``floor``, ``hp``, ``max_hp`` and ``gold``. Trailing empty potion slots are not written, so ``potions``
+    has up to 3 entries. The empty text (the starter deck) gives ``None``. Raises ValueError naming the part that
+    does not parse."""
+    if text == "":
+        return None
+    parts = text.split("|")
+    if len(parts) != 6:
+        raise ValueError("start %r: expected 6 '|'-separated parts, got %d" % (text, len(parts)))
+    deck_s, relics_s, potions_s, floor_s, hp_s, gold_s = parts
+    deck = []
+    for item in filter(None, deck_s.split(",")):
+        name, _, count = item.partition("*")
+        ups = len(name) - len(name.rstrip("+"))
+        deck.append((name.rstrip("+"), ups, count or "1"))
+    relics = []
+    for item in filter(None, relics_s.split(",")):
+        name, _, counter = item.rpartition(":") if ":" in item else (item, "", "0")
+        relics.append((name, counter))
+    potions = [p if p else None for p in potions_s.split(",")] if potions_s else []
+
+    def number(s, what):
+        try:
+            return int(s)
+        except ValueError:
+            raise ValueError("start %r: %s: %r is not a number" % (text, what, s)) from None
+
+    def field(s, key):
+        if not s.startswith(key + " "):
+            raise ValueError("start %r: expected '%s N', got %r" % (text, key, s))
+        return s[len(key) + 1:]
+
+    deck = [(name, ups, number(n, "deck")) for name, ups, n in deck]
+    relics = [(name, number(n, "relic counter")) for name, n in relics]
+    hp, _, max_hp = field(hp_s, "hp").partition("/")
+    return {"deck": deck, "relics": relics, "potions": potions,
+            "floor": number(field(floor_s, "floor"), "floor"), "hp": number(hp, "hp"),
+            "max_hp": number(max_hp, "max_hp"), "gold": number(field(gold_s, "gold"), "gold")}
+
+
+def start_summary(manifest):
+    """The manifest's summary of a shard's starts (the ``start.*`` job
+    counters, docs/format.md "Job counters"): fights, the mean deck size,
+    relics, potions, floor, HP and max HP per fight, and the copies of
+    each card over all decks. ``manifest`` is a ``manifest_to_dict``
+    result; ``None`` when the shard has no start counters."""
+    c = manifest["stats"]["counters"]
+    n = c.get("start.fights", 0)
+    if not n:
+        return None
+    mean = {k: c.get("start." + k, 0) / n for k in ("deck_cards", "relics", "potions")}
+    for k in ("floor", "hp", "max_hp"):
+        mean[k] = c.get("start.%s_sum" % k, 0) / n
+    cards = {k[len("start.card."):]: v for k, v in c.items() if k.startswith("start.card.")}
+    return {"fights": n, "mean": mean, "cards": cards}
+
+
 def value_of_bins(bins):
     """The scalar a 21-bin value distribution encodes: sum_i bins[i]*z_i over
     the label contract's supports (``contract.VALUE_SUPPORT``). Works on a
@@ -122,6 +184,10 @@ def manifest_to_dict(m):
     d = {f.name: getattr(m, f.name) for f in m.DESCRIPTOR.fields
          if f.type != f.TYPE_MESSAGE}
     d["content_digest"] = m.content_digest.hex()
+    d["gate_pairs"] = [{"game_seed": p.game_seed, "class_id": p.class_id,
+                        "encounter": p.encounter, "won_champion": p.won_champion,
+                        "won_candidate": p.won_candidate, "y_champion": p.y_champion,
+                        "y_candidate": p.y_candidate} for p in m.gate_pairs]
     st = m.stats
     d["stats"] = {
         "fights": st.fights, "fights_won": st.fights_won, "decisions": st.decisions,
@@ -389,10 +455,15 @@ class Shard:
 
     def content_digest(self):
         """Recompute the content digest (hex): SHA-256 over each record's
-        length (u64 little-endian) and uncompressed bytes, in index order."""
+        length (u64 little-endian) and uncompressed bytes, in index order,
+        then a gate shard's pairs the same way, in seed order."""
         h = hashlib.sha256()
         for i in range(len(self)):
             raw = self.raw(i)
+            h.update(struct.pack("<Q", len(raw)))
+            h.update(raw)
+        for p in self._manifest_pb.gate_pairs:
+            raw = p.SerializeToString()
             h.update(struct.pack("<Q", len(raw)))
             h.update(raw)
         return h.hexdigest()

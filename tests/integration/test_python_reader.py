@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The Python reader reads what the C writer wrote: every value equal.
 
-usage: test_python_reader.py SHARD_FIXTURE SF_SHARD   (TAP on stdout)
+usage: test_python_reader.py SHARD_FIXTURE SF_SHARD SF_PLAY   (TAP on stdout)
 
 SHARD_FIXTURE writes two shards and expected.jsonl (every record as the C
 generator built it, before the writer saw it); this test reads the shards
@@ -27,7 +27,7 @@ from pytap import main, test
 import spirefleet
 from spirefleet import ShardDataset, ShardError, open_shard, pad_batch
 
-FIXTURE, SF_SHARD = sys.argv[1], sys.argv[2]
+FIXTURE, SF_SHARD, SF_PLAY = sys.argv[1], sys.argv[2], sys.argv[3]
 DTYPES = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "i32": np.int32,
           "f32": np.float32}
 U64_FIELDS = {"job_id", "game_seed"}
@@ -366,6 +366,45 @@ def npz_export_matches_the_reader():
             assert np.array_equal(z["teacher_mean"][i], rec["teacher"]["mean"])
     assert z["token_type"].dtype == np.uint8 and z["token_cont"].dtype == np.float32
     assert z["game_seed"].dtype == np.uint64 and z["value_bins"].shape == (n, 21)
+
+
+@test
+def start_text_parses():
+    """parse_start on the text form of docs/starts.md, field by field."""
+    d = spirefleet.parse_start(
+        "Strike*4,Defend*4,Bash+,Cleave,Pommel Strike,Shrug It Off,Inflame|Burning Blood,"
+        "Pen Nib:3,Art of War|Fire Potion,,Elixir|floor 16|hp 57/80|gold 131")
+    assert d["deck"] == [("Strike", 0, 4), ("Defend", 0, 4), ("Bash", 1, 1), ("Cleave", 0, 1),
+                         ("Pommel Strike", 0, 1), ("Shrug It Off", 0, 1), ("Inflame", 0, 1)]
+    assert d["relics"] == [("Burning Blood", 0), ("Pen Nib", 3), ("Art of War", 0)]
+    assert d["potions"] == ["Fire Potion", None, "Elixir"]
+    assert (d["floor"], d["hp"], d["max_hp"], d["gold"]) == (16, 57, 80, 131)
+    assert spirefleet.parse_start("") is None
+    for bad in ("Strike|floor 1", "a|b|c|flor 2|hp 1/2|gold 3", "a|b|c|floor x|hp 1/2|gold 3"):
+        try:
+            spirefleet.parse_start(bad)
+        except ValueError as e:
+            assert str(e).startswith("start %r" % bad), e
+        else:
+            raise AssertionError("parse_start(%r) did not fail" % bad)
+
+
+@test
+def start_text_from_the_engine_parses():
+    """Starts the engine samples (sf-play --start rewards prints the text a
+    label records) parse into a deck the size the engine printed."""
+    for seed in range(1, 9):
+        enc = ("Jaw Worm", "Gremlin Nob", "Lagavulin", "Hexaghost")[seed % 4]
+        r = subprocess.run([SF_PLAY, "--start", "rewards", "--encounter", enc, "--seed",
+                            str(seed)], input="q\n", capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("Start (")][0]
+        text = line.split("): ", 1)[1]
+        d = spirefleet.parse_start(text)
+        assert d["deck"][0][0] == "Strike" and sum(n for _, _, n in d["deck"]) >= 10, text
+        assert 0 < d["hp"] <= d["max_hp"] and 1 <= d["floor"] <= 16, text
+        assert d["relics"][0] == ("Burning Blood", 0), text
+        assert len(d["potions"]) <= 3, text
 
 
 if __name__ == "__main__":
