@@ -11,6 +11,7 @@
 #include "model/internal.h"
 #include "model/model.h"
 #include "model_fixture.h"
+#include "sf_allocs.h"
 #include "sf_check.h"
 
 /* ---- allocation counting (not under ASan, which owns malloc) ---- */
@@ -26,23 +27,9 @@
 #endif
 
 #if SF_COUNT_ALLOCS
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 static _Atomic long n_allocs;
-void *malloc(size_t n) {
-    n_allocs++;
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b) {
-    n_allocs++;
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n) {
-    n_allocs++;
-    return __libc_realloc(p, n);
-}
+SF_COUNTED_ALLOCATORS(n_allocs, , __libc_)
 int posix_memalign(void **p, size_t align, size_t n) {
     n_allocs++;
     *p = __libc_memalign(align, n);

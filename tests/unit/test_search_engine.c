@@ -9,25 +9,8 @@
 #include <xxhash.h>
 
 #include "search/internal.h"
+#include "search_fixture.h"
 #include "sf_check.h"
-
-/* ------------------------------------------------------ allocation count */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-static long g_allocs;
-void *__wrap_malloc(size_t n) {
-    g_allocs++;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b) {
-    g_allocs++;
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n) {
-    g_allocs++;
-    return __real_realloc(p, n);
-}
 
 /* --------------------------------------------------------------- helpers */
 static void fight(sf_state *st, const char *encounter, const char *deck, uint64_t seed) {
@@ -40,21 +23,6 @@ static void fight(sf_state *st, const char *encounter, const char *deck, uint64_
         ck_assert_msg(sf_deck_parse(deck, &spec, &e) == SF_OK, "%s", e.msg);
     spec.seed = seed;
     ck_assert_msg(sf_engine_init(st, &spec, &e) == SF_OK, "%s", e.msg);
-}
-
-static sf_search_config config(int sims, int trees) {
-    sf_search_config c;
-    sf_search_config_default(&c);
-    c.simulations = sims;
-    c.trees = trees;
-    return c;
-}
-
-static void decide(const sf_search_config *c, const sf_state *st, uint64_t seed, int threads,
-                   sf_eval_fn fn, void *ctx, sf_search_result *out) {
-    sf_err e = {0};
-    int rc = sf_search_decide(c, st, seed, 0, threads, fn, ctx, out, &e);
-    ck_assert_msg(rc == SF_OK, "decide: %s", e.msg);
 }
 
 static int card_of(const sf_state *st, sf_action a) {

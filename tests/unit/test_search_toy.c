@@ -9,42 +9,12 @@
 #include <string.h>
 
 #include "search/internal.h"
+#include "search_fixture.h"
 #include "sf_check.h"
 #include "toy_engine.h"
 
-/* ------------------------------------------------------ allocation count */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-static long g_allocs;
-void *__wrap_malloc(size_t n) {
-    g_allocs++;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b) {
-    g_allocs++;
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n) {
-    g_allocs++;
-    return __real_realloc(p, n);
-}
-void *__wrap_aligned_alloc(size_t a, size_t n) {
-    g_allocs++;
-    return __real_aligned_alloc(a, n);
-}
-
 /* --------------------------------------------------------------- helpers */
 enum { S = TOY_STRIKE, D = TOY_DEFEND, B = TOY_BASH, F = TOY_FLASH };
-
-static sf_search_config config(int sims, int trees) {
-    sf_search_config c;
-    sf_search_config_default(&c);
-    c.simulations = sims;
-    c.trees = trees;
-    return c;
-}
 
 static int find_action(const sf_search_result *r, int kind, int index) {
     for (int a = 0; a < r->n_actions; a++)
@@ -52,13 +22,6 @@ static int find_action(const sf_search_result *r, int kind, int index) {
             (kind == SF_ACT_END_TURN || r->actions[a].action.index == index))
             return a;
     return -1;
-}
-
-static void decide(const sf_search_config *c, const sf_state *st, uint64_t seed, int threads,
-                   sf_eval_fn fn, void *ctx, sf_search_result *out) {
-    sf_err e = {0};
-    int rc = sf_search_decide(c, st, seed, 0, threads, fn, ctx, out, &e);
-    ck_assert_msg(rc == SF_OK, "decide: %s", e.msg);
 }
 
 /* The horizon value used by the oracle test (both sides use it): a terminal
