@@ -66,34 +66,6 @@ static int parse_num(const char *opt, const char *text, long long lo, long long 
     return 0;
 }
 
-static int parse_list(const char *opt, const char *text, int (*lookup)(const char *), uint8_t *out,
-                      int cap, const char *what) {
-    int n = 0;
-    char buf[512];
-    if (strlen(text) >= sizeof buf) {
-        fprintf(stderr, "sf-play: %s: list is too long\n", opt);
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", text);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
-        int id = lookup(tok);
-        if (id < 0) {
-            fprintf(stderr, "sf-play: %s: unknown %s '%s' (--list shows the names)\n", opt, what,
-                    tok);
-            return -1;
-        }
-        if (n >= cap) {
-            fprintf(stderr, "sf-play: %s: too many %ss (at most %d)\n", opt, what, cap);
-            return -1;
-        }
-        out[n++] = (uint8_t)id;
-    }
-    return n;
-}
-
 static void list_content(void) {
     static const char *const pools[] = {"weak", "strong", "elite", "boss"};
     printf("encounters:\n");
@@ -394,19 +366,12 @@ int main(int argc, char **argv) {
                 return EXIT_USAGE;
             }
             break;
-        case 'r': {
-            int n = parse_list("--relics", optarg, sf_relic_lookup, spec.relics, SF_MAX_RELICS,
-                               "relic");
-            if (n < 0)
-                return EXIT_USAGE;
-            spec.relics_n = n;
-            break;
-        }
+        case 'r':
         case 'p':
-            memset(spec.potions, 0, sizeof spec.potions);
-            if (parse_list("--potions", optarg, sf_potion_lookup, spec.potions, SF_POTION_SLOTS,
-                           "potion") < 0)
+            if ((ch == 'r' ? sf_relics_parse : sf_potions_parse)(optarg, &spec, &err) < 0) {
+                fprintf(stderr, "sf-play: --%s: %s\n", ch == 'r' ? "relics" : "potions", err.msg);
                 return EXIT_USAGE;
+            }
             break;
         case 'H':
             if (parse_num("--hp", optarg, 1, 999, &v) < 0)

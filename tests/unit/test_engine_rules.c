@@ -651,6 +651,29 @@ START_TEST(init_rejects_bad_specs_with_a_named_field) {
 }
 END_TEST
 
+START_TEST(relic_and_potion_lists_name_the_bad_item) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_relics_parse("Vajra, Anchor", &spec, &e), SF_OK);
+    ck_assert_int_eq(spec.relics_n, 2);
+    ck_assert_int_eq(spec.relics[0], RELIC_VAJRA);
+    ck_assert_int_eq(spec.relics[1], RELIC_ANCHOR);
+    ck_assert_int_eq(sf_relics_parse("Vajra,Nonsense", &spec, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "relics: unknown relic 'Nonsense'");
+    ck_assert_int_eq(spec.relics_n, 2); /* unchanged on error */
+    ck_assert_int_eq(sf_potions_parse("Fire Potion,Block Potion", &spec, &e), SF_OK);
+    ck_assert_int_eq(spec.potions[0], POTION_FIRE);
+    ck_assert_int_eq(spec.potions[1], POTION_BLOCK);
+    ck_assert_int_eq(spec.potions[2], 0);
+    ck_assert_int_eq(sf_potions_parse("Fire Potion,Fire Potion,Fire Potion,Fire Potion", &spec, &e),
+                     SF_EINVAL);
+    ck_assert_str_eq(e.msg, "potions: more than 3");
+    ck_assert_int_eq(sf_potions_parse(NULL, &spec, &e), SF_EINVAL);
+    ck_assert_int_eq(spec.potions[0], POTION_FIRE);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Identity (docs/architecture.md "State identity")
  * ---------------------------------------------------------------------- */
