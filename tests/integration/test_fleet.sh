@@ -9,14 +9,8 @@
 set -u
 fleet=$1
 shard=$2
-tmp=$(mktemp -d /tmp/sf-fleet-test-XXXXXX)
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-fleet-test
 
 # config NAME OUTDIR ENDPOINT WORKERS THREADS
 config() {
