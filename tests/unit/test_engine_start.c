@@ -401,6 +401,17 @@ START_TEST(the_map_model_keeps_the_rules_and_the_sim_statistics) {
 }
 END_TEST
 
+/* The spec of sf_start_sample, which must succeed. */
+static sf_fight_spec sample(const sf_start_opts *o, uint64_t run_seed, uint64_t game_seed,
+                            int encounter, sf_start_desc *d) {
+    sf_fight_spec spec;
+    sf_err e = {0};
+    int rc = sf_start_sample(o, run_seed, game_seed, encounter, &spec, d, &e);
+    ck_assert_msg(rc == SF_OK, "start %d of run %llu, game %llu: %s", encounter,
+                  (unsigned long long)run_seed, (unsigned long long)game_seed, e.msg);
+    return spec;
+}
+
 /* A picker that heals at every rest site (remembering the HP it saw) and
  * otherwise takes nothing. */
 typedef struct healer {
@@ -434,11 +445,8 @@ START_TEST(a_start_after_a_rest_has_the_healed_hp) {
     for (uint64_t g = 0; g < 60; g++) {
         healer h = {0};
         o.pick_ctx = &h;
-        sf_fight_spec spec;
         sf_start_desc d;
-        sf_err e = {0};
-        ck_assert_int_eq(sf_start_sample(&o, 3, g, SF_START_CLASS(SF_POOL_BOSS), &spec, &d, &e),
-                         SF_OK);
+        sf_fight_spec spec = sample(&o, 3, g, SF_START_CLASS(SF_POOL_BOSS), &d);
         ck_assert_int_eq(d.path[14], 'R');
         ck_assert_int_gt(h.rests, 0);
         int want = h.hp + (int)(h.max_hp * 3 / 10);
@@ -471,10 +479,8 @@ START_TEST(decks_hold_only_cards_the_ironclad_pools_offer) {
         sf_start_opts o = rewards_opts(picker);
         for (int cls = 0; cls < 4; cls++)
             for (uint64_t g = 0; g < 150; g++) {
-                sf_fight_spec spec;
                 sf_start_desc d;
-                ck_assert_int_eq(sf_start_sample(&o, 11, g, SF_START_CLASS(cls), &spec, &d, NULL),
-                                 SF_OK);
+                sf_fight_spec spec = sample(&o, 11, g, SF_START_CLASS(cls), &d);
                 int basic[4] = {0};
                 for (int k = 0; k < spec.deck_n; k++) {
                     const card_def *cd = &sf_cards[spec.deck[k].id];
@@ -504,10 +510,8 @@ START_TEST(fights_fall_where_their_class_is_met) {
     sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
     for (int cls = 0; cls < 4; cls++)
         for (uint64_t g = 0; g < 200; g++) {
-            sf_fight_spec spec;
             sf_start_desc d;
-            ck_assert_int_eq(sf_start_sample(&o, 5, g, SF_START_CLASS(cls), &spec, &d, NULL),
-                             SF_OK);
+            sf_fight_spec spec = sample(&o, 5, g, SF_START_CLASS(cls), &d);
             ck_assert_int_eq((int)strlen(d.path), spec.floor);
             ck_assert_int_eq(d.floor, spec.floor);
             char last = d.path[spec.floor - 1];
@@ -566,20 +570,20 @@ START_TEST(the_same_seeds_give_the_same_start) {
     int differ = 0;
     for (int cls = 0; cls < 4; cls++)
         for (uint64_t g = 0; g < 40; g++) {
-            sf_fight_spec a, b, c;
+            sf_fight_spec a, b;
             sf_start_desc da, db, dc;
             int enc = sf_encounter_lookup(cls == 0   ? "Cultist"
                                           : cls == 1 ? "Looter"
                                           : cls == 2 ? "Lagavulin"
                                                      : "Hexaghost");
-            ck_assert_int_eq(sf_start_sample(&o, 9, g, enc, &a, &da, NULL), SF_OK);
-            ck_assert_int_eq(sf_start_sample(&o, 9, g, enc, &b, &db, NULL), SF_OK);
+            a = sample(&o, 9, g, enc, &da);
+            b = sample(&o, 9, g, enc, &db);
             expect_same_spec(&a, &b);
             ck_assert_int_eq(a.encounter, enc);
             ck_assert_str_eq(da.text, db.text);
             ck_assert_str_eq(da.path, db.path);
             ck_assert_int_eq(da.attempts, db.attempts);
-            ck_assert_int_eq(sf_start_sample(&o, 10, g, enc, &c, &dc, NULL), SF_OK);
+            sample(&o, 10, g, enc, &dc); /* only its text is compared */
             differ += strcmp(da.text, dc.text) != 0;
         }
     ck_assert_int_gt(differ, 100); /* another run seed: other starts */
@@ -595,8 +599,7 @@ START_TEST(the_text_form_round_trips) {
             for (uint64_t g = 0; g < 60; g++) {
                 sf_fight_spec a, b;
                 sf_start_desc da, db;
-                ck_assert_int_eq(sf_start_sample(&o, 21, g, SF_START_CLASS(cls), &a, &da, NULL),
-                                 SF_OK);
+                a = sample(&o, 21, g, SF_START_CLASS(cls), &da);
                 sf_fight_spec_default(&b);
                 memset(&db, 0, sizeof db);
                 sf_err e = {0};
@@ -692,7 +695,7 @@ START_TEST(a_sampled_start_plays_like_the_same_spec_given_by_hand) {
         for (uint64_t g = 0; g < 10; g++) {
             sf_fight_spec a, b;
             sf_start_desc d;
-            ck_assert_int_eq(sf_start_sample(&o, 77, g, SF_START_CLASS(cls), &a, &d, NULL), SF_OK);
+            a = sample(&o, 77, g, SF_START_CLASS(cls), &d);
             sf_fight_spec_default(&b);
             ck_assert_int_eq(sf_start_parse(d.text, &b, NULL, NULL), SF_OK);
             b.encounter = a.encounter;
@@ -736,7 +739,7 @@ START_TEST(the_starter_start_is_the_default_spec) {
     sf_fight_spec s, want;
     sf_start_desc d;
     int enc = sf_encounter_lookup("Jaw Worm");
-    ck_assert_int_eq(sf_start_sample(&o, 1, 2, enc, &s, &d, NULL), SF_OK);
+    s = sample(&o, 1, 2, enc, &d);
     sf_fight_spec_default(&want);
     want.encounter = enc;
     expect_same_spec(&s, &want);
@@ -744,7 +747,7 @@ START_TEST(the_starter_start_is_the_default_spec) {
     ck_assert_str_eq(d.text, "Strike*5,Defend*4,Bash|Burning Blood||floor 0|hp 80/80|gold 99");
     ck_assert_int_eq(d.fights, 0);
     /* a class lets the run's encounter list choose */
-    ck_assert_int_eq(sf_start_sample(&o, 1, 2, SF_START_CLASS(SF_POOL_ELITE), &s, &d, NULL), SF_OK);
+    s = sample(&o, 1, 2, SF_START_CLASS(SF_POOL_ELITE), &d);
     ck_assert_int_eq(sf_encounter_pool(s.encounter), SF_POOL_ELITE);
 }
 END_TEST
@@ -763,10 +766,8 @@ START_TEST(the_greedy_picker_follows_its_table) {
     o.table = &t;
     int smiths = 0;
     for (uint64_t g = 0; g < 40; g++) {
-        sf_fight_spec s;
         sf_start_desc d;
-        ck_assert_int_eq(sf_start_sample(&o, 4, g, SF_START_CLASS(SF_POOL_BOSS), &s, &d, NULL),
-                         SF_OK);
+        sf_fight_spec s = sample(&o, 4, g, SF_START_CLASS(SF_POOL_BOSS), &d);
         ck_assert_int_eq(d.cards_taken, 0);
         ck_assert_int_eq(d.removals, 0);
         ck_assert_int_eq(d.rests, 0); /* the starter deck always has something to upgrade */
