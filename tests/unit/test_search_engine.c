@@ -58,15 +58,12 @@ static int horizon_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *a
     return SF_OK;
 }
 
-#define MEMO_BITS 18
 typedef struct oracle {
     horizon h;
     int horizon_turn;
     int draws; /* CRN draws per chance node */
-    sf_identity id[1 << MEMO_BITS];
-    double v[1 << MEMO_BITS];
-    unsigned char used[1 << MEMO_BITS];
-    long states, chance_nodes, max_outcomes;
+    oracle_memo memo;
+    long chance_nodes, max_outcomes;
 } oracle;
 
 static double oracle_v(oracle *o, const sf_state *s);
@@ -81,7 +78,8 @@ static int at_horizon(const oracle *o, const sf_state *s) {
  * outcomes are enumerated by o->draws independent re-seedings (the engine
  * draws each chance event from its streams; uniform seeds give the true
  * distribution), merged by identity and weighted by frequency. */
-static double oracle_q(oracle *o, const sf_state *s, sf_action a) {
+static double oracle_q(void *ctx, const sf_state *s, sf_action a) {
+    oracle *o = ctx;
     sf_state c = *s;
     uint32_t streams = 0;
     ck_assert_int_eq(sf_chance_draw(0x0AC1E, &c, a, 0, &streams), SF_OK);
@@ -127,26 +125,7 @@ static double oracle_q(oracle *o, const sf_state *s, sf_action a) {
 static double oracle_v(oracle *o, const sf_state *s) {
     if (at_horizon(o, s))
         return horizon_value(&o->h, s);
-    sf_identity id = sf_engine_identity(s);
-    uint32_t mask = (1u << MEMO_BITS) - 1, i = (uint32_t)id.lo & mask;
-    while (o->used[i] && !sf_identity_eq(o->id[i], id))
-        i = (i + 1) & mask;
-    if (o->used[i])
-        return o->v[i];
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
-    double best = -INFINITY;
-    for (int k = 0; k < n; k++) {
-        double q = oracle_q(o, s, acts[k]);
-        if (q > best)
-            best = q;
-    }
-    ck_assert_int_lt(o->states, (1 << MEMO_BITS) / 2);
-    o->states++;
-    o->used[i] = 1;
-    o->id[i] = id;
-    o->v[i] = best;
-    return best;
+    return oracle_best(&o->memo, s, oracle_q, o);
 }
 
 START_TEST(search_matches_exact_expectimax_on_a_small_fight) {
@@ -392,22 +371,14 @@ START_TEST(result_bytes_do_not_depend_on_threads_or_scheduling) {
     sf_state st;
     fight(&st, "Jaw Worm", NULL, 5);
     sf_search_config c = config(4000, 4);
-    sf_search_result r1, r2, r4;
-    decide(&c, &st, 11, 1, NULL, NULL, &r1);
-    decide(&c, &st, 11, 2, NULL, NULL, &r2);
-    decide(&c, &st, 11, 4, NULL, NULL, &r4);
-    ck_assert_uint_eq(r1.simulations, 4000);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
-    ck_assert_mem_eq(&r1, &r4, sizeof r1);
+    sf_search_result r;
+    decide_on_threads(&c, &st, 11, (const int[]){1, 2, 4}, 3, &r);
+    ck_assert_uint_eq(r.simulations, 4000);
     c.trees = 2;
-    decide(&c, &st, 11, 1, NULL, NULL, &r1);
-    decide(&c, &st, 11, 2, NULL, NULL, &r2);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    decide_on_threads(&c, &st, 11, (const int[]){1, 2}, 2, &r);
     c.select = SF_SELECT_GUMBEL;
     c.distributional = 1;
-    decide(&c, &st, 11, 1, NULL, NULL, &r1);
-    decide(&c, &st, 11, 2, NULL, NULL, &r2);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    decide_on_threads(&c, &st, 11, (const int[]){1, 2}, 2, &r);
 }
 END_TEST
 
@@ -532,18 +503,8 @@ START_TEST(no_allocation_per_simulation_on_the_engine) {
     sf_search *s = NULL;
     sf_err e = {0};
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    int rc = 0;
-    uint64_t sims = 0;
-    long before = g_allocs;
-    for (uint64_t d = 0; d < 3; d++) {
-        sf_search_result r;
-        rc |= sf_search_begin(s, &st, 9, d, &e);
-        rc |= sf_search_run(s, 1, NULL, NULL, &e);
-        rc |= sf_search_result_get(s, &r, &e);
-        sims += r.simulations;
-    }
-    long during = g_allocs - before;
-    ck_assert_int_eq(rc, SF_OK);
+    uint64_t sims;
+    long during = allocs_searching(s, &st, (const search_at[]){{9, 0}, {9, 1}, {9, 2}}, 3, &sims);
     ck_assert_uint_eq(sims, 24000);
     ck_assert_int_eq(during, 0);
     sf_search_destroy(s);

@@ -46,17 +46,17 @@ static int horizon_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *a
 }
 
 /* ---------------------------------------------------------- exact oracle */
-typedef struct memo {
-    sf_identity id[1 << 16];
-    double v[1 << 16];
-    unsigned char used[1 << 16];
-} memo;
+typedef struct oracle {
+    oracle_memo memo;
+    int horizon_turn;
+} oracle;
 
-static double oracle_v(memo *m, const sf_state *s, int horizon_turn);
+static double oracle_v(oracle *o, const sf_state *s);
 
 /* E[V(apply(s, a))] over every chance outcome with its exact probability:
  * the toy logs the range of every random pick; enumerate all sequences. */
-static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn) {
+static double oracle_q(void *ctx, const sf_state *s, sf_action a) {
+    oracle *o = ctx;
     sf_state probe = *s;
     toy_state *p = toy(&probe);
     p->forcing = 1;
@@ -69,7 +69,7 @@ static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn
     memcpy(range, p->log_range, (size_t)k);
     if (k == 0) {
         p->forcing = 0;
-        return oracle_v(m, &probe, horizon_turn);
+        return oracle_v(o, &probe);
     }
     uint8_t seq[32] = {0};
     double sum = 0.0, psum = 0.0;
@@ -87,7 +87,7 @@ static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn
         double prob = 1.0;
         for (int i = 0; i < k; i++)
             prob /= range[i];
-        sum += prob * oracle_v(m, &c, horizon_turn);
+        sum += prob * oracle_v(o, &c);
         psum += prob;
         int i = k - 1;
         while (i >= 0 && ++seq[i] == range[i])
@@ -99,27 +99,10 @@ static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn
     return sum;
 }
 
-static double oracle_v(memo *m, const sf_state *s, int horizon_turn) {
-    if (sf_engine_is_terminal(s) || toy_c(s)->turn >= horizon_turn)
+static double oracle_v(oracle *o, const sf_state *s) {
+    if (sf_engine_is_terminal(s) || toy_c(s)->turn >= o->horizon_turn)
         return horizon_value(s);
-    sf_identity id = sf_engine_identity(s);
-    uint32_t h = (uint32_t)(id.lo & 0xFFFF);
-    while (m->used[h] && !sf_identity_eq(m->id[h], id))
-        h = (h + 1) & 0xFFFF;
-    if (m->used[h])
-        return m->v[h];
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
-    double best = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        double q = oracle_q(m, s, acts[i], horizon_turn);
-        if (q > best)
-            best = q;
-    }
-    m->used[h] = 1;
-    m->id[h] = id;
-    m->v[h] = best;
-    return best;
+    return oracle_best(&o->memo, s, oracle_q, o);
 }
 
 START_TEST(search_matches_exact_expectimax) {
@@ -134,20 +117,21 @@ START_TEST(search_matches_exact_expectimax) {
     sf_state truth, root;
     toy_init(&truth, 30, 40, ORACLE_MON_HP, 9, hand, 3, draw, 4, 0, 11);
     sf_engine_belief_root(&truth, 5, &root);
-    memo *m = calloc(1, sizeof *m);
+    oracle *o = calloc(1, sizeof *o);
+    o->horizon_turn = 3;
     sf_action acts[SF_MAX_ACTIONS];
     int n = sf_engine_enumerate(&root, acts, SF_MAX_ACTIONS);
     ck_assert_int_eq(n, 3); /* Strike, Bash, End */
     double exact[SF_MAX_ACTIONS], best = -INFINITY;
     int best_a = -1;
     for (int i = 0; i < n; i++) {
-        exact[i] = oracle_q(m, &root, acts[i], 3);
+        exact[i] = oracle_q(o, &root, acts[i]);
         if (exact[i] > best) {
             best = exact[i];
             best_a = i;
         }
     }
-    free(m);
+    free(o);
     /* the best action is clear of the second by more than the tolerance */
     for (int i = 0; i < n; i++)
         if (i != best_a)
@@ -199,19 +183,13 @@ START_TEST(result_bytes_do_not_depend_on_threads) {
     sf_state st;
     midgame(&st, 4);
     sf_search_config c = config(3000, 4);
-    sf_search_result r1, r2, r4;
-    decide(&c, &st, 77, 1, NULL, NULL, &r1);
-    decide(&c, &st, 77, 2, NULL, NULL, &r2);
-    decide(&c, &st, 77, 4, NULL, NULL, &r4);
+    sf_search_result r1, r2;
+    decide_on_threads(&c, &st, 77, (const int[]){1, 2, 4}, 3, &r1);
     ck_assert_int_eq(r1.simulations, 3000);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
-    ck_assert_mem_eq(&r1, &r4, sizeof r1);
     /* and with the Gumbel root's lockstep phases */
     c.select = SF_SELECT_GUMBEL;
     c.evaluator = SF_EVAL_UNIFORM;
-    decide(&c, &st, 77, 1, NULL, NULL, &r1);
-    decide(&c, &st, 77, 3, NULL, NULL, &r2);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    decide_on_threads(&c, &st, 77, (const int[]){1, 3}, 2, &r1);
     /* a different seed searches different worlds */
     c.select = SF_SELECT_AUTO;
     c.evaluator = SF_EVAL_ROLLOUT;
@@ -658,18 +636,8 @@ START_TEST(no_allocation_per_simulation) {
     c.distributional = 1;
     sf_search *s = NULL;
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    int rc = 0;
-    uint64_t sims = 0;
-    long before = g_allocs;
-    for (int rep = 0; rep < 2; rep++) {
-        sf_search_result r;
-        rc |= sf_search_begin(s, &st, (uint64_t)rep, 0, &e);
-        rc |= sf_search_run(s, 1, NULL, NULL, &e);
-        rc |= sf_search_result_get(s, &r, &e);
-        sims += r.simulations;
-    }
-    long during = g_allocs - before;
-    ck_assert_int_eq(rc, SF_OK);
+    uint64_t sims;
+    long during = allocs_searching(s, &st, (const search_at[]){{0, 0}, {1, 0}}, 2, &sims);
     ck_assert_uint_eq(sims, 10000);
     ck_assert_int_eq(during, 0);
     sf_search_destroy(s);
@@ -677,8 +645,8 @@ START_TEST(no_allocation_per_simulation) {
     c.evaluator = SF_EVAL_EXTERNAL;
     c.select = SF_SELECT_GUMBEL;
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    before = g_allocs;
-    rc = sf_search_begin(s, &st, 1, 0, &e);
+    long before = g_allocs;
+    int rc = sf_search_begin(s, &st, 1, 0, &e);
     const sf_eval_request *reqs[4];
     int n, fed = 0;
     while (sf_search_step(s, reqs, 4, &n, &e) == SF_SEARCH_PENDING)
