@@ -9,35 +9,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_fixture.h"
 #include "sf_check.h"
 #include "sf_tmpdir.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    sf_tmpdir_make(tmpdir, sizeof tmpdir, "sf-job-test");
-}
-
-static void remove_tmpdir(void) {
-    sf_tmpdir_remove(tmpdir);
-}
+SF_TMPDIR_OF_TESTS("sf-job-test")
 
 /* A run of `count` seeds playing `encounters` with the starter deck. */
 static void run_config(sf_run_config *cfg, const char *encounters, int count, int sims,
                        const char *unsearched) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "run: {name: jobtest, seed: 77}\n"
-             "seeds: {start: 0, count: %d, job_size: %d}\n"
-             "play: {mode: fights, encounters: %s}\n"
-             "search: {simulations: %d, trees: 2}\n"
-             "labels: {unsearched: %s}\n",
-             count, count, encounters, sims, unsearched);
-    sf_err e = {0};
-    int rc = sf_config_parse(yaml, strlen(yaml), "test", cfg, &e);
-    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+    config_of(cfg,
+              "run: {name: jobtest, seed: 77}\n"
+              "seeds: {start: 0, count: %d, job_size: %d}\n"
+              "play: {mode: fights, encounters: %s}\n"
+              "search: {simulations: %d, trees: 2}\n"
+              "labels: {unsearched: %s}\n",
+              count, count, encounters, sims, unsearched);
 }
 
 /* Play the job and open its shard. */
@@ -69,7 +58,7 @@ START_TEST(boss_labels_rank_their_moves_and_grade_their_losses) {
     /* With the starter deck every boss fight is lost. Before graded losses
      * every Q at such a root was 0 and pi' was exactly uniform in 93 % of
      * the searched boss records; the loss targets were all 0. */
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
     run_config(&cfg, "{boss: 1}", 6, 200, "drop");
     sf_job_result res;
@@ -109,12 +98,12 @@ START_TEST(boss_labels_rank_their_moves_and_grade_their_losses) {
     ck_assert_uint_gt(counter(r, "unsearched_dropped"), 0);
     ck_assert_uint_eq(n + counter(r, "unsearched_dropped"), res.decisions);
     sf_shard_reader_close(r);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
 START_TEST(forecasts_root_values_and_unsearched_labels) {
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
     run_config(&cfg, "{weak: 1, strong: 1}", 6, 64, "keep");
     sf_job_result res;
@@ -151,7 +140,7 @@ START_TEST(forecasts_root_values_and_unsearched_labels) {
     ck_assert_uint_eq(counter(r, "unsearched_dropped"), 0);
     ck_assert_uint_eq(counter(r, "engine_limit_fights"), 0);
     sf_shard_reader_close(r);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
@@ -159,19 +148,15 @@ END_TEST
  * champion and the candidate given as YAML flow mappings. */
 static void gate_config(sf_run_config *cfg, const char *play, int count, const char *champion,
                         const char *candidate) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "run: {name: gatetest, seed: 77, kind: gate}\n"
-             "seeds: {start: 0, count: %d, job_size: %d}\n"
-             "play: %s\n"
-             "search: {simulations: 40, trees: 2}\n"
-             "champion: %s\n"
-             "candidate: %s\n"
-             "gate: {min_pairs: 2, max_pairs: %d}\n",
-             count, count, play, champion, candidate, count);
-    sf_err e = {0};
-    int rc = sf_config_parse(yaml, strlen(yaml), "test", cfg, &e);
-    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+    config_of(cfg,
+              "run: {name: gatetest, seed: 77, kind: gate}\n"
+              "seeds: {start: 0, count: %d, job_size: %d}\n"
+              "play: %s\n"
+              "search: {simulations: 40, trees: 2}\n"
+              "champion: %s\n"
+              "candidate: %s\n"
+              "gate: {min_pairs: 2, max_pairs: %d}\n",
+              count, count, play, champion, candidate, count);
 }
 
 typedef struct pair_tally {
@@ -203,7 +188,7 @@ START_TEST(gate_identical_sides_play_identical_games) {
     /* Same evaluator, same search, same salt: each pair plays the same
      * fight twice with the same random streams, so the results are equal
      * pair by pair; a gate job writes pairs and no labels. */
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
     gate_config(&cfg, "{mode: fights, encounters: {weak: 1, strong: 1, elite: 1}}", 12,
                 "{evaluator: rollout}", "{evaluator: rollout}");
@@ -216,7 +201,7 @@ START_TEST(gate_identical_sides_play_identical_games) {
     ck_assert_int_eq(t.same, 12);
     ck_assert_uint_eq(res.fights, 24); /* both sides, one fight per seed */
     sf_shard_reader_close(r);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
@@ -225,7 +210,7 @@ START_TEST(gate_salt_and_budget_separate_the_sides) {
      * pairs then differ (each side still plays the same fight). A
      * candidate with 200 simulations against a champion with 2 scores
      * more over the same seeds. */
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
     gate_config(&cfg, "{mode: fights, encounters: {strong: 1, elite: 1}}", 12,
                 "{evaluator: rollout}", "{evaluator: rollout, salt: 5}");
@@ -244,7 +229,7 @@ START_TEST(gate_salt_and_budget_separate_the_sides) {
     ck_assert_msg(t.y[1] > t.y[0] + 0.5, "candidate %.3f champion %.3f", t.y[1], t.y[0]);
     ck_assert_int_ge(t.won[1], t.won[0]);
     sf_shard_reader_close(r);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
@@ -252,7 +237,7 @@ START_TEST(gate_gauntlets_score_the_whole_climb) {
     /* Gauntlet pairs: class 4, y = (fights won before the last + the last
      * fight's score) / the gauntlet's fights, so a side that died in fight
      * k of n scores in [(k-1)/n, k/n). */
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
     gate_config(&cfg, "{mode: gauntlet}", 4, "{evaluator: rollout}",
                 "{evaluator: rollout, salt: 1}");
@@ -279,7 +264,7 @@ START_TEST(gate_gauntlets_score_the_whole_climb) {
         }
     }
     sf_shard_reader_close(r);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
@@ -287,14 +272,13 @@ START_TEST(rewards_starts_are_recorded_and_summarised) {
     /* play.start rewards: every label names its start (the compact text
      * of docs/starts.md, version SF_START_VERSION) and the manifest sums
      * the starts in counters. */
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
-    const char *yaml = "run: {name: starts, seed: 5}\n"
-                       "seeds: {start: 0, count: 6, job_size: 6}\n"
-                       "play: {mode: fights, start: rewards, encounters: {elite: 1, boss: 1}}\n"
-                       "search: {simulations: 20, trees: 1}\n";
+    config_of(&cfg, "run: {name: starts, seed: 5}\n"
+                    "seeds: {start: 0, count: 6, job_size: 6}\n"
+                    "play: {mode: fights, start: rewards, encounters: {elite: 1, boss: 1}}\n"
+                    "search: {simulations: 20, trees: 1}\n");
     sf_err e = {0};
-    ck_assert_msg(sf_config_parse(yaml, strlen(yaml), "test", &cfg, &e) == SF_OK, "%s", e.msg);
     sf_job_result res;
     sf_shard_reader *r = play(&cfg, "starts", &res);
     uint64_t n = sf_shard_reader_count(r);
@@ -312,7 +296,7 @@ START_TEST(rewards_starts_are_recorded_and_summarised) {
     ck_assert_uint_le(counter(r, "start.hp_sum"), counter(r, "start.max_hp_sum"));
     ck_assert_uint_ge(counter(r, "start.card.Strike"), 1);
     sf_shard_reader_close(r);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
@@ -324,7 +308,7 @@ END_TEST
 #define GOLDEN_JOB_DIGEST "fd7559eababdd300a898adfb2036f28fe760604e50a041475749cda36fb95a98"
 
 START_TEST(golden_job_digest) {
-    make_tmpdir();
+    tmpdir_make();
     sf_run_config cfg;
     run_config(&cfg, "{weak: 1, strong: 1, elite: 1, boss: 1}", 8, 100, "drop");
     char digest[65], path[400], hex[65];
@@ -339,7 +323,7 @@ START_TEST(golden_job_digest) {
     if (getenv("SF_PRINT_GOLDEN"))
         printf("# golden job digest %s (%llu records)\n", hex, (unsigned long long)res.records);
     ck_assert_str_eq(hex, GOLDEN_JOB_DIGEST);
-    remove_tmpdir();
+    tmpdir_remove();
 }
 END_TEST
 
