@@ -33,6 +33,19 @@ static inline sf_combat *fx_new(sf_state *s, uint64_t seed) {
     return c;
 }
 
+/* Fight `encounter` of run `seed` from the default spec (the starter
+ * deck), started, which must succeed. */
+static inline sf_state fx_fight(int encounter, uint64_t seed) {
+    sf_state s;
+    sf_err err = {0};
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = encounter;
+    spec.seed = seed;
+    ck_assert_msg(sf_engine_init(&s, &spec, &err) == SF_OK, "%s", err.msg);
+    return s;
+}
+
 /* Append monster `id` with exactly `hp` (max HP too) and intent `move`.
  * Per-kind construction runs (a louse still rolls its bite damage, which
  * tests then overwrite); usePreBattleAction does not. Returns the slot. */

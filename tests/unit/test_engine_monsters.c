@@ -272,12 +272,7 @@ END_TEST
  * ---------------------------------------------------------------------- */
 
 static int first_move(int encounter, uint64_t seed, int slot) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.encounter = encounter;
-    spec.seed = seed;
-    sf_state s;
-    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_state s = fx_fight(encounter, seed);
     return ccombat_of(&s)->mon[slot].move;
 }
 

@@ -285,11 +285,7 @@ START_TEST(per_floor_streams_are_seeded_with_seed_plus_floor) {
 END_TEST
 
 START_TEST(reseed_touches_one_stream_only) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.seed = 3;
-    sf_state s;
-    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_state s = fx_fight(ENC_JAW_WORM, 3);
     sf_state before = s;
     sf_engine_reseed(&s, SF_STREAM_AI, 12345);
     const sf_combat *a = ccombat_of(&before), *b = ccombat_of(&s);
@@ -316,11 +312,7 @@ START_TEST(apply_reports_the_streams_it_advanced) {
     /* Playing Defend touches no stream; ending the turn rolls the Jaw
      * Worm's next move (aiRng) and, with 5 cards left in the 10-card deck,
      * draws without a reshuffle: only SF_STREAM_AI. */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.seed = 8;
-    sf_state s;
-    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_state s = fx_fight(ENC_JAW_WORM, 8);
     sf_combat *c = combat_of(&s);
     int d = -1;
     for (int i = 0; i < c->hand_n; i++)

@@ -940,12 +940,7 @@ START_TEST(belief_root_forgets_an_unseen_louse_bite) {
      * (no Bite intent shown yet) give the same belief root. When a Bite
      * intent appears in belief mode the damage is drawn (monsterHpRng). */
     for (uint64_t seed = 1; seed < 200; seed++) {
-        sf_fight_spec spec;
-        sf_fight_spec_default(&spec);
-        spec.encounter = ENC_2_LOUSE;
-        spec.seed = seed;
-        sf_state a;
-        ck_assert_int_eq(sf_engine_init(&a, &spec, NULL), SF_OK);
+        sf_state a = fx_fight(ENC_2_LOUSE, seed);
         sf_combat *c = combat_of(&a);
         if (c->mon[0].move == MV_LOUSE_BITE || c->mon[1].move == MV_LOUSE_BITE)
             continue;
