@@ -21,33 +21,32 @@
 #include "engine_fixture.h"
 #include "sf_check.h"
 
-static const struct {
-    uint64_t seed;
-    uint64_t first[4];
-} xs128_longs[] = {
-    {0x0000000000000000ull,
-     {0x28d01376a138a279ull, 0xe92a367b780e0221ull, 0xf3a5ab26746072b1ull, 0xc637e2c94bb7fba0ull}},
-    {0x0000000000000001ull,
-     {0x34913d26a7e2cd2full, 0x62ac15b85e3ec0caull, 0xd8aeece78eacc5f8ull, 0x5931f371585f5891ull}},
-    {0x000000000000002aull,
-     {0x31505af788d81771ull, 0xe65257ce4726c10bull, 0x28de31d791d25d76ull, 0x2930465b9f590bc1ull}},
-    {0xffffffffffffffffull,
-     {0x95d13c1b62c7ec73ull, 0x5eb8daf3336fa42dull, 0xf6b546ca06255983ull, 0x3182be3b9b64f7cbull}},
-    {0x0123456789abcdefull,
-     {0x8690673345a389d7ull, 0x0e8621f7b80e072eull, 0xe146f9defb070c89ull, 0xd664d3a17e34b58dull}},
-    {0x0000011f71fb04cbull,
-     {0x35b5f6edbccb5850ull, 0xc24a9c78c3aac969ull, 0x19345c42db7f8cf7ull, 0xab0f6e682cb39b39ull}},
+/* The first four nextLong() of new RandomXS128(xs128_seeds[k]): row k of
+ * xs128_first. */
+static const uint64_t xs128_seeds[] = {0x0000000000000000ull, 0x0000000000000001ull,
+                                       0x000000000000002aull, 0xffffffffffffffffull,
+                                       0x0123456789abcdefull, 0x0000011f71fb04cbull};
+static const uint64_t xs128_first[][4] = {
+    {0x28d01376a138a279ull, 0xe92a367b780e0221ull, 0xf3a5ab26746072b1ull, 0xc637e2c94bb7fba0ull},
+    {0x34913d26a7e2cd2full, 0x62ac15b85e3ec0caull, 0xd8aeece78eacc5f8ull, 0x5931f371585f5891ull},
+    {0x31505af788d81771ull, 0xe65257ce4726c10bull, 0x28de31d791d25d76ull, 0x2930465b9f590bc1ull},
+    {0x95d13c1b62c7ec73ull, 0x5eb8daf3336fa42dull, 0xf6b546ca06255983ull, 0x3182be3b9b64f7cbull},
+    {0x8690673345a389d7ull, 0x0e8621f7b80e072eull, 0xe146f9defb070c89ull, 0xd664d3a17e34b58dull},
+    {0x35b5f6edbccb5850ull, 0xc24a9c78c3aac969ull, 0x19345c42db7f8cf7ull, 0xab0f6e682cb39b39ull},
 };
+_Static_assert(sizeof xs128_seeds / sizeof xs128_seeds[0] ==
+                   sizeof xs128_first / sizeof xs128_first[0],
+               "one row of values per seed");
 
 START_TEST(xs128_next_long_matches_libgdx) {
     /* Seed 0 is replaced by Long.MIN_VALUE inside setSeed; it is covered by
      * the first row. */
-    for (size_t k = 0; k < sizeof xs128_longs / sizeof xs128_longs[0]; k++) {
+    for (size_t k = 0; k < sizeof xs128_seeds / sizeof xs128_seeds[0]; k++) {
         sf_rng r;
-        sf_rng_seed(&r, xs128_longs[k].seed);
+        sf_rng_seed(&r, xs128_seeds[k]);
         for (int i = 0; i < 4; i++)
-            ck_assert_msg(sf_rng_next_long(&r) == xs128_longs[k].first[i], "seed %llx, value %d",
-                          (unsigned long long)xs128_longs[k].seed, i);
+            ck_assert_msg(sf_rng_next_long(&r) == xs128_first[k][i], "seed %llx, value %d",
+                          (unsigned long long)xs128_seeds[k], i);
     }
 }
 END_TEST
