@@ -206,8 +206,9 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     const char *why = NULL;
     if (h->protocol_version != SF_PROTOCOL_VERSION)
         why = "protocol version mismatch";
-    else if (!h->worker_id || !h->worker_id[0] || strlen(h->worker_id) >= CO_WORKER_ID_MAX)
-        why = "worker_id must be 1..63 characters";
+    else if (!sf_str_is_name(h->worker_id, CO_WORKER_ID_MAX - 1))
+        why = "worker_id must be 1..63 characters of A-Z a-z 0-9 . _ : @ + - (not starting "
+              "with '.')";
     else if (co->stopping)
         why = "the run is stopping";
     if (why) {
@@ -238,7 +239,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         w->ident_len = len;
     }
     snprintf(w->worker_id, sizeof w->worker_id, "%s", h->worker_id);
-    snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "");
+    sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
     w->threads = h->threads;
     w->hello = 1;
     /* A Hello from a new process under a known worker id (a restarted
@@ -264,13 +265,30 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     queue_reply(co, ident, len, &env);
 }
 
+/* Every job done, or a gate's verdict written (then nothing more is
+ * issued; leased jobs may still deliver, and are stored). */
 static int all_done(const sf_coordinator *co) {
-    return co->st.jobs_done == co->njobs;
+    return co->st.jobs_done == co->njobs || gate_decided(co);
 }
 
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    if (w->quarantined) {
+        /* a worker whose jobs keep failing gets no more: the jobs go to
+         * others, so one bad (or hostile) worker cannot quarantine them */
+        Spirefleet__Refusal rf = SPIREFLEET__REFUSAL__INIT;
+        char why[320];
+        snprintf(why, sizeof why,
+                 "worker %s is quarantined after %u failure reports (last: %.120s); it gets "
+                 "no more jobs in this run",
+                 w->worker_id, w->failures, w->last_failure);
+        rf.reason = why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &rf;
+        queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
     if (all_done(co) || co->stopping) {
         Spirefleet__RunComplete rc = SPIREFLEET__RUN_COMPLETE__INIT;
         env.body_case = SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE;
@@ -302,7 +320,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
 
     Spirefleet__Job job = SPIREFLEET__JOB__INIT;
     job.job_id = j->id;
-    job.kind = SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
+    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
     job.seed_start = j->seed_start;
     job.seed_count = j->seed_count;
     job.attempt = j->attempt;
@@ -377,6 +395,21 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
         return;
     }
+    /* Only the lease holder uploads a job's shard (a lease restored from
+     * the ledger belongs to the worker id that held it): anyone else's
+     * shard, however well formed, is refused before a byte is stored. */
+    if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
+        j->worker = wi;
+    if (j->state != JS_LEASED || j->worker != wi) {
+        co->st.protocol_errors++;
+        co->st.shards_rejected++;
+        char why[160];
+        snprintf(why, sizeof why, "job %llu is not leased to %s: only its lease holder uploads it",
+                 (unsigned long long)o->job_id, w->worker_id);
+        sf_log(co->log, co->log_ctx, "coordinator: refused a shard offer: %s", why);
+        send_ack(co, wi, o->job_id, 0, 0, 0, why);
+        return;
+    }
     /* A worker writes both digests with sf_hex: the canonical spelling is the
      * only one on the wire (common.h), and the one the received file's are
      * compared with. */
@@ -402,8 +435,8 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         u->stats.simulations = o->stats->simulations;
         u->stats.fallbacks = o->stats->fallbacks;
     }
-    snprintf(u->path, sizeof u->path, "%s/job%06llu-%s.part", co->incoming_dir,
-             (unsigned long long)o->job_id, w->worker_id);
+    snprintf(u->path, sizeof u->path, "%s/job%06llu-w%d.part", co->incoming_dir,
+             (unsigned long long)o->job_id, wi);
     u->f = fopen(u->path, "wb");
     if (!u->f) {
         char why[SF_ERR_MSG_MAX];
@@ -466,6 +499,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
                 snprintf(why, sizeof why, "manifest names another run, job or config");
             else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
                 snprintf(why, sizeof why, "manifest seeds lie outside the job");
+            else
+                gate_check_manifest(co, j, m, why, sizeof why);
             sf_shard_reader_close(r);
         }
     }
@@ -557,7 +592,11 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
         return;
     }
     cjob *j = &co->jobs[f->job_id - 1];
-    const char *why = f->reason ? f->reason : "";
+    /* a reason comes from the network: printable and bounded before it
+     * reaches the log, the status or the ledger */
+    char why_buf[201];
+    sf_str_printable(why_buf, sizeof why_buf, f->reason);
+    const char *why = why_buf;
     if (j->state != JS_LEASED || j->worker != wi) {
         /* Only the lease holder's report counts: a late one (the lease
          * expired and the job moved on) or a forged one must not push a
@@ -569,27 +608,43 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
                (unsigned long long)f->job_id, co->workers[wi].worker_id);
         return;
     }
-    int abandoned = !strcmp(why, SF_JOB_ABANDONED);
+    int abandoned = f->reason && !strcmp(f->reason, SF_JOB_ABANDONED);
     if (!abandoned) {
         co->st.jobs_failed++;
-        j->failures++;
-        snprintf(j->last_failure, sizeof j->last_failure, "%s", why);
-        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %s",
+        cworker *w = &co->workers[wi];
+        w->failures++;
+        snprintf(w->last_failure, sizeof w->last_failure, "%.150s", why);
+        if (w->failures >= CO_MAX_WORKER_FAILURES && !w->quarantined) {
+            w->quarantined = 1;
+            co->st.workers_quarantined++;
+            sf_log(co->log, co->log_ctx,
+                   "coordinator: worker %s quarantined after %u failure reports; it gets no "
+                   "more jobs",
+                   w->worker_id, w->failures);
+        }
+        /* a job counts each worker once: one worker cannot fail it out */
+        int seen = 0;
+        for (uint32_t k = 0; k < j->failures; k++)
+            seen |= j->failed_by[k] == wi;
+        if (!seen && j->failures < CO_MAX_FAILURES)
+            j->failed_by[j->failures++] = wi;
+        snprintf(j->last_failure, sizeof j->last_failure, "%.150s", why);
+        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %.130s",
                  (unsigned long long)j->id, why);
     }
     release_job(co, j, 0);
-    if (j->failures >= CO_MAX_FAILURES) {
-        /* a job that fails every time is not issued again: the run then
-         * cannot complete, which status and sf-fleet report */
+    if (j->failures >= CO_MAX_FAILURES && !j->quarantined) {
+        /* a job that fails on every worker is not issued again: the run
+         * then cannot complete, which status and sf-fleet report */
+        j->quarantined = 1;
         co->jobs_quarantined++;
         sf_log(co->log, co->log_ctx,
-               "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)",
+               "coordinator: job %llu failed on %u workers; not issuing it again (last: %.200s)",
                (unsigned long long)j->id, j->failures, why);
     }
-    /* a reason comes from the network: at most 200 bytes of it in the log */
-    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %.200s%s",
+    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %s%s",
            (unsigned long long)f->job_id, abandoned ? "abandoned" : "failed",
-           co->workers[wi].worker_id, why, strlen(why) > 200 ? "..." : "");
+           co->workers[wi].worker_id, why, f->reason && strlen(f->reason) > 200 ? "..." : "");
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
@@ -615,7 +670,19 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->decode_errors = st.decode_errors;
     r->protocol_errors = st.protocol_errors;
     r->jobs_quarantined = st.jobs_quarantined;
+    r->workers_quarantined = st.workers_quarantined;
     r->last_failure = co->st.last_failure;
+    if (st.gate) {
+        r->gate = 1;
+        r->gate_pairs = st.gate_pairs;
+        r->gate_llr = st.gate_llr;
+        r->gate_lower = st.gate_lower;
+        r->gate_upper = st.gate_upper;
+        r->gate_min_pairs = st.gate_min_pairs;
+        r->gate_max_pairs = st.gate_max_pairs;
+        snprintf(co->gate_decision, sizeof co->gate_decision, "%s", st.gate_decision);
+        r->gate_decision = co->gate_decision;
+    }
 }
 
 static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
@@ -813,8 +880,12 @@ static void adopt_stored_shards(sf_coordinator *co) {
             sf_shard_verify(path, &rep, &e) == SF_OK && sf_shard_reader_open(path, &r, &e) == 0;
         if (ok) {
             const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
-            ok =
-                m->job_id == j->id && !strcmp(m->config_digest ? m->config_digest : "", co->digest);
+            char why[256] = "";
+            ok = m->job_id == j->id &&
+                 !strcmp(m->config_digest ? m->config_digest : "", co->digest) &&
+                 gate_check_manifest(co, j, m, why, sizeof why) == 0;
+            if (!ok && why[0])
+                snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
                 j->fights = m->stats->fights;
                 j->simulations = m->stats->simulations;
@@ -1035,7 +1106,11 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     if (rc == SF_OK)
         rc = open_ledger(co, err);
     if (rc == SF_OK)
+        rc = gate_open(co, err);
+    if (rc == SF_OK)
         rc = open_recover(co, err);
+    if (rc == SF_OK)
+        rc = gate_advance(co, err);
     if (rc == SF_OK)
         rc = open_router(co, bind, err);
     if (rc == SF_OK)
@@ -1103,6 +1178,8 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     }
     expire(co);
     int rc = ledger_commit(co, err);
+    if (rc == SF_OK) /* after the commit: the verdict reads only durable shards */
+        rc = gate_advance(co, err);
     if (rc < 0)
         return rc;
     if (all_done(co) && !co->complete_ns) {
@@ -1187,6 +1264,7 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->jobs_quarantined = co->jobs_quarantined;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
+    gate_status(co, st);
 }
 
 void sf_coordinator_close(sf_coordinator *co) {
@@ -1216,5 +1294,6 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->dirty);
     free(co->leased);
     free(co->cfg_msg);
+    gate_close(co);
     free(co);
 }

@@ -133,6 +133,10 @@ typedef struct sf_run_config {
         double alpha, beta, delta0, delta1;
         uint32_t min_pairs, max_pairs;
     } gate;
+    struct {
+        uint32_t generations; /* after generation 0                          */
+        uint64_t gate_seeds;  /* seeds each generation's gate may play       */
+    } loop;
 } sf_run_config;
 
 /* The side of a gate run: 0 = champion, 1 = candidate. */
@@ -194,7 +198,7 @@ typedef union sf_config_section {
     Spirefleet__GateConfig gate;
 } sf_config_section;
 
-#define SF_CFG_SECTIONS  14
+#define SF_CFG_SECTIONS  15
 #define SF_CFG_MAX_NAMES (SF_CFG_MAX_RELICS + SF_CFG_MAX_POTIONS) /* all name lists together */
 
 /* The storage of sf_config_to_proto()'s message and its parts. */
@@ -249,10 +253,13 @@ typedef enum sf_config_type {
  * digest. */
 #define SF_CFG_REQUIRED 1u /* a file must give it; it has no default */
 #define SF_CFG_EXEC     2u
-/* Keys of one run kind: a value other than the default under the other
- * kind would be ignored, so it is refused (naming the kind it needs). */
-#define SF_CFG_SELFPLAY 4u /* run.kind selfplay only (the labels, the model) */
-#define SF_CFG_GATE     8u /* run.kind gate only (the sides, the rule)       */
+/* The run kinds a key applies to; a row with none of these applies to
+ * every kind. Under another kind a value other than the default would be
+ * ignored, so it is refused (naming the kinds it needs). */
+#define SF_CFG_SELFPLAY 4u  /* run.kind selfplay (the labels, the model)      */
+#define SF_CFG_GATE     8u  /* run.kind gate (the sides, the rule)            */
+#define SF_CFG_LOOP     16u /* run.kind loop (generations; labels, the rule)  */
+#define SF_CFG_KINDS    (SF_CFG_SELFPLAY | SF_CFG_GATE | SF_CFG_LOOP)
 
 typedef struct sf_config_key {
     const char *path; /* the YAML key, "section.key" */

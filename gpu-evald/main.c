@@ -33,7 +33,10 @@ static int usage(void) {
         "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
         "PATH[@SHA256])...\n"
         "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
-        "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n");
+        "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
+        "                 [--model-idle-s N]\n"
+        "With --models DIR, a request for a model not loaded yet loads DIR/<sha256>.safetensors\n"
+        "(canary first) without a restart; --model-idle-s drops such models after N idle s.\n");
     return 2;
 }
 
@@ -64,6 +67,7 @@ int main(int argc, char **argv) {
         O_CREDIT,
         O_METRICS,
         O_THREADS,
+        O_IDLE,
         O_DEVICE
     };
     static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
@@ -76,6 +80,7 @@ int main(int argc, char **argv) {
                                          {"client-credit", required_argument, 0, O_CREDIT},
                                          {"metrics-port", required_argument, 0, O_METRICS},
                                          {"threads", required_argument, 0, O_THREADS},
+                                         {"model-idle-s", required_argument, 0, O_IDLE},
                                          {"device", required_argument, 0, O_DEVICE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -108,7 +113,8 @@ int main(int argc, char **argv) {
                 bad = 1;
             }
             break;
-        case O_MODELS: models_dir = v; break;
+        case O_MODELS: models_dir = o.models_dir = v; break;
+        case O_IDLE: bad = parse_int("--model-idle-s", v, 0, 1 << 30, &o.model_idle_s); break;
         case O_MODEL:
             if (n_models == 64) {
                 fprintf(stderr, "gpu-evald: at most 64 --model options\n");

@@ -168,9 +168,25 @@ int sf_shard_writer_seal(sf_shard_writer *w, const Spirefleet__JobStats *stats,
  * records, in the order added. Pairs go in increasing game_seed order, one
  * per seed; the encounter name is copied (shorter than
  * SF_SHARD_GATE_ENCOUNTER_MAX bytes). Errors: SF_EINVAL for a pair out of
- * order or out of range (class 0..4, scores in [0, 1]; the writer stays
+ * order or out of range (class below SF_SHARD_GATE_CLASSES, scores in
+ * [0, 1]; the writer stays
  * usable), SF_ENOMEM, SF_ESTATE after an earlier failure. */
 #define SF_SHARD_GATE_ENCOUNTER_MAX 64
+
+/* GatePair.class_id: the encounter class of a fight's pair (the engine's
+ * pools, in their order), or a whole gauntlet. */
+enum {
+    SF_SHARD_GATE_WEAK = 0,
+    SF_SHARD_GATE_STRONG = 1,
+    SF_SHARD_GATE_ELITE = 2,
+    SF_SHARD_GATE_BOSS = 3,
+    SF_SHARD_GATE_GAUNTLET = 4,
+    SF_SHARD_GATE_CLASSES = 5
+};
+
+/* "weak", "strong", "elite", "boss", "gauntlet"; "?" for another value.
+ * Static strings. */
+const char *sf_shard_gate_class_name(uint32_t class_id);
 int sf_shard_writer_add_gate_pair(sf_shard_writer *w, const Spirefleet__GatePair *pair,
                                   sf_err *err);
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "fleet/config.h"
@@ -204,10 +206,30 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
 }
 END_TEST
 
+/* A config path that is not a regular file is refused at once: a FIFO
+ * used to block the tools until a writer came, a directory or a device
+ * is no config either. */
+START_TEST(non_regular_files_are_refused_without_blocking) {
+    char dir[] = "/tmp/sf-config-fifo-XXXXXX", fifo[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/c.yaml", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_config_load(fifo, &c, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "c.yaml: is not a regular file, not a config file"), "%s", e.msg);
+    ck_assert_int_eq(sf_config_load(dir, &c, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "is a directory"), "%s", e.msg);
+    ck_assert_int_eq(sf_config_load("/dev/zero", &c, &e), SF_EIO);
+    unlink(fifo);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(shipped_configs_are_valid) {
     const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml",
-                           "configs/local-net.yaml"};
-    for (int i = 0; i < 3; i++) {
+                           "configs/local-net.yaml", "configs/gate.yaml"};
+    for (int i = 0; i < 4; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, names[i]);
         sf_run_config c;
@@ -371,19 +393,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "65688ffa1e6da7a75fcee0abe878de86141b8330ed4841584a0504e32b85cc94",
-     "d2e3d41b1dfec4d778778111ee977e8c2215bc0ed9b09df0cd6e5d9dc14dd7ed"},
+    {"configs/local.yaml", "139302035095c8cb64df2331733631e94b94786b021cd81159063452f96be27a",
+     "61fafc1add8173e5ce02f51b28bf36dbc76015396ca947bde0393fa5bacb69ef"},
     {"configs/fleet-example.yaml",
-     "c6c01a6eaadb6330563800b3340fd27a2a9ba5d50f666c4fe272a68c3ee586d9",
-     "03a66dc9762715f73ed64cbe09fe7869aad2cd701a85587f031a4836ccfaecff"},
-    {"configs/local-net.yaml", "91d16172c58d6e7b5e6ea6a189c09b4d6b27d45e230b6f9f312da9b783665092",
-     "df6a65cfd0bd594dafe0e84c60c792c4bd72c1c3f93bd453f016f8cdbdb941b4"},
+     "bd9ed31dcd96756b5c11b45bc952630068b6889d9b12a16532764687a26cced6",
+     "32cadac519268c45292da4900703d6eef058a57c670e1a9fbe72663bce5d4d80"},
+    {"configs/local-net.yaml", "058cf67f8154fc19d7f2ae2b28e1fce5c3f016008c8d81b005a313ac60bb1134",
+     "b5b526c33530ed4169d98981fc06f6ea1138a7b0ef8c53d6a4baa6dd4f73a731"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "5c2312b6bc84c04237457fc6b2133bdc945862e3fe3408b7690c7c6082fde5de",
-     "e2f14c365944bf7cb9aecb46028555a98b29430a46c0f1bc2fa26518b45b580f"},
+     "461ce8c5e83c6f783ebe4cb2e511bbcff99ae39e8592a012c6e0fc5d3bbedb3e",
+     "65f9bbfde61d7b2dc26dd4a14947937f3f5f897711fd3db32378c87647c25d02"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "ef65ad4e0cc96b4048cb170edd86c464e5c7157c7ed9f2a8998ddb0d49768b69",
-     "ff1ca36c0fdb2f3a9b47883058a5f590f56d0572187895f9968d926efd629f73"},
+     "a57755673c90aeddd0b7530a161de5f5e88b3713ac3161e824a979c9e7fb95b9",
+     "edacc3cc60b2f387dcfdcbcb6b39d1d769d126c96c1e35870a1dbff5d90a8ed7"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
@@ -624,19 +646,22 @@ static int row_in_proto(const sf_config_key *k, const sf_run_config *c,
  * field the row names and comes back the same. In every-key.yaml each
  * value is non-zero, so a row the copy skipped could not pass. */
 START_TEST(every_row_round_trips_through_runconfig) {
-    /* every-key.yaml (self-play) and every-gate-key.yaml (a gate) together
-     * set every key: each file can set only its run kind's keys. */
+    /* every-key.yaml (self-play), every-gate-key.yaml (a gate) and
+     * every-loop-key.yaml (a loop) together set every key: each file can set
+     * only its run kind's keys. */
     const char *files[] = {"tests/fixtures/configs/good/every-key.yaml",
                            "tests/fixtures/configs/good/every-gate-key.yaml",
+                           "tests/fixtures/configs/good/every-loop-key.yaml",
                            "configs/local.yaml",
                            "configs/fleet-example.yaml",
                            "configs/local-net.yaml",
+                           "configs/gate.yaml",
                            NULL};
     size_t nrows;
     const sf_config_key *rows = sf_config_schema(&nrows);
     int *set_somewhere = calloc(nrows, sizeof *set_somewhere);
     ck_assert_ptr_nonnull(set_somewhere);
-    for (int f = 0; f < 6; f++) {
+    for (int f = 0; files[f]; f++) {
         sf_run_config a, b;
         sf_err e = {0};
         if (files[f]) {
@@ -661,7 +686,7 @@ START_TEST(every_row_round_trips_through_runconfig) {
         for (size_t i = 0; i < nrows; i++) {
             ck_assert_msg(row_equal(&rows[i], &a, &b), "%s: %s changed on the way", what,
                           rows[i].path);
-            if (f < 2) {
+            if (f < 3) { /* the every-*-key files */
                 const char *v = (const char *)&a + rows[i].off;
                 int set = rows[i].type >= SF_CFG_ENCOUNTERS ? list_count(&rows[i], &a) > 0 : 0;
                 for (size_t j = 0; j < rows[i].size && !set; j++)
@@ -675,8 +700,8 @@ START_TEST(every_row_round_trips_through_runconfig) {
     }
     for (size_t i = 0; i < nrows; i++)
         ck_assert_msg(set_somewhere[i],
-                      "every-key.yaml / every-gate-key.yaml: %s is zero in "
-                      "both; give it a value",
+                      "every-key.yaml / every-gate-key.yaml / every-loop-key.yaml: %s is "
+                      "zero in all; give it a value",
                       rows[i].path);
     free(set_somewhere);
 }
