@@ -60,24 +60,16 @@ static inline sf_card fx_card(const sf_combat *c, int id, int upg) {
     return combat_make_card(c, id, upg);
 }
 
-/* Put a card into a pile; returns its index. The draw pile's top is its
- * last element, so cards pushed last are drawn first. */
-static inline int fx_hand(sf_combat *c, int id, int upg) {
-    c->hand[c->hand_n] = fx_card(c, id, upg);
-    return c->hand_n++;
+/* Put a card into a pile of *n cards; returns its index. The draw pile's
+ * top is its last element, so cards pushed last are drawn first. */
+static inline int fx_push(sf_combat *c, sf_card *pile, uint8_t *n, int id, int upg) {
+    pile[*n] = fx_card(c, id, upg);
+    return (*n)++;
 }
-static inline int fx_draw(sf_combat *c, int id, int upg) {
-    c->draw[c->draw_n] = fx_card(c, id, upg);
-    return c->draw_n++;
-}
-static inline int fx_discard(sf_combat *c, int id, int upg) {
-    c->discard[c->discard_n] = fx_card(c, id, upg);
-    return c->discard_n++;
-}
-static inline int fx_exhaust(sf_combat *c, int id, int upg) {
-    c->exhaust[c->exhaust_n] = fx_card(c, id, upg);
-    return c->exhaust_n++;
-}
+#define fx_hand(c, id, upg)    fx_push((c), (c)->hand, &(c)->hand_n, (id), (upg))
+#define fx_draw(c, id, upg)    fx_push((c), (c)->draw, &(c)->draw_n, (id), (upg))
+#define fx_discard(c, id, upg) fx_push((c), (c)->discard, &(c)->discard_n, (id), (upg))
+#define fx_exhaust(c, id, upg) fx_push((c), (c)->exhaust, &(c)->exhaust_n, (id), (upg))
 
 static inline int fx_count(const sf_card *pile, int n, int id) {
     int k = 0;
