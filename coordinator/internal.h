@@ -94,6 +94,7 @@ struct sf_coordinator {
     Spirefleet__RunConfig *run_msg;
     char endpoint[512];
     char shards_dir[300], incoming_dir[300], ledger_path[300];
+    char rejected_dir[300]; /* shards set aside at restart, each with its reason */
     int exit_when_done;
 
     void *zctx, *router;

@@ -70,7 +70,7 @@ static uint64_t queue_pop(sf_coordinator *co) {
 }
 
 static void shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap) {
-    snprintf(out, cap, "%s-job%06llu%s", co->cfg.name, (unsigned long long)job, SF_SHARD_SUFFIX);
+    sf_shard_name(co->cfg.name, job, out, cap);
 }
 
 /* ------------------------------------------------------------------------
@@ -861,6 +861,76 @@ static void expire(sf_coordinator *co) {
  * Open / recover
  * ---------------------------------------------------------------------- */
 
+/* Move a shard that cannot be used out of shards/ into rejected/, with a
+ * <name>.why file saying why: nothing stored is deleted, and a person can
+ * look at it. */
+static void set_aside(sf_coordinator *co, const char *name, const char *why) {
+    char from[1200], to[1200], note[1300];
+    snprintf(from, sizeof from, "%s/%s", co->shards_dir, name);
+    snprintf(to, sizeof to, "%s/%s", co->rejected_dir, name);
+    snprintf(note, sizeof note, "%s.why", to);
+    if (sf_mkdir_p(co->rejected_dir) < 0 || rename(from, to) != 0) {
+        sf_log(co->log, co->log_ctx, "coordinator: cannot move %s aside (%s): %s", from,
+               strerror(errno), why);
+        return;
+    }
+    char text[SF_ERR_MSG_MAX + 8];
+    int n = snprintf(text, sizeof text, "%s\n", why);
+    sf_err e = {0};
+    sf_write_file_durable(note, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1, &e);
+    sf_fsync_dir(co->shards_dir, &e);
+    sf_log(co->log, co->log_ctx, "coordinator: moved %s to %s: %s", from, to, why);
+}
+
+/* At restart, every job the ledger calls done must still have its shard,
+ * sealed and naming that job with the content digest the ledger recorded
+ * (the trailer and every structure page are checked on open); a job whose
+ * shard is missing or not that shard goes back to pending, and the file,
+ * if any, is set aside. */
+static void recheck_done_jobs(sf_coordinator *co) {
+    for (uint64_t i = 0; i < co->njobs; i++) {
+        cjob *j = &co->jobs[i];
+        if (j->state != JS_DONE)
+            continue;
+        char name[96], path[400], why[SF_ERR_MSG_MAX + 64] = "";
+        shard_name(co, j->id, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", co->shards_dir, name);
+        sf_shard_reader *r = NULL;
+        sf_err e = {0};
+        int missing = access(path, F_OK) != 0;
+        if (missing) {
+            snprintf(why, sizeof why, "%.400s is missing", path);
+        } else if (sf_shard_reader_open(path, &r, &e) < 0) {
+            snprintf(why, sizeof why, "%s", e.msg);
+        } else {
+            const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+            char dig[65] = "";
+            if (m->content_digest.len == 32)
+                sf_hex(m->content_digest.data, 32, dig);
+            if (m->job_id != j->id || strcmp(dig, j->content_digest))
+                snprintf(
+                    why, sizeof why,
+                    "%.400s holds job %llu with content digest %.12s..., the ledger's job %llu "
+                    "has %.12s...",
+                    path, (unsigned long long)m->job_id, dig, (unsigned long long)j->id,
+                    j->content_digest);
+        }
+        sf_shard_reader_close(r);
+        if (!why[0])
+            continue;
+        if (!missing)
+            set_aside(co, name, why);
+        else
+            sf_log(co->log, co->log_ctx, "coordinator: job %llu's shard: %s; re-issuing it",
+                   (unsigned long long)j->id, why);
+        j->state = JS_PENDING;
+        j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
+        j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
+        job_touch(co, j);
+        co->need_sync = 1;
+    }
+}
+
 /* A shard in shards/ whose job the ledger does not call done: the
  * coordinator stopped between storing it and committing. Verify and adopt. */
 static void adopt_stored_shards(sf_coordinator *co) {
@@ -895,9 +965,9 @@ static void adopt_stored_shards(sf_coordinator *co) {
         }
         sf_shard_reader_close(r);
         if (!ok) {
-            sf_log(co->log, co->log_ctx, "coordinator: %s does not verify (%s); removing it", path,
-                   e.msg);
-            unlink(path);
+            char why[SF_ERR_MSG_MAX + 32];
+            snprintf(why, sizeof why, "does not verify: %s", e.msg[0] ? e.msg : "(no reason)");
+            set_aside(co, name, why);
             continue;
         }
         /* the file digest is recomputed: it is what trainers' pulls check */
@@ -960,6 +1030,7 @@ static int open_dirs(sf_coordinator *co, sf_err *err) {
     snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", dir);
     snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", dir);
     snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", dir);
+    snprintf(co->rejected_dir, sizeof co->rejected_dir, "%s/rejected", dir);
     const char *made[] = {co->shards_dir, co->incoming_dir};
     for (int i = 0; i < 2; i++)
         if (sf_mkdir_p(made[i]) < 0)
@@ -1037,6 +1108,7 @@ static int open_ledger(sf_coordinator *co, sf_err *err) {
  * one liveness window, pending ones are queued; then one commit. */
 static int open_recover(sf_coordinator *co, sf_err *err) {
     clear_incoming(co);
+    recheck_done_jobs(co);
     adopt_stored_shards(co);
     uint64_t now = sf_now_ns();
     uint64_t window = (uint64_t)co->cfg.coordinator.heartbeat_ms *

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -156,6 +157,25 @@ static const sf_config_key keys[] = {
     K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE | LOOP),
     K_U32("loop.generations", NULL, loop.generations, 1, 1000, "3", LOOP),
     K_U64("loop.gate_seeds", NULL, loop.gate_seeds, 1, 1e12, "8000", LOOP),
+    /* the trainer (python3 -m spirefleet.train, docs/trainer.md) */
+    K_STR("train.arch", NULL, train.arch, 1, "tiny|base", "tiny", SELFPLAY | LOOP),
+    K_U32("train.window_labels", NULL, train.window_labels, 1, 1000000000, "200000",
+          SELFPLAY | LOOP),
+    K_U32("train.steps", NULL, train.steps, 1, 100000000, "2000", SELFPLAY | LOOP),
+    K_U32("train.batch", NULL, train.batch, 1, 65536, "128", SELFPLAY | LOOP),
+    K_F64("train.lr", NULL, train.lr, 1e-9, 1, "0.001", SELFPLAY | LOOP),
+    K_F64("train.weight_decay", NULL, train.weight_decay, 0, 1, "0.0001", SELFPLAY | LOOP),
+    K_U32("train.warmup", NULL, train.warmup, 0, 100000000, "100", SELFPLAY | LOOP),
+    K_F64("train.clip", NULL, train.clip, 0, 1e6, "1", SELFPLAY | LOOP),
+    K_F64("train.val_fraction", NULL, train.val_fraction, 0.001, 0.9, "0.1", SELFPLAY | LOOP),
+    K_U32("train.seed", NULL, train.seed, 0, 4294967295.0, "0", SELFPLAY | LOOP),
+    K_F64("train.weight_value", NULL, train.weight_value, 0, 1000, "1", SELFPLAY | LOOP),
+    K_F64("train.weight_policy", NULL, train.weight_policy, 0, 1000, "1", SELFPLAY | LOOP),
+    K_F64("train.weight_forecast", NULL, train.weight_forecast, 0, 1000, "0.25", SELFPLAY | LOOP),
+    K_F64("train.weight_win", NULL, train.weight_win, 0, 1000, "0.25", SELFPLAY | LOOP),
+    K_U32("train.checkpoint_every", NULL, train.checkpoint_every, 0, 100000000, "500",
+          SELFPLAY | LOOP),
+    K_U32("train.canary_positions", NULL, train.canary_positions, 1, 1024, "16", SELFPLAY | LOOP),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -637,6 +657,21 @@ static void rule_sha256_canonical(const sf_run_config *c, const sf_config_key *k
         broken(s, "'%s' is not in lower case; a SHA-256 is stored and sent as '%s'", v, lower);
 }
 
+static void rule_warmup_within_steps(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->train.warmup > c->train.steps)
+        broken(s, "%u is above train.steps (%u): the learning rate would never reach train.lr",
+               c->train.warmup, c->train.steps);
+}
+
+static void rule_some_loss_weight(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (!(c->train.weight_value > 0 || c->train.weight_policy > 0 || c->train.weight_forecast > 0 ||
+          c->train.weight_win > 0))
+        broken(s, "every loss weight is 0 (weight_value, weight_policy, weight_forecast, "
+                  "weight_win): nothing would be trained");
+}
+
 static void rule_seeds_fit(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
     (void)k;
     if (c->seed_start + c->seed_count < c->seed_start)
@@ -682,6 +717,8 @@ static const rule rules[] = {
     {"model.sha256", NULL, rule_sha256_for_net},
     {"model.sha256", NULL, rule_sha256_canonical},
     {"seeds.count", NULL, rule_seeds_fit},
+    {"train.warmup", "train.steps", rule_warmup_within_steps},
+    {"train.weight_value", NULL, rule_some_loss_weight},
 };
 
 /* Every rule, in order; each broken one goes to `bad`. Returns how many. */
@@ -1354,6 +1391,91 @@ void sf_config_print(const sf_run_config *c, FILE *o) {
         default: print_list(o, f, key, c); break;
         }
     }
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* A row's value as a new JSON value (NULL: out of memory). */
+static json_t *row_json(const sf_config_key *f, const sf_run_config *c) {
+    const void *at = (const char *)c + f->off;
+    int n = is_list(f->type) ? count_in(f, c) : 0;
+    switch (f->type) {
+    case SF_CFG_STR:
+    case SF_CFG_SHA256: return json_string(at);
+    case SF_CFG_U32: return json_integer((json_int_t) * (const uint32_t *)at);
+    case SF_CFG_U64: {
+        uint64_t v = *(const uint64_t *)at;
+        if (v <= (uint64_t)INT64_MAX)
+            return json_integer((json_int_t)v);
+        char text[24];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+        return json_string(text);
+    }
+    case SF_CFG_I32: return json_integer(*(const int *)at);
+    case SF_CFG_F64: return json_real(*(const double *)at);
+    case SF_CFG_BOOL: return json_boolean(*(const int *)at);
+    case SF_CFG_ENCOUNTERS: {
+        const sf_cfg_encounter *e = at;
+        json_t *o = json_object();
+        for (int i = 0; o && i < n; i++)
+            if (json_object_set_new(o, sf_encounter_name(e[i].id), json_real(e[i].weight)) < 0) {
+                json_decref(o);
+                return NULL;
+            }
+        return o;
+    }
+    case SF_CFG_NAMES: {
+        const char(*names)[SF_CFG_NAME] = (const char(*)[SF_CFG_NAME])at;
+        json_t *a = json_array();
+        for (int i = 0; a && i < n; i++)
+            if (json_array_append_new(a, json_string(names[i])) < 0) {
+                json_decref(a);
+                return NULL;
+            }
+        return a;
+    }
+    case SF_CFG_CSCHED: {
+        const sf_cfg_csched *e = at;
+        json_t *a = json_array();
+        for (int i = 0; a && i < n; i++) {
+            json_t *m = e[i].below
+                            ? json_pack("{s:I,s:f}", "below", (json_int_t)e[i].below, "c", e[i].c)
+                            : json_pack("{s:f}", "c", e[i].c);
+            if (json_array_append_new(a, m) < 0) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    }
+    return NULL;
+}
+
+char *sf_config_to_json(const sf_run_config *c) {
+    json_t *root = json_object(), *section = NULL;
+    for (size_t i = 0; root && i < NKEYS; i++) {
+        const sf_config_key *f = &keys[i];
+        size_t sl = section_len(f);
+        if (starts_section(i)) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)sl, f->path);
+            section = json_object();
+            if (json_object_set_new(root, name, section) < 0) {
+                json_decref(root);
+                return NULL;
+            }
+        }
+        if (json_object_set_new(section, f->path + sl + 1, row_json(f, c)) < 0) {
+            json_decref(root);
+            return NULL;
+        }
+    }
+    if (!root)
+        return NULL;
+    char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    return text;
 }
 
 /* ---- RunConfig ------------------------------------------------------------ */

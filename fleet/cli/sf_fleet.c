@@ -12,7 +12,8 @@
  *                                        in-process instead of via gpu-evald)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
  *   sf-fleet stop ENDPOINT               ask it to stop
- *   sf-fleet check CONFIG                validate; print the effective config
+ *   sf-fleet check [--json] CONFIG       validate; print the effective config
+ *                                        (YAML, or one line of JSON)
  *
  * Exit codes: 0 success (run complete), 1 runtime failure, 2 bad arguments
  * or configuration, 3 stopped before the run completed.
@@ -80,7 +81,7 @@ static void usage(FILE *f) {
             "                       [--local-sides]\n"
             "       sf-fleet status ENDPOINT\n"
             "       sf-fleet stop ENDPOINT\n"
-            "       sf-fleet check CONFIG\n"
+            "       sf-fleet check [--json] CONFIG\n"
             "       sf-fleet gate report RUN_DIR [--out DIR]\n"
             "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
             "       sf-fleet status RUN_DIR       a loop's state\n"
@@ -156,25 +157,44 @@ static int open_coordinator(const char *who, const sf_run_config *cfg, const cha
 
 /* ---- check ---------------------------------------------------------------- */
 
+/* check CONFIG: "# CONFIG: valid; config digest D" and the effective config
+ * as YAML on stdout. check --json CONFIG: the effective config as one line
+ * of JSON on stdout (sf_config_to_json: what programs read the defaults
+ * from) and the "valid; config digest" line on stderr. */
 static int cmd_check(int argc, char **argv) {
-    if (argc != 2) {
+    int json = argc == 3 && !strcmp(argv[1], "--json");
+    if (argc != 2 && !json) {
         usage(stderr);
         return 2;
     }
+    const char *path = argv[argc - 1];
     sf_run_config cfg;
-    if (load(argv[1], &cfg) < 0)
+    if (load(path, &cfg) < 0)
         return 2;
     char digest[65];
-    sf_config_digest(&cfg, digest);
-    printf("# %s: valid; config digest %s\n", argv[1], digest);
+    if (sf_config_digest(&cfg, digest) < 0) {
+        fprintf(stderr, "sf-fleet: %s: out of memory\n", path);
+        return 1;
+    }
+    fprintf(json ? stderr : stdout, "# %s: valid; config digest %s\n", path, digest);
     if (!strcmp(cfg.model.sha256,
                 "0000000000000000000000000000000000000000000000000000000000000000"))
         fprintf(stderr,
                 "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
                 "SHA-256 of your bundle (sha256sum BUNDLE)\n",
-                argv[1]);
-    sf_config_print(&cfg, stdout);
-    return 0;
+                path);
+    if (!json) {
+        sf_config_print(&cfg, stdout);
+        return 0;
+    }
+    char *text = sf_config_to_json(&cfg);
+    if (!text) {
+        fprintf(stderr, "sf-fleet: %s: out of memory\n", path);
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ---- status / stop -------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* test_config.c — the fleet's YAML run configuration (fleet/config.h). */
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -393,19 +394,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "139302035095c8cb64df2331733631e94b94786b021cd81159063452f96be27a",
-     "61fafc1add8173e5ce02f51b28bf36dbc76015396ca947bde0393fa5bacb69ef"},
+    {"configs/local.yaml", "79abba255b6ce1898dc05573195db579098b51e87e00ae1b1c7896e4700dd3b6",
+     "55cc97ccbee9571d85d83a036583a9031d91cc8fd4a08a6f8bcc1d467e250767"},
     {"configs/fleet-example.yaml",
-     "bd9ed31dcd96756b5c11b45bc952630068b6889d9b12a16532764687a26cced6",
-     "32cadac519268c45292da4900703d6eef058a57c670e1a9fbe72663bce5d4d80"},
-    {"configs/local-net.yaml", "058cf67f8154fc19d7f2ae2b28e1fce5c3f016008c8d81b005a313ac60bb1134",
-     "b5b526c33530ed4169d98981fc06f6ea1138a7b0ef8c53d6a4baa6dd4f73a731"},
+     "301c2832825c500c0d0df224b720cf06893f0da9a38344eab9c0f2c40f9e5837",
+     "13a348a7769be377e956b09df2922f9c9968f0695e55c5112c092573de0b1649"},
+    {"configs/local-net.yaml", "103775cd77dcf8bd4186e52d88b4febf2b361c5670b3c92b7a5cb567d40fc020",
+     "221fa2f33b7faa4187b71ddb6ca85f69e2681496aec2e175733b80c753f83ad1"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "461ce8c5e83c6f783ebe4cb2e511bbcff99ae39e8592a012c6e0fc5d3bbedb3e",
-     "65f9bbfde61d7b2dc26dd4a14947937f3f5f897711fd3db32378c87647c25d02"},
+     "53aef4d0d266efab617835707b2b9528be6591c4613e66b2d35759075e4c4d03",
+     "19cf5b2aa00724e5040ae3a0fe67d9ff204a66f1cf42f69880c0f7a4677e8e5c"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "a57755673c90aeddd0b7530a161de5f5e88b3713ac3161e824a979c9e7fb95b9",
-     "edacc3cc60b2f387dcfdcbcb6b39d1d769d126c96c1e35870a1dbff5d90a8ed7"},
+     "308f361e5c2364c682edc1013cd61455c4bba8d1fa03ddea7a1c948f40da0035",
+     "7df6e12a73ab29cfc026dc09e9faf52173ca262198fbb8bbfaf5a6a6dff9d6ac"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
@@ -737,6 +738,98 @@ START_TEST(runconfig_values_are_checked_like_yaml) {
     ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
     ck_assert_str_eq(e.msg, "RunConfig.labels: the section is missing");
     free(s);
+}
+END_TEST
+
+/* sf_config_to_json (`sf-fleet check --json`): one object per section,
+ * every row's key in it with the struct's value; a u64 beyond jansson's
+ * integers as its decimal text. */
+START_TEST(json_config_has_every_row_with_its_value) {
+    sf_run_config c;
+    load_source_config("tests/fixtures/configs/good/every-key.yaml", &c);
+    char *text = sf_config_to_json(&c);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_null(strchr(text, '\n')); /* one line */
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    ck_assert_msg(root != NULL, "not JSON: %s", je.text);
+    size_t nrows, keys_seen = 0;
+    const sf_config_key *rows = sf_config_schema(&nrows);
+    for (size_t i = 0; i < nrows; i++) {
+        const sf_config_key *k = &rows[i];
+        const char *dot = strchr(k->path, '.');
+        char section[64];
+        snprintf(section, sizeof section, "%.*s", (int)(dot - k->path), k->path);
+        json_t *sec = json_object_get(root, section);
+        ck_assert_msg(json_is_object(sec), "%s: no section object", section);
+        json_t *v = json_object_get(sec, dot + 1);
+        ck_assert_msg(v != NULL, "%s: missing from the JSON", k->path);
+        keys_seen++;
+        const void *at = (const char *)&c + k->off;
+        switch (k->type) {
+        case SF_CFG_STR:
+        case SF_CFG_SHA256: ck_assert_str_eq(json_string_value(v), (const char *)at); break;
+        case SF_CFG_U32:
+            ck_assert_msg(json_is_integer(v) && json_integer_value(v) == *(const uint32_t *)at,
+                          "%s", k->path);
+            break;
+        case SF_CFG_U64:
+            ck_assert_msg(json_is_integer(v) &&
+                              (uint64_t)json_integer_value(v) == *(const uint64_t *)at,
+                          "%s", k->path);
+            break;
+        case SF_CFG_I32:
+            ck_assert_msg(json_is_integer(v) && json_integer_value(v) == *(const int *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_F64:
+            ck_assert_msg(json_is_real(v) && json_real_value(v) == *(const double *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_BOOL:
+            ck_assert_msg(json_is_boolean(v) && json_is_true(v) == !!*(const int *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_ENCOUNTERS:
+            ck_assert_msg(json_is_object(v) && (int)json_object_size(v) == list_count(k, &c), "%s",
+                          k->path);
+            break;
+        default:
+            ck_assert_msg(json_is_array(v) && (int)json_array_size(v) == list_count(k, &c), "%s",
+                          k->path);
+            break;
+        }
+    }
+    size_t in_json = 0;
+    const char *name;
+    json_t *sec;
+    json_object_foreach(root, name, sec) in_json += json_object_size(sec);
+    ck_assert_uint_eq(in_json, keys_seen); /* nothing but the rows */
+    json_t *t = json_object_get(root, "train");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "arch")), "base");
+    ck_assert_double_eq(json_real_value(json_object_get(t, "lr")), 0.0005);
+    json_t *cs = json_object_get(json_object_get(root, "search"), "c_schedule");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(cs, 0), "below")), 300);
+    ck_assert_ptr_null(json_object_get(json_array_get(cs, 2), "below"));
+    json_decref(root);
+    free(text);
+
+    sf_err e = {0};
+    ck_assert_int_eq(
+        parse_str("run: {name: d, seed: 18000000000000000000}\nseeds: {count: 1}\n", &c, &e),
+        SF_OK);
+    text = sf_config_to_json(&c);
+    ck_assert_ptr_nonnull(text);
+    root = json_loads(text, 0, &je);
+    ck_assert_ptr_nonnull(root);
+    t = json_object_get(root, "run");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "seed")), "18000000000000000000");
+    /* the defaults are filled in */
+    t = json_object_get(root, "train");
+    ck_assert_int_eq(json_integer_value(json_object_get(t, "steps")), 2000);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "arch")), "tiny");
+    json_decref(root);
+    free(text);
 }
 END_TEST
 

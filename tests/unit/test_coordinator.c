@@ -118,8 +118,9 @@ static size_t slurp(const char *path, uint8_t **out) {
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    *out = malloc((size_t)n);
+    *out = malloc((size_t)n + 1); /* NUL-terminated, for text files */
     ck_assert_uint_eq(fread(*out, 1, (size_t)n, f), (size_t)n);
+    (*out)[n] = 0;
     fclose(f);
     return (size_t)n;
 }
@@ -579,6 +580,68 @@ START_TEST(restart_resumes_from_the_ledger) {
     ck_assert_int_eq(sf_coordinator_open(&other, &o, &co2, &e), SF_ECONFIG);
     ck_assert_ptr_nonnull(strstr(e.msg, "config digest"));
     ck_assert_ptr_null(co2);
+}
+END_TEST
+
+/* At restart the ledger's done jobs are checked against shards/: a shard
+ * that went missing, or was replaced by another shard of the same job
+ * (another content digest), sends its job back to pending, and the
+ * replaced file is moved to rejected/ with its reason, not deleted. */
+START_TEST(restart_rechecks_done_shards_and_sets_bad_ones_aside) {
+    sf_run_config cfg;
+    client c;
+    sf_coordinator *co = begin(&cfg, &c);
+    char path[512], stored[3][512], swap[512];
+    uint8_t dig[32];
+    for (uint64_t job = 1; job <= 3; job++) {
+        sf_wire_free(request_job(co, &c));
+        snprintf(path, sizeof path, "%s/j%llu.shard", tmpdir, (unsigned long long)job);
+        make_shard(co, job, 100 + 4 * (job - 1), 4, path, dig);
+        Spirefleet__Envelope *r = send_shard(co, &c, job, path, dig, -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+        snprintf(stored[job - 1], sizeof stored[0], "%s/run/shards/ctest-job%06llu.shard", tmpdir,
+                 (unsigned long long)job);
+    }
+    /* another shard of job 2 (3 records instead of 4), made now */
+    snprintf(swap, sizeof swap, "%s/swap.shard", tmpdir);
+    make_shard(co, 2, 104, 3, swap, dig);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_int_eq(st.complete, 1);
+    client_close(&c);
+    sf_coordinator_close(co);
+    ck_assert_int_eq(unlink(stored[0]), 0);       /* job 1's shard lost */
+    ck_assert_int_eq(rename(swap, stored[1]), 0); /* job 2's replaced */
+
+    log_lines log = {0};
+    co = open_co_logged(&cfg, &log);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1); /* job 3 */
+    ck_assert_uint_eq(st.jobs_pending, 2);
+    ck_assert_int_eq(st.complete, 0);
+    ck_assert_msg(strstr(log.text, "ctest-job000001.shard is missing; re-issuing it"), "%s",
+                  log.text);
+    char aside[600], why[700];
+    snprintf(aside, sizeof aside, "%s/run/rejected/ctest-job000002.shard", tmpdir);
+    snprintf(why, sizeof why, "%s.why", aside);
+    ck_assert_int_eq(access(aside, F_OK), 0);
+    uint8_t *text = NULL;
+    ck_assert_uint_gt(slurp(why, &text), 0);
+    ck_assert_msg(strstr((const char *)text, "the ledger's job 2 has"), "%s", text);
+    free(text);
+    ck_assert_int_ne(access(stored[1], F_OK), 0);
+    /* the two jobs are issued again */
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    Spirefleet__Envelope *r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    client_close(&c);
+    sf_coordinator_close(co);
 }
 END_TEST
 
