@@ -726,11 +726,15 @@ int loop_status(const char *dir) {
     size_t i;
     json_t *r;
     json_array_foreach(json_object_get(st, "generations"), i, r) {
-        printf("  gen %zu: labels %lld", i,
-               (long long)json_integer_value(json_object_get(r, "labels")));
+        if (json_object_get(r, "labels"))
+            printf("  gen %zu: labels %lld", i,
+                   (long long)json_integer_value(json_object_get(r, "labels")));
+        else
+            printf("  gen %zu: (no self-play after the last gate)", i);
         json_t *val = json_object_get(json_object_get(r, "train"), "val");
         if (val)
-            printf(", val value %.3f policy %.3f", json_number_value(json_object_get(val, "value")),
+            printf("%s val value %.3f policy %.3f", json_object_get(r, "labels") ? "," : "",
+                   json_number_value(json_object_get(val, "value")),
                    json_number_value(json_object_get(val, "policy")));
         if (json_object_get(r, "verdict"))
             printf(", gate %s (score difference %+.4f)", str_of(r, "verdict"),
