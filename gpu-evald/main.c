@@ -5,7 +5,12 @@
  *             --max-batch N --max-wait-us U
  *             [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]
  *             [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]
+ *             [--endpoint-file PATH]
  *
+ *   --endpoint-file publishes the bound endpoint (a wildcard host replaced
+ *   by this machine's name) in PATH once serving, for workers started with
+ *   `sf-fleet worker --evald-file PATH` (common/endpoint_file.h), and
+ *   removes it at exit.
  * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
  * 2 on bad usage, 3 when no model passed its canary (nothing is served).
  */
@@ -14,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/endpoint_file.h"
 #include "gpu-evald/evald.h"
 
 /* The one piece of process state: the server a signal should stop.
@@ -28,12 +35,12 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-    fprintf(
-        stderr,
-        "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
-        "PATH[@SHA256])...\n"
-        "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
-        "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n");
+    fprintf(stderr,
+            "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
+            "PATH[@SHA256])...\n"
+            "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
+            "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
+            "                 [--endpoint-file PATH]\n");
     return 2;
 }
 
@@ -50,7 +57,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
 
 int main(int argc, char **argv) {
     sf_evald_opts o = {0}; /* metrics_port 0: off */
-    const char *models_dir = NULL;
+    const char *models_dir = NULL, *endpoint_file = NULL;
     const char *models[64];
     int n_models = 0;
     enum {
@@ -64,7 +71,8 @@ int main(int argc, char **argv) {
         O_CREDIT,
         O_METRICS,
         O_THREADS,
-        O_DEVICE
+        O_DEVICE,
+        O_ENDPOINT_FILE
     };
     static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
                                          {"precision", required_argument, 0, O_PRECISION},
@@ -77,6 +85,7 @@ int main(int argc, char **argv) {
                                          {"metrics-port", required_argument, 0, O_METRICS},
                                          {"threads", required_argument, 0, O_THREADS},
                                          {"device", required_argument, 0, O_DEVICE},
+                                         {"endpoint-file", required_argument, 0, O_ENDPOINT_FILE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     opterr = 0; /* our messages, in our words */
@@ -134,6 +143,7 @@ int main(int argc, char **argv) {
         }
         case O_THREADS: bad = parse_int("--threads", v, 1, 256, &o.net.threads); break;
         case O_DEVICE: bad = parse_int("--device", v, 0, 64, &o.net.device); break;
+        case O_ENDPOINT_FILE: endpoint_file = v; break;
         }
         if (bad)
             return usage();
@@ -197,6 +207,12 @@ int main(int argc, char **argv) {
         sf_evald_free(ev);
         return 1;
     }
+    if (endpoint_file &&
+        sf_endpoint_file_write(endpoint_file, sf_evald_endpoint(ev), &e) != SF_OK) {
+        fprintf(stderr, "gpu-evald: --endpoint-file %s\n", e.msg);
+        sf_evald_free(ev);
+        return 1;
+    }
     running = ev;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -206,6 +222,8 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     int rc = sf_evald_run(ev, &e);
     running = NULL;
+    if (endpoint_file)
+        unlink(endpoint_file);
     if (rc != SF_OK)
         fprintf(stderr, "gpu-evald: %s\n", e.msg);
     else
