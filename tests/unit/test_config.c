@@ -372,18 +372,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "65688ffa1e6da7a75fcee0abe878de86141b8330ed4841584a0504e32b85cc94",
-     "d2e3d41b1dfec4d778778111ee977e8c2215bc0ed9b09df0cd6e5d9dc14dd7ed"},
+     "2ceb15977b0543bac5ebc6f4995341896ab88de7907740bd61b820a298c6300c"},
     {"configs/fleet-example.yaml",
      "c6c01a6eaadb6330563800b3340fd27a2a9ba5d50f666c4fe272a68c3ee586d9",
-     "03a66dc9762715f73ed64cbe09fe7869aad2cd701a85587f031a4836ccfaecff"},
+     "52ddda2a83f3906eed183706b4c6f3797921ab3eef4c5fbd1f3c4f2007a40a57"},
     {"configs/local-net.yaml", "91d16172c58d6e7b5e6ea6a189c09b4d6b27d45e230b6f9f312da9b783665092",
-     "df6a65cfd0bd594dafe0e84c60c792c4bd72c1c3f93bd453f016f8cdbdb941b4"},
+     "611e27764966ecd075288bc867c4366563a16c61239e0ca8bd7134af77a994ac"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "5c2312b6bc84c04237457fc6b2133bdc945862e3fe3408b7690c7c6082fde5de",
-     "e2f14c365944bf7cb9aecb46028555a98b29430a46c0f1bc2fa26518b45b580f"},
+     "f52cce8261802c31e9ebe399ab3ff554431c299d2fa2e72e6f47e7917701e423"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "ef65ad4e0cc96b4048cb170edd86c464e5c7157c7ed9f2a8998ddb0d49768b69",
-     "ff1ca36c0fdb2f3a9b47883058a5f590f56d0572187895f9968d926efd629f73"},
+     "d85ce6953050abef75581b5a1d010a70604b05db662d8c63783e304ebb1b3ae2"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
