@@ -728,7 +728,7 @@ static int worker_loop(worker *w, sf_err *err) {
                 deliver(&w->c, o, w->pending, err);
             w->pending = NULL;
             if (draining(o))
-                logf_(&w->c, "drained: %d job(s) played, the last one uploaded", w->jobs);
+                logf_(&w->c, "drained after %d job(s); leaving", w->jobs);
             break;
         }
         Spirefleet__Envelope *r = worker_ask(w, &rc, err);

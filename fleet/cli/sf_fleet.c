@@ -17,6 +17,7 @@
  *                                        in-process instead of via gpu-evald;
  *                                        SIGUSR1 drains: finish the job in hand,
  *                                        upload it, leave)
+ *   sf-fleet slurm CONFIG [--out DIR]    sbatch scripts for the run (slurm.c)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check CONFIG                validate; print the effective config
@@ -41,6 +42,7 @@
 #include "common/io.h"
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
+#include "fleet/cli/slurm.h"
 #include "worker/worker.h"
 
 /* The one piece of process-wide state: what the signal handler has seen.
@@ -103,6 +105,7 @@ static void usage(FILE *f) {
         "       sf-fleet status ENDPOINT\n"
         "       sf-fleet stop ENDPOINT\n"
         "       sf-fleet check CONFIG\n"
+        "       sf-fleet slurm CONFIG [--out DIR]\n"
         "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
         "See docs/operator.md.\n");
 }
@@ -141,6 +144,10 @@ static int load(const char *path, sf_run_config *cfg) {
         return -1;
     }
     return 0;
+}
+
+int sf_fleet_load(const char *path, sf_run_config *cfg) {
+    return load(path, cfg);
 }
 
 static int parse_uint(const char *s, const char *what, int lo, int hi, int *out) {
@@ -862,6 +869,11 @@ int main(int argc, char **argv) {
         return cmd_stop(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "slurm")) {
+        char evald[4200];
+        sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);
+        return sf_fleet_slurm(argc - 1, argv + 1, self, evald);
+    }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
