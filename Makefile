@@ -4,14 +4,17 @@
 #                      again under ASan/UBSan
 #   make bench         every benchmark (JSON lines + human lines)
 #   make fuzz          bounded libFuzzer runs (FUZZ_SECONDS each, default 30)
+#   make container     the container image (podman, no registry), then
+#                      sf-fleet run inside it (deploy/README.md)
 #   make format        clang-format the tree in place
 #   make format-check  fail if anything is not clang-formatted
-.PHONY: all setup build demo test test-main test-asan bench fuzz format format-check clean
+.PHONY: all setup build demo test test-main test-asan bench fuzz container format format-check clean
 
 BUILD ?= build
 ASAN ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
+CONTAINER_BUILD ?= build-container
 MESON_TEST = meson test --print-errorlogs --num-processes 2
 
 all: build
@@ -39,6 +42,9 @@ bench: build
 fuzz: setup
 	./scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+container: setup
+	./tests/integration/test_container.sh . $(CONTAINER_BUILD)
+
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')
 
 format:
@@ -48,4 +54,4 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ_BUILD) $(CONTAINER_BUILD)
