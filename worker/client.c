@@ -576,8 +576,9 @@ static int evald_endpoint(const worker *w, char *out, size_t cap, char *why, siz
 
 /* Step 3 (net runs): the network evaluator, answering before any job is
  * taken: labels made of fallbacks would be worth little. With an evald
- * file each try reads it again, so a gpu-evald that starts late, or anew
- * elsewhere, is found. */
+ * file each try reads it again, so a gpu-evald that starts late is found,
+ * and so does every job's session later (sf_worker_evaluator_follow): a
+ * gpu-evald restarted elsewhere serves the next job. */
 static int worker_start_evaluator(worker *w, sf_err *err) {
     const sf_worker_opts *o = w->o;
     if (strcmp(w->s->cfg.search.evaluator, "net"))
@@ -601,6 +602,8 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
         }
         if (!w->ev) {
             rc = sf_worker_evaluator_new(cfg, o->local_bundle, &w->ev, err);
+            if (rc == SF_OK && o->evald_file)
+                rc = sf_worker_evaluator_follow(w->ev, o->evald_file);
             if (rc < 0)
                 break;
             logf_(&w->c, "network evaluator: %s, model %.12s...",

@@ -69,6 +69,14 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
                             sf_batch_evaluator **out, sf_err *err);
 void sf_worker_evaluator_free(sf_batch_evaluator *ev);
 
+/* Make a remote evaluator follow the endpoint gpu-evald publishes in `path`
+ * (common/endpoint_file.h): each session reads it when it opens (a job
+ * thread opens one per job), so the next job reaches a gpu-evald that was
+ * restarted elsewhere; the endpoint the evaluator was made with while the
+ * file cannot be read. SF_EINVAL for an in-process evaluator, SF_EFULL for
+ * a path too long. */
+int sf_worker_evaluator_follow(sf_batch_evaluator *ev, const char *path);
+
 /* Evaluate one real position through `ev` (a session of its own). The
  * worker calls it before taking jobs, so an unreachable gpu-evald is found
  * and reported at once rather than as a job of fallbacks. */
