@@ -11,6 +11,8 @@
 # config on this machine. Every daemon started here is stopped by pid.
 #
 # usage: test_slurm.sh SF_FLEET SF_SHARD BUNDLE
+# (SF_TEST_KEEP=1 keeps the temporary directory, with every log, for a look
+# after a failure.)
 set -u
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 fleet=$(abs "$1") # the jobs run in another directory
@@ -39,7 +41,7 @@ conf=$tmp/slurm.conf
 # from sbatch): so the sweep at the end can tell this cluster's processes
 # by their environment without matching this script.
 sl() { SLURM_CONF=$conf "$@"; }
-munge_pid= ctld_pid= slurmd_pid=
+munge_pid='' ctld_pid='' slurmd_pid=''
 
 # stop PID: SIGTERM, up to 5 s, then SIGKILL.
 stop() {
@@ -74,7 +76,7 @@ stop_cluster() {
   stop "$ctld_pid"
   for p in $(cluster_pids); do kill -9 "$p" 2>/dev/null; done
   stop "$munge_pid"
-  munge_pid= ctld_pid= slurmd_pid=
+  munge_pid='' ctld_pid='' slurmd_pid=''
 }
 cleanup() {
   stop_cluster
