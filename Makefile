@@ -2,13 +2,16 @@
 #   make demo          the main job: a local fleet run that writes label shards
 #   make test          install, build, every test suite, then the unit tests
 #                      again under ASan/UBSan
+#   make loop          the training loop on one machine (configs/loop.yaml):
+#                      self-play, train, gate, promote; writes the learning
+#                      curve and the gate reports under runs/loop
 #   make bench         every benchmark (JSON lines + human lines)
 #   make fuzz          bounded libFuzzer runs (FUZZ_SECONDS each, default 30)
 #   make container     the container image (podman, no registry), then
 #                      sf-fleet run inside it (deploy/README.md)
 #   make format        clang-format the tree in place
 #   make format-check  fail if anything is not clang-formatted
-.PHONY: all setup build demo test test-main test-asan bench fuzz container format format-check clean
+.PHONY: all setup build demo loop test test-main test-asan bench fuzz container format format-check clean
 
 BUILD ?= build
 ASAN ?= build-asan
@@ -27,6 +30,10 @@ build: setup
 
 demo: build
 	./scripts/demo $(BUILD)
+
+loop: build
+	$(BUILD)/fleet/cli/sf-fleet loop configs/loop.yaml
+	$(BUILD)/fleet/cli/sf-fleet status runs/loop
 
 test: setup
 	ninja -C $(BUILD)

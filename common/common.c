@@ -101,6 +101,28 @@ int64_t sf_wall_s(void) {
     return (int64_t)ts.tv_sec;
 }
 
+void sf_str_printable(char *dst, size_t cap, const char *src) {
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < cap; i++) {
+        unsigned char c = (unsigned char)src[i];
+        dst[i] = c >= 0x20 && c <= 0x7e ? (char)c : '?';
+    }
+    dst[i] = '\0';
+}
+
+int sf_str_is_name(const char *s, size_t max_len) {
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > max_len || s[0] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr("._:@+-", c)))
+            return 0;
+    }
+    return 1;
+}
+
 void sf_hex(const uint8_t *bytes, size_t n, char *out) {
     static const char digits[] = "0123456789abcdef";
     for (size_t i = 0; i < n; i++) {

@@ -112,6 +112,16 @@ int64_t sf_wall_s(void);
  * Returns SF_OK, or SF_EIO with errno set. */
 int sf_mkdir_p(const char *path);
 
+/* A string from the network or a file made safe for a log line: at most
+ * cap - 1 bytes of `src` copied into `dst` (NUL-terminated; cap >= 1),
+ * every byte outside printable ASCII (0x20..0x7e) replaced by '?', so a
+ * peer cannot end a log line, forge the next one or move the terminal. */
+void sf_str_printable(char *dst, size_t cap, const char *src);
+
+/* 1 when `s` is 1..max_len bytes of [A-Za-z0-9._:@+-] and does not start
+ * with '.': safe inside a file name and a log line as it is. */
+int sf_str_is_name(const char *s, size_t max_len);
+
 /* Hex-encode `n` bytes into `out` (2n+1 bytes, NUL-terminated). */
 void sf_hex(const uint8_t *bytes, size_t n, char *out);
 

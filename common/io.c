@@ -100,3 +100,31 @@ int sf_fsync_parent(const char *path, sf_err *err) {
     free(copy);
     return rc;
 }
+
+int sf_write_file_durable(const char *path, const void *data, size_t len, sf_err *err) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return sf_err_set(err, SF_EIO, "%s: the path is too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    int rc = sf_write_full(fd, data, len);
+    if (rc == SF_OK && fsync(fd) != 0)
+        rc = SF_EIO;
+    int why = errno;
+    if (close(fd) != 0 && rc == SF_OK) {
+        rc = SF_EIO;
+        why = errno;
+    }
+    if (rc < 0) {
+        unlink(tmp);
+        return sf_err_set(err, SF_EIO, "%s: cannot write: %s", tmp, strerror(why));
+    }
+    if (rename(tmp, path) != 0) {
+        rc =
+            sf_err_set(err, SF_EIO, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        return rc;
+    }
+    return sf_fsync_parent(path, err);
+}

@@ -60,4 +60,11 @@ int sf_fsync_dir(const char *dir, sf_err *err);
  * those of sf_fsync_dir, SF_ENOMEM. */
 int sf_fsync_parent(const char *path, sf_err *err);
 
+/* Replace the file at `path` with `len` bytes of `data`, durably and
+ * atomically: written to "<path>.tmp", fsynced, renamed over `path`, and
+ * the directory fsynced, so a crash leaves either the old file or the new
+ * one whole, never a mix. Errors: SF_EIO naming the file and the step
+ * ("PATH.tmp: cannot write: <reason>"); the temp file is removed. */
+int sf_write_file_durable(const char *path, const void *data, size_t len, sf_err *err);
+
 #endif

@@ -74,9 +74,22 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
         fprintf(o, ", ETA %.0f s", s->eta_s);
     fprintf(o, "\n");
     if (s->jobs_quarantined)
-        fprintf(o, "FAILING: %llu job(s) failed 5 times and are not issued again; last: %s\n",
+        fprintf(o,
+                "FAILING: %llu job(s) failed on 3 workers each and are not issued again; "
+                "last: %s\n",
                 (unsigned long long)s->jobs_quarantined, s->last_failure);
+    if (s->workers_quarantined)
+        fprintf(o, "QUARANTINED: %llu worker(s) reported 5 failures and get no more jobs\n",
+                (unsigned long long)s->workers_quarantined);
     fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
             (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,
             (unsigned long long)s->decode_errors, (unsigned long long)s->protocol_errors);
+    if (s->gate) {
+        int provisional = !strcmp(s->gate_decision, "continue");
+        fprintf(
+            o, "gate: %llu pairs in seed order (min %u, max %u), LLR %.3f in [%.3f, %.3f]: %s%s\n",
+            (unsigned long long)s->gate_pairs, s->gate_min_pairs, s->gate_max_pairs, s->gate_llr,
+            s->gate_lower, s->gate_upper, provisional ? "no decision yet" : s->gate_decision,
+            provisional ? "" : " (gate/verdict.json)");
+    }
 }

@@ -28,7 +28,11 @@
  *   different config (another digest) is refused.
  *
  * Untrusted input
- *   Every frame is decoded with sf_wire_decode(). Garbage, wrong versions,
+ *   Only the holder of a job's lease may upload its shard (a lease restored
+ *   from the ledger belongs to the worker id that held it); a worker id
+ *   must be a plain name (sf_str_is_name) and every other string a peer
+ *   sends is made printable (sf_str_printable) before a log line or a
+ *   status shows it. Every frame is decoded with sf_wire_decode(). Garbage, wrong versions,
  *   bad framing and out-of-order messages are counted (decode_errors /
  *   protocol_errors), answered with an ErrorReply where a reply is possible,
  *   and never crash or block the loop.
@@ -80,8 +84,17 @@ typedef struct sf_coord_status {
     uint64_t decode_errors, protocol_errors;
     uint64_t shards_rejected, duplicates_dropped, jobs_failed;
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
-    uint64_t jobs_quarantined; /* failed 5 times; the run cannot complete       */
-    char last_failure[160];    /* the latest JobFailed reason (for operators)   */
+    uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
+    uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
+    char last_failure[160];       /* the latest JobFailed reason (for operators)   */
+    /* gate runs (gate = 1): the sequential test on the contiguous prefix of
+     * pairs (docs/gate.md): pairs folded, the LLR and Wald's bounds, and
+     * the decision ("continue" while provisional) */
+    int gate;
+    uint64_t gate_pairs;
+    uint32_t gate_min_pairs, gate_max_pairs;
+    double gate_llr, gate_lower, gate_upper;
+    char gate_decision[16];
 } sf_coord_status;
 
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates

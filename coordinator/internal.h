@@ -14,9 +14,10 @@
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 
-#define CO_WORKER_ID_MAX    64
-#define CO_MAX_UPLOAD_BYTES (4ull << 30) /* a shard larger than this is refused */
-#define CO_MAX_FAILURES     5            /* a job failing this often is not issued again */
+#define CO_WORKER_ID_MAX       64
+#define CO_MAX_UPLOAD_BYTES    (4ull << 30) /* a shard larger than this is refused */
+#define CO_MAX_FAILURES        3 /* a job that failed on this many workers is not issued again */
+#define CO_MAX_WORKER_FAILURES 5 /* a worker reporting this many failures gets no more leases */
 
 enum { JS_PENDING = 0, JS_LEASED = 1, JS_DONE = 2 };
 
@@ -24,10 +25,12 @@ typedef struct cjob {
     uint64_t id;
     uint64_t seed_start;
     uint32_t seed_count;
-    uint8_t state;     /* JS_*                                               */
-    uint8_t dirty;     /* changed since the last ledger commit               */
-    uint32_t attempt;  /* leases granted so far                              */
-    uint32_t failures; /* JobFailed reports other than abandonment (in memory) */
+    uint8_t state;                  /* JS_*                                               */
+    uint8_t dirty;                  /* changed since the last ledger commit               */
+    uint32_t attempt;               /* leases granted so far                              */
+    uint32_t failures;              /* distinct workers that reported it failed (in memory) */
+    int failed_by[CO_MAX_FAILURES]; /* their worker slots                  */
+    int quarantined;                /* failed on CO_MAX_FAILURES workers   */
     char last_failure[160];
     int worker;         /* index in the worker table while leased, else -1    */
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
@@ -67,6 +70,9 @@ typedef struct cworker {
     int alive;
     int hello; /* said Hello                                   */
     int told_complete;
+    uint32_t failures; /* failure reports for jobs it held                  */
+    int quarantined;   /* reached CO_MAX_WORKER_FAILURES: no more leases     */
+    char last_failure[160];
     upload up; /* at most one upload in flight per worker      */
 } cworker;
 
@@ -79,6 +85,8 @@ typedef struct reply {
     size_t len;
 } reply;
 
+typedef struct co_gate co_gate;
+
 struct sf_coordinator {
     sf_run_config cfg;
     char digest[65];
@@ -86,6 +94,7 @@ struct sf_coordinator {
     Spirefleet__RunConfig *run_msg;
     char endpoint[512];
     char shards_dir[300], incoming_dir[300], ledger_path[300];
+    char rejected_dir[300]; /* shards set aside at restart, each with its reason */
     int exit_when_done;
 
     void *zctx, *router;
@@ -123,12 +132,34 @@ struct sf_coordinator {
     int done_head, done_n;
 
     sf_coord_status st;
+    co_gate *gate;          /* gate runs only (gate.c); NULL otherwise */
+    char gate_decision[16]; /* a Status reply's decision string           */
 
     /* metrics */
     sf_metrics_http *http; /* NULL when off */
     pthread_mutex_t snap_lock;
     sf_coord_status snap;
 };
+
+/* gate.c: a gate run's verdict (docs/gate.md "A gate run"). gate_open
+ * sets co->gate for run.kind gate (and makes <output_dir>/gate); the rest
+ * are no-ops without it. */
+int gate_open(sf_coordinator *co, sf_err *err);
+void gate_close(sf_coordinator *co);
+/* 0 when the manifest of job j's shard holds what a gate job must (no
+ * records, one valid pair per seed of the job, in seed order); -1 with the
+ * reason in `why` otherwise. Always 0 for a self-play run. */
+int gate_check_manifest(const sf_coordinator *co, const cjob *j, const Spirefleet__ShardManifest *m,
+                        char *why, size_t cap);
+/* Fold the pairs of done jobs that extend the contiguous prefix and, once
+ * the sequential test decides, write gate/pairs.jsonl and gate/verdict.json
+ * (SF_EIO / SF_ENOMEM when they cannot be written: fatal, like the
+ * ledger). Cheap when nothing changed. */
+int gate_advance(sf_coordinator *co, sf_err *err);
+/* 1 once the verdict is written: no job is issued after it. */
+int gate_decided(const sf_coordinator *co);
+/* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
+void gate_status(const sf_coordinator *co, sf_coord_status *st);
 
 /* ledger.c */
 int ledger_open(sf_coordinator *co, sf_err *err);

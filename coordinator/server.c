@@ -70,7 +70,7 @@ static uint64_t queue_pop(sf_coordinator *co) {
 }
 
 static void shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap) {
-    snprintf(out, cap, "%s-job%06llu%s", co->cfg.name, (unsigned long long)job, SF_SHARD_SUFFIX);
+    sf_shard_name(co->cfg.name, job, out, cap);
 }
 
 /* ------------------------------------------------------------------------
@@ -206,8 +206,9 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     const char *why = NULL;
     if (h->protocol_version != SF_PROTOCOL_VERSION)
         why = "protocol version mismatch";
-    else if (!h->worker_id || !h->worker_id[0] || strlen(h->worker_id) >= CO_WORKER_ID_MAX)
-        why = "worker_id must be 1..63 characters";
+    else if (!sf_str_is_name(h->worker_id, CO_WORKER_ID_MAX - 1))
+        why = "worker_id must be 1..63 characters of A-Z a-z 0-9 . _ : @ + - (not starting "
+              "with '.')";
     else if (co->stopping)
         why = "the run is stopping";
     if (why) {
@@ -238,7 +239,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         w->ident_len = len;
     }
     snprintf(w->worker_id, sizeof w->worker_id, "%s", h->worker_id);
-    snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "");
+    sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
     w->threads = h->threads;
     w->hello = 1;
     /* A Hello from a new process under a known worker id (a restarted
@@ -264,13 +265,30 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     queue_reply(co, ident, len, &env);
 }
 
+/* Every job done, or a gate's verdict written (then nothing more is
+ * issued; leased jobs may still deliver, and are stored). */
 static int all_done(const sf_coordinator *co) {
-    return co->st.jobs_done == co->njobs;
+    return co->st.jobs_done == co->njobs || gate_decided(co);
 }
 
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    if (w->quarantined) {
+        /* a worker whose jobs keep failing gets no more: the jobs go to
+         * others, so one bad (or hostile) worker cannot quarantine them */
+        Spirefleet__Refusal rf = SPIREFLEET__REFUSAL__INIT;
+        char why[320];
+        snprintf(why, sizeof why,
+                 "worker %s is quarantined after %u failure reports (last: %.120s); it gets "
+                 "no more jobs in this run",
+                 w->worker_id, w->failures, w->last_failure);
+        rf.reason = why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &rf;
+        queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
     if (all_done(co) || co->stopping) {
         Spirefleet__RunComplete rc = SPIREFLEET__RUN_COMPLETE__INIT;
         env.body_case = SPIREFLEET__ENVELOPE__BODY_RUN_COMPLETE;
@@ -302,7 +320,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
 
     Spirefleet__Job job = SPIREFLEET__JOB__INIT;
     job.job_id = j->id;
-    job.kind = SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
+    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
     job.seed_start = j->seed_start;
     job.seed_count = j->seed_count;
     job.attempt = j->attempt;
@@ -377,6 +395,21 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
         return;
     }
+    /* Only the lease holder uploads a job's shard (a lease restored from
+     * the ledger belongs to the worker id that held it): anyone else's
+     * shard, however well formed, is refused before a byte is stored. */
+    if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
+        j->worker = wi;
+    if (j->state != JS_LEASED || j->worker != wi) {
+        co->st.protocol_errors++;
+        co->st.shards_rejected++;
+        char why[160];
+        snprintf(why, sizeof why, "job %llu is not leased to %s: only its lease holder uploads it",
+                 (unsigned long long)o->job_id, w->worker_id);
+        sf_log(co->log, co->log_ctx, "coordinator: refused a shard offer: %s", why);
+        send_ack(co, wi, o->job_id, 0, 0, 0, why);
+        return;
+    }
     /* A worker writes both digests with sf_hex: the canonical spelling is the
      * only one on the wire (common.h), and the one the received file's are
      * compared with. */
@@ -402,8 +435,8 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         u->stats.simulations = o->stats->simulations;
         u->stats.fallbacks = o->stats->fallbacks;
     }
-    snprintf(u->path, sizeof u->path, "%s/job%06llu-%s.part", co->incoming_dir,
-             (unsigned long long)o->job_id, w->worker_id);
+    snprintf(u->path, sizeof u->path, "%s/job%06llu-w%d.part", co->incoming_dir,
+             (unsigned long long)o->job_id, wi);
     u->f = fopen(u->path, "wb");
     if (!u->f) {
         char why[SF_ERR_MSG_MAX];
@@ -466,6 +499,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
                 snprintf(why, sizeof why, "manifest names another run, job or config");
             else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
                 snprintf(why, sizeof why, "manifest seeds lie outside the job");
+            else
+                gate_check_manifest(co, j, m, why, sizeof why);
             sf_shard_reader_close(r);
         }
     }
@@ -557,7 +592,11 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
         return;
     }
     cjob *j = &co->jobs[f->job_id - 1];
-    const char *why = f->reason ? f->reason : "";
+    /* a reason comes from the network: printable and bounded before it
+     * reaches the log, the status or the ledger */
+    char why_buf[201];
+    sf_str_printable(why_buf, sizeof why_buf, f->reason);
+    const char *why = why_buf;
     if (j->state != JS_LEASED || j->worker != wi) {
         /* Only the lease holder's report counts: a late one (the lease
          * expired and the job moved on) or a forged one must not push a
@@ -569,27 +608,43 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
                (unsigned long long)f->job_id, co->workers[wi].worker_id);
         return;
     }
-    int abandoned = !strcmp(why, SF_JOB_ABANDONED);
+    int abandoned = f->reason && !strcmp(f->reason, SF_JOB_ABANDONED);
     if (!abandoned) {
         co->st.jobs_failed++;
-        j->failures++;
-        snprintf(j->last_failure, sizeof j->last_failure, "%s", why);
-        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %s",
+        cworker *w = &co->workers[wi];
+        w->failures++;
+        snprintf(w->last_failure, sizeof w->last_failure, "%.150s", why);
+        if (w->failures >= CO_MAX_WORKER_FAILURES && !w->quarantined) {
+            w->quarantined = 1;
+            co->st.workers_quarantined++;
+            sf_log(co->log, co->log_ctx,
+                   "coordinator: worker %s quarantined after %u failure reports; it gets no "
+                   "more jobs",
+                   w->worker_id, w->failures);
+        }
+        /* a job counts each worker once: one worker cannot fail it out */
+        int seen = 0;
+        for (uint32_t k = 0; k < j->failures; k++)
+            seen |= j->failed_by[k] == wi;
+        if (!seen && j->failures < CO_MAX_FAILURES)
+            j->failed_by[j->failures++] = wi;
+        snprintf(j->last_failure, sizeof j->last_failure, "%.150s", why);
+        snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %.130s",
                  (unsigned long long)j->id, why);
     }
     release_job(co, j, 0);
-    if (j->failures >= CO_MAX_FAILURES) {
-        /* a job that fails every time is not issued again: the run then
-         * cannot complete, which status and sf-fleet report */
+    if (j->failures >= CO_MAX_FAILURES && !j->quarantined) {
+        /* a job that fails on every worker is not issued again: the run
+         * then cannot complete, which status and sf-fleet report */
+        j->quarantined = 1;
         co->jobs_quarantined++;
         sf_log(co->log, co->log_ctx,
-               "coordinator: job %llu failed %u times; not issuing it again (last: %.200s)",
+               "coordinator: job %llu failed on %u workers; not issuing it again (last: %.200s)",
                (unsigned long long)j->id, j->failures, why);
     }
-    /* a reason comes from the network: at most 200 bytes of it in the log */
-    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %.200s%s",
+    sf_log(co->log, co->log_ctx, "coordinator: job %llu %s on %s: %s%s",
            (unsigned long long)f->job_id, abandoned ? "abandoned" : "failed",
-           co->workers[wi].worker_id, why, strlen(why) > 200 ? "..." : "");
+           co->workers[wi].worker_id, why, f->reason && strlen(f->reason) > 200 ? "..." : "");
 }
 
 static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
@@ -615,7 +670,19 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->decode_errors = st.decode_errors;
     r->protocol_errors = st.protocol_errors;
     r->jobs_quarantined = st.jobs_quarantined;
+    r->workers_quarantined = st.workers_quarantined;
     r->last_failure = co->st.last_failure;
+    if (st.gate) {
+        r->gate = 1;
+        r->gate_pairs = st.gate_pairs;
+        r->gate_llr = st.gate_llr;
+        r->gate_lower = st.gate_lower;
+        r->gate_upper = st.gate_upper;
+        r->gate_min_pairs = st.gate_min_pairs;
+        r->gate_max_pairs = st.gate_max_pairs;
+        snprintf(co->gate_decision, sizeof co->gate_decision, "%s", st.gate_decision);
+        r->gate_decision = co->gate_decision;
+    }
 }
 
 static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
@@ -794,6 +861,76 @@ static void expire(sf_coordinator *co) {
  * Open / recover
  * ---------------------------------------------------------------------- */
 
+/* Move a shard that cannot be used out of shards/ into rejected/, with a
+ * <name>.why file saying why: nothing stored is deleted, and a person can
+ * look at it. */
+static void set_aside(sf_coordinator *co, const char *name, const char *why) {
+    char from[1200], to[1200], note[1300];
+    snprintf(from, sizeof from, "%s/%s", co->shards_dir, name);
+    snprintf(to, sizeof to, "%s/%s", co->rejected_dir, name);
+    snprintf(note, sizeof note, "%s.why", to);
+    if (sf_mkdir_p(co->rejected_dir) < 0 || rename(from, to) != 0) {
+        sf_log(co->log, co->log_ctx, "coordinator: cannot move %s aside (%s): %s", from,
+               strerror(errno), why);
+        return;
+    }
+    char text[SF_ERR_MSG_MAX + 8];
+    int n = snprintf(text, sizeof text, "%s\n", why);
+    sf_err e = {0};
+    sf_write_file_durable(note, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1, &e);
+    sf_fsync_dir(co->shards_dir, &e);
+    sf_log(co->log, co->log_ctx, "coordinator: moved %s to %s: %s", from, to, why);
+}
+
+/* At restart, every job the ledger calls done must still have its shard,
+ * sealed and naming that job with the content digest the ledger recorded
+ * (the trailer and every structure page are checked on open); a job whose
+ * shard is missing or not that shard goes back to pending, and the file,
+ * if any, is set aside. */
+static void recheck_done_jobs(sf_coordinator *co) {
+    for (uint64_t i = 0; i < co->njobs; i++) {
+        cjob *j = &co->jobs[i];
+        if (j->state != JS_DONE)
+            continue;
+        char name[96], path[400], why[SF_ERR_MSG_MAX + 64] = "";
+        shard_name(co, j->id, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", co->shards_dir, name);
+        sf_shard_reader *r = NULL;
+        sf_err e = {0};
+        int missing = access(path, F_OK) != 0;
+        if (missing) {
+            snprintf(why, sizeof why, "%.400s is missing", path);
+        } else if (sf_shard_reader_open(path, &r, &e) < 0) {
+            snprintf(why, sizeof why, "%s", e.msg);
+        } else {
+            const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+            char dig[65] = "";
+            if (m->content_digest.len == 32)
+                sf_hex(m->content_digest.data, 32, dig);
+            if (m->job_id != j->id || strcmp(dig, j->content_digest))
+                snprintf(
+                    why, sizeof why,
+                    "%.400s holds job %llu with content digest %.12s..., the ledger's job %llu "
+                    "has %.12s...",
+                    path, (unsigned long long)m->job_id, dig, (unsigned long long)j->id,
+                    j->content_digest);
+        }
+        sf_shard_reader_close(r);
+        if (!why[0])
+            continue;
+        if (!missing)
+            set_aside(co, name, why);
+        else
+            sf_log(co->log, co->log_ctx, "coordinator: job %llu's shard: %s; re-issuing it",
+                   (unsigned long long)j->id, why);
+        j->state = JS_PENDING;
+        j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
+        j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
+        job_touch(co, j);
+        co->need_sync = 1;
+    }
+}
+
 /* A shard in shards/ whose job the ledger does not call done: the
  * coordinator stopped between storing it and committing. Verify and adopt. */
 static void adopt_stored_shards(sf_coordinator *co) {
@@ -813,8 +950,12 @@ static void adopt_stored_shards(sf_coordinator *co) {
             sf_shard_verify(path, &rep, &e) == SF_OK && sf_shard_reader_open(path, &r, &e) == 0;
         if (ok) {
             const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
-            ok =
-                m->job_id == j->id && !strcmp(m->config_digest ? m->config_digest : "", co->digest);
+            char why[256] = "";
+            ok = m->job_id == j->id &&
+                 !strcmp(m->config_digest ? m->config_digest : "", co->digest) &&
+                 gate_check_manifest(co, j, m, why, sizeof why) == 0;
+            if (!ok && why[0])
+                snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
                 j->fights = m->stats->fights;
                 j->simulations = m->stats->simulations;
@@ -824,9 +965,9 @@ static void adopt_stored_shards(sf_coordinator *co) {
         }
         sf_shard_reader_close(r);
         if (!ok) {
-            sf_log(co->log, co->log_ctx, "coordinator: %s does not verify (%s); removing it", path,
-                   e.msg);
-            unlink(path);
+            char why[SF_ERR_MSG_MAX + 32];
+            snprintf(why, sizeof why, "does not verify: %s", e.msg[0] ? e.msg : "(no reason)");
+            set_aside(co, name, why);
             continue;
         }
         /* the file digest is recomputed: it is what trainers' pulls check */
@@ -889,6 +1030,7 @@ static int open_dirs(sf_coordinator *co, sf_err *err) {
     snprintf(co->shards_dir, sizeof co->shards_dir, "%s/shards", dir);
     snprintf(co->incoming_dir, sizeof co->incoming_dir, "%s/incoming", dir);
     snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", dir);
+    snprintf(co->rejected_dir, sizeof co->rejected_dir, "%s/rejected", dir);
     const char *made[] = {co->shards_dir, co->incoming_dir};
     for (int i = 0; i < 2; i++)
         if (sf_mkdir_p(made[i]) < 0)
@@ -966,6 +1108,7 @@ static int open_ledger(sf_coordinator *co, sf_err *err) {
  * one liveness window, pending ones are queued; then one commit. */
 static int open_recover(sf_coordinator *co, sf_err *err) {
     clear_incoming(co);
+    recheck_done_jobs(co);
     adopt_stored_shards(co);
     uint64_t now = sf_now_ns();
     uint64_t window = (uint64_t)co->cfg.coordinator.heartbeat_ms *
@@ -1035,7 +1178,11 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     if (rc == SF_OK)
         rc = open_ledger(co, err);
     if (rc == SF_OK)
+        rc = gate_open(co, err);
+    if (rc == SF_OK)
         rc = open_recover(co, err);
+    if (rc == SF_OK)
+        rc = gate_advance(co, err);
     if (rc == SF_OK)
         rc = open_router(co, bind, err);
     if (rc == SF_OK)
@@ -1103,6 +1250,8 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     }
     expire(co);
     int rc = ledger_commit(co, err);
+    if (rc == SF_OK) /* after the commit: the verdict reads only durable shards */
+        rc = gate_advance(co, err);
     if (rc < 0)
         return rc;
     if (all_done(co) && !co->complete_ns) {
@@ -1187,6 +1336,7 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->jobs_quarantined = co->jobs_quarantined;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
+    gate_status(co, st);
 }
 
 void sf_coordinator_close(sf_coordinator *co) {
@@ -1216,5 +1366,6 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->dirty);
     free(co->leased);
     free(co->cfg_msg);
+    gate_close(co);
     free(co);
 }

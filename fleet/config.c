@@ -15,6 +15,8 @@
  * each named by the key it reports.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "engine/engine.h"
@@ -64,6 +67,7 @@
 #define EXEC     SF_CFG_EXEC
 #define SELFPLAY SF_CFG_SELFPLAY
 #define GATE     SF_CFG_GATE
+#define LOOP     SF_CFG_LOOP
 
 /* Every key, in the order `sf-fleet check` prints them. Columns: the YAML
  * path, the RunConfig field (NULL: the same as the path), the member, the
@@ -74,7 +78,7 @@ static const sf_config_key keys[] = {
     K_STR("run.name", "name", name, 1, NULL, NULL, REQ),
     K_STR("run.output_dir", "output_dir", output_dir, 1, NULL, "runs/<name>", EXEC),
     K_U64("run.seed", "run_seed", run_seed, 0, 1.8e19, "1", 0),
-    K_STR("run.kind", "kind", kind, 1, "selfplay|gate", "selfplay", 0),
+    K_STR("run.kind", "kind", kind, 1, "selfplay|gate|loop", "selfplay", 0),
     K_U64("seeds.start", "seed_start", seed_start, 0, 1.8e19, "0", 0),
     K_U64("seeds.count", "seed_count", seed_count, 1, 1e12, NULL, REQ),
     K_U32("seeds.job_size", "job_size", job_size, 1, 100000, "8", 0),
@@ -100,7 +104,7 @@ static const sf_config_key keys[] = {
     K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
     K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
     K_F64("search.gumbel_c_scale", NULL, search.gumbel_c_scale, 0, 1e6, "1", 0),
-    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", 0),
+    K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", SELFPLAY | LOOP),
     K_BOOL("search.clairvoyant", NULL, search.clairvoyant, "false", 0),
     K_F64("search.cvar_alpha", NULL, search.cvar_alpha, 0.001, 1, "1", 0),
     K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, "0", 0),
@@ -126,7 +130,7 @@ static const sf_config_key keys[] = {
           EXEC),
     K_U32("coordinator.metrics_port", NULL, coordinator.metrics_port, 0, 65535, "0", EXEC),
     K_I32("shard.zstd_level", NULL, shard.zstd_level, -7, 22, "3", EXEC),
-    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", SELFPLAY),
+    K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", SELFPLAY | LOOP),
     K_STR("champion.evaluator", NULL, champion.evaluator, 1, "rollout|net", "rollout", GATE),
     K_STR("champion.bundle", NULL, champion.bundle, 0, NULL, NULL, EXEC | GATE),
     K_SHA256("champion.sha256", NULL, champion.sha256, NULL, GATE),
@@ -145,13 +149,34 @@ static const sf_config_key keys[] = {
     K_F64("candidate.widening_alpha", NULL, candidate.widening_alpha, -1, 1, "-1", GATE),
     K_STR("candidate.select", NULL, candidate.select, 1, "same|auto|uct|puct|gumbel", "same", GATE),
     K_U64("candidate.salt", NULL, candidate.salt, 0, 1.8e19, "0", GATE),
-    K_STR("gate.metric", NULL, gate.metric, 1, "win|score", "win", GATE),
-    K_F64("gate.alpha", NULL, gate.alpha, 1e-6, 0.5, "0.04", GATE),
-    K_F64("gate.beta", NULL, gate.beta, 1e-6, 0.5, "0.04", GATE),
-    K_F64("gate.delta0", NULL, gate.delta0, -0.999, 0.999, "0", GATE),
-    K_F64("gate.delta1", NULL, gate.delta1, -0.999, 0.999, "0.03", GATE),
-    K_U32("gate.min_pairs", NULL, gate.min_pairs, 1, 100000000, "200", GATE),
-    K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE),
+    K_STR("gate.metric", NULL, gate.metric, 1, "win|score", "win", GATE | LOOP),
+    K_F64("gate.alpha", NULL, gate.alpha, 1e-6, 0.5, "0.04", GATE | LOOP),
+    K_F64("gate.beta", NULL, gate.beta, 1e-6, 0.5, "0.04", GATE | LOOP),
+    K_F64("gate.delta0", NULL, gate.delta0, -0.999, 0.999, "0", GATE | LOOP),
+    K_F64("gate.delta1", NULL, gate.delta1, -0.999, 0.999, "0.03", GATE | LOOP),
+    K_U32("gate.min_pairs", NULL, gate.min_pairs, 1, 100000000, "200", GATE | LOOP),
+    K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE | LOOP),
+    K_U32("loop.generations", NULL, loop.generations, 1, 1000, "3", LOOP),
+    K_U64("loop.gate_seeds", NULL, loop.gate_seeds, 1, 1e12, "8000", LOOP),
+    /* the trainer (python3 -m spirefleet.train, docs/trainer.md) */
+    K_STR("train.arch", NULL, train.arch, 1, "tiny|base", "tiny", SELFPLAY | LOOP),
+    K_U32("train.window_labels", NULL, train.window_labels, 1, 1000000000, "200000",
+          SELFPLAY | LOOP),
+    K_U32("train.steps", NULL, train.steps, 1, 100000000, "2000", SELFPLAY | LOOP),
+    K_U32("train.batch", NULL, train.batch, 1, 65536, "128", SELFPLAY | LOOP),
+    K_F64("train.lr", NULL, train.lr, 1e-9, 1, "0.001", SELFPLAY | LOOP),
+    K_F64("train.weight_decay", NULL, train.weight_decay, 0, 1, "0.0001", SELFPLAY | LOOP),
+    K_U32("train.warmup", NULL, train.warmup, 0, 100000000, "100", SELFPLAY | LOOP),
+    K_F64("train.clip", NULL, train.clip, 0, 1e6, "1", SELFPLAY | LOOP),
+    K_F64("train.val_fraction", NULL, train.val_fraction, 0.001, 0.9, "0.1", SELFPLAY | LOOP),
+    K_U32("train.seed", NULL, train.seed, 0, 4294967295.0, "0", SELFPLAY | LOOP),
+    K_F64("train.weight_value", NULL, train.weight_value, 0, 1000, "1", SELFPLAY | LOOP),
+    K_F64("train.weight_policy", NULL, train.weight_policy, 0, 1000, "1", SELFPLAY | LOOP),
+    K_F64("train.weight_forecast", NULL, train.weight_forecast, 0, 1000, "0.25", SELFPLAY | LOOP),
+    K_F64("train.weight_win", NULL, train.weight_win, 0, 1000, "0.25", SELFPLAY | LOOP),
+    K_U32("train.checkpoint_every", NULL, train.checkpoint_every, 0, 100000000, "500",
+          SELFPLAY | LOOP),
+    K_U32("train.canary_positions", NULL, train.canary_positions, 1, 1024, "16", SELFPLAY | LOOP),
     /* sbatch options of `sf-fleet slurm` (fleet/cli/slurm.h); RunConfig
      * carries them as fields of its own (fleet.proto says why) */
     K_STR("slurm.partition", "slurm_partition", slurm.partition, 0, NULL, NULL, EXEC),
@@ -179,6 +204,7 @@ static const sf_config_key keys[] = {
 #undef EXEC
 #undef SELFPLAY
 #undef GATE
+#undef LOOP
 
 const sf_config_key *sf_config_schema(size_t *n) {
     *n = NKEYS;
@@ -595,11 +621,14 @@ static void rule_gate_seeds(const sf_run_config *c, const sf_config_key *k, rule
     if (!strcmp(c->kind, "gate") && c->gate.max_pairs > c->seed_count)
         broken(s, "%u pairs need as many seeds; seeds.count is %llu (one pair per seed)",
                c->gate.max_pairs, (unsigned long long)c->seed_count);
+    if (!strcmp(c->kind, "loop") && c->gate.max_pairs > c->loop.gate_seeds)
+        broken(s, "%u pairs need as many seeds; loop.gate_seeds is %llu (one pair per seed)",
+               c->gate.max_pairs, (unsigned long long)c->loop.gate_seeds);
 }
 
 static void rule_gate_job_size(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
     (void)k;
-    if (!strcmp(c->kind, "gate") && c->job_size > SF_CFG_GATE_JOB_SIZE_MAX)
+    if (strcmp(c->kind, "selfplay") && c->job_size > SF_CFG_GATE_JOB_SIZE_MAX)
         broken(s, "%u is above %u, the most pairs one gate job's manifest carries", c->job_size,
                SF_CFG_GATE_JOB_SIZE_MAX);
 }
@@ -647,6 +676,21 @@ static void rule_sha256_canonical(const sf_run_config *c, const sf_config_key *k
         broken(s, "%s", e.msg);
     else
         broken(s, "'%s' is not in lower case; a SHA-256 is stored and sent as '%s'", v, lower);
+}
+
+static void rule_warmup_within_steps(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->train.warmup > c->train.steps)
+        broken(s, "%u is above train.steps (%u): the learning rate would never reach train.lr",
+               c->train.warmup, c->train.steps);
+}
+
+static void rule_some_loss_weight(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (!(c->train.weight_value > 0 || c->train.weight_policy > 0 || c->train.weight_forecast > 0 ||
+          c->train.weight_win > 0))
+        broken(s, "every loss weight is 0 (weight_value, weight_policy, weight_forecast, "
+                  "weight_win): nothing would be trained");
 }
 
 static void rule_seeds_fit(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
@@ -792,6 +836,8 @@ static const rule rules[] = {
     {"model.sha256", NULL, rule_sha256_for_net},
     {"model.sha256", NULL, rule_sha256_canonical},
     {"seeds.count", NULL, rule_seeds_fit},
+    {"train.warmup", "train.steps", rule_warmup_within_steps},
+    {"train.weight_value", NULL, rule_some_loss_weight},
     {"slurm.partition", NULL, rule_slurm_name},
     {"slurm.gpu_partition", NULL, rule_slurm_name},
     {"slurm.account", NULL, rule_slurm_name},
@@ -817,16 +863,27 @@ static int check_config(const sf_run_config *c, rule_fn bad, void *bad_ctx) {
         rules[i].check(c, k, &s);
         n += s.broken;
     }
-    /* Keys of the other run kind: the flags of their rows say which. */
-    int gate = !strcmp(c->kind, "gate");
+    /* Keys of another run kind: the flags of their rows say which. */
+    unsigned kind = !strcmp(c->kind, "gate")   ? SF_CFG_GATE
+                    : !strcmp(c->kind, "loop") ? SF_CFG_LOOP
+                                               : SF_CFG_SELFPLAY;
     for (size_t i = 0; i < NKEYS; i++) {
-        unsigned other = gate ? SF_CFG_SELFPLAY : SF_CFG_GATE;
-        if (!(keys[i].flags & other) || !differs_from_default(c, &keys[i]))
+        unsigned kinds = keys[i].flags & SF_CFG_KINDS;
+        if (!kinds || (kinds & kind) || !differs_from_default(c, &keys[i]))
             continue;
         rule r = {keys[i].path, NULL, NULL};
         rule_sink s = {bad, bad_ctx, &r, 0};
-        broken(&s, "applies to run.kind %s only (this run is %s)", gate ? "selfplay" : "gate",
-               c->kind);
+        char names[40] = "";
+        static const struct {
+            unsigned bit;
+            const char *name;
+        } kind_names[] = {
+            {SF_CFG_SELFPLAY, "selfplay"}, {SF_CFG_GATE, "gate"}, {SF_CFG_LOOP, "loop"}};
+        for (size_t j = 0; j < sizeof kind_names / sizeof kind_names[0]; j++)
+            if (kinds & kind_names[j].bit)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? " and " : "", kind_names[j].name);
+        broken(&s, "applies to run.kind %s only (this run is %s)", names, c->kind);
         n += s.broken;
     }
     return n;
@@ -1116,6 +1173,67 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
     return SF_OK;
 }
 
+/* What the schema never reads but YAML would let through silently, checked
+ * on the whole document before any key is read (each reported with its
+ * line and column): a key given twice in any mapping (a section, a key, an
+ * encounter weight), an explicit tag other than the plain one of its node
+ * kind, a control character or NUL byte in a scalar, and nesting deeper
+ * than the schema's. `path` names where the node sits ("play.encounters"). */
+#define CONFIG_DEPTH_MAX 8
+static void check_node(ctx *x, const yaml_node_t *n, const char *path, int depth) {
+    static const char *const plain[] = {[YAML_SCALAR_NODE] = YAML_STR_TAG,
+                                        [YAML_SEQUENCE_NODE] = YAML_SEQ_TAG,
+                                        [YAML_MAPPING_NODE] = YAML_MAP_TAG};
+    if (!n)
+        return;
+    if (depth > CONFIG_DEPTH_MAX) {
+        fail(x, n, path, "nested deeper than %d levels (no key of the schema is)",
+             CONFIG_DEPTH_MAX);
+        return;
+    }
+    const char *tag = (const char *)n->tag;
+    if (n->type >= YAML_SCALAR_NODE && n->type <= YAML_MAPPING_NODE && tag &&
+        strcmp(tag, plain[n->type]))
+        fail(x, n, path, "YAML tag '%s' is not allowed (write the plain value)", tag);
+    if (n->type == YAML_SCALAR_NODE) {
+        const unsigned char *v = n->data.scalar.value;
+        for (size_t i = 0; i < n->data.scalar.length; i++)
+            if (v[i] < 0x20 || v[i] == 0x7f) {
+                fail(x, n, path, "a control character (byte 0x%02x at offset %zu) in a value", v[i],
+                     i);
+                break;
+            }
+        return;
+    }
+    if (n->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++)
+            check_node(x, yaml_document_get_node(x->doc, *it), path, depth + 1);
+        return;
+    }
+    if (n->type != YAML_MAPPING_NODE)
+        return;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
+        const char *ks = scalar(k);
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s%s%s", path[0] == '(' ? "" : path, path[0] == '(' ? "" : ".",
+                 ks ? ks : "(key)");
+        /* a section's own keys: read_section says "given twice" */
+        for (yaml_node_pair_t *q = n->data.mapping.pairs.start; ks && depth >= 2 && q < p; q++) {
+            const yaml_node_t *k2 = yaml_document_get_node(x->doc, q->key);
+            const char *k2s = scalar(k2);
+            if (k2s && !strcmp(ks, k2s)) {
+                fail(x, k, sub, "given twice (first at line %zu); YAML would keep one silently",
+                     k2->start_mark.line + 1);
+                break;
+            }
+        }
+        check_node(x, k, sub, depth + 1);
+        check_node(x, yaml_document_get_node(x->doc, p->value), sub, depth + 1);
+    }
+}
+
 /* Whether `name` is a section: the first part of some row's path. */
 static int section_known(const char *name) {
     for (size_t i = 0; i < NKEYS; i++)
@@ -1175,8 +1293,20 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
             yaml_node_t *k = yaml_document_get_node(&doc, p->key);
             yaml_node_t *v = yaml_document_get_node(&doc, p->value);
             const char *ks = scalar(k);
-            if (ks && section_known(ks)) {
-                read_section(&x, ks, v);
+            const yaml_node_t *first = NULL;
+            for (yaml_node_pair_t *q = root->data.mapping.pairs.start; ks && q < p && !first; q++)
+                if (scalar(yaml_document_get_node(&doc, q->key)) &&
+                    !strcmp(scalar(yaml_document_get_node(&doc, q->key)), ks))
+                    first = yaml_document_get_node(&doc, q->key);
+            if (first) {
+                fail(&x, k, ks, "given twice (first at line %zu); YAML would keep one silently",
+                     first->start_mark.line + 1);
+            } else if (ks && section_known(ks)) {
+                int before = x.problems;
+                check_node(&x, k, ks, 1);
+                check_node(&x, v, ks, 1);
+                if (x.problems == before) /* tags, control bytes, depth: then the keys */
+                    read_section(&x, ks, v);
             } else {
                 char names[256];
                 section_names(names, sizeof names);
@@ -1222,25 +1352,43 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
     return sf_config_parse_all(text, len, origin, cfg, NULL, NULL, err);
 }
 
-/* The whole file into a new heap buffer (*buf, caller frees), at most 16 MiB. */
+/* The whole file into a new heap buffer (*buf, caller frees): a regular
+ * file of at most CONFIG_FILE_MAX bytes. */
+#define CONFIG_FILE_MAX (1 << 20)
 static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a FIFO or a device opens without waiting for a writer,
+     * and is then refused as not a regular file */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return sf_err_set(err, SF_EIO, "%s: is a directory, not a config file", path);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int is_dir = S_ISDIR(sb.st_mode);
+        close(fd);
+        return sf_err_set(err, SF_EIO, "%s: %s, not a config file", path,
+                          is_dir ? "is a directory" : "is not a regular file");
+    }
+    if (sb.st_size > CONFIG_FILE_MAX) {
+        close(fd);
+        return sf_err_set(err, SF_ECONFIG, "%s: %lld bytes; a config is at most %d", path,
+                          (long long)sb.st_size, CONFIG_FILE_MAX);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
         if (len + 4096 > cap) {
             cap = cap ? cap * 2 : 8192;
-            if (cap > (1u << 24)) {
+            if (cap > 2 * CONFIG_FILE_MAX + 8192) {
                 free(buf);
                 fclose(f);
-                return sf_err_set(err, SF_ECONFIG, "%s: larger than 16 MiB", path);
+                return sf_err_set(err, SF_ECONFIG, "%s: larger than %d bytes", path,
+                                  CONFIG_FILE_MAX);
             }
             char *nb = realloc(buf, cap);
             if (!nb) {
@@ -1374,6 +1522,91 @@ void sf_config_print(const sf_run_config *c, FILE *o) {
         default: print_list(o, f, key, c); break;
         }
     }
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* A row's value as a new JSON value (NULL: out of memory). */
+static json_t *row_json(const sf_config_key *f, const sf_run_config *c) {
+    const void *at = (const char *)c + f->off;
+    int n = is_list(f->type) ? count_in(f, c) : 0;
+    switch (f->type) {
+    case SF_CFG_STR:
+    case SF_CFG_SHA256: return json_string(at);
+    case SF_CFG_U32: return json_integer((json_int_t) * (const uint32_t *)at);
+    case SF_CFG_U64: {
+        uint64_t v = *(const uint64_t *)at;
+        if (v <= (uint64_t)INT64_MAX)
+            return json_integer((json_int_t)v);
+        char text[24];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+        return json_string(text);
+    }
+    case SF_CFG_I32: return json_integer(*(const int *)at);
+    case SF_CFG_F64: return json_real(*(const double *)at);
+    case SF_CFG_BOOL: return json_boolean(*(const int *)at);
+    case SF_CFG_ENCOUNTERS: {
+        const sf_cfg_encounter *e = at;
+        json_t *o = json_object();
+        for (int i = 0; o && i < n; i++)
+            if (json_object_set_new(o, sf_encounter_name(e[i].id), json_real(e[i].weight)) < 0) {
+                json_decref(o);
+                return NULL;
+            }
+        return o;
+    }
+    case SF_CFG_NAMES: {
+        const char(*names)[SF_CFG_NAME] = (const char(*)[SF_CFG_NAME])at;
+        json_t *a = json_array();
+        for (int i = 0; a && i < n; i++)
+            if (json_array_append_new(a, json_string(names[i])) < 0) {
+                json_decref(a);
+                return NULL;
+            }
+        return a;
+    }
+    case SF_CFG_CSCHED: {
+        const sf_cfg_csched *e = at;
+        json_t *a = json_array();
+        for (int i = 0; a && i < n; i++) {
+            json_t *m = e[i].below
+                            ? json_pack("{s:I,s:f}", "below", (json_int_t)e[i].below, "c", e[i].c)
+                            : json_pack("{s:f}", "c", e[i].c);
+            if (json_array_append_new(a, m) < 0) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    }
+    return NULL;
+}
+
+char *sf_config_to_json(const sf_run_config *c) {
+    json_t *root = json_object(), *section = NULL;
+    for (size_t i = 0; root && i < NKEYS; i++) {
+        const sf_config_key *f = &keys[i];
+        size_t sl = section_len(f);
+        if (starts_section(i)) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)sl, f->path);
+            section = json_object();
+            if (json_object_set_new(root, name, section) < 0) {
+                json_decref(root);
+                return NULL;
+            }
+        }
+        if (json_object_set_new(section, f->path + sl + 1, row_json(f, c)) < 0) {
+            json_decref(root);
+            return NULL;
+        }
+    }
+    if (!root)
+        return NULL;
+    char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    return text;
 }
 
 /* ---- RunConfig ------------------------------------------------------------ */

@@ -133,6 +133,18 @@ typedef struct sf_run_config {
         double alpha, beta, delta0, delta1;
         uint32_t min_pairs, max_pairs;
     } gate;
+    struct {
+        uint32_t generations; /* after generation 0                          */
+        uint64_t gate_seeds;  /* seeds each generation's gate may play       */
+    } loop;
+    /* The trainer's section (docs/trainer.md): python3 -m spirefleet.train
+     * reads it through `sf-fleet check --json`. Self-play runs only. */
+    struct {
+        char arch[16]; /* "tiny" | "base"                                  */
+        uint32_t window_labels, steps, batch, warmup, seed, checkpoint_every, canary_positions;
+        double lr, weight_decay, clip, val_fraction;
+        double weight_value, weight_policy, weight_forecast, weight_win;
+    } train;
     /* What `sf-fleet slurm` writes into a run's sbatch scripts
      * (fleet/cli/slurm.h): execution only. Text "" leaves the option out
      * (the cluster's default); 0 takes what the comment says. */
@@ -192,6 +204,17 @@ int sf_config_load_all(const char *path, sf_run_config *cfg, sf_config_report_fn
 /* Write the effective config as YAML (the same schema sf_config_parse reads). */
 void sf_config_print(const sf_run_config *cfg, FILE *out);
 
+/* The effective config as one line of JSON (jansson), sections as objects
+ * keyed as in YAML, in the schema's order: {"run": {"name": ..., ...},
+ * "seeds": {...}, ..., "train": {...}}. Numbers are JSON numbers (a u64
+ * above 2^63 - 1, beyond jansson's integers, is its decimal text), booleans
+ * true/false, an encounter mix an object of name to weight ({} = every
+ * encounter, equally), name lists arrays, a c schedule an array of
+ * {"below": N, "c": X} ({"c": X} for the unbounded last entry). Returns a
+ * heap string (free()), or NULL when out of memory. `sf-fleet check --json`
+ * prints it: the one place programs read the defaults from. */
+char *sf_config_to_json(const sf_run_config *cfg);
+
 /* Room for one of RunConfig's section messages (PlayConfig, SearchConfig,
  * ...): to_proto hands them out in the order of RunConfig's fields. A new
  * section message joins this union; sf_config_schema_check() refuses one
@@ -208,9 +231,11 @@ typedef union sf_config_section {
     Spirefleet__LabelsConfig labels;
     Spirefleet__GateSide side;
     Spirefleet__GateConfig gate;
+    Spirefleet__TrainConfig train;
+    Spirefleet__LoopConfig loop;
 } sf_config_section;
 
-#define SF_CFG_SECTIONS  14
+#define SF_CFG_SECTIONS  16
 #define SF_CFG_MAX_NAMES (SF_CFG_MAX_RELICS + SF_CFG_MAX_POTIONS) /* all name lists together */
 
 /* The storage of sf_config_to_proto()'s message and its parts. */
@@ -273,10 +298,13 @@ typedef enum sf_config_type {
  * digest. */
 #define SF_CFG_REQUIRED 1u /* a file must give it; it has no default */
 #define SF_CFG_EXEC     2u
-/* Keys of one run kind: a value other than the default under the other
- * kind would be ignored, so it is refused (naming the kind it needs). */
-#define SF_CFG_SELFPLAY 4u /* run.kind selfplay only (the labels, the model) */
-#define SF_CFG_GATE     8u /* run.kind gate only (the sides, the rule)       */
+/* The run kinds a key applies to; a row with none of these applies to
+ * every kind. Under another kind a value other than the default would be
+ * ignored, so it is refused (naming the kinds it needs). */
+#define SF_CFG_SELFPLAY 4u  /* run.kind selfplay (the labels, the model)      */
+#define SF_CFG_GATE     8u  /* run.kind gate (the sides, the rule)            */
+#define SF_CFG_LOOP     16u /* run.kind loop (generations; labels, the rule)  */
+#define SF_CFG_KINDS    (SF_CFG_SELFPLAY | SF_CFG_GATE | SF_CFG_LOOP)
 
 typedef struct sf_config_key {
     const char *path; /* the YAML key, "section.key" */

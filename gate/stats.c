@@ -763,7 +763,7 @@ size_t sf_gate_verdict_work_bytes(size_t n, const sf_gate_rule *rule) {
     return (2 * pairs_cap(n, rule) + rule->boot_resamples) * sizeof(double);
 }
 
-static int check_pair(const sf_gate_pair *p, size_t i, sf_err *err) {
+int sf_gate_pair_check(const sf_gate_pair *p, size_t i, sf_err *err) {
     if (p->won_a > 1 || p->won_b > 1)
         return sf_err_set(err, SF_EINVAL, "pair %zu: won_a=%u, won_b=%u must be 0 or 1", i,
                           p->won_a, p->won_b);
@@ -792,7 +792,7 @@ int sf_gate_verdict_compute(const sf_gate_pair *pairs, size_t n, const sf_gate_r
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i++)
-        if ((rc = check_pair(&pairs[i], i, err)) < 0)
+        if ((rc = sf_gate_pair_check(&pairs[i], i, err)) < 0)
             return rc;
     size_t cap = pairs_cap(n, rule);
     size_t need = sf_gate_verdict_work_bytes(n, rule);

@@ -434,6 +434,11 @@ typedef struct sf_gate_pair {
     int32_t class_id;
 } sf_gate_pair;
 
+/* SF_OK when pair `p` keeps the ranges above (won 0 or 1, y in the win or
+ * loss range its won says, class_id in [0, SF_GATE_CLASSES_MAX)); else
+ * SF_EINVAL naming pair `i` (the caller's index) and the field. */
+int sf_gate_pair_check(const sf_gate_pair *p, size_t i, sf_err *err);
+
 #define SF_GATE_CLASSES_MAX 16
 
 typedef struct sf_gate_class_stats {

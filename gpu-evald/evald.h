@@ -34,6 +34,15 @@ typedef struct sf_evald_opts {
                         * 1..65535, SF_METRICS_ANY_PORT; at the ROUTER's
                         * address                                          */
     sf_net_opts net;   /* backend for every model                            */
+    /* Hot swap (docs/model.md "Registry and hot swap"). `models_dir`: a
+     * request naming a model this server does not hold loads
+     * <models_dir>/<sha256>.safetensors (pinned by that SHA-256), runs its
+     * canary and then serves it, without a restart; a model registry
+     * names its bundles that way. `model_idle_s` > 0: a model loaded that
+     * way and not asked for during that many seconds (nothing queued) is
+     * dropped; models given at start stay. */
+    const char *models_dir;
+    int model_idle_s;
     FILE *log;         /* log lines go here (default stderr)                 */
 } sf_evald_opts;
 

@@ -11,6 +11,7 @@
  *   by this machine's name) in PATH once serving, for workers started with
  *   `sf-fleet worker --evald-file PATH` (common/endpoint_file.h), and
  *   removes it at exit.
+ *
  * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
  * 2 on bad usage, 3 when no model passed its canary (nothing is served).
  */
@@ -35,12 +36,15 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-    fprintf(stderr,
-            "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
-            "PATH[@SHA256])...\n"
-            "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
-            "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
-            "                 [--endpoint-file PATH]\n");
+    fprintf(
+        stderr,
+        "usage: gpu-evald --backend cpu|cuda --bind ENDPOINT (--models DIR | --model "
+        "PATH[@SHA256])...\n"
+        "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
+        "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
+        "                 [--model-idle-s N] [--endpoint-file PATH]\n"
+        "With --models DIR, a request for a model not loaded yet loads DIR/<sha256>.safetensors\n"
+        "(canary first) without a restart; --model-idle-s drops such models after N idle s.\n");
     return 2;
 }
 
@@ -71,6 +75,7 @@ int main(int argc, char **argv) {
         O_CREDIT,
         O_METRICS,
         O_THREADS,
+        O_IDLE,
         O_DEVICE,
         O_ENDPOINT_FILE
     };
@@ -84,6 +89,7 @@ int main(int argc, char **argv) {
                                          {"client-credit", required_argument, 0, O_CREDIT},
                                          {"metrics-port", required_argument, 0, O_METRICS},
                                          {"threads", required_argument, 0, O_THREADS},
+                                         {"model-idle-s", required_argument, 0, O_IDLE},
                                          {"device", required_argument, 0, O_DEVICE},
                                          {"endpoint-file", required_argument, 0, O_ENDPOINT_FILE},
                                          {"help", no_argument, 0, 'h'},
@@ -117,7 +123,8 @@ int main(int argc, char **argv) {
                 bad = 1;
             }
             break;
-        case O_MODELS: models_dir = v; break;
+        case O_MODELS: models_dir = o.models_dir = v; break;
+        case O_IDLE: bad = parse_int("--model-idle-s", v, 0, 1 << 30, &o.model_idle_s); break;
         case O_MODEL:
             if (n_models == 64) {
                 fprintf(stderr, "gpu-evald: at most 64 --model options\n");

@@ -5,6 +5,7 @@
  * Exposed (every per-model series carries model="<sha256>"):
  *   sf_evald_model_info{model,path,arch,backend}  1
  *   sf_evald_canary_ok{model}                     1 serving, 0 refused
+ *   sf_evald_model_loaded{model}                  1 loaded, 0 dropped (hot swap)
  *   sf_evald_canary_max_abs_error{model}          largest |got - want| at load
  *   sf_evald_canary_tolerance_ratio{model}        largest |got - want| / (abs +
  *                                                 rel |want|) at load: <= 1
@@ -49,6 +50,7 @@ typedef struct {
     char arch[32];
     char backend[8];
     int serving;
+    int loaded; /* 0 once dropped (hot swap); its counters stay */
     double canary_err, canary_ratio;
     uint64_t requests, evals, batches;
     uint64_t *hist; /* [nb + 1]: per bucket, last is +Inf */
@@ -119,6 +121,19 @@ static int kind_index(const char *kind) {
 
 int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const char *arch,
                          const char *backend, int serving, double canary_err, double canary_ratio) {
+    /* a model dropped and loaded again keeps its series (one per model) */
+    pthread_mutex_lock(&m->mu);
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->models[i]->sha, sha)) {
+            model_metrics *old = m->models[i];
+            old->serving = serving;
+            old->loaded = 1;
+            old->canary_err = canary_err;
+            old->canary_ratio = canary_ratio;
+            pthread_mutex_unlock(&m->mu);
+            return i;
+        }
+    pthread_mutex_unlock(&m->mu);
     model_metrics *mm = calloc(1, sizeof *mm);
     uint64_t *hist = calloc((size_t)m->nb + 1, sizeof *hist);
     if (!mm || !hist) {
@@ -131,6 +146,7 @@ int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const
     snprintf(mm->arch, sizeof mm->arch, "%s", arch);
     snprintf(mm->backend, sizeof mm->backend, "%s", backend);
     mm->serving = serving;
+    mm->loaded = 1;
     mm->canary_err = canary_err;
     mm->canary_ratio = canary_ratio;
     mm->hist = hist;
@@ -158,6 +174,14 @@ int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const
 
 static model_metrics *get(sf_metrics *m, int id) {
     return id >= 0 && id < m->n ? m->models[id] : NULL;
+}
+
+void sf_metrics_model_dropped(sf_metrics *m, int id) {
+    pthread_mutex_lock(&m->mu);
+    model_metrics *mm = get(m, id);
+    if (mm)
+        mm->loaded = 0;
+    pthread_mutex_unlock(&m->mu);
 }
 
 void sf_metrics_error(sf_metrics *m, int id, const char *kind) {
@@ -297,6 +321,9 @@ static char *render(sf_metrics *m, size_t *len) {
     } while (0)
     SERIES("sf_evald_canary_ok", "gauge", "1 if the model passed its canary and is served.", "%d",
            mm->serving);
+    SERIES("sf_evald_model_loaded", "gauge",
+           "1 while the model is loaded; 0 once a hot-loaded model was dropped.", "%d",
+           mm->loaded);
     SERIES("sf_evald_canary_max_abs_error", "gauge",
            "Largest canary error on this backend at load.", "%.6g", mm->canary_err);
     SERIES("sf_evald_canary_tolerance_ratio", "gauge",

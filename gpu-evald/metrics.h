@@ -25,6 +25,10 @@ void sf_metrics_free(sf_metrics *m);
 int sf_metrics_add_model(sf_metrics *m, const char *sha, const char *path, const char *arch,
                          const char *backend, int serving, double canary_err, double canary_ratio);
 
+/* Model `model_id` was dropped (hot swap): sf_evald_model_loaded{model} 0;
+ * its counters stay, and adding the same SHA-256 again reuses its series. */
+void sf_metrics_model_dropped(sf_metrics *m, int model_id);
+
 /* model_id -1: not attributable to a model (e.g. an undecodable request). */
 void sf_metrics_error(sf_metrics *m, int model_id, const char *kind);
 void sf_metrics_request(sf_metrics *m, int model_id);

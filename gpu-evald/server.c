@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "gpu-evald/evald.h"
@@ -89,6 +90,8 @@ struct sf_model {
     sf_req *qhead, *qtail; /* QUEUED requests in arrival order */
     int pending;           /* positions queued                 */
     int metrics_id;
+    int hot;            /* loaded on demand from models_dir (may be dropped) */
+    uint64_t last_used; /* monotonic ns of the last request naming it     */
 };
 
 struct sf_evald {
@@ -209,6 +212,27 @@ void sf_evald_free(sf_evald *ev) {
     free(ev);
 }
 
+/* Drop the hot-loaded models idle for model_idle_s (nothing queued: a
+ * batch runs to completion before the loop comes back here). */
+static void models_evict(sf_evald *ev, uint64_t now) {
+    if (ev->o.model_idle_s <= 0)
+        return;
+    uint64_t idle = (uint64_t)ev->o.model_idle_s * 1000000000ull;
+    for (int i = 0; i < ev->n_models;) {
+        sf_model *m = ev->models[i];
+        if (!m->hot || m->qhead || now - m->last_used < idle) {
+            i++;
+            continue;
+        }
+        logf_(ev, "model %s: not asked for in %d s; dropped", m->sha, ev->o.model_idle_s);
+        sf_metrics_model_dropped(ev->metrics, m->metrics_id);
+        sf_net_free(m->net);
+        sf_bundle_free(m->bundle);
+        free(m);
+        ev->models[i] = ev->models[--ev->n_models];
+    }
+}
+
 static sf_model *find_model(sf_evald *ev, const char *sha) {
     for (int i = 0; i < ev->n_models; i++)
         if (strcmp(ev->models[i]->sha, sha) == 0)
@@ -284,6 +308,28 @@ int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, int *ser
     if (serving)
         *serving = !m->refused;
     return SF_OK;
+}
+
+/* A model this server does not hold, from models_dir: <dir>/<sha>.safetensors
+ * loaded, pinned by `sha` and canaried (sf_evald_add_model), or NULL when
+ * there is no such file or it does not load (logged). `sha` comes from the
+ * wire: only 64 lower-case hex digits make a file name. */
+static sf_model *hot_load(sf_evald *ev, const char *sha) {
+    if (!ev->o.models_dir || !sf_sha256_hex_canonical(sha))
+        return NULL;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.safetensors", ev->o.models_dir, sha);
+    if (access(path, R_OK) != 0)
+        return NULL;
+    sf_err e = {0};
+    if (sf_evald_add_model(ev, path, sha, NULL, &e) != SF_OK && !find_model(ev, sha))
+        return NULL;
+    sf_model *m = find_model(ev, sha);
+    if (m) {
+        m->hot = 1;
+        logf_(ev, "model %s hot-loaded from %s", sha, path);
+    }
+    return m;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -564,6 +610,8 @@ static void handle_message(sf_evald *ev, zmq_msg_t *frames, int nframes, uint64_
     if (rc == SF_OK) {
         m = find_model(ev, w->model);
         if (!m)
+            m = hot_load(ev, w->model);
+        if (!m)
             rc = sf_err_set(&e, SF_ENOTFOUND, "unknown model %s (this server has %d models)",
                             w->model, ev->n_models);
         else if (m->refused) {
@@ -587,6 +635,7 @@ static void handle_message(sf_evald *ev, zmq_msg_t *frames, int nframes, uint64_
     r->wire = w;
     r->n = w->n;
     r->model = m;
+    m->last_used = now;
     c->queued += w->n;
     model_enqueue(m, r);
     sf_metrics_request(ev->metrics, m->metrics_id);
@@ -737,6 +786,7 @@ int sf_evald_run(sf_evald *ev, sf_err *err) {
         }
         if (now - last_evict > 1000000000ull) {
             clients_evict(ev, now);
+            models_evict(ev, now);
             last_evict = now;
         }
     }

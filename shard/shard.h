@@ -82,6 +82,19 @@
 #define SF_SHARD_SUFFIX      ".shard" /* sealed shards in a directory         */
 #define SF_SHARD_TEMP_SUFFIX ".tmp"   /* a writer's temporary file            */
 
+/* The name of job `job_id`'s shard in run `run_id`: "<run>-job<job, 6+
+ * digits>.shard" (the coordinator stores it so). Returns the length
+ * snprintf would write. */
+int sf_shard_name(const char *run_id, uint64_t job_id, char *out, size_t cap);
+
+/* A shard's file name binds it to its run and job: when the base name of
+ * `path` has the form "<run>-job<digits>[-a<digits>].shard" (the stored
+ * name, or a worker's attempt), <run> and the job must be the manifest's
+ * run_id and job_id. SF_OK for a name of that form that matches, and for
+ * names of any other form (a file a person named); SF_ECORRUPT naming
+ * both for a swapped or renamed shard. */
+int sf_shard_check_name(const char *path, const char *run_id, uint64_t job_id, sf_err *err);
+
 #define SF_SHARD_DEFAULT_LEVEL       3            /* zstd level               */
 #define SF_SHARD_DEFAULT_BLOCK_BYTES (128u << 10) /* compressed bytes a block */
 #define SF_SHARD_DEFAULT_TXN_BYTES   (4u << 20)   /* bytes per write txn      */
@@ -168,9 +181,25 @@ int sf_shard_writer_seal(sf_shard_writer *w, const Spirefleet__JobStats *stats,
  * records, in the order added. Pairs go in increasing game_seed order, one
  * per seed; the encounter name is copied (shorter than
  * SF_SHARD_GATE_ENCOUNTER_MAX bytes). Errors: SF_EINVAL for a pair out of
- * order or out of range (class 0..4, scores in [0, 1]; the writer stays
+ * order or out of range (class below SF_SHARD_GATE_CLASSES, scores in
+ * [0, 1]; the writer stays
  * usable), SF_ENOMEM, SF_ESTATE after an earlier failure. */
 #define SF_SHARD_GATE_ENCOUNTER_MAX 64
+
+/* GatePair.class_id: the encounter class of a fight's pair (the engine's
+ * pools, in their order), or a whole gauntlet. */
+enum {
+    SF_SHARD_GATE_WEAK = 0,
+    SF_SHARD_GATE_STRONG = 1,
+    SF_SHARD_GATE_ELITE = 2,
+    SF_SHARD_GATE_BOSS = 3,
+    SF_SHARD_GATE_GAUNTLET = 4,
+    SF_SHARD_GATE_CLASSES = 5
+};
+
+/* "weak", "strong", "elite", "boss", "gauntlet"; "?" for another value.
+ * Static strings. */
+const char *sf_shard_gate_class_name(uint32_t class_id);
 int sf_shard_writer_add_gate_pair(sf_shard_writer *w, const Spirefleet__GatePair *pair,
                                   sf_err *err);
 
@@ -249,8 +278,9 @@ typedef struct sf_shard_verify_report {
 /* Check a shard completely: the seal trailer, the CRC of every page (so a
  * changed byte anywhere is found), then every block and record (decode,
  * format rules, ids agree with the manifest) and the recomputed content
- * digest, record count, seed range and byte totals against the manifest.
- * Stops at the first problem; the message names the page and, when the
+ * digest, record count, seed range and byte totals against the manifest,
+ * and the file name against the manifest's run and job
+ * (sf_shard_check_name). Stops at the first problem; the message names the page and, when the
  * damage lies in a record's bytes, the record index. `rep` (may be NULL) is
  * filled as far as verification got. Returns SF_OK or the error of
  * sf_shard_reader_open / SF_ECORRUPT. */

@@ -7,6 +7,7 @@
  * overflow page header or the padding after a block). With every page
  * intact, pass 3 decodes every record, checks it against the manifest, and
  * recomputes the content digest. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
@@ -138,12 +139,49 @@ static int name_damage(const char *path, const sf_trailer *t, uint64_t bad,
 }
 
 /* Pass 3: every record decoded and checked against the manifest. */
+int sf_shard_name(const char *run_id, uint64_t job_id, char *out, size_t cap) {
+    return snprintf(out, cap, "%s-job%06llu%s", run_id, (unsigned long long)job_id,
+                    SF_SHARD_SUFFIX);
+}
+
+int sf_shard_check_name(const char *path, const char *run_id, uint64_t job_id, sf_err *err) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base), sl = strlen(SF_SHARD_SUFFIX);
+    if (n <= sl || strcmp(base + n - sl, SF_SHARD_SUFFIX))
+        return SF_OK;
+    /* "<run>-job<digits>" then optionally "-a<digits>", before the suffix */
+    size_t end = n - sl, k = end;
+    while (k > 0 && isdigit((unsigned char)base[k - 1]))
+        k--;
+    if (k < end && k >= 2 && base[k - 1] == 'a' && base[k - 2] == '-') {
+        end = k - 2;
+        for (k = end; k > 0 && isdigit((unsigned char)base[k - 1]);)
+            k--;
+    }
+    if (k == end || k < 5 || memcmp(base + k - 4, "-job", 4))
+        return SF_OK; /* not a stored shard's name */
+    size_t run_len = k - 4;
+    unsigned long long job = strtoull(base + k, NULL, 10);
+    if (run_len != strlen(run_id) || memcmp(base, run_id, run_len) || job != job_id)
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: the name says run '%.*s' job %llu, the manifest run '%s' job %llu "
+                          "(a renamed or swapped shard)",
+                          path, (int)run_len, base, job, run_id, (unsigned long long)job_id);
+    return SF_OK;
+}
+
 static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *err) {
     sf_shard_reader *r = NULL;
     int rc = sf_shard_reader_open_any(path, &r, err);
     if (rc < 0)
         return rc;
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    rc = sf_shard_check_name(path, m->run_id ? m->run_id : "", m->job_id, err);
+    if (rc < 0) {
+        sf_shard_reader_close(r);
+        return rc;
+    }
     crypto_hash_sha256_state sha;
     crypto_hash_sha256_init(&sha);
     uint64_t raw_bytes = 0, payload = 0, smin = 0, smax = 0;

@@ -373,6 +373,12 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     return SF_OK;
 }
 
+const char *sf_shard_gate_class_name(uint32_t class_id) {
+    static const char *const names[SF_SHARD_GATE_CLASSES] = {"weak", "strong", "elite", "boss",
+                                                             "gauntlet"};
+    return class_id < SF_SHARD_GATE_CLASSES ? names[class_id] : "?";
+}
+
 int sf_shard_writer_add_gate_pair(sf_shard_writer *w, const Spirefleet__GatePair *pair,
                                   sf_err *err) {
     if (!w || !pair)
@@ -380,7 +386,7 @@ int sf_shard_writer_add_gate_pair(sf_shard_writer *w, const Spirefleet__GatePair
     if (w->failed)
         return sf_err_set(err, SF_ESTATE, "%s: the writer failed earlier", w->temp);
     const char *enc = pair->encounter ? pair->encounter : "";
-    if (strlen(enc) >= SF_SHARD_GATE_ENCOUNTER_MAX || pair->class_id > 4 ||
+    if (strlen(enc) >= SF_SHARD_GATE_ENCOUNTER_MAX || pair->class_id >= SF_SHARD_GATE_CLASSES ||
         !isfinite(pair->y_champion) || !isfinite(pair->y_candidate) || pair->y_champion < 0 ||
         pair->y_champion > 1 || pair->y_candidate < 0 || pair->y_candidate > 1)
         return sf_err_set(err, SF_EINVAL,

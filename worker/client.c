@@ -414,7 +414,7 @@ static void deliver(conn *c, const sf_worker_opts *o, job_thread *jt, sf_err *er
  * leaves (deliver()). So a worker never idles while the coordinator stores
  * and verifies a shard. */
 static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet__Job *job,
-                  const char *scratch, const sf_batch_evaluator *ev, job_thread **pending,
+                  const char *scratch, sf_batch_evaluator *const ev[3], job_thread **pending,
                   sf_err *err) {
     job_thread *jt = calloc(1, sizeof *jt);
     if (!jt)
@@ -428,7 +428,9 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     jt->opts.fights_per_thread =
         o->fights_per_thread > 0 ? o->fights_per_thread : (int)s->cfg.workers.fights_per_thread;
     jt->opts.worker_id = c->worker_id;
-    jt->opts.evaluator = ev;
+    jt->opts.evaluator = ev[0];
+    jt->opts.side_evaluator[0] = ev[1];
+    jt->opts.side_evaluator[1] = ev[2];
     jt->opts.stop = &jt->abandon;
     jt->opts.on_progress = on_progress;
     jt->opts.progress_ctx = jt;
@@ -511,11 +513,13 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
 typedef struct worker {
     const sf_worker_opts *o;
     conn c;
-    session *s;             /* the run config and digest from Welcome */
-    sf_batch_evaluator *ev; /* net runs only */
-    char scratch[1024];     /* shards before upload */
-    job_thread *pending;    /* a finished job whose shard is not yet uploaded */
-    int jobs;               /* jobs taken */
+    session *s; /* the run config and digest from Welcome */
+    /* [0] the self-play network (net runs), [1] [2] the champion's and the
+     * candidate's (gate sides with a net evaluator); NULL otherwise */
+    sf_batch_evaluator *ev[3];
+    char scratch[1024];  /* shards before upload */
+    job_thread *pending; /* a finished job whose shard is not yet uploaded */
+    int jobs;            /* jobs taken */
 } worker;
 
 /* Step 1: the worker's id, its scratch directory, a ZeroMQ context. */
@@ -574,25 +578,26 @@ static int evald_endpoint(const worker *w, char *out, size_t cap, char *why, siz
     return bad ? -1 : 0;
 }
 
-/* Step 3 (net runs): the network evaluator, answering before any job is
- * taken: labels made of fallbacks would be worth little. With an evald
- * file each try reads it again, so a gpu-evald that starts late is found,
- * and so does every job's session later (sf_worker_evaluator_follow): a
- * gpu-evald restarted elsewhere serves the next job. */
-static int worker_start_evaluator(worker *w, sf_err *err) {
+/* Start one network evaluator and wait until it answers: labels or pairs
+ * made of fallbacks would be worth little. A remote one goes where
+ * evald_endpoint() says; with an evald file each try reads the file again,
+ * so a gpu-evald that starts late is found, and so does every job's session
+ * later (sf_worker_evaluator_follow): a gpu-evald restarted elsewhere
+ * serves the next job. */
+static int start_one(worker *w, const char *what, const char *sha, const char *bundle,
+                     sf_batch_evaluator **ev, sf_err *err) {
     const sf_worker_opts *o = w->o;
-    if (strcmp(w->s->cfg.search.evaluator, "net"))
-        return SF_OK;
     sf_run_config *cfg = malloc(sizeof *cfg); /* the run's, with the endpoint found */
     if (!cfg)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
+    int follow = o->evald_file && !bundle;
     char last_why[SF_ERR_MSG_MAX] = "";
     int rc = SF_OK;
     for (int backoff = 1000; !leaving(o, 1);) {
         char why[SF_ERR_MSG_MAX] = "";
         *cfg = w->s->cfg;
-        if (!o->local_bundle && evald_endpoint(w, cfg->evald.endpoint, sizeof cfg->evald.endpoint,
-                                               why, sizeof why) < 0) {
+        if (!bundle && evald_endpoint(w, cfg->evald.endpoint, sizeof cfg->evald.endpoint, why,
+                                      sizeof why) < 0) {
             if (strcmp(why, last_why))
                 logf_(&w->c, "waiting for gpu-evald's endpoint: %s", why);
             memcpy(last_why, why, sizeof why);
@@ -600,29 +605,55 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
             back_off(o, 1, &wait, wait);
             continue;
         }
-        if (!w->ev) {
-            rc = sf_worker_evaluator_new(cfg, o->local_bundle, &w->ev, err);
-            if (rc == SF_OK && o->evald_file)
-                rc = sf_worker_evaluator_follow(w->ev, o->evald_file);
+        if (!*ev) {
+            rc = sf_worker_evaluator_new(cfg, sha, bundle, ev, err);
+            if (rc == SF_OK && follow)
+                rc = sf_worker_evaluator_follow(*ev, o->evald_file);
             if (rc < 0)
                 break;
-            logf_(&w->c, "network evaluator: %s, model %.12s...",
-                  o->local_bundle ? "in-process cpu backend" : cfg->evald.endpoint,
-                  w->ev->model_sha256);
+            logf_(&w->c, "%s evaluator: %s, model %.12s...", what,
+                  bundle ? "in-process cpu backend" : cfg->evald.endpoint, (*ev)->model_sha256);
         }
         sf_err pe = {0};
-        if (sf_worker_evaluator_probe(w->ev, &pe) == SF_OK)
+        if (sf_worker_evaluator_probe(*ev, &pe) == SF_OK)
             break;
-        logf_(&w->c, "the network evaluator does not answer (%s); retrying in %d ms", pe.msg,
+        logf_(&w->c, "the %s evaluator does not answer (%s); retrying in %d ms", what, pe.msg,
               backoff);
-        if (o->evald_file) { /* read the file again: it may name a new server */
-            sf_worker_evaluator_free(w->ev);
-            w->ev = NULL;
+        if (follow) { /* read the file again: it may name a new server */
+            sf_worker_evaluator_free(*ev);
+            *ev = NULL;
         }
         back_off(o, 1, &backoff, BACKOFF_MAX_MS);
     }
     free(cfg);
     return rc;
+}
+
+/* Step 3: the network evaluators the run needs, answering before any job
+ * is taken: a self-play run's with search.evaluator net; a gate run's for
+ * each side whose evaluator is net. */
+static int worker_start_evaluator(worker *w, sf_err *err) {
+    const sf_worker_opts *o = w->o;
+    const sf_run_config *cfg = &w->s->cfg;
+    if (strcmp(cfg->kind, "gate"))
+        return sf_job_side_external(cfg, -1)
+                   ? start_one(w, "network", NULL, o->local_bundle, &w->ev[0], err)
+                   : SF_OK;
+    if (o->local_bundle)
+        return sf_err_set(err, SF_EINVAL,
+                          "--local-bundle names one model; a gate run has two sides (evaluate "
+                          "them in-process from their config bundles with --local-sides)");
+    static const char *const names[2] = {"champion", "candidate"};
+    for (int side = 0; side < 2; side++) {
+        const struct sf_cfg_gate_side *g = sf_config_gate_side(cfg, side);
+        if (!sf_job_side_external(cfg, side))
+            continue;
+        int rc = start_one(w, names[side], g->sha256, o->local_sides ? g->bundle : NULL,
+                           &w->ev[1 + side], err);
+        if (rc < 0)
+            return rc;
+    }
+    return SF_OK;
 }
 
 /* Ask for a job and wait for the answer, heartbeating meanwhile. NULL when
@@ -759,7 +790,8 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         rc = worker_loop(&w, err);
     if (w.pending) /* finished work is never thrown away */
         deliver(&w.c, o, w.pending, err);
-    sf_worker_evaluator_free(w.ev);
+    for (int i = 0; i < 3; i++)
+        sf_worker_evaluator_free(w.ev[i]);
     if (w.c.sock)
         zmq_close(w.c.sock);
     if (w.c.zctx)

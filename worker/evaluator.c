@@ -99,14 +99,15 @@ static int s_eval(void *p, const sf_eval_request *const *reqs, int n, sf_eval_an
     return SF_OK;
 }
 
-int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
-                            sf_batch_evaluator **out, sf_err *err) {
+int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
+                            const char *bundle_path, sf_batch_evaluator **out, sf_err *err) {
     *out = NULL;
     eval_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     c->cfg = *cfg;
-    snprintf(c->sha, sizeof c->sha, "%s", cfg->model.sha256);
+    const char *pin = model_sha256 ? model_sha256 : cfg->model.sha256;
+    snprintf(c->sha, sizeof c->sha, "%s", pin);
     if (bundle_path) {
         int rc = sf_bundle_load(bundle_path, c->sha[0] ? c->sha : NULL, &c->bundle, err);
         if (rc < 0) {
@@ -124,7 +125,7 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
          * (a config file's is normalised when read, common.h) */
         free(c);
         return sf_err_set(err, SF_ECONFIG, "model.sha256: '%.64s' is not 64 lower-case hex digits",
-                          cfg->model.sha256);
+                          pin);
     }
     c->api.open = s_open;
     c->api.eval = s_eval;

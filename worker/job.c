@@ -815,9 +815,11 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     return sf_shard_writer_append(w, &rec, err);
 }
 
-/* The pair of seed `sr`: each side's result (docs/gate.md): a fight's won
- * and score; a gauntlet's won = cleared and y = (fights won before its last
- * fight + that fight's score) / the gauntlet's fights. */
+/* The pair of seed `sr`: each side's result (docs/gate.md "What a pair
+ * records"): a fight's won and graded score; a gauntlet's won = cleared,
+ * and y within the label contract's ranges: cleared, the last (boss)
+ * fight's score; died in fight k of n, (0.2 (k - 1) + that fight's score)
+ * / n, in [0, 0.2) and increasing with the fights won. */
 static void side_result(const job_ctx *jc, const seed_rec *sr, int side, int *won, double *y) {
     int n = sr->n_fights[side];
     const fight_rec *last = sr->fights[side][n - 1];
@@ -828,7 +830,8 @@ static void side_result(const job_ctx *jc, const seed_rec *sr, int side, int *wo
         sf_gauntlet g;
         sf_gauntlet_generate(sr->game_seed, &g);
         *won = last->outcome.won && n == g.n;
-        *y = ((double)(n - 1) + yl) / (double)g.n;
+        if (!*won)
+            *y = (SF_VALUE_LOSS_MAX * (double)(n - 1) + yl) / (double)g.n;
     }
 }
 
@@ -844,7 +847,12 @@ static int write_pair(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, sf_er
         side_result(jc, sr, s, &won[s], &y[s]);
     }
     const fight_rec *f0 = sr->fights[0][0];
-    p.class_id = jc->gauntlet ? 4u : (uint32_t)sf_encounter_pool(f0->encounter);
+    _Static_assert((int)SF_POOL_WEAK == (int)SF_SHARD_GATE_WEAK &&
+                       (int)SF_POOL_STRONG == (int)SF_SHARD_GATE_STRONG &&
+                       (int)SF_POOL_ELITE == (int)SF_SHARD_GATE_ELITE &&
+                       (int)SF_POOL_BOSS == (int)SF_SHARD_GATE_BOSS,
+                   "a fight pair's class is its encounter's pool");
+    p.class_id = jc->gauntlet ? SF_SHARD_GATE_GAUNTLET : (uint32_t)sf_encounter_pool(f0->encounter);
     p.encounter = (char *)(jc->gauntlet ? "gauntlet" : sf_encounter_name(f0->encounter));
     p.won_champion = won[0];
     p.won_candidate = won[1];

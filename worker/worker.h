@@ -57,16 +57,20 @@ typedef struct sf_batch_evaluator {
     const char *model_sha256; /* recorded in labels (64 hex digits)             */
 } sf_batch_evaluator;
 
-/* The evaluator of a run with search.evaluator: net. Remote: every session
- * connects to `endpoint` (gpu-evald) and names the model by `model_sha256`,
- * with the config's timeout and retries. Local (bundle_path non-NULL): the
- * bundle is loaded once (pinned by model_sha256) and every session runs the
- * cpu backend in its thread; for the cpu backend both give bit-identical
- * answers (gpu-evald/neteval.h), so the same job yields the same shard.
- * Free with sf_worker_evaluator_free(). Errors: those of loading the bundle
- * (a SHA mismatch names both digests). */
-int sf_worker_evaluator_new(const sf_run_config *cfg, const char *bundle_path,
-                            sf_batch_evaluator **out, sf_err *err);
+/* The evaluator of a run with search.evaluator: net, or of a gate side
+ * whose evaluator is net: the model is `model_sha256` (64 lower-case hex
+ * digits; NULL: the config's model.sha256). Remote (bundle_path NULL):
+ * every session connects to `evald.endpoint` (gpu-evald) and names the
+ * model by its SHA-256, with the config's timeout and retries. Local
+ * (bundle_path non-NULL): the bundle is loaded once (pinned by the SHA-256
+ * when one is given) and every session runs the cpu backend in its
+ * thread; for the cpu backend both give bit-identical answers
+ * (gpu-evald/neteval.h), so the same job yields the same shard. Free with
+ * sf_worker_evaluator_free(). Errors: those of loading the bundle (a SHA
+ * mismatch names both digests); SF_ECONFIG for a remote evaluator without
+ * a well-formed SHA-256. */
+int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
+                            const char *bundle_path, sf_batch_evaluator **out, sf_err *err);
 void sf_worker_evaluator_free(sf_batch_evaluator *ev);
 
 /* Make a remote evaluator follow the endpoint gpu-evald publishes in `path`
@@ -145,6 +149,9 @@ typedef struct sf_worker_opts {
     int max_jobs;             /* stop after this many jobs (0 = no limit)         */
     const char *local_bundle; /* net runs: evaluate in-process with this bundle
                                  instead of connecting to the run's gpu-evald */
+    int local_sides;          /* gate runs: evaluate each net side in-process
+                                 from the bundle its config names, instead of
+                                 the run's gpu-evald */
     /* net runs: gpu-evald's endpoint instead of the run config's
      * evald.endpoint; or the file where gpu-evald publishes it, read (and
      * waited for) until the server answers, before any job is taken. At

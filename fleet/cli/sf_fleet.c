@@ -20,7 +20,8 @@
  *   sf-fleet slurm CONFIG [--out DIR]    sbatch scripts for the run (slurm.c)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
  *   sf-fleet stop ENDPOINT               ask it to stop
- *   sf-fleet check CONFIG                validate; print the effective config
+ *   sf-fleet check [--json] CONFIG       validate; print the effective config
+ *                                        (YAML, or one line of JSON)
  *
  * Exit codes: 0 success (run complete), 1 runtime failure, 2 bad arguments
  * or configuration, 3 stopped before the run completed.
@@ -42,6 +43,7 @@
 #include "common/io.h"
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
+#include "fleet/cli/cli.h"
 #include "fleet/cli/slurm.h"
 #include "worker/worker.h"
 
@@ -102,10 +104,14 @@ static void usage(FILE *f) {
         "       sf-fleet worker (--connect ENDPOINT | --connect-file PATH) [--threads T]\n"
         "                       [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]\n"
         "                       [--local-net BUNDLE | --evald ENDPOINT | --evald-file PATH]\n"
+        "                       [--local-sides]\n"
         "       sf-fleet status ENDPOINT\n"
         "       sf-fleet stop ENDPOINT\n"
-        "       sf-fleet check CONFIG\n"
+        "       sf-fleet check [--json] CONFIG\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
+        "       sf-fleet gate report RUN_DIR [--out DIR]\n"
+        "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
+        "       sf-fleet status RUN_DIR       a loop's state\n"
         "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
         "See docs/operator.md.\n");
 }
@@ -182,25 +188,44 @@ static int open_coordinator(const char *who, const sf_run_config *cfg, const cha
 
 /* ---- check ---------------------------------------------------------------- */
 
+/* check CONFIG: "# CONFIG: valid; config digest D" and the effective config
+ * as YAML on stdout. check --json CONFIG: the effective config as one line
+ * of JSON on stdout (sf_config_to_json: what programs read the defaults
+ * from) and the "valid; config digest" line on stderr. */
 static int cmd_check(int argc, char **argv) {
-    if (argc != 2) {
+    int json = argc == 3 && !strcmp(argv[1], "--json");
+    if (argc != 2 && !json) {
         usage(stderr);
         return 2;
     }
+    const char *path = argv[argc - 1];
     sf_run_config cfg;
-    if (load(argv[1], &cfg) < 0)
+    if (load(path, &cfg) < 0)
         return 2;
     char digest[65];
-    sf_config_digest(&cfg, digest);
-    printf("# %s: valid; config digest %s\n", argv[1], digest);
+    if (sf_config_digest(&cfg, digest) < 0) {
+        fprintf(stderr, "sf-fleet: %s: out of memory\n", path);
+        return 1;
+    }
+    fprintf(json ? stderr : stdout, "# %s: valid; config digest %s\n", path, digest);
     if (!strcmp(cfg.model.sha256,
                 "0000000000000000000000000000000000000000000000000000000000000000"))
         fprintf(stderr,
                 "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
                 "SHA-256 of your bundle (sha256sum BUNDLE)\n",
-                argv[1]);
-    sf_config_print(&cfg, stdout);
-    return 0;
+                path);
+    if (!json) {
+        sf_config_print(&cfg, stdout);
+        return 0;
+    }
+    char *text = sf_config_to_json(&cfg);
+    if (!text) {
+        fprintf(stderr, "sf-fleet: %s: out of memory\n", path);
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* ---- status / stop -------------------------------------------------------- */
@@ -212,6 +237,9 @@ static int cmd_status(int argc, char **argv) {
     }
     Spirefleet__Envelope *env;
     Spirefleet__StatusReply *st;
+    struct stat dir_st;
+    if (stat(argv[1], &dir_st) == 0 && S_ISDIR(dir_st.st_mode))
+        return loop_status(argv[1]); /* a loop's run directory */
     if (!endpoint_arg_ok("status", argv[1]))
         return 2;
     sf_err err = {0};
@@ -254,11 +282,12 @@ static int cmd_worker(int argc, char **argv) {
                                          {"connect-file", required_argument, 0, 'C'},
                                          {"evald", required_argument, 0, 'e'},
                                          {"evald-file", required_argument, 0, 'E'},
+                                         {"local-sides", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:l:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:l:Lh", opts, NULL)) != -1) {
         switch (ch) {
         case 'c': o.endpoint = optarg; break;
         case 'C': o.endpoint_file = optarg; break;
@@ -279,6 +308,7 @@ static int cmd_worker(int argc, char **argv) {
                 return 2;
             break;
         case 'l': o.local_bundle = optarg; break;
+        case 'L': o.local_sides = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -459,7 +489,7 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
 
 /* A program built beside this one (<build root>/<dir>/<name>), else <name>
  * on PATH. */
-static void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
+void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap) {
     const char *slash = strrchr(self, '/');
     if (slash) {
         snprintf(out, cap, "%.*s/" TO_BUILD_ROOT "/%s/%s", (int)(slash - self), self, dir, name);
@@ -469,10 +499,31 @@ static void sibling(const char *self, const char *dir, const char *name, char *o
     snprintf(out, cap, "%s", name);
 }
 
+/* The models a run's gpu-evald serves, as PATH@SHA256: a self-play run's
+ * model, or each gate side's network (once when both name the same one).
+ * Returns how many. */
+static int run_models(const sf_run_config *cfg, char out[2][SF_CFG_PATH + 80]) {
+    if (strcmp(cfg->kind, "gate")) {
+        if (!sf_job_side_external(cfg, -1))
+            return 0;
+        snprintf(out[0], sizeof out[0], "%s@%s", cfg->model.bundle, cfg->model.sha256);
+        return 1;
+    }
+    int n = 0;
+    for (int side = 0; side < 2; side++) {
+        const struct sf_cfg_gate_side *g = sf_config_gate_side(cfg, side);
+        if (!sf_job_side_external(cfg, side) ||
+            (side == 1 && n == 1 && !strcmp(cfg->champion.sha256, g->sha256)))
+            continue;
+        snprintf(out[n++], sizeof out[0], "%s@%s", g->bundle, g->sha256);
+    }
+    return n;
+}
+
 static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
-    char prog[4200], model[1200], batch[16], wait[16];
+    char prog[4200], models[2][SF_CFG_PATH + 80], batch[16], wait[16];
     sibling(self, "gpu-evald", "gpu-evald", prog, sizeof prog);
-    snprintf(model, sizeof model, "%s@%s", cfg->model.bundle, cfg->model.sha256);
+    int n = run_models(cfg, models);
     snprintf(batch, sizeof batch, "%u", cfg->evald.max_batch);
     snprintf(wait, sizeof wait, "%u", cfg->evald.max_wait_us);
     pid_t parent = getpid(), pid = fork();
@@ -480,18 +531,21 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
         return pid;
     die_with(parent);
     log_to(cfg, "evald.log");
-    char *args[] = {prog,
-                    "--backend",
-                    (char *)cfg->evald.backend,
-                    "--model",
-                    model,
-                    "--bind",
-                    (char *)cfg->evald.endpoint,
-                    "--max-batch",
-                    batch,
-                    "--max-wait-us",
-                    wait,
-                    NULL};
+    char *args[16] = {prog,
+                      "--backend",
+                      (char *)cfg->evald.backend,
+                      "--bind",
+                      (char *)cfg->evald.endpoint,
+                      "--max-batch",
+                      batch,
+                      "--max-wait-us",
+                      wait};
+    int k = 9;
+    for (int i = 0; i < n; i++) {
+        args[k++] = "--model";
+        args[k++] = models[i];
+    }
+    args[k] = NULL;
     execvp(prog, args);
     perror("sf-fleet: exec gpu-evald");
     _exit(127);
@@ -505,17 +559,21 @@ static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
     sf_run_config quick = *cfg;
     quick.evald.timeout_ms = 100;
     quick.evald.retries = 0;
-    sf_batch_evaluator *ev;
-    sf_err e = {0};
-    if (sf_worker_evaluator_new(&quick, NULL, &ev, &e) < 0)
-        return -1;
-    int rc = -1;
-    for (int tries = 0; tries < seconds * 10 && rc < 0; tries++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid)
-            break; /* it exited: a load or canary failure, see its log */
-        rc = sf_worker_evaluator_probe(ev, &e) == SF_OK ? 0 : -1;
+    char models[2][SF_CFG_PATH + 80];
+    int n = run_models(cfg, models), rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        sf_batch_evaluator *ev;
+        sf_err e = {0};
+        if (sf_worker_evaluator_new(&quick, strrchr(models[i], '@') + 1, NULL, &ev, &e) < 0)
+            return -1;
+        rc = -1;
+        for (int tries = 0; tries < seconds * 10 && rc < 0; tries++) {
+            if (waitpid(pid, NULL, WNOHANG) == pid)
+                break; /* it exited: a load or canary failure, see its log */
+            rc = sf_worker_evaluator_probe(ev, &e) == SF_OK ? 0 : -1;
+        }
+        sf_worker_evaluator_free(ev);
     }
-    sf_worker_evaluator_free(ev);
     return rc;
 }
 
@@ -650,7 +708,8 @@ static void stop_child(pid_t pid, int sig) {
  * worker starts (0: ready or not needed; 1: it failed, the exit code). */
 static int run_start_evald(fleet_run *r) {
     const sf_run_config *cfg = &r->cfg;
-    if (!cfg->evald.spawn || strcmp(cfg->search.evaluator, "net") || r->st.complete ||
+    char models[2][SF_CFG_PATH + 80];
+    if (!cfg->evald.spawn || run_models(cfg, models) == 0 || r->st.complete ||
         cfg->workers.count == 0)
         return 0;
     char log_path[1300];
@@ -667,8 +726,8 @@ static int run_start_evald(fleet_run *r) {
         r->evald = 0;
         return 1;
     }
-    fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving model %.12s... on %s\n",
-            cfg->evald.backend, cfg->model.sha256, cfg->evald.endpoint);
+    fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving %s on %s\n", cfg->evald.backend,
+            models[0], cfg->evald.endpoint);
     return 0;
 }
 
@@ -705,9 +764,9 @@ static int run_stuck(fleet_run *r) {
     if (st->jobs_quarantined > 0 && st->jobs_leased == 0 &&
         st->jobs_pending == st->jobs_quarantined) {
         fprintf(stderr,
-                "\nsf-fleet: %llu job(s) failed %d times each; the run cannot "
+                "\nsf-fleet: %llu job(s) failed on %d workers each; the run cannot "
                 "complete. Last failure: %s\n",
-                (unsigned long long)st->jobs_quarantined, 5, st->last_failure);
+                (unsigned long long)st->jobs_quarantined, 3, st->last_failure);
         r->failed = 1;
         return 1;
     }
@@ -815,6 +874,14 @@ static int run_summary(const fleet_run *r) {
         printf("            %s ls %s/shards\n", tool, dir);
         printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, dir);
     }
+    if (st->gate) {
+        int decided = strcmp(st->gate_decision, "continue") != 0;
+        printf("  gate: %s after %llu pairs (LLR %.3f in [%.3f, %.3f])\n",
+               decided ? st->gate_decision : "no decision yet", (unsigned long long)st->gate_pairs,
+               st->gate_llr, st->gate_lower, st->gate_upper);
+        if (decided)
+            printf("  verdict:  %s/gate/verdict.json; report: sf-fleet gate report %s\n", dir, dir);
+    }
     if (!st->complete && !r->failed)
         printf("  run `sf-fleet run %s` again to resume from the ledger\n", r->config_path);
     return st->complete ? 0 : r->failed ? 1 : 3;
@@ -845,6 +912,40 @@ static int cmd_run(int argc, char **argv, const char *self) {
     return run_summary(&r);
 }
 
+/* ---- gate report ----------------------------------------------------------- */
+
+/* sf-fleet gate report RUN_DIR [--out DIR]: the HTML report of a decided
+ * gate (python -m spirefleet.gate_report, under Debian's python3, with the
+ * package beside this program in the build tree when it is there). */
+void python_path(const char *self) {
+    char pkg[4200];
+    sibling(self, "python", "spirefleet", pkg, sizeof pkg);
+    char *slash = strrchr(pkg, '/');
+    if (!slash || access(pkg, F_OK) != 0)
+        return;
+    *slash = 0;
+    const char *old = getenv("PYTHONPATH");
+    char path[8400];
+    snprintf(path, sizeof path, "%s%s%s", pkg, old && *old ? ":" : "", old ? old : "");
+    setenv("PYTHONPATH", path, 1);
+}
+
+static int cmd_gate(int argc, char **argv, const char *self) {
+    if (argc < 3 || strcmp(argv[1], "report")) {
+        usage(stderr);
+        return 2;
+    }
+    python_path(self);
+    char *args[8] = {"/usr/bin/python3", "-m", "spirefleet.gate_report"};
+    int k = 3;
+    for (int i = 2; i < argc && k < 7; i++)
+        args[k++] = argv[i];
+    args[k] = NULL;
+    execv(args[0], args);
+    fprintf(stderr, "sf-fleet gate report: cannot run %s: %s\n", args[0], strerror(errno));
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -873,6 +974,12 @@ int main(int argc, char **argv) {
         char evald[4200];
         sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);
         return sf_fleet_slurm(argc - 1, argv + 1, self, evald);
+    }
+    if (!strcmp(cmd, "gate"))
+        return cmd_gate(argc - 1, argv + 1, self);
+    if (!strcmp(cmd, "loop")) {
+        install_signals();
+        return cmd_loop(argc - 1, argv + 1, self, &g_stop);
     }
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);

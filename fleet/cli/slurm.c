@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "fleet/cli/cli.h"
 #include "fleet/cli/slurm.h"
 #include "fleet/wire.h"
 

@@ -31,15 +31,9 @@
 #ifndef SF_FLEET_CLI_SLURM_H
 #define SF_FLEET_CLI_SLURM_H
 
-#include "fleet/config.h"
-
 /* The command: argv[0] is "slurm". `self` is this program's path and
  * `evald` the gpu-evald that `sf-fleet run` would start (their directory
  * is the scripts' default slurm.bin_dir). */
 int sf_fleet_slurm(int argc, char **argv, const char *self, const char *evald);
-
-/* From sf_fleet.c: load a config as every sf-fleet command does, printing
- * each problem ("sf-fleet: FILE:LINE:COLUMN: key: ..."). 0, or -1. */
-int sf_fleet_load(const char *path, sf_run_config *cfg);
 
 #endif

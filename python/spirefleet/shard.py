@@ -14,6 +14,7 @@ Arrays returned for tensors are read-only views of the decoded record's bytes
 
 import hashlib
 import os
+import re
 import struct
 import zlib
 
@@ -274,6 +275,22 @@ def _read_trailer(f, path, size):
     return psize, npages, page_crc, struct_pages
 
 
+_STORED_NAME = re.compile(r"^(?P<run>.+)-job(?P<job>[0-9]+)(-a[0-9]+)?\.shard$")
+
+
+def check_name(path, run_id, job_id):
+    """A shard's file name binds it to its run and job (as sf-shard verify
+    checks, shard/shard.h sf_shard_check_name): a base name of the form
+    "<run>-job<digits>[-a<digits>].shard" must name the manifest's run and
+    job; other names are not checked. Raises ShardError ("corrupt") for a
+    renamed or swapped shard."""
+    m = _STORED_NAME.match(os.path.basename(path))
+    if m and (m.group("run") != run_id or int(m.group("job")) != job_id):
+        raise ShardError("corrupt", "%s: the name says run '%s' job %d, the manifest run '%s' "
+                         "job %d (a renamed or swapped shard)"
+                         % (path, m.group("run"), int(m.group("job")), run_id, job_id))
+
+
 class Shard:
     """An open sealed shard. ``len(shard)`` records; ``shard[i]`` is record i
     as a dict (``record_to_dict``); iteration goes in index order;
@@ -336,6 +353,7 @@ class Shard:
         if len(m.content_digest) != 32:
             raise ShardError("corrupt", "%s: manifest: content_digest has %d bytes"
                              % (path, len(m.content_digest)))
+        check_name(path, m.run_id, m.job_id)
         self._manifest_pb = m
         self.manifest = manifest_to_dict(m)
         self._records = self._env.open_db(b"records", txn=self._txn, create=False)

@@ -2,11 +2,14 @@
  * (sf_config_parse). Any input must give SF_OK or SF_ECONFIG with a message,
  * never a crash, a leak or an out-of-bounds read; an accepted config must
  * print and parse back to the same digest, and come back from its RunConfig
- * message (packed and unpacked) with the same digest too. */
+ * message (packed and unpacked) with the same digest too, and its JSON form
+ * (sf_config_to_json) must be one line of valid JSON. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "fleet/config.h"
 
@@ -37,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         strcmp(da, db) != 0)
         abort();
     free(buf);
+    char *json = sf_config_to_json(&a);
+    if (json) {
+        json_t *root = json_loads(json, 0, NULL);
+        if (!root || strchr(json, '\n'))
+            abort(); /* one line of JSON */
+        json_decref(root);
+        free(json);
+    }
     sf_config_scratch *s = malloc(sizeof *s);
     if (!s)
         return 0;

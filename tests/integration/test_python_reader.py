@@ -192,6 +192,24 @@ def truncated_unsealed_missing_are_refused():
 
 
 @test
+def renamed_or_swapped_shards_are_refused():
+    """The file name binds a shard to its run and job, as sf-shard verify
+    checks: the same bytes under another job's or another run's stored name
+    are refused, and sf-shard verify says the same."""
+    with open_shard(A) as s:
+        run, job = s.manifest["run_id"], s.manifest["job_id"]
+    for name in ("%s-job%06d.shard" % (run, job + 1), "other-job%06d.shard" % job):
+        p = copy(name)
+        msg = refused(p, "corrupt")
+        assert "(a renamed or swapped shard)" in msg, msg
+        r = subprocess.run([SF_SHARD, "verify", p], capture_output=True, text=True)
+        assert r.returncode != 0 and "renamed or swapped" in r.stdout + r.stderr, r
+    ok = copy("%s-job%06d-a2.shard" % (run, job))
+    with open_shard(ok) as s:
+        assert len(s) > 0
+
+
+@test
 def damage_is_found():
     d = copy("damaged.shard")
     data_end = trailer_start(d)

@@ -1,10 +1,13 @@
 /* test_config.c — the fleet's YAML run configuration (fleet/config.h). */
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "fleet/config.h"
@@ -204,10 +207,30 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
 }
 END_TEST
 
+/* A config path that is not a regular file is refused at once: a FIFO
+ * used to block the tools until a writer came, a directory or a device
+ * is no config either. */
+START_TEST(non_regular_files_are_refused_without_blocking) {
+    char dir[] = "/tmp/sf-config-fifo-XXXXXX", fifo[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/c.yaml", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_config_load(fifo, &c, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "c.yaml: is not a regular file, not a config file"), "%s", e.msg);
+    ck_assert_int_eq(sf_config_load(dir, &c, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "is a directory"), "%s", e.msg);
+    ck_assert_int_eq(sf_config_load("/dev/zero", &c, &e), SF_EIO);
+    unlink(fifo);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(shipped_configs_are_valid) {
     const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml",
-                           "configs/local-net.yaml"};
-    for (int i = 0; i < 3; i++) {
+                           "configs/local-net.yaml", "configs/gate.yaml"};
+    for (int i = 0; i < 4; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, names[i]);
         sf_run_config c;
@@ -371,19 +394,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "65688ffa1e6da7a75fcee0abe878de86141b8330ed4841584a0504e32b85cc94",
-     "2ceb15977b0543bac5ebc6f4995341896ab88de7907740bd61b820a298c6300c"},
+    {"configs/local.yaml", "79abba255b6ce1898dc05573195db579098b51e87e00ae1b1c7896e4700dd3b6",
+     "8a05ec60ea6a754e803a1ce03b9c494ff2e308df0a90fdbe7a645febfa1569fe"},
     {"configs/fleet-example.yaml",
-     "c6c01a6eaadb6330563800b3340fd27a2a9ba5d50f666c4fe272a68c3ee586d9",
-     "52ddda2a83f3906eed183706b4c6f3797921ab3eef4c5fbd1f3c4f2007a40a57"},
-    {"configs/local-net.yaml", "91d16172c58d6e7b5e6ea6a189c09b4d6b27d45e230b6f9f312da9b783665092",
-     "611e27764966ecd075288bc867c4366563a16c61239e0ca8bd7134af77a994ac"},
+     "301c2832825c500c0d0df224b720cf06893f0da9a38344eab9c0f2c40f9e5837",
+     "598a02120a230a6bf2bab3f3fa8e6da0518db3ad5fe817be332edaaff280b87a"},
+    {"configs/local-net.yaml", "103775cd77dcf8bd4186e52d88b4febf2b361c5670b3c92b7a5cb567d40fc020",
+     "0e77d3cfef3ee29713e5883a190df9ce96499644d618c3dfe03c46a53deb9606"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "5c2312b6bc84c04237457fc6b2133bdc945862e3fe3408b7690c7c6082fde5de",
-     "f52cce8261802c31e9ebe399ab3ff554431c299d2fa2e72e6f47e7917701e423"},
+     "53aef4d0d266efab617835707b2b9528be6591c4613e66b2d35759075e4c4d03",
+     "3ee7519274c4fd5107b61ef2ce0f08c4401106f3e6d0f9f3385caa3364d385c2"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "ef65ad4e0cc96b4048cb170edd86c464e5c7157c7ed9f2a8998ddb0d49768b69",
-     "d85ce6953050abef75581b5a1d010a70604b05db662d8c63783e304ebb1b3ae2"},
+     "308f361e5c2364c682edc1013cd61455c4bba8d1fa03ddea7a1c948f40da0035",
+     "5ccb0f9174d7c5d3020fb70eadb42bbed527ee89174d90beb61bd601dc3848a0"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
@@ -624,19 +647,22 @@ static int row_in_proto(const sf_config_key *k, const sf_run_config *c,
  * field the row names and comes back the same. In every-key.yaml each
  * value is non-zero, so a row the copy skipped could not pass. */
 START_TEST(every_row_round_trips_through_runconfig) {
-    /* every-key.yaml (self-play) and every-gate-key.yaml (a gate) together
-     * set every key: each file can set only its run kind's keys. */
+    /* every-key.yaml (self-play), every-gate-key.yaml (a gate) and
+     * every-loop-key.yaml (a loop) together set every key: each file can set
+     * only its run kind's keys. */
     const char *files[] = {"tests/fixtures/configs/good/every-key.yaml",
                            "tests/fixtures/configs/good/every-gate-key.yaml",
+                           "tests/fixtures/configs/good/every-loop-key.yaml",
                            "configs/local.yaml",
                            "configs/fleet-example.yaml",
                            "configs/local-net.yaml",
+                           "configs/gate.yaml",
                            NULL};
     size_t nrows;
     const sf_config_key *rows = sf_config_schema(&nrows);
     int *set_somewhere = calloc(nrows, sizeof *set_somewhere);
     ck_assert_ptr_nonnull(set_somewhere);
-    for (int f = 0; f < 6; f++) {
+    for (int f = 0; files[f]; f++) {
         sf_run_config a, b;
         sf_err e = {0};
         if (files[f]) {
@@ -661,7 +687,7 @@ START_TEST(every_row_round_trips_through_runconfig) {
         for (size_t i = 0; i < nrows; i++) {
             ck_assert_msg(row_equal(&rows[i], &a, &b), "%s: %s changed on the way", what,
                           rows[i].path);
-            if (f < 2) {
+            if (f < 3) { /* the every-*-key files */
                 const char *v = (const char *)&a + rows[i].off;
                 int set = rows[i].type >= SF_CFG_ENCOUNTERS ? list_count(&rows[i], &a) > 0 : 0;
                 for (size_t j = 0; j < rows[i].size && !set; j++)
@@ -675,8 +701,8 @@ START_TEST(every_row_round_trips_through_runconfig) {
     }
     for (size_t i = 0; i < nrows; i++)
         ck_assert_msg(set_somewhere[i],
-                      "every-key.yaml / every-gate-key.yaml: %s is zero in "
-                      "both; give it a value",
+                      "every-key.yaml / every-gate-key.yaml / every-loop-key.yaml: %s is "
+                      "zero in all; give it a value",
                       rows[i].path);
     free(set_somewhere);
 }
@@ -712,6 +738,98 @@ START_TEST(runconfig_values_are_checked_like_yaml) {
     ck_assert_int_eq(sf_config_from_proto(m, &b, &e), SF_EFORMAT);
     ck_assert_str_eq(e.msg, "RunConfig.labels: the section is missing");
     free(s);
+}
+END_TEST
+
+/* sf_config_to_json (`sf-fleet check --json`): one object per section,
+ * every row's key in it with the struct's value; a u64 beyond jansson's
+ * integers as its decimal text. */
+START_TEST(json_config_has_every_row_with_its_value) {
+    sf_run_config c;
+    load_source_config("tests/fixtures/configs/good/every-key.yaml", &c);
+    char *text = sf_config_to_json(&c);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_null(strchr(text, '\n')); /* one line */
+    json_error_t je;
+    json_t *root = json_loads(text, 0, &je);
+    ck_assert_msg(root != NULL, "not JSON: %s", je.text);
+    size_t nrows, keys_seen = 0;
+    const sf_config_key *rows = sf_config_schema(&nrows);
+    for (size_t i = 0; i < nrows; i++) {
+        const sf_config_key *k = &rows[i];
+        const char *dot = strchr(k->path, '.');
+        char section[64];
+        snprintf(section, sizeof section, "%.*s", (int)(dot - k->path), k->path);
+        json_t *sec = json_object_get(root, section);
+        ck_assert_msg(json_is_object(sec), "%s: no section object", section);
+        json_t *v = json_object_get(sec, dot + 1);
+        ck_assert_msg(v != NULL, "%s: missing from the JSON", k->path);
+        keys_seen++;
+        const void *at = (const char *)&c + k->off;
+        switch (k->type) {
+        case SF_CFG_STR:
+        case SF_CFG_SHA256: ck_assert_str_eq(json_string_value(v), (const char *)at); break;
+        case SF_CFG_U32:
+            ck_assert_msg(json_is_integer(v) && json_integer_value(v) == *(const uint32_t *)at,
+                          "%s", k->path);
+            break;
+        case SF_CFG_U64:
+            ck_assert_msg(json_is_integer(v) &&
+                              (uint64_t)json_integer_value(v) == *(const uint64_t *)at,
+                          "%s", k->path);
+            break;
+        case SF_CFG_I32:
+            ck_assert_msg(json_is_integer(v) && json_integer_value(v) == *(const int *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_F64:
+            ck_assert_msg(json_is_real(v) && json_real_value(v) == *(const double *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_BOOL:
+            ck_assert_msg(json_is_boolean(v) && json_is_true(v) == !!*(const int *)at, "%s",
+                          k->path);
+            break;
+        case SF_CFG_ENCOUNTERS:
+            ck_assert_msg(json_is_object(v) && (int)json_object_size(v) == list_count(k, &c), "%s",
+                          k->path);
+            break;
+        default:
+            ck_assert_msg(json_is_array(v) && (int)json_array_size(v) == list_count(k, &c), "%s",
+                          k->path);
+            break;
+        }
+    }
+    size_t in_json = 0;
+    const char *name;
+    json_t *sec;
+    json_object_foreach(root, name, sec) in_json += json_object_size(sec);
+    ck_assert_uint_eq(in_json, keys_seen); /* nothing but the rows */
+    json_t *t = json_object_get(root, "train");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "arch")), "base");
+    ck_assert_double_eq(json_real_value(json_object_get(t, "lr")), 0.0005);
+    json_t *cs = json_object_get(json_object_get(root, "search"), "c_schedule");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(cs, 0), "below")), 300);
+    ck_assert_ptr_null(json_object_get(json_array_get(cs, 2), "below"));
+    json_decref(root);
+    free(text);
+
+    sf_err e = {0};
+    ck_assert_int_eq(
+        parse_str("run: {name: d, seed: 18000000000000000000}\nseeds: {count: 1}\n", &c, &e),
+        SF_OK);
+    text = sf_config_to_json(&c);
+    ck_assert_ptr_nonnull(text);
+    root = json_loads(text, 0, &je);
+    ck_assert_ptr_nonnull(root);
+    t = json_object_get(root, "run");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "seed")), "18000000000000000000");
+    /* the defaults are filled in */
+    t = json_object_get(root, "train");
+    ck_assert_int_eq(json_integer_value(json_object_get(t, "steps")), 2000);
+    ck_assert_str_eq(json_string_value(json_object_get(t, "arch")), "tiny");
+    json_decref(root);
+    free(text);
 }
 END_TEST
 

@@ -128,8 +128,9 @@ static size_t slurp(const char *path, uint8_t **out) {
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    *out = malloc((size_t)n);
+    *out = malloc((size_t)n + 1); /* NUL-terminated, for text files */
     ck_assert_uint_eq(fread(*out, 1, (size_t)n, f), (size_t)n);
+    (*out)[n] = 0;
     fclose(f);
     return (size_t)n;
 }
@@ -360,9 +361,28 @@ START_TEST(late_and_bad_results) {
     ck_assert_uint_eq(st.jobs_done, 1);
     ck_assert_uint_eq(st.duplicates_dropped, 1);
     ck_assert_uint_eq(st.labels, 20);
-    /* a result for a job that is pending (never leased to anyone) is
-     * accepted: any copy of a job is the same */
+    /* a well-formed shard for a job nobody leased (a forged one carries
+     * the run's public ids and config digest just as well) is refused
+     * before a byte is stored; so is one for a job leased to another */
     r = send_shard(co, &c, 2, other, dig2, -1);
+    ck_assert(!r->shard_ack->ok && !r->shard_ack->send);
+    ck_assert_str_eq(r->shard_ack->reason, "job 2 is not leased to w1: only its lease holder "
+                                           "uploads it");
+    sf_wire_free(r);
+    Spirefleet__Envelope *j2 = request_job(co, &c); /* job 2, now w1's */
+    ck_assert_uint_eq(j2->job->job_id, 2);
+    sf_wire_free(j2);
+    client thief;
+    client_open(&thief, co);
+    hello(co, &thief, "w-thief");
+    r = send_shard(co, &thief, 2, other, dig2, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "not leased to w-thief"));
+    sf_wire_free(r);
+    client_close(&thief);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1);
+    r = send_shard(co, &c, 2, other, dig2, -1); /* the holder's copy lands */
     ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     client_close(&c);
@@ -511,12 +531,18 @@ START_TEST(expired_lease_is_reissued) {
     ck_assert_uint_eq(st.lease_expiries, 1);
     ck_assert_uint_eq(st.reissues, 1);
     ck_assert_uint_eq(st.workers_alive, 1);
-    /* a's late result is still accepted: the job is not done yet */
+    /* a's late result is refused: the lease is b's now (b's copy, the
+     * same bytes, is accepted) */
     char path[512];
     uint8_t dig[32];
     snprintf(path, sizeof path, "%s/late.shard", tmpdir);
     make_shard(co, 1, 100, 10, path, dig);
     r = send_shard(co, &a, 1, path, dig, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_str_eq(r->shard_ack->reason,
+                     "job 1 is not leased to wa: only its lease holder uploads it");
+    sf_wire_free(r);
+    r = send_shard(co, &b, 1, path, dig, -1);
     ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     client_close(&a);
@@ -567,6 +593,68 @@ START_TEST(restart_resumes_from_the_ledger) {
 }
 END_TEST
 
+/* At restart the ledger's done jobs are checked against shards/: a shard
+ * that went missing, or was replaced by another shard of the same job
+ * (another content digest), sends its job back to pending, and the
+ * replaced file is moved to rejected/ with its reason, not deleted. */
+START_TEST(restart_rechecks_done_shards_and_sets_bad_ones_aside) {
+    sf_run_config cfg;
+    client c;
+    sf_coordinator *co = begin(&cfg, &c);
+    char path[512], stored[3][512], swap[512];
+    uint8_t dig[32];
+    for (uint64_t job = 1; job <= 3; job++) {
+        sf_wire_free(request_job(co, &c));
+        snprintf(path, sizeof path, "%s/j%llu.shard", tmpdir, (unsigned long long)job);
+        make_shard(co, job, 100 + 4 * (job - 1), 4, path, dig);
+        Spirefleet__Envelope *r = send_shard(co, &c, job, path, dig, -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+        snprintf(stored[job - 1], sizeof stored[0], "%s/run/shards/ctest-job%06llu.shard", tmpdir,
+                 (unsigned long long)job);
+    }
+    /* another shard of job 2 (3 records instead of 4), made now */
+    snprintf(swap, sizeof swap, "%s/swap.shard", tmpdir);
+    make_shard(co, 2, 104, 3, swap, dig);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_int_eq(st.complete, 1);
+    client_close(&c);
+    sf_coordinator_close(co);
+    ck_assert_int_eq(unlink(stored[0]), 0);       /* job 1's shard lost */
+    ck_assert_int_eq(rename(swap, stored[1]), 0); /* job 2's replaced */
+
+    log_lines log = {0};
+    co = open_co_logged(&cfg, &log);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1); /* job 3 */
+    ck_assert_uint_eq(st.jobs_pending, 2);
+    ck_assert_int_eq(st.complete, 0);
+    ck_assert_msg(strstr(log.text, "ctest-job000001.shard is missing; re-issuing it"), "%s",
+                  log.text);
+    char aside[600], why[700];
+    snprintf(aside, sizeof aside, "%s/run/rejected/ctest-job000002.shard", tmpdir);
+    snprintf(why, sizeof why, "%s.why", aside);
+    ck_assert_int_eq(access(aside, F_OK), 0);
+    uint8_t *text = NULL;
+    ck_assert_uint_gt(slurp(why, &text), 0);
+    ck_assert_msg(strstr((const char *)text, "the ledger's job 2 has"), "%s", text);
+    free(text);
+    ck_assert_int_ne(access(stored[1], F_OK), 0);
+    /* the two jobs are issued again */
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    Spirefleet__Envelope *r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 static void job_failed(sf_coordinator *co, client *c, uint64_t job, const char *why) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
@@ -585,44 +673,134 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
     make_cfg_n(&cfg, "run", 60, 4, NULL); /* one job */
     log_lines log = {0};
     sf_coordinator *co = open_co_logged(&cfg, &log);
-    client c;
-    client_open(&c, co);
-    hello(co, &c, "w1");
+    client c[3];
+    const char *ids[3] = {"w1", "w2", "w3"};
+    for (int i = 0; i < 3; i++) {
+        client_open(&c[i], co);
+        hello(co, &c[i], ids[i]);
+    }
     /* abandoning (SIGTERM) is not a failure: job 1 comes back every time */
     for (int k = 0; k < 6; k++) {
-        Spirefleet__Envelope *r = request_job(co, &c);
+        Spirefleet__Envelope *r = request_job(co, &c[0]);
         ck_assert_uint_eq(r->job->job_id, 1);
         sf_wire_free(r);
-        job_failed(co, &c, 1, SF_JOB_ABANDONED);
+        job_failed(co, &c[0], 1, SF_JOB_ABANDONED);
     }
     sf_coord_status st;
     sf_coordinator_status(co, &st);
     ck_assert_uint_eq(st.jobs_failed, 0);
     ck_assert_uint_eq(st.jobs_quarantined, 0);
-    /* a real failure, five times: job 1 is not issued again */
-    for (int k = 0; k < 5; k++) {
-        Spirefleet__Envelope *r = request_job(co, &c);
+    /* a real failure on each of three workers: job 1 is not issued again */
+    for (int k = 0; k < 3; k++) {
+        Spirefleet__Envelope *r = request_job(co, &c[k]);
         ck_assert_uint_eq(r->job->job_id, 1);
         sf_wire_free(r);
-        job_failed(co, &c, 1, "disk full");
+        job_failed(co, &c[k], 1, "disk full");
+        sf_coordinator_status(co, &st);
+        ck_assert_uint_eq(st.jobs_quarantined, k == 2);
     }
-    sf_coordinator_status(co, &st);
-    ck_assert_uint_eq(st.jobs_failed, 5);
-    ck_assert_uint_eq(st.jobs_quarantined, 1);
+    ck_assert_uint_eq(st.jobs_failed, 3);
+    ck_assert_uint_eq(st.workers_quarantined, 0);
     ck_assert_str_eq(st.last_failure, "job 1: disk full");
     /* ... and says so through the caller's sink, one line each */
     ck_assert_msg(strstr(log.text, "coordinator: job 1 abandoned on w1: worker shutting down\n"),
                   "%s", log.text);
     ck_assert_msg(strstr(log.text,
-                         "coordinator: job 1 failed 5 times; not issuing it again "
-                         "(last: disk full)\ncoordinator: job 1 failed on w1: disk full\n"),
+                         "coordinator: job 1 failed on 3 workers; not issuing it again "
+                         "(last: disk full)\ncoordinator: job 1 failed on w3: disk full\n"),
                   "%s", log.text);
-    ck_assert_int_eq(log.n, 6 + 5 + 1);
+    ck_assert_int_eq(log.n, 6 + 3 + 1);
     ck_assert_uint_eq(st.jobs_pending, 1);
     ck_assert_int_eq(st.complete, 0);
-    Spirefleet__Envelope *r = request_job(co, &c); /* nothing to issue: wait */
+    Spirefleet__Envelope *r = request_job(co, &c[0]); /* nothing to issue: wait */
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
     sf_wire_free(r);
+    for (int i = 0; i < 3; i++)
+        client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* One worker that takes every job and reports it failed, as fast as it
+ * can: it is quarantined after 5 reports and gets no more jobs, and no job
+ * is quarantined (each counts a worker once); another worker then
+ * completes the run. */
+START_TEST(a_flood_of_failure_reports_quarantines_the_reporter_not_the_jobs) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 12, NULL); /* three jobs */
+    sf_coordinator *co = open_co(&cfg);
+    client bad, good;
+    client_open(&bad, co);
+    client_open(&good, co);
+    hello(co, &bad, "flooder");
+    hello(co, &good, "w-good");
+    int refused = 0;
+    for (int k = 0; k < 40 && !refused; k++) {
+        Spirefleet__Envelope *r = request_job(co, &bad);
+        if (r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL) {
+            ck_assert_ptr_nonnull(strstr(r->refusal->reason, "quarantined after 5 failure"));
+            refused = k;
+        } else {
+            ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+            job_failed(co, &bad, r->job->job_id, "forged failure");
+        }
+        sf_wire_free(r);
+    }
+    ck_assert_int_eq(refused, 5);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.workers_quarantined, 1);
+    ck_assert_uint_eq(st.jobs_quarantined, 0);
+    ck_assert_uint_eq(st.jobs_pending, 3);
+    /* every job still goes to the good worker */
+    for (uint64_t want = 1; want <= 3; want++) {
+        Spirefleet__Envelope *r = request_job(co, &good);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        sf_wire_free(r);
+    }
+    client_close(&bad);
+    client_close(&good);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Strings from the network never reach a log line, a status or a file
+ * name raw: a worker id that is not a plain name is refused at Hello (a
+ * newline in one used to end up in an upload's file name), and a failure
+ * reason cannot end its log line and forge the next one. */
+START_TEST(client_strings_cannot_forge_log_lines_or_file_names) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 4, NULL);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client c;
+    client_open(&c, co);
+    const char *bad_ids[] = {"evil\nid", "../../etc", ".hidden", "a b", "tab\tid", ""};
+    for (size_t k = 0; k < sizeof bad_ids / sizeof bad_ids[0]; k++) {
+        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+        h.protocol_version = SF_PROTOCOL_VERSION;
+        h.worker_id = (char *)bad_ids[k];
+        req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+        req.hello = &h;
+        Spirefleet__Envelope *r = rpc(co, &c, &req);
+        ck_assert_msg(r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL, "'%s' was welcomed",
+                      bad_ids[k]);
+        ck_assert_ptr_nonnull(strstr(r->refusal->reason, "worker_id must be"));
+        sf_wire_free(r);
+    }
+    hello(co, &c, "w1.host-2:pid@9");
+    Spirefleet__Envelope *r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    job_failed(co, &c, 1, "oops\ncoordinator: run run complete: 1 jobs\x1b[2J");
+    ck_assert_int_eq(log.n, 1); /* one line, not two */
+    ck_assert_msg(strstr(log.text, "coordinator: job 1 failed on w1.host-2:pid@9: "
+                                   "oops?coordinator: run run complete: 1 jobs?[2J\n"),
+                  "%s", log.text);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_ptr_null(strchr(st.last_failure, '\n'));
     client_close(&c);
     sf_coordinator_close(co);
 }

@@ -390,6 +390,65 @@ START_TEST(two_models_are_served_side_by_side) {
 }
 END_TEST
 
+/* Hot swap: a server started with models_dir serves a model copied there
+ * later, named <sha256>.safetensors, on its first request (canary first,
+ * no restart), with the outputs of that model; an unknown SHA-256 without
+ * such a file is still an error reply; with model_idle_s 1 the hot-loaded
+ * model is dropped once idle and loaded again when asked for. */
+START_TEST(models_are_hot_loaded_from_the_models_dir_and_dropped_when_idle) {
+    world w;
+    world_new(&w, 4);
+    char other[512], hot[700];
+    fx_random_bundle(w.dir, "other.safetensors", "tiny", 44, 4, other);
+    sf_bundle *b2 = fx_load(other);
+    sf_net *net2;
+    ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
+    server s;
+    memset(&s, 0, sizeof s);
+    s.logf = open_memstream(&s.log, &s.log_len);
+    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
+                       .max_batch = 8,
+                       .max_wait_us = 500,
+                       .models_dir = w.dir,
+                       .model_idle_s = 1,
+                       .log = s.logf};
+    sf_err e = {0};
+    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    /* the registry's name for the new champion */
+    snprintf(hot, sizeof hot, "%s/%s.safetensors", w.dir, sf_bundle_sha256(b2));
+    ck_assert_int_eq(rename(other, hot), 0);
+    sf_neteval *c2 = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(b2), 20000, 0);
+    sf_pos p = sf_positions_get(w.ps, 0);
+    sf_net_out got, want;
+    ck_assert_msg(sf_neteval_eval(c2, &p, 1, &got, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_net_eval(net2, &p, 1, &want, NULL), SF_OK);
+    ck_assert_mem_eq(&got, &want, sizeof got);
+    /* idle for over a second: dropped; asked again: loaded again */
+    usleep(2500 * 1000);
+    ck_assert_msg(sf_neteval_eval(c2, &p, 1, &got, &e) == SF_OK, "%s", e.msg);
+    ck_assert_mem_eq(&got, &want, sizeof got);
+    sf_neteval_close(c2);
+    sf_neteval *bad = connect_to(sf_evald_endpoint(s.ev),
+                                 "00000000000000000000000000000000000000000000000000000000000000aa",
+                                 20000, 0);
+    ck_assert_int_ne(sf_neteval_eval(bad, &p, 1, &got, &e), SF_OK);
+    ck_assert_msg(strstr(e.msg, "unknown model") != NULL, "%s", e.msg);
+    sf_neteval_close(bad);
+    server_stop(&s);
+    ck_assert_msg(strstr(s.log, "hot-loaded") != NULL, "%s", s.log);
+    ck_assert_msg(strstr(s.log, "dropped") != NULL, "%s", s.log);
+    /* loaded, dropped, loaded again: two hot loads */
+    const char *at = strstr(s.log, "hot-loaded");
+    ck_assert_ptr_nonnull(at && strstr(at + 1, "hot-loaded") ? at : NULL);
+    server_done(&s);
+    sf_net_free(net2);
+    sf_bundle_free(b2);
+    world_free(&w);
+}
+END_TEST
+
 /* A client may keep at most client_credit positions queued: with credit 8,
  * a 5-position request waiting for its batch plus a 4-position one is over
  * it; the second is refused (after the first is answered, in order), and

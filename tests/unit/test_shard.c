@@ -382,6 +382,60 @@ START_TEST(empty_shard_seals_and_verifies) {
 }
 END_TEST
 
+/* A shard's name binds it to its run and job: the stored name and a
+ * worker's attempt name verify; the same bytes renamed to another job, or
+ * put under another run's name, fail naming both; a name of another form
+ * (a file a person named) is not a stored shard's and is not checked. */
+START_TEST(a_renamed_or_swapped_shard_fails_verify) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    uint8_t d[32];
+    sf_shard_info info;
+    synth_info(&p, &info);
+    char name[128], path[512], other[512];
+    sf_shard_name(info.run_id, info.job_id, name, sizeof name);
+    snprintf(path, sizeof path, "%s", path_in(name));
+    ck_assert_int_eq(write_shard(path, &p, 5, NULL, NULL, d, &err), SF_OK);
+    ck_assert_msg(sf_shard_verify(path, NULL, &err) == SF_OK, "%s", err.msg);
+    const struct {
+        const char *run; /* NULL: the shard's own */
+        int job_delta;
+        const char *tail;  /* after "<run>-job<digits>" */
+        const char *plain; /* a whole name of another form instead */
+        int ok;
+    } cases[] = {
+        {NULL, 0, "-a3.shard", NULL, 1}, /* a worker's attempt: same run and job */
+        {NULL, 1, ".shard", NULL, 0},    /* another job */
+        {"other-run", 0, ".shard", NULL, 0},   {NULL, 0, NULL, "my copy.shard", 1},
+        {NULL, 0, NULL, "job000007.shard", 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char n2[128];
+        if (cases[k].plain)
+            snprintf(n2, sizeof n2, "%s", cases[k].plain);
+        else
+            snprintf(n2, sizeof n2, "%s-job%06llu%s", cases[k].run ? cases[k].run : info.run_id,
+                     (unsigned long long)(info.job_id + (uint64_t)cases[k].job_delta),
+                     cases[k].tail);
+        snprintf(other, sizeof other, "%s", path_in(n2));
+        ck_assert_int_eq(link(path, other), 0);
+        int rc = sf_shard_verify(other, NULL, &err);
+        if (cases[k].ok) {
+            ck_assert_msg(rc == SF_OK, "%s: %s", n2, err.msg);
+        } else {
+            ck_assert_msg(rc == SF_ECORRUPT, "%s verified", n2);
+            ck_assert_msg(strstr(err.msg, "(a renamed or swapped shard)") &&
+                              strstr(err.msg, "the manifest run"),
+                          "%s", err.msg);
+        }
+        unlink(other);
+    }
+    remove_tmpdir();
+}
+END_TEST
+
 /* ---- reading allocates nothing per record once warm ----------------------- */
 
 START_TEST(reader_allocates_nothing_once_warm) {

@@ -1,0 +1,34 @@
+/*
+ * cli.h — what sf-fleet's commands share across its source files (the
+ * program's own header; nothing outside fleet/cli includes it).
+ */
+#ifndef SF_FLEET_CLI_H
+#define SF_FLEET_CLI_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "fleet/config.h"
+
+/* Load a config as every sf-fleet command does, printing each problem
+ * ("sf-fleet: FILE:LINE:COLUMN: key: ...", at most 20). 0, or -1. */
+int sf_fleet_load(const char *path, sf_run_config *cfg);
+
+/* A program built beside sf-fleet (<build root>/<dir>/<name>, found from
+ * sf-fleet's own path `self`), else <name> to be found on PATH. */
+void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap);
+
+/* Put the spirefleet Python package beside sf-fleet in the build tree (when
+ * it is there) in front of PYTHONPATH, for /usr/bin/python3 children. */
+void python_path(const char *self);
+
+/* sf-fleet loop CONFIG (fleet/cli/loop.c, docs/loop.md): `argv[0]` is
+ * "loop"; `stop` becomes non-zero on SIGINT / SIGTERM. Exit codes as the
+ * other commands: 0 done, 1 failure, 2 bad arguments or config, 3 stopped. */
+int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *stop);
+
+/* sf-fleet status RUN_DIR for a loop's directory: its state (generation,
+ * stage, champion, labels, the last verdicts). Returns an exit code. */
+int loop_status(const char *dir);
+
+#endif

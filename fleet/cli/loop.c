@@ -1,0 +1,714 @@
+/*
+ * loop.c — sf-fleet loop CONFIG: the training loop of docs/loop.md.
+ *
+ * Generation 0 is self-play with rollout leaves. Then, for each generation
+ * g = 1 .. loop.generations: train on the self-play labels of the
+ * generations before it (newest first, the window of train.*), export the
+ * network into the run's model registry, gate it against the champion,
+ * promote or reject, and (except after the last gate) self-play with the
+ * champion as the network evaluator. Each stage is an ordinary, resumable
+ * process run by this driver: `sf-fleet run` on a derived config (its own
+ * ledger under gen<g>/), `python3 -m spirefleet.train` (checkpoints) and
+ * `python3 -m spirefleet.export`. The driver's state, loop.json, is
+ * rewritten durably at every stage boundary, so a kill -9 of anything
+ * resumes at the stage it was in, and every stage resumes from its own
+ * durable state.
+ *
+ * One gpu-evald serves the whole loop from the registry (--models
+ * <run>/models): a new champion or candidate is loaded on its first request
+ * (canary first) without a restart, and models nobody asks for any more are
+ * dropped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/io.h"
+#include "fleet/cli/cli.h"
+#include "fleet/config.h"
+#include "shard/shard.h"
+#include "worker/worker.h"
+
+/* Paths below the run directory fit the config's path fields: the
+ * directory itself is at most LOOP_BASE_MAX bytes (checked at start). */
+#define LOOP_BASE_MAX 150
+
+typedef struct loop {
+    const char *self, *config_path;
+    sf_run_config cfg;
+    char base[LOOP_BASE_MAX + 1];   /* run.output_dir                   */
+    char models[LOOP_BASE_MAX + 8]; /* <base>/models: the registry      */
+    char evald_ep[128];             /* ipc://<base>/evald.sock          */
+    json_t *st;                     /* loop.json                              */
+    volatile sig_atomic_t *stop;
+    pid_t evald;
+} loop;
+
+static const char *str_of(json_t *o, const char *key) {
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static int gen_of(const loop *l) {
+    return (int)json_integer_value(json_object_get(l->st, "generation"));
+}
+
+/* Durable: temp, fsync, rename (common/io.h). */
+static int save_state(loop *l, sf_err *err) {
+    char path[SF_CFG_PATH + 16];
+    snprintf(path, sizeof path, "%s/loop.json", l->base);
+    char *s = json_dumps(l->st, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!s)
+        return sf_err_set(err, SF_ENOMEM, "loop: out of memory");
+    int rc = sf_write_file_durable(path, s, strlen(s), err);
+    free(s);
+    return rc;
+}
+
+static int load_state(loop *l, sf_err *err) {
+    char path[SF_CFG_PATH + 16];
+    snprintf(path, sizeof path, "%s/loop.json", l->base);
+    if (access(path, F_OK) != 0) {
+        l->st = json_pack("{s:s,s:s,s:i,s:s,s:s,s:[],s:[]}", "run", l->cfg.name, "config_digest",
+                          "", "generation", 0, "stage", "selfplay", "champion", "rollout",
+                          "history", "generations");
+        char digest[65];
+        sf_config_digest(&l->cfg, digest);
+        json_object_set_new(l->st, "config_digest", json_string(digest));
+        return save_state(l, err);
+    }
+    json_error_t je;
+    l->st = json_load_file(path, 0, &je);
+    if (!l->st || !json_is_object(l->st))
+        return sf_err_set(err, SF_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+    char digest[65];
+    sf_config_digest(&l->cfg, digest);
+    if (strcmp(str_of(l->st, "config_digest"), digest))
+        return sf_err_set(err, SF_ECONFIG,
+                          "%s: this loop was started with config %.12s..., not %.12s...: use "
+                          "another run.output_dir for another config",
+                          path, str_of(l->st, "config_digest"), digest);
+    return SF_OK;
+}
+
+static void set_stage(loop *l, const char *stage) {
+    json_object_set_new(l->st, "stage", json_string(stage));
+}
+
+/* The record of generation g in loop.json (created on first use). */
+static json_t *gen_rec(loop *l, int g) {
+    json_t *a = json_object_get(l->st, "generations");
+    while ((int)json_array_size(a) <= g)
+        json_array_append_new(a, json_pack("{s:i}", "generation", (int)json_array_size(a)));
+    return json_array_get(a, (size_t)g);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------------------
+ * Children
+ * ------------------------------------------------------------------------- */
+
+/* Run argv to completion with its output appended to `log` (stdout to
+ * `out` instead when not NULL). A stop request is passed on (SIGTERM) and
+ * waited for. Returns the exit status (0 ok), 3 when stopped, -1 when it
+ * could not start or died of a signal. */
+static int run_child(loop *l, char *const argv[], const char *log, const char *out) {
+    pid_t parent = getpid(), pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(1);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        int fo = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) : fd;
+        if (fd >= 0 && fo >= 0) {
+            dup2(fo, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execv(argv[0], argv);
+        fprintf(stderr, "sf-fleet loop: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int status = 0, forwarded = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &status, 0);
+        if (w == pid)
+            break;
+        if (w < 0 && errno == EINTR && *l->stop && !forwarded) {
+            kill(pid, SIGTERM);
+            forwarded = 1;
+        }
+    }
+    if (*l->stop)
+        return 3;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int mkdirs(const char *dir, sf_err *err) {
+    if (sf_mkdir_p(dir) < 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot create: %s", dir, strerror(errno));
+    return SF_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Stage configs
+ * ------------------------------------------------------------------------- */
+
+/* The keys a derived run of kind `kind` cannot hold go back to their
+ * defaults (the loop's own keys, a gate's sides in a self-play run, ...):
+ * the schema's row flags say which. */
+static void keep_kind(sf_run_config *c, unsigned kind) {
+    sf_run_config d;
+    sf_config_defaults(&d);
+    size_t n;
+    const sf_config_key *rows = sf_config_schema(&n);
+    for (size_t i = 0; i < n; i++) {
+        unsigned kinds = rows[i].flags & SF_CFG_KINDS;
+        if (!kinds || (kinds & kind))
+            continue;
+        memcpy((char *)c + rows[i].off, (const char *)&d + rows[i].off, rows[i].size);
+        if (rows[i].count_off)
+            memcpy((char *)c + rows[i].count_off, (const char *)&d + rows[i].count_off,
+                   sizeof(int));
+    }
+}
+
+/* Write `c` as YAML to `path` (checked first). */
+static int write_config(const sf_run_config *c, const char *path, sf_err *err) {
+    int rc = sf_config_validate(c, path, err);
+    if (rc < 0)
+        return rc;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return sf_err_set(err, SF_ENOMEM, "loop: out of memory");
+    fprintf(m, "# Written by sf-fleet loop from %s; do not edit (docs/loop.md).\n", c->name);
+    sf_config_print(c, m);
+    fclose(m);
+    rc = sf_write_file_durable(path, text, len, err);
+    free(text);
+    return rc;
+}
+
+static void model_path(const loop *l, const char *sha, char *out, size_t cap) {
+    snprintf(out, cap, "%.160s/%.64s.safetensors", l->models, sha);
+}
+
+/* Generation g's self-play run: its own seeds, the champion's evaluator. */
+static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
+    sf_run_config c = l->cfg;
+    keep_kind(&c, SF_CFG_SELFPLAY);
+    snprintf(c.kind, sizeof c.kind, "selfplay");
+    snprintf(c.name, sizeof c.name, "%.40s-gen%d", l->cfg.name, g);
+    snprintf(c.output_dir, sizeof c.output_dir, "%.150s/gen%d/selfplay", l->base, g);
+    c.seed_start = l->cfg.seed_start + (uint64_t)g * l->cfg.seed_count;
+    const char *champ = str_of(l->st, "champion");
+    if (strcmp(champ, "rollout")) {
+        snprintf(c.search.evaluator, sizeof c.search.evaluator, "net");
+        model_path(l, champ, c.model.bundle, sizeof c.model.bundle);
+        snprintf(c.model.sha256, sizeof c.model.sha256, "%s", champ);
+        snprintf(c.evald.endpoint, sizeof c.evald.endpoint, "%s", l->evald_ep);
+        c.evald.spawn = 0;
+    }
+    snprintf(path, cap, "%s/gen%d/selfplay.yaml", l->base, g);
+    int rc = mkdirs(c.output_dir, err);
+    return rc < 0 ? rc : write_config(&c, path, err);
+}
+
+static void side(loop *l, struct sf_cfg_gate_side *s, const char *sha) {
+    memset(s, 0, sizeof *s);
+    s->widening_alpha = -1;
+    snprintf(s->select, sizeof s->select, "same");
+    if (!strcmp(sha, "rollout")) {
+        snprintf(s->evaluator, sizeof s->evaluator, "rollout");
+        return;
+    }
+    snprintf(s->evaluator, sizeof s->evaluator, "net");
+    model_path(l, sha, s->bundle, sizeof s->bundle);
+    snprintf(s->sha256, sizeof s->sha256, "%s", sha);
+}
+
+/* Generation g's gate: the candidate against the champion, on seeds of its
+ * own after every self-play generation's. */
+static int gate_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
+    sf_run_config c = l->cfg;
+    keep_kind(&c, SF_CFG_GATE);
+    snprintf(c.kind, sizeof c.kind, "gate");
+    snprintf(c.name, sizeof c.name, "%.40s-gate%d", l->cfg.name, g);
+    snprintf(c.output_dir, sizeof c.output_dir, "%.150s/gen%d/gate", l->base, g);
+    c.seed_start = l->cfg.seed_start + (uint64_t)(l->cfg.loop.generations + 1) * l->cfg.seed_count +
+                   (uint64_t)(g - 1) * l->cfg.loop.gate_seeds;
+    c.seed_count = l->cfg.loop.gate_seeds;
+    side(l, &c.champion, str_of(l->st, "champion"));
+    side(l, &c.candidate, str_of(l->st, "candidate"));
+    snprintf(c.evald.endpoint, sizeof c.evald.endpoint, "%s", l->evald_ep);
+    c.evald.spawn = 0;
+    snprintf(path, cap, "%s/gen%d/gate.yaml", l->base, g);
+    int rc = mkdirs(c.output_dir, err);
+    return rc < 0 ? rc : write_config(&c, path, err);
+}
+
+/* ---------------------------------------------------------------------------
+ * gpu-evald for the loop's networks
+ * ------------------------------------------------------------------------- */
+
+static int evald_up(loop *l, const char *sha, sf_err *err) {
+    if (l->evald > 0 && waitpid(l->evald, NULL, WNOHANG) == 0)
+        return SF_OK;
+    char prog[4200], batch[16], wait[16], log[SF_CFG_PATH + 32];
+    sibling(l->self, "gpu-evald", "gpu-evald", prog, sizeof prog);
+    snprintf(batch, sizeof batch, "%u", l->cfg.evald.max_batch);
+    snprintf(wait, sizeof wait, "%u", l->cfg.evald.max_wait_us);
+    snprintf(log, sizeof log, "%s/logs/evald.log", l->base);
+    char *args[] = {prog,
+                    "--backend",
+                    l->cfg.evald.backend,
+                    "--bind",
+                    l->evald_ep,
+                    "--models",
+                    l->models,
+                    "--model-idle-s",
+                    "600",
+                    "--max-batch",
+                    batch,
+                    "--max-wait-us",
+                    wait,
+                    NULL};
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(1);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execvp(prog, args);
+        _exit(127);
+    }
+    if (pid < 0)
+        return sf_err_set(err, SF_EIO, "cannot start gpu-evald: %s", strerror(errno));
+    l->evald = pid;
+    /* answering with the model the next stage needs */
+    sf_run_config q = l->cfg;
+    snprintf(q.evald.endpoint, sizeof q.evald.endpoint, "%s", l->evald_ep);
+    q.evald.timeout_ms = 200;
+    q.evald.retries = 0;
+    sf_batch_evaluator *ev = NULL;
+    int rc = sf_worker_evaluator_new(&q, sha, NULL, &ev, err);
+    for (int tries = 0; rc == SF_OK && tries < 600; tries++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            l->evald = 0;
+            rc = sf_err_set(err, SF_EIO, "gpu-evald exited at start; see %s", log);
+            break;
+        }
+        sf_err pe = {0};
+        if (sf_worker_evaluator_probe(ev, &pe) == SF_OK)
+            break;
+        if (tries == 599)
+            rc = sf_err_set(err, SF_ETIMEOUT, "gpu-evald does not answer for %.12s...: %s", sha,
+                            pe.msg);
+        usleep(100 * 1000);
+    }
+    sf_worker_evaluator_free(ev);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * Stages
+ * ------------------------------------------------------------------------- */
+
+static void stage_log(loop *l, const char *stage, int g, char *out, size_t cap) {
+    snprintf(out, cap, "%s/logs/gen%d-%s.log", l->base, g, stage);
+}
+
+/* Labels in the sealed shards of a directory. */
+static uint64_t count_labels(const char *dir) {
+    DIR *d = opendir(dir);
+    uint64_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".shard"))
+            continue;
+        char path[SF_CFG_PATH + 300];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        sf_shard_reader *r = NULL;
+        sf_err err = {0};
+        if (sf_shard_reader_open(path, &r, &err) == SF_OK)
+            n += sf_shard_reader_count(r);
+        sf_shard_reader_close(r);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int stage_selfplay(loop *l, int g, sf_err *err) {
+    char path[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64], shards[SF_CFG_PATH + 64];
+    int rc = selfplay_config(l, g, path, sizeof path, err);
+    const char *champ = str_of(l->st, "champion");
+    if (rc == SF_OK && strcmp(champ, "rollout"))
+        rc = evald_up(l, champ, err);
+    if (rc < 0)
+        return rc;
+    stage_log(l, "selfplay", g, log, sizeof log);
+    fprintf(stderr, "loop: generation %d: self-play with %s%.12s (log %s)\n", g,
+            strcmp(champ, "rollout") ? "network " : "", champ, log);
+    double t0 = now_s();
+    char *args[] = {(char *)l->self, "run", path, NULL};
+    int st = run_child(l, args, log, NULL);
+    if (st != 0)
+        return st == 3
+                   ? SF_ESTATE
+                   : sf_err_set(err, SF_EIO, "generation %d: self-play failed (exit %d); see %s", g,
+                                st, log);
+    snprintf(shards, sizeof shards, "%s/gen%d/selfplay/shards", l->base, g);
+    json_t *r = gen_rec(l, g);
+    json_object_set_new(r, "labels", json_integer((json_int_t)count_labels(shards)));
+    json_object_set_new(r, "selfplay_model", json_string(champ));
+    json_object_set_new(r, "selfplay_seconds", json_real(now_s() - t0));
+    return SF_OK;
+}
+
+/* The last line of a file that parses as a JSON object. */
+static json_t *last_json(const char *path) {
+    FILE *f = fopen(path, "r");
+    json_t *last = NULL;
+    char line[1 << 16];
+    while (f && fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (json_is_object(o)) {
+            json_decref(last);
+            last = o;
+        } else {
+            json_decref(o);
+        }
+    }
+    if (f)
+        fclose(f);
+    return last;
+}
+
+static int stage_train(loop *l, int g, sf_err *err) {
+    char cfg[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64], ck[SF_CFG_PATH + 64], out[SF_CFG_PATH + 64];
+    snprintf(cfg, sizeof cfg, "%s/gen%d/selfplay.yaml", l->base, g - 1);
+    snprintf(ck, sizeof ck, "%s/gen%d/train", l->base, g);
+    snprintf(out, sizeof out, "%s/gen%d/train.json", l->base, g);
+    stage_log(l, "train", g, log, sizeof log);
+    int rc = mkdirs(ck, err);
+    if (rc < 0)
+        return rc;
+    /* the self-play generations so far, newest first */
+    enum { MAXARG = 1100 };
+    static char dirs[1000][SF_CFG_PATH + 40];
+    char *args[MAXARG];
+    int k = 0;
+    args[k++] = "/usr/bin/python3";
+    args[k++] = "-m";
+    args[k++] = "spirefleet.train";
+    args[k++] = cfg;
+    args[k++] = "--checkpoint";
+    args[k++] = ck;
+    args[k++] = "--parent-sha256";
+    args[k++] = (char *)str_of(l->st, "champion");
+    args[k++] = "--shards";
+    for (int h = g - 1; h >= 0 && h < 1000 && k < MAXARG - 1; h--) {
+        snprintf(dirs[h], sizeof dirs[h], "%s/gen%d/selfplay/shards", l->base, h);
+        args[k++] = dirs[h];
+    }
+    args[k] = NULL;
+    fprintf(stderr, "loop: generation %d: training on generations %d..0 (log %s)\n", g, g - 1, log);
+    python_path(l->self);
+    double t0 = now_s();
+    int st = run_child(l, args, log, out);
+    if (st != 0)
+        return st == 3 ? SF_ESTATE
+                       : sf_err_set(err, SF_EIO, "generation %d: training failed (exit %d); see %s",
+                                    g, st, log);
+    json_t *res = last_json(out);
+    if (!res)
+        return sf_err_set(err, SF_EFORMAT, "%s: the trainer printed no result", out);
+    json_t *r = gen_rec(l, g);
+    json_object_set_new(r, "train", res);
+    json_object_set_new(r, "train_seconds", json_real(now_s() - t0));
+    return SF_OK;
+}
+
+static int stage_export(loop *l, int g, sf_err *err) {
+    char log[SF_CFG_PATH + 64], out[SF_CFG_PATH + 64], tmp[SF_CFG_PATH + 64], digest[65];
+    json_t *r = gen_rec(l, g);
+    const char *ck = str_of(json_object_get(r, "train"), "checkpoint");
+    if (!ck[0])
+        return sf_err_set(err, SF_EFORMAT, "generation %d: no checkpoint recorded", g);
+    stage_log(l, "export", g, log, sizeof log);
+    snprintf(out, sizeof out, "%s/gen%d/export.json", l->base, g);
+    snprintf(tmp, sizeof tmp, "%s/gen%d/candidate.safetensors", l->base, g);
+    sf_config_digest(&l->cfg, digest);
+    char *args[] = {"/usr/bin/python3",
+                    "-m",
+                    "spirefleet.export",
+                    (char *)ck,
+                    tmp,
+                    "--parent-sha256",
+                    (char *)str_of(l->st, "champion"),
+                    "--config-digest",
+                    digest,
+                    NULL};
+    python_path(l->self);
+    double t0 = now_s();
+    int st = run_child(l, args, log, out);
+    if (st != 0)
+        return st == 3 ? SF_ESTATE
+                       : sf_err_set(err, SF_EIO, "generation %d: export failed (exit %d); see %s",
+                                    g, st, log);
+    json_t *res = last_json(out);
+    const char *sha = str_of(res, "sha256");
+    char canon[SF_SHA256_HEX_LEN + 1];
+    if (!res || sf_sha256_hex_parse(sha, canon, err) < 0) {
+        json_decref(res);
+        return sf_err_set(err, SF_EFORMAT, "%s: the exporter printed no SHA-256", out);
+    }
+    json_decref(res);
+    /* the registry holds bundles by SHA-256; the name is what gpu-evald
+     * hot-loads (gpu-evald/evald.h) */
+    char dst[SF_CFG_PATH + 100];
+    model_path(l, canon, dst, sizeof dst);
+    if (rename(tmp, dst) != 0 && access(dst, F_OK) != 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot move the bundle into the registry: %s", dst,
+                          strerror(errno));
+    if (sf_fsync_dir(l->models, err) < 0)
+        return SF_EIO;
+    json_object_set_new(l->st, "candidate", json_string(canon));
+    json_object_set_new(r, "candidate", json_string(canon));
+    json_object_set_new(r, "export_seconds", json_real(now_s() - t0));
+    fprintf(stderr, "loop: generation %d: candidate %.12s... in %s\n", g, canon, l->models);
+    return SF_OK;
+}
+
+static int stage_gate(loop *l, int g, sf_err *err) {
+    char path[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64];
+    int rc = gate_config(l, g, path, sizeof path, err);
+    if (rc == SF_OK)
+        rc = evald_up(l, str_of(l->st, "candidate"), err);
+    if (rc < 0)
+        return rc;
+    stage_log(l, "gate", g, log, sizeof log);
+    fprintf(stderr, "loop: generation %d: gate %.12s... against %.12s (log %s)\n", g,
+            str_of(l->st, "candidate"), str_of(l->st, "champion"), log);
+    double t0 = now_s();
+    char *args[] = {(char *)l->self, "run", path, NULL};
+    int st = run_child(l, args, log, NULL);
+    if (st != 0)
+        return st == 3 ? SF_ESTATE
+                       : sf_err_set(err, SF_EIO, "generation %d: the gate failed (exit %d); see %s",
+                                    g, st, log);
+    json_object_set_new(gen_rec(l, g), "gate_seconds", json_real(now_s() - t0));
+    return SF_OK;
+}
+
+/* The registry's champion pointer and history (docs/loop.md "Registry"),
+ * both rewritten whole and durably from loop.json. */
+static int write_registry(loop *l, sf_err *err) {
+    char path[SF_CFG_PATH + 32], line[96];
+    snprintf(path, sizeof path, "%s/champion", l->models);
+    snprintf(line, sizeof line, "%s\n", str_of(l->st, "champion"));
+    int rc = sf_write_file_durable(path, line, strlen(line), err);
+    if (rc < 0)
+        return rc;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    size_t i;
+    json_t *h;
+    json_array_foreach(json_object_get(l->st, "history"), i, h) {
+        char *s = json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+        fprintf(m, "%s\n", s ? s : "{}");
+        free(s);
+    }
+    fclose(m);
+    snprintf(path, sizeof path, "%s/history.jsonl", l->models);
+    rc = sf_write_file_durable(path, text ? text : "", len, err);
+    free(text);
+    return rc;
+}
+
+static int stage_decide(loop *l, int g, sf_err *err) {
+    char path[SF_CFG_PATH + 64];
+    snprintf(path, sizeof path, "%s/gen%d/gate/gate/verdict.json", l->base, g);
+    json_error_t je;
+    json_t *v = json_load_file(path, 0, &je);
+    if (!v)
+        return sf_err_set(err, SF_EFORMAT, "%s: %s", path, je.text);
+    const char *verdict = str_of(v, "verdict");
+    const char *cand = str_of(l->st, "candidate");
+    json_t *h = json_pack("{s:i,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:s}", "generation", g, "candidate",
+                          cand, "champion", str_of(l->st, "champion"), "verdict", verdict, "pairs",
+                          json_object_get(v, "pairs"), "llr", json_object_get(v, "llr"),
+                          "score_diff", json_object_get(v, "score_diff"), "win_rate_diff",
+                          json_object_get(v, "win_rate_diff"), "gate", path);
+    json_array_append_new(json_object_get(l->st, "history"), h);
+    json_object_set(gen_rec(l, g), "verdict", json_object_get(h, "verdict"));
+    json_object_set(gen_rec(l, g), "score_diff", json_object_get(v, "score_diff"));
+    fprintf(stderr, "loop: generation %d: %s after %lld pairs (score difference %+.4f)\n", g,
+            verdict, (long long)json_integer_value(json_object_get(v, "pairs")),
+            json_real_value(json_object_get(v, "score_diff")));
+    if (!strcmp(verdict, "promote"))
+        json_object_set_new(l->st, "champion", json_string(cand));
+    json_decref(v);
+    return write_registry(l, err);
+}
+
+/* The learning curve and every generation's gate report. */
+static void reports(loop *l) {
+    char log[SF_CFG_PATH + 64];
+    snprintf(log, sizeof log, "%s/logs/report.log", l->base);
+    char *args[] = {"/usr/bin/python3", "-m", "spirefleet.loop_report", l->base, NULL};
+    python_path(l->self);
+    if (run_child(l, args, log, NULL) == 0)
+        fprintf(stderr,
+                "loop: learning curve %s/learning.png; gate reports "
+                "%s/gen*/gate/gate/report.html\n",
+                l->base, l->base);
+    else
+        fprintf(stderr, "loop: the reports failed; see %s\n", log);
+}
+
+/* ---------------------------------------------------------------------------
+ * The command
+ * ------------------------------------------------------------------------- */
+
+int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *stop) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: sf-fleet loop CONFIG   (docs/loop.md)\n");
+        return 2;
+    }
+    loop l = {.self = self, .config_path = argv[1], .stop = stop};
+    sf_err err = {0};
+    if (sf_config_load(argv[1], &l.cfg, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return 2;
+    }
+    if (strcmp(l.cfg.kind, "loop")) {
+        fprintf(stderr, "sf-fleet loop: %s: run.kind is %s; a loop needs run.kind: loop\n", argv[1],
+                l.cfg.kind);
+        return 2;
+    }
+    if (strlen(l.cfg.output_dir) > LOOP_BASE_MAX || strlen(l.cfg.output_dir) + 11 > 107) {
+        fprintf(stderr,
+                "sf-fleet loop: %s: run.output_dir '%s' is too long for a loop (its gpu-evald "
+                "socket, <output_dir>/evald.sock, must fit 107 bytes)\n",
+                argv[1], l.cfg.output_dir);
+        return 2;
+    }
+    snprintf(l.base, sizeof l.base, "%s", l.cfg.output_dir);
+    snprintf(l.models, sizeof l.models, "%s/models", l.base);
+    snprintf(l.evald_ep, sizeof l.evald_ep, "ipc://%.96s/evald.sock", l.base);
+    char logs[SF_CFG_PATH + 8];
+    snprintf(logs, sizeof logs, "%s/logs", l.base);
+    int rc = mkdirs(l.models, &err);
+    if (rc == SF_OK)
+        rc = mkdirs(logs, &err);
+    if (rc == SF_OK)
+        rc = load_state(&l, &err);
+    int G = (int)l.cfg.loop.generations;
+    while (rc == SF_OK && strcmp(str_of(l.st, "stage"), "done")) {
+        int g = gen_of(&l);
+        const char *stage = str_of(l.st, "stage");
+        const char *next = "done";
+        if (!strcmp(stage, "selfplay")) {
+            rc = stage_selfplay(&l, g, &err);
+            json_object_set_new(l.st, "generation", json_integer(g + 1));
+            next = "train";
+        } else if (!strcmp(stage, "train")) {
+            rc = stage_train(&l, g, &err);
+            next = "export";
+        } else if (!strcmp(stage, "export")) {
+            rc = stage_export(&l, g, &err);
+            next = "gate";
+        } else if (!strcmp(stage, "gate")) {
+            rc = stage_gate(&l, g, &err);
+            next = "decide";
+        } else if (!strcmp(stage, "decide")) {
+            rc = stage_decide(&l, g, &err);
+            next = g < G ? "selfplay" : "done";
+        } else {
+            rc = sf_err_set(&err, SF_EFORMAT, "%s/loop.json: unknown stage '%s'", l.base, stage);
+        }
+        if (rc == SF_OK) {
+            set_stage(&l, next);
+            rc = save_state(&l, &err);
+        } else if (!strcmp(stage, "selfplay")) {
+            json_object_set_new(l.st, "generation", json_integer(g)); /* not done: again */
+        }
+    }
+    int code = 0;
+    if (rc == SF_OK) {
+        reports(&l);
+        fprintf(stderr, "loop: %s done: %d generations, champion %s\n", l.cfg.name, G,
+                str_of(l.st, "champion"));
+    } else if (rc == SF_ESTATE && *stop) {
+        fprintf(stderr,
+                "loop: stopped in generation %d, stage %s; run `sf-fleet loop %s` again "
+                "to resume\n",
+                gen_of(&l), str_of(l.st, "stage"), argv[1]);
+        code = 3;
+    } else {
+        fprintf(stderr, "sf-fleet loop: %s\n", err.msg);
+        code = rc == SF_ECONFIG ? 2 : 1;
+    }
+    if (l.evald > 0) {
+        kill(l.evald, SIGTERM);
+        waitpid(l.evald, NULL, 0);
+    }
+    json_decref(l.st);
+    return code;
+}
+
+int loop_status(const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/loop.json", dir);
+    json_error_t je;
+    json_t *st = json_load_file(path, 0, &je);
+    if (!st) {
+        fprintf(stderr, "sf-fleet status: %s: %s (a loop's run directory holds loop.json)\n", path,
+                je.text);
+        return 1;
+    }
+    printf("loop %s: generation %lld, stage %s, champion %s\n", str_of(st, "run"),
+           (long long)json_integer_value(json_object_get(st, "generation")), str_of(st, "stage"),
+           str_of(st, "champion"));
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(st, "generations"), i, r) {
+        printf("  gen %zu: labels %lld", i,
+               (long long)json_integer_value(json_object_get(r, "labels")));
+        json_t *val = json_object_get(json_object_get(r, "train"), "val");
+        if (val)
+            printf(", val value %.3f policy %.3f", json_number_value(json_object_get(val, "value")),
+                   json_number_value(json_object_get(val, "policy")));
+        if (json_object_get(r, "verdict"))
+            printf(", gate %s (score difference %+.4f)", str_of(r, "verdict"),
+                   json_number_value(json_object_get(r, "score_diff")));
+        printf("\n");
+    }
+    json_decref(st);
+    return 0;
+}

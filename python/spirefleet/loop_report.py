@@ -1,0 +1,128 @@
+"""The reports of a training loop (docs/loop.md): a learning curve and each
+generation's gate report.
+
+    python3 -m spirefleet.loop_report RUN_DIR
+
+Reads RUN_DIR/loop.json (written by `sf-fleet loop`) and writes
+
+  RUN_DIR/learning.png/.svg   validation losses per head and generation,
+                              each beside its baseline (dashed), and each
+                              gate's paired score difference
+  RUN_DIR/gen<g>/gate/gate/report.html   every decided gate's report
+                              (spirefleet.gate_report)
+
+The numbers are the trainer's and the gates' own (loop.json records them);
+this module only draws them.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import gate_report  # noqa: E402
+
+HEADS = ("value", "policy", "forecast")
+
+
+def load(run_dir):
+    path = os.path.join(run_dir, "loop.json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise ValueError("%s: %s (is this a loop's run directory?)" % (path, e.strerror))
+    except json.JSONDecodeError as e:
+        raise ValueError("%s: not JSON (%s)" % (path, e))
+
+
+def learning_curve(state, out_dir):
+    """Write learning.png/.svg; return the generations drawn."""
+    gens = [g for g in state.get("generations", []) if g.get("train")]
+    fig, axes = plt.subplots(1, len(HEADS) + 1, figsize=(4.2 * (len(HEADS) + 1), 3.6))
+    xs = [g["generation"] for g in gens]
+    for ax, head in zip(axes, HEADS):
+        val = [g["train"].get("val", {}).get(head) for g in gens]
+        base = [g["train"].get("baseline", {}).get(head) for g in gens]
+        ax.plot(xs, val, "o-", color="#1f4e79", label="validation loss")
+        ax.plot(xs, base, "s--", color="#b0413e", label="baseline")
+        ax.set_title(head)
+        ax.set_xlabel("generation")
+        ax.grid(alpha=0.3)
+        if xs:
+            ax.set_xticks(xs)
+    axes[0].legend(fontsize=8)
+    ax = axes[-1]
+    gx = [g["generation"] for g in state.get("generations", []) if "score_diff" in g]
+    gy = [g["score_diff"] for g in state.get("generations", []) if "score_diff" in g]
+    colours = ["#2e7d32" if g.get("verdict") == "promote" else "#9e9e9e"
+               for g in state.get("generations", []) if "score_diff" in g]
+    ax.bar(gx, gy, color=colours)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_title("gate: score difference vs champion")
+    ax.set_xlabel("generation (green: promoted)")
+    ax.grid(alpha=0.3)
+    if gx:
+        ax.set_xticks(gx)
+    fig.suptitle("Loop %s" % state.get("run", ""))
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "learning.png"), dpi=110)
+    fig.savefig(os.path.join(out_dir, "learning.svg"))
+    plt.close(fig)
+    return xs
+
+
+def figures(state):
+    """One dict per generation: the figures docs/benchmarks.md reports
+    (labels, training time and validation losses against baselines, the
+    gate's verdict and paired score difference against the champion it
+    faced, seconds per stage)."""
+    rows = []
+    history = {h["generation"]: h for h in state.get("history", [])}
+    for g in state.get("generations", []):
+        t = g.get("train") or {}
+        h = history.get(g["generation"], {})
+        rows.append({"bench": "loop.generation", "generation": g["generation"],
+                     "labels": g.get("labels"), "selfplay_model": g.get("selfplay_model"),
+                     "val": t.get("val"), "baseline": t.get("baseline"),
+                     "train_records": t.get("train_records"),
+                     "verdict": h.get("verdict"), "against": h.get("champion"),
+                     "pairs": h.get("pairs"), "score_diff": h.get("score_diff"),
+                     "win_rate_diff": h.get("win_rate_diff"),
+                     "seconds": {k[:-8]: round(v, 1) for k, v in g.items()
+                                 if k.endswith("_seconds")}})
+    return rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m spirefleet.loop_report",
+                                description="A training loop's learning curve and gate reports.")
+    p.add_argument("run_dir")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON line of figures per generation (docs/benchmarks.md)")
+    a = p.parse_args(argv)
+    try:
+        state = load(a.run_dir)
+        if a.json:
+            for row in figures(state):
+                print(json.dumps(row, sort_keys=True))
+            return 0
+        learning_curve(state, a.run_dir)
+        for g in state.get("generations", []):
+            d = os.path.join(a.run_dir, "gen%d" % g["generation"], "gate")
+            if os.path.exists(os.path.join(d, "gate", "verdict.json")):
+                gate_report.write_report(d)
+    except ValueError as e:
+        print("spirefleet.loop_report: %s" % e, file=sys.stderr)
+        return 1
+    print(os.path.join(a.run_dir, "learning.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

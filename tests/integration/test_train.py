@@ -1,0 +1,356 @@
+#!/usr/bin/python3
+"""The trainer on real self-play labels: python3 -m spirefleet.train and
+python3 -m spirefleet.export (docs/trainer.md).
+
+usage: test_train.py SF_FLEET SF_SHARD SF_MODEL SOURCE_ROOT   (TAP on stdout)
+
+A tiny self-play run (sf-fleet run: 16 fights of honest search at 100
+simulations, two shards) provides the labels. The tests: the train section
+comes from `sf-fleet check --json`; overfitting one shard drives every loss
+far below its baseline; the exported bundle passes `sf-model verify` with
+the printed SHA-256, carries its lineage, and the C cpu backend matches
+PyTorch on the validation positions (`sf-model parity`, cuda against cpu,
+where a GPU is usable); a run stopped or killed mid-way and rerun ends with
+the weights of an uninterrupted one, bit for bit; the window takes whole
+shards newest first; bad config values and damaged shards are reported
+with their file.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+from pytap import main, test
+
+from spirefleet import model as M
+from spirefleet.config import load_config
+from spirefleet.train import load_checkpoint
+from spirefleet.window import Records, find_shards, select_window, split_by_seed
+
+SF_FLEET, SF_SHARD, SF_MODEL, ROOT = sys.argv[1:5]
+os.environ["SF_FLEET"] = SF_FLEET
+WORK = tempfile.mkdtemp(prefix="sf-train-test-")
+OUT = os.path.join(WORK, "run")
+PY = "/usr/bin/python3"
+PARENT = "ab" * 32
+
+GEN = """\
+run: {name: trt, output_dir: "%s", seed: 11}
+seeds: {start: 0, count: 16, job_size: 8}
+play:
+  mode: fights
+  encounters: {weak: 1, strong: 1, elite: 1}
+search: {simulations: 100, trees: 2}
+workers: {count: 2, threads: 1, fights_per_thread: 2}
+coordinator: {endpoint: "tcp://127.0.0.1:*"}
+""" % OUT
+
+
+def write_config(name, train):
+    path = os.path.join(WORK, name)
+    with open(path, "w") as f:
+        f.write(GEN + "train: {%s}\n" % train)
+    return path
+
+
+def run_train(args, check=True, timeout=300):
+    r = subprocess.run([PY, "-m", "spirefleet.train"] + args, capture_output=True, text=True,
+                       timeout=timeout)
+    if check:
+        assert r.returncode == 0, "train %s: exit %d\n%s" % (args, r.returncode, r.stderr)
+    return r
+
+
+def final_json(r):
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1, "stdout: %r" % r.stdout
+    return json.loads(lines[0])
+
+
+def shard_digests():
+    """{path: (records, digest)} from sf-shard verify."""
+    r = subprocess.run([SF_SHARD, "verify", os.path.join(OUT, "shards")], capture_output=True,
+                       text=True, check=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "ok":
+            out[os.path.abspath(parts[1])] = (int(parts[2]), parts[4])
+    return out
+
+
+r = subprocess.run([SF_FLEET, "run", write_config("gen.yaml", "")], capture_output=True,
+                   text=True)
+assert r.returncode == 0, r.stderr[-2000:]
+SHARDS = sorted(shard_digests())
+assert len(SHARDS) == 2, SHARDS
+OVERFIT = write_config("overfit.yaml", "steps: 300, warmup: 20, batch: 32, lr: 0.003, "
+                       "weight_decay: 0, checkpoint_every: 0, val_fraction: 0.25, "
+                       "canary_positions: 8")
+RESUME = write_config("resume.yaml", "steps: 60, warmup: 10, batch: 32, lr: 0.003, "
+                      "checkpoint_every: 10, val_fraction: 0.25, canary_positions: 8")
+state = {}
+
+
+@test
+def train_section_comes_from_sf_fleet_check_json():
+    """The effective config (every key, the C schema's defaults) through
+    sf-fleet check --json, and the digest sf-fleet prints."""
+    cfg, digest = load_config(OVERFIT)
+    t = cfg["train"]
+    assert t["steps"] == 300 and t["batch"] == 32 and t["lr"] == 0.003, t
+    assert t["window_labels"] == 200000 and t["arch"] == "tiny", t   # defaults filled
+    assert t["weight_value"] == 1 and t["weight_forecast"] == 0.25, t
+    r = subprocess.run([SF_FLEET, "check", OVERFIT], capture_output=True, text=True, check=True)
+    assert ("config digest %s" % digest) in r.stdout
+    assert set(cfg) >= {"run", "seeds", "play", "search", "labels", "train"}, sorted(cfg)
+
+
+@test
+def overfitting_one_shard_beats_every_baseline():
+    """300 steps on one shard's training split: every head's loss on the
+    training records well below what knowing nothing of the position
+    reaches (value: within half the gap from the best baseline to the
+    target's entropy; policy: the same against uniform; forecast: under a
+    quarter of persistence and of the column means)."""
+    ck = os.path.join(WORK, "ck-overfit")
+    t0 = time.time()
+    res = final_json(run_train([OVERFIT, "--shards", SHARDS[0], "--checkpoint", ck,
+                                "--threads", "1", "--parent-sha256", PARENT]))
+    secs = time.time() - t0
+    state["overfit"] = res
+    tr, b = res["train"], res["train_baseline"]
+    best_value = min(b["value"], b["value_encounter"])
+    floor_v, floor_p = b["value_target_entropy"], b["policy_target_entropy"]
+    assert tr["value"] - floor_v <= 0.5 * (best_value - floor_v), (tr, b)
+    assert tr["policy"] - floor_p <= 0.5 * (b["policy"] - floor_p), (tr, b)
+    assert tr["forecast"] <= 0.25 * min(b["forecast"], b["forecast_mean"]), (tr, b)
+    assert res["labels"] == res["train_records"] + res["val_records"]
+    assert res["shards"] == [shard_digests()[SHARDS[0]][1]]
+    assert set(res["val"]) == {"value", "policy", "forecast", "win"}
+    assert {"value", "value_encounter", "policy", "forecast"} <= set(res["baseline"])
+    return ("%.1f s; train value %.3f (marginal %.3f, per encounter %.3f, floor %.3f), "
+            "policy %.3f (uniform %.3f, floor %.3f), forecast %.3f (persistence %.3f, means %.3f)"
+            % (secs, tr["value"], b["value"], b["value_encounter"], floor_v, tr["policy"],
+               b["policy"], floor_p, tr["forecast"], b["forecast"], b["forecast_mean"]))
+
+
+@test
+def metrics_are_json_lines_per_step_epoch_and_final():
+    path = os.path.join(WORK, "ck-overfit", "metrics.jsonl")
+    lines = [json.loads(ln) for ln in open(path)]
+    steps = [d["step"] for d in lines if d["kind"] == "step"]
+    assert steps == list(range(300)), steps[:5]
+    assert any(d["kind"] == "epoch" for d in lines)
+    final = [d for d in lines if d["kind"] == "final"]
+    assert len(final) == 1 and "baseline_value_encounter" in final[0], final
+    assert final[0]["val_value"] == state["overfit"]["val"]["value"]
+
+
+@test
+def rerun_after_the_end_prints_the_result_again():
+    ck = os.path.join(WORK, "ck-overfit")
+    res = final_json(run_train([OVERFIT, "--shards", SHARDS[0], "--checkpoint", ck]))
+    assert res == state["overfit"], (res, state["overfit"])
+
+
+@test
+def export_passes_sf_model_verify_and_carries_its_lineage():
+    ck = os.path.join(WORK, "ck-overfit")
+    out = os.path.join(WORK, "overfit.safetensors")
+    r = subprocess.run([PY, "-m", "spirefleet.export", ck, out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["bundle"] == out and res["sha256"] == M.sha256_file(out), res
+    v = subprocess.run([SF_MODEL, "verify", "--sha256", res["sha256"], out], capture_output=True,
+                       text=True)
+    assert v.returncode == 0, v.stdout + v.stderr
+    _, _, _, meta, canary, _ = M.load_bundle(out)
+    records, digest = shard_digests()[SHARDS[0]]
+    _, cfg_digest = load_config(OVERFIT)
+    assert meta["parent_sha256"] == PARENT, meta["parent_sha256"]
+    assert meta["trained_on_shards"] == digest, meta["trained_on_shards"]
+    assert meta["trained_on_labels"] == str(records), (meta["trained_on_labels"], records)
+    assert meta["config_digest"] == cfg_digest
+    assert json.loads(meta["val_losses"])["value"] == round(state["overfit"]["val"]["value"], 6)
+    assert json.loads(meta["train_config"])["steps"] == 300
+    assert len(canary["n_tokens"]) == 8 and canary["n_queries"].min() >= 1
+    # the canary is real positions of the validation split
+    rec = Records(find_shards([SHARDS[0]]))
+    _, va = split_by_seed(rec, 0.25, 0)
+    ck_ = load_checkpoint(os.path.join(ck, "final.pt"))
+    assert set(ck_["canary_rows"].tolist()) <= set(va.tolist())
+    # overrides on the command line win
+    out2 = os.path.join(WORK, "overfit2.safetensors")
+    r = subprocess.run([PY, "-m", "spirefleet.export", os.path.join(ck, "final.pt"), out2,
+                        "--parent-sha256", "cd" * 32, "--config-digest", "ef" * 32],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    meta2 = M.load_bundle(out2)[3]
+    assert meta2["parent_sha256"] == "cd" * 32 and meta2["config_digest"] == "ef" * 32
+    state["bundle"] = out
+    return "sha256 %s" % res["sha256"][:16]
+
+
+@test
+def cpu_backend_matches_pytorch_on_validation_positions():
+    """sf-model eval (the C cpu backend) against the PyTorch float64
+    reference on every validation position, within the bundle's fp32
+    tolerances."""
+    out = state["bundle"]
+    _, arch, weights, meta, _, _ = M.load_bundle(out)
+    rec = Records(find_shards([SHARDS[0]]))
+    _, va = split_by_seed(rec, 0.25, 0)
+    from spirefleet.train import positions_of
+    pos = positions_of(rec, va)
+    pfile = os.path.join(WORK, "val-positions.safetensors")
+    M.write_positions(pfile, pos)
+    ofile = os.path.join(WORK, "val-outputs.safetensors")
+    r = subprocess.run([SF_MODEL, "eval", out, pfile, ofile], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got, _ = M.read_safetensors(ofile)
+    want = M.evaluate(M.model_from_weights(arch, weights, torch.float64), pos)
+    res = M.check_tolerance(got, want, pos, M.bundle_tolerances(meta)["fp32"])
+    worst = max(v[1] for v in res.values())
+    assert worst <= 1, res
+    return "%d positions, at most %.2f of the fp32 tolerance" % (len(va), worst)
+
+
+@test
+def parity_cuda_against_cpu_where_a_gpu_is_usable():
+    r = subprocess.run([SF_MODEL, "parity", state["bundle"]], capture_output=True, text=True)
+    if r.returncode != 0 and ("cuda" in r.stderr.lower() or "gpu" in r.stderr.lower()):
+        return "SKIP no usable GPU (%s)" % r.stderr.strip().splitlines()[-1][:80]
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def weights_of(ckdir):
+    return load_checkpoint(os.path.join(ckdir, "final.pt"))["model"]
+
+
+def assert_same_weights(a, b):
+    wa, wb = weights_of(a), weights_of(b)
+    assert list(wa) == list(wb)
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), "%s differs" % k
+
+
+def metric_lines(ckdir):
+    out = []
+    for ln in open(os.path.join(ckdir, "metrics.jsonl")):
+        d = json.loads(ln)
+        if d["kind"] == "resume":
+            continue
+        d.pop("seconds", None)
+        out.append(d)
+    return out
+
+
+@test
+def uninterrupted_reference_run():
+    """The reference: 60 steps on the default window (every shard under
+    run.output_dir), checkpoints every 10 steps."""
+    res = final_json(run_train([RESUME, "--checkpoint", os.path.join(WORK, "ck-ref"),
+                                "--threads", "1"]))
+    state["ref"] = res
+    assert len(res["shards"]) == 2 and res["labels"] == sum(
+        n for n, _ in shard_digests().values())
+    assert not [f for f in os.listdir(os.path.join(WORK, "ck-ref")) if f.startswith("ckpt-")]
+
+
+@test
+def stopped_and_rerun_gives_the_same_weights_bit_for_bit():
+    ck = os.path.join(WORK, "ck-stop")
+    r = run_train([RESUME, "--checkpoint", ck, "--threads", "1", "--stop-after-steps", "25"],
+                  check=False)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert r.stdout == ""
+    files = sorted(os.listdir(ck))
+    assert files == ["ckpt-00000010.pt", "ckpt-00000020.pt", "metrics.jsonl"], files
+    res = final_json(run_train([RESUME, "--checkpoint", ck, "--threads", "1"]))
+    assert_same_weights(os.path.join(WORK, "ck-ref"), ck)
+    ref = state["ref"]
+    for k in ("val", "baseline", "train", "shards", "labels", "train_records"):
+        assert res[k] == ref[k], (k, res[k], ref[k])
+    assert metric_lines(ck) == metric_lines(os.path.join(WORK, "ck-ref"))
+
+
+@test
+def killed_and_rerun_gives_the_same_weights_bit_for_bit():
+    ck = os.path.join(WORK, "ck-kill")
+    p = subprocess.Popen([PY, "-m", "spirefleet.train", RESUME, "--checkpoint", ck,
+                          "--threads", "1"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    first = os.path.join(ck, "ckpt-00000010.pt")
+    deadline = time.time() + 120
+    while not os.path.exists(first) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert p.returncode == -signal.SIGKILL, p.returncode
+    assert not os.path.exists(os.path.join(ck, "final.pt")), "finished before the kill"
+    done = [f for f in os.listdir(ck) if f.startswith("ckpt-") and f.endswith(".pt")]
+    run_train([RESUME, "--checkpoint", ck, "--threads", "1"])
+    assert_same_weights(os.path.join(WORK, "ck-ref"), ck)
+    return "killed with %s written" % ", ".join(sorted(done))
+
+
+@test
+def window_takes_whole_shards_newest_first():
+    found = find_shards([os.path.join(OUT, "shards")])
+    assert len(found) == 2
+    key = [(i["run_id"], i["job_id"]) for i in found]  # never a clock
+    assert key == sorted(key, reverse=True), key
+    assert [i["path"] for i in select_window(found, 1)] == [found[0]["path"]]
+    n0 = found[0]["labels"]
+    assert len(select_window(found, n0)) == 1
+    assert len(select_window(found, n0 + 1)) == 2
+    # files are taken in the order given (newest first), found twice once
+    both = find_shards([found[1]["path"], found[0]["path"], found[1]["path"]])
+    assert [i["path"] for i in both] == [found[1]["path"], found[0]["path"]]
+
+
+@test
+def bad_train_value_names_file_line_and_column():
+    bad = os.path.join(ROOT, "tests", "fixtures", "configs", "bad", "train-lr.yaml")
+    r = run_train([bad], check=False)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "train-lr.yaml:6:7: train.lr: 0 is out of range" in r.stderr, r.stderr
+    assert r.stdout == ""
+
+
+@test
+def damaged_shard_is_an_error_naming_the_file():
+    dmg = os.path.join(WORK, "damaged.shard")
+    shutil.copy(SHARDS[0], dmg)
+    with open(dmg, "r+b") as f:
+        f.truncate(os.path.getsize(dmg) - 100)
+    r = run_train([OVERFIT, "--shards", dmg, "--checkpoint", os.path.join(WORK, "ck-dmg")],
+                  check=False)
+    assert r.returncode == 1 and dmg in r.stderr, (r.returncode, r.stderr)
+
+
+@test
+def flag_form_trains_and_exports_a_bundle():
+    """python3 -m spirefleet.train --shards ... --out ... (no config): the
+    flags become a train section checked by sf-fleet."""
+    out = os.path.join(WORK, "flags.safetensors")
+    res = final_json(run_train(["--shards", SHARDS[1], "--out", out, "--steps", "20",
+                                "--threads", "1", "--val-fraction", "0.3"]))
+    assert res["sha256"] == M.sha256_file(out) and res["checkpoint"] is None, res
+    v = subprocess.run([SF_MODEL, "verify", "--sha256", res["sha256"], out], capture_output=True,
+                       text=True)
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert json.loads(M.load_bundle(out)[3]["train_config"])["steps"] == 20
+    r = run_train(["--shards", SHARDS[1], "--out", out, "--steps", "0"], check=False)
+    assert r.returncode == 2 and "train.steps: 0 is out of range" in r.stderr, r.stderr
+
+
+if __name__ == "__main__":
+    sys.exit(main(lambda: shutil.rmtree(WORK, ignore_errors=True)))
