@@ -169,6 +169,50 @@ int sf_deck_parse(const char *text, sf_fight_spec *spec, sf_err *err) {
     return SF_OK;
 }
 
+/* "A,B, C" through `lookup` into out[0..cap): the count, or SF_EINVAL
+ * naming the list ("<what>s: ...") and the item. */
+static int parse_names(const char *text, int (*lookup)(const char *), uint8_t *out, int cap,
+                       const char *what, sf_err *err) {
+    if (!text)
+        return sf_err_set(err, SF_EINVAL, "%ss: no list given", what);
+    char buf[1024];
+    if (strlen(text) >= sizeof buf)
+        return sf_err_set(err, SF_EINVAL, "%ss: list is too long", what);
+    snprintf(buf, sizeof buf, "%s", text);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        int id = lookup(tok);
+        if (id < 0)
+            return sf_err_set(err, SF_EINVAL, "%ss: unknown %s '%s'", what, what, tok);
+        if (n >= cap)
+            return sf_err_set(err, SF_EINVAL, "%ss: more than %d", what, cap);
+        out[n++] = (uint8_t)id;
+    }
+    return n;
+}
+
+int sf_relics_parse(const char *text, sf_fight_spec *spec, sf_err *err) {
+    uint8_t ids[SF_MAX_RELICS];
+    int n = parse_names(text, sf_relic_lookup, ids, SF_MAX_RELICS, "relic", err);
+    if (n < 0)
+        return n;
+    memcpy(spec->relics, ids, (size_t)n);
+    spec->relics_n = n;
+    return SF_OK;
+}
+
+int sf_potions_parse(const char *text, sf_fight_spec *spec, sf_err *err) {
+    uint8_t ids[SF_POTION_SLOTS] = {0};
+    int n = parse_names(text, sf_potion_lookup, ids, SF_POTION_SLOTS, "potion", err);
+    if (n < 0)
+        return n;
+    memcpy(spec->potions, ids, sizeof ids);
+    return SF_OK;
+}
+
 static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
     if (spec->deck_n < 0 || spec->deck_n > SF_MAX_DECK)
         return sf_err_set(err, SF_EINVAL, "deck_n %d out of range 0..%d", spec->deck_n,

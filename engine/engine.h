@@ -179,6 +179,13 @@ void sf_fight_spec_default(sf_fight_spec *spec);
  * ("+" = upgraded, "*N" = N copies) into spec->deck. Errors name the item. */
 int sf_deck_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 
+/* Parse a relic list such as "Burning Blood,Vajra" into spec->relics and
+ * relics_n, and a potion list such as "Fire Potion, Block Potion" into
+ * spec->potions (the slots after the last potion empty). Spaces after a comma
+ * are skipped. Errors name the item; spec is unchanged on error. */
+int sf_relics_parse(const char *text, sf_fight_spec *spec, sf_err *err);
+int sf_potions_parse(const char *text, sf_fight_spec *spec, sf_err *err);
+
 /* Start a fight: build the encounter (HP rolls), roll first intents, shuffle
  * the deck, run pre-battle powers and relics, draw the opening hand, exactly
  * in the order of game-rules §2.1. Leaves `s` at the first decision.

@@ -49,6 +49,18 @@ int sf_jrand_next_int(sf_jrand *j, int bound); /* nextInt(bound)                
  * (engine.c), so "pommel_strike" and "Pommel Strike" match. */
 int engine_name_eq(const char *a, const char *b);
 
+/* Text printed into a fixed buffer (render.c): once a piece does not fit
+ * the text is cut there (NUL-terminated when cap > 0), `full` is set and
+ * later pieces are dropped. engine_text_result: the length written, or
+ * SF_EFULL. */
+typedef struct engine_text {
+    char *buf;
+    size_t cap, len;
+    int full;
+} engine_text;
+void engine_text_put(engine_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int engine_text_result(const engine_text *t);
+
 /* ---------------------------------------------------------------------------
  * Cards (cards.c)
  * ------------------------------------------------------------------------- */

@@ -49,79 +49,77 @@ const char *const sf_power_names[PW_N] = {
     [PW_PEN_NIB] = "Pen Nib",
 };
 
-typedef struct out_buf {
-    char *buf;
-    size_t cap, len;
-    int truncated;
-} out_buf;
-
-static void put(out_buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(out_buf *o, const char *fmt, ...) {
-    if (o->len >= o->cap) {
-        o->truncated = 1;
+void engine_text_put(engine_text *t, const char *fmt, ...) {
+    if (t->full || t->len >= t->cap) {
+        t->full = 1;
         return;
     }
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= o->cap - o->len) {
-        o->len = o->cap - 1;
-        o->truncated = 1;
+    if (n < 0 || (size_t)n >= t->cap - t->len) {
+        t->len = t->cap - 1;
+        t->full = 1;
     } else {
-        o->len += (size_t)n;
+        t->len += (size_t)n;
     }
 }
 
-static void put_powers(out_buf *o, const int16_t *pw, int n) {
-    for (int i = 0; i < n; i++)
-        if (pw[i])
-            put(o, " %s %d", sf_power_names[i], pw[i]);
+int engine_text_result(const engine_text *t) {
+    return t->full ? SF_EFULL : (int)t->len;
 }
 
-static void put_pile(out_buf *o, const char *name, const sf_card *pile, int n, int known_top) {
-    put(o, "%s (%d):", name, n);
+static void put_powers(engine_text *o, const int16_t *pw, int n) {
     for (int i = 0; i < n; i++)
-        put(o, " %s%s%s", sf_cards[pile[i].id].name, pile[i].upg ? "+" : "",
-            known_top > 0 && i >= n - known_top ? "*" : "");
-    put(o, "\n");
+        if (pw[i])
+            engine_text_put(o, " %s %d", sf_power_names[i], pw[i]);
+}
+
+static void put_pile(engine_text *o, const char *name, const sf_card *pile, int n, int known_top) {
+    engine_text_put(o, "%s (%d):", name, n);
+    for (int i = 0; i < n; i++)
+        engine_text_put(o, " %s%s%s", sf_cards[pile[i].id].name, pile[i].upg ? "+" : "",
+                        known_top > 0 && i >= n - known_top ? "*" : "");
+    engine_text_put(o, "\n");
 }
 
 int sf_engine_render_text(const sf_state *s, char *buf, size_t cap) {
     if (!buf || cap == 0)
         return SF_EFULL;
     const sf_combat *c = ccombat_of(s);
-    out_buf o = {buf, cap, 0, 0};
+    engine_text o = {buf, cap, 0, 0};
     buf[0] = '\0';
-    put(&o, "%s  turn %d  %s%s\n", sf_encounters[c->encounter].name, c->turn,
-        c->phase == PH_OVER ? ((c->flags & FL_WON) ? "WON" : "LOST")
-                            : (c->phase == PH_CHOICE ? "CHOICE" : "player"),
-        (c->flags & FL_BELIEF) ? " (belief)" : "");
-    put(&o, "Player  HP %d/%d  block %d  energy %d", c->hp, c->max_hp, c->block, c->energy);
+    engine_text_put(&o, "%s  turn %d  %s%s\n", sf_encounters[c->encounter].name, c->turn,
+                    c->phase == PH_OVER ? ((c->flags & FL_WON) ? "WON" : "LOST")
+                                        : (c->phase == PH_CHOICE ? "CHOICE" : "player"),
+                    (c->flags & FL_BELIEF) ? " (belief)" : "");
+    engine_text_put(&o, "Player  HP %d/%d  block %d  energy %d", c->hp, c->max_hp, c->block,
+                    c->energy);
     put_powers(&o, c->pw, PW_N);
-    put(&o, "\n");
+    engine_text_put(&o, "\n");
     for (int m = 0; m < c->n_mon; m++) {
         const sf_monster *mo = &c->mon[m];
         int hits = 0, dmg = monster_intent_damage(c, m, &hits);
-        put(&o, "[%d] %-16s HP %d/%d  block %d  intent %s", m, sf_monsters[mo->id].name, mo->hp,
-            mo->max_hp, mo->block, sf_moves[mo->move].name);
+        engine_text_put(&o, "[%d] %-16s HP %d/%d  block %d  intent %s", m, sf_monsters[mo->id].name,
+                        mo->hp, mo->max_hp, mo->block, sf_moves[mo->move].name);
         if (dmg >= 0)
-            put(&o, " (%dx%d)", dmg, hits);
+            engine_text_put(&o, " (%dx%d)", dmg, hits);
         put_powers(&o, mo->pw, PW_MON_N);
-        put(&o, "%s\n", (mo->flags & MF_DEAD) ? " DEAD" : "");
+        engine_text_put(&o, "%s\n", (mo->flags & MF_DEAD) ? " DEAD" : "");
     }
     put_pile(&o, "Hand", c->hand, c->hand_n, 0);
-    put(&o, "Draw (%d, %d known on top)  Discard (%d)  Exhaust (%d)\n", c->draw_n, c->draw_known,
-        c->discard_n, c->exhaust_n);
+    engine_text_put(&o, "Draw (%d, %d known on top)  Discard (%d)  Exhaust (%d)\n", c->draw_n,
+                    c->draw_known, c->discard_n, c->exhaust_n);
     if (c->relic_n) {
-        put(&o, "Relics:");
+        engine_text_put(&o, "Relics:");
         for (int i = 0; i < c->relic_n; i++)
-            put(&o, " %s", sf_relics[c->relics[i]].name);
-        put(&o, "\n");
+            engine_text_put(&o, " %s", sf_relics[c->relics[i]].name);
+        engine_text_put(&o, "\n");
     }
-    put(&o, "Potions:");
+    engine_text_put(&o, "Potions:");
     for (int i = 0; i < SF_POTION_SLOTS; i++)
-        put(&o, " [%s]", sf_potions[c->potions[i]].name);
-    put(&o, "\n");
-    return o.truncated ? SF_EFULL : (int)o.len;
+        engine_text_put(&o, " [%s]", sf_potions[c->potions[i]].name);
+    engine_text_put(&o, "\n");
+    return engine_text_result(&o);
 }

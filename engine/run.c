@@ -1247,26 +1247,6 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
  * Text form
  * ---------------------------------------------------------------------- */
 
-typedef struct outbuf {
-    char *buf;
-    size_t cap, len;
-    int full;
-} outbuf;
-
-static void put(outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(outbuf *o, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->len < o->cap ? o->cap - o->len : 0;
-    int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n >= room)
-        o->full = 1;
-    o->len += (size_t)n;
-}
-
 static int relic_counter(const sf_fight_spec *spec, int engine, int *value) {
     if (engine == RELIC_PEN_NIB)
         *value = spec->pen_nib_counter;
@@ -1278,7 +1258,7 @@ static int relic_counter(const sf_fight_spec *spec, int engine, int *value) {
 }
 
 int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *buf, size_t cap) {
-    outbuf o = {buf, cap, 0, 0};
+    engine_text o = {buf, cap, 0, 0};
     if (cap > 0)
         buf[0] = '\0';
     for (int i = 0; i < spec->deck_n;) {
@@ -1286,24 +1266,24 @@ int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *
         while (j < spec->deck_n && card_cmp(spec->deck[j], spec->deck[i]) == 0)
             j++;
         const char *name = sf_card_name(spec->deck[i].id);
-        put(&o, "%s%s", i ? "," : "", name ? name : "?");
+        engine_text_put(&o, "%s%s", i ? "," : "", name ? name : "?");
         for (int u = 0; u < spec->deck[i].upgrades; u++)
-            put(&o, "+");
+            engine_text_put(&o, "+");
         if (j - i > 1)
-            put(&o, "*%d", j - i);
+            engine_text_put(&o, "*%d", j - i);
         i = j;
     }
-    put(&o, "|");
+    engine_text_put(&o, "|");
     int nr = desc ? desc->relics_n : spec->relics_n;
     for (int i = 0; i < nr; i++) {
         int item = desc ? desc->relics[i] : run_relic_of_engine(spec->relics[i]);
         const char *name = sf_run_relic_name(item);
-        put(&o, "%s%s", i ? "," : "", name ? name : "?");
+        engine_text_put(&o, "%s%s", i ? "," : "", name ? name : "?");
         int v, engine = sf_run_relic_engine(item);
         if (engine > 0 && relic_counter(spec, engine, &v))
-            put(&o, ":%d", v);
+            engine_text_put(&o, ":%d", v);
     }
-    put(&o, "|");
+    engine_text_put(&o, "|");
     int last = -1;
     uint8_t slots[SF_POTION_SLOTS];
     for (int i = 0; i < SF_POTION_SLOTS; i++) {
@@ -1318,14 +1298,10 @@ int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *
             last = i;
     }
     for (int i = 0; i <= last; i++)
-        put(&o, "%s%s", i ? "," : "", slots[i] ? sf_run_potion_name(slots[i]) : "");
-    put(&o, "|floor %d|hp %d/%d|gold %d", spec->floor, spec->hp, spec->max_hp, spec->gold);
-    if (o.full) {
-        if (cap > 0)
-            buf[cap - 1] = '\0';
-        return SF_EFULL;
-    }
-    return (int)o.len;
+        engine_text_put(&o, "%s%s", i ? "," : "", slots[i] ? sf_run_potion_name(slots[i]) : "");
+    engine_text_put(&o, "|floor %d|hp %d/%d|gold %d", spec->floor, spec->hp, spec->max_hp,
+                    spec->gold);
+    return engine_text_result(&o);
 }
 
 /* Copy the text of section [a, b) into out (trimmed of spaces). */

@@ -66,34 +66,6 @@ static int parse_num(const char *opt, const char *text, long long lo, long long 
     return 0;
 }
 
-static int parse_list(const char *opt, const char *text, int (*lookup)(const char *), uint8_t *out,
-                      int cap, const char *what) {
-    int n = 0;
-    char buf[512];
-    if (strlen(text) >= sizeof buf) {
-        fprintf(stderr, "sf-play: %s: list is too long\n", opt);
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", text);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
-        int id = lookup(tok);
-        if (id < 0) {
-            fprintf(stderr, "sf-play: %s: unknown %s '%s' (--list shows the names)\n", opt, what,
-                    tok);
-            return -1;
-        }
-        if (n >= cap) {
-            fprintf(stderr, "sf-play: %s: too many %ss (at most %d)\n", opt, what, cap);
-            return -1;
-        }
-        out[n++] = (uint8_t)id;
-    }
-    return n;
-}
-
 static void list_content(void) {
     static const char *const pools[] = {"weak", "strong", "elite", "boss"};
     printf("encounters:\n");
@@ -184,7 +156,9 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
         int floors[17] = {0};
         double deck = 0, hp = 0, max_hp = 0, gold = 0, nrel = 0, npot = 0, attempts = 0, upg = 0;
         double died = 0, mrel = 0, mpot = 0, added[4] = {0};
-        double fights = 0, elites = 0, taken = 0, skipped = 0, rests = 0, smiths = 0, removals = 0;
+        /* the path before the fight: fights, elites, cards taken and
+         * skipped, rests, smiths, removals */
+        double prefix[7] = {0};
         uint64_t t0 = sf_now_ns();
         for (int i = 0; i < n; i++) {
             sf_fight_spec spec;
@@ -204,13 +178,10 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
             nrel += d.relics_n;
             attempts += d.attempts;
             died += d.died;
-            fights += d.fights;
-            elites += d.elites;
-            taken += d.cards_taken;
-            skipped += d.cards_skipped;
-            rests += d.rests;
-            smiths += d.smiths;
-            removals += d.removals;
+            const int path[7] = {d.fights, d.elites, d.cards_taken, d.cards_skipped,
+                                 d.rests,  d.smiths, d.removals};
+            for (int k = 0; k < 7; k++)
+                prefix[k] += path[k];
             for (int k = 0; k < spec.deck_n; k++) {
                 cards[spec.deck[k].id]++;
                 upg += spec.deck[k].upgrades > 0;
@@ -237,7 +208,8 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
         printf(
             "\n  prefix: %.2f fights (%.2f elites), cards taken %.2f / skipped %.2f, rests %.2f, "
             "smiths %.2f, removals %.2f\n",
-            fights / n, elites / n, taken / n, skipped / n, rests / n, smiths / n, removals / n);
+            prefix[0] / n, prefix[1] / n, prefix[2] / n, prefix[3] / n, prefix[4] / n,
+            prefix[5] / n, prefix[6] / n);
         printf("  deck %.2f cards (%.2f upgraded), HP %.1f/%.1f, gold %.0f, relics %.2f (%.2f "
                "modelled), potions %.2f (%.2f modelled)\n  deck sizes",
                deck / n, upg / n, hp / n, max_hp / n, gold / n, nrel / n, mrel / n, npot / n,
@@ -394,19 +366,12 @@ int main(int argc, char **argv) {
                 return EXIT_USAGE;
             }
             break;
-        case 'r': {
-            int n = parse_list("--relics", optarg, sf_relic_lookup, spec.relics, SF_MAX_RELICS,
-                               "relic");
-            if (n < 0)
-                return EXIT_USAGE;
-            spec.relics_n = n;
-            break;
-        }
+        case 'r':
         case 'p':
-            memset(spec.potions, 0, sizeof spec.potions);
-            if (parse_list("--potions", optarg, sf_potion_lookup, spec.potions, SF_POTION_SLOTS,
-                           "potion") < 0)
+            if ((ch == 'r' ? sf_relics_parse : sf_potions_parse)(optarg, &spec, &err) < 0) {
+                fprintf(stderr, "sf-play: --%s: %s\n", ch == 'r' ? "relics" : "potions", err.msg);
                 return EXIT_USAGE;
+            }
             break;
         case 'H':
             if (parse_num("--hp", optarg, 1, 999, &v) < 0)

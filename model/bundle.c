@@ -845,9 +845,7 @@ static void rand_weight(void *vctx, const char *name, int ndim, const int64_t *s
     rand_ctx *c = vctx;
     if (c->rc != SF_OK)
         return;
-    size_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= (size_t)shape[i];
+    size_t n = sf_shape_elems(ndim, shape);
     float *buf = malloc(n * sizeof(float));
     char *nm = malloc(strlen(name) + 1);
     if (!buf || !nm) {
@@ -880,14 +878,7 @@ static void rand_weight(void *vctx, const char *name, int ndim, const int64_t *s
         float u = (float)(r >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
         buf[i] = base + scale * u;
     }
-    sf_tensor *t = &c->t[c->n];
-    t->name = nm;
-    t->dtype = SF_DT_F32;
-    t->ndim = ndim;
-    for (int i = 0; i < ndim; i++)
-        t->shape[i] = shape[i];
-    t->data = buf;
-    t->nbytes = n * sizeof(float);
+    c->t[c->n] = sf_tensor_f32(nm, ndim, shape, buf);
     c->bufs[c->n] = buf;
     c->names[c->n] = nm;
     c->n++;

@@ -106,6 +106,24 @@ static inline float sf_gelu(float x) {
     return 0.5f * x * (1.0f + sf_erff(x * 0.70710678118654752f));
 }
 
+/* The number of elements of a tensor of this shape. */
+static inline size_t sf_shape_elems(int ndim, const int64_t *shape) {
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (size_t)shape[i];
+    return n;
+}
+
+/* An F32 tensor of this name and shape over `data` (not copied). */
+static inline sf_tensor sf_tensor_f32(const char *name, int ndim, const int64_t *shape,
+                                      const float *data) {
+    sf_tensor t = {.name = name, .dtype = SF_DT_F32, .ndim = ndim, .data = data};
+    for (int i = 0; i < ndim; i++)
+        t.shape[i] = shape[i];
+    t.nbytes = sf_shape_elems(ndim, shape) * sizeof(float);
+    return t;
+}
+
 /* ---- precision emulation (the cpu backend's, for tolerances and tests) ----
  * What the cuda backend does to the inputs of a matrix product
  * (cublasGemmEx): bf16 converts both operands with __float2bfloat16, round

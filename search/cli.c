@@ -191,34 +191,6 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
     return 1;
 }
 
-/* "A,B,C" through `lookup` into ids; returns the count or SF_EINVAL. */
-static int parse_list(const char *prog, const char *flag, const char *text,
-                      int (*lookup)(const char *), uint8_t *out, int cap) {
-    char buf[1024];
-    if (!text || strlen(text) >= sizeof buf) {
-        fprintf(stderr, "%s: --%s: missing or too long\n", prog, flag);
-        return SF_EINVAL;
-    }
-    snprintf(buf, sizeof buf, "%s", text);
-    int n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
-        int id = lookup(tok);
-        if (id < 0) {
-            fprintf(stderr, "%s: --%s: unknown name '%s'\n", prog, flag, tok);
-            return SF_EINVAL;
-        }
-        if (n >= cap) {
-            fprintf(stderr, "%s: --%s: at most %d entries\n", prog, flag, cap);
-            return SF_EINVAL;
-        }
-        out[n++] = (uint8_t)id;
-    }
-    return n;
-}
-
 int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec) {
     long v;
     if (is(name, "deck")) {
@@ -227,15 +199,14 @@ int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_
             fprintf(stderr, "%s: --deck: %s\n", prog, value ? e.msg : "missing");
             return SF_EINVAL;
         }
-    } else if (is(name, "relics")) {
-        int n = parse_list(prog, name, value, sf_relic_lookup, spec->relics, SF_MAX_RELICS);
-        if (n < 0)
+    } else if (is(name, "relics") || is(name, "potions")) {
+        sf_err e = {0};
+        int rc = is(name, "relics") ? sf_relics_parse(value, spec, &e)
+                                    : sf_potions_parse(value, spec, &e);
+        if (rc < 0) {
+            fprintf(stderr, "%s: --%s: %s\n", prog, name, e.msg);
             return SF_EINVAL;
-        spec->relics_n = n;
-    } else if (is(name, "potions")) {
-        memset(spec->potions, 0, sizeof spec->potions);
-        if (parse_list(prog, name, value, sf_potion_lookup, spec->potions, SF_POTION_SLOTS) < 0)
-            return SF_EINVAL;
+        }
     } else if (is(name, "hp")) {
         if (sf_cli_int(prog, name, value, 1, 999, &v) < 0)
             return SF_EINVAL;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -157,6 +158,26 @@ static int run_child(loop *l, char *const argv[], const char *log, const char *o
     if (*l->stop)
         return 3;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A killed driver's stage child (told by PDEATHSIG) may still be stopping
+ * and hold its run directory's coordinator lock: wait, up to a minute,
+ * until the lock is free before starting the stage again. */
+static void wait_for_lock(loop *l, const char *run_dir) {
+    char path[SF_CFG_PATH + 32];
+    snprintf(path, sizeof path, "%s/coordinator.lock", run_dir);
+    for (int tries = 0; tries < 600 && !*l->stop; tries++) {
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return; /* never started: nothing holds it */
+        int free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd);
+        if (free_now)
+            return;
+        if (tries == 0)
+            fprintf(stderr, "loop: waiting for the previous run in %s to stop\n", run_dir);
+        usleep(100 * 1000);
+    }
 }
 
 static int mkdirs(const char *dir, sf_err *err) {
@@ -370,6 +391,9 @@ static int stage_selfplay(loop *l, int g, sf_err *err) {
     if (rc < 0)
         return rc;
     stage_log(l, "selfplay", g, log, sizeof log);
+    char run_dir[SF_CFG_PATH + 32];
+    snprintf(run_dir, sizeof run_dir, "%s/gen%d/selfplay", l->base, g);
+    wait_for_lock(l, run_dir);
     fprintf(stderr, "loop: generation %d: self-play with %s%.12s (log %s)\n", g,
             strcmp(champ, "rollout") ? "network " : "", champ, log);
     double t0 = now_s();
@@ -511,6 +535,9 @@ static int stage_gate(loop *l, int g, sf_err *err) {
     if (rc < 0)
         return rc;
     stage_log(l, "gate", g, log, sizeof log);
+    char run_dir[SF_CFG_PATH + 32];
+    snprintf(run_dir, sizeof run_dir, "%s/gen%d/gate", l->base, g);
+    wait_for_lock(l, run_dir);
     fprintf(stderr, "loop: generation %d: gate %.12s... against %.12s (log %s)\n", g,
             str_of(l->st, "candidate"), str_of(l->st, "champion"), log);
     double t0 = now_s();
@@ -551,8 +578,9 @@ static int write_registry(loop *l, sf_err *err) {
 }
 
 static int stage_decide(loop *l, int g, sf_err *err) {
-    char path[SF_CFG_PATH + 64];
-    snprintf(path, sizeof path, "%s/gen%d/gate/gate/verdict.json", l->base, g);
+    char path[SF_CFG_PATH + 64], rel[64];
+    snprintf(rel, sizeof rel, "gen%d/gate/gate/verdict.json", g); /* below the run dir */
+    snprintf(path, sizeof path, "%s/%s", l->base, rel);
     json_error_t je;
     json_t *v = json_load_file(path, 0, &je);
     if (!v)
@@ -563,7 +591,7 @@ static int stage_decide(loop *l, int g, sf_err *err) {
                           cand, "champion", str_of(l->st, "champion"), "verdict", verdict, "pairs",
                           json_object_get(v, "pairs"), "llr", json_object_get(v, "llr"),
                           "score_diff", json_object_get(v, "score_diff"), "win_rate_diff",
-                          json_object_get(v, "win_rate_diff"), "gate", path);
+                          json_object_get(v, "win_rate_diff"), "gate", rel);
     json_array_append_new(json_object_get(l->st, "history"), h);
     json_object_set(gen_rec(l, g), "verdict", json_object_get(h, "verdict"));
     json_object_set(gen_rec(l, g), "score_diff", json_object_get(v, "score_diff"));

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "common/common.h"
 #include "engine/engine.h"
 
@@ -40,16 +41,6 @@ static uint64_t xorshift(uint64_t *r) {
     x ^= x >> 7;
     x ^= x << 17;
     return *r = x;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
 static void report(const char *name, const char *unit, double *v, int n, const char *what) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "bench.h"
 #include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
@@ -38,16 +39,6 @@
 static void die(const char *what, const sf_err *e) {
     fprintf(stderr, "bench_evald: %s: %s\n", what, e ? e->msg : "");
     exit(1);
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
 }
 
 static void report(const char *name, double v, const char *unit, const char *human) {
@@ -458,7 +449,7 @@ static int bench_flood(const char *evald_bin, const char *dir, double seconds) {
         }
         atomic_store(&fa.stop, 1);
         pthread_join(th, NULL);
-        qsort(lat, (size_t)n, sizeof lat[0], cmp_d);
+        qsort(lat, (size_t)n, sizeof lat[0], bench_cmp_double);
         /* nearest-rank median; with a few dozen probes the tail is the maximum */
         double p50 = n ? lat[(n + 1) / 2 - 1] : -1, max = n ? lat[n - 1] : -1;
         flood_figure("flood_rss_before_mib", before, "MiB", 1);

@@ -36,19 +36,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "bench.h"
 #include "coordinator/coordinator.h"
 #include "proc.h"
 #include "worker/worker.h"
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void emit(const char *name, double value, const char *unit, int n) {
     printf("{\"bench\":\"fleet.%s\",\"value\":%.3f,\"unit\":\"%s\",\"n\":%d,\"median\":%.3f}\n",
@@ -400,7 +391,7 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
         }
         atomic_store(&fa.stop, 1);
         pthread_join(th, NULL);
-        qsort(lat, (size_t)n, sizeof lat[0], cmp_d);
+        qsort(lat, (size_t)n, sizeof lat[0], bench_cmp_double);
         /* nearest-rank median; with ~100 samples the tail is the maximum */
         r->status_p50 = n ? lat[(n + 1) / 2 - 1] : -1;
         r->status_max = n ? lat[n - 1] : -1;

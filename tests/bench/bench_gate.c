@@ -233,36 +233,42 @@ int main(int argc, char **argv) {
     for (int sc = 0; sc < 5; sc++) {
         tally t;
         run_scenario(&o, sc, deltas[sc], &t);
-        char name[96], what[160];
         printf("true Delta = %+g:\n", deltas[sc]);
+        char what[160];
         snprintf(what, sizeof what, "SPRT promotes, true Delta %+g", deltas[sc]);
-        snprintf(name, sizeof name, "%s.sprt_promote", tags[sc]);
-        emit_rate(name, t.promote, o.gates, what);
-        snprintf(name, sizeof name, "%s.sprt_inconclusive", tags[sc]);
-        emit_rate(name, t.inconclusive, o.gates, "no bound by max_pairs");
-        snprintf(name, sizeof name, "%s.sprt_pairs_mean", tags[sc]);
-        emit(name, t.pairs_sum / o.gates, "pairs", o.gates, "mean pairs to a decision");
-        snprintf(name, sizeof name, "%s.sprt_pairs_median", tags[sc]);
-        emit(name, t.pairs[o.gates / 2], "pairs", o.gates, "median pairs to a decision");
-        snprintf(name, sizeof name, "%s.sprt_pairs_p90", tags[sc]);
-        emit(name, t.pairs[(size_t)(0.9 * (o.gates - 1))], "pairs", o.gates,
-             "90th percentile of pairs");
-        snprintf(name, sizeof name, "%s.sprt_normal_promote", tags[sc]);
-        emit_rate(name, t.promote_normal, o.gates, "the same SPRT deciding on LLR_alt2");
-        snprintf(name, sizeof name, "%s.sprt_normal_pairs_mean", tags[sc]);
-        emit(name, t.pairs_normal_sum / o.gates, "pairs", o.gates, "its mean pairs");
-        snprintf(name, sizeof name, "%s.sprt_normal_disagree", tags[sc]);
-        emit_rate(name, t.disagree, o.gates, "decisions that differ, exact vs normal");
-        snprintf(name, sizeof name, "%s.mcnemar2000_one_sided", tags[sc]);
-        emit_rate(name, t.fixed_one, o.gates, "fixed 2000 pairs, exact one-sided p <= alpha");
-        snprintf(name, sizeof name, "%s.mcnemar2000_two_sided", tags[sc]);
-        emit_rate(name, t.fixed_two, o.gates, "fixed 2000 pairs, exact two-sided p <= alpha");
-        snprintf(name, sizeof name, "%s.mcnemar2000_one_sided_a05", tags[sc]);
-        emit_rate(name, t.fixed_one05, o.gates, "the same, one-sided p <= 0.05");
-        snprintf(name, sizeof name, "%s.mcnemar2000_two_sided_a05", tags[sc]);
-        emit_rate(name, t.fixed_two05, o.gates, "the same, two-sided p <= 0.05");
-        snprintf(name, sizeof name, "%s.winrate_ci_coverage", tags[sc]);
-        emit_rate(name, t.ci_cover, o.gates, "95 % conditional interval at 2000 covers Delta");
+        /* fractions of the gates (rate), or pair counts */
+        const struct {
+            const char *name;
+            int rate;
+            double v;
+            const char *what;
+        } figures[] = {
+            {"sprt_promote", 1, t.promote, what},
+            {"sprt_inconclusive", 1, t.inconclusive, "no bound by max_pairs"},
+            {"sprt_pairs_mean", 0, t.pairs_sum / o.gates, "mean pairs to a decision"},
+            {"sprt_pairs_median", 0, t.pairs[o.gates / 2], "median pairs to a decision"},
+            {"sprt_pairs_p90", 0, t.pairs[(size_t)(0.9 * (o.gates - 1))],
+             "90th percentile of pairs"},
+            {"sprt_normal_promote", 1, t.promote_normal, "the same SPRT deciding on LLR_alt2"},
+            {"sprt_normal_pairs_mean", 0, t.pairs_normal_sum / o.gates, "its mean pairs"},
+            {"sprt_normal_disagree", 1, t.disagree, "decisions that differ, exact vs normal"},
+            {"mcnemar2000_one_sided", 1, t.fixed_one,
+             "fixed 2000 pairs, exact one-sided p <= alpha"},
+            {"mcnemar2000_two_sided", 1, t.fixed_two,
+             "fixed 2000 pairs, exact two-sided p <= alpha"},
+            {"mcnemar2000_one_sided_a05", 1, t.fixed_one05, "the same, one-sided p <= 0.05"},
+            {"mcnemar2000_two_sided_a05", 1, t.fixed_two05, "the same, two-sided p <= 0.05"},
+            {"winrate_ci_coverage", 1, t.ci_cover,
+             "95 % conditional interval at 2000 covers Delta"},
+        };
+        for (size_t k = 0; k < sizeof figures / sizeof figures[0]; k++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s.%s", tags[sc], figures[k].name);
+            if (figures[k].rate)
+                emit_rate(name, (uint64_t)figures[k].v, o.gates, figures[k].what);
+            else
+                emit(name, figures[k].v, "pairs", o.gates, figures[k].what);
+        }
         if (sc == 0) {
             emit_rate("d0.half_rule_200", t.half_200, o.gates,
                       "'>= 0.5, ties to the candidate' promotes, 200 pairs");

@@ -7,19 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "search/search.h"
 
 #define RUNS 5
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static double mean(const double *v, int n) {
     double s = 0;

@@ -15,20 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "label_synth.h"
 
 #define RUNS 3
 #define POOL 1000
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static void emit(const char *name, double value, const char *unit, int n, const char *human) {
     printf("{\"bench\":\"shard.%s\",\"value\":%.6g,\"unit\":\"%s\",\"n\":%d,\"median\":%.6g}\n",

@@ -7,7 +7,14 @@
 #                              output (stdout and stderr, kept in
 #                              $tap_dir/out) has a line matching PATTERN;
 #                              the script sets tap_dir to its scratch dir
+#                              (tap_scratch does)
+#   $py                        Debian's python3 (the interpreter the
+#                              packages of scripts/packages.txt are for)
+#   tap_scratch NAME           makes $tmp, a new directory /tmp/NAME-XXXXXX
+#                              (also tap_dir), removed at exit together with
+#                              every process whose id is in $pids (kill -9)
 #   tap_done                   prints the plan; exits 1 if anything failed
+py=/usr/bin/python3
 n=0
 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -29,6 +36,12 @@ expect() {
   else
     notok "$label: exit $got, want $want and /$pat/: $(head -c 300 "$out")"
   fi
+}
+tap_scratch() {
+  tmp=$(mktemp -d "/tmp/$1-XXXXXX")
+  tap_dir=$tmp
+  pids=""
+  trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 }
 tap_done() {
   echo "1..$n"

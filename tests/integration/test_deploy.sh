@@ -11,9 +11,8 @@ root=$1
 fleet=$(abs "$2") # unit files take absolute paths only
 evald=$(abs "$3")
 units="$root/deploy/systemd"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-deploy
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then
   notok "systemd-analyze is missing (scripts/packages.txt lists systemd)"

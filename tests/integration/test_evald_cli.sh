@@ -2,18 +2,12 @@
 # sf-model and gpu-evald on the command line, TAP output: exit statuses and
 # messages for good and bad bundles, SHA pins, canary refusal, and a real
 # server start, metrics scrape and SIGTERM stop.
-# usage: test_evald_cli.sh PYTHON_DIR SF_MODEL GPU_EVALD  (PYTHON_DIR: <build>/python)
+# usage: test_evald_cli.sh SF_MODEL GPU_EVALD  (PYTHONPATH: <build>/python)
 set -u
-pydir=$1
-sfm=$2
-evald=$3
-py=/usr/bin/python3
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-export PYTHONPATH="$pydir"
+sfm=$1
+evald=$2
 . "$(dirname "$0")/tap.sh"
-tap_dir=$tmp
+tap_scratch sf-evald-cli
 
 mkdir "$tmp/models" "$tmp/bad"
 "$sfm" random --arch tiny --seed 1 --canary 4 "$tmp/models/tiny.safetensors" >"$tmp/r.out"
@@ -100,6 +94,7 @@ expect 2 "--tolerance abc: expected a number" "sf-model checks numeric flags" --
 "$evald" --backend cpu --models "$tmp/models" --bind 'tcp://127.0.0.1:*' --max-batch 8 \
   --max-wait-us 100 --metrics-port '*' >"$tmp/serve.log" 2>&1 &
 pid=$!
+pids=$pid
 for _ in $(seq 1 100); do
   grep -q "serving 1 model" "$tmp/serve.log" && break
   sleep 0.1
@@ -117,7 +112,7 @@ fi
 kill -TERM "$pid"
 wait "$pid"
 st=$?
-pid=
+pids=
 if [ "$st" = 0 ] && grep -q "gpu-evald: stopped" "$tmp/serve.log"; then
   ok "SIGTERM stops gpu-evald cleanly (exit 0)"
 else

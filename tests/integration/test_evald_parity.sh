@@ -12,17 +12,13 @@
 #   9    golden positions taken from a file of engine positions (the
 #        pluggable source)
 #   10   a bundle written by C (sf-model random) evaluates the same in PyTorch
-# usage: test_evald_parity.sh PYTHON_DIR SF_MODEL ENGINE_POSITIONS
-#        (PYTHON_DIR: <build>/python; ENGINE_POSITIONS: the fixture program)
+# usage: test_evald_parity.sh SF_MODEL ENGINE_POSITIONS
+#        (PYTHONPATH: <build>/python; ENGINE_POSITIONS: the fixture program)
 set -u
-pydir=$1
-sfm=$2
-engpos=$3
-py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export PYTHONPATH="$pydir"
+sfm=$1
+engpos=$2
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-evald-parity
 
 if ! $py -c 'import torch, numpy' 2>"$tmp/err"; then
   echo "Bail out! $py cannot import torch and numpy (python3-torch, python3-numpy in scripts/packages.txt): $(tail -1 "$tmp/err")"

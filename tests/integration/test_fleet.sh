@@ -9,14 +9,8 @@
 set -u
 fleet=$1
 shard=$2
-tmp=$(mktemp -d /tmp/sf-fleet-test-XXXXXX)
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-fleet-test
 
 # config NAME OUTDIR ENDPOINT WORKERS THREADS
 config() {
@@ -93,19 +87,44 @@ wait_status() { # ENDPOINT AWK-CONDITION SECONDS
   return 1
 }
 
+# coordinator NAME LOG: the coordinator of $tmp/NAME.yaml, started in the
+# background (its pid in $coord).
+coordinator() {
+  "$fleet" coordinator "$tmp/$1.yaml" > "$2" 2>&1 &
+  coord=$!
+  pids="$pids $coord"
+}
+
+# worker ENDPOINT ID SCRATCH LOG: a worker started in the background (its
+# pid in $worker).
+worker() {
+  "$fleet" worker --connect "$1" --id "$2" --scratch "$3" > "$4" 2>&1 &
+  worker=$!
+  pids="$pids $worker"
+}
+
+# same_digests ENDPOINT NAME WHAT: stops the run at ENDPOINT; its shards
+# ($tmp/NAME/shards) must have the digests of the one-worker run.
+same_digests() {
+  "$fleet" stop "$1" > /dev/null 2>&1
+  sleep 0.3
+  digests "$tmp/$2/shards" > "$tmp/d.$2"
+  if cmp -s "$tmp/d.$2" "$tmp/d.one"; then
+    ok "after $3: same digests, no job missing or duplicated"
+  else
+    notok "digests differ after $3" "$(diff "$tmp/d.$2" "$tmp/d.one" | head -4)"
+  fi
+}
+
 # 3. kill -9 a worker mid-job.
 ep="ipc://$tmp/k.sock"
 config kill "$tmp/kill" "$ep" 0 1
-"$fleet" coordinator "$tmp/kill.yaml" > "$tmp/kill-coord.log" 2>&1 &
-coord=$!
-pids="$pids $coord"
-"$fleet" worker --connect "$ep" --id victim --scratch "$tmp/kill/w-victim" > "$tmp/victim.log" 2>&1 &
-victim=$!
-pids="$pids $victim"
+coordinator kill "$tmp/kill-coord.log"
+worker "$ep" victim "$tmp/kill/w-victim" "$tmp/victim.log"
+victim=$worker
 if wait_status "$ep" '/^jobs:/ && $4 >= 1' 20; then
   kill -9 "$victim"
-  "$fleet" worker --connect "$ep" --id rescuer --scratch "$tmp/kill/w-rescuer" > "$tmp/rescuer.log" 2>&1 &
-  pids="$pids $!"
+  worker "$ep" rescuer "$tmp/kill/w-rescuer" "$tmp/rescuer.log"
   if wait_status "$ep" '/COMPLETE/' 60; then
     ok "a worker killed with -9 mid-job: the run still completes"
     if wait_status "$ep" '/^leases:/ && $2 >= 1 && $4 >= 1' 5; then
@@ -119,30 +138,18 @@ if wait_status "$ep" '/^jobs:/ && $4 >= 1' 20; then
 else
   notok "no job was ever leased to the victim"
 fi
-"$fleet" stop "$ep" > /dev/null 2>&1
-sleep 0.3
-digests "$tmp/kill/shards" > "$tmp/d.kill"
-if cmp -s "$tmp/d.kill" "$tmp/d.one"; then
-  ok "after the worker kill: same digests, no job missing or duplicated"
-else
-  notok "digests differ after the worker kill" "$(diff "$tmp/d.kill" "$tmp/d.one" | head -4)"
-fi
+same_digests "$ep" kill "the worker kill"
 
 # 4. kill -9 the coordinator mid-run, restart it.
 ep2="ipc://$tmp/c.sock"
 config crash "$tmp/crash" "$ep2" 0 1
-"$fleet" coordinator "$tmp/crash.yaml" > "$tmp/crash-coord1.log" 2>&1 &
-coord=$!
-pids="$pids $coord"
-"$fleet" worker --connect "$ep2" --id wa --scratch "$tmp/crash/w-a" > "$tmp/wa.log" 2>&1 &
-pids="$pids $!"
-"$fleet" worker --connect "$ep2" --id wb --scratch "$tmp/crash/w-b" > "$tmp/wb.log" 2>&1 &
-pids="$pids $!"
+coordinator crash "$tmp/crash-coord1.log"
+worker "$ep2" wa "$tmp/crash/w-a" "$tmp/wa.log"
+worker "$ep2" wb "$tmp/crash/w-b" "$tmp/wb.log"
 if wait_status "$ep2" '/^jobs:/ && $2 >= 2' 30; then
   kill -9 "$coord"
   sleep 0.5
-  "$fleet" coordinator "$tmp/crash.yaml" > "$tmp/crash-coord2.log" 2>&1 &
-  pids="$pids $!"
+  coordinator crash "$tmp/crash-coord2.log"
   if wait_status "$ep2" '/COMPLETE/' 90; then
     ok "coordinator killed with -9 and restarted: the run completes"
   else
@@ -151,14 +158,7 @@ if wait_status "$ep2" '/^jobs:/ && $2 >= 2' 30; then
 else
   notok "the coordinator never had 2 jobs done"
 fi
-"$fleet" stop "$ep2" > /dev/null 2>&1
-sleep 0.3
-digests "$tmp/crash/shards" > "$tmp/d.crash"
-if cmp -s "$tmp/d.crash" "$tmp/d.one"; then
-  ok "after the coordinator crash: same digests, no job missing or duplicated"
-else
-  notok "digests differ after the coordinator crash" "$(diff "$tmp/d.crash" "$tmp/d.one" | head -4)"
-fi
+same_digests "$ep2" crash "the coordinator crash"
 leftover=$(find "$tmp/crash/incoming" -type f | wc -l)
 if [ "$leftover" = 0 ]; then ok "no half-received upload left after the restart"; else notok "uploads left in incoming/" "$leftover"; fi
 

@@ -17,14 +17,8 @@ shard=$2
 bundle=$3
 sf_model=$4
 sha=$(sha256sum "$bundle" | cut -d' ' -f1)
-tmp=$(mktemp -d /tmp/sf-fleet-net-XXXXXX)
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-fleet-net
 
 config() { # NAME OUTDIR COORD WORKERS SPAWN
   cat > "$tmp/$1.yaml" <<EOC

@@ -17,7 +17,7 @@ pids=""
 cleanup() {
   for p in $pids; do kill -9 "$p" 2>/dev/null; done
   pkill -9 -f "$tmp/" 2>/dev/null
-  [ -n "${KEEP:-}" ] || rm -rf "$tmp"
+  rm -rf "$tmp"
 }
 trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"

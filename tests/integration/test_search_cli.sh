@@ -9,11 +9,8 @@ search=$1
 arena=$2
 play=$3
 bundle=$4
-py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
-tap_dir=$tmp
+tap_scratch sf-search-cli
 check() { # check LABEL -- command...: passes when the command exits 0
   label=$1
   shift 2

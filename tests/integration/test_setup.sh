@@ -5,9 +5,8 @@
 # SF_DPKG_QUERY), so the test changes nothing on the machine. TAP output.
 set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-setup
 
 cat > "$tmp/apt" <<STUB
 #!/bin/sh

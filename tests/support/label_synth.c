@@ -43,15 +43,14 @@ void synth_params_default(synth_params *p) {
 }
 
 void synth_info(const synth_params *p, sf_shard_info *info) {
-    memset(info, 0, sizeof *info);
-    info->run_id = p->run_id;
-    info->job_id = p->job_id;
-    info->engine_version = p->engine_version;
-    info->tokenizer_version = p->tokenizer_version;
-    info->model_sha256 = p->model_sha256;
-    info->config_digest = p->config_digest;
-    info->worker_id = "synth-worker";
-    info->created_unix = 1700000000;
+    *info = (sf_shard_info){.run_id = p->run_id,
+                            .job_id = p->job_id,
+                            .engine_version = p->engine_version,
+                            .tokenizer_version = p->tokenizer_version,
+                            .model_sha256 = p->model_sha256,
+                            .config_digest = p->config_digest,
+                            .worker_id = "synth-worker",
+                            .created_unix = 1700000000};
 }
 
 static void tensor(Spirefleet__Tensor *t, uint32_t *shape, const char *dtype, int rank, uint32_t d0,

@@ -33,6 +33,19 @@ static inline sf_combat *fx_new(sf_state *s, uint64_t seed) {
     return c;
 }
 
+/* Fight `encounter` of run `seed` from the default spec (the starter
+ * deck), started, which must succeed. */
+static inline sf_state fx_fight(int encounter, uint64_t seed) {
+    sf_state s;
+    sf_err err = {0};
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = encounter;
+    spec.seed = seed;
+    ck_assert_msg(sf_engine_init(&s, &spec, &err) == SF_OK, "%s", err.msg);
+    return s;
+}
+
 /* Append monster `id` with exactly `hp` (max HP too) and intent `move`.
  * Per-kind construction runs (a louse still rolls its bite damage, which
  * tests then overwrite); usePreBattleAction does not. Returns the slot. */
@@ -47,24 +60,16 @@ static inline sf_card fx_card(const sf_combat *c, int id, int upg) {
     return combat_make_card(c, id, upg);
 }
 
-/* Put a card into a pile; returns its index. The draw pile's top is its
- * last element, so cards pushed last are drawn first. */
-static inline int fx_hand(sf_combat *c, int id, int upg) {
-    c->hand[c->hand_n] = fx_card(c, id, upg);
-    return c->hand_n++;
+/* Put a card into a pile of *n cards; returns its index. The draw pile's
+ * top is its last element, so cards pushed last are drawn first. */
+static inline int fx_push(sf_combat *c, sf_card *pile, uint8_t *n, int id, int upg) {
+    pile[*n] = fx_card(c, id, upg);
+    return (*n)++;
 }
-static inline int fx_draw(sf_combat *c, int id, int upg) {
-    c->draw[c->draw_n] = fx_card(c, id, upg);
-    return c->draw_n++;
-}
-static inline int fx_discard(sf_combat *c, int id, int upg) {
-    c->discard[c->discard_n] = fx_card(c, id, upg);
-    return c->discard_n++;
-}
-static inline int fx_exhaust(sf_combat *c, int id, int upg) {
-    c->exhaust[c->exhaust_n] = fx_card(c, id, upg);
-    return c->exhaust_n++;
-}
+#define fx_hand(c, id, upg)    fx_push((c), (c)->hand, &(c)->hand_n, (id), (upg))
+#define fx_draw(c, id, upg)    fx_push((c), (c)->draw, &(c)->draw_n, (id), (upg))
+#define fx_discard(c, id, upg) fx_push((c), (c)->discard, &(c)->discard_n, (id), (upg))
+#define fx_exhaust(c, id, upg) fx_push((c), (c)->exhaust, &(c)->exhaust_n, (id), (upg))
 
 static inline int fx_count(const sf_card *pile, int n, int id) {
     int k = 0;

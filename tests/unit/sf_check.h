@@ -1,7 +1,19 @@
 /*
  * sf_check.h — the shared main() of every Check test executable: the
- * runner (sf_check_run) and, for the common shape of one test case,
- * sf_check_tests.
+ * runner (sf_check_run) and the registration of every test of a source by
+ * source order (SF_CHECK_MAIN over the generated SF_TESTS).
+ *
+ * A source's tests are its START_TESTs and SF_LOOP_TESTs, in source order
+ * (tests/unit/list_tests.sh writes them to test-<name>.tests.h). They run in
+ * the test case that SF_CHECK_MAIN names until the first SF_TCASE line, then
+ * in the test case of the SF_TCASE above them:
+ *
+ *     START_TEST(a) { ... } END_TEST          -- test case "numbers"
+ *     SF_LOOP_TEST(b, 0, ROWS) { ... } END_TEST  -- "numbers", _i in [0, ROWS)
+ *     SF_TCASE(attacks, 120);
+ *     START_TEST(c) { ... } END_TEST          -- "attacks", 120 s timeout
+ *     #include "test-cards.tests.h"
+ *     SF_CHECK_MAIN("cards", "numbers", 0, NULL, NULL)
  *
  * Output is TAP on stdout (meson counts each test case) and a one-line
  * summary on stderr. The process exits non-zero when any case fails or when
@@ -25,7 +37,7 @@ static inline int sf_check_run(Suite *suite, const char *name) {
     return failed == 0 && run > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-/* One test case of one suite: the names, Check's per-test timeout in
+/* The first test case of a suite: the names, Check's per-test timeout in
  * seconds (0: Check's default) and a checked fixture run around every test
  * in its own process (NULL: none). */
 typedef struct sf_check_case {
@@ -34,34 +46,72 @@ typedef struct sf_check_case {
     SFun setup, teardown;
 } sf_check_case;
 
-/* The whole main() of most test executables: the tests[0..n) as test case
- * `c`, run and reported by sf_check_run. Pass the tests with
- * SF_CHECK_LIST(a, b, c). */
-static inline int sf_check_tests(sf_check_case c, const TTest *const *tests, size_t n) {
-    Suite *s = suite_create(c.suite);
-    TCase *tc = tcase_create(c.tcase);
-    if (c.timeout_s > 0)
-        tcase_set_timeout(tc, c.timeout_s);
-    if (c.setup || c.teardown)
-        tcase_add_checked_fixture(tc, c.setup, c.teardown);
-    for (size_t i = 0; i < n; i++)
-        tcase_add_test(tc, tests[i]);
+/* A later test case: SF_TCASE(name, timeout_s); above its first test. */
+typedef struct sf_check_tcase {
+    const char *name;
+    int timeout_s;
+} sf_check_tcase;
+
+#define SF_TCASE(name, timeout_s) static const sf_check_tcase sf_tcase_##name = {#name, timeout_s}
+
+/* A test run once for each _i in [lo, hi) (Check's loop test): the bounds
+ * are integer constant expressions. */
+#define SF_LOOP_TEST(name, lo, hi)                               \
+    enum { sf_loop_lo_##name = (lo), sf_loop_hi_##name = (hi) }; \
+    START_TEST(name)
+
+/* One line of SF_TESTS: a test case begins (tcase), or a test runs once for
+ * each _i in [lo, hi) (a plain test: [0, 1), as tcase_add_test). */
+typedef struct sf_check_entry {
+    const sf_check_tcase *tcase;
+    const TTest *test;
+    int lo, hi;
+} sf_check_entry;
+
+#define SF_C_(name) {.tcase = &sf_tcase_##name},
+#define SF_T_(name) {.test = name, .lo = 0, .hi = 1},
+#define SF_L_(name) {.test = name, .lo = sf_loop_lo_##name, .hi = sf_loop_hi_##name},
+
+static inline TCase *sf_check_tcase_add(Suite *s, const char *name, int timeout_s, SFun setup,
+                                        SFun teardown) {
+    TCase *tc = tcase_create(name);
+    if (timeout_s > 0)
+        tcase_set_timeout(tc, timeout_s);
+    if (setup || teardown)
+        tcase_add_checked_fixture(tc, setup, teardown);
     suite_add_tcase(s, tc);
+    return tc;
+}
+
+/* Suite c.suite of the entries e[0..n), its first test case c, run and
+ * reported by sf_check_run. */
+static inline int sf_check_entries(sf_check_case c, const sf_check_entry *e, size_t n) {
+    Suite *s = suite_create(c.suite);
+    TCase *tc = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].tcase) {
+            tc = sf_check_tcase_add(s, e[i].tcase->name, e[i].tcase->timeout_s, NULL, NULL);
+            continue;
+        }
+        if (!tc)
+            tc = sf_check_tcase_add(s, c.tcase, c.timeout_s, c.setup, c.teardown);
+        tcase_add_loop_test(tc, e[i].test, e[i].lo, e[i].hi);
+    }
     return sf_check_run(s, c.suite);
 }
 
-/* The whole main() of a test executable whose tests are SF_TESTS (the
- * generated test-<name>.tests.h: every START_TEST of the file), as one test
- * case: `SF_CHECK_MAIN("config", "config", 0, NULL, NULL)`. */
+/* Every test of the source (SF_TESTS: the generated test-<name>.tests.h,
+ * included above), run: the exit status of main(). */
+#define SF_CHECK_ALL(suite, tcase, timeout_s, setup, teardown)                  \
+    sf_check_entries((sf_check_case){suite, tcase, timeout_s, setup, teardown}, \
+                     (const sf_check_entry[]){SF_TESTS},                        \
+                     sizeof((const sf_check_entry[]){SF_TESTS}) / sizeof(sf_check_entry))
+
+/* The whole main() of a test executable:
+ * `SF_CHECK_MAIN("config", "config", 0, NULL, NULL)`. */
 #define SF_CHECK_MAIN(suite, tcase, timeout_s, setup, teardown)        \
     int main(void) {                                                   \
-        sf_check_case c_ = {suite, tcase, timeout_s, setup, teardown}; \
-        return sf_check_tests(c_, SF_CHECK_LIST(SF_TESTS));            \
+        return SF_CHECK_ALL(suite, tcase, timeout_s, setup, teardown); \
     }
-
-/* The tests of sf_check_tests(), in the order they run. */
-#define SF_CHECK_LIST(...)               \
-    (const TTest *const[]){__VA_ARGS__}, \
-        sizeof((const TTest *const[]){__VA_ARGS__}) / sizeof(const TTest *)
 
 #endif

@@ -20,4 +20,17 @@ static inline void sf_tmpdir_remove(const char *dir) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* The scratch directory of a test source: `static char tmpdir[256]`, made
+ * by tmpdir_make() (name prefix `prefix`) and removed with everything in it
+ * by tmpdir_remove(), the setup and teardown of a checked fixture or called
+ * by a test itself. */
+#define SF_TMPDIR_OF_TESTS(prefix)                     \
+    static char tmpdir[256];                           \
+    static inline void tmpdir_make(void) {             \
+        sf_tmpdir_make(tmpdir, sizeof tmpdir, prefix); \
+    }                                                  \
+    static inline void tmpdir_remove(void) {           \
+        sf_tmpdir_remove(tmpdir);                      \
+    }
+
 #endif

@@ -9,33 +9,23 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "config_fixture.h"
 #include "coordinator/internal.h"
 #include "label_synth.h"
 #include "sf_check.h"
 #include "sf_tmpdir.h"
 #include "shard/cli/cli.h"
 
-static char tmpdir[256];
-
-static void setup(void) {
-    sf_tmpdir_make(tmpdir, sizeof tmpdir, "sf-coord");
-}
-
-static void teardown(void) {
-    sf_tmpdir_remove(tmpdir);
-}
+SF_TMPDIR_OF_TESTS("sf-coord")
 
 static void make_cfg_n(sf_run_config *cfg, const char *sub, int lease_s, int seeds,
                        const char *extra) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "run: {name: ctest, output_dir: '%s/%s'}\n"
-             "seeds: {start: 100, count: %d, job_size: 4}\n"
-             "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
-             " heartbeat_liveness: 3}\n%s",
-             tmpdir, sub, seeds, lease_s, extra ? extra : "");
-    sf_err e = {0};
-    ck_assert_msg(sf_config_parse(yaml, strlen(yaml), "test.yaml", cfg, &e) == SF_OK, "%s", e.msg);
+    config_of(cfg,
+              "run: {name: ctest, output_dir: '%s/%s'}\n"
+              "seeds: {start: 100, count: %d, job_size: 4}\n"
+              "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
+              " heartbeat_liveness: 3}\n%s",
+              tmpdir, sub, seeds, lease_s, extra ? extra : "");
 }
 
 static void make_cfg(sf_run_config *cfg, const char *sub, int lease_s, const char *extra) {
@@ -901,4 +891,4 @@ START_TEST(trainers_pull_shards_over_tcp) {
 END_TEST
 
 #include "test-coordinator.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
-SF_CHECK_MAIN("coordinator", "coordinator", 60, setup, teardown)
+SF_CHECK_MAIN("coordinator", "coordinator", 60, tmpdir_make, tmpdir_remove)

@@ -105,7 +105,7 @@ static const attack_row attack_rows[] = {
     {"Body Slam+", CARD_BODY_SLAM, 1, 0, 0, 1, 5},
 };
 
-START_TEST(single_target_attack_numbers) {
+SF_LOOP_TEST(single_target_attack_numbers, 0, (int)(sizeof attack_rows / sizeof attack_rows[0])) {
     const attack_row *r = &attack_rows[_i];
     sf_state s;
     sf_combat *c = fx_new(&s, 7);
@@ -165,7 +165,7 @@ static const block_row block_rows[] = {
     {"Armaments+", CARD_ARMAMENTS, 1, 1, 5},
 };
 
-START_TEST(block_card_numbers) {
+SF_LOOP_TEST(block_card_numbers, 0, (int)(sizeof block_rows / sizeof block_rows[0])) {
     const block_row *r = &block_rows[_i];
     sf_state s;
     sf_combat *c = fx_new(&s, 7);
@@ -204,7 +204,7 @@ static const aoe_row aoe_rows[] = {
     {"Reaper+", CARD_REAPER, 1, 2, 10, 7},
 };
 
-START_TEST(all_enemy_attack_numbers) {
+SF_LOOP_TEST(all_enemy_attack_numbers, 0, (int)(sizeof aoe_rows / sizeof aoe_rows[0])) {
     const aoe_row *r = &aoe_rows[_i];
     sf_state s;
     sf_combat *c = fx_new(&s, 7);
@@ -272,7 +272,7 @@ static const power_row power_rows[] = {
     {"Battle Trance+", CARD_BATTLE_TRANCE, 1, 0, PW_NO_DRAW, 1},
 };
 
-START_TEST(power_card_numbers) {
+SF_LOOP_TEST(power_card_numbers, 0, (int)(sizeof power_rows / sizeof power_rows[0])) {
     const power_row *r = &power_rows[_i];
     sf_state s;
     sf_combat *c = fx_new(&s, 7);
@@ -385,6 +385,8 @@ END_TEST
 /* ------------------------------------------------------------------------
  * Attack side effects
  * ---------------------------------------------------------------------- */
+
+SF_TCASE(attacks, 0);
 
 START_TEST(bash_applies_vulnerable_after_its_damage) {
     /* Bash 8 on a fresh target: 8 (no Vulnerable yet), then 2 Vulnerable;
@@ -865,6 +867,8 @@ END_TEST
  * Skills
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(skills, 0);
+
 START_TEST(battle_trance_draws_then_blocks_draws) {
     for (int upg = 0; upg <= 1; upg++) {
         sf_state s;
@@ -1286,6 +1290,8 @@ END_TEST
  * Choice screens
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(choices, 0);
+
 START_TEST(armaments_upgrades_a_chosen_card_and_regroups_the_hand) {
     /* Hand after Armaments leaves it: Strike, Wound, Bash, Defend+. Eligible
      * (canUpgrade): Strike, Bash. Choosing Bash (option = hand index 2): the
@@ -1632,6 +1638,8 @@ END_TEST
  * Powers
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(powers, 0);
+
 START_TEST(inflame_demon_form_and_metallicize) {
     sf_state s;
     sf_combat *c = fx_new(&s, 5);
@@ -1867,6 +1875,8 @@ END_TEST
  * Status cards
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(status, 0);
+
 START_TEST(slimed_costs_one_and_exhausts) {
     sf_state s;
     sf_combat *c = fx_new(&s, 5);
@@ -1911,118 +1921,5 @@ START_TEST(burn_in_hand_deals_thorns_damage_at_end_of_turn) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-cards");
-    TCase *t = tcase_create("numbers");
-    tcase_add_loop_test(t, single_target_attack_numbers, 0,
-                        (int)(sizeof attack_rows / sizeof attack_rows[0]));
-    tcase_add_loop_test(t, block_card_numbers, 0, (int)(sizeof block_rows / sizeof block_rows[0]));
-    tcase_add_loop_test(t, all_enemy_attack_numbers, 0,
-                        (int)(sizeof aoe_rows / sizeof aoe_rows[0]));
-    tcase_add_loop_test(t, power_card_numbers, 0, (int)(sizeof power_rows / sizeof power_rows[0]));
-    tcase_add_test(t, brutality_plus_is_innate);
-    tcase_add_test(t, seeing_red_gives_two_energy_and_exhausts);
-    tcase_add_test(t, weak_attacker_on_vulnerable_target_floors_once);
-    tcase_add_test(t, negative_strength_clamps_damage_at_zero);
-    tcase_add_test(t, dexterity_below_zero_gives_zero_block);
-    tcase_add_test(t, vigor_and_pen_nib_apply_in_order_and_are_spent);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("attacks");
-    tcase_add_test(t, bash_applies_vulnerable_after_its_damage);
-    tcase_add_test(t, clothesline_and_uppercut_debuffs);
-    tcase_add_test(t, anger_puts_a_stat_equal_copy_in_discard);
-    tcase_add_test(t, clash_needs_an_all_attack_hand);
-    tcase_add_test(t, iron_wave_blocks_once_before_its_damage);
-    tcase_add_test(t, perfected_strike_counts_strike_cards_in_hand_draw_discard);
-    tcase_add_test(t, pommel_strike_and_shrug_draw);
-    tcase_add_test(t, wild_strike_and_reckless_charge_insert_below_the_top);
-    tcase_add_test(t, wild_strike_into_empty_draw_pile_spends_no_rng);
-    tcase_add_test(t, dropkick_needs_vulnerable_when_played);
-    tcase_add_test(t, dropkick_killing_its_vulnerable_target_still_refunds);
-    tcase_add_test(t, hemokinesis_loses_hp_first_with_damage_fixed_at_play);
-    tcase_add_test(t, pummel_and_feed_exhaust);
-    tcase_add_test(t, feed_kill_raises_max_hp_and_heals);
-    tcase_add_test(t, rampage_grows_every_play);
-    tcase_add_test(t, rampage_double_tap_copy_raises_the_original_too);
-    tcase_add_test(t, searing_blow_grows_with_each_upgrade);
-    tcase_add_test(t, body_slam_uses_current_block);
-    tcase_add_test(t, sever_soul_exhausts_non_attacks_then_hits);
-    tcase_add_test(t, fiend_fire_exhausts_hand_at_random_then_hits_per_card);
-    tcase_add_test(t, sword_boomerang_hits_random_living_enemies);
-    tcase_add_test(t, whirlwind_hits_x_times_for_all_energy);
-    tcase_add_test(t, thunderclap_vulnerable_and_reaper_heal);
-    tcase_add_test(t, immolate_adds_a_burn_to_discard);
-    tcase_add_test(t, blood_for_blood_cost_drops_per_hp_loss_event);
-    tcase_add_test(t, carnage_and_ghostly_armor_are_ethereal);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("skills");
-    tcase_add_test(t, battle_trance_draws_then_blocks_draws);
-    tcase_add_test(t, bloodletting_and_offering);
-    tcase_add_test(t, seeing_red_and_double_tap);
-    tcase_add_test(t, double_tap_copy_fizzles_when_its_target_died);
-    tcase_add_test(t, double_tap_copies_whirlwind_with_the_same_x);
-    tcase_add_test(t, double_tap_perfected_strike_copy_does_not_count_itself);
-    tcase_add_test(t, flex_strength_lasts_the_turn);
-    tcase_add_test(t, flex_with_artifact_keeps_its_strength);
-    tcase_add_test(t, disarm_intimidate_shockwave);
-    tcase_add_test(t, entrench_doubles_block);
-    tcase_add_test(t, rage_blocks_per_attack_after_it);
-    tcase_add_test(t, spot_weakness_needs_an_attack_intent);
-    tcase_add_test(t, limit_break_doubles_strength_and_exhausts_unless_upgraded);
-    tcase_add_test(t, infernal_blade_makes_a_free_attack_for_this_turn);
-    tcase_add_test(t, infernal_blade_pool_follows_the_game_order);
-    tcase_add_test(t, power_through_wounds_first_then_block);
-    tcase_add_test(t, sentinel_gives_energy_when_exhausted);
-    tcase_add_test(t, second_wind_blocks_per_non_attack);
-    tcase_add_test(t, havoc_plays_the_top_card_and_exhausts_it);
-    tcase_add_test(t, havoc_reshuffles_an_empty_draw_pile_and_exhausts_unplayables);
-    tcase_add_test(t, havoc_x_cost_card_uses_all_energy_as_x_for_free);
-    tcase_add_test(t, havoc_clash_fails_with_a_skill_in_hand);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("choices");
-    tcase_add_test(t, armaments_upgrades_a_chosen_card_and_regroups_the_hand);
-    tcase_add_test(t, armaments_one_eligible_card_is_upgraded_in_place);
-    tcase_add_test(t, armaments_identical_options_collapse_to_one_screen_pick);
-    tcase_add_test(t, armaments_plus_upgrades_every_upgradable_card);
-    tcase_add_test(t, headbutt_puts_a_chosen_discard_card_on_top);
-    tcase_add_test(t, headbutt_single_discard_card_needs_no_choice);
-    tcase_add_test(t, true_grit_random_exhaust_and_upgraded_choice);
-    tcase_add_test(t, warcry_draws_then_puts_a_card_on_top);
-    tcase_add_test(t, warcry_with_one_card_spends_a_card_random_call);
-    tcase_add_test(t, burning_pact_exhausts_a_chosen_card_then_draws);
-    tcase_add_test(t, dual_wield_copies_and_regroups);
-    tcase_add_test(t, dual_wield_single_attack_copies_in_place);
-    tcase_add_test(t, exhume_returns_a_chosen_exhausted_card);
-    tcase_add_test(t, exhume_with_a_full_hand_does_nothing);
-    tcase_add_test(t, choice_auto_resolves_when_zero_or_one_option);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("powers");
-    tcase_add_test(t, inflame_demon_form_and_metallicize);
-    tcase_add_test(t, barricade_keeps_block_across_turns);
-    tcase_add_test(t, berserk_vulnerable_ticks_the_same_round_and_gives_energy);
-    tcase_add_test(t, brutality_draws_and_loses_hp_after_the_turn_draw);
-    tcase_add_test(t, corruption_makes_skills_free_and_exhausts_them);
-    tcase_add_test(t, feel_no_pain_and_dark_embrace_trigger_after_the_card);
-    tcase_add_test(t, dark_embrace_ethereal_exhaust_draws_after_discard);
-    tcase_add_test(t, dark_embrace_and_burning_pact_order);
-    tcase_add_test(t, combust_loses_hp_then_hits_all_as_thorns);
-    tcase_add_test(t, rupture_counts_only_self_inflicted_hp_loss);
-    tcase_add_test(t, juggernaut_hits_a_random_enemy_after_block_gains);
-    tcase_add_test(t, evolve_and_fire_breathing_on_status_draw);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("status");
-    tcase_add_test(t, slimed_costs_one_and_exhausts);
-    tcase_add_test(t, dazed_wound_burn_are_unplayable);
-    tcase_add_test(t, burn_in_hand_deals_thorns_damage_at_end_of_turn);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-cards");
-}
+#include "test-engine-cards.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-cards", "numbers", 0, NULL, NULL)

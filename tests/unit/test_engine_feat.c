@@ -12,21 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/internal.h"
+#include "engine_fixture.h"
 #include "sf_check.h"
 
 /* ---- position helpers --------------------------------------------------- */
-
-static sf_state fight(int encounter, uint64_t seed) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.encounter = encounter;
-    spec.seed = seed;
-    sf_state s;
-    sf_err err = {0};
-    ck_assert_msg(sf_engine_init(&s, &spec, &err) == SF_OK, "%s", err.msg);
-    return s;
-}
 
 static void set_pile(sf_combat *c, sf_card *pile, uint8_t *n, int cap, const int *ids, int k) {
     memset(pile, 0, sizeof(sf_card) * (size_t)cap);
@@ -54,7 +43,7 @@ static void set_exhaust(sf_combat *c, const int *ids, int k) {
 /* A Jaw Worm fight reduced to a clean slate: 80/80 HP, 3 energy, no
  * powers, the worm at `hp` HP announcing Chomp (11). */
 static sf_state jaw_worm(int hp) {
-    sf_state s = fight(ENC_JAW_WORM, 7);
+    sf_state s = fx_fight(ENC_JAW_WORM, 7);
     sf_combat *c = combat_of(&s);
     memset(c->pw, 0, sizeof c->pw);
     c->just = 0;
@@ -286,7 +275,7 @@ START_TEST(playmath_lethal_and_kills_all) {
 END_TEST
 
 START_TEST(playmath_cleave_over_two_lice) {
-    sf_state s = fight(ENC_2_LOUSE, 11);
+    sf_state s = fx_fight(ENC_2_LOUSE, 11);
     sf_combat *c = combat_of(&s);
     ck_assert_int_eq(c->n_mon, 2);
     memset(c->pw, 0, sizeof c->pw);
@@ -1002,7 +991,7 @@ END_TEST
 /* ---- queries ------------------------------------------------------------- */
 
 START_TEST(queries_point_at_the_acting_token_and_target) {
-    sf_state s = fight(ENC_GREMLIN_GANG, 5);
+    sf_state s = fx_fight(ENC_GREMLIN_GANG, 5);
     sf_combat *c = combat_of(&s);
     c->potions[2] = POTION_WEAK;
     sf_feat *f = &feat_buf;
@@ -1121,7 +1110,7 @@ START_TEST(hidden_draw_order_and_rolls_do_not_change_tokens) {
     int compared = 0;
     for (int enc = 0; enc < ENC_COUNT; enc++) {
         for (int steps = 0; steps < 12; steps += 3) {
-            sf_state a = fight(enc, 1000 + (uint64_t)enc);
+            sf_state a = fx_fight(enc, 1000 + (uint64_t)enc);
             random_steps(&a, 77 + (uint64_t)steps, steps);
             if (sf_engine_is_terminal(&a))
                 continue;
@@ -1223,7 +1212,7 @@ START_TEST(random_play_tokens_are_in_vocabulary_and_range) {
     sf_feat *f = &feat_buf;
     long positions = 0;
     for (int fightno = 0; fightno < 60; fightno++) {
-        sf_state s = fight(fightno % ENC_COUNT, 500 + (uint64_t)fightno);
+        sf_state s = fx_fight(fightno % ENC_COUNT, 500 + (uint64_t)fightno);
         uint64_t r = 0x9E3779B97F4A7C15ull * (uint64_t)(fightno + 1);
         while (!sf_engine_is_terminal(&s)) {
             sf_action acts[SF_MAX_ACTIONS];
@@ -1253,30 +1242,5 @@ START_TEST(random_play_tokens_are_in_vocabulary_and_range) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("engine-feat");
-    TCase *tc = tcase_create("feat");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, token_set_of_a_known_position);
-    tcase_add_test(tc, known_top_cards_are_their_own_tokens);
-    tcase_add_test(tc, playmath_strike_and_bash_through_strength_and_vulnerable);
-    tcase_add_test(tc, playmath_lethal_and_kills_all);
-    tcase_add_test(tc, playmath_cleave_over_two_lice);
-    tcase_add_test(tc, playmath_double_tap_twin_strike_meets_curl_up);
-    tcase_add_test(tc, playmath_hemokinesis_damage_is_fixed_before_its_hp_loss);
-    tcase_add_test(tc, playmath_block_through_dexterity_frail_and_feel_no_pain);
-    tcase_add_test(tc, playmath_end_turn_and_potions);
-    tcase_add_test(tc, playmath_perfected_strike_counts_strikes_in_every_pile);
-    tcase_add_test(tc, playmath_double_tap_copy_plays_where_the_first_play_left);
-    tcase_add_test(tc, playmath_agrees_with_the_engine_on_single_target_attacks);
-    tcase_add_test(tc, playmath_equals_what_playing_does_for_every_card);
-    tcase_add_test(tc, queries_point_at_the_acting_token_and_target);
-    tcase_add_test(tc, choice_queries_name_the_option_card_in_its_pile);
-    tcase_add_test(tc, bad_query_lists_are_refused);
-    tcase_add_test(tc, hidden_draw_order_and_rolls_do_not_change_tokens);
-    tcase_add_test(tc, known_top_card_is_visible_in_tokens);
-    tcase_add_test(tc, overflow_reports_efull_and_stays_in_bounds);
-    tcase_add_test(tc, random_play_tokens_are_in_vocabulary_and_range);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "engine-feat");
-}
+#include "test-engine-feat.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-feat", "feat", 120, NULL, NULL)

@@ -206,35 +206,31 @@ START_TEST(malformed_documents_get_clear_errors) {
     expect_error(arr, SF_EFORMAT, "not an object");
     json_decref(arr);
 
-    json_t *d = json_deep_copy(good);
-    json_object_del(d, "raw");
-    expect_error(d, SF_EFORMAT, "\"raw\" is missing");
-    json_decref(d);
-
-    d = json_deep_copy(good);
-    json_object_set_new(d, "raw", json_integer(5));
-    expect_error(d, SF_EFORMAT, "\"raw\" is not a string");
-    json_decref(d);
-
-    d = json_deep_copy(good);
-    json_object_set_new(d, "raw", json_string("@@@@"));
-    expect_error(d, SF_EFORMAT, "not base64");
-    json_decref(d);
-
-    d = json_deep_copy(good);
-    json_object_set_new(d, "raw", json_string("AAAA")); /* 3 bytes */
-    expect_error(d, SF_EFORMAT, "holds 3 bytes");
-    json_decref(d);
-
-    d = json_deep_copy(good);
-    json_object_del(d, "engine_version");
-    expect_error(d, SF_EFORMAT, "\"engine_version\" is missing");
-    json_decref(d);
-
-    d = json_deep_copy(good);
-    json_object_set_new(d, "engine_version", json_string("1"));
-    expect_error(d, SF_EFORMAT, "not an integer");
-    json_decref(d);
+    /* A field deleted (value NULL) or replaced by the JSON value given. */
+    static const struct {
+        const char *key, *value, *msg;
+    } fields[] = {
+        {"raw", NULL, "\"raw\" is missing"},
+        {"raw", "5", "\"raw\" is not a string"},
+        {"raw", "\"@@@@\"", "not base64"},
+        {"raw", "\"AAAA\"", "holds 3 bytes"}, /* base64 of 3 bytes */
+        {"engine_version", NULL, "\"engine_version\" is missing"},
+        {"engine_version", "\"1\"", "not an integer"},
+        {"identity", "5", "\"identity\" is not a string"},
+    };
+    json_t *d;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        d = json_deep_copy(good);
+        if (fields[i].value) {
+            json_t *v = json_loads(fields[i].value, JSON_DECODE_ANY, NULL);
+            ck_assert_ptr_nonnull(v);
+            json_object_set_new(d, fields[i].key, v);
+        } else {
+            json_object_del(d, fields[i].key);
+        }
+        expect_error(d, SF_EFORMAT, fields[i].msg);
+        json_decref(d);
+    }
 
     d = json_deep_copy(good);
     json_object_set_new(d, "engine_version", json_integer(SF_ENGINE_VERSION + 1));
@@ -249,31 +245,18 @@ START_TEST(malformed_documents_get_clear_errors) {
     expect_error(d, SF_ECORRUPT, "identity");
     json_decref(d);
 
-    /* Structurally impossible bytes are refused with the field named. */
-    d = edited(&s, bad_card);
-    expect_error(d, SF_EFORMAT, "hand[0]: card id 200");
-    json_decref(d);
-    d = edited(&s, bad_monster_count);
-    expect_error(d, SF_EFORMAT, "monster count 9");
-    json_decref(d);
-    d = edited(&s, bad_draw_known);
-    expect_error(d, SF_EFORMAT, "draw_known");
-    json_decref(d);
-    d = edited(&s, dirty_unused_slot);
-    expect_error(d, SF_EFORMAT, "discard: unused slots");
-    json_decref(d);
-    d = edited(&s, bad_move);
-    expect_error(d, SF_EFORMAT, "monster[0]: move ids 250");
-    json_decref(d);
-    d = edited(&s, stray_pending);
-    expect_error(d, SF_EFORMAT, "in play outside a choice");
-    json_decref(d);
-
-    /* Impossible positions are refused too, so no search labels them. */
+    /* Structurally impossible bytes are refused with the field named, and
+     * impossible positions too, so no search labels them. */
     static const struct {
         void (*edit)(sf_combat *);
         const char *msg;
     } rules[] = {
+        {bad_card, "hand[0]: card id 200"},
+        {bad_monster_count, "monster count 9"},
+        {bad_draw_known, "draw_known"},
+        {dirty_unused_slot, "discard: unused slots"},
+        {bad_move, "monster[0]: move ids 250"},
+        {stray_pending, "in play outside a choice"},
         {dead_player_playing, "player hp 0 in phase player"},
         {monster_at_zero_hp, "monster[0]: hp 0 but not dead"},
         {no_monster_left, "no living monster in phase player"},
@@ -293,10 +276,6 @@ START_TEST(malformed_documents_get_clear_errors) {
         expect_error(d, SF_EFORMAT, rules[i].msg);
         json_decref(d);
     }
-    d = json_deep_copy(good);
-    json_object_set_new(d, "identity", json_integer(5));
-    expect_error(d, SF_EFORMAT, "\"identity\" is not a string");
-    json_decref(d);
 
     json_decref(good);
 }
@@ -323,15 +302,5 @@ START_TEST(a_loaded_state_plays_on_identically) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("engine-json");
-    TCase *tc = tcase_create("json");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, round_trip_is_byte_identical_through_random_play);
-    tcase_add_test(tc, choice_screen_state_round_trips);
-    tcase_add_test(tc, readable_fields_describe_the_state);
-    tcase_add_test(tc, malformed_documents_get_clear_errors);
-    tcase_add_test(tc, a_loaded_state_plays_on_identically);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "engine-json");
-}
+#include "test-engine-json.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-json", "json", 120, NULL, NULL)

@@ -69,7 +69,7 @@ static const dmg_row dmg_rows[] = {
     {"Slime Boss Slam", MON_SLIME_BOSS, MV_SLAM, 1, 35, 38, 4},
 };
 
-START_TEST(move_damage_at_a0_and_ascension) {
+SF_LOOP_TEST(move_damage_at_a0_and_ascension, 0, (int)(sizeof dmg_rows / sizeof dmg_rows[0])) {
     const dmg_row *r = &dmg_rows[_i];
     for (int asc = 0; asc <= 1; asc++) {
         sf_state s;
@@ -111,7 +111,7 @@ static const hp_row hp_rows[] = {
     {MON_SLIME_BOSS, 140, 140, 150, 150, 9},
 };
 
-START_TEST(hp_rolls_cover_exactly_the_range) {
+SF_LOOP_TEST(hp_rolls_cover_exactly_the_range, 0, (int)(sizeof hp_rows / sizeof hp_rows[0])) {
     /* setHp(min, max) = monsterHpRng.random(min, max): over 400 rolls every
      * value of a range of <= 7 values appears (a value is missed with
      * probability below 7 x (6/7)^400 < 1e-25) and nothing outside. One
@@ -218,7 +218,7 @@ static const hit_case hit_cases[] = {
     {"block", 1, 0, 0, 0, 9},
 };
 
-START_TEST(intent_damage_is_the_damage_dealt) {
+SF_LOOP_TEST(intent_damage_is_the_damage_dealt, MON_NONE + 1, MON_COUNT) {
     /* Monster _i executes each of its moves at A0..A9 under each case: the
      * damage that reaches the player (HP lost plus block used) is the
      * intent's per-hit damage times its hits, and a move announced without
@@ -272,12 +272,7 @@ END_TEST
  * ---------------------------------------------------------------------- */
 
 static int first_move(int encounter, uint64_t seed, int slot) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.encounter = encounter;
-    spec.seed = seed;
-    sf_state s;
-    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_state s = fx_fight(encounter, seed);
     return ccombat_of(&s)->mon[slot].move;
 }
 
@@ -322,6 +317,8 @@ END_TEST
 /* ------------------------------------------------------------------------
  * Cultist, Jaw Worm
  * ---------------------------------------------------------------------- */
+
+SF_TCASE(normal, 0);
 
 START_TEST(cultist_ritual_skips_the_first_end_of_round) {
     /* Incantation turn 1 (Ritual 3, A2: 4), then Dark Strike 6 on turn 2,
@@ -577,66 +574,6 @@ START_TEST(split_triggered_by_thorns_during_its_own_move_still_rolls) {
     ck_assert_int_eq(c->mon[0].hp, 30);
     ck_assert_int_eq(c->mon[0].move, MV_SPLIT);
     ck_assert_uint_eq(c->rng[SF_STREAM_AI].counter, ai + 1);
-}
-END_TEST
-
-/* ------------------------------------------------------------------------
- * Slime Boss
- * ---------------------------------------------------------------------- */
-
-START_TEST(slime_boss_goop_prepare_slam_cycle) {
-    sf_state s;
-    sf_combat *c = setup(&s, 4);
-    for (int i = 0; i < 5; i++)
-        fx_draw(c, CARD_DEFEND, 0);
-    fx_mon(c, MON_SLIME_BOSS, 140, MV_GOOP_SPRAY);
-    uint32_t ai = c->rng[SF_STREAM_AI].counter;
-    FX_END(&s);
-    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_SLIMED), 3);
-    ck_assert_int_eq(c->mon[0].move, MV_PREPARING);
-    FX_END(&s);
-    ck_assert_int_eq(c->hp, 999);
-    ck_assert_int_eq(c->mon[0].move, MV_SLAM);
-    FX_END(&s);
-    ck_assert_int_eq(c->hp, 964);
-    ck_assert_int_eq(c->mon[0].move, MV_GOOP_SPRAY);
-    ck_assert_uint_eq(c->rng[SF_STREAM_AI].counter, ai); /* scripted: no rolls */
-}
-END_TEST
-
-START_TEST(slime_boss_splits_into_spike_and_acid_large) {
-    /* 140 max: 70 HP splits. Spike Slime (L) left, Acid Slime (L) right,
-     * each 70/70; they split again at 35 or less. */
-    sf_state s;
-    sf_combat *c = setup(&s, 4);
-    fx_mon(c, MON_SLIME_BOSS, 140, MV_PREPARING);
-    c->mon[0].hp = 80;
-    c->potions[0] = POTION_EXPLOSIVE;
-    FX_DRINK(&s, 0, SF_NO_TARGET); /* 10 THORNS: 70 */
-    ck_assert_int_eq(c->mon[0].move, MV_BOSS_SPLIT);
-    FX_END(&s);
-    ck_assert_int_eq(c->n_mon, 2);
-    ck_assert_int_eq(c->mon[0].id, MON_SPIKE_SLIME_L);
-    ck_assert_int_eq(c->mon[1].id, MON_ACID_SLIME_L);
-    ck_assert_int_eq(c->mon[0].hp, 70);
-    ck_assert_int_eq(c->mon[1].max_hp, 70);
-    combat_thorns_to_monster(c, 1, 35);
-    ck_assert_int_eq(c->mon[1].move, MV_SPLIT);
-}
-END_TEST
-
-START_TEST(slime_boss_split_by_thorns_during_slam_keeps_split) {
-    /* Slam sets Goop Spray as the next intent before the hit resolves;
-     * Bronze Scales' 3 THORNS then drop it from 72 to 69 (<= 70): Split. */
-    sf_state s;
-    sf_combat *c = setup(&s, 4);
-    fx_mon(c, MON_SLIME_BOSS, 140, MV_SLAM);
-    c->mon[0].hp = 72;
-    c->pw[PW_THORNS] = 3;
-    FX_END(&s);
-    ck_assert_int_eq(c->hp, 964);
-    ck_assert_int_eq(c->mon[0].hp, 69);
-    ck_assert_int_eq(c->mon[0].move, MV_BOSS_SPLIT);
 }
 END_TEST
 
@@ -910,6 +847,8 @@ END_TEST
  * Elites
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(elites, 0);
+
 START_TEST(gremlin_nob_enrage_on_skills_before_their_effect) {
     sf_state s;
     sf_combat *c = setup(&s, 1);
@@ -1049,6 +988,68 @@ START_TEST(sentry_bolt_adds_two_dazed) {
     FX_END(&s);
     ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_DAZED), 2);
     ck_assert_int_eq(c->mon[0].move, MV_BEAM);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Slime Boss
+ * ---------------------------------------------------------------------- */
+
+SF_TCASE(bosses, 0);
+
+START_TEST(slime_boss_goop_prepare_slam_cycle) {
+    sf_state s;
+    sf_combat *c = setup(&s, 4);
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_mon(c, MON_SLIME_BOSS, 140, MV_GOOP_SPRAY);
+    uint32_t ai = c->rng[SF_STREAM_AI].counter;
+    FX_END(&s);
+    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_SLIMED), 3);
+    ck_assert_int_eq(c->mon[0].move, MV_PREPARING);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999);
+    ck_assert_int_eq(c->mon[0].move, MV_SLAM);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 964);
+    ck_assert_int_eq(c->mon[0].move, MV_GOOP_SPRAY);
+    ck_assert_uint_eq(c->rng[SF_STREAM_AI].counter, ai); /* scripted: no rolls */
+}
+END_TEST
+
+START_TEST(slime_boss_splits_into_spike_and_acid_large) {
+    /* 140 max: 70 HP splits. Spike Slime (L) left, Acid Slime (L) right,
+     * each 70/70; they split again at 35 or less. */
+    sf_state s;
+    sf_combat *c = setup(&s, 4);
+    fx_mon(c, MON_SLIME_BOSS, 140, MV_PREPARING);
+    c->mon[0].hp = 80;
+    c->potions[0] = POTION_EXPLOSIVE;
+    FX_DRINK(&s, 0, SF_NO_TARGET); /* 10 THORNS: 70 */
+    ck_assert_int_eq(c->mon[0].move, MV_BOSS_SPLIT);
+    FX_END(&s);
+    ck_assert_int_eq(c->n_mon, 2);
+    ck_assert_int_eq(c->mon[0].id, MON_SPIKE_SLIME_L);
+    ck_assert_int_eq(c->mon[1].id, MON_ACID_SLIME_L);
+    ck_assert_int_eq(c->mon[0].hp, 70);
+    ck_assert_int_eq(c->mon[1].max_hp, 70);
+    combat_thorns_to_monster(c, 1, 35);
+    ck_assert_int_eq(c->mon[1].move, MV_SPLIT);
+}
+END_TEST
+
+START_TEST(slime_boss_split_by_thorns_during_slam_keeps_split) {
+    /* Slam sets Goop Spray as the next intent before the hit resolves;
+     * Bronze Scales' 3 THORNS then drop it from 72 to 69 (<= 70): Split. */
+    sf_state s;
+    sf_combat *c = setup(&s, 4);
+    fx_mon(c, MON_SLIME_BOSS, 140, MV_SLAM);
+    c->mon[0].hp = 72;
+    c->pw[PW_THORNS] = 3;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 964);
+    ck_assert_int_eq(c->mon[0].hp, 69);
+    ck_assert_int_eq(c->mon[0].move, MV_BOSS_SPLIT);
 }
 END_TEST
 
@@ -1256,68 +1257,5 @@ START_TEST(hexaghost_inferno_upgrades_draw_and_discard_burns_only) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-monsters");
-    TCase *t = tcase_create("numbers");
-    tcase_add_loop_test(t, move_damage_at_a0_and_ascension, 0,
-                        (int)(sizeof dmg_rows / sizeof dmg_rows[0]));
-    tcase_add_loop_test(t, hp_rolls_cover_exactly_the_range, 0,
-                        (int)(sizeof hp_rows / sizeof hp_rows[0]));
-    tcase_add_test(t, move_table_rows_are_complete);
-    tcase_add_loop_test(t, intent_damage_is_the_damage_dealt, MON_NONE + 1, MON_COUNT);
-    tcase_add_test(t, scripted_first_moves);
-    tcase_add_test(t, init_rolls_spend_ai_rng_in_list_order);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("normal");
-    tcase_add_test(t, cultist_ritual_skips_the_first_end_of_round);
-    tcase_add_test(t, jaw_worm_moves);
-    tcase_add_test(t, louse_bite_grow_and_spit_web);
-    tcase_add_test(t, louse_curl_up_blocks_once_after_the_card);
-    tcase_add_test(t, louse_curl_up_needs_non_lethal_normal_hp_damage);
-    tcase_add_test(t, acid_slime_small_alternates_without_rolling);
-    tcase_add_test(t, acid_and_spike_slime_medium_and_large_moves);
-    tcase_add_test(t, large_slime_split_threshold_is_a_float_half);
-    tcase_add_test(t, acid_slime_large_splits_into_two_mediums_with_its_hp);
-    tcase_add_test(t, spike_slime_large_split_spends_one_more_ai_call);
-    tcase_add_test(t, split_triggered_by_thorns_during_its_own_move_still_rolls);
-    tcase_add_test(t, fungi_beast_bite_and_grow);
-    tcase_add_test(t, spore_cloud_vulnerable_on_death_not_on_the_last);
-    tcase_add_test(t, spore_cloud_during_the_monster_phase_is_just_applied);
-    tcase_add_test(t, looter_mug_mug_then_smoke_bomb_or_lunge);
-    tcase_add_test(t, looter_returns_stolen_gold_when_killed_and_steals_what_is_left);
-    tcase_add_test(t, escape_of_one_monster_is_not_an_escape_of_all);
-    tcase_add_test(t, mad_gremlin_angry_on_normal_hp_damage_only);
-    tcase_add_test(t, fat_gremlin_smash_and_sneaky_puncture);
-    tcase_add_test(t, shield_gremlin_protects_another_then_bashes_alone);
-    tcase_add_test(t, gremlin_wizard_charge_cycle);
-    tcase_add_test(t, blue_slaver_rake_weakens);
-    tcase_add_test(t, red_slaver_scrape_and_entangle);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("elites");
-    tcase_add_test(t, gremlin_nob_enrage_on_skills_before_their_effect);
-    tcase_add_test(t, lagavulin_sleeps_two_turns_then_wakes_and_attacks);
-    tcase_add_test(t, lagavulin_woken_by_hp_loss_is_stunned);
-    tcase_add_test(t, lagavulin_siphon_soul_blocked_by_artifact);
-    tcase_add_test(t, sentries_alternate_bolt_and_beam);
-    tcase_add_test(t, sentry_bolt_adds_two_dazed);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("bosses");
-    tcase_add_test(t, slime_boss_goop_prepare_slam_cycle);
-    tcase_add_test(t, slime_boss_splits_into_spike_and_acid_large);
-    tcase_add_test(t, slime_boss_split_by_thorns_during_slam_keeps_split);
-    tcase_add_test(t, guardian_offensive_cycle);
-    tcase_add_test(t, guardian_mode_shift_and_defensive_cycle);
-    tcase_add_test(t, guardian_sharp_hide_answers_a_killing_blow);
-    tcase_add_test(t, guardian_mode_shift_from_thorns_in_its_own_turn);
-    tcase_add_test(t, hexaghost_activate_divider_and_orb_cycle);
-    tcase_add_test(t, hexaghost_inferno_upgrades_draw_and_discard_burns_only);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-monsters");
-}
+#include "test-engine-monsters.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-monsters", "numbers", 0, NULL, NULL)

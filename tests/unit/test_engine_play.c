@@ -305,6 +305,8 @@ START_TEST(fights_replay_bit_exactly_from_seed_and_actions) {
 }
 END_TEST
 
+SF_TCASE(golden, 0);
+
 /* ------------------------------------------------------------------------
  * Golden digests. Each row is a fight played with a fixed, seeded choice
  * among the legal actions; `chain` is XXH3-64 folded over the 16-byte
@@ -367,7 +369,7 @@ static void play_golden(const golden *g, int *steps, int *hp, int *won, uint64_t
     *bytes = XXH3_64bits(&s, sizeof s);
 }
 
-START_TEST(golden_fight_digests) {
+SF_LOOP_TEST(golden_fight_digests, 0, (int)(sizeof goldens / sizeof goldens[0])) {
     const golden *g = &goldens[_i];
     int steps, hp, won;
     uint64_t chain, bytes;
@@ -394,18 +396,7 @@ static void print_golden(void) {
     }
 }
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-play");
-    TCase *t = tcase_create("soak");
-    tcase_set_timeout(t, 3600);
-    tcase_add_test(t, random_fights_keep_every_invariant);
-    tcase_add_test(t, fights_replay_bit_exactly_from_seed_and_actions);
-    suite_add_tcase(s, t);
-    t = tcase_create("golden");
-    tcase_add_loop_test(t, golden_fight_digests, 0, (int)(sizeof goldens / sizeof goldens[0]));
-    suite_add_tcase(s, t);
-    return s;
-}
+#include "test-engine-play.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
 
 int main(void) {
     const char *p = getenv("SF_ENGINE_PRINT_GOLDEN");
@@ -413,5 +404,5 @@ int main(void) {
         print_golden();
         return 0;
     }
-    return sf_check_run(suite(), "engine-play");
+    return SF_CHECK_ALL("engine-play", "soak", 3600, NULL, NULL);
 }

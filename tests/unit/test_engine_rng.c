@@ -21,33 +21,32 @@
 #include "engine_fixture.h"
 #include "sf_check.h"
 
-static const struct {
-    uint64_t seed;
-    uint64_t first[4];
-} xs128_longs[] = {
-    {0x0000000000000000ull,
-     {0x28d01376a138a279ull, 0xe92a367b780e0221ull, 0xf3a5ab26746072b1ull, 0xc637e2c94bb7fba0ull}},
-    {0x0000000000000001ull,
-     {0x34913d26a7e2cd2full, 0x62ac15b85e3ec0caull, 0xd8aeece78eacc5f8ull, 0x5931f371585f5891ull}},
-    {0x000000000000002aull,
-     {0x31505af788d81771ull, 0xe65257ce4726c10bull, 0x28de31d791d25d76ull, 0x2930465b9f590bc1ull}},
-    {0xffffffffffffffffull,
-     {0x95d13c1b62c7ec73ull, 0x5eb8daf3336fa42dull, 0xf6b546ca06255983ull, 0x3182be3b9b64f7cbull}},
-    {0x0123456789abcdefull,
-     {0x8690673345a389d7ull, 0x0e8621f7b80e072eull, 0xe146f9defb070c89ull, 0xd664d3a17e34b58dull}},
-    {0x0000011f71fb04cbull,
-     {0x35b5f6edbccb5850ull, 0xc24a9c78c3aac969ull, 0x19345c42db7f8cf7ull, 0xab0f6e682cb39b39ull}},
+/* The first four nextLong() of new RandomXS128(xs128_seeds[k]): row k of
+ * xs128_first. */
+static const uint64_t xs128_seeds[] = {0x0000000000000000ull, 0x0000000000000001ull,
+                                       0x000000000000002aull, 0xffffffffffffffffull,
+                                       0x0123456789abcdefull, 0x0000011f71fb04cbull};
+static const uint64_t xs128_first[][4] = {
+    {0x28d01376a138a279ull, 0xe92a367b780e0221ull, 0xf3a5ab26746072b1ull, 0xc637e2c94bb7fba0ull},
+    {0x34913d26a7e2cd2full, 0x62ac15b85e3ec0caull, 0xd8aeece78eacc5f8ull, 0x5931f371585f5891ull},
+    {0x31505af788d81771ull, 0xe65257ce4726c10bull, 0x28de31d791d25d76ull, 0x2930465b9f590bc1ull},
+    {0x95d13c1b62c7ec73ull, 0x5eb8daf3336fa42dull, 0xf6b546ca06255983ull, 0x3182be3b9b64f7cbull},
+    {0x8690673345a389d7ull, 0x0e8621f7b80e072eull, 0xe146f9defb070c89ull, 0xd664d3a17e34b58dull},
+    {0x35b5f6edbccb5850ull, 0xc24a9c78c3aac969ull, 0x19345c42db7f8cf7ull, 0xab0f6e682cb39b39ull},
 };
+_Static_assert(sizeof xs128_seeds / sizeof xs128_seeds[0] ==
+                   sizeof xs128_first / sizeof xs128_first[0],
+               "one row of values per seed");
 
 START_TEST(xs128_next_long_matches_libgdx) {
     /* Seed 0 is replaced by Long.MIN_VALUE inside setSeed; it is covered by
      * the first row. */
-    for (size_t k = 0; k < sizeof xs128_longs / sizeof xs128_longs[0]; k++) {
+    for (size_t k = 0; k < sizeof xs128_seeds / sizeof xs128_seeds[0]; k++) {
         sf_rng r;
-        sf_rng_seed(&r, xs128_longs[k].seed);
+        sf_rng_seed(&r, xs128_seeds[k]);
         for (int i = 0; i < 4; i++)
-            ck_assert_msg(sf_rng_next_long(&r) == xs128_longs[k].first[i], "seed %llx, value %d",
-                          (unsigned long long)xs128_longs[k].seed, i);
+            ck_assert_msg(sf_rng_next_long(&r) == xs128_first[k][i], "seed %llx, value %d",
+                          (unsigned long long)xs128_seeds[k], i);
     }
 }
 END_TEST
@@ -140,6 +139,8 @@ static const struct {
     {25214903917LL, {0, 0, 0, 6, 5, 96, 689, 523145510, 1131187612}},
     {123456789012345LL, {0, 1, 4, 2, 14, 68, 260, 996266494, 1748432479}},
 };
+
+SF_TCASE(java, 0);
 
 START_TEST(java_random_next_int_matches_jdk) {
     /* bounds 1, 2, 5, 10, 16, 100, 1000, 2^30, 2^31 - 1 (powers of two take
@@ -251,6 +252,8 @@ START_TEST(opening_shuffle_of_a_fight_uses_the_game_shuffle) {
 }
 END_TEST
 
+SF_TCASE(streams, 0);
+
 START_TEST(per_floor_streams_are_seeded_with_seed_plus_floor) {
     /* monsterHpRng, aiRng, shuffleRng, cardRandomRng, miscRng are each
      * new Random(seed + floorNum); potionRng is not per floor. The Jaw Worm
@@ -281,11 +284,7 @@ START_TEST(per_floor_streams_are_seeded_with_seed_plus_floor) {
 END_TEST
 
 START_TEST(reseed_touches_one_stream_only) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.seed = 3;
-    sf_state s;
-    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_state s = fx_fight(ENC_JAW_WORM, 3);
     sf_state before = s;
     sf_engine_reseed(&s, SF_STREAM_AI, 12345);
     const sf_combat *a = ccombat_of(&before), *b = ccombat_of(&s);
@@ -312,11 +311,7 @@ START_TEST(apply_reports_the_streams_it_advanced) {
     /* Playing Defend touches no stream; ending the turn rolls the Jaw
      * Worm's next move (aiRng) and, with 5 cards left in the 10-card deck,
      * draws without a reshuffle: only SF_STREAM_AI. */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.seed = 8;
-    sf_state s;
-    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    sf_state s = fx_fight(ENC_JAW_WORM, 8);
     sf_combat *c = combat_of(&s);
     int d = -1;
     for (int i = 0; i < c->hand_n; i++)
@@ -337,31 +332,5 @@ START_TEST(apply_reports_the_streams_it_advanced) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-rng");
-    TCase *t = tcase_create("xs128");
-    tcase_add_test(t, xs128_next_long_matches_libgdx);
-    tcase_add_test(t, random_n_is_next_int_n_plus_one);
-    tcase_add_test(t, random_range_is_inclusive);
-    tcase_add_test(t, random_boolean_is_low_bit);
-    tcase_add_test(t, random_float_and_boolean_p);
-    tcase_add_test(t, random_bounds_take_rejection_sampling_path);
-    tcase_add_test(t, random_long_counts_one_call);
-    suite_add_tcase(s, t);
-    t = tcase_create("java");
-    tcase_add_test(t, java_random_next_int_matches_jdk);
-    tcase_add_test(t, collections_shuffle_matches_jdk);
-    tcase_add_test(t, game_shuffle_chains_xs128_into_java_random);
-    tcase_add_test(t, opening_shuffle_of_a_fight_uses_the_game_shuffle);
-    suite_add_tcase(s, t);
-    t = tcase_create("streams");
-    tcase_add_test(t, per_floor_streams_are_seeded_with_seed_plus_floor);
-    tcase_add_test(t, reseed_touches_one_stream_only);
-    tcase_add_test(t, apply_reports_the_streams_it_advanced);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-rng");
-}
+#include "test-engine-rng.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-rng", "xs128", 0, NULL, NULL)

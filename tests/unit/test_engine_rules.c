@@ -183,6 +183,8 @@ END_TEST
  * Block, energy, turn order
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(turns, 0);
+
 START_TEST(all_monsters_lose_block_before_any_acts) {
     /* Jaw Worm (slot 0) has 10 block; the Shield Gremlin (slot 1) acts
      * later and gives it 7: after the phase the Jaw Worm has 7, not 17. */
@@ -286,6 +288,8 @@ static sf_combat *start_with(sf_state *s, int enc, int relic, int hp) {
     ck_assert_int_eq(sf_engine_init(s, &spec, NULL), SF_OK);
     return combat_of(s);
 }
+
+SF_TCASE(relics, 0);
 
 START_TEST(battle_start_relics) {
     sf_state s;
@@ -438,6 +442,8 @@ END_TEST
  * Potions (game-rules §8)
  * ---------------------------------------------------------------------- */
 
+SF_TCASE(potions, 0);
+
 START_TEST(every_potion) {
     sf_state s;
     sf_combat *c = setup(&s);
@@ -522,6 +528,8 @@ END_TEST
 /* ------------------------------------------------------------------------
  * The action API
  * ---------------------------------------------------------------------- */
+
+SF_TCASE(api, 0);
 
 START_TEST(enumerate_collapses_identical_cards_and_ends_with_end_turn) {
     sf_state s;
@@ -643,6 +651,29 @@ START_TEST(init_rejects_bad_specs_with_a_named_field) {
 }
 END_TEST
 
+START_TEST(relic_and_potion_lists_name_the_bad_item) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_relics_parse("Vajra, Anchor", &spec, &e), SF_OK);
+    ck_assert_int_eq(spec.relics_n, 2);
+    ck_assert_int_eq(spec.relics[0], RELIC_VAJRA);
+    ck_assert_int_eq(spec.relics[1], RELIC_ANCHOR);
+    ck_assert_int_eq(sf_relics_parse("Vajra,Nonsense", &spec, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, "relics: unknown relic 'Nonsense'");
+    ck_assert_int_eq(spec.relics_n, 2); /* unchanged on error */
+    ck_assert_int_eq(sf_potions_parse("Fire Potion,Block Potion", &spec, &e), SF_OK);
+    ck_assert_int_eq(spec.potions[0], POTION_FIRE);
+    ck_assert_int_eq(spec.potions[1], POTION_BLOCK);
+    ck_assert_int_eq(spec.potions[2], 0);
+    ck_assert_int_eq(sf_potions_parse("Fire Potion,Fire Potion,Fire Potion,Fire Potion", &spec, &e),
+                     SF_EINVAL);
+    ck_assert_str_eq(e.msg, "potions: more than 3");
+    ck_assert_int_eq(sf_potions_parse(NULL, &spec, &e), SF_EINVAL);
+    ck_assert_int_eq(spec.potions[0], POTION_FIRE);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Identity (docs/architecture.md "State identity")
  * ---------------------------------------------------------------------- */
@@ -669,6 +700,8 @@ static void order_start(sf_state *s, int mon) {
     fx_draw(c, CARD_DEFEND, 0);
     fx_discard(c, CARD_ANGER, 0);
 }
+
+SF_TCASE(identity, 0);
 
 START_TEST(defend_strike_equals_strike_defend) {
     sf_state a, b;
@@ -770,6 +803,8 @@ static void twin_truths(sf_state *a, sf_state *b, int encounter, uint64_t seed) 
     for (int i = 0; i < SF_NUM_STREAMS; i++)
         sf_engine_reseed(b, i, 1000 + (uint64_t)i);
 }
+
+SF_TCASE(honesty, 0);
 
 START_TEST(belief_root_is_byte_identical_for_indistinguishable_truths) {
     for (int enc = 0; enc < ENC_COUNT; enc++) {
@@ -905,12 +940,7 @@ START_TEST(belief_root_forgets_an_unseen_louse_bite) {
      * (no Bite intent shown yet) give the same belief root. When a Bite
      * intent appears in belief mode the damage is drawn (monsterHpRng). */
     for (uint64_t seed = 1; seed < 200; seed++) {
-        sf_fight_spec spec;
-        sf_fight_spec_default(&spec);
-        spec.encounter = ENC_2_LOUSE;
-        spec.seed = seed;
-        sf_state a;
-        ck_assert_int_eq(sf_engine_init(&a, &spec, NULL), SF_OK);
+        sf_state a = fx_fight(ENC_2_LOUSE, seed);
         sf_combat *c = combat_of(&a);
         if (c->mon[0].move == MV_LOUSE_BITE || c->mon[1].move == MV_LOUSE_BITE)
             continue;
@@ -1025,6 +1055,8 @@ static void reference_gauntlet(uint64_t seed, int *out) {
     out[8] = boss[0];
 }
 
+SF_TCASE(gauntlet, 0);
+
 START_TEST(gauntlet_matches_the_reference_transcription) {
     for (uint64_t seed = 1; seed <= 500; seed++) {
         sf_gauntlet g;
@@ -1114,6 +1146,8 @@ END_TEST
 
 /* ---- what the label contract reads (label/label.h) ---------------------- */
 
+SF_TCASE(label_facts, 0);
+
 START_TEST(a_full_pile_ends_the_fight_as_an_engine_limit_loss) {
     /* The game has no pile cap; ours is SF_MAX_PILE. A card that would not
      * fit used to vanish while the fight went on (a fight that is not the
@@ -1182,81 +1216,5 @@ START_TEST(the_block_met_at_the_enemy_turn_is_observed_the_turn_after) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-rules");
-    TCase *t = tcase_create("debuffs");
-    tcase_add_test(t, monster_weak_lasts_through_the_next_n_player_turns);
-    tcase_add_test(t, stacking_keeps_the_existing_just_applied_state);
-    tcase_add_test(t, player_vulnerable_on_a_monster_covers_two_player_turns);
-    tcase_add_test(t, player_weak_on_a_monster_weakens_its_next_attacks);
-    tcase_add_test(t, vulnerable_from_a_monster_phase_is_just_applied);
-    tcase_add_test(t, intangible_caps_every_hit_for_one_round);
-    tcase_add_test(t, thorns_and_flame_barrier_answer_every_attack_hit);
-    tcase_add_test(t, combust_hp_loss_feeds_rupture_and_blood_for_blood);
-    tcase_add_test(t, corruption_exhaust_triggers_feel_no_pain);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("turns");
-    tcase_add_test(t, all_monsters_lose_block_before_any_acts);
-    tcase_add_test(t, player_block_resets_each_turn_but_not_on_turn_one);
-    tcase_add_test(t, end_of_turn_order_orichalcum_metallicize_burn);
-    tcase_add_test(t, cards_are_discarded_from_the_top_of_the_hand);
-    tcase_add_test(t, draws_reshuffle_the_discard_pile_mid_draw_and_stop_at_ten);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("relics");
-    tcase_add_test(t, battle_start_relics);
-    tcase_add_test(t, burning_blood_heals_six_on_victory_capped_at_max);
-    tcase_add_test(t, meat_on_the_bone_heals_before_burning_blood);
-    tcase_add_test(t, happy_flower_every_third_turn);
-    tcase_add_test(t, pen_nib_doubles_every_tenth_attack);
-    tcase_add_test(t, kunai_shuriken_fan_every_third_attack_per_turn);
-    tcase_add_test(t, red_skull_while_at_or_below_half);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("potions");
-    tcase_add_test(t, every_potion);
-    tcase_add_test(t, fairy_in_a_bottle_revives_at_thirty_percent);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("api");
-    tcase_add_test(t, enumerate_collapses_identical_cards_and_ends_with_end_turn);
-    tcase_add_test(t, illegal_actions_are_rejected_and_change_nothing);
-    tcase_add_test(t, choice_screen_accepts_only_choices);
-    tcase_add_test(t, init_rejects_bad_specs_with_a_named_field);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("identity");
-    tcase_add_test(t, defend_strike_equals_strike_defend);
-    tcase_add_test(t, bash_strike_differs_from_strike_bash);
-    tcase_add_test(t, bash_strike_equals_strike_bash_when_already_vulnerable);
-    tcase_add_test(t, bash_strike_equals_strike_bash_when_artifact_eats_it);
-    tcase_add_test(t, identity_excludes_streams_and_statistics_but_not_hand_order);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("honesty");
-    tcase_add_test(t, belief_root_is_byte_identical_for_indistinguishable_truths);
-    tcase_add_test(t, belief_root_stays_identical_after_the_same_visible_play);
-    tcase_add_test(t, belief_draws_are_chance_events_on_the_shuffle_stream);
-    tcase_add_test(t, known_top_cards_stay_known_and_are_drawn_first);
-    tcase_add_test(t, random_insertion_joins_the_unknown_multiset_in_belief_mode);
-    tcase_add_test(t, belief_root_forgets_an_unseen_louse_bite);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("label facts");
-    tcase_add_test(t, a_full_pile_ends_the_fight_as_an_engine_limit_loss);
-    tcase_add_test(t, the_monster_pool_counts_split_children_so_a_split_keeps_progress);
-    tcase_add_test(t, the_block_met_at_the_enemy_turn_is_observed_the_turn_after);
-    suite_add_tcase(s, t);
-
-    t = tcase_create("gauntlet");
-    tcase_add_test(t, gauntlet_matches_the_reference_transcription);
-    tcase_add_test(t, gauntlet_follows_the_pool_rules);
-    tcase_add_test(t, gauntlet_carries_hp_gold_potions_and_relic_counters);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-rules");
-}
+#include "test-engine-rules.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-rules", "debuffs", 0, NULL, NULL)

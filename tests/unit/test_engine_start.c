@@ -354,147 +354,6 @@ START_TEST(rest_heals_30_percent_of_max_hp_rounded_down) {
 }
 END_TEST
 
-/* A picker that heals at every rest site (remembering the HP it saw) and
- * otherwise takes nothing. */
-typedef struct healer {
-    int hp, max_hp, rests, calls;
-} healer;
-
-static int pick_heal(void *ctx, const sf_start_choice *c, uint64_t *rng) {
-    (void)rng;
-    healer *h = ctx;
-    h->calls++;
-    if (c->kind == SF_CHOICE_REST) {
-        h->hp = c->player->hp;
-        h->max_hp = c->player->max_hp;
-        h->rests++;
-        return 0;
-    }
-    return c->can_skip ? c->n_options : 0;
-}
-
-/* The boss fight follows the rest site of floor 15: its HP is the HP at
- * that rest plus floor(0.3 max HP), at most the maximum. */
-START_TEST(a_start_after_a_rest_has_the_healed_hp) {
-    sf_start_opts o;
-    sf_start_opts_default(&o);
-    o.start = SF_START_REWARDS;
-    o.picker = SF_PICK_CALLBACK;
-    o.pick = pick_heal;
-    int checked = 0;
-    for (uint64_t g = 0; g < 60; g++) {
-        healer h = {0};
-        o.pick_ctx = &h;
-        sf_fight_spec spec;
-        sf_start_desc d;
-        sf_err e = {0};
-        ck_assert_int_eq(sf_start_sample(&o, 3, g, SF_START_CLASS(SF_POOL_BOSS), &spec, &d, &e),
-                         SF_OK);
-        ck_assert_int_eq(d.path[14], 'R');
-        ck_assert_int_gt(h.rests, 0);
-        int want = h.hp + (int)(h.max_hp * 3 / 10);
-        ck_assert_int_eq(spec.hp, want > h.max_hp ? h.max_hp : want);
-        /* nothing but heals: no card taken, none smithed, none removed */
-        ck_assert_int_eq(d.cards_taken, 0);
-        ck_assert_int_eq(d.smiths + d.removals, 0);
-        ck_assert_int_ge(d.rests, 1); /* h counts the rests of runs that died too */
-        checked += want < h.max_hp;
-    }
-    ck_assert_int_gt(checked, 5); /* some heals were not capped */
-}
-END_TEST
-
-/* ---- whole starts ------------------------------------------------------- */
-
-static sf_start_opts rewards_opts(int picker) {
-    sf_start_opts o;
-    sf_start_opts_default(&o);
-    o.start = SF_START_REWARDS;
-    o.picker = picker;
-    return o;
-}
-
-/* Beyond the starter cards (at most 5 Strike, 4 Defend, 1 Bash), a deck
- * holds only cards of the three Ironclad pools: no status, curse or extra
- * basic card; one upgrade at most except Searing Blow. */
-START_TEST(decks_hold_only_cards_the_ironclad_pools_offer) {
-    for (int picker = SF_PICK_RANDOM; picker <= SF_PICK_GREEDY; picker++) {
-        sf_start_opts o = rewards_opts(picker);
-        for (int cls = 0; cls < 4; cls++)
-            for (uint64_t g = 0; g < 150; g++) {
-                sf_fight_spec spec;
-                sf_start_desc d;
-                ck_assert_int_eq(sf_start_sample(&o, 11, g, SF_START_CLASS(cls), &spec, &d, NULL),
-                                 SF_OK);
-                int basic[4] = {0};
-                for (int k = 0; k < spec.deck_n; k++) {
-                    const card_def *cd = &sf_cards[spec.deck[k].id];
-                    ck_assert(cd->type != CT_STATUS && cd->type != CT_CURSE);
-                    ck_assert(cd->rarity != RAR_SPECIAL);
-                    if (cd->rarity == RAR_BASIC)
-                        basic[spec.deck[k].id]++;
-                    ck_assert(spec.deck[k].upgrades <= 1 || spec.deck[k].id == CARD_SEARING_BLOW);
-                    if (k > 0)
-                        ck_assert(spec.deck[k - 1].id <= spec.deck[k].id);
-                }
-                ck_assert_int_le(basic[CARD_STRIKE], 5);
-                ck_assert_int_le(basic[CARD_DEFEND], 4);
-                ck_assert_int_le(basic[CARD_BASH], 1);
-                ck_assert_int_eq(spec.relics[0], RELIC_BURNING_BLOOD);
-                ck_assert_int_eq(spec.seed, 0);
-                ck_assert_int_eq(sf_encounter_pool(spec.encounter), cls);
-            }
-    }
-}
-END_TEST
-
-/* Where each class's fight falls (desc.path, one letter per floor up to the
- * fight's): weak among the first 3 monster fights, strong after them, an
- * elite on floor 6 or later, the boss on floor 16 after 15 floors. */
-START_TEST(fights_fall_where_their_class_is_met) {
-    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
-    for (int cls = 0; cls < 4; cls++)
-        for (uint64_t g = 0; g < 200; g++) {
-            sf_fight_spec spec;
-            sf_start_desc d;
-            ck_assert_int_eq(sf_start_sample(&o, 5, g, SF_START_CLASS(cls), &spec, &d, NULL),
-                             SF_OK);
-            ck_assert_int_eq((int)strlen(d.path), spec.floor);
-            ck_assert_int_eq(d.floor, spec.floor);
-            char last = d.path[spec.floor - 1];
-            int fights_before = 0, elites_before = 0;
-            for (int f = 0; f < spec.floor - 1; f++) {
-                fights_before += d.path[f] == 'M' || d.path[f] == 'm';
-                elites_before += d.path[f] == 'E';
-            }
-            switch (cls) {
-            case SF_POOL_WEAK:
-                ck_assert(last == 'M' || last == 'm');
-                ck_assert_int_lt(fights_before, 3);
-                break;
-            case SF_POOL_STRONG:
-                ck_assert(last == 'M' || last == 'm');
-                ck_assert_int_ge(fights_before, 3);
-                break;
-            case SF_POOL_ELITE:
-                ck_assert_int_eq(last, 'E');
-                ck_assert_int_ge(spec.floor, 6);
-                break;
-            default:
-                ck_assert_int_eq(spec.floor, 16);
-                ck_assert_int_eq(last, 'B');
-                ck_assert_int_eq(d.path[0], 'M');
-                ck_assert_int_eq(d.path[8], 'T');
-                ck_assert_int_eq(d.path[14], 'R');
-                break;
-            }
-            /* every fight before it was played and won */
-            ck_assert_int_eq(d.fights, fights_before + elites_before);
-            ck_assert_int_eq(d.elites, elites_before);
-        }
-}
-END_TEST
-
 /* The map model: its fixed rooms and placement rules always hold, and its
  * statistics are the [sim] figures of §11 (elites per path 21/52/24/3 %,
  * floor 6 elite 36 % / rest 52 %; means as fitted: 6.7 monster rooms,
@@ -542,6 +401,153 @@ START_TEST(the_map_model_keeps_the_rules_and_the_sim_statistics) {
 }
 END_TEST
 
+/* The spec of sf_start_sample, which must succeed. */
+static sf_fight_spec sample(const sf_start_opts *o, uint64_t run_seed, uint64_t game_seed,
+                            int encounter, sf_start_desc *d) {
+    sf_fight_spec spec;
+    sf_err e = {0};
+    int rc = sf_start_sample(o, run_seed, game_seed, encounter, &spec, d, &e);
+    ck_assert_msg(rc == SF_OK, "start %d of run %llu, game %llu: %s", encounter,
+                  (unsigned long long)run_seed, (unsigned long long)game_seed, e.msg);
+    return spec;
+}
+
+/* A picker that heals at every rest site (remembering the HP it saw) and
+ * otherwise takes nothing. */
+typedef struct healer {
+    int hp, max_hp, rests, calls;
+} healer;
+
+static int pick_heal(void *ctx, const sf_start_choice *c, uint64_t *rng) {
+    (void)rng;
+    healer *h = ctx;
+    h->calls++;
+    if (c->kind == SF_CHOICE_REST) {
+        h->hp = c->player->hp;
+        h->max_hp = c->player->max_hp;
+        h->rests++;
+        return 0;
+    }
+    return c->can_skip ? c->n_options : 0;
+}
+
+SF_TCASE(starts, 300);
+
+/* The boss fight follows the rest site of floor 15: its HP is the HP at
+ * that rest plus floor(0.3 max HP), at most the maximum. */
+START_TEST(a_start_after_a_rest_has_the_healed_hp) {
+    sf_start_opts o;
+    sf_start_opts_default(&o);
+    o.start = SF_START_REWARDS;
+    o.picker = SF_PICK_CALLBACK;
+    o.pick = pick_heal;
+    int checked = 0;
+    for (uint64_t g = 0; g < 60; g++) {
+        healer h = {0};
+        o.pick_ctx = &h;
+        sf_start_desc d;
+        sf_fight_spec spec = sample(&o, 3, g, SF_START_CLASS(SF_POOL_BOSS), &d);
+        ck_assert_int_eq(d.path[14], 'R');
+        ck_assert_int_gt(h.rests, 0);
+        int want = h.hp + (int)(h.max_hp * 3 / 10);
+        ck_assert_int_eq(spec.hp, want > h.max_hp ? h.max_hp : want);
+        /* nothing but heals: no card taken, none smithed, none removed */
+        ck_assert_int_eq(d.cards_taken, 0);
+        ck_assert_int_eq(d.smiths + d.removals, 0);
+        ck_assert_int_ge(d.rests, 1); /* h counts the rests of runs that died too */
+        checked += want < h.max_hp;
+    }
+    ck_assert_int_gt(checked, 5); /* some heals were not capped */
+}
+END_TEST
+
+/* ---- whole starts ------------------------------------------------------- */
+
+static sf_start_opts rewards_opts(int picker) {
+    sf_start_opts o;
+    sf_start_opts_default(&o);
+    o.start = SF_START_REWARDS;
+    o.picker = picker;
+    return o;
+}
+
+/* Beyond the starter cards (at most 5 Strike, 4 Defend, 1 Bash), a deck
+ * holds only cards of the three Ironclad pools: no status, curse or extra
+ * basic card; one upgrade at most except Searing Blow. */
+START_TEST(decks_hold_only_cards_the_ironclad_pools_offer) {
+    for (int picker = SF_PICK_RANDOM; picker <= SF_PICK_GREEDY; picker++) {
+        sf_start_opts o = rewards_opts(picker);
+        for (int cls = 0; cls < 4; cls++)
+            for (uint64_t g = 0; g < 150; g++) {
+                sf_start_desc d;
+                sf_fight_spec spec = sample(&o, 11, g, SF_START_CLASS(cls), &d);
+                int basic[4] = {0};
+                for (int k = 0; k < spec.deck_n; k++) {
+                    const card_def *cd = &sf_cards[spec.deck[k].id];
+                    ck_assert(cd->type != CT_STATUS && cd->type != CT_CURSE);
+                    ck_assert(cd->rarity != RAR_SPECIAL);
+                    if (cd->rarity == RAR_BASIC)
+                        basic[spec.deck[k].id]++;
+                    ck_assert(spec.deck[k].upgrades <= 1 || spec.deck[k].id == CARD_SEARING_BLOW);
+                    if (k > 0)
+                        ck_assert(spec.deck[k - 1].id <= spec.deck[k].id);
+                }
+                ck_assert_int_le(basic[CARD_STRIKE], 5);
+                ck_assert_int_le(basic[CARD_DEFEND], 4);
+                ck_assert_int_le(basic[CARD_BASH], 1);
+                ck_assert_int_eq(spec.relics[0], RELIC_BURNING_BLOOD);
+                ck_assert_int_eq(spec.seed, 0);
+                ck_assert_int_eq(sf_encounter_pool(spec.encounter), cls);
+            }
+    }
+}
+END_TEST
+
+/* Where each class's fight falls (desc.path, one letter per floor up to the
+ * fight's): weak among the first 3 monster fights, strong after them, an
+ * elite on floor 6 or later, the boss on floor 16 after 15 floors. */
+START_TEST(fights_fall_where_their_class_is_met) {
+    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+    for (int cls = 0; cls < 4; cls++)
+        for (uint64_t g = 0; g < 200; g++) {
+            sf_start_desc d;
+            sf_fight_spec spec = sample(&o, 5, g, SF_START_CLASS(cls), &d);
+            ck_assert_int_eq((int)strlen(d.path), spec.floor);
+            ck_assert_int_eq(d.floor, spec.floor);
+            char last = d.path[spec.floor - 1];
+            int fights_before = 0, elites_before = 0;
+            for (int f = 0; f < spec.floor - 1; f++) {
+                fights_before += d.path[f] == 'M' || d.path[f] == 'm';
+                elites_before += d.path[f] == 'E';
+            }
+            switch (cls) {
+            case SF_POOL_WEAK:
+                ck_assert(last == 'M' || last == 'm');
+                ck_assert_int_lt(fights_before, 3);
+                break;
+            case SF_POOL_STRONG:
+                ck_assert(last == 'M' || last == 'm');
+                ck_assert_int_ge(fights_before, 3);
+                break;
+            case SF_POOL_ELITE:
+                ck_assert_int_eq(last, 'E');
+                ck_assert_int_ge(spec.floor, 6);
+                break;
+            default:
+                ck_assert_int_eq(spec.floor, 16);
+                ck_assert_int_eq(last, 'B');
+                ck_assert_int_eq(d.path[0], 'M');
+                ck_assert_int_eq(d.path[8], 'T');
+                ck_assert_int_eq(d.path[14], 'R');
+                break;
+            }
+            /* every fight before it was played and won */
+            ck_assert_int_eq(d.fights, fights_before + elites_before);
+            ck_assert_int_eq(d.elites, elites_before);
+        }
+}
+END_TEST
+
 static void expect_same_spec(const sf_fight_spec *a, const sf_fight_spec *b) {
     ck_assert_int_eq(a->deck_n, b->deck_n);
     for (int k = 0; k < a->deck_n; k++) {
@@ -564,20 +570,20 @@ START_TEST(the_same_seeds_give_the_same_start) {
     int differ = 0;
     for (int cls = 0; cls < 4; cls++)
         for (uint64_t g = 0; g < 40; g++) {
-            sf_fight_spec a, b, c;
+            sf_fight_spec a, b;
             sf_start_desc da, db, dc;
             int enc = sf_encounter_lookup(cls == 0   ? "Cultist"
                                           : cls == 1 ? "Looter"
                                           : cls == 2 ? "Lagavulin"
                                                      : "Hexaghost");
-            ck_assert_int_eq(sf_start_sample(&o, 9, g, enc, &a, &da, NULL), SF_OK);
-            ck_assert_int_eq(sf_start_sample(&o, 9, g, enc, &b, &db, NULL), SF_OK);
+            a = sample(&o, 9, g, enc, &da);
+            b = sample(&o, 9, g, enc, &db);
             expect_same_spec(&a, &b);
             ck_assert_int_eq(a.encounter, enc);
             ck_assert_str_eq(da.text, db.text);
             ck_assert_str_eq(da.path, db.path);
             ck_assert_int_eq(da.attempts, db.attempts);
-            ck_assert_int_eq(sf_start_sample(&o, 10, g, enc, &c, &dc, NULL), SF_OK);
+            sample(&o, 10, g, enc, &dc); /* only its text is compared */
             differ += strcmp(da.text, dc.text) != 0;
         }
     ck_assert_int_gt(differ, 100); /* another run seed: other starts */
@@ -593,8 +599,7 @@ START_TEST(the_text_form_round_trips) {
             for (uint64_t g = 0; g < 60; g++) {
                 sf_fight_spec a, b;
                 sf_start_desc da, db;
-                ck_assert_int_eq(sf_start_sample(&o, 21, g, SF_START_CLASS(cls), &a, &da, NULL),
-                                 SF_OK);
+                a = sample(&o, 21, g, SF_START_CLASS(cls), &da);
                 sf_fight_spec_default(&b);
                 memset(&db, 0, sizeof db);
                 sf_err e = {0};
@@ -690,7 +695,7 @@ START_TEST(a_sampled_start_plays_like_the_same_spec_given_by_hand) {
         for (uint64_t g = 0; g < 10; g++) {
             sf_fight_spec a, b;
             sf_start_desc d;
-            ck_assert_int_eq(sf_start_sample(&o, 77, g, SF_START_CLASS(cls), &a, &d, NULL), SF_OK);
+            a = sample(&o, 77, g, SF_START_CLASS(cls), &d);
             sf_fight_spec_default(&b);
             ck_assert_int_eq(sf_start_parse(d.text, &b, NULL, NULL), SF_OK);
             b.encounter = a.encounter;
@@ -734,7 +739,7 @@ START_TEST(the_starter_start_is_the_default_spec) {
     sf_fight_spec s, want;
     sf_start_desc d;
     int enc = sf_encounter_lookup("Jaw Worm");
-    ck_assert_int_eq(sf_start_sample(&o, 1, 2, enc, &s, &d, NULL), SF_OK);
+    s = sample(&o, 1, 2, enc, &d);
     sf_fight_spec_default(&want);
     want.encounter = enc;
     expect_same_spec(&s, &want);
@@ -742,7 +747,7 @@ START_TEST(the_starter_start_is_the_default_spec) {
     ck_assert_str_eq(d.text, "Strike*5,Defend*4,Bash|Burning Blood||floor 0|hp 80/80|gold 99");
     ck_assert_int_eq(d.fights, 0);
     /* a class lets the run's encounter list choose */
-    ck_assert_int_eq(sf_start_sample(&o, 1, 2, SF_START_CLASS(SF_POOL_ELITE), &s, &d, NULL), SF_OK);
+    s = sample(&o, 1, 2, SF_START_CLASS(SF_POOL_ELITE), &d);
     ck_assert_int_eq(sf_encounter_pool(s.encounter), SF_POOL_ELITE);
 }
 END_TEST
@@ -761,10 +766,8 @@ START_TEST(the_greedy_picker_follows_its_table) {
     o.table = &t;
     int smiths = 0;
     for (uint64_t g = 0; g < 40; g++) {
-        sf_fight_spec s;
         sf_start_desc d;
-        ck_assert_int_eq(sf_start_sample(&o, 4, g, SF_START_CLASS(SF_POOL_BOSS), &s, &d, NULL),
-                         SF_OK);
+        sf_fight_spec s = sample(&o, 4, g, SF_START_CLASS(SF_POOL_BOSS), &d);
         ck_assert_int_eq(d.cards_taken, 0);
         ck_assert_int_eq(d.removals, 0);
         ck_assert_int_eq(d.rests, 0); /* the starter deck always has something to upgrade */
@@ -814,40 +817,5 @@ START_TEST(bad_options_and_bad_picks_are_refused_by_name) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-start");
-    TCase *t = tcase_create("rules");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, pools_hold_every_ironclad_card_once_at_its_rarity);
-    tcase_add_test(t, first_reward_rarities_follow_the_offset_b);
-    tcase_add_test(t, rarities_follow_b_across_a_sequence_of_rewards);
-    tcase_add_test(t, rewards_are_distinct_uniform_within_rarity_and_never_upgraded);
-    tcase_add_test(t, a_reward_draws_cardrng_in_the_game_order);
-    tcase_add_test(t, potion_drops_follow_40_plus_m);
-    tcase_add_test(t, potion_rarities_are_65_25_10_and_uniform_within);
-    tcase_add_test(t, elite_relic_tiers_are_50_33_17);
-    tcase_add_test(t, relic_pools_are_the_ironclad_pools);
-    tcase_add_test(t, rest_heals_30_percent_of_max_hp_rounded_down);
-    tcase_add_test(t, the_map_model_keeps_the_rules_and_the_sim_statistics);
-    suite_add_tcase(s, t);
-    t = tcase_create("starts");
-    tcase_set_timeout(t, 300);
-    tcase_add_test(t, a_start_after_a_rest_has_the_healed_hp);
-    tcase_add_test(t, decks_hold_only_cards_the_ironclad_pools_offer);
-    tcase_add_test(t, fights_fall_where_their_class_is_met);
-    tcase_add_test(t, the_same_seeds_give_the_same_start);
-    tcase_add_test(t, the_text_form_round_trips);
-    tcase_add_test(t, the_text_form_reads_a_hand_written_start);
-    tcase_add_test(t, the_text_form_refuses_bad_parts_by_name);
-    tcase_add_test(t, a_sampled_start_plays_like_the_same_spec_given_by_hand);
-    tcase_add_test(t, the_starter_start_is_the_default_spec);
-    tcase_add_test(t, start_and_picker_names_round_trip);
-    tcase_add_test(t, the_greedy_picker_follows_its_table);
-    tcase_add_test(t, bad_options_and_bad_picks_are_refused_by_name);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-start");
-}
+#include "test-engine-start.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-start", "rules", 120, NULL, NULL)

@@ -321,27 +321,21 @@ END_TEST
  * Encounter composition (miscRng, game-rules §6)
  * ---------------------------------------------------------------------- */
 
-static void build(int enc, uint64_t seed, sf_state *s) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    spec.encounter = enc;
-    spec.seed = seed;
-    ck_assert_int_eq(sf_engine_init(s, &spec, NULL), SF_OK);
-}
-
 static void check_freq(const char *what, int got, double p) {
     double f = (double)got / N_SAMPLES, tol = Z999 * sqrt(p * (1 - p) / N_SAMPLES);
     ck_assert_msg(fabs(f - p) <= tol, "%s: %.4f, want %.4f +- %.4f", what, f, p, tol);
 }
+
+SF_TCASE(encounters, 120);
 
 START_TEST(two_louse_small_slimes_large_slime_coins) {
     int red = 0, spike_small = 0, acid_large = 0;
     for (int k = 0; k < N_SAMPLES; k++) {
         sf_state s;
         uint64_t seed = sf_seed_derive(100, (uint64_t)k, 0, 0);
-        build(ENC_2_LOUSE, seed, &s);
+        s = fx_fight(ENC_2_LOUSE, seed);
         red += ccombat_of(&s)->mon[0].id == MON_RED_LOUSE;
-        build(ENC_SMALL_SLIMES, seed, &s);
+        s = fx_fight(ENC_SMALL_SLIMES, seed);
         const sf_combat *c = ccombat_of(&s);
         ck_assert_int_eq(c->n_mon, 2);
         if (c->mon[0].id == MON_SPIKE_SLIME_S) {
@@ -351,7 +345,7 @@ START_TEST(two_louse_small_slimes_large_slime_coins) {
             ck_assert_int_eq(c->mon[0].id, MON_ACID_SLIME_S);
             ck_assert_int_eq(c->mon[1].id, MON_SPIKE_SLIME_M);
         }
-        build(ENC_LARGE_SLIME, seed, &s);
+        s = fx_fight(ENC_LARGE_SLIME, seed);
         acid_large += ccombat_of(&s)->mon[0].id == MON_ACID_SLIME_L;
     }
     check_freq("red louse", red, .5);
@@ -369,7 +363,7 @@ START_TEST(gremlin_gang_and_lots_of_slimes_draw_without_replacement) {
     for (int k = 0; k < N_SAMPLES; k++) {
         sf_state s;
         uint64_t seed = sf_seed_derive(101, (uint64_t)k, 0, 0);
-        build(ENC_GREMLIN_GANG, seed, &s);
+        s = fx_fight(ENC_GREMLIN_GANG, seed);
         const sf_combat *c = ccombat_of(&s);
         ck_assert_int_eq(c->n_mon, 4);
         int mad = 0, w = 0, sh = 0, sn = 0, fat = 0;
@@ -385,7 +379,7 @@ START_TEST(gremlin_gang_and_lots_of_slimes_draw_without_replacement) {
         wizard += w;
         shield += sh;
         two_mad += mad == 2;
-        build(ENC_LOTS_OF_SLIMES, seed, &s);
+        s = fx_fight(ENC_LOTS_OF_SLIMES, seed);
         c = ccombat_of(&s);
         ck_assert_int_eq(c->n_mon, 5);
         int spikes = 0;
@@ -409,7 +403,7 @@ START_TEST(thugs_and_wildlife_pick_uniformly_among_candidates) {
     for (int k = 0; k < N_SAMPLES; k++) {
         sf_state s;
         uint64_t seed = sf_seed_derive(102, (uint64_t)k, 0, 0);
-        build(ENC_EXORDIUM_THUGS, seed, &s);
+        s = fx_fight(ENC_EXORDIUM_THUGS, seed);
         const sf_combat *c = ccombat_of(&s);
         ck_assert_int_eq(c->n_mon, 2);
         int w = c->mon[0].id, h = c->mon[1].id;
@@ -422,7 +416,7 @@ START_TEST(thugs_and_wildlife_pick_uniformly_among_candidates) {
         cultist += h == MON_CULTIST;
         red += h == MON_RED_SLAVER;
         looter += h == MON_LOOTER;
-        build(ENC_EXORDIUM_WILDLIFE, seed, &s);
+        s = fx_fight(ENC_EXORDIUM_WILDLIFE, seed);
         c = ccombat_of(&s);
         ck_assert(c->mon[0].id == MON_FUNGI_BEAST || c->mon[0].id == MON_JAW_WORM);
         fungi += c->mon[0].id == MON_FUNGI_BEAST;
@@ -443,11 +437,11 @@ START_TEST(thugs_construct_every_candidate) {
      * louse adds its Curl Up roll: 8). */
     for (uint64_t seed = 1; seed <= 40; seed++) {
         sf_state s;
-        build(ENC_EXORDIUM_THUGS, seed, &s);
+        s = fx_fight(ENC_EXORDIUM_THUGS, seed);
         const sf_combat *c = ccombat_of(&s);
         int louse = c->mon[0].id == MON_RED_LOUSE || c->mon[0].id == MON_GREEN_LOUSE;
         ck_assert_uint_eq(c->rng[SF_STREAM_MONSTER_HP].counter, 7u + (unsigned)louse);
-        build(ENC_EXORDIUM_WILDLIFE, seed, &s);
+        s = fx_fight(ENC_EXORDIUM_WILDLIFE, seed);
         c = ccombat_of(&s);
         louse = c->mon[1].id == MON_RED_LOUSE || c->mon[1].id == MON_GREEN_LOUSE;
         /* Fungi, Jaw Worm, then louse (2), Spike M, Acid M: 6 (+1 Curl Up) */
@@ -456,31 +450,5 @@ START_TEST(thugs_construct_every_candidate) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("engine-stats");
-    TCase *t = tcase_create("moves");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, jaw_worm_transitions);
-    tcase_add_test(t, louse_transitions);
-    tcase_add_test(t, acid_slime_medium_and_large_transitions);
-    tcase_add_test(t, acid_slime_small_first_move_is_a_coin);
-    tcase_add_test(t, spike_slime_medium_and_large_transitions);
-    tcase_add_test(t, fungi_beast_transitions);
-    tcase_add_test(t, slaver_transitions);
-    tcase_add_test(t, gremlin_nob_transitions);
-    tcase_add_test(t, looter_smoke_bomb_or_lunge_is_a_coin);
-    tcase_add_test(t, shield_gremlin_protect_target_is_uniform);
-    suite_add_tcase(s, t);
-    t = tcase_create("encounters");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, two_louse_small_slimes_large_slime_coins);
-    tcase_add_test(t, gremlin_gang_and_lots_of_slimes_draw_without_replacement);
-    tcase_add_test(t, thugs_and_wildlife_pick_uniformly_among_candidates);
-    tcase_add_test(t, thugs_construct_every_candidate);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "engine-stats");
-}
+#include "test-engine-stats.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("engine-stats", "moves", 120, NULL, NULL)

@@ -9,6 +9,14 @@
 #include "fleet/wire.h"
 #include "sf_check.h"
 
+/* The bytes of `env` (sf_wire_encode, which sets its version and must
+ * succeed; free them). */
+static uint8_t *encoded(Spirefleet__Envelope *env, size_t *n) {
+    uint8_t *bytes = NULL;
+    ck_assert_int_eq(sf_wire_encode(env, &bytes, n), SF_OK);
+    return bytes;
+}
+
 START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
     sf_err e = {0};
     Spirefleet__Envelope *env = NULL;
@@ -20,9 +28,8 @@ START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
     hb.worker_id = "w";
     out.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
     out.heartbeat = &hb;
-    uint8_t *bytes;
     size_t n;
-    ck_assert_int_eq(sf_wire_encode(&out, &bytes, &n), SF_OK);
+    uint8_t *bytes = encoded(&out, &n);
     ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_OK);
     ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_HEARTBEAT);
     ck_assert_str_eq(env->heartbeat->worker_id, "w");
@@ -73,9 +80,8 @@ static void *answer_twice(void *p) {
             env.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
             env.stop = &st;
         }
-        uint8_t *bytes;
         size_t n;
-        ck_assert_int_eq(sf_wire_encode(&env, &bytes, &n), SF_OK);
+        uint8_t *bytes = encoded(&env, &n);
         zmq_send(router, zmq_msg_data(&id), zmq_msg_size(&id), ZMQ_SNDMORE);
         zmq_send(router, bytes, n, round == 1 ? ZMQ_SNDMORE : 0);
         if (round == 1)

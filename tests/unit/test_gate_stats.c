@@ -819,46 +819,5 @@ START_TEST(verdict_refuses_bad_pairs) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("gate-stats");
-    TCase *t = tcase_create("stats");
-    tcase_add_test(t, sign_test_by_hand);
-    tcase_add_test(t, no_discordant_pairs_gives_p_one);
-    tcase_add_test(t, sign_test_refuses_bad_counts);
-    tcase_add_test(t, sign_test_exact_at_a_million_pairs);
-    tcase_add_test(t, binomial_tails_are_complementary);
-    tcase_add_test(t, binomial_pmf_against_exact_counts);
-    tcase_add_test(t, clopper_pearson_closed_forms);
-    tcase_add_test(t, clopper_pearson_solves_its_equations);
-    tcase_add_test(t, winrate_interval_by_hand);
-    tcase_add_test(t, winrate_interval_agrees_with_the_sign_test);
-    tcase_add_test(t, wilcoxon_exact_by_hand);
-    tcase_add_test(t, wilcoxon_exact_small_cases);
-    tcase_add_test(t, wilcoxon_approximation_with_ties_and_zeros_by_hand);
-    tcase_add_test(t, wilcoxon_all_zero_is_no_evidence);
-    tcase_add_test(t, mean_is_compensated);
-    tcase_add_test(t, bootstrap_is_byte_identical_for_a_seed);
-    tcase_add_test(t, bootstrap_golden_bytes);
-    tcase_add_test(t, bootstrap_degenerate_cases);
-    tcase_add_test(t, trinomial_mle_by_hand);
-    tcase_add_test(t, trinomial_mle_against_direct_maximisation);
-    tcase_add_test(t, llr_by_hand);
-    tcase_add_test(t, llr_without_discordant_pairs_is_negative);
-    tcase_add_test(t, wald_bounds);
-    tcase_add_test(t, score_sprt_promotes_at_the_pair_it_crosses);
-    tcase_add_test(t, win_sprt_stops_exactly_at_the_first_crossing);
-    tcase_add_test(t, sprt_inconclusive_at_max_pairs);
-    tcase_add_test(t, sprt_refuses_bad_outcomes);
-    tcase_add_test(t, rule_check_names_the_field);
-    tcase_add_test(t, identical_sides_are_never_promoted);
-    tcase_add_test(t, verdict_numbers_agree_with_the_parts);
-    tcase_add_test(t, verdict_continue_and_empty);
-    tcase_add_test(t, verdict_refuses_bad_pairs);
-    tcase_set_timeout(t, 120);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "gate-stats");
-}
+#include "test-gate-stats.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("gate-stats", "stats", 120, NULL, NULL)

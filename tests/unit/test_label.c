@@ -191,22 +191,5 @@ START_TEST(forecast_columns_are_named_once) {
 }
 END_TEST
 
-static Suite *suite(void) {
-    Suite *s = suite_create("label");
-    TCase *t = tcase_create("contract");
-    tcase_add_test(t, win_score_by_hand);
-    tcase_add_test(t, loss_score_by_hand);
-    tcase_add_test(t, score_dispatches_on_won);
-    tcase_add_test(t, supports_by_hand);
-    tcase_add_test(t, every_win_projects_exactly);
-    tcase_add_test(t, every_loss_projects_exactly_and_below_every_win);
-    tcase_add_test(t, projection_of_estimates_and_edges);
-    tcase_add_test(t, forecast_columns_are_named_once);
-    tcase_set_timeout(t, 60);
-    suite_add_tcase(s, t);
-    return s;
-}
-
-int main(void) {
-    return sf_check_run(suite(), "label");
-}
+#include "test-label.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("label", "contract", 60, NULL, NULL)

@@ -11,6 +11,7 @@
 #include "model/internal.h"
 #include "model/model.h"
 #include "model_fixture.h"
+#include "sf_allocs.h"
 #include "sf_check.h"
 
 /* ---- allocation counting (not under ASan, which owns malloc) ---- */
@@ -26,23 +27,9 @@
 #endif
 
 #if SF_COUNT_ALLOCS
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 static _Atomic long n_allocs;
-void *malloc(size_t n) {
-    n_allocs++;
-    return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b) {
-    n_allocs++;
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n) {
-    n_allocs++;
-    return __libc_realloc(p, n);
-}
+SF_COUNTED_ALLOCATORS(n_allocs, , __libc_)
 int posix_memalign(void **p, size_t align, size_t n) {
     n_allocs++;
     *p = __libc_memalign(align, n);
@@ -97,10 +84,7 @@ typedef struct {
 
 static void micro_weight(void *vctx, const char *name, int ndim, const int64_t *shape) {
     micro_ctx *c = vctx;
-    size_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= (size_t)shape[i];
-    float *buf = calloc(n, sizeof(float));
+    float *buf = calloc(sf_shape_elems(ndim, shape), sizeof(float));
     char *nm = strdup(name);
     if (strcmp(name, "ln_f.bias") == 0)
         buf[0] = 0.3f, buf[1] = -0.2f;
@@ -129,14 +113,7 @@ static void micro_weight(void *vctx, const char *name, int ndim, const int64_t *
         buf[0] = 1.5f;
     else if (strcmp(name, "policy.fc2.bias") == 0)
         buf[0] = 0.25f;
-    sf_tensor *t = &c->t[c->n];
-    t->name = nm;
-    t->dtype = SF_DT_F32;
-    t->ndim = ndim;
-    for (int i = 0; i < ndim; i++)
-        t->shape[i] = shape[i];
-    t->data = buf;
-    t->nbytes = n * sizeof(float);
+    c->t[c->n] = sf_tensor_f32(nm, ndim, shape, buf);
     c->bufs[c->n++] = buf;
 }
 

@@ -9,25 +9,8 @@
 #include <xxhash.h>
 
 #include "search/internal.h"
+#include "search_fixture.h"
 #include "sf_check.h"
-
-/* ------------------------------------------------------ allocation count */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-static long g_allocs;
-void *__wrap_malloc(size_t n) {
-    g_allocs++;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b) {
-    g_allocs++;
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n) {
-    g_allocs++;
-    return __real_realloc(p, n);
-}
 
 /* --------------------------------------------------------------- helpers */
 static void fight(sf_state *st, const char *encounter, const char *deck, uint64_t seed) {
@@ -40,21 +23,6 @@ static void fight(sf_state *st, const char *encounter, const char *deck, uint64_
         ck_assert_msg(sf_deck_parse(deck, &spec, &e) == SF_OK, "%s", e.msg);
     spec.seed = seed;
     ck_assert_msg(sf_engine_init(st, &spec, &e) == SF_OK, "%s", e.msg);
-}
-
-static sf_search_config config(int sims, int trees) {
-    sf_search_config c;
-    sf_search_config_default(&c);
-    c.simulations = sims;
-    c.trees = trees;
-    return c;
-}
-
-static void decide(const sf_search_config *c, const sf_state *st, uint64_t seed, int threads,
-                   sf_eval_fn fn, void *ctx, sf_search_result *out) {
-    sf_err e = {0};
-    int rc = sf_search_decide(c, st, seed, 0, threads, fn, ctx, out, &e);
-    ck_assert_msg(rc == SF_OK, "decide: %s", e.msg);
 }
 
 static int card_of(const sf_state *st, sf_action a) {
@@ -90,15 +58,12 @@ static int horizon_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *a
     return SF_OK;
 }
 
-#define MEMO_BITS 18
 typedef struct oracle {
     horizon h;
     int horizon_turn;
     int draws; /* CRN draws per chance node */
-    sf_identity id[1 << MEMO_BITS];
-    double v[1 << MEMO_BITS];
-    unsigned char used[1 << MEMO_BITS];
-    long states, chance_nodes, max_outcomes;
+    oracle_memo memo;
+    long chance_nodes, max_outcomes;
 } oracle;
 
 static double oracle_v(oracle *o, const sf_state *s);
@@ -113,7 +78,8 @@ static int at_horizon(const oracle *o, const sf_state *s) {
  * outcomes are enumerated by o->draws independent re-seedings (the engine
  * draws each chance event from its streams; uniform seeds give the true
  * distribution), merged by identity and weighted by frequency. */
-static double oracle_q(oracle *o, const sf_state *s, sf_action a) {
+static double oracle_q(void *ctx, const sf_state *s, sf_action a) {
+    oracle *o = ctx;
     sf_state c = *s;
     uint32_t streams = 0;
     ck_assert_int_eq(sf_chance_draw(0x0AC1E, &c, a, 0, &streams), SF_OK);
@@ -159,26 +125,7 @@ static double oracle_q(oracle *o, const sf_state *s, sf_action a) {
 static double oracle_v(oracle *o, const sf_state *s) {
     if (at_horizon(o, s))
         return horizon_value(&o->h, s);
-    sf_identity id = sf_engine_identity(s);
-    uint32_t mask = (1u << MEMO_BITS) - 1, i = (uint32_t)id.lo & mask;
-    while (o->used[i] && !sf_identity_eq(o->id[i], id))
-        i = (i + 1) & mask;
-    if (o->used[i])
-        return o->v[i];
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
-    double best = -INFINITY;
-    for (int k = 0; k < n; k++) {
-        double q = oracle_q(o, s, acts[k]);
-        if (q > best)
-            best = q;
-    }
-    ck_assert_int_lt(o->states, (1 << MEMO_BITS) / 2);
-    o->states++;
-    o->used[i] = 1;
-    o->id[i] = id;
-    o->v[i] = best;
-    return best;
+    return oracle_best(&o->memo, s, oracle_q, o);
 }
 
 START_TEST(search_matches_exact_expectimax_on_a_small_fight) {
@@ -424,22 +371,14 @@ START_TEST(result_bytes_do_not_depend_on_threads_or_scheduling) {
     sf_state st;
     fight(&st, "Jaw Worm", NULL, 5);
     sf_search_config c = config(4000, 4);
-    sf_search_result r1, r2, r4;
-    decide(&c, &st, 11, 1, NULL, NULL, &r1);
-    decide(&c, &st, 11, 2, NULL, NULL, &r2);
-    decide(&c, &st, 11, 4, NULL, NULL, &r4);
-    ck_assert_uint_eq(r1.simulations, 4000);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
-    ck_assert_mem_eq(&r1, &r4, sizeof r1);
+    sf_search_result r;
+    decide_on_threads(&c, &st, 11, (const int[]){1, 2, 4}, 3, &r);
+    ck_assert_uint_eq(r.simulations, 4000);
     c.trees = 2;
-    decide(&c, &st, 11, 1, NULL, NULL, &r1);
-    decide(&c, &st, 11, 2, NULL, NULL, &r2);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    decide_on_threads(&c, &st, 11, (const int[]){1, 2}, 2, &r);
     c.select = SF_SELECT_GUMBEL;
     c.distributional = 1;
-    decide(&c, &st, 11, 1, NULL, NULL, &r1);
-    decide(&c, &st, 11, 2, NULL, NULL, &r2);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    decide_on_threads(&c, &st, 11, (const int[]){1, 2}, 2, &r);
 }
 END_TEST
 
@@ -564,18 +503,8 @@ START_TEST(no_allocation_per_simulation_on_the_engine) {
     sf_search *s = NULL;
     sf_err e = {0};
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    int rc = 0;
-    uint64_t sims = 0;
-    long before = g_allocs;
-    for (uint64_t d = 0; d < 3; d++) {
-        sf_search_result r;
-        rc |= sf_search_begin(s, &st, 9, d, &e);
-        rc |= sf_search_run(s, 1, NULL, NULL, &e);
-        rc |= sf_search_result_get(s, &r, &e);
-        sims += r.simulations;
-    }
-    long during = g_allocs - before;
-    ck_assert_int_eq(rc, SF_OK);
+    uint64_t sims;
+    long during = allocs_searching(s, &st, (const search_at[]){{9, 0}, {9, 1}, {9, 2}}, 3, &sims);
     ck_assert_uint_eq(sims, 24000);
     ck_assert_int_eq(during, 0);
     sf_search_destroy(s);
@@ -602,20 +531,5 @@ START_TEST(arena_memory_fits_the_budget) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-engine");
-    TCase *tc = tcase_create("engine");
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, search_matches_exact_expectimax_on_a_small_fight);
-    tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
-    tcase_add_test(tc, one_simulation_follows_the_prior_on_the_engine);
-    tcase_add_test(tc, a_cut_off_rollout_scores_below_every_win);
-    tcase_add_test(tc, golden_search_results);
-    tcase_add_test(tc, result_bytes_do_not_depend_on_threads_or_scheduling);
-    tcase_add_test(tc, indistinguishable_truths_give_identical_results);
-    tcase_add_test(tc, two_orders_reaching_one_state_face_the_same_draws);
-    tcase_add_test(tc, no_allocation_per_simulation_on_the_engine);
-    tcase_add_test(tc, arena_memory_fits_the_budget);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "search-engine");
-}
+#include "test-search-engine.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-engine", "engine", 300, NULL, NULL)

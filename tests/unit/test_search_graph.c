@@ -455,21 +455,5 @@ START_TEST(root_ranking_uses_cvar_when_asked) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-graph");
-    TCase *tc = tcase_create("graph");
-    tcase_add_test(tc, transposition_table_merges_equal_identities);
-    tcase_add_test(tc, edge_pool_reports_full);
-    tcase_add_test(tc, node_value_is_recomputed_from_edges);
-    tcase_add_test(tc, chance_value_is_the_plain_mean);
-    tcase_add_test(tc, distribution_is_the_same_mixture);
-    tcase_add_test(tc, bands_propagate_through_decisions);
-    tcase_add_test(tc, uct_tries_every_edge_first_in_expansion_order);
-    tcase_add_test(tc, selection_skips_proven_losses_unless_all_lost);
-    tcase_add_test(tc, dag_visits_from_another_parent_do_not_change_the_choice);
-    tcase_add_test(tc, root_ranking_uses_cvar_when_asked);
-    tcase_add_test(tc, puct_prior_decides_the_first_selection);
-    tcase_add_test(tc, puct_fpu_lowers_unvisited_by_the_visited_prior_mass);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "search-graph");
-}
+#include "test-search-graph.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-graph", "graph", 0, NULL, NULL)

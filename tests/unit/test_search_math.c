@@ -92,6 +92,8 @@ END_TEST
 
 /* ------------------------------------------------------------ selection */
 
+SF_TCASE(selection, 0);
+
 START_TEST(uct_score_by_hand) {
     ck_assert(isinf(sf_uct_score(0.3, 0, 10, 1.41)));
     /* 0.5 + 1.41*sqrt(ln 100 / 10) = 0.5 + 1.41*0.678614... = 1.456846 */
@@ -181,6 +183,8 @@ static void spec_10_2(double *prior, double *logit, uint32_t *n, double *q) {
     q[2] = q[3] = 0.0;
 }
 
+SF_TCASE(gumbel, 0);
+
 START_TEST(completed_q_and_vmix_match_spec_10_2) {
     double prior[4], logit[4], q[4], cq[4];
     uint32_t n[4];
@@ -213,43 +217,47 @@ START_TEST(vmix_floors_a_zero_prior) {
 }
 END_TEST
 
-START_TEST(sigma_and_policy_match_spec_10_2_mctx_defaults) {
-    double prior[4], logit[4], q[4], cq[4], sigma[4], pi[4];
-    uint32_t n[4];
-    spec_10_2(prior, logit, n, q);
-    sf_gumbel_completed_q(4, prior, n, q, NULL, 0.5, cq);
-    /* rescale, c_scale 0.1, c_visit 50 */
-    sf_gumbel_sigma(4, cq, n, NULL, 50.0, 0.1, 1, sigma);
-    ck_assert_double_eq_tol(sigma[0], 0.0, EPS);
-    ck_assert_double_eq_tol(sigma[1], 5.3, EPS);
-    ck_assert_double_eq_tol(sigma[2], 1.070772, EPS);
-    ck_assert_double_eq_tol(sigma[3], 1.070772, EPS);
-    sf_gumbel_policy(4, logit, sigma, NULL, pi);
-    ck_assert_double_eq_tol(pi[0], 0.008066, EPS);
-    ck_assert_double_eq_tol(pi[1], 0.980092, EPS);
-    ck_assert_double_eq_tol(pi[2], 0.008657, EPS);
-    ck_assert_double_eq_tol(pi[3], 0.003185, EPS);
-    /* interior choice (search-algorithm §2.6) = action 1 */
-    ck_assert_int_eq(sf_gumbel_select_interior(4, pi, n, NULL), 1);
-}
-END_TEST
+/* sigma and the improved policy on the §10.2 example under two settings:
+ * mctx's defaults (rescaled Q, c_scale 0.1) and ours (known bounds [0, 1],
+ * no rescale, c_scale 1.0); c_visit 50 in both. */
+static const struct {
+    const char *what;
+    double c_scale;
+    int rescale;
+    double sigma[4], pi[4], pi_tol[4];
+    int interior; /* the interior choice (search-algorithm §2.6); -1: not checked */
+} sigma_rows[] = {
+    {"mctx defaults",
+     0.1,
+     1,
+     {0.0, 5.3, 1.070772, 1.070772},
+     {0.008066, 0.980092, 0.008657, 0.003185},
+     {EPS, EPS, EPS, EPS},
+     1},
+    {"known bounds",
+     1.0,
+     0,
+     {31.8, 42.4, 33.941545, 33.941545},
+     {4.1e-5, 0.999783, 1.29e-4, 4.7e-5},
+     {0.05e-5, EPS, 0.005e-4, 0.05e-5},
+     -1},
+};
 
-START_TEST(sigma_and_policy_match_spec_10_2_known_bounds) {
+SF_LOOP_TEST(sigma_and_policy_match_spec_10_2, 0, (int)(sizeof sigma_rows / sizeof sigma_rows[0])) {
     double prior[4], logit[4], q[4], cq[4], sigma[4], pi[4];
     uint32_t n[4];
     spec_10_2(prior, logit, n, q);
     sf_gumbel_completed_q(4, prior, n, q, NULL, 0.5, cq);
-    /* no rescale (known bounds [0, 1]), c_scale 1.0: our default */
-    sf_gumbel_sigma(4, cq, n, NULL, 50.0, 1.0, 0, sigma);
-    ck_assert_double_eq_tol(sigma[0], 31.8, EPS);
-    ck_assert_double_eq_tol(sigma[1], 42.4, EPS);
-    ck_assert_double_eq_tol(sigma[2], 33.941545, EPS);
-    ck_assert_double_eq_tol(sigma[3], 33.941545, EPS);
+    sf_gumbel_sigma(4, cq, n, NULL, 50.0, sigma_rows[_i].c_scale, sigma_rows[_i].rescale, sigma);
     sf_gumbel_policy(4, logit, sigma, NULL, pi);
-    ck_assert_double_eq_tol(pi[0], 4.1e-5, 0.05e-5);
-    ck_assert_double_eq_tol(pi[1], 0.999783, EPS);
-    ck_assert_double_eq_tol(pi[2], 1.29e-4, 0.005e-4);
-    ck_assert_double_eq_tol(pi[3], 4.7e-5, 0.05e-5);
+    for (int a = 0; a < 4; a++) {
+        ck_assert_msg(fabs(sigma[a] - sigma_rows[_i].sigma[a]) < EPS, "%s: sigma[%d] %.9g",
+                      sigma_rows[_i].what, a, sigma[a]);
+        ck_assert_msg(fabs(pi[a] - sigma_rows[_i].pi[a]) < sigma_rows[_i].pi_tol[a],
+                      "%s: pi[%d] %.9g", sigma_rows[_i].what, a, pi[a]);
+    }
+    if (sigma_rows[_i].interior >= 0)
+        ck_assert_int_eq(sf_gumbel_select_interior(4, pi, n, NULL), sigma_rows[_i].interior);
 }
 END_TEST
 
@@ -293,29 +301,28 @@ static void runs(const uint32_t *seq, int n, char *out, size_t cap) {
     }
 }
 
+/* The schedule of m considered actions over n simulations, as runs. */
+static const struct {
+    int m, n;
+    const char *runs;
+} schedules[] = {
+    {8, 24, "0x8 1x4 2x4 3x2 4x2 5x2 6x2"},
+    {16, 64, "0x16 1x8 2x8 3x4 4x4 5x4 6x4 7x2 8x2 9x2 10x2 11x2 12x2 13x2 14x2"},
+    {16, 100,
+     "0x16 1x8 2x8 3x8 4x4 5x4 6x4 7x4 8x4 9x4 10x2 11x2 12x2 13x2 14x2 "
+     "15x2 16x2 17x2 18x2 19x2 20x2 21x2 22x2 23x2 24x2 25x2 26x2 27x2"},
+    {4, 32, "0x4 1x4 2x4 3x4 4x2 5x2 6x2 7x2 8x2 9x2 10x2 11x2"},
+    {6, 20, "0x6 1x3 2x3 3x2 4x2 5x2 6x2"},
+};
+
 START_TEST(sequential_halving_matches_spec_10_1) {
     uint32_t seq[128];
     char got[1024];
-    ck_assert_int_eq(sf_gumbel_schedule(8, 24, seq), 24);
-    runs(seq, 24, got, sizeof got);
-    ck_assert_str_eq(got, "0x8 1x4 2x4 3x2 4x2 5x2 6x2");
-
-    ck_assert_int_eq(sf_gumbel_schedule(16, 64, seq), 64);
-    runs(seq, 64, got, sizeof got);
-    ck_assert_str_eq(got, "0x16 1x8 2x8 3x4 4x4 5x4 6x4 7x2 8x2 9x2 10x2 11x2 12x2 13x2 14x2");
-
-    ck_assert_int_eq(sf_gumbel_schedule(16, 100, seq), 100);
-    runs(seq, 100, got, sizeof got);
-    ck_assert_str_eq(got, "0x16 1x8 2x8 3x8 4x4 5x4 6x4 7x4 8x4 9x4 10x2 11x2 12x2 13x2 14x2 "
-                          "15x2 16x2 17x2 18x2 19x2 20x2 21x2 22x2 23x2 24x2 25x2 26x2 27x2");
-
-    ck_assert_int_eq(sf_gumbel_schedule(4, 32, seq), 32);
-    runs(seq, 32, got, sizeof got);
-    ck_assert_str_eq(got, "0x4 1x4 2x4 3x4 4x2 5x2 6x2 7x2 8x2 9x2 10x2 11x2");
-
-    ck_assert_int_eq(sf_gumbel_schedule(6, 20, seq), 20);
-    runs(seq, 20, got, sizeof got);
-    ck_assert_str_eq(got, "0x6 1x3 2x3 3x2 4x2 5x2 6x2");
+    for (size_t k = 0; k < sizeof schedules / sizeof schedules[0]; k++) {
+        ck_assert_int_eq(sf_gumbel_schedule(schedules[k].m, schedules[k].n, seq), schedules[k].n);
+        runs(seq, schedules[k].n, got, sizeof got);
+        ck_assert_str_eq(got, schedules[k].runs);
+    }
 
     /* m = 1: c_t = t */
     ck_assert_int_eq(sf_gumbel_schedule(1, 5, seq), 5);
@@ -363,30 +370,5 @@ START_TEST(phases_expand_to_the_schedule) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-math");
-    TCase *v = tcase_create("values");
-    tcase_add_test(v, value_of_outcome_applies_the_label_contract);
-    tcase_add_test(v, cvar_matches_spec_10_4);
-    tcase_add_test(v, cvar_equals_rockafellar_uryasev_form);
-    tcase_add_test(v, band_rank_puts_uncertain_above_proven_loss);
-    suite_add_tcase(s, v);
-    TCase *sel = tcase_create("selection");
-    tcase_add_test(sel, uct_score_by_hand);
-    tcase_add_test(sel, uct_constant_follows_the_budget_table);
-    tcase_add_test(sel, puct_score_by_hand);
-    tcase_add_test(sel, puct_fpu_by_hand);
-    tcase_add_test(sel, widen_cap_matches_spec_10_3);
-    suite_add_tcase(s, sel);
-    TCase *g = tcase_create("gumbel");
-    tcase_add_test(g, completed_q_and_vmix_match_spec_10_2);
-    tcase_add_test(g, vmix_floors_a_zero_prior);
-    tcase_add_test(g, sigma_and_policy_match_spec_10_2_mctx_defaults);
-    tcase_add_test(g, sigma_and_policy_match_spec_10_2_known_bounds);
-    tcase_add_test(g, policy_equals_prior_when_q_is_flat);
-    tcase_add_test(g, policy_masks_invalid_actions);
-    tcase_add_test(g, sequential_halving_matches_spec_10_1);
-    tcase_add_test(g, phases_expand_to_the_schedule);
-    suite_add_tcase(s, g);
-    return sf_check_run(s, "search-math");
-}
+#include "test-search-math.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-math", "values", 0, NULL, NULL)

@@ -9,42 +9,12 @@
 #include <string.h>
 
 #include "search/internal.h"
+#include "search_fixture.h"
 #include "sf_check.h"
 #include "toy_engine.h"
 
-/* ------------------------------------------------------ allocation count */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t a, size_t b);
-void *__real_realloc(void *p, size_t n);
-void *__real_aligned_alloc(size_t a, size_t n);
-static long g_allocs;
-void *__wrap_malloc(size_t n) {
-    g_allocs++;
-    return __real_malloc(n);
-}
-void *__wrap_calloc(size_t a, size_t b) {
-    g_allocs++;
-    return __real_calloc(a, b);
-}
-void *__wrap_realloc(void *p, size_t n) {
-    g_allocs++;
-    return __real_realloc(p, n);
-}
-void *__wrap_aligned_alloc(size_t a, size_t n) {
-    g_allocs++;
-    return __real_aligned_alloc(a, n);
-}
-
 /* --------------------------------------------------------------- helpers */
 enum { S = TOY_STRIKE, D = TOY_DEFEND, B = TOY_BASH, F = TOY_FLASH };
-
-static sf_search_config config(int sims, int trees) {
-    sf_search_config c;
-    sf_search_config_default(&c);
-    c.simulations = sims;
-    c.trees = trees;
-    return c;
-}
 
 static int find_action(const sf_search_result *r, int kind, int index) {
     for (int a = 0; a < r->n_actions; a++)
@@ -52,13 +22,6 @@ static int find_action(const sf_search_result *r, int kind, int index) {
             (kind == SF_ACT_END_TURN || r->actions[a].action.index == index))
             return a;
     return -1;
-}
-
-static void decide(const sf_search_config *c, const sf_state *st, uint64_t seed, int threads,
-                   sf_eval_fn fn, void *ctx, sf_search_result *out) {
-    sf_err e = {0};
-    int rc = sf_search_decide(c, st, seed, 0, threads, fn, ctx, out, &e);
-    ck_assert_msg(rc == SF_OK, "decide: %s", e.msg);
 }
 
 /* The horizon value used by the oracle test (both sides use it): a terminal
@@ -83,17 +46,17 @@ static int horizon_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *a
 }
 
 /* ---------------------------------------------------------- exact oracle */
-typedef struct memo {
-    sf_identity id[1 << 16];
-    double v[1 << 16];
-    unsigned char used[1 << 16];
-} memo;
+typedef struct oracle {
+    oracle_memo memo;
+    int horizon_turn;
+} oracle;
 
-static double oracle_v(memo *m, const sf_state *s, int horizon_turn);
+static double oracle_v(oracle *o, const sf_state *s);
 
 /* E[V(apply(s, a))] over every chance outcome with its exact probability:
  * the toy logs the range of every random pick; enumerate all sequences. */
-static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn) {
+static double oracle_q(void *ctx, const sf_state *s, sf_action a) {
+    oracle *o = ctx;
     sf_state probe = *s;
     toy_state *p = toy(&probe);
     p->forcing = 1;
@@ -106,7 +69,7 @@ static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn
     memcpy(range, p->log_range, (size_t)k);
     if (k == 0) {
         p->forcing = 0;
-        return oracle_v(m, &probe, horizon_turn);
+        return oracle_v(o, &probe);
     }
     uint8_t seq[32] = {0};
     double sum = 0.0, psum = 0.0;
@@ -124,7 +87,7 @@ static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn
         double prob = 1.0;
         for (int i = 0; i < k; i++)
             prob /= range[i];
-        sum += prob * oracle_v(m, &c, horizon_turn);
+        sum += prob * oracle_v(o, &c);
         psum += prob;
         int i = k - 1;
         while (i >= 0 && ++seq[i] == range[i])
@@ -136,27 +99,10 @@ static double oracle_q(memo *m, const sf_state *s, sf_action a, int horizon_turn
     return sum;
 }
 
-static double oracle_v(memo *m, const sf_state *s, int horizon_turn) {
-    if (sf_engine_is_terminal(s) || toy_c(s)->turn >= horizon_turn)
+static double oracle_v(oracle *o, const sf_state *s) {
+    if (sf_engine_is_terminal(s) || toy_c(s)->turn >= o->horizon_turn)
         return horizon_value(s);
-    sf_identity id = sf_engine_identity(s);
-    uint32_t h = (uint32_t)(id.lo & 0xFFFF);
-    while (m->used[h] && !sf_identity_eq(m->id[h], id))
-        h = (h + 1) & 0xFFFF;
-    if (m->used[h])
-        return m->v[h];
-    sf_action acts[SF_MAX_ACTIONS];
-    int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
-    double best = -INFINITY;
-    for (int i = 0; i < n; i++) {
-        double q = oracle_q(m, s, acts[i], horizon_turn);
-        if (q > best)
-            best = q;
-    }
-    m->used[h] = 1;
-    m->id[h] = id;
-    m->v[h] = best;
-    return best;
+    return oracle_best(&o->memo, s, oracle_q, o);
 }
 
 START_TEST(search_matches_exact_expectimax) {
@@ -171,20 +117,21 @@ START_TEST(search_matches_exact_expectimax) {
     sf_state truth, root;
     toy_init(&truth, 30, 40, ORACLE_MON_HP, 9, hand, 3, draw, 4, 0, 11);
     sf_engine_belief_root(&truth, 5, &root);
-    memo *m = calloc(1, sizeof *m);
+    oracle *o = calloc(1, sizeof *o);
+    o->horizon_turn = 3;
     sf_action acts[SF_MAX_ACTIONS];
     int n = sf_engine_enumerate(&root, acts, SF_MAX_ACTIONS);
     ck_assert_int_eq(n, 3); /* Strike, Bash, End */
     double exact[SF_MAX_ACTIONS], best = -INFINITY;
     int best_a = -1;
     for (int i = 0; i < n; i++) {
-        exact[i] = oracle_q(m, &root, acts[i], 3);
+        exact[i] = oracle_q(o, &root, acts[i]);
         if (exact[i] > best) {
             best = exact[i];
             best_a = i;
         }
     }
-    free(m);
+    free(o);
     /* the best action is clear of the second by more than the tolerance */
     for (int i = 0; i < n; i++)
         if (i != best_a)
@@ -236,19 +183,13 @@ START_TEST(result_bytes_do_not_depend_on_threads) {
     sf_state st;
     midgame(&st, 4);
     sf_search_config c = config(3000, 4);
-    sf_search_result r1, r2, r4;
-    decide(&c, &st, 77, 1, NULL, NULL, &r1);
-    decide(&c, &st, 77, 2, NULL, NULL, &r2);
-    decide(&c, &st, 77, 4, NULL, NULL, &r4);
+    sf_search_result r1, r2;
+    decide_on_threads(&c, &st, 77, (const int[]){1, 2, 4}, 3, &r1);
     ck_assert_int_eq(r1.simulations, 3000);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
-    ck_assert_mem_eq(&r1, &r4, sizeof r1);
     /* and with the Gumbel root's lockstep phases */
     c.select = SF_SELECT_GUMBEL;
     c.evaluator = SF_EVAL_UNIFORM;
-    decide(&c, &st, 77, 1, NULL, NULL, &r1);
-    decide(&c, &st, 77, 3, NULL, NULL, &r2);
-    ck_assert_mem_eq(&r1, &r2, sizeof r1);
+    decide_on_threads(&c, &st, 77, (const int[]){1, 3}, 2, &r1);
     /* a different seed searches different worlds */
     c.select = SF_SELECT_AUTO;
     c.evaluator = SF_EVAL_ROLLOUT;
@@ -695,18 +636,8 @@ START_TEST(no_allocation_per_simulation) {
     c.distributional = 1;
     sf_search *s = NULL;
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    int rc = 0;
-    uint64_t sims = 0;
-    long before = g_allocs;
-    for (int rep = 0; rep < 2; rep++) {
-        sf_search_result r;
-        rc |= sf_search_begin(s, &st, (uint64_t)rep, 0, &e);
-        rc |= sf_search_run(s, 1, NULL, NULL, &e);
-        rc |= sf_search_result_get(s, &r, &e);
-        sims += r.simulations;
-    }
-    long during = g_allocs - before;
-    ck_assert_int_eq(rc, SF_OK);
+    uint64_t sims;
+    long during = allocs_searching(s, &st, (const search_at[]){{0, 0}, {1, 0}}, 2, &sims);
     ck_assert_uint_eq(sims, 10000);
     ck_assert_int_eq(during, 0);
     sf_search_destroy(s);
@@ -714,8 +645,8 @@ START_TEST(no_allocation_per_simulation) {
     c.evaluator = SF_EVAL_EXTERNAL;
     c.select = SF_SELECT_GUMBEL;
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    before = g_allocs;
-    rc = sf_search_begin(s, &st, 1, 0, &e);
+    long before = g_allocs;
+    int rc = sf_search_begin(s, &st, 1, 0, &e);
     const sf_eval_request *reqs[4];
     int n, fed = 0;
     while (sf_search_step(s, reqs, 4, &n, &e) == SF_SEARCH_PENDING)
@@ -1042,32 +973,5 @@ START_TEST(config_errors_name_the_field) {
 }
 END_TEST
 
-int main(void) {
-    Suite *s = suite_create("search-toy");
-    TCase *tc = tcase_create("toy");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, search_matches_exact_expectimax);
-    tcase_add_test(tc, only_lethal_line_is_found_at_a_small_budget);
-    tcase_add_test(tc, result_bytes_do_not_depend_on_threads);
-    tcase_add_test(tc, step_and_feed_equal_the_synchronous_run);
-    tcase_add_test(tc, one_worker_multiplexes_many_searches_in_one_batch);
-    tcase_add_test(tc, requests_that_do_not_fit_come_with_the_next_step);
-    tcase_add_test(tc, root_statistics_are_summed_over_trees);
-    tcase_add_test(tc, indistinguishable_truths_give_identical_results);
-    tcase_add_test(tc, chance_draws_depend_on_identity_not_on_stream_history);
-    tcase_add_test(tc, widening_never_exceeds_the_cap);
-    tcase_add_test(tc, one_simulation_follows_the_prior);
-    tcase_add_test(tc, a_tiny_budget_follows_the_prior_order);
-    tcase_add_test(tc, transpositions_are_merged_and_counted);
-    tcase_add_test(tc, no_allocation_per_simulation);
-    tcase_add_test(tc, allocator_interface_gets_every_allocation);
-    tcase_add_test(tc, single_legal_action_is_not_searched);
-    tcase_add_test(tc, feed_rejects_bad_answers_and_stale_tickets);
-    tcase_add_test(tc, gumbel_root_spends_the_budget_by_sequential_halving);
-    tcase_add_test(tc, proven_loss_is_never_chosen);
-    tcase_add_test(tc, choice_rule_prefers_most_visited_within_margin_and_guards_end_turn);
-    tcase_add_test(tc, distributional_values_are_consistent);
-    tcase_add_test(tc, config_errors_name_the_field);
-    suite_add_tcase(s, tc);
-    return sf_check_run(s, "search-toy");
-}
+#include "test-search-toy.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
+SF_CHECK_MAIN("search-toy", "toy", 120, NULL, NULL)

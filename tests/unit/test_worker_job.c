@@ -9,36 +9,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_fixture.h"
 #include "gate/stats.h"
 #include "sf_check.h"
 #include "sf_tmpdir.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
-static char tmpdir[256];
-
-static void make_tmpdir(void) {
-    sf_tmpdir_make(tmpdir, sizeof tmpdir, "sf-job-test");
-}
-
-static void remove_tmpdir(void) {
-    sf_tmpdir_remove(tmpdir);
-}
+SF_TMPDIR_OF_TESTS("sf-job-test")
 
 /* A run of `count` seeds playing `encounters` with the starter deck. */
 static void run_config(sf_run_config *cfg, const char *encounters, int count, int sims,
                        const char *unsearched) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "run: {name: jobtest, seed: 77}\n"
-             "seeds: {start: 0, count: %d, job_size: %d}\n"
-             "play: {mode: fights, encounters: %s}\n"
-             "search: {simulations: %d, trees: 2}\n"
-             "labels: {unsearched: %s}\n",
-             count, count, encounters, sims, unsearched);
-    sf_err e = {0};
-    int rc = sf_config_parse(yaml, strlen(yaml), "test", cfg, &e);
-    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+    config_of(cfg,
+              "run: {name: jobtest, seed: 77}\n"
+              "seeds: {start: 0, count: %d, job_size: %d}\n"
+              "play: {mode: fights, encounters: %s}\n"
+              "search: {simulations: %d, trees: 2}\n"
+              "labels: {unsearched: %s}\n",
+              count, count, encounters, sims, unsearched);
 }
 
 /* Play the job and open its shard. */
@@ -57,6 +46,14 @@ static sf_shard_reader *play(const sf_run_config *cfg, const char *name, sf_job_
     return r;
 }
 
+/* The shard `name` of a run_config() run, played. */
+static sf_shard_reader *play_fights(const char *name, const char *encounters, int count, int sims,
+                                    const char *unsearched, sf_job_result *res) {
+    sf_run_config cfg;
+    run_config(&cfg, encounters, count, sims, unsearched);
+    return play(&cfg, name, res);
+}
+
 static uint64_t counter(const sf_shard_reader *r, const char *name) {
     const Spirefleet__JobStats *st = sf_shard_reader_manifest(r)->stats;
     for (size_t k = 0; st && k < st->n_counters; k++)
@@ -66,22 +63,26 @@ static uint64_t counter(const sf_shard_reader *r, const char *name) {
     return 0;
 }
 
+/* Record i of the shard, which must read. */
+static const Spirefleet__LabelRecord *record(sf_shard_reader *r, uint64_t i) {
+    const Spirefleet__LabelRecord *rec = NULL;
+    sf_err e = {0};
+    ck_assert_msg(sf_shard_reader_get(r, i, &rec, &e) == SF_OK, "record %llu: %s",
+                  (unsigned long long)i, e.msg);
+    return rec;
+}
+
 START_TEST(boss_labels_rank_their_moves_and_grade_their_losses) {
     /* With the starter deck every boss fight is lost. Before graded losses
      * every Q at such a root was 0 and pi' was exactly uniform in 93 % of
      * the searched boss records; the loss targets were all 0. */
-    make_tmpdir();
-    sf_run_config cfg;
-    run_config(&cfg, "{boss: 1}", 6, 200, "drop");
     sf_job_result res;
-    sf_shard_reader *r = play(&cfg, "boss", &res);
+    sf_shard_reader *r = play_fights("boss", "{boss: 1}", 6, 200, "drop", &res);
     uint64_t n = sf_shard_reader_count(r), flat = 0, searched = 0, bad_loss = 0;
     double values[64];
     int n_values = 0;
     for (uint64_t i = 0; i < n; i++) {
-        const Spirefleet__LabelRecord *rec = NULL;
-        sf_err e = {0};
-        ck_assert_int_eq(sf_shard_reader_get(r, i, &rec, &e), SF_OK);
+        const Spirefleet__LabelRecord *rec = record(r, i);
         const Spirefleet__SearchResult *s = rec->search;
         ck_assert(s->searched); /* labels.unsearched: drop */
         searched++;
@@ -110,22 +111,16 @@ START_TEST(boss_labels_rank_their_moves_and_grade_their_losses) {
     ck_assert_uint_gt(counter(r, "unsearched_dropped"), 0);
     ck_assert_uint_eq(n + counter(r, "unsearched_dropped"), res.decisions);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(forecasts_root_values_and_unsearched_labels) {
-    make_tmpdir();
-    sf_run_config cfg;
-    run_config(&cfg, "{weak: 1, strong: 1}", 6, 64, "keep");
     sf_job_result res;
-    sf_shard_reader *r = play(&cfg, "keep", &res);
+    sf_shard_reader *r = play_fights("keep", "{weak: 1, strong: 1}", 6, 64, "keep", &res);
     uint64_t n = sf_shard_reader_count(r), unsearched = 0, block_seen = 0, differ = 0;
     ck_assert_uint_eq(n, res.decisions); /* keep: every decision is a label */
     for (uint64_t i = 0; i < n; i++) {
-        const Spirefleet__LabelRecord *rec = NULL;
-        sf_err e = {0};
-        ck_assert_int_eq(sf_shard_reader_get(r, i, &rec, &e), SF_OK);
+        const Spirefleet__LabelRecord *rec = record(r, i);
         const Spirefleet__SearchResult *s = rec->search;
         if (!s->searched) {
             unsearched++;
@@ -152,27 +147,25 @@ START_TEST(forecasts_root_values_and_unsearched_labels) {
     ck_assert_uint_eq(counter(r, "unsearched_dropped"), 0);
     ck_assert_uint_eq(counter(r, "engine_limit_fights"), 0);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
-/* A gate run of `count` seeds playing `play` (a YAML flow mapping), the
- * champion and the candidate given as YAML flow mappings. */
-static void gate_config(sf_run_config *cfg, const char *play, int count, const char *champion,
-                        const char *candidate) {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "run: {name: gatetest, seed: 77, kind: gate}\n"
-             "seeds: {start: 0, count: %d, job_size: %d}\n"
-             "play: %s\n"
-             "search: {simulations: 40, trees: 2}\n"
-             "champion: %s\n"
-             "candidate: %s\n"
-             "gate: {min_pairs: 2, max_pairs: %d}\n",
-             count, count, play, champion, candidate, count);
-    sf_err e = {0};
-    int rc = sf_config_parse(yaml, strlen(yaml), "test", cfg, &e);
-    ck_assert_msg(rc == SF_OK, "%s", e.msg);
+/* The shard `name` of a gate run of `count` seeds playing `play_yaml` (a
+ * YAML flow mapping), the champion and the candidate given as YAML flow
+ * mappings, played. */
+static sf_shard_reader *play_gate(const char *name, const char *play_yaml, int count,
+                                  const char *champion, const char *candidate, sf_job_result *res) {
+    sf_run_config cfg;
+    config_of(&cfg,
+              "run: {name: gatetest, seed: 77, kind: gate}\n"
+              "seeds: {start: 0, count: %d, job_size: %d}\n"
+              "play: %s\n"
+              "search: {simulations: 40, trees: 2}\n"
+              "champion: %s\n"
+              "candidate: %s\n"
+              "gate: {min_pairs: 2, max_pairs: %d}\n",
+              count, count, play_yaml, champion, candidate, count);
+    return play(&cfg, name, res);
 }
 
 typedef struct pair_tally {
@@ -205,12 +198,10 @@ START_TEST(gate_identical_sides_play_identical_games) {
      * fight twice, from the same rewards start, with the same random
      * streams, so the results are equal pair by pair; a gate job writes
      * pairs and no labels, and sums the champion's starts. */
-    make_tmpdir();
-    sf_run_config cfg;
-    gate_config(&cfg, "{mode: fights, start: rewards, encounters: {weak: 1, strong: 1, elite: 1}}",
-                12, "{evaluator: rollout}", "{evaluator: rollout}");
     sf_job_result res;
-    sf_shard_reader *r = play(&cfg, "same", &res);
+    sf_shard_reader *r = play_gate(
+        "same", "{mode: fights, start: rewards, encounters: {weak: 1, strong: 1, elite: 1}}", 12,
+        "{evaluator: rollout}", "{evaluator: rollout}", &res);
     ck_assert_uint_eq(res.records, 0);
     ck_assert_uint_eq(sf_shard_reader_count(r), 0);
     pair_tally t = tally(r);
@@ -220,7 +211,6 @@ START_TEST(gate_identical_sides_play_identical_games) {
     ck_assert_uint_eq(counter(r, "start.fights"), 12);
     ck_assert_uint_gt(counter(r, "start.floor_sum"), 12);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -229,26 +219,21 @@ START_TEST(gate_salt_and_budget_separate_the_sides) {
      * pairs then differ (each side still plays the same fight). A
      * candidate with 200 simulations against a champion with 2 scores
      * more over the same seeds. */
-    make_tmpdir();
-    sf_run_config cfg;
-    gate_config(&cfg, "{mode: fights, encounters: {strong: 1, elite: 1}}", 12,
-                "{evaluator: rollout}", "{evaluator: rollout, salt: 5}");
     sf_job_result res;
-    sf_shard_reader *r = play(&cfg, "salt", &res);
+    sf_shard_reader *r = play_gate("salt", "{mode: fights, encounters: {strong: 1, elite: 1}}", 12,
+                                   "{evaluator: rollout}", "{evaluator: rollout, salt: 5}", &res);
     pair_tally t = tally(r);
     ck_assert_int_eq(t.pairs, 12);
     ck_assert_int_lt(t.same, 12);
     sf_shard_reader_close(r);
 
-    gate_config(&cfg, "{mode: fights, encounters: {strong: 1, elite: 1}}", 12,
-                "{evaluator: rollout, simulations: 2, trees: 1}",
-                "{evaluator: rollout, simulations: 200}");
-    r = play(&cfg, "budget", &res);
+    r = play_gate("budget", "{mode: fights, encounters: {strong: 1, elite: 1}}", 12,
+                  "{evaluator: rollout, simulations: 2, trees: 1}",
+                  "{evaluator: rollout, simulations: 200}", &res);
     t = tally(r);
     ck_assert_msg(t.y[1] > t.y[0] + 0.5, "candidate %.3f champion %.3f", t.y[1], t.y[0]);
     ck_assert_int_ge(t.won[1], t.won[0]);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -257,12 +242,9 @@ START_TEST(gate_gauntlets_score_the_whole_climb) {
      * (a win, in [0.5, 1]); one that died in fight k of n scores
      * (0.2 (k - 1) + that fight's score) / n, a loss in [0, 0.2), so
      * floor(5 n y) = k - 1 fights won. */
-    make_tmpdir();
-    sf_run_config cfg;
-    gate_config(&cfg, "{mode: gauntlet}", 4, "{evaluator: rollout}",
-                "{evaluator: rollout, salt: 1}");
     sf_job_result res;
-    sf_shard_reader *r = play(&cfg, "gauntlet", &res);
+    sf_shard_reader *r = play_gate("gauntlet", "{mode: gauntlet}", 4, "{evaluator: rollout}",
+                                   "{evaluator: rollout, salt: 1}", &res);
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
     ck_assert_uint_eq(m->n_gate_pairs, 4);
     uint64_t fights = 0;
@@ -283,7 +265,6 @@ START_TEST(gate_gauntlets_score_the_whole_climb) {
     }
     ck_assert_uint_eq(fights, res.fights); /* every fight of both sides accounted for */
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -295,13 +276,11 @@ START_TEST(gate_equal_strength_is_rarely_promoted) {
      * X ~ Bin(12, 0.05) (1 - 0.95^12 - 12 0.05 0.95^11 - 66 0.05^2 0.95^10),
      * so a gate that promoted more often than alpha would show here. The
      * sides differ: some pairs must be discordant. */
-    make_tmpdir();
-    sf_run_config cfg;
-    gate_config(&cfg, "{mode: fights, encounters: {strong: 1, elite: 1, boss: 1}}", 720,
-                "{evaluator: rollout, simulations: 3, trees: 1}",
-                "{evaluator: rollout, simulations: 3, trees: 1, salt: 9}");
     sf_job_result res;
-    sf_shard_reader *r = play(&cfg, "batch", &res);
+    sf_shard_reader *r =
+        play_gate("batch", "{mode: fights, encounters: {strong: 1, elite: 1, boss: 1}}", 720,
+                  "{evaluator: rollout, simulations: 3, trees: 1}",
+                  "{evaluator: rollout, simulations: 3, trees: 1, salt: 9}", &res);
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
     ck_assert_uint_eq(m->n_gate_pairs, 720);
     sf_gate_rule rule = sf_gate_rule_default();
@@ -332,7 +311,6 @@ START_TEST(gate_equal_strength_is_rarely_promoted) {
     ck_assert_int_le(promoted, 2);
     ck_assert_int_gt(discordant, 0);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -340,21 +318,17 @@ START_TEST(rewards_starts_are_recorded_and_summarised) {
     /* play.start rewards: every label names its start (the compact text
      * of docs/starts.md, version SF_START_VERSION) and the manifest sums
      * the starts in counters. */
-    make_tmpdir();
     sf_run_config cfg;
-    const char *yaml = "run: {name: starts, seed: 5}\n"
-                       "seeds: {start: 0, count: 6, job_size: 6}\n"
-                       "play: {mode: fights, start: rewards, encounters: {elite: 1, boss: 1}}\n"
-                       "search: {simulations: 20, trees: 1}\n";
-    sf_err e = {0};
-    ck_assert_msg(sf_config_parse(yaml, strlen(yaml), "test", &cfg, &e) == SF_OK, "%s", e.msg);
+    config_of(&cfg, "run: {name: starts, seed: 5}\n"
+                    "seeds: {start: 0, count: 6, job_size: 6}\n"
+                    "play: {mode: fights, start: rewards, encounters: {elite: 1, boss: 1}}\n"
+                    "search: {simulations: 20, trees: 1}\n");
     sf_job_result res;
     sf_shard_reader *r = play(&cfg, "starts", &res);
     uint64_t n = sf_shard_reader_count(r);
     ck_assert_uint_gt(n, 0);
     for (uint64_t i = 0; i < n; i++) {
-        const Spirefleet__LabelRecord *rec = NULL;
-        ck_assert_msg(sf_shard_reader_get(r, i, &rec, &e) == SF_OK, "%s", e.msg);
+        const Spirefleet__LabelRecord *rec = record(r, i);
         ck_assert_str_ne(rec->ids->start, "");
         ck_assert_uint_eq(rec->ids->start_version, SF_START_VERSION);
     }
@@ -365,7 +339,6 @@ START_TEST(rewards_starts_are_recorded_and_summarised) {
     ck_assert_uint_le(counter(r, "start.hp_sum"), counter(r, "start.max_hp_sum"));
     ck_assert_uint_ge(counter(r, "start.card.Strike"), 1);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -377,7 +350,6 @@ END_TEST
 #define GOLDEN_JOB_DIGEST "75099f6b20973586ad12becebf8d8caa74776c17e55244a8ce6ae64014ced6ac"
 
 START_TEST(golden_job_digest) {
-    make_tmpdir();
     sf_run_config cfg;
     run_config(&cfg, "{weak: 1, strong: 1, elite: 1, boss: 1}", 8, 100, "drop");
     char digest[65], path[400], hex[65];
@@ -392,9 +364,8 @@ START_TEST(golden_job_digest) {
     if (getenv("SF_PRINT_GOLDEN"))
         printf("# golden job digest %s (%llu records)\n", hex, (unsigned long long)res.records);
     ck_assert_str_eq(hex, GOLDEN_JOB_DIGEST);
-    remove_tmpdir();
 }
 END_TEST
 
 #include "test-worker-job.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
-SF_CHECK_MAIN("worker-job", "labels", 300, NULL, NULL)
+SF_CHECK_MAIN("worker-job", "labels", 300, tmpdir_make, tmpdir_remove)

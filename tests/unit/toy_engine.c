@@ -179,34 +179,32 @@ int sf_engine_is_terminal(const sf_state *s) {
 
 void sf_engine_outcome(const sf_state *s, sf_outcome *o) {
     const toy_state *t = toy_c(s);
-    memset(o, 0, sizeof *o);
-    o->over = t->over;
-    o->won = t->won;
-    o->hp = t->hp;
-    o->max_hp = t->max_hp;
-    o->turns = t->turn;
-    o->potions_left = t->potions;
-    o->monster_hp_left = t->mon_hp > 0 ? t->mon_hp : 0;
-    o->monster_hp_pool = t->mon_hp0;
+    *o = (sf_outcome){.over = t->over,
+                      .won = t->won,
+                      .hp = t->hp,
+                      .max_hp = t->max_hp,
+                      .turns = t->turn,
+                      .potions_left = t->potions,
+                      .monster_hp_left = t->mon_hp > 0 ? t->mon_hp : 0,
+                      .monster_hp_pool = t->mon_hp0};
 }
 
 void sf_engine_observe(const sf_state *s, sf_observation *o) {
     const toy_state *t = toy_c(s);
-    memset(o, 0, sizeof *o);
-    o->turn = t->turn;
-    o->hp = t->hp;
-    o->max_hp = t->max_hp;
-    o->block = t->block;
-    o->energy = t->energy;
-    o->incoming_damage = t->intent;
-    o->monster_hp_total = t->mon_hp;
-    o->monsters_alive = t->mon_hp > 0;
+    *o = (sf_observation){.turn = t->turn,
+                          .hp = t->hp,
+                          .max_hp = t->max_hp,
+                          .block = t->block,
+                          .energy = t->energy,
+                          .incoming_damage = t->intent,
+                          .monster_hp_total = t->mon_hp,
+                          .monsters_alive = t->mon_hp > 0,
+                          .draw_n = t->draw_n,
+                          .potions_left = t->potions};
     for (int c = 0; c < TOY_NCARDS; c++) {
         o->hand_n += t->hand[c];
         o->discard_n += t->discard[c];
     }
-    o->draw_n = t->draw_n;
-    o->potions_left = t->potions;
 }
 
 int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {
