@@ -7,14 +7,17 @@
 #                      curve and the gate reports under runs/loop
 #   make bench         every benchmark (JSON lines + human lines)
 #   make fuzz          bounded libFuzzer runs (FUZZ_SECONDS each, default 30)
+#   make container     the container image (podman, no registry), then
+#                      sf-fleet run inside it (deploy/README.md)
 #   make format        clang-format the tree in place
 #   make format-check  fail if anything is not clang-formatted
-.PHONY: all setup build demo loop test test-main test-asan bench fuzz format format-check clean
+.PHONY: all setup build demo loop test test-main test-asan bench fuzz container format format-check clean
 
 BUILD ?= build
 ASAN ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
+CONTAINER_BUILD ?= build-container
 MESON_TEST = meson test --print-errorlogs --num-processes 2
 
 all: build
@@ -46,6 +49,9 @@ bench: build
 fuzz: setup
 	./scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+container: setup
+	./tests/integration/test_container.sh . $(CONTAINER_BUILD)
+
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')
 
 format:
@@ -55,4 +61,4 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ_BUILD) $(CONTAINER_BUILD)

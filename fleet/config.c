@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -176,6 +177,26 @@ static const sf_config_key keys[] = {
     K_U32("train.checkpoint_every", NULL, train.checkpoint_every, 0, 100000000, "500",
           SELFPLAY | LOOP),
     K_U32("train.canary_positions", NULL, train.canary_positions, 1, 1024, "16", SELFPLAY | LOOP),
+    /* sbatch options of `sf-fleet slurm` (fleet/cli/slurm.h); RunConfig
+     * carries them as fields of its own (fleet.proto says why) */
+    K_STR("slurm.partition", "slurm_partition", slurm.partition, 0, NULL, NULL, EXEC),
+    K_STR("slurm.gpu_partition", "slurm_gpu_partition", slurm.gpu_partition, 0, NULL, NULL, EXEC),
+    K_STR("slurm.account", "slurm_account", slurm.account, 0, NULL, NULL, EXEC),
+    K_STR("slurm.qos", "slurm_qos", slurm.qos, 0, NULL, NULL, EXEC),
+    K_STR("slurm.coordinator_time", "slurm_coordinator_time", slurm.coordinator_time, 0, NULL, NULL,
+          EXEC),
+    K_STR("slurm.worker_time", "slurm_worker_time", slurm.worker_time, 0, NULL, NULL, EXEC),
+    K_STR("slurm.evald_time", "slurm_evald_time", slurm.evald_time, 0, NULL, NULL, EXEC),
+    K_U32("slurm.workers", "slurm_workers", slurm.workers, 1, 100000, "4", EXEC),
+    K_U32("slurm.cpus_per_worker", "slurm_cpus_per_worker", slurm.cpus_per_worker, 0, 4096, "0",
+          EXEC),
+    K_STR("slurm.mem_per_worker", "slurm_mem_per_worker", slurm.mem_per_worker, 0, NULL, NULL,
+          EXEC),
+    K_U32("slurm.gpus_per_evald", "slurm_gpus_per_evald", slurm.gpus_per_evald, 1, 16, "1", EXEC),
+    K_U32("slurm.signal_seconds", "slurm_signal_seconds", slurm.signal_seconds, 0, 65535, "300",
+          EXEC),
+    K_STR("slurm.workdir", "slurm_workdir", slurm.workdir, 0, NULL, NULL, EXEC),
+    K_STR("slurm.bin_dir", "slurm_bin_dir", slurm.bin_dir, 0, NULL, NULL, EXEC),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -678,6 +699,104 @@ static void rule_seeds_fit(const sf_run_config *c, const sf_config_key *k, rule_
         broken(s, "seeds.start + seeds.count overflows");
 }
 
+/* ---- slurm.*: what sbatch will be given ---- */
+
+/* A Slurm time limit (sbatch --time) in seconds: "MIN", "MIN:SEC",
+ * "H:MIN:SEC", "D-H", "D-H:MIN" or "D-H:MIN:SEC"; -1 for "infinite" or
+ * "unlimited"; -2 when the text is none of these (or zero). */
+static long slurm_time_seconds(const char *s) {
+    if (!strcasecmp(s, "infinite") || !strcasecmp(s, "unlimited"))
+        return -1;
+    long days = 0, f[3] = {0, 0, 0};
+    int nf = 0, has_days = 0;
+    const char *p = s;
+    for (;;) {
+        if (*p < '0' || *p > '9')
+            return -2;
+        long v = 0;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((v = v * 10 + (*p - '0')) > 100000000)
+                return -2;
+        if (*p == '-' && !has_days && nf == 0) {
+            days = v, has_days = 1, p++;
+            continue;
+        }
+        f[nf++] = v;
+        if (*p == '\0')
+            break;
+        if (*p != ':' || nf == 3)
+            return -2;
+        p++;
+    }
+    long secs;
+    if (has_days) /* D-H, D-H:M, D-H:M:S */
+        secs = days * 86400 + f[0] * 3600 + f[1] * 60 + f[2];
+    else if (nf == 1) /* M */
+        secs = f[0] * 60;
+    else if (nf == 2) /* M:S */
+        secs = f[0] * 60 + f[1];
+    else /* H:M:S */
+        secs = f[0] * 3600 + f[1] * 60 + f[2];
+    return secs > 0 ? secs : -2;
+}
+
+static void rule_slurm_time(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const char *v = text_of(c, k);
+    if (v[0] && slurm_time_seconds(v) == -2)
+        broken(s,
+               "'%s' is no Slurm time limit (MINUTES, MIN:SEC, H:MIN:SEC, DAYS-H, DAYS-H:MIN, "
+               "DAYS-H:MIN:SEC or unlimited)",
+               v);
+}
+
+/* Partition, account and QOS names go into #SBATCH lines as they are. */
+static void rule_slurm_name(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    for (const char *p = text_of(c, k); *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.' || *p == ',')) {
+            broken(s, "'%s' may hold only letters, digits, '_', '-', '.' and ',' (a Slurm name)",
+                   text_of(c, k));
+            return;
+        }
+}
+
+static void rule_slurm_mem(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const char *v = text_of(c, k), *p = v;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (v[0] && (p == v || (*p && (strchr("KMGT", *p) == NULL || p[1]))))
+        broken(s, "'%s' is no Slurm memory size (a number of megabytes, or one with K, M, G or T)",
+               v);
+}
+
+int sf_config_script_path_ok(const char *path) {
+    if (path[0] != '/')
+        return 0;
+    for (const char *p = path; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("/._+-@", *p)))
+            return 0;
+    return 1;
+}
+
+/* Paths the scripts name (sf_config_script_path_ok). */
+static void rule_slurm_path(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const char *v = text_of(c, k);
+    if (v[0] && !sf_config_script_path_ok(v))
+        broken(s, "'%s': %s", v, SF_CFG_SCRIPT_PATH_RULE);
+}
+
+static void rule_slurm_signal_before_limit(const sf_run_config *c, const sf_config_key *k,
+                                           rule_sink *s) {
+    (void)k;
+    long limit = c->slurm.worker_time[0] ? slurm_time_seconds(c->slurm.worker_time) : -1;
+    if (limit > 0 && c->slurm.signal_seconds >= (uint32_t)limit)
+        broken(s,
+               "%u s is not below slurm.worker_time (%s = %ld s): the drain would start with "
+               "the job",
+               c->slurm.signal_seconds, c->slurm.worker_time, limit);
+}
+
 /* Checked in this order; each broken one is reported. */
 static const rule rules[] = {
     {"run.name", NULL, rule_name_fits_file_names},
@@ -719,6 +838,18 @@ static const rule rules[] = {
     {"seeds.count", NULL, rule_seeds_fit},
     {"train.warmup", "train.steps", rule_warmup_within_steps},
     {"train.weight_value", NULL, rule_some_loss_weight},
+    {"slurm.partition", NULL, rule_slurm_name},
+    {"slurm.gpu_partition", NULL, rule_slurm_name},
+    {"slurm.account", NULL, rule_slurm_name},
+    {"slurm.qos", NULL, rule_slurm_name},
+    {"slurm.coordinator_time", NULL, rule_slurm_time},
+    {"slurm.worker_time", NULL, rule_slurm_time},
+    {"slurm.evald_time", NULL, rule_slurm_time},
+    {"slurm.mem_per_worker", NULL, rule_slurm_mem},
+    {"slurm.workdir", NULL, rule_slurm_path},
+    {"slurm.bin_dir", NULL, rule_slurm_path},
+    /* a lead given alone, above the limit: point at the time */
+    {"slurm.signal_seconds", "slurm.worker_time", rule_slurm_signal_before_limit},
 };
 
 /* Every rule, in order; each broken one goes to `bad`. Returns how many. */

@@ -145,6 +145,22 @@ typedef struct sf_run_config {
         double lr, weight_decay, clip, val_fraction;
         double weight_value, weight_policy, weight_forecast, weight_win;
     } train;
+    /* What `sf-fleet slurm` writes into a run's sbatch scripts
+     * (fleet/cli/slurm.h): execution only. Text "" leaves the option out
+     * (the cluster's default); 0 takes what the comment says. */
+    struct {
+        char partition[SF_CFG_NAME];     /* coordinator and workers           */
+        char gpu_partition[SF_CFG_NAME]; /* gpu-evald; "": partition          */
+        char account[SF_CFG_NAME], qos[SF_CFG_NAME];
+        char coordinator_time[24], worker_time[24], evald_time[24]; /* --time */
+        uint32_t workers;          /* array tasks, one worker each                */
+        uint32_t cpus_per_worker;  /* 0: workers.threads                          */
+        char mem_per_worker[16];   /* --mem, e.g. "8G"                             */
+        uint32_t gpus_per_evald;   /* --gres=gpu:N, one gpu-evald per GPU          */
+        uint32_t signal_seconds;   /* SIGUSR1 (drain) this long before the limit */
+        char workdir[SF_CFG_PATH]; /* --chdir; "": where sf-fleet slurm ran       */
+        char bin_dir[SF_CFG_PATH]; /* the programs; "": beside this sf-fleet      */
+    } slurm;
 } sf_run_config;
 
 /* The side of a gate run: 0 = champion, 1 = candidate. */
@@ -249,6 +265,14 @@ int sf_config_digest(const sf_run_config *cfg, char hex[65]);
 /* Validate cross-field rules (model required for evaluator "net", weights,
  * c schedule order, names known to the engine). Called by parse/from_proto. */
 int sf_config_validate(const sf_run_config *cfg, const char *origin, sf_err *err);
+
+/* Whether `path` may be written into an sbatch script as it is (slurm.*
+ * paths and what `sf-fleet slurm` derives): absolute, since a job runs
+ * wherever Slurm puts it, and made of nothing a shell or an #SBATCH line
+ * reads differently (SF_CFG_SCRIPT_PATH_RULE says what). */
+int sf_config_script_path_ok(const char *path);
+#define SF_CFG_SCRIPT_PATH_RULE \
+    "a path in sbatch scripts must be absolute and hold only letters, digits and / . _ + - @"
 
 /* ---------------------------------------------------------------------------
  * The schema: one row per key, in the order sf_config_print() writes them

@@ -5,6 +5,12 @@
  *             --max-batch N --max-wait-us U
  *             [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]
  *             [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]
+ *             [--endpoint-file PATH]
+ *
+ *   --endpoint-file publishes the bound endpoint (a wildcard host replaced
+ *   by this machine's name) in PATH once serving, for workers started with
+ *   `sf-fleet worker --evald-file PATH` (common/endpoint_file.h), and
+ *   removes it at exit.
  *
  * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
  * 2 on bad usage, 3 when no model passed its canary (nothing is served).
@@ -14,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/endpoint_file.h"
 #include "gpu-evald/evald.h"
 
 /* The one piece of process state: the server a signal should stop.
@@ -34,7 +42,7 @@ static int usage(void) {
         "PATH[@SHA256])...\n"
         "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
         "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
-        "                 [--model-idle-s N]\n"
+        "                 [--model-idle-s N] [--endpoint-file PATH]\n"
         "With --models DIR, a request for a model not loaded yet loads DIR/<sha256>.safetensors\n"
         "(canary first) without a restart; --model-idle-s drops such models after N idle s.\n");
     return 2;
@@ -53,7 +61,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
 
 int main(int argc, char **argv) {
     sf_evald_opts o = {0}; /* metrics_port 0: off */
-    const char *models_dir = NULL;
+    const char *models_dir = NULL, *endpoint_file = NULL;
     const char *models[64];
     int n_models = 0;
     enum {
@@ -68,7 +76,8 @@ int main(int argc, char **argv) {
         O_METRICS,
         O_THREADS,
         O_IDLE,
-        O_DEVICE
+        O_DEVICE,
+        O_ENDPOINT_FILE
     };
     static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
                                          {"precision", required_argument, 0, O_PRECISION},
@@ -82,6 +91,7 @@ int main(int argc, char **argv) {
                                          {"threads", required_argument, 0, O_THREADS},
                                          {"model-idle-s", required_argument, 0, O_IDLE},
                                          {"device", required_argument, 0, O_DEVICE},
+                                         {"endpoint-file", required_argument, 0, O_ENDPOINT_FILE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     opterr = 0; /* our messages, in our words */
@@ -140,6 +150,7 @@ int main(int argc, char **argv) {
         }
         case O_THREADS: bad = parse_int("--threads", v, 1, 256, &o.net.threads); break;
         case O_DEVICE: bad = parse_int("--device", v, 0, 64, &o.net.device); break;
+        case O_ENDPOINT_FILE: endpoint_file = v; break;
         }
         if (bad)
             return usage();
@@ -203,6 +214,12 @@ int main(int argc, char **argv) {
         sf_evald_free(ev);
         return 1;
     }
+    if (endpoint_file &&
+        sf_endpoint_file_write(endpoint_file, sf_evald_endpoint(ev), &e) != SF_OK) {
+        fprintf(stderr, "gpu-evald: --endpoint-file %s\n", e.msg);
+        sf_evald_free(ev);
+        return 1;
+    }
     running = ev;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -212,6 +229,8 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     int rc = sf_evald_run(ev, &e);
     running = NULL;
+    if (endpoint_file)
+        unlink(endpoint_file);
     if (rc != SF_OK)
         fprintf(stderr, "gpu-evald: %s\n", e.msg);
     else

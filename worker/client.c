@@ -3,7 +3,10 @@
  * sf_worker_run): one DEALER to the coordinator; Hello, job requests,
  * heartbeats (ZeroMQ guide's Paranoid Pirate: a peer silent for
  * heartbeat_liveness intervals is dead; reconnect with exponential backoff),
- * progress, chunked shard upload, and clean abandonment on SIGTERM.
+ * progress, chunked shard upload, clean abandonment on SIGTERM, and a
+ * drain (finish the job in hand, upload it, leave). The coordinator's
+ * endpoint may come from a file it publishes (common/endpoint_file.h),
+ * read again before every connection.
  *
  * The job itself runs on its own thread (sf_job_run); this thread keeps the
  * connection alive meanwhile.
@@ -20,15 +23,21 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/endpoint_file.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
 #define HELLO_TIMEOUT_MS 5000
 #define BACKOFF_MAX_MS   32000
+/* With an endpoint file the next try may go elsewhere: retry sooner. */
+#define BACKOFF_FILE_MAX_MS 4000
 
 typedef struct conn {
     void *zctx, *sock;
-    const char *endpoint;
+    const char *endpoint;        /* the coordinator's; points at from_file with a file */
+    const char *endpoint_file;   /* sf_worker_opts.endpoint_file, or NULL          */
+    char from_file[SF_CFG_PATH]; /* the endpoint last read from it              */
+    int backoff_max_ms;
     char worker_id[64];
     uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
     uint32_t hb_ms, liveness;
@@ -92,13 +101,51 @@ static int stopping(const sf_worker_opts *o) {
     return o->stop && *o->stop;
 }
 
-/* Sleep *backoff_ms (in 100 ms steps, ending early on a stop request) and
- * double it, up to BACKOFF_MAX_MS: the wait between tries of something
- * that did not answer. */
-static void back_off(const sf_worker_opts *o, int *backoff_ms) {
-    for (int waited = 0; waited < *backoff_ms && !stopping(o); waited += 100)
+/* Whether the caller asked the worker to drain (sf_worker_opts.drain). */
+static int draining(const sf_worker_opts *o) {
+    return o->drain && *o->drain;
+}
+
+/* Whether a wait should end: on a stop request, and, when the worker holds
+ * no work (`idle`), on a drain too: a worker with nothing in hand has
+ * nothing left to finish. */
+static int leaving(const sf_worker_opts *o, int idle) {
+    return stopping(o) || (idle && draining(o));
+}
+
+/* Sleep *backoff_ms (in 100 ms steps, ending early when leaving()) and
+ * double it, up to `max_ms`: the wait between tries of something that did
+ * not answer. */
+static void back_off(const sf_worker_opts *o, int idle, int *backoff_ms, int max_ms) {
+    for (int waited = 0; waited < *backoff_ms && !leaving(o, idle); waited += 100)
         usleep(100000);
-    *backoff_ms = *backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *backoff_ms * 2;
+    *backoff_ms = *backoff_ms * 2 > max_ms ? max_ms : *backoff_ms * 2;
+}
+
+/* With an endpoint file: read it, so the next connection goes wherever the
+ * coordinator now serves. Returns 0 (c->endpoint is usable), or -1 with
+ * why not in `why` (the file is missing: the coordinator has not started,
+ * or has left). */
+static int refresh_endpoint(conn *c, char *why, size_t cap) {
+    if (!c->endpoint_file)
+        return 0;
+    char ep[sizeof c->from_file];
+    sf_err e = {0};
+    if (sf_endpoint_file_read(c->endpoint_file, ep, sizeof ep, &e) < 0) {
+        snprintf(why, cap, "%s", e.msg);
+        return -1;
+    }
+    const char *bad = sf_endpoint_problem(ep);
+    if (bad) {
+        snprintf(why, cap, "%.180s: '%.180s': %s", c->endpoint_file, ep, bad);
+        return -1;
+    }
+    if (strcmp(ep, c->from_file)) {
+        memcpy(c->from_file, ep, sizeof ep);
+        logf_(c, "coordinator endpoint %s (from %s)", ep, c->endpoint_file);
+    }
+    c->endpoint = c->from_file;
+    return 0;
 }
 
 static int coordinator_dead(const conn *c) {
@@ -125,12 +172,22 @@ typedef struct session {
 } session;
 
 /* Connect and say Hello until Welcome (SF_OK), a Refusal (SF_ESTATE) or a
- * stop request (SF_ETIMEOUT). */
-static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
+ * stop request, or a drain when `idle` (SF_ETIMEOUT). */
+static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err *err) {
     int backoff = 1000;
+    char why[SF_ERR_MSG_MAX] = "", last_why[SF_ERR_MSG_MAX] = "";
     for (;;) {
-        if (stopping(o))
+        if (leaving(o, idle))
             return SF_ETIMEOUT;
+        if (refresh_endpoint(c, why, sizeof why) < 0) {
+            if (strcmp(why, last_why)) /* say so once, not at every try */
+                logf_(c, "waiting for the coordinator's endpoint: %s", why);
+            memcpy(last_why, why, sizeof why);
+            int wait = 1000;
+            back_off(o, idle, &wait, wait);
+            continue;
+        }
+        last_why[0] = '\0';
         c->need_hello = 0;
         int opened = conn_open(c, err);
         if (opened < 0)
@@ -148,7 +205,7 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
         env.hello = &h;
         send_env(c, &env);
         uint64_t until = sf_now_ns() + HELLO_TIMEOUT_MS * 1000000ull;
-        while (sf_now_ns() < until && !stopping(o)) {
+        while (sf_now_ns() < until && !leaving(o, idle)) {
             Spirefleet__Envelope *r = recv_env(c, 200);
             if (!r)
                 continue;
@@ -178,8 +235,10 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, sf_err *err) {
             }
             sf_wire_free(r);
         }
+        if (leaving(o, idle))
+            continue;
         logf_(c, "no answer from %s; retrying in %d ms", c->endpoint, backoff);
-        back_off(o, &backoff);
+        back_off(o, idle, &backoff, c->backoff_max_ms);
     }
 }
 
@@ -343,7 +402,7 @@ static void deliver(conn *c, const sf_worker_opts *o, job_thread *jt, sf_err *er
             break;
         }
         session fresh;
-        if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, err) < 0)
+        if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, 0, err) < 0)
             break;
     }
     free(jt);
@@ -422,7 +481,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
             /* keep playing; reconnect so the result can be delivered */
             logf_(c, "coordinator %s; reconnecting", c->need_hello ? "restarted" : "silent");
             session fresh;
-            if (hello(c, o, &fresh, err) == SF_OK && strcmp(fresh.digest, s->digest))
+            if (hello(c, o, &fresh, 0, err) == SF_OK && strcmp(fresh.digest, s->digest))
                 jt->abandon = 1;
         }
     }
@@ -468,6 +527,10 @@ static int worker_setup(worker *w, sf_err *err) {
     const sf_worker_opts *o = w->o;
     conn *c = &w->c;
     c->endpoint = o->endpoint;
+    c->endpoint_file = o->endpoint_file;
+    c->backoff_max_ms = o->endpoint_file ? BACKOFF_FILE_MAX_MS : BACKOFF_MAX_MS;
+    if (c->endpoint_file)
+        c->endpoint = c->from_file; /* "" until the file is read */
     c->log = o->log;
     c->log_ctx = o->log_ctx;
     c->hb_ms = 1000;
@@ -495,25 +558,75 @@ static int worker_setup(worker *w, sf_err *err) {
     return w->s ? SF_OK : sf_err_set(err, SF_ENOMEM, "out of memory");
 }
 
+/* Where gpu-evald serves: --evald, the file it publishes (--evald-file),
+ * else the run's evald.endpoint. Returns 0, or -1 with why not in `why`
+ * (the file is missing or names no usable endpoint). */
+static int evald_endpoint(const worker *w, char *out, size_t cap, char *why, size_t why_cap) {
+    const sf_worker_opts *o = w->o;
+    if (!o->evald_file) {
+        snprintf(out, cap, "%s", o->evald_endpoint ? o->evald_endpoint : w->s->cfg.evald.endpoint);
+        return 0;
+    }
+    sf_err e = {0};
+    if (sf_endpoint_file_read(o->evald_file, out, cap, &e) < 0) {
+        snprintf(why, why_cap, "%s", e.msg);
+        return -1;
+    }
+    const char *bad = sf_endpoint_problem(out);
+    if (bad)
+        snprintf(why, why_cap, "%.180s: '%.180s': %s", o->evald_file, out, bad);
+    return bad ? -1 : 0;
+}
+
 /* Start one network evaluator and wait until it answers: labels or pairs
- * made of fallbacks would be worth little. */
+ * made of fallbacks would be worth little. A remote one goes where
+ * evald_endpoint() says; with an evald file each try reads the file again,
+ * so a gpu-evald that starts late is found, and so does every job's session
+ * later (sf_worker_evaluator_follow): a gpu-evald restarted elsewhere
+ * serves the next job. */
 static int start_one(worker *w, const char *what, const char *sha, const char *bundle,
                      sf_batch_evaluator **ev, sf_err *err) {
     const sf_worker_opts *o = w->o;
-    int rc = sf_worker_evaluator_new(&w->s->cfg, sha, bundle, ev, err);
-    if (rc < 0)
-        return rc;
-    logf_(&w->c, "%s evaluator: %s, model %.12s...", what,
-          bundle ? "in-process cpu backend" : w->s->cfg.evald.endpoint, (*ev)->model_sha256);
-    for (int backoff = 1000; !stopping(o);) {
+    sf_run_config *cfg = malloc(sizeof *cfg); /* the run's, with the endpoint found */
+    if (!cfg)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    int follow = o->evald_file && !bundle;
+    char last_why[SF_ERR_MSG_MAX] = "";
+    int rc = SF_OK;
+    for (int backoff = 1000; !leaving(o, 1);) {
+        char why[SF_ERR_MSG_MAX] = "";
+        *cfg = w->s->cfg;
+        if (!bundle && evald_endpoint(w, cfg->evald.endpoint, sizeof cfg->evald.endpoint, why,
+                                      sizeof why) < 0) {
+            if (strcmp(why, last_why))
+                logf_(&w->c, "waiting for gpu-evald's endpoint: %s", why);
+            memcpy(last_why, why, sizeof why);
+            int wait = 1000;
+            back_off(o, 1, &wait, wait);
+            continue;
+        }
+        if (!*ev) {
+            rc = sf_worker_evaluator_new(cfg, sha, bundle, ev, err);
+            if (rc == SF_OK && follow)
+                rc = sf_worker_evaluator_follow(*ev, o->evald_file);
+            if (rc < 0)
+                break;
+            logf_(&w->c, "%s evaluator: %s, model %.12s...", what,
+                  bundle ? "in-process cpu backend" : cfg->evald.endpoint, (*ev)->model_sha256);
+        }
         sf_err pe = {0};
         if (sf_worker_evaluator_probe(*ev, &pe) == SF_OK)
             break;
         logf_(&w->c, "the %s evaluator does not answer (%s); retrying in %d ms", what, pe.msg,
               backoff);
-        back_off(o, &backoff);
+        if (follow) { /* read the file again: it may name a new server */
+            sf_worker_evaluator_free(*ev);
+            *ev = NULL;
+        }
+        back_off(o, 1, &backoff, BACKOFF_MAX_MS);
     }
-    return SF_OK;
+    free(cfg);
+    return rc;
 }
 
 /* Step 3: the network evaluators the run needs, answering before any job
@@ -568,7 +681,7 @@ static Spirefleet__Envelope *worker_ask(worker *w, int *rc, sf_err *err) {
         }
         if (!r && coordinator_dead(c)) {
             logf_(c, "coordinator silent; reconnecting");
-            *rc = hello(c, w->o, w->s, err);
+            *rc = hello(c, w->o, w->s, w->pending == NULL, err);
             break;
         }
     }
@@ -586,7 +699,7 @@ static int worker_wait(worker *w, const Spirefleet__Wait *wt, sf_err *err) {
     }
     int ms = wt->retry_ms ? (int)wt->retry_ms : 500;
     uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
-    while (!stopping(w->o) && sf_now_ns() < until) {
+    while (!leaving(w->o, 1) && sf_now_ns() < until) {
         Spirefleet__Envelope *p = recv_env(&w->c, 50);
         if (!p)
             continue;
@@ -607,6 +720,12 @@ static int worker_answer(worker *w, Spirefleet__Envelope *r, int *rc, sf_err *er
     int over = 0;
     switch (r->body_case) {
     case SPIREFLEET__ENVELOPE__BODY_JOB:
+        if (draining(w->o)) { /* asked for before the drain began: give it back */
+            logf_(&w->c, "job %llu: draining, given back", (unsigned long long)r->job->job_id);
+            send_job_failed(&w->c, r->job->job_id, SF_JOB_ABANDONED);
+            over = 1;
+            break;
+        }
         *rc = do_job(&w->c, w->o, w->s, r->job, w->scratch, w->ev, &w->pending, err);
         if (*rc == SF_ETIMEOUT)
             *rc = SF_OK; /* abandoned on request */
@@ -624,7 +743,7 @@ static int worker_answer(worker *w, Spirefleet__Envelope *r, int *rc, sf_err *er
     case SPIREFLEET__ENVELOPE__BODY_ERROR:
         logf_(&w->c, "coordinator error: %s", r->error->message ? r->error->message : "");
         if (w->c.need_hello)
-            *rc = hello(&w->c, w->o, w->s, err); /* it forgot us (restart): Hello again */
+            *rc = hello(&w->c, w->o, w->s, w->pending == NULL, err); /* it forgot us: again */
         break;
     default: break;
     }
@@ -633,15 +752,17 @@ static int worker_answer(worker *w, Spirefleet__Envelope *r, int *rc, sf_err *er
 }
 
 /* Step 4: take, play and upload jobs until the run is over, a stop is
- * asked, max_jobs are done, or an error is fatal. */
+ * asked, max_jobs are done, a drain ends, or an error is fatal. */
 static int worker_loop(worker *w, sf_err *err) {
     const sf_worker_opts *o = w->o;
     int rc = SF_OK;
     while (rc == SF_OK && !stopping(o)) {
-        if (o->max_jobs && w->jobs >= o->max_jobs) {
+        if ((o->max_jobs && w->jobs >= o->max_jobs) || draining(o)) {
             if (w->pending)
                 deliver(&w->c, o, w->pending, err);
             w->pending = NULL;
+            if (draining(o))
+                logf_(&w->c, "drained after %d job(s); leaving", w->jobs);
             break;
         }
         Spirefleet__Envelope *r = worker_ask(w, &rc, err);
@@ -652,14 +773,17 @@ static int worker_loop(worker *w, sf_err *err) {
 }
 
 int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
-    if (!o || !o->endpoint)
-        return sf_err_set(err, SF_EINVAL, "worker: no coordinator endpoint");
+    if (!o || !o->endpoint == !o->endpoint_file)
+        return sf_err_set(err, SF_EINVAL, "worker: give a coordinator endpoint or its file");
+    if (!!o->local_bundle + !!o->evald_endpoint + !!o->evald_file > 1)
+        return sf_err_set(err, SF_EINVAL,
+                          "worker: local_bundle, evald_endpoint and evald_file exclude each other");
     if (sodium_init() < 0)
         return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
     worker w = {.o = o};
     int rc = worker_setup(&w, err);
     if (rc == SF_OK) /* step 2: Hello, until Welcome */
-        rc = hello(&w.c, o, w.s, err);
+        rc = hello(&w.c, o, w.s, 1, err);
     if (rc == SF_OK)
         rc = worker_start_evaluator(&w, err);
     if (rc == SF_OK)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/endpoint_file.h"
 #include "gpu-evald/neteval.h"
 #include "model/model.h"
 #include "search/netsearch.h"
@@ -21,6 +22,7 @@ typedef struct eval_ctx {
     sf_run_config cfg;
     sf_bundle *bundle; /* in-process; NULL for remote */
     char sha[65];
+    char endpoint_file[SF_CFG_PATH]; /* sf_worker_evaluator_follow, or "" */
 } eval_ctx;
 
 typedef struct session {
@@ -43,7 +45,14 @@ static int s_open(void *ctx, void **out, sf_err *err) {
     if (c->bundle) {
         rc = sf_neteval_open_local(c->bundle, &o, &s->ev, err);
     } else {
-        o.endpoint = c->cfg.evald.endpoint;
+        /* followed: wherever gpu-evald serves now (a session opens per job) */
+        char ep[SF_CFG_PATH];
+        sf_err fe = {0};
+        o.endpoint = c->endpoint_file[0] &&
+                             sf_endpoint_file_read(c->endpoint_file, ep, sizeof ep, &fe) == SF_OK &&
+                             !sf_endpoint_problem(ep)
+                         ? ep
+                         : c->cfg.evald.endpoint;
         rc = sf_neteval_connect(&o, NULL, &s->ev, err);
     }
     if (rc < 0) {
@@ -125,6 +134,14 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
     c->api.model_sha256 = c->sha;
     *out = &c->api;
     return SF_OK;
+}
+
+int sf_worker_evaluator_follow(sf_batch_evaluator *ev, const char *path) {
+    eval_ctx *c = (eval_ctx *)ev; /* api is the first member */
+    if (c->bundle)
+        return SF_EINVAL;
+    int n = snprintf(c->endpoint_file, sizeof c->endpoint_file, "%s", path);
+    return n >= 0 && (size_t)n < sizeof c->endpoint_file ? SF_OK : SF_EFULL;
 }
 
 void sf_worker_evaluator_free(sf_batch_evaluator *ev) {

@@ -73,6 +73,14 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
                             const char *bundle_path, sf_batch_evaluator **out, sf_err *err);
 void sf_worker_evaluator_free(sf_batch_evaluator *ev);
 
+/* Make a remote evaluator follow the endpoint gpu-evald publishes in `path`
+ * (common/endpoint_file.h): each session reads it when it opens (a job
+ * thread opens one per job), so the next job reaches a gpu-evald that was
+ * restarted elsewhere; the endpoint the evaluator was made with while the
+ * file cannot be read. SF_EINVAL for an in-process evaluator, SF_EFULL for
+ * a path too long. */
+int sf_worker_evaluator_follow(sf_batch_evaluator *ev, const char *path);
+
 /* Evaluate one real position through `ev` (a session of its own). The
  * worker calls it before taking jobs, so an unreachable gpu-evald is found
  * and reported at once rather than as a job of fallbacks. */
@@ -128,7 +136,12 @@ int sf_job_encounter(const sf_run_config *cfg, uint64_t game_seed);
  * The fleet client
  * ------------------------------------------------------------------------- */
 typedef struct sf_worker_opts {
-    const char *endpoint;     /* coordinator, e.g. tcp://10.0.0.1:5555            */
+    const char *endpoint; /* coordinator, e.g. tcp://10.0.0.1:5555            */
+    /* Or where the coordinator publishes its endpoint (endpoint NULL;
+     * common/endpoint_file.h): read before every connection, so a worker
+     * follows a coordinator restarted elsewhere; while the file is missing
+     * or names no usable endpoint the worker waits, retrying with backoff. */
+    const char *endpoint_file;
     const char *worker_id;    /* NULL: "<hostname>-<pid>"                        */
     int threads;              /* 0: workers.threads of the run config             */
     int fights_per_thread;    /* 0: workers.fights_per_thread                     */
@@ -139,9 +152,20 @@ typedef struct sf_worker_opts {
     int local_sides;          /* gate runs: evaluate each net side in-process
                                  from the bundle its config names, instead of
                                  the run's gpu-evald */
+    /* net runs: gpu-evald's endpoint instead of the run config's
+     * evald.endpoint; or the file where gpu-evald publishes it, read (and
+     * waited for) until the server answers, before any job is taken. At
+     * most one of local_bundle, evald_endpoint and evald_file. */
+    const char *evald_endpoint;
+    const char *evald_file;
     /* 1: finish nothing new, abandon the current job (JobFailed so the
      * coordinator re-issues it) and return; 2: return at once. */
     const volatile sig_atomic_t *stop;
+    /* Non-zero: drain. Take no new job; the one in hand is finished and
+     * uploaded, then sf_worker_run returns SF_OK. A job the coordinator
+     * hands out after the drain began is given back at once (JobFailed, so
+     * it is re-issued without waiting for its lease). May be NULL. */
+    const volatile sig_atomic_t *drain;
     /* Where the worker's log lines go ("12:00:01.250 worker w1: job 3:
      * ..."): called from the thread that runs sf_worker_run, one line at a
      * time (common.h). NULL: dropped. */
@@ -150,9 +174,9 @@ typedef struct sf_worker_opts {
 } sf_worker_opts;
 
 /* Connect, say Hello, then request, play and upload jobs until the run is
- * complete, the coordinator says Stop, or *stop is set. Reconnects with
- * backoff when the coordinator is silent for heartbeat_liveness intervals.
- * Returns SF_OK at a clean end. */
+ * complete, the coordinator says Stop, *stop is set or a drain ends.
+ * Reconnects with backoff when the coordinator is silent for
+ * heartbeat_liveness intervals. Returns SF_OK at a clean end. */
 int sf_worker_run(const sf_worker_opts *opts, sf_err *err);
 
 #endif

@@ -8,6 +8,12 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "fleet/config.h"
+
+/* Load a config as every sf-fleet command does, printing each problem
+ * ("sf-fleet: FILE:LINE:COLUMN: key: ...", at most 20). 0, or -1. */
+int sf_fleet_load(const char *path, sf_run_config *cfg);
+
 /* A program built beside sf-fleet (<build root>/<dir>/<name>, found from
  * sf-fleet's own path `self`), else <name> to be found on PATH. */
 void sibling(const char *self, const char *dir, const char *name, char *out, size_t cap);

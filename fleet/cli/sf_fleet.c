@@ -6,10 +6,18 @@
  *                                        worker processes; a progress line;
  *                                        a summary at the end
  *   sf-fleet coordinator CONFIG [--bind EP] [--metrics-port P|*]
- *   sf-fleet worker --connect EP [--threads T] [--fights-per-thread G]
- *                   [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]
+ *                   [--endpoint-file PATH] [--exit-when-done]
+ *                                        (--endpoint-file: publish the bound
+ *                                        endpoint there, for workers started
+ *                                        with --connect-file)
+ *   sf-fleet worker (--connect EP | --connect-file PATH) [--threads T]
+ *                   [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]
+ *                   [--local-net BUNDLE | --evald EP | --evald-file PATH]
  *                                        (--local-net: evaluate a net run's leaves
- *                                        in-process instead of via gpu-evald)
+ *                                        in-process instead of via gpu-evald;
+ *                                        SIGUSR1 drains: finish the job in hand,
+ *                                        upload it, leave)
+ *   sf-fleet slurm CONFIG [--out DIR]    sbatch scripts for the run (slurm.c)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check [--json] CONFIG       validate; print the effective config
@@ -31,16 +39,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/endpoint_file.h"
 #include "common/io.h"
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 #include "fleet/cli/cli.h"
+#include "fleet/cli/slurm.h"
 #include "worker/worker.h"
 
 /* The one piece of process-wide state: what the signal handler has seen.
  * 1 = stop cleanly (finish nothing new, abandon the current job); a second
  * SIGINT aborts at once. */
 static volatile sig_atomic_t g_stop;
+/* SIGUSR1 (a worker): drain, that is take no new job, finish and upload the
+ * one in hand, then leave. Slurm sends it before a time limit (--signal). */
+static volatile sig_atomic_t g_drain;
+
+static void on_drain(int sig) {
+    (void)sig;
+    g_drain = 1;
+}
 
 /* First SIGINT/SIGTERM: stop handing out work and shut down cleanly. A
  * second SIGINT kills at once, unless it lands within a second of the first:
@@ -70,23 +88,32 @@ static void install_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    struct sigaction su;
+    memset(&su, 0, sizeof su);
+    su.sa_handler = on_drain;
+    sigemptyset(&su.sa_mask);
+    sigaction(SIGUSR1, &su, NULL);
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: sf-fleet run CONFIG [--workers N]\n"
-            "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT|*]\n"
-            "       sf-fleet worker --connect ENDPOINT [--threads T] [--fights-per-thread G]\n"
-            "                       [--id ID] [--scratch DIR] [--max-jobs N] [--local-net BUNDLE]\n"
-            "                       [--local-sides]\n"
-            "       sf-fleet status ENDPOINT\n"
-            "       sf-fleet stop ENDPOINT\n"
-            "       sf-fleet check [--json] CONFIG\n"
-            "       sf-fleet gate report RUN_DIR [--out DIR]\n"
-            "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
-            "       sf-fleet status RUN_DIR       a loop's state\n"
-            "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
-            "See docs/operator.md.\n");
+    fprintf(
+        f,
+        "usage: sf-fleet run CONFIG [--workers N]\n"
+        "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT|*]\n"
+        "                       [--endpoint-file PATH] [--exit-when-done]\n"
+        "       sf-fleet worker (--connect ENDPOINT | --connect-file PATH) [--threads T]\n"
+        "                       [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]\n"
+        "                       [--local-net BUNDLE | --evald ENDPOINT | --evald-file PATH]\n"
+        "                       [--local-sides]\n"
+        "       sf-fleet status ENDPOINT\n"
+        "       sf-fleet stop ENDPOINT\n"
+        "       sf-fleet check [--json] CONFIG\n"
+        "       sf-fleet slurm CONFIG [--out DIR]\n"
+        "       sf-fleet gate report RUN_DIR [--out DIR]\n"
+        "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
+        "       sf-fleet status RUN_DIR       a loop's state\n"
+        "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
+        "See docs/operator.md.\n");
 }
 
 /* The one operand after the options (CONFIG), or NULL after printing the
@@ -123,6 +150,10 @@ static int load(const char *path, sf_run_config *cfg) {
         return -1;
     }
     return 0;
+}
+
+int sf_fleet_load(const char *path, sf_run_config *cfg) {
+    return load(path, cfg);
 }
 
 static int parse_uint(const char *s, const char *what, int lo, int hi, int *out) {
@@ -248,6 +279,9 @@ static int cmd_worker(int argc, char **argv) {
                                          {"scratch", required_argument, 0, 's'},
                                          {"max-jobs", required_argument, 0, 'm'},
                                          {"local-net", required_argument, 0, 'l'},
+                                         {"connect-file", required_argument, 0, 'C'},
+                                         {"evald", required_argument, 0, 'e'},
+                                         {"evald-file", required_argument, 0, 'E'},
                                          {"local-sides", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -256,6 +290,9 @@ static int cmd_worker(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:l:Lh", opts, NULL)) != -1) {
         switch (ch) {
         case 'c': o.endpoint = optarg; break;
+        case 'C': o.endpoint_file = optarg; break;
+        case 'e': o.evald_endpoint = optarg; break;
+        case 'E': o.evald_file = optarg; break;
         case 't':
             if (parse_uint(optarg, "--threads", 1, 1024, &o.threads) < 0)
                 return 2;
@@ -276,14 +313,23 @@ static int cmd_worker(int argc, char **argv) {
         default: usage(stderr); return 2;
         }
     }
-    if (!o.endpoint) {
-        fprintf(stderr, "sf-fleet worker: --connect ENDPOINT is required\n");
+    if (!o.endpoint == !o.endpoint_file) {
+        fprintf(stderr,
+                "sf-fleet worker: give one of --connect ENDPOINT and --connect-file PATH\n");
         return 2;
     }
-    if (!endpoint_arg_ok("worker --connect", o.endpoint))
+    if (!!o.local_bundle + !!o.evald_endpoint + !!o.evald_file > 1) {
+        fprintf(stderr,
+                "sf-fleet worker: --local-net, --evald and --evald-file exclude each other\n");
+        return 2;
+    }
+    if (o.endpoint && !endpoint_arg_ok("worker --connect", o.endpoint))
+        return 2;
+    if (o.evald_endpoint && !endpoint_arg_ok("worker --evald", o.evald_endpoint))
         return 2;
     install_signals();
     o.stop = &g_stop;
+    o.drain = &g_drain;
     o.log = sf_log_to_file;
     o.log_ctx = stderr;
     sf_err err = {0};
@@ -292,17 +338,38 @@ static int cmd_worker(int argc, char **argv) {
         fprintf(stderr, "sf-fleet worker: %s\n", err.msg);
         return 1;
     }
-    return g_stop ? 3 : 0;
+    return g_stop || g_drain ? 3 : 0;
 }
 
 /* ---- coordinator ---------------------------------------------------------- */
 
+/* Publish the coordinator's endpoint in `path` (--endpoint-file). */
+static int publish_endpoint(const char *path, const sf_coordinator *co) {
+    sf_err e = {0};
+    if (sf_endpoint_file_write(path, sf_coordinator_endpoint(co), &e) == SF_OK)
+        return 0;
+    fprintf(stderr, "sf-fleet coordinator: --endpoint-file %s\n", e.msg);
+    return -1;
+}
+
+/* Remove the published endpoint at exit, unless a successor (a requeued
+ * coordinator on another node) has written its own there meanwhile. */
+static void unpublish_endpoint(const char *path, const sf_coordinator *co) {
+    char mine[1100], theirs[1100];
+    sf_err e = {0};
+    if (sf_endpoint_reachable(sf_coordinator_endpoint(co), NULL, mine, sizeof mine) == SF_OK &&
+        sf_endpoint_file_read(path, theirs, sizeof theirs, &e) == SF_OK && !strcmp(mine, theirs))
+        unlink(path);
+}
+
 static int cmd_coordinator(int argc, char **argv) {
-    const char *bind = NULL, *path = NULL;
-    int metrics = 0, metrics_given = 0;
+    const char *bind = NULL, *path = NULL, *endpoint_file = NULL;
+    int metrics = 0, metrics_given = 0, exit_when_done = 0;
     sf_err perr = {0};
     static const struct option opts[] = {{"bind", required_argument, 0, 'b'},
                                          {"metrics-port", required_argument, 0, 'p'},
+                                         {"endpoint-file", required_argument, 0, 'f'},
+                                         {"exit-when-done", no_argument, 0, 'x'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch;
@@ -310,6 +377,8 @@ static int cmd_coordinator(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "b:p:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'b': bind = optarg; break;
+        case 'f': endpoint_file = optarg; break;
+        case 'x': exit_when_done = 1; break;
         case 'p':
             if (sf_metrics_port_parse(optarg, &metrics, &perr) < 0) {
                 fprintf(stderr, "sf-fleet: --metrics-port %s\n", perr.msg);
@@ -332,15 +401,21 @@ static int cmd_coordinator(int argc, char **argv) {
         metrics = (int)cfg.coordinator.metrics_port;
     install_signals();
     sf_coordinator *co;
-    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, 0, &co);
+    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, exit_when_done, &co);
     if (code >= 0)
         return code;
+    if (endpoint_file && publish_endpoint(endpoint_file, co) < 0) {
+        sf_coordinator_close(co);
+        return 1;
+    }
     sf_err err = {0};
     fprintf(stderr, "coordinator: run %s serving on %s (metrics %s)\n", cfg.name,
             sf_coordinator_endpoint(co), sf_coordinator_metrics_url(co));
     int rc = sf_coordinator_serve(co, &g_stop, &err);
     sf_coord_status st;
     sf_coordinator_status(co, &st);
+    if (endpoint_file)
+        unpublish_endpoint(endpoint_file, co);
     sf_coordinator_close(co);
     if (rc < 0) {
         fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
@@ -895,6 +970,11 @@ int main(int argc, char **argv) {
         return cmd_stop(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "slurm")) {
+        char evald[4200];
+        sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);
+        return sf_fleet_slurm(argc - 1, argv + 1, self, evald);
+    }
     if (!strcmp(cmd, "gate"))
         return cmd_gate(argc - 1, argv + 1, self);
     if (!strcmp(cmd, "loop")) {

@@ -2,7 +2,8 @@
 # deploy/systemd: the units pass `systemd-analyze verify` (warnings count as
 # failures) with their ExecStart paths pointed at this build, the sysusers
 # file parses, and the example environment files and the coordinator's
-# ExecStartPre are accepted by the binaries. TAP output.
+# ExecStartPre are accepted by the binaries. deploy/slurm: the example's
+# scripts are the generator's output and pass shellcheck. TAP output.
 # usage: test_deploy.sh SOURCE_ROOT SF_FLEET GPU_EVALD
 set -u
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
@@ -84,5 +85,47 @@ if [ "$rc" = 124 ]; then
 else
   notok "worker.env.example: exit $rc: $(head -c 300 "$tmp/worker.out")"
 fi
+
+# deploy/slurm: the example's scripts are what `sf-fleet slurm` writes for
+# deploy/slurm/example.yaml (with the default script directory), byte for
+# byte; they pass shellcheck; a bad slurm: value stops the generator with
+# the file, line, column and key. (test_slurm.sh runs such scripts.)
+slurm_out="$tmp/slurm-example"
+if "$fleet" slurm "$root/deploy/slurm/example.yaml" --out "$slurm_out" >"$tmp/slurm.out" 2>&1; then
+  same=1
+  for f in coordinator.sbatch evald.sbatch worker.sbatch submit.sh; do
+    sed "s#$slurm_out#/shared/spirefleet/act1-slurm/slurm#g" "$slurm_out/$f" |
+      cmp -s - "$root/deploy/slurm/example/$f" || { same=0; echo "# differs: deploy/slurm/example/$f"; }
+  done
+  cmp -s "$slurm_out/fleet.yaml" "$root/deploy/slurm/example.yaml" || same=0
+  if [ "$same" = 1 ]; then
+    ok "deploy/slurm/example/ is what sf-fleet slurm writes for example.yaml"
+  else
+    notok "deploy/slurm/example/ is stale: regenerate it (deploy/README.md)"
+  fi
+else
+  notok "sf-fleet slurm deploy/slurm/example.yaml: $(head -c 300 "$tmp/slurm.out")"
+fi
+if command -v shellcheck >/dev/null 2>&1; then
+  if shellcheck "$root"/deploy/slurm/example/*.sbatch "$root/deploy/slurm/example/submit.sh" \
+    >"$tmp/shellcheck.out" 2>&1; then
+    ok "shellcheck finds nothing in deploy/slurm/example/"
+  else
+    notok "shellcheck deploy/slurm/example: $(head -c 400 "$tmp/shellcheck.out")"
+  fi
+else
+  notok "shellcheck is missing (scripts/packages.txt lists it)"
+fi
+printf 'run: {name: s}\nseeds: {count: 4}\nslurm:\n  worker_time: "1:00:00"\n  signal_seconds: 7200\n' \
+  >"$tmp/bad-slurm.yaml"
+tap_dir=$tmp
+expect 2 "bad-slurm.yaml:5:19: slurm.signal_seconds: 7200 s is not below slurm.worker_time" \
+  "sf-fleet slurm refuses a drain signal after the time limit" -- \
+  "$fleet" slurm "$tmp/bad-slurm.yaml" --out "$tmp/never"
+printf 'run: {name: s}\nseeds: {count: 4}\nsearch: {evaluator: net}\nmodel: {bundle: /m, sha256: "%s"}\nevald: {endpoint: "ipc:///tmp/e.sock"}\n' \
+  "$(printf '%064d' 0)" >"$tmp/ipc-evald.yaml"
+expect 2 "evald.endpoint ipc:///tmp/e.sock: gpu-evald runs as a job of its own" \
+  "sf-fleet slurm refuses an ipc:// gpu-evald (another node)" -- \
+  "$fleet" slurm "$tmp/ipc-evald.yaml" --out "$tmp/never"
 
 tap_done

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/endpoint_file.h"
 #include "common/io.h"
 #include "sf_check.h"
 #include "sf_tmpdir.h"
@@ -174,6 +175,58 @@ START_TEST(whole_reads_and_writes_name_their_reason) {
     char want[400];
     snprintf(want, sizeof want, "%s: cannot sync the directory: %s", path, strerror(ENOTDIR));
     ck_assert_str_eq(e.msg, want);
+    sf_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A wildcard host becomes a host other machines can dial; anything else
+ * is kept (common/endpoint_file.h). */
+START_TEST(reachable_endpoint_replaces_only_a_wildcard_host) {
+    char out[128];
+    ck_assert_int_eq(sf_endpoint_reachable("tcp://0.0.0.0:41234", "node17", out, sizeof out),
+                     SF_OK);
+    ck_assert_str_eq(out, "tcp://node17:41234");
+    ck_assert_int_eq(sf_endpoint_reachable("tcp://*:5555", "node17", out, sizeof out), SF_OK);
+    ck_assert_str_eq(out, "tcp://node17:5555");
+    ck_assert_int_eq(sf_endpoint_reachable("tcp://[::]:7", "n", out, sizeof out), SF_OK);
+    ck_assert_str_eq(out, "tcp://n:7");
+    ck_assert_int_eq(sf_endpoint_reachable("tcp://127.0.0.1:9", "n", out, sizeof out), SF_OK);
+    ck_assert_str_eq(out, "tcp://127.0.0.1:9");
+    ck_assert_int_eq(sf_endpoint_reachable("ipc:///tmp/x.sock", "n", out, sizeof out), SF_OK);
+    ck_assert_str_eq(out, "ipc:///tmp/x.sock");
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    ck_assert_int_eq(sf_endpoint_reachable("tcp://0.0.0.0:1", NULL, out, sizeof out), SF_OK);
+    ck_assert_ptr_nonnull(strstr(out, host));
+    ck_assert_int_eq(sf_endpoint_reachable("tcp://*:1", "a-very-long-host-name", out, 12),
+                     SF_EFULL);
+}
+END_TEST
+
+/* Written atomically, read back without its newline; a missing file is
+ * SF_ENOTFOUND (a server that has not started yet), not an I/O error. */
+START_TEST(endpoint_file_round_trip_and_missing_file) {
+    char dir[256], path[300], got[128];
+    sf_tmpdir_make(dir, sizeof dir, "sf-endpoint");
+    snprintf(path, sizeof path, "%s/coordinator.endpoint", dir);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_endpoint_file_read(path, got, sizeof got, &e), SF_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(e.msg, "coordinator.endpoint"));
+    ck_assert_int_eq(sf_endpoint_file_write(path, "tcp://127.0.0.1:4000", &e), SF_OK);
+    ck_assert_int_eq(sf_endpoint_file_read(path, got, sizeof got, &e), SF_OK);
+    ck_assert_str_eq(got, "tcp://127.0.0.1:4000");
+    ck_assert_int_eq(sf_endpoint_file_write(path, "tcp://127.0.0.1:4001", &e), SF_OK);
+    ck_assert_int_eq(sf_endpoint_file_read(path, got, sizeof got, &e), SF_OK);
+    ck_assert_str_eq(got, "tcp://127.0.0.1:4001"); /* replaced, not appended */
+    ck_assert_int_eq(sf_endpoint_file_read(path, got, 8, &e), SF_EFORMAT); /* does not fit */
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(sf_endpoint_file_read(path, got, sizeof got, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "empty"));
+    snprintf(path, sizeof path, "%s/no-such-dir/x.endpoint", dir);
+    ck_assert_int_eq(sf_endpoint_file_write(path, "tcp://*:1", &e), SF_EIO);
+    ck_assert_ptr_nonnull(strstr(e.msg, "No such file or directory"));
     sf_tmpdir_remove(dir);
 }
 END_TEST

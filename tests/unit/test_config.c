@@ -395,18 +395,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "79abba255b6ce1898dc05573195db579098b51e87e00ae1b1c7896e4700dd3b6",
-     "55cc97ccbee9571d85d83a036583a9031d91cc8fd4a08a6f8bcc1d467e250767"},
+     "8a05ec60ea6a754e803a1ce03b9c494ff2e308df0a90fdbe7a645febfa1569fe"},
     {"configs/fleet-example.yaml",
      "301c2832825c500c0d0df224b720cf06893f0da9a38344eab9c0f2c40f9e5837",
-     "13a348a7769be377e956b09df2922f9c9968f0695e55c5112c092573de0b1649"},
+     "598a02120a230a6bf2bab3f3fa8e6da0518db3ad5fe817be332edaaff280b87a"},
     {"configs/local-net.yaml", "103775cd77dcf8bd4186e52d88b4febf2b361c5670b3c92b7a5cb567d40fc020",
-     "221fa2f33b7faa4187b71ddb6ca85f69e2681496aec2e175733b80c753f83ad1"},
+     "0e77d3cfef3ee29713e5883a190df9ce96499644d618c3dfe03c46a53deb9606"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "53aef4d0d266efab617835707b2b9528be6591c4613e66b2d35759075e4c4d03",
-     "19cf5b2aa00724e5040ae3a0fe67d9ff204a66f1cf42f69880c0f7a4677e8e5c"},
+     "3ee7519274c4fd5107b61ef2ce0f08c4401106f3e6d0f9f3385caa3364d385c2"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "308f361e5c2364c682edc1013cd61455c4bba8d1fa03ddea7a1c948f40da0035",
-     "7df6e12a73ab29cfc026dc09e9faf52173ca262198fbb8bbfaf5a6a6dff9d6ac"},
+     "5ccb0f9174d7c5d3020fb70eadb42bbed527ee89174d90beb61bd601dc3848a0"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
