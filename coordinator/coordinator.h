@@ -97,6 +97,14 @@ typedef struct sf_coord_status {
     char gate_decision[16];
 } sf_coord_status;
 
+/* The decision rule of a gate run's `gate` section (gate/stats.h): alpha,
+ * beta, delta0, delta1, min_pairs, max_pairs and the metric from the
+ * config; the interval level, bootstrap resamples and seed are
+ * sf_gate_rule_default()'s. The coordinator's verdict uses it; so does any
+ * tool that decides gate pairs the same way. */
+struct sf_gate_rule;
+void sf_coordinator_gate_rule(const sf_run_config *cfg, struct sf_gate_rule *rule);
+
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates
  * the directory, the ledger and its jobs on first start. Errors: SF_ECONFIG
  * when the ledger holds a run with another config digest, SF_EIO for files

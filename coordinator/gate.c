@@ -37,9 +37,7 @@ struct co_gate {
     char dir[320];
 };
 
-/* The rule of the run's gate section (gate/stats.h; level, resamples and
- * the bootstrap seed are sf_gate_rule_default's). */
-static sf_gate_rule rule_of(const sf_run_config *cfg) {
+void sf_coordinator_gate_rule(const sf_run_config *cfg, sf_gate_rule *rule) {
     sf_gate_rule r = sf_gate_rule_default();
     r.alpha = cfg->gate.alpha;
     r.beta = cfg->gate.beta;
@@ -48,7 +46,7 @@ static sf_gate_rule rule_of(const sf_run_config *cfg) {
     r.min_pairs = cfg->gate.min_pairs;
     r.max_pairs = cfg->gate.max_pairs;
     r.metric = strcmp(cfg->gate.metric, "score") ? SF_GATE_METRIC_WIN : SF_GATE_METRIC_SCORE;
-    return r;
+    *rule = r;
 }
 
 int gate_open(sf_coordinator *co, sf_err *err) {
@@ -58,7 +56,7 @@ int gate_open(sf_coordinator *co, sf_err *err) {
     if (!g)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     co->gate = g;
-    g->rule = rule_of(&co->cfg);
+    sf_coordinator_gate_rule(&co->cfg, &g->rule);
     g->seen_done = UINT64_MAX;
     snprintf(g->dir, sizeof g->dir, "%s/gate", co->cfg.output_dir);
     if (sf_mkdir_p(g->dir) < 0)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coordinator/coordinator.h"
 #include "gate/stats.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
@@ -82,16 +83,11 @@ static double play(const sf_run_config *cfg, uint64_t start, uint32_t count, sf_
     return res.seconds;
 }
 
-/* The rule a gate config's section gives (as the coordinator builds it). */
+/* The coordinator's rule for the config, without the bootstrap (the
+ * benchmark reads decisions and pair counts only). */
 static sf_gate_rule rule_of(const sf_run_config *cfg) {
-    sf_gate_rule r = sf_gate_rule_default();
-    r.alpha = cfg->gate.alpha;
-    r.beta = cfg->gate.beta;
-    r.delta0 = cfg->gate.delta0;
-    r.delta1 = cfg->gate.delta1;
-    r.min_pairs = cfg->gate.min_pairs;
-    r.max_pairs = cfg->gate.max_pairs;
-    r.metric = strcmp(cfg->gate.metric, "score") ? SF_GATE_METRIC_WIN : SF_GATE_METRIC_SCORE;
+    sf_gate_rule r;
+    sf_coordinator_gate_rule(cfg, &r);
     r.boot_resamples = 0;
     return r;
 }

@@ -13,6 +13,8 @@
 #   tap_scratch NAME           makes $tmp, a new directory /tmp/NAME-XXXXXX
 #                              (also tap_dir), removed at exit together with
 #                              every process whose id is in $pids (kill -9)
+#   wait_status EP COND SECS   poll `$fleet status EP` until a line meets the
+#                              awk condition COND (0) or SECS pass (1)
 #   tap_done                   prints the plan; exits 1 if anything failed
 py=/usr/bin/python3
 n=0
@@ -42,6 +44,19 @@ tap_scratch() {
   tap_dir=$tmp
   pids=""
   trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+}
+# wait_status ENDPOINT AWK-CONDITION SECONDS: poll `$fleet status ENDPOINT`
+# every 0.1 s until a line of it meets the awk condition (0), or give up
+# after SECONDS (1). The script sets fleet to its sf-fleet.
+wait_status() {
+  i=0
+  while [ $i -lt $(($3 * 10)) ]; do
+    if "${fleet:?wait_status needs fleet}" status "$1" 2>/dev/null |
+      awk "$2 { found = 1 } END { exit !found }"; then return 0; fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
 }
 tap_done() {
   echo "1..$n"

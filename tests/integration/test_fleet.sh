@@ -77,16 +77,6 @@ else
   notok "content digests depend on the worker count" "$(diff "$tmp/d.one" "$tmp/d.three" | head -4)"
 fi
 
-wait_status() { # ENDPOINT AWK-CONDITION SECONDS
-  i=0
-  while [ $i -lt $(($3 * 10)) ]; do
-    if "$fleet" status "$1" 2>/dev/null | awk "$2 { found = 1 } END { exit !found }"; then return 0; fi
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
-
 # coordinator NAME LOG: the coordinator of $tmp/NAME.yaml, started in the
 # background (its pid in $coord).
 coordinator() {

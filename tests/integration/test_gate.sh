@@ -113,15 +113,6 @@ else
 fi
 
 # 3. Kill -9 mid-gate: the coordinator (restarted) and one worker.
-wait_status() { # ENDPOINT AWK-CONDITION SECONDS
-  i=0
-  while [ $i -lt $(($3 * 10)) ]; do
-    if "$fleet" status "$1" 2>/dev/null | awk "$2 { found = 1 } END { exit !found }"; then return 0; fi
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 config clean "$tmp/clean" "tcp://127.0.0.1:*" "{evaluator: rollout, simulations: 60}" \
   "{evaluator: rollout, simulations: 60, salt: 3}" 300 150 300
 "$fleet" run "$tmp/clean.yaml" > "$tmp/clean.log" 2>&1
