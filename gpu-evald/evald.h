@@ -43,7 +43,7 @@ typedef struct sf_evald_opts {
      * dropped; models given at start stay. */
     const char *models_dir;
     int model_idle_s;
-    FILE *log;         /* log lines go here (default stderr)                 */
+    FILE *log; /* log lines go here (default stderr)                 */
 } sf_evald_opts;
 
 typedef struct sf_evald sf_evald;

@@ -322,8 +322,7 @@ static char *render(sf_metrics *m, size_t *len) {
     SERIES("sf_evald_canary_ok", "gauge", "1 if the model passed its canary and is served.", "%d",
            mm->serving);
     SERIES("sf_evald_model_loaded", "gauge",
-           "1 while the model is loaded; 0 once a hot-loaded model was dropped.", "%d",
-           mm->loaded);
+           "1 while the model is loaded; 0 once a hot-loaded model was dropped.", "%d", mm->loaded);
     SERIES("sf_evald_canary_max_abs_error", "gauge",
            "Largest canary error on this backend at load.", "%.6g", mm->canary_err);
     SERIES("sf_evald_canary_tolerance_ratio", "gauge",

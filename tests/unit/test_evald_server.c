@@ -430,9 +430,9 @@ START_TEST(models_are_hot_loaded_from_the_models_dir_and_dropped_when_idle) {
     ck_assert_msg(sf_neteval_eval(c2, &p, 1, &got, &e) == SF_OK, "%s", e.msg);
     ck_assert_mem_eq(&got, &want, sizeof got);
     sf_neteval_close(c2);
-    sf_neteval *bad = connect_to(sf_evald_endpoint(s.ev),
-                                 "00000000000000000000000000000000000000000000000000000000000000aa",
-                                 20000, 0);
+    sf_neteval *bad =
+        connect_to(sf_evald_endpoint(s.ev),
+                   "00000000000000000000000000000000000000000000000000000000000000aa", 20000, 0);
     ck_assert_int_ne(sf_neteval_eval(bad, &p, 1, &got, &e), SF_OK);
     ck_assert_msg(strstr(e.msg, "unknown model") != NULL, "%s", e.msg);
     sf_neteval_close(bad);
