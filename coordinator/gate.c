@@ -76,6 +76,15 @@ void gate_close(sf_coordinator *co) {
     co->gate = NULL;
 }
 
+/* A stored pair as the statistics take it (side a = candidate). */
+static sf_gate_pair pair_of(const Spirefleet__GatePair *p) {
+    return (sf_gate_pair){.won_a = (uint8_t)p->won_candidate,
+                          .won_b = (uint8_t)p->won_champion,
+                          .y_a = p->y_candidate,
+                          .y_b = p->y_champion,
+                          .class_id = (int32_t)p->class_id};
+}
+
 int gate_check_manifest(const sf_coordinator *co, const cjob *j, const Spirefleet__ShardManifest *m,
                         char *why, size_t cap) {
     if (!co->gate)
@@ -88,11 +97,7 @@ int gate_check_manifest(const sf_coordinator *co, const cjob *j, const Spireflee
     }
     for (size_t i = 0; i < m->n_gate_pairs; i++) {
         const Spirefleet__GatePair *p = m->gate_pairs[i];
-        sf_gate_pair gp = {.won_a = (uint8_t)p->won_candidate,
-                           .won_b = (uint8_t)p->won_champion,
-                           .y_a = p->y_candidate,
-                           .y_b = p->y_champion,
-                           .class_id = (int32_t)p->class_id};
+        sf_gate_pair gp = pair_of(p);
         sf_err e = {0};
         if (p->game_seed != j->seed_start + i) {
             snprintf(why, cap, "gate pair %zu is of seed %llu, expected %llu", i,
@@ -149,11 +154,7 @@ static int fold_job(sf_coordinator *co, const cjob *j, sf_err *err) {
             break;
         const Spirefleet__GatePair *p = m->gate_pairs[i];
         sf_gate_pair *gp = &g->pairs[g->n];
-        gp->won_a = (uint8_t)p->won_candidate;
-        gp->won_b = (uint8_t)p->won_champion;
-        gp->y_a = p->y_candidate;
-        gp->y_b = p->y_champion;
-        gp->class_id = (int32_t)p->class_id;
+        *gp = pair_of(p);
         g->seeds[g->n] = p->game_seed;
         snprintf(g->enc[g->n], SF_SHARD_GATE_ENCOUNTER_MAX, "%s", p->encounter ? p->encounter : "");
         double d = g->rule.metric == SF_GATE_METRIC_WIN ? (double)gp->won_a - (double)gp->won_b

@@ -7,6 +7,9 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
+
+#include "fleet/config.h"
 
 #include "fleet/config.h"
 
@@ -21,6 +24,14 @@ void sibling(const char *self, const char *dir, const char *name, char *out, siz
 /* Put the spirefleet Python package beside sf-fleet in the build tree (when
  * it is there) in front of PYTHONPATH, for /usr/bin/python3 children. */
 void python_path(const char *self);
+
+/* Wait until the gpu-evald of process `pid`, at cfg->evald.endpoint,
+ * answers a real position with model `sha` (its canary passed and it
+ * serves), probing every 100 ms for at most `seconds`. SF_EIO when the
+ * process exited first, SF_ETIMEOUT when it never answered (with the last
+ * probe's reason), or the evaluator's errors. */
+int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int seconds,
+                     sf_err *err);
 
 /* sf-fleet loop CONFIG (fleet/cli/loop.c, docs/loop.md): `argv[0]` is
  * "loop"; `stop` becomes non-zero on SIGINT / SIGTERM. Exit codes as the

@@ -330,25 +330,11 @@ static int evald_up(loop *l, const char *sha, sf_err *err) {
     /* answering with the model the next stage needs */
     sf_run_config q = l->cfg;
     snprintf(q.evald.endpoint, sizeof q.evald.endpoint, "%s", l->evald_ep);
-    q.evald.timeout_ms = 200;
-    q.evald.retries = 0;
-    sf_batch_evaluator *ev = NULL;
-    int rc = sf_worker_evaluator_new(&q, sha, NULL, &ev, err);
-    for (int tries = 0; rc == SF_OK && tries < 600; tries++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) {
-            l->evald = 0;
-            rc = sf_err_set(err, SF_EIO, "gpu-evald exited at start; see %s", log);
-            break;
-        }
-        sf_err pe = {0};
-        if (sf_worker_evaluator_probe(ev, &pe) == SF_OK)
-            break;
-        if (tries == 599)
-            rc = sf_err_set(err, SF_ETIMEOUT, "gpu-evald does not answer for %.12s...: %s", sha,
-                            pe.msg);
-        usleep(100 * 1000);
+    int rc = evald_wait_model(&q, sha, pid, 60, err);
+    if (rc == SF_EIO) {
+        l->evald = 0;
+        sf_err_prefix(err, "see %s", log);
     }
-    sf_worker_evaluator_free(ev);
     return rc;
 }
 
@@ -442,9 +428,11 @@ static int stage_train(loop *l, int g, sf_err *err) {
         return rc;
     /* the self-play generations so far, newest first */
     enum { MAXARG = 1100 };
-    static char dirs[1000][SF_CFG_PATH + 40];
+    char(*dirs)[SF_CFG_PATH + 40] = calloc((size_t)g, sizeof *dirs);
     char *args[MAXARG];
     int k = 0;
+    if (!dirs)
+        return sf_err_set(err, SF_ENOMEM, "loop: out of memory");
     args[k++] = "/usr/bin/python3";
     args[k++] = "-m";
     args[k++] = "spirefleet.train";
@@ -454,7 +442,7 @@ static int stage_train(loop *l, int g, sf_err *err) {
     args[k++] = "--parent-sha256";
     args[k++] = (char *)str_of(l->st, "champion");
     args[k++] = "--shards";
-    for (int h = g - 1; h >= 0 && h < 1000 && k < MAXARG - 1; h--) {
+    for (int h = g - 1; h >= 0 && k < MAXARG - 1; h--) {
         snprintf(dirs[h], sizeof dirs[h], "%s/gen%d/selfplay/shards", l->base, h);
         args[k++] = dirs[h];
     }
@@ -463,6 +451,7 @@ static int stage_train(loop *l, int g, sf_err *err) {
     python_path(l->self);
     double t0 = now_s();
     int st = run_child(l, args, log, out);
+    free(dirs);
     if (st != 0)
         return st == 3 ? SF_ESTATE
                        : sf_err_set(err, SF_EIO, "generation %d: training failed (exit %d); see %s",

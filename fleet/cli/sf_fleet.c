@@ -555,26 +555,40 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
  * model (its canary passed and it serves), so no worker starts against a
  * server that is still loading: the worker's own probe
  * (sf_worker_evaluator_probe), tried every 100 ms. */
-static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
+int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int seconds,
+                     sf_err *err) {
     sf_run_config quick = *cfg;
     quick.evald.timeout_ms = 100;
     quick.evald.retries = 0;
-    char models[2][SF_CFG_PATH + 80];
-    int n = run_models(cfg, models), rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        sf_batch_evaluator *ev;
-        sf_err e = {0};
-        if (sf_worker_evaluator_new(&quick, strrchr(models[i], '@') + 1, NULL, &ev, &e) < 0)
-            return -1;
-        rc = -1;
-        for (int tries = 0; tries < seconds * 10 && rc < 0; tries++) {
-            if (waitpid(pid, NULL, WNOHANG) == pid)
-                break; /* it exited: a load or canary failure, see its log */
-            rc = sf_worker_evaluator_probe(ev, &e) == SF_OK ? 0 : -1;
-        }
-        sf_worker_evaluator_free(ev);
+    sf_batch_evaluator *ev;
+    int rc = sf_worker_evaluator_new(&quick, sha, NULL, &ev, err);
+    if (rc < 0)
+        return rc;
+    rc = SF_ETIMEOUT;
+    for (int tries = 0; tries < seconds * 10 && rc == SF_ETIMEOUT; tries++) {
+        sf_err pe = {0};
+        if (waitpid(pid, NULL, WNOHANG) == pid) /* a load or canary failure: its log */
+            rc = sf_err_set(err, SF_EIO, "gpu-evald exited at start");
+        else if (sf_worker_evaluator_probe(ev, &pe) == SF_OK)
+            rc = SF_OK;
+        else if (tries + 1 == seconds * 10)
+            sf_err_set(err, SF_ETIMEOUT, "gpu-evald does not answer for model %.12s...: %s", sha,
+                       pe.msg);
     }
+    sf_worker_evaluator_free(ev);
     return rc;
+}
+
+/* Wait until the spawned gpu-evald answers with every model the run needs. */
+static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
+    char models[2][SF_CFG_PATH + 80];
+    int n = run_models(cfg, models);
+    for (int i = 0; i < n; i++) {
+        sf_err e = {0};
+        if (evald_wait_model(cfg, strrchr(models[i], '@') + 1, pid, seconds, &e) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_config *cfg,
