@@ -36,6 +36,7 @@ typedef struct cjob {
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
     uint64_t lease_pos; /* index in the coordinator's leased[] while leased   */
     char worker_id[CO_WORKER_ID_MAX];
+    char model[65]; /* the model bound at the first lease ("rollout" or hex); "" = not yet */
     /* done */
     char content_digest[65];
     char file_sha256[65];
@@ -132,8 +133,10 @@ struct sf_coordinator {
     int done_head, done_n;
 
     sf_coord_status st;
-    co_gate *gate;          /* gate runs only (gate.c); NULL otherwise */
-    char gate_decision[16]; /* a Status reply's decision string           */
+    co_gate *gate;                     /* gate runs only (gate.c); NULL otherwise */
+    char gate_decision[16];            /* a Status reply's decision string           */
+    char champion[65];                 /* model.champion: the champion last bound to a job */
+    char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */
 
     /* metrics */
     sf_metrics_http *http; /* NULL when off */

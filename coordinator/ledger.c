@@ -79,6 +79,7 @@ static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__Jo
     m->records = j->records;
     m->bytes = j->bytes;
     m->file_sha256 = (char *)j->file_sha256;
+    m->model_sha256 = (char *)j->model;
     st->fights = j->fights;
     st->decisions = j->records;
     st->simulations = j->simulations;
@@ -223,6 +224,12 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
         copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
         copy_str(j->file_sha256, sizeof j->file_sha256, m->file_sha256);
         copy_str(j->shard_name, sizeof j->shard_name, m->shard_name);
+        copy_str(j->model, sizeof j->model, m->model_sha256);
+        if (j->model[0] && strcmp(j->model, "rollout") && !sf_sha256_hex_canonical(j->model)) {
+            spirefleet__ledger_job__free_unpacked(m, NULL);
+            rc = -1;
+            break;
+        }
         j->records = m->records;
         j->bytes = m->bytes;
         if (m->stats) {

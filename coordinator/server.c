@@ -19,6 +19,7 @@
 #include <zmq.h>
 
 #include "common/io.h"
+#include "common/registry.h"
 #include "coordinator/internal.h"
 #include "shard/shard.h"
 
@@ -67,6 +68,13 @@ static uint64_t queue_pop(sf_coordinator *co) {
             return id;
     }
     return 0;
+}
+
+/* Give back the id queue_pop() just returned, at the head again. */
+static void queue_unpop(sf_coordinator *co, uint64_t id) {
+    co->q_head = (co->q_head + co->njobs - 1) % co->njobs;
+    co->queue[co->q_head] = id;
+    co->q_len++;
 }
 
 static void shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap) {
@@ -271,6 +279,45 @@ static int all_done(const sf_coordinator *co) {
     return co->st.jobs_done == co->njobs || gate_decided(co);
 }
 
+/* Bind job j to its model before its first lease: the config's pinned
+ * model, "rollout", or — following a registry (model.champion) — the
+ * champion of this moment. The binding is in the ledger with the lease, so
+ * every later attempt of the job (and a restarted coordinator) plays the
+ * same model, and its shard stays byte-identical wherever it runs.
+ * Returns 0, or -1 when the champion file names no network yet or cannot
+ * be read (logged when the reason changes; the job stays pending). */
+static int bind_model(sf_coordinator *co, cjob *j) {
+    const char *pinned = strcmp(co->cfg.kind, "gate") && co->cfg.model.sha256[0]
+                             ? co->cfg.model.sha256
+                             : SF_REGISTRY_ROLLOUT;
+    if (!strcmp(co->cfg.kind, "gate") || !co->cfg.model.champion[0]) {
+        snprintf(j->model, sizeof j->model, "%s", pinned);
+        return 0;
+    }
+    char champ[SF_SHA256_HEX_LEN + 1], why[sizeof co->champion_why];
+    sf_err e = {0};
+    if (sf_registry_champion_read(co->cfg.model.champion, champ, &e) < 0)
+        snprintf(why, sizeof why, "%s", e.msg);
+    else if (!strcmp(champ, SF_REGISTRY_ROLLOUT))
+        snprintf(why, sizeof why, "%.400s names no network yet (rollout)", co->cfg.model.champion);
+    else
+        why[0] = '\0';
+    if (strcmp(why, co->champion_why)) {
+        if (why[0])
+            sf_log(co->log, co->log_ctx, "coordinator: no job issued: %s", why);
+        snprintf(co->champion_why, sizeof co->champion_why, "%s", why);
+    }
+    if (why[0])
+        return -1;
+    if (strcmp(champ, co->champion))
+        sf_log(co->log, co->log_ctx, "coordinator: jobs from %llu on play champion %.12s...",
+               (unsigned long long)j->id, champ);
+    snprintf(co->champion, sizeof co->champion, "%s", champ);
+    snprintf(j->model, sizeof j->model, "%s", champ);
+    job_touch(co, j);
+    return 0;
+}
+
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -307,6 +354,15 @@ static void on_job_request(sf_coordinator *co, int wi) {
         return;
     }
     cjob *j = &co->jobs[id - 1];
+    if (!j->model[0] && bind_model(co, j) < 0) { /* no champion to follow yet */
+        queue_unpop(co, id);
+        Spirefleet__Wait wt = SPIREFLEET__WAIT__INIT;
+        wt.retry_ms = co->cfg.coordinator.heartbeat_ms;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;
+        env.wait = &wt;
+        queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
     if (j->attempt > 0)
         co->st.reissues++;
     j->state = JS_LEASED;
@@ -325,7 +381,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
     job.seed_count = j->seed_count;
     job.attempt = j->attempt;
     job.search = co->run_msg->search;
-    job.model_sha256 = co->cfg.model.sha256[0] ? co->cfg.model.sha256 : (char *)"rollout";
+    job.model_sha256 = j->model;
     job.config_digest = co->digest;
     job.lease_seconds = co->cfg.coordinator.lease_seconds;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
@@ -499,6 +555,10 @@ static void finish_upload(sf_coordinator *co, int wi) {
                 snprintf(why, sizeof why, "manifest names another run, job or config");
             else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
                 snprintf(why, sizeof why, "manifest seeds lie outside the job");
+            else if (!co->gate && j->model[0] &&
+                     strcmp(m->model_sha256 ? m->model_sha256 : "", j->model))
+                snprintf(why, sizeof why, "manifest names model %.12s..., the job's is %.12s...",
+                         m->model_sha256 ? m->model_sha256 : "", j->model);
             else
                 gate_check_manifest(co, j, m, why, sizeof why);
             sf_shard_reader_close(r);

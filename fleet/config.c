@@ -112,6 +112,9 @@ static const sf_config_key keys[] = {
     /* the model is pinned by its SHA-256, not by where the file is */
     K_STR("model.bundle", NULL, model.bundle, 0, NULL, NULL, EXEC | SELFPLAY),
     K_SHA256("model.sha256", NULL, model.sha256, NULL, SELFPLAY),
+    /* or followed: each job is bound to the champion of a registry when it
+     * is first leased (docs/loop.md "Following the champion") */
+    K_STR("model.champion", NULL, model.champion, 0, NULL, NULL, EXEC | SELFPLAY),
     K_STR("evald.endpoint", NULL, evald.endpoint, 1, NULL, "tcp://127.0.0.1:5557", EXEC),
     K_BOOL("evald.spawn", NULL, evald.spawn, "false", EXEC),
     K_STR("evald.backend", NULL, evald.backend, 1, "cpu|cuda", "cpu", EXEC),
@@ -177,6 +180,9 @@ static const sf_config_key keys[] = {
     K_U32("train.checkpoint_every", NULL, train.checkpoint_every, 0, 100000000, "500",
           SELFPLAY | LOOP),
     K_U32("train.canary_positions", NULL, train.canary_positions, 1, 1024, "16", SELFPLAY | LOOP),
+    /* the weights of the checkpoint (or the end) with the lowest weighted
+     * validation loss, or those of the last step */
+    K_STR("train.keep", NULL, train.keep, 1, "best|last", "best", SELFPLAY | LOOP),
     /* sbatch options of `sf-fleet slurm` (fleet/cli/slurm.h); RunConfig
      * carries them as fields of its own (fleet.proto says why) */
     K_STR("slurm.partition", "slurm_partition", slurm.partition, 0, NULL, NULL, EXEC),
@@ -653,14 +659,29 @@ static void rule_c_schedule_increases(const sf_run_config *c, const sf_config_ke
     }
 }
 
+/* A network evaluator's model is either pinned (model.bundle and
+ * model.sha256) or followed (model.champion alone: the registry holds the
+ * files, the ledger pins each job's model). */
 static void rule_bundle_for_net(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
-    if (!strcmp(c->search.evaluator, "net") && !text_of(c, k)[0])
-        broken(s, "required when search.evaluator is net");
+    if (c->model.champion[0] && text_of(c, k)[0])
+        broken(s, "excludes model.champion: a followed model's file is "
+                  "<registry>/<sha256>.safetensors, beside the champion file");
+    else if (!strcmp(c->search.evaluator, "net") && !text_of(c, k)[0] && !c->model.champion[0])
+        broken(s, "required when search.evaluator is net (or follow a registry with "
+                  "model.champion)");
 }
 
 static void rule_sha256_for_net(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
-    if (!strcmp(c->search.evaluator, "net") && !text_of(c, k)[0])
+    if (c->model.champion[0] && text_of(c, k)[0])
+        broken(s, "excludes model.champion: a followed run's jobs take the champion of the "
+                  "moment they are first leased");
+    else if (!strcmp(c->search.evaluator, "net") && !text_of(c, k)[0] && !c->model.champion[0])
         broken(s, "a 64-digit hex SHA-256 is required when search.evaluator is net");
+}
+
+static void rule_champion_for_net(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    if (text_of(c, k)[0] && strcmp(c->search.evaluator, "net"))
+        broken(s, "applies to search.evaluator net only (a rollout run has no model)");
 }
 
 /* A config file's model.sha256 was normalised when read (SF_CFG_SHA256); a
@@ -835,6 +856,7 @@ static const rule rules[] = {
     {"model.bundle", NULL, rule_bundle_for_net},
     {"model.sha256", NULL, rule_sha256_for_net},
     {"model.sha256", NULL, rule_sha256_canonical},
+    {"model.champion", NULL, rule_champion_for_net},
     {"seeds.count", NULL, rule_seeds_fit},
     {"train.warmup", "train.steps", rule_warmup_within_steps},
     {"train.weight_value", NULL, rule_some_loss_weight},

@@ -96,6 +96,7 @@ typedef struct sf_run_config {
     struct {
         char bundle[SF_CFG_PATH];
         char sha256[65];
+        char champion[SF_CFG_PATH]; /* follow a registry's champion file; "" = pinned */
     } model;
     struct {
         char endpoint[SF_CFG_PATH];
@@ -141,6 +142,7 @@ typedef struct sf_run_config {
      * reads it through `sf-fleet check --json`. Self-play runs only. */
     struct {
         char arch[16]; /* "tiny" | "base"                                  */
+        char keep[8];  /* "best" | "last": the weights the final checkpoint keeps */
         uint32_t window_labels, steps, batch, warmup, seed, checkpoint_every, canary_positions;
         double lr, weight_decay, clip, val_fraction;
         double weight_value, weight_policy, weight_forecast, weight_win;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/registry.h"
 #include "gpu-evald/evald.h"
 #include "gpu-evald/metrics.h"
 #include "gpu-evald/wire.h"
@@ -318,8 +319,8 @@ static sf_model *hot_load(sf_evald *ev, const char *sha) {
     if (!ev->o.models_dir || !sf_sha256_hex_canonical(sha))
         return NULL;
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s.safetensors", ev->o.models_dir, sha);
-    if (access(path, R_OK) != 0)
+    if (sf_registry_bundle_path(ev->o.models_dir, sha, path, sizeof path) != SF_OK ||
+        access(path, R_OK) != 0)
         return NULL;
     sf_err e = {0};
     if (sf_evald_add_model(ev, path, sha, NULL, &e) != SF_OK && !find_model(ev, sha))

@@ -635,10 +635,18 @@ static int start_one(worker *w, const char *what, const char *sha, const char *b
 static int worker_start_evaluator(worker *w, sf_err *err) {
     const sf_worker_opts *o = w->o;
     const sf_run_config *cfg = &w->s->cfg;
-    if (strcmp(cfg->kind, "gate"))
+    if (strcmp(cfg->kind, "gate")) {
+        if (cfg->model.champion[0] && o->local_bundle)
+            return sf_err_set(err, SF_EINVAL,
+                              "--local-bundle pins one model, but this run follows the champion "
+                              "of %s (model.champion): each job names its own",
+                              cfg->model.champion);
+        if (cfg->model.champion[0]) /* each job names its model: job_evaluator() */
+            return SF_OK;
         return sf_job_side_external(cfg, -1)
                    ? start_one(w, "network", NULL, o->local_bundle, &w->ev[0], err)
                    : SF_OK;
+    }
     if (o->local_bundle)
         return sf_err_set(err, SF_EINVAL,
                           "--local-bundle names one model; a gate run has two sides (evaluate "
@@ -654,6 +662,42 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
             return rc;
     }
     return SF_OK;
+}
+
+/* The network evaluator for a self-play job: the job names its model (the
+ * coordinator bound it at the first lease: the pinned one, or the
+ * champion of a followed registry), and a job whose model this worker's
+ * evaluator does not serve gets one that does — gpu-evald loads a new
+ * champion on its first request. Returns 1 when the job can be played, 0
+ * when it was given back (a model that is no SHA-256, or not the one this
+ * run evaluates with; logged), or a fatal error. */
+static int job_evaluator(worker *w, const Spirefleet__Job *job, sf_err *err) {
+    const sf_run_config *cfg = &w->s->cfg;
+    if (!strcmp(cfg->kind, "gate"))
+        return 1;
+    const char *want = job->model_sha256 ? job->model_sha256 : "";
+    int net = sf_job_side_external(cfg, -1);
+    const char *why = NULL;
+    if (!net && strcmp(want, "rollout"))
+        why = "this run evaluates with rollouts";
+    else if (net && !sf_sha256_hex_canonical(want))
+        why = "not 64 lower-case hex digits";
+    else if (net && !cfg->model.champion[0] && strcmp(want, cfg->model.sha256))
+        why = "not the run's model.sha256";
+    if (why) {
+        char shown[80];
+        sf_str_printable(shown, sizeof shown, want);
+        logf_(&w->c, "job %llu names model '%s': %s; given back", (unsigned long long)job->job_id,
+              shown, why);
+        send_job_failed(&w->c, job->job_id, SF_JOB_ABANDONED);
+        return 0;
+    }
+    if (!net || (w->ev[0] && !strcmp(w->ev[0]->model_sha256, want)))
+        return 1;
+    sf_worker_evaluator_free(w->ev[0]);
+    w->ev[0] = NULL;
+    int rc = start_one(w, "network", want, NULL, &w->ev[0], err);
+    return rc < 0 ? rc : w->ev[0] != NULL;
 }
 
 /* Ask for a job and wait for the answer, heartbeating meanwhile. NULL when
@@ -726,6 +770,9 @@ static int worker_answer(worker *w, Spirefleet__Envelope *r, int *rc, sf_err *er
             over = 1;
             break;
         }
+        *rc = job_evaluator(w, r->job, err);
+        if (*rc <= 0)
+            break;
         *rc = do_job(&w->c, w->o, w->s, r->job, w->scratch, w->ev, &w->pending, err);
         if (*rc == SF_ETIMEOUT)
             *rc = SF_OK; /* abandoned on request */

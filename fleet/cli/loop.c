@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "common/registry.h"
 #include "fleet/cli/cli.h"
 #include "fleet/config.h"
 #include "shard/shard.h"
@@ -228,10 +229,11 @@ static int write_config(const sf_run_config *c, const char *path, sf_err *err) {
 }
 
 static void model_path(const loop *l, const char *sha, char *out, size_t cap) {
-    snprintf(out, cap, "%.160s/%.64s.safetensors", l->models, sha);
+    sf_registry_bundle_path(l->models, sha, out, cap); /* fits: LOOP_BASE_MAX */
 }
 
-/* Generation g's self-play run: its own seeds, the champion's evaluator. */
+/* Generation g's self-play run: its own seeds, the champion's evaluator
+ * (followed through the registry's champion file). */
 static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
     sf_run_config c = l->cfg;
     keep_kind(&c, SF_CFG_SELFPLAY);
@@ -241,9 +243,11 @@ static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) 
     c.seed_start = l->cfg.seed_start + (uint64_t)g * l->cfg.seed_count;
     const char *champ = str_of(l->st, "champion");
     if (strcmp(champ, "rollout")) {
+        /* follow the registry: each job is bound to the champion when it
+         * is first leased, so a promotion reaches self-play without an edit */
         snprintf(c.search.evaluator, sizeof c.search.evaluator, "net");
-        model_path(l, champ, c.model.bundle, sizeof c.model.bundle);
-        snprintf(c.model.sha256, sizeof c.model.sha256, "%s", champ);
+        c.model.bundle[0] = c.model.sha256[0] = '\0';
+        snprintf(c.model.champion, sizeof c.model.champion, "%s/champion", l->models);
         snprintf(c.evald.endpoint, sizeof c.evald.endpoint, "%s", l->evald_ep);
         c.evald.spawn = 0;
     }
@@ -543,10 +547,8 @@ static int stage_gate(loop *l, int g, sf_err *err) {
 /* The registry's champion pointer and history (docs/loop.md "Registry"),
  * both rewritten whole and durably from loop.json. */
 static int write_registry(loop *l, sf_err *err) {
-    char path[SF_CFG_PATH + 32], line[96];
-    snprintf(path, sizeof path, "%s/champion", l->models);
-    snprintf(line, sizeof line, "%s\n", str_of(l->st, "champion"));
-    int rc = sf_write_file_durable(path, line, strlen(line), err);
+    char path[SF_CFG_PATH + 32];
+    int rc = sf_registry_champion_write(l->models, str_of(l->st, "champion"), err);
     if (rc < 0)
         return rc;
     char *text = NULL;

@@ -42,6 +42,7 @@
 #include "common/endpoint_file.h"
 #include "common/io.h"
 #include "common/metrics_http.h"
+#include "common/registry.h"
 #include "coordinator/coordinator.h"
 #include "fleet/cli/cli.h"
 #include "fleet/cli/slurm.h"
@@ -500,11 +501,12 @@ void sibling(const char *self, const char *dir, const char *name, char *out, siz
 }
 
 /* The models a run's gpu-evald serves, as PATH@SHA256: a self-play run's
- * model, or each gate side's network (once when both name the same one).
- * Returns how many. */
+ * pinned model, or each gate side's network (once when both name the same
+ * one). Returns how many (0 for a run that follows a champion: its
+ * gpu-evald serves the registry). */
 static int run_models(const sf_run_config *cfg, char out[2][SF_CFG_PATH + 80]) {
     if (strcmp(cfg->kind, "gate")) {
-        if (!sf_job_side_external(cfg, -1))
+        if (!sf_job_side_external(cfg, -1) || cfg->model.champion[0]) /* followed: --models */
             return 0;
         snprintf(out[0], sizeof out[0], "%s@%s", cfg->model.bundle, cfg->model.sha256);
         return 1;
@@ -545,6 +547,12 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
         args[k++] = "--model";
         args[k++] = models[i];
     }
+    char registry[SF_CFG_PATH];
+    if (cfg->model.champion[0] &&
+        sf_registry_dir_of(cfg->model.champion, registry, sizeof registry) == SF_OK) {
+        args[k++] = "--models"; /* the champion, and each one after it, hot-loaded */
+        args[k++] = registry;
+    }
     args[k] = NULL;
     execvp(prog, args);
     perror("sf-fleet: exec gpu-evald");
@@ -583,6 +591,13 @@ int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int s
 static int wait_evald(const sf_run_config *cfg, pid_t pid, int seconds) {
     char models[2][SF_CFG_PATH + 80];
     int n = run_models(cfg, models);
+    sf_err ce = {0};
+    if (cfg->model.champion[0] && /* a followed run: its champion of now */
+        sf_registry_champion_read(cfg->model.champion, models[0] + 1, &ce) == SF_OK &&
+        strcmp(models[0] + 1, SF_REGISTRY_ROLLOUT)) {
+        models[0][0] = '@';
+        n = 1;
+    }
     for (int i = 0; i < n; i++) {
         sf_err e = {0};
         if (evald_wait_model(cfg, strrchr(models[i], '@') + 1, pid, seconds, &e) < 0)
@@ -723,7 +738,8 @@ static void stop_child(pid_t pid, int sig) {
 static int run_start_evald(fleet_run *r) {
     const sf_run_config *cfg = &r->cfg;
     char models[2][SF_CFG_PATH + 80];
-    if (!cfg->evald.spawn || run_models(cfg, models) == 0 || r->st.complete ||
+    int n = run_models(cfg, models);
+    if (!cfg->evald.spawn || (n == 0 && !cfg->model.champion[0]) || r->st.complete ||
         cfg->workers.count == 0)
         return 0;
     char log_path[1300];
@@ -740,8 +756,8 @@ static int run_start_evald(fleet_run *r) {
         r->evald = 0;
         return 1;
     }
-    fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving %s on %s\n", cfg->evald.backend,
-            models[0], cfg->evald.endpoint);
+    fprintf(stderr, "sf-fleet: gpu-evald (%s backend) serving %s%s on %s\n", cfg->evald.backend,
+            n ? models[0] : "the champion of ", n ? "" : cfg->model.champion, cfg->evald.endpoint);
     return 0;
 }
 

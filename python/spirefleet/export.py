@@ -68,6 +68,7 @@ def lineage(ck, parent_sha256=None, config_digest=None):
         "steps": str(tc["steps"]),
         "seed": str(tc["seed"]),
         "checkpoint_step": str(ck["step"]),
+        "weights_step": str(ck.get("kept_step", ck["step"])),  # train.keep best: its step
         "canary_reference": "pytorch %s float64, positions from the validation labels"
                             % torch.__version__.split("+")[0],
     }

@@ -32,6 +32,12 @@ same way.
   atomically; rerunning the same command resumes from the latest one and
   ends with the same weights, bit for bit, as a run never interrupted.
   `final.pt` is the end; a rerun after it only prints the result again.
+* train.keep best (the default): final.pt holds the weights, among the
+  checkpoints and the last step, with the lowest weighted validation loss
+  (the same weighted sum as the training loss), so a small window that
+  starts to overfit exports its best network, not its last; `last` keeps
+  the last step's. The checkpoints carry the best so far, so a resumed run
+  keeps the same one.
 * Metrics as JSON lines (--metrics, default <checkpoint>/metrics.jsonl): a
   line per step, per epoch, per validation and a final one with the
   validation losses beside the baselines; a progress bar on stderr when it
@@ -380,7 +386,8 @@ def _result(ck, path):
             "train": ck["train_eval"], "train_baseline": ck["train_baseline"],
             "train_records": w["train_records"], "val_records": w["val_records"],
             "shards": [s["digest"] for s in w["shards"]], "labels": w["labels"],
-            "steps": ck["step"], "seconds": round(ck["seconds"], 3)}
+            "steps": ck["step"], "kept_step": ck.get("kept_step", ck["step"]),
+            "seconds": round(ck["seconds"], 3)}
 
 
 def _same_train_config(ck, train_cfg, path):
@@ -457,8 +464,9 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     canary_rows = np.sort(va_idx[rng.choice(len(va_idx), size=k, replace=False)])
     canary = positions_of(rec, canary_rows)
 
-    start, seconds, epoch_acc = 0, 0.0, None
+    start, seconds, epoch_acc, best = 0, 0.0, None, None
     if resume is not None:
+        best = resume.get("best")
         net.load_state_dict(resume["model"])
         opt.load_state_dict(resume["optimizer"])
         torch.set_rng_state(resume["rng"]["torch"])
@@ -480,9 +488,15 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
                    "val_records": int(len(va_idx)), "split": "game seed",
                    "train_sample": min(TRAIN_SAMPLE, n_tr)}
 
+    def weighted(v):
+        return wv * v["value"] + wp * v["policy"] + wf * v["forecast"] + ww * v["win"]
+
+    def weights():
+        return {k_: v.detach().cpu().clone() for k_, v in net.state_dict().items()}
+
     def state(step, t, val=None):
-        return {"val": val, "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "step": step,
-                "model": {k_: v.detach().cpu().clone() for k_, v in net.state_dict().items()},
+        return {"val": val, "best": best, "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "step": step,
+                "model": weights(),
                 "optimizer": opt.state_dict(), "rng": {"torch": torch.get_rng_state()},
                 "train_config": tc, "run": run["name"], "config_digest": digest,
                 "parent_sha256": parent_sha256 or "rollout", "arch": tc["arch"],
@@ -539,7 +553,9 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
             every = tc["checkpoint_every"]
             if every and (step + 1) % every == 0 and step + 1 < steps:
                 val = evaluate_losses(net, rec, va_idx, fc_mean, fc_std, dev)
-                metrics.write({"kind": "val", "step": step,
+                if best is None or weighted(val) < best["loss"]:
+                    best = {"step": step + 1, "loss": weighted(val), "model": weights()}
+                metrics.write({"kind": "val", "step": step, "val_loss": weighted(val),
                                **{"val_" + k_: v for k_, v in val.items()}})
                 save_atomic(state(step + 1, t0, val), os.path.join(ckdir, _ckpt_name(step + 1)))
                 for _, old in checkpoints_in(ckdir)[:-KEEP_CHECKPOINTS]:
@@ -552,6 +568,11 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
         metrics.close()
 
     val = evaluate_losses(net, rec, va_idx, fc_mean, fc_std, dev)
+    last_loss, kept = weighted(val), steps
+    if tc["keep"] == "best" and best is not None and best["loss"] < last_loss:
+        net.load_state_dict(best["model"])
+        kept = best["step"]
+        val = evaluate_losses(net, rec, va_idx, fc_mean, fc_std, dev)
     base = baselines(rec, tr_idx, va_idx, fc_mean, fc_std)
     if n_tr > TRAIN_SAMPLE:
         rng = np.random.Generator(np.random.PCG64([tc["seed"], 4]))
@@ -562,7 +583,7 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     tr_base = baselines(rec, tr_idx, sample, fc_mean, fc_std)
     ck = state(steps, t0)
     ck.update({"final": True, "val": val, "baseline": base, "train_eval": tr_eval,
-               "train_baseline": tr_base})
+               "train_baseline": tr_base, "kept_step": kept, "best": None})
     save_atomic(ck, final_path)
     with open(metrics.path, "a") as f:
         f.write(json.dumps({"kind": "final", "step": steps,
@@ -571,7 +592,8 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
                             **{"train_" + k_: v for k_, v in tr_eval.items()},
                             **{"train_baseline_" + k_: v for k_, v in tr_base.items()},
                             "train_records": n_tr, "val_records": int(len(va_idx)),
-                            "labels": window_desc["labels"],
+                            "labels": window_desc["labels"], "kept_step": kept,
+                            "val_loss": weighted(val), "val_loss_last_step": last_loss,
                             "seconds": round(ck["seconds"], 3)}, sort_keys=True) + "\n")
     for _, old in checkpoints_in(ckdir):
         os.unlink(old)

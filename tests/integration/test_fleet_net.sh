@@ -10,12 +10,21 @@
 # the same gate evaluated in-process (worker --local-sides) writes a
 # byte-identical verdict.
 #
-# usage: test_fleet_net.sh SF_FLEET SF_SHARD BUNDLE SF_MODEL
+# Following a registry's champion (model.champion): a worker plays job 1
+# with the first champion; the second network is exported into the registry
+# and promoted; the next worker's jobs play it, through the same gpu-evald
+# (hot-loaded, no restart) and without a config edit. Jobs 2 and 3 are
+# byte-identical to those of a run that followed the second network from
+# its start (a job's model is bound in the ledger, so its shard does not
+# depend on when it ran).
+#
+# usage: test_fleet_net.sh SF_FLEET SF_SHARD BUNDLE SF_MODEL GPU_EVALD
 set -u
 fleet=$1
 shard=$2
 bundle=$3
 sf_model=$4
+evald_exe=$5
 sha=$(sha256sum "$bundle" | cut -d' ' -f1)
 . "$(dirname "$0")/tap.sh"
 tap_scratch sf-fleet-net
@@ -122,6 +131,74 @@ if [ -s "$tmp/glocal/gate/verdict.json" ] && cmp -s "$tmp/glocal/gate/verdict.js
   ok "the gate evaluated in-process (--local-sides) writes a byte-identical verdict"
 else
   notok "in-process gate verdict differs" "$(diff "$tmp/glocal/gate/verdict.json" "$tmp/gremote/gate/verdict.json" 2>&1 | head -6)"
+fi
+
+# 4. Following the champion of a registry.
+follow_config() { # NAME OUTDIR COORD WORKERS SPAWN REGISTRY
+  cat > "$tmp/$1.yaml" <<EOC
+run: {name: nettest, output_dir: "$2", seed: 5}
+seeds: {start: 40, count: 12, job_size: 4}
+play: {mode: fights, encounters: {weak: 1, strong: 1}}
+search: {simulations: 40, trees: 2, evaluator: net}
+model: {champion: "$6/champion"}
+evald: {endpoint: "ipc://$tmp/evald-$1.sock", spawn: $5, backend: cpu, max_wait_us: 200}
+workers: {count: $4, threads: 1, fights_per_thread: 4}
+coordinator: {endpoint: "$3", heartbeat_ms: 200, heartbeat_liveness: 10}
+EOC
+}
+model_of() { "$shard" stat "$1" | awk '$1 == "model" { print $2 }'; }
+mkdir -p "$tmp/reg"
+cp "$bundle" "$tmp/reg/$sha.safetensors"
+echo "$sha" > "$tmp/reg/champion"
+ep="ipc://$tmp/fcoord.sock"
+follow_config follow "$tmp/follow" "$ep" 0 false "$tmp/reg"
+"$fleet" coordinator "$tmp/follow.yaml" > "$tmp/follow-coord.log" 2>&1 &
+pids="$pids $!"
+"$evald_exe" --backend cpu --models "$tmp/reg" \
+  --bind "ipc://$tmp/evald-follow.sock" --max-wait-us 200 > "$tmp/follow-evald.log" 2>&1 &
+evald=$!
+pids="$pids $evald"
+"$fleet" worker --connect "$ep" --id f1 --evald "ipc://$tmp/evald-follow.sock" --max-jobs 1 \
+  --scratch "$tmp/follow/w-f1" > "$tmp/worker-f1.log" 2>&1
+wait_status "$ep" '$1 == "jobs:" && $2 == 1' 30 || notok "job 1 did not finish" "$(tail -3 "$tmp/worker-f1.log")"
+cp "$tmp/tiny2.safetensors" "$tmp/reg/$sha2.safetensors" # export, then promote
+echo "$sha2" > "$tmp/reg/champion.tmp" && mv "$tmp/reg/champion.tmp" "$tmp/reg/champion"
+"$fleet" worker --connect "$ep" --id f2 --evald "ipc://$tmp/evald-follow.sock" \
+  --scratch "$tmp/follow/w-f2" > "$tmp/worker-f2.log" 2>&1 &
+pids="$pids $!"
+wait_status "$ep" '/COMPLETE/' 60 || notok "the followed run did not complete" "$(tail -3 "$tmp/worker-f2.log")"
+"$fleet" stop "$ep" > /dev/null 2>&1
+models=$(for j in 1 2 3; do model_of "$tmp/follow/shards/nettest-job00000$j.shard"; done | tr '\n' ' ')
+if [ "$models" = "$sha $sha2 $sha2 " ]; then
+  ok "job 1 played the first champion, jobs 2 and 3 the promoted one"
+else
+  notok "models per job" "$models"
+fi
+if grep -q "model $sha2 hot-loaded" "$tmp/follow-evald.log" && kill -0 "$evald" 2>/dev/null; then
+  ok "the same gpu-evald hot-loaded the new champion (no restart)"
+else
+  notok "gpu-evald hot load" "$(tail -4 "$tmp/follow-evald.log")"
+fi
+if grep -q "jobs from 2 on play champion" "$tmp/follow-coord.log"; then
+  ok "the coordinator logs the switch"
+else
+  notok "no switch in the coordinator log" "$(tail -4 "$tmp/follow-coord.log")"
+fi
+mkdir -p "$tmp/reg2"
+cp "$tmp/tiny2.safetensors" "$tmp/reg2/$sha2.safetensors"
+echo "$sha2" > "$tmp/reg2/champion"
+follow_config follow2 "$tmp/follow2" "tcp://127.0.0.1:*" 1 true "$tmp/reg2"
+if "$fleet" run "$tmp/follow2.yaml" > "$tmp/follow2.log" 2>&1; then
+  ok "a followed run through a spawned gpu-evald (--models) completes"
+else
+  notok "the followed run failed" "$(tail -5 "$tmp/follow2.log")"
+fi
+digests "$tmp/follow/shards" | grep -v job000001 > "$tmp/d.follow"
+digests "$tmp/follow2/shards" | grep -v job000001 > "$tmp/d.follow2"
+if [ "$(wc -l < "$tmp/d.follow")" = 2 ] && cmp -s "$tmp/d.follow" "$tmp/d.follow2"; then
+  ok "jobs bound to the same model give byte-identical shards whenever they ran"
+else
+  notok "followed digests differ" "$(diff "$tmp/d.follow" "$tmp/d.follow2" | head -4)"
 fi
 
 tap_done

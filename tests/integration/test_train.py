@@ -93,6 +93,9 @@ assert len(SHARDS) == 2, SHARDS
 OVERFIT = write_config("overfit.yaml", "steps: 300, warmup: 20, batch: 32, lr: 0.003, "
                        "weight_decay: 0, checkpoint_every: 0, val_fraction: 0.25, "
                        "canary_positions: 8")
+KEEP = write_config("keep.yaml", "steps: 300, warmup: 20, batch: 32, lr: 0.003, "
+                    "weight_decay: 0, checkpoint_every: 50, val_fraction: 0.25, "
+                    "canary_positions: 8")
 RESUME = write_config("resume.yaml", "steps: 60, warmup: 10, batch: 32, lr: 0.003, "
                       "checkpoint_every: 10, val_fraction: 0.25, canary_positions: 8")
 state = {}
@@ -151,6 +154,42 @@ def metrics_are_json_lines_per_step_epoch_and_final():
     final = [d for d in lines if d["kind"] == "final"]
     assert len(final) == 1 and "baseline_value_encounter" in final[0], final
     assert final[0]["val_value"] == state["overfit"]["val"]["value"]
+
+
+@test
+def keep_best_exports_the_checkpoint_with_the_lowest_validation_loss():
+    """train.keep best (the default) on a window one shard small enough to
+    overfit: the validation losses logged every 50 steps rise after their
+    minimum; final.pt holds that step's weights (its validation losses
+    are the ones logged there, recomputed), not the last step's. With
+    keep last the same run ends on step 300."""
+    wv, wp, wf, ww = 1, 1, 0.25, 0.25  # the train.weight_* defaults
+    ck = os.path.join(WORK, "ck-keep")
+    res = final_json(run_train([KEEP, "--shards", SHARDS[0], "--checkpoint", ck,
+                                "--threads", "1"]))
+    lines = [json.loads(ln) for ln in open(os.path.join(ck, "metrics.jsonl"))]
+    vals = {d["step"] + 1: d for d in lines if d["kind"] == "val"}
+    assert sorted(vals) == [50, 100, 150, 200, 250], sorted(vals)
+    final = [d for d in lines if d["kind"] == "final"][0]
+    total = {s: wv * d["val_value"] + wp * d["val_policy"] + wf * d["val_forecast"]
+             + ww * d["val_win"] for s, d in vals.items()}
+    total[300] = final["val_loss_last_step"]
+    want = min(total, key=total.get)
+    assert want < 300, ("the window did not overfit; the test needs it to", total)
+    assert res["kept_step"] == want == final["kept_step"], (res["kept_step"], total)
+    for head in ("value", "policy", "forecast", "win"):
+        assert abs(res["val"][head] - vals[want]["val_" + head]) < 1e-9, (head, res["val"])
+    last = write_config("keep-last.yaml", "steps: 300, warmup: 20, batch: 32, lr: 0.003, "
+                        "weight_decay: 0, checkpoint_every: 50, val_fraction: 0.25, "
+                        "canary_positions: 8, keep: last")
+    res_last = final_json(run_train([last, "--shards", SHARDS[0], "--checkpoint",
+                                     os.path.join(WORK, "ck-keep-last"), "--threads", "1"]))
+    assert res_last["kept_step"] == 300, res_last["kept_step"]
+    last_total = (wv * res_last["val"]["value"] + wp * res_last["val"]["policy"]
+                  + wf * res_last["val"]["forecast"] + ww * res_last["val"]["win"])
+    assert abs(last_total - total[300]) < 1e-9, (last_total, total[300])
+    return "kept step %d of 300: validation loss %.3f against %.3f at the end" % (
+        want, total[want], total[300])
 
 
 @test

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/common.h"
 #include "common/endpoint_file.h"
 #include "common/io.h"
+#include "common/registry.h"
 #include "sf_check.h"
 #include "sf_tmpdir.h"
 
@@ -227,6 +229,52 @@ START_TEST(endpoint_file_round_trip_and_missing_file) {
     snprintf(path, sizeof path, "%s/no-such-dir/x.endpoint", dir);
     ck_assert_int_eq(sf_endpoint_file_write(path, "tcp://*:1", &e), SF_EIO);
     ck_assert_ptr_nonnull(strstr(e.msg, "No such file or directory"));
+    sf_tmpdir_remove(dir);
+}
+END_TEST
+
+/* The registry's champion file: written durably, read back; a missing one
+ * is SF_ENOTFOUND; anything but one line of 64 lower-case hex digits or
+ * "rollout" is SF_EFORMAT naming the file, and a FIFO does not block. */
+START_TEST(registry_champion_file) {
+    char dir[256], path[300], got[65], sha[65];
+    sf_tmpdir_make(dir, sizeof dir, "sf-registry");
+    snprintf(path, sizeof path, "%s/champion", dir);
+    memset(sha, '7', 64);
+    sha[64] = '\0';
+    sf_err e = {0};
+    ck_assert_int_eq(sf_registry_champion_read(path, got, &e), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_registry_champion_write(dir, SF_REGISTRY_ROLLOUT, &e), SF_OK);
+    ck_assert_int_eq(sf_registry_champion_read(path, got, &e), SF_OK);
+    ck_assert_str_eq(got, "rollout");
+    ck_assert_int_eq(sf_registry_champion_write(dir, sha, &e), SF_OK);
+    ck_assert_int_eq(sf_registry_champion_read(path, got, &e), SF_OK);
+    ck_assert_str_eq(got, sha);
+    sha[3] = 'A';
+    ck_assert_int_eq(sf_registry_champion_write(dir, sha, &e), SF_EINVAL);
+    static const char *const bad[] = {"", "\n", "rollout\n\n", "7777\n", "ROLLOUT\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int fd = open(path, O_WRONLY | O_TRUNC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(sf_write_full(fd, bad[i], strlen(bad[i])), SF_OK);
+        close(fd);
+        ck_assert_int_eq(sf_registry_champion_read(path, got, &e), SF_EFORMAT);
+        ck_assert_ptr_nonnull(strstr(e.msg, path));
+    }
+    char fifo[320];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(sf_registry_champion_read(fifo, got, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "not a regular file"));
+    unlink(fifo);
+    char bundle[64];
+    ck_assert_int_eq(sf_registry_bundle_path("reg", "ab", bundle, sizeof bundle), SF_OK);
+    ck_assert_str_eq(bundle, "reg/ab.safetensors");
+    ck_assert_int_eq(sf_registry_bundle_path("reg", "ab", bundle, 8), SF_EFULL);
+    ck_assert_int_eq(sf_registry_dir_of("runs/x/models/champion", bundle, sizeof bundle), SF_OK);
+    ck_assert_str_eq(bundle, "runs/x/models");
+    ck_assert_int_eq(sf_registry_dir_of("champion", bundle, sizeof bundle), SF_OK);
+    ck_assert_str_eq(bundle, ".");
     sf_tmpdir_remove(dir);
 }
 END_TEST

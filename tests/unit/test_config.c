@@ -394,19 +394,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "79abba255b6ce1898dc05573195db579098b51e87e00ae1b1c7896e4700dd3b6",
-     "8a05ec60ea6a754e803a1ce03b9c494ff2e308df0a90fdbe7a645febfa1569fe"},
+    {"configs/local.yaml", "811aa955462f96719c0f2e7e1684d2c0df12771b3489eb2df072fe81ebcd3a92",
+     "16f17954387e4fc5ce97572e4f58c63c29f1e6203fbc52e00578065adf8f3703"},
     {"configs/fleet-example.yaml",
-     "301c2832825c500c0d0df224b720cf06893f0da9a38344eab9c0f2c40f9e5837",
-     "598a02120a230a6bf2bab3f3fa8e6da0518db3ad5fe817be332edaaff280b87a"},
-    {"configs/local-net.yaml", "103775cd77dcf8bd4186e52d88b4febf2b361c5670b3c92b7a5cb567d40fc020",
-     "0e77d3cfef3ee29713e5883a190df9ce96499644d618c3dfe03c46a53deb9606"},
+     "11141a4d41511afd6283360fce44886031279f44e02af0d4920d711a07abaf59",
+     "1ba955b09cb7491c575254ea3fcc5469a2eaf4dcf9de9a463981710c9377b7b8"},
+    {"configs/local-net.yaml", "201eff54a3cc082a9145acbb7813cfdadce876758a5ee56d4c25baf19a3f6db2",
+     "e2d445d1f12d2a133f1dc2ea33d46308254702f5242ca3aecb4d12cda7b860d7"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "53aef4d0d266efab617835707b2b9528be6591c4613e66b2d35759075e4c4d03",
-     "3ee7519274c4fd5107b61ef2ce0f08c4401106f3e6d0f9f3385caa3364d385c2"},
+     "d2a981099296c05c256d6ab692b26cbeed882856200275e57c73b61374e161c3",
+     "53e6bce51612b86e465a58768b12da87a10ed067cd7e597f6f1f15d46cabd8d7"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "308f361e5c2364c682edc1013cd61455c4bba8d1fa03ddea7a1c948f40da0035",
-     "5ccb0f9174d7c5d3020fb70eadb42bbed527ee89174d90beb61bd601dc3848a0"},
+     "5edcd4c8a906cb6699c6b699a84c5f38c0c6dc28162720e492e10d5fb21363a1",
+     "a9410c260af7aabd558fafd7e574a327aa17112e6cc40a55a98687867582c82b"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
@@ -647,12 +647,14 @@ static int row_in_proto(const sf_config_key *k, const sf_run_config *c,
  * field the row names and comes back the same. In every-key.yaml each
  * value is non-zero, so a row the copy skipped could not pass. */
 START_TEST(every_row_round_trips_through_runconfig) {
-    /* every-key.yaml (self-play), every-gate-key.yaml (a gate) and
-     * every-loop-key.yaml (a loop) together set every key: each file can set
-     * only its run kind's keys. */
+    /* every-key.yaml (self-play), every-gate-key.yaml (a gate),
+     * every-loop-key.yaml (a loop) and every-follow-key.yaml (self-play
+     * following a champion) together set every key: each file can set only
+     * its run kind's keys, and a pinned model excludes a followed one. */
     const char *files[] = {"tests/fixtures/configs/good/every-key.yaml",
                            "tests/fixtures/configs/good/every-gate-key.yaml",
                            "tests/fixtures/configs/good/every-loop-key.yaml",
+                           "tests/fixtures/configs/good/every-follow-key.yaml",
                            "configs/local.yaml",
                            "configs/fleet-example.yaml",
                            "configs/local-net.yaml",
@@ -687,7 +689,7 @@ START_TEST(every_row_round_trips_through_runconfig) {
         for (size_t i = 0; i < nrows; i++) {
             ck_assert_msg(row_equal(&rows[i], &a, &b), "%s: %s changed on the way", what,
                           rows[i].path);
-            if (f < 3) { /* the every-*-key files */
+            if (f < 4) { /* the every-*-key files */
                 const char *v = (const char *)&a + rows[i].off;
                 int set = rows[i].type >= SF_CFG_ENCOUNTERS ? list_count(&rows[i], &a) > 0 : 0;
                 for (size_t j = 0; j < rows[i].size && !set; j++)
@@ -701,7 +703,8 @@ START_TEST(every_row_round_trips_through_runconfig) {
     }
     for (size_t i = 0; i < nrows; i++)
         ck_assert_msg(set_somewhere[i],
-                      "every-key.yaml / every-gate-key.yaml / every-loop-key.yaml: %s is "
+                      "every-key.yaml / every-gate-key.yaml / every-loop-key.yaml / "
+                      "every-follow-key.yaml: %s is "
                       "zero in all; give it a value",
                       rows[i].path);
     free(set_somewhere);

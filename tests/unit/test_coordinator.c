@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/registry.h"
 #include "config_fixture.h"
 #include "coordinator/internal.h"
 #include "label_synth.h"
@@ -89,11 +90,14 @@ static Spirefleet__Envelope *request_job(sf_coordinator *co, client *c) {
     return rpc(co, c, &req);
 }
 
-/* A sealed shard for job `job` of the run in co (n synthetic records). */
-static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
-                       uint8_t digest[32]) {
+/* A sealed shard for job `job` of the run in co (n synthetic records),
+ * its labels made with `model` (NULL: rollouts). */
+static void make_shard_of(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                          uint8_t digest[32], const char *model) {
     synth_params p;
     synth_params_default(&p);
+    if (model)
+        p.model_sha256 = model;
     p.run_id = co->cfg.name;
     p.job_id = job;
     p.seed_base = seed;
@@ -110,6 +114,11 @@ static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, c
     }
     free(r);
     ck_assert_msg(sf_shard_writer_seal(w, NULL, digest, &e) == SF_OK, "%s", e.msg);
+}
+
+static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                       uint8_t digest[32]) {
+    make_shard_of(co, job, seed, n, path, digest, NULL);
 }
 
 static size_t slurp(const char *path, uint8_t **out) {
@@ -791,6 +800,100 @@ START_TEST(client_strings_cannot_forge_log_lines_or_file_names) {
     sf_coord_status st;
     sf_coordinator_status(co, &st);
     ck_assert_ptr_null(strchr(st.last_failure, '\n'));
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Expect a Job for `c`: job `id`, attempt `attempt`, playing `model`. */
+static void expect_job(sf_coordinator *co, client *c, uint64_t id, uint32_t attempt,
+                       const char *model) {
+    Spirefleet__Envelope *r = request_job(co, c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, id);
+    ck_assert_uint_eq(r->job->attempt, attempt);
+    ck_assert_str_eq(r->job->model_sha256, model);
+    sf_wire_free(r);
+}
+
+static void expect_wait(sf_coordinator *co, client *c) {
+    Spirefleet__Envelope *r = request_job(co, c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
+    sf_wire_free(r);
+}
+
+/* model.champion: each job is bound to the registry's champion when it is
+ * first leased; a re-issued job keeps its model (also across a restart),
+ * new jobs take a new champion, no job is issued while there is no network
+ * to follow, and a shard made with another model is refused. */
+START_TEST(a_followed_champion_binds_each_job_at_its_first_lease) {
+    char reg[512], champ[600], extra[900];
+    snprintf(reg, sizeof reg, "%s/registry", tmpdir);
+    ck_assert_int_eq(sf_mkdir_p(reg), 0);
+    snprintf(champ, sizeof champ, "%s/champion", reg);
+    snprintf(extra, sizeof extra, "search: {evaluator: net}\nmodel: {champion: '%s'}\n", champ);
+    char a[65], b[65], cc[65];
+    memset(a, 'a', 64), memset(b, 'b', 64), memset(cc, 'c', 64);
+    a[64] = b[64] = cc[64] = '\0';
+    sf_run_config cfg;
+    make_cfg(&cfg, "follow", 1, extra); /* 3 jobs of 4 seeds, 1 s leases */
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    sf_err e = {0};
+    expect_wait(co, &c); /* no champion file yet */
+    ck_assert_ptr_nonnull(strstr(log.text, "no job issued"));
+    ck_assert_ptr_nonnull(strstr(log.text, "cannot open"));
+    ck_assert_int_eq(sf_registry_champion_write(reg, SF_REGISTRY_ROLLOUT, &e), SF_OK);
+    expect_wait(co, &c);
+    ck_assert_ptr_nonnull(strstr(log.text, "names no network yet"));
+    ck_assert_int_eq(sf_registry_champion_write(reg, a, &e), SF_OK);
+    expect_job(co, &c, 1, 1, a);
+    job_failed(co, &c, 1, SF_JOB_ABANDONED); /* back to the queue's tail */
+    ck_assert_int_eq(sf_registry_champion_write(reg, b, &e), SF_OK);
+    expect_job(co, &c, 2, 1, b);
+    expect_job(co, &c, 3, 1, b);
+    expect_job(co, &c, 1, 2, a); /* bound at its first lease */
+    ck_assert_ptr_nonnull(strstr(log.text, "jobs from 2 on play champion bbbbbbbbbbbb..."));
+
+    char path[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/follow-j1.shard", tmpdir);
+    make_shard_of(co, 1, 100, 5, path, dig, b);
+    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_str_eq(r->shard_ack->reason,
+                     "manifest names model bbbbbbbbbbbb..., the job's is aaaaaaaaaaaa...");
+    sf_wire_free(r);
+    snprintf(path, sizeof path, "%s/follow-j1a.shard", tmpdir);
+    make_shard_of(co, 1, 100, 5, path, dig, a);
+    r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    client_close(&c);
+    sf_coordinator_close(co);
+
+    /* restarted under a third champion: jobs 2 and 3 keep b */
+    ck_assert_int_eq(sf_registry_champion_write(reg, cc, &e), SF_OK);
+    co = open_co(&cfg);
+    for (int i = 0; i < 130; i++) /* past the restored 1 s leases */
+        sf_coordinator_step(co, 10, &e);
+    client_open(&c, co);
+    hello(co, &c, "w2");
+    int seen = 0; /* the expiry order is the leased set's */
+    for (int k = 0; k < 2; k++) {
+        r = request_job(co, &c);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        ck_assert(r->job->job_id == 2 || r->job->job_id == 3);
+        seen |= 1 << r->job->job_id;
+        ck_assert_uint_eq(r->job->attempt, 2);
+        ck_assert_str_eq(r->job->model_sha256, b);
+        sf_wire_free(r);
+    }
+    ck_assert_int_eq(seen, (1 << 2) | (1 << 3));
+    expect_wait(co, &c);
     client_close(&c);
     sf_coordinator_close(co);
 }
