@@ -64,24 +64,5 @@ int sf_endpoint_file_write(const char *path, const char *bound, sf_err *err) {
 }
 
 int sf_endpoint_file_read(const char *path, char *out, size_t cap, sf_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: cannot open: %s", path,
-                          strerror(errno));
-    char buf[1200];
-    size_t got = 0;
-    int rc = sf_read_full(fd, buf, sizeof buf - 1, &got);
-    int why = errno;
-    close(fd);
-    if (rc < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(why));
-    buf[got] = '\0';
-    while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' ' || buf[got - 1] == '\r'))
-        buf[--got] = '\0';
-    if (!got)
-        return sf_err_set(err, SF_EFORMAT, "%s: empty; it should hold one endpoint", path);
-    if (strchr(buf, '\n') || got >= cap)
-        return sf_err_set(err, SF_EFORMAT, "%s: not one endpoint on one line", path);
-    memcpy(out, buf, got + 1);
-    return SF_OK;
+    return sf_read_line_file(path, out, cap, err);
 }

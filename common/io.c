@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The loops below: read or write at `off`, or at the file position when
@@ -127,4 +128,37 @@ int sf_write_file_durable(const char *path, const void *data, size_t len, sf_err
         return rc;
     }
     return sf_fsync_parent(path, err);
+}
+
+int sf_read_line_file(const char *path, char *buf, size_t cap, sf_err *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: cannot open: %s", path,
+                          strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        close(fd);
+        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
+    }
+    size_t got = 0, more = 0;
+    char extra;
+    int rc = cap ? sf_read_full(fd, buf, cap - 1, &got) : SF_EFULL;
+    if (rc == SF_OK && got == cap - 1) /* full: is there more? */
+        rc = sf_read_full(fd, &extra, 1, &more);
+    int why = errno;
+    close(fd);
+    if (rc < 0)
+        return sf_err_set(err, rc == SF_EFULL ? SF_EFORMAT : SF_EIO, "%s: cannot read: %s", path,
+                          rc == SF_EFULL ? "no room" : strerror(why));
+    buf[got] = '\0';
+    if (more)
+        return sf_err_set(err, SF_EFORMAT, "%s: longer than the %zu bytes one line may hold", path,
+                          cap - 1);
+    while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' ' || buf[got - 1] == '\r'))
+        buf[--got] = '\0';
+    if (!got)
+        return sf_err_set(err, SF_EFORMAT, "%s: empty", path);
+    if (strchr(buf, '\n'))
+        return sf_err_set(err, SF_EFORMAT, "%s: more than one line", path);
+    return SF_OK;
 }

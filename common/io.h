@@ -60,6 +60,15 @@ int sf_fsync_dir(const char *dir, sf_err *err);
  * those of sf_fsync_dir, SF_ENOMEM. */
 int sf_fsync_parent(const char *path, sf_err *err);
 
+/* Read the small text file at `path` — a one-line pointer such as an
+ * endpoint file or a registry's champion file — into `buf` (cap bytes;
+ * NUL-terminated, trailing newlines, CRs and spaces dropped). Opened
+ * without blocking, so a FIFO cannot hang the caller. Errors, each naming
+ * the path: SF_ENOTFOUND (no such file), SF_EIO (cannot open or read: the
+ * OS's reason), SF_EFORMAT (not a regular file, empty, more than one line,
+ * or cap - 1 bytes or more). */
+int sf_read_line_file(const char *path, char *buf, size_t cap, sf_err *err);
+
 /* Replace the file at `path` with `len` bytes of `data`, durably and
  * atomically: written to "<path>.tmp", fsynced, renamed over `path`, and
  * the directory fsynced, so a crash leaves either the old file or the new

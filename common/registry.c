@@ -1,12 +1,8 @@
 /*
  * registry.c — the model registry's files (registry.h).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/io.h"
 #include "common/registry.h"
@@ -18,10 +14,10 @@ int sf_registry_bundle_path(const char *dir, const char *sha256, char *out, size
 
 int sf_registry_dir_of(const char *champion_path, char *out, size_t cap) {
     const char *slash = strrchr(champion_path, '/');
-    int n = !slash                     ? snprintf(out, cap, ".")
-            : slash == champion_path ? snprintf(out, cap, "/")
-                                       : snprintf(out, cap, "%.*s", (int)(slash - champion_path),
-                                                  champion_path);
+    int n = !slash ? snprintf(out, cap, ".")
+            : slash == champion_path
+                ? snprintf(out, cap, "/")
+                : snprintf(out, cap, "%.*s", (int)(slash - champion_path), champion_path);
     return n < 0 || (size_t)n >= cap ? SF_EFULL : SF_OK;
 }
 
@@ -30,30 +26,15 @@ static int champion_name(const char *s) {
 }
 
 int sf_registry_champion_read(const char *path, char out[SF_SHA256_HEX_LEN + 1], sf_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: cannot open: %s", path,
-                          strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-        close(fd);
-        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
-    }
-    char buf[SF_SHA256_HEX_LEN + 4];
-    size_t got = 0;
-    int rc = sf_read_full(fd, buf, sizeof buf - 1, &got);
-    int why = errno;
-    close(fd);
+    char buf[SF_SHA256_HEX_LEN + 3]; /* the digits, a newline, one more: too long */
+    int rc = sf_read_line_file(path, buf, sizeof buf, err);
     if (rc < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(why));
-    buf[got] = '\0';
-    if (got && buf[got - 1] == '\n')
-        buf[--got] = '\0';
+        return rc;
     if (!champion_name(buf))
         return sf_err_set(err, SF_EFORMAT,
                           "%s: not a champion (one line: 64 lower-case hex digits or \"%s\")", path,
                           SF_REGISTRY_ROLLOUT);
-    memcpy(out, buf, got + 1);
+    memcpy(out, buf, strlen(buf) + 1);
     return SF_OK;
 }
 

@@ -345,17 +345,12 @@ static void on_job_request(sf_coordinator *co, int wi) {
         return;
     }
     uint64_t id = queue_pop(co);
-    if (!id) {
-        Spirefleet__Wait wt = SPIREFLEET__WAIT__INIT;
-        wt.retry_ms = co->cfg.coordinator.heartbeat_ms;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;
-        env.wait = &wt;
-        queue_reply(co, w->ident, w->ident_len, &env);
-        return;
-    }
-    cjob *j = &co->jobs[id - 1];
-    if (!j->model[0] && bind_model(co, j) < 0) { /* no champion to follow yet */
+    cjob *j = id ? &co->jobs[id - 1] : NULL;
+    if (j && !j->model[0] && bind_model(co, j) < 0) { /* no champion to follow yet */
         queue_unpop(co, id);
+        j = NULL;
+    }
+    if (!j) {
         Spirefleet__Wait wt = SPIREFLEET__WAIT__INIT;
         wt.retry_ms = co->cfg.coordinator.heartbeat_ms;
         env.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;

@@ -252,7 +252,7 @@ START_TEST(registry_champion_file) {
     ck_assert_str_eq(got, sha);
     sha[3] = 'A';
     ck_assert_int_eq(sf_registry_champion_write(dir, sha, &e), SF_EINVAL);
-    static const char *const bad[] = {"", "\n", "rollout\n\n", "7777\n", "ROLLOUT\n"};
+    static const char *const bad[] = {"", "\n", "rollout\nx\n", "7777\n", "ROLLOUT\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int fd = open(path, O_WRONLY | O_TRUNC);
         ck_assert_int_ge(fd, 0);
@@ -261,6 +261,18 @@ START_TEST(registry_champion_file) {
         ck_assert_int_eq(sf_registry_champion_read(path, got, &e), SF_EFORMAT);
         ck_assert_ptr_nonnull(strstr(e.msg, path));
     }
+    /* the boundary: a line and its newline that just fill the buffer */
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_eq(sf_write_full(fd, "abc\n", 4), SF_OK);
+    close(fd);
+    char small[5];
+    ck_assert_int_eq(sf_read_line_file(path, small, sizeof small, &e), SF_OK);
+    ck_assert_str_eq(small, "abc");
+    fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_eq(sf_write_full(fd, "abcd\n", 5), SF_OK);
+    close(fd);
+    ck_assert_int_eq(sf_read_line_file(path, small, sizeof small, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "longer than"));
     char fifo[320];
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
