@@ -37,7 +37,7 @@ struct sf_shard_writer {
     MDB_env *env;
     MDB_dbi records, meta;
     ZSTD_CCtx *cctx;
-    crypto_hash_sha256_state sha;
+    sf_sha256_ctx *sha; /* the content digest */
 
     sf_buf packed;  /* the record being appended                      */
     sf_buf frames;  /* frame area of the open block                   */
@@ -68,6 +68,7 @@ static void writer_free(sf_shard_writer *w) {
     if (w->env)
         mdb_env_close(w->env);
     ZSTD_freeCCtx(w->cctx);
+    sf_sha256_free(w->sha);
     sf_buf_free(&w->packed);
     sf_buf_free(&w->frames);
     sf_buf_free(&w->pending);
@@ -158,7 +159,11 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->block_bytes = o.block_bytes;
     w->txn_bytes = o.txn_bytes;
     w->map_size = o.initial_map_bytes;
-    crypto_hash_sha256_init(&w->sha);
+    int hrc = sf_sha256_new(&w->sha, err);
+    if (hrc < 0) {
+        writer_free(w);
+        return sf_err_prefix(err, "%s", path);
+    }
 
     /* Every frame carries its content size and zstd's content checksum. */
     size_t zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
@@ -347,8 +352,8 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     /* Only now is the record accepted: hash it and account for it. */
     uint8_t lenle[8];
     sf_put_le64(lenle, w->packed.len);
-    crypto_hash_sha256_update(&w->sha, lenle, sizeof lenle);
-    crypto_hash_sha256_update(&w->sha, w->packed.p, w->packed.len);
+    sf_sha256_update(w->sha, lenle, sizeof lenle);
+    sf_sha256_update(w->sha, w->packed.p, w->packed.len);
     if (w->n_open == 0)
         w->open_first = w->count;
     w->frames.len += csize;
@@ -561,11 +566,12 @@ int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *
     }
     for (size_t i = 0; i < w->n_pairs && rc == SF_OK; i++) {
         w->pairs[i].encounter = w->pair_enc[i];
-        rc = sf_shard_hash_gate_pair(&w->sha, &w->pairs[i], &w->packed, err);
+        rc = sf_shard_hash_gate_pair(w->sha, &w->pairs[i], &w->packed, err);
     }
     if (rc < 0)
         goto fail;
-    crypto_hash_sha256_final(&w->sha, digest);
+    if ((rc = sf_sha256_final(w->sha, digest, err)) < 0)
+        goto fail;
     if ((rc = close_block(w, err)) < 0)
         goto fail;
     if ((rc = build_manifest(w, stats, hooks, digest, &mbuf, err)) < 0)
