@@ -336,23 +336,25 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     if (size > SF_SHARD_MAX_RECORD_BYTES)
         return sf_err_set(err, SF_EINVAL, "%s: record %llu: %zu bytes packed, limit %u", w->temp,
                           ix, size, SF_SHARD_MAX_RECORD_BYTES);
+    /* w->packed holds the record's length (u64 little-endian) and then its
+     * bytes: what the content digest hashes, in one update */
     w->packed.len = 0;
     size_t bound = ZSTD_compressBound(size);
-    if (sf_buf_reserve(&w->packed, size, NULL) < 0 || sf_buf_reserve(&w->frames, bound, NULL) < 0)
+    if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0 ||
+        sf_buf_reserve(&w->frames, bound, NULL) < 0)
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
-    w->packed.len = spirefleet__label_record__pack(rec, w->packed.p);
+    size_t len = spirefleet__label_record__pack(rec, w->packed.p + 8);
+    sf_put_le64(w->packed.p, len);
+    w->packed.len = 8 + len;
 
     size_t csize =
-        ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, w->packed.p, w->packed.len);
+        ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, w->packed.p + 8, len);
     if (ZSTD_isError(csize)) {
         w->failed = 1;
         return sf_err_set(err, SF_EIO, "%s: record %llu: zstd: %s", w->temp, ix,
                           ZSTD_getErrorName(csize));
     }
     /* Only now is the record accepted: hash it and account for it. */
-    uint8_t lenle[8];
-    sf_put_le64(lenle, w->packed.len);
-    sf_sha256_update(w->sha, lenle, sizeof lenle);
     sf_sha256_update(w->sha, w->packed.p, w->packed.len);
     if (w->n_open == 0)
         w->open_first = w->count;
@@ -364,7 +366,7 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     if (w->count == 0 || seed > w->seed_max)
         w->seed_max = seed;
     w->count++;
-    w->raw_bytes += w->packed.len;
+    w->raw_bytes += len;
     w->payload_bytes += csize;
 
     if (w->frames.len >= w->block_bytes || w->n_open == SF_SHARD_MAX_BLOCK_RECORDS) {
