@@ -134,9 +134,21 @@ uint64_t sf_batch_reader_shard_count(const sf_batch_reader *r, size_t s) {
     return s < r->n_shards ? sf_shard_reader_count(r->shards[s]) : 0;
 }
 
-/* Bytes of one record's staged tensors. */
-static size_t staged_bytes(uint32_t t, uint32_t q, const sf_batch_dims *d) {
-    return t * (1 + 2 * (size_t)d->c + 4 * (size_t)d->f) + q * (4 + 4 * (size_t)d->g + 4);
+/* A record's staged tensors, in staging order: the field each fills, and
+ * whether it has a row per token (else per query). */
+enum { NSEG = 6 };
+static const int seg_field[NSEG] = {SF_BATCH_TOKEN_TYPE, SF_BATCH_TOKEN_CAT,  SF_BATCH_TOKEN_CONT,
+                                    SF_BATCH_QUERY,      SF_BATCH_QUERY_CONT, SF_BATCH_POLICY};
+static const int seg_per_token[NSEG] = {1, 1, 1, 0, 0, 0};
+
+/* Bytes per row of each segment, for the batch's column counts. */
+static void seg_widths(const sf_batch_dims *d, size_t w[NSEG]) {
+    w[0] = 1;
+    w[1] = 2 * (size_t)d->c;
+    w[2] = 4 * (size_t)d->f;
+    w[3] = 4; /* two u16 token indices */
+    w[4] = 4 * (size_t)d->g;
+    w[5] = 4;
 }
 
 static int stage_one(sf_batch_reader *r, size_t k, const Spirefleet__LabelRecord *rec,
@@ -156,27 +168,25 @@ static int stage_one(sf_batch_reader *r, size_t k, const Spirefleet__LabelRecord
                           "the batch's first record has %u/%u/%u",
                           path, (unsigned long long)index, c, f, g, d->c, d->f, d->g);
     }
-    size_t need = staged_bytes(t, q, d);
+    size_t w[NSEG], need = 0;
+    seg_widths(d, w);
+    for (int i = 0; i < NSEG; i++)
+        need += w[i] * (seg_per_token[i] ? t : q);
     if (sf_buf_reserve(&r->stage, need, NULL) < 0)
         return sf_err_set(err, SF_ENOMEM, "batch reader: out of memory");
     staged *s = &r->rows[k];
     s->off = r->stage.len;
     s->t = t;
     s->q = q;
-    uint8_t *p = r->stage.p + r->stage.len;
     /* sizes were checked against the shapes by sf_shard_record_check */
-    memcpy(p, in->token_type->data.data, t);
-    p += t;
-    memcpy(p, in->token_cat->data.data, 2 * (size_t)t * c);
-    p += 2 * (size_t)t * c;
-    memcpy(p, in->token_cont->data.data, 4 * (size_t)t * f);
-    p += 4 * (size_t)t * f;
-    memcpy(p, in->query->data.data, 4 * (size_t)q);
-    p += 4 * (size_t)q;
-    memcpy(p, in->query_cont->data.data, 4 * (size_t)q * g);
-    p += 4 * (size_t)q * g;
-    memcpy(p, rec->search->policy, 4 * (size_t)q);
-    r->stage.len += need;
+    const void *src[NSEG] = {in->token_type->data.data, in->token_cat->data.data,
+                             in->token_cont->data.data, in->query->data.data,
+                             in->query_cont->data.data, rec->search->policy};
+    for (int i = 0; i < NSEG; i++) {
+        size_t n = w[i] * (seg_per_token[i] ? t : q);
+        memcpy(r->stage.p + r->stage.len, src[i], n);
+        r->stage.len += n;
+    }
     if (t > d->t)
         d->t = t;
     if (q > d->q)
@@ -260,36 +270,25 @@ int sf_batch_reader_emit(const sf_batch_reader *r, void *const *bufs, size_t n_b
     void *b[SF_BATCH_NFIELDS] = {0};
     memcpy(b, bufs, n_bufs * sizeof *b);
     const sf_batch_dims *d = &r->dims;
-    size_t T = d->t, Q = d->q, C = d->c, F = d->f, G = d->g;
-    uint8_t *tt = b[SF_BATCH_TOKEN_TYPE], *tc = b[SF_BATCH_TOKEN_CAT];
-    uint8_t *tf = b[SF_BATCH_TOKEN_CONT], *tm = b[SF_BATCH_TOKEN_MASK];
-    uint8_t *qq = b[SF_BATCH_QUERY], *qc = b[SF_BATCH_QUERY_CONT];
-    uint8_t *qm = b[SF_BATCH_QUERY_MASK], *pol = b[SF_BATCH_POLICY];
+    size_t w[NSEG];
+    seg_widths(d, w);
+    uint8_t *dst[NSEG];
+    for (int i = 0; i < NSEG; i++)
+        dst[i] = b[seg_field[i]];
+    uint8_t *tm = b[SF_BATCH_TOKEN_MASK], *qm = b[SF_BATCH_QUERY_MASK];
     for (size_t k = 0; k < d->b; k++) {
         const staged *s = &r->rows[k];
         const uint8_t *p = r->stage.p + s->off;
-        size_t t = s->t, q = s->q;
-        if (tt)
-            tt = row(tt, p, t, T, 1);
-        p += t;
-        if (tc)
-            tc = row(tc, p, t, T, 2 * C);
-        p += 2 * t * C;
-        if (tf)
-            tf = row(tf, p, t, T, 4 * F);
-        p += 4 * t * F;
+        for (int i = 0; i < NSEG; i++) {
+            size_t len = seg_per_token[i] ? s->t : s->q, cap = seg_per_token[i] ? d->t : d->q;
+            if (dst[i])
+                dst[i] = row(dst[i], p, len, cap, w[i]);
+            p += len * w[i];
+        }
         if (tm)
-            tm = mask(tm, t, T);
-        if (qq)
-            qq = row(qq, p, q, Q, 4);
-        p += 4 * q;
-        if (qc)
-            qc = row(qc, p, q, Q, 4 * G);
-        p += 4 * q * G;
+            tm = mask(tm, s->t, d->t);
         if (qm)
-            qm = mask(qm, q, Q);
-        if (pol)
-            pol = row(pol, p, q, Q, 4);
+            qm = mask(qm, s->q, d->q);
         if (b[SF_BATCH_VALUE_BINS])
             memcpy((float *)b[SF_BATCH_VALUE_BINS] + k * SF_VALUE_BINS, s->value_bins,
                    sizeof s->value_bins);
