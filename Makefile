@@ -1,19 +1,26 @@
 # spirefleet — a thin wrapper over scripts/setup, meson and ninja.
 #   make demo          the main job: a local fleet run that writes label shards
+#                      (the release build, build-release/)
 #   make test          install, build, every test suite, then the unit tests
-#                      again under ASan/UBSan
+#                      again under ASan/UBSan (the checked builds build/ and
+#                      build-asan/: -O2 -g, assertions on)
 #   make loop          the training loop on one machine (configs/loop.yaml):
 #                      self-play, train, gate, promote; writes the learning
 #                      curve and the gate reports under runs/loop
-#   make bench         every benchmark (JSON lines + human lines)
+#   make release       the release build alone (build-release/: -O3, LTO, no
+#                      assertions; `meson configure build-release
+#                      -Dmarch=native` for this CPU only)
+#   make bench         every benchmark (JSON lines + human lines), on the
+#                      release build, then release against checked
 #   make fuzz          bounded libFuzzer runs (FUZZ_SECONDS each, default 30)
 #   make container     the container image (podman, no registry), then
 #                      sf-fleet run inside it (deploy/README.md)
 #   make format        clang-format the tree in place
 #   make format-check  fail if anything is not clang-formatted
-.PHONY: all setup build demo loop test test-main test-asan bench fuzz container format format-check clean
+.PHONY: all setup build release demo loop test test-main test-asan bench fuzz container format format-check clean
 
 BUILD ?= build
+RELEASE ?= build-release
 ASAN ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
@@ -28,12 +35,15 @@ setup:
 build: setup
 	ninja -C $(BUILD)
 
-demo: build
-	./scripts/demo $(BUILD)
+release: setup
+	ninja -C $(RELEASE)
 
-loop: build
-	$(BUILD)/fleet/cli/sf-fleet loop configs/loop.yaml
-	$(BUILD)/fleet/cli/sf-fleet status runs/loop
+demo: release
+	./scripts/demo $(RELEASE)
+
+loop: release
+	$(RELEASE)/fleet/cli/sf-fleet loop configs/loop.yaml
+	$(RELEASE)/fleet/cli/sf-fleet status runs/loop
 
 test: setup
 	ninja -C $(BUILD)
@@ -43,8 +53,10 @@ test: setup
 	  $(MESON_TEST) -C $(ASAN) --suite unit
 	@./scripts/test-summary $(BUILD) $(ASAN)
 
-bench: build
-	./scripts/bench $(BUILD)
+bench: release
+	./scripts/bench $(RELEASE)
+	ninja -C $(BUILD) tests/bench/bench-engine
+	./tests/bench/bench_release.sh $(BUILD) $(RELEASE)
 
 fuzz: setup
 	./scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
@@ -61,4 +73,4 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ_BUILD) $(CONTAINER_BUILD)
+	rm -rf $(BUILD) $(ASAN) $(RELEASE) $(FUZZ_BUILD) $(CONTAINER_BUILD)

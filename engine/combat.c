@@ -375,16 +375,16 @@ static int dropped(sf_combat *c) {
     return 0;
 }
 
-int combat_add_to_discard(sf_combat *c, sf_card card) {
+int combat_add_to_discard(sf_combat *c, const sf_card *card) {
     if (c->discard_n >= SF_MAX_PILE)
         return dropped(c);
-    c->discard[c->discard_n++] = card;
+    c->discard[c->discard_n++] = *card;
     return 1;
 }
 
-int combat_add_to_hand(sf_combat *c, sf_card card) {
+int combat_add_to_hand(sf_combat *c, const sf_card *card) {
     if (c->hand_n < SF_MAX_HAND) {
-        c->hand[c->hand_n++] = card;
+        c->hand[c->hand_n++] = *card;
         return 1;
     }
     return combat_add_to_discard(c, card);
@@ -407,10 +407,10 @@ static void sort_cards(sf_card *cards, int n) {
     }
 }
 
-int combat_add_to_draw_top(sf_combat *c, sf_card card) {
+int combat_add_to_draw_top(sf_combat *c, const sf_card *card) {
     if (c->draw_n >= SF_MAX_PILE)
         return dropped(c);
-    c->draw[c->draw_n++] = card;
+    c->draw[c->draw_n++] = *card;
     if (c->draw_known < c->draw_n)
         c->draw_known++;
     return 1;
@@ -449,29 +449,26 @@ void combat_add_new(sf_combat *c, int zone, sf_card card) {
     if (c->cards_created < 0xFFFF)
         c->cards_created++;
     if (zone == ZONE_HAND)
-        combat_add_to_hand(c, card);
+        combat_add_to_hand(c, &card);
     else if (zone == ZONE_DRAW)
         combat_add_to_draw_random(c, card);
     else
-        combat_add_to_discard(c, card);
+        combat_add_to_discard(c, &card);
 }
 
-sf_card combat_remove_hand(sf_combat *c, int i) {
-    sf_card k = c->hand[i];
-    for (int j = i; j + 1 < c->hand_n; j++)
-        c->hand[j] = c->hand[j + 1];
-    c->hand_n--;
-    memset(&c->hand[c->hand_n], 0, sizeof(sf_card));
-    return k;
-}
-
-static sf_card remove_at(sf_card *pile, uint8_t *n, int i) {
-    sf_card k = pile[i];
-    for (int j = i; j + 1 < *n; j++)
-        pile[j] = pile[j + 1];
+/* Take pile[i] out into *out (not in the pile), closing the gap. Cards go
+ * through pointers, not by value: a 5-byte struct in a register is
+ * assembled and split byte-wise, which stalled on store forwarding in the
+ * hot paths (docs/benchmarks.md, "Release build"). */
+static void remove_at(sf_card *pile, uint8_t *n, int i, sf_card *out) {
+    *out = pile[i];
+    memmove(&pile[i], &pile[i + 1], sizeof(sf_card) * (size_t)(*n - 1 - i));
     (*n)--;
     memset(&pile[*n], 0, sizeof(sf_card));
-    return k;
+}
+
+void combat_remove_hand(sf_combat *c, int i, sf_card *out) {
+    remove_at(c->hand, &c->hand_n, i, out);
 }
 
 /* CardGroup.moveToExhaustPile: powers' onExhaust (Feel No Pain's block and
@@ -495,53 +492,50 @@ void combat_exhaust_card(sf_combat *c, sf_card card) {
 }
 
 void combat_exhaust_from_hand(sf_combat *c, int i) {
-    combat_exhaust_card(c, combat_remove_hand(c, i));
+    sf_card k;
+    combat_remove_hand(c, i, &k);
+    combat_exhaust_card(c, k);
 }
 
-/* Move the discard pile into the draw pile. True mode: Collections.shuffle
- * with java.util.Random(shuffleRng.randomLong()), shuffled list's last
- * element on top. Belief mode: the cards join the unknown multiset (sorted);
- * randomness is spent when they are drawn. */
+/* Move the discard pile into the draw pile, which is empty: both callers
+ * (combat_draw, combat_pop_draw) reshuffle only when nothing is left to
+ * draw, so no card on it is known either (draw_known <= draw_n). True mode:
+ * Collections.shuffle with java.util.Random(shuffleRng.randomLong()),
+ * shuffled list's last element on top. Belief mode: the cards become the
+ * unknown multiset (sorted); randomness is spent when they are drawn. */
 static void reshuffle(sf_combat *c) {
-    if (c->flags & FL_BELIEF) {
-        int unknown = c->draw_n - c->draw_known;
-        /* append discard below the known top: move known top up */
-        int add = c->discard_n;
-        for (int i = c->draw_n - 1; i >= unknown; i--)
-            c->draw[i + add] = c->draw[i];
-        for (int i = 0; i < add; i++)
-            c->draw[unknown + i] = c->discard[i];
-        c->draw_n = (uint8_t)(c->draw_n + add);
-        sort_cards(c->draw, unknown + add);
-    } else {
+    int n = c->discard_n;
+    if (!(c->flags & FL_BELIEF)) {
         sf_jrand j;
         sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-        for (int i = c->discard_n; i > 1; i--) {
+        for (int i = n; i > 1; i--) {
             int k = sf_jrand_next_int(&j, i);
             sf_card t = c->discard[i - 1];
             c->discard[i - 1] = c->discard[k];
             c->discard[k] = t;
         }
-        /* draw pile is empty when a reshuffle happens mid-draw */
-        for (int i = 0; i < c->discard_n; i++)
-            c->draw[c->draw_n++] = c->discard[i];
-        c->draw_known = 0;
     }
-    memset(c->discard, 0, sizeof(sf_card) * c->discard_n);
+    memcpy(c->draw, c->discard, sizeof(sf_card) * (size_t)n);
+    c->draw_n = (uint8_t)n;
+    c->draw_known = 0;
+    if (c->flags & FL_BELIEF)
+        sort_cards(c->draw, n);
+    memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
     c->discard_n = 0;
 }
 
 /* Take the next card off the draw pile (top, or a chance pick in belief
  * mode when the top is unknown). Caller checks draw_n > 0. */
-static sf_card take_top(sf_combat *c) {
+static void take_top(sf_combat *c, sf_card *out) {
     if (c->draw_known > 0 || !(c->flags & FL_BELIEF)) {
         if (c->draw_known > 0)
             c->draw_known--;
-        return remove_at(c->draw, &c->draw_n, c->draw_n - 1);
+        remove_at(c->draw, &c->draw_n, c->draw_n - 1, out);
+        return;
     }
     int unknown = c->draw_n - c->draw_known;
     int i = unknown == 1 ? 0 : sf_rng_random(combat_rng(c, SF_STREAM_SHUFFLE), unknown - 1);
-    return remove_at(c->draw, &c->draw_n, i);
+    remove_at(c->draw, &c->draw_n, i, out);
 }
 
 /* The next card Havoc would play; removes it from the draw pile. Returns 0
@@ -552,7 +546,7 @@ int combat_pop_draw(sf_combat *c, sf_card *out) {
             return 0;
         reshuffle(c);
     }
-    *out = take_top(c);
+    take_top(c, out);
     return 1;
 }
 
@@ -567,11 +561,10 @@ void combat_draw(sf_combat *c, int n) {
                 return;
             reshuffle(c);
         }
-        sf_card card = take_top(c);
-        c->hand[c->hand_n++] = card;
+        take_top(c, &c->hand[c->hand_n]);
+        int type = sf_cards[c->hand[c->hand_n++].id].type;
         /* onCardDraw: Fire Breathing and Evolve queue their actions at the
          * bottom, behind the rest of this draw. */
-        int type = sf_cards[card.id].type;
         if ((type == CT_STATUS || type == CT_CURSE) && c->pw[PW_FIRE_BREATHING] > 0)
             combat_defer(c, DQ_FIRE_BREATHING, c->pw[PW_FIRE_BREATHING]);
         if (type == CT_STATUS && c->pw[PW_EVOLVE] > 0 && c->pw[PW_NO_DRAW] == 0)
@@ -803,8 +796,11 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
     }
     case CH_HEADBUTT: {
         int i = find_card(c->discard, c->discard_n, &chosen);
-        if (i >= 0)
-            combat_add_to_draw_top(c, remove_at(c->discard, &c->discard_n, i));
+        if (i >= 0) {
+            sf_card k;
+            remove_at(c->discard, &c->discard_n, i, &k);
+            combat_add_to_draw_top(c, &k);
+        }
         break;
     }
     case CH_TRUE_GRIT: {
@@ -815,8 +811,11 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
     }
     case CH_WARCRY: {
         int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0)
-            combat_add_to_draw_top(c, combat_remove_hand(c, i));
+        if (i >= 0) {
+            sf_card k;
+            combat_remove_hand(c, i, &k);
+            combat_add_to_draw_top(c, &k);
+        }
         break;
     }
     case CH_BURNING_PACT: {
@@ -836,7 +835,7 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
             break;
         if (screen) {
             regroup_hand(c, kind, i, NULL);
-            combat_add_to_hand(c, chosen);
+            combat_add_to_hand(c, &chosen);
         }
         for (int k = 0; k < amount; k++)
             combat_add_new(c, ZONE_HAND, chosen);
@@ -844,8 +843,11 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
     }
     case CH_EXHUME: {
         int i = find_card(c->exhaust, c->exhaust_n, &chosen);
-        if (i >= 0)
-            combat_add_to_hand(c, remove_at(c->exhaust, &c->exhaust_n, i));
+        if (i >= 0) {
+            sf_card k;
+            remove_at(c->exhaust, &c->exhaust_n, i, &k);
+            combat_add_to_hand(c, &k);
+        }
         break;
     }
     default: break;
@@ -864,7 +866,9 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
         /* PutOnDeckAction with no more cards than it needs moves them with
          * hand.getRandomCard(cardRandomRng): one call even for one card. */
         (void)sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), 0);
-        combat_add_to_draw_top(c, combat_remove_hand(c, 0));
+        sf_card k;
+        combat_remove_hand(c, 0, &k);
+        combat_add_to_draw_top(c, &k);
         return 0;
     }
     int eligible = count_eligible(c, kind);

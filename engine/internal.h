@@ -840,10 +840,10 @@ void combat_power_monster(sf_combat *c, int m, int pw, int amount);
 /* Piles */
 void combat_draw(sf_combat *c, int n);
 /* Pile insertions return 1 when the card was stored (0: the pile was full). */
-int combat_add_to_hand(sf_combat *c, sf_card card); /* full hand: to discard */
-int combat_add_to_discard(sf_combat *c, sf_card card);
-int combat_add_to_draw_top(sf_combat *c, sf_card card);    /* known position */
-int combat_add_to_draw_random(sf_combat *c, sf_card card); /* random spot, not top */
+int combat_add_to_hand(sf_combat *c, const sf_card *card); /* full hand: to discard */
+int combat_add_to_discard(sf_combat *c, const sf_card *card);
+int combat_add_to_draw_top(sf_combat *c, const sf_card *card); /* known position */
+int combat_add_to_draw_random(sf_combat *c, sf_card card);     /* random spot, not top */
 /* A card made during the fight (a status, a copy, a generated card) enters
  * `zone` (ZONE_HAND, ZONE_DISCARD or ZONE_DRAW at a random spot); counted
  * in cards_created so card totals can be checked. */
@@ -853,7 +853,7 @@ void combat_upgrade_card(sf_card *k);
 /* AbstractCard.canUpgrade: not a status or curse, not upgraded (Searing
  * Blow always). */
 int combat_can_upgrade(const sf_card *k);
-sf_card combat_remove_hand(sf_combat *c, int i);
+void combat_remove_hand(sf_combat *c, int i, sf_card *out);
 void combat_exhaust_card(sf_combat *c, sf_card card); /* to exhaust pile, with triggers */
 void combat_exhaust_from_hand(sf_combat *c, int i);
 sf_card combat_make_card(const sf_combat *c, int id, int upg);

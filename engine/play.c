@@ -162,7 +162,7 @@ static void resolve_card(sf_combat *c) {
         } else if (exhausts(c, p)) {
             combat_exhaust_card(c, k);
         } else {
-            combat_add_to_discard(c, k);
+            combat_add_to_discard(c, &k);
         }
     }
     combat_drain(c);
@@ -215,7 +215,7 @@ int play_from_hand(sf_combat *c, int i, int target) {
     sf_pending *p = &c->pending;
     memset(p, 0, sizeof *p);
     int cost = combat_card_cost(c, &c->hand[i]);
-    p->card = combat_remove_hand(c, i);
+    combat_remove_hand(c, i, &p->card);
     p->target = (uint8_t)target;
     p->active = 1;
     p->from_hand = 1;
@@ -256,8 +256,11 @@ static void discard_hand(sf_combat *c) {
         else
             i++;
     }
-    while (c->hand_n > 0)
-        combat_add_to_discard(c, combat_remove_hand(c, c->hand_n - 1));
+    while (c->hand_n > 0) { /* the top card: nothing to close up */
+        combat_add_to_discard(c, &c->hand[c->hand_n - 1]);
+        c->hand_n--;
+        memset(&c->hand[c->hand_n], 0, sizeof(sf_card));
+    }
     /* resetAttributes: "costs 0 this turn" ends everywhere */
     for (int i = 0; i < c->draw_n; i++)
         c->draw[i].flags &= (uint8_t)~CF_FREE_TURN;
@@ -381,9 +384,10 @@ void play_end_turn(sf_combat *c) {
      * as a card played) */
     for (int i = 0; i < c->hand_n && c->phase != PH_OVER;) {
         if (c->hand[i].id == CARD_BURN) {
-            sf_card k = combat_remove_hand(c, i);
+            sf_card k;
+            combat_remove_hand(c, i, &k);
             combat_damage_player(c, card_end_turn_damage(&k), DT_THORNS, -1);
-            combat_add_to_discard(c, k);
+            combat_add_to_discard(c, &k);
         } else {
             i++;
         }

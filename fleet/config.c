@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
-#include <sodium.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,6 +28,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/sha256.h"
 #include "engine/engine.h"
 #include "fleet/config.h"
 #include "fleet/wire.h"
@@ -1959,12 +1959,12 @@ int sf_config_digest(const sf_run_config *cfg, char hex[65]) {
         return SF_ENOMEM;
     }
     spirefleet__run_config__pack(m, buf);
-    uint8_t h[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(h, buf, n);
+    uint8_t h[SF_SHA256_BYTES];
+    int rc = sf_sha256(buf, n, h, NULL);
     sf_hex(h, sizeof h, hex);
     free(buf);
     free(s);
-    return SF_OK;
+    return rc;
 }
 
 /* ---- the table checks itself ------------------------------------------------ */

@@ -11,11 +11,11 @@
  */
 #include <jansson.h>
 #include <math.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sha256.h"
 #include "model/internal.h"
 #include "model/model.h"
 
@@ -598,10 +598,10 @@ int sf_bundle_load(const char *path, const char *pin, sf_bundle **out, sf_err *e
 int sf_bundle_load_mem(const uint8_t *bytes, size_t n, const char *name, const char *pin,
                        sf_bundle **out, sf_err *err) {
     *out = NULL;
-    if (sodium_init() < 0)
-        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-    uint8_t sha[32];
-    crypto_hash_sha256(sha, bytes, n);
+    uint8_t sha[SF_SHA256_BYTES];
+    int hrc = sf_sha256(bytes, n, sha, err);
+    if (hrc < 0)
+        return sf_err_prefix(err, "%s", name);
     /* Check the pin before parsing: a mismatch is reported as such even when
      * the file is not a bundle at all. */
     if (pin) {

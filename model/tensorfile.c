@@ -13,12 +13,12 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/sha256.h"
 #include "model/internal.h"
 #include "model/model.h"
 
@@ -334,12 +334,9 @@ int sf_tensorfile_read(const char *path, sf_tensorfile **out, uint8_t sha256[32]
     int rc = sf_evald_read_file(path, &bytes, &n, err);
     if (rc != SF_OK)
         return rc;
-    if (sha256) {
-        if (sodium_init() < 0) {
-            free(bytes);
-            return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-        }
-        crypto_hash_sha256(sha256, bytes, n);
+    if (sha256 && (rc = sf_sha256(bytes, n, sha256, err)) < 0) {
+        free(bytes);
+        return sf_err_prefix(err, "%s", path);
     }
     rc = sf_tensorfile_parse(bytes, n, path, out, err);
     free(bytes);

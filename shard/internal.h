@@ -42,6 +42,7 @@
 #include <sodium.h>
 #include <zstd.h>
 
+#include "common/sha256.h"
 #include "proto/pbuf.h"
 #include "shard/shard.h"
 
@@ -83,8 +84,8 @@ static inline void sf_put_le64(uint8_t *p, uint64_t v) {
 /* Add one gate pair to a content digest: its packed length (u64
  * little-endian) and bytes, as records are hashed. `scratch` grows to fit.
  * SF_ENOMEM when it cannot. */
-int sf_shard_hash_gate_pair(crypto_hash_sha256_state *sha, const Spirefleet__GatePair *pair,
-                            sf_buf *scratch, sf_err *err);
+int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair, sf_buf *scratch,
+                            sf_err *err);
 static inline void sf_put_be64(uint8_t *p, uint64_t v) {
     for (int k = 7; k >= 0; k--) {
         p[k] = (uint8_t)v;

@@ -265,8 +265,8 @@ int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAl
 
 /* ---- gate pairs in the content digest ------------------------------------- */
 
-int sf_shard_hash_gate_pair(crypto_hash_sha256_state *sha, const Spirefleet__GatePair *pair,
-                            sf_buf *scratch, sf_err *err) {
+int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair, sf_buf *scratch,
+                            sf_err *err) {
     size_t n = spirefleet__gate_pair__get_packed_size(pair);
     scratch->len = 0;
     if (sf_buf_reserve(scratch, n, NULL) < 0)
@@ -274,7 +274,7 @@ int sf_shard_hash_gate_pair(crypto_hash_sha256_state *sha, const Spirefleet__Gat
     scratch->len = spirefleet__gate_pair__pack(pair, scratch->p);
     uint8_t lenle[8];
     sf_put_le64(lenle, scratch->len);
-    crypto_hash_sha256_update(sha, lenle, sizeof lenle);
-    crypto_hash_sha256_update(sha, scratch->p, scratch->len);
+    sf_sha256_update(sha, lenle, sizeof lenle);
+    sf_sha256_update(sha, scratch->p, scratch->len);
     return SF_OK;
 }

@@ -182,8 +182,11 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
         sf_shard_reader_close(r);
         return rc;
     }
-    crypto_hash_sha256_state sha;
-    crypto_hash_sha256_init(&sha);
+    sf_sha256_ctx *sha;
+    if ((rc = sf_sha256_new(&sha, err)) < 0) {
+        sf_shard_reader_close(r);
+        return rc;
+    }
     uint64_t raw_bytes = 0, payload = 0, smin = 0, smax = 0;
     uint64_t n = sf_shard_reader_count(r);
     for (uint64_t i = 0; i < n; i++) {
@@ -197,8 +200,8 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
         }
         uint8_t lenle[8];
         sf_put_le64(lenle, len);
-        crypto_hash_sha256_update(&sha, lenle, sizeof lenle);
-        crypto_hash_sha256_update(&sha, raw, len);
+        sf_sha256_update(sha, lenle, sizeof lenle);
+        sf_sha256_update(sha, raw, len);
         raw_bytes += len;
         payload += flen;
         const Spirefleet__LabelIds *ids = rec->ids;
@@ -226,7 +229,7 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
     sf_buf scratch = {0};
     for (size_t k = 0; k < m->n_gate_pairs && rc == SF_OK; k++) {
         const Spirefleet__GatePair *p = m->gate_pairs[k];
-        rc = sf_shard_hash_gate_pair(&sha, p, &scratch, err);
+        rc = sf_shard_hash_gate_pair(sha, p, &scratch, err);
         if (n == 0 && k == 0)
             smin = smax = p->game_seed;
         if (p->game_seed < smin)
@@ -243,7 +246,8 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
     free(scratch.p);
     if (rc < 0)
         goto out;
-    crypto_hash_sha256_final(&sha, rep->digest);
+    if ((rc = sf_sha256_final(sha, rep->digest, err)) < 0)
+        goto out;
     if (sodium_memcmp(rep->digest, m->content_digest.data, SF_SHARD_DIGEST_BYTES) != 0) {
         char want[65], got[65];
         sf_hex(m->content_digest.data, 32, want);
@@ -263,6 +267,7 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
                         (unsigned long long)m->seed_first, (unsigned long long)m->seed_last);
     }
 out:
+    sf_sha256_free(sha);
     sf_shard_reader_close(r);
     return rc;
 }
@@ -333,20 +338,25 @@ int sf_shard_file_sha256(const char *path, char hex[65], uint64_t *size, sf_err 
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
+    sf_sha256_ctx *st;
+    int rc = sf_sha256_new(&st, err);
+    if (rc < 0) {
+        close(fd);
+        return sf_err_prefix(err, "%s", path);
+    }
     uint8_t buf[65536];
     size_t n = sizeof buf;
-    int rc = SF_OK;
     while (rc == SF_OK && n == sizeof buf) {
         if (sf_read_full(fd, buf, sizeof buf, &n) < 0)
             rc = sf_err_set(err, SF_EIO, "%s: cannot read: %s", path, strerror(errno));
-        crypto_hash_sha256_update(&st, buf, n);
+        sf_sha256_update(st, buf, n);
         *size += n;
     }
     close(fd);
-    uint8_t h[32];
-    crypto_hash_sha256_final(&st, h);
+    uint8_t h[SF_SHA256_BYTES];
+    if (sf_sha256_final(st, h, rc == SF_OK ? err : NULL) < 0 && rc == SF_OK)
+        rc = sf_err_prefix(err, "%s", path);
+    sf_sha256_free(st);
     sf_hex(h, 32, hex);
     return rc;
 }

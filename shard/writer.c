@@ -37,7 +37,7 @@ struct sf_shard_writer {
     MDB_env *env;
     MDB_dbi records, meta;
     ZSTD_CCtx *cctx;
-    crypto_hash_sha256_state sha;
+    sf_sha256_ctx *sha; /* the content digest */
 
     sf_buf packed;  /* the record being appended                      */
     sf_buf frames;  /* frame area of the open block                   */
@@ -68,6 +68,7 @@ static void writer_free(sf_shard_writer *w) {
     if (w->env)
         mdb_env_close(w->env);
     ZSTD_freeCCtx(w->cctx);
+    sf_sha256_free(w->sha);
     sf_buf_free(&w->packed);
     sf_buf_free(&w->frames);
     sf_buf_free(&w->pending);
@@ -158,7 +159,11 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->block_bytes = o.block_bytes;
     w->txn_bytes = o.txn_bytes;
     w->map_size = o.initial_map_bytes;
-    crypto_hash_sha256_init(&w->sha);
+    int hrc = sf_sha256_new(&w->sha, err);
+    if (hrc < 0) {
+        writer_free(w);
+        return sf_err_prefix(err, "%s", path);
+    }
 
     /* Every frame carries its content size and zstd's content checksum. */
     size_t zr = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
@@ -331,24 +336,26 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     if (size > SF_SHARD_MAX_RECORD_BYTES)
         return sf_err_set(err, SF_EINVAL, "%s: record %llu: %zu bytes packed, limit %u", w->temp,
                           ix, size, SF_SHARD_MAX_RECORD_BYTES);
+    /* w->packed holds the record's length (u64 little-endian) and then its
+     * bytes: what the content digest hashes, in one update */
     w->packed.len = 0;
     size_t bound = ZSTD_compressBound(size);
-    if (sf_buf_reserve(&w->packed, size, NULL) < 0 || sf_buf_reserve(&w->frames, bound, NULL) < 0)
+    if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0 ||
+        sf_buf_reserve(&w->frames, bound, NULL) < 0)
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
-    w->packed.len = spirefleet__label_record__pack(rec, w->packed.p);
+    size_t len = spirefleet__label_record__pack(rec, w->packed.p + 8);
+    sf_put_le64(w->packed.p, len);
+    w->packed.len = 8 + len;
 
     size_t csize =
-        ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, w->packed.p, w->packed.len);
+        ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, w->packed.p + 8, len);
     if (ZSTD_isError(csize)) {
         w->failed = 1;
         return sf_err_set(err, SF_EIO, "%s: record %llu: zstd: %s", w->temp, ix,
                           ZSTD_getErrorName(csize));
     }
     /* Only now is the record accepted: hash it and account for it. */
-    uint8_t lenle[8];
-    sf_put_le64(lenle, w->packed.len);
-    crypto_hash_sha256_update(&w->sha, lenle, sizeof lenle);
-    crypto_hash_sha256_update(&w->sha, w->packed.p, w->packed.len);
+    sf_sha256_update(w->sha, w->packed.p, w->packed.len);
     if (w->n_open == 0)
         w->open_first = w->count;
     w->frames.len += csize;
@@ -359,7 +366,7 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     if (w->count == 0 || seed > w->seed_max)
         w->seed_max = seed;
     w->count++;
-    w->raw_bytes += w->packed.len;
+    w->raw_bytes += len;
     w->payload_bytes += csize;
 
     if (w->frames.len >= w->block_bytes || w->n_open == SF_SHARD_MAX_BLOCK_RECORDS) {
@@ -561,11 +568,12 @@ int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *
     }
     for (size_t i = 0; i < w->n_pairs && rc == SF_OK; i++) {
         w->pairs[i].encounter = w->pair_enc[i];
-        rc = sf_shard_hash_gate_pair(&w->sha, &w->pairs[i], &w->packed, err);
+        rc = sf_shard_hash_gate_pair(w->sha, &w->pairs[i], &w->packed, err);
     }
     if (rc < 0)
         goto fail;
-    crypto_hash_sha256_final(&w->sha, digest);
+    if ((rc = sf_sha256_final(w->sha, digest, err)) < 0)
+        goto fail;
     if ((rc = close_block(w, err)) < 0)
         goto fail;
     if ((rc = build_manifest(w, stats, hooks, digest, &mbuf, err)) < 0)

@@ -16,7 +16,9 @@
  * Output: one JSON line per figure,
  *   {"bench":"engine.<name>","value":N,"unit":"...","n":runs,"median":N}
  * then a human line. Options: --fights N (per run and thread, default
- * 20000), --runs R (default 5), --positions N (default 4096).
+ * 20000), --runs R (default 5), --positions N (default 4096), --fights-only
+ * (the one-thread random fights alone, and the decisions and wins they
+ * took: what tests/bench/bench_release.sh compares between two builds).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +30,7 @@
 #include "engine/engine.h"
 
 typedef struct opts {
-    int fights, runs, positions;
+    int fights, runs, positions, fights_only;
 } opts;
 
 static void clobber(void *p) {
@@ -99,7 +101,7 @@ static void *run_fights(void *arg) {
 
 /* One run with `threads` threads of `fights` each; returns fights/s (all
  * threads together) and the steps taken. */
-static double fights_run(int threads, int fights, uint64_t seed, long *steps) {
+static double fights_run(int threads, int fights, uint64_t seed, long *steps, long *wins) {
     fight_job jobs[2];
     pthread_t tid[2];
     uint64_t t0 = sf_now_ns();
@@ -110,7 +112,7 @@ static double fights_run(int threads, int fights, uint64_t seed, long *steps) {
             exit(1);
         }
     }
-    *steps = 0;
+    *steps = *wins = 0;
     for (int i = 0; i < threads; i++) {
         pthread_join(tid[i], NULL);
         if (jobs[i].error) {
@@ -118,6 +120,7 @@ static double fights_run(int threads, int fights, uint64_t seed, long *steps) {
             exit(1);
         }
         *steps += jobs[i].applies;
+        *wins += jobs[i].wins;
     }
     double secs = (double)(sf_now_ns() - t0) / 1e9;
     return (double)threads * fights / secs;
@@ -222,6 +225,10 @@ static double feat_run(const positions *p, int reps, sf_feat *f) {
 
 static int parse_opt(int argc, char **argv, opts *o) {
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--fights-only")) {
+            o->fights_only = 1;
+            continue;
+        }
         int *dst = !strcmp(argv[i], "--fights")      ? &o->fights
                    : !strcmp(argv[i], "--runs")      ? &o->runs
                    : !strcmp(argv[i], "--positions") ? &o->positions
@@ -230,7 +237,8 @@ static int parse_opt(int argc, char **argv, opts *o) {
         long v = dst && i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
         if (!dst || !end || *end || v < 1 || v > 100000000) {
             fprintf(stderr,
-                    "usage: bench-engine [--fights N] [--runs R] [--positions N]\n"
+                    "usage: bench-engine [--fights N] [--runs R] [--positions N] "
+                    "[--fights-only]\n"
                     "bench-engine: bad argument '%s'\n",
                     argv[i]);
             return -1;
@@ -242,26 +250,36 @@ static int parse_opt(int argc, char **argv, opts *o) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {20000, 5, 4096};
+    opts o = {20000, 5, 4096, 0};
     if (parse_opt(argc, argv, &o) < 0)
         return 2;
     enum { MAX_RUNS = 64 };
     if (o.runs > MAX_RUNS)
         o.runs = MAX_RUNS;
     double v[MAX_RUNS], w[MAX_RUNS], x[MAX_RUNS];
-    long steps = 0;
+    long steps = 0, wins = 0, all_steps = 0, all_wins = 0;
 
     for (int r = 0; r < o.runs; r++) {
         uint64_t t0 = sf_now_ns();
-        v[r] = fights_run(1, o.fights, 1000 + (uint64_t)r, &steps);
+        v[r] = fights_run(1, o.fights, 1000 + (uint64_t)r, &steps, &wins);
         w[r] = (double)(sf_now_ns() - t0) / (double)steps;
+        all_steps += steps;
+        all_wins += wins;
     }
     report("fights_per_s_1t", "fights/s", v, o.runs,
            "1 thread, starter deck, random play, all 20 encounters, setup included");
+    if (o.fights_only) {
+        /* the work done, so that two builds can be checked to play the
+         * same fights */
+        double d[1] = {(double)all_steps}, k[1] = {(double)all_wins};
+        report("fights_1t_decisions", "decisions", d, 1, "decisions taken over every run");
+        report("fights_1t_wins", "fights", k, 1, "fights won over every run");
+        return 0;
+    }
     report("step_ns", "ns", w, o.runs, "enumerate + random pick + apply, per decision");
 
     for (int r = 0; r < o.runs; r++) {
-        v[r] = fights_run(2, o.fights, 2000 + (uint64_t)r, &steps);
+        v[r] = fights_run(2, o.fights, 2000 + (uint64_t)r, &steps, &wins);
         x[r] = v[r] / 2.0;
     }
     report("fights_per_s_2t", "fights/s", v, o.runs, "2 threads together");

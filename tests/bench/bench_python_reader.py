@@ -6,6 +6,12 @@ usage: bench_python_reader.py SHARD_FIXTURE [RECORDS]   (default 20000)
 SHARD_FIXTURE writes one shard of typical synthetic records with the C
 writer; this reads it with spirefleet. Each figure is the median of 3 runs;
 one JSON line per figure, then a human line.
+
+Batches for a trainer, in the same run: the per-record path
+(``pad_batch`` over ``ShardDataset[i]``, then torch tensors as
+spirefleet.train's to_torch makes them) against the C batch reader
+(``BatchReader``, then ``to_torch``), both shuffled, batch 1,024, one
+thread; the ratio is batch reader / per-record.
 """
 import os
 import shutil
@@ -15,7 +21,10 @@ import sys
 import tempfile
 import time
 
-from spirefleet import ShardDataset, open_shard
+import numpy as np
+
+from spirefleet import ShardDataset, open_shard, pad_batch
+from spirefleet.batch import BatchReader
 
 
 def emit(name, value, unit, n, human):
@@ -70,6 +79,30 @@ def main():
         t = timed(lambda: [ds[i] for i in range(n)])
         emit("dataset_shuffled_records_per_s", n / t, "records/s", 3,
              "ShardDataset[i], shuffled order")
+        import torch
+        b = 1024
+
+        def per_record():
+            for k0 in range(0, n, b):
+                batch = pad_batch([ds[i] for i in range(k0, min(n, k0 + b))])
+                {k: torch.from_numpy(v.astype(np.int64) if v.dtype == np.uint16 else v)
+                 for k, v in batch.items()}
+
+        reader = BatchReader(ds, b)
+
+        def batched():
+            for batch in reader:
+                reader.to_torch(batch)
+
+        t_old = timed(per_record)
+        emit("per_record_batches_records_per_s", n / t_old, "records/s", 3,
+             "pad_batch over ShardDataset[i], shuffled, batch %d, into torch tensors" % b)
+        t_new = timed(batched)
+        emit("batch_reader_records_per_s", n / t_new, "records/s", 3,
+             "BatchReader (C, ctypes), shuffled, batch %d, into torch tensors" % b)
+        emit("batch_reader_over_per_record", t_old / t_new, "x", 3,
+             "the same batches, C batch reader / per-record reader")
+        reader.close()
         t = timed(lambda: open_shard(path).close(), runs=21)
         emit("open_ms", t * 1e3, "ms", 21, "open_shard + close of a %.0f MB shard"
              % (os.path.getsize(path) / 1e6))

@@ -20,6 +20,7 @@
 
 #include "label_synth.h"
 #include "sf_check.h"
+#include "shard/batch.h"
 #include "shard/internal.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -1070,6 +1071,149 @@ START_TEST(pull_copies_verifies_and_skips_present) {
     ck_assert_int_eq(sf_shard_verify(out, &vr, &err), SF_OK);
     ck_assert_uint_eq(vr.records, 41);
     s->ops->close(s);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- the batch reader ----------------------------------------------------------- */
+
+/* Records from two shards, in a mixed order, padded to the batch's longest
+ * token and query lists: each row equals the record read on its own, zeros
+ * past its length, masks marking its tokens and queries. */
+START_TEST(batch_reader_rows_equal_the_records_and_pad_with_zeros) {
+    make_tmpdir();
+    synth_params p, p2;
+    synth_params_default(&p);
+    synth_params_default(&p2);
+    p2.job_id = 8;
+    p2.seed_base = 5000;
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s/a.shard", tmpdir);
+    snprintf(b, sizeof b, "%s/b.shard", tmpdir);
+    sf_err err = {0};
+    uint8_t digest[32];
+    ck_assert_msg(write_shard(a, &p, 40, &small_blocks, NULL, digest, &err) == SF_OK, "%s",
+                  err.msg);
+    ck_assert_msg(write_shard(b, &p2, 30, &small_blocks, NULL, digest, &err) == SF_OK, "%s",
+                  err.msg);
+    const char *paths[2] = {a, b};
+    sf_batch_reader *br;
+    ck_assert_msg(sf_batch_reader_open(paths, 2, &br, &err) == SF_OK, "%s", err.msg);
+    ck_assert_uint_eq(sf_batch_reader_shard_count(br, 1), 30);
+    ck_assert_uint_eq(sf_batch_reader_shard_count(br, 2), 0);
+    void *none[SF_BATCH_NFIELDS] = {0};
+    ck_assert_int_eq(sf_batch_reader_emit(br, none, SF_BATCH_NFIELDS, &err), SF_ESTATE);
+
+    enum { B = 5 };
+    const uint32_t shard[B] = {1, 0, 0, 1, 0};
+    const uint64_t index[B] = {29, 0, 39, 3, 17};
+    sf_batch_dims d;
+    ck_assert_msg(sf_batch_reader_load(br, shard, index, B, &d, &err) == SF_OK, "%s", err.msg);
+    sf_shard_reader *rd[2];
+    ck_assert_int_eq(sf_shard_reader_open(a, &rd[0], &err), SF_OK);
+    ck_assert_int_eq(sf_shard_reader_open(b, &rd[1], &err), SF_OK);
+    uint32_t t_max = 0, q_max = 0;
+    for (int k = 0; k < B; k++) {
+        const Spirefleet__LabelRecord *rec;
+        ck_assert_int_eq(sf_shard_reader_get(rd[shard[k]], index[k], &rec, &err), SF_OK);
+        t_max =
+            rec->inputs->token_type->shape[0] > t_max ? rec->inputs->token_type->shape[0] : t_max;
+        q_max = rec->inputs->query->shape[0] > q_max ? rec->inputs->query->shape[0] : q_max;
+    }
+    ck_assert_uint_eq(d.b, B);
+    ck_assert_uint_eq(d.t, t_max);
+    ck_assert_uint_eq(d.q, q_max);
+    ck_assert_uint_eq(d.c, 4);
+    ck_assert_uint_eq(d.f, 16);
+    ck_assert_uint_eq(d.g, 8);
+
+    /* every field, each buffer filled with 0xAB first: all of it is written */
+    size_t T = d.t, Q = d.q;
+    uint8_t *tt = malloc(B * T), *tm = malloc(B * T), *qm = malloc(B * Q);
+    uint16_t *tc = malloc(2 * B * T * 4), *qq = malloc(2 * B * Q * 2);
+    float *tf = malloc(4 * B * T * 16), *pol = malloc(4 * B * Q), *vb = malloc(4 * B * 21);
+    uint64_t *seed = malloc(8 * B);
+    int64_t *nt = malloc(8 * B);
+    memset(tt, 0xAB, B * T);
+    memset(tm, 0xAB, B * T);
+    memset(qm, 0xAB, B * Q);
+    memset(tc, 0xAB, 2 * B * T * 4);
+    memset(tf, 0xAB, 4 * B * T * 16);
+    memset(pol, 0xAB, 4 * B * Q);
+    void *bufs[SF_BATCH_NFIELDS] = {0};
+    bufs[SF_BATCH_TOKEN_TYPE] = tt;
+    bufs[SF_BATCH_TOKEN_CAT] = tc;
+    bufs[SF_BATCH_TOKEN_CONT] = tf;
+    bufs[SF_BATCH_TOKEN_MASK] = tm;
+    bufs[SF_BATCH_QUERY] = qq;
+    bufs[SF_BATCH_QUERY_MASK] = qm;
+    bufs[SF_BATCH_POLICY] = pol;
+    bufs[SF_BATCH_VALUE_BINS] = vb;
+    bufs[SF_BATCH_GAME_SEED] = seed;
+    bufs[SF_BATCH_N_TOKENS] = nt;
+    ck_assert_msg(sf_batch_reader_emit(br, bufs, SF_BATCH_NFIELDS, &err) == SF_OK, "%s", err.msg);
+    for (int k = 0; k < B; k++) {
+        const Spirefleet__LabelRecord *rec;
+        ck_assert_int_eq(sf_shard_reader_get(rd[shard[k]], index[k], &rec, &err), SF_OK);
+        const Spirefleet__Inputs *in = rec->inputs;
+        size_t t = in->token_type->shape[0], q = in->query->shape[0];
+        ck_assert_uint_eq((uint64_t)nt[k], t);
+        ck_assert_uint_eq(seed[k], rec->ids->game_seed);
+        ck_assert_mem_eq(tt + k * T, in->token_type->data.data, t);
+        ck_assert_mem_eq(tc + k * T * 4, in->token_cat->data.data, 8 * t);
+        ck_assert_mem_eq(tf + k * T * 16, in->token_cont->data.data, 64 * t);
+        ck_assert_mem_eq(qq + k * Q * 2, in->query->data.data, 4 * q);
+        ck_assert_mem_eq(pol + k * Q, rec->search->policy, 4 * q);
+        ck_assert_mem_eq(vb + k * 21, rec->outcome->value_bins, 4 * 21);
+        for (size_t i = 0; i < T; i++) {
+            ck_assert_uint_eq(tm[k * T + i], i < t);
+            if (i >= t) {
+                ck_assert_uint_eq(tt[k * T + i], 0);
+                for (int j = 0; j < 4; j++)
+                    ck_assert_uint_eq(tc[(k * T + i) * 4 + j], 0);
+                for (int j = 0; j < 16; j++)
+                    ck_assert(tf[(k * T + i) * 16 + j] == 0.0f);
+            }
+        }
+        for (size_t i = 0; i < Q; i++) {
+            ck_assert_uint_eq(qm[k * Q + i], i < q);
+            if (i >= q)
+                ck_assert(pol[k * Q + i] == 0.0f);
+        }
+    }
+    /* seeds: shard b's records come after seed_base 5000 */
+    ck_assert_uint_ge(seed[0], 5000);
+    ck_assert_uint_lt(seed[1], 5000);
+
+    /* bad items: a shard out of range, a record out of range */
+    const uint32_t bad_shard[1] = {2};
+    const uint64_t bad_index[1] = {30};
+    ck_assert_int_eq(sf_batch_reader_load(br, bad_shard, index, 1, &d, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "shard 2 of 2"), "%s", err.msg);
+    ck_assert_int_eq(sf_batch_reader_load(br, shard, bad_index, 1, &d, &err), SF_ENOTFOUND);
+    ck_assert_msg(strstr(err.msg, "b.shard: record 30: out of range"), "%s", err.msg);
+    ck_assert_int_eq(sf_batch_reader_emit(br, bufs, SF_BATCH_NFIELDS, &err), SF_ESTATE);
+    ck_assert_int_eq(sf_batch_reader_load(br, shard, index, 0, &d, &err), SF_EINVAL);
+
+    /* the field table: one name per field */
+    ck_assert_int_eq(sf_batch_field_count(), SF_BATCH_NFIELDS);
+    ck_assert_str_eq(sf_batch_field_name(SF_BATCH_TOKEN_CAT), "token_cat");
+    ck_assert_str_eq(sf_batch_field_dims(SF_BATCH_TOKEN_CAT), "T,C");
+    ck_assert_str_eq(sf_batch_field_dtype(SF_BATCH_GAME_SEED), "<u8");
+    ck_assert_ptr_null(sf_batch_field_name(SF_BATCH_NFIELDS));
+    for (int i = 0; i < SF_BATCH_NFIELDS; i++)
+        for (int j = i + 1; j < SF_BATCH_NFIELDS; j++)
+            ck_assert_str_ne(sf_batch_field_name(i), sf_batch_field_name(j));
+
+    free(tt), free(tm), free(qm), free(tc), free(qq), free(tf), free(pol), free(vb);
+    free(seed), free(nt);
+    sf_shard_reader_close(rd[0]);
+    sf_shard_reader_close(rd[1]);
+    sf_batch_reader_close(br);
+    /* a shard that does not open: its error, nothing leaked */
+    const char *missing[2] = {a, "/nonexistent/x.shard"};
+    ck_assert_int_eq(sf_batch_reader_open(missing, 2, &br, &err), SF_ENOTFOUND);
+    ck_assert_ptr_null(br);
     remove_tmpdir();
 }
 END_TEST
