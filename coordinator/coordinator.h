@@ -115,6 +115,26 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
 
 /* The endpoint actually bound (tcp://host:port with the real port when the
  * config asked for port 0 or '*'). Owned by the coordinator. */
+/* What sf_coordinator_rebuild_ledger() did. */
+typedef struct sf_ledger_rebuild {
+    char moved_to[400];  /* where the old ledger went ("" when there was none) */
+    uint64_t jobs_total; /* jobs of the run                                    */
+    uint64_t jobs_done;  /* done in the new ledger: a sealed, verified shard   */
+} sf_ledger_rebuild;
+
+/* Replace a damaged (or lost) ledger of the run in cfg->output_dir with a
+ * new one built from the sealed shards in <output_dir>/shards: the old
+ * ledger.lmdb is renamed to ledger.lmdb.damaged-<unix seconds> (kept for a
+ * person to look at), a new ledger with every job pending is written, and
+ * each shard whose manifest names its job, run and config and that
+ * verifies is adopted as that job's result (the restart's adoption; a
+ * shard that does not is moved to rejected/ with its reason). Binds
+ * nothing; takes the output dir's lock, so no coordinator may be serving
+ * it. Errors: those of sf_coordinator_open's file steps (SF_ESTATE while a
+ * coordinator holds the lock, SF_EIO naming the path and the OS reason). */
+int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
+                                  sf_ledger_rebuild *rep, sf_err *err);
+
 const char *sf_coordinator_endpoint(const sf_coordinator *co);
 
 /* The metrics port actually bound, 0 when disabled; and its URL

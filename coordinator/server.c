@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -1195,6 +1196,53 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     metrics_publish(co);
     *out = co;
     return SF_OK;
+}
+
+/* Rename the ledger (and its LMDB lock file) out of the way. */
+static int move_ledger_aside(sf_coordinator *co, sf_ledger_rebuild *rep, sf_err *err) {
+    rep->moved_to[0] = 0;
+    if (access(co->ledger_path, F_OK) != 0)
+        return SF_OK;
+    snprintf(rep->moved_to, sizeof rep->moved_to, "%.300s.damaged-%lld", co->ledger_path,
+             (long long)time(NULL));
+    if (rename(co->ledger_path, rep->moved_to) != 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot move it to %s: %s", co->ledger_path,
+                          rep->moved_to, strerror(errno));
+    char lock[320];
+    snprintf(lock, sizeof lock, "%s-lock", co->ledger_path);
+    unlink(lock);
+    return sf_fsync_dir(co->cfg.output_dir, err);
+}
+
+int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
+                                  sf_ledger_rebuild *rep, sf_err *err) {
+    memset(rep, 0, sizeof *rep);
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
+    sf_coordinator *co = calloc(1, sizeof *co);
+    if (!co)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->lock_fd = -1;
+    pthread_mutex_init(&co->snap_lock, NULL);
+    int rc = open_config(co, cfg, opts, err);
+    if (rc == SF_OK)
+        rc = open_dirs(co, err);
+    if (rc == SF_OK)
+        rc = open_jobs(co, err);
+    if (rc == SF_OK)
+        rc = open_lock(co, err);
+    if (rc == SF_OK)
+        rc = move_ledger_aside(co, rep, err);
+    if (rc == SF_OK)
+        rc = open_ledger(co, err);
+    if (rc == SF_OK)
+        rc = gate_open(co, err);
+    if (rc == SF_OK)
+        rc = open_recover(co, err);
+    rep->jobs_total = co->njobs;
+    rep->jobs_done = co->st.jobs_done;
+    sf_coordinator_close(co);
+    return rc;
 }
 
 const char *sf_coordinator_endpoint(const sf_coordinator *co) {

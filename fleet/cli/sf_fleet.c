@@ -22,6 +22,8 @@
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check [--json] CONFIG       validate; print the effective config
  *                                        (YAML, or one line of JSON)
+ *   sf-fleet rebuild-ledger CONFIG       replace a damaged ledger with one
+ *                                        built from the stored shards
  *
  * Exit codes: 0 success (run complete), 1 runtime failure, 2 bad arguments
  * or configuration, 3 stopped before the run completed.
@@ -108,6 +110,7 @@ static void usage(FILE *f) {
         "       sf-fleet status ENDPOINT\n"
         "       sf-fleet stop ENDPOINT\n"
         "       sf-fleet check [--json] CONFIG\n"
+        "       sf-fleet rebuild-ledger CONFIG\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
@@ -226,6 +229,33 @@ static int cmd_check(int argc, char **argv) {
     printf("%s\n", text);
     free(text);
     return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---- rebuild-ledger ------------------------------------------------------- */
+
+/* A damaged ledger (the coordinator refuses to start on it, naming what is
+ * wrong) is replaced by one built from the sealed shards in shards/. */
+static int cmd_rebuild_ledger(int argc, char **argv) {
+    if (argc != 2) {
+        usage(stderr);
+        return 2;
+    }
+    sf_run_config cfg;
+    if (load(argv[1], &cfg) < 0)
+        return 2;
+    sf_ledger_rebuild rep;
+    sf_err err = {0};
+    sf_coord_opts o = {.log = sf_log_to_file, .log_ctx = stderr};
+    if (sf_coordinator_rebuild_ledger(&cfg, &o, &rep, &err) < 0) {
+        fprintf(stderr, "sf-fleet rebuild-ledger: %s\n", err.msg);
+        return 1;
+    }
+    if (rep.moved_to[0])
+        printf("old ledger moved to %s\n", rep.moved_to);
+    printf("new ledger: %llu of %llu jobs done from the shards in %s/shards; the others will be "
+           "issued again\n",
+           (unsigned long long)rep.jobs_done, (unsigned long long)rep.jobs_total, cfg.output_dir);
+    return 0;
 }
 
 /* ---- status / stop -------------------------------------------------------- */
@@ -984,6 +1014,8 @@ int main(int argc, char **argv) {
         return cmd_stop(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "rebuild-ledger"))
+        return cmd_rebuild_ledger(argc - 1, argv + 1);
     if (!strcmp(cmd, "slurm")) {
         char evald[4200];
         sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);
