@@ -87,6 +87,9 @@ typedef struct sf_coord_status {
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
     char last_failure[160];       /* the latest JobFailed reason (for operators)   */
+    uint64_t uploads_deferred;    /* answered retry_later: the disk was full       */
+    int uploads_paused;           /* the latest upload was deferred (disk full)    */
+    int cannot_finish;            /* every job not done is quarantined             */
     /* gate runs (gate = 1): the sequential test on the contiguous prefix of
      * pairs (docs/gate.md): pairs folded, the LLR and Wald's bounds, and
      * the decision ("continue" while provisional) */

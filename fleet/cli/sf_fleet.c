@@ -646,8 +646,13 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
     _exit(127);
 }
 
+/* The progress line counts what `sf-fleet status` counts: stored jobs,
+ * fights and labels (a leased job's are not in until its shard is). */
 static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     double frac = st->jobs_total ? (double)st->jobs_done / (double)st->jobs_total : 0.0;
+    const char *state = st->cannot_finish    ? "  CANNOT FINISH"
+                        : st->uploads_paused ? "  UPLOADS PAUSED (disk full)"
+                                             : "";
     if (tty) {
         char bar[31];
         int filled = (int)(frac * 30.0 + 0.5);
@@ -656,18 +661,17 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
         bar[30] = 0;
         fprintf(stderr,
                 "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u  "
-                "ETA %s%.0fs   ",
+                "ETA %s%.0fs%s   ",
                 bar, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
-                (unsigned long long)(st->fights + st->fights_in_progress),
-                (unsigned long long)(st->labels + st->labels_in_progress), st->labels_per_s,
-                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s);
+                (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
+                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s,
+                state);
     } else {
         fprintf(stderr,
-                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u\n",
+                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u%s\n",
                 elapsed, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
-                (unsigned long long)(st->fights + st->fights_in_progress),
-                (unsigned long long)(st->labels + st->labels_in_progress), st->labels_per_s,
-                st->workers_alive);
+                (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
+                st->workers_alive, state);
     }
 }
 
@@ -805,8 +809,7 @@ static void reap_workers(fleet_run *r, int report) {
  * quarantined, or every worker is gone. */
 static int run_stuck(fleet_run *r) {
     const sf_coord_status *st = &r->st;
-    if (st->jobs_quarantined > 0 && st->jobs_leased == 0 &&
-        st->jobs_pending == st->jobs_quarantined) {
+    if (st->cannot_finish && st->jobs_leased == 0) {
         fprintf(stderr,
                 "\nsf-fleet: %llu job(s) failed on %d workers each; the run cannot "
                 "complete. Last failure: %s\n",

@@ -2,10 +2,15 @@
  * untrusted frames, restart, metrics and the trainers' pull, driven by
  * in-process DEALER clients speaking fleet.proto. Shards are real sealed
  * shards built from synthetic records (tests/support/label_synth.h). */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -799,6 +804,153 @@ START_TEST(a_damaged_ledger_is_an_error_not_a_crash) {
 }
 END_TEST
 
+/* Write zeros to the file `fill` until its filesystem is full. */
+static void fill_disk(const char *fill) {
+    FILE *f = fopen(fill, "wb");
+    ck_assert_ptr_nonnull(f);
+    static const uint8_t block[4096];
+    while (fwrite(block, 1, sizeof block, f) == sizeof block)
+        ;
+    fclose(f);
+}
+
+/* A full disk at the coordinator: the offer (no room) and the chunks (the
+ * disk fills while they arrive) are answered retry_later, with the OS
+ * reason; nothing counts as a failure or a rejected shard, the lease
+ * stays; once space returns the same shard is stored. Needs a small
+ * tmpfs in a mount namespace (root); skipped otherwise. */
+START_TEST(a_full_disk_defers_uploads_and_they_resume) {
+    char mnt[400];
+    snprintf(mnt, sizeof mnt, "%s/small", tmpdir);
+    mkdir(mnt, 0755);
+    /* in a mount namespace of this test's own process: the tmpfs goes
+     * with it on every path */
+    if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", mnt, "tmpfs", 0, "size=4m") != 0) {
+        fprintf(stderr, "# skipped: cannot mount a tmpfs: %s\n", strerror(errno));
+        return;
+    }
+    sf_run_config cfg;
+    make_cfg(&cfg, "small/run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    sf_wire_free(request_job(co, &c));
+    char path[512], fill[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/full-j1.shard", tmpdir);
+    snprintf(fill, sizeof fill, "%s/filler", mnt);
+    make_shard(co, 1, 100, 200, path, dig);
+    /* 1: no room for the offer */
+    fill_disk(fill);
+    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert(!r->shard_ack->ok && !r->shard_ack->send && r->shard_ack->retry_later);
+    ck_assert_uint_eq(r->shard_ack->retry_ms, 100);
+    ck_assert_msg(strstr(r->shard_ack->reason, "No space left on device; retry later"), "%s",
+                  r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.uploads_deferred, 1);
+    ck_assert_int_eq(st.uploads_paused, 1);
+    ck_assert_uint_eq(st.jobs_failed, 0);
+    ck_assert_uint_eq(st.shards_rejected, 0);
+    ck_assert_uint_eq(st.jobs_leased, 1);
+    /* 2: room for the offer (2 MiB of headroom and the shard), then the
+     * disk fills while the chunks arrive */
+    ck_assert_int_eq(unlink(fill), 0);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    FILE *f = fopen(fill, "wb");
+    uint8_t *block = calloc(1, 1 << 16);
+    struct statvfs vs;
+    for (;;) {
+        statvfs(mnt, &vs);
+        uint64_t avail = (uint64_t)vs.f_bavail * vs.f_frsize;
+        if (avail < (uint64_t)sb.st_size + (2u << 20) + (1u << 16))
+            break;
+        ck_assert_uint_eq(fwrite(block, 1, 1 << 16, f), 1 << 16);
+        fflush(f);
+    }
+    fclose(f);
+    statvfs(mnt, &vs);
+    ck_assert_uint_ge((uint64_t)vs.f_bavail * vs.f_frsize, (uint64_t)sb.st_size + (2u << 20));
+    /* what is left after the offer: less than the shard */
+    snprintf(fill, sizeof fill, "%s/filler2", mnt);
+    uint8_t *bytes;
+    size_t n = slurp(path, &bytes);
+    uint8_t h[32];
+    crypto_hash_sha256(h, bytes, n);
+    char sha[65], digx[65];
+    sf_hex(h, 32, sha);
+    sf_hex(dig, 32, digx);
+    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
+    of.job_id = 1;
+    of.size = n;
+    of.file_sha256 = sha;
+    of.content_digest = digx;
+    Spirefleet__Envelope oe = SPIREFLEET__ENVELOPE__INIT;
+    oe.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
+    oe.shard_offer = &of;
+    r = rpc(co, &c, &oe);
+    ck_assert_msg(r->shard_ack->send, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    fill_disk(fill); /* now nothing is left */
+    for (size_t off = 0; off < n; off += 4096) {
+        size_t len = n - off < 4096 ? n - off : 4096;
+        Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
+        Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
+        ch.job_id = 1;
+        ch.offset = off;
+        ch.data.data = bytes + off;
+        ch.data.len = len;
+        ch.last = off + len >= n;
+        ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
+        ce.shard_chunk = &ch;
+        ck_assert_int_eq(sf_wire_send(c.sock, NULL, 0, &ce, 0), SF_OK);
+    }
+    free(bytes);
+    r = pump(co, &c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
+    ck_assert_msg(r->shard_ack->retry_later && !r->shard_ack->ok, "%s", r->shard_ack->reason);
+    ck_assert_msg(strstr(r->shard_ack->reason, ".part: No space left on device"), "%s",
+                  r->shard_ack->reason);
+    sf_wire_free(r);
+    /* later chunks of the dropped upload are refused as such; drain them */
+    for (int i = 0; i < 20; i++) {
+        sf_err e = {0};
+        sf_coordinator_step(co, 5, &e);
+        Spirefleet__Envelope *x;
+        while (sf_wire_recv(c.sock, "co", 0, &x, &e) == SF_OK)
+            sf_wire_free(x);
+    }
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.uploads_deferred, 2);
+    ck_assert_uint_eq(st.jobs_failed, 0);
+    ck_assert_uint_eq(st.shards_rejected, 0);
+    ck_assert_uint_eq(st.jobs_leased, 1);
+    char part[600];
+    snprintf(part, sizeof part, "%s/run/incoming/job000001-w0.part", mnt);
+    ck_assert_int_ne(access(part, F_OK), 0); /* the partial upload is gone */
+    /* 3: space returns: the same shard is stored */
+    unlink(fill);
+    snprintf(fill, sizeof fill, "%s/filler", mnt);
+    unlink(fill);
+    r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_int_eq(st.uploads_paused, 0);
+    ck_assert_uint_eq(st.jobs_done, 1);
+    ck_assert_uint_eq(st.labels, 200);
+    client_close(&c);
+    sf_coordinator_close(co);
+    free(block);
+    ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
+}
+END_TEST
+
 static void job_failed(sf_coordinator *co, client *c, uint64_t job, const char *why) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
@@ -842,7 +994,25 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
         job_failed(co, &c[k], 1, "disk full");
         sf_coordinator_status(co, &st);
         ck_assert_uint_eq(st.jobs_quarantined, k == 2);
+        ck_assert_int_eq(st.cannot_finish, k == 2);
     }
+    /* the one job left is quarantined: the run says it cannot finish */
+    ck_assert(st.eta_s < 0);
+    Spirefleet__Envelope sreq = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
+    sreq.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
+    sreq.status_request = &sr;
+    Spirefleet__Envelope *sr_env = rpc(co, &c[0], &sreq);
+    ck_assert(sr_env->status_reply->cannot_finish);
+    char shown[2048];
+    FILE *mem = fmemopen(shown, sizeof shown, "w");
+    sf_fleet_print_status(sr_env->status_reply, mem);
+    fclose(mem);
+    ck_assert_msg(strstr(shown, "ctest (config ") && strstr(shown, "CANNOT FINISH\n") &&
+                      strstr(shown, "CANNOT FINISH: every job left (1) is quarantined"),
+                  "%s", shown);
+    ck_assert_ptr_null(strstr(shown, "ETA"));
+    sf_wire_free(sr_env);
     ck_assert_uint_eq(st.jobs_failed, 3);
     ck_assert_uint_eq(st.workers_quarantined, 0);
     ck_assert_str_eq(st.last_failure, "job 1: disk full");
