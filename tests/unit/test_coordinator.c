@@ -1145,6 +1145,8 @@ START_TEST(metrics_text_exposition) {
     st.lease_expiries = 1;
     st.decode_errors = 4;
     st.bytes_stored = 777;
+    st.uploads_deferred = 6;
+    st.uploads_paused = 1;
     char buf[8192];
     ck_assert_int_gt(metrics_render(&st, "r1", buf, sizeof buf), 0);
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_jobs{run=\"r1\",state=\"done\"} 9\n"));
@@ -1154,6 +1156,9 @@ START_TEST(metrics_text_exposition) {
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_workers_alive{run=\"r1\"} 3\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_decode_errors_total{run=\"r1\"} 4\n"));
     ck_assert_ptr_nonnull(strstr(buf, "# TYPE spirefleet_bytes_stored_total counter\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_uploads_deferred_total{run=\"r1\"} 6\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_uploads_paused{run=\"r1\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_cannot_finish{run=\"r1\"} 0\n"));
     ck_assert_int_eq(metrics_render(&st, "r1", buf, 100), SF_EFULL);
 }
 END_TEST
