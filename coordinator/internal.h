@@ -103,6 +103,7 @@ struct sf_coordinator {
     MDB_dbi dbi_meta, dbi_jobs;
     size_t map_size;
     int need_sync;
+    unsigned probe_seconds; /* ledger_open's probe time limit; 0: the default */
 
     cjob *jobs;
     uint64_t njobs;

@@ -17,11 +17,11 @@
 #include "shard/shard.h"
 
 /* The run the seed ledgers are of (`sf-fleet run` on this config). */
-#define LEDGER_YAML                                                                                \
-    "run: {name: lfuzz, output_dir: /tmp/sf-fuzz-ledger-seed}\n"                                   \
-    "seeds: {start: 0, count: 8, job_size: 4}\n"                                                   \
-    "play: {mode: fights, encounters: {weak: 1}}\n"                                                \
-    "search: {simulations: 20, trees: 1}\n"                                                        \
+#define LEDGER_YAML                                              \
+    "run: {name: lfuzz, output_dir: /tmp/sf-fuzz-ledger-seed}\n" \
+    "seeds: {start: 0, count: 8, job_size: 4}\n"                 \
+    "play: {mode: fights, encounters: {weak: 1}}\n"              \
+    "search: {simulations: 20, trees: 1}\n"                      \
     "workers: {count: 1, threads: 1, fights_per_thread: 1}\n"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             abort();
         snprintf(co.ledger_path, sizeof co.ledger_path, "/tmp/sf-fuzz-ledger-%d.lmdb",
                  (int)getpid());
+        co.probe_seconds = 1; /* a ledger that makes LMDB loop: an error soon */
         ready = 1;
     }
     char lock[340];
@@ -60,9 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (int i = 0; i < 2; i++) {
                 char name[96];
                 sf_shard_name(co.cfg.name, jobs[i].id, name, sizeof name);
-                if (jobs[i].state > JS_DONE ||
-                    (jobs[i].state == JS_DONE && (!sf_sha256_hex_canonical(jobs[i].content_digest) ||
-                                                  strcmp(jobs[i].shard_name, name))))
+                if (jobs[i].state > JS_DONE || (jobs[i].state == JS_DONE &&
+                                                (!sf_sha256_hex_canonical(jobs[i].content_digest) ||
+                                                 strcmp(jobs[i].shard_name, name))))
                     abort();
             }
         ledger_close(&co);
