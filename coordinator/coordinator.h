@@ -25,7 +25,12 @@
  *   coordinator resumes from the ledger: leased jobs get a fresh lease
  *   period, a shard found in `shards/` whose job is not yet done is verified
  *   and adopted, half-received uploads are discarded. Restarting with a
- *   different config (another digest) is refused.
+ *   different config (another digest) is refused. Every ledger record
+ *   carries a checksum and an existing ledger is read by a child process
+ *   first (ledger.c), so a damaged ledger is an error naming the file, and
+ *   sf_coordinator_rebuild_ledger() makes a new one from the shards. A full
+ *   disk is no failure: an upload that cannot be stored for lack of space
+ *   (ENOSPC, EDQUOT) is answered retry_later and the worker keeps its shard.
  *
  * Untrusted input
  *   Only the holder of a job's lease may upload its shard (a lease restored
