@@ -130,12 +130,10 @@ static size_t slurp(const char *path, uint8_t **out) {
     return (size_t)n;
 }
 
-/* Offer and send a shard; returns the final ShardAck envelope. `flip`
- * (>= 0) corrupts that byte in transit. */
-static Spirefleet__Envelope *send_shard(sf_coordinator *co, client *c, uint64_t job,
-                                        const char *path, const uint8_t digest[32], long flip) {
-    uint8_t *bytes;
-    size_t n = slurp(path, &bytes);
+/* Offer `n` bytes as job `job`'s shard (content digest `digest`); returns
+ * the ShardAck envelope. */
+static Spirefleet__Envelope *offer_bytes(sf_coordinator *co, client *c, uint64_t job,
+                                         const uint8_t *bytes, size_t n, const uint8_t digest[32]) {
     uint8_t h[32];
     crypto_hash_sha256(h, bytes, n);
     char sha[65], dig[65];
@@ -151,13 +149,11 @@ static Spirefleet__Envelope *send_shard(sf_coordinator *co, client *c, uint64_t 
     req.shard_offer = &of;
     Spirefleet__Envelope *r = rpc(co, c, &req);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
-    if (!r->shard_ack->send) {
-        free(bytes);
-        return r;
-    }
-    sf_wire_free(r);
-    if (flip >= 0)
-        bytes[flip] ^= 0x40;
+    return r;
+}
+
+/* Send `n` bytes as job `job`'s chunks of 4 KiB (no reply is read). */
+static void send_chunks(client *c, uint64_t job, const uint8_t *bytes, size_t n) {
     size_t chunk = 4096;
     for (size_t off = 0; off < n; off += chunk) {
         size_t len = n - off < chunk ? n - off : chunk;
@@ -165,13 +161,30 @@ static Spirefleet__Envelope *send_shard(sf_coordinator *co, client *c, uint64_t 
         Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
         ch.job_id = job;
         ch.offset = off;
-        ch.data.data = bytes + off;
+        ch.data.data = (uint8_t *)bytes + off;
         ch.data.len = len;
         ch.last = off + len >= n;
         ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
         ce.shard_chunk = &ch;
         ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &ce, 0), SF_OK);
     }
+}
+
+/* Offer and send a shard; returns the final ShardAck envelope. `flip`
+ * (>= 0) corrupts that byte in transit. */
+static Spirefleet__Envelope *send_shard(sf_coordinator *co, client *c, uint64_t job,
+                                        const char *path, const uint8_t digest[32], long flip) {
+    uint8_t *bytes;
+    size_t n = slurp(path, &bytes);
+    Spirefleet__Envelope *r = offer_bytes(co, c, job, bytes, n, digest);
+    if (!r->shard_ack->send) {
+        free(bytes);
+        return r;
+    }
+    sf_wire_free(r);
+    if (flip >= 0)
+        bytes[flip] ^= 0x40;
+    send_chunks(c, job, bytes, n);
     free(bytes);
     r = pump(co, c);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
@@ -880,36 +893,11 @@ START_TEST(a_full_disk_defers_uploads_and_they_resume) {
     snprintf(fill, sizeof fill, "%s/filler2", mnt);
     uint8_t *bytes;
     size_t n = slurp(path, &bytes);
-    uint8_t h[32];
-    crypto_hash_sha256(h, bytes, n);
-    char sha[65], digx[65];
-    sf_hex(h, 32, sha);
-    sf_hex(dig, 32, digx);
-    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
-    of.job_id = 1;
-    of.size = n;
-    of.file_sha256 = sha;
-    of.content_digest = digx;
-    Spirefleet__Envelope oe = SPIREFLEET__ENVELOPE__INIT;
-    oe.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
-    oe.shard_offer = &of;
-    r = rpc(co, &c, &oe);
+    r = offer_bytes(co, &c, 1, bytes, n, dig);
     ck_assert_msg(r->shard_ack->send, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     fill_disk(fill); /* now nothing is left */
-    for (size_t off = 0; off < n; off += 4096) {
-        size_t len = n - off < 4096 ? n - off : 4096;
-        Spirefleet__Envelope ce = SPIREFLEET__ENVELOPE__INIT;
-        Spirefleet__ShardChunk ch = SPIREFLEET__SHARD_CHUNK__INIT;
-        ch.job_id = 1;
-        ch.offset = off;
-        ch.data.data = bytes + off;
-        ch.data.len = len;
-        ch.last = off + len >= n;
-        ce.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK;
-        ce.shard_chunk = &ch;
-        ck_assert_int_eq(sf_wire_send(c.sock, NULL, 0, &ce, 0), SF_OK);
-    }
+    send_chunks(&c, 1, bytes, n);
     free(bytes);
     r = pump(co, &c);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
