@@ -13,10 +13,11 @@
  * B-tree page can make it read past the map or follow a wild pointer. So
  * an existing ledger is first read by a forked child (probe_ledger) running
  * the same open and load; only when that child finishes cleanly does the
- * coordinator read the file itself. A new ledger is given its first
- * LEDGER_RESERVE bytes with posix_fallocate before anything is stored: a
- * full filesystem is then an error at the start ("No space left on
- * device"), never a mapped page that cannot be backed (SIGBUS).
+ * coordinator read the file itself. A ledger is given room for its run
+ * (ledger_reserve_bytes) with posix_fallocate when it is opened: for a new
+ * one a full filesystem is then an error at the start ("No space left on
+ * device"), never a mapped page that cannot be backed (SIGBUS), and the
+ * commits of a run whose disk fills later land in space already held.
  *
  * The environment is opened with MDB_NOSYNC: commits reach the page cache
  * at once (so a killed process loses nothing) and ledger_commit() forces an
@@ -37,10 +38,12 @@
 
 #define LEDGER_FORMAT "spirefleet-ledger-2"
 #define LEDGER_TAG    16 /* bytes of BLAKE2b at the end of every value */
-/* Space a new ledger claims up front: the two meta pages and the first
- * transactions of a run of a few thousand jobs (it grows past this as
- * LMDB needs, like any ledger). */
-#define LEDGER_RESERVE (1u << 20)
+/* Space a ledger claims up front: LEDGER_RESERVE for the meta pages and
+ * the first transactions, and LEDGER_BYTES_PER_JOB per job (a record is
+ * about 200 bytes with its tag; LMDB's copy-on-write pages about double
+ * that). It grows past this as LMDB needs, like any file. */
+#define LEDGER_RESERVE       (1u << 20)
+#define LEDGER_BYTES_PER_JOB 512u
 /* The probe child's time limit (unless co->probe_seconds): a damaged
  * ledger that makes LMDB loop is as damaged as one that makes it crash;
  * reading a sound one of a million jobs takes a second or two. */
@@ -248,17 +251,15 @@ static int probe_ledger(sf_coordinator *co, sf_err *err) {
     return sf_err_set(err, -code, "%s", msg);
 }
 
-/* A new ledger: claim its first LEDGER_RESERVE bytes (a full filesystem is
- * an error here, not a SIGBUS later). */
-static int reserve_new(sf_coordinator *co, sf_err *err) {
-    int fd;
-    if (mdb_env_get_fd(co->env, &fd))
-        return SF_OK;
-    int rc = posix_fallocate(fd, 0, LEDGER_RESERVE);
+/* Claim the run's room in the ledger file `fd` (see the top). SF_OK, or
+ * SF_EIO with the OS reason (a filesystem without fallocate is no error). */
+static int reserve(const sf_coordinator *co, int fd, sf_err *err) {
+    uint64_t bytes = LEDGER_RESERVE + co->njobs * (uint64_t)LEDGER_BYTES_PER_JOB;
+    int rc = posix_fallocate(fd, 0, (off_t)bytes);
     if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL)
         return SF_OK;
-    return sf_err_set(err, SF_EIO, "%s: cannot reserve %u bytes for a new ledger: %s",
-                      co->ledger_path, LEDGER_RESERVE, strerror(rc));
+    return sf_err_set(err, SF_EIO, "%s: cannot reserve %llu bytes for the ledger: %s",
+                      co->ledger_path, (unsigned long long)bytes, strerror(rc));
 }
 
 int ledger_open(sf_coordinator *co, sf_err *err) {
@@ -272,17 +273,14 @@ int ledger_open(sf_coordinator *co, sf_err *err) {
         if (fd < 0)
             return sf_err_set(err, SF_EIO, "%s: cannot create: %s", co->ledger_path,
                               strerror(errno));
-        int rc = posix_fallocate(fd, 0, LEDGER_RESERVE);
-        int ok = rc == 0 || rc == EOPNOTSUPP || rc == EINVAL;
+        int rc = reserve(co, fd, err);
         /* back to empty: LMDB initialises only an empty file */
-        if (ftruncate(fd, 0) != 0 && ok) {
-            rc = errno;
-            ok = 0;
-        }
+        if (ftruncate(fd, 0) != 0 && rc == SF_OK)
+            rc = sf_err_set(err, SF_EIO, "%s: cannot truncate: %s", co->ledger_path,
+                            strerror(errno));
         close(fd);
-        if (!ok)
-            return sf_err_set(err, SF_EIO, "%s: cannot reserve %u bytes for a new ledger: %s",
-                              co->ledger_path, LEDGER_RESERVE, strerror(rc));
+        if (rc < 0)
+            return rc;
     } else {
         int rc = probe_ledger(co, err);
         if (rc < 0)
@@ -291,8 +289,15 @@ int ledger_open(sf_coordinator *co, sf_err *err) {
     int rc = env_open(co, 0, err);
     if (rc < 0)
         return rc;
-    if (fresh)
-        return reserve_new(co, err);
+    int fd;
+    if (mdb_env_get_fd(co->env, &fd))
+        return SF_OK;
+    sf_err re = {0};
+    rc = reserve(co, fd, &re);
+    if (rc < 0 && fresh)
+        return sf_err_set(err, rc, "%s", re.msg);
+    if (rc < 0) /* an existing ledger holds its pages already: go on */
+        sf_log(co->log, co->log_ctx, "coordinator: %s", re.msg);
     return SF_OK;
 }
 void ledger_close(sf_coordinator *co) {

@@ -663,160 +663,6 @@ START_TEST(restart_rechecks_done_shards_and_sets_bad_ones_aside) {
 }
 END_TEST
 
-/* A run of 3 jobs with jobs 1 and 2 done (4 records each); the ledger's
- * bytes and the done jobs' content digests are kept for comparison. */
-static void run_two_of_three(sf_run_config *cfg, const char *sub, char digests[3][65]) {
-    client c;
-    make_cfg(cfg, sub, 60, NULL);
-    sf_coordinator *co = open_co(cfg);
-    client_open(&c, co);
-    hello(co, &c, "w1");
-    for (uint64_t job = 1; job <= 2; job++) {
-        sf_wire_free(request_job(co, &c));
-        char path[512];
-        uint8_t dig[32];
-        snprintf(path, sizeof path, "%s/%s-j%llu.shard", tmpdir, sub, (unsigned long long)job);
-        make_shard(co, job, 100 + 4 * (job - 1), 4, path, dig);
-        Spirefleet__Envelope *r = send_shard(co, &c, job, path, dig, -1);
-        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
-        sf_wire_free(r);
-    }
-    for (int i = 0; i < 3; i++)
-        snprintf(digests[i], 65, "%s", co->jobs[i].content_digest);
-    client_close(&c);
-    sf_coordinator_close(co);
-}
-
-static void put_bytes(const char *path, const uint8_t *b, size_t n) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
-    fclose(f);
-    char lock[600];
-    snprintf(lock, sizeof lock, "%s-lock", path);
-    unlink(lock);
-}
-
-/* Open the run on a damaged ledger: either a clear error naming the
- * ledger, or the very run that was stored (a flip in free space or in a
- * superseded page changes nothing; a shard the ledger lost is adopted).
- * Never a crash, never a done job with another digest. Returns 1 on error. */
-static int open_damaged(const sf_run_config *cfg, char digests[3][65], const char *what, long at) {
-    sf_coordinator *co = NULL;
-    sf_err e = {0};
-    sf_coord_opts o = {0};
-    int rc = sf_coordinator_open(cfg, &o, &co, &e);
-    if (rc < 0) {
-        ck_assert_msg(strstr(e.msg, "ledger.lmdb"), "%s at %ld: %s", what, at, e.msg);
-        ck_assert_ptr_null(co);
-        return 1;
-    }
-    ck_assert_uint_eq(co->st.jobs_done, 2);
-    for (int i = 0; i < 3; i++)
-        ck_assert_msg(!strcmp(co->jobs[i].content_digest, digests[i]),
-                      "%s at %ld: job %d has digest '%s', stored '%s'", what, at, i + 1,
-                      co->jobs[i].content_digest, digests[i]);
-    sf_coordinator_close(co);
-    return 0;
-}
-
-/* Flipped bytes across the ledger's used pages, and truncations, are each
- * an error naming the ledger or leave the run as stored; then a ledger
- * rebuilt from the shards completes the run with the same digests. */
-START_TEST(a_damaged_ledger_is_an_error_not_a_crash) {
-    sf_run_config cfg;
-    char digests[3][65];
-    run_two_of_three(&cfg, "dmg", digests);
-    char ledger[512];
-    snprintf(ledger, sizeof ledger, "%s/dmg/ledger.lmdb", tmpdir);
-    uint8_t *orig;
-    size_t n = slurp(ledger, &orig);
-    /* the pages LMDB uses (the file is longer: space reserved up front) */
-    size_t used = 0;
-    for (size_t pg = 0; pg + 4096 <= n; pg += 4096) {
-        int zero = 1;
-        for (size_t i = 0; i < 4096 && zero; i++)
-            zero = orig[pg + i] == 0;
-        if (!zero)
-            used = pg + 4096;
-    }
-    ck_assert_uint_ge(used, 3 * 4096);
-    uint8_t *bad = malloc(n);
-    int errors = 0, tries = 0;
-    for (size_t at = 0; at < used; at += 53) {
-        memcpy(bad, orig, n);
-        bad[at] ^= (uint8_t)(1u << (at % 8));
-        put_bytes(ledger, bad, n);
-        errors += open_damaged(&cfg, digests, "flip", (long)at);
-        tries++;
-    }
-    /* every byte of the last job page: the records themselves */
-    for (size_t at = used - 4096; at < used; at += 7) {
-        memcpy(bad, orig, n);
-        bad[at] ^= 0x01;
-        put_bytes(ledger, bad, n);
-        errors += open_damaged(&cfg, digests, "flip", (long)at);
-        tries++;
-    }
-    /* most flips land in free space and change nothing; these did not */
-    ck_assert_int_ge(errors, 10);
-    int cut = 0, cut_errors = 0;
-    for (size_t len = 1; len < used; len += 1531, cut++) {
-        put_bytes(ledger, orig, len);
-        cut_errors += open_damaged(&cfg, digests, "truncation", (long)len);
-    }
-    /* a cut through pages the run still uses is an error (a cut that drops
-     * only superseded pages loads the same run) */
-    ck_assert_int_ge(cut_errors, cut / 2);
-    ck_assert_int_gt(tries, 500);
-
-    /* a record flipped: the ledger is refused; rebuild it from shards/ */
-    memcpy(bad, orig, n);
-    size_t rec = 0;
-    for (size_t i = 0; i + 64 <= used && !rec; i++)
-        if (!memcmp(orig + i, digests[1], 64))
-            rec = i;
-    ck_assert_uint_gt(rec, 0);
-    bad[rec + 10] ^= 0x04; /* job 2's content digest */
-    put_bytes(ledger, bad, n);
-    sf_coordinator *co = NULL;
-    sf_err e = {0};
-    sf_coord_opts o = {0};
-    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co, &e), SF_ECORRUPT);
-    ck_assert_msg(strstr(e.msg, "ledger.lmdb: the ledger is damaged: job 2's record is damaged"),
-                  "%s", e.msg);
-    sf_ledger_rebuild rep;
-    ck_assert_msg(sf_coordinator_rebuild_ledger(&cfg, &o, &rep, &e) == SF_OK, "%s", e.msg);
-    ck_assert_uint_eq(rep.jobs_total, 3);
-    ck_assert_uint_eq(rep.jobs_done, 2);
-    ck_assert_int_eq(access(rep.moved_to, F_OK), 0);
-    co = open_co(&cfg);
-    for (int i = 0; i < 2; i++)
-        ck_assert_str_eq(co->jobs[i].content_digest, digests[i]);
-    client c;
-    client_open(&c, co);
-    hello(co, &c, "w2");
-    Spirefleet__Envelope *r = request_job(co, &c);
-    ck_assert_uint_eq(r->job->job_id, 3);
-    sf_wire_free(r);
-    char path[512];
-    uint8_t dig[32];
-    snprintf(path, sizeof path, "%s/dmg-j3.shard", tmpdir);
-    make_shard(co, 3, 108, 4, path, dig);
-    r = send_shard(co, &c, 3, path, dig, -1);
-    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
-    sf_wire_free(r);
-    sf_coord_status st;
-    sf_coordinator_status(co, &st);
-    ck_assert_int_eq(st.complete, 1);
-    ck_assert_uint_eq(st.labels, 12);
-    client_close(&c);
-    sf_coordinator_close(co);
-    free(bad);
-    free(orig);
-}
-END_TEST
-
 /* Write zeros to the file `fill` until its filesystem is full. */
 static void fill_disk(const char *fill) {
     FILE *f = fopen(fill, "wb");
@@ -1204,6 +1050,163 @@ START_TEST(trainers_pull_shards_over_tcp) {
     ck_assert_int_eq(sf_shard_verify(path, &vr, &e), SF_OK);
     ck_assert_mem_eq(vr.digest, dig[1], 32);
     sf_coordinator_close(co);
+}
+END_TEST
+
+/* Hundreds of damaged ledgers, each opened (a probe child each). */
+SF_TCASE(ledger_damage, 300);
+
+/* A run of 3 jobs with jobs 1 and 2 done (4 records each); the ledger's
+ * bytes and the done jobs' content digests are kept for comparison. */
+static void run_two_of_three(sf_run_config *cfg, const char *sub, char digests[3][65]) {
+    client c;
+    make_cfg(cfg, sub, 60, NULL);
+    sf_coordinator *co = open_co(cfg);
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    for (uint64_t job = 1; job <= 2; job++) {
+        sf_wire_free(request_job(co, &c));
+        char path[512];
+        uint8_t dig[32];
+        snprintf(path, sizeof path, "%s/%s-j%llu.shard", tmpdir, sub, (unsigned long long)job);
+        make_shard(co, job, 100 + 4 * (job - 1), 4, path, dig);
+        Spirefleet__Envelope *r = send_shard(co, &c, job, path, dig, -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+    }
+    for (int i = 0; i < 3; i++)
+        snprintf(digests[i], 65, "%s", co->jobs[i].content_digest);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+
+static void put_bytes(const char *path, const uint8_t *b, size_t n) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+    fclose(f);
+    char lock[600];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    unlink(lock);
+}
+
+/* Open the run on a damaged ledger: either a clear error naming the
+ * ledger, or the very run that was stored (a flip in free space or in a
+ * superseded page changes nothing; a shard the ledger lost is adopted).
+ * Never a crash, never a done job with another digest. Returns 1 on error. */
+static int open_damaged(const sf_run_config *cfg, char digests[3][65], const char *what, long at) {
+    sf_coordinator *co = NULL;
+    sf_err e = {0};
+    sf_coord_opts o = {0};
+    int rc = sf_coordinator_open(cfg, &o, &co, &e);
+    if (rc < 0) {
+        ck_assert_msg(strstr(e.msg, "ledger.lmdb"), "%s at %ld: %s", what, at, e.msg);
+        ck_assert_ptr_null(co);
+        return 1;
+    }
+    ck_assert_uint_eq(co->st.jobs_done, 2);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(!strcmp(co->jobs[i].content_digest, digests[i]),
+                      "%s at %ld: job %d has digest '%s', stored '%s'", what, at, i + 1,
+                      co->jobs[i].content_digest, digests[i]);
+    sf_coordinator_close(co);
+    return 0;
+}
+
+/* Flipped bytes across the ledger's used pages, and truncations, are each
+ * an error naming the ledger or leave the run as stored; then a ledger
+ * rebuilt from the shards completes the run with the same digests. */
+START_TEST(a_damaged_ledger_is_an_error_not_a_crash) {
+    sf_run_config cfg;
+    char digests[3][65];
+    run_two_of_three(&cfg, "dmg", digests);
+    char ledger[512];
+    snprintf(ledger, sizeof ledger, "%s/dmg/ledger.lmdb", tmpdir);
+    uint8_t *orig;
+    size_t n = slurp(ledger, &orig);
+    /* the pages LMDB uses (the file is longer: space reserved up front) */
+    size_t used = 0;
+    for (size_t pg = 0; pg + 4096 <= n; pg += 4096) {
+        int zero = 1;
+        for (size_t i = 0; i < 4096 && zero; i++)
+            zero = orig[pg + i] == 0;
+        if (!zero)
+            used = pg + 4096;
+    }
+    ck_assert_uint_ge(used, 3 * 4096);
+    uint8_t *bad = malloc(n);
+    int errors = 0, tries = 0;
+    for (size_t at = 0; at < used; at += 53) {
+        memcpy(bad, orig, n);
+        bad[at] ^= (uint8_t)(1u << (at % 8));
+        put_bytes(ledger, bad, n);
+        errors += open_damaged(&cfg, digests, "flip", (long)at);
+        tries++;
+    }
+    /* every byte of the last job page: the records themselves */
+    for (size_t at = used - 4096; at < used; at += 7) {
+        memcpy(bad, orig, n);
+        bad[at] ^= 0x01;
+        put_bytes(ledger, bad, n);
+        errors += open_damaged(&cfg, digests, "flip", (long)at);
+        tries++;
+    }
+    /* most flips land in free space and change nothing; these did not */
+    ck_assert_int_ge(errors, 10);
+    int cut = 0, cut_errors = 0;
+    for (size_t len = 1; len < used; len += 1531, cut++) {
+        put_bytes(ledger, orig, len);
+        cut_errors += open_damaged(&cfg, digests, "truncation", (long)len);
+    }
+    /* a cut through pages the run still uses is an error (a cut that drops
+     * only superseded pages loads the same run) */
+    ck_assert_int_ge(cut_errors, cut / 2);
+    ck_assert_int_gt(tries, 500);
+
+    /* a record flipped: the ledger is refused; rebuild it from shards/ */
+    memcpy(bad, orig, n);
+    size_t rec = 0;
+    for (size_t i = 0; i + 64 <= used && !rec; i++)
+        if (!memcmp(orig + i, digests[1], 64))
+            rec = i;
+    ck_assert_uint_gt(rec, 0);
+    bad[rec + 10] ^= 0x04; /* job 2's content digest */
+    put_bytes(ledger, bad, n);
+    sf_coordinator *co = NULL;
+    sf_err e = {0};
+    sf_coord_opts o = {0};
+    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co, &e), SF_ECORRUPT);
+    ck_assert_msg(strstr(e.msg, "ledger.lmdb: the ledger is damaged: job 2's record is damaged"),
+                  "%s", e.msg);
+    sf_ledger_rebuild rep;
+    ck_assert_msg(sf_coordinator_rebuild_ledger(&cfg, &o, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.jobs_total, 3);
+    ck_assert_uint_eq(rep.jobs_done, 2);
+    ck_assert_int_eq(access(rep.moved_to, F_OK), 0);
+    co = open_co(&cfg);
+    for (int i = 0; i < 2; i++)
+        ck_assert_str_eq(co->jobs[i].content_digest, digests[i]);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "w2");
+    Spirefleet__Envelope *r = request_job(co, &c);
+    ck_assert_uint_eq(r->job->job_id, 3);
+    sf_wire_free(r);
+    char path[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/dmg-j3.shard", tmpdir);
+    make_shard(co, 3, 108, 4, path, dig);
+    r = send_shard(co, &c, 3, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_int_eq(st.complete, 1);
+    ck_assert_uint_eq(st.labels, 12);
+    client_close(&c);
+    sf_coordinator_close(co);
+    free(bad);
+    free(orig);
 }
 END_TEST
 
