@@ -168,16 +168,23 @@ int sf_metrics_http_start(const char *endpoint, int port, sf_metrics_render_fn r
         free(h);
         return SF_EIO;
     }
+    /* epoll (or poll): no FD_SETSIZE bound, so a process with thousands
+     * of fleet connections open still serves; the connection limit and
+     * the idle timeout keep idle clients from holding it. */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+        (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL_INTERNAL_THREAD
+                                                                : MHD_USE_POLL_INTERNAL_THREAD) |
+        (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, answer, h, MHD_OPTION_LISTEN_SOCKET, fd,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SF_METRICS_IDLE_S,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)SF_METRICS_MAX_CONNECTIONS,
+                                 MHD_OPTION_END);
     if (!h->daemon) {
         /* the socket is libmicrohttpd's once given: it closes what it keeps */
-        int why = errno;
+        int why = errno, h_port = h->port;
         free(h);
         return sf_err_set(err, SF_EIO, "cannot serve /metrics on %s:%d: libmicrohttpd: %s", where,
-                          port, why ? strerror(why) : "it did not start");
+                          h_port, why ? strerror(why) : "it did not start");
     }
     snprintf(h->url, sizeof h->url, "http://%s:%d/metrics", where, h->port);
     *out = h;

@@ -15,7 +15,10 @@
  *
  * It answers GET and HEAD of /metrics with the page the owner renders
  * (Prometheus text format 0.0.4), 404 for other paths and 405 for other
- * methods; a connection idle for 10 s is closed.
+ * methods. It waits on epoll (poll where epoll is missing), so descriptors
+ * past 1,024 are no limit; at most SF_METRICS_MAX_CONNECTIONS clients are
+ * served at once (more are refused at accept) and a connection idle for
+ * SF_METRICS_IDLE_S seconds is closed.
  *
  * Threading: the server runs on libmicrohttpd's own thread, and `render`
  * is called there, so the owner renders from state it shares under a lock.
@@ -29,8 +32,10 @@
 #include "common/common.h"
 
 enum {
-    SF_METRICS_OFF = 0,       /* no HTTP server                                       */
-    SF_METRICS_ANY_PORT = -2, /* any free port (-1 is refused: it used to mean "off") */
+    SF_METRICS_MAX_CONNECTIONS = 512, /* clients served at once                     */
+    SF_METRICS_IDLE_S = 10,           /* an idle connection is closed after this    */
+    SF_METRICS_OFF = 0,               /* no HTTP server                                       */
+    SF_METRICS_ANY_PORT = -2,         /* any free port (-1 is refused: it used to mean "off") */
 };
 
 /* Whether `port` follows the convention above (0, 1..65535 or

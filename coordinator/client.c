@@ -61,7 +61,9 @@ int sf_fleet_stop(const char *endpoint, int timeout_ms, sf_err *err) {
 
 void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "run %s (config %.12s)  %s\n", s->run, s->config_digest,
-            s->complete ? "COMPLETE" : "running");
+            s->complete        ? "COMPLETE"
+            : s->cannot_finish ? "CANNOT FINISH"
+                               : "running");
     fprintf(o, "jobs: %llu done, %llu leased, %llu pending of %llu\n",
             (unsigned long long)s->jobs_done, (unsigned long long)s->jobs_leased,
             (unsigned long long)s->jobs_pending, (unsigned long long)s->jobs_total);
@@ -78,6 +80,16 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 "FAILING: %llu job(s) failed on 3 workers each and are not issued again; "
                 "last: %s\n",
                 (unsigned long long)s->jobs_quarantined, s->last_failure);
+    if (s->cannot_finish)
+        fprintf(o,
+                "CANNOT FINISH: every job left (%llu) is quarantined; fix the cause and restart "
+                "the coordinator to issue them again\n",
+                (unsigned long long)(s->jobs_total - s->jobs_done));
+    if (s->uploads_paused)
+        fprintf(o,
+                "UPLOADS PAUSED: the coordinator's disk is full; workers keep their shards "
+                "and retry (%llu upload(s) deferred so far)\n",
+                (unsigned long long)s->uploads_deferred);
     if (s->workers_quarantined)
         fprintf(o, "QUARANTINED: %llu worker(s) reported 5 failures and get no more jobs\n",
                 (unsigned long long)s->workers_quarantined);

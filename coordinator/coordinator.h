@@ -25,7 +25,12 @@
  *   coordinator resumes from the ledger: leased jobs get a fresh lease
  *   period, a shard found in `shards/` whose job is not yet done is verified
  *   and adopted, half-received uploads are discarded. Restarting with a
- *   different config (another digest) is refused.
+ *   different config (another digest) is refused. Every ledger record
+ *   carries a checksum and an existing ledger is read by a child process
+ *   first (ledger.c), so a damaged ledger is an error naming the file, and
+ *   sf_coordinator_rebuild_ledger() makes a new one from the shards. A full
+ *   disk is no failure: an upload that cannot be stored for lack of space
+ *   (ENOSPC, EDQUOT) is answered retry_later and the worker keeps its shard.
  *
  * Untrusted input
  *   Only the holder of a job's lease may upload its shard (a lease restored
@@ -87,6 +92,9 @@ typedef struct sf_coord_status {
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
     char last_failure[160];       /* the latest JobFailed reason (for operators)   */
+    uint64_t uploads_deferred;    /* answered retry_later: the disk was full       */
+    int uploads_paused;           /* the latest upload was deferred (disk full)    */
+    int cannot_finish;            /* every job not done is quarantined             */
     /* gate runs (gate = 1): the sequential test on the contiguous prefix of
      * pairs (docs/gate.md): pairs folded, the LLR and Wald's bounds, and
      * the decision ("continue" while provisional) */
@@ -115,6 +123,26 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
 
 /* The endpoint actually bound (tcp://host:port with the real port when the
  * config asked for port 0 or '*'). Owned by the coordinator. */
+/* What sf_coordinator_rebuild_ledger() did. */
+typedef struct sf_ledger_rebuild {
+    char moved_to[400];  /* where the old ledger went ("" when there was none) */
+    uint64_t jobs_total; /* jobs of the run                                    */
+    uint64_t jobs_done;  /* done in the new ledger: a sealed, verified shard   */
+} sf_ledger_rebuild;
+
+/* Replace a damaged (or lost) ledger of the run in cfg->output_dir with a
+ * new one built from the sealed shards in <output_dir>/shards: the old
+ * ledger.lmdb is renamed to ledger.lmdb.damaged-<unix seconds> (kept for a
+ * person to look at), a new ledger with every job pending is written, and
+ * each shard whose manifest names its job, run and config and that
+ * verifies is adopted as that job's result (the restart's adoption; a
+ * shard that does not is moved to rejected/ with its reason). Binds
+ * nothing; takes the output dir's lock, so no coordinator may be serving
+ * it. Errors: those of sf_coordinator_open's file steps (SF_ESTATE while a
+ * coordinator holds the lock, SF_EIO naming the path and the OS reason). */
+int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
+                                  sf_ledger_rebuild *rep, sf_err *err);
+
 const char *sf_coordinator_endpoint(const sf_coordinator *co);
 
 /* The metrics port actually bound, 0 when disabled; and its URL

@@ -104,6 +104,7 @@ struct sf_coordinator {
     MDB_dbi dbi_meta, dbi_jobs;
     size_t map_size;
     int need_sync;
+    unsigned probe_seconds; /* ledger_open's probe time limit; 0: the default */
 
     cjob *jobs;
     uint64_t njobs;
@@ -165,10 +166,21 @@ int gate_decided(const sf_coordinator *co);
 void gate_status(const sf_coordinator *co, sf_coord_status *st);
 
 /* ledger.c */
+/* Open co->ledger_path: an existing ledger is first loaded by a forked
+ * child (a damaged file that would crash or hang LMDB is then SF_ECORRUPT
+ * naming the file and the signal); a new one has its first pages reserved
+ * (a full filesystem: SF_EIO with the OS reason). */
 int ledger_open(sf_coordinator *co, sf_err *err);
+/* The 16-byte BLAKE2b tag that ends every stored value: of the database
+ * ('m' meta, 'j' jobs), the key and the value. */
+void ledger_record_tag(char db, const void *key, size_t klen, const void *val, size_t vlen,
+                       uint8_t tag[16]);
 void ledger_close(sf_coordinator *co);
 /* Load the run: returns 1 if a run was found (jobs loaded), 0 if the ledger
- * is new. SF_ECONFIG when the stored digest differs from co->digest. */
+ * is new. SF_ECONFIG when the stored digest differs from co->digest;
+ * SF_ECORRUPT naming the file and the record when a record's checksum does
+ * not match, a record does not decode or does not fit its job, or a job's
+ * record is missing; SF_EVERSION for a ledger without the format record. */
 int ledger_load(sf_coordinator *co, sf_err *err);
 /* Create the run record and every job (pending). */
 int ledger_create(sf_coordinator *co, sf_err *err);

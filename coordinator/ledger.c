@@ -1,19 +1,53 @@
 /*
  * ledger.c — the coordinator's durable job ledger in one LMDB file.
  *
- * Databases: `meta` ("config" = packed RunConfig, "digest" = hex config
- * digest, "jobs" = job count as u64 little-endian) and `jobs` (key = job id,
- * u64 big-endian; value = packed LedgerJob). The environment is opened with
- * MDB_NOSYNC: commits reach the page cache at once (so a killed process
- * loses nothing) and ledger_commit() forces an fsync whenever a job became
- * done, before anyone is told.
+ * Databases: `meta` ("format" = LEDGER_FORMAT, "config" = packed
+ * RunConfig, "digest" = hex config digest, "jobs" = job count as u64
+ * little-endian) and `jobs` (key = job id, u64 big-endian; value = packed
+ * LedgerJob). Every stored value ends in a 16-byte BLAKE2b tag of the
+ * database's name, the key and the value (record_tag), checked at load, so
+ * a flipped bit in a record, or a record moved under another key, is an
+ * error naming the ledger, not a done job with a wrong digest.
+ *
+ * LMDB trusts its file's page structure: a truncated file or a damaged
+ * B-tree page can make it read past the map or follow a wild pointer. So
+ * an existing ledger is first read by a forked child (probe_ledger) running
+ * the same open and load; only when that child finishes cleanly does the
+ * coordinator read the file itself. A ledger is given room for its run
+ * (ledger_reserve_bytes) with posix_fallocate when it is opened: for a new
+ * one a full filesystem is then an error at the start ("No space left on
+ * device"), never a mapped page that cannot be backed (SIGBUS), and the
+ * commits of a run whose disk fills later land in space already held.
+ *
+ * The environment is opened with MDB_NOSYNC: commits reach the page cache
+ * at once (so a killed process loses nothing) and ledger_commit() forces an
+ * fsync whenever a job became done, before anyone is told.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "common/io.h"
 #include "coordinator/internal.h"
+#include "shard/shard.h"
+
+#define LEDGER_FORMAT "spirefleet-ledger-2"
+#define LEDGER_TAG    16 /* bytes of BLAKE2b at the end of every value */
+/* Space a ledger claims up front: LEDGER_RESERVE for the meta pages and
+ * the first transactions, and LEDGER_BYTES_PER_JOB per job (a record is
+ * about 200 bytes with its tag; LMDB's copy-on-write pages about double
+ * that). It grows past this as LMDB needs, like any file. */
+#define LEDGER_RESERVE       (1u << 20)
+#define LEDGER_BYTES_PER_JOB 512u
+/* The probe child's time limit (unless co->probe_seconds): a damaged
+ * ledger that makes LMDB loop is as damaged as one that makes it crash;
+ * reading a sound one of a million jobs takes a second or two. */
+#define PROBE_SECONDS 30
 
 static int mdb_fail(sf_err *err, const char *path, const char *what, int rc) {
     return sf_err_set(err, SF_EIO, "%s: %s: %s", path, what, mdb_strerror(rc));
@@ -24,14 +58,59 @@ static void be64(uint64_t v, uint8_t out[8]) {
         out[i] = (uint8_t)v;
 }
 
-int ledger_open(sf_coordinator *co, sf_err *err) {
+void ledger_record_tag(char db, const void *key, size_t klen, const void *val, size_t vlen,
+                       uint8_t tag[16]) {
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, LEDGER_TAG);
+    crypto_generichash_update(&st, (const uint8_t *)&db, 1);
+    uint8_t kl[8];
+    be64(klen, kl);
+    crypto_generichash_update(&st, kl, 8);
+    crypto_generichash_update(&st, key, klen);
+    crypto_generichash_update(&st, val, vlen);
+    crypto_generichash_final(&st, tag, LEDGER_TAG);
+}
+
+/* Put `len` bytes of `data` under `k` with their tag. */
+static int put_tagged(MDB_txn *txn, MDB_dbi dbi, char db, MDB_val *k, const void *data,
+                      size_t len) {
+    uint8_t small[1024];
+    uint8_t *buf = len + LEDGER_TAG <= sizeof small ? small : malloc(len + LEDGER_TAG);
+    if (!buf)
+        return ENOMEM;
+    memcpy(buf, data, len);
+    ledger_record_tag(db, k->mv_data, k->mv_size, data, len, buf + len);
+    MDB_val v = {len + LEDGER_TAG, buf};
+    int rc = mdb_put(txn, dbi, k, &v, 0);
+    if (buf != small)
+        free(buf);
+    return rc;
+}
+
+/* The value under `k` without its tag, or -1 when the tag does not match
+ * (or the value is too short to have one). */
+static int check_tagged(char db, const MDB_val *k, MDB_val *v) {
+    if (v->mv_size < LEDGER_TAG)
+        return -1;
+    size_t n = v->mv_size - LEDGER_TAG;
+    uint8_t tag[LEDGER_TAG];
+    ledger_record_tag(db, k->mv_data, k->mv_size, v->mv_data, n, tag);
+    if (sodium_memcmp(tag, (const uint8_t *)v->mv_data + n, LEDGER_TAG))
+        return -1;
+    v->mv_size = n;
+    return 0;
+}
+
+/* Create the environment and open the file with `flags` (MDB_RDONLY for
+ * the probe); the databases are created unless read-only. */
+static int env_open(sf_coordinator *co, unsigned flags, sf_err *err) {
     int rc = mdb_env_create(&co->env);
     if (rc)
         return mdb_fail(err, co->ledger_path, "mdb_env_create", rc);
     co->map_size = 64u << 20;
     mdb_env_set_mapsize(co->env, co->map_size);
     mdb_env_set_maxdbs(co->env, 4);
-    rc = mdb_env_open(co->env, co->ledger_path, MDB_NOSUBDIR | MDB_NOSYNC, 0644);
+    rc = mdb_env_open(co->env, co->ledger_path, MDB_NOSUBDIR | MDB_NOSYNC | flags, 0644);
     if (rc) {
         mdb_env_close(co->env);
         co->env = NULL;
@@ -42,21 +121,185 @@ int ledger_open(sf_coordinator *co, sf_err *err) {
     mdb_env_info(co->env, &info);
     if (info.me_mapsize > co->map_size)
         co->map_size = info.me_mapsize;
+    int ro = (flags & MDB_RDONLY) != 0;
     MDB_txn *txn;
-    rc = mdb_txn_begin(co->env, NULL, 0, &txn);
+    rc = mdb_txn_begin(co->env, NULL, ro ? MDB_RDONLY : 0, &txn);
+    if (rc)
+        return mdb_fail(err, co->ledger_path, "begin", rc);
+    rc = mdb_dbi_open(txn, "meta", ro ? 0 : MDB_CREATE, &co->dbi_meta);
     if (!rc)
-        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &co->dbi_meta);
-    if (!rc)
-        rc = mdb_dbi_open(txn, "jobs", MDB_CREATE, &co->dbi_jobs);
+        rc = mdb_dbi_open(txn, "jobs", ro ? 0 : MDB_CREATE, &co->dbi_jobs);
+    if (rc == MDB_NOTFOUND && ro) {
+        /* opened but never written (a new ledger) when the main database is
+         * empty; otherwise its names are damaged */
+        MDB_stat ms;
+        int empty = mdb_stat(txn, 1 /* MAIN_DBI */, &ms) == 0 && ms.ms_entries == 0;
+        mdb_txn_abort(txn);
+        if (empty)
+            return 0;
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: the ledger is damaged: its 'meta' or 'jobs' database is missing",
+                          co->ledger_path);
+    }
     if (!rc)
         rc = mdb_txn_commit(txn);
     else
         mdb_txn_abort(txn);
     if (rc)
         return mdb_fail(err, co->ledger_path, "open databases", rc);
+    return 1;
+}
+
+/* Read every record of LMDB's free-page database: the coordinator's first
+ * write reads them, so the probe must have. Each is an ID list whose first
+ * word counts the rest. SF_OK or SF_ECORRUPT. */
+static int check_freelist(sf_coordinator *co, sf_err *err) {
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    if (mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn))
+        return SF_OK;
+    int rc = mdb_cursor_open(txn, 0 /* FREE_DBI */, &cur);
+    MDB_val k, v;
+    int bad = 0;
+    for (int op = MDB_FIRST; !rc && !bad && !(rc = mdb_cursor_get(cur, &k, &v, (MDB_cursor_op)op));
+         op = MDB_NEXT) {
+        size_t ids;
+        if (v.mv_size < sizeof ids || v.mv_size % sizeof ids) {
+            bad = 1;
+            break;
+        }
+        memcpy(&ids, v.mv_data, sizeof ids);
+        bad = ids != v.mv_size / sizeof ids - 1;
+    }
+    if (rc == MDB_NOTFOUND)
+        rc = 0;
+    mdb_txn_abort(txn);
+    if (bad || rc)
+        return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: its free-page list %s",
+                          co->ledger_path, rc ? mdb_strerror(rc) : "does not decode");
     return SF_OK;
 }
 
+/* The probe child: open read-only, load, report. Never returns. */
+static void probe_child(sf_coordinator *co, int fd) {
+    /* a fault ends this process at once, whatever handlers the host
+     * process installed (a sanitizer's, a test harness's): the parent
+     * reports the signal */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        signal(faults[i], SIG_DFL);
+    alarm(co->probe_seconds ? co->probe_seconds : PROBE_SECONDS);
+    sf_err e = {0};
+    co->env = NULL;
+    int rc = env_open(co, MDB_RDONLY | MDB_NOLOCK, &e);
+    if (rc == 1)
+        rc = ledger_load(co, &e);
+    if (rc >= 0)
+        rc = check_freelist(co, &e);
+    if (rc < 0) {
+        sf_write_full(fd, e.msg, strlen(e.msg));
+        _exit(-rc);
+    }
+    _exit(0);
+}
+
+/* Read an existing ledger in a child process first (see the top). Returns
+ * SF_OK when the child loaded it cleanly, else the child's error, or
+ * SF_ECORRUPT naming the signal that ended it. */
+static int probe_ledger(sf_coordinator *co, sf_err *err) {
+    int p[2];
+    if (pipe(p) != 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot check the ledger: pipe: %s", co->ledger_path,
+                          strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return sf_err_set(err, SF_EIO, "%s: cannot check the ledger: fork: %s", co->ledger_path,
+                          strerror(errno));
+    }
+    if (pid == 0) {
+        close(p[0]);
+        probe_child(co, p[1]);
+    }
+    close(p[1]);
+    char msg[SF_ERR_MSG_MAX] = "";
+    size_t got = 0;
+    sf_read_full(p[0], msg, sizeof msg - 1, &got);
+    msg[got] = 0;
+    close(p[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status))
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: the ledger is damaged: reading it %s (signal %d, %s); move it "
+                          "aside and rebuild it from the stored shards with `sf-fleet "
+                          "rebuild-ledger CONFIG`",
+                          co->ledger_path,
+                          WTERMSIG(status) == SIGALRM ? "did not finish" : "crashed LMDB",
+                          WTERMSIG(status), strsignal(WTERMSIG(status)));
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    if (code == 0)
+        return SF_OK;
+    if (!msg[0] || code > -SF_ECONFIG) /* not a report of probe_child's: it failed itself */
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: the ledger is damaged: reading it failed (exit status %d); move "
+                          "it aside and rebuild it from the stored shards with `sf-fleet "
+                          "rebuild-ledger CONFIG`",
+                          co->ledger_path, code);
+    return sf_err_set(err, -code, "%s", msg);
+}
+
+/* Claim the run's room in the ledger file `fd` (see the top). SF_OK, or
+ * SF_EIO with the OS reason (a filesystem without fallocate is no error). */
+static int reserve(const sf_coordinator *co, int fd, sf_err *err) {
+    uint64_t bytes = LEDGER_RESERVE + co->njobs * (uint64_t)LEDGER_BYTES_PER_JOB;
+    int rc = posix_fallocate(fd, 0, (off_t)bytes);
+    if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL)
+        return SF_OK;
+    return sf_err_set(err, SF_EIO, "%s: cannot reserve %llu bytes for the ledger: %s",
+                      co->ledger_path, (unsigned long long)bytes, strerror(rc));
+}
+
+int ledger_open(sf_coordinator *co, sf_err *err) {
+    struct stat st;
+    int fresh = stat(co->ledger_path, &st) != 0 || st.st_size == 0;
+    if (!fresh && !S_ISREG(st.st_mode))
+        return sf_err_set(err, SF_EIO, "%s: not a regular file", co->ledger_path);
+    if (fresh) {
+        /* LMDB writes the two meta pages at open: make sure they fit */
+        int fd = open(co->ledger_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return sf_err_set(err, SF_EIO, "%s: cannot create: %s", co->ledger_path,
+                              strerror(errno));
+        int rc = reserve(co, fd, err);
+        /* back to empty: LMDB initialises only an empty file */
+        if (ftruncate(fd, 0) != 0 && rc == SF_OK)
+            rc = sf_err_set(err, SF_EIO, "%s: cannot truncate: %s", co->ledger_path,
+                            strerror(errno));
+        close(fd);
+        if (rc < 0)
+            return rc;
+    } else {
+        int rc = probe_ledger(co, err);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = env_open(co, 0, err);
+    if (rc < 0)
+        return rc;
+    int fd;
+    if (mdb_env_get_fd(co->env, &fd))
+        return SF_OK;
+    sf_err re = {0};
+    rc = reserve(co, fd, &re);
+    if (rc < 0 && fresh)
+        return sf_err_set(err, rc, "%s", re.msg);
+    if (rc < 0) /* an existing ledger holds its pages already: go on */
+        sf_log(co->log, co->log_ctx, "coordinator: %s", re.msg);
+    return SF_OK;
+}
 void ledger_close(sf_coordinator *co) {
     if (co->env) {
         mdb_env_sync(co->env, 1);
@@ -103,13 +346,13 @@ static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     spirefleet__ledger_job__pack(&m, buf);
     uint8_t key[8];
     be64(j->id, key);
-    MDB_val k = {8, key}, v = {n, buf};
-    return mdb_put(txn, co->dbi_jobs, &k, &v, 0);
+    MDB_val k = {8, key};
+    return put_tagged(txn, co->dbi_jobs, 'j', &k, buf, n);
 }
 
 static int put_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *data, size_t len) {
-    MDB_val k = {strlen(key), (void *)key}, v = {len, (void *)data};
-    return mdb_put(txn, dbi, &k, &v, 0);
+    MDB_val k = {strlen(key), (void *)key};
+    return put_tagged(txn, dbi, 'm', &k, data, len);
 }
 
 /* Run fn in a write transaction, growing the map and retrying on MAP_FULL. */
@@ -154,6 +397,8 @@ static int create_fn(sf_coordinator *co, MDB_txn *txn) {
     }
     free(s);
     if (!rc)
+        rc = put_meta(txn, co->dbi_meta, "format", LEDGER_FORMAT, strlen(LEDGER_FORMAT));
+    if (!rc)
         rc = put_meta(txn, co->dbi_meta, "digest", co->digest, 64);
     uint8_t cnt[8];
     for (int i = 0; i < 8; i++)
@@ -177,21 +422,78 @@ int ledger_create(sf_coordinator *co, sf_err *err) {
     return SF_OK;
 }
 
+/* The meta record `key` with its tag checked: 0 and the value, 1 when
+ * absent, -1 (message in err) when damaged. */
+static int get_meta(sf_coordinator *co, MDB_txn *txn, const char *key, MDB_val *v, sf_err *err) {
+    MDB_val k = {strlen(key), (void *)key};
+    int rc = mdb_get(txn, co->dbi_meta, &k, v);
+    if (rc == MDB_NOTFOUND)
+        return 1;
+    if (rc) {
+        mdb_fail(err, co->ledger_path, key, rc);
+        return -1;
+    }
+    if (check_tagged('m', &k, v) < 0) {
+        sf_err_set(err, SF_ECORRUPT,
+                   "%s: the run's '%s' record is damaged (its checksum does not match)",
+                   co->ledger_path, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* Why a decoded job record cannot be job `id` of this run ("" when it can). */
+static void job_problem(const sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob *m,
+                        char *why, size_t cap) {
+    why[0] = 0;
+    if (m->job_id != id) {
+        snprintf(why, cap, "is stored under job %llu but names job %llu", (unsigned long long)id,
+                 (unsigned long long)m->job_id);
+        return;
+    }
+    const cjob *j = &co->jobs[id - 1];
+    if (m->state > SPIREFLEET__JOB_STATE__JOB_DONE)
+        snprintf(why, cap, "has an unknown state %d", (int)m->state);
+    else if (m->seed_start != j->seed_start || m->seed_count != j->seed_count)
+        snprintf(why, cap, "names seeds %llu+%u, the run's job has %llu+%u",
+                 (unsigned long long)m->seed_start, m->seed_count,
+                 (unsigned long long)j->seed_start, j->seed_count);
+    else if (m->worker_id && strlen(m->worker_id) >= CO_WORKER_ID_MAX)
+        snprintf(why, cap, "has a worker id of %zu bytes", strlen(m->worker_id));
+    else if (m->state == SPIREFLEET__JOB_STATE__JOB_DONE) {
+        char name[96];
+        sf_shard_name(co->cfg.name, id, name, sizeof name);
+        if (!sf_sha256_hex_canonical(m->content_digest) || !sf_sha256_hex_canonical(m->file_sha256))
+            snprintf(why, cap, "is done without a valid content digest and file SHA-256");
+        else if (!m->shard_name || strcmp(m->shard_name, name))
+            snprintf(why, cap, "is done with shard name '%.100s', expected %s",
+                     m->shard_name ? m->shard_name : "", name);
+    }
+}
+
 int ledger_load(sf_coordinator *co, sf_err *err) {
     MDB_txn *txn;
     int rc = mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn);
     if (rc)
         return mdb_fail(err, co->ledger_path, "begin read", rc);
-    MDB_val k = {6, (void *)"digest"}, v;
-    rc = mdb_get(txn, co->dbi_meta, &k, &v);
-    if (rc == MDB_NOTFOUND) {
+    MDB_val v;
+    int got = get_meta(co, txn, "digest", &v, err);
+    if (got == 1) {
+        /* nothing was ever committed: a new ledger, unless jobs are there */
+        MDB_stat ms;
+        rc = mdb_stat(txn, co->dbi_jobs, &ms);
         mdb_txn_abort(txn);
-        return 0;
-    }
-    if (rc || v.mv_size != 64) {
-        mdb_txn_abort(txn);
-        return sf_err_set(err, SF_ECORRUPT, "%s: the run digest record is damaged",
+        if (rc == 0 && ms.ms_entries == 0)
+            return 0;
+        return sf_err_set(err, SF_ECORRUPT, "%s: the ledger has job records but no run record",
                           co->ledger_path);
+    }
+    if (got == 0 && v.mv_size != 64)
+        got = -1,
+        sf_err_set(err, SF_ECORRUPT, "%s: the run digest record is damaged", co->ledger_path);
+    if (got < 0) {
+        mdb_txn_abort(txn);
+        return err ? err->code : SF_ECORRUPT;
     }
     if (memcmp(v.mv_data, co->digest, 64)) {
         char stored[65];
@@ -204,21 +506,75 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
                           "config",
                           co->ledger_path, stored, co->digest);
     }
-    MDB_cursor *cur;
+    got = get_meta(co, txn, "format", &v, err);
+    if (got == 0 &&
+        (v.mv_size != strlen(LEDGER_FORMAT) || memcmp(v.mv_data, LEDGER_FORMAT, v.mv_size)))
+        got = -1, sf_err_set(err, SF_EVERSION, "%s: the ledger's format is not %s", co->ledger_path,
+                             LEDGER_FORMAT);
+    if (got == 0) {
+        got = get_meta(co, txn, "jobs", &v, err);
+        uint64_t n = 0;
+        for (int i = 0; got == 0 && v.mv_size == 8 && i < 8; i++)
+            n |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
+        if (got == 0 && (v.mv_size != 8 || n != co->njobs))
+            got = -1,
+            sf_err_set(err, SF_ECORRUPT,
+                       "%s: the run record holds %llu jobs, the config makes %llu", co->ledger_path,
+                       (unsigned long long)n, (unsigned long long)co->njobs);
+        else if (got == 1)
+            got = -1,
+            sf_err_set(err, SF_ECORRUPT, "%s: the job count record is missing", co->ledger_path);
+    } else if (got == 1) {
+        got = -1, sf_err_set(err, SF_EVERSION,
+                             "%s: the ledger has no format record (written before %s, without "
+                             "record checksums); rebuild it with `sf-fleet rebuild-ledger "
+                             "CONFIG`",
+                             co->ledger_path, LEDGER_FORMAT);
+    }
+    if (got < 0) {
+        mdb_txn_abort(txn);
+        return err ? err->code : SF_ECORRUPT;
+    }
+    MDB_cursor *cur = NULL;
     rc = mdb_cursor_open(txn, co->dbi_jobs, &cur);
     uint64_t loaded = 0;
     MDB_val key, val;
-    for (int op = MDB_FIRST; !rc && !mdb_cursor_get(cur, &key, &val, (MDB_cursor_op)op);
+    char why[200] = "";
+    int gr = 0;
+    for (int op = MDB_FIRST;
+         !rc && !why[0] && !(gr = mdb_cursor_get(cur, &key, &val, (MDB_cursor_op)op));
          op = MDB_NEXT) {
-        Spirefleet__LedgerJob *m = spirefleet__ledger_job__unpack(NULL, val.mv_size, val.mv_data);
-        if (!m || m->job_id == 0 || m->job_id > co->njobs) {
-            if (m)
-                spirefleet__ledger_job__free_unpacked(m, NULL);
-            rc = -1;
+        uint64_t id = 0;
+        for (size_t i = 0; key.mv_size == 8 && i < 8; i++)
+            id = id << 8 | ((const uint8_t *)key.mv_data)[i];
+        if (key.mv_size != 8 || id == 0 || id > co->njobs || id <= loaded) {
+            snprintf(why, sizeof why, "a job record has the key of no job of the run");
             break;
         }
-        cjob *j = &co->jobs[m->job_id - 1];
-        j->state = (uint8_t)(m->state <= SPIREFLEET__JOB_STATE__JOB_DONE ? m->state : 0);
+        if (id != loaded + 1) {
+            snprintf(why, sizeof why, "job %llu's record is missing",
+                     (unsigned long long)(loaded + 1));
+            break;
+        }
+        if (check_tagged('j', &key, &val) < 0) {
+            snprintf(why, sizeof why, "job %llu's record is damaged (its checksum does not match)",
+                     (unsigned long long)id);
+            break;
+        }
+        Spirefleet__LedgerJob *m = spirefleet__ledger_job__unpack(NULL, val.mv_size, val.mv_data);
+        if (!m) {
+            snprintf(why, sizeof why, "job %llu's record does not decode", (unsigned long long)id);
+            break;
+        }
+        char prob[160];
+        job_problem(co, id, m, prob, sizeof prob);
+        if (prob[0]) {
+            snprintf(why, sizeof why, "job %llu's record %s", (unsigned long long)id, prob);
+            spirefleet__ledger_job__free_unpacked(m, NULL);
+            break;
+        }
+        cjob *j = &co->jobs[id - 1];
+        j->state = (uint8_t)m->state;
         j->attempt = m->attempt;
         copy_str(j->worker_id, sizeof j->worker_id, m->worker_id);
         copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
@@ -239,16 +595,22 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
             j->wins = m->stats->fights_won;
         }
         spirefleet__ledger_job__free_unpacked(m, NULL);
-        loaded++;
+        loaded = id;
     }
+    if (!rc && !why[0] && gr != MDB_NOTFOUND)
+        rc = gr;
     if (cur)
         mdb_cursor_close(cur);
     mdb_txn_abort(txn);
     if (rc)
-        return sf_err_set(err, SF_ECORRUPT, "%s: a job record does not decode", co->ledger_path);
+        return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: reading the jobs: %s",
+                          co->ledger_path, mdb_strerror(rc));
+    if (why[0])
+        return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: %s", co->ledger_path, why);
     if (loaded != co->njobs)
-        return sf_err_set(err, SF_ECORRUPT, "%s: %llu job records, expected %llu", co->ledger_path,
-                          (unsigned long long)loaded, (unsigned long long)co->njobs);
+        return sf_err_set(
+            err, SF_ECORRUPT, "%s: the ledger is damaged: job records stop at %llu of %llu",
+            co->ledger_path, (unsigned long long)loaded, (unsigned long long)co->njobs);
     return 1;
 }
 

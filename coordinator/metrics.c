@@ -67,7 +67,23 @@ int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t 
         (unsigned long long)s->protocol_errors, run, (unsigned long long)s->bytes_stored, run,
         (unsigned long long)s->shards_rejected, run, (unsigned long long)s->duplicates_dropped, run,
         (unsigned long long)s->fallbacks);
-    return n < 0 || (size_t)n >= cap ? SF_EFULL : n;
+    if (n < 0 || (size_t)n >= cap)
+        return SF_EFULL;
+    int m = snprintf(
+        buf + n, cap - (size_t)n,
+        "# HELP spirefleet_uploads_deferred_total Uploads answered retry-later: the disk was "
+        "full.\n"
+        "# TYPE spirefleet_uploads_deferred_total counter\n"
+        "spirefleet_uploads_deferred_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_uploads_paused 1 while uploads wait for disk space.\n"
+        "# TYPE spirefleet_uploads_paused gauge\n"
+        "spirefleet_uploads_paused{run=\"%s\"} %d\n"
+        "# HELP spirefleet_cannot_finish 1 when every job left is quarantined.\n"
+        "# TYPE spirefleet_cannot_finish gauge\n"
+        "spirefleet_cannot_finish{run=\"%s\"} %d\n",
+        run, (unsigned long long)s->uploads_deferred, run, s->uploads_paused, run,
+        s->cannot_finish);
+    return m < 0 || (size_t)(n + m) >= cap ? SF_EFULL : n + m;
 }
 
 /* The page, from the snapshot the loop publishes (libmicrohttpd's thread). */

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -417,8 +419,8 @@ static void on_progress(sf_coordinator *co, int wi, const Spirefleet__Progress *
     }
 }
 
-static void send_ack(sf_coordinator *co, int wi, uint64_t job, int ok, int dup, int send,
-                     const char *reason) {
+static void send_ack_full(sf_coordinator *co, int wi, uint64_t job, int ok, int dup, int send,
+                          uint32_t retry_ms, const char *reason) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__ShardAck a = SPIREFLEET__SHARD_ACK__INIT;
@@ -426,10 +428,58 @@ static void send_ack(sf_coordinator *co, int wi, uint64_t job, int ok, int dup, 
     a.ok = ok;
     a.duplicate = dup;
     a.send = send;
+    a.retry_later = retry_ms > 0;
+    a.retry_ms = retry_ms;
     a.reason = (char *)(reason ? reason : "");
     env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_ACK;
     env.shard_ack = &a;
     queue_reply(co, w->ident, w->ident_len, &env);
+}
+
+static void send_ack(sf_coordinator *co, int wi, uint64_t job, int ok, int dup, int send,
+                     const char *reason) {
+    send_ack_full(co, wi, job, ok, dup, send, 0, reason);
+}
+
+/* Whether errno `e` says the filesystem has no room (as opposed to a
+ * fault of the upload). */
+static int no_room(int e) {
+    return e == ENOSPC || e == EDQUOT;
+}
+
+/* The upload cannot be stored now because the disk is full (`what`: the
+ * step, `e`: the errno): drop what was received and tell the worker to
+ * keep its shard and offer it again later. Not a failure of the job or the
+ * worker: nothing is counted against either, and the lease is kept (the
+ * worker heartbeats for it). */
+static void defer_upload(sf_coordinator *co, int wi, uint64_t job, const char *what, int e) {
+    upload_discard(&co->workers[wi].up);
+    co->st.uploads_deferred++;
+    if (!co->st.uploads_paused)
+        sf_log(co->log, co->log_ctx,
+               "coordinator: %s: %s: uploads paused until space returns (workers keep their "
+               "shards)",
+               what, strerror(e));
+    co->st.uploads_paused = 1;
+    char why[SF_ERR_MSG_MAX];
+    snprintf(why, sizeof why, "coordinator cannot store the upload now: %s: %s; retry later", what,
+             strerror(e));
+    uint32_t retry = co->cfg.coordinator.heartbeat_ms;
+    send_ack_full(co, wi, job, 0, 0, 0, retry ? retry : 1000, why);
+}
+
+/* Room for an upload of `size` bytes in incoming/ (and the ledger's next
+ * pages beside it): 0, or -1 with errno ENOSPC. */
+#define UPLOAD_HEADROOM (2u << 20)
+static int room_for(const sf_coordinator *co, uint64_t size) {
+    struct statvfs vs;
+    if (statvfs(co->incoming_dir, &vs) != 0)
+        return 0; /* unknown: the write itself will say */
+    uint64_t avail = (uint64_t)vs.f_bavail * vs.f_frsize;
+    if (avail >= size + UPLOAD_HEADROOM)
+        return 0;
+    errno = ENOSPC;
+    return -1;
 }
 
 static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOffer *o) {
@@ -488,7 +538,21 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
     }
     snprintf(u->path, sizeof u->path, "%s/job%06llu-w%d.part", co->incoming_dir,
              (unsigned long long)o->job_id, wi);
+    if (room_for(co, o->size) < 0) {
+        char what[1200];
+        snprintf(what, sizeof what, "%s: %llu bytes offered", co->incoming_dir,
+                 (unsigned long long)o->size);
+        u->active = 0;
+        defer_upload(co, wi, o->job_id, what, ENOSPC);
+        return;
+    }
     u->f = fopen(u->path, "wb");
+    if (!u->f && no_room(errno)) {
+        int e = errno;
+        u->active = 0;
+        defer_upload(co, wi, o->job_id, u->path, e);
+        return;
+    }
     if (!u->f) {
         char why[SF_ERR_MSG_MAX];
         snprintf(why, sizeof why, "coordinator cannot write the upload: %s", strerror(errno));
@@ -513,6 +577,12 @@ static void finish_upload(sf_coordinator *co, int wi) {
     int write_errno = errno;
     fclose(u->f);
     u->f = NULL;
+    if (!ok && no_room(write_errno)) {
+        char what[1100];
+        snprintf(what, sizeof what, "%s", u->path);
+        defer_upload(co, wi, job_id, what, write_errno);
+        return;
+    }
     if (!ok)
         snprintf(why, sizeof why, "coordinator could not write the upload: %s",
                  strerror(write_errno));
@@ -570,7 +640,11 @@ static void finish_upload(sf_coordinator *co, int wi) {
     snprintf(final, sizeof final, "%s/%s", co->shards_dir, name);
     /* never replace: a file already there is an earlier copy of this job */
     if (link(u->path, final) != 0 && errno != EEXIST) {
-        snprintf(why, sizeof why, "cannot store the shard: %s", strerror(errno));
+        if (no_room(errno)) {
+            defer_upload(co, wi, job_id, final, errno);
+            return;
+        }
+        snprintf(why, sizeof why, "cannot store the shard as %.300s: %s", final, strerror(errno));
         co->st.shards_rejected++;
         upload_discard(u);
         send_ack(co, wi, job_id, 0, 0, 0, why);
@@ -611,6 +685,10 @@ static void finish_upload(sf_coordinator *co, int wi) {
     if (co->done_n < 256)
         co->done_n++;
     memset(u, 0, sizeof *u);
+    if (co->st.uploads_paused)
+        sf_log(co->log, co->log_ctx, "coordinator: stored job %llu's shard: uploads resume",
+               (unsigned long long)job_id);
+    co->st.uploads_paused = 0;
     send_ack(co, wi, job_id, 1, 0, 0, NULL);
 }
 
@@ -629,6 +707,12 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
         return;
     }
     if (c->data.len && fwrite(c->data.data, 1, c->data.len, u->f) != c->data.len) {
+        if (no_room(errno)) {
+            char what[1100];
+            snprintf(what, sizeof what, "%s", u->path);
+            defer_upload(co, wi, c->job_id, what, errno);
+            return;
+        }
         char why[SF_ERR_MSG_MAX];
         snprintf(why, sizeof why, "coordinator cannot write the upload: %s", strerror(errno));
         upload_discard(u);
@@ -726,6 +810,9 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->protocol_errors = st.protocol_errors;
     r->jobs_quarantined = st.jobs_quarantined;
     r->workers_quarantined = st.workers_quarantined;
+    r->uploads_deferred = st.uploads_deferred;
+    r->uploads_paused = st.uploads_paused;
+    r->cannot_finish = st.cannot_finish;
     r->last_failure = co->st.last_failure;
     if (st.gate) {
         r->gate = 1;
@@ -1252,6 +1339,53 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     return SF_OK;
 }
 
+/* Rename the ledger (and its LMDB lock file) out of the way. */
+static int move_ledger_aside(sf_coordinator *co, sf_ledger_rebuild *rep, sf_err *err) {
+    rep->moved_to[0] = 0;
+    if (access(co->ledger_path, F_OK) != 0)
+        return SF_OK;
+    snprintf(rep->moved_to, sizeof rep->moved_to, "%.300s.damaged-%lld", co->ledger_path,
+             (long long)time(NULL));
+    if (rename(co->ledger_path, rep->moved_to) != 0)
+        return sf_err_set(err, SF_EIO, "%s: cannot move it to %s: %s", co->ledger_path,
+                          rep->moved_to, strerror(errno));
+    char lock[320];
+    snprintf(lock, sizeof lock, "%s-lock", co->ledger_path);
+    unlink(lock);
+    return sf_fsync_dir(co->cfg.output_dir, err);
+}
+
+int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
+                                  sf_ledger_rebuild *rep, sf_err *err) {
+    memset(rep, 0, sizeof *rep);
+    if (sodium_init() < 0)
+        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
+    sf_coordinator *co = calloc(1, sizeof *co);
+    if (!co)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    co->lock_fd = -1;
+    pthread_mutex_init(&co->snap_lock, NULL);
+    int rc = open_config(co, cfg, opts, err);
+    if (rc == SF_OK)
+        rc = open_dirs(co, err);
+    if (rc == SF_OK)
+        rc = open_jobs(co, err);
+    if (rc == SF_OK)
+        rc = open_lock(co, err);
+    if (rc == SF_OK)
+        rc = move_ledger_aside(co, rep, err);
+    if (rc == SF_OK)
+        rc = open_ledger(co, err);
+    if (rc == SF_OK)
+        rc = gate_open(co, err);
+    if (rc == SF_OK)
+        rc = open_recover(co, err);
+    rep->jobs_total = co->njobs;
+    rep->jobs_done = co->st.jobs_done;
+    sf_coordinator_close(co);
+    return rc;
+}
+
 const char *sf_coordinator_endpoint(const sf_coordinator *co) {
     return co->endpoint;
 }
@@ -1389,6 +1523,11 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     uint64_t left = co->njobs - st->jobs_done;
     st->eta_s = left == 0 ? 0.0 : jobs_per_s > 0 ? (double)left / jobs_per_s : -1.0;
     st->jobs_quarantined = co->jobs_quarantined;
+    /* a quarantined job is never issued again: when every job left is one,
+     * the run cannot finish, and has no ETA */
+    st->cannot_finish = !st->complete && left > 0 && co->jobs_quarantined >= left;
+    if (st->cannot_finish)
+        st->eta_s = -1.0;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
     gate_status(co, st);

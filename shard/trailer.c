@@ -8,7 +8,6 @@
  * that were written before LMDB sees them, and lets verify find a change in
  * any byte of the file. LMDB itself ignores bytes past its last page. */
 #include <errno.h>
-#include <lmdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,23 +94,47 @@ static int64_t find_sealed_footer(int fd, uint64_t from, uint64_t size) {
     return found;
 }
 
-/* No valid footer: tell "never sealed" from "cut short" by asking LMDB how
- * long its own data is (it reads only the two meta pages to answer), and
- * "sealed, then appended to" by finding the footer before the end. */
-static int classify_unsealed(int fd, const char *path, uint64_t size, sf_err *err) {
-    MDB_env *env = NULL;
-    uint64_t extent = 0;
-    int ok = mdb_env_create(&env) == 0 &&
-             mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR, 0444) == 0;
-    if (ok) {
-        MDB_envinfo info;
-        MDB_stat st;
-        ok = mdb_env_info(env, &info) == 0 && mdb_env_stat(env, &st) == 0;
-        if (ok)
-            extent = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+/* How long an LMDB file's own data is, from its two meta pages, without
+ * LMDB: its open trusts the meta pages (a page size of 0 in a damaged
+ * file divides by zero), and this runs on files that failed the trailer.
+ * The layout is LMDB 0.9's on a 64-bit little-endian host (mdb.c: a 16-byte
+ * page header, then MDB_meta: magic 0xBEEFC0DE, version 1, address, map
+ * size, two 48-byte MDB_db of which the first's md_pad is the page size,
+ * last page number, transaction id); the meta with the larger transaction
+ * id is current. 1 and *extent in bytes, or 0 when this is not LMDB. */
+static int lmdb_extent(int fd, uint64_t size, uint64_t *extent) {
+    enum { MAGIC = 16, VERSION = 20, PSIZE = 40, LAST_PG = 136, TXNID = 144, META = 152 };
+    uint8_t m[2][META];
+    uint32_t psize = 0;
+    int valid[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        uint64_t off = k == 0 ? 0 : psize;
+        if (off + META > size || sf_pread_full(fd, m[k], META, off) < 0)
+            break;
+        if (sf_le32(m[k] + MAGIC) != 0xBEEFC0DEu || sf_le32(m[k] + VERSION) != 1)
+            break;
+        uint32_t ps = sf_le32(m[k] + PSIZE);
+        if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0 || (k == 1 && ps != psize))
+            break;
+        psize = ps;
+        valid[k] = 1;
     }
-    if (env)
-        mdb_env_close(env);
+    if (!valid[0])
+        return 0;
+    int cur = valid[1] && sf_le64(m[1] + TXNID) > sf_le64(m[0] + TXNID) ? 1 : 0;
+    uint64_t last = sf_le64(m[cur] + LAST_PG);
+    if (last > size / psize + 1)
+        last = size / psize + 1; /* beyond the file either way */
+    *extent = (last + 1) * psize;
+    return 1;
+}
+
+/* No valid footer: tell "never sealed" from "cut short" by how long the
+ * LMDB data is (its meta pages say), and "sealed, then appended to" by
+ * finding the footer before the end. */
+static int classify_unsealed(int fd, const char *path, uint64_t size, sf_err *err) {
+    uint64_t extent = 0;
+    int ok = lmdb_extent(fd, size, &extent);
     if (!ok)
         return sf_err_set(err, SF_EFORMAT,
                           "%s: not a shard (no seal trailer, and not an LMDB file; %llu bytes)",

@@ -31,6 +31,9 @@
 #define BACKOFF_MAX_MS   32000
 /* With an endpoint file the next try may go elsewhere: retry sooner. */
 #define BACKOFF_FILE_MAX_MS 4000
+/* The longest wait between offers of a shard the coordinator could not
+ * store (its disk was full). */
+#define RETRY_LATER_MAX_MS 16000
 
 typedef struct conn {
     void *zctx, *sock;
@@ -42,7 +45,12 @@ typedef struct conn {
     uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
     uint32_t hb_ms, liveness;
     int need_hello; /* the coordinator no longer knows us (it restarted) */
-    sf_log_fn log;  /* sf_worker_opts.log and its context */
+    /* The jobs this worker holds (the one playing, the one uploading; 0:
+     * none): every wait heartbeats for them (keep_alive), so no lease runs
+     * out while a shard is offered, sent or waits for its verdict. */
+    uint64_t held[2];
+    uint64_t last_hb; /* monotonic ns of the last keep_alive round */
+    sf_log_fn log;    /* sf_worker_opts.log and its context */
     void *log_ctx;
 } conn;
 
@@ -162,6 +170,23 @@ static void send_heartbeat(conn *c, uint64_t job) {
     send_env(c, &env);
 }
 
+/* One round of heartbeats, one per held job (or one naming none), at most
+ * once per heartbeat interval. */
+static void keep_alive(conn *c) {
+    uint64_t now = sf_now_ns();
+    if (now - c->last_hb < (uint64_t)c->hb_ms * 1000000ull)
+        return;
+    c->last_hb = now;
+    int sent = 0;
+    for (int k = 0; k < 2; k++)
+        if (c->held[k]) {
+            send_heartbeat(c, c->held[k]);
+            sent = 1;
+        }
+    if (!sent)
+        send_heartbeat(c, 0);
+}
+
 /* ------------------------------------------------------------------------
  * Hello / Welcome
  * ---------------------------------------------------------------------- */
@@ -278,11 +303,16 @@ static void *job_main(void *arg) {
  * Upload
  * ---------------------------------------------------------------------- */
 
-/* Wait for a ShardAck about `job` (heartbeats and other chatter are skipped). */
+/* Wait for a ShardAck about `job` (heartbeats and other chatter are
+ * skipped), heartbeating for the held jobs meanwhile. NULL after
+ * timeout_ms, or as soon as the coordinator has been silent for its
+ * liveness window (it died or restarted: the caller reconnects), or when
+ * it says it no longer knows this worker. */
 static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
     uint64_t until = sf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    while (sf_now_ns() < until) {
-        Spirefleet__Envelope *r = recv_env(c, 200);
+    while (sf_now_ns() < until && !coordinator_dead(c) && !c->need_hello) {
+        keep_alive(c);
+        Spirefleet__Envelope *r = recv_env(c, 100);
         if (!r)
             continue;
         if (r->body_case == SPIREFLEET__ENVELOPE__BODY_SHARD_ACK && r->shard_ack->job_id == job)
@@ -292,9 +322,25 @@ static Spirefleet__Envelope *wait_ack(conn *c, uint64_t job, int timeout_ms) {
     return NULL;
 }
 
+/* A ShardAck's verdict: SF_OK when ok, SF_EFULL when the coordinator asks
+ * to retry later (*retry_ms: when), else SF_ECORRUPT; the reason in err. */
+static int ack_verdict(const Spirefleet__ShardAck *a, int *retry_ms, sf_err *err) {
+    sf_err_set(err, SF_ECORRUPT, "%s", a->reason ? a->reason : "");
+    if (a->ok)
+        return SF_OK;
+    if (a->retry_later) {
+        *retry_ms = a->retry_ms ? (int)a->retry_ms : 1000;
+        err->code = SF_EFULL;
+        return SF_EFULL;
+    }
+    return SF_ECORRUPT;
+}
+
 /* Offer, send chunks, wait for the verdict. Returns SF_OK (stored or a
- * duplicate: the local copy may go), SF_ECORRUPT (refused), or SF_ETIMEOUT. */
-static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) {
+ * duplicate: the local copy may go), SF_ECORRUPT (refused), SF_EFULL (the
+ * coordinator cannot store it now: keep it, try again after *retry_ms), or
+ * SF_ETIMEOUT (no answer within the liveness window). */
+static int upload(conn *c, const job_thread *jt, uint32_t attempt, int *retry_ms, sf_err *err) {
     char sha[65];
     uint64_t size;
     int rc = sf_shard_file_sha256(jt->path, sha, &size, err);
@@ -324,11 +370,11 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
     Spirefleet__Envelope *r = wait_ack(c, jt->spec.job_id, wait_ms);
     if (!r)
         return sf_err_set(err, SF_ETIMEOUT, "no answer to the shard offer");
-    int send = r->shard_ack->send, ok = r->shard_ack->ok;
-    sf_err_set(err, SF_ECORRUPT, "%s", r->shard_ack->reason ? r->shard_ack->reason : "");
+    int send = r->shard_ack->send;
+    rc = ack_verdict(r->shard_ack, retry_ms, err);
     sf_wire_free(r);
-    if (ok)
-        return SF_OK; /* the job was already done: nothing to send */
+    if (rc == SF_OK || rc == SF_EFULL)
+        return rc; /* OK: the job was already done, nothing to send */
     if (!send)
         return SF_ECORRUPT;
     FILE *f = fopen(jt->path, "rb");
@@ -356,6 +402,7 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
             rc = sf_err_set(err, SF_EIO, "%s: cannot send shard_chunk at byte %llu: %s",
                             c->endpoint, (unsigned long long)off, zmq_strerror(errno));
         off += n;
+        keep_alive(c);
         if (ch.last || n == 0)
             break;
     }
@@ -363,14 +410,16 @@ static int upload(conn *c, const job_thread *jt, uint32_t attempt, sf_err *err) 
     fclose(f);
     if (rc < 0)
         return rc;
-    /* the coordinator verifies the whole shard before answering */
+    /* The coordinator verifies the whole shard before answering; a
+     * coordinator that falls silent for its liveness window meanwhile is
+     * reconnected to, and the shard offered again (a job it stored
+     * meanwhile answers "already done"). */
     r = wait_ack(c, jt->spec.job_id, wait_ms + 120000);
     if (!r)
         return sf_err_set(err, SF_ETIMEOUT, "no verdict on the uploaded shard");
-    ok = r->shard_ack->ok;
-    sf_err_set(err, SF_ECORRUPT, "%s", r->shard_ack->reason ? r->shard_ack->reason : "");
+    rc = ack_verdict(r->shard_ack, retry_ms, err);
     sf_wire_free(r);
-    return ok ? SF_OK : SF_ECORRUPT;
+    return rc;
 }
 
 static void send_job_failed(conn *c, uint64_t job, const char *why) {
@@ -383,28 +432,71 @@ static void send_job_failed(conn *c, uint64_t job, const char *why) {
     send_env(c, &env);
 }
 
-/* Upload a finished job's shard (retrying across reconnects) and free it. */
+/* Wait `ms` on the socket (stopping early on a stop request), heartbeating
+ * for the held jobs. */
+static void hold_on(conn *c, const sf_worker_opts *o, int ms) {
+    uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
+    while (sf_now_ns() < until && !stopping(o) && !coordinator_dead(c) && !c->need_hello) {
+        keep_alive(c);
+        Spirefleet__Envelope *r = recv_env(c, 100);
+        sf_wire_free(r);
+    }
+}
+
+/* Upload a finished job's shard (retrying across reconnects) and free it.
+ * A coordinator whose disk is full answers retry_later: the shard is kept
+ * and offered again with exponential backoff (up to RETRY_LATER_MAX_MS)
+ * for as long as that lasts, heartbeating meanwhile, and never reported as
+ * failed. On a stop request one try is made, and a shard that could not be
+ * delivered stays in the scratch dir. */
 static void deliver(conn *c, const sf_worker_opts *o, job_thread *jt, sf_err *err) {
-    for (int attempt = 1; attempt <= 5; attempt++) {
+    c->held[1] = jt->spec.job_id;
+    int delivered = 0, backoff = 0;
+    for (int attempt = 1; attempt <= 5 && !delivered; attempt++) {
         if (o->stop && *o->stop >= 2)
             break;
         sf_err ue = {0};
-        int u = upload(c, jt, jt->attempt, &ue);
+        int retry_ms = 0;
+        int u = upload(c, jt, jt->attempt, &retry_ms, &ue);
         if (u == SF_OK) {
             unlink(jt->path);
+            delivered = 1;
             break;
         }
-        logf_(c, "job %llu: upload attempt %d failed: %s", (unsigned long long)jt->spec.job_id,
-              attempt, ue.msg);
-        if (u == SF_ECORRUPT) {
-            send_job_failed(c, jt->spec.job_id, ue.msg);
-            unlink(jt->path);
-            break;
+        if (u == SF_EFULL) {
+            /* not the shard's fault: does not count as an attempt */
+            attempt--;
+            backoff = backoff ? backoff * 2 : retry_ms;
+            if (backoff > RETRY_LATER_MAX_MS)
+                backoff = RETRY_LATER_MAX_MS;
+            logf_(c,
+                  "job %llu: the coordinator cannot store the shard now (%s); keeping it, "
+                  "offering it again in %d ms",
+                  (unsigned long long)jt->spec.job_id, ue.msg, backoff);
+            if (stopping(o))
+                break;
+            hold_on(c, o, backoff);
+        } else {
+            logf_(c, "job %llu: upload attempt %d failed: %s", (unsigned long long)jt->spec.job_id,
+                  attempt, ue.msg);
+            if (u == SF_ECORRUPT) {
+                send_job_failed(c, jt->spec.job_id, ue.msg);
+                unlink(jt->path);
+                delivered = 1; /* refused: nothing left to deliver */
+                break;
+            }
+            backoff = 0;
         }
+        if (stopping(o) && u != SF_EFULL)
+            break;
         session fresh;
         if ((coordinator_dead(c) || c->need_hello) && hello(c, o, &fresh, 0, err) < 0)
             break;
     }
+    if (!delivered)
+        logf_(c, "job %llu: not delivered; its shard stays at %s",
+              (unsigned long long)jt->spec.job_id, jt->path);
+    c->held[1] = 0;
     free(jt);
 }
 
@@ -446,6 +538,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     logf_(c, "job %llu: seeds %llu..%llu", (unsigned long long)job->job_id,
           (unsigned long long)job->seed_start,
           (unsigned long long)(job->seed_start + job->seed_count - 1));
+    c->held[0] = job->job_id;
     if (*pending) {
         deliver(c, o, *pending, err);
         *pending = NULL;
@@ -486,6 +579,7 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
         }
     }
     pthread_join(th, NULL);
+    c->held[0] = 0;
     if (jt->rc < 0) {
         const char *why = jt->rc == SF_ESTATE ? SF_JOB_ABANDONED : jt->err.msg;
         logf_(c, "job %llu: %s", (unsigned long long)job->job_id, why);

@@ -22,6 +22,8 @@
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check [--json] CONFIG       validate; print the effective config
  *                                        (YAML, or one line of JSON)
+ *   sf-fleet rebuild-ledger CONFIG       replace a damaged ledger with one
+ *                                        built from the stored shards
  *
  * Exit codes: 0 success (run complete), 1 runtime failure, 2 bad arguments
  * or configuration, 3 stopped before the run completed.
@@ -109,6 +111,7 @@ static void usage(FILE *f) {
         "       sf-fleet status ENDPOINT\n"
         "       sf-fleet stop ENDPOINT\n"
         "       sf-fleet check [--json] CONFIG\n"
+        "       sf-fleet rebuild-ledger CONFIG\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
@@ -227,6 +230,33 @@ static int cmd_check(int argc, char **argv) {
     printf("%s\n", text);
     free(text);
     return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---- rebuild-ledger ------------------------------------------------------- */
+
+/* A damaged ledger (the coordinator refuses to start on it, naming what is
+ * wrong) is replaced by one built from the sealed shards in shards/. */
+static int cmd_rebuild_ledger(int argc, char **argv) {
+    if (argc != 2) {
+        usage(stderr);
+        return 2;
+    }
+    sf_run_config cfg;
+    if (load(argv[1], &cfg) < 0)
+        return 2;
+    sf_ledger_rebuild rep;
+    sf_err err = {0};
+    sf_coord_opts o = {.log = sf_log_to_file, .log_ctx = stderr};
+    if (sf_coordinator_rebuild_ledger(&cfg, &o, &rep, &err) < 0) {
+        fprintf(stderr, "sf-fleet rebuild-ledger: %s\n", err.msg);
+        return 1;
+    }
+    if (rep.moved_to[0])
+        printf("old ledger moved to %s\n", rep.moved_to);
+    printf("new ledger: %llu of %llu jobs done from the shards in %s/shards; the others will be "
+           "issued again\n",
+           (unsigned long long)rep.jobs_done, (unsigned long long)rep.jobs_total, cfg.output_dir);
+    return 0;
 }
 
 /* ---- status / stop -------------------------------------------------------- */
@@ -631,8 +661,13 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
     _exit(127);
 }
 
+/* The progress line counts what `sf-fleet status` counts: stored jobs,
+ * fights and labels (a leased job's are not in until its shard is). */
 static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     double frac = st->jobs_total ? (double)st->jobs_done / (double)st->jobs_total : 0.0;
+    const char *state = st->cannot_finish    ? "  CANNOT FINISH"
+                        : st->uploads_paused ? "  UPLOADS PAUSED (disk full)"
+                                             : "";
     if (tty) {
         char bar[31];
         int filled = (int)(frac * 30.0 + 0.5);
@@ -641,18 +676,17 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
         bar[30] = 0;
         fprintf(stderr,
                 "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u  "
-                "ETA %s%.0fs   ",
+                "ETA %s%.0fs%s   ",
                 bar, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
-                (unsigned long long)(st->fights + st->fights_in_progress),
-                (unsigned long long)(st->labels + st->labels_in_progress), st->labels_per_s,
-                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s);
+                (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
+                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s,
+                state);
     } else {
         fprintf(stderr,
-                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u\n",
+                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u%s\n",
                 elapsed, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
-                (unsigned long long)(st->fights + st->fights_in_progress),
-                (unsigned long long)(st->labels + st->labels_in_progress), st->labels_per_s,
-                st->workers_alive);
+                (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
+                st->workers_alive, state);
     }
 }
 
@@ -791,8 +825,7 @@ static void reap_workers(fleet_run *r, int report) {
  * quarantined, or every worker is gone. */
 static int run_stuck(fleet_run *r) {
     const sf_coord_status *st = &r->st;
-    if (st->jobs_quarantined > 0 && st->jobs_leased == 0 &&
-        st->jobs_pending == st->jobs_quarantined) {
+    if (st->cannot_finish && st->jobs_leased == 0) {
         fprintf(stderr,
                 "\nsf-fleet: %llu job(s) failed on %d workers each; the run cannot "
                 "complete. Last failure: %s\n",
@@ -1000,6 +1033,8 @@ int main(int argc, char **argv) {
         return cmd_stop(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "rebuild-ledger"))
+        return cmd_rebuild_ledger(argc - 1, argv + 1);
     if (!strcmp(cmd, "slurm")) {
         char evald[4200];
         sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);

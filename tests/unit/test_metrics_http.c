@@ -4,9 +4,11 @@
  * carry the OS's reason. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/metrics_http.h"
@@ -100,6 +102,56 @@ START_TEST(a_wildcard_endpoint_serves_every_interface) {
                   "%s", e.msg);
     ck_assert_ptr_nonnull(strstr(sf_metrics_http_url(h), "http://0.0.0.0:"));
     sf_metrics_http_stop(h);
+}
+END_TEST
+
+/* A process with more than 1,024 descriptors open (a coordinator with
+ * thousands of fleet connections), and 300 idle HTTP clients holding
+ * connections with half a request: /metrics still answers, and the
+ * connection limit turns clients past it away instead of hanging. */
+START_TEST(many_descriptors_and_idle_clients_do_not_block_it) {
+    struct rlimit rl;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < 4096) {
+        rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 2048) {
+        fprintf(stderr, "# skipped: RLIMIT_NOFILE %llu\n", (unsigned long long)rl.rlim_cur);
+        return;
+    }
+    enum { BUSY = 1200, IDLE = 300 };
+    static int busy[BUSY], idle[IDLE];
+    for (int i = 0; i < BUSY; i++) {
+        busy[i] = open("/dev/null", O_RDONLY);
+        ck_assert_int_ge(busy[i], 0);
+    }
+    sf_metrics_http *h;
+    sf_err e = {0};
+    ck_assert_msg(sf_metrics_http_start(NULL, SF_METRICS_ANY_PORT, page, "up 1\n", &h, &e) == SF_OK,
+                  "%s", e.msg);
+    int port = sf_metrics_http_port(h);
+    for (int i = 0; i < IDLE; i++) {
+        idle[i] = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {0};
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(idle[i], (struct sockaddr *)&a, sizeof a), 0);
+        ck_assert_int_eq(write(idle[i], "GET /metr", 9), 9);
+    }
+    ck_assert_int_gt(idle[IDLE - 1], 1024);
+    char buf[4096];
+    for (int k = 0; k < 3; k++) {
+        sf_http_request(port, "GET /metrics", buf, sizeof buf);
+        ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "\r\n\r\nup 1\n"), "%s", buf);
+    }
+    for (int i = 0; i < IDLE; i++)
+        close(idle[i]);
+    sf_metrics_http_stop(h);
+    for (int i = 0; i < BUSY; i++)
+        close(busy[i]);
 }
 END_TEST
 
