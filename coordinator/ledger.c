@@ -476,7 +476,15 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
     int rc = mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn);
     if (rc)
         return mdb_fail(err, co->ledger_path, "begin read", rc);
-    MDB_val v;
+    MDB_val v, fk = {6, (void *)"format"}, dk = {6, (void *)"digest"};
+    if (mdb_get(txn, co->dbi_meta, &dk, &v) == 0 &&
+        mdb_get(txn, co->dbi_meta, &fk, &v) == MDB_NOTFOUND) { /* before checksums */
+        mdb_txn_abort(txn);
+        return sf_err_set(err, SF_EVERSION,
+                          "%s: the ledger has no format record (written before %s, without "
+                          "record checksums); rebuild it with `sf-fleet rebuild-ledger CONFIG`",
+                          co->ledger_path, LEDGER_FORMAT);
+    }
     int got = get_meta(co, txn, "digest", &v, err);
     if (got == 1) {
         /* nothing was ever committed: a new ledger, unless jobs are there */
@@ -524,12 +532,9 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
         else if (got == 1)
             got = -1,
             sf_err_set(err, SF_ECORRUPT, "%s: the job count record is missing", co->ledger_path);
-    } else if (got == 1) {
-        got = -1, sf_err_set(err, SF_EVERSION,
-                             "%s: the ledger has no format record (written before %s, without "
-                             "record checksums); rebuild it with `sf-fleet rebuild-ledger "
-                             "CONFIG`",
-                             co->ledger_path, LEDGER_FORMAT);
+    } else if (got == 1) { /* a run record but no format: damaged (the old ones are above) */
+        got = -1,
+        sf_err_set(err, SF_ECORRUPT, "%s: the ledger's format record is missing", co->ledger_path);
     }
     if (got < 0) {
         mdb_txn_abort(txn);

@@ -1216,6 +1216,47 @@ static int open_damaged(const sf_run_config *cfg, char digests[3][65], const cha
 /* Flipped bytes across the ledger's used pages, and truncations, are each
  * an error naming the ledger or leave the run as stored; then a ledger
  * rebuilt from the shards completes the run with the same digests. */
+/* A ledger from before record checksums (its run digest stored bare, no
+ * format record) is refused with the way out, not called damaged, and
+ * rebuild-ledger makes it usable again. */
+START_TEST(a_ledger_from_before_checksums_says_rebuild_it) {
+    sf_run_config cfg;
+    char digests[3][65];
+    run_two_of_three(&cfg, "old", digests);
+    char ledger[512];
+    snprintf(ledger, sizeof ledger, "%s/old/ledger.lmdb", tmpdir);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi meta;
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 4);
+    ck_assert_int_eq(mdb_env_open(env, ledger, MDB_NOSUBDIR, 0644), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    char digest[65];
+    sf_config_digest(&cfg, digest);
+    MDB_val fk = {6, "format"}, dk = {6, "digest"}, dv = {64, digest};
+    ck_assert_int_eq(mdb_del(txn, meta, &fk, NULL), 0);
+    ck_assert_int_eq(mdb_put(txn, meta, &dk, &dv, 0), 0);
+    ck_assert_int_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    sf_coordinator *co = NULL;
+    sf_err e = {0};
+    sf_coord_opts o = {0};
+    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co, &e), SF_EVERSION);
+    ck_assert_msg(strstr(e.msg, "ledger.lmdb: the ledger has no format record (written before"),
+                  "%s", e.msg);
+    ck_assert_ptr_nonnull(strstr(e.msg, "sf-fleet rebuild-ledger CONFIG"));
+    sf_ledger_rebuild rep;
+    ck_assert_msg(sf_coordinator_rebuild_ledger(&cfg, &o, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.jobs_done, 2);
+    co = open_co(&cfg);
+    for (int i = 0; i < 2; i++)
+        ck_assert_str_eq(co->jobs[i].content_digest, digests[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 START_TEST(a_damaged_ledger_is_an_error_not_a_crash) {
     sf_run_config cfg;
     char digests[3][65];
