@@ -846,6 +846,13 @@ static int run_loop(fleet_run *r) {
     r->tty = isatty(STDERR_FILENO);
     r->t0 = sf_now_ns();
     uint64_t last = 0, every = r->tty ? 200000000ull : 5000000000ull;
+    const char *ms = getenv("SF_PROGRESS_MS"); /* log scrapers and tests: another period */
+    if (ms && *ms) {
+        char *end;
+        unsigned long long v = strtoull(ms, &end, 10);
+        if (*end == '\0' && v > 0 && v <= 3600000)
+            every = v * 1000000ull;
+    }
     while (!r->st.complete) {
         if (g_stop) {
             r->stopped_early = 1;

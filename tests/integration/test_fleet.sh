@@ -67,7 +67,7 @@ digests "$tmp/two/shards" > "$tmp/d.two"
 # 2. Determinism: 1 worker and 3 workers (2 threads each).
 config one "$tmp/one" "tcp://127.0.0.1:*" 1 1
 config three "$tmp/three" "tcp://127.0.0.1:*" 3 2
-"$fleet" run "$tmp/one.yaml" > "$tmp/one.log" 2>&1
+SF_PROGRESS_MS=100 "$fleet" run "$tmp/one.yaml" > "$tmp/one.log" 2>&1
 "$fleet" run "$tmp/three.yaml" > "$tmp/three.log" 2>&1
 digests "$tmp/one/shards" > "$tmp/d.one"
 digests "$tmp/three/shards" > "$tmp/d.three"
@@ -75,6 +75,20 @@ if [ -s "$tmp/d.one" ] && cmp -s "$tmp/d.one" "$tmp/d.two" && cmp -s "$tmp/d.one
   ok "1, 2 and 3 workers give the same content digests"
 else
   notok "content digests depend on the worker count" "$(diff "$tmp/d.one" "$tmp/d.three" | head -4)"
+fi
+
+# The progress line counts stored labels, as status does: with one worker
+# jobs are stored in order, so a line saying "jobs K/6 ... labels L" must
+# have L = the records of the first K shards.
+"$shard" ls "$tmp/one/shards" | awk '$1 ~ /\.shard$/ { print $2 }' > "$tmp/one.records"
+bad=$(grep '^progress:' "$tmp/one.log" | awk -v f="$tmp/one.records" '
+  BEGIN { while ((getline r < f) > 0) { k++; cum[k] = cum[k - 1] + r } }
+  { split($4, j, "/"); if ($8 != cum[j[1]]) print; n++ }
+  END { if (n < 2) print "only " n " progress lines" }')
+if [ -z "$bad" ] && [ -s "$tmp/one.records" ]; then
+  ok "every progress line counts the labels of the shards stored ($(grep -c '^progress:' "$tmp/one.log") lines)"
+else
+  notok "progress counts what is not stored" "$bad"
 fi
 
 # coordinator NAME LOG: the coordinator of $tmp/NAME.yaml, started in the
