@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "common/metrics_http.h"
+#include "common/zsec.h"
 #include "coordinator/coordinator.h"
 
 #define CO_WORKER_ID_MAX       64
@@ -64,6 +65,10 @@ typedef struct cworker {
     size_t ident_len;
     char worker_id[CO_WORKER_ID_MAX];
     char host[64];
+    /* the authenticated CURVE key its id is bound to (the first that said
+     * Hello with this id; "" in security mode none) and its id */
+    char key[SF_ZSEC_KEY_LEN + 1];
+    char key_id[SF_ZSEC_ID_LEN + 1];
     uint32_t threads;
     uint32_t pid;       /* of the process behind the last Hello               */
     uint64_t last_seen; /* monotonic ns */
@@ -98,6 +103,7 @@ struct sf_coordinator {
     int exit_when_done;
 
     void *zctx, *router;
+    sf_zsec_server *zsec; /* the ZAP handler and key lists; NULL in mode none */
 
     MDB_env *env;
     MDB_dbi dbi_meta, dbi_jobs;

@@ -201,7 +201,7 @@ static void worker_dead(sf_coordinator *co, int wi) {
  * ---------------------------------------------------------------------- */
 
 static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
-                     const Spirefleet__Hello *h) {
+                     const Spirefleet__Hello *h, const char *key) {
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     const char *why = NULL;
     if (h->protocol_version != SF_PROTOCOL_VERSION)
@@ -226,13 +226,37 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     for (int i = 0; i < co->nworkers && wi < 0; i++)
         if (!strcmp(co->workers[i].worker_id, h->worker_id))
             wi = i;
-    if (wi < 0)
+    if (wi >= 0 && co->workers[wi].key[0] && strcmp(co->workers[wi].key, key)) {
+        /* a worker id belongs to the key that first used it: another key
+         * cannot take over its leases or upload in its name */
+        char why[200], theirs[SF_ZSEC_ID_LEN + 1];
+        sf_zsec_key_id(key, theirs);
+        snprintf(why, sizeof why, "worker id %s belongs to another key (this key: %s)",
+                 h->worker_id, theirs[0] ? theirs : "none");
+        sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
+        co->st.auth_refused++;
+        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
+        r.reason = why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &r;
+        queue_reply(co, ident, len, &env);
+        return;
+    }
+    if (wi < 0) {
         wi = worker_find(co, ident, len);
+        /* a routing id another key's worker holds is not taken over */
+        if (wi >= 0 && co->workers[wi].key[0] && strcmp(co->workers[wi].key, key))
+            wi = -1;
+    }
     if (wi < 0)
         wi = worker_add(co, ident, len);
     if (wi < 0)
         return;
     cworker *w = &co->workers[wi];
+    if (!w->key[0]) {
+        snprintf(w->key, sizeof w->key, "%s", key);
+        sf_zsec_key_id(key, w->key_id);
+    }
     if (w->ident_len != len || memcmp(w->ident, ident, len)) {
         upload_discard(&w->up);
         memcpy(w->ident, ident, len);
@@ -499,6 +523,13 @@ static void finish_upload(sf_coordinator *co, int wi) {
                 snprintf(why, sizeof why, "manifest names another run, job or config");
             else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
                 snprintf(why, sizeof why, "manifest seeds lie outside the job");
+            else if (co->zsec && strcmp(m->worker_key_id ? m->worker_key_id : "",
+                                        co->workers[wi].key_id))
+                /* provenance must name the key that uploaded it: quarantine
+                 * by key then finds every shard a key made */
+                snprintf(why, sizeof why,
+                         "manifest names worker key id '%.16s', the uploader's is %s",
+                         m->worker_key_id ? m->worker_key_id : "", co->workers[wi].key_id);
             else
                 gate_check_manifest(co, j, m, why, sizeof why);
             sf_shard_reader_close(r);
@@ -694,7 +725,15 @@ static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
     queue_reply(co, ident, len, &env);
 }
 
-static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len) {
+static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len, int role) {
+    if (role != SF_ZSEC_OPERATOR) {
+        co->st.auth_refused++;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: refused a Stop from a key that is not an "
+               "operator's");
+        reply_error(co, ident, len, SF_ESTATE, "Stop needs an operator key (<keys>/operators)");
+        return;
+    }
     if (!co->stopping)
         sf_log(co->log, co->log_ctx, "coordinator: stop requested; finishing");
     co->stopping = 1;
@@ -790,7 +829,7 @@ static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
 }
 
 static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const uint8_t *data,
-                   size_t dlen) {
+                   size_t dlen, int role, const char *key) {
     Spirefleet__Envelope *env = NULL;
     sf_err err = {0};
     int rc = sf_wire_decode(data, dlen, &env, &err);
@@ -801,9 +840,9 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     }
     /* Messages anyone may send. */
     switch (env->body_case) {
-    case SPIREFLEET__ENVELOPE__BODY_HELLO: on_hello(co, ident, ilen, env->hello); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_HELLO: on_hello(co, ident, ilen, env->hello, key); goto done;
     case SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST: on_status(co, ident, ilen); goto done;
-    case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen, role); goto done;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST: on_shard_list(co, ident, ilen); goto done;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH:
         on_shard_fetch(co, ident, ilen, env->shard_fetch);
@@ -818,6 +857,13 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
         goto done;
     }
     cworker *w = &co->workers[wi];
+    if (strcmp(w->key, key)) {
+        /* another key under this worker's routing id (ZMQ_ROUTING_ID can
+         * be chosen by a client): nothing it says counts */
+        co->st.auth_refused++;
+        reply_error(co, ident, ilen, SF_ESTATE, "this connection's key is not the worker's");
+        goto done;
+    }
     w->last_seen = sf_now_ns();
     w->alive = 1;
     switch (env->body_case) {
@@ -1131,13 +1177,36 @@ static int open_recover(sf_coordinator *co, sf_err *err) {
     return ledger_commit(co, err);
 }
 
-/* 7: the ROUTER, bound at `bind`; co->endpoint is what it got. */
-static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
+/* 7: security: with mode curve the key directory (made for a local run
+ * when security.keys is "") and the ZAP handler, on a context of its own
+ * before any socket; mode none says at every start what it lets in. */
+static int open_security(sf_coordinator *co, const char *bind, sf_err *err) {
     co->zctx = zmq_ctx_new();
-    co->router = co->zctx ? zmq_socket(co->zctx, ZMQ_ROUTER) : NULL;
+    if (!co->zctx)
+        return sf_err_set(err, SF_EIO, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
+    char dir[SF_CFG_PATH + 8];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    if (!dir[0]) {
+        sf_log(co->log, co->log_ctx,
+               "coordinator: WARNING: security.mode none: anyone who reaches %s can take jobs, "
+               "upload shards, read status and stop the run",
+               bind);
+        return SF_OK;
+    }
+    int rc = co->cfg.security.keys[0] ? SF_OK : sf_zsec_ensure_dir(dir, err);
+    if (rc == SF_OK)
+        rc = sf_zsec_server_open(co->zctx, dir, co->log, co->log_ctx, &co->zsec, err);
+    return rc < 0 ? sf_err_prefix(err, "security") : SF_OK;
+}
+
+/* 8: the ROUTER, bound at `bind`; co->endpoint is what it got. */
+static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
+    co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
     if (!co->router)
         return sf_err_set(err, SF_EIO, "%s: cannot make a socket: %s", bind,
                           zmq_strerror(zmq_errno()));
+    if (co->zsec && sf_zsec_server_apply(co->zsec, co->router, err) < 0)
+        return sf_err_prefix(err, "%s", bind);
     /* Per-peer queues, in messages: a peer that stops reading gets at most
      * SNDHWM replies (each at most a SF_FLEET_CHUNK ShardData) queued before the
      * rest are dropped, so it cannot grow the coordinator without bound.
@@ -1183,6 +1252,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         rc = open_recover(co, err);
     if (rc == SF_OK)
         rc = gate_advance(co, err);
+    if (rc == SF_OK)
+        rc = open_security(co, bind, err);
     if (rc == SF_OK)
         rc = open_router(co, bind, err);
     if (rc == SF_OK)
@@ -1235,10 +1306,24 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
         }
         if (!got)
             break;
-        /* [identity][body]; anything else is a framing error */
-        if (nparts == 2 && zmq_msg_size(&parts[0]) <= 255) {
+        /* who sent it (the key its connection authenticated with), before
+         * a byte of it is decoded */
+        char key[SF_ZSEC_KEY_LEN + 1];
+        int role = sf_zsec_peer(co->zsec, &parts[nparts - 1], key, err);
+        if (role < 0) {
+            for (int i = 0; i < nparts; i++)
+                zmq_msg_close(&parts[i]);
+            return role; /* the ZAP handler died: nothing may be let in */
+        }
+        if (role == SF_ZSEC_REFUSED) {
+            co->st.auth_refused++;
+            if (zmq_msg_size(&parts[0]) <= 255)
+                reply_error(co, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), SF_ESTATE,
+                            "this key is no longer allowed");
+        } else if (nparts == 2 && zmq_msg_size(&parts[0]) <= 255) {
+            /* [identity][body]; anything else is a framing error */
             handle(co, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), zmq_msg_data(&parts[1]),
-                   zmq_msg_size(&parts[1]));
+                   zmq_msg_size(&parts[1]), role, key);
         } else {
             co->st.decode_errors++;
             if (nparts >= 1 && zmq_msg_size(&parts[0]) <= 255)
@@ -1334,6 +1419,9 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     uint64_t left = co->njobs - st->jobs_done;
     st->eta_s = left == 0 ? 0.0 : jobs_per_s > 0 ? (double)left / jobs_per_s : -1.0;
     st->jobs_quarantined = co->jobs_quarantined;
+    sf_zsec_counts zc;
+    sf_zsec_server_counts(co->zsec, &zc);
+    st->auth_denied = zc.handshakes_denied;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
     gate_status(co, st);
@@ -1349,6 +1437,7 @@ void sf_coordinator_close(sf_coordinator *co) {
         free(co->replies[i].bytes);
     if (co->router)
         zmq_close(co->router);
+    sf_zsec_server_close(co->zsec);
     if (co->zctx)
         zmq_ctx_term(co->zctx);
     if (co->env) {

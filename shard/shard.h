@@ -130,6 +130,10 @@ typedef struct sf_shard_info {
     const char *model_sha256;  /* 64 lower-case hex digits, or "rollout"     */
     const char *config_digest; /* 64 lower-case hex digits                   */
     const char *worker_id;     /* who wrote it (not part of the digest)      */
+    /* provenance, not part of the digest either (label.proto); NULL: "" */
+    const char *worker_key_id; /* its CURVE key id (common/zsec.h)           */
+    const char *worker_host;   /* the host it ran on                         */
+    const char *build_id;      /* the build that played it                   */
     int64_t created_unix;      /* 0: the wall clock at seal                  */
 } sf_shard_info;
 

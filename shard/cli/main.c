@@ -248,10 +248,12 @@ static int cmd_verify(int argc, char **argv) {
 /* ---- pull ---------------------------------------------------------------------------- */
 
 static const char pull_help[] =
-    "usage: sf-shard pull SRC DST\n"
+    "usage: sf-shard pull SRC DST [--keys DIR]\n"
     "\n"
     "Copy the sealed shards of SRC into the directory DST (created if missing).\n"
-    "SRC is a directory (or file://DIR) or a coordinator (tcp://HOST:PORT).\n"
+    "SRC is a directory (or file://DIR) or a coordinator (tcp://HOST:PORT); a\n"
+    "coordinator with CURVE needs --keys DIR (default $SF_KEYS): its server.pub and\n"
+    "an operator.key or worker.key (docs/operator.md \"Security\").\n"
     "A shard already in DST with the same content\n"
     "digest is skipped; every copy is written to a temporary name, verified\n"
     "completely, checked against the source's digest and only then renamed into\n"
@@ -274,11 +276,15 @@ static int cmd_pull(int argc, char **argv) {
         fputs(pull_help, stdout);
         return SF_EXIT_OK;
     }
-    if (argc != 3)
-        return sf_cli_usage_error("pull", "expected SRC and DST");
+    /* --keys DIR (default $SF_KEYS): a CURVE key directory for tcp:// */
+    const char *keys = getenv("SF_KEYS");
+    if (argc == 5 && !strcmp(argv[3], "--keys"))
+        keys = argv[4];
+    else if (argc != 3)
+        return sf_cli_usage_error("pull", "expected SRC and DST [--keys DIR]");
     sf_shard_source *src = NULL;
     sf_err err = {0};
-    int rc = sf_cli_open_source(argv[1], &src, &err);
+    int rc = sf_cli_open_source(argv[1], keys, &src, &err);
     if (rc < 0)
         return sf_cli_fail(rc, err.msg);
     sf_shard_pull_report rep = {.on_shard = on_pulled};

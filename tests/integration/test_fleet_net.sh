@@ -54,6 +54,8 @@ if grep -q "passed its canary" "$tmp/remote/logs/evald.log"; then ok "gpu-evald 
 # 2. In-process: the workers evaluate with the cpu backend themselves.
 ep="ipc://$tmp/coord.sock"
 config local "$tmp/local" "$ep" 0 false
+"$fleet" keygen "$tmp/local/keys" > /dev/null # CURVE (docs/operator.md "Security")
+export SF_KEYS="$tmp/local/keys"
 "$fleet" coordinator "$tmp/local.yaml" > "$tmp/local-coord.log" 2>&1 &
 coord=$!
 pids="$pids $coord"
@@ -111,6 +113,8 @@ else
 fi
 ep="ipc://$tmp/gcoord.sock"
 gate_config glocal "$tmp/glocal" "$ep" 0 false
+"$fleet" keygen "$tmp/glocal/keys" > /dev/null
+export SF_KEYS="$tmp/glocal/keys"
 "$fleet" coordinator "$tmp/glocal.yaml" > "$tmp/glocal-coord.log" 2>&1 &
 pids="$pids $!"
 "$fleet" worker --connect "$ep" --id g --local-sides --scratch "$tmp/glocal/w-g" > "$tmp/worker-g.log" 2>&1 &

@@ -189,7 +189,9 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         char yaml[256];
         snprintf(yaml, sizeof yaml,
-                 "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: '%s'}\n", good[i]);
+                 "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: '%s'}\n"
+                 "security: {keys: /etc/spirefleet/keys}\n",
+                 good[i]);
         sf_run_config c;
         sf_err e = {0};
         ck_assert_msg(parse_str(yaml, &c, &e) == SF_OK, "%s: %s", good[i], e.msg);
@@ -204,6 +206,43 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
         ck_assert_msg(strstr(e.msg, "inline.yaml:3:19: evald.endpoint: '") != NULL, "%s: %s",
                       bad[i], e.msg);
     }
+}
+END_TEST
+
+/* A fleet bound beyond loopback needs keys, or says security.mode none
+ * explicitly; the error points at the security section when the file has
+ * one, and a loopback run needs nothing (its keys are generated). */
+START_TEST(non_loopback_without_keys_is_an_error) {
+    sf_run_config c;
+    sf_err e = {0};
+    const char *open_ =
+        "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: 'tcp://*:5555'}\n";
+    ck_assert_int_eq(parse_str(open_, &c, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "inline.yaml: security.keys: tcp://*:5555 binds beyond this "
+                                "machine") != NULL,
+                  "%s", e.msg);
+    const char *mode =
+        "run: {name: d}\nseeds: {count: 1}\nevald: {endpoint: 'tcp://10.0.0.2:5557'}\n"
+        "security: {mode: curve}\n";
+    ck_assert_int_eq(parse_str(mode, &c, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "inline.yaml:4:18: security.keys: tcp://10.0.0.2:5557 binds") !=
+                      NULL,
+                  "%s", e.msg);
+    const char *none =
+        "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: 'tcp://*:5555'}\n"
+        "security: {mode: none}\n";
+    ck_assert_msg(parse_str(none, &c, &e) == SF_OK, "%s", e.msg);
+    ck_assert_str_eq(c.security.mode, "none");
+    char dir[300];
+    sf_config_keys_dir(&c, dir, sizeof dir);
+    ck_assert_str_eq(dir, "");
+    const char *local = "run: {name: d, output_dir: /r}\nseeds: {count: 1}\n";
+    ck_assert_msg(parse_str(local, &c, &e) == SF_OK, "%s", e.msg);
+    sf_config_keys_dir(&c, dir, sizeof dir);
+    ck_assert_str_eq(dir, "/r/keys");
+    const char *bad = "run: {name: d}\nseeds: {count: 1}\nsecurity: {mode: tls}\n";
+    ck_assert_int_eq(parse_str(bad, &c, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "inline.yaml:3:18: security.mode:") != NULL, "%s", e.msg);
 }
 END_TEST
 
@@ -251,7 +290,8 @@ START_TEST(digest_ignores_execution_but_not_labels) {
     /* how the run executes does not change what the labels are */
     ck_assert_int_eq(parse_str("run: {name: d, output_dir: /elsewhere}\nseeds: {count: 16}\n"
                                "search: {simulations: 300}\nworkers: {count: 7, threads: 3}\n"
-                               "coordinator: {endpoint: 'tcp://*:9999'}\nshard: {zstd_level: 9}\n",
+                               "coordinator: {endpoint: 'tcp://*:9999'}\nshard: {zstd_level: 9}\n"
+                               "security: {keys: /etc/spirefleet/keys, metrics_public: true}\n",
                                &b, &e),
                      SF_OK);
     ck_assert_int_eq(sf_config_digest(&b, db), SF_OK);
@@ -395,18 +435,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "79abba255b6ce1898dc05573195db579098b51e87e00ae1b1c7896e4700dd3b6",
-     "8a05ec60ea6a754e803a1ce03b9c494ff2e308df0a90fdbe7a645febfa1569fe"},
+     "580a9443db3e2f2baa9efaf8281f2c073ac2e676a619cdf315a1d07e277bee7c"},
     {"configs/fleet-example.yaml",
      "301c2832825c500c0d0df224b720cf06893f0da9a38344eab9c0f2c40f9e5837",
-     "598a02120a230a6bf2bab3f3fa8e6da0518db3ad5fe817be332edaaff280b87a"},
+     "610cafbb9666e299d7340a2a5ff7f18a0ff5f90111d3551192e177f027b4ad40"},
     {"configs/local-net.yaml", "103775cd77dcf8bd4186e52d88b4febf2b361c5670b3c92b7a5cb567d40fc020",
-     "0e77d3cfef3ee29713e5883a190df9ce96499644d618c3dfe03c46a53deb9606"},
+     "702e15c24f69bfdd9b929f8d51fd90b7d441ffbd89aec12cd37b95e1a37f7b2f"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "53aef4d0d266efab617835707b2b9528be6591c4613e66b2d35759075e4c4d03",
-     "3ee7519274c4fd5107b61ef2ce0f08c4401106f3e6d0f9f3385caa3364d385c2"},
+     "6abcf8b279560cf71d899010e7a4d8bf88a69bd9c773e388dd879e18270ddee3"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "308f361e5c2364c682edc1013cd61455c4bba8d1fa03ddea7a1c948f40da0035",
-     "5ccb0f9174d7c5d3020fb70eadb42bbed527ee89174d90beb61bd601dc3848a0"},
+     "dbb3405ae775a08d8b6e915f6a2df1b7e7b90a1c9dea6cef36002475f45b592d"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
