@@ -245,6 +245,8 @@ struct sf_zsec_server {
     void *log_ctx;
     pthread_mutex_t lock; /* the lists and the counts */
     keylist clients, operators;
+    char (*denied)[SF_ZSEC_ID_LEN + 1]; /* key ids refused whatever the lists say */
+    uint32_t n_denied;
     uint64_t signature, last_check;
     sf_zsec_counts counts;
 };
@@ -372,8 +374,38 @@ static int role_of(sf_zsec_server *s, const uint8_t raw[32]) {
     int role = list_has(&s->operators, raw) ? SF_ZSEC_OPERATOR
                : list_has(&s->clients, raw) ? SF_ZSEC_CLIENT
                                             : SF_ZSEC_REFUSED;
+    if (role != SF_ZSEC_REFUSED && s->n_denied) {
+        char z85[SF_ZSEC_KEY_LEN + 1], id[SF_ZSEC_ID_LEN + 1];
+        zmq_z85_encode(z85, raw, 32);
+        sf_zsec_key_id(z85, id);
+        for (uint32_t i = 0; i < s->n_denied; i++)
+            if (!strcmp(s->denied[i], id))
+                role = SF_ZSEC_REFUSED;
+    }
     pthread_mutex_unlock(&s->lock);
     return role;
+}
+
+int sf_zsec_server_deny(sf_zsec_server *s, const char *key_id, sf_err *err) {
+    if (!key_id || strlen(key_id) != SF_ZSEC_ID_LEN ||
+        strspn(key_id, "0123456789abcdef") != SF_ZSEC_ID_LEN)
+        return sf_err_set(err, SF_EINVAL, "'%.40s' is not a key id (16 lower-case hex digits)",
+                          key_id ? key_id : "");
+    pthread_mutex_lock(&s->lock);
+    int rc = SF_OK, seen = 0;
+    for (uint32_t i = 0; i < s->n_denied; i++)
+        seen |= !strcmp(s->denied[i], key_id);
+    if (!seen) {
+        char(*d)[SF_ZSEC_ID_LEN + 1] = realloc(s->denied, sizeof *d * (s->n_denied + 1));
+        if (!d) {
+            rc = sf_err_set(err, SF_ENOMEM, "out of memory");
+        } else {
+            s->denied = d;
+            memcpy(s->denied[s->n_denied++], key_id, SF_ZSEC_ID_LEN + 1);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
 }
 
 /* Answer one ZAP request (frames already read). */
@@ -568,6 +600,7 @@ void sf_zsec_server_close(sf_zsec_server *s) {
     pthread_mutex_destroy(&s->lock);
     free(s->clients.keys);
     free(s->operators.keys);
+    free(s->denied);
     sodium_memzero(&s->me, sizeof s->me);
     free(s);
 }

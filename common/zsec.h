@@ -148,6 +148,12 @@ int sf_zsec_server_apply(sf_zsec_server *s, void *sock, sf_err *err);
  * the handler thread has died (fatal for the caller). */
 int sf_zsec_peer(sf_zsec_server *s, zmq_msg_t *msg, char *key, sf_err *err);
 
+/* Refuse the key with this id (16 hex digits) from now on, whatever the
+ * lists say: its handshakes and its live connections' messages (a
+ * quarantined worker). Held in memory: the caller keeps it durable.
+ * SF_EINVAL for a malformed id, SF_ENOMEM. */
+int sf_zsec_server_deny(sf_zsec_server *s, const char *key_id, sf_err *err);
+
 /* Read the lists again now (SIGHUP). Errors leave the old lists in force. */
 int sf_zsec_server_reload(sf_zsec_server *s, sf_err *err);
 

@@ -72,6 +72,29 @@ int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err
     return SF_OK;
 }
 
+int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
+                        int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
+                        sf_err *err) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Quarantine q = SPIREFLEET__QUARANTINE__INIT;
+    q.key_id = (char *)key_id;
+    q.since_unix = since_unix;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE;
+    req.quarantine = &q;
+    Spirefleet__Envelope *env;
+    int rc = roundtrip(endpoint, keys, &req, timeout_ms, &env, err);
+    if (rc < 0)
+        return rc;
+    if (env->body_case != SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY) {
+        sf_wire_free(env);
+        return sf_err_set(err, SF_EFORMAT, "%s: unexpected reply to a quarantine", endpoint);
+    }
+    *shards = env->quarantine_reply->shards;
+    *jobs = env->quarantine_reply->jobs_reissued;
+    sf_wire_free(env);
+    return SF_OK;
+}
+
 void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "run %s (config %.12s)  %s\n", s->run, s->config_digest,
             s->complete ? "COMPLETE" : "running");

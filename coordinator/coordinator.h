@@ -101,6 +101,7 @@ typedef struct sf_coord_status {
      * messages refused because their key was revoked or is not an
      * operator's where one is needed, or names another key's worker */
     uint64_t auth_denied, auth_refused;
+    uint64_t shards_quarantined; /* removed by sf-fleet quarantine or an audit */
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
@@ -173,6 +174,13 @@ int sf_fleet_status(const char *endpoint, const char *keys, int timeout_ms,
 /* Ask a coordinator to stop the run (workers finish nothing new). Needs an
  * operator key: otherwise SF_EIO with the coordinator's refusal. */
 int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err *err);
+
+/* Quarantine a worker key's data (an operator key only; fleet.proto
+ * Quarantine): key_id is 16 hex digits (common/zsec.h sf_zsec_key_id),
+ * since_unix 0 for every shard. *shards and *jobs receive the counts. */
+int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
+                        int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
+                        sf_err *err);
 
 /* Write a Status reply in human form. */
 void sf_fleet_print_status(const Spirefleet__StatusReply *st, FILE *out);

@@ -167,6 +167,27 @@ int gate_decided(const sf_coordinator *co);
 /* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
 void gate_status(const sf_coordinator *co, sf_coord_status *st);
 
+/* server.c: a done job back to pending (its shard no longer in shards/)
+ * or a leased one released; counted out of the totals, queued, committed
+ * with the step. */
+void co_job_undo(sf_coordinator *co, cjob *j);
+
+/* quarantine.c (docs/operator.md "Security"): remove a worker key's data.
+ * Every done job whose stored shard's manifest names `key_id` (sealed at
+ * or after since_unix; 0: any) has its shard listed in shards/QUARANTINE
+ * and moved to <output_dir>/quarantined/, and goes back to pending; jobs
+ * leased to workers with that key are released and those workers get no
+ * more; the key is refused from now on (<output_dir>/quarantined-keys,
+ * read again at start by co_quarantine_open). `who` names the reason in
+ * the log ("an operator", "an audit"). SF_EINVAL for a malformed key id,
+ * SF_EIO when the lists cannot be written. */
+typedef struct co_quarantine_report {
+    uint32_t shards, jobs;
+} co_quarantine_report;
+int co_quarantine_key(sf_coordinator *co, const char *key_id, int64_t since_unix, const char *who,
+                      co_quarantine_report *rep, sf_err *err);
+int co_quarantine_open(sf_coordinator *co, sf_err *err);
+
 /* ledger.c */
 int ledger_open(sf_coordinator *co, sf_err *err);
 void ledger_close(sf_coordinator *co);

@@ -185,6 +185,30 @@ static void release_job(sf_coordinator *co, cjob *j, int expired) {
         co->st.lease_expiries++;
 }
 
+/* internal.h: a done job back to pending (its shard gone from shards/), or a
+ * leased one released. */
+void co_job_undo(sf_coordinator *co, cjob *j) {
+    if (j->state == JS_LEASED) {
+        release_job(co, j, 0);
+        return;
+    }
+    if (j->state != JS_DONE)
+        return;
+    co->st.jobs_done--;
+    co->st.shards_stored--;
+    co->st.bytes_stored -= j->bytes;
+    co->st.labels -= j->records;
+    co->st.fights -= j->fights;
+    co->st.simulations -= j->simulations;
+    co->st.fallbacks -= j->fallbacks;
+    j->state = JS_PENDING;
+    j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
+    j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
+    job_touch(co, j);
+    co->need_sync = 1;
+    queue_push(co, j->id);
+}
+
 static void worker_dead(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     w->alive = 0;
@@ -523,8 +547,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
                 snprintf(why, sizeof why, "manifest names another run, job or config");
             else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
                 snprintf(why, sizeof why, "manifest seeds lie outside the job");
-            else if (co->zsec && strcmp(m->worker_key_id ? m->worker_key_id : "",
-                                        co->workers[wi].key_id))
+            else if (co->zsec &&
+                     strcmp(m->worker_key_id ? m->worker_key_id : "", co->workers[wi].key_id))
                 /* provenance must name the key that uploaded it: quarantine
                  * by key then finds every shard a key made */
                 snprintf(why, sizeof why,
@@ -770,15 +794,44 @@ static void on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len) 
         ptrs[k] = &infos[k];
         k++;
     }
+    /* the run's quarantine list goes along: a puller skips those shards and
+     * lists them for its own readers */
+    sf_shard_quarantine *ql = NULL;
+    sf_err qe = {0};
+    if (sf_shard_quarantine_load(co->shards_dir, &ql, &qe) < 0)
+        sf_log(co->log, co->log_ctx, "coordinator: %s", qe.msg);
+    size_t nq = sf_shard_quarantine_count(ql);
+    Spirefleet__ShardInfo *qinfos = calloc(nq ? nq : 1, sizeof *qinfos);
+    Spirefleet__ShardInfo **all = calloc(k + nq + 1, sizeof *all);
+    char(*qhex)[65] = calloc(nq ? nq : 1, sizeof *qhex);
+    if (!qinfos || !all || !qhex)
+        nq = 0;
+    for (size_t i = 0; all && i < k; i++)
+        all[i] = ptrs[i];
+    for (size_t i = 0; i < nq; i++) {
+        const sf_shard_quarantine_entry *q = sf_shard_quarantine_at(ql, i);
+        spirefleet__shard_info__init(&qinfos[i]);
+        sf_hex(q->digest, 32, qhex[i]);
+        qinfos[i].name = (char *)q->name;
+        qinfos[i].content_digest = qhex[i];
+        qinfos[i].quarantined = 1;
+        qinfos[i].key_id = (char *)q->key_id;
+        qinfos[i].quarantined_unix = q->when_unix;
+        all[k + i] = &qinfos[i];
+    }
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__ShardList l = SPIREFLEET__SHARD_LIST__INIT;
-    l.n_shards = k;
-    l.shards = ptrs;
+    l.n_shards = all ? k + nq : k;
+    l.shards = all ? all : ptrs;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST;
     env.shard_list = &l;
     queue_reply(co, ident, len, &env);
     free(infos);
     free(ptrs);
+    free(qinfos);
+    free(all);
+    free(qhex);
+    sf_shard_quarantine_free(ql);
 }
 
 static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
@@ -828,6 +881,25 @@ static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     free(buf);
 }
 
+static void on_quarantine(sf_coordinator *co, const uint8_t *ident, size_t len,
+                          const Spirefleet__Quarantine *q) {
+    co_quarantine_report rep;
+    sf_err e = {0};
+    int rc = co_quarantine_key(co, q->key_id, q->since_unix, "an operator", &rep, &e);
+    if (rc < 0) {
+        reply_error(co, ident, len, rc, e.msg);
+        return;
+    }
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__QuarantineReply r = SPIREFLEET__QUARANTINE_REPLY__INIT;
+    r.key_id = (char *)q->key_id;
+    r.shards = rep.shards;
+    r.jobs_reissued = rep.jobs;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY;
+    env.quarantine_reply = &r;
+    queue_reply(co, ident, len, &env);
+}
+
 static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const uint8_t *data,
                    size_t dlen, int role, const char *key) {
     Spirefleet__Envelope *env = NULL;
@@ -843,6 +915,14 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     case SPIREFLEET__ENVELOPE__BODY_HELLO: on_hello(co, ident, ilen, env->hello, key); goto done;
     case SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST: on_status(co, ident, ilen); goto done;
     case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen, role); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_QUARANTINE:
+        if (role != SF_ZSEC_OPERATOR) {
+            co->st.auth_refused++;
+            reply_error(co, ident, ilen, SF_ESTATE, "Quarantine needs an operator key");
+        } else {
+            on_quarantine(co, ident, ilen, env->quarantine);
+        }
+        goto done;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST: on_shard_list(co, ident, ilen); goto done;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH:
         on_shard_fetch(co, ident, ilen, env->shard_fetch);
@@ -1196,6 +1276,8 @@ static int open_security(sf_coordinator *co, const char *bind, sf_err *err) {
     int rc = co->cfg.security.keys[0] ? SF_OK : sf_zsec_ensure_dir(dir, err);
     if (rc == SF_OK)
         rc = sf_zsec_server_open(co->zctx, dir, co->log, co->log_ctx, &co->zsec, err);
+    if (rc == SF_OK) /* keys quarantined before a restart stay refused */
+        rc = co_quarantine_open(co, err);
     return rc < 0 ? sf_err_prefix(err, "security") : SF_OK;
 }
 

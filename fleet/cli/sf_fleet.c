@@ -109,6 +109,7 @@ static void usage(FILE *f) {
         "       sf-fleet status ENDPOINT [--keys DIR]\n"
         "       sf-fleet stop ENDPOINT [--keys DIR]\n"
         "       sf-fleet keygen DIR [--add NAME [--operator]]\n"
+        "       sf-fleet quarantine ENDPOINT --worker KEY [--since T] [--keys DIR]\n"
         "       sf-fleet check [--json] CONFIG\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
@@ -289,6 +290,90 @@ static int cmd_keygen(int argc, char **argv) {
             "  coordinator and gpu-evald hosts: the directory without worker.key and operator.key\n"
             "  worker hosts: server.pub and worker.key; operators: server.pub and operator.key\n",
             argv[1]);
+    return 0;
+}
+
+/* ---- quarantine ----------------------------------------------------------- */
+
+/* A worker key as given: its id (16 hex digits), its Z85 text, or a file
+ * holding it (a .pub). Writes the id; -1 after saying why not. */
+static int key_id_arg(const char *arg, char id[SF_ZSEC_ID_LEN + 1]) {
+    if (strlen(arg) == SF_ZSEC_ID_LEN && strspn(arg, "0123456789abcdef") == SF_ZSEC_ID_LEN) {
+        memcpy(id, arg, SF_ZSEC_ID_LEN + 1);
+        return 0;
+    }
+    sf_zsec_key_id(arg, id);
+    if (id[0])
+        return 0;
+    char pub[SF_ZSEC_KEY_LEN + 1];
+    sf_err e = {0};
+    if (sf_zsec_read_public(arg, pub, &e) < 0) {
+        fprintf(stderr,
+                "sf-fleet quarantine: --worker %s: not a key id, a key or a key file (%s)\n", arg,
+                e.msg);
+        return -1;
+    }
+    sf_zsec_key_id(pub, id);
+    return 0;
+}
+
+/* --since: unix seconds or YYYY-MM-DDTHH:MM:SSZ (UTC). */
+static int since_arg(const char *arg, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (end != arg && !*end && !errno && v >= 0) {
+        *out = v;
+        return 0;
+    }
+    struct tm tm = {0};
+    int used = 0;
+    if (sscanf(arg, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &used) == 6 &&
+        !arg[used] && tm.tm_mon >= 1 && tm.tm_mon <= 12 && tm.tm_mday >= 1 && tm.tm_mday <= 31) {
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        *out = (int64_t)timegm(&tm);
+        return 0;
+    }
+    fprintf(stderr,
+            "sf-fleet quarantine: --since %s: expected unix seconds or "
+            "YYYY-MM-DDTHH:MM:SSZ\n",
+            arg);
+    return -1;
+}
+
+static int cmd_quarantine(int argc, char **argv) {
+    const char *keys = keys_arg(&argc, argv), *worker = NULL;
+    int64_t since = 0;
+    static const struct option opts[] = {
+        {"worker", required_argument, 0, 'w'}, {"since", required_argument, 0, 's'}, {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == 'w')
+            worker = optarg;
+        else if (ch != 's' || since_arg(optarg, &since) < 0)
+            return 2;
+    }
+    const char *ep = one_operand(argc, argv);
+    if (!ep || !worker) {
+        if (ep)
+            usage(stderr);
+        return 2;
+    }
+    char id[SF_ZSEC_ID_LEN + 1];
+    if (!endpoint_arg_ok("quarantine", ep) || key_id_arg(worker, id) < 0)
+        return 2;
+    uint32_t shards = 0, jobs = 0;
+    sf_err err = {0};
+    if (sf_fleet_quarantine(ep, keys, id, since, 30000, &shards, &jobs, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return 1;
+    }
+    printf("key %s quarantined: %u shard(s) listed in the run's shards/QUARANTINE, %u job(s) "
+           "issued again; the key is refused from now on\n",
+           id, shards, jobs);
     return 0;
 }
 
@@ -1075,6 +1160,8 @@ int main(int argc, char **argv) {
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "keygen"))
         return cmd_keygen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "quarantine"))
+        return cmd_quarantine(argc - 1, argv + 1);
     if (!strcmp(cmd, "slurm")) {
         char evald[4200];
         sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);

@@ -41,6 +41,10 @@ int sf_cli_export(int argc, char **argv);
  * new reference, or NULL when out of memory. */
 json_t *sf_cli_message_json(const ProtobufCMessage *m);
 
+/* Whether the shard at `path` is in quarantine list `q` (by its content
+ * digest; a file that does not open is not). */
+int sf_cli_quarantined(const sf_shard_quarantine *q, const char *path);
+
 /* Resolve a pull source: a directory path (or file://PATH). Other schemes
  * come from the table in sources.c. `keys`: a key directory
  * (common/zsec.h) for sources that authenticate (a coordinator), NULL or ""

@@ -230,9 +230,18 @@ static int cmd_verify(int argc, char **argv) {
         free_names(&names);
         return sf_cli_fail(rc, err.msg);
     }
-    size_t bad = 0;
+    size_t bad = 0, skipped = 0;
     int worst = SF_OK;
+    sf_shard_quarantine *q = NULL;
+    if (sf_shard_quarantine_load(argv[1], &q, &err) < 0) {
+        free_names(&names);
+        return sf_cli_fail(err.code, err.msg);
+    }
     for (size_t k = 0; k < names.n; k++) {
+        if (sf_cli_quarantined(q, names.v[k])) {
+            skipped++;
+            continue;
+        }
         int vrc = verify_one(names.v[k]);
         if (vrc < 0) {
             bad++;
@@ -240,7 +249,12 @@ static int cmd_verify(int argc, char **argv) {
                 worst = vrc;
         }
     }
-    printf("%zu shards, %zu good, %zu bad\n", names.n, names.n - bad, bad);
+    printf("%zu shards, %zu good, %zu bad", names.n - skipped, names.n - skipped - bad, bad);
+    if (skipped)
+        printf(", %zu quarantined (skipped, listed in %s/%s)", skipped, argv[1],
+               SF_SHARD_QUARANTINE_FILE);
+    printf("\n");
+    sf_shard_quarantine_free(q);
     free_names(&names);
     return sf_cli_exit_code(worst);
 }
@@ -290,8 +304,12 @@ static int cmd_pull(int argc, char **argv) {
     sf_shard_pull_report rep = {.on_shard = on_pulled};
     rc = sf_shard_pull(src, argv[2], &rep, &err);
     src->ops->close(src);
-    printf("%zu copied (%llu bytes), %zu present, %zu failed\n", rep.copied,
+    printf("%zu copied (%llu bytes), %zu present, %zu failed", rep.copied,
            (unsigned long long)rep.bytes_copied, rep.present, rep.failed);
+    if (rep.quarantined)
+        printf(", %zu quarantined (skipped, listed in %s/%s)", rep.quarantined, argv[2],
+               SF_SHARD_QUARANTINE_FILE);
+    printf("\n");
     if (rc < 0 && rep.failed == 0) /* the source or DST itself */
         return sf_cli_fail(rc, err.msg);
     return rep.failed ? SF_EXIT_DATA : SF_EXIT_OK;

@@ -62,6 +62,10 @@ static int tcp_list(sf_shard_source *src, sf_shard_entry **entries, size_t *n, s
             snprintf(e[i].error, sizeof e[i].error, "the listing's content digest is malformed");
         e[i].records = s->records;
         e[i].bytes = s->size;
+        e[i].quarantined = s->quarantined;
+        e[i].quarantined_unix = s->quarantined_unix;
+        if (s->key_id && sf_str_is_name(s->key_id, SF_SHARD_KEY_ID_MAX))
+            snprintf(e[i].key_id, sizeof e[i].key_id, "%s", s->key_id);
     }
     sf_wire_free(rep);
     *entries = e;

@@ -102,8 +102,8 @@ static Spirefleet__Envelope *request_job(sf_coordinator *co, client *c) {
 }
 
 /* A sealed shard for job `job` of the run in co (n synthetic records). */
-static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
-                       uint8_t digest[32]) {
+static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                          uint8_t digest[32], const char *key_name) {
     synth_params p;
     synth_params_default(&p);
     p.run_id = co->cfg.name;
@@ -117,7 +117,7 @@ static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, c
     sf_config_keys_dir(&co->cfg, dir, sizeof dir);
     sf_zsec_client me;
     sf_err ke = {0};
-    ck_assert_msg(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &me, &ke) == SF_OK, "%s", ke.msg);
+    ck_assert_msg(sf_zsec_client_load(dir, key_name, &me, &ke) == SF_OK, "%s", ke.msg);
     sf_zsec_key_id(me.me.pub, key_id);
     info.worker_key_id = key_id;
     info.worker_host = "test-host";
@@ -131,6 +131,12 @@ static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, c
     }
     free(r);
     ck_assert_msg(sf_shard_writer_seal(w, NULL, digest, &e) == SF_OK, "%s", e.msg);
+}
+
+/* A shard made by the run's worker key. */
+static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                       uint8_t digest[32]) {
+    make_shard_as(co, job, seed, n, path, digest, SF_ZSEC_WORKER_NAME);
 }
 
 static size_t slurp(const char *path, uint8_t **out) {
@@ -913,7 +919,6 @@ START_TEST(trainers_pull_shards_over_tcp) {
 }
 END_TEST
 
-
 /* ------------------------------------------------------------------------
  * Security (common/zsec.h): CURVE with an allow-list, operator keys, the
  * identity of every message. Real keys, loopback tcp.
@@ -957,7 +962,8 @@ START_TEST(unauthenticated_and_unknown_keys_are_refused_before_the_decoder) {
     client plain, stranger, good;
     plain.ctx = zmq_ctx_new();
     sf_err e = {0};
-    ck_assert_int_eq(sf_wire_dealer(plain.ctx, sf_coordinator_endpoint(co), &plain.sock, &e), SF_OK);
+    ck_assert_int_eq(sf_wire_dealer(plain.ctx, sf_coordinator_endpoint(co), &plain.sock, &e),
+                     SF_OK);
     stranger.ctx = zmq_ctx_new();
     sf_zsec_client sec;
     ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
@@ -1148,7 +1154,8 @@ START_TEST(a_revoked_key_is_refused_on_its_live_connection) {
     ck_assert_int_eq(sf_zsec_client_load(dir, "intruder", &sec, &e), SF_OK);
     again.ctx = zmq_ctx_new();
     ck_assert_int_eq(
-        sf_wire_dealer_secure(again.ctx, sf_coordinator_endpoint(co), &sec, &again.sock, &e), SF_OK);
+        sf_wire_dealer_secure(again.ctx, sf_coordinator_endpoint(co), &sec, &again.sock, &e),
+        SF_OK);
     send_hello(&again, "w9");
     ck_assert_int_eq(heard_anything(co, &again), 0);
     client_close(&again);
@@ -1207,6 +1214,138 @@ START_TEST(key_files_are_checked_and_named) {
     sf_coord_opts o = {0};
     ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co, &e), SF_ESTATE);
     ck_assert_msg(strstr(e.msg, "server.key: mode 0644") != NULL, "%s", e.msg);
+}
+END_TEST
+
+/* Quarantine removes exactly one key's shards: two workers with their own
+ * keys store shards; the operator quarantines one key; its shards (and
+ * only those) leave shards/, join shards/QUARANTINE, and their jobs are
+ * pending again; a trainer's pull skips them and lists them in its own
+ * QUARANTINE, so its earlier copy is skipped by its readers too; the key
+ * is refused from then on. (Before, a worker's data could only be removed
+ * by hand.) */
+START_TEST(quarantine_removes_exactly_that_workers_shards) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL); /* jobs 1..3 */
+    sf_coordinator *co = open_co(&cfg);
+    client good, bad, op;
+    client_open(&good, co);
+    open_intruder(&bad, co, NULL);
+    client_open_as(&op, co, SF_ZSEC_OPERATOR_NAME);
+    hello(co, &good, "w-good");
+    hello(co, &bad, "w-bad");
+    uint8_t dig[4][32];
+    client *by[4] = {NULL, &good, &bad, &good};
+    for (uint64_t job = 1; job <= 3; job++) {
+        Spirefleet__Envelope *r = request_job(co, by[job]);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        ck_assert_uint_eq(r->job->job_id, job);
+        sf_wire_free(r);
+        char path[512];
+        snprintf(path, sizeof path, "%s/q%llu.shard", tmpdir, (unsigned long long)job);
+        make_shard_as(co, job, 100 + 4 * (job - 1), 10 + (int)job, path, dig[job],
+                      job == 2 ? "intruder" : SF_ZSEC_WORKER_NAME);
+        r = send_shard(co, by[job], job, path, dig[job], -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+    }
+    /* a trainer's copy of all three, before */
+    serve_arg arg = {co, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, serve_thread, &arg);
+    char keys[400], dst[512];
+    sf_config_keys_dir(&cfg, keys, sizeof keys);
+    snprintf(dst, sizeof dst, "%s/trainer", tmpdir);
+    sf_shard_source *src;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_cli_open_source(sf_coordinator_endpoint(co), keys, &src, &e), SF_OK);
+    sf_shard_pull_report rep = {0};
+    ck_assert_msg(sf_shard_pull(src, dst, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.copied, 3);
+    src->ops->close(src);
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    /* the run completed meanwhile: the workers heard RunComplete; drop it */
+    heard_anything(co, &good);
+    heard_anything(co, &bad);
+    /* the operator quarantines the intruder's key */
+    char kp[460], pub[SF_ZSEC_KEY_LEN + 1], id[SF_ZSEC_ID_LEN + 1];
+    snprintf(kp, sizeof kp, "%s/intruder.pub", keys);
+    ck_assert_int_eq(sf_zsec_read_public(kp, pub, &e), SF_OK);
+    sf_zsec_key_id(pub, id);
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Quarantine q = SPIREFLEET__QUARANTINE__INIT;
+    q.key_id = id;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE;
+    req.quarantine = &q;
+    Spirefleet__Envelope *r = rpc(co, &good, &req); /* a worker key may not */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    r = rpc(co, &op, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY);
+    ck_assert_uint_eq(r->quarantine_reply->shards, 1);
+    ck_assert_uint_eq(r->quarantine_reply->jobs_reissued, 1);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 2);
+    ck_assert_uint_eq(st.jobs_pending, 1);
+    ck_assert_uint_eq(st.labels, 11 + 13);
+    ck_assert_int_eq(co->jobs[1].state, JS_PENDING);
+    /* shards/: jobs 1 and 3 stay; the list holds exactly job 2's digest */
+    char path[700];
+    snprintf(path, sizeof path, "%s/ctest-job000002.shard", co->shards_dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    for (int j = 1; j <= 3; j += 2) {
+        snprintf(path, sizeof path, "%s/ctest-job%06d.shard", co->shards_dir, j);
+        ck_assert_int_eq(access(path, F_OK), 0);
+    }
+    sf_shard_quarantine *ql;
+    ck_assert_int_eq(sf_shard_quarantine_load(co->shards_dir, &ql, &e), SF_OK);
+    ck_assert_uint_eq(sf_shard_quarantine_count(ql), 1);
+    ck_assert_mem_eq(sf_shard_quarantine_at(ql, 0)->digest, dig[2], 32);
+    ck_assert_str_eq(sf_shard_quarantine_at(ql, 0)->key_id, id);
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[1]));
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[3]));
+    sf_shard_quarantine_free(ql);
+    /* the key is refused on its live connection */
+    r = request_job(co, &bad);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* the job goes to the good worker */
+    r = request_job(co, &good);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    /* the trainer pulls again: nothing new, the quarantined one listed */
+    arg.stop = 0;
+    pthread_create(&th, NULL, serve_thread, &arg);
+    ck_assert_int_eq(sf_cli_open_source(sf_coordinator_endpoint(co), keys, &src, &e), SF_OK);
+    memset(&rep, 0, sizeof rep);
+    ck_assert_msg(sf_shard_pull(src, dst, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.present, 2);
+    ck_assert_uint_eq(rep.quarantined, 1);
+    src->ops->close(src);
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    ck_assert_int_eq(sf_shard_quarantine_load(dst, &ql, &e), SF_OK);
+    ck_assert_uint_eq(sf_shard_quarantine_count(ql), 1);
+    ck_assert_mem_eq(sf_shard_quarantine_at(ql, 0)->digest, dig[2], 32);
+    sf_shard_quarantine_free(ql);
+    /* the trainer's directory as a source: the bad copy is not offered */
+    sf_shard_source *dsrc;
+    ck_assert_int_eq(sf_shard_source_open_dir(dst, &dsrc, &e), SF_OK);
+    char again[600];
+    snprintf(again, sizeof again, "%s/again", tmpdir);
+    memset(&rep, 0, sizeof rep);
+    ck_assert_int_eq(sf_shard_pull(dsrc, again, &rep, &e), SF_OK);
+    ck_assert_uint_eq(rep.copied, 2);
+    ck_assert_uint_eq(rep.quarantined, 1);
+    dsrc->ops->close(dsrc);
+    client_close(&good);
+    client_close(&bad);
+    client_close(&op);
+    sf_coordinator_close(co);
 }
 END_TEST
 
