@@ -102,6 +102,10 @@ typedef struct sf_coord_status {
      * operator's where one is needed, or names another key's worker */
     uint64_t auth_denied, auth_refused;
     uint64_t shards_quarantined; /* removed by sf-fleet quarantine or an audit */
+    /* audits by re-execution: opened, copies that agreed, mismatches sent
+     * to a third worker, workers quarantined by one, undecided (three
+     * digests) */
+    uint64_t audits_opened, audits_passed, audits_mismatched, audits_caught, audits_undecided;
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */

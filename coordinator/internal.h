@@ -45,6 +45,15 @@ typedef struct cjob {
     uint64_t fights, simulations, fallbacks, wins;
     /* progress while leased (not persisted) */
     uint64_t prog_fights, prog_labels;
+    /* audit by re-execution (audit.c; in memory: a restart forgets audits
+     * in flight). who[k]: the identity (key id, or worker id without
+     * CURVE) of the stored shard's maker (k = 0) and of each auditor;
+     * digest[k] what each one's copy held. */
+    uint8_t audit_stage; /* 0 none; 1, 2: waiting for the 2nd, 3rd copy   */
+    int audit_worker;    /* worker slot playing it now, -1: none          */
+    uint64_t audit_deadline;
+    char audit_who[3][CO_WORKER_ID_MAX];
+    char audit_digest[3][65];
 } cjob;
 
 typedef struct upload {
@@ -119,6 +128,8 @@ struct sf_coordinator {
     uint64_t last_expire, last_publish; /* monotonic ns of the last timer runs */
     uint64_t *queue;                    /* pending job ids, FIFO ring                  */
     uint64_t q_head, q_len;
+    uint64_t *audits; /* ids of jobs with an audit open (audit.c), unordered */
+    uint64_t n_audits;
 
     cworker *workers;
     int nworkers, cap_workers;
@@ -187,6 +198,28 @@ typedef struct co_quarantine_report {
 int co_quarantine_key(sf_coordinator *co, const char *key_id, int64_t since_unix, const char *who,
                       co_quarantine_report *rep, sf_err *err);
 int co_quarantine_open(sf_coordinator *co, sf_err *err);
+
+/* audit.c: a job's shard is byte-identical wherever it runs (docs/
+ * architecture.md), so a fraction (security.audit_fraction) of done jobs
+ * is played again by a worker of another identity and the content digests
+ * compared; a mismatch goes to a third, and whoever disagrees with it is
+ * quarantined (co_quarantine_key; without CURVE, the worker). */
+/* The identity audits compare: the worker's key id, or its worker id. */
+const char *audit_identity(const sf_coordinator *co, int wi);
+/* Job j just became done, its shard from worker wi: maybe open an audit. */
+void audit_on_done(sf_coordinator *co, cjob *j, int wi);
+/* An audit worker wi may play now (its identity made no copy of it), or
+ * NULL; leases it to wi. */
+cjob *audit_take(sf_coordinator *co, int wi);
+/* Whether wi's offer for done job j is the audit copy it was asked for. */
+int audit_expects(const sf_coordinator *co, const cjob *j, int wi);
+/* wi's audit copy of j verified with content digest `digest` (hex). */
+void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest);
+/* Heartbeats renew an audit's lease; dead workers and late ones lose it. */
+void audit_extend(sf_coordinator *co, cjob *j, int wi);
+void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker);
+/* j leaves the done state (quarantined): its audit, if any, is dropped. */
+void audit_cancel(sf_coordinator *co, cjob *j);
 
 /* ledger.c */
 int ledger_open(sf_coordinator *co, sf_err *err);

@@ -194,6 +194,7 @@ void co_job_undo(sf_coordinator *co, cjob *j) {
     }
     if (j->state != JS_DONE)
         return;
+    audit_cancel(co, j);
     co->st.jobs_done--;
     co->st.shards_stored--;
     co->st.bytes_stored -= j->bytes;
@@ -213,6 +214,7 @@ static void worker_dead(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     w->alive = 0;
     upload_discard(&w->up);
+    audit_expire(co, sf_now_ns(), wi);
     for (uint64_t k = co->n_leased; k-- > 0;) {
         cjob *j = &co->jobs[co->leased[k] - 1];
         if (j->worker == wi)
@@ -319,6 +321,24 @@ static int all_done(const sf_coordinator *co) {
     return co->st.jobs_done == co->njobs || gate_decided(co);
 }
 
+/* The Job message of j to w (`attempt` names the worker's scratch file). */
+static void send_job(sf_coordinator *co, const cworker *w, const cjob *j, uint32_t attempt) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Job job = SPIREFLEET__JOB__INIT;
+    job.job_id = j->id;
+    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
+    job.seed_start = j->seed_start;
+    job.seed_count = j->seed_count;
+    job.attempt = attempt;
+    job.search = co->run_msg->search;
+    job.model_sha256 = co->cfg.model.sha256[0] ? co->cfg.model.sha256 : (char *)"rollout";
+    job.config_digest = co->digest;
+    job.lease_seconds = co->cfg.coordinator.lease_seconds;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
+    env.job = &job;
+    queue_reply(co, w->ident, w->ident_len, &env);
+}
+
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -335,6 +355,13 @@ static void on_job_request(sf_coordinator *co, int wi) {
         env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
         env.refusal = &rf;
         queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
+    /* an audit first: a done job played again by another identity (also
+     * once every job is done, while the coordinator serves) */
+    cjob *aj = co->stopping ? NULL : audit_take(co, wi);
+    if (aj) {
+        send_job(co, w, aj, aj->attempt + 100 * aj->audit_stage);
         return;
     }
     if (all_done(co) || co->stopping) {
@@ -365,20 +392,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
     snprintf(j->worker_id, sizeof j->worker_id, "%s", w->worker_id);
     job_touch(co, j);
     co->st.leases_granted++;
-
-    Spirefleet__Job job = SPIREFLEET__JOB__INIT;
-    job.job_id = j->id;
-    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
-    job.seed_start = j->seed_start;
-    job.seed_count = j->seed_count;
-    job.attempt = j->attempt;
-    job.search = co->run_msg->search;
-    job.model_sha256 = co->cfg.model.sha256[0] ? co->cfg.model.sha256 : (char *)"rollout";
-    job.config_digest = co->digest;
-    job.lease_seconds = co->cfg.coordinator.lease_seconds;
-    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
-    env.job = &job;
-    queue_reply(co, w->ident, w->ident_len, &env);
+    send_job(co, w, j, j->attempt);
 }
 
 static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
@@ -390,6 +404,7 @@ static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
         j->worker = wi;
     if (j->state == JS_LEASED && j->worker == wi)
         j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+    audit_extend(co, j, wi);
 }
 
 static void on_heartbeat(sf_coordinator *co, int wi, const Spirefleet__Heartbeat *hb) {
@@ -437,7 +452,8 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         return;
     }
     cjob *j = &co->jobs[o->job_id - 1];
-    if (j->state == JS_DONE) {
+    int audit = j->state == JS_DONE && audit_expects(co, j, wi);
+    if (j->state == JS_DONE && !audit) {
         /* idempotent by job id: the first copy stored wins */
         co->st.duplicates_dropped++;
         send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
@@ -448,7 +464,7 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
      * shard, however well formed, is refused before a byte is stored. */
     if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
         j->worker = wi;
-    if (j->state != JS_LEASED || j->worker != wi) {
+    if (!audit && (j->state != JS_LEASED || j->worker != wi)) {
         co->st.protocol_errors++;
         co->st.shards_rejected++;
         char why[160];
@@ -520,7 +536,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
         snprintf(why, sizeof why, "file SHA-256 mismatch (got %.12s..., offered %.12s...)", hex,
                  u->file_sha256);
     cjob *j = &co->jobs[job_id - 1];
-    if (!why[0] && j->state == JS_DONE) {
+    int audit = j->state == JS_DONE && audit_expects(co, j, wi);
+    if (!why[0] && j->state == JS_DONE && !audit) {
         upload_discard(u);
         co->st.duplicates_dropped++;
         send_ack(co, wi, job_id, 1, 1, 0, "job already done");
@@ -561,8 +578,19 @@ static void finish_upload(sf_coordinator *co, int wi) {
     }
     if (why[0]) {
         co->st.shards_rejected++;
+        if (audit)
+            j->audit_worker = -1; /* another worker may bring a copy that verifies */
         upload_discard(u);
         send_ack(co, wi, job_id, 0, 0, 0, why);
+        return;
+    }
+    if (audit) {
+        /* compared, never stored: the stored copy stays unless it loses */
+        char dig[65];
+        sf_hex(rep.digest, 32, dig);
+        upload_discard(u);
+        send_ack(co, wi, job_id, 1, 1, 0, "audit copy compared");
+        audit_result(co, j, wi, dig);
         return;
     }
     char name[96], final[1200];
@@ -612,6 +640,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
         co->done_n++;
     memset(u, 0, sizeof *u);
     send_ack(co, wi, job_id, 1, 0, 0, NULL);
+    audit_on_done(co, j, wi);
 }
 
 static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardChunk *c) {
@@ -981,6 +1010,7 @@ static void expire(sf_coordinator *co) {
         if (now > j->deadline)
             release_job(co, j, 1);
     }
+    audit_expire(co, now, -1);
 }
 
 /* ------------------------------------------------------------------------
@@ -1172,7 +1202,8 @@ static int open_jobs(sf_coordinator *co, sf_err *err) {
     co->queue = calloc(co->njobs, sizeof *co->queue);
     co->dirty = calloc(co->njobs, sizeof *co->dirty);
     co->leased = calloc(co->njobs, sizeof *co->leased);
-    if (!co->jobs || !co->queue || !co->dirty || !co->leased)
+    co->audits = calloc(co->njobs, sizeof *co->audits);
+    if (!co->jobs || !co->queue || !co->dirty || !co->leased || !co->audits)
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
     for (uint64_t i = 0; i < co->njobs; i++) {
@@ -1182,6 +1213,7 @@ static int open_jobs(sf_coordinator *co, sf_err *err) {
         uint64_t left = cfg->seed_count - i * cfg->job_size;
         j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
         j->worker = -1;
+        j->audit_worker = -1;
     }
     return SF_OK;
 }
@@ -1536,6 +1568,7 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->queue);
     free(co->dirty);
     free(co->leased);
+    free(co->audits);
     free(co->cfg_msg);
     gate_close(co);
     free(co);

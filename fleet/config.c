@@ -203,6 +203,8 @@ static const sf_config_key keys[] = {
     K_STR("security.keys", "security_keys", security.keys, 0, NULL, NULL, EXEC),
     K_BOOL("security.metrics_public", "security_metrics_public", security.metrics_public, "false",
            EXEC),
+    K_F64("security.audit_fraction", "security_audit_fraction", security.audit_fraction, 0, 1,
+          "0.01", EXEC),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -167,6 +167,7 @@ typedef struct sf_run_config {
         char mode[8];           /* "curve" | "none"                              */
         char keys[SF_CFG_PATH]; /* key directory; "": sf_config_keys_dir()'s   */
         int metrics_public;     /* /metrics at the ROUTER's address, not loopback */
+        double audit_fraction;  /* done jobs played again by another worker     */
     } security;
 } sf_run_config;
 

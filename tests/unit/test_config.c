@@ -435,18 +435,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "79abba255b6ce1898dc05573195db579098b51e87e00ae1b1c7896e4700dd3b6",
-     "580a9443db3e2f2baa9efaf8281f2c073ac2e676a619cdf315a1d07e277bee7c"},
+     "cd3203082e53b47e31a615cf46dd109ba059941614704dc519e5a48b908286ab"},
     {"configs/fleet-example.yaml",
      "301c2832825c500c0d0df224b720cf06893f0da9a38344eab9c0f2c40f9e5837",
-     "610cafbb9666e299d7340a2a5ff7f18a0ff5f90111d3551192e177f027b4ad40"},
+     "693ea24ecc4444dae2942de2d0b513e48b7e276a3ba96d68366502327c51e3b0"},
     {"configs/local-net.yaml", "103775cd77dcf8bd4186e52d88b4febf2b361c5670b3c92b7a5cb567d40fc020",
-     "702e15c24f69bfdd9b929f8d51fd90b7d441ffbd89aec12cd37b95e1a37f7b2f"},
+     "da83cc575b60f807309dd571e37914cbc53b7440845b0b3b1f1916855415763e"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "53aef4d0d266efab617835707b2b9528be6591c4613e66b2d35759075e4c4d03",
-     "6abcf8b279560cf71d899010e7a4d8bf88a69bd9c773e388dd879e18270ddee3"},
+     "0a4faa8b3a4d518fe12adb146c8ef1067c521c6a6a8a9e67e422ae7a6d0bbad9"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "308f361e5c2364c682edc1013cd61455c4bba8d1fa03ddea7a1c948f40da0035",
-     "dbb3405ae775a08d8b6e915f6a2df1b7e7b90a1c9dea6cef36002475f45b592d"},
+     "3e5e3a89aabbe8ec2f1f500bc2ac7573cd9a4b01225faf37e46b879ea5b6ba99"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

@@ -24,8 +24,11 @@ static void make_cfg_n(sf_run_config *cfg, const char *sub, int lease_s, int see
               "run: {name: ctest, output_dir: '%s/%s'}\n"
               "seeds: {start: 100, count: %d, job_size: 4}\n"
               "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
-              " heartbeat_liveness: 3}\n%s",
-              tmpdir, sub, seeds, lease_s, extra ? extra : "");
+              " heartbeat_liveness: 3}\n%s%s",
+              tmpdir, sub, seeds, lease_s, extra ? extra : "",
+              /* no random audits where a test counts jobs (the audit test
+               * asks for them) */
+              extra && strstr(extra, "security:") ? "" : "security: {audit_fraction: 0}\n");
 }
 
 static void make_cfg(sf_run_config *cfg, const char *sub, int lease_s, const char *extra) {
@@ -101,9 +104,10 @@ static Spirefleet__Envelope *request_job(sf_coordinator *co, client *c) {
     return rpc(co, c, &req);
 }
 
-/* A sealed shard for job `job` of the run in co (n synthetic records). */
+/* A sealed shard for job `job` of the run in co (n synthetic records),
+ * made by the run's key `key_name`; `tamper`: one label changed. */
 static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
-                          uint8_t digest[32], const char *key_name) {
+                          uint8_t digest[32], const char *key_name, int tamper) {
     synth_params p;
     synth_params_default(&p);
     p.run_id = co->cfg.name;
@@ -127,6 +131,11 @@ static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n
     synth_record *r = malloc(sizeof *r);
     for (int i = 0; i < n; i++) {
         synth_fill(r, &p, (uint64_t)i);
+        if (tamper && i == 3) { /* one label changed: two actions' policy targets swapped */
+            float t = r->policy[0];
+            r->policy[0] = r->policy[1];
+            r->policy[1] = t;
+        }
         ck_assert_msg(sf_shard_writer_append(w, &r->rec, &e) == SF_OK, "%s", e.msg);
     }
     free(r);
@@ -136,7 +145,7 @@ static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n
 /* A shard made by the run's worker key. */
 static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
                        uint8_t digest[32]) {
-    make_shard_as(co, job, seed, n, path, digest, SF_ZSEC_WORKER_NAME);
+    make_shard_as(co, job, seed, n, path, digest, SF_ZSEC_WORKER_NAME, 0);
 }
 
 static size_t slurp(const char *path, uint8_t **out) {
@@ -1244,7 +1253,7 @@ START_TEST(quarantine_removes_exactly_that_workers_shards) {
         char path[512];
         snprintf(path, sizeof path, "%s/q%llu.shard", tmpdir, (unsigned long long)job);
         make_shard_as(co, job, 100 + 4 * (job - 1), 10 + (int)job, path, dig[job],
-                      job == 2 ? "intruder" : SF_ZSEC_WORKER_NAME);
+                      job == 2 ? "intruder" : SF_ZSEC_WORKER_NAME, 0);
         r = send_shard(co, by[job], job, path, dig[job], -1);
         ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
         sf_wire_free(r);
@@ -1345,6 +1354,124 @@ START_TEST(quarantine_removes_exactly_that_workers_shards) {
     client_close(&good);
     client_close(&bad);
     client_close(&op);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A client holding the listed key `name` of the run (added when missing). */
+static void open_keyed(client *c, sf_coordinator *co, const char *name) {
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    sf_err e = {0};
+    ck_assert_msg(sf_zsec_add_key(dir, name, SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
+    client_open_as(c, co, name);
+}
+
+/* Audit by re-execution (security.audit_fraction 1: every job): job 1's
+ * stored shard (honest worker A) is played again by B, whose copy has one
+ * label changed; the mismatch goes to C, whose copy agrees with A: B is
+ * quarantined (its key refused) and A's shard stays. Then the other way
+ * round: A's stored shard of job 2 is the changed one, B and C agree, and
+ * A is quarantined: its shards leave shards/ and its jobs are pending
+ * again. (Before, a changed label went unnoticed.) */
+START_TEST(an_audit_catches_a_shard_with_one_label_changed) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 8, "security: {audit_fraction: 1}\n"); /* jobs 1, 2 */
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client a, b, c;
+    open_keyed(&a, co, "wa");
+    open_keyed(&b, co, "wb");
+    open_keyed(&c, co, "wc");
+    hello(co, &a, "a");
+    hello(co, &b, "b");
+    hello(co, &c, "c");
+    char honest[512], changed[512];
+    uint8_t dh[32], dc[32];
+    snprintf(honest, sizeof honest, "%s/audit-honest.shard", tmpdir);
+    snprintf(changed, sizeof changed, "%s/audit-changed.shard", tmpdir);
+    /* round 1: A honest; B changed; C honest */
+    Spirefleet__Envelope *r = request_job(co, &a);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    make_shard_as(co, 1, 100, 20, honest, dh, "wa", 0);
+    r = send_shard(co, &a, 1, honest, dh, -1);
+    ck_assert(r->shard_ack->ok && !r->shard_ack->duplicate);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_opened, 1);
+    r = request_job(co, &a); /* A made the stored copy: not its audit */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    r = request_job(co, &b); /* B: the audit of job 1 */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    make_shard_as(co, 1, 100, 20, changed, dc, "wb", 1);
+    ck_assert_int_ne(memcmp(dh, dc, 32), 0);
+    r = send_shard(co, &b, 1, changed, dc, -1);
+    ck_assert_msg(r->shard_ack->ok && r->shard_ack->duplicate, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_mismatched, 1);
+    r = request_job(co, &c); /* C: the third copy */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 1, 100, 20, honest, dh, "wc", 0);
+    r = send_shard(co, &c, 1, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_caught, 1);
+    ck_assert_uint_eq(st.jobs_done, 1); /* A's shard of job 1 stays */
+    ck_assert_msg(strstr(log.text, "copy disagrees with two others") != NULL, "%s", log.text);
+    r = request_job(co, &b); /* B's key is refused now */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* round 2: A's stored shard of job 2 is the changed one */
+    unlink(changed);
+    make_shard_as(co, 2, 104, 20, changed, dc, "wa", 1);
+    r = send_shard(co, &a, 2, changed, dc, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    ck_assert_uint_eq(co->st.jobs_done, 2);
+    heard_anything(co, &c);  /* every job done: RunComplete, which C drops */
+    r = request_job(co, &c); /* C audits job 2 */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 2, 104, 20, honest, dh, "wc", 0);
+    r = send_shard(co, &c, 2, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    ck_assert_uint_eq(co->st.audits_mismatched, 2);
+    client d; /* a fourth identity settles it, agreeing with C */
+    open_keyed(&d, co, "wd");
+    hello(co, &d, "d");
+    r = request_job(co, &d);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 2, 104, 20, honest, dh, "wd", 0);
+    r = send_shard(co, &d, 2, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_caught, 2);
+    ck_assert_uint_eq(st.shards_quarantined, 2); /* both of A's shards */
+    ck_assert_uint_eq(st.jobs_done, 0);
+    ck_assert_uint_eq(st.jobs_pending, 2);
+    client_close(&a);
+    client_close(&b);
+    client_close(&c);
+    client_close(&d);
     sf_coordinator_close(co);
 }
 END_TEST
