@@ -120,6 +120,14 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
             (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,
             (unsigned long long)s->decode_errors, (unsigned long long)s->protocol_errors);
+    fprintf(o,
+            "security: %s; %llu connection(s) and %llu message(s) refused; %llu shard(s) "
+            "quarantined; audits %llu opened, %llu agreed, %llu mismatched, %llu caught\n",
+            s->curve ? "CURVE" : "NONE (security.mode none: anyone may connect)",
+            (unsigned long long)s->auth_denied, (unsigned long long)s->auth_refused,
+            (unsigned long long)s->shards_quarantined, (unsigned long long)s->audits_opened,
+            (unsigned long long)s->audits_passed, (unsigned long long)s->audits_mismatched,
+            (unsigned long long)s->audits_caught);
     if (s->gate) {
         int provisional = !strcmp(s->gate_decision, "continue");
         fprintf(

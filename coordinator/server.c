@@ -755,6 +755,14 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->protocol_errors = st.protocol_errors;
     r->jobs_quarantined = st.jobs_quarantined;
     r->workers_quarantined = st.workers_quarantined;
+    r->curve = co->zsec != NULL;
+    r->auth_denied = st.auth_denied;
+    r->auth_refused = st.auth_refused;
+    r->shards_quarantined = st.shards_quarantined;
+    r->audits_opened = st.audits_opened;
+    r->audits_passed = st.audits_passed;
+    r->audits_mismatched = st.audits_mismatched;
+    r->audits_caught = st.audits_caught;
     r->last_failure = co->st.last_failure;
     if (st.gate) {
         r->gate = 1;
