@@ -38,20 +38,21 @@ static void list_path(const char *dir, char *out, size_t cap) {
 /* One line: DIGEST NAME KEY_ID UNIX; the file is ours, but a trainer may
  * have copied it from anywhere: every field is checked. */
 static int parse_line(char *line, sf_shard_quarantine_entry *e) {
-    char dig[80], name[SF_SHARD_NAME_MAX + 8], key[40];
-    long long t;
-    if (sscanf(line, "%79s %263s %39s %lld", dig, name, key, &t) != 4 ||
+    char *save = NULL, *dig = strtok_r(line, " \t\r\n", &save);
+    char *name = strtok_r(NULL, " \t\r\n", &save), *key = strtok_r(NULL, " \t\r\n", &save);
+    char *when = strtok_r(NULL, " \t\r\n", &save), *end = NULL;
+    if (!dig || !name || !key || !when || strtok_r(NULL, " \t\r\n", &save) ||
         !sf_sha256_hex_canonical(dig) || strchr(name, '/') || strlen(name) > SF_SHARD_NAME_MAX ||
         strlen(key) > SF_SHARD_KEY_ID_MAX)
         return -1;
+    long long t = strtoll(when, &end, 10);
+    if (end == when || *end)
+        return -1;
     memset(e, 0, sizeof *e);
-    for (int i = 0; i < SF_SHARD_DIGEST_BYTES; i++) {
-        unsigned b;
-        sscanf(dig + 2 * i, "%2x", &b);
-        e->digest[i] = (uint8_t)b;
-    }
-    snprintf(e->name, sizeof e->name, "%s", name);
-    snprintf(e->key_id, sizeof e->key_id, "%s", key);
+    if (sf_unhex(dig, e->digest, SF_SHARD_DIGEST_BYTES) < 0)
+        return -1;
+    memcpy(e->name, name, strlen(name) + 1);
+    memcpy(e->key_id, key, strlen(key) + 1);
     e->when_unix = t;
     return 0;
 }
