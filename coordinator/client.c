@@ -11,29 +11,42 @@
 
 /* One request, one reply (sf_wire_ask), on a DEALER of its own: an
  * operator's status or stop is a single question, so nothing outlives it. */
-static int roundtrip(const char *endpoint, Spirefleet__Envelope *req, int timeout_ms,
-                     Spirefleet__Envelope **out, sf_err *err) {
+static int roundtrip(const char *endpoint, const char *keys, Spirefleet__Envelope *req,
+                     int timeout_ms, Spirefleet__Envelope **out, sf_err *err) {
     *out = NULL;
+    sf_zsec_client sec;
+    int rc = sf_zsec_client_load_any(keys, &sec, err);
+    if (rc < 0)
+        return rc;
     void *ctx = zmq_ctx_new(), *s = NULL;
     if (!ctx)
         return sf_err_set(err, SF_EIO, "%s: cannot start ZeroMQ: %s", endpoint,
                           zmq_strerror(zmq_errno()));
-    int rc = sf_wire_dealer(ctx, endpoint, &s, err);
+    rc = sf_wire_dealer_secure(ctx, endpoint, &sec, &s, err);
     if (rc == SF_OK)
         rc = sf_wire_ask(s, endpoint, req, timeout_ms, out, err);
+    if (rc == SF_ETIMEOUT && err) {
+        /* a CURVE server says nothing to a key it refuses: say what to check */
+        char m[SF_ERR_MSG_MAX];
+        snprintf(m, sizeof m, "%s", err->msg);
+        sf_err_set(err, rc, "%.300s (%s)", m,
+                   sec.on ? "is this key in the coordinator's clients/ or operators/, and "
+                            "server.pub its key?"
+                          : "a coordinator with CURVE answers only clients given --keys DIR");
+    }
     if (s)
         zmq_close(s);
     zmq_ctx_term(ctx);
     return rc;
 }
 
-int sf_fleet_status(const char *endpoint, int timeout_ms, Spirefleet__Envelope **env,
-                    Spirefleet__StatusReply **reply, sf_err *err) {
+int sf_fleet_status(const char *endpoint, const char *keys, int timeout_ms,
+                    Spirefleet__Envelope **env, Spirefleet__StatusReply **reply, sf_err *err) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
     req.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
     req.status_request = &sr;
-    int rc = roundtrip(endpoint, &req, timeout_ms, env, err);
+    int rc = roundtrip(endpoint, keys, &req, timeout_ms, env, err);
     if (rc < 0)
         return rc;
     if ((*env)->body_case != SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY) {
@@ -45,16 +58,39 @@ int sf_fleet_status(const char *endpoint, int timeout_ms, Spirefleet__Envelope *
     return SF_OK;
 }
 
-int sf_fleet_stop(const char *endpoint, int timeout_ms, sf_err *err) {
+int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err *err) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Stop st = SPIREFLEET__STOP__INIT;
     st.reason = (char *)"operator";
     req.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
     req.stop = &st;
     Spirefleet__Envelope *env;
-    int rc = roundtrip(endpoint, &req, timeout_ms, &env, err);
+    int rc = roundtrip(endpoint, keys, &req, timeout_ms, &env, err);
     if (rc < 0)
         return rc;
+    sf_wire_free(env);
+    return SF_OK;
+}
+
+int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
+                        int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
+                        sf_err *err) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Quarantine q = SPIREFLEET__QUARANTINE__INIT;
+    q.key_id = (char *)key_id;
+    q.since_unix = since_unix;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE;
+    req.quarantine = &q;
+    Spirefleet__Envelope *env;
+    int rc = roundtrip(endpoint, keys, &req, timeout_ms, &env, err);
+    if (rc < 0)
+        return rc;
+    if (env->body_case != SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY) {
+        sf_wire_free(env);
+        return sf_err_set(err, SF_EFORMAT, "%s: unexpected reply to a quarantine", endpoint);
+    }
+    *shards = env->quarantine_reply->shards;
+    *jobs = env->quarantine_reply->jobs_reissued;
     sf_wire_free(env);
     return SF_OK;
 }
@@ -96,6 +132,14 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
             (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,
             (unsigned long long)s->decode_errors, (unsigned long long)s->protocol_errors);
+    fprintf(o,
+            "security: %s; %llu connection(s) and %llu message(s) refused; %llu shard(s) "
+            "quarantined; audits %llu opened, %llu agreed, %llu mismatched, %llu caught\n",
+            s->curve ? "CURVE" : "NONE (security.mode none: anyone may connect)",
+            (unsigned long long)s->auth_denied, (unsigned long long)s->auth_refused,
+            (unsigned long long)s->shards_quarantined, (unsigned long long)s->audits_opened,
+            (unsigned long long)s->audits_passed, (unsigned long long)s->audits_mismatched,
+            (unsigned long long)s->audits_caught);
     if (s->gate) {
         int provisional = !strcmp(s->gate_decision, "continue");
         fprintf(

@@ -32,6 +32,20 @@
  *   disk is no failure: an upload that cannot be stored for lack of space
  *   (ENOSPC, EDQUOT) is answered retry_later and the worker keeps its shard.
  *
+ * Security (common/zsec.h, docs/operator.md "Security")
+ *   With security.mode curve (the default) the ROUTER is a CURVE server and
+ *   a ZAP handler, bound on the coordinator's context before the ROUTER,
+ *   admits only keys in <keys>/clients and <keys>/operators; a handshake
+ *   with any other key fails before a message reaches the decoder. Every
+ *   message is then checked against its connection's key: a revoked key's
+ *   messages are refused, Stop needs an operator key, and a worker id is
+ *   bound to the key that first said Hello with it (another key's Hello
+ *   with that id, or its messages under that worker's routing id, are
+ *   refused). With an empty security.keys the keys live in
+ *   <output_dir>/keys, made at the first start (loopback runs only:
+ *   fleet/config.h). /metrics binds loopback unless
+ *   security.metrics_public.
+ *
  * Untrusted input
  *   Only the holder of a job's lease may upload its shard (a lease restored
  *   from the ledger belongs to the worker id that held it); a worker id
@@ -88,6 +102,15 @@ typedef struct sf_coord_status {
     uint64_t leases_granted, lease_expiries, reissues;
     uint64_t decode_errors, protocol_errors;
     uint64_t shards_rejected, duplicates_dropped, jobs_failed;
+    /* security (common/zsec.h): handshakes the ZAP handler refused,
+     * messages refused because their key was revoked or is not an
+     * operator's where one is needed, or names another key's worker */
+    uint64_t auth_denied, auth_refused;
+    uint64_t shards_quarantined; /* removed by sf-fleet quarantine or an audit */
+    /* audits by re-execution: opened, copies that agreed, mismatches sent
+     * to a third worker, workers quarantined by one, undecided (three
+     * digests) */
+    uint64_t audits_opened, audits_passed, audits_mismatched, audits_caught, audits_undecided;
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
@@ -168,14 +191,28 @@ void sf_coordinator_close(sf_coordinator *co);
  * Operator and trainer clients (one short-lived DEALER each)
  * ------------------------------------------------------------------------- */
 
+/* Each asks as a CURVE client with the operator key (else the worker key)
+ * of the key directory `keys` (common/zsec.h sf_zsec_client_load_any);
+ * NULL or "": plain, which only a security.mode none coordinator answers.
+ * A coordinator that refuses the key answers nothing: SF_ETIMEOUT, whose
+ * message then says to check the keys. */
+
 /* Ask a coordinator for its status. *out is freed with sf_wire_free() on its
  * envelope: the call returns the envelope and points *reply into it.
  * Errors: SF_ETIMEOUT when nothing answers within timeout_ms. */
-int sf_fleet_status(const char *endpoint, int timeout_ms, Spirefleet__Envelope **env,
-                    Spirefleet__StatusReply **reply, sf_err *err);
+int sf_fleet_status(const char *endpoint, const char *keys, int timeout_ms,
+                    Spirefleet__Envelope **env, Spirefleet__StatusReply **reply, sf_err *err);
 
-/* Ask a coordinator to stop the run (workers finish nothing new). */
-int sf_fleet_stop(const char *endpoint, int timeout_ms, sf_err *err);
+/* Ask a coordinator to stop the run (workers finish nothing new). Needs an
+ * operator key: otherwise SF_EIO with the coordinator's refusal. */
+int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err *err);
+
+/* Quarantine a worker key's data (an operator key only; fleet.proto
+ * Quarantine): key_id is 16 hex digits (common/zsec.h sf_zsec_key_id),
+ * since_unix 0 for every shard. *shards and *jobs receive the counts. */
+int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
+                        int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
+                        sf_err *err);
 
 /* Write a Status reply in human form. */
 void sf_fleet_print_status(const Spirefleet__StatusReply *st, FILE *out);

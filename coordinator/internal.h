@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "common/metrics_http.h"
+#include "common/zsec.h"
 #include "coordinator/coordinator.h"
 
 #define CO_WORKER_ID_MAX       64
@@ -45,6 +46,15 @@ typedef struct cjob {
     uint64_t fights, simulations, fallbacks, wins;
     /* progress while leased (not persisted) */
     uint64_t prog_fights, prog_labels;
+    /* audit by re-execution (audit.c; in memory: a restart forgets audits
+     * in flight). who[k]: the identity (key id, or worker id without
+     * CURVE) of the stored shard's maker (k = 0) and of each auditor;
+     * digest[k] what each one's copy held. */
+    uint8_t audit_stage; /* 0 none; 1, 2: waiting for the 2nd, 3rd copy   */
+    int audit_worker;    /* worker slot playing it now, -1: none          */
+    uint64_t audit_deadline;
+    char audit_who[3][CO_WORKER_ID_MAX];
+    char audit_digest[3][65];
 } cjob;
 
 typedef struct upload {
@@ -65,6 +75,10 @@ typedef struct cworker {
     size_t ident_len;
     char worker_id[CO_WORKER_ID_MAX];
     char host[64];
+    /* the authenticated CURVE key its id is bound to (the first that said
+     * Hello with this id; "" in security mode none) and its id */
+    char key[SF_ZSEC_KEY_LEN + 1];
+    char key_id[SF_ZSEC_ID_LEN + 1];
     uint32_t threads;
     uint32_t pid;       /* of the process behind the last Hello               */
     uint64_t last_seen; /* monotonic ns */
@@ -99,6 +113,7 @@ struct sf_coordinator {
     int exit_when_done;
 
     void *zctx, *router;
+    sf_zsec_server *zsec; /* the ZAP handler and key lists; NULL in mode none */
 
     MDB_env *env;
     MDB_dbi dbi_meta, dbi_jobs;
@@ -115,6 +130,8 @@ struct sf_coordinator {
     uint64_t last_expire, last_publish; /* monotonic ns of the last timer runs */
     uint64_t *queue;                    /* pending job ids, FIFO ring                  */
     uint64_t q_head, q_len;
+    uint64_t *audits; /* ids of jobs with an audit open (audit.c), unordered */
+    uint64_t n_audits;
 
     cworker *workers;
     int nworkers, cap_workers;
@@ -164,6 +181,49 @@ int gate_advance(sf_coordinator *co, sf_err *err);
 int gate_decided(const sf_coordinator *co);
 /* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
 void gate_status(const sf_coordinator *co, sf_coord_status *st);
+
+/* server.c: a done job back to pending (its shard no longer in shards/)
+ * or a leased one released; counted out of the totals, queued, committed
+ * with the step. */
+void co_job_undo(sf_coordinator *co, cjob *j);
+
+/* quarantine.c (docs/operator.md "Security"): remove a worker key's data.
+ * Every done job whose stored shard's manifest names `key_id` (sealed at
+ * or after since_unix; 0: any) has its shard listed in shards/QUARANTINE
+ * and moved to <output_dir>/quarantined/, and goes back to pending; jobs
+ * leased to workers with that key are released and those workers get no
+ * more; the key is refused from now on (<output_dir>/quarantined-keys,
+ * read again at start by co_quarantine_open). `who` names the reason in
+ * the log ("an operator", "an audit"). SF_EINVAL for a malformed key id,
+ * SF_EIO when the lists cannot be written. */
+typedef struct co_quarantine_report {
+    uint32_t shards, jobs;
+} co_quarantine_report;
+int co_quarantine_key(sf_coordinator *co, const char *key_id, int64_t since_unix, const char *who,
+                      co_quarantine_report *rep, sf_err *err);
+int co_quarantine_open(sf_coordinator *co, sf_err *err);
+
+/* audit.c: a job's shard is byte-identical wherever it runs (docs/
+ * architecture.md), so a fraction (security.audit_fraction) of done jobs
+ * is played again by a worker of another identity and the content digests
+ * compared; a mismatch goes to a third, and whoever disagrees with it is
+ * quarantined (co_quarantine_key; without CURVE, the worker). */
+/* The identity audits compare: the worker's key id, or its worker id. */
+const char *audit_identity(const sf_coordinator *co, int wi);
+/* Job j just became done, its shard from worker wi: maybe open an audit. */
+void audit_on_done(sf_coordinator *co, cjob *j, int wi);
+/* An audit worker wi may play now (its identity made no copy of it), or
+ * NULL; leases it to wi. */
+cjob *audit_take(sf_coordinator *co, int wi);
+/* Whether wi's offer for done job j is the audit copy it was asked for. */
+int audit_expects(const sf_coordinator *co, const cjob *j, int wi);
+/* wi's audit copy of j verified with content digest `digest` (hex). */
+void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest);
+/* Heartbeats renew an audit's lease; dead workers and late ones lose it. */
+void audit_extend(sf_coordinator *co, cjob *j, int wi);
+void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker);
+/* j leaves the done state (quarantined): its audit, if any, is dropped. */
+void audit_cancel(sf_coordinator *co, cjob *j);
 
 /* ledger.c */
 /* Open co->ledger_path: an existing ledger is first loaded by a forked

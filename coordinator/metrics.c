@@ -101,7 +101,8 @@ static char *render_page(void *ctx, size_t *len) {
 }
 
 int metrics_start(sf_coordinator *co, int port, sf_err *err) {
-    return sf_metrics_http_start(co->endpoint, port, render_page, co, &co->http, err);
+    return sf_metrics_http_start(co->cfg.security.metrics_public ? co->endpoint : NULL, port,
+                                 render_page, co, &co->http, err);
 }
 
 void metrics_stop(sf_coordinator *co) {

@@ -195,10 +195,36 @@ static void release_job(sf_coordinator *co, cjob *j, int expired) {
         co->st.lease_expiries++;
 }
 
+/* internal.h: a done job back to pending (its shard gone from shards/), or a
+ * leased one released. */
+void co_job_undo(sf_coordinator *co, cjob *j) {
+    if (j->state == JS_LEASED) {
+        release_job(co, j, 0);
+        return;
+    }
+    if (j->state != JS_DONE)
+        return;
+    audit_cancel(co, j);
+    co->st.jobs_done--;
+    co->st.shards_stored--;
+    co->st.bytes_stored -= j->bytes;
+    co->st.labels -= j->records;
+    co->st.fights -= j->fights;
+    co->st.simulations -= j->simulations;
+    co->st.fallbacks -= j->fallbacks;
+    j->state = JS_PENDING;
+    j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
+    j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
+    job_touch(co, j);
+    co->need_sync = 1;
+    queue_push(co, j->id);
+}
+
 static void worker_dead(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     w->alive = 0;
     upload_discard(&w->up);
+    audit_expire(co, sf_now_ns(), wi);
     for (uint64_t k = co->n_leased; k-- > 0;) {
         cjob *j = &co->jobs[co->leased[k] - 1];
         if (j->worker == wi)
@@ -211,7 +237,7 @@ static void worker_dead(sf_coordinator *co, int wi) {
  * ---------------------------------------------------------------------- */
 
 static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
-                     const Spirefleet__Hello *h) {
+                     const Spirefleet__Hello *h, const char *key) {
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     const char *why = NULL;
     if (h->protocol_version != SF_PROTOCOL_VERSION)
@@ -236,13 +262,37 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     for (int i = 0; i < co->nworkers && wi < 0; i++)
         if (!strcmp(co->workers[i].worker_id, h->worker_id))
             wi = i;
-    if (wi < 0)
+    if (wi >= 0 && co->workers[wi].key[0] && strcmp(co->workers[wi].key, key)) {
+        /* a worker id belongs to the key that first used it: another key
+         * cannot take over its leases or upload in its name */
+        char why[200], theirs[SF_ZSEC_ID_LEN + 1];
+        sf_zsec_key_id(key, theirs);
+        snprintf(why, sizeof why, "worker id %s belongs to another key (this key: %s)",
+                 h->worker_id, theirs[0] ? theirs : "none");
+        sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
+        co->st.auth_refused++;
+        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
+        r.reason = why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &r;
+        queue_reply(co, ident, len, &env);
+        return;
+    }
+    if (wi < 0) {
         wi = worker_find(co, ident, len);
+        /* a routing id another key's worker holds is not taken over */
+        if (wi >= 0 && co->workers[wi].key[0] && strcmp(co->workers[wi].key, key))
+            wi = -1;
+    }
     if (wi < 0)
         wi = worker_add(co, ident, len);
     if (wi < 0)
         return;
     cworker *w = &co->workers[wi];
+    if (!w->key[0]) {
+        snprintf(w->key, sizeof w->key, "%s", key);
+        sf_zsec_key_id(key, w->key_id);
+    }
     if (w->ident_len != len || memcmp(w->ident, ident, len)) {
         upload_discard(&w->up);
         memcpy(w->ident, ident, len);
@@ -320,6 +370,24 @@ static int bind_model(sf_coordinator *co, cjob *j) {
     return 0;
 }
 
+/* The Job message of j to w (`attempt` names the worker's scratch file). */
+static void send_job(sf_coordinator *co, const cworker *w, const cjob *j, uint32_t attempt) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Job job = SPIREFLEET__JOB__INIT;
+    job.job_id = j->id;
+    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
+    job.seed_start = j->seed_start;
+    job.seed_count = j->seed_count;
+    job.attempt = attempt;
+    job.search = co->run_msg->search;
+    job.model_sha256 = (char *)j->model; /* bound at its first lease (bind_model) */
+    job.config_digest = co->digest;
+    job.lease_seconds = co->cfg.coordinator.lease_seconds;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
+    env.job = &job;
+    queue_reply(co, w->ident, w->ident_len, &env);
+}
+
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -336,6 +404,13 @@ static void on_job_request(sf_coordinator *co, int wi) {
         env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
         env.refusal = &rf;
         queue_reply(co, w->ident, w->ident_len, &env);
+        return;
+    }
+    /* an audit first: a done job played again by another identity (also
+     * once every job is done, while the coordinator serves) */
+    cjob *aj = co->stopping ? NULL : audit_take(co, wi);
+    if (aj) {
+        send_job(co, w, aj, aj->attempt + 100 * aj->audit_stage);
         return;
     }
     if (all_done(co) || co->stopping) {
@@ -370,20 +445,7 @@ static void on_job_request(sf_coordinator *co, int wi) {
     snprintf(j->worker_id, sizeof j->worker_id, "%s", w->worker_id);
     job_touch(co, j);
     co->st.leases_granted++;
-
-    Spirefleet__Job job = SPIREFLEET__JOB__INIT;
-    job.job_id = j->id;
-    job.kind = co->gate ? SPIREFLEET__JOB_KIND__JOB_GATE : SPIREFLEET__JOB_KIND__JOB_SELFPLAY;
-    job.seed_start = j->seed_start;
-    job.seed_count = j->seed_count;
-    job.attempt = j->attempt;
-    job.search = co->run_msg->search;
-    job.model_sha256 = j->model;
-    job.config_digest = co->digest;
-    job.lease_seconds = co->cfg.coordinator.lease_seconds;
-    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
-    env.job = &job;
-    queue_reply(co, w->ident, w->ident_len, &env);
+    send_job(co, w, j, j->attempt);
 }
 
 static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
@@ -395,6 +457,7 @@ static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
         j->worker = wi;
     if (j->state == JS_LEASED && j->worker == wi)
         j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+    audit_extend(co, j, wi);
 }
 
 static void on_heartbeat(sf_coordinator *co, int wi, const Spirefleet__Heartbeat *hb) {
@@ -490,7 +553,8 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         return;
     }
     cjob *j = &co->jobs[o->job_id - 1];
-    if (j->state == JS_DONE) {
+    int audit = j->state == JS_DONE && audit_expects(co, j, wi);
+    if (j->state == JS_DONE && !audit) {
         /* idempotent by job id: the first copy stored wins */
         co->st.duplicates_dropped++;
         send_ack(co, wi, o->job_id, 1, 1, 0, "job already done");
@@ -501,7 +565,7 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
      * shard, however well formed, is refused before a byte is stored. */
     if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
         j->worker = wi;
-    if (j->state != JS_LEASED || j->worker != wi) {
+    if (!audit && (j->state != JS_LEASED || j->worker != wi)) {
         co->st.protocol_errors++;
         co->st.shards_rejected++;
         char why[160];
@@ -593,7 +657,8 @@ static void finish_upload(sf_coordinator *co, int wi) {
         snprintf(why, sizeof why, "file SHA-256 mismatch (got %.12s..., offered %.12s...)", hex,
                  u->file_sha256);
     cjob *j = &co->jobs[job_id - 1];
-    if (!why[0] && j->state == JS_DONE) {
+    int audit = j->state == JS_DONE && audit_expects(co, j, wi);
+    if (!why[0] && j->state == JS_DONE && !audit) {
         upload_discard(u);
         co->st.duplicates_dropped++;
         send_ack(co, wi, job_id, 1, 1, 0, "job already done");
@@ -624,6 +689,13 @@ static void finish_upload(sf_coordinator *co, int wi) {
                      strcmp(m->model_sha256 ? m->model_sha256 : "", j->model))
                 snprintf(why, sizeof why, "manifest names model %.12s..., the job's is %.12s...",
                          m->model_sha256 ? m->model_sha256 : "", j->model);
+            else if (co->zsec &&
+                     strcmp(m->worker_key_id ? m->worker_key_id : "", co->workers[wi].key_id))
+                /* provenance must name the key that uploaded it: quarantine
+                 * by key then finds every shard a key made */
+                snprintf(why, sizeof why,
+                         "manifest names worker key id '%.16s', the uploader's is %s",
+                         m->worker_key_id ? m->worker_key_id : "", co->workers[wi].key_id);
             else
                 gate_check_manifest(co, j, m, why, sizeof why);
             sf_shard_reader_close(r);
@@ -631,8 +703,19 @@ static void finish_upload(sf_coordinator *co, int wi) {
     }
     if (why[0]) {
         co->st.shards_rejected++;
+        if (audit)
+            j->audit_worker = -1; /* another worker may bring a copy that verifies */
         upload_discard(u);
         send_ack(co, wi, job_id, 0, 0, 0, why);
+        return;
+    }
+    if (audit) {
+        /* compared, never stored: the stored copy stays unless it loses */
+        char dig[65];
+        sf_hex(rep.digest, 32, dig);
+        upload_discard(u);
+        send_ack(co, wi, job_id, 1, 1, 0, "audit copy compared");
+        audit_result(co, j, wi, dig);
         return;
     }
     char name[96], final[1200];
@@ -690,6 +773,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
                (unsigned long long)job_id);
     co->st.uploads_paused = 0;
     send_ack(co, wi, job_id, 1, 0, 0, NULL);
+    audit_on_done(co, j, wi);
 }
 
 static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardChunk *c) {
@@ -813,6 +897,14 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->uploads_deferred = st.uploads_deferred;
     r->uploads_paused = st.uploads_paused;
     r->cannot_finish = st.cannot_finish;
+    r->curve = co->zsec != NULL;
+    r->auth_denied = st.auth_denied;
+    r->auth_refused = st.auth_refused;
+    r->shards_quarantined = st.shards_quarantined;
+    r->audits_opened = st.audits_opened;
+    r->audits_passed = st.audits_passed;
+    r->audits_mismatched = st.audits_mismatched;
+    r->audits_caught = st.audits_caught;
     r->last_failure = co->st.last_failure;
     if (st.gate) {
         r->gate = 1;
@@ -836,7 +928,15 @@ static void on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
     queue_reply(co, ident, len, &env);
 }
 
-static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len) {
+static void on_stop(sf_coordinator *co, const uint8_t *ident, size_t len, int role) {
+    if (role != SF_ZSEC_OPERATOR) {
+        co->st.auth_refused++;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: refused a Stop from a key that is not an "
+               "operator's");
+        reply_error(co, ident, len, SF_ESTATE, "Stop needs an operator key (<keys>/operators)");
+        return;
+    }
     if (!co->stopping)
         sf_log(co->log, co->log_ctx, "coordinator: stop requested; finishing");
     co->stopping = 1;
@@ -873,15 +973,44 @@ static void on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len) 
         ptrs[k] = &infos[k];
         k++;
     }
+    /* the run's quarantine list goes along: a puller skips those shards and
+     * lists them for its own readers */
+    sf_shard_quarantine *ql = NULL;
+    sf_err qe = {0};
+    if (sf_shard_quarantine_load(co->shards_dir, &ql, &qe) < 0)
+        sf_log(co->log, co->log_ctx, "coordinator: %s", qe.msg);
+    size_t nq = sf_shard_quarantine_count(ql);
+    Spirefleet__ShardInfo *qinfos = calloc(nq ? nq : 1, sizeof *qinfos);
+    Spirefleet__ShardInfo **all = calloc(k + nq + 1, sizeof *all);
+    char(*qhex)[65] = calloc(nq ? nq : 1, sizeof *qhex);
+    if (!qinfos || !all || !qhex)
+        nq = 0;
+    for (size_t i = 0; all && i < k; i++)
+        all[i] = ptrs[i];
+    for (size_t i = 0; i < nq; i++) {
+        const sf_shard_quarantine_entry *q = sf_shard_quarantine_at(ql, i);
+        spirefleet__shard_info__init(&qinfos[i]);
+        sf_hex(q->digest, 32, qhex[i]);
+        qinfos[i].name = (char *)q->name;
+        qinfos[i].content_digest = qhex[i];
+        qinfos[i].quarantined = 1;
+        qinfos[i].key_id = (char *)q->key_id;
+        qinfos[i].quarantined_unix = q->when_unix;
+        all[k + i] = &qinfos[i];
+    }
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__ShardList l = SPIREFLEET__SHARD_LIST__INIT;
-    l.n_shards = k;
-    l.shards = ptrs;
+    l.n_shards = all ? k + nq : k;
+    l.shards = all ? all : ptrs;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_LIST;
     env.shard_list = &l;
     queue_reply(co, ident, len, &env);
     free(infos);
     free(ptrs);
+    free(qinfos);
+    free(all);
+    free(qhex);
+    sf_shard_quarantine_free(ql);
 }
 
 static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
@@ -931,8 +1060,27 @@ static void on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     free(buf);
 }
 
+static void on_quarantine(sf_coordinator *co, const uint8_t *ident, size_t len,
+                          const Spirefleet__Quarantine *q) {
+    co_quarantine_report rep;
+    sf_err e = {0};
+    int rc = co_quarantine_key(co, q->key_id, q->since_unix, "an operator", &rep, &e);
+    if (rc < 0) {
+        reply_error(co, ident, len, rc, e.msg);
+        return;
+    }
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__QuarantineReply r = SPIREFLEET__QUARANTINE_REPLY__INIT;
+    r.key_id = (char *)q->key_id;
+    r.shards = rep.shards;
+    r.jobs_reissued = rep.jobs;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY;
+    env.quarantine_reply = &r;
+    queue_reply(co, ident, len, &env);
+}
+
 static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const uint8_t *data,
-                   size_t dlen) {
+                   size_t dlen, int role, const char *key) {
     Spirefleet__Envelope *env = NULL;
     sf_err err = {0};
     int rc = sf_wire_decode(data, dlen, &env, &err);
@@ -943,9 +1091,17 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     }
     /* Messages anyone may send. */
     switch (env->body_case) {
-    case SPIREFLEET__ENVELOPE__BODY_HELLO: on_hello(co, ident, ilen, env->hello); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_HELLO: on_hello(co, ident, ilen, env->hello, key); goto done;
     case SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST: on_status(co, ident, ilen); goto done;
-    case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen, role); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_QUARANTINE:
+        if (role != SF_ZSEC_OPERATOR) {
+            co->st.auth_refused++;
+            reply_error(co, ident, ilen, SF_ESTATE, "Quarantine needs an operator key");
+        } else {
+            on_quarantine(co, ident, ilen, env->quarantine);
+        }
+        goto done;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_LIST_REQUEST: on_shard_list(co, ident, ilen); goto done;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_FETCH:
         on_shard_fetch(co, ident, ilen, env->shard_fetch);
@@ -960,6 +1116,13 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
         goto done;
     }
     cworker *w = &co->workers[wi];
+    if (strcmp(w->key, key)) {
+        /* another key under this worker's routing id (ZMQ_ROUTING_ID can
+         * be chosen by a client): nothing it says counts */
+        co->st.auth_refused++;
+        reply_error(co, ident, ilen, SF_ESTATE, "this connection's key is not the worker's");
+        goto done;
+    }
     w->last_seen = sf_now_ns();
     w->alive = 1;
     switch (env->body_case) {
@@ -997,6 +1160,7 @@ static void expire(sf_coordinator *co) {
         if (now > j->deadline)
             release_job(co, j, 1);
     }
+    audit_expire(co, now, -1);
 }
 
 /* ------------------------------------------------------------------------
@@ -1096,6 +1260,16 @@ static void adopt_stored_shards(sf_coordinator *co) {
             ok = m->job_id == j->id &&
                  !strcmp(m->config_digest ? m->config_digest : "", co->digest) &&
                  gate_check_manifest(co, j, m, why, sizeof why) == 0;
+            /* the model: the one its lease bound, else (a lost binding)
+             * the manifest's, which an audit of the job then plays */
+            const char *mm = m->model_sha256 ? m->model_sha256 : "";
+            if (ok && !co->gate && j->model[0] && strcmp(mm, j->model)) {
+                ok = 0;
+                snprintf(why, sizeof why, "manifest names model %.12s..., the job's is %.12s...",
+                         mm, j->model);
+            }
+            if (ok && !co->gate && !j->model[0])
+                snprintf(j->model, sizeof j->model, "%s", mm);
             if (!ok && why[0])
                 snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
@@ -1188,7 +1362,8 @@ static int open_jobs(sf_coordinator *co, sf_err *err) {
     co->queue = calloc(co->njobs, sizeof *co->queue);
     co->dirty = calloc(co->njobs, sizeof *co->dirty);
     co->leased = calloc(co->njobs, sizeof *co->leased);
-    if (!co->jobs || !co->queue || !co->dirty || !co->leased)
+    co->audits = calloc(co->njobs, sizeof *co->audits);
+    if (!co->jobs || !co->queue || !co->dirty || !co->leased || !co->audits)
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
     for (uint64_t i = 0; i < co->njobs; i++) {
@@ -1198,6 +1373,7 @@ static int open_jobs(sf_coordinator *co, sf_err *err) {
         uint64_t left = cfg->seed_count - i * cfg->job_size;
         j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
         j->worker = -1;
+        j->audit_worker = -1;
     }
     return SF_OK;
 }
@@ -1273,13 +1449,38 @@ static int open_recover(sf_coordinator *co, sf_err *err) {
     return ledger_commit(co, err);
 }
 
-/* 7: the ROUTER, bound at `bind`; co->endpoint is what it got. */
-static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
+/* 7: security: with mode curve the key directory (made for a local run
+ * when security.keys is "") and the ZAP handler, on a context of its own
+ * before any socket; mode none says at every start what it lets in. */
+static int open_security(sf_coordinator *co, const char *bind, sf_err *err) {
     co->zctx = zmq_ctx_new();
-    co->router = co->zctx ? zmq_socket(co->zctx, ZMQ_ROUTER) : NULL;
+    if (!co->zctx)
+        return sf_err_set(err, SF_EIO, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));
+    char dir[SF_CFG_PATH + 8];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    if (!dir[0]) {
+        sf_log(co->log, co->log_ctx,
+               "coordinator: WARNING: security.mode none: anyone who reaches %s can take jobs, "
+               "upload shards, read status and stop the run",
+               bind);
+        return SF_OK;
+    }
+    int rc = co->cfg.security.keys[0] ? SF_OK : sf_zsec_ensure_dir(dir, err);
+    if (rc == SF_OK)
+        rc = sf_zsec_server_open(co->zctx, dir, co->log, co->log_ctx, &co->zsec, err);
+    if (rc == SF_OK) /* keys quarantined before a restart stay refused */
+        rc = co_quarantine_open(co, err);
+    return rc < 0 ? sf_err_prefix(err, "security") : SF_OK;
+}
+
+/* 8: the ROUTER, bound at `bind`; co->endpoint is what it got. */
+static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
+    co->router = zmq_socket(co->zctx, ZMQ_ROUTER);
     if (!co->router)
         return sf_err_set(err, SF_EIO, "%s: cannot make a socket: %s", bind,
                           zmq_strerror(zmq_errno()));
+    if (co->zsec && sf_zsec_server_apply(co->zsec, co->router, err) < 0)
+        return sf_err_prefix(err, "%s", bind);
     /* Per-peer queues, in messages: a peer that stops reading gets at most
      * SNDHWM replies (each at most a SF_FLEET_CHUNK ShardData) queued before the
      * rest are dropped, so it cannot grow the coordinator without bound.
@@ -1325,6 +1526,8 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
         rc = open_recover(co, err);
     if (rc == SF_OK)
         rc = gate_advance(co, err);
+    if (rc == SF_OK)
+        rc = open_security(co, bind, err);
     if (rc == SF_OK)
         rc = open_router(co, bind, err);
     if (rc == SF_OK)
@@ -1424,10 +1627,24 @@ int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
         }
         if (!got)
             break;
-        /* [identity][body]; anything else is a framing error */
-        if (nparts == 2 && zmq_msg_size(&parts[0]) <= 255) {
+        /* who sent it (the key its connection authenticated with), before
+         * a byte of it is decoded */
+        char key[SF_ZSEC_KEY_LEN + 1];
+        int role = sf_zsec_peer(co->zsec, &parts[nparts - 1], key, err);
+        if (role < 0) {
+            for (int i = 0; i < nparts; i++)
+                zmq_msg_close(&parts[i]);
+            return role; /* the ZAP handler died: nothing may be let in */
+        }
+        if (role == SF_ZSEC_REFUSED) {
+            co->st.auth_refused++;
+            if (zmq_msg_size(&parts[0]) <= 255)
+                reply_error(co, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), SF_ESTATE,
+                            "this key is no longer allowed");
+        } else if (nparts == 2 && zmq_msg_size(&parts[0]) <= 255) {
+            /* [identity][body]; anything else is a framing error */
             handle(co, zmq_msg_data(&parts[0]), zmq_msg_size(&parts[0]), zmq_msg_data(&parts[1]),
-                   zmq_msg_size(&parts[1]));
+                   zmq_msg_size(&parts[1]), role, key);
         } else {
             co->st.decode_errors++;
             if (nparts >= 1 && zmq_msg_size(&parts[0]) <= 255)
@@ -1528,6 +1745,9 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->cannot_finish = !st->complete && left > 0 && co->jobs_quarantined >= left;
     if (st->cannot_finish)
         st->eta_s = -1.0;
+    sf_zsec_counts zc;
+    sf_zsec_server_counts(co->zsec, &zc);
+    st->auth_denied = zc.handshakes_denied;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
     gate_status(co, st);
@@ -1543,6 +1763,7 @@ void sf_coordinator_close(sf_coordinator *co) {
         free(co->replies[i].bytes);
     if (co->router)
         zmq_close(co->router);
+    sf_zsec_server_close(co->zsec);
     if (co->zctx)
         zmq_ctx_term(co->zctx);
     if (co->env) {
@@ -1559,6 +1780,7 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->queue);
     free(co->dirty);
     free(co->leased);
+    free(co->audits);
     free(co->cfg_msg);
     gate_close(co);
     free(co);

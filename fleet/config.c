@@ -203,6 +203,14 @@ static const sf_config_key keys[] = {
           EXEC),
     K_STR("slurm.workdir", "slurm_workdir", slurm.workdir, 0, NULL, NULL, EXEC),
     K_STR("slurm.bin_dir", "slurm_bin_dir", slurm.bin_dir, 0, NULL, NULL, EXEC),
+    /* CURVE keys (common/zsec.h); RunConfig carries them as fields of its
+     * own, like slurm.* */
+    K_STR("security.mode", "security_mode", security.mode, 1, "curve|none", "curve", EXEC),
+    K_STR("security.keys", "security_keys", security.keys, 0, NULL, NULL, EXEC),
+    K_BOOL("security.metrics_public", "security_metrics_public", security.metrics_public, "false",
+           EXEC),
+    K_F64("security.audit_fraction", "security_audit_fraction", security.audit_fraction, 0, 1,
+          "0.01", EXEC),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -431,6 +439,15 @@ void sf_config_defaults(sf_run_config *c) {
         else if (keys[i].def)
             (void)store_scalar(&keys[i], keys[i].def, c, why, sizeof why);
     }
+}
+
+void sf_config_keys_dir(const sf_run_config *cfg, char *out, size_t cap) {
+    if (strcmp(cfg->security.mode, "curve"))
+        snprintf(out, cap, "%s", "");
+    else if (cfg->security.keys[0])
+        snprintf(out, cap, "%s", cfg->security.keys);
+    else
+        snprintf(out, cap, "%s/keys", cfg->output_dir);
 }
 
 /* ---- rules between keys --------------------------------------------------- */
@@ -818,6 +835,22 @@ static void rule_slurm_signal_before_limit(const sf_run_config *c, const sf_conf
                c->slurm.signal_seconds, c->slurm.worker_time, limit);
 }
 
+/* A fleet reachable from other machines needs keys made for it: the
+ * generated keys of a local run stay in its output dir. */
+static void rule_keys_beyond_loopback(const sf_run_config *c, const sf_config_key *k,
+                                      rule_sink *s) {
+    (void)k;
+    if (strcmp(c->security.mode, "curve") || c->security.keys[0])
+        return;
+    const char *eps[] = {c->coordinator.endpoint, c->evald.endpoint};
+    for (int i = 0; i < 2; i++)
+        if (!sf_endpoint_problem(eps[i]) && !sf_endpoint_is_loopback(eps[i]))
+            broken(s,
+                   "%s binds beyond this machine: give a key directory made with `sf-fleet "
+                   "keygen DIR` (or security.mode none, which lets anyone in)",
+                   eps[i]);
+}
+
 /* Checked in this order; each broken one is reported. */
 static const rule rules[] = {
     {"run.name", NULL, rule_name_fits_file_names},
@@ -872,6 +905,7 @@ static const rule rules[] = {
     {"slurm.bin_dir", NULL, rule_slurm_path},
     /* a lead given alone, above the limit: point at the time */
     {"slurm.signal_seconds", "slurm.worker_time", rule_slurm_signal_before_limit},
+    {"security.keys", "security.mode", rule_keys_beyond_loopback},
 };
 
 /* Every rule, in order; each broken one goes to `bad`. Returns how many. */

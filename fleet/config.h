@@ -163,7 +163,20 @@ typedef struct sf_run_config {
         char workdir[SF_CFG_PATH]; /* --chdir; "": where sf-fleet slurm ran       */
         char bin_dir[SF_CFG_PATH]; /* the programs; "": beside this sf-fleet      */
     } slurm;
+    /* CURVE on every fleet socket (common/zsec.h, docs/operator.md
+     * "Security"). mode "none" is plain ZeroMQ, warned at every start. */
+    struct {
+        char mode[8];           /* "curve" | "none"                              */
+        char keys[SF_CFG_PATH]; /* key directory; "": sf_config_keys_dir()'s   */
+        int metrics_public;     /* /metrics at the ROUTER's address, not loopback */
+        double audit_fraction;  /* done jobs played again by another worker     */
+    } security;
 } sf_run_config;
+
+/* The run's key directory: security.keys, or <output_dir>/keys when that
+ * is "" (a local run's keys, made at the coordinator's first start); ""
+ * with security.mode none. */
+void sf_config_keys_dir(const sf_run_config *cfg, char *out, size_t cap);
 
 /* The side of a gate run: 0 = champion, 1 = candidate. */
 static inline const struct sf_cfg_gate_side *sf_config_gate_side(const sf_run_config *c, int side) {

@@ -79,12 +79,22 @@ const char *sf_wire_body_name(const Spirefleet__Envelope *env) {
 /* ---- a DEALER's side ------------------------------------------------------ */
 
 int sf_wire_dealer(void *zctx, const char *endpoint, void **sock, sf_err *err) {
+    return sf_wire_dealer_secure(zctx, endpoint, NULL, sock, err);
+}
+
+int sf_wire_dealer_secure(void *zctx, const char *endpoint, const sf_zsec_client *sec, void **sock,
+                          sf_err *err) {
     *sock = zmq_socket(zctx, ZMQ_DEALER);
     if (!*sock)
         return sf_err_set(err, SF_EIO, "%s: cannot make a socket: %s", endpoint,
                           zmq_strerror(zmq_errno()));
     int zero = 0;
     zmq_setsockopt(*sock, ZMQ_LINGER, &zero, sizeof zero);
+    if (sf_zsec_client_apply(sec, *sock, err) < 0) {
+        zmq_close(*sock);
+        *sock = NULL;
+        return sf_err_prefix(err, "%s", endpoint);
+    }
     if (zmq_connect(*sock, endpoint) != 0) {
         int rc = sf_err_set(err, SF_EINVAL, "%s: not a valid endpoint: %s", endpoint,
                             zmq_strerror(zmq_errno()));
@@ -188,4 +198,13 @@ const char *sf_endpoint_problem(const char *s) {
     if (digits == 0 || p == 0 || p > 65535)
         return "the tcp:// port must be a number 1..65535, or *";
     return NULL;
+}
+
+int sf_endpoint_is_loopback(const char *s) {
+    if (!strncmp(s, "ipc://", 6))
+        return 1;
+    if (strncmp(s, "tcp://", 6))
+        return 0;
+    const char *h = s + 6;
+    return !strncmp(h, "127.", 4) || !strncmp(h, "localhost:", 10) || !strncmp(h, "[::1]:", 6);
 }

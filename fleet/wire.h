@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/zsec.h"
 #include "proto/fleet.pb-c.h"
 
 #define SF_PROTOCOL_VERSION 1
@@ -43,6 +44,10 @@ _Static_assert(SF_FLEET_CHUNK + 4096 < SF_FLEET_MAX_MSG, "a chunk must fit a fle
  * only threads of one process. Returns NULL when fine, else a static
  * sentence saying what is wrong (for "ENDPOINT: <sentence>" messages). */
 const char *sf_endpoint_problem(const char *endpoint);
+
+/* Whether `endpoint` reaches only this machine: ipc://, or tcp:// on
+ * 127.0.0.0/8, ::1 or localhost. */
+int sf_endpoint_is_loopback(const char *endpoint);
 
 /* Pack `env` (its version is forced to SF_PROTOCOL_VERSION) into a new heap
  * buffer; *out and *len receive it, the caller frees it with free(). */
@@ -88,6 +93,12 @@ const char *sf_wire_body_name(const Spirefleet__Envelope *env);
  * endpoint ("ENDPOINT: not a valid endpoint: <reason>"), SF_EIO when no
  * socket can be made. */
 int sf_wire_dealer(void *zctx, const char *endpoint, void **sock, sf_err *err);
+
+/* sf_wire_dealer() as a CURVE client of `sec` (common/zsec.h; NULL or
+ * sec->on 0: plain). A CURVE server refuses an unknown key during the
+ * handshake, before any message: the caller then sees a timeout. */
+int sf_wire_dealer_secure(void *zctx, const char *endpoint, const sf_zsec_client *sec, void **sock,
+                          sf_err *err);
 
 /* Wait up to timeout_ms (0: only what has arrived; -1: no limit) for one
  * message on a DEALER and decode it into *out (freed with sf_wire_free();

@@ -44,6 +44,12 @@ typedef struct sf_evald_opts {
     const char *models_dir;
     int model_idle_s;
     FILE *log; /* log lines go here (default stderr)                 */
+    /* A key directory (common/zsec.h): the ROUTER is a CURVE server with
+     * its server.key, and only keys in its clients/ and operators/ get in
+     * (the ZAP handler is bound first; a revoked key's requests are
+     * dropped). NULL: plain ZeroMQ, warned at start. */
+    const char *keys_dir;
+    int metrics_public; /* /metrics at the ROUTER's address (0: 127.0.0.1) */
 } sf_evald_opts;
 
 typedef struct sf_evald sf_evald;

@@ -5,7 +5,7 @@
  *             --max-batch N --max-wait-us U
  *             [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]
  *             [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]
- *             [--endpoint-file PATH]
+ *             [--endpoint-file PATH] [--keys DIR] [--metrics-public]
  *
  *   --endpoint-file publishes the bound endpoint (a wildcard host replaced
  *   by this machine's name) in PATH once serving, for workers started with
@@ -42,7 +42,11 @@ static int usage(void) {
         "PATH[@SHA256])...\n"
         "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
         "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
-        "                 [--model-idle-s N] [--endpoint-file PATH]\n"
+        "                 [--model-idle-s N] [--endpoint-file PATH] [--keys DIR] "
+        "[--metrics-public]\n"
+        "--keys DIR: CURVE with DIR/server.key; only keys in DIR/clients and DIR/operators\n"
+        "get in (sf-fleet keygen; docs/operator.md \"Security\"). Without it: plain, warned.\n"
+        "/metrics binds 127.0.0.1 unless --metrics-public (then the --bind address).\n"
         "With --models DIR, a request for a model not loaded yet loads DIR/<sha256>.safetensors\n"
         "(canary first) without a restart; --model-idle-s drops such models after N idle s.\n");
     return 2;
@@ -77,7 +81,9 @@ int main(int argc, char **argv) {
         O_THREADS,
         O_IDLE,
         O_DEVICE,
-        O_ENDPOINT_FILE
+        O_ENDPOINT_FILE,
+        O_KEYS,
+        O_METRICS_PUBLIC
     };
     static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
                                          {"precision", required_argument, 0, O_PRECISION},
@@ -92,6 +98,8 @@ int main(int argc, char **argv) {
                                          {"model-idle-s", required_argument, 0, O_IDLE},
                                          {"device", required_argument, 0, O_DEVICE},
                                          {"endpoint-file", required_argument, 0, O_ENDPOINT_FILE},
+                                         {"keys", required_argument, 0, O_KEYS},
+                                         {"metrics-public", no_argument, 0, O_METRICS_PUBLIC},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     opterr = 0; /* our messages, in our words */
@@ -134,6 +142,8 @@ int main(int argc, char **argv) {
             }
             break;
         case O_BIND: o.bind = v; break;
+        case O_KEYS: o.keys_dir = v; break;
+        case O_METRICS_PUBLIC: o.metrics_public = 1; break;
         case O_MAX_BATCH: bad = parse_int("--max-batch", v, 1, 65536, &o.max_batch); break;
         case O_MAX_WAIT:
             bad = parse_int("--max-wait-us", v, 0, 10000000, &o.max_wait_us);

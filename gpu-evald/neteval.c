@@ -29,6 +29,7 @@ struct sf_neteval {
     sf_neteval_opts o;
     char sha[65];
     char endpoint[256];
+    sf_zsec_client curve; /* opts.curve's copy; on 0: plain */
     void *ctx;
     int own_ctx;
     void *sock;
@@ -112,6 +113,9 @@ static int open_socket(sf_neteval *ev, sf_err *err) {
     zmq_setsockopt(ev->sock, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(ev->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(ev->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    int rc = sf_zsec_client_apply(&ev->curve, ev->sock, err);
+    if (rc < 0)
+        return rc;
     if (zmq_connect(ev->sock, ev->endpoint) != 0)
         return sf_err_set(err, SF_EIO, "cannot connect to %s: %s", ev->endpoint,
                           zmq_strerror(errno));
@@ -136,6 +140,9 @@ int sf_neteval_connect(const sf_neteval_opts *opts, void *zmq_ctx, sf_neteval **
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     memcpy(ev->sha, sha, sizeof sha);
     snprintf(ev->endpoint, sizeof ev->endpoint, "%s", o.endpoint);
+    if (o.curve)
+        ev->curve = *o.curve;
+    ev->o.curve = NULL; /* the copy above is what counts */
     ev->ctx = zmq_ctx;
     if (!ev->ctx) {
         ev->ctx = zmq_ctx_new();

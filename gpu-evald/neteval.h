@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/zsec.h"
 #include "model/model.h"
 
 typedef struct sf_neteval sf_neteval;
@@ -60,6 +61,9 @@ typedef struct sf_neteval_opts {
     int max_retries;          /* resends after the first attempt (default 2)     */
     sf_neteval_fallback_fn fallback;
     void *fallback_ctx;
+    /* remote: connect as this CURVE client (common/zsec.h; copied at
+     * connect); NULL or curve->on 0: plain */
+    const sf_zsec_client *curve;
 } sf_neteval_opts;
 
 typedef struct sf_neteval_stats {

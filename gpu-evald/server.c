@@ -36,6 +36,7 @@
 #include <zmq.h>
 
 #include "common/registry.h"
+#include "common/zsec.h"
 #include "gpu-evald/evald.h"
 #include "gpu-evald/metrics.h"
 #include "gpu-evald/wire.h"
@@ -99,6 +100,7 @@ struct sf_evald {
     sf_evald_opts o;
     atomic_int stop;
     void *zctx, *router;
+    sf_zsec_server *zsec; /* keys_dir's ZAP handler; NULL: plain */
     char endpoint[256];
     sf_model **models;
     int n_models, cap_models;
@@ -200,6 +202,7 @@ void sf_evald_free(sf_evald *ev) {
     free(ev->models);
     if (ev->router)
         zmq_close(ev->router);
+    sf_zsec_server_close(ev->zsec);
     if (ev->zctx)
         zmq_ctx_term(ev->zctx);
     sf_metrics_free(ev->metrics);
@@ -408,9 +411,22 @@ int sf_evald_bind(sf_evald *ev, sf_err *err) {
     ev->zctx = zmq_ctx_new();
     if (!ev->zctx)
         return sf_err_set(err, SF_EIO, "zmq_ctx_new: %s", zmq_strerror(errno));
+    /* the ZAP handler before any socket: libzmq admits any CURVE key when
+     * none is bound */
+    if (ev->o.keys_dir && ev->o.keys_dir[0]) {
+        int rc = sf_zsec_server_open(ev->zctx, ev->o.keys_dir, sf_log_to_file, ev->o.log, &ev->zsec,
+                                     err);
+        if (rc < 0)
+            return sf_err_prefix(err, "--keys");
+    } else {
+        logf_(ev, "WARNING: no --keys: plain ZeroMQ, anyone who reaches %s can use this server",
+              ev->o.bind);
+    }
     ev->router = zmq_socket(ev->zctx, ZMQ_ROUTER);
     if (!ev->router)
         return sf_err_set(err, SF_EIO, "zmq_socket: %s", zmq_strerror(errno));
+    if (ev->zsec && sf_zsec_server_apply(ev->zsec, ev->router, err) < 0)
+        return sf_err_prefix(err, "%s", ev->o.bind);
     int one = 1, zero = 0, hwm = SF_SNDHWM;
     int64_t maxmsg = 2 * (int64_t)ev->o.max_batch * SF_POSITION_WIRE_MAX + 65536;
     zmq_setsockopt(ev->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
@@ -423,7 +439,8 @@ int sf_evald_bind(sf_evald *ev, sf_err *err) {
     size_t len = sizeof ev->endpoint;
     if (zmq_getsockopt(ev->router, ZMQ_LAST_ENDPOINT, ev->endpoint, &len) != 0)
         snprintf(ev->endpoint, sizeof ev->endpoint, "%s", ev->o.bind);
-    int rc = sf_metrics_start(ev->metrics, ev->endpoint, ev->o.metrics_port, err);
+    int rc = sf_metrics_start(ev->metrics, ev->o.metrics_public ? ev->endpoint : NULL,
+                              ev->o.metrics_port, err);
     if (rc != SF_OK)
         return rc;
     logf_(ev,
@@ -783,8 +800,17 @@ int sf_evald_run(sf_evald *ev, sf_err *err) {
             if (!got)
                 break;
             now = sf_now_ns();
-            handle_message(ev, frames, nf > 4 ? 4 : nf, now);
+            /* the connection's key, checked before a byte is decoded */
+            int role = sf_zsec_peer(ev->zsec, &frames[nf < 4 ? nf - 1 : 3], NULL, err);
+            if (role < 0) {
+                rc = role; /* the ZAP handler died: serve no one */
+                break;
+            }
+            if (role != SF_ZSEC_REFUSED)
+                handle_message(ev, frames, nf > 4 ? 4 : nf, now);
         }
+        if (rc < 0)
+            break;
         if (now - last_evict > 1000000000ull) {
             clients_evict(ev, now);
             models_evict(ev, now);

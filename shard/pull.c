@@ -71,6 +71,13 @@ static int dir_list(sf_shard_source *src, sf_shard_entry **out, size_t *nout, sf
         free(v);
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", d->dir);
     }
+    sf_shard_quarantine *q = NULL;
+    sf_err qe = {0};
+    if (sf_shard_quarantine_load(d->dir, &q, &qe) < 0) {
+        free(path);
+        free(v);
+        return sf_err_set(err, qe.code, "%s", qe.msg);
+    }
     for (size_t k = 0; k < n; k++) {
         snprintf(path, plen, "%s/%s", d->dir, v[k].name);
         sf_shard_reader *r = NULL;
@@ -85,7 +92,14 @@ static int dir_list(sf_shard_source *src, sf_shard_entry **out, size_t *nout, sf
         v[k].records = m->record_count;
         v[k].bytes = sf_shard_reader_file_bytes(r);
         sf_shard_reader_close(r);
+        const sf_shard_quarantine_entry *qe_ = sf_shard_quarantine_find(q, v[k].digest);
+        if (qe_) {
+            v[k].quarantined = 1;
+            v[k].quarantined_unix = qe_->when_unix;
+            snprintf(v[k].key_id, sizeof v[k].key_id, "%s", qe_->key_id);
+        }
     }
+    sf_shard_quarantine_free(q);
     free(path);
     *out = v;
     *nout = n;
@@ -262,7 +276,24 @@ int sf_shard_pull(sf_shard_source *src, const char *dst_dir, sf_shard_pull_repor
     int first = SF_OK;
     for (size_t k = 0; k < n; k++) {
         sf_err why = {0};
-        rc = pull_one(src, &entries[k], dst_dir, rep, &why);
+        if (entries[k].quarantined) {
+            /* not copied; the destination learns of it, so a copy it got
+             * earlier is skipped by its readers too */
+            sf_shard_quarantine_entry qe = {0};
+            memcpy(qe.digest, entries[k].digest, SF_SHARD_DIGEST_BYTES);
+            snprintf(qe.name, sizeof qe.name, "%s", entries[k].name);
+            snprintf(qe.key_id, sizeof qe.key_id, "%s",
+                     entries[k].key_id[0] ? entries[k].key_id : "-");
+            qe.when_unix = entries[k].quarantined_unix;
+            rc = sf_shard_quarantine_add(dst_dir, &qe, &why);
+            if (rc == SF_OK) {
+                rep->quarantined++;
+                report(rep, &entries[k], "quarantined", NULL);
+                continue;
+            }
+        } else {
+            rc = pull_one(src, &entries[k], dst_dir, rep, &why);
+        }
         if (rc < 0) {
             rep->failed++;
             report(rep, &entries[k], rc == SF_ESTATE ? "conflict" : "failed", why.msg);

@@ -80,6 +80,7 @@
 #define SF_SHARD_FORMAT_VERSION 1
 
 #define SF_SHARD_SUFFIX      ".shard" /* sealed shards in a directory         */
+#define SF_SHARD_KEY_ID_MAX  16       /* a worker key id (common/zsec.h), hex      */
 #define SF_SHARD_TEMP_SUFFIX ".tmp"   /* a writer's temporary file            */
 
 /* The name of job `job_id`'s shard in run `run_id`: "<run>-job<job, 6+
@@ -130,6 +131,10 @@ typedef struct sf_shard_info {
     const char *model_sha256;  /* 64 lower-case hex digits, or "rollout"     */
     const char *config_digest; /* 64 lower-case hex digits                   */
     const char *worker_id;     /* who wrote it (not part of the digest)      */
+    /* provenance, not part of the digest either (label.proto); NULL: "" */
+    const char *worker_key_id; /* its CURVE key id (common/zsec.h)           */
+    const char *worker_host;   /* the host it ran on                         */
+    const char *build_id;      /* the build that played it                   */
     int64_t created_unix;      /* 0: the wall clock at seal                  */
 } sf_shard_info;
 
@@ -314,6 +319,11 @@ typedef struct sf_shard_entry {
     uint64_t bytes;
     int error_code; /* SF_OK, or why the file is not a readable shard   */
     char error[SF_ERR_MSG_MAX];
+    /* in the source's quarantine list: not to be copied; key id and time
+     * from the list */
+    int quarantined;
+    char key_id[SF_SHARD_KEY_ID_MAX + 1];
+    int64_t quarantined_unix;
 } sf_shard_entry;
 
 typedef struct sf_shard_source sf_shard_source;
@@ -338,11 +348,46 @@ struct sf_shard_source {
  * Errors: SF_ENOTFOUND / SF_EIO when the directory cannot be opened. */
 int sf_shard_source_open_dir(const char *dir, sf_shard_source **out, sf_err *err);
 
+/* ---------------------------------------------------------------------------
+ * Quarantine (docs/operator.md "Security"): a shard directory's file
+ * QUARANTINE lists shards removed from the data set, one a line:
+ *   CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME
+ * ('#' lines are comments). A shard whose content digest is listed is
+ * skipped by default by everything that reads a directory: sf_shard_pull
+ * (which carries the list to its destination), `sf-shard ls`, `verify` and
+ * `export`, and the Python reader; each says how many it skipped. By
+ * digest, not name: the job's re-issued shard has the same name.
+ * ------------------------------------------------------------------------- */
+#define SF_SHARD_QUARANTINE_FILE "QUARANTINE"
+
+typedef struct sf_shard_quarantine_entry {
+    uint8_t digest[SF_SHARD_DIGEST_BYTES];
+    char name[SF_SHARD_NAME_MAX + 1];
+    char key_id[SF_SHARD_KEY_ID_MAX + 1]; /* the worker's, "-" when unknown */
+    int64_t when_unix;                    /* when it was quarantined        */
+} sf_shard_quarantine_entry;
+
+typedef struct sf_shard_quarantine sf_shard_quarantine;
+
+/* Read DIR/QUARANTINE (none: an empty list). SF_EFORMAT names file:line. */
+int sf_shard_quarantine_load(const char *dir, sf_shard_quarantine **out, sf_err *err);
+/* The entry with that content digest, or NULL (q may be NULL). */
+const sf_shard_quarantine_entry *sf_shard_quarantine_find(const sf_shard_quarantine *q,
+                                                          const uint8_t digest[32]);
+size_t sf_shard_quarantine_count(const sf_shard_quarantine *q);
+const sf_shard_quarantine_entry *sf_shard_quarantine_at(const sf_shard_quarantine *q, size_t i);
+/* Add an entry to DIR/QUARANTINE (rewritten durably; a digest already
+ * listed is kept as it is). */
+int sf_shard_quarantine_add(const char *dir, const sf_shard_quarantine_entry *e, sf_err *err);
+void sf_shard_quarantine_free(sf_shard_quarantine *q);
+
 /* What sf_shard_pull did, and an optional per-shard callback (`action` is
  * "copied", "present", "conflict" or "failed"; `why` is NULL unless it
  * failed or conflicted). */
 typedef struct sf_shard_pull_report {
     size_t copied, present, failed;
+    size_t quarantined; /* listed in the source's quarantine: not copied, and
+                           added to the destination's QUARANTINE           */
     uint64_t bytes_copied;
     void (*on_shard)(void *ctx, const sf_shard_entry *e, const char *action, const char *why);
     void *ctx;

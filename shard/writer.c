@@ -30,6 +30,7 @@ typedef struct pending_block {
 struct sf_shard_writer {
     char *path, *temp;
     char *run_id, *model_sha256, *config_digest, *worker_id;
+    char *worker_key_id, *worker_host, *build_id; /* provenance (shard.h) */
     sf_shard_info info;
     int level;
     size_t block_bytes, txn_bytes, map_size;
@@ -83,6 +84,9 @@ static void writer_free(sf_shard_writer *w) {
     free(w->model_sha256);
     free(w->config_digest);
     free(w->worker_id);
+    free(w->worker_key_id);
+    free(w->worker_host);
+    free(w->build_id);
     free(w);
 }
 
@@ -139,10 +143,14 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->model_sha256 = dup_or_empty(info->model_sha256);
     w->config_digest = dup_or_empty(info->config_digest);
     w->worker_id = dup_or_empty(info->worker_id);
+    w->worker_key_id = dup_or_empty(info->worker_key_id);
+    w->worker_host = dup_or_empty(info->worker_host);
+    w->build_id = dup_or_empty(info->build_id);
     w->ends = malloc(sizeof *w->ends * SF_SHARD_MAX_BLOCK_RECORDS);
     w->cctx = ZSTD_createCCtx();
     if (!w->path || !w->temp || !w->run_id || !w->model_sha256 || !w->config_digest ||
-        !w->worker_id || !w->ends || !w->cctx) {
+        !w->worker_id || !w->worker_key_id || !w->worker_host || !w->build_id || !w->ends ||
+        !w->cctx) {
         writer_free(w);
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     }
@@ -155,6 +163,9 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->info.model_sha256 = w->model_sha256;
     w->info.config_digest = w->config_digest;
     w->info.worker_id = w->worker_id;
+    w->info.worker_key_id = w->worker_key_id;
+    w->info.worker_host = w->worker_host;
+    w->info.build_id = w->build_id;
     w->level = o.zstd_level;
     w->block_bytes = o.block_bytes;
     w->txn_bytes = o.txn_bytes;
@@ -521,6 +532,9 @@ static int build_manifest(sf_shard_writer *w, const Spirefleet__JobStats *stats,
     m.model_sha256 = (char *)w->info.model_sha256;
     m.config_digest = (char *)w->info.config_digest;
     m.worker_id = (char *)w->info.worker_id;
+    m.worker_key_id = (char *)w->info.worker_key_id;
+    m.worker_host = (char *)w->info.worker_host;
+    m.build_id = (char *)w->info.build_id;
     m.created_unix = w->info.created_unix ? w->info.created_unix : sf_wall_s();
     m.content_digest.data = digest;
     m.content_digest.len = SF_SHARD_DIGEST_BYTES;

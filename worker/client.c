@@ -41,6 +41,7 @@ typedef struct conn {
     const char *endpoint_file;   /* sf_worker_opts.endpoint_file, or NULL          */
     char from_file[SF_CFG_PATH]; /* the endpoint last read from it              */
     int backoff_max_ms;
+    sf_zsec_client curve; /* sf_worker_opts.keys_dir's worker key, or plain */
     char worker_id[64];
     uint64_t last_heard; /* monotonic ns of the last message from the coordinator */
     uint32_t hb_ms, liveness;
@@ -75,7 +76,7 @@ static void logf_(conn *c, const char *fmt, ...) {
 static int conn_open(conn *c, sf_err *err) {
     if (c->sock)
         zmq_close(c->sock);
-    int rc = sf_wire_dealer(c->zctx, c->endpoint, &c->sock, err);
+    int rc = sf_wire_dealer_secure(c->zctx, c->endpoint, &c->curve, &c->sock, err);
     c->last_heard = sf_now_ns();
     return rc;
 }
@@ -204,9 +205,20 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
     for (;;) {
         if (leaving(o, idle))
             return SF_ETIMEOUT;
-        if (refresh_endpoint(c, why, sizeof why) < 0) {
+        /* keys a coordinator makes at its first start may not be there yet
+         * (a worker started beside it): wait for them as for its endpoint */
+        sf_err ke = {0};
+        int keys = o->keys_dir && !c->curve.on
+                       ? sf_zsec_client_load(o->keys_dir, SF_ZSEC_WORKER_NAME, &c->curve, &ke)
+                       : SF_OK;
+        if (keys < 0 && keys != SF_ENOTFOUND)
+            return sf_err_set(err, keys, "--keys: %s", ke.msg);
+        if (keys < 0)
+            snprintf(why, sizeof why, "%s", ke.msg);
+        if (keys < 0 || refresh_endpoint(c, why, sizeof why) < 0) {
             if (strcmp(why, last_why)) /* say so once, not at every try */
-                logf_(c, "waiting for the coordinator's endpoint: %s", why);
+                logf_(c, "waiting for the coordinator's %s: %s", keys < 0 ? "keys" : "endpoint",
+                      why);
             memcpy(last_why, why, sizeof why);
             int wait = 1000;
             back_off(o, idle, &wait, wait);
@@ -236,6 +248,12 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
                 continue;
             if (r->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME && r->welcome->config) {
                 int rc = sf_config_from_proto(r->welcome->config, &s->cfg, err);
+                /* this machine's keys, not the coordinator's paths, reach
+                 * gpu-evald (an execution key: the digest is the same) */
+                snprintf(s->cfg.security.mode, sizeof s->cfg.security.mode, "%s",
+                         c->curve.on ? "curve" : "none");
+                snprintf(s->cfg.security.keys, sizeof s->cfg.security.keys, "%s",
+                         o->keys_dir ? o->keys_dir : "");
                 char mine[65];
                 if (rc == SF_OK && sf_config_digest(&s->cfg, mine) == SF_OK &&
                     r->welcome->config_digest && !strcmp(mine, r->welcome->config_digest)) {
@@ -276,6 +294,7 @@ typedef struct job_thread {
     uint32_t attempt;
     sf_job_spec spec;
     sf_job_opts opts;
+    char key_id[SF_ZSEC_ID_LEN + 1], host[64]; /* the manifest's provenance */
     char path[1200];
     sf_job_result res;
     sf_err err;
@@ -520,6 +539,10 @@ static int do_job(conn *c, const sf_worker_opts *o, session *s, const Spirefleet
     jt->opts.fights_per_thread =
         o->fights_per_thread > 0 ? o->fights_per_thread : (int)s->cfg.workers.fights_per_thread;
     jt->opts.worker_id = c->worker_id;
+    sf_zsec_key_id(c->curve.on ? c->curve.me.pub : NULL, jt->key_id);
+    gethostname(jt->host, sizeof jt->host - 1);
+    jt->opts.worker_key_id = jt->key_id;
+    jt->opts.worker_host = jt->host;
     jt->opts.evaluator = ev[0];
     jt->opts.side_evaluator[0] = ev[1];
     jt->opts.side_evaluator[1] = ev[2];
@@ -645,6 +668,11 @@ static int worker_setup(worker *w, sf_err *err) {
     if (sf_mkdir_p(w->scratch) < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot create the scratch dir: %s", w->scratch,
                           strerror(errno));
+    /* missing keys are waited for (hello()); bad ones are an error now */
+    sf_err ke = {0};
+    int rc = sf_zsec_client_load(o->keys_dir, SF_ZSEC_WORKER_NAME, &c->curve, &ke);
+    if (rc < 0 && rc != SF_ENOTFOUND)
+        return sf_err_set(err, rc, "--keys: %s", ke.msg);
     c->zctx = zmq_ctx_new();
     if (!c->zctx)
         return sf_err_set(err, SF_EIO, "cannot start ZeroMQ: %s", zmq_strerror(zmq_errno()));

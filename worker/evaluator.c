@@ -23,6 +23,7 @@ typedef struct eval_ctx {
     sf_bundle *bundle; /* in-process; NULL for remote */
     char sha[65];
     char endpoint_file[SF_CFG_PATH]; /* sf_worker_evaluator_follow, or "" */
+    sf_zsec_client curve;            /* the run's keys (security.*), or plain */
 } eval_ctx;
 
 typedef struct session {
@@ -41,6 +42,7 @@ static int s_open(void *ctx, void **out, sf_err *err) {
     o.model_sha256 = c->sha;
     o.timeout_ms = (int)c->cfg.evald.timeout_ms;
     o.max_retries = (int)c->cfg.evald.retries;
+    o.curve = &c->curve;
     int rc;
     if (c->bundle) {
         rc = sf_neteval_open_local(c->bundle, &o, &s->ev, err);
@@ -126,6 +128,16 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
         free(c);
         return sf_err_set(err, SF_ECONFIG, "model.sha256: '%.64s' is not 64 lower-case hex digits",
                           pin);
+    }
+    if (!bundle_path) {
+        /* gpu-evald is a CURVE server like the coordinator: the worker's key */
+        char keys[SF_CFG_PATH + 8];
+        sf_config_keys_dir(cfg, keys, sizeof keys);
+        int rc = sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &c->curve, err);
+        if (rc < 0) {
+            free(c);
+            return sf_err_prefix(err, "gpu-evald's keys");
+        }
     }
     c->api.open = s_open;
     c->api.eval = s_eval;

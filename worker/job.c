@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_id.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
@@ -992,7 +993,10 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
                           .tokenizer_version = SF_FEAT_VERSION,
                           .model_sha256 = model,
                           .config_digest = config_digest,
-                          .worker_id = opts->worker_id ? opts->worker_id : "local"};
+                          .worker_id = opts->worker_id ? opts->worker_id : "local",
+                          .worker_key_id = opts->worker_key_id,
+                          .worker_host = opts->worker_host,
+                          .build_id = SF_BUILD_ID};
     sf_shard_writer_opts wopts = {.zstd_level = cfg->shard.zstd_level};
     sf_shard_writer *w = NULL;
     rc = sf_shard_writer_open(shard_path, &info, &wopts, &w, err);

@@ -66,9 +66,11 @@ typedef struct sf_batch_evaluator {
  * when one is given) and every session runs the cpu backend in its
  * thread; for the cpu backend both give bit-identical answers
  * (gpu-evald/neteval.h), so the same job yields the same shard. Free with
- * sf_worker_evaluator_free(). Errors: those of loading the bundle (a SHA
- * mismatch names both digests); SF_ECONFIG for a remote evaluator without
- * a well-formed SHA-256. */
+ * sf_worker_evaluator_free(). A remote session is a CURVE client with the
+ * worker key of the run's key directory (sf_config_keys_dir(): security.*;
+ * plain with security.mode none). Errors: those of loading the bundle (a
+ * SHA mismatch names both digests) or the keys (naming the file);
+ * SF_ECONFIG for a remote evaluator without a well-formed SHA-256. */
 int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
                             const char *bundle_path, sf_batch_evaluator **out, sf_err *err);
 void sf_worker_evaluator_free(sf_batch_evaluator *ev);
@@ -105,6 +107,9 @@ typedef struct sf_job_opts {
     int threads;           /* >= 1                                           */
     int fights_per_thread; /* >= 1                                           */
     const char *worker_id;
+    /* provenance in the shard's manifest (label.proto): the worker's CURVE
+     * key id ("" without CURVE) and host; NULL: "" */
+    const char *worker_key_id, *worker_host;
     const sf_batch_evaluator *evaluator; /* required when the config says net */
     /* gate runs: the evaluator of side 0 (champion) and 1 (candidate),
      * required for a side whose evaluator is net; `evaluator` is unused */
@@ -142,7 +147,11 @@ typedef struct sf_worker_opts {
      * follows a coordinator restarted elsewhere; while the file is missing
      * or names no usable endpoint the worker waits, retrying with backoff. */
     const char *endpoint_file;
-    const char *worker_id;    /* NULL: "<hostname>-<pid>"                        */
+    const char *worker_id; /* NULL: "<hostname>-<pid>"                        */
+    /* A key directory (common/zsec.h): CURVE to the coordinator and to
+     * gpu-evald with its worker.key and server.pub. NULL: plain ZeroMQ,
+     * which only a coordinator with security.mode none answers. */
+    const char *keys_dir;
     int threads;              /* 0: workers.threads of the run config             */
     int fights_per_thread;    /* 0: workers.fights_per_thread                     */
     const char *scratch_dir;  /* local shards before upload; NULL: $TMPDIR or /tmp */

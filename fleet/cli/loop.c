@@ -314,7 +314,15 @@ static int evald_up(loop *l, const char *sha, sf_err *err) {
                     batch,
                     "--max-wait-us",
                     wait,
+                    NULL,
+                    NULL,
                     NULL};
+    char keys[SF_CFG_PATH + 8];
+    sf_config_keys_dir(&l->cfg, keys, sizeof keys);
+    if (keys[0]) { /* the loop's keys: its runs' workers are let in */
+        args[13] = "--keys";
+        args[14] = keys;
+    }
     pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -645,6 +653,12 @@ int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *sto
     int rc = mkdirs(l.models, &err);
     if (rc == SF_OK)
         rc = mkdirs(logs, &err);
+    /* one key directory for the loop's gpu-evald and every run it derives
+     * (an execution key: the runs' digests do not change) */
+    if (rc == SF_OK && !strcmp(l.cfg.security.mode, "curve") && !l.cfg.security.keys[0]) {
+        snprintf(l.cfg.security.keys, sizeof l.cfg.security.keys, "%.200s/keys", l.base);
+        rc = sf_zsec_ensure_dir(l.cfg.security.keys, &err);
+    }
     if (rc == SF_OK)
         rc = load_state(&l, &err);
     int G = (int)l.cfg.loop.generations;

@@ -108,14 +108,18 @@ static void usage(FILE *f) {
         "                       [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]\n"
         "                       [--local-net BUNDLE | --evald ENDPOINT | --evald-file PATH]\n"
         "                       [--local-sides]\n"
-        "       sf-fleet status ENDPOINT\n"
-        "       sf-fleet stop ENDPOINT\n"
+        "                       [--keys DIR]\n"
+        "       sf-fleet status ENDPOINT [--keys DIR]\n"
+        "       sf-fleet stop ENDPOINT [--keys DIR]\n"
+        "       sf-fleet keygen DIR [--add NAME [--operator]]\n"
+        "       sf-fleet quarantine ENDPOINT --worker KEY [--since T] [--keys DIR]\n"
         "       sf-fleet check [--json] CONFIG\n"
         "       sf-fleet rebuild-ledger CONFIG\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
         "       sf-fleet status RUN_DIR       a loop's state\n"
+        "--keys DIR (default $SF_KEYS): CURVE keys (docs/operator.md \"Security\").\n"
         "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
         "See docs/operator.md.\n");
 }
@@ -259,9 +263,155 @@ static int cmd_rebuild_ledger(int argc, char **argv) {
     return 0;
 }
 
+/* ---- keys ----------------------------------------------------------------- */
+
+/* Take "--keys DIR" out of argv (it may come anywhere after the command);
+ * its value, else $SF_KEYS, else NULL (plain). */
+static const char *keys_arg(int *argc, char **argv) {
+    const char *keys = getenv("SF_KEYS");
+    for (int i = 1; i + 1 < *argc; i++)
+        if (!strcmp(argv[i], "--keys")) {
+            keys = argv[i + 1];
+            for (int j = i; j + 2 <= *argc; j++)
+                argv[j] = argv[j + 2];
+            *argc -= 2;
+            break;
+        }
+    return keys && keys[0] ? keys : NULL;
+}
+
+/* keygen DIR: a key directory (common/zsec.h): server, worker and
+ * operator keypairs and the lists, keeping keys already there.
+ * keygen DIR --add NAME [--operator]: one more client key, NAME.key, its
+ * public half in clients/ (operators/ with --operator). */
+static int cmd_keygen(int argc, char **argv) {
+    const char *add = NULL;
+    int op = 0;
+    if (argc >= 4 && !strcmp(argv[2], "--add")) {
+        add = argv[3];
+        op = argc == 5 && !strcmp(argv[4], "--operator");
+        if (argc > 5 || (argc == 5 && !op)) {
+            usage(stderr);
+            return 2;
+        }
+    } else if (argc != 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (add && !sf_str_is_name(add, 63)) {
+        fprintf(stderr,
+                "sf-fleet keygen: --add %s: a key name is 1..63 of A-Z a-z 0-9 . _ : @ + -\n", add);
+        return 2;
+    }
+    sf_err err = {0};
+    int rc =
+        add ? sf_zsec_add_key(argv[1], add, op ? SF_ZSEC_OPERATORS_DIR : SF_ZSEC_CLIENTS_DIR, &err)
+            : sf_zsec_ensure_dir(argv[1], &err);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet keygen: %s\n", err.msg);
+        return 1;
+    }
+    if (add)
+        printf("%s/%s.key: a %s key (its public half in %s/%s/%s.pub)\n", argv[1], add,
+               op ? "operator" : "client", argv[1],
+               op ? SF_ZSEC_OPERATORS_DIR : SF_ZSEC_CLIENTS_DIR, add);
+    else
+        printf(
+            "%s: server.key, worker.key, operator.key, clients/, operators/\n"
+            "  coordinator and gpu-evald hosts: the directory without worker.key and operator.key\n"
+            "  worker hosts: server.pub and worker.key; operators: server.pub and operator.key\n",
+            argv[1]);
+    return 0;
+}
+
+/* ---- quarantine ----------------------------------------------------------- */
+
+/* A worker key as given: its id (16 hex digits), its Z85 text, or a file
+ * holding it (a .pub). Writes the id; -1 after saying why not. */
+static int key_id_arg(const char *arg, char id[SF_ZSEC_ID_LEN + 1]) {
+    if (strlen(arg) == SF_ZSEC_ID_LEN && strspn(arg, "0123456789abcdef") == SF_ZSEC_ID_LEN) {
+        memcpy(id, arg, SF_ZSEC_ID_LEN + 1);
+        return 0;
+    }
+    sf_zsec_key_id(arg, id);
+    if (id[0])
+        return 0;
+    char pub[SF_ZSEC_KEY_LEN + 1];
+    sf_err e = {0};
+    if (sf_zsec_read_public(arg, pub, &e) < 0) {
+        fprintf(stderr,
+                "sf-fleet quarantine: --worker %s: not a key id, a key or a key file (%s)\n", arg,
+                e.msg);
+        return -1;
+    }
+    sf_zsec_key_id(pub, id);
+    return 0;
+}
+
+/* --since: unix seconds or YYYY-MM-DDTHH:MM:SSZ (UTC). */
+static int since_arg(const char *arg, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (end != arg && !*end && !errno && v >= 0) {
+        *out = v;
+        return 0;
+    }
+    struct tm tm = {0};
+    int used = 0;
+    if (sscanf(arg, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &used) == 6 &&
+        !arg[used] && tm.tm_mon >= 1 && tm.tm_mon <= 12 && tm.tm_mday >= 1 && tm.tm_mday <= 31) {
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        *out = (int64_t)timegm(&tm);
+        return 0;
+    }
+    fprintf(stderr,
+            "sf-fleet quarantine: --since %s: expected unix seconds or "
+            "YYYY-MM-DDTHH:MM:SSZ\n",
+            arg);
+    return -1;
+}
+
+static int cmd_quarantine(int argc, char **argv) {
+    const char *keys = keys_arg(&argc, argv), *worker = NULL;
+    int64_t since = 0;
+    static const struct option opts[] = {
+        {"worker", required_argument, 0, 'w'}, {"since", required_argument, 0, 's'}, {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (ch == 'w')
+            worker = optarg;
+        else if (ch != 's' || since_arg(optarg, &since) < 0)
+            return 2;
+    }
+    const char *ep = one_operand(argc, argv);
+    if (!ep || !worker) {
+        if (ep)
+            usage(stderr);
+        return 2;
+    }
+    char id[SF_ZSEC_ID_LEN + 1];
+    if (!endpoint_arg_ok("quarantine", ep) || key_id_arg(worker, id) < 0)
+        return 2;
+    uint32_t shards = 0, jobs = 0;
+    sf_err err = {0};
+    if (sf_fleet_quarantine(ep, keys, id, since, 30000, &shards, &jobs, &err) < 0) {
+        fprintf(stderr, "sf-fleet: %s\n", err.msg);
+        return 1;
+    }
+    printf("key %s quarantined: %u shard(s) listed in the run's shards/QUARANTINE, %u job(s) "
+           "issued again; the key is refused from now on\n",
+           id, shards, jobs);
+    return 0;
+}
+
 /* ---- status / stop -------------------------------------------------------- */
 
 static int cmd_status(int argc, char **argv) {
+    const char *keys = keys_arg(&argc, argv);
     if (argc != 2) {
         usage(stderr);
         return 2;
@@ -274,7 +424,7 @@ static int cmd_status(int argc, char **argv) {
     if (!endpoint_arg_ok("status", argv[1]))
         return 2;
     sf_err err = {0};
-    if (sf_fleet_status(argv[1], 3000, &env, &st, &err) < 0) {
+    if (sf_fleet_status(argv[1], keys, 3000, &env, &st, &err) < 0) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
         return 1;
     }
@@ -284,6 +434,7 @@ static int cmd_status(int argc, char **argv) {
 }
 
 static int cmd_stop(int argc, char **argv) {
+    const char *keys = keys_arg(&argc, argv);
     if (argc != 2) {
         usage(stderr);
         return 2;
@@ -291,7 +442,7 @@ static int cmd_stop(int argc, char **argv) {
     if (!endpoint_arg_ok("stop", argv[1]))
         return 2;
     sf_err err = {0};
-    if (sf_fleet_stop(argv[1], 3000, &err) < 0) {
+    if (sf_fleet_stop(argv[1], keys, 3000, &err) < 0) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
         return 1;
     }
@@ -303,6 +454,7 @@ static int cmd_stop(int argc, char **argv) {
 
 static int cmd_worker(int argc, char **argv) {
     sf_worker_opts o = {0};
+    o.keys_dir = keys_arg(&argc, argv);
     static const struct option opts[] = {{"connect", required_argument, 0, 'c'},
                                          {"threads", required_argument, 0, 't'},
                                          {"fights-per-thread", required_argument, 0, 'g'},
@@ -440,8 +592,11 @@ static int cmd_coordinator(int argc, char **argv) {
         return 1;
     }
     sf_err err = {0};
-    fprintf(stderr, "coordinator: run %s serving on %s (metrics %s)\n", cfg.name,
-            sf_coordinator_endpoint(co), sf_coordinator_metrics_url(co));
+    char keys[SF_CFG_PATH + 8];
+    sf_config_keys_dir(&cfg, keys, sizeof keys);
+    fprintf(stderr, "coordinator: run %s serving on %s (metrics %s; %s%s)\n", cfg.name,
+            sf_coordinator_endpoint(co), sf_coordinator_metrics_url(co),
+            keys[0] ? "CURVE, keys in " : "security.mode none: NO authentication", keys);
     int rc = sf_coordinator_serve(co, &g_stop, &err);
     sf_coord_status st;
     sf_coordinator_status(co, &st);
@@ -563,7 +718,7 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
         return pid;
     die_with(parent);
     log_to(cfg, "evald.log");
-    char *args[16] = {prog,
+    char *args[20] = {prog,
                       "--backend",
                       (char *)cfg->evald.backend,
                       "--bind",
@@ -582,6 +737,12 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
         sf_registry_dir_of(cfg->model.champion, registry, sizeof registry) == SF_OK) {
         args[k++] = "--models"; /* the champion, and each one after it, hot-loaded */
         args[k++] = registry;
+    }
+    char keys[SF_CFG_PATH + 8];
+    sf_config_keys_dir(cfg, keys, sizeof keys);
+    if (keys[0]) { /* the run's keys: its workers are let in, no one else */
+        args[k++] = "--keys";
+        args[k++] = keys;
     }
     args[k] = NULL;
     execvp(prog, args);
@@ -652,9 +813,22 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
     snprintf(fights, sizeof fights, "%u", cfg->workers.fights_per_thread);
     snprintf(id, sizeof id, "%s-w%d", cfg->name, index);
     snprintf(scratch, sizeof scratch, "%s/work/w%d", cfg->output_dir, index);
-    char *args[] = {(char *)self, "worker", "--connect",           (char *)endpoint,
-                    "--threads",  threads,  "--fights-per-thread", fights,
-                    "--id",       id,       "--scratch",           scratch,
+    char keys[SF_CFG_PATH + 8];
+    sf_config_keys_dir(cfg, keys, sizeof keys);
+    char *args[] = {(char *)self,
+                    "worker",
+                    "--connect",
+                    (char *)endpoint,
+                    "--threads",
+                    threads,
+                    "--fights-per-thread",
+                    fights,
+                    "--id",
+                    id,
+                    "--scratch",
+                    scratch,
+                    keys[0] ? "--keys" : NULL,
+                    keys,
                     NULL};
     execv(self, args);
     perror("sf-fleet: exec worker");
@@ -1042,6 +1216,10 @@ int main(int argc, char **argv) {
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "rebuild-ledger"))
         return cmd_rebuild_ledger(argc - 1, argv + 1);
+    if (!strcmp(cmd, "keygen"))
+        return cmd_keygen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "quarantine"))
+        return cmd_quarantine(argc - 1, argv + 1);
     if (!strcmp(cmd, "slurm")) {
         char evald[4200];
         sibling(self, "gpu-evald", "gpu-evald", evald, sizeof evald);

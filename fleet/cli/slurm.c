@@ -51,6 +51,7 @@ typedef struct layout {
     char sf_fleet[PATH_CAP]; /* the programs on the compute nodes          */
     char gpu_evald[PATH_CAP];
     char evald_bind[PATH_CAP]; /* gpu-evald's --bind: evald.endpoint's host, any port */
+    char keys[PATH_CAP];       /* the run's key directory, absolute; "": mode none  */
     int net;                   /* the run needs gpu-evald                     */
 } layout;
 
@@ -123,6 +124,10 @@ static int slurm_layout(const sf_run_config *cfg, const char *out_arg, const cha
     int too_long = absolute(cwd, cfg->slurm.workdir[0] ? cfg->slurm.workdir : ".", l->workdir,
                             sizeof l->workdir) < 0 ||
                    absolute(l->workdir, cfg->output_dir, l->output_dir, sizeof l->output_dir) < 0;
+    char keys[SF_CFG_PATH + 8];
+    sf_config_keys_dir(cfg, keys, sizeof keys);
+    if (!too_long && keys[0])
+        too_long = absolute(l->workdir, keys, l->keys, sizeof l->keys) < 0;
     if (!too_long && out_arg)
         too_long = absolute(cwd, out_arg, l->out, sizeof l->out) < 0;
     else if (!too_long)
@@ -151,7 +156,8 @@ static int slurm_layout(const sf_run_config *cfg, const char *out_arg, const cha
         script_path("run.output_dir, made absolute", l->output_dir) < 0 ||
         script_path("the script directory (--out)", l->out) < 0 ||
         script_path("sf-fleet's path (slurm.bin_dir)", l->sf_fleet) < 0 ||
-        script_path("gpu-evald's path (slurm.bin_dir)", l->gpu_evald) < 0)
+        script_path("gpu-evald's path (slurm.bin_dir)", l->gpu_evald) < 0 ||
+        (l->keys[0] && script_path("the key directory (security.keys)", l->keys) < 0))
         return 2;
     warn_unreachable("coordinator.endpoint", cfg->coordinator.endpoint);
     l->net = !strcmp(cfg->search.evaluator, "net");
@@ -287,6 +293,8 @@ static void write_worker(FILE *f, const sf_run_config *cfg, const layout *l) {
     if (l->net)
         fprintf(f, "  --evald-file \"%s/evald-$((task %% %u)).endpoint\" \\\n", l->output_dir,
                 cfg->slurm.gpus_per_evald);
+    if (l->keys[0]) /* CURVE: server.pub and worker.key (docs/operator.md "Security") */
+        fprintf(f, "  --keys '%s' \\\n", l->keys);
     fprintf(f,
             "  --id \"$id\" --scratch \"$scratch\" &\n"
             "pid=$!\n"
@@ -324,11 +332,12 @@ static void write_evald(FILE *f, const sf_run_config *cfg, const layout *l) {
             "echo \"gpu-evald: job ${SLURM_JOB_ID:-} restart ${SLURM_RESTART_COUNT:-0} on "
             "$(hostname), GPUs ${CUDA_VISIBLE_DEVICES:-none}\"\n"
             "pids=\n"
+            "%s%s%s"
             "for k in $(seq 0 %u); do\n"
             "  rm -f \"%s/evald-$k.endpoint\"\n"
             "  '%s' --backend %s --model '%s@%s' --device \"$k\" \\\n"
             "    --bind '%s' --max-batch %u --max-wait-us %u --metrics-port '*' \\\n"
-            "    --endpoint-file \"%s/evald-$k.endpoint\" &\n"
+            "    --endpoint-file \"%s/evald-$k.endpoint\"%s%s%s &\n"
             "  pids=\"$pids $!\"\n"
             "done\n"
             "# Cancellation, preemption, requeue: every server stops.\n"
@@ -341,9 +350,13 @@ static void write_evald(FILE *f, const sf_run_config *cfg, const layout *l) {
             "kill -TERM $pids 2>/dev/null\n"
             "wait\n"
             "exit \"$status\"\n",
-            cfg->slurm.gpus_per_evald - 1, l->output_dir, l->gpu_evald, cfg->evald.backend,
-            cfg->model.bundle, cfg->model.sha256, l->evald_bind, cfg->evald.max_batch,
-            cfg->evald.max_wait_us, l->output_dir);
+            /* the keys a coordinator makes at its first start (security.keys
+             * empty) may come after this job starts */
+            l->keys[0] ? "until [ -e '" : "", l->keys,
+            l->keys[0] ? "/server.key' ]; do sleep 1; done\n" : "", cfg->slurm.gpus_per_evald - 1,
+            l->output_dir, l->gpu_evald, cfg->evald.backend, cfg->model.bundle, cfg->model.sha256,
+            l->evald_bind, cfg->evald.max_batch, cfg->evald.max_wait_us, l->output_dir,
+            l->keys[0] ? " --keys '" : "", l->keys, l->keys[0] ? "'" : "");
 }
 
 static void write_submit(FILE *f, const sf_run_config *cfg, const layout *l) {
@@ -484,9 +497,10 @@ int sf_fleet_slurm(int argc, char **argv, const char *self, const char *evald) {
         printf("sf-fleet slurm: run %s: scripts in %s\n"
                "  submit:   %s/submit.sh\n"
                "  watch:    squeue --name=%s-coordinator,%s-worker%s%s%s\n"
-               "            sf-fleet status $(cat %s/coordinator.endpoint)\n",
+               "            sf-fleet status $(cat %s/coordinator.endpoint)%s%s%s\n",
                cfg->name, l->out, l->out, cfg->name, cfg->name, l->net ? "," : "",
-               l->net ? cfg->name : "", l->net ? "-evald" : "", l->output_dir);
+               l->net ? cfg->name : "", l->net ? "-evald" : "", l->output_dir,
+               l->keys[0] ? " --keys '" : "", l->keys, l->keys[0] ? "'" : "");
     free(l);
     free(cfg);
     return code < 0 ? 1 : code;

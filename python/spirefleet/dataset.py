@@ -21,11 +21,12 @@ DataLoader workers started by fork() each open their own.
 
 import glob
 import os
+import sys
 
 import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
-from .shard import SHARD_SUFFIX, open_shard
+from .shard import SHARD_SUFFIX, load_quarantine, open_shard
 
 try:  # optional: a PyTorch-style dataset when torch is there
     from torch.utils.data import Dataset as _Base
@@ -33,16 +34,27 @@ except ImportError:  # pragma: no cover - exercised where torch is absent
     _Base = object
 
 
-def expand_paths(paths):
+def expand_paths(paths, include_quarantined=False, skipped=None):
     """Shard files from files and directories (a directory contributes its
-    ``*.shard`` files), sorted, duplicates removed."""
+    ``*.shard`` files but those its QUARANTINE list names, unless
+    ``include_quarantined``), sorted, duplicates removed. ``skipped`` (a
+    list) receives the paths left out as quarantined."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out = set()
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            out.update(glob.glob(os.path.join(glob.escape(p), "*" + SHARD_SUFFIX)))
+            files = glob.glob(os.path.join(glob.escape(p), "*" + SHARD_SUFFIX))
+            bad = set() if include_quarantined else load_quarantine(p)
+            for f in files:
+                if bad:
+                    with open_shard(f) as s:
+                        if s.manifest["content_digest"] in bad:
+                            if skipped is not None:
+                                skipped.append(f)
+                            continue
+                out.add(f)
         else:
             out.add(p)
     return sorted(out)
@@ -55,8 +67,13 @@ class ShardDataset(_Base):
     layout; transform defaults to the identity).
     """
 
-    def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True):
-        self.paths = expand_paths(paths)
+    def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True,
+                 include_quarantined=False):
+        self.skipped_quarantined = []  # shards a QUARANTINE list names, left out
+        self.paths = expand_paths(paths, include_quarantined, self.skipped_quarantined)
+        if self.skipped_quarantined:
+            sys.stderr.write("ShardDataset: %d quarantined shard(s) skipped (QUARANTINE)\n"
+                             % len(self.skipped_quarantined))
         if not self.paths:
             raise ValueError("ShardDataset: no shards in %r" % (paths,))
         self.shuffle = shuffle

@@ -28,6 +28,31 @@ from .contract import (FORECAST_COLUMNS, FORECAST_H, SCHEMA_VERSION, VALUE_BINS,
 
 FORMAT_VERSION = 1
 SHARD_SUFFIX = ".shard"
+# A directory's quarantine list (shard/shard.h "Quarantine"): lines
+# "CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME"; listed shards are skipped.
+QUARANTINE_FILE = "QUARANTINE"
+
+
+def load_quarantine(directory):
+    """The content digests (lowercase hex) a directory's QUARANTINE lists;
+    an empty set when it has none. Raises ShardError naming file:line for
+    a malformed line."""
+    path = os.path.join(directory, QUARANTINE_FILE)
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return set()
+    out = set()
+    for no, line in enumerate(lines, 1):
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 4 or not re.fullmatch(r"[0-9a-f]{64}", parts[0]):
+            raise ShardError("format", "%s:%d: expected 'CONTENT_DIGEST NAME KEY_ID UNIX_TIME'"
+                             % (path, no))
+        out.add(parts[0])
+    return out
 TEMP_SUFFIX = ".tmp"
 
 _FOOTER = 64

@@ -17,11 +17,12 @@ batched (docs/trainer.md, "Training from a config").
 """
 
 import os
+import sys
 
 import numpy as np
 
 from .contract import FORECAST_COLUMNS
-from .shard import SHARD_SUFFIX, ShardError, open_shard, tensor_to_numpy
+from .shard import SHARD_SUFFIX, ShardError, load_quarantine, open_shard, tensor_to_numpy
 
 NCOLS = len(FORECAST_COLUMNS)
 # Where the current value of each forecast column is in a position's tokens
@@ -78,6 +79,17 @@ def find_shards(paths):
         p = os.fspath(p)
         if os.path.isdir(p):
             group = [shard_info(f) for f in _walk(p)]
+            # shards a QUARANTINE list of their directory names stay out
+            bad = {}
+            for i in group:
+                d = os.path.dirname(i["path"])
+                if d not in bad:
+                    bad[d] = load_quarantine(d)
+            kept = [i for i in group if i["digest"] not in bad[os.path.dirname(i["path"])]]
+            if len(kept) != len(group):
+                sys.stderr.write("%s: %d quarantined shard(s) skipped (QUARANTINE)\n"
+                                 % (p, len(group) - len(kept)))
+            group = kept
             group.sort(key=lambda i: (i["run_id"], i["job_id"], i["digest"]), reverse=True)
         elif os.path.exists(p):
             group = [shard_info(p)]

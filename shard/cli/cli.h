@@ -41,11 +41,18 @@ int sf_cli_export(int argc, char **argv);
  * new reference, or NULL when out of memory. */
 json_t *sf_cli_message_json(const ProtobufCMessage *m);
 
-/* Resolve a pull source: a directory path (or file://PATH). Other schemes
- * come from the table in sources.c. */
-int sf_cli_open_source(const char *uri, sf_shard_source **out, sf_err *err);
+/* Whether the shard at `path` is in quarantine list `q` (by its content
+ * digest; a file that does not open is not). */
+int sf_cli_quarantined(const sf_shard_quarantine *q, const char *path);
 
-/* A coordinator as a source: `rest` is "HOST:PORT" of tcp://HOST:PORT. */
-int sf_cli_open_tcp_source(const char *rest, sf_shard_source **out, sf_err *err);
+/* Resolve a pull source: a directory path (or file://PATH). Other schemes
+ * come from the table in sources.c. `keys`: a key directory
+ * (common/zsec.h) for sources that authenticate (a coordinator), NULL or ""
+ * for plain ZeroMQ. */
+int sf_cli_open_source(const char *uri, const char *keys, sf_shard_source **out, sf_err *err);
+
+/* A coordinator as a source: `rest` is "HOST:PORT" of tcp://HOST:PORT; a
+ * CURVE client with the operator (or else worker) key of `keys`. */
+int sf_cli_open_tcp_source(const char *rest, const char *keys, sf_shard_source **out, sf_err *err);
 
 #endif

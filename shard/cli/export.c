@@ -17,13 +17,15 @@
 #include "shard/internal.h"
 
 static const char export_help[] =
-    "usage: sf-shard export SHARD --npz OUT\n"
+    "usage: sf-shard export SHARD --npz OUT [--include-quarantined]\n"
     "\n"
     "Write every record of SHARD as numpy arrays into OUT (a .npz, read with\n"
     "numpy.load). Per-record scalars have shape [N]; tokens, queries and tree\n"
     "values are concatenated with *_offsets arrays of N+1 int64 entries.\n"
     "docs/format.md lists the arrays. Exit code 0, 1 naming the record when one\n"
-    "is damaged or the shapes differ between records, 3 on I/O errors.\n";
+    "is damaged or the shapes differ between records, 3 on I/O errors.\n"
+    "A shard its directory's QUARANTINE list names is not exported (exit 1)\n"
+    "unless --include-quarantined.\n";
 
 enum { ARR_MAX = 48 };
 
@@ -248,6 +250,7 @@ static int write_npz(exporter *x, const char *out, sf_err *err) {
 
 int sf_cli_export(int argc, char **argv) {
     const char *path = NULL, *out = NULL;
+    int include_quarantined = 0;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
             fputs(export_help, stdout);
@@ -256,6 +259,8 @@ int sf_cli_export(int argc, char **argv) {
             if (k + 1 >= argc)
                 return sf_cli_usage_error("export", "--npz needs an output file");
             out = argv[++k];
+        } else if (strcmp(argv[k], "--include-quarantined") == 0) {
+            include_quarantined = 1;
         } else if (argv[k][0] == '-') {
             return sf_cli_usage_error("export", "unknown option");
         } else if (!path) {
@@ -271,6 +276,21 @@ int sf_cli_export(int argc, char **argv) {
     int rc = sf_shard_reader_open(path, &r, &err);
     if (rc < 0)
         return sf_cli_fail(rc, err.msg);
+    /* a shard its directory's quarantine list names is not exported */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    sf_shard_quarantine *q = NULL;
+    if (!include_quarantined && sf_shard_quarantine_load(dir, &q, &err) == SF_OK &&
+        sf_shard_quarantine_find(q, sf_shard_reader_manifest(r)->content_digest.data)) {
+        sf_shard_quarantine_free(q);
+        sf_shard_reader_close(r);
+        printf("%s: quarantined (listed in %s/%s): not exported; --include-quarantined exports "
+               "it\n",
+               path, dir, SF_SHARD_QUARANTINE_FILE);
+        return SF_EXIT_DATA;
+    }
+    sf_shard_quarantine_free(q);
     exporter *x = calloc(1, sizeof *x);
     if (!x) {
         sf_shard_reader_close(r);

@@ -230,9 +230,18 @@ static int cmd_verify(int argc, char **argv) {
         free_names(&names);
         return sf_cli_fail(rc, err.msg);
     }
-    size_t bad = 0;
+    size_t bad = 0, skipped = 0;
     int worst = SF_OK;
+    sf_shard_quarantine *q = NULL;
+    if (sf_shard_quarantine_load(argv[1], &q, &err) < 0) {
+        free_names(&names);
+        return sf_cli_fail(err.code, err.msg);
+    }
     for (size_t k = 0; k < names.n; k++) {
+        if (sf_cli_quarantined(q, names.v[k])) {
+            skipped++;
+            continue;
+        }
         int vrc = verify_one(names.v[k]);
         if (vrc < 0) {
             bad++;
@@ -240,7 +249,12 @@ static int cmd_verify(int argc, char **argv) {
                 worst = vrc;
         }
     }
-    printf("%zu shards, %zu good, %zu bad\n", names.n, names.n - bad, bad);
+    printf("%zu shards, %zu good, %zu bad", names.n - skipped, names.n - skipped - bad, bad);
+    if (skipped)
+        printf(", %zu quarantined (skipped, listed in %s/%s)", skipped, argv[1],
+               SF_SHARD_QUARANTINE_FILE);
+    printf("\n");
+    sf_shard_quarantine_free(q);
     free_names(&names);
     return sf_cli_exit_code(worst);
 }
@@ -248,10 +262,12 @@ static int cmd_verify(int argc, char **argv) {
 /* ---- pull ---------------------------------------------------------------------------- */
 
 static const char pull_help[] =
-    "usage: sf-shard pull SRC DST\n"
+    "usage: sf-shard pull SRC DST [--keys DIR]\n"
     "\n"
     "Copy the sealed shards of SRC into the directory DST (created if missing).\n"
-    "SRC is a directory (or file://DIR) or a coordinator (tcp://HOST:PORT).\n"
+    "SRC is a directory (or file://DIR) or a coordinator (tcp://HOST:PORT); a\n"
+    "coordinator with CURVE needs --keys DIR (default $SF_KEYS): its server.pub and\n"
+    "an operator.key or worker.key (docs/operator.md \"Security\").\n"
     "A shard already in DST with the same content\n"
     "digest is skipped; every copy is written to a temporary name, verified\n"
     "completely, checked against the source's digest and only then renamed into\n"
@@ -274,18 +290,26 @@ static int cmd_pull(int argc, char **argv) {
         fputs(pull_help, stdout);
         return SF_EXIT_OK;
     }
-    if (argc != 3)
-        return sf_cli_usage_error("pull", "expected SRC and DST");
+    /* --keys DIR (default $SF_KEYS): a CURVE key directory for tcp:// */
+    const char *keys = getenv("SF_KEYS");
+    if (argc == 5 && !strcmp(argv[3], "--keys"))
+        keys = argv[4];
+    else if (argc != 3)
+        return sf_cli_usage_error("pull", "expected SRC and DST [--keys DIR]");
     sf_shard_source *src = NULL;
     sf_err err = {0};
-    int rc = sf_cli_open_source(argv[1], &src, &err);
+    int rc = sf_cli_open_source(argv[1], keys, &src, &err);
     if (rc < 0)
         return sf_cli_fail(rc, err.msg);
     sf_shard_pull_report rep = {.on_shard = on_pulled};
     rc = sf_shard_pull(src, argv[2], &rep, &err);
     src->ops->close(src);
-    printf("%zu copied (%llu bytes), %zu present, %zu failed\n", rep.copied,
+    printf("%zu copied (%llu bytes), %zu present, %zu failed", rep.copied,
            (unsigned long long)rep.bytes_copied, rep.present, rep.failed);
+    if (rep.quarantined)
+        printf(", %zu quarantined (skipped, listed in %s/%s)", rep.quarantined, argv[2],
+               SF_SHARD_QUARANTINE_FILE);
+    printf("\n");
     if (rc < 0 && rep.failed == 0) /* the source or DST itself */
         return sf_cli_fail(rc, err.msg);
     return rep.failed ? SF_EXIT_DATA : SF_EXIT_OK;

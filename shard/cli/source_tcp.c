@@ -62,6 +62,10 @@ static int tcp_list(sf_shard_source *src, sf_shard_entry **entries, size_t *n, s
             snprintf(e[i].error, sizeof e[i].error, "the listing's content digest is malformed");
         e[i].records = s->records;
         e[i].bytes = s->size;
+        e[i].quarantined = s->quarantined;
+        e[i].quarantined_unix = s->quarantined_unix;
+        if (s->key_id && sf_str_is_name(s->key_id, SF_SHARD_KEY_ID_MAX))
+            snprintf(e[i].key_id, sizeof e[i].key_id, "%s", s->key_id);
     }
     sf_wire_free(rep);
     *entries = e;
@@ -125,14 +129,18 @@ static void tcp_close(sf_shard_source *src) {
 
 static const sf_shard_source_ops tcp_ops = {tcp_list, tcp_fetch, tcp_close};
 
-int sf_cli_open_tcp_source(const char *rest, sf_shard_source **out, sf_err *err) {
+int sf_cli_open_tcp_source(const char *rest, const char *keys, sf_shard_source **out, sf_err *err) {
+    sf_zsec_client sec;
+    int krc = sf_zsec_client_load_any(keys, &sec, err);
+    if (krc < 0)
+        return krc;
     tcp_source *t = calloc(1, sizeof *t);
     if (!t)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     t->base.ops = &tcp_ops;
     snprintf(t->base.uri, sizeof t->base.uri, "tcp://%s", rest);
     t->zctx = zmq_ctx_new();
-    int rc = t->zctx ? sf_wire_dealer(t->zctx, t->base.uri, &t->sock, err)
+    int rc = t->zctx ? sf_wire_dealer_secure(t->zctx, t->base.uri, &sec, &t->sock, err)
                      : sf_err_set(err, SF_EIO, "%s: cannot start ZeroMQ: %s", t->base.uri,
                                   zmq_strerror(zmq_errno()));
     if (rc < 0) {

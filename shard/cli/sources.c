@@ -9,16 +9,21 @@
 
 typedef struct source_scheme {
     const char *prefix;
-    int (*open)(const char *rest, sf_shard_source **out, sf_err *err);
+    int (*open)(const char *rest, const char *keys, sf_shard_source **out, sf_err *err);
     const char *missing; /* why it is not available, when open is NULL */
 } source_scheme;
 
+static int open_dir(const char *rest, const char *keys, sf_shard_source **out, sf_err *err) {
+    (void)keys;
+    return sf_shard_source_open_dir(rest, out, err);
+}
+
 static const source_scheme schemes[] = {
-    {"file://", sf_shard_source_open_dir, NULL},
+    {"file://", open_dir, NULL},
     {"tcp://", sf_cli_open_tcp_source, NULL},
 };
 
-int sf_cli_open_source(const char *uri, sf_shard_source **out, sf_err *err) {
+int sf_cli_open_source(const char *uri, const char *keys, sf_shard_source **out, sf_err *err) {
     for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
         size_t n = strlen(schemes[k].prefix);
         if (strncmp(uri, schemes[k].prefix, n) != 0)
@@ -26,7 +31,7 @@ int sf_cli_open_source(const char *uri, sf_shard_source **out, sf_err *err) {
         if (!schemes[k].open)
             return sf_err_set(err, SF_EUNSUPPORTED, "%s: %s, which this build does not have", uri,
                               schemes[k].missing);
-        return schemes[k].open(uri + n, out, err);
+        return schemes[k].open(uri + n, keys, out, err);
     }
     if (strstr(uri, "://"))
         return sf_err_set(err, SF_EUNSUPPORTED, "%s: unknown source scheme", uri);

@@ -39,3 +39,15 @@ int sf_cli_parse_u64(const char *s, uint64_t *out) {
     *out = v;
     return 0;
 }
+
+int sf_cli_quarantined(const sf_shard_quarantine *q, const char *path) {
+    if (sf_shard_quarantine_count(q) == 0)
+        return 0;
+    sf_shard_reader *r = NULL;
+    sf_err e = {0};
+    if (sf_shard_reader_open(path, &r, &e) < 0)
+        return 0;
+    int hit = sf_shard_quarantine_find(q, sf_shard_reader_manifest(r)->content_digest.data) != NULL;
+    sf_shard_reader_close(r);
+    return hit;
+}

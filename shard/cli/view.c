@@ -337,6 +337,13 @@ static void print_stats(const char *path, sf_shard_reader *r, const label_stats 
     printf("run/job     %s / %" PRIu64 "   seeds %" PRIu64 "..%" PRIu64 "\n", m->run_id, m->job_id,
            m->seed_first, m->seed_last);
     printf("written     by %s at %s\n", m->worker_id[0] ? m->worker_id : "-", when);
+    /* provenance comes from whoever wrote the shard: printable only */
+    char key[40], host[80], build[80];
+    sf_str_printable(key, sizeof key, m->worker_key_id);
+    sf_str_printable(host, sizeof host, m->worker_host);
+    sf_str_printable(build, sizeof build, m->build_id);
+    printf("provenance  key %s, host %s, build %s\n", key[0] ? key : "-", host[0] ? host : "-",
+           build[0] ? build : "-");
     printf("versions    engine %u, tokenizer %u\n", m->engine_version, m->tokenizer_version);
     printf("model       %s\nconfig      %s\ndigest      %s\n", m->model_sha256, m->config_digest,
            digest);

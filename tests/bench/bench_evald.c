@@ -10,7 +10,11 @@
  *      gpu-evald process (cpu backend, tiny): the server's resident memory
  *      before and at its peak, and another client's round-trip time for one
  *      position meanwhile.
+ *   5. CURVE versus plain: evals/s of 64-position requests (8 in flight)
+ *      to a gpu-evald (in a thread) with --keys against one without, in the
+ *      same run (target >= 0.8).
  * usage: bench-evald [GPU_EVALD [flood]]   ("flood": that figure alone)
+ *        bench-evald curve ARCH              (figure 5 alone, ARCH tiny|base)
  * Positions have 48 tokens and 8 action queries (about an Act-1 fight's
  * token count). Each figure is the median of 5 runs; one JSON line per
  * figure, then a human line.
@@ -27,6 +31,7 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "common/zsec.h"
 #include "gpu-evald/evald.h"
 #include "gpu-evald/neteval.h"
 #include "gpu-evald/wire.h"
@@ -357,6 +362,91 @@ static void bench_remote(const char *dir, const char *arch_name, int total) {
     remove(path);
 }
 
+/* ---- CURVE versus plain --------------------------------------------------- */
+
+/* A gpu-evald in a thread on tcp loopback, with keys_dir (NULL: plain). */
+static sf_evald *curve_server(const char *path, const char *keys_dir, FILE *log, pthread_t *th,
+                              srv_arg *sa) {
+    sf_err e = {0};
+    sf_evald_opts so = {.bind = "tcp://127.0.0.1:*",
+                        .max_batch = 256,
+                        .max_wait_us = 500,
+                        .metrics_port = SF_METRICS_OFF,
+                        .log = log,
+                        .keys_dir = keys_dir};
+    sf_evald *ev;
+    if (sf_evald_create(&so, &ev, &e) || sf_evald_add_model(ev, path, NULL, NULL, &e) ||
+        sf_evald_bind(ev, &e))
+        die("server", &e);
+    *sa = (srv_arg){ev, 0};
+    pthread_create(th, NULL, serve, sa);
+    return ev;
+}
+
+static void bench_curve(const char *dir, const char *arch_name, int total) {
+    sf_arch a;
+    sf_arch_preset(arch_name, &a);
+    char path[512], keys[600], name[128];
+    snprintf(path, sizeof path, "%s/%s-curve.safetensors", dir, arch_name);
+    snprintf(keys, sizeof keys, "%s/keys", dir);
+    sf_err e = {0};
+    sf_bundle *b;
+    if (sf_bundle_write_random(path, &a, 2, 4, &e) || sf_bundle_load(path, NULL, &b, &e) ||
+        sf_zsec_ensure_dir(keys, &e))
+        die("bundle and keys", &e);
+    FILE *devnull = fopen("/dev/null", "w");
+    pthread_t tc, tp;
+    srv_arg sc, sp;
+    sf_evald *evc = curve_server(path, keys, devnull, &tc, &sc);
+    sf_evald *evp = curve_server(path, NULL, devnull, &tp, &sp);
+    sf_zsec_client sec;
+    if (sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &sec, &e))
+        die("client key", &e);
+    sf_positions *ps = fixed_positions(13, 256);
+    sf_neteval_opts oc = {.endpoint = sf_evald_endpoint(evc),
+                          .model_sha256 = sf_bundle_sha256(b),
+                          .max_inflight = 8,
+                          .timeout_ms = 60000,
+                          .curve = &sec};
+    sf_neteval_opts op = oc;
+    op.endpoint = sf_evald_endpoint(evp);
+    op.curve = NULL;
+    sf_neteval *c = NULL, *pl = NULL;
+    if (sf_neteval_connect(&oc, NULL, &c, &e) || sf_neteval_connect(&op, NULL, &pl, &e))
+        die("evaluator", &e);
+    multiplexed(c, ps, 64, 8, 1024); /* warm-up, and the CURVE handshake */
+    multiplexed(pl, ps, 64, 8, 1024);
+    double cr[RUNS], pr[RUNS], ratio[RUNS];
+    for (int k = 0; k < RUNS; k++) { /* interleaved: both see the same load */
+        cr[k] = multiplexed(c, ps, 64, 8, total);
+        pr[k] = multiplexed(pl, ps, 64, 8, total);
+        ratio[k] = cr[k] / pr[k];
+    }
+    snprintf(name, sizeof name, "curve_%s_64_evals_per_s", arch_name);
+    report(name, median(cr, RUNS), "evals/s",
+           "neteval with CURVE to gpu-evald --keys (cpu backend), 8 requests of 64 in flight");
+    snprintf(name, sizeof name, "plain_%s_64_evals_per_s", arch_name);
+    report(name, median(pr, RUNS), "evals/s", "the same without CURVE");
+    snprintf(name, sizeof name, "curve_vs_plain_%s_64", arch_name);
+    report(name, median(ratio, RUNS), "ratio", "CURVE / plain (target >= 0.8)");
+    sf_neteval_close(c);
+    sf_neteval_close(pl);
+    sf_evald_stop(evc);
+    sf_evald_stop(evp);
+    pthread_join(tc, NULL);
+    pthread_join(tp, NULL);
+    sf_evald_free(evc);
+    sf_evald_free(evp);
+    fclose(devnull);
+    sf_positions_free(ps);
+    sf_bundle_free(b);
+    remove(path);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", keys);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_evald: could not remove %s\n", keys);
+}
+
 /* ---- a peer that never reads -------------------------------------------- */
 
 typedef struct flood_arg {
@@ -483,6 +573,11 @@ int main(int argc, char **argv) {
         perror("mkdtemp");
         return 1;
     }
+    if (argc > 2 && !strcmp(argv[1], "curve")) {
+        bench_curve(dir, argv[2], !strcmp(argv[2], "base") ? 2048 : 16384);
+        rmdir(dir);
+        return 0;
+    }
     if (argc > 2 && !strcmp(argv[2], "flood")) {
         int rc = bench_flood(argv[1], dir, 10.0);
         rmdir(dir);
@@ -494,6 +589,8 @@ int main(int argc, char **argv) {
     bench_cpu(dir, "base", base_b, 3, 0.6);
     bench_remote(dir, "tiny", 4096);
     bench_remote(dir, "base", 512);
+    bench_curve(dir, "tiny", 16384);
+    bench_curve(dir, "base", 2048);
     int rc = argc > 1 ? bench_flood(argv[1], dir, 10.0) : 0;
     rmdir(dir);
     return rc == 0 ? 0 : 1;

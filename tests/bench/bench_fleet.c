@@ -13,7 +13,10 @@
  *   fleet.e2e_over_bare           the ratio (target >= 0.9)
  *   fleet.lease_ops_per_s         JobRequest -> Job round trips per second
  *                                 served by one coordinator to 200 DEALER
- *                                 clients on loopback (target >= 5000)
+ *                                 clients on loopback with CURVE (target
+ *                                 >= 5000); _plain the same with
+ *                                 security.mode none, in the same run, and
+ *                                 lease_curve_over_plain their ratio
  *   fleet.flood_*                 a peer that asks for 1 MiB shard chunks as
  *                                 fast as it can and never reads its replies,
  *                                 against `sf-fleet coordinator` serving the
@@ -23,7 +26,8 @@
  *                                 requests meanwhile (docs/operator.md: what
  *                                 one peer can make it hold)
  *
- * usage: bench-fleet SF_FLEET SOURCE_ROOT [runs]
+ * usage: bench-fleet SF_FLEET SOURCE_ROOT [runs] [lease]   (lease: only the
+ *        lease figures)
  * Each figure is the median of `runs` (default 3) runs; JSON lines first.
  */
 #include <pthread.h>
@@ -177,14 +181,15 @@ static void send_env(void *s, Spirefleet__Envelope *env) {
     sf_wire_send(s, NULL, 0, env, 0);
 }
 
-static double lease_rate(const char *tmp, int clients, double seconds) {
+static double lease_rate(const char *tmp, int clients, double seconds, int curve) {
     char yaml[1024];
     snprintf(yaml, sizeof yaml,
              "run: {name: leasebench, output_dir: '%s/lease'}\n"
              "seeds: {count: 2000000, job_size: 1}\n"
              "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: 600,"
-             " heartbeat_ms: 60000}\n",
-             tmp);
+             " heartbeat_ms: 60000}\n"
+             "security: {mode: %s, audit_fraction: 0}\n",
+             tmp, curve ? "curve" : "none");
     sf_run_config cfg;
     sf_err e = {0};
     char dir[1200];
@@ -206,9 +211,15 @@ static double lease_rate(const char *tmp, int clients, double seconds) {
     void *ctx = zmq_ctx_new();
     void **socks = calloc((size_t)clients, sizeof *socks);
     zmq_pollitem_t *items = calloc((size_t)clients, sizeof *items);
-    char id[32];
+    char id[32], keys[SF_CFG_PATH + 8];
+    sf_config_keys_dir(&cfg, keys, sizeof keys); /* "" with mode none: plain */
+    sf_zsec_client sec;
+    if (sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &sec, &e) < 0) {
+        fprintf(stderr, "bench-fleet: %s\n", e.msg);
+        exit(1);
+    }
     for (int i = 0; i < clients; i++) {
-        sf_wire_dealer(ctx, sf_coordinator_endpoint(co), &socks[i], NULL);
+        sf_wire_dealer_secure(ctx, sf_coordinator_endpoint(co), &sec, &socks[i], NULL);
         Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
         snprintf(id, sizeof id, "bench-%d", i);
@@ -283,6 +294,7 @@ static Spirefleet__Envelope *ask(void *s, Spirefleet__Envelope *req, int timeout
 typedef struct flood_arg {
     void *ctx;
     const char *endpoint, *shard;
+    const sf_zsec_client *sec; /* the run's keys: a listed peer, not a stranger */
     atomic_int stop;
 } flood_arg;
 
@@ -296,6 +308,7 @@ static void *flood_peer(void *p) {
     zmq_setsockopt(s, ZMQ_RCVBUF, &big, sizeof big);
     zmq_setsockopt(s, ZMQ_SNDHWM, &big, sizeof big);
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    sf_zsec_client_apply(a->sec, s, NULL);
     zmq_connect(s, a->endpoint);
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__ShardFetch f = SPIREFLEET__SHARD_FETCH__INIT;
@@ -339,8 +352,11 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
     int ok;
     void *ctx = zmq_ctx_new();
     void *st = NULL;
-    char shard[256] = "";
-    ok = sf_wire_dealer(ctx, endpoint, &st, NULL) == SF_OK;
+    char shard[256] = "", keys[1300];
+    snprintf(keys, sizeof keys, "%s/e2e-run/keys", tmp); /* made by the e2e run */
+    sf_zsec_client sec;
+    ok = sf_zsec_client_load_any(keys, &sec, NULL) == SF_OK &&
+         sf_wire_dealer_secure(ctx, endpoint, &sec, &st, NULL) == SF_OK;
     if (ok) {
         Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
         Spirefleet__ShardListRequest lr = SPIREFLEET__SHARD_LIST_REQUEST__INIT;
@@ -362,7 +378,7 @@ static int flood(const char *fleet, const char *config, const char *tmp, double 
         fprintf(stderr, "bench-fleet: the flood's coordinator did not come up (see %s)\n", log);
     } else {
         r->rss_before = r->rss_peak = sf_proc_rss_mib(pid);
-        flood_arg fa = {.ctx = ctx, .endpoint = endpoint, .shard = shard};
+        flood_arg fa = {.ctx = ctx, .endpoint = endpoint, .shard = shard, .sec = &sec};
         atomic_init(&fa.stop, 0);
         pthread_t th;
         pthread_create(&th, NULL, flood_peer, &fa);
@@ -422,19 +438,33 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench-fleet: %s\n", e.msg);
         return 1;
     }
-    double bare[16], e2e[16], lease[16];
+    double bare[16], e2e[16], lease[16], plain[16];
     uint64_t labels = 0;
+    int only_lease = argc > 4 && !strcmp(argv[4], "lease");
     for (int r = 0; r < runs && r < 16; r++) {
         int threads = (int)(cfg.workers.count * cfg.workers.threads);
-        bare[r] = bare_rate(&cfg, tmp, threads);
-        e2e[r] = e2e_rate(argv[1], config, tmp, threads, &labels);
-        lease[r] = lease_rate(tmp, 200, 3.0);
+        if (!only_lease) {
+            bare[r] = bare_rate(&cfg, tmp, threads);
+            e2e[r] = e2e_rate(argv[1], config, tmp, threads, &labels);
+        }
+        /* CURVE and plain alternate, so both see the same machine */
+        lease[r] = lease_rate(tmp, 200, 3.0, 1);
+        plain[r] = lease_rate(tmp, 200, 3.0, 0);
     }
-    double b = median(bare, runs), x = median(e2e, runs), l = median(lease, runs);
+    double l = median(lease, runs), lp = median(plain, runs);
+    emit("lease_ops_per_s", l, "leases/s", runs);
+    emit("lease_ops_per_s_plain", lp, "leases/s", runs);
+    emit("lease_curve_over_plain", l / lp, "ratio", runs);
+    if (only_lease) {
+        printf("fleet: coordinator %.0f leases/s with 200 CURVE clients, %.0f plain (%.2f)\n", l,
+               lp, l / lp);
+        rm_rf(tmp);
+        return 0;
+    }
+    double b = median(bare, runs), x = median(e2e, runs);
     emit("bare_labels_per_s_core", b, "labels/s", runs);
     emit("e2e_labels_per_s_core", x, "labels/s", runs);
     emit("e2e_over_bare", x / b, "ratio", runs);
-    emit("lease_ops_per_s", l, "leases/s", runs);
     printf("fleet: configs/local.yaml (%llu labels): bare %.0f labels/s/core, end to end %.0f "
            "labels/s/core (%u workers) = %.2f of bare; coordinator %.0f leases/s with 200 "
            "clients\n",

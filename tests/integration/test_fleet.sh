@@ -120,9 +120,18 @@ same_digests() {
   fi
 }
 
+# keys NAME: the run's key directory, made before its coordinator starts
+# (a coordinator would make it too, but the workers start beside it), and
+# SF_KEYS pointing at it: workers, status and stop then use CURVE.
+keys() {
+  "$fleet" keygen "$tmp/$1/keys" > /dev/null
+  export SF_KEYS="$tmp/$1/keys"
+}
+
 # 3. kill -9 a worker mid-job.
 ep="ipc://$tmp/k.sock"
 config kill "$tmp/kill" "$ep" 0 1
+keys kill
 coordinator kill "$tmp/kill-coord.log"
 worker "$ep" victim "$tmp/kill/w-victim" "$tmp/victim.log"
 victim=$worker
@@ -147,6 +156,7 @@ same_digests "$ep" kill "the worker kill"
 # 4. kill -9 the coordinator mid-run, restart it.
 ep2="ipc://$tmp/c.sock"
 config crash "$tmp/crash" "$ep2" 0 1
+keys crash
 coordinator crash "$tmp/crash-coord1.log"
 worker "$ep2" wa "$tmp/crash/w-a" "$tmp/wa.log"
 worker "$ep2" wb "$tmp/crash/w-b" "$tmp/wb.log"

@@ -32,6 +32,10 @@ EOF
 }
 config disc "$tmp/disc"
 ep=$tmp/coordinator.endpoint
+# the run's keys before any process starts: workers, status and the
+# coordinator use them (SF_KEYS; docs/operator.md "Security")
+"$fleet" keygen "$tmp/disc/keys" > /dev/null
+export SF_KEYS="$tmp/disc/keys"
 until_true() { # SECONDS COMMAND...
   limit=$(($1 * 10))
   shift

@@ -73,6 +73,7 @@ if [ "$mounted" = 1 ]; then
   "$fleet" coordinator "$tmp/disk.yaml" > "$tmp/disk-coord.log" 2>&1 &
   coord=$!
   pids="$pids $coord"
+  export SF_KEYS="$tmp/disk/run/keys" # a local run's keys (docs/operator.md "Security")
   "$fleet" worker --connect "$ep" --id wd --scratch "$tmp/wd" > "$tmp/wd.log" 2>&1 &
   pids="$pids $!"
   if wait_status "$ep" '/^jobs:/ && $2 >= 1' 60; then

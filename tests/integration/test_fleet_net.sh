@@ -63,6 +63,8 @@ if grep -q "passed its canary" "$tmp/remote/logs/evald.log"; then ok "gpu-evald 
 # 2. In-process: the workers evaluate with the cpu backend themselves.
 ep="ipc://$tmp/coord.sock"
 config local "$tmp/local" "$ep" 0 false
+"$fleet" keygen "$tmp/local/keys" > /dev/null # CURVE (docs/operator.md "Security")
+export SF_KEYS="$tmp/local/keys"
 "$fleet" coordinator "$tmp/local.yaml" > "$tmp/local-coord.log" 2>&1 &
 coord=$!
 pids="$pids $coord"
@@ -120,6 +122,8 @@ else
 fi
 ep="ipc://$tmp/gcoord.sock"
 gate_config glocal "$tmp/glocal" "$ep" 0 false
+"$fleet" keygen "$tmp/glocal/keys" > /dev/null
+export SF_KEYS="$tmp/glocal/keys"
 "$fleet" coordinator "$tmp/glocal.yaml" > "$tmp/glocal-coord.log" 2>&1 &
 pids="$pids $!"
 "$fleet" worker --connect "$ep" --id g --local-sides --scratch "$tmp/glocal/w-g" > "$tmp/worker-g.log" 2>&1 &
@@ -152,9 +156,11 @@ cp "$bundle" "$tmp/reg/$sha.safetensors"
 echo "$sha" > "$tmp/reg/champion"
 ep="ipc://$tmp/fcoord.sock"
 follow_config follow "$tmp/follow" "$ep" 0 false "$tmp/reg"
+"$fleet" keygen "$tmp/follow/keys" > /dev/null
+export SF_KEYS="$tmp/follow/keys"
 "$fleet" coordinator "$tmp/follow.yaml" > "$tmp/follow-coord.log" 2>&1 &
 pids="$pids $!"
-"$evald_exe" --backend cpu --models "$tmp/reg" \
+"$evald_exe" --backend cpu --models "$tmp/reg" --keys "$SF_KEYS" \
   --bind "ipc://$tmp/evald-follow.sock" --max-wait-us 200 > "$tmp/follow-evald.log" 2>&1 &
 evald=$!
 pids="$pids $evald"

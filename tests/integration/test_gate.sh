@@ -119,6 +119,8 @@ config clean "$tmp/clean" "tcp://127.0.0.1:*" "{evaluator: rollout, simulations:
 ep="ipc://$tmp/k.sock"
 config crash "$tmp/crash" "$ep" "{evaluator: rollout, simulations: 60}" \
   "{evaluator: rollout, simulations: 60, salt: 3}" 300 150 300 0
+"$fleet" keygen "$tmp/crash/keys" > /dev/null # CURVE (docs/operator.md "Security")
+export SF_KEYS="$tmp/crash/keys"
 "$fleet" coordinator "$tmp/crash.yaml" > "$tmp/coord1.log" 2>&1 &
 coord=$!
 pids="$pids $coord"

@@ -296,6 +296,36 @@ def dataset_skips_engine_limit_fights():
 
 
 @test
+def quarantined_shards_are_skipped():
+    # a directory whose QUARANTINE lists b.shard's digest (sf-fleet
+    # quarantine): the dataset and the window leave it out and say so
+    d = os.path.join(WORK, "quarantine")
+    os.makedirs(d, exist_ok=True)
+    for f in (A, B):
+        shutil.copyfile(f, os.path.join(d, os.path.basename(f)))
+    with open_shard(B) as s:
+        digest = s.manifest["content_digest"]
+    with open(os.path.join(d, "QUARANTINE"), "w") as f:
+        f.write("# quarantined\n%s b.shard 0123456789abcdef 1700000000\n" % digest)
+    ds = ShardDataset(d, shuffle=False)
+    assert ds.paths == [os.path.join(d, "a.shard")]
+    assert ds.skipped_quarantined == [os.path.join(d, "b.shard")]
+    assert len(ds) == 300
+    every = ShardDataset(d, shuffle=False, include_quarantined=True, skip_engine_limit=False)
+    assert len(every) == 420
+    from spirefleet.window import find_shards
+    assert [i["path"] for i in find_shards(d)] == [os.path.join(d, "a.shard")]
+    with open(os.path.join(d, "QUARANTINE"), "a") as f:
+        f.write("garbage\n")
+    try:
+        ShardDataset(d)
+    except ShardError as e:
+        assert e.kind == "format" and "QUARANTINE:3" in str(e), str(e)
+    else:
+        raise AssertionError("a malformed QUARANTINE line was accepted")
+
+
+@test
 def dataset_shuffles_deterministically():
     d1 = ShardDataset([B, A], seed=11, skip_engine_limit=False)  # order of paths does not matter
     d2 = ShardDataset([WORK + "/a.shard", WORK + "/b.shard"], seed=11, skip_engine_limit=False)

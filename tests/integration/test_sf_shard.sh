@@ -21,7 +21,7 @@ check() {
     echo "exit $rc (wanted $want), pattern '$pat'" >>"$work/out"; not_ok "$name"; fi
 }
 
-echo "1..27"
+echo "1..31"
 mkdir -p "$work/src"
 "$fixture" "$work/src" >/dev/null || { echo "Bail out! fixture failed"; exit 1; }
 digest_a=$(sed -n 's/.*"shard": "a.shard", "digest": "\([0-9a-f]*\)".*/\1/p' "$work/src/expected.jsonl")
@@ -97,5 +97,16 @@ check "pull again finds them present" 0 "0 copied .*, 2 present, 0 failed" -- "$
 cp "$work/src/b.shard" "$work/bad/a.shard"
 check "pull never replaces a different shard" 1 "conflict a.shard: .*another content digest" -- "$sf" pull "$work/src" "$work/bad"
 check "a malformed tcp:// source is refused" 2 "not a valid endpoint" -- "$sf" pull "tcp://no such host" "$work/dst"
+
+# A quarantine list (sf-fleet quarantine) names a.shard by its content
+# digest: verify, export and pull of the directory skip it and say so.
+mkdir -p "$work/q"
+cp "$work/src/a.shard" "$work/src/b.shard" "$work/q/"
+qdig=$("$sf" verify "$work/q/a.shard" | awk '$1 == "ok" { print $5 }')
+echo "$qdig a.shard 0123456789abcdef 1700000000" > "$work/q/QUARANTINE"
+check "verify skips a quarantined shard and says so" 0 "1 shards, 1 good, 0 bad, 1 quarantined" -- "$sf" verify "$work/q"
+check "export refuses a quarantined shard" 1 "quarantined (listed in" -- "$sf" export "$work/q/a.shard" --npz "$work/q.npz"
+check "pull skips it and lists it in the destination" 0 "1 copied .*1 quarantined" -- "$sf" pull "$work/q" "$work/qdst"
+check "the destination's list names it" 0 "$qdig a.shard" -- cat "$work/qdst/QUARANTINE"
 
 [ "$fails" = 0 ]

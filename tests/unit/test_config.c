@@ -189,7 +189,9 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         char yaml[256];
         snprintf(yaml, sizeof yaml,
-                 "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: '%s'}\n", good[i]);
+                 "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: '%s'}\n"
+                 "security: {keys: /etc/spirefleet/keys}\n",
+                 good[i]);
         sf_run_config c;
         sf_err e = {0};
         ck_assert_msg(parse_str(yaml, &c, &e) == SF_OK, "%s: %s", good[i], e.msg);
@@ -204,6 +206,43 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
         ck_assert_msg(strstr(e.msg, "inline.yaml:3:19: evald.endpoint: '") != NULL, "%s: %s",
                       bad[i], e.msg);
     }
+}
+END_TEST
+
+/* A fleet bound beyond loopback needs keys, or says security.mode none
+ * explicitly; the error points at the security section when the file has
+ * one, and a loopback run needs nothing (its keys are generated). */
+START_TEST(non_loopback_without_keys_is_an_error) {
+    sf_run_config c;
+    sf_err e = {0};
+    const char *open_ =
+        "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: 'tcp://*:5555'}\n";
+    ck_assert_int_eq(parse_str(open_, &c, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "inline.yaml: security.keys: tcp://*:5555 binds beyond this "
+                                "machine") != NULL,
+                  "%s", e.msg);
+    const char *mode =
+        "run: {name: d}\nseeds: {count: 1}\nevald: {endpoint: 'tcp://10.0.0.2:5557'}\n"
+        "security: {mode: curve}\n";
+    ck_assert_int_eq(parse_str(mode, &c, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "inline.yaml:4:18: security.keys: tcp://10.0.0.2:5557 binds") !=
+                      NULL,
+                  "%s", e.msg);
+    const char *none =
+        "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: 'tcp://*:5555'}\n"
+        "security: {mode: none}\n";
+    ck_assert_msg(parse_str(none, &c, &e) == SF_OK, "%s", e.msg);
+    ck_assert_str_eq(c.security.mode, "none");
+    char dir[300];
+    sf_config_keys_dir(&c, dir, sizeof dir);
+    ck_assert_str_eq(dir, "");
+    const char *local = "run: {name: d, output_dir: /r}\nseeds: {count: 1}\n";
+    ck_assert_msg(parse_str(local, &c, &e) == SF_OK, "%s", e.msg);
+    sf_config_keys_dir(&c, dir, sizeof dir);
+    ck_assert_str_eq(dir, "/r/keys");
+    const char *bad = "run: {name: d}\nseeds: {count: 1}\nsecurity: {mode: tls}\n";
+    ck_assert_int_eq(parse_str(bad, &c, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "inline.yaml:3:18: security.mode:") != NULL, "%s", e.msg);
 }
 END_TEST
 
@@ -251,7 +290,8 @@ START_TEST(digest_ignores_execution_but_not_labels) {
     /* how the run executes does not change what the labels are */
     ck_assert_int_eq(parse_str("run: {name: d, output_dir: /elsewhere}\nseeds: {count: 16}\n"
                                "search: {simulations: 300}\nworkers: {count: 7, threads: 3}\n"
-                               "coordinator: {endpoint: 'tcp://*:9999'}\nshard: {zstd_level: 9}\n",
+                               "coordinator: {endpoint: 'tcp://*:9999'}\nshard: {zstd_level: 9}\n"
+                               "security: {keys: /etc/spirefleet/keys, metrics_public: true}\n",
                                &b, &e),
                      SF_OK);
     ck_assert_int_eq(sf_config_digest(&b, db), SF_OK);
@@ -395,18 +435,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "811aa955462f96719c0f2e7e1684d2c0df12771b3489eb2df072fe81ebcd3a92",
-     "16f17954387e4fc5ce97572e4f58c63c29f1e6203fbc52e00578065adf8f3703"},
+     "70014480f5ccb99a099af31157c8649ee69ae3bd3496b5f508fa4aaac6320036"},
     {"configs/fleet-example.yaml",
      "11141a4d41511afd6283360fce44886031279f44e02af0d4920d711a07abaf59",
-     "1ba955b09cb7491c575254ea3fcc5469a2eaf4dcf9de9a463981710c9377b7b8"},
+     "d87b81cfa6bc995e05484bb87e26ac0a8585f5e6f4e2b303f5368d01d6d3d9e9"},
     {"configs/local-net.yaml", "201eff54a3cc082a9145acbb7813cfdadce876758a5ee56d4c25baf19a3f6db2",
-     "e2d445d1f12d2a133f1dc2ea33d46308254702f5242ca3aecb4d12cda7b860d7"},
+     "d4ac6de66896d64a5ca94ccb091b8467dd92411cbb2e278a0d9d26d3170b68da"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "d2a981099296c05c256d6ab692b26cbeed882856200275e57c73b61374e161c3",
-     "53e6bce51612b86e465a58768b12da87a10ed067cd7e597f6f1f15d46cabd8d7"},
+     "e00fc1025230221196a6c80d9314ecfb0b74dd24ea29303acddf6e4b07c68319"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "5edcd4c8a906cb6699c6b699a84c5f38c0c6dc28162720e492e10d5fb21363a1",
-     "a9410c260af7aabd558fafd7e574a327aa17112e6cc40a55a98687867582c82b"},
+     "82c1232c97bef8e4f31453feea7537e100c46fcb0377cfb0debb9b2131c7412a"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

@@ -30,8 +30,11 @@ static void make_cfg_n(sf_run_config *cfg, const char *sub, int lease_s, int see
               "run: {name: ctest, output_dir: '%s/%s'}\n"
               "seeds: {start: 100, count: %d, job_size: 4}\n"
               "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
-              " heartbeat_liveness: 3}\n%s",
-              tmpdir, sub, seeds, lease_s, extra ? extra : "");
+              " heartbeat_liveness: 3}\n%s%s",
+              tmpdir, sub, seeds, lease_s, extra ? extra : "",
+              /* no random audits where a test counts jobs (the audit test
+               * asks for them) */
+              extra && strstr(extra, "security:") ? "" : "security: {audit_fraction: 0}\n");
 }
 
 static void make_cfg(sf_run_config *cfg, const char *sub, int lease_s, const char *extra) {
@@ -42,11 +45,23 @@ typedef struct client {
     void *ctx, *sock;
 } client;
 
-static void client_open(client *c, sf_coordinator *co) {
+/* A DEALER with the key `name` of the run's key directory
+ * (<output_dir>/keys, made by the coordinator: common/zsec.h). */
+static void client_open_as(client *c, sf_coordinator *co, const char *name) {
     c->ctx = zmq_ctx_new();
     sf_err e = {0};
-    ck_assert_msg(sf_wire_dealer(c->ctx, sf_coordinator_endpoint(co), &c->sock, &e) == SF_OK, "%s",
-                  e.msg);
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    sf_zsec_client sec;
+    ck_assert_msg(sf_zsec_client_load(dir, name, &sec, &e) == SF_OK, "%s", e.msg);
+    ck_assert_msg(sf_wire_dealer_secure(c->ctx, sf_coordinator_endpoint(co), &sec, &c->sock, &e) ==
+                      SF_OK,
+                  "%s", e.msg);
+}
+
+/* A worker's connection. */
+static void client_open(client *c, sf_coordinator *co) {
+    client_open_as(c, co, SF_ZSEC_WORKER_NAME);
 }
 
 static void client_close(client *c) {
@@ -96,9 +111,10 @@ static Spirefleet__Envelope *request_job(sf_coordinator *co, client *c) {
 }
 
 /* A sealed shard for job `job` of the run in co (n synthetic records),
- * its labels made with `model` (NULL: rollouts). */
-static void make_shard_of(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
-                          uint8_t digest[32], const char *model) {
+ * made by the run's key `key_name`, its labels made with `model` (NULL:
+ * rollouts); `tamper`: one label changed. */
+static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                          uint8_t digest[32], const char *key_name, int tamper, const char *model) {
     synth_params p;
     synth_params_default(&p);
     if (model)
@@ -109,18 +125,39 @@ static void make_shard_of(sf_coordinator *co, uint64_t job, uint64_t seed, int n
     p.config_digest = co->digest;
     sf_shard_info info;
     synth_info(&p, &info);
+    /* made by the run's worker key, as a worker's shard says (label.proto) */
+    char dir[400], key_id[SF_ZSEC_ID_LEN + 1];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    sf_zsec_client me;
+    sf_err ke = {0};
+    ck_assert_msg(sf_zsec_client_load(dir, key_name, &me, &ke) == SF_OK, "%s", ke.msg);
+    sf_zsec_key_id(me.me.pub, key_id);
+    info.worker_key_id = key_id;
+    info.worker_host = "test-host";
     sf_shard_writer *w;
     sf_err e = {0};
     ck_assert_msg(sf_shard_writer_open(path, &info, NULL, &w, &e) == SF_OK, "%s", e.msg);
     synth_record *r = malloc(sizeof *r);
     for (int i = 0; i < n; i++) {
         synth_fill(r, &p, (uint64_t)i);
+        if (tamper && i == 3) { /* one label changed: two actions' policy targets swapped */
+            float t = r->policy[0];
+            r->policy[0] = r->policy[1];
+            r->policy[1] = t;
+        }
         ck_assert_msg(sf_shard_writer_append(w, &r->rec, &e) == SF_OK, "%s", e.msg);
     }
     free(r);
     ck_assert_msg(sf_shard_writer_seal(w, NULL, digest, &e) == SF_OK, "%s", e.msg);
 }
 
+/* A shard made by the run's worker key, its labels made with `model`. */
+static void make_shard_of(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                          uint8_t digest[32], const char *model) {
+    make_shard_as(co, job, seed, n, path, digest, SF_ZSEC_WORKER_NAME, 0, model);
+}
+
+/* A shard made by the run's worker key. */
 static void make_shard(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
                        uint8_t digest[32]) {
     make_shard_of(co, job, seed, n, path, digest, NULL);
@@ -1133,7 +1170,9 @@ START_TEST(trainers_pull_shards_over_tcp) {
     sf_shard_source *src;
     sf_err e = {0};
     const char *ep = sf_coordinator_endpoint(co);
-    ck_assert_int_eq(sf_cli_open_source(ep, &src, &e), SF_OK);
+    char keys[400];
+    sf_config_keys_dir(&co->cfg, keys, sizeof keys);
+    ck_assert_int_eq(sf_cli_open_source(ep, keys, &src, &e), SF_OK);
     char dst[512];
     snprintf(dst, sizeof dst, "%s/pulled", tmpdir);
     sf_shard_pull_report rep = {0};
@@ -1348,6 +1387,554 @@ START_TEST(a_damaged_ledger_is_an_error_not_a_crash) {
     sf_coordinator_close(co);
     free(bad);
     free(orig);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Security (common/zsec.h): CURVE with an allow-list, operator keys, the
+ * identity of every message. Real keys, loopback tcp.
+ * ---------------------------------------------------------------------- */
+
+/* Step the coordinator 60 times; whether `c` got any message meanwhile. */
+static int heard_anything(sf_coordinator *co, client *c) {
+    sf_err e = {0};
+    for (int i = 0; i < 60; i++) {
+        ck_assert_int_eq(sf_coordinator_step(co, 5, &e), SF_OK);
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        int got = zmq_msg_recv(&m, c->sock, ZMQ_DONTWAIT) >= 0;
+        zmq_msg_close(&m);
+        if (got)
+            return 1;
+    }
+    return 0;
+}
+
+static void send_hello(client *c, const char *id) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+    h.protocol_version = SF_PROTOCOL_VERSION;
+    h.worker_id = (char *)id;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+    req.hello = &h;
+    ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &req, 0), SF_OK);
+}
+
+/* A client that is not in the allow-list: plain ZeroMQ, or CURVE with a
+ * key of its own (and the right server key). Neither hears anything, and
+ * nothing either sends reaches the decoder or the worker table: the
+ * handshake fails first. (Before CURVE, a plain Hello was welcomed.) */
+START_TEST(unauthenticated_and_unknown_keys_are_refused_before_the_decoder) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    char dir[400];
+    sf_config_keys_dir(&cfg, dir, sizeof dir);
+    client plain, stranger, good;
+    plain.ctx = zmq_ctx_new();
+    sf_err e = {0};
+    ck_assert_int_eq(sf_wire_dealer(plain.ctx, sf_coordinator_endpoint(co), &plain.sock, &e),
+                     SF_OK);
+    stranger.ctx = zmq_ctx_new();
+    sf_zsec_client sec;
+    ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    ck_assert_int_eq(zmq_curve_keypair(sec.me.pub, sec.me.sec), 0); /* not listed */
+    ck_assert_int_eq(
+        sf_wire_dealer_secure(stranger.ctx, sf_coordinator_endpoint(co), &sec, &stranger.sock, &e),
+        SF_OK);
+    for (int k = 0; k < 3; k++) {
+        send_hello(&plain, "intruder");
+        send_hello(&stranger, "intruder");
+        ck_assert_int_eq(zmq_send(plain.sock, "garbage", 7, 0), 7);
+        ck_assert_int_eq(zmq_send(stranger.sock, "garbage", 7, 0), 7);
+    }
+    ck_assert_int_eq(heard_anything(co, &plain), 0);
+    ck_assert_int_eq(heard_anything(co, &stranger), 0);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.decode_errors, 0);
+    ck_assert_uint_eq(st.protocol_errors, 0);
+    ck_assert_int_eq(co->nworkers, 0);
+    ck_assert_uint_ge(st.auth_denied, 1); /* the stranger's key, by the ZAP handler */
+    /* the listed key is served */
+    client_open(&good, co);
+    hello(co, &good, "w1");
+    ck_assert_int_eq(co->nworkers, 1);
+    client_close(&plain);
+    client_close(&stranger);
+    client_close(&good);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A second listed key: "intruder" in clients/ (sf-fleet keygen --add). */
+static void open_intruder(client *c, sf_coordinator *co, const char *routing_id) {
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    sf_err e = {0};
+    ck_assert_msg(sf_zsec_add_key(dir, "intruder", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
+    sf_zsec_client sec;
+    ck_assert_int_eq(sf_zsec_client_load(dir, "intruder", &sec, &e), SF_OK);
+    c->ctx = zmq_ctx_new();
+    c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(c->sock, ZMQ_LINGER, &zero, sizeof zero);
+    if (routing_id)
+        zmq_setsockopt(c->sock, ZMQ_ROUTING_ID, routing_id, strlen(routing_id));
+    ck_assert_int_eq(sf_zsec_client_apply(&sec, c->sock, &e), SF_OK);
+    ck_assert_int_eq(zmq_connect(c->sock, sf_coordinator_endpoint(co)), 0);
+}
+
+/* A worker with a valid key cannot act for another: it cannot say Hello
+ * under the worker id another key holds, cannot upload for a job it does
+ * not lease, and cannot take over the other worker's connection by
+ * choosing its routing id (ZMQ_ROUTING_ID with ROUTER_HANDOVER): every
+ * message is checked against the key of its connection. Before, the
+ * handed-over connection's offer was accepted as the lease holder's. */
+START_TEST(a_valid_key_cannot_upload_for_a_job_it_does_not_lease_or_pose_as_another_worker) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client w1;
+    w1.ctx = zmq_ctx_new();
+    char dir[400];
+    sf_config_keys_dir(&cfg, dir, sizeof dir);
+    sf_zsec_client sec;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    w1.sock = zmq_socket(w1.ctx, ZMQ_DEALER);
+    zmq_setsockopt(w1.sock, ZMQ_ROUTING_ID, "rid-w1", 6);
+    ck_assert_int_eq(sf_zsec_client_apply(&sec, w1.sock, &e), SF_OK);
+    ck_assert_int_eq(zmq_connect(w1.sock, sf_coordinator_endpoint(co)), 0);
+    hello(co, &w1, "w1");
+    Spirefleet__Envelope *r = request_job(co, &w1);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    uint64_t job = r->job->job_id;
+    sf_wire_free(r);
+    char path[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/forged.shard", tmpdir);
+    make_shard(co, job, 100, 20, path, dig);
+    /* 1: another key says Hello as w1 */
+    client in;
+    open_intruder(&in, co, NULL);
+    send_hello(&in, "w1");
+    r = pump(co, &in);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_ptr_nonnull(strstr(r->refusal->reason, "worker id w1 belongs to another key"));
+    sf_wire_free(r);
+    /* 2: under its own id, it offers a shard for w1's job */
+    hello(co, &in, "w2");
+    r = send_shard(co, &in, job, path, dig, -1);
+    ck_assert(!r->shard_ack->ok && !r->shard_ack->send);
+    ck_assert_ptr_nonnull(strstr(r->shard_ack->reason, "not leased to w2"));
+    sf_wire_free(r);
+    client_close(&in);
+    /* 3: it takes over w1's routing id and offers the shard as w1 */
+    client spoof;
+    open_intruder(&spoof, co, "rid-w1");
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
+    char hex[65], sha[65];
+    sf_hex(dig, 32, hex);
+    uint64_t size;
+    ck_assert_int_eq(sf_shard_file_sha256(path, sha, &size, &e), SF_OK);
+    of.job_id = job;
+    of.size = size;
+    of.file_sha256 = sha;
+    of.content_digest = hex;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
+    req.shard_offer = &of;
+    r = rpc(co, &spoof, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    ck_assert_ptr_nonnull(strstr(r->error->message, "key is not the worker's"));
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.shards_stored, 0);
+    ck_assert_uint_eq(st.jobs_leased, 1);
+    ck_assert_uint_ge(st.auth_refused, 2);
+    ck_assert_int_eq(co->jobs[job - 1].worker, 0); /* still w1's */
+    client_close(&spoof);
+    client_close(&w1);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Stop is an operator's: a worker key's Stop is refused and the run goes
+ * on; the operator key's stops it. (Before, anyone's Stop ended the run.) */
+START_TEST(stop_without_an_operator_key_is_refused) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client w, op;
+    client_open(&w, co);
+    client_open_as(&op, co, SF_ZSEC_OPERATOR_NAME);
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Stop stop = SPIREFLEET__STOP__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
+    req.stop = &stop;
+    Spirefleet__Envelope *r = rpc(co, &w, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    ck_assert_ptr_nonnull(strstr(r->error->message, "Stop needs an operator key"));
+    sf_wire_free(r);
+    ck_assert_int_eq(co->stopping, 0);
+    r = rpc(co, &op, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_STOP);
+    sf_wire_free(r);
+    ck_assert_int_eq(co->stopping, 1);
+    client_close(&w);
+    client_close(&op);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A key removed from clients/ is refused on the connection it already has
+ * (its next message), once the lists are read again, and a new
+ * connection with it hears nothing. */
+START_TEST(a_revoked_key_is_refused_on_its_live_connection) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client in;
+    open_intruder(&in, co, NULL);
+    hello(co, &in, "w9");
+    Spirefleet__Envelope *r = request_job(co, &in);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    sf_wire_free(r);
+    char dir[400], pub[460];
+    sf_config_keys_dir(&cfg, dir, sizeof dir);
+    snprintf(pub, sizeof pub, "%s/clients/intruder.pub", dir);
+    ck_assert_int_eq(unlink(pub), 0);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
+    r = request_job(co, &in);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    ck_assert_ptr_nonnull(strstr(r->error->message, "no longer allowed"));
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.leases_granted, 1);
+    ck_assert_uint_eq(st.auth_refused, 1);
+    client_close(&in);
+    /* reconnecting with the revoked key: the handshake fails */
+    client again;
+    sf_zsec_client sec;
+    ck_assert_int_eq(sf_zsec_client_load(dir, "intruder", &sec, &e), SF_OK);
+    again.ctx = zmq_ctx_new();
+    ck_assert_int_eq(
+        sf_wire_dealer_secure(again.ctx, sf_coordinator_endpoint(co), &sec, &again.sock, &e),
+        SF_OK);
+    send_hello(&again, "w9");
+    ck_assert_int_eq(heard_anything(co, &again), 0);
+    client_close(&again);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Key files: a secret key group or others may read is refused, naming the
+ * file (the coordinator does not start with it); a key id is the first 16
+ * hex digits of SHA-256 over the 32 raw key bytes; a malformed public key
+ * names its file and line. */
+START_TEST(key_files_are_checked_and_named) {
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/keys-check", tmpdir);
+    sf_err e = {0};
+    sf_zsec_keypair kp;
+    ck_assert_int_eq(sf_zsec_keygen(dir, "k", &kp, &e), SF_OK);
+    ck_assert_int_eq(sf_zsec_keygen(dir, "k", NULL, &e), SF_ESTATE); /* never replaced */
+    snprintf(path, sizeof path, "%s/k.key", dir);
+    sf_zsec_keypair back;
+    ck_assert_int_eq(sf_zsec_read_secret(path, &back, &e), SF_OK);
+    ck_assert_str_eq(back.pub, kp.pub);
+    ck_assert_int_eq(chmod(path, 0640), 0);
+    ck_assert_int_eq(sf_zsec_read_secret(path, &back, &e), SF_ESTATE);
+    char want[700];
+    snprintf(want, sizeof want, "%s: mode 0640: a secret key must be readable by its owner only",
+             path);
+    ck_assert_msg(strstr(e.msg, want) != NULL, "%s", e.msg);
+    /* the id, computed independently */
+    uint8_t raw[32], h[32];
+    ck_assert_ptr_nonnull(zmq_z85_decode(raw, kp.pub));
+    crypto_hash_sha256(h, raw, 32);
+    char hex[65], id[SF_ZSEC_ID_LEN + 1];
+    sf_hex(h, 32, hex);
+    hex[16] = 0;
+    sf_zsec_key_id(kp.pub, id);
+    ck_assert_str_eq(id, hex);
+    /* a public key file with a bad line */
+    snprintf(path, sizeof path, "%s/bad.pub", dir);
+    FILE *f = fopen(path, "w");
+    fputs("# comment\n\nnot-a-key\n", f);
+    fclose(f);
+    char pub[SF_ZSEC_KEY_LEN + 1];
+    ck_assert_int_eq(sf_zsec_read_public(path, pub, &e), SF_EFORMAT);
+    snprintf(want, sizeof want, "%s:3: not a CURVE key", path);
+    ck_assert_msg(strstr(e.msg, want) != NULL, "%s", e.msg);
+    /* a coordinator whose server key others may read does not start */
+    sf_run_config cfg;
+    make_cfg(&cfg, "open-key", 60, NULL);
+    char keys[400];
+    sf_config_keys_dir(&cfg, keys, sizeof keys);
+    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
+    snprintf(path, sizeof path, "%s/server.key", keys);
+    ck_assert_int_eq(chmod(path, 0644), 0);
+    sf_coordinator *co;
+    sf_coord_opts o = {0};
+    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co, &e), SF_ESTATE);
+    ck_assert_msg(strstr(e.msg, "server.key: mode 0644") != NULL, "%s", e.msg);
+}
+END_TEST
+
+/* Quarantine removes exactly one key's shards: two workers with their own
+ * keys store shards; the operator quarantines one key; its shards (and
+ * only those) leave shards/, join shards/QUARANTINE, and their jobs are
+ * pending again; a trainer's pull skips them and lists them in its own
+ * QUARANTINE, so its earlier copy is skipped by its readers too; the key
+ * is refused from then on. (Before, a worker's data could only be removed
+ * by hand.) */
+START_TEST(quarantine_removes_exactly_that_workers_shards) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "run", 60, NULL); /* jobs 1..3 */
+    sf_coordinator *co = open_co(&cfg);
+    client good, bad, op;
+    client_open(&good, co);
+    open_intruder(&bad, co, NULL);
+    client_open_as(&op, co, SF_ZSEC_OPERATOR_NAME);
+    hello(co, &good, "w-good");
+    hello(co, &bad, "w-bad");
+    uint8_t dig[4][32];
+    client *by[4] = {NULL, &good, &bad, &good};
+    for (uint64_t job = 1; job <= 3; job++) {
+        Spirefleet__Envelope *r = request_job(co, by[job]);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        ck_assert_uint_eq(r->job->job_id, job);
+        sf_wire_free(r);
+        char path[512];
+        snprintf(path, sizeof path, "%s/q%llu.shard", tmpdir, (unsigned long long)job);
+        make_shard_as(co, job, 100 + 4 * (job - 1), 10 + (int)job, path, dig[job],
+                      job == 2 ? "intruder" : SF_ZSEC_WORKER_NAME, 0, NULL);
+        r = send_shard(co, by[job], job, path, dig[job], -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+    }
+    /* a trainer's copy of all three, before */
+    serve_arg arg = {co, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, serve_thread, &arg);
+    char keys[400], dst[512];
+    sf_config_keys_dir(&cfg, keys, sizeof keys);
+    snprintf(dst, sizeof dst, "%s/trainer", tmpdir);
+    sf_shard_source *src;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_cli_open_source(sf_coordinator_endpoint(co), keys, &src, &e), SF_OK);
+    sf_shard_pull_report rep = {0};
+    ck_assert_msg(sf_shard_pull(src, dst, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.copied, 3);
+    src->ops->close(src);
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    /* the run completed meanwhile: the workers heard RunComplete; drop it */
+    heard_anything(co, &good);
+    heard_anything(co, &bad);
+    /* the operator quarantines the intruder's key */
+    char kp[460], pub[SF_ZSEC_KEY_LEN + 1], id[SF_ZSEC_ID_LEN + 1];
+    snprintf(kp, sizeof kp, "%s/intruder.pub", keys);
+    ck_assert_int_eq(sf_zsec_read_public(kp, pub, &e), SF_OK);
+    sf_zsec_key_id(pub, id);
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Quarantine q = SPIREFLEET__QUARANTINE__INIT;
+    q.key_id = id;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE;
+    req.quarantine = &q;
+    Spirefleet__Envelope *r = rpc(co, &good, &req); /* a worker key may not */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    r = rpc(co, &op, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY);
+    ck_assert_uint_eq(r->quarantine_reply->shards, 1);
+    ck_assert_uint_eq(r->quarantine_reply->jobs_reissued, 1);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 2);
+    ck_assert_uint_eq(st.jobs_pending, 1);
+    ck_assert_uint_eq(st.labels, 11 + 13);
+    ck_assert_int_eq(co->jobs[1].state, JS_PENDING);
+    /* shards/: jobs 1 and 3 stay; the list holds exactly job 2's digest */
+    char path[700];
+    snprintf(path, sizeof path, "%s/ctest-job000002.shard", co->shards_dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    for (int j = 1; j <= 3; j += 2) {
+        snprintf(path, sizeof path, "%s/ctest-job%06d.shard", co->shards_dir, j);
+        ck_assert_int_eq(access(path, F_OK), 0);
+    }
+    sf_shard_quarantine *ql;
+    ck_assert_int_eq(sf_shard_quarantine_load(co->shards_dir, &ql, &e), SF_OK);
+    ck_assert_uint_eq(sf_shard_quarantine_count(ql), 1);
+    ck_assert_mem_eq(sf_shard_quarantine_at(ql, 0)->digest, dig[2], 32);
+    ck_assert_str_eq(sf_shard_quarantine_at(ql, 0)->key_id, id);
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[1]));
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[3]));
+    sf_shard_quarantine_free(ql);
+    /* the key is refused on its live connection */
+    r = request_job(co, &bad);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* the job goes to the good worker */
+    r = request_job(co, &good);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    /* the trainer pulls again: nothing new, the quarantined one listed */
+    arg.stop = 0;
+    pthread_create(&th, NULL, serve_thread, &arg);
+    ck_assert_int_eq(sf_cli_open_source(sf_coordinator_endpoint(co), keys, &src, &e), SF_OK);
+    memset(&rep, 0, sizeof rep);
+    ck_assert_msg(sf_shard_pull(src, dst, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.present, 2);
+    ck_assert_uint_eq(rep.quarantined, 1);
+    src->ops->close(src);
+    arg.stop = 1;
+    pthread_join(th, NULL);
+    ck_assert_int_eq(sf_shard_quarantine_load(dst, &ql, &e), SF_OK);
+    ck_assert_uint_eq(sf_shard_quarantine_count(ql), 1);
+    ck_assert_mem_eq(sf_shard_quarantine_at(ql, 0)->digest, dig[2], 32);
+    sf_shard_quarantine_free(ql);
+    /* the trainer's directory as a source: the bad copy is not offered */
+    sf_shard_source *dsrc;
+    ck_assert_int_eq(sf_shard_source_open_dir(dst, &dsrc, &e), SF_OK);
+    char again[600];
+    snprintf(again, sizeof again, "%s/again", tmpdir);
+    memset(&rep, 0, sizeof rep);
+    ck_assert_int_eq(sf_shard_pull(dsrc, again, &rep, &e), SF_OK);
+    ck_assert_uint_eq(rep.copied, 2);
+    ck_assert_uint_eq(rep.quarantined, 1);
+    dsrc->ops->close(dsrc);
+    client_close(&good);
+    client_close(&bad);
+    client_close(&op);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A client holding the listed key `name` of the run (added when missing). */
+static void open_keyed(client *c, sf_coordinator *co, const char *name) {
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    sf_err e = {0};
+    ck_assert_msg(sf_zsec_add_key(dir, name, SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
+    client_open_as(c, co, name);
+}
+
+/* Audit by re-execution (security.audit_fraction 1: every job): job 1's
+ * stored shard (honest worker A) is played again by B, whose copy has one
+ * label changed; the mismatch goes to C, whose copy agrees with A: B is
+ * quarantined (its key refused) and A's shard stays. Then the other way
+ * round: A's stored shard of job 2 is the changed one, B and C agree, and
+ * A is quarantined: its shards leave shards/ and its jobs are pending
+ * again. (Before, a changed label went unnoticed.) */
+START_TEST(an_audit_catches_a_shard_with_one_label_changed) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 8, "security: {audit_fraction: 1}\n"); /* jobs 1, 2 */
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client a, b, c;
+    open_keyed(&a, co, "wa");
+    open_keyed(&b, co, "wb");
+    open_keyed(&c, co, "wc");
+    hello(co, &a, "a");
+    hello(co, &b, "b");
+    hello(co, &c, "c");
+    char honest[512], changed[512];
+    uint8_t dh[32], dc[32];
+    snprintf(honest, sizeof honest, "%s/audit-honest.shard", tmpdir);
+    snprintf(changed, sizeof changed, "%s/audit-changed.shard", tmpdir);
+    /* round 1: A honest; B changed; C honest */
+    Spirefleet__Envelope *r = request_job(co, &a);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    make_shard_as(co, 1, 100, 20, honest, dh, "wa", 0, NULL);
+    r = send_shard(co, &a, 1, honest, dh, -1);
+    ck_assert(r->shard_ack->ok && !r->shard_ack->duplicate);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_opened, 1);
+    r = request_job(co, &a); /* A made the stored copy: not its audit */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    r = request_job(co, &b); /* B: the audit of job 1 */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    make_shard_as(co, 1, 100, 20, changed, dc, "wb", 1, NULL);
+    ck_assert_int_ne(memcmp(dh, dc, 32), 0);
+    r = send_shard(co, &b, 1, changed, dc, -1);
+    ck_assert_msg(r->shard_ack->ok && r->shard_ack->duplicate, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_mismatched, 1);
+    r = request_job(co, &c); /* C: the third copy */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 1, 100, 20, honest, dh, "wc", 0, NULL);
+    r = send_shard(co, &c, 1, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_caught, 1);
+    ck_assert_uint_eq(st.jobs_done, 1); /* A's shard of job 1 stays */
+    ck_assert_msg(strstr(log.text, "copy disagrees with two others") != NULL, "%s", log.text);
+    r = request_job(co, &b); /* B's key is refused now */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* round 2: A's stored shard of job 2 is the changed one */
+    unlink(changed);
+    make_shard_as(co, 2, 104, 20, changed, dc, "wa", 1, NULL);
+    r = send_shard(co, &a, 2, changed, dc, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    ck_assert_uint_eq(co->st.jobs_done, 2);
+    heard_anything(co, &c);  /* every job done: RunComplete, which C drops */
+    r = request_job(co, &c); /* C audits job 2 */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 2, 104, 20, honest, dh, "wc", 0, NULL);
+    r = send_shard(co, &c, 2, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    ck_assert_uint_eq(co->st.audits_mismatched, 2);
+    client d; /* a fourth identity settles it, agreeing with C */
+    open_keyed(&d, co, "wd");
+    hello(co, &d, "d");
+    r = request_job(co, &d);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 2, 104, 20, honest, dh, "wd", 0, NULL);
+    r = send_shard(co, &d, 2, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_caught, 2);
+    ck_assert_uint_eq(st.shards_quarantined, 2); /* both of A's shards */
+    ck_assert_uint_eq(st.jobs_done, 0);
+    ck_assert_uint_eq(st.jobs_pending, 2);
+    client_close(&a);
+    client_close(&b);
+    client_close(&c);
+    client_close(&d);
+    sf_coordinator_close(co);
 }
 END_TEST
 

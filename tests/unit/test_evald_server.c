@@ -808,6 +808,64 @@ END_TEST
 
 /* Remote (loopback) and in-process evaluation of the same 64 positions, in
  * requests of 1..13 positions, give the same SHA-256 over the outputs. */
+/* gpu-evald with --keys (CURVE): a plain client and a client with an
+ * unlisted key get no answer (their requests never reach the decoder:
+ * the handshake fails first), and a listed worker key is served with the
+ * outputs of the in-process net. (Before --keys, any client was served.) */
+START_TEST(curve_admits_only_listed_keys) {
+    world w;
+    world_new(&w, 8);
+    char keys[400];
+    snprintf(keys, sizeof keys, "%s/keys", w.dir);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
+    server s;
+    memset(&s, 0, sizeof s);
+    s.logf = open_memstream(&s.log, &s.log_len);
+    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
+                       .max_batch = 8,
+                       .max_wait_us = 200,
+                       .metrics_port = SF_METRICS_OFF,
+                       .log = s.logf,
+                       .keys_dir = keys};
+    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    sf_pos p = sf_positions_get(w.ps, 0);
+    sf_net_out got, want;
+    const sf_pos one[1] = {p};
+    ck_assert_int_eq(sf_net_eval(w.local, one, 1, &want, &e), SF_OK);
+    /* plain */
+    sf_neteval *plain = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 300, 0);
+    ck_assert_int_ne(sf_neteval_eval(plain, &p, 1, &got, &e), SF_OK);
+    sf_neteval_close(plain);
+    /* an unlisted key */
+    sf_zsec_client sec;
+    ck_assert_int_eq(sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    sf_zsec_client stranger = sec;
+    ck_assert_int_eq(zmq_curve_keypair(stranger.me.pub, stranger.me.sec), 0);
+    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(s.ev),
+                          .model_sha256 = sf_bundle_sha256(w.b),
+                          .timeout_ms = 300,
+                          .curve = &stranger};
+    sf_neteval *ev;
+    ck_assert_int_eq(sf_neteval_connect(&co, NULL, &ev, &e), SF_OK);
+    ck_assert_int_ne(sf_neteval_eval(ev, &p, 1, &got, &e), SF_OK);
+    sf_neteval_close(ev);
+    /* the listed worker key */
+    co.curve = &sec;
+    co.timeout_ms = 20000;
+    ck_assert_int_eq(sf_neteval_connect(&co, NULL, &ev, &e), SF_OK);
+    ck_assert_msg(sf_neteval_eval(ev, &p, 1, &got, &e) == SF_OK, "%s", e.msg);
+    ck_assert_mem_eq(&got, &want, sizeof got);
+    sf_neteval_close(ev);
+    server_stop(&s);
+    ck_assert_ptr_nonnull(strstr(s.log, "security: refused a connection"));
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
 START_TEST(remote_and_in_process_outputs_are_identical) {
     world w;
     world_new(&w, 64);

@@ -6,6 +6,7 @@
  * or the exact bytes that went in (round trips compare packed protobuf). */
 #define _GNU_SOURCE /* nftw */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
@@ -1215,6 +1216,61 @@ START_TEST(batch_reader_rows_equal_the_records_and_pad_with_zeros) {
     ck_assert_int_eq(sf_batch_reader_open(missing, 2, &br, &err), SF_ENOTFOUND);
     ck_assert_ptr_null(br);
     remove_tmpdir();
+}
+END_TEST
+
+/* A quarantine list (shard.h "Quarantine") comes from disk, maybe copied
+ * from anywhere: every malformed line is refused naming file:line, whatever
+ * its length (a 300-byte name once overflowed the parser's buffer), and a
+ * good list round-trips through sf_shard_quarantine_add. */
+START_TEST(quarantine_lists_refuse_bad_lines_and_round_trip) {
+    char dir[512], path[600], longname[301];
+    snprintf(dir, sizeof dir, "%s/qlist", tmpdir);
+    ck_assert_msg(mkdir(dir, 0755) == 0 || errno == EEXIST, "%s: %s", dir, strerror(errno));
+    snprintf(path, sizeof path, "%s/QUARANTINE", dir);
+    unlink(path);
+    memset(longname, 'a', 300);
+    longname[300] = 0;
+    const char *dig = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    char bad[7][420];
+    snprintf(bad[0], sizeof bad[0], "%s %s 0123456789abcdef 1", dig, longname);
+    snprintf(bad[1], sizeof bad[1], "%s a.shard 0123456789abcdef", dig);
+    snprintf(bad[2], sizeof bad[2], "%s a.shard 0123456789abcdef 1 extra", dig);
+    snprintf(bad[3], sizeof bad[3], "00112233 a.shard 0123456789abcdef 1");
+    snprintf(bad[4], sizeof bad[4], "%s ../a.shard 0123456789abcdef 1", dig);
+    snprintf(bad[5], sizeof bad[5], "%s a.shard 0123456789abcdef0123 1", dig);
+    snprintf(bad[6], sizeof bad[6], "%s a.shard 0123456789abcdef 12x", dig);
+    for (int k = 0; k < 7; k++) {
+        FILE *f = fopen(path, "w");
+        fprintf(f, "# comment\n%s\n", bad[k]);
+        fclose(f);
+        sf_shard_quarantine *q = NULL;
+        sf_err e = {0};
+        ck_assert_int_eq(sf_shard_quarantine_load(dir, &q, &e), SF_EFORMAT);
+        char want[700];
+        snprintf(want, sizeof want, "%s:2: expected", path);
+        ck_assert_msg(strstr(e.msg, want) != NULL, "line %d: %s", k, e.msg);
+        ck_assert_ptr_null(q);
+    }
+    unlink(path);
+    sf_shard_quarantine_entry in = {0};
+    for (int i = 0; i < 32; i++)
+        in.digest[i] = (uint8_t)(i * 7);
+    snprintf(in.name, sizeof in.name, "run-job000007.shard");
+    snprintf(in.key_id, sizeof in.key_id, "0123456789abcdef");
+    in.when_unix = 1764600000;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_shard_quarantine_add(dir, &in, &e), SF_OK);
+    ck_assert_int_eq(sf_shard_quarantine_add(dir, &in, &e), SF_OK); /* listed once */
+    sf_shard_quarantine *q;
+    ck_assert_int_eq(sf_shard_quarantine_load(dir, &q, &e), SF_OK);
+    ck_assert_uint_eq(sf_shard_quarantine_count(q), 1);
+    const sf_shard_quarantine_entry *out = sf_shard_quarantine_find(q, in.digest);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_str_eq(out->name, in.name);
+    ck_assert_str_eq(out->key_id, in.key_id);
+    ck_assert_int_eq(out->when_unix, in.when_unix);
+    sf_shard_quarantine_free(q);
 }
 END_TEST
 

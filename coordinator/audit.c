@@ -1,0 +1,154 @@
+/*
+ * audit.c — audit by re-execution (internal.h). A job's shard has the same
+ * content digest wherever it runs, so a second worker of another identity
+ * (another CURVE key; without CURVE another worker id) plays a sampled done
+ * job again and uploads its copy, which is verified and compared, never
+ * stored. Agreement closes the audit. A mismatch goes to a third worker,
+ * unlike both; the one of the first two that disagrees with it is
+ * quarantined (its shards removed, its jobs issued again, its key refused),
+ * and when all three differ the audit is logged as undecided.
+ */
+#include <sodium.h>
+#include <string.h>
+
+#include "coordinator/internal.h"
+
+#define NS_PER_S 1000000000ull
+
+const char *audit_identity(const sf_coordinator *co, int wi) {
+    const cworker *w = &co->workers[wi];
+    return w->key_id[0] ? w->key_id : w->worker_id;
+}
+
+static void audits_add(sf_coordinator *co, cjob *j) {
+    co->audits[co->n_audits++] = j->id;
+}
+
+static void audits_remove(sf_coordinator *co, cjob *j) {
+    for (uint64_t k = 0; k < co->n_audits; k++)
+        if (co->audits[k] == j->id) {
+            co->audits[k] = co->audits[--co->n_audits];
+            break;
+        }
+    j->audit_stage = 0;
+    j->audit_worker = -1;
+}
+
+void audit_cancel(sf_coordinator *co, cjob *j) {
+    if (j->audit_stage)
+        audits_remove(co, j);
+}
+
+void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
+    double f = co->cfg.security.audit_fraction;
+    /* a fresh random draw per job: a worker cannot tell which of its jobs
+     * will be checked */
+    if (f <= 0 || (double)randombytes_uniform(1000000) >= f * 1e6 || j->audit_stage)
+        return;
+    memset(j->audit_who, 0, sizeof j->audit_who);
+    memset(j->audit_digest, 0, sizeof j->audit_digest);
+    snprintf(j->audit_who[0], sizeof j->audit_who[0], "%s", audit_identity(co, wi));
+    snprintf(j->audit_digest[0], sizeof j->audit_digest[0], "%s", j->content_digest);
+    j->audit_stage = 1;
+    j->audit_worker = -1;
+    audits_add(co, j);
+    co->st.audits_opened++;
+}
+
+cjob *audit_take(sf_coordinator *co, int wi) {
+    const char *me = audit_identity(co, wi);
+    for (uint64_t k = 0; k < co->n_audits; k++) {
+        cjob *j = &co->jobs[co->audits[k] - 1];
+        if (j->audit_worker >= 0 || j->state != JS_DONE)
+            continue;
+        int made = 0;
+        for (int s = 0; s < j->audit_stage; s++)
+            made |= !strcmp(j->audit_who[s], me);
+        if (made)
+            continue;
+        j->audit_worker = wi;
+        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+        return j;
+    }
+    return NULL;
+}
+
+int audit_expects(const sf_coordinator *co, const cjob *j, int wi) {
+    (void)co;
+    return j->audit_stage && j->audit_worker == wi;
+}
+
+void audit_extend(sf_coordinator *co, cjob *j, int wi) {
+    if (audit_expects(co, j, wi))
+        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+}
+
+void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker) {
+    for (uint64_t k = 0; k < co->n_audits; k++) {
+        cjob *j = &co->jobs[co->audits[k] - 1];
+        if (j->audit_worker >= 0 && (j->audit_worker == dead_worker || now > j->audit_deadline))
+            j->audit_worker = -1; /* another worker of another identity may take it */
+    }
+}
+
+/* Quarantine identity `who` (a key id, or a worker id without CURVE). */
+static void catch_(sf_coordinator *co, const cjob *j, const char *who) {
+    co->st.audits_caught++;
+    sf_log(co->log, co->log_ctx,
+           "coordinator: audit of job %llu: %s's copy disagrees with two others; quarantining it",
+           (unsigned long long)j->id, who);
+    co_quarantine_report rep;
+    sf_err e = {0};
+    if (co->zsec && co_quarantine_key(co, who, 0, "an audit", &rep, &e) == SF_OK)
+        return;
+    /* no keys: the worker gets no more jobs (its shards stay; the operator
+     * decides) */
+    for (int i = 0; i < co->nworkers; i++)
+        if (!strcmp(co->workers[i].worker_id, who) && !co->workers[i].quarantined) {
+            co->workers[i].quarantined = 1;
+            co->st.workers_quarantined++;
+        }
+    if (e.msg[0])
+        sf_log(co->log, co->log_ctx, "coordinator: audit of job %llu: %s",
+               (unsigned long long)j->id, e.msg);
+}
+
+void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest) {
+    int stage = j->audit_stage;
+    snprintf(j->audit_who[stage], sizeof j->audit_who[stage], "%s", audit_identity(co, wi));
+    snprintf(j->audit_digest[stage], sizeof j->audit_digest[stage], "%s", digest);
+    j->audit_worker = -1;
+    if (stage == 1) {
+        if (!strcmp(digest, j->audit_digest[0])) {
+            co->st.audits_passed++;
+            audits_remove(co, j);
+            return;
+        }
+        co->st.audits_mismatched++;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: audit of job %llu: %s's copy (%.12s...) differs from %s's "
+               "(%.12s...); asking a third worker",
+               (unsigned long long)j->id, j->audit_who[1], digest, j->audit_who[0],
+               j->audit_digest[0]);
+        j->audit_stage = 2;
+        return;
+    }
+    /* the third copy decides; the quarantine may undo the job (and so this
+     * audit), so copy what it needs first */
+    char who[2][CO_WORKER_ID_MAX];
+    memcpy(who, j->audit_who, sizeof who);
+    int agrees0 = !strcmp(digest, j->audit_digest[0]),
+        agrees1 = !strcmp(digest, j->audit_digest[1]);
+    audits_remove(co, j);
+    if (agrees0)
+        catch_(co, j, who[1]);
+    else if (agrees1)
+        catch_(co, j, who[0]);
+    else {
+        co->st.audits_undecided++;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: audit of job %llu: three different copies (%s, %s, %s); no one "
+               "quarantined",
+               (unsigned long long)j->id, who[0], who[1], audit_identity(co, wi));
+    }
+}
