@@ -156,4 +156,4 @@ START_TEST(many_descriptors_and_idle_clients_do_not_block_it) {
 END_TEST
 
 #include "test-metrics-http.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
-SF_CHECK_MAIN("metrics-http", "metrics-http", 0, NULL, NULL)
+SF_CHECK_MAIN("metrics-http", "metrics-http", 60, NULL, NULL)
