@@ -114,6 +114,8 @@ typedef struct sf_coord_status {
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
+    uint64_t lease_limit_waits;   /* job requests answered Wait: the worker held
+                                     CO_MAX_LEASES_PER_WORKER */
     char last_failure[160];       /* the latest JobFailed reason (for operators)   */
     uint64_t uploads_deferred;    /* answered retry_later: the disk was full       */
     int uploads_paused;           /* the latest upload was deferred (disk full)    */

@@ -19,6 +19,10 @@
 #define CO_MAX_UPLOAD_BYTES    (4ull << 30) /* a shard larger than this is refused */
 #define CO_MAX_FAILURES        3 /* a job that failed on this many workers is not issued again */
 #define CO_MAX_WORKER_FAILURES 5 /* a worker reporting this many failures gets no more leases */
+/* Leases one worker holds at once: the job it plays and the one whose shard
+ * it is still uploading (worker/client.c overlaps the two). More is a
+ * client hoarding jobs: it waits. */
+#define CO_MAX_LEASES_PER_WORKER 2
 
 enum { JS_PENDING = 0, JS_LEASED = 1, JS_DONE = 2 };
 

@@ -83,6 +83,36 @@ int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t 
         "spirefleet_cannot_finish{run=\"%s\"} %d\n",
         run, (unsigned long long)s->uploads_deferred, run, s->uploads_paused, run,
         s->cannot_finish);
+    if (m < 0 || (size_t)(n + m) >= cap)
+        return SF_EFULL;
+    n += m;
+    m = snprintf(
+        buf + n, cap - (size_t)n,
+        "# HELP spirefleet_auth_denied_total Handshakes the ZAP handler refused (a key "
+        "not listed).\n"
+        "# TYPE spirefleet_auth_denied_total counter\n"
+        "spirefleet_auth_denied_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_auth_refused_total Messages refused for their connection's "
+        "key.\n"
+        "# TYPE spirefleet_auth_refused_total counter\n"
+        "spirefleet_auth_refused_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_shards_quarantined_total Shards removed by quarantine.\n"
+        "# TYPE spirefleet_shards_quarantined_total counter\n"
+        "spirefleet_shards_quarantined_total{run=\"%s\"} %llu\n"
+        "# HELP spirefleet_audits_total Audits by re-execution, by outcome.\n"
+        "# TYPE spirefleet_audits_total counter\n"
+        "spirefleet_audits_total{run=\"%s\",outcome=\"opened\"} %llu\n"
+        "spirefleet_audits_total{run=\"%s\",outcome=\"agreed\"} %llu\n"
+        "spirefleet_audits_total{run=\"%s\",outcome=\"mismatched\"} %llu\n"
+        "spirefleet_audits_total{run=\"%s\",outcome=\"caught\"} %llu\n"
+        "# HELP spirefleet_lease_limit_waits_total Job requests answered Wait: the "
+        "worker held its most leases.\n"
+        "# TYPE spirefleet_lease_limit_waits_total counter\n"
+        "spirefleet_lease_limit_waits_total{run=\"%s\"} %llu\n",
+        run, (unsigned long long)s->auth_denied, run, (unsigned long long)s->auth_refused, run,
+        (unsigned long long)s->shards_quarantined, run, (unsigned long long)s->audits_opened, run,
+        (unsigned long long)s->audits_passed, run, (unsigned long long)s->audits_mismatched, run,
+        (unsigned long long)s->audits_caught, run, (unsigned long long)s->lease_limit_waits);
     return m < 0 || (size_t)(n + m) >= cap ? SF_EFULL : n + m;
 }
 

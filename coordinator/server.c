@@ -388,6 +388,17 @@ static void send_job(sf_coordinator *co, const cworker *w, const cjob *j, uint32
     queue_reply(co, w->ident, w->ident_len, &env);
 }
 
+/* The leases worker wi holds (also those restored from the ledger under
+ * its id that it has not claimed yet). O(leased). */
+static uint32_t leases_held(const sf_coordinator *co, int wi) {
+    uint32_t n = 0;
+    for (uint64_t k = 0; k < co->n_leased; k++) {
+        const cjob *j = &co->jobs[co->leased[k] - 1];
+        n += j->worker == wi || (j->worker < 0 && !strcmp(j->worker_id, co->workers[wi].worker_id));
+    }
+    return n;
+}
+
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -421,7 +432,9 @@ static void on_job_request(sf_coordinator *co, int wi) {
         queue_reply(co, w->ident, w->ident_len, &env);
         return;
     }
-    uint64_t id = queue_pop(co);
+    uint64_t id = leases_held(co, wi) < CO_MAX_LEASES_PER_WORKER ? queue_pop(co) : 0;
+    if (!id && co->q_len > 0 && leases_held(co, wi) >= CO_MAX_LEASES_PER_WORKER)
+        co->st.lease_limit_waits++;
     cjob *j = id ? &co->jobs[id - 1] : NULL;
     if (j && !j->model[0] && bind_model(co, j) < 0) { /* no champion to follow yet */
         queue_unpop(co, id);

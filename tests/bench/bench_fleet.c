@@ -11,7 +11,8 @@
  *                                 (coordinator + workers.count processes),
  *                                 labels / wall second / worker
  *   fleet.e2e_over_bare           the ratio (target >= 0.9)
- *   fleet.lease_ops_per_s         JobRequest -> Job round trips per second
+ *   fleet.lease_ops_per_s         JobRequest -> Job round trips per second, each
+ *                                 lease given back at once (JobFailed, abandoned)
  *                                 served by one coordinator to 200 DEALER
  *                                 clients on loopback with CURVE (target
  *                                 >= 5000); _plain the same with
@@ -256,6 +257,15 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
                     } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
                         if (t0)
                             leases++;
+                        /* give it back (a worker holds at most
+                         * CO_MAX_LEASES_PER_WORKER), then ask again */
+                        Spirefleet__Envelope back = SPIREFLEET__ENVELOPE__INIT;
+                        Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
+                        jf.job_id = env->job->job_id;
+                        jf.reason = (char *)SF_JOB_ABANDONED;
+                        back.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
+                        back.job_failed = &jf;
+                        send_env(socks[i], &back);
                         send_env(socks[i], &req);
                     }
                     sf_wire_free(env);

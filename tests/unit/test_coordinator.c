@@ -946,14 +946,18 @@ START_TEST(a_flood_of_failure_reports_quarantines_the_reporter_not_the_jobs) {
     ck_assert_uint_eq(st.workers_quarantined, 1);
     ck_assert_uint_eq(st.jobs_quarantined, 0);
     ck_assert_uint_eq(st.jobs_pending, 3);
-    /* every job still goes to the good worker */
+    /* every job still goes to good workers (two each at most) */
+    client good2;
+    client_open(&good2, co);
+    hello(co, &good2, "w-good2");
     for (uint64_t want = 1; want <= 3; want++) {
-        Spirefleet__Envelope *r = request_job(co, &good);
+        Spirefleet__Envelope *r = request_job(co, want <= 2 ? &good : &good2);
         ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
         sf_wire_free(r);
     }
     client_close(&bad);
     client_close(&good);
+    client_close(&good2);
     sf_coordinator_close(co);
 }
 END_TEST
@@ -1050,24 +1054,28 @@ START_TEST(a_followed_champion_binds_each_job_at_its_first_lease) {
     ck_assert_int_eq(sf_registry_champion_write(reg, b, &e), SF_OK);
     expect_job(co, &c, 2, 1, b);
     expect_job(co, &c, 3, 1, b);
-    expect_job(co, &c, 1, 2, a); /* bound at its first lease */
+    client d; /* c holds two leases: the most one worker may */
+    client_open(&d, co);
+    hello(co, &d, "w1b");
+    expect_job(co, &d, 1, 2, a); /* bound at its first lease */
     ck_assert_ptr_nonnull(strstr(log.text, "jobs from 2 on play champion bbbbbbbbbbbb..."));
 
     char path[512];
     uint8_t dig[32];
     snprintf(path, sizeof path, "%s/follow-j1.shard", tmpdir);
     make_shard_of(co, 1, 100, 5, path, dig, b);
-    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, -1);
+    Spirefleet__Envelope *r = send_shard(co, &d, 1, path, dig, -1);
     ck_assert(!r->shard_ack->ok);
     ck_assert_str_eq(r->shard_ack->reason,
                      "manifest names model bbbbbbbbbbbb..., the job's is aaaaaaaaaaaa...");
     sf_wire_free(r);
     snprintf(path, sizeof path, "%s/follow-j1a.shard", tmpdir);
     make_shard_of(co, 1, 100, 5, path, dig, a);
-    r = send_shard(co, &c, 1, path, dig, -1);
+    r = send_shard(co, &d, 1, path, dig, -1);
     ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     client_close(&c);
+    client_close(&d);
     sf_coordinator_close(co);
 
     /* restarted under a third champion: jobs 2 and 3 keep b */
@@ -1090,6 +1098,41 @@ START_TEST(a_followed_champion_binds_each_job_at_its_first_lease) {
     ck_assert_int_eq(seen, (1 << 2) | (1 << 3));
     expect_wait(co, &c);
     client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* One worker holds at most CO_MAX_LEASES_PER_WORKER leases (the job it
+ * plays and the one it uploads): a client asking for more while jobs are
+ * pending waits, the jobs go to others, and it gets one again once it
+ * delivers. */
+START_TEST(one_worker_cannot_hoard_leases) {
+    sf_run_config cfg;
+    client a, b;
+    sf_coordinator *co = begin(&cfg, &a); /* 3 jobs; a is w1 */
+    expect_job(co, &a, 1, 1, "rollout");
+    expect_job(co, &a, 2, 1, "rollout");
+    expect_wait(co, &a); /* job 3 is pending, but a holds 2 */
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.lease_limit_waits, 1);
+    ck_assert_uint_eq(st.jobs_pending, 1);
+    client_open(&b, co);
+    hello(co, &b, "w2");
+    expect_job(co, &b, 3, 1, "rollout");
+    char path[512];
+    uint8_t dig[32];
+    snprintf(path, sizeof path, "%s/hoard-j1.shard", tmpdir);
+    make_shard(co, 1, 100, 4, path, dig);
+    Spirefleet__Envelope *r = send_shard(co, &a, 1, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    job_failed(co, &b, 3, SF_JOB_ABANDONED); /* job 3 pending again */
+    expect_job(co, &a, 3, 2, "rollout");     /* a holds 1 now: it may take it */
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.lease_limit_waits, 1);
+    client_close(&a);
+    client_close(&b);
     sf_coordinator_close(co);
 }
 END_TEST
@@ -1121,6 +1164,9 @@ START_TEST(metrics_text_exposition) {
     st.bytes_stored = 777;
     st.uploads_deferred = 6;
     st.uploads_paused = 1;
+    st.auth_denied = 7;
+    st.audits_caught = 2;
+    st.lease_limit_waits = 11;
     char buf[8192];
     ck_assert_int_gt(metrics_render(&st, "r1", buf, sizeof buf), 0);
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_jobs{run=\"r1\",state=\"done\"} 9\n"));
@@ -1131,6 +1177,10 @@ START_TEST(metrics_text_exposition) {
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_decode_errors_total{run=\"r1\"} 4\n"));
     ck_assert_ptr_nonnull(strstr(buf, "# TYPE spirefleet_bytes_stored_total counter\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_uploads_deferred_total{run=\"r1\"} 6\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_auth_denied_total{run=\"r1\"} 7\n"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, "spirefleet_audits_total{run=\"r1\",outcome=\"caught\"} 2\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_lease_limit_waits_total{run=\"r1\"} 11\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_uploads_paused{run=\"r1\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_cannot_finish{run=\"r1\"} 0\n"));
     ck_assert_int_eq(metrics_render(&st, "r1", buf, 100), SF_EFULL);
