@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "common/metrics_http.h"
+#include "common/sha256.h"
 #include "common/zsec.h"
 #include "coordinator/coordinator.h"
 
@@ -70,7 +71,7 @@ typedef struct upload {
     uint64_t records;
     char path[1024];
     FILE *f;
-    crypto_hash_sha256_state sha;
+    sf_sha256_ctx *sha;         /* of the bytes received (owned; NULL when none) */
     Spirefleet__JobStats stats; /* copied scalars only */
 } upload;
 

@@ -22,6 +22,7 @@
 
 #include "common/io.h"
 #include "common/registry.h"
+#include "common/sha256.h"
 #include "coordinator/internal.h"
 #include "shard/shard.h"
 
@@ -163,6 +164,7 @@ static int worker_add(sf_coordinator *co, const uint8_t *ident, size_t len) {
 }
 
 static void upload_discard(upload *u) {
+    sf_sha256_free(u->sha);
     if (u->f)
         fclose(u->f);
     if (u->active && u->path[0])
@@ -637,7 +639,12 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         send_ack(co, wi, o->job_id, 0, 0, 0, why);
         return;
     }
-    crypto_hash_sha256_init(&u->sha);
+    sf_err he = {0};
+    if (sf_sha256_new(&u->sha, &he) < 0) {
+        upload_discard(u);
+        send_ack(co, wi, o->job_id, 0, 0, 0, he.msg);
+        return;
+    }
     send_ack(co, wi, o->job_id, 0, 0, 1, NULL);
 }
 
@@ -648,7 +655,9 @@ static void finish_upload(sf_coordinator *co, int wi) {
     char why[SF_ERR_MSG_MAX + 64] = "";
     uint8_t h[32];
     char hex[65];
-    crypto_hash_sha256_final(&u->sha, h);
+    sf_err he = {0};
+    if (sf_sha256_final(u->sha, h, &he) < 0)
+        snprintf(why, sizeof why, "coordinator cannot hash the upload: %s", he.msg);
     sf_hex(h, 32, hex);
     int ok = sf_fflush_sync(u->f) == SF_OK;
     int write_errno = errno;
@@ -780,6 +789,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     co->done_head = (co->done_head + 1) % 256;
     if (co->done_n < 256)
         co->done_n++;
+    sf_sha256_free(u->sha);
     memset(u, 0, sizeof *u);
     if (co->st.uploads_paused)
         sf_log(co->log, co->log_ctx, "coordinator: stored job %llu's shard: uploads resume",
@@ -816,7 +826,7 @@ static void on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardCh
         send_ack(co, wi, c->job_id, 0, 0, 0, why);
         return;
     }
-    crypto_hash_sha256_update(&u->sha, c->data.data, c->data.len);
+    sf_sha256_update(u->sha, c->data.data, c->data.len);
     u->received += c->data.len;
     if (c->last)
         finish_upload(co, wi);
