@@ -88,7 +88,13 @@ typedef struct sf_coord_opts {
      * opens and steps it, one line at a time (common.h). NULL: dropped. */
     sf_log_fn log;
     void *log_ctx;
+    /* The most worker ids the run takes (a Hello under a new id past it is
+     * refused): one listed key may say Hello under any number of ids, and
+     * each keeps a slot. 0: SF_COORD_MAX_WORKERS. */
+    int max_workers;
 } sf_coord_opts;
+
+#define SF_COORD_MAX_WORKERS 65536
 
 /* Counters and gauges, as served by Status and /metrics. */
 typedef struct sf_coord_status {
@@ -114,6 +120,7 @@ typedef struct sf_coord_status {
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
+    uint64_t workers_refused;     /* Hellos under a new id past sf_coord_opts.max_workers */
     uint64_t lease_limit_waits;   /* job requests answered Wait: the worker held
                                      CO_MAX_LEASES_PER_WORKER */
     char last_failure[160];       /* the latest JobFailed reason (for operators)   */

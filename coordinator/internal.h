@@ -140,6 +140,7 @@ struct sf_coordinator {
 
     cworker *workers;
     int nworkers, cap_workers;
+    int max_workers; /* sf_coord_opts.max_workers */
 
     reply *replies;
     int nreplies, cap_replies;

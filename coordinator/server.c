@@ -286,6 +286,19 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         if (wi >= 0 && co->workers[wi].key[0] && strcmp(co->workers[wi].key, key))
             wi = -1;
     }
+    if (wi < 0 && co->nworkers >= co->max_workers) {
+        char why[160];
+        snprintf(why, sizeof why, "the run has %d worker ids, the most it takes; reuse an id",
+                 co->nworkers);
+        if (!co->st.workers_refused++)
+            sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
+        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
+        r.reason = why;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+        env.refusal = &r;
+        queue_reply(co, ident, len, &env);
+        return;
+    }
     if (wi < 0)
         wi = worker_add(co, ident, len);
     if (wi < 0)
@@ -1353,6 +1366,7 @@ static int open_config(sf_coordinator *co, const sf_run_config *cfg, const sf_co
                        sf_err *err) {
     co->cfg = *cfg;
     co->exit_when_done = opts ? opts->exit_when_done : 0;
+    co->max_workers = opts && opts->max_workers > 0 ? opts->max_workers : SF_COORD_MAX_WORKERS;
     co->log = opts ? opts->log : NULL;
     co->log_ctx = opts ? opts->log_ctx : NULL;
     co->cfg_msg = malloc(sizeof *co->cfg_msg);

@@ -1137,6 +1137,44 @@ START_TEST(one_worker_cannot_hoard_leases) {
 }
 END_TEST
 
+/* One listed key may say Hello under any number of worker ids, each taking
+ * a slot: past sf_coord_opts.max_workers a new id is refused (before it
+ * gets a slot), while a known id still comes back on a new connection. */
+START_TEST(new_worker_ids_past_the_limit_are_refused) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "maxw", 60, NULL);
+    sf_coordinator *co;
+    sf_err e = {0};
+    sf_coord_opts o = {.max_workers = 2};
+    ck_assert_msg(sf_coordinator_open(&cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    client c[4];
+    for (int i = 0; i < 4; i++)
+        client_open(&c[i], co);
+    hello(co, &c[0], "w1");
+    hello(co, &c[1], "w2");
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+    h.protocol_version = SF_PROTOCOL_VERSION;
+    h.worker_id = "w3";
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+    req.hello = &h;
+    Spirefleet__Envelope *r = rpc(co, &c[2], &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_str_eq(r->refusal->reason,
+                     "the run has 2 worker ids, the most it takes; reuse an id");
+    sf_wire_free(r);
+    ck_assert_int_eq(co->nworkers, 2);
+    hello(co, &c[3], "w1"); /* a known id on a new connection */
+    ck_assert_int_eq(co->nworkers, 2);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.workers_refused, 1);
+    for (int i = 0; i < 4; i++)
+        client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 START_TEST(one_coordinator_per_output_dir) {
     sf_run_config cfg;
     make_cfg(&cfg, "run", 60, NULL);
