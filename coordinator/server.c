@@ -1536,49 +1536,6 @@ static int open_router(sf_coordinator *co, const char *bind, sf_err *err) {
     return SF_OK;
 }
 
-int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
-                        sf_err *err) {
-    *out = NULL;
-    if (sodium_init() < 0)
-        return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-    sf_coordinator *co = calloc(1, sizeof *co);
-    if (!co)
-        return sf_err_set(err, SF_ENOMEM, "out of memory");
-    co->lock_fd = -1;
-    pthread_mutex_init(&co->snap_lock, NULL);
-    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
-    int port = opts ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
-    int rc = open_config(co, cfg, opts, err);
-    if (rc == SF_OK)
-        rc = open_dirs(co, err);
-    if (rc == SF_OK)
-        rc = open_jobs(co, err);
-    if (rc == SF_OK)
-        rc = open_lock(co, err);
-    if (rc == SF_OK)
-        rc = open_ledger(co, err);
-    if (rc == SF_OK)
-        rc = gate_open(co, err);
-    if (rc == SF_OK)
-        rc = open_recover(co, err);
-    if (rc == SF_OK)
-        rc = gate_advance(co, err);
-    if (rc == SF_OK)
-        rc = open_security(co, bind, err);
-    if (rc == SF_OK)
-        rc = open_router(co, bind, err);
-    if (rc == SF_OK)
-        rc = metrics_start(co, port, err);
-    if (rc < 0) {
-        sf_coordinator_close(co);
-        return rc;
-    }
-    co->started_ns = sf_now_ns();
-    metrics_publish(co);
-    *out = co;
-    return SF_OK;
-}
-
 /* Rename the ledger (and its LMDB lock file) out of the way. */
 static int move_ledger_aside(sf_coordinator *co, sf_ledger_rebuild *rep, sf_err *err) {
     rep->moved_to[0] = 0;
@@ -1595,9 +1552,13 @@ static int move_ledger_aside(sf_coordinator *co, sf_ledger_rebuild *rep, sf_err 
     return sf_fsync_dir(co->cfg.output_dir, err);
 }
 
-int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
-                                  sf_ledger_rebuild *rep, sf_err *err) {
-    memset(rep, 0, sizeof *rep);
+/* A coordinator with the run's state loaded (config, dirs, jobs, the
+ * output dir's lock, the ledger, the gate, recovery), not yet serving; with
+ * `rebuild` the old ledger is moved aside first, so one is built from the
+ * shards. *out is set even on error (close it). */
+static int open_run(const sf_run_config *cfg, const sf_coord_opts *opts, sf_ledger_rebuild *rebuild,
+                    sf_coordinator **out, sf_err *err) {
+    *out = NULL;
     if (sodium_init() < 0)
         return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
     sf_coordinator *co = calloc(1, sizeof *co);
@@ -1605,6 +1566,7 @@ int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts 
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     co->lock_fd = -1;
     pthread_mutex_init(&co->snap_lock, NULL);
+    *out = co;
     int rc = open_config(co, cfg, opts, err);
     if (rc == SF_OK)
         rc = open_dirs(co, err);
@@ -1612,17 +1574,53 @@ int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts 
         rc = open_jobs(co, err);
     if (rc == SF_OK)
         rc = open_lock(co, err);
-    if (rc == SF_OK)
-        rc = move_ledger_aside(co, rep, err);
+    if (rc == SF_OK && rebuild)
+        rc = move_ledger_aside(co, rebuild, err);
     if (rc == SF_OK)
         rc = open_ledger(co, err);
     if (rc == SF_OK)
         rc = gate_open(co, err);
     if (rc == SF_OK)
         rc = open_recover(co, err);
-    rep->jobs_total = co->njobs;
-    rep->jobs_done = co->st.jobs_done;
-    sf_coordinator_close(co);
+    return rc;
+}
+
+int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
+                        sf_err *err) {
+    *out = NULL;
+    sf_coordinator *co;
+    const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
+    int port = opts ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
+    int rc = open_run(cfg, opts, NULL, &co, err);
+    if (rc == SF_OK)
+        rc = gate_advance(co, err);
+    if (rc == SF_OK)
+        rc = open_security(co, bind, err);
+    if (rc == SF_OK)
+        rc = open_router(co, bind, err);
+    if (rc == SF_OK)
+        rc = metrics_start(co, port, err);
+    if (rc < 0) {
+        if (co)
+            sf_coordinator_close(co);
+        return rc;
+    }
+    co->started_ns = sf_now_ns();
+    metrics_publish(co);
+    *out = co;
+    return SF_OK;
+}
+
+int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
+                                  sf_ledger_rebuild *rep, sf_err *err) {
+    memset(rep, 0, sizeof *rep);
+    sf_coordinator *co;
+    int rc = open_run(cfg, opts, rep, &co, err);
+    if (co) {
+        rep->jobs_total = co->njobs;
+        rep->jobs_done = co->st.jobs_done;
+        sf_coordinator_close(co);
+    }
     return rc;
 }
 

@@ -90,14 +90,24 @@ static Spirefleet__Envelope *rpc(sf_coordinator *co, client *c, Spirefleet__Enve
     return pump(co, c);
 }
 
-static void hello(sf_coordinator *co, client *c, const char *id) {
+static void send_hello(client *c, const char *id) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
     h.protocol_version = SF_PROTOCOL_VERSION;
     h.worker_id = (char *)id;
     req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
     req.hello = &h;
-    Spirefleet__Envelope *r = rpc(co, c, &req);
+    ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &req, 0), SF_OK);
+}
+
+/* Hello as `id`; the coordinator's answer (free it). */
+static Spirefleet__Envelope *hello_answer(sf_coordinator *co, client *c, const char *id) {
+    send_hello(c, id);
+    return pump(co, c);
+}
+
+static void hello(sf_coordinator *co, client *c, const char *id) {
+    Spirefleet__Envelope *r = hello_answer(co, c, id);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WELCOME);
     sf_wire_free(r);
 }
@@ -975,13 +985,7 @@ START_TEST(client_strings_cannot_forge_log_lines_or_file_names) {
     client_open(&c, co);
     const char *bad_ids[] = {"evil\nid", "../../etc", ".hidden", "a b", "tab\tid", ""};
     for (size_t k = 0; k < sizeof bad_ids / sizeof bad_ids[0]; k++) {
-        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
-        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
-        h.protocol_version = SF_PROTOCOL_VERSION;
-        h.worker_id = (char *)bad_ids[k];
-        req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
-        req.hello = &h;
-        Spirefleet__Envelope *r = rpc(co, &c, &req);
+        Spirefleet__Envelope *r = hello_answer(co, &c, bad_ids[k]);
         ck_assert_msg(r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL, "'%s' was welcomed",
                       bad_ids[k]);
         ck_assert_ptr_nonnull(strstr(r->refusal->reason, "worker_id must be"));
@@ -1152,13 +1156,7 @@ START_TEST(new_worker_ids_past_the_limit_are_refused) {
         client_open(&c[i], co);
     hello(co, &c[0], "w1");
     hello(co, &c[1], "w2");
-    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
-    h.protocol_version = SF_PROTOCOL_VERSION;
-    h.worker_id = "w3";
-    req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
-    req.hello = &h;
-    Spirefleet__Envelope *r = rpc(co, &c[2], &req);
+    Spirefleet__Envelope *r = hello_answer(co, &c[2], "w3");
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
     ck_assert_str_eq(r->refusal->reason,
                      "the run has 2 worker ids, the most it takes; reuse an id");
@@ -1496,16 +1494,6 @@ static int heard_anything(sf_coordinator *co, client *c) {
             return 1;
     }
     return 0;
-}
-
-static void send_hello(client *c, const char *id) {
-    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
-    h.protocol_version = SF_PROTOCOL_VERSION;
-    h.worker_id = (char *)id;
-    req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
-    req.hello = &h;
-    ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &req, 0), SF_OK);
 }
 
 /* A client that is not in the allow-list: plain ZeroMQ, or CURVE with a
