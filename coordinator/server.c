@@ -234,6 +234,31 @@ static void worker_dead(sf_coordinator *co, int wi) {
     }
 }
 
+/* A Refusal to the peer `ident`: why it gets nothing (sanitised text). */
+static void refuse(sf_coordinator *co, const uint8_t *ident, size_t len, const char *why) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
+    r.reason = (char *)why;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+    env.refusal = &r;
+    queue_reply(co, ident, len, &env);
+}
+
+/* Whether the leased job j is worker wi's: leased to its slot, or restored
+ * from the ledger under its worker id and not claimed yet. */
+static int lease_is(const sf_coordinator *co, const cjob *j, int wi) {
+    return j->worker == wi || (j->worker < 0 && !strcmp(j->worker_id, co->workers[wi].worker_id));
+}
+
+/* lease_is, and then the lease is wi's slot's (a restored lease is claimed
+ * by the first message of the worker id that held it). */
+static int claim_lease(sf_coordinator *co, cjob *j, int wi) {
+    if (j->state != JS_LEASED || !lease_is(co, j, wi))
+        return 0;
+    j->worker = wi;
+    return 1;
+}
+
 /* ------------------------------------------------------------------------
  * Handlers
  * ---------------------------------------------------------------------- */
@@ -250,12 +275,8 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     else if (co->stopping)
         why = "the run is stopping";
     if (why) {
-        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
-        r.reason = (char *)why;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
-        env.refusal = &r;
         co->st.protocol_errors++;
-        queue_reply(co, ident, len, &env);
+        refuse(co, ident, len, why);
         return;
     }
     /* A worker that reconnects (new socket, new routing id) keeps its entry
@@ -273,11 +294,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
                  h->worker_id, theirs[0] ? theirs : "none");
         sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
         co->st.auth_refused++;
-        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
-        r.reason = why;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
-        env.refusal = &r;
-        queue_reply(co, ident, len, &env);
+        refuse(co, ident, len, why);
         return;
     }
     if (wi < 0) {
@@ -292,11 +309,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
                  co->nworkers);
         if (!co->st.workers_refused++)
             sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
-        Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
-        r.reason = why;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
-        env.refusal = &r;
-        queue_reply(co, ident, len, &env);
+        refuse(co, ident, len, why);
         return;
     }
     if (wi < 0)
@@ -323,7 +336,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     if (w->pid && w->pid != h->pid)
         for (uint64_t k = co->n_leased; k-- > 0;) {
             cjob *j = &co->jobs[co->leased[k] - 1];
-            if (j->worker == wi || (j->worker < 0 && !strcmp(j->worker_id, w->worker_id)))
+            if (lease_is(co, j, wi))
                 release_job(co, j, 1);
         }
     w->pid = h->pid;
@@ -354,11 +367,9 @@ static int all_done(const sf_coordinator *co) {
  * Returns 0, or -1 when the champion file names no network yet or cannot
  * be read (logged when the reason changes; the job stays pending). */
 static int bind_model(sf_coordinator *co, cjob *j) {
-    const char *pinned = strcmp(co->cfg.kind, "gate") && co->cfg.model.sha256[0]
-                             ? co->cfg.model.sha256
-                             : SF_REGISTRY_ROLLOUT;
-    if (!strcmp(co->cfg.kind, "gate") || !co->cfg.model.champion[0]) {
-        snprintf(j->model, sizeof j->model, "%s", pinned);
+    if (co->gate || !co->cfg.model.champion[0]) { /* model.sha256 is self-play's only */
+        snprintf(j->model, sizeof j->model, "%s",
+                 !co->gate && co->cfg.model.sha256[0] ? co->cfg.model.sha256 : SF_REGISTRY_ROLLOUT);
         return 0;
     }
     char champ[SF_SHA256_HEX_LEN + 1], why[sizeof co->champion_why];
@@ -407,10 +418,8 @@ static void send_job(sf_coordinator *co, const cworker *w, const cjob *j, uint32
  * its id that it has not claimed yet). O(leased). */
 static uint32_t leases_held(const sf_coordinator *co, int wi) {
     uint32_t n = 0;
-    for (uint64_t k = 0; k < co->n_leased; k++) {
-        const cjob *j = &co->jobs[co->leased[k] - 1];
-        n += j->worker == wi || (j->worker < 0 && !strcmp(j->worker_id, co->workers[wi].worker_id));
-    }
+    for (uint64_t k = 0; k < co->n_leased; k++)
+        n += (uint32_t)lease_is(co, &co->jobs[co->leased[k] - 1], wi);
     return n;
 }
 
@@ -420,16 +429,12 @@ static void on_job_request(sf_coordinator *co, int wi) {
     if (w->quarantined) {
         /* a worker whose jobs keep failing gets no more: the jobs go to
          * others, so one bad (or hostile) worker cannot quarantine them */
-        Spirefleet__Refusal rf = SPIREFLEET__REFUSAL__INIT;
         char why[320];
         snprintf(why, sizeof why,
                  "worker %s is quarantined after %u failure reports (last: %.120s); it gets "
                  "no more jobs in this run",
                  w->worker_id, w->failures, w->last_failure);
-        rf.reason = why;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
-        env.refusal = &rf;
-        queue_reply(co, w->ident, w->ident_len, &env);
+        refuse(co, w->ident, w->ident_len, why);
         return;
     }
     /* an audit first: a done job played again by another identity (also
@@ -481,9 +486,7 @@ static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
         return;
     cjob *j = &co->jobs[job_id - 1];
     /* a lease restored from the ledger belongs to whoever still works on it */
-    if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, co->workers[wi].worker_id))
-        j->worker = wi;
-    if (j->state == JS_LEASED && j->worker == wi)
+    if (claim_lease(co, j, wi))
         j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
     audit_extend(co, j, wi);
 }
@@ -591,9 +594,7 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
     /* Only the lease holder uploads a job's shard (a lease restored from
      * the ledger belongs to the worker id that held it): anyone else's
      * shard, however well formed, is refused before a byte is stored. */
-    if (j->state == JS_LEASED && j->worker < 0 && !strcmp(j->worker_id, w->worker_id))
-        j->worker = wi;
-    if (!audit && (j->state != JS_LEASED || j->worker != wi)) {
+    if (!audit && !claim_lease(co, j, wi)) {
         co->st.protocol_errors++;
         co->st.shards_rejected++;
         char why[160];

@@ -166,7 +166,7 @@ static int run_child(loop *l, char *const argv[], const char *log, const char *o
  * until the lock is free before starting the stage again. */
 static void wait_for_lock(loop *l, const char *run_dir) {
     char path[SF_CFG_PATH + 32];
-    snprintf(path, sizeof path, "%s/coordinator.lock", run_dir);
+    snprintf(path, sizeof path, "%.200s/coordinator.lock", run_dir);
     for (int tries = 0; tries < 600 && !*l->stop; tries++) {
         int fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0)
@@ -380,33 +380,47 @@ static uint64_t count_labels(const char *dir) {
     return n;
 }
 
+/* Stage `stage` ("selfplay" or "gate") of generation g: `sf-fleet run` on
+ * its derived config `path` (its run directory gen<g>/<stage>, its log
+ * logs/gen<g>-<stage>.log), said as `what`. *seconds receives its wall
+ * time. SF_ESTATE when the run was stopped (exit 3), SF_EIO on a failure. */
+static int run_fleet_stage(loop *l, int g, const char *stage, const char *path, const char *what,
+                           double *seconds, sf_err *err) {
+    char log[SF_CFG_PATH + 64], run_dir[SF_CFG_PATH + 32];
+    stage_log(l, stage, g, log, sizeof log);
+    snprintf(run_dir, sizeof run_dir, "%.150s/gen%d/%.8s", l->base, g, stage);
+    wait_for_lock(l, run_dir);
+    fprintf(stderr, "loop: generation %d: %s (log %s)\n", g, what, log);
+    double t0 = now_s();
+    char *args[] = {(char *)l->self, "run", (char *)path, NULL};
+    int st = run_child(l, args, log, NULL);
+    *seconds = now_s() - t0;
+    if (st != 0)
+        return st == 3 ? SF_ESTATE
+                       : sf_err_set(err, SF_EIO, "generation %d: %s failed (exit %d); see %s", g,
+                                    stage, st, log);
+    return SF_OK;
+}
+
 static int stage_selfplay(loop *l, int g, sf_err *err) {
-    char path[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64], shards[SF_CFG_PATH + 64];
+    char path[SF_CFG_PATH + 64], shards[SF_CFG_PATH + 64], what[128];
     int rc = selfplay_config(l, g, path, sizeof path, err);
     const char *champ = str_of(l->st, "champion");
     if (rc == SF_OK && strcmp(champ, "rollout"))
         rc = evald_up(l, champ, err);
     if (rc < 0)
         return rc;
-    stage_log(l, "selfplay", g, log, sizeof log);
-    char run_dir[SF_CFG_PATH + 32];
-    snprintf(run_dir, sizeof run_dir, "%s/gen%d/selfplay", l->base, g);
-    wait_for_lock(l, run_dir);
-    fprintf(stderr, "loop: generation %d: self-play with %s%.12s (log %s)\n", g,
-            strcmp(champ, "rollout") ? "network " : "", champ, log);
-    double t0 = now_s();
-    char *args[] = {(char *)l->self, "run", path, NULL};
-    int st = run_child(l, args, log, NULL);
-    if (st != 0)
-        return st == 3
-                   ? SF_ESTATE
-                   : sf_err_set(err, SF_EIO, "generation %d: self-play failed (exit %d); see %s", g,
-                                st, log);
+    snprintf(what, sizeof what, "self-play with %s%.12s",
+             strcmp(champ, "rollout") ? "network " : "", champ);
+    double secs;
+    rc = run_fleet_stage(l, g, "selfplay", path, what, &secs, err);
+    if (rc < 0)
+        return rc;
     snprintf(shards, sizeof shards, "%s/gen%d/selfplay/shards", l->base, g);
     json_t *r = gen_rec(l, g);
     json_object_set_new(r, "labels", json_integer((json_int_t)count_labels(shards)));
     json_object_set_new(r, "selfplay_model", json_string(champ));
-    json_object_set_new(r, "selfplay_seconds", json_real(now_s() - t0));
+    json_object_set_new(r, "selfplay_seconds", json_real(secs));
     return SF_OK;
 }
 
@@ -529,26 +543,19 @@ static int stage_export(loop *l, int g, sf_err *err) {
 }
 
 static int stage_gate(loop *l, int g, sf_err *err) {
-    char path[SF_CFG_PATH + 64], log[SF_CFG_PATH + 64];
+    char path[SF_CFG_PATH + 64], what[128];
     int rc = gate_config(l, g, path, sizeof path, err);
     if (rc == SF_OK)
         rc = evald_up(l, str_of(l->st, "candidate"), err);
     if (rc < 0)
         return rc;
-    stage_log(l, "gate", g, log, sizeof log);
-    char run_dir[SF_CFG_PATH + 32];
-    snprintf(run_dir, sizeof run_dir, "%s/gen%d/gate", l->base, g);
-    wait_for_lock(l, run_dir);
-    fprintf(stderr, "loop: generation %d: gate %.12s... against %.12s (log %s)\n", g,
-            str_of(l->st, "candidate"), str_of(l->st, "champion"), log);
-    double t0 = now_s();
-    char *args[] = {(char *)l->self, "run", path, NULL};
-    int st = run_child(l, args, log, NULL);
-    if (st != 0)
-        return st == 3 ? SF_ESTATE
-                       : sf_err_set(err, SF_EIO, "generation %d: the gate failed (exit %d); see %s",
-                                    g, st, log);
-    json_object_set_new(gen_rec(l, g), "gate_seconds", json_real(now_s() - t0));
+    snprintf(what, sizeof what, "gate %.12s... against %.12s", str_of(l->st, "candidate"),
+             str_of(l->st, "champion"));
+    double secs;
+    rc = run_fleet_stage(l, g, "gate", path, what, &secs, err);
+    if (rc < 0)
+        return rc;
+    json_object_set_new(gen_rec(l, g), "gate_seconds", json_real(secs));
     return SF_OK;
 }
 

@@ -120,6 +120,23 @@ static Spirefleet__Envelope *request_job(sf_coordinator *co, client *c) {
     return rpc(co, c, &req);
 }
 
+/* Expect a Job for `c`: job `id`, attempt `attempt`, playing `model`. */
+static void expect_job(sf_coordinator *co, client *c, uint64_t id, uint32_t attempt,
+                       const char *model) {
+    Spirefleet__Envelope *r = request_job(co, c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, id);
+    ck_assert_uint_eq(r->job->attempt, attempt);
+    ck_assert_str_eq(r->job->model_sha256, model);
+    sf_wire_free(r);
+}
+
+static void expect_wait(sf_coordinator *co, client *c) {
+    Spirefleet__Envelope *r = request_job(co, c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
+    sf_wire_free(r);
+}
+
 /* A sealed shard for job `job` of the run in co (n synthetic records),
  * made by the run's key `key_name`, its labels made with `model` (NULL:
  * rollouts); `tamper`: one label changed. */
@@ -566,9 +583,7 @@ START_TEST(expired_lease_is_reissued) {
     Spirefleet__Envelope *r = request_job(co, &a);
     ck_assert_uint_eq(r->job->job_id, 1);
     sf_wire_free(r);
-    r = request_job(co, &b);
-    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
-    sf_wire_free(r);
+    expect_wait(co, &b);
     /* a keeps quiet past its 1 s lease (and its liveness window) */
     for (int i = 0; i < 130; i++) {
         sf_coordinator_step(co, 10, &e);
@@ -916,9 +931,7 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
     ck_assert_int_eq(log.n, 6 + 3 + 1);
     ck_assert_uint_eq(st.jobs_pending, 1);
     ck_assert_int_eq(st.complete, 0);
-    Spirefleet__Envelope *r = request_job(co, &c[0]); /* nothing to issue: wait */
-    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
-    sf_wire_free(r);
+    expect_wait(co, &c[0]); /* nothing to issue: wait */
     for (int i = 0; i < 3; i++)
         client_close(&c[i]);
     sf_coordinator_close(co);
@@ -1007,23 +1020,6 @@ START_TEST(client_strings_cannot_forge_log_lines_or_file_names) {
     sf_coordinator_close(co);
 }
 END_TEST
-
-/* Expect a Job for `c`: job `id`, attempt `attempt`, playing `model`. */
-static void expect_job(sf_coordinator *co, client *c, uint64_t id, uint32_t attempt,
-                       const char *model) {
-    Spirefleet__Envelope *r = request_job(co, c);
-    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
-    ck_assert_uint_eq(r->job->job_id, id);
-    ck_assert_uint_eq(r->job->attempt, attempt);
-    ck_assert_str_eq(r->job->model_sha256, model);
-    sf_wire_free(r);
-}
-
-static void expect_wait(sf_coordinator *co, client *c) {
-    Spirefleet__Envelope *r = request_job(co, c);
-    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WAIT);
-    sf_wire_free(r);
-}
 
 /* model.champion: each job is bound to the registry's champion when it is
  * first leased; a re-issued job keeps its model (also across a restart),
