@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/io.h"
@@ -79,12 +80,16 @@ int sf_zsec_read_public(const char *path, char pub[SF_ZSEC_KEY_LEN + 1], sf_err 
     return read_key_line(path, pub, err);
 }
 
+int sf_zsec_secret_mode_ok(unsigned mode, unsigned owner_uid) {
+    return (mode & 077) == 0 || (owner_uid == 0 && (mode & 037) == 0);
+}
+
 int sf_zsec_read_secret(const char *path, sf_zsec_keypair *kp, sf_err *err) {
     struct stat st;
     if (stat(path, &st) != 0)
         return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
                           strerror(errno));
-    if (st.st_mode & 077)
+    if (!sf_zsec_secret_mode_ok((unsigned)st.st_mode, (unsigned)st.st_uid))
         return sf_err_set(err, SF_ESTATE,
                           "%s: mode %04o: a secret key must be readable by its owner only "
                           "(chmod 600 %s)",
@@ -243,6 +248,8 @@ struct sf_zsec_server {
     pthread_t thread;
     int started;
     atomic_int stop, dead;
+    atomic_int fail; /* sf_zsec_server_fail_for_test: stop as a failure would */
+    char why[160];   /* why the thread stopped; written before `dead` is set */
     sf_log_fn log;
     void *log_ctx;
     pthread_mutex_t lock; /* the lists and the counts */
@@ -462,6 +469,10 @@ static void *zap_thread(void *arg) {
                 continue;
             break;
         }
+        if (atomic_load(&s->fail)) {
+            errno = EFAULT;
+            break;
+        }
         if (n == 0 || (it[1].revents & ZMQ_POLLIN) || !(it[0].revents & ZMQ_POLLIN))
             continue; /* woken to stop: the loop's test */
         zmq_msg_t f[ZAP_FRAMES + 1];
@@ -488,9 +499,10 @@ static void *zap_thread(void *arg) {
             break;
     }
     if (!atomic_load(&s->stop)) {
+        snprintf(s->why, sizeof s->why, "%s",
+                 atomic_load(&s->fail) ? "stopped by a test" : zmq_strerror(zmq_errno()));
         atomic_store(&s->dead, 1);
-        sf_log(s->log, s->log_ctx, "security: the ZAP handler stopped: %s",
-               zmq_strerror(zmq_errno()));
+        sf_log(s->log, s->log_ctx, "security: the ZAP handler stopped: %s", s->why);
     }
     zmq_close(s->zap);
     zmq_close(s->wake_rx);
@@ -563,13 +575,31 @@ int sf_zsec_server_apply(sf_zsec_server *s, void *sock, sf_err *err) {
     return SF_OK;
 }
 
+int sf_zsec_server_check(sf_zsec_server *s, sf_err *err) {
+    if (s && atomic_load(&s->dead))
+        return sf_err_set(err, SF_EIO,
+                          "the ZAP handler has stopped (%s): no CURVE handshake can be checked, "
+                          "refusing to serve",
+                          s->why);
+    return SF_OK;
+}
+
+void sf_zsec_server_fail_for_test(sf_zsec_server *s) {
+    if (!s || !s->started)
+        return;
+    atomic_store(&s->fail, 1);
+    zmq_send(s->wake_tx, "", 0, ZMQ_DONTWAIT);
+    while (!atomic_load(&s->dead))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
 int sf_zsec_peer(sf_zsec_server *s, zmq_msg_t *msg, char *key, sf_err *err) {
     if (key)
         key[0] = 0;
     if (!s)
         return SF_ZSEC_OPERATOR;
     if (atomic_load(&s->dead))
-        return sf_err_set(err, SF_EIO, "the ZAP handler has stopped: refusing every peer");
+        return sf_zsec_server_check(s, err);
     uint64_t now = sf_now_ns();
     if (now - s->last_check > RECHECK_NS) {
         s->last_check = now;

@@ -74,9 +74,17 @@ int sf_zsec_keygen(const char *dir, const char *name, sf_zsec_keypair *out, sf_e
  * file (and line). */
 int sf_zsec_read_public(const char *path, char pub[SF_ZSEC_KEY_LEN + 1], sf_err *err);
 
-/* Read a secret key file (refused when group or others may read it:
- * SF_ESTATE, "PATH: mode 0644: a secret key must be readable by its owner
- * only (chmod 600 PATH)") and derive its public key. */
+/* Whether a secret key file of this mode and owner may be used: no one
+ * but its owner may read or write it (mode & 077 == 0), or — what a
+ * Kubernetes Secret volume with a pod fsGroup makes: root-owned, mode 0440
+ * with the pod's group — it is owned by root and readable, not writable,
+ * by its group and nothing for others (mode & 037 == 0; the rule
+ * PostgreSQL applies to its server key). 1 yes, 0 no. */
+int sf_zsec_secret_mode_ok(unsigned mode, unsigned owner_uid);
+
+/* Read a secret key file (refused unless sf_zsec_secret_mode_ok: SF_ESTATE,
+ * "PATH: mode 0644: a secret key must be readable by its owner only (chmod
+ * 600 PATH)") and derive its public key. */
 int sf_zsec_read_secret(const char *path, sf_zsec_keypair *kp, sf_err *err);
 
 /* A key's id: 16 hex digits (17 bytes with the NUL) of SHA-256(raw key).
@@ -147,6 +155,17 @@ int sf_zsec_server_apply(sf_zsec_server *s, void *sock, sf_err *err);
  * in mode none. s NULL (mode none): SF_ZSEC_OPERATOR. Returns SF_EIO when
  * the handler thread has died (fatal for the caller). */
 int sf_zsec_peer(sf_zsec_server *s, zmq_msg_t *msg, char *key, sf_err *err);
+
+/* SF_OK while the ZAP handler runs (or s is NULL: mode none); SF_EIO,
+ * with the handler's reason, once its thread has stopped on its own: no
+ * handshake is checked any more (libzmq 4.3 lets a CURVE client in when
+ * no handler answers), so the caller must stop serving at once. Servers
+ * call it every loop turn, not only when a message arrives. */
+int sf_zsec_server_check(sf_zsec_server *s, sf_err *err);
+
+/* Tests of the callers' fail-closed path: make the handler thread stop as
+ * its own failure would, and return once it has (s is then dead). */
+void sf_zsec_server_fail_for_test(sf_zsec_server *s);
 
 /* Refuse the key with this id (16 hex digits) from now on, whatever the
  * lists say: its handshakes and its live connections' messages (a

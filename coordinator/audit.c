@@ -7,6 +7,11 @@
  * unlike both; the one of the first two that disagrees with it is
  * quarantined (its shards removed, its jobs issued again, its key refused),
  * and when all three differ the audit is logged as undecided.
+ *
+ * An audit's stage and copies are part of its job's ledger record, written
+ * with the commit that follows each change, so a coordinator restarted
+ * mid-audit asks for the missing copy again (the auditor that was playing
+ * it, if any, is forgotten with its lease).
  */
 #include <sodium.h>
 #include <string.h>
@@ -22,6 +27,7 @@ const char *audit_identity(const sf_coordinator *co, int wi) {
 
 static void audits_add(sf_coordinator *co, cjob *j) {
     co->audits[co->n_audits++] = j->id;
+    job_touch(co, j);
 }
 
 static void audits_remove(sf_coordinator *co, cjob *j) {
@@ -32,11 +38,18 @@ static void audits_remove(sf_coordinator *co, cjob *j) {
         }
     j->audit_stage = 0;
     j->audit_worker = -1;
+    job_touch(co, j);
 }
 
 void audit_cancel(sf_coordinator *co, cjob *j) {
     if (j->audit_stage)
         audits_remove(co, j);
+}
+
+void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage) {
+    j->audit_stage = stage;
+    j->audit_worker = -1;
+    co->audits[co->n_audits++] = j->id; /* as loaded: not a change */
 }
 
 void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
@@ -131,6 +144,7 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest) {
                (unsigned long long)j->id, j->audit_who[1], digest, j->audit_who[0],
                j->audit_digest[0]);
         j->audit_stage = 2;
+        job_touch(co, j);
         return;
     }
     /* the third copy decides; the quarantine may undo the job (and so this

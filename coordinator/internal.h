@@ -51,10 +51,11 @@ typedef struct cjob {
     uint64_t fights, simulations, fallbacks, wins;
     /* progress while leased (not persisted) */
     uint64_t prog_fights, prog_labels;
-    /* audit by re-execution (audit.c; in memory: a restart forgets audits
-     * in flight). who[k]: the identity (key id, or worker id without
-     * CURVE) of the stored shard's maker (k = 0) and of each auditor;
-     * digest[k] what each one's copy held. */
+    /* audit by re-execution (audit.c; the stage, who[] and digest[] are in
+     * the ledger, so an audit survives a restart; the auditor playing it
+     * does not). who[k]: the identity (key id, or worker id without CURVE)
+     * of the stored shard's maker (k = 0) and of each auditor; digest[k]
+     * what each one's copy held. */
     uint8_t audit_stage; /* 0 none; 1, 2: waiting for the 2nd, 3rd copy   */
     int audit_worker;    /* worker slot playing it now, -1: none          */
     uint64_t audit_deadline;
@@ -230,6 +231,13 @@ void audit_extend(sf_coordinator *co, cjob *j, int wi);
 void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker);
 /* j leaves the done state (quarantined): its audit, if any, is dropped. */
 void audit_cancel(sf_coordinator *co, cjob *j);
+/* Ledger load: done job j had an audit at `stage` (1, 2) with its
+ * audit_who / audit_digest filled; it is open again, waiting for an
+ * auditor. */
+void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage);
+
+/* server.c: j changed; the next ledger commit writes it. */
+void job_touch(sf_coordinator *co, cjob *j);
 
 /* ledger.c */
 /* Open co->ledger_path: an existing ledger is first loaded by a forked

@@ -308,7 +308,10 @@ void ledger_close(sf_coordinator *co) {
     }
 }
 
-static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__JobStats *st) {
+/* who and digest: room for the audit's identities and digests (the proto
+ * points into j and into them). */
+static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__JobStats *st,
+                         const char *who[2], const char *digest[2]) {
     spirefleet__ledger_job__init(m);
     spirefleet__job_stats__init(st);
     m->job_id = j->id;
@@ -323,6 +326,14 @@ static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__Jo
     m->bytes = j->bytes;
     m->file_sha256 = (char *)j->file_sha256;
     m->model_sha256 = (char *)j->model;
+    m->audit_stage = j->audit_stage;
+    m->n_audit_by = m->n_audit_digest = j->audit_stage;
+    m->audit_by = (char **)who;
+    m->audit_digest = (char **)digest;
+    for (int k = 0; k < j->audit_stage; k++) {
+        who[k] = (char *)j->audit_who[k];
+        digest[k] = (char *)j->audit_digest[k];
+    }
     st->fights = j->fights;
     st->decisions = j->records;
     st->simulations = j->simulations;
@@ -338,8 +349,9 @@ static void copy_str(char *dst, size_t cap, const char *src) {
 static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     Spirefleet__LedgerJob m;
     Spirefleet__JobStats st;
-    job_to_proto(j, &m, &st);
-    uint8_t buf[1024];
+    const char *who[2], *digest[2];
+    job_to_proto(j, &m, &st, who, digest);
+    uint8_t buf[2048];
     size_t n = spirefleet__ledger_job__get_packed_size(&m);
     if (n > sizeof buf)
         return MDB_BAD_VALSIZE;
@@ -469,6 +481,20 @@ static void job_problem(const sf_coordinator *co, uint64_t id, const Spirefleet_
             snprintf(why, cap, "is done with shard name '%.100s', expected %s",
                      m->shard_name ? m->shard_name : "", name);
     }
+    if (why[0] || m->audit_stage == 0) {
+        if (!why[0] && (m->n_audit_by || m->n_audit_digest))
+            snprintf(why, cap, "has audit copies but no audit");
+        return;
+    }
+    if (m->audit_stage > 2 || m->state != SPIREFLEET__JOB_STATE__JOB_DONE)
+        snprintf(why, cap, "has an audit at stage %u in state %d", m->audit_stage, (int)m->state);
+    else if (m->n_audit_by != m->audit_stage || m->n_audit_digest != m->audit_stage)
+        snprintf(why, cap, "has an audit at stage %u with %zu identities and %zu digests",
+                 m->audit_stage, m->n_audit_by, m->n_audit_digest);
+    for (size_t k = 0; !why[0] && k < m->audit_stage; k++)
+        if (!m->audit_by[k][0] || strlen(m->audit_by[k]) >= CO_WORKER_ID_MAX ||
+            !sf_sha256_hex_canonical(m->audit_digest[k]))
+            snprintf(why, cap, "has a malformed audit copy %zu", k);
 }
 
 int ledger_load(sf_coordinator *co, sf_err *err) {
@@ -591,6 +617,12 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
             rc = -1;
             break;
         }
+        for (uint32_t k = 0; k < m->audit_stage; k++) {
+            copy_str(j->audit_who[k], sizeof j->audit_who[k], m->audit_by[k]);
+            copy_str(j->audit_digest[k], sizeof j->audit_digest[k], m->audit_digest[k]);
+        }
+        if (m->audit_stage)
+            audit_restore(co, j, (uint8_t)m->audit_stage);
         j->records = m->records;
         j->bytes = m->bytes;
         if (m->stats) {

@@ -38,7 +38,7 @@
  * Small helpers
  * ---------------------------------------------------------------------- */
 
-static void job_touch(sf_coordinator *co, cjob *j) {
+void job_touch(sf_coordinator *co, cjob *j) {
     if (!j->dirty) {
         j->dirty = 1;
         co->dirty[co->ndirty++] = j->id;
@@ -1644,6 +1644,11 @@ const char *sf_coordinator_metrics_url(const sf_coordinator *co) {
 int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err) {
     zmq_pollitem_t item = {co->router, 0, ZMQ_POLLIN, 0};
     zmq_poll(&item, 1, timeout_ms);
+    /* a dead ZAP handler lets any CURVE key shake hands: stop, whether or
+     * not anything arrived */
+    int zrc = sf_zsec_server_check(co->zsec, err);
+    if (zrc < 0)
+        return zrc;
     for (int n = 0; n < MAX_MSGS_PER_STEP && co->reply_bytes < MAX_REPLY_BYTES_PER_STEP; n++) {
         zmq_msg_t parts[3];
         int nparts = 0, more = 1, got = 0;

@@ -785,6 +785,8 @@ int sf_evald_run(sf_evald *ev, sf_err *err) {
             rc = sf_err_set(err, SF_EIO, "zmq_poll: %s", zmq_strerror(errno));
             break;
         }
+        if ((rc = sf_zsec_server_check(ev->zsec, err)) < 0)
+            break; /* no one's handshake is checked any more: serve no one */
         /* Drain what arrived, then batch. */
         for (int k = 0; k < SF_DRAIN_MAX; k++) {
             int nf = 0, more = 1, got = 1;

@@ -201,6 +201,29 @@ else:
         probs.append("the workers' parallelism is above their completions")
 check("a StatefulSet with a volume, gpu-evald asking for nvidia.com/gpu, workers as an indexed Job", probs)
 
+# ---- the CURVE keys reach their pods readable, and accepted -------------------
+# The kubelet writes a Secret's files owned by root with the volume's mode;
+# with a pod fsGroup it makes them that group's and adds group read (0400
+# becomes 0440). A non-root pod can read them only through that group, and
+# sf-fleet accepts a root-owned key readable by its group but by no one else
+# (sf_zsec_secret_mode_ok, common/zsec.h; tested in test-coordinator).
+probs = []
+for w in workloads:
+    spec = w["spec"]["template"]["spec"]
+    ctx = spec.get("securityContext", {})
+    for v in spec.get("volumes", []):
+        sec = v.get("secret")
+        if not sec:
+            continue
+        modes = [sec.get("defaultMode", 0o644)] + [i["mode"] for i in sec.get("items", []) if "mode" in i]
+        name = "%s %s, volume %s" % (w["kind"], w["metadata"]["name"], v["name"])
+        if any(m & 0o077 for m in modes):
+            probs.append("%s: mode %s lets group or others read before fsGroup" % (name, [oct(m) for m in modes]))
+        if ctx.get("runAsUser", 0) != 0 and ctx.get("fsGroup") is None:
+            probs.append("%s: the pod runs as uid %s without fsGroup, so it cannot read root's 0400 files"
+                         % (name, ctx.get("runAsUser")))
+check("every pod that mounts the keys can read them through its fsGroup, and no one else can", probs)
+
 # ---- the fleet YAML against the manifests ---------------------------------------
 cm = one("ConfigMap", "spirefleet-config")
 text = cm["data"]["fleet.yaml"] if cm else ""

@@ -1539,6 +1539,43 @@ START_TEST(unauthenticated_and_unknown_keys_are_refused_before_the_decoder) {
 }
 END_TEST
 
+/* The ZAP handler's death is fatal: libzmq 4.3 lets any CURVE key finish
+ * its handshake when no handler answers, so once the handler thread stops
+ * the next step fails with SF_EIO naming it — with no message waiting —
+ * and a stranger's key then gets nothing. (Before, the coordinator went on
+ * serving until some message arrived.) */
+START_TEST(a_dead_zap_handler_stops_the_coordinator) {
+    sf_run_config cfg;
+    client good;
+    sf_coordinator *co = begin(&cfg, &good);
+    ck_assert_int_eq(co->nworkers, 1);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_coordinator_step(co, 0, &e), SF_OK);
+    sf_zsec_server_fail_for_test(co->zsec);
+    ck_assert_int_eq(sf_coordinator_step(co, 0, &e), SF_EIO);
+    ck_assert_msg(strstr(e.msg, "ZAP handler has stopped") != NULL, "%s", e.msg);
+    ck_assert_int_eq(sf_zsec_server_check(co->zsec, &e), SF_EIO);
+    /* a stranger's Hello reaches no decoder: every step refuses */
+    client stranger;
+    stranger.ctx = zmq_ctx_new();
+    char dir[400];
+    sf_config_keys_dir(&cfg, dir, sizeof dir);
+    sf_zsec_client sec;
+    ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    ck_assert_int_eq(zmq_curve_keypair(sec.me.pub, sec.me.sec), 0); /* not listed */
+    ck_assert_int_eq(
+        sf_wire_dealer_secure(stranger.ctx, sf_coordinator_endpoint(co), &sec, &stranger.sock, &e),
+        SF_OK);
+    send_hello(&stranger, "intruder");
+    for (int k = 0; k < 20; k++)
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_EIO);
+    ck_assert_int_eq(co->nworkers, 1);
+    client_close(&stranger);
+    client_close(&good);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 /* A second listed key: "intruder" in clients/ (sf-fleet keygen --add). */
 static void open_intruder(client *c, sf_coordinator *co, const char *routing_id) {
     char dir[400];
@@ -1721,12 +1758,34 @@ START_TEST(key_files_are_checked_and_named) {
     sf_zsec_keypair back;
     ck_assert_int_eq(sf_zsec_read_secret(path, &back, &e), SF_OK);
     ck_assert_str_eq(back.pub, kp.pub);
+    /* as root (CI), the file is root's: give it to another user first, so
+     * the rule for files of ordinary owners is the one checked */
+    if (geteuid() == 0)
+        ck_assert_int_eq(chown(path, 65534, (gid_t)-1), 0);
     ck_assert_int_eq(chmod(path, 0640), 0);
     ck_assert_int_eq(sf_zsec_read_secret(path, &back, &e), SF_ESTATE);
     char want[700];
     snprintf(want, sizeof want, "%s: mode 0640: a secret key must be readable by its owner only",
              path);
     ck_assert_msg(strstr(e.msg, want) != NULL, "%s", e.msg);
+    /* a Kubernetes Secret with a pod fsGroup: root's, 0440, group-readable
+     * (PostgreSQL's rule); group write or any access for others is not */
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100600, 1000), 1);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100400, 1000), 1);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100440, 1000), 0);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100440, 0), 1);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100640, 0), 1);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100460, 0), 0);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100444, 0), 0);
+    ck_assert_int_eq(sf_zsec_secret_mode_ok(0100404, 0), 0);
+    if (geteuid() == 0) { /* the same on a real file */
+        ck_assert_int_eq(chown(path, 0, (gid_t)-1), 0);
+        ck_assert_int_eq(chmod(path, 0440), 0);
+        ck_assert_msg(sf_zsec_read_secret(path, &back, &e) == SF_OK, "%s", e.msg);
+        ck_assert_int_eq(chmod(path, 0444), 0);
+        ck_assert_int_eq(sf_zsec_read_secret(path, &back, &e), SF_ESTATE);
+        ck_assert_int_eq(chmod(path, 0600), 0);
+    }
     /* the id, computed independently */
     uint8_t raw[32], h[32];
     ck_assert_ptr_nonnull(zmq_z85_decode(raw, kp.pub));
@@ -1901,6 +1960,102 @@ static void open_keyed(client *c, sf_coordinator *co, const char *name) {
     ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
     client_open_as(c, co, name);
 }
+
+/* Reopen co's run (same config, same log) with fresh connections for the
+ * clients cs[0..n-1], named names[k] (keys) and worker ids ids[k]. */
+static sf_coordinator *restart_keyed(sf_coordinator *co, const sf_run_config *cfg, log_lines *log,
+                                     client *cs, const char *const *names, const char *const *ids,
+                                     int n) {
+    for (int k = 0; k < n; k++)
+        client_close(&cs[k]);
+    sf_coordinator_close(co);
+    co = open_co_logged(cfg, log);
+    for (int k = 0; k < n; k++) {
+        client_open_as(&cs[k], co, names[k]);
+        hello(co, &cs[k], ids[k]);
+    }
+    return co;
+}
+
+/* An audit in progress is in the ledger: job 1's stored copy is A's; B is
+ * asked for the second copy and the coordinator restarts before B
+ * answers; after the restart the audit is still open (A is not asked, B
+ * is), B's changed copy sends it to stage 2, a second restart keeps that
+ * stage and both copies, and C's copy (agreeing with A) quarantines B.
+ * (Before, a restart forgot every open audit: after it no job was audited
+ * and B's copy was taken for a plain duplicate.) */
+START_TEST(an_open_audit_survives_coordinator_restarts) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "run", 60, 8, "security: {audit_fraction: 1}\n"); /* jobs 1, 2 */
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client cs[3];
+    const char *names[3] = {"wa", "wb", "wc"}, *ids[3] = {"a", "b", "c"};
+    for (int k = 0; k < 3; k++) {
+        open_keyed(&cs[k], co, names[k]);
+        hello(co, &cs[k], ids[k]);
+    }
+    char honest[512], changed[512];
+    uint8_t dh[32], dc[32];
+    snprintf(honest, sizeof honest, "%s/restart-audit-honest.shard", tmpdir);
+    snprintf(changed, sizeof changed, "%s/restart-audit-changed.shard", tmpdir);
+    Spirefleet__Envelope *r = request_job(co, &cs[0]);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    make_shard_as(co, 1, 100, 20, honest, dh, "wa", 0, NULL);
+    r = send_shard(co, &cs[0], 1, honest, dh, -1);
+    ck_assert(r->shard_ack->ok && !r->shard_ack->duplicate);
+    sf_wire_free(r);
+    r = request_job(co, &cs[1]); /* B: the audit of job 1 */
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    co = restart_keyed(co, &cfg, &log, cs, names, ids, 3);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1);
+    r = request_job(co, &cs[0]); /* A made the stored copy: job 2, not the audit */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 2);
+    sf_wire_free(r);
+    r = request_job(co, &cs[1]); /* B is asked again: the audit outlived the restart */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    make_shard_as(co, 1, 100, 20, changed, dc, "wb", 1, NULL);
+    ck_assert_int_ne(memcmp(dh, dc, 32), 0);
+    r = send_shard(co, &cs[1], 1, changed, dc, -1);
+    ck_assert_msg(r->shard_ack->ok && r->shard_ack->duplicate, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    ck_assert_uint_eq(co->st.audits_mismatched, 1);
+    co = restart_keyed(co, &cfg, &log, cs, names, ids, 3);
+    r = request_job(co, &cs[1]); /* B made a copy: not asked for the third */
+    ck_assert_int_ne(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    sf_wire_free(r);
+    r = request_job(co, &cs[2]); /* C: the third copy, after the second restart */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    unlink(honest);
+    make_shard_as(co, 1, 100, 20, honest, dh, "wc", 0, NULL);
+    r = send_shard(co, &cs[2], 1, honest, dh, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_caught, 1);
+    ck_assert_uint_eq(st.jobs_done, 1); /* A's shard of job 1 stays */
+    ck_assert_msg(strstr(log.text, "copy disagrees with two others") != NULL, "%s", log.text);
+    r = request_job(co, &cs[1]); /* B's key is refused now */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    sf_wire_free(r);
+    /* and the closed audit stays closed across a restart */
+    for (int k = 0; k < 3; k++)
+        client_close(&cs[k]);
+    sf_coordinator_close(co);
+    co = open_co_logged(&cfg, &log);
+    ck_assert_uint_eq(co->n_audits, 0);
+    sf_coordinator_close(co);
+}
+END_TEST
 
 /* Audit by re-execution (security.audit_fraction 1: every job): job 1's
  * stored shard (honest worker A) is played again by B, whose copy has one
