@@ -303,6 +303,22 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         if (wi >= 0 && co->workers[wi].key[0] && strcmp(co->workers[wi].key, key))
             wi = -1;
     }
+    uint32_t cap = co->cfg.security.max_workers_per_key, of_key = 0;
+    for (int i = 0; wi < 0 && key[0] && i < co->nworkers; i++)
+        of_key += !strcmp(co->workers[i].key, key);
+    if (wi < 0 && key[0] && of_key >= cap) {
+        /* one key cannot take the run's leases by making worker ids */
+        char why[200], id[SF_ZSEC_ID_LEN + 1];
+        sf_zsec_key_id(key, id);
+        snprintf(why, sizeof why,
+                 "key %s holds %u worker ids, the most security.max_workers_per_key allows; "
+                 "reuse an id",
+                 id, of_key);
+        if (!co->st.workers_refused++)
+            sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
+        refuse(co, ident, len, why);
+        return;
+    }
     if (wi < 0 && co->nworkers >= co->max_workers) {
         char why[160];
         snprintf(why, sizeof why, "the run has %d worker ids, the most it takes; reuse an id",

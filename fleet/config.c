@@ -211,6 +211,8 @@ static const sf_config_key keys[] = {
            EXEC),
     K_F64("security.audit_fraction", "security_audit_fraction", security.audit_fraction, 0, 1,
           "0.01", EXEC),
+    K_U32("security.max_workers_per_key", "security_max_workers_per_key",
+          security.max_workers_per_key, 1, 65536, "256", EXEC),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -851,6 +853,14 @@ static void rule_keys_beyond_loopback(const sf_run_config *c, const sf_config_ke
                    eps[i]);
 }
 
+/* The workers of a local run share its one generated worker key. */
+static void rule_workers_fit_per_key(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->workers.count > c->security.max_workers_per_key)
+        broken(s, "%u is below workers.count (%u): the workers of a local run share one key",
+               c->security.max_workers_per_key, c->workers.count);
+}
+
 /* Checked in this order; each broken one is reported. */
 static const rule rules[] = {
     {"run.name", NULL, rule_name_fits_file_names},
@@ -906,6 +916,7 @@ static const rule rules[] = {
     /* a lead given alone, above the limit: point at the time */
     {"slurm.signal_seconds", "slurm.worker_time", rule_slurm_signal_before_limit},
     {"security.keys", "security.mode", rule_keys_beyond_loopback},
+    {"security.max_workers_per_key", NULL, rule_workers_fit_per_key},
 };
 
 /* Every rule, in order; each broken one goes to `bad`. Returns how many. */

@@ -166,10 +166,11 @@ typedef struct sf_run_config {
     /* CURVE on every fleet socket (common/zsec.h, docs/operator.md
      * "Security"). mode "none" is plain ZeroMQ, warned at every start. */
     struct {
-        char mode[8];           /* "curve" | "none"                              */
-        char keys[SF_CFG_PATH]; /* key directory; "": sf_config_keys_dir()'s   */
-        int metrics_public;     /* /metrics at the ROUTER's address, not loopback */
-        double audit_fraction;  /* done jobs played again by another worker     */
+        char mode[8];                 /* "curve" | "none"                              */
+        char keys[SF_CFG_PATH];       /* key directory; "": sf_config_keys_dir()'s   */
+        int metrics_public;           /* /metrics at the ROUTER's address, not loopback */
+        double audit_fraction;        /* done jobs played again by another worker     */
+        uint32_t max_workers_per_key; /* worker ids one CURVE key may hold    */
     } security;
 } sf_run_config;
 

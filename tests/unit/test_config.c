@@ -435,18 +435,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "811aa955462f96719c0f2e7e1684d2c0df12771b3489eb2df072fe81ebcd3a92",
-     "70014480f5ccb99a099af31157c8649ee69ae3bd3496b5f508fa4aaac6320036"},
+     "531628f808c2a54a134c777b7944b86687926f58b075341b9a05e78efa637467"},
     {"configs/fleet-example.yaml",
      "11141a4d41511afd6283360fce44886031279f44e02af0d4920d711a07abaf59",
-     "d87b81cfa6bc995e05484bb87e26ac0a8585f5e6f4e2b303f5368d01d6d3d9e9"},
+     "d371e5dcb4b33ee5412f1eb4fc40ab4c7f6648635b0f4b3e37ecc161638547db"},
     {"configs/local-net.yaml", "201eff54a3cc082a9145acbb7813cfdadce876758a5ee56d4c25baf19a3f6db2",
-     "d4ac6de66896d64a5ca94ccb091b8467dd92411cbb2e278a0d9d26d3170b68da"},
+     "ef4c8e69fabbc18c6760dbc69bf3fe110a848a8da2ee7ca24456cb28989ae69d"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "d2a981099296c05c256d6ab692b26cbeed882856200275e57c73b61374e161c3",
-     "e00fc1025230221196a6c80d9314ecfb0b74dd24ea29303acddf6e4b07c68319"},
+     "46caed8885ebddabc25342ba380954f383291493ea3751a4174fecdccc796b51"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "5edcd4c8a906cb6699c6b699a84c5f38c0c6dc28162720e492e10d5fb21363a1",
-     "82c1232c97bef8e4f31453feea7537e100c46fcb0377cfb0debb9b2131c7412a"},
+     "ccac5adbbf1abe87e1b30f627d89a334206c6dacf4e4ec9df3bc4efd4bfba252"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

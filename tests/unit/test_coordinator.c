@@ -305,6 +305,16 @@ static void keep_line(void *ctx, const char *line) {
     l->n++;
 }
 
+/* A client holding the listed key `name` of the run (added when missing). */
+static void open_keyed(client *c, sf_coordinator *co, const char *name) {
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    sf_err e = {0};
+    ck_assert_msg(sf_zsec_add_key(dir, name, SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
+    client_open_as(c, co, name);
+}
+
 static sf_coordinator *open_co_logged(const sf_run_config *cfg, log_lines *log) {
     sf_coordinator *co;
     sf_err e = {0};
@@ -1169,6 +1179,46 @@ START_TEST(new_worker_ids_past_the_limit_are_refused) {
 }
 END_TEST
 
+/* One key holds at most security.max_workers_per_key worker ids (here 2):
+ * a third new id under the run's worker key is refused naming the key,
+ * its known ids still say Hello, and another key's worker is let in. The
+ * per-worker lease limit alone let one key take every lease by making
+ * ids. */
+START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "perkey", 60, "security: {audit_fraction: 0, max_workers_per_key: 2}\n");
+    sf_coordinator *co = open_co(&cfg);
+    client c[4];
+    for (int i = 0; i < 3; i++)
+        client_open(&c[i], co);
+    hello(co, &c[0], "w1");
+    hello(co, &c[1], "w2");
+    Spirefleet__Envelope *r = hello_answer(co, &c[2], "w3");
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    char id[SF_ZSEC_ID_LEN + 1], want[200];
+    sf_zsec_client sec;
+    char dir[400];
+    sf_err e = {0};
+    sf_config_keys_dir(&cfg, dir, sizeof dir);
+    ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    sf_zsec_key_id(sec.me.pub, id);
+    snprintf(want, sizeof want,
+             "key %s holds 2 worker ids, the most security.max_workers_per_key allows; reuse "
+             "an id",
+             id);
+    ck_assert_str_eq(r->refusal->reason, want);
+    sf_wire_free(r);
+    hello(co, &c[2], "w1"); /* a known id on a new connection */
+    ck_assert_int_eq(co->nworkers, 2);
+    open_keyed(&c[3], co, "other");
+    hello(co, &c[3], "w3"); /* another key */
+    ck_assert_int_eq(co->nworkers, 3);
+    for (int i = 0; i < 4; i++)
+        client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 START_TEST(one_coordinator_per_output_dir) {
     sf_run_config cfg;
     make_cfg(&cfg, "run", 60, NULL);
@@ -1950,16 +2000,6 @@ START_TEST(quarantine_removes_exactly_that_workers_shards) {
     sf_coordinator_close(co);
 }
 END_TEST
-
-/* A client holding the listed key `name` of the run (added when missing). */
-static void open_keyed(client *c, sf_coordinator *co, const char *name) {
-    char dir[400];
-    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
-    sf_err e = {0};
-    ck_assert_msg(sf_zsec_add_key(dir, name, SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_zsec_server_reload(co->zsec, &e), SF_OK);
-    client_open_as(c, co, name);
-}
 
 /* Reopen co's run (same config, same log) with fresh connections for the
  * clients cs[0..n-1], named names[k] (keys) and worker ids ids[k]. */
