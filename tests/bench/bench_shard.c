@@ -238,6 +238,80 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     free(pool);
 }
 
+/* Records per zstd frame (format 2's frame_records, G): typical records
+ * written with G = 1..256 and read back in index order, undecoded
+ * (get_raw: the zstd work alone) and decoded (get), median of 3 passes;
+ * and the compression each G gives. What SF_SHARD_DEFAULT_FRAME_RECORDS
+ * was chosen from (docs/benchmarks.md "Records per zstd frame"). */
+static void bench_frames(const char *dir, uint64_t n) {
+    synth_params p;
+    synth_params_default(&p);
+    synth_record *pool = malloc(sizeof *pool * POOL);
+    if (!pool)
+        exit(1);
+    for (uint64_t i = 0; i < POOL; i++)
+        synth_fill(&pool[i], &p, i);
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench-frames.shard", dir);
+    static const uint32_t gs[] = {1, 4, 8, 16, 32, 64, 256};
+    sf_shard_info info;
+    synth_info(&p, &info);
+    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++) {
+        sf_shard_writer_opts opts = {.frame_records = gs[gi]};
+        sf_shard_writer *w;
+        sf_err err = {0};
+        unlink(path);
+        if (sf_shard_writer_open(path, &info, &opts, &w, &err) < 0)
+            die(&err);
+        for (uint64_t i = 0; i < n; i++)
+            if (sf_shard_writer_append(w, &pool[i % POOL].rec, &err) < 0)
+                die(&err);
+        if (sf_shard_writer_seal(w, NULL, NULL, &err) < 0)
+            die(&err);
+        double raw_s[RUNS], get_s[RUNS];
+        sf_shard_reader *r;
+        uint64_t raw = 0, payload = 0;
+        for (int k = 0; k < RUNS; k++) {
+            if (sf_shard_reader_open(path, &r, &err) < 0)
+                die(&err);
+            raw = sf_shard_reader_manifest(r)->raw_bytes;
+            payload = sf_shard_reader_manifest(r)->payload_bytes;
+            uint64_t t0 = sf_now_ns();
+            for (uint64_t i = 0; i < n; i++) {
+                const uint8_t *b;
+                size_t len;
+                if (sf_shard_reader_get_raw(r, i, &b, &len, NULL, &err) < 0)
+                    die(&err);
+            }
+            raw_s[k] = (double)(sf_now_ns() - t0) / 1e9;
+            sf_shard_reader_close(r);
+            if (sf_shard_reader_open(path, &r, &err) < 0)
+                die(&err);
+            t0 = sf_now_ns();
+            for (uint64_t i = 0; i < n; i++) {
+                const Spirefleet__LabelRecord *rec;
+                if (sf_shard_reader_get(r, i, &rec, &err) < 0)
+                    die(&err);
+            }
+            get_s[k] = (double)(sf_now_ns() - t0) / 1e9;
+            sf_shard_reader_close(r);
+        }
+        char name[64], human[160];
+        snprintf(name, sizeof name, "typical.g%u.zstd_us_per_record", gs[gi]);
+        snprintf(human, sizeof human,
+                 "typical, %u records a frame: get_raw in index order (zstd alone)", gs[gi]);
+        emit(name, median(raw_s, RUNS) / (double)n * 1e6, "us/record", RUNS, human);
+        snprintf(name, sizeof name, "typical.g%u.read_seq_records_per_s", gs[gi]);
+        snprintf(human, sizeof human, "typical, %u records a frame: get in index order", gs[gi]);
+        emit(name, (double)n / median(get_s, RUNS), "records/s", RUNS, human);
+        snprintf(name, sizeof name, "typical.g%u.compression_ratio", gs[gi]);
+        snprintf(human, sizeof human, "typical, %u records a frame: raw / compressed", gs[gi]);
+        emit(name, (double)raw / (double)payload, "x", 1, human);
+    }
+    unlink(path);
+    free(pool);
+}
+
 /* Bytes of batch field i for the loaded dims (the library's table). */
 static size_t field_bytes(int i, const sf_batch_dims *d) {
     const char *t = sf_batch_field_dtype(i), *dims = sf_batch_field_dims(i);
@@ -323,6 +397,7 @@ int main(int argc, char **argv) {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     bench("typical", 0, n, dir);
     bench("dense", 1, n / 2, dir);
+    bench_frames(dir, n);
     bench_batch(dir, n);
     return 0;
 }
