@@ -45,7 +45,8 @@
  *   by one thread at a time (several readers of one file, in one or several
  *   processes, are fine: sealed files are read-only and opened without a lock
  *   file). A reader allocates nothing per record once its buffers have grown
- *   to the largest record it has read. Nothing here keeps global state.
+ *   to the largest frame and record it has read. Nothing here keeps global
+ *   state.
  *
  * Errors
  *   Functions that can fail return SF_OK or a negative SF_E* code
