@@ -280,8 +280,10 @@ def format_1_shards_read_the_same():
             s1.verify()
             # sharing zstd's window across a frame's records: smaller
             assert s2.manifest["payload_bytes"] < 0.9 * s1.manifest["payload_bytes"]
-    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus",
-                          "shard-file", "run-job1.shard")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "shard", "shard.h")) as f:  # one format number, C's
+        assert "#define SF_SHARD_FORMAT_VERSION %d\n" % spirefleet.FORMAT_VERSION in f.read()
+    corpus = os.path.join(root, "tests", "fuzz", "corpus", "shard-file", "run-job1.shard")
     dst = os.path.join(d, "lfuzz-v1.shard")  # its run is "lfuzz": a name of no stored form
     shutil.copyfile(corpus, dst)
     with open_shard(dst) as s:
