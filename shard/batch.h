@@ -100,7 +100,7 @@ typedef struct sf_batch_reader sf_batch_reader;
  * frames are kept, least recently used replaced first: give at least the
  * shuffle window's frames (spirefleet.ShardDataset's `window`) and every
  * frame is decoded once per epoch. Memory: cache_frames x the largest
- * frame's content (16 records, ~40-70 KB). Errors: those of
+ * frame's content (16 records, ~35-70 KB). Errors: those of
  * sf_shard_reader_open or of reading a block for the first shard that
  * fails, SF_ENOMEM; *out is then NULL. */
 int sf_batch_reader_open(const char *const *paths, size_t n_paths, size_t cache_frames,

@@ -39,7 +39,7 @@ from .shard import SHARD_SUFFIX, FrameCache, load_quarantine, open_shard
 # Frames per shuffle window (docs/trainer.md "Shuffling"): 256 frames of 16
 # records mix 4,096 records from 256 places in the data; a batch of 1,024
 # then holds about 4 records of any one frame (16 consecutive decisions of
-# one fight), and a reader's cache of 256 decoded frames is ~10-18 MB.
+# one fight), and a reader's cache of 256 decoded frames is ~9-18 MB.
 SHUFFLE_WINDOW = 256
 
 try:  # optional: a PyTorch-style dataset when torch is there
