@@ -1,7 +1,11 @@
 /* batch.c — padded training batches from many shards (batch.h).
  *
- * Loading decodes each record once (the shard reader's arena, reused) and
- * copies its variable-length tensors into one staging buffer, packed, with
+ * Opening lists every zstd frame of every shard (the block headers, read in
+ * place from LMDB's map). Loading finds each record's frame, decodes the
+ * frame into one of the cache's slots unless a slot holds it already (the
+ * least recently used slot makes room), decodes the record from the slot
+ * (one arena, reused) and copies its variable-length tensors into one
+ * staging buffer, packed, with
  * the fixed-size fields in a per-record slot; emitting scatters the staged
  * bytes into the caller's buffers at the batch's padded strides. Tensor
  * bytes are little-endian in the records (docs/format.md) and are copied
@@ -78,10 +82,26 @@ typedef struct staged {
     uint8_t engine_limit;
 } staged;
 
+/* One decoded frame. */
+typedef struct slot {
+    size_t frame;  /* global frame id, or SIZE_MAX when empty */
+    uint64_t used; /* the load counter when last used */
+    sf_buf content;
+} slot;
+
 struct sf_batch_reader {
     sf_shard_reader **shards;
     char **paths;
     size_t n_shards;
+    sf_frame_ref *frames; /* every shard's frames, shard by shard, in record order */
+    size_t *frame_base;   /* shard s's frames: [frame_base[s], frame_base[s+1]) */
+    int32_t *slot_of;     /* per frame: its slot, or -1 */
+    slot *slots;
+    size_t n_slots;
+    uint64_t clock, decoded;
+    ZSTD_DCtx *dctx;
+    sf_arena arena;
+    uint64_t allocs;
     staged *rows;
     size_t rows_cap;
     sf_buf stage;
@@ -99,34 +119,147 @@ void sf_batch_reader_close(sf_batch_reader *r) {
     free(r->shards);
     free(r->paths);
     free(r->rows);
+    free(r->frames);
+    free(r->frame_base);
+    free(r->slot_of);
+    for (size_t k = 0; r->slots && k < r->n_slots; k++)
+        sf_buf_free(&r->slots[k].content);
+    free(r->slots);
+    ZSTD_freeDCtx(r->dctx);
+    sf_arena_free(&r->arena);
     sf_buf_free(&r->stage);
     free(r);
 }
 
-int sf_batch_reader_open(const char *const *paths, size_t n_paths, sf_batch_reader **out,
-                         sf_err *err) {
+/* Append shard s's frames to r->frames. */
+static int list_frames(sf_batch_reader *r, size_t s, size_t *cap, sf_err *err) {
+    sf_frame_ref *f;
+    size_t n;
+    int rc = sf_shard_reader_frames(r->shards[s], &f, &n, err);
+    if (rc < 0)
+        return rc;
+    size_t have = r->frame_base[s];
+    if (have + n > *cap) {
+        size_t c = *cap ? *cap : 1024;
+        while (c < have + n)
+            c *= 2;
+        sf_frame_ref *g = realloc(r->frames, c * sizeof *g);
+        if (!g) {
+            free(f);
+            return sf_err_set(err, SF_ENOMEM, "batch reader: out of memory");
+        }
+        r->frames = g;
+        *cap = c;
+    }
+    if (n)
+        memcpy(r->frames + have, f, n * sizeof *f);
+    free(f);
+    r->frame_base[s + 1] = have + n;
+    return SF_OK;
+}
+
+int sf_batch_reader_open(const char *const *paths, size_t n_paths, size_t cache_frames,
+                         sf_batch_reader **out, sf_err *err) {
     *out = NULL;
     sf_batch_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->shards = calloc(n_paths ? n_paths : 1, sizeof *r->shards)) ||
-        !(r->paths = calloc(n_paths ? n_paths : 1, sizeof *r->paths))) {
-        if (r)
-            free(r->shards);
-        free(r);
+    size_t np = n_paths ? n_paths : 1;
+    if (cache_frames == 0)
+        cache_frames = SF_BATCH_DEFAULT_CACHE_FRAMES;
+    if (!r || !(r->shards = calloc(np, sizeof *r->shards)) ||
+        !(r->paths = calloc(np, sizeof *r->paths)) ||
+        !(r->frame_base = calloc(np + 1, sizeof *r->frame_base)) ||
+        !(r->slots = calloc(cache_frames, sizeof *r->slots)) || !(r->dctx = ZSTD_createDCtx())) {
+        sf_batch_reader_close(r);
         return sf_err_set(err, SF_ENOMEM, "batch reader: out of memory");
     }
+    sf_arena_init(&r->arena, &r->allocs);
+    r->n_slots = cache_frames;
+    for (size_t k = 0; k < cache_frames; k++)
+        r->slots[k].frame = SIZE_MAX;
+    size_t cap = 0;
     for (; r->n_shards < n_paths; r->n_shards++) {
         size_t i = r->n_shards;
         int rc = sf_shard_reader_open(paths[i], &r->shards[i], err);
         if (rc == SF_OK && !(r->paths[i] = strdup(paths[i]))) {
             sf_shard_reader_close(r->shards[i]);
+            r->shards[i] = NULL;
             rc = sf_err_set(err, SF_ENOMEM, "batch reader: out of memory");
+        }
+        if (rc == SF_OK && (rc = list_frames(r, i, &cap, err)) < 0) {
+            sf_shard_reader_close(r->shards[i]);
+            free(r->paths[i]);
+            r->shards[i] = NULL;
+            r->paths[i] = NULL;
         }
         if (rc < 0) {
             sf_batch_reader_close(r);
             return rc;
         }
     }
+    size_t nf = r->frame_base[r->n_shards];
+    if (!(r->slot_of = malloc((nf ? nf : 1) * sizeof *r->slot_of))) {
+        sf_batch_reader_close(r);
+        return sf_err_set(err, SF_ENOMEM, "batch reader: out of memory");
+    }
+    for (size_t k = 0; k < nf; k++)
+        r->slot_of[k] = -1;
     *out = r;
+    return SF_OK;
+}
+
+uint64_t sf_batch_reader_frames_decoded(const sf_batch_reader *r) {
+    return r->decoded;
+}
+
+/* The global id of the frame of shard s holding record i (i < count). */
+static size_t frame_of(const sf_batch_reader *r, size_t s, uint64_t i) {
+    size_t lo = r->frame_base[s], hi = r->frame_base[s + 1] - 1;
+    while (lo < hi) { /* the last frame whose first record is <= i */
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (r->frames[mid].first <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Record i of shard s: its bytes in a cache slot, its frame decoded into
+ * the least recently used slot when no slot holds it. */
+static int record_bytes(sf_batch_reader *r, size_t s, uint64_t i, const uint8_t **p, size_t *len,
+                        sf_err *err) {
+    uint64_t count = sf_shard_reader_count(r->shards[s]);
+    if (i >= count)
+        return sf_err_set(err, SF_ENOTFOUND, "%s: record %llu: out of range (%llu records)",
+                          r->paths[s], (unsigned long long)i, (unsigned long long)count);
+    size_t g = frame_of(r, s, i);
+    const sf_frame_ref *f = &r->frames[g];
+    if (i - f->first >= f->n) /* the reader's frames cover every record */
+        return sf_err_set(err, SF_ECORRUPT, "%s: record %llu: in no frame", r->paths[s],
+                          (unsigned long long)i);
+    slot *sl;
+    if (r->slot_of[g] >= 0) {
+        sl = &r->slots[r->slot_of[g]];
+    } else {
+        size_t v = 0;
+        for (size_t k = 1; k < r->n_slots && r->slots[v].frame != SIZE_MAX; k++)
+            if (r->slots[k].frame == SIZE_MAX || r->slots[k].used < r->slots[v].used)
+                v = k;
+        sl = &r->slots[v];
+        if (sl->frame != SIZE_MAX)
+            r->slot_of[sl->frame] = -1;
+        sl->frame = SIZE_MAX;
+        int rc = sf_frame_decompress(r->dctx, f, i, &sl->content, &r->allocs, err);
+        if (rc < 0)
+            return sf_err_prefix(err, "%s", r->paths[s]);
+        sl->frame = g;
+        r->slot_of[g] = (int32_t)v;
+        r->decoded++;
+    }
+    sl->used = ++r->clock;
+    size_t off;
+    sf_frame_record(f, i, sl->content.len, &off, len);
+    *p = sl->content.p + off;
     return SF_OK;
 }
 
@@ -228,8 +361,15 @@ int sf_batch_reader_load(sf_batch_reader *r, const uint32_t *shard, const uint64
         if (shard[k] >= r->n_shards)
             return sf_err_set(err, SF_EINVAL, "batch reader: item %zu: shard %u of %zu", k,
                               shard[k], r->n_shards);
-        const Spirefleet__LabelRecord *rec;
-        int rc = sf_shard_reader_get(r->shards[shard[k]], record[k], &rec, err);
+        const uint8_t *raw = NULL;
+        size_t len = 0;
+        Spirefleet__LabelRecord *rec = NULL;
+        int rc = record_bytes(r, shard[k], record[k], &raw, &len, err);
+        if (rc == SF_OK && (rc = sf_arena_reset(&r->arena)) < 0)
+            rc = sf_err_set(err, rc, "batch reader: out of memory");
+        if (rc == SF_OK &&
+            (rc = sf_record_decode(raw, len, record[k], &r->arena.pb, &rec, err)) < 0)
+            sf_err_prefix(err, "%s", r->paths[shard[k]]);
         if (rc == SF_OK)
             rc = stage_one(r, k, rec, r->paths[shard[k]], record[k], err);
         if (rc < 0)

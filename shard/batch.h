@@ -4,13 +4,15 @@
  * ctypes over libsfbatch.so (spirefleet.batch).
  *
  * What it is
- *   A batch reader holds one shard reader per shard. A batch is named by
- *   (shard, record) pairs, in the caller's order (ShardDataset's
- *   deterministic shuffle, so both readers give the same batches). Loading
- *   decodes and checks each record (sf_shard_reader_get: block CRC, zstd
- *   checksum, schema, the label checks) and stages its variable-length
- *   tensors; emitting writes every field of the batch into caller-provided
- *   contiguous buffers, padded to the batch's longest token list T and
+ *   A batch reader holds one shard reader per shard and a cache of decoded
+ *   zstd frames (a frame holds up to 16 consecutive records in shard
+ *   format 2). A batch is named by (shard, record) pairs, in the caller's
+ *   order (ShardDataset's deterministic frame-aware shuffle, so both
+ *   readers give the same batches, and each frame is decoded once an epoch
+ *   when the cache holds the shuffle's window). Loading decodes and checks
+ *   each record (block CRC, zstd checksum, schema, the label checks, as
+ *   sf_shard_reader_get) and stages its variable-length tensors; emitting writes every field of the
+ * batch into caller-provided contiguous buffers, padded to the batch's longest token list T and
  *   query list Q exactly as spirefleet.pad_batch pads: zeros past a
  *   record's length, masks marking real tokens and queries.
  *
@@ -25,9 +27,10 @@
  *   fields.
  *
  * Allocation and threading
- *   Opening allocates the readers; loading grows the staging buffers to the
- *   largest batch seen and then allocates nothing (no per-record
- *   allocation once warm). One thread at a time per reader.
+ *   Opening allocates the readers and the frame list; loading grows the
+ *   staging buffers and cache slots to the largest batch and frame seen
+ *   and then allocates nothing (no per-record allocation once warm). One thread at a time per
+ * reader.
  *
  * Errors
  *   SF_OK or a negative SF_E* code with a message that starts with the
@@ -88,11 +91,24 @@ typedef struct sf_batch_dims {
 
 typedef struct sf_batch_reader sf_batch_reader;
 
+/* Decoded zstd frames the reader keeps when the caller names none. */
+#define SF_BATCH_DEFAULT_CACHE_FRAMES 256
+
 /* Open the n_paths shards (sealed, each checked as sf_shard_reader_open
- * does). Errors: those of sf_shard_reader_open for the first shard that
+ * does) and list their zstd frames (every block header is read and
+ * checked). `cache_frames` (0: SF_BATCH_DEFAULT_CACHE_FRAMES) decoded
+ * frames are kept, least recently used replaced first: give at least the
+ * shuffle window's frames (spirefleet.ShardDataset's `window`) and every
+ * frame is decoded once per epoch. Memory: cache_frames x the largest
+ * frame's content (16 records, ~35-70 KB). Errors: those of
+ * sf_shard_reader_open or of reading a block for the first shard that
  * fails, SF_ENOMEM; *out is then NULL. */
-int sf_batch_reader_open(const char *const *paths, size_t n_paths, sf_batch_reader **out,
-                         sf_err *err);
+int sf_batch_reader_open(const char *const *paths, size_t n_paths, size_t cache_frames,
+                         sf_batch_reader **out, sf_err *err);
+
+/* zstd frames decompressed since open (a frame decoded once and then read
+ * from the cache counts once). */
+uint64_t sf_batch_reader_frames_decoded(const sf_batch_reader *r);
 
 void sf_batch_reader_close(sf_batch_reader *r);
 
@@ -100,9 +116,12 @@ void sf_batch_reader_close(sf_batch_reader *r);
 uint64_t sf_batch_reader_shard_count(const sf_batch_reader *r, size_t s);
 
 /* Load the n records (shard[k], record[k]), k = 0..n-1, in that order:
- * decode, check and stage them, and write the batch's shape to *dims.
- * n >= 1. Errors: SF_EINVAL for an index out of range or a record whose
- * column counts differ from the first's; the shard reader's errors. */
+ * decode (each frame from the cache, or decompressed into it), check and
+ * stage them, and write the batch's shape to *dims. n >= 1. Errors:
+ * SF_EINVAL for a shard out of range or a record whose column counts differ
+ * from the first's; SF_ENOTFOUND for a record out of range; SF_ECORRUPT
+ * (frame checks, as the shard reader's) and the record decoder's errors,
+ * naming the shard and the record. */
 int sf_batch_reader_load(sf_batch_reader *r, const uint32_t *shard, const uint64_t *record,
                          size_t n, sf_batch_dims *dims, sf_err *err);
 

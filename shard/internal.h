@@ -5,7 +5,8 @@
  * Byte layouts (docs/format.md is the reference; all integers little-endian
  * unless said otherwise):
  *
- * Block (one LMDB value in `records`, key = u64 big-endian `first`):
+ * Block (one LMDB value in `records`, key = u64 big-endian `first`),
+ * format 1 (every record its own zstd frame):
  *     0      u32  magic SF_BLOCK_MAGIC ("SFB1")
  *     4      u32  n, records in the block (1..SF_SHARD_MAX_BLOCK_RECORDS)
  *     8      u64  first, index of the block's first record (= the key)
@@ -14,6 +15,22 @@
  *     16+4n  u32  CRC-32 (zlib) of bytes [0, 16+4n)
  *     20+4n       frame area: n zstd frames, each with content size and
  *                 content checksum; the value ends exactly at end[n-1]
+ *
+ * format 2 (up to G consecutive records per zstd frame):
+ *     0      u32  magic SF_BLOCK_MAGIC_V2 ("SFB2")
+ *     4      u32  n, records in the block (1..SF_SHARD_MAX_BLOCK_RECORDS)
+ *     8      u64  first, index of the block's first record (= the key)
+ *     16     u32  m, zstd frames in the block (1..n)
+ *     20     u32  frame_recs[m]: records in frames 0..j together; ascending,
+ *                 frame_recs[m-1] = n
+ *     20+4m  u32  frame_end[m]: end offset of frame j in the frame area;
+ *                 ascending, frame_end[m-1] = the frame area's length
+ *     20+8m  u32  rec_end[n]: end offset of record k within the content of
+ *                 its frame; ascending within a frame, the frame's last one
+ *                 equal to the frame's content size
+ *     20+8m+4n u32 CRC-32 (zlib) of bytes [0, 20+8m+4n)
+ *     24+8m+4n    frame area: m zstd frames, each with content size and
+ *                 content checksum (the records' packed bytes, concatenated)
  *
  * Seal trailer (after the LMDB data, which is `npages` pages of `page_size`):
  *     u32 page_crc[npages]     CRC-32 of each page
@@ -46,7 +63,8 @@
 #include "proto/pbuf.h"
 #include "shard/shard.h"
 
-#define SF_BLOCK_MAGIC      0x31424653u /* "SFB1" little-endian */
+#define SF_BLOCK_MAGIC      0x31424653u /* "SFB1" little-endian: format 1 */
+#define SF_BLOCK_MAGIC_V2   0x32424653u /* "SFB2" little-endian: format 2 */
 #define SF_BLOCK_HEADER_MIN 20u         /* n = 0 would be 20 bytes; n >= 1 */
 
 #define SF_TRAILER_MAGIC      "SFSEAL01"
@@ -105,34 +123,68 @@ uint32_t sf_crc32(const uint8_t *p, size_t n);
 /* ---- blocks -------------------------------------------------------------- */
 
 typedef struct sf_block_view {
-    uint32_t n;
+    uint32_t version; /* shard format: 1 or 2 */
+    uint32_t n;       /* records */
+    uint32_t m;       /* zstd frames (format 1: n) */
     uint64_t first;
-    const uint8_t *ends;   /* n little-endian u32 */
-    const uint8_t *frames; /* frame area */
+    const uint8_t *frame_recs; /* format 2: m LE u32, cumulative records; NULL in 1 */
+    const uint8_t *ends;       /* m LE u32: frame ends in the frame area */
+    const uint8_t *rec_ends;   /* format 2: n LE u32, ends within a frame's content */
+    const uint8_t *frames;     /* frame area */
     size_t frames_len;
+    size_t header_len; /* bytes of the value before the frame area */
 } sf_block_view;
 
-/* Parse and check a block value (magic, n, first == key_first, CRC, ends
- * ascending and ending at the value's end). Never reads outside [v, v+len).
- * Errors: SF_ECORRUPT naming the block's first index. */
-int sf_block_parse(const uint8_t *v, size_t len, uint64_t key_first, sf_block_view *out,
-                   sf_err *err);
+/* Parse and check a block value of shard format `version` (1 or 2):
+ * magic, n, first == key_first, CRC, frame ends ascending and ending at the
+ * value's end; in format 2 also the frame table (every frame holds at least
+ * one record, the last ends at n) and the record ends (ascending within each
+ * frame). Never reads outside [v, v+len). Errors: SF_ECORRUPT naming the
+ * block's first index (or the record at fault). */
+int sf_block_parse(const uint8_t *v, size_t len, uint64_t key_first, uint32_t version,
+                   sf_block_view *out, sf_err *err);
 
-/* Frame k of a parsed block (k < n). */
-static inline void sf_block_frame(const sf_block_view *b, uint32_t k, const uint8_t **p,
-                                  size_t *n) {
-    uint32_t start = k ? sf_le32(b->ends + 4 * (k - 1)) : 0;
-    uint32_t end = sf_le32(b->ends + 4 * k);
-    *p = b->frames + start;
-    *n = end - start;
+/* One zstd frame of a block, as located by its header: its compressed
+ * bytes, the records it holds and (format 2) their ends within its content.
+ * The pointers point into the block value (LMDB's map for a reader): valid
+ * as long as the value is. */
+typedef struct sf_frame_ref {
+    const uint8_t *z; /* the compressed frame */
+    size_t zlen;
+    const uint8_t *rec_ends; /* format 2: n LE u32; NULL: one record, the whole content */
+    uint64_t first;          /* index of its first record in the shard */
+    uint32_t n;              /* records, >= 1 */
+} sf_frame_ref;
+
+/* Frame j (< b->m) of a parsed block. */
+void sf_block_frame(const sf_block_view *b, uint32_t j, sf_frame_ref *out);
+
+/* The frame (index < b->m) that holds the block's record k (< b->n). */
+uint32_t sf_block_frame_of(const sf_block_view *b, uint32_t k);
+
+/* Decompress frame `f` into `out` (replacing its contents), checking that
+ * it is exactly one zstd frame filling its slot, that it declares a content
+ * size no larger than SF_SHARD_MAX_RECORD_BYTES, that zstd's content
+ * checksum matches and (format 2) that its last record ends at the content's
+ * end. Errors: SF_ECORRUPT naming record `want` (and the frame's records
+ * when it holds more than one). `allocs` (may be NULL) counts buffer growth. */
+int sf_frame_decompress(ZSTD_DCtx *dctx, const sf_frame_ref *f, uint64_t want, sf_buf *out,
+                        uint64_t *allocs, sf_err *err);
+
+/* Record `index` (f->first <= index < f->first + f->n) within the decoded
+ * content of `f` (`content_len` bytes, as sf_frame_decompress checked). */
+static inline void sf_frame_record(const sf_frame_ref *f, uint64_t index, size_t content_len,
+                                   size_t *off, size_t *len) {
+    if (!f->rec_ends) {
+        *off = 0;
+        *len = content_len;
+        return;
+    }
+    uint32_t k = (uint32_t)(index - f->first);
+    uint32_t start = k ? sf_le32(f->rec_ends + 4 * (k - 1)) : 0;
+    *off = start;
+    *len = sf_le32(f->rec_ends + 4 * k) - start;
 }
-
-/* Decompress one record frame into `out` (replacing its contents). Checks
- * that the frame is exactly one zstd frame filling its slot, that it
- * declares a content size no larger than SF_SHARD_MAX_RECORD_BYTES, and that
- * zstd's content checksum matches. Errors: SF_ECORRUPT naming `index`. */
-int sf_frame_decompress(ZSTD_DCtx *dctx, const uint8_t *frame, size_t len, uint64_t index,
-                        sf_buf *out, uint64_t *allocs, sf_err *err);
 
 /* Unpack record bytes with `alloc` (NULL: malloc) and check them with
  * sf_shard_record_check. On success the caller frees *out with
@@ -191,6 +243,19 @@ uint64_t sf_shard_reader_allocs(const sf_shard_reader *r);
  * length, and its parsed view (verify uses it to name damaged records). */
 int sf_shard_reader_block_at(sf_shard_reader *r, uint64_t i, uint64_t *value_off, size_t *value_len,
                              sf_block_view *view, sf_err *err);
+
+/* zstd frames the reader has decompressed since open (white-box tests:
+ * one per frame for sequential reads). */
+uint64_t sf_shard_reader_frames_decoded(const sf_shard_reader *r);
+
+/* The shard's format version (the manifest's: 1 or 2). */
+uint32_t sf_shard_reader_format(const sf_shard_reader *r);
+
+/* Every zstd frame of the shard in record order (every block read and its
+ * header checked): *out (malloc'd, the caller frees it) gets *n refs whose
+ * pointers stay valid until the reader is closed. Errors: those of
+ * reading a block, SF_ENOMEM. */
+int sf_shard_reader_frames(sf_shard_reader *r, sf_frame_ref **out, size_t *n, sf_err *err);
 
 /* Decode the record whose bytes the last get_raw(i) left in the reader
  * (so verify can hash and decode without decompressing twice). */

@@ -28,17 +28,26 @@ struct sf_shard_reader {
     Spirefleet__ShardManifest *manifest;
     uint64_t count;
 
+    uint32_t format; /* the manifest's format_version */
+
     /* the block used last */
     int have_block;
     sf_block_view block;
     const uint8_t *block_val;
     size_t block_len;
 
+    /* the zstd frame decoded last (its content in `raw`), and the record of
+     * it that get_raw returned last */
+    int have_frame;
+    sf_frame_ref frame;
+    const uint8_t *last;
+    size_t last_len;
+
     ZSTD_DCtx *dctx;
     sf_buf raw;
     sf_arena arena;
     Spirefleet__LabelRecord *rec;
-    uint64_t allocs;
+    uint64_t allocs, decoded;
 };
 
 uint64_t sf_shard_reader_count(const sf_shard_reader *r) {
@@ -55,6 +64,14 @@ uint64_t sf_shard_reader_file_bytes(const sf_shard_reader *r) {
 
 uint64_t sf_shard_reader_allocs(const sf_shard_reader *r) {
     return r->allocs;
+}
+
+uint64_t sf_shard_reader_frames_decoded(const sf_shard_reader *r) {
+    return r->decoded;
+}
+
+uint32_t sf_shard_reader_format(const sf_shard_reader *r) {
+    return r->format;
 }
 
 void sf_shard_reader_close(sf_shard_reader *r) {
@@ -116,7 +133,7 @@ static int load_block(sf_shard_reader *r, uint64_t i, sf_err *err) {
         return sf_err_set(err, SF_ECORRUPT, "%s: record %llu: malformed block entry", r->path,
                           (unsigned long long)i);
     uint64_t first = sf_be64(key.mv_data);
-    int rc = sf_block_parse(val.mv_data, val.mv_size, first, &r->block, err);
+    int rc = sf_block_parse(val.mv_data, val.mv_size, first, r->format, &r->block, err);
     if (rc < 0)
         return sf_err_prefix(err, "%s", r->path);
     if (i < first || i - first >= r->block.n)
@@ -135,19 +152,28 @@ int sf_shard_reader_get_raw(sf_shard_reader *r, uint64_t i, const uint8_t **byte
         return sf_err_set(err, SF_ENOTFOUND, "%s: record %llu: out of range (%llu records)",
                           r->path, (unsigned long long)i, (unsigned long long)r->count);
     int rc;
-    if (!r->have_block || i < r->block.first || i - r->block.first >= r->block.n) {
-        if ((rc = load_block(r, i, err)) < 0)
-            return rc;
+    /* the frame decoded last still holds i: no block lookup, no zstd */
+    if (!r->have_frame || i < r->frame.first || i - r->frame.first >= r->frame.n) {
+        if (!r->have_block || i < r->block.first || i - r->block.first >= r->block.n) {
+            if ((rc = load_block(r, i, err)) < 0)
+                return rc;
+        }
+        uint32_t j = sf_block_frame_of(&r->block, (uint32_t)(i - r->block.first));
+        r->have_frame = 0;
+        sf_block_frame(&r->block, j, &r->frame);
+        if ((rc = sf_frame_decompress(r->dctx, &r->frame, i, &r->raw, &r->allocs, err)) < 0)
+            return sf_err_prefix(err, "%s", r->path);
+        r->have_frame = 1;
+        r->decoded++;
     }
-    const uint8_t *frame;
-    size_t n;
-    sf_block_frame(&r->block, (uint32_t)(i - r->block.first), &frame, &n);
-    if ((rc = sf_frame_decompress(r->dctx, frame, n, i, &r->raw, &r->allocs, err)) < 0)
-        return sf_err_prefix(err, "%s", r->path);
-    *bytes = r->raw.p;
-    *len = r->raw.len;
-    if (frame_len)
-        *frame_len = n;
+    size_t off, n;
+    sf_frame_record(&r->frame, i, r->raw.len, &off, &n);
+    r->last = r->raw.p + off;
+    r->last_len = n;
+    *bytes = r->last;
+    *len = n;
+    if (frame_len) /* the whole frame, counted once: at its first record */
+        *frame_len = i == r->frame.first ? r->frame.zlen : 0;
     return SF_OK;
 }
 
@@ -157,7 +183,7 @@ int sf_shard_reader_decode_last(sf_shard_reader *r, uint64_t i, const Spirefleet
     int rc = sf_arena_reset(&r->arena);
     if (rc < 0)
         return sf_err_set(err, rc, "%s: out of memory", r->path);
-    if ((rc = sf_record_decode(r->raw.p, r->raw.len, i, &r->arena.pb, &r->rec, err)) < 0)
+    if ((rc = sf_record_decode(r->last, r->last_len, i, &r->arena.pb, &r->rec, err)) < 0)
         return sf_err_prefix(err, "%s", r->path);
     *rec = r->rec;
     return SF_OK;
@@ -203,6 +229,37 @@ int sf_shard_reader_block_at(sf_shard_reader *r, uint64_t i, uint64_t *value_off
     *value_off = (uint64_t)(r->block_val - r->map);
     *value_len = r->block_len;
     *view = r->block;
+    return SF_OK;
+}
+
+int sf_shard_reader_frames(sf_shard_reader *r, sf_frame_ref **out, size_t *n_out, sf_err *err) {
+    *out = NULL;
+    *n_out = 0;
+    size_t n = 0, cap = 0;
+    sf_frame_ref *v = NULL;
+    for (uint64_t i = 0; i < r->count; i = r->block.first + r->block.n) {
+        int rc = load_block(r, i, err);
+        if (rc < 0) {
+            free(v);
+            return rc;
+        }
+        if (n + r->block.m > cap) {
+            size_t c = cap ? 2 * cap : 256;
+            while (c < n + r->block.m)
+                c *= 2;
+            sf_frame_ref *g = realloc(v, c * sizeof *g);
+            if (!g) {
+                free(v);
+                return sf_err_set(err, SF_ENOMEM, "%s: out of memory", r->path);
+            }
+            v = g;
+            cap = c;
+        }
+        for (uint32_t j = 0; j < r->block.m; j++)
+            sf_block_frame(&r->block, j, &v[n++]);
+    }
+    *out = v;
+    *n_out = n;
     return SF_OK;
 }
 
@@ -312,6 +369,7 @@ static int open_manifest(sf_shard_reader *r, sf_err *err) {
     if (rc < 0)
         return sf_err_prefix(err, "%s", path);
     r->count = r->manifest->record_count;
+    r->format = r->manifest->format_version;
     return SF_OK;
 }
 

@@ -9,13 +9,14 @@
  *   short version:
  *
  *   - `records` database: key = index of the block's first record, u64
- *     big-endian; value = a block of consecutive records, each its own zstd
- *     frame (with zstd's content checksum), behind an offset table guarded by
- *     a CRC-32. Blocks are about SF_SHARD_DEFAULT_BLOCK_BYTES of compressed
- *     data, so LMDB's overflow pages are nearly full and the file stays
- *     within 1.15x the compressed payload (a value of 2-4 KB would take a
- *     whole 4 KB overflow run of its own and double the file). Random access
- *     to record i reads one LMDB value and decompresses one frame.
+ *     big-endian; value = a block of consecutive records in zstd frames of
+ *     up to 16 consecutive records each (format 2; format 1, still read:
+ *     one frame per record), with zstd's content checksum, behind frame and
+ *     record offset tables guarded by a CRC-32. Blocks are about SF_SHARD_DEFAULT_BLOCK_BYTES of
+ * compressed data, so LMDB's overflow pages are nearly full and the file stays within 1.15x the
+ * compressed payload (a value of 2-4 KB would take a whole 4 KB overflow run of its own and double
+ * the file). Random access to record i reads one LMDB value and decompresses the frame holding it
+ * (16 records in format 2).
  *   - `meta` database: key "manifest" = a ShardManifest: run, job, seed
  *     range, record count, versions, model and config digests, worker,
  *     creation time, job statistics, and the content digest: SHA-256 over
@@ -44,7 +45,8 @@
  *   by one thread at a time (several readers of one file, in one or several
  *   processes, are fine: sealed files are read-only and opened without a lock
  *   file). A reader allocates nothing per record once its buffers have grown
- *   to the largest record it has read. Nothing here keeps global state.
+ *   to the largest frame and record it has read. Nothing here keeps global
+ *   state.
  *
  * Errors
  *   Functions that can fail return SF_OK or a negative SF_E* code
@@ -76,8 +78,10 @@
 /* LabelRecord.schema_version and ShardManifest.schema_version:
  * SF_LABEL_SCHEMA_VERSION of the label contract (label/label.h), the only
  * one this code writes and reads. */
-/* ShardManifest.format_version: the block layout and seal trailer. */
-#define SF_SHARD_FORMAT_VERSION 1
+/* ShardManifest.format_version: the block layout and seal trailer. 2 (the
+ * writer's): up to SF_SHARD_DEFAULT_FRAME_RECORDS consecutive records per
+ * zstd frame; 1: every record its own frame. Readers read both. */
+#define SF_SHARD_FORMAT_VERSION 2
 
 #define SF_SHARD_SUFFIX      ".shard" /* sealed shards in a directory         */
 #define SF_SHARD_KEY_ID_MAX  16       /* a worker key id (common/zsec.h), hex      */
@@ -101,6 +105,14 @@ int sf_shard_check_name(const char *path, const char *run_id, uint64_t job_id, s
 #define SF_SHARD_DEFAULT_TXN_BYTES   (4u << 20)   /* bytes per write txn      */
 #define SF_SHARD_MAX_RECORD_BYTES    (16u << 20)  /* one packed record, max   */
 #define SF_SHARD_MAX_BLOCK_RECORDS   4096
+/* Format 2: records per zstd frame (G). 16 measured: one frame per record
+ * costs 8.8 us of zstd per typical 4.5 KB record, 16 per frame 3.8 us, 64
+ * per frame 3.4 us (docs/benchmarks.md "Records per zstd frame"), while a
+ * random single-record read decodes the whole frame. */
+#define SF_SHARD_DEFAULT_FRAME_RECORDS 16
+/* A frame also closes once its records hold this many uncompressed bytes,
+ * so a frame's content never exceeds SF_SHARD_MAX_RECORD_BYTES. */
+#define SF_SHARD_FRAME_RAW_BYTES (1u << 20)
 
 #define SF_SHARD_DIGEST_BYTES 32 /* SHA-256 */
 
@@ -144,6 +156,10 @@ typedef struct sf_shard_writer_opts {
     size_t block_bytes;       /* 0: SF_SHARD_DEFAULT_BLOCK_BYTES            */
     size_t txn_bytes;         /* 0: SF_SHARD_DEFAULT_TXN_BYTES              */
     size_t initial_map_bytes; /* 0: 64 MiB; the map doubles when it fills   */
+    uint32_t frame_records;   /* 0: SF_SHARD_DEFAULT_FRAME_RECORDS; 1..4096 */
+    uint32_t format_version;  /* 0: SF_SHARD_FORMAT_VERSION; 1 writes the
+                               * old layout (one frame per record), for tests
+                               * of the readers' format-1 path               */
 } sf_shard_writer_opts;
 
 typedef struct sf_shard_writer sf_shard_writer;
@@ -243,8 +259,10 @@ uint64_t sf_shard_reader_file_bytes(const sf_shard_reader *r);
 
 /* Record `i` (0 <= i < count), decoded and checked. `*rec` is owned by the
  * reader and valid until the next get/foreach/close on this reader.
- * Reads one LMDB value (zero copy) and decompresses one zstd frame; the
- * block last used is cached, so ascending reads cost one lookup per block.
+ * Reads one LMDB value (zero copy) and decompresses the zstd frame holding
+ * record i; the block and the frame last used are cached, so ascending
+ * reads cost one lookup per block and one decompression per frame, and a
+ * read of another record of the frame last decoded costs no zstd at all.
  * Errors: SF_ENOTFOUND for i >= count; SF_ECORRUPT (block header CRC, zstd
  * checksum, frame bounds) or SF_EFORMAT / SF_EVERSION / SF_EINVAL (the
  * record does not decode or breaks the format rules), naming record i. */
@@ -254,7 +272,9 @@ int sf_shard_reader_get(sf_shard_reader *r, uint64_t i, const Spirefleet__LabelR
 /* Like get, but returns the uncompressed protobuf bytes of record i without
  * decoding them (the bytes the content digest covers). `*bytes` is owned by
  * the reader and valid until the next call on it. `*frame_len` (may be
- * NULL) receives the compressed size of the record's zstd frame. */
+ * NULL) receives the compressed bytes record i accounts for: the size of
+ * its zstd frame when i is the frame's first record, else 0 (so the sum
+ * over all records is the manifest's payload_bytes). */
 int sf_shard_reader_get_raw(sf_shard_reader *r, uint64_t i, const uint8_t **bytes, size_t *len,
                             size_t *frame_len, sf_err *err);
 

@@ -95,20 +95,23 @@ static int name_damage(const char *path, const sf_trailer *t, uint64_t bad,
         }
         uint64_t vstart = voff >= SF_LMDB_PAGEHDR ? voff - SF_LMDB_PAGEHDR : voff;
         if (hi > vstart && lo < voff + vlen) {
-            uint64_t frames_off = voff + (uint64_t)(b.frames - (b.ends - 16));
+            uint64_t frames_off = voff + b.header_len;
             int64_t ra = -1, rb = -1;
-            for (uint32_t k = 0; k < b.n; k++) {
-                uint64_t fs = frames_off + (k ? sf_le32(b.ends + 4 * (k - 1)) : 0);
-                uint64_t fe = frames_off + sf_le32(b.ends + 4 * k);
+            for (uint32_t j = 0; j < b.m; j++) {
+                sf_frame_ref f;
+                sf_block_frame(&b, j, &f);
+                uint64_t fs = frames_off + (uint64_t)(f.z - b.frames);
+                uint64_t fe = fs + f.zlen;
                 if (!(hi > fs && lo < fe))
                     continue;
                 if (ra < 0)
-                    ra = (int64_t)(b.first + k);
-                rb = (int64_t)(b.first + k);
+                    ra = (int64_t)f.first;
+                rb = (int64_t)(f.first + f.n - 1);
+                /* the frame's first record decodes the whole frame */
                 const Spirefleet__LabelRecord *rec;
-                rc = sf_shard_reader_get(r, b.first + k, &rec, &inner);
+                rc = sf_shard_reader_get(r, f.first, &rec, &inner);
                 if (rc < 0) {
-                    rep->bad_record = (int64_t)(b.first + k);
+                    rep->bad_record = (int64_t)f.first;
                     sf_shard_reader_close(r);
                     return sf_err_set(err, SF_ECORRUPT, "%s: page %llu: CRC mismatch; %s", path,
                                       (unsigned long long)bad, inner.msg);

@@ -1,12 +1,14 @@
 /* writer.c — building a shard under a temporary name and sealing it.
  *
- * Records are packed, hashed (content digest) and compressed one by one into
- * the current block; a block is closed once its frames reach block_bytes and
- * queued; queued blocks go to LMDB in one write transaction per txn_bytes.
- * The environment runs with MDB_NOSYNC (the file is synced once, at seal:
- * until then it is only a temporary file) and MDB_NOLOCK (one writer owns
- * the file). When the map fills, the transaction is retried with a map twice
- * the size, so a large shard never fails with MDB_MAP_FULL. */
+ * Records are packed and hashed (content digest) one by one; in format 2
+ * they gather in the open frame, compressed as one zstd frame once it holds
+ * frame_records records (or SF_SHARD_FRAME_RAW_BYTES), in format 1 each is
+ * compressed as its own frame. Frames go into the current block; a block
+ * is closed once its frames reach block_bytes and queued; queued blocks go to LMDB in one write
+ * transaction per txn_bytes. The environment runs with MDB_NOSYNC (the file is synced once, at
+ * seal: until then it is only a temporary file) and MDB_NOLOCK (one writer owns the file). When the
+ * map fills, the transaction is retried with a map twice the size, so a large shard never fails
+ * with MDB_MAP_FULL. */
 #define _GNU_SOURCE /* renameat2 */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +35,7 @@ struct sf_shard_writer {
     char *worker_key_id, *worker_host, *build_id; /* provenance (shard.h) */
     sf_shard_info info;
     int level;
+    uint32_t format, frame_records;
     size_t block_bytes, txn_bytes, map_size;
 
     MDB_env *env;
@@ -40,9 +43,13 @@ struct sf_shard_writer {
     ZSTD_CCtx *cctx;
     sf_sha256_ctx *sha; /* the content digest */
 
-    sf_buf packed;  /* the record being appended                      */
-    sf_buf frames;  /* frame area of the open block                   */
-    uint32_t *ends; /* frame ends of the open block                   */
+    sf_buf packed;                   /* the record being appended                      */
+    sf_buf fraw;                     /* format 2: the open frame's records, uncompressed */
+    uint32_t f_open;                 /* records in the open frame                      */
+    sf_buf frames;                   /* frame area of the open block                   */
+    uint32_t *ends;                  /* frame ends of the open block                   */
+    uint32_t *frame_recs, *rec_ends; /* format 2 tables of the open block */
+    uint32_t m_open;                 /* closed frames in the open block               */
     uint32_t n_open;
     uint64_t open_first;
     sf_buf pending; /* closed blocks waiting for the next transaction */
@@ -72,8 +79,11 @@ static void writer_free(sf_shard_writer *w) {
     sf_sha256_free(w->sha);
     sf_buf_free(&w->packed);
     sf_buf_free(&w->frames);
+    sf_buf_free(&w->fraw);
     sf_buf_free(&w->pending);
     free(w->ends);
+    free(w->frame_recs);
+    free(w->rec_ends);
     free(w->queue);
     free(w->pairs);
     free(w->pair_ptr);
@@ -126,6 +136,15 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
         o.initial_map_bytes = 64u << 20;
     if (o.block_bytes > (256u << 20))
         return sf_err_set(err, SF_EINVAL, "%s: block_bytes %zu above 256 MiB", path, o.block_bytes);
+    if (o.format_version == 0)
+        o.format_version = SF_SHARD_FORMAT_VERSION;
+    if (o.frame_records == 0)
+        o.frame_records = SF_SHARD_DEFAULT_FRAME_RECORDS;
+    if (o.format_version != 1 && o.format_version != 2)
+        return sf_err_set(err, SF_EINVAL, "%s: format_version %u (1 or 2)", path, o.format_version);
+    if (o.frame_records > SF_SHARD_MAX_BLOCK_RECORDS)
+        return sf_err_set(err, SF_EINVAL, "%s: frame_records %u outside 1..%u", path,
+                          o.frame_records, SF_SHARD_MAX_BLOCK_RECORDS);
 
     struct stat st;
     if (stat(path, &st) == 0)
@@ -147,10 +166,12 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->worker_host = dup_or_empty(info->worker_host);
     w->build_id = dup_or_empty(info->build_id);
     w->ends = malloc(sizeof *w->ends * SF_SHARD_MAX_BLOCK_RECORDS);
+    w->frame_recs = malloc(sizeof *w->frame_recs * SF_SHARD_MAX_BLOCK_RECORDS);
+    w->rec_ends = malloc(sizeof *w->rec_ends * SF_SHARD_MAX_BLOCK_RECORDS);
     w->cctx = ZSTD_createCCtx();
     if (!w->path || !w->temp || !w->run_id || !w->model_sha256 || !w->config_digest ||
         !w->worker_id || !w->worker_key_id || !w->worker_host || !w->build_id || !w->ends ||
-        !w->cctx) {
+        !w->frame_recs || !w->rec_ends || !w->cctx) {
         writer_free(w);
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     }
@@ -167,6 +188,8 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->info.worker_host = w->worker_host;
     w->info.build_id = w->build_id;
     w->level = o.zstd_level;
+    w->format = o.format_version;
+    w->frame_records = o.format_version == 1 ? 1 : o.frame_records;
     w->block_bytes = o.block_bytes;
     w->txn_bytes = o.txn_bytes;
     w->map_size = o.initial_map_bytes;
@@ -234,8 +257,49 @@ const char *sf_shard_writer_temp_path(const sf_shard_writer *w) {
     return w->temp;
 }
 
-/* Close the open block: header, CRC and frames go to the pending queue. */
+/* Compress `len` bytes at `src` as one zstd frame at the end of the open
+ * block's frame area; returns its compressed size or a negative error. */
+static int compress_frame(sf_shard_writer *w, const uint8_t *src, size_t len, size_t *csize,
+                          sf_err *err) {
+    size_t bound = ZSTD_compressBound(len);
+    if (sf_buf_reserve(&w->frames, bound, NULL) < 0)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+    size_t c = ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, src, len);
+    if (ZSTD_isError(c)) {
+        w->failed = 1;
+        return sf_err_set(err, SF_EIO, "%s: record %llu: zstd: %s", w->temp,
+                          (unsigned long long)w->count, ZSTD_getErrorName(c));
+    }
+    w->frames.len += c;
+    w->payload_bytes += c;
+    *csize = c;
+    return SF_OK;
+}
+
+/* Format 2: compress the open frame into the open block. */
+static int close_frame(sf_shard_writer *w, sf_err *err) {
+    if (w->f_open == 0)
+        return SF_OK;
+    size_t csize;
+    int rc = compress_frame(w, w->fraw.p, w->fraw.len, &csize, err);
+    if (rc < 0) {
+        w->failed = 1;
+        return rc;
+    }
+    w->ends[w->m_open] = (uint32_t)w->frames.len;
+    w->frame_recs[w->m_open] = w->n_open;
+    w->m_open++;
+    w->fraw.len = 0;
+    w->f_open = 0;
+    return SF_OK;
+}
+
+/* Close the open block (its open frame first): header, CRC and frames go to
+ * the pending queue. */
 static int close_block(sf_shard_writer *w, sf_err *err) {
+    int rc = w->format == 2 ? close_frame(w, err) : SF_OK;
+    if (rc < 0)
+        return rc;
     if (w->n_open == 0)
         return SF_OK;
     if (w->nqueue == w->queue_cap) {
@@ -246,22 +310,34 @@ static int close_block(sf_shard_writer *w, sf_err *err) {
         w->queue = q;
         w->queue_cap = cap;
     }
-    size_t hdr = 16 + 4 * (size_t)w->n_open;
+    size_t m = w->format == 2 ? w->m_open : w->n_open;
+    size_t hdr = w->format == 2 ? 20 + 8 * m + 4 * (size_t)w->n_open : 16 + 4 * m;
     size_t len = hdr + 4 + w->frames.len;
     if (sf_buf_reserve(&w->pending, len, NULL) < 0)
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
     uint8_t *v = w->pending.p + w->pending.len;
-    sf_put_le32(v, SF_BLOCK_MAGIC);
+    sf_put_le32(v, w->format == 2 ? SF_BLOCK_MAGIC_V2 : SF_BLOCK_MAGIC);
     sf_put_le32(v + 4, w->n_open);
     sf_put_le64(v + 8, w->open_first);
-    for (uint32_t k = 0; k < w->n_open; k++)
-        sf_put_le32(v + 16 + 4 * k, w->ends[k]);
+    uint8_t *t = v + 16;
+    if (w->format == 2) {
+        sf_put_le32(t, (uint32_t)m);
+        t += 4;
+        for (size_t j = 0; j < m; j++, t += 4)
+            sf_put_le32(t, w->frame_recs[j]);
+    }
+    for (size_t j = 0; j < m; j++, t += 4)
+        sf_put_le32(t, w->ends[j]);
+    if (w->format == 2)
+        for (uint32_t k = 0; k < w->n_open; k++, t += 4)
+            sf_put_le32(t, w->rec_ends[k]);
     sf_put_le32(v + hdr, sf_crc32(v, hdr));
     memcpy(v + hdr + 4, w->frames.p, w->frames.len);
     w->queue[w->nqueue++] = (pending_block){w->pending.len, len, w->open_first};
     w->pending.len += len;
     w->frames.len = 0;
     w->n_open = 0;
+    w->m_open = 0;
     return SF_OK;
 }
 
@@ -350,27 +426,35 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     /* w->packed holds the record's length (u64 little-endian) and then its
      * bytes: what the content digest hashes, in one update */
     w->packed.len = 0;
-    size_t bound = ZSTD_compressBound(size);
-    if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0 ||
-        sf_buf_reserve(&w->frames, bound, NULL) < 0)
+    if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0)
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
     size_t len = spirefleet__label_record__pack(rec, w->packed.p + 8);
     sf_put_le64(w->packed.p, len);
     w->packed.len = 8 + len;
 
-    size_t csize =
-        ZSTD_compress2(w->cctx, w->frames.p + w->frames.len, bound, w->packed.p + 8, len);
-    if (ZSTD_isError(csize)) {
-        w->failed = 1;
-        return sf_err_set(err, SF_EIO, "%s: record %llu: zstd: %s", w->temp, ix,
-                          ZSTD_getErrorName(csize));
+    if (w->format == 1) {
+        size_t csize;
+        if ((rc = compress_frame(w, w->packed.p + 8, len, &csize, err)) < 0)
+            return rc;
+        w->ends[w->n_open] = (uint32_t)w->frames.len;
+    } else {
+        /* a frame's content stays within SF_SHARD_FRAME_RAW_BYTES, or is one
+         * record (at most SF_SHARD_MAX_RECORD_BYTES) */
+        if (w->f_open > 0 && w->fraw.len + len > SF_SHARD_FRAME_RAW_BYTES &&
+            (rc = close_frame(w, err)) < 0)
+            return rc;
+        if (sf_buf_reserve(&w->fraw, len, NULL) < 0)
+            return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+        memcpy(w->fraw.p + w->fraw.len, w->packed.p + 8, len);
+        w->fraw.len += len;
+        w->rec_ends[w->n_open] = (uint32_t)w->fraw.len;
+        w->f_open++;
     }
     /* Only now is the record accepted: hash it and account for it. */
     sf_sha256_update(w->sha, w->packed.p, w->packed.len);
     if (w->n_open == 0)
         w->open_first = w->count;
-    w->frames.len += csize;
-    w->ends[w->n_open++] = (uint32_t)w->frames.len;
+    w->n_open++;
     uint64_t seed = rec->ids->game_seed;
     if (w->count == 0 || seed < w->seed_min)
         w->seed_min = seed;
@@ -378,8 +462,11 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
         w->seed_max = seed;
     w->count++;
     w->raw_bytes += len;
-    w->payload_bytes += csize;
 
+    if (w->format == 2 &&
+        (w->f_open == w->frame_records || w->fraw.len >= SF_SHARD_FRAME_RAW_BYTES) &&
+        (rc = close_frame(w, err)) < 0)
+        return rc;
     if (w->frames.len >= w->block_bytes || w->n_open == SF_SHARD_MAX_BLOCK_RECORDS) {
         if ((rc = close_block(w, err)) < 0) {
             w->failed = 1;
@@ -518,7 +605,7 @@ static int build_manifest(sf_shard_writer *w, const Spirefleet__JobStats *stats,
                           const sf_shard_seal_hooks *hooks, uint8_t digest[32], sf_buf *out,
                           sf_err *err) {
     Spirefleet__ShardManifest m = SPIREFLEET__SHARD_MANIFEST__INIT;
-    m.format_version = SF_SHARD_FORMAT_VERSION;
+    m.format_version = w->format;
     m.schema_version =
         hooks && hooks->schema_version ? hooks->schema_version : SF_LABEL_SCHEMA_VERSION;
     m.run_id = (char *)w->info.run_id;

@@ -2,7 +2,9 @@
 
 The C batch reader (shard/batch.h, ``libsfbatch.so`` beside this module,
 reached through ctypes) decodes and checks the records of a batch and writes
-every field into contiguous numpy buffers allocated here, padded exactly as
+every field into contiguous numpy buffers allocated here (each zstd frame
+decoded once an epoch: the C reader keeps the dataset's shuffle window of
+decoded frames), padded exactly as
 ``pad_batch`` pads: no Python object per record. The order is a
 ``ShardDataset``'s (its deterministic shuffle over the shards and its
 engine-limit filter), so ``BatchReader(ds, b).batch(k)`` holds the same
@@ -50,8 +52,10 @@ def _load_lib():
     for f in ("sf_batch_field_name", "sf_batch_field_dtype", "sf_batch_field_dims"):
         getattr(lib, f).restype = ctypes.c_char_p
         getattr(lib, f).argtypes = [ctypes.c_int]
-    lib.sf_batch_reader_open.argtypes = [ctypes.POINTER(ctypes.c_char_p), sz,
+    lib.sf_batch_reader_open.argtypes = [ctypes.POINTER(ctypes.c_char_p), sz, sz,
                                          ctypes.POINTER(vp), ctypes.POINTER(_Err)]
+    lib.sf_batch_reader_frames_decoded.argtypes = [vp]
+    lib.sf_batch_reader_frames_decoded.restype = ctypes.c_uint64
     lib.sf_batch_reader_close.argtypes = [vp]
     lib.sf_batch_reader_close.restype = None
     lib.sf_batch_reader_load.argtypes = [vp, vp, vp, sz, ctypes.POINTER(_Dims),
@@ -106,7 +110,10 @@ class BatchReader:
         paths = [os.fsencode(p) for p in dataset.paths]
         arr = (ctypes.c_char_p * len(paths))(*paths)
         h, err = ctypes.c_void_p(), _Err()
-        if lib.sf_batch_reader_open(arr, len(paths), ctypes.byref(h), ctypes.byref(err)) < 0:
+        # a decoded frame for each frame of the shuffle window: every frame
+        # is decompressed once an epoch
+        if lib.sf_batch_reader_open(arr, len(paths), dataset.window, ctypes.byref(h),
+                                    ctypes.byref(err)) < 0:
             raise BatchError(err.msg.decode(errors="replace"))
         self._h = h
         self._pid = os.getpid()
@@ -121,6 +128,10 @@ class BatchReader:
 
     def __del__(self):
         self.close()
+
+    def frames_decoded(self):
+        """zstd frames the C reader has decompressed since it was opened."""
+        return int(_library().sf_batch_reader_frames_decoded(self._h))
 
     def __len__(self):
         n = len(self.dataset)

@@ -1,9 +1,17 @@
 """ShardDataset: the records of many shards as one map-style dataset.
 
-Deterministic shuffling: the order of ``dataset[0..len)`` is a permutation
-drawn from numpy's PCG64 seeded with (seed, epoch) over the records of the
-shards sorted by path, so the same shard set, seed and epoch give the same
-order on every machine, whatever order the paths were given in. Call
+Deterministic, frame-aware shuffling: a shard holds its records in zstd
+frames of up to 16 consecutive records (format 2), and reading one record
+decodes its whole frame, so a per-record global shuffle would decode a
+frame per record. The order of ``dataset[0..len)`` instead (1) permutes the
+frames of all shards (sorted by path) with numpy's PCG64 seeded with
+(seed, epoch), then (2) cuts that frame order into windows of ``window``
+consecutive frames (SHUFFLE_WINDOW, 256) and permutes the records within
+each window with the same generator: a shuffle buffer over frames, as
+streaming data loaders shuffle shards and then a buffer of their samples.
+A reader that keeps ``window`` decoded frames decodes every frame once an
+epoch. The same shard set, seed, epoch and window give the same order on
+every machine, whatever order the paths were given in. Call
 ``set_epoch(e)`` between epochs for a new order. With ``shuffle=False`` the
 order is shard by shard, record by record.
 
@@ -26,7 +34,13 @@ import sys
 import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
-from .shard import SHARD_SUFFIX, load_quarantine, open_shard
+from .shard import SHARD_SUFFIX, FrameCache, load_quarantine, open_shard
+
+# Frames per shuffle window (docs/trainer.md "Shuffling"): 256 frames of 16
+# records mix 4,096 records from 256 places in the data; a batch of 1,024
+# then holds about 4 records of any one frame (16 consecutive decisions of
+# one fight), and a reader's cache of 256 decoded frames is ~9-18 MB.
+SHUFFLE_WINDOW = 256
 
 try:  # optional: a PyTorch-style dataset when torch is there
     from torch.utils.data import Dataset as _Base
@@ -68,7 +82,7 @@ class ShardDataset(_Base):
     """
 
     def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True,
-                 include_quarantined=False):
+                 include_quarantined=False, window=SHUFFLE_WINDOW):
         self.skipped_quarantined = []  # shards a QUARANTINE list names, left out
         self.paths = expand_paths(paths, include_quarantined, self.skipped_quarantined)
         if self.skipped_quarantined:
@@ -78,8 +92,13 @@ class ShardDataset(_Base):
             raise ValueError("ShardDataset: no shards in %r" % (paths,))
         self.shuffle = shuffle
         self.seed = int(seed)
+        self.window = int(window)
+        if self.window < 1:
+            raise ValueError("ShardDataset: window %r < 1" % (window,))
         self.transform = transform
         counts = []
+        item_frames = []  # per shard: the global frame of each kept record
+        n_frames = 0
         self.manifests = []
         self._keep = []  # per shard: None (every record) or the kept indices
         self.skipped_engine_limit = 0
@@ -95,7 +114,15 @@ class ShardDataset(_Base):
                     self.skipped_engine_limit += len(s) - len(keep)
                 self._keep.append(keep)
                 counts.append(len(s) if keep is None else len(keep))
+                first, _ = s.frames()
+                local = np.arange(len(s), dtype=np.int64) if keep is None else keep
+                item_frames.append(n_frames + np.searchsorted(first, local, "right") - 1)
+                n_frames += len(first)
         self.offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        self.n_frames = n_frames
+        self._item_frame = (np.concatenate(item_frames) if item_frames
+                            else np.zeros(0, np.int64))
+        self._cache = FrameCache(self.window)
         self.epoch = 0
         self._order = None
         self._readers = {}
@@ -106,12 +133,17 @@ class ShardDataset(_Base):
         return int(self.offsets[-1])
 
     def set_epoch(self, epoch):
-        """Draw the order for `epoch` (a pure function of seed and epoch)."""
+        """Draw the order for `epoch` (a pure function of the shards, seed,
+        epoch and window; the module's doc says how)."""
         self.epoch = int(epoch)
         n = len(self)
         if self.shuffle:
             rng = np.random.Generator(np.random.PCG64([self.seed, self.epoch]))
-            self._order = rng.permutation(n)
+            rank = np.empty(self.n_frames, np.int64)
+            rank[rng.permutation(self.n_frames)] = np.arange(self.n_frames)
+            win = rank[self._item_frame] // self.window
+            # within a window, records in the order of a random permutation
+            self._order = np.lexsort((rng.permutation(n), win))
         else:
             self._order = np.arange(n)
 
@@ -129,7 +161,8 @@ class ShardDataset(_Base):
             self._pid = os.getpid()
         r = self._readers.get(path)
         if r is None:
-            r = self._readers[path] = open_shard(path)
+            r = self._readers[path] = open_shard(path, self._cache)
+            r.frames()  # the frame index: a cached frame needs no block lookup
         return r
 
     def __getitem__(self, i):
@@ -146,6 +179,7 @@ class ShardDataset(_Base):
         state = dict(self.__dict__)
         state["_readers"] = {}
         state["_pid"] = None
+        state["_cache"] = FrameCache(self.window)
         return state
 
 

@@ -1,8 +1,9 @@
 """Read spirefleet label shards (docs/format.md) as dicts of numpy arrays.
 
 A shard is one LMDB file: a ``records`` database of blocks of zstd-compressed
-LabelRecord protobufs, a ``meta`` database with the manifest, and a seal
-trailer with a CRC-32 of every page. ``open_shard`` checks the trailer and
+LabelRecord protobufs (format 2: zstd frames of up to 16 consecutive
+records; format 1, still read: a frame per record), a ``meta`` database with
+the manifest, and a seal trailer with a CRC-32 of every page. ``open_shard`` checks the trailer and
 the CRC of every LMDB structure page before LMDB reads the file, so a
 truncated, unsealed or damaged file raises ``ShardError`` instead of crashing
 the trainer. Every record is checked on read (block CRC, zstd checksum,
@@ -12,6 +13,8 @@ Arrays returned for tensors are read-only views of the decoded record's bytes
 (``numpy.frombuffer``): copy them before writing to them.
 """
 
+import bisect
+import collections
 import hashlib
 import os
 import re
@@ -26,7 +29,8 @@ from . import label_pb2
 from .contract import (FORECAST_COLUMNS, FORECAST_H, SCHEMA_VERSION, VALUE_BINS,  # noqa: F401
                        VALUE_SUPPORT, schema_note)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2          # the C writer's (shard/shard.h SF_SHARD_FORMAT_VERSION)
+FORMAT_VERSIONS = (1, 2)    # what this reader reads
 SHARD_SUFFIX = ".shard"
 # A directory's quarantine list (shard/shard.h "Quarantine"): lines
 # "CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME"; listed shards are skipped.
@@ -57,10 +61,34 @@ TEMP_SUFFIX = ".tmp"
 
 _FOOTER = 64
 _TRAILER_MAGIC = b"SFSEAL01"
-_BLOCK_MAGIC = 0x31424653
+_BLOCK_MAGIC = {1: 0x31424653, 2: 0x32424653}  # "SFB1", "SFB2"
 _MAX_RECORD_BYTES = 16 << 20
 _DTYPES = {"u8": np.dtype("u1"), "u16": np.dtype("<u2"), "i32": np.dtype("<i4"),
            "u32": np.dtype("<u4"), "f32": np.dtype("<f4")}
+
+
+class FrameCache:
+    """Decoded zstd frames, the least recently used dropped first: what a
+    Shard keeps so that the records of one frame are decompressed once.
+    One cache may serve several shards (ShardDataset shares one, sized to
+    its shuffle window)."""
+
+    def __init__(self, frames=1):
+        self.capacity = max(1, int(frames))
+        self._d = collections.OrderedDict()
+        self.decoded = 0  # frames decompressed into it
+
+    def get(self, key):
+        v = self._d.get(key)
+        if v is not None:
+            self._d.move_to_end(key)
+        return v
+
+    def put(self, key, value):
+        self._d[key] = value
+        self.decoded += 1
+        if len(self._d) > self.capacity:
+            self._d.popitem(last=False)
 
 
 class ShardError(Exception):
@@ -322,8 +350,10 @@ class Shard:
     ``shard.manifest`` is the manifest as a dict. Not for use across fork():
     open it in the process that reads it (ShardDataset does)."""
 
-    def __init__(self, path):
+    def __init__(self, path, frame_cache=None):
         self.path = os.fspath(path)
+        self._cache = frame_cache if frame_cache is not None else FrameCache(1)
+        self._frame_first = None  # every frame's first record, once frames() ran
         path = self.path
         if path.endswith(TEMP_SUFFIX):  # even sealed: its writer may have died before renaming
             raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
@@ -351,7 +381,7 @@ class Shard:
             self._env.close()
             raise
         self._dctx = zstandard.ZstdDecompressor()
-        self._block = None  # (first, n, ends, frames_offset, value)
+        self._block = None  # the block used last (_load_block)
 
     def _open_dbs(self):
         path = self.path
@@ -368,9 +398,10 @@ class Shard:
             m = label_pb2.ShardManifest.FromString(bytes(raw))
         except Exception as e:  # protobuf's DecodeError
             raise ShardError("format", "%s: manifest: does not decode (%s)" % (path, e)) from None
-        if m.format_version != FORMAT_VERSION:
-            raise ShardError("version", "%s: manifest: format_version %d, this reader knows %d"
-                             % (path, m.format_version, FORMAT_VERSION))
+        if m.format_version not in FORMAT_VERSIONS:
+            raise ShardError("version", "%s: manifest: format_version %d, this reader knows 1 "
+                             "and %d" % (path, m.format_version, FORMAT_VERSION))
+        self.format_version = m.format_version
         if m.schema_version != SCHEMA_VERSION:
             raise ShardError("version", "%s: manifest: schema_version %d, this reader knows %d (%s)"
                              % (path, m.schema_version, SCHEMA_VERSION,
@@ -404,7 +435,8 @@ class Shard:
     def __len__(self):
         return self._manifest_pb.record_count
 
-    def _load_block(self, i):
+    def _seek_block(self, i):
+        """The (key, value) of the block holding record i."""
         c = self._cursor
         key = struct.pack(">Q", i)
         if c.set_range(key):
@@ -416,44 +448,100 @@ class Shard:
             ok = c.last()
         if not ok:
             raise ShardError("corrupt", "%s: record %d: no block holds it" % (self.path, i))
-        k, v = bytes(c.key()), c.value()
-        first = struct.unpack(">Q", k)[0]
+        return struct.unpack(">Q", bytes(c.key()))[0], c.value()
+
+    def _parse_block(self, first, v):
+        """Check a block's header (docs/format.md); returns (first, n,
+        frame_recs, frame_ends, rec_ends, frames_offset, value): frame j
+        holds records frame_recs[j-1]..frame_recs[j] of the block (format 1:
+        frame_recs None, a frame per record), rec_ends (format 2) their ends
+        within the frame's content."""
         where = "%s: block at record %d" % (self.path, first)
+        version = self.format_version
         if len(v) < 20:
             raise ShardError("corrupt", "%s: %d bytes, too short" % (where, len(v)))
         magic, n, hfirst = struct.unpack_from("<IIQ", v, 0)
-        if magic != _BLOCK_MAGIC or n == 0 or n > 4096:
-            raise ShardError("corrupt", "%s: bad magic or record count" % where)
-        hdr = 16 + 4 * n
+        if magic != _BLOCK_MAGIC[version] or n == 0 or n > 4096:
+            raise ShardError("corrupt", "%s: bad magic or record count (format %d)"
+                             % (where, version))
+        m = struct.unpack_from("<I", v, 16)[0] if version == 2 else n
+        if version == 2 and not 0 < m <= n:
+            raise ShardError("corrupt", "%s: %d frames for %d records" % (where, m, n))
+        hdr = 20 + 8 * m + 4 * n if version == 2 else 16 + 4 * n
         if len(v) < hdr + 4:
             raise ShardError("corrupt", "%s: header does not fit" % where)
         if zlib.crc32(v[:hdr]) != struct.unpack_from("<I", v, hdr)[0]:
             raise ShardError("corrupt", "%s: header CRC mismatch" % where)
         if hfirst != first:
             raise ShardError("corrupt", "%s: header says first record %d" % (where, hfirst))
-        # The CRC covers the offsets; each read checks its own frame's bounds.
-        if struct.unpack_from("<I", v, 16 + 4 * (n - 1))[0] != len(v) - hdr - 4:
-            raise ShardError("corrupt", "%s: frames do not end with the value" % where)
-        if not first <= i < first + n:
-            raise ShardError("corrupt", "%s: record %d: missing (the block at %d holds %d)"
-                             % (self.path, i, first, n))
-        ends = v[16:hdr].cast("I") if isinstance(v, memoryview) else \
-            struct.unpack_from("<%dI" % n, v, 16)
-        self._block = (first, n, ends, hdr + 4, v)
+        frames_len = len(v) - hdr - 4
+        if version == 1:
+            # The CRC covers the offsets; each read checks its own frame's bounds.
+            ends = struct.unpack_from("<%dI" % n, v, 16)
+            if ends[-1] != frames_len:
+                raise ShardError("corrupt", "%s: frames do not end with the value" % where)
+            return (first, n, None, ends, None, hdr + 4, v)
+        recs = struct.unpack_from("<%dI" % m, v, 20)
+        ends = struct.unpack_from("<%dI" % m, v, 20 + 4 * m)
+        rec_ends = struct.unpack_from("<%dI" % n, v, 20 + 8 * m)
+        if (any(b <= a for a, b in zip((0,) + recs, recs)) or recs[-1] != n
+                or any(b <= a for a, b in zip((0,) + ends, ends)) or ends[-1] != frames_len):
+            raise ShardError("corrupt", "%s: frame table out of order" % where)
+        lo = 0
+        for hi in recs:
+            prev = 0
+            for k in range(lo, hi):
+                if not prev < rec_ends[k] <= _MAX_RECORD_BYTES:
+                    raise ShardError("corrupt", "%s: record %d: end %d within its frame is not "
+                                     "after %d" % (self.path, first + k, rec_ends[k], prev))
+                prev = rec_ends[k]
+            lo = hi
+        return (first, n, recs, ends, rec_ends, hdr + 4, v)
 
-    def raw(self, i):
-        """Record i's uncompressed protobuf bytes (what the digest covers)."""
-        n_rec = len(self)
-        if not 0 <= i < n_rec:
-            raise IndexError("%s: record %d out of range (%d records)" % (self.path, i, n_rec))
-        b = self._block
-        if b is None or not b[0] <= i < b[0] + b[1]:
-            self._load_block(i)
-            b = self._block
-        first, n, ends, base, v = b
-        k = i - first
-        start, end = (ends[k - 1] if k else 0), ends[k]
+    def _load_block(self, i):
+        first, v = self._seek_block(i)
+        b = self._parse_block(first, v)
+        if not first <= i < first + b[1]:
+            raise ShardError("corrupt", "%s: record %d: missing (the block at %d holds %d)"
+                             % (self.path, i, first, b[1]))
+        self._block = b
+
+    def frames(self):
+        """Every zstd frame of the shard in record order, as numpy int64
+        arrays (first record, records): every block's header is read and
+        checked. Format 1 has one frame per record."""
+        if self._frame_first is None:
+            firsts, counts = [], []
+            i, n_rec = 0, len(self)
+            while i < n_rec:
+                first, v = self._seek_block(i)
+                b = self._parse_block(first, v)
+                if first != i:
+                    raise ShardError("corrupt", "%s: record %d: no block starts there"
+                                     % (self.path, i))
+                if b[2] is None:
+                    firsts.extend(range(first, first + b[1]))
+                    counts.extend([1] * b[1])
+                else:
+                    prev = 0
+                    for r in b[2]:
+                        firsts.append(first + prev)
+                        counts.append(r - prev)
+                        prev = r
+                i = first + b[1]
+            self._frame_first = np.array(firsts, np.int64)
+            self._frame_n = np.array(counts, np.int64)
+        return self._frame_first, self._frame_n
+
+    def _decode_frame(self, b, j, i):
+        """Frame j of block b: (first record, content, record ends or None)."""
+        first, n, recs, ends, rec_ends, base, v = b
+        start, end = (ends[j - 1] if j else 0), ends[j]
+        lo = (recs[j - 1] if j else 0) if recs is not None else j
+        hi = recs[j] if recs is not None else j + 1
         where = "%s: record %d" % (self.path, i)
+        if hi - lo > 1:
+            where += " (in the frame of records %d..%d)" % (first + lo, first + hi - 1)
         if not 0 <= start < end <= len(v) - base:
             raise ShardError("corrupt", "%s: frame offsets %d..%d out of order" % (where, start, end))
         frame = v[base + start:base + end]
@@ -471,7 +559,41 @@ class Shard:
         if len(out) != params.content_size:
             raise ShardError("corrupt", "%s: decompressed %d bytes, frame says %d"
                              % (where, len(out), params.content_size))
-        return out
+        offs = None
+        if rec_ends is not None:
+            offs = (0,) + rec_ends[lo:hi]
+            if offs[-1] != len(out):
+                raise ShardError("corrupt", "%s: the frame's records end at %d, its content is "
+                                 "%d bytes" % (where, offs[-1], len(out)))
+        return first + lo, out, offs
+
+    def raw(self, i):
+        """Record i's uncompressed protobuf bytes (what the digest covers).
+        The frame holding it is decoded once and kept in the frame cache."""
+        n_rec = len(self)
+        if not 0 <= i < n_rec:
+            raise IndexError("%s: record %d out of range (%d records)" % (self.path, i, n_rec))
+        ent = None
+        ff = self._frame_first
+        if ff is not None:  # the frame index: a cached frame needs no block lookup
+            ent = self._cache.get((self.path, int(ff[np.searchsorted(ff, i, "right") - 1])))
+        if ent is None:
+            b = self._block
+            if b is None or not b[0] <= i < b[0] + b[1]:
+                self._load_block(i)
+                b = self._block
+            k = i - b[0]
+            j = k if b[2] is None else bisect.bisect_right(b[2], k)
+            fk = b[0] + ((b[2][j - 1] if j else 0) if b[2] is not None else j)
+            ent = self._cache.get((self.path, fk))
+            if ent is None:
+                ent = self._decode_frame(b, j, i)
+                self._cache.put((self.path, fk), ent)
+        fk, out, offs = ent
+        if offs is None:
+            return out
+        k = i - fk
+        return out[offs[k]:offs[k + 1]]
 
     def record(self, i):
         """Record i as a LabelRecord message."""
@@ -528,6 +650,7 @@ class Shard:
                              % (self.path, digest, self.manifest["content_digest"]))
 
 
-def open_shard(path):
-    """Open a sealed shard for reading (see ``Shard``); raises ShardError."""
-    return Shard(path)
+def open_shard(path, frame_cache=None):
+    """Open a sealed shard for reading (see ``Shard``; ``frame_cache``, a
+    FrameCache, may be shared with other shards); raises ShardError."""
+    return Shard(path, frame_cache)

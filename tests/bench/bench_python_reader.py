@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Python reader speed: records/s for sequential and random reads.
 
-usage: bench_python_reader.py SHARD_FIXTURE [RECORDS]   (default 20000)
+usage: bench_python_reader.py SHARD_FIXTURE [RECORDS [SHARD_DIR]]   (default 20000)
 
 SHARD_FIXTURE writes one shard of typical synthetic records with the C
 writer; this reads it with spirefleet. Each figure is the median of 3 runs;
@@ -11,7 +11,11 @@ Batches for a trainer, in the same run: the per-record path
 (``pad_batch`` over ``ShardDataset[i]``, then torch tensors as
 spirefleet.train's to_torch makes them) against the C batch reader
 (``BatchReader``, then ``to_torch``), both shuffled, batch 1,024, one
-thread; the ratio is batch reader / per-record.
+thread; the ratio is batch reader / per-record. Both read the dataset's
+frame-windowed shuffle of a new epoch (docs/trainer.md "Shuffling"), so
+the batch reader decodes each zstd frame once. SHARD_DIR (optional) adds
+the same two figures over the shards of a directory (real labels, e.g. a
+run's shards/), named python.dir.*.
 """
 import os
 import shutil
@@ -40,6 +44,46 @@ def timed(fn, runs=3):
         fn()
         out.append(time.perf_counter() - t0)
     return statistics.median(out)
+
+
+def batches(ds, n, prefix):
+    """Per-record batches against the C batch reader over `ds`, shuffled,
+    each timed pass on a new epoch's order."""
+    import torch
+    b = 1024
+    epoch = [0]
+
+    def new_epoch():
+        epoch[0] += 1
+        ds.set_epoch(epoch[0])
+
+    def per_record():
+        new_epoch()
+        for k0 in range(0, n, b):
+            batch = pad_batch([ds[i] for i in range(k0, min(n, k0 + b))])
+            {k: torch.from_numpy(v.astype(np.int64) if v.dtype == np.uint16 else v)
+             for k, v in batch.items()}
+
+    reader = BatchReader(ds, b)
+
+    def batched():
+        new_epoch()
+        for batch in reader:
+            reader.to_torch(batch)
+
+    what = "%d records of %d shard(s)" % (n, len(ds.paths))
+    t_old = timed(per_record)
+    emit(prefix + "per_record_batches_records_per_s", n / t_old, "records/s", 3,
+         "pad_batch over ShardDataset[i], shuffled, batch %d, into torch tensors, %s" % (b, what))
+    frames = reader.frames_decoded()
+    t_new = timed(batched)
+    frames = (reader.frames_decoded() - frames) / 3
+    emit(prefix + "batch_reader_records_per_s", n / t_new, "records/s", 3,
+         "BatchReader (C, ctypes), shuffled, batch %d, into torch tensors, %s, %.0f zstd frames "
+         "decoded an epoch" % (b, what, frames))
+    emit(prefix + "batch_reader_over_per_record", t_old / t_new, "x", 3,
+         "the same batches, C batch reader / per-record reader")
+    reader.close()
 
 
 def main():
@@ -79,30 +123,14 @@ def main():
         t = timed(lambda: [ds[i] for i in range(n)])
         emit("dataset_shuffled_records_per_s", n / t, "records/s", 3,
              "ShardDataset[i], shuffled order")
-        import torch
-        b = 1024
-
-        def per_record():
-            for k0 in range(0, n, b):
-                batch = pad_batch([ds[i] for i in range(k0, min(n, k0 + b))])
-                {k: torch.from_numpy(v.astype(np.int64) if v.dtype == np.uint16 else v)
-                 for k, v in batch.items()}
-
-        reader = BatchReader(ds, b)
-
-        def batched():
-            for batch in reader:
-                reader.to_torch(batch)
-
-        t_old = timed(per_record)
-        emit("per_record_batches_records_per_s", n / t_old, "records/s", 3,
-             "pad_batch over ShardDataset[i], shuffled, batch %d, into torch tensors" % b)
-        t_new = timed(batched)
-        emit("batch_reader_records_per_s", n / t_new, "records/s", 3,
-             "BatchReader (C, ctypes), shuffled, batch %d, into torch tensors" % b)
-        emit("batch_reader_over_per_record", t_old / t_new, "x", 3,
-             "the same batches, C batch reader / per-record reader")
-        reader.close()
+        batches(ds, n, "")
+        if len(sys.argv) > 3:
+            # a window of at most a quarter of the frames, so that every
+            # epoch decodes every frame (as a data set larger than the
+            # cache does) instead of finding them cached
+            frames = ShardDataset([sys.argv[3]], shuffle=False).n_frames
+            real = ShardDataset([sys.argv[3]], seed=1, window=max(1, min(256, frames // 4)))
+            batches(real, len(real), "dir.")
         t = timed(lambda: open_shard(path).close(), runs=21)
         emit("open_ms", t * 1e3, "ms", 21, "open_shard + close of a %.0f MB shard"
              % (os.path.getsize(path) / 1e6))

@@ -20,6 +20,7 @@
 #include "bench.h"
 #include "common/sha256.h"
 #include "label_synth.h"
+#include "shard/batch.h"
 
 #define RUNS 3
 #define POOL 1000
@@ -41,11 +42,12 @@ typedef struct result {
 } result;
 
 static result run_once(const char *path, synth_record *pool, const synth_params *p, uint64_t n,
-                       int level, size_t block_bytes) {
+                       int level, size_t block_bytes, uint32_t format, int keep) {
     result res = {0};
     sf_shard_info info;
     synth_info(p, &info);
-    sf_shard_writer_opts opts = {.zstd_level = level, .block_bytes = block_bytes};
+    sf_shard_writer_opts opts = {
+        .zstd_level = level, .block_bytes = block_bytes, .format_version = format};
     sf_shard_writer *w;
     sf_err err = {0};
     unlink(path);
@@ -83,7 +85,8 @@ static result run_once(const char *path, synth_record *pool, const synth_params 
             die(&err);
     res.rand_s = (double)(sf_now_ns() - t0) / 1e9;
     sf_shard_reader_close(r);
-    unlink(path);
+    if (!keep)
+        unlink(path);
     return res;
 }
 
@@ -133,7 +136,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     double w[RUNS], s[RUNS], rr[RUNS];
     result res = {0};
     for (int k = 0; k < RUNS; k++) {
-        res = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0);
+        res = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 0);
         w[k] = (double)n / res.write_s;
         s[k] = (double)n / res.seq_s;
         rr[k] = (double)n / res.rand_s;
@@ -201,12 +204,190 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     emit(name, (double)res.file / res.payload, "x", 1, human);
     /* The layout the blocks avoid: one record per LMDB value (a block closes
      * after every record), docs/format.md "blocks". */
-    result naive = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 1);
+    result naive = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 1, 1, 0);
     snprintf(human, sizeof human, "%s, one record per LMDB value: file %" PRIu64 " B", tag,
              naive.file);
     snprintf(name, sizeof name, "%s.one_record_per_value_file_over_payload", tag);
     emit(name, (double)naive.file / naive.payload, "x", 1, human);
+    /* Format 1 (a zstd frame per record) beside format 2 in the same run:
+     * what grouping 16 records per frame gains in order and costs a
+     * scattered single-record read (docs/format.md). */
+    double s1[RUNS], r1[RUNS];
+    result v1 = {0};
+    for (int k = 0; k < RUNS; k++) {
+        v1 = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 1, 0);
+        s1[k] = (double)n / v1.seq_s;
+        r1[k] = (double)n / v1.rand_s;
+    }
+    snprintf(human, sizeof human, "%s, format 1: get(i) in index order, decoded", tag);
+    snprintf(name, sizeof name, "%s.format1_read_seq_records_per_s", tag);
+    emit(name, median(s1, RUNS), "records/s", RUNS, human);
+    snprintf(human, sizeof human, "%s, format 1: get(i) in a scattered order", tag);
+    snprintf(name, sizeof name, "%s.format1_read_random_records_per_s", tag);
+    emit(name, median(r1, RUNS), "records/s", RUNS, human);
+    snprintf(human, sizeof human, "%s, in index order: format 2 / format 1", tag);
+    snprintf(name, sizeof name, "%s.format2_over_format1_seq", tag);
+    emit(name, sm / median(s1, RUNS), "x", RUNS, human);
+    snprintf(human, sizeof human, "%s, scattered order: format 2 / format 1", tag);
+    snprintf(name, sizeof name, "%s.format2_over_format1_random", tag);
+    emit(name, rm / median(r1, RUNS), "x", RUNS, human);
+    snprintf(human, sizeof human, "%s, format 1: %.0f B compressed per record", tag,
+             (double)v1.payload / n);
+    snprintf(name, sizeof name, "%s.format1_compression_ratio", tag);
+    emit(name, (double)v1.raw / v1.payload, "x", 1, human);
     free(pool);
+}
+
+/* Records per zstd frame (format 2's frame_records, G): typical records
+ * written with G = 1..256 and read back in index order, undecoded
+ * (get_raw: the zstd work alone) and decoded (get), median of 3 passes;
+ * and the compression each G gives. What SF_SHARD_DEFAULT_FRAME_RECORDS
+ * was chosen from (docs/benchmarks.md "Records per zstd frame"). */
+static void bench_frames(const char *dir, uint64_t n) {
+    synth_params p;
+    synth_params_default(&p);
+    synth_record *pool = malloc(sizeof *pool * POOL);
+    if (!pool)
+        exit(1);
+    for (uint64_t i = 0; i < POOL; i++)
+        synth_fill(&pool[i], &p, i);
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench-frames.shard", dir);
+    static const uint32_t gs[] = {1, 4, 8, 16, 32, 64, 256};
+    sf_shard_info info;
+    synth_info(&p, &info);
+    for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++) {
+        sf_shard_writer_opts opts = {.frame_records = gs[gi]};
+        sf_shard_writer *w;
+        sf_err err = {0};
+        unlink(path);
+        if (sf_shard_writer_open(path, &info, &opts, &w, &err) < 0)
+            die(&err);
+        for (uint64_t i = 0; i < n; i++)
+            if (sf_shard_writer_append(w, &pool[i % POOL].rec, &err) < 0)
+                die(&err);
+        if (sf_shard_writer_seal(w, NULL, NULL, &err) < 0)
+            die(&err);
+        double raw_s[RUNS], get_s[RUNS];
+        sf_shard_reader *r;
+        uint64_t raw = 0, payload = 0;
+        for (int k = 0; k < RUNS; k++) {
+            if (sf_shard_reader_open(path, &r, &err) < 0)
+                die(&err);
+            raw = sf_shard_reader_manifest(r)->raw_bytes;
+            payload = sf_shard_reader_manifest(r)->payload_bytes;
+            uint64_t t0 = sf_now_ns();
+            for (uint64_t i = 0; i < n; i++) {
+                const uint8_t *b;
+                size_t len;
+                if (sf_shard_reader_get_raw(r, i, &b, &len, NULL, &err) < 0)
+                    die(&err);
+            }
+            raw_s[k] = (double)(sf_now_ns() - t0) / 1e9;
+            sf_shard_reader_close(r);
+            if (sf_shard_reader_open(path, &r, &err) < 0)
+                die(&err);
+            t0 = sf_now_ns();
+            for (uint64_t i = 0; i < n; i++) {
+                const Spirefleet__LabelRecord *rec;
+                if (sf_shard_reader_get(r, i, &rec, &err) < 0)
+                    die(&err);
+            }
+            get_s[k] = (double)(sf_now_ns() - t0) / 1e9;
+            sf_shard_reader_close(r);
+        }
+        char name[64], human[160];
+        snprintf(name, sizeof name, "typical.g%u.zstd_us_per_record", gs[gi]);
+        snprintf(human, sizeof human,
+                 "typical, %u records a frame: get_raw in index order (zstd alone)", gs[gi]);
+        emit(name, median(raw_s, RUNS) / (double)n * 1e6, "us/record", RUNS, human);
+        snprintf(name, sizeof name, "typical.g%u.read_seq_records_per_s", gs[gi]);
+        snprintf(human, sizeof human, "typical, %u records a frame: get in index order", gs[gi]);
+        emit(name, (double)n / median(get_s, RUNS), "records/s", RUNS, human);
+        snprintf(name, sizeof name, "typical.g%u.compression_ratio", gs[gi]);
+        snprintf(human, sizeof human, "typical, %u records a frame: raw / compressed", gs[gi]);
+        emit(name, (double)raw / (double)payload, "x", 1, human);
+    }
+    unlink(path);
+    free(pool);
+}
+
+/* Bytes of batch field i for the loaded dims (the library's table). */
+static size_t field_bytes(int i, const sf_batch_dims *d) {
+    const char *t = sf_batch_field_dtype(i), *dims = sf_batch_field_dims(i);
+    size_t n = t[strlen(t) - 1] == '?' ? 1 : (size_t)(t[strlen(t) - 1] - '0');
+    n *= d->b;
+    for (const char *c = dims; *c; c++) {
+        if (*c == ',')
+            continue;
+        if (*c >= '0' && *c <= '9') {
+            n *= strtoul(c, (char **)&c, 10);
+            c--;
+            continue;
+        }
+        n *= *c == 'T' ? d->t : *c == 'Q' ? d->q : *c == 'C' ? d->c : *c == 'F' ? d->f : d->g;
+    }
+    return n;
+}
+
+/* The C batch reader alone (no Python): batches of 1,024 loaded in index
+ * order (each frame decoded once) and emitted into every field's buffer;
+ * records/s, median of 3 passes over the shard. */
+static void bench_batch(const char *dir, uint64_t n) {
+    synth_params p;
+    synth_params_default(&p);
+    synth_record *pool = malloc(sizeof *pool * POOL);
+    if (!pool)
+        exit(1);
+    for (uint64_t i = 0; i < POOL; i++)
+        synth_fill(&pool[i], &p, i);
+    char path[512];
+    snprintf(path, sizeof path, "%s/bench-batch.shard", dir);
+    (void)run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 1);
+    free(pool);
+    sf_batch_reader *br;
+    sf_err err = {0};
+    const char *paths[1] = {path};
+    if (sf_batch_reader_open(paths, 1, 0, &br, &err) < 0)
+        die(&err);
+    enum { B = 1024 };
+    static uint32_t shard[B];
+    static uint64_t rec[B];
+    void *bufs[SF_BATCH_NFIELDS] = {0};
+    size_t cap[SF_BATCH_NFIELDS] = {0};
+    double rate[RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        uint64_t t0 = sf_now_ns();
+        for (uint64_t lo = 0; lo < n; lo += B) {
+            size_t m = n - lo < B ? (size_t)(n - lo) : B;
+            for (size_t j = 0; j < m; j++)
+                rec[j] = lo + j;
+            sf_batch_dims d;
+            if (sf_batch_reader_load(br, shard, rec, m, &d, &err) < 0)
+                die(&err);
+            for (int i = 0; i < SF_BATCH_NFIELDS; i++) {
+                size_t need = field_bytes(i, &d);
+                if (need > cap[i]) {
+                    free(bufs[i]);
+                    if (!(bufs[i] = malloc(need))) {
+                        fprintf(stderr, "bench-shard: %zu bytes for %s: out of memory\n", need,
+                                sf_batch_field_name(i));
+                        exit(1);
+                    }
+                    cap[i] = need;
+                }
+            }
+            if (sf_batch_reader_emit(br, bufs, SF_BATCH_NFIELDS, &err) < 0)
+                die(&err);
+        }
+        rate[k] = (double)n / ((double)(sf_now_ns() - t0) / 1e9);
+    }
+    emit("batch_load_emit_records_per_s", median(rate, RUNS), "records/s", RUNS,
+         "C batch reader, typical records, batches of 1024 in index order, every field emitted");
+    for (int i = 0; i < SF_BATCH_NFIELDS; i++)
+        free(bufs[i]);
+    sf_batch_reader_close(br);
+    unlink(path);
 }
 
 int main(int argc, char **argv) {
@@ -216,5 +397,7 @@ int main(int argc, char **argv) {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     bench("typical", 0, n, dir);
     bench("dense", 1, n / 2, dir);
+    bench_frames(dir, n);
+    bench_batch(dir, n);
     return 0;
 }

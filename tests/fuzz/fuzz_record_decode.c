@@ -3,9 +3,10 @@
  *
  * Input: one mode byte, then the bytes. Mode bit 0 clear: a packed
  * LabelRecord (protobuf decode + format rules). Set: an LMDB value of the
- * `records` database (block header, CRC, frame offsets, then each frame's
- * zstd decompression, protobuf decode and format rules), with the key taken
- * from the header so the fuzzer gets past the key check. Nothing may crash,
+ * `records` database (block header, CRC, frame and record offsets, then
+ * each frame's zstd decompression and each record's protobuf decode and
+ * format rules), with the key taken from the header so the fuzzer gets
+ * past the key check; mode bit 1 picks the shard format (clear: 1, set: 2). Nothing may crash,
  * leak or read out of bounds; every failure must be an error value. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,15 +39,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t first = n >= 16 ? sf_le64(p + 8) : 0;
         sf_block_view b;
         sf_err err = {0};
-        if (sf_block_parse(p, n, first, &b, &err) == SF_OK) {
+        uint32_t version = data[0] & 2 ? 2 : 1;
+        if (sf_block_parse(p, n, first, version, &b, &err) == SF_OK) {
             ZSTD_DCtx *dctx = ZSTD_createDCtx();
             sf_buf raw = {0};
-            for (uint32_t k = 0; dctx && k < b.n; k++) {
-                const uint8_t *f;
-                size_t flen;
-                sf_block_frame(&b, k, &f, &flen);
-                if (sf_frame_decompress(dctx, f, flen, b.first + k, &raw, NULL, &err) == SF_OK)
-                    decode(raw.p, raw.len, b.first + k, &arena);
+            for (uint32_t j = 0; dctx && j < b.m; j++) {
+                sf_frame_ref f;
+                sf_block_frame(&b, j, &f);
+                if (sf_frame_decompress(dctx, &f, f.first, &raw, NULL, &err) != SF_OK)
+                    continue;
+                for (uint64_t i = f.first; i < f.first + f.n; i++) {
+                    size_t off, len;
+                    sf_frame_record(&f, i, raw.len, &off, &len);
+                    if (off + len > raw.len)
+                        abort(); /* a checked frame's records lie inside it */
+                    decode(raw.p + off, len, i, &arena);
+                }
             }
             sf_buf_free(&raw);
             ZSTD_freeDCtx(dctx);

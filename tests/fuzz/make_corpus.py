@@ -5,8 +5,9 @@ usage: PYTHONPATH=<build>/python make_corpus.py SHARD_DIR CORPUS_DIR
 
 SHARD_DIR holds a.shard and b.shard from `shard-fixture`. Seeds:
   record-decode/   mode byte 0 + a packed LabelRecord; mode byte 1 + a
-                   small block value (the format of docs/format.md, built
-                   here with zstandard and zlib from those records)
+                   small format-1 block value, mode byte 3 + a format-2 one
+                   (the formats of docs/format.md, built here with
+                   zstandard and zlib from those records)
   manifest-decode/ the manifests of both shards, and one without stats
 """
 import os
@@ -31,6 +32,27 @@ def block(first, raws):
     return hdr + struct.pack("<I", zlib.crc32(hdr)) + b"".join(frames)
 
 
+def block_v2(first, raws, per_frame):
+    """A format-2 block: frames of `per_frame` records."""
+    c = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True)
+    groups = [raws[k:k + per_frame] for k in range(0, len(raws), per_frame)]
+    frames = [c.compress(b"".join(g)) for g in groups]
+    recs, ends, rec_ends, nrec, off = [], [], [], 0, 0
+    for g, f in zip(groups, frames):
+        nrec += len(g)
+        off += len(f)
+        recs.append(nrec)
+        ends.append(off)
+        e = 0
+        for r in g:
+            e += len(r)
+            rec_ends.append(e)
+    m, n = len(frames), len(raws)
+    hdr = struct.pack("<IIQI", 0x32424653, n, first, m) + struct.pack(
+        "<%dI" % (2 * m + n), *(recs + ends + rec_ends))
+    return hdr + struct.pack("<I", zlib.crc32(hdr)) + b"".join(frames)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     rd, md = os.path.join(out, "record-decode"), os.path.join(out, "manifest-decode")
@@ -44,6 +66,8 @@ def main():
             "raw-b1-dense": b"\x00" + b.raw(1),
             "block-a0-a1": b"\x01" + block(0, [a.raw(0), a.raw(1)]),
             "block-a7": b"\x01" + block(7, [a.raw(7)]),
+            "block-v2-a0-a4": b"\x03" + block_v2(0, [a.raw(i) for i in range(5)], 2),
+            "block-v2-b3": b"\x03" + block_v2(3, [b.raw(3)], 16),
         }
         for name, data in seeds.items():
             with open(os.path.join(rd, name), "wb") as f:

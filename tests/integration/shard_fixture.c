@@ -1,8 +1,11 @@
 /* shard_fixture.c — write test shards with the C writer, and what they hold.
  *
- *   shard-fixture OUTDIR
- *   shard-fixture OUTDIR N      (only a.shard, N records, no expected.jsonl:
- *                                for benchmarks)
+ *   shard-fixture [--format=1] OUTDIR
+ *   shard-fixture [--format=1] OUTDIR N   (only a.shard, N records, no
+ *                                          expected.jsonl: for benchmarks)
+ *
+ * --format=1 writes shard format 1 (a zstd frame per record, as shards
+ * written before format 2 hold them) instead of the writer's default.
  *
  * Writes OUTDIR/a.shard (300 typical synthetic records, job 7),
  * OUTDIR/b.shard (120 dense records, job 8, zstd level 9, teacher block on
@@ -100,8 +103,14 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
 }
 
 int main(int argc, char **argv) {
+    sf_shard_writer_opts ao = {0};
+    if (argc > 1 && strcmp(argv[1], "--format=1") == 0) {
+        ao.format_version = 1;
+        argv++;
+        argc--;
+    }
     if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: shard-fixture OUTDIR [N]\n");
+        fprintf(stderr, "usage: shard-fixture [--format=1] OUTDIR [N]\n");
         return 2;
     }
     synth_params a;
@@ -109,7 +118,7 @@ int main(int argc, char **argv) {
     if (argc == 3) {
         FILE *null = fopen("/dev/null", "w");
         uint64_t n = strtoull(argv[2], NULL, 10);
-        int rc = !null || n == 0 || write_one(argv[1], "a.shard", &a, n, NULL, null, 0);
+        int rc = !null || n == 0 || write_one(argv[1], "a.shard", &a, n, &ao, null, 0);
         if (null)
             fclose(null);
         return rc;
@@ -127,8 +136,9 @@ int main(int argc, char **argv) {
     b.dense = 1;
     b.teacher_every = 3;
     b.engine_limit_every = 5;
-    sf_shard_writer_opts bo = {.zstd_level = 9, .block_bytes = 32 << 10};
-    int rc = write_one(argv[1], "a.shard", &a, 300, NULL, out, 1) ||
+    sf_shard_writer_opts bo = {
+        .zstd_level = 9, .block_bytes = 32 << 10, .format_version = ao.format_version};
+    int rc = write_one(argv[1], "a.shard", &a, 300, &ao, out, 1) ||
              write_one(argv[1], "b.shard", &b, 120, &bo, out, 1);
     if (fclose(out) != 0)
         rc = 1;

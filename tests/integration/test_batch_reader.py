@@ -114,6 +114,93 @@ def engine_limit_records_are_left_out_as_shard_dataset_does():
     assert reader.batch(len(reader) - 1)["token_type"].shape[0] == 64
 
 
+def frame_of_items(ds):
+    """(shard, first record of its frame) of every dataset item, in order,
+    from each shard's own frame list."""
+    firsts = {}
+    out = []
+    for i in range(len(ds)):
+        path, local = ds.locate(i)
+        if path not in firsts:
+            with open_shard(path) as s:
+                firsts[path] = s.frames()[0]
+        f = firsts[path]
+        out.append((path, int(f[np.searchsorted(f, local, "right") - 1])))
+    return out
+
+
+@test
+def the_shuffle_is_a_frame_windowed_permutation_fixed_by_seed_and_epoch():
+    """Every record once an epoch; the order a function of (seed, epoch)
+    alone (not of the order the paths come in); records of one frame never
+    spread over more than one window of `window` frames, and a window mixes
+    its frames' records; shuffle off: file order."""
+    paths = fixture_shards()
+    for window in (1, 4, 256):
+        ds = ShardDataset(paths, seed=11, window=window)
+        again = ShardDataset(list(reversed(paths)), seed=11, window=window)
+        orders = []
+        for epoch in (0, 1):
+            ds.set_epoch(epoch)
+            again.set_epoch(epoch)
+            assert sorted(ds._order.tolist()) == list(range(len(ds))), "not a permutation"
+            assert np.array_equal(ds._order, again._order)
+            orders.append(ds._order.copy())
+            # each frame's items span positions [lo, hi]; windows do not
+            # interleave, so overlapping spans merge into groups of at most
+            # `window` frames
+            span = {}
+            for pos, key in enumerate(frame_of_items(ds)):
+                lo, hi = span.get(key, (pos, pos))
+                span[key] = (min(lo, pos), max(hi, pos))
+            groups, end, size = [], -1, 0
+            for lo, hi in sorted(span.values()):
+                if lo > end and size:
+                    groups.append(size)
+                    size = 0
+                size += 1
+                end = max(end, hi)
+            groups.append(size)
+            assert max(groups) <= window, (window, max(groups))
+            if window == 1:  # frame by frame, each frame's records in some order
+                assert len(groups) == len(span)
+        assert not np.array_equal(orders[0], orders[1]), "epochs 0 and 1 in the same order"
+    ds = ShardDataset(paths, seed=11, window=4)
+    pos = np.empty(len(ds), np.int64)
+    pos[ds._order] = np.arange(len(ds))
+    assert (np.diff(pos) < 0).any(), "records within a window kept in file order"
+    assert np.array_equal(ShardDataset(paths, seed=11, shuffle=False)._order, np.arange(len(ds)))
+    other = ShardDataset(paths, seed=12, window=4)
+    assert not np.array_equal(other._order, ds._order)
+
+
+@test
+def each_frame_is_decoded_once_an_epoch():
+    """With the window's frames cached, the C batch reader and the Python
+    per-record path each decompress every frame holding a kept record
+    once an epoch (the first epoch exactly once each; a later one may find
+    up to a window of frames still cached from the epoch before)."""
+    window = 4
+    ds = ShardDataset(fixture_shards(), seed=3, window=window)
+    used = len(set(frame_of_items(ds)))
+    assert used * 8 < len(ds) and used > 3 * window, (used, len(ds))
+    reader = BatchReader(ds, 50)
+    for epoch in (0, 1, 2):
+        reader.set_epoch(epoch)
+        before = reader.frames_decoded()
+        for _ in reader:
+            pass
+        got = reader.frames_decoded() - before
+        assert got == used if epoch == 0 else used - window <= got <= used, (epoch, got, used)
+        before = ds._cache.decoded
+        for i in range(len(ds)):
+            ds[i]
+        got = ds._cache.decoded - before
+        assert got == used if epoch == 0 else used - window <= got <= used, (epoch, got, used)
+    reader.close()
+    return "%d records in %d frames" % (len(ds), used)
+
+
 @test
 def the_field_table_covers_pad_batch():
     names = [f[0] for f in batch_fields()]

@@ -257,6 +257,87 @@ def wrong_schema_version_is_refused():
 
 
 @test
+def format_1_shards_read_the_same():
+    """Shards written before format 2 (a zstd frame per record) read as
+    before: the fixture written as format 1 gives every record and the
+    digests of the format-2 fixture, and a committed format-1 shard (a real
+    self-play shard, kept in the shard-file fuzz corpus) keeps its digest."""
+    d = os.path.join(WORK, "v1")
+    os.makedirs(d)
+    subprocess.run([FIXTURE, "--format=1", d], check=True)
+    for name in ("a.shard", "b.shard"):
+        with open_shard(os.path.join(d, name)) as s1, open_shard(os.path.join(WORK, name)) as s2:
+            assert s1.format_version == 1 and s2.format_version == spirefleet.FORMAT_VERSION == 2
+            assert s1.manifest["content_digest"] == s2.manifest["content_digest"] == \
+                EXPECTED[name]["digest"]
+            assert s1.content_digest() == EXPECTED[name]["digest"]
+            for i in range(len(s1) - 1, -1, -1):
+                compare_record(s1[i], RECORDS[name][i], "v1 %s record %d" % (name, i))
+            f1, n1 = s1.frames()
+            assert list(n1) == [1] * len(s1)
+            f2, n2 = s2.frames()
+            assert n2.sum() == len(s2) and n2.max() == 16 and len(f2) < len(s2) // 8
+            s1.verify()
+            # sharing zstd's window across a frame's records: smaller
+            assert s2.manifest["payload_bytes"] < 0.9 * s1.manifest["payload_bytes"]
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "shard", "shard.h")) as f:  # one format number, C's
+        assert "#define SF_SHARD_FORMAT_VERSION %d\n" % spirefleet.FORMAT_VERSION in f.read()
+    corpus = os.path.join(root, "tests", "fuzz", "corpus", "shard-file", "run-job1.shard")
+    dst = os.path.join(d, "lfuzz-v1.shard")  # its run is "lfuzz": a name of no stored form
+    shutil.copyfile(corpus, dst)
+    with open_shard(dst) as s:
+        assert s.format_version == 1 and len(s) == 36
+        want = "d2606fdececff5693af01e5df8cbd44a1d25f217934ade4c88e81ecbaceac83d"
+        assert s.manifest["content_digest"] == want and s.content_digest() == want
+        assert all(s[i]["ids"]["run_id"] == "lfuzz" for i in range(36))
+        s.verify()
+
+
+def flip(path, off):
+    with open(path, "r+b") as f:
+        f.seek(off)
+        b = f.read(1)
+        f.seek(off)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
+@test
+def damaged_format_2_frames_and_headers_are_named():
+    """A flipped byte in a frame's compressed bytes: every record of the
+    frame is refused, naming itself and the frame's records; a flipped byte
+    in a block's frame table: the header CRC names the block."""
+    p = copy("frame.shard")
+    data = open(p, "rb").read()
+    at = data.find(b"SFB2")  # the first block's header
+    n, first, m = struct.unpack_from("<IQI", data, at + 4)
+    assert first == 0 and 1 < m <= n, (n, first, m)
+    frames = at + 20 + 8 * m + 4 * n + 4
+    end0 = struct.unpack_from("<I", data, at + 20 + 4 * m)[0]
+    flip(p, frames + end0 // 2)  # inside frame 0 (records 0..15)
+    with open_shard(p) as s:
+        for i in (0, 7, 15):
+            try:
+                s.raw(i)
+            except ShardError as e:
+                assert e.kind == "corrupt", e
+                assert "record %d (in the frame of records 0..15): zstd" % i in str(e), str(e)
+            else:
+                raise AssertionError("record %d of a damaged frame was read" % i)
+        assert s[16]["ids"]["decision_index"] == RECORDS["a.shard"][16]["ids"].get(
+            "decision_index", 0)
+    h = copy("header.shard")
+    flip(h, at + 20)  # frame 0's record count
+    with open_shard(h) as s:
+        try:
+            s[3]
+        except ShardError as e:
+            assert e.kind == "corrupt" and "block at record 0: header CRC mismatch" in str(e), e
+        else:
+            raise AssertionError("a damaged frame table was read")
+
+
+@test
 def contract_is_the_c_one():
     # The generated contract module against the supports written out by hand
     # (label/label.h): losses 0.05*i, wins 0.5 + (i-5)/30.
