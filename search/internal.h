@@ -213,11 +213,6 @@ typedef struct sf_tree {
     uint64_t merges; /* transpositions: a new edge or outcome found a known node */
     uint32_t max_depth;
     int error; /* first error (negative), sticky                */
-    /* Root-parallel threads run neighbouring trees of the array at once:
-     * this gap keeps one tree's counters (written every simulation) off the
-     * cache line that holds the next tree's graph counts and simulation
-     * numbers (no false sharing, whatever the array's alignment). */
-    char cache_gap[64];
 } sf_tree;
 
 struct sf_search {

@@ -8,7 +8,7 @@
 # build-release/ (scripts/release: -O3, LTO, no assertions, profile-guided
 # from a training run on other fights than these). Each round runs
 # both builds' bench-engine once, one after the other (the order alternating
-# round by round), FIGHTS fights each (default 20000; ROUNDS default 15), so
+# round by round), FIGHTS fights each (default 100000; ROUNDS default 15), so
 # a passing disturbance of a shared machine falls on both sides alike. Both
 # must play the same fights (equal decisions and wins), or the comparison is
 # refused. Prints one JSON line per figure: each side's median fights/s and
@@ -19,7 +19,7 @@ set -eu
 checked=${1:?usage: bench_release.sh CHECKED_BUILD RELEASE_BUILD [ROUNDS [FIGHTS]]}
 release=${2:?usage: bench_release.sh CHECKED_BUILD RELEASE_BUILD [ROUNDS [FIGHTS]]}
 rounds=${3:-15}
-fights=${4:-20000}
+fights=${4:-100000}
 exe=tests/bench/bench-engine
 for b in "$checked" "$release"; do
   [ -x "$b/$exe" ] || { echo "bench_release: $b/$exe is not built" >&2; exit 1; }
