@@ -8,7 +8,9 @@
 #                      self-play, train, gate, promote; writes the learning
 #                      curve and the gate reports under runs/loop
 #   make release       the release build alone (build-release/: -O3, LTO, no
-#                      assertions; `meson configure build-release
+#                      assertions, profile-guided: scripts/release builds it
+#                      instrumented, trains it and builds it again whenever
+#                      the sources changed; `meson configure build-release
 #                      -Dmarch=native` for this CPU only)
 #   make bench         every benchmark (JSON lines + human lines), on the
 #                      release build, then release against checked
@@ -36,7 +38,7 @@ build: setup
 	ninja -C $(BUILD)
 
 release: setup
-	ninja -C $(RELEASE)
+	./scripts/release $(RELEASE)
 
 demo: release
 	./scripts/demo $(RELEASE)

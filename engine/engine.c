@@ -329,8 +329,13 @@ int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
  * Enumerate / apply
  * ---------------------------------------------------------------------- */
 
-static int same_card(const sf_card *a, const sf_card *b) {
-    return memcmp(a, b, sizeof *a) == 0;
+/* A card's five bytes as one number: two cards are bytewise equal exactly
+ * when their keys are (one compare where memcmp did five). */
+static uint64_t card_key(const sf_card *k) {
+    _Static_assert(sizeof(sf_card) <= sizeof(uint64_t), "a card fits a key");
+    uint64_t v = 0;
+    memcpy(&v, k, sizeof *k);
+    return v;
 }
 
 int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
@@ -345,10 +350,12 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
             out[n++] = (sf_action){SF_ACT_CHOOSE, opts[i], SF_NO_TARGET, 0};
         return n;
     }
+    uint64_t key[SF_MAX_HAND];
     for (int i = 0; i < c->hand_n; i++) {
+        key[i] = card_key(&c->hand[i]);
         int dup = 0;
         for (int j = 0; j < i && !dup; j++)
-            dup = same_card(&c->hand[j], &c->hand[i]);
+            dup = key[j] == key[i];
         if (dup || !play_can_play(c, i))
             continue;
         if (sf_cards[c->hand[i].id].target == TGT_ENEMY) {

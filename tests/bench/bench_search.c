@@ -20,7 +20,12 @@
  * spread of the root values (values vary: not all 0). Root-parallel
  * scaling: the same 8,000 simulations over 8 trees on 1 and on 2 threads,
  * alternately per position, over the strong, elite, midfight and
- * boss_rewards sets. With TINY_BUNDLE: the same positions searched with the
+ * boss_rewards sets (the ratio of the totals, and the median of the
+ * per-position ratios); with the process CPU time of each side, whose ratio
+ * (2 threads / 1 thread, the same work) is what the second thread costs in
+ * contention (shared lines, locks, allocation): on a machine shared with
+ * other jobs the wall-clock speedup measures the neighbours too, the CPU
+ * time much less. With TINY_BUNDLE: the same positions searched with the
  * tiny network as the leaf evaluator in-process (cpu backend), 400
  * simulations: simulations/s and network evaluations/s on one thread.
  * One JSON line per figure (docs/benchmarks.md), then human lines. */
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 #include "search/netsearch.h"
@@ -141,6 +147,16 @@ static sf_search *make(int sims, int trees, int external) {
     return s;
 }
 
+/* CPU seconds of every thread of this process so far. */
+static double cpu_secs(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) {
+        perror("bench-search: clock_gettime");
+        exit(1);
+    }
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* One decision; returns seconds. */
 static double one(sf_search *s, const sf_state *st, uint64_t seed, int threads,
                   sf_netsearch_session *net, sf_search_result *r) {
@@ -212,16 +228,21 @@ int main(int argc, char **argv) {
 
     /* root-parallel scaling: 8 trees, 1 then 2 threads, position by position */
     sf_search *s8 = make(SIMS, 8, 0);
-    double t1 = 0, t2 = 0, ev1 = 0, ev2 = 0;
+    double t1 = 0, t2 = 0, ev1 = 0, ev2 = 0, c1 = 0, c2 = 0, per[4 * PER_SET];
     int np = 0;
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < sets[k].n; i++, np++) {
+            double c0 = cpu_secs();
             double a = one(s8, &sets[k].st[i], sets[k].seed[i], 1, NULL, &r);
+            double cm = cpu_secs();
             ev1 += (double)r.evaluations;
             double b = one(s8, &sets[k].st[i], sets[k].seed[i], 2, NULL, &r);
+            c2 += cpu_secs() - cm;
+            c1 += cm - c0;
             ev2 += (double)r.evaluations;
             t1 += a;
             t2 += b;
+            per[np] = a / b;
         }
     sf_search_destroy(s8);
     const char *sc = "8,000 simulations over 8 trees, the varied positions";
@@ -229,6 +250,10 @@ int main(int argc, char **argv) {
     emit("latency_8000sims_8trees_2threads.varied", 1e3 * t2 / np, "ms", np, sc);
     emit("rollouts_per_s_per_thread_2threads.varied", ev2 / t2 / 2, "rollouts/s", np, sc);
     emit("speedup_2threads.varied", t1 / t2, "x", np, "total time on 1 thread / on 2");
+    emit("speedup_2threads_median.varied", median(per, np), "x", np,
+         "median over positions of time on 1 thread / on 2 (a burst of other load moves it less)");
+    emit("cpu_time_ratio_2threads.varied", c2 / c1, "x", np,
+         "process CPU time on 2 threads / on 1, the same searches (1: no contention cost)");
     (void)ev1;
 
     /* the tiny network as the leaf evaluator, in-process */
