@@ -18,6 +18,7 @@
 #define SF_SEARCH_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "search/search.h"
@@ -226,7 +227,8 @@ struct sf_search {
     int select; /* resolved SF_SELECT_* (AUTO resolved at begin)   */
     double uct_c;
     sf_select_params sel; /* what the trees' selection reads                */
-    uint64_t run_seed, decision_index, ticket;
+    uint64_t run_seed, decision_index;
+    _Atomic uint64_t ticket; /* requests' tickets: trees on several threads take them */
     int n_trees;
     sf_tree *trees; /* [n_trees]                                       */
     size_t memory;

@@ -395,7 +395,7 @@ static int prepare_eval(sf_tree *t) {
         sf_engine_feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
         t->feat_truncated++;
     t->req.tree = t->index;
-    t->req.ticket = ++s->ticket;
+    t->req.ticket = atomic_fetch_add_explicit(&s->ticket, 1, memory_order_relaxed) + 1;
     t->req.state = &t->work;
     t->req.actions = t->leaf_actions;
     t->req.n_actions = t->leaf_n;
