@@ -90,6 +90,17 @@ static result run_once(const char *path, synth_record *pool, const synth_params 
     return res;
 }
 
+/* POOL distinct records of p's kind, to cycle through (malloc'd; exits
+ * when out of memory). */
+static synth_record *make_pool(const synth_params *p) {
+    synth_record *pool = malloc(sizeof *pool * POOL);
+    if (!pool)
+        exit(1);
+    for (uint64_t i = 0; i < POOL; i++)
+        synth_fill(&pool[i], p, i);
+    return pool;
+}
+
 /* The content digest's own cost: the seconds to hash n records of the pool
  * as the writer does (u64 little-endian length, then the packed bytes; the
  * writer's SHA-256, common/sha256.h over libcrypto, sees both in one
@@ -126,11 +137,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     synth_params p;
     synth_params_default(&p);
     p.dense = dense;
-    synth_record *pool = malloc(sizeof *pool * POOL);
-    if (!pool)
-        exit(1);
-    for (uint64_t i = 0; i < POOL; i++)
-        synth_fill(&pool[i], &p, i);
+    synth_record *pool = make_pool(&p);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-%s.shard", dir, tag);
     double w[RUNS], s[RUNS], rr[RUNS];
@@ -246,11 +253,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
 static void bench_frames(const char *dir, uint64_t n) {
     synth_params p;
     synth_params_default(&p);
-    synth_record *pool = malloc(sizeof *pool * POOL);
-    if (!pool)
-        exit(1);
-    for (uint64_t i = 0; i < POOL; i++)
-        synth_fill(&pool[i], &p, i);
+    synth_record *pool = make_pool(&p);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-frames.shard", dir);
     static const uint32_t gs[] = {1, 4, 8, 16, 32, 64, 256};
@@ -336,11 +339,7 @@ static size_t field_bytes(int i, const sf_batch_dims *d) {
 static void bench_batch(const char *dir, uint64_t n) {
     synth_params p;
     synth_params_default(&p);
-    synth_record *pool = malloc(sizeof *pool * POOL);
-    if (!pool)
-        exit(1);
-    for (uint64_t i = 0; i < POOL; i++)
-        synth_fill(&pool[i], &p, i);
+    synth_record *pool = make_pool(&p);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-batch.shard", dir);
     (void)run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 1);

@@ -1147,6 +1147,22 @@ START_TEST(one_worker_cannot_hoard_leases) {
 }
 END_TEST
 
+/* Clients c[0..2] of the run's worker key say Hello as w1 and w2, then c[2]
+ * as a third new id, w3, which is refused with `reason`; c[2] then comes
+ * back as the known w1 (a known id on a new connection), leaving 2 ids. */
+static void third_new_id_is_refused(sf_coordinator *co, client c[3], const char *reason) {
+    for (int i = 0; i < 3; i++)
+        client_open(&c[i], co);
+    hello(co, &c[0], "w1");
+    hello(co, &c[1], "w2");
+    Spirefleet__Envelope *r = hello_answer(co, &c[2], "w3");
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_str_eq(r->refusal->reason, reason);
+    sf_wire_free(r);
+    hello(co, &c[2], "w1");
+    ck_assert_int_eq(co->nworkers, 2);
+}
+
 /* One listed key may say Hello under any number of worker ids, each taking
  * a slot: past sf_coord_opts.max_workers a new id is refused (before it
  * gets a slot), while a known id still comes back on a new connection. */
@@ -1157,23 +1173,12 @@ START_TEST(new_worker_ids_past_the_limit_are_refused) {
     sf_err e = {0};
     sf_coord_opts o = {.max_workers = 2};
     ck_assert_msg(sf_coordinator_open(&cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
-    client c[4];
-    for (int i = 0; i < 4; i++)
-        client_open(&c[i], co);
-    hello(co, &c[0], "w1");
-    hello(co, &c[1], "w2");
-    Spirefleet__Envelope *r = hello_answer(co, &c[2], "w3");
-    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
-    ck_assert_str_eq(r->refusal->reason,
-                     "the run has 2 worker ids, the most it takes; reuse an id");
-    sf_wire_free(r);
-    ck_assert_int_eq(co->nworkers, 2);
-    hello(co, &c[3], "w1"); /* a known id on a new connection */
-    ck_assert_int_eq(co->nworkers, 2);
+    client c[3];
+    third_new_id_is_refused(co, c, "the run has 2 worker ids, the most it takes; reuse an id");
     sf_coord_status st;
     sf_coordinator_status(co, &st);
     ck_assert_uint_eq(st.workers_refused, 1);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 3; i++)
         client_close(&c[i]);
     sf_coordinator_close(co);
 }
@@ -1188,16 +1193,8 @@ START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
     sf_run_config cfg;
     make_cfg(&cfg, "perkey", 60, "security: {audit_fraction: 0, max_workers_per_key: 2}\n");
     sf_coordinator *co = open_co(&cfg);
-    client c[4];
-    for (int i = 0; i < 3; i++)
-        client_open(&c[i], co);
-    hello(co, &c[0], "w1");
-    hello(co, &c[1], "w2");
-    Spirefleet__Envelope *r = hello_answer(co, &c[2], "w3");
-    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
-    char id[SF_ZSEC_ID_LEN + 1], want[200];
+    char id[SF_ZSEC_ID_LEN + 1], want[200], dir[400];
     sf_zsec_client sec;
-    char dir[400];
     sf_err e = {0};
     sf_config_keys_dir(&cfg, dir, sizeof dir);
     ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
@@ -1206,10 +1203,8 @@ START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
              "key %s holds 2 worker ids, the most security.max_workers_per_key allows; reuse "
              "an id",
              id);
-    ck_assert_str_eq(r->refusal->reason, want);
-    sf_wire_free(r);
-    hello(co, &c[2], "w1"); /* a known id on a new connection */
-    ck_assert_int_eq(co->nworkers, 2);
+    client c[4];
+    third_new_id_is_refused(co, c, want);
     open_keyed(&c[3], co, "other");
     hello(co, &c[3], "w3"); /* another key */
     ck_assert_int_eq(co->nworkers, 3);
