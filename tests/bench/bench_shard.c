@@ -36,6 +36,22 @@ static void die(const sf_err *err) {
     exit(1);
 }
 
+/* Write n records cycling through pool into a new shard at path (an old
+ * file there is removed first); exits on an error. */
+static void write_shard(const char *path, const sf_shard_info *info,
+                        const sf_shard_writer_opts *opts, const synth_record *pool, uint64_t n) {
+    sf_shard_writer *w;
+    sf_err err = {0};
+    unlink(path);
+    if (sf_shard_writer_open(path, info, opts, &w, &err) < 0)
+        die(&err);
+    for (uint64_t i = 0; i < n; i++)
+        if (sf_shard_writer_append(w, &pool[i % POOL].rec, &err) < 0)
+            die(&err);
+    if (sf_shard_writer_seal(w, NULL, NULL, &err) < 0)
+        die(&err);
+}
+
 typedef struct result {
     double write_s, seq_s, rand_s;
     uint64_t raw, payload, file;
@@ -48,17 +64,9 @@ static result run_once(const char *path, synth_record *pool, const synth_params 
     synth_info(p, &info);
     sf_shard_writer_opts opts = {
         .zstd_level = level, .block_bytes = block_bytes, .format_version = format};
-    sf_shard_writer *w;
     sf_err err = {0};
-    unlink(path);
     uint64_t t0 = sf_now_ns();
-    if (sf_shard_writer_open(path, &info, &opts, &w, &err) < 0)
-        die(&err);
-    for (uint64_t i = 0; i < n; i++)
-        if (sf_shard_writer_append(w, &pool[i % POOL].rec, &err) < 0)
-            die(&err);
-    if (sf_shard_writer_seal(w, NULL, NULL, &err) < 0)
-        die(&err);
+    write_shard(path, &info, &opts, pool, n);
     res.write_s = (double)(sf_now_ns() - t0) / 1e9;
 
     sf_shard_reader *r;
@@ -261,16 +269,8 @@ static void bench_frames(const char *dir, uint64_t n) {
     synth_info(&p, &info);
     for (size_t gi = 0; gi < sizeof gs / sizeof gs[0]; gi++) {
         sf_shard_writer_opts opts = {.frame_records = gs[gi]};
-        sf_shard_writer *w;
         sf_err err = {0};
-        unlink(path);
-        if (sf_shard_writer_open(path, &info, &opts, &w, &err) < 0)
-            die(&err);
-        for (uint64_t i = 0; i < n; i++)
-            if (sf_shard_writer_append(w, &pool[i % POOL].rec, &err) < 0)
-                die(&err);
-        if (sf_shard_writer_seal(w, NULL, NULL, &err) < 0)
-            die(&err);
+        write_shard(path, &info, &opts, pool, n);
         double raw_s[RUNS], get_s[RUNS];
         sf_shard_reader *r;
         uint64_t raw = 0, payload = 0;
