@@ -91,8 +91,8 @@ int sf_zsec_read_secret(const char *path, sf_zsec_keypair *kp, sf_err *err) {
                           strerror(errno));
     if (!sf_zsec_secret_mode_ok((unsigned)st.st_mode, (unsigned)st.st_uid))
         return sf_err_set(err, SF_ESTATE,
-                          "%s: mode %04o: a secret key must be readable by its owner only "
-                          "(chmod 600 %s)",
+                          "%s: mode %04o: a secret key must be readable by its owner only, "
+                          "and writable by no one else (chmod 600 %s)",
                           path, (unsigned)(st.st_mode & 07777), path);
     int rc = read_key_line(path, kp->sec, err);
     if (rc < 0)
@@ -166,6 +166,23 @@ int sf_zsec_keygen(const char *dir, const char *name, sf_zsec_keypair *out, sf_e
 
 int sf_zsec_add_key(const char *dir, const char *name, const char *list, sf_err *err) {
     char path[ZSEC_PATH];
+    if (list && !strcmp(name, SF_ZSEC_SERVER_NAME))
+        return sf_err_set(err, SF_EINVAL,
+                          "%s: '%s' is the server's key; a client or operator key needs another "
+                          "name",
+                          dir, name);
+    if (list) { /* a key is in one list only: adding it to the other would change what it may do */
+        const char *other =
+            !strcmp(list, SF_ZSEC_CLIENTS_DIR) ? SF_ZSEC_OPERATORS_DIR : SF_ZSEC_CLIENTS_DIR;
+        char odir[ZSEC_PATH];
+        path_of(odir, sizeof odir, dir, other, "");
+        path_of(path, sizeof path, odir, name, ".pub");
+        if (access(path, F_OK) == 0)
+            return sf_err_set(err, SF_ESTATE,
+                              "%s: key '%s' is already listed in %s/; give the new key another "
+                              "name (or move its .pub by hand to change what it may do)",
+                              path, name, other);
+    }
     path_of(path, sizeof path, dir, name, ".key");
     sf_zsec_keypair kp;
     int rc = access(path, F_OK) == 0 ? sf_zsec_read_secret(path, &kp, err)

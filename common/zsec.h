@@ -93,7 +93,10 @@ void sf_zsec_key_id(const char *pub, char id[SF_ZSEC_ID_LEN + 1]);
 
 /* DIR/NAME.key (made when missing, kept when there) and its public half
  * in DIR/LIST/NAME.pub (LIST SF_ZSEC_CLIENTS_DIR or SF_ZSEC_OPERATORS_DIR;
- * NULL: none): one more worker or operator (`sf-fleet keygen DIR --add`). */
+ * NULL: none): one more worker or operator. A key already in the other
+ * list is refused (SF_ESTATE: adding `worker` as an operator would make
+ * every worker host an operator), and so is NAME "server" with a list
+ * (SF_EINVAL). */
 int sf_zsec_add_key(const char *dir, const char *name, const char *list, sf_err *err);
 
 /* A local run's key directory, made when missing: server, worker and

@@ -304,15 +304,16 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
             wi = -1;
     }
     uint32_t cap = co->cfg.security.max_workers_per_key, of_key = 0;
-    for (int i = 0; wi < 0 && key[0] && i < co->nworkers; i++)
-        of_key += !strcmp(co->workers[i].key, key);
+    for (int i = 0; wi < 0 && key[0] && i < co->nworkers;
+         i++) /* live ones: the dead hold no lease */
+        of_key += co->workers[i].alive && !strcmp(co->workers[i].key, key);
     if (wi < 0 && key[0] && of_key >= cap) {
         /* one key cannot take the run's leases by making worker ids */
         char why[200], id[SF_ZSEC_ID_LEN + 1];
         sf_zsec_key_id(key, id);
         snprintf(why, sizeof why,
-                 "key %s holds %u worker ids, the most security.max_workers_per_key allows; "
-                 "reuse an id",
+                 "key %s has %u live worker ids, the most security.max_workers_per_key "
+                 "allows; reuse an id",
                  id, of_key);
         if (!co->st.workers_refused++)
             sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);

@@ -838,27 +838,18 @@ static void rule_slurm_signal_before_limit(const sf_run_config *c, const sf_conf
 }
 
 /* A fleet reachable from other machines needs keys made for it: the
- * generated keys of a local run stay in its output dir. */
+ * generated keys of a local run stay in its output dir. Reported on the
+ * endpoint (row k), which is in the file whenever it is not loopback. */
 static void rule_keys_beyond_loopback(const sf_run_config *c, const sf_config_key *k,
                                       rule_sink *s) {
-    (void)k;
+    const char *ep = text_of(c, k);
     if (strcmp(c->security.mode, "curve") || c->security.keys[0])
         return;
-    const char *eps[] = {c->coordinator.endpoint, c->evald.endpoint};
-    for (int i = 0; i < 2; i++)
-        if (!sf_endpoint_problem(eps[i]) && !sf_endpoint_is_loopback(eps[i]))
-            broken(s,
-                   "%s binds beyond this machine: give a key directory made with `sf-fleet "
-                   "keygen DIR` (or security.mode none, which lets anyone in)",
-                   eps[i]);
-}
-
-/* The workers of a local run share its one generated worker key. */
-static void rule_workers_fit_per_key(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
-    (void)k;
-    if (c->workers.count > c->security.max_workers_per_key)
-        broken(s, "%u is below workers.count (%u): the workers of a local run share one key",
-               c->security.max_workers_per_key, c->workers.count);
+    if (!sf_endpoint_problem(ep) && !sf_endpoint_is_loopback(ep))
+        broken(s,
+               "%s binds beyond this machine without security.keys: give a key directory made "
+               "with `sf-fleet keygen DIR` (or security.mode none, which lets anyone in)",
+               ep);
 }
 
 /* Checked in this order; each broken one is reported. */
@@ -915,8 +906,8 @@ static const rule rules[] = {
     {"slurm.bin_dir", NULL, rule_slurm_path},
     /* a lead given alone, above the limit: point at the time */
     {"slurm.signal_seconds", "slurm.worker_time", rule_slurm_signal_before_limit},
-    {"security.keys", "security.mode", rule_keys_beyond_loopback},
-    {"security.max_workers_per_key", NULL, rule_workers_fit_per_key},
+    {"coordinator.endpoint", NULL, rule_keys_beyond_loopback},
+    {"evald.endpoint", NULL, rule_keys_beyond_loopback},
 };
 
 /* Every rule, in order; each broken one goes to `bad`. Returns how many. */

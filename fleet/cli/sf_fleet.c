@@ -304,6 +304,13 @@ static int cmd_keygen(int argc, char **argv) {
         return 2;
     }
     sf_err err = {0};
+    char have[SF_CFG_PATH + 80];
+    snprintf(have, sizeof have, "%s/%s.key", argv[1], add ? add : "");
+    if (add && access(have, F_OK) == 0) { /* --add makes a new key; it never reuses one */
+        fprintf(stderr, "sf-fleet keygen: %s exists: --add makes a new key; choose another name\n",
+                have);
+        return 1;
+    }
     int rc =
         add ? sf_zsec_add_key(argv[1], add, op ? SF_ZSEC_OPERATORS_DIR : SF_ZSEC_CLIENTS_DIR, &err)
             : sf_zsec_ensure_dir(argv[1], &err);
@@ -312,8 +319,8 @@ static int cmd_keygen(int argc, char **argv) {
         return 1;
     }
     if (add)
-        printf("%s/%s.key: a %s key (its public half in %s/%s/%s.pub)\n", argv[1], add,
-               op ? "operator" : "client", argv[1],
+        printf("%s/%s.key: %s key (its public half in %s/%s/%s.pub)\n", argv[1], add,
+               op ? "an operator" : "a client", argv[1],
                op ? SF_ZSEC_OPERATORS_DIR : SF_ZSEC_CLIENTS_DIR, add);
     else
         printf(
@@ -906,6 +913,14 @@ static int run_open(fleet_run *r, int workers) {
         return 2;
     if (workers >= 0)
         r->cfg.workers.count = (uint32_t)workers;
+    if (!strcmp(r->cfg.security.mode, "curve") &&
+        r->cfg.workers.count > r->cfg.security.max_workers_per_key) {
+        fprintf(stderr,
+                "sf-fleet: %s: %u workers would share the run's one worker key, above "
+                "security.max_workers_per_key (%u): raise it or start fewer workers\n",
+                r->config_path, r->cfg.workers.count, r->cfg.security.max_workers_per_key);
+        return 2;
+    }
     install_signals();
     int code = open_coordinator("sf-fleet", &r->cfg, NULL, (int)r->cfg.coordinator.metrics_port, 1,
                                 &r->co);

@@ -160,6 +160,15 @@ static int slurm_layout(const sf_run_config *cfg, const char *out_arg, const cha
         (l->keys[0] && script_path("the key directory (security.keys)", l->keys) < 0))
         return 2;
     warn_unreachable("coordinator.endpoint", cfg->coordinator.endpoint);
+    if (!strcmp(cfg->security.mode, "curve") &&
+        cfg->slurm.workers > cfg->security.max_workers_per_key) {
+        fprintf(stderr,
+                "sf-fleet slurm: %s: slurm.workers %u share one worker key, above "
+                "security.max_workers_per_key (%u): raise it, or give groups of workers keys "
+                "of their own\n",
+                l->config_path, cfg->slurm.workers, cfg->security.max_workers_per_key);
+        return 2;
+    }
     l->net = !strcmp(cfg->search.evaluator, "net");
     if (l->net) {
         if (strncmp(cfg->evald.endpoint, "tcp://", 6)) {

@@ -127,5 +127,9 @@ printf 'run: {name: s}\nseeds: {count: 4}\nsearch: {evaluator: net}\nmodel: {bun
 expect 2 "evald.endpoint ipc:///tmp/e.sock: gpu-evald runs as a job of its own" \
   "sf-fleet slurm refuses an ipc:// gpu-evald (another node)" -- \
   "$fleet" slurm "$tmp/ipc-evald.yaml" --out "$tmp/never"
+printf 'run: {name: s}\nseeds: {count: 4}\nslurm: {workers: 300}\n' >"$tmp/many-slurm.yaml"
+expect 2 "slurm.workers 300 share one worker key, above security.max_workers_per_key (256)" \
+  "sf-fleet slurm refuses more array tasks than one key may hold" -- \
+  "$fleet" slurm "$tmp/many-slurm.yaml" --out "$tmp/never"
 
 tap_done

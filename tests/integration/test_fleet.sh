@@ -215,5 +215,24 @@ usage_err "worker --connect with a malformed endpoint" "--connect garbage: not a
 usage_err "status of an inproc endpoint" "inproc:// reaches only threads of one process" -- \
   "$fleet" status inproc://x
 usage_err "check of a directory" "is a directory, not a config file" -- "$fleet" check "$tmp"
+config manyw "$tmp/manyw" "ipc://$tmp/manyw.sock" 1 1
+printf 'security: {max_workers_per_key: 3}\n' >> "$tmp/manyw.yaml"
+usage_err "run --workers past what one key may hold" \
+  "4 workers would share the run's one worker key, above security.max_workers_per_key (3)" -- \
+  "$fleet" run "$tmp/manyw.yaml" --workers 4
+
+# keygen --add makes a new key and never changes what an existing one may
+# do: adding the shared worker key as an operator would let every worker
+# host stop the run (before, it printed success and listed it in operators/).
+"$fleet" keygen "$tmp/kg" > /dev/null
+tap_dir=$tmp
+expect 1 "worker.key exists: --add makes a new key" "keygen --add of an existing key is refused" -- \
+  "$fleet" keygen "$tmp/kg" --add worker --operator
+if [ ! -e "$tmp/kg/operators/worker.pub" ]; then ok "the worker key did not become an operator"; else
+  notok "operators/worker.pub was written"; fi
+expect 0 "kg/alice.key: an operator key" "keygen --add of a new operator key" -- \
+  "$fleet" keygen "$tmp/kg" --add alice --operator
+expect 1 "'server' is the server's key" "keygen --add server is refused" -- \
+  "$fleet" keygen "$tmp/kg2" --add server
 
 tap_done

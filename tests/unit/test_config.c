@@ -210,22 +210,23 @@ START_TEST(endpoints_accept_bind_forms_and_refuse_the_rest) {
 END_TEST
 
 /* A fleet bound beyond loopback needs keys, or says security.mode none
- * explicitly; the error points at the security section when the file has
- * one, and a loopback run needs nothing (its keys are generated). */
+ * explicitly; the error points at the endpoint that binds beyond loopback
+ * (before, at the security section or nowhere when the file had none), and
+ * a loopback run needs nothing (its keys are generated). */
 START_TEST(non_loopback_without_keys_is_an_error) {
     sf_run_config c;
     sf_err e = {0};
     const char *open_ =
         "run: {name: d}\nseeds: {count: 1}\ncoordinator: {endpoint: 'tcp://*:5555'}\n";
     ck_assert_int_eq(parse_str(open_, &c, &e), SF_ECONFIG);
-    ck_assert_msg(strstr(e.msg, "inline.yaml: security.keys: tcp://*:5555 binds beyond this "
-                                "machine") != NULL,
+    ck_assert_msg(strstr(e.msg, "inline.yaml:3:25: coordinator.endpoint: tcp://*:5555 binds "
+                                "beyond this machine without security.keys") != NULL,
                   "%s", e.msg);
     const char *mode =
         "run: {name: d}\nseeds: {count: 1}\nevald: {endpoint: 'tcp://10.0.0.2:5557'}\n"
         "security: {mode: curve}\n";
     ck_assert_int_eq(parse_str(mode, &c, &e), SF_ECONFIG);
-    ck_assert_msg(strstr(e.msg, "inline.yaml:4:18: security.keys: tcp://10.0.0.2:5557 binds") !=
+    ck_assert_msg(strstr(e.msg, "inline.yaml:3:19: evald.endpoint: tcp://10.0.0.2:5557 binds") !=
                       NULL,
                   "%s", e.msg);
     const char *none =

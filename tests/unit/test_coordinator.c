@@ -1184,11 +1184,11 @@ START_TEST(new_worker_ids_past_the_limit_are_refused) {
 }
 END_TEST
 
-/* One key holds at most security.max_workers_per_key worker ids (here 2):
- * a third new id under the run's worker key is refused naming the key,
- * its known ids still say Hello, and another key's worker is let in. The
- * per-worker lease limit alone let one key take every lease by making
- * ids. */
+/* One key holds at most security.max_workers_per_key live worker ids (here
+ * 2): a third new id under the run's worker key is refused naming the key,
+ * its known ids still say Hello, another key's worker is let in, and once
+ * the key's workers are dead a new id is let in again. The per-worker
+ * lease limit alone let one key take every lease by making ids. */
 START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
     sf_run_config cfg;
     make_cfg(&cfg, "perkey", 60, "security: {audit_fraction: 0, max_workers_per_key: 2}\n");
@@ -1200,15 +1200,24 @@ START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
     ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
     sf_zsec_key_id(sec.me.pub, id);
     snprintf(want, sizeof want,
-             "key %s holds 2 worker ids, the most security.max_workers_per_key allows; reuse "
-             "an id",
+             "key %s has 2 live worker ids, the most security.max_workers_per_key allows; "
+             "reuse an id",
              id);
-    client c[4];
+    client c[5];
     third_new_id_is_refused(co, c, want);
     open_keyed(&c[3], co, "other");
     hello(co, &c[3], "w3"); /* another key */
     ck_assert_int_eq(co->nworkers, 3);
-    for (int i = 0; i < 4; i++)
+    /* only live ids count (the dead hold no lease): once w1 and w2 fall
+     * silent past the liveness window (100 ms x 3), a new id is let in, as
+     * a restarted worker's new host-pid id must be */
+    uint64_t until = sf_now_ns() + 600000000ull;
+    while (sf_now_ns() < until)
+        ck_assert_int_eq(sf_coordinator_step(co, 20, &e), SF_OK);
+    client_open(&c[4], co); /* a new process: a new connection */
+    hello(co, &c[4], "w4");
+    ck_assert_int_eq(co->nworkers, 4);
+    for (int i = 0; i < 5; i++)
         client_close(&c[i]);
     sf_coordinator_close(co);
 }
@@ -1813,6 +1822,18 @@ START_TEST(key_files_are_checked_and_named) {
     snprintf(want, sizeof want, "%s: mode 0640: a secret key must be readable by its owner only",
              path);
     ck_assert_msg(strstr(e.msg, want) != NULL, "%s", e.msg);
+    /* a listed key keeps its list: the worker key cannot be added as an
+     * operator, nor the server's key as a client */
+    char kd[560];
+    snprintf(kd, sizeof kd, "%s/keys-lists", tmpdir);
+    ck_assert_int_eq(sf_zsec_ensure_dir(kd, &e), SF_OK);
+    ck_assert_int_eq(sf_zsec_add_key(kd, SF_ZSEC_WORKER_NAME, SF_ZSEC_OPERATORS_DIR, &e),
+                     SF_ESTATE);
+    ck_assert_msg(strstr(e.msg, "is already listed in clients/") != NULL, "%s", e.msg);
+    ck_assert_int_eq(sf_zsec_add_key(kd, SF_ZSEC_OPERATOR_NAME, SF_ZSEC_CLIENTS_DIR, &e),
+                     SF_ESTATE);
+    ck_assert_int_eq(sf_zsec_add_key(kd, SF_ZSEC_SERVER_NAME, SF_ZSEC_CLIENTS_DIR, &e), SF_EINVAL);
+    ck_assert_int_eq(sf_zsec_add_key(kd, SF_ZSEC_WORKER_NAME, SF_ZSEC_CLIENTS_DIR, &e), SF_OK);
     /* a Kubernetes Secret with a pod fsGroup: root's, 0440, group-readable
      * (PostgreSQL's rule); group write or any access for others is not */
     ck_assert_int_eq(sf_zsec_secret_mode_ok(0100600, 1000), 1);
