@@ -86,8 +86,9 @@ typedef struct cworker {
     char key[SF_ZSEC_KEY_LEN + 1];
     char key_id[SF_ZSEC_ID_LEN + 1];
     uint32_t threads;
-    uint32_t pid;       /* of the process behind the last Hello               */
-    uint64_t last_seen; /* monotonic ns */
+    uint32_t pid;          /* of the process behind the last Hello               */
+    uint32_t replaced_pid; /* the process a newer one under this id took over */
+    uint64_t last_seen;    /* monotonic ns */
     int alive;
     int hello; /* said Hello                                   */
     int told_complete;

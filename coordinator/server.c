@@ -334,6 +334,19 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     if (wi < 0)
         return;
     cworker *w = &co->workers[wi];
+    if (h->pid && h->pid == w->replaced_pid && !strcmp(w->worker_id, h->worker_id)) {
+        /* the older of two processes under one id: it stops, instead of
+         * taking the id back and forth with the newer one */
+        char why[200];
+        snprintf(why, sizeof why,
+                 "worker id %s was taken over by a newer process (pid %u); give each worker "
+                 "its own id",
+                 h->worker_id, w->pid);
+        sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
+        co->st.protocol_errors++;
+        refuse(co, ident, len, why);
+        return;
+    }
     if (!w->key[0]) {
         snprintf(w->key, sizeof w->key, "%s", key);
         sf_zsec_key_id(key, w->key_id);
@@ -349,13 +362,16 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
     w->hello = 1;
     /* A Hello from a new process under a known worker id (a restarted
      * worker): whatever the old process held is abandoned. A reconnecting
-     * process (same pid) keeps its leases. */
-    if (w->pid && w->pid != h->pid)
+     * process (same pid) keeps its leases. The old process, should it
+     * still run, is refused from now on (above). */
+    if (w->pid && w->pid != h->pid) {
         for (uint64_t k = co->n_leased; k-- > 0;) {
             cjob *j = &co->jobs[co->leased[k] - 1];
             if (lease_is(co, j, wi))
                 release_job(co, j, 1);
         }
+        w->replaced_pid = w->pid;
+    }
     w->pid = h->pid;
     w->alive = 1;
     w->last_seen = sf_now_ns();

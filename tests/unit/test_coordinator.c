@@ -90,14 +90,20 @@ static Spirefleet__Envelope *rpc(sf_coordinator *co, client *c, Spirefleet__Enve
     return pump(co, c);
 }
 
-static void send_hello(client *c, const char *id) {
+/* Hello as `id` from process `pid` (0: not said). */
+static void send_hello_pid(client *c, const char *id, uint32_t pid) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
     h.protocol_version = SF_PROTOCOL_VERSION;
     h.worker_id = (char *)id;
+    h.pid = pid;
     req.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
     req.hello = &h;
     ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &req, 0), SF_OK);
+}
+
+static void send_hello(client *c, const char *id) {
+    send_hello_pid(c, id, 0);
 }
 
 /* Hello as `id`; the coordinator's answer (free it). */
@@ -1219,6 +1225,47 @@ START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
     ck_assert_int_eq(co->nworkers, 4);
     for (int i = 0; i < 5; i++)
         client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Two processes under one worker id: the newer one (another pid) takes the
+ * id over and the older one's lease is given up; when the older one says
+ * Hello again it is refused, naming the newer pid, instead of taking the
+ * id back (before, the two took it from each other at every Hello and
+ * each one's uploads were refused in turn). */
+START_TEST(the_older_of_two_processes_under_one_id_is_refused) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "twice", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client old, newer;
+    client_open(&old, co);
+    client_open(&newer, co);
+    send_hello_pid(&old, "w1", 100);
+    Spirefleet__Envelope *r = pump(co, &old);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WELCOME);
+    sf_wire_free(r);
+    r = request_job(co, &old);
+    ck_assert_uint_eq(r->job->job_id, 1);
+    sf_wire_free(r);
+    send_hello_pid(&newer, "w1", 200);
+    r = pump(co, &newer);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WELCOME);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_pending, 3); /* job 1 given up with the old process */
+    send_hello_pid(&old, "w1", 100);
+    r = pump(co, &old);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_str_eq(r->refusal->reason, "worker id w1 was taken over by a newer process (pid "
+                                         "200); give each worker its own id");
+    sf_wire_free(r);
+    r = request_job(co, &newer); /* the id is still the newer one's */
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    sf_wire_free(r);
+    client_close(&old);
+    client_close(&newer);
     sf_coordinator_close(co);
 }
 END_TEST
