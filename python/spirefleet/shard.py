@@ -18,6 +18,7 @@ import collections
 import hashlib
 import os
 import re
+import stat
 import struct
 import zlib
 
@@ -328,6 +329,26 @@ def _read_trailer(f, path, size):
     return psize, npages, page_crc, struct_pages
 
 
+def _open_regular(path):
+    """``path`` opened for binary reading, refused (ShardError "format")
+    unless a regular file: opened with O_NONBLOCK and checked with fstat
+    before anything reads it (a FIFO or device named like a shard would
+    otherwise block the open or a read forever), as the C reader does
+    (shard/internal.h sf_shard_open_file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ShardError("missing", "%s: no such shard" % path) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ShardError("format", "%s: not a regular file" % path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 _STORED_NAME = re.compile(r"^(?P<run>.+)-job(?P<job>[0-9]+)(-a[0-9]+)?\.shard$")
 
 
@@ -359,11 +380,7 @@ class Shard:
             raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
                              "being written, or its writer died before renaming it to .shard)"
                              % path)
-        try:
-            f = open(path, "rb")
-        except FileNotFoundError:
-            raise ShardError("missing", "%s: no such shard" % path) from None
-        with f:
+        with _open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             self.file_bytes = size
             psize, npages, page_crc, struct_pages = _read_trailer(f, path, size)
@@ -638,7 +655,7 @@ class Shard:
         recomputed digest with the manifest's; raises ShardError naming the
         first problem. (`sf-shard verify` does the same and also names the
         record a damaged page belongs to.)"""
-        with open(self.path, "rb") as f:
+        with _open_regular(self.path) as f:
             for pg in range(self._npages):
                 if zlib.crc32(f.read(self._psize)) != int(self._page_crc[pg]):
                     raise ShardError("corrupt", "%s: page %d: CRC mismatch" % (self.path, pg))

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -189,6 +190,35 @@ def truncated_unsealed_missing_are_refused():
         assert e.kind in ("truncated", "corrupt", "format"), str(e)
     else:
         raise AssertionError("a dataset over broken shards was built")
+
+
+def _hang(signum, frame):
+    raise AssertionError("blocked on a FIFO")
+
+
+@test
+def a_fifo_is_refused_without_blocking():
+    """A FIFO named like a shard is refused as not a regular file before
+    anything opens it (an open() of a FIFO blocks until a writer comes);
+    an alarm turns a hang into a failure."""
+    d = os.path.join(WORK, "fifo")
+    os.makedirs(d, exist_ok=True)
+    x = os.path.join(d, "x.shard")
+    os.mkfifo(x)
+    old = signal.signal(signal.SIGALRM, _hang)
+    signal.alarm(5)
+    try:
+        assert "not a regular file" in refused(x, "format")
+        try:
+            ShardDataset(d)
+        except ShardError as e:
+            assert e.kind == "format" and "x.shard: not a regular file" in str(e), str(e)
+        else:
+            raise AssertionError("a dataset over a FIFO was built")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        os.unlink(x)
 
 
 @test
