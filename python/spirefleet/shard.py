@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import struct
+import warnings
 import zlib
 
 import lmdb
@@ -329,6 +330,24 @@ def _read_trailer(f, path, size):
     return psize, npages, page_crc, struct_pages
 
 
+def _parse(cls, data):
+    """``data`` parsed as a ``cls`` protobuf message, all of it: raises
+    protobuf's DecodeError, or ValueError when the parse warned (a stray
+    end-group tag: protobuf stops there with a RuntimeWarning, keeping only
+    the fields before it) or did not consume every byte. protobuf-c, the C
+    readers' decoder, refuses such bytes; so does this."""
+    m = cls()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        n = m.ParseFromString(data)
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning):
+            raise ValueError(str(w.message))
+    if n is not None and n != len(data):
+        raise ValueError("parsed %d of %d bytes" % (n, len(data)))
+    return m
+
+
 def _open_regular(path):
     """``path`` opened for binary reading, refused (ShardError "format")
     unless a regular file: opened with O_NONBLOCK and checked with fstat
@@ -412,8 +431,8 @@ class Shard:
             raise ShardError("corrupt", "%s: no manifest: the `meta` database has no "
                              "\"manifest\" entry" % path)
         try:
-            m = label_pb2.ShardManifest.FromString(bytes(raw))
-        except Exception as e:  # protobuf's DecodeError
+            m = _parse(label_pb2.ShardManifest, bytes(raw))
+        except Exception as e:  # protobuf's DecodeError, or _parse's ValueError
             raise ShardError("format", "%s: manifest: does not decode (%s)" % (path, e)) from None
         if m.format_version not in FORMAT_VERSIONS:
             raise ShardError("version", "%s: manifest: format_version %d, this reader knows 1 "
@@ -616,7 +635,7 @@ class Shard:
         """Record i as a LabelRecord message."""
         raw = self.raw(i)
         try:
-            rec = label_pb2.LabelRecord.FromString(raw)
+            rec = _parse(label_pb2.LabelRecord, raw)
         except Exception as e:
             raise ShardError("format", "%s: record %d: does not decode (%s)"
                              % (self.path, i, e)) from None

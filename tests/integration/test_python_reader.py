@@ -257,18 +257,16 @@ def damage_is_found():
         raise AssertionError("a flipped byte went unnoticed")
 
 
-@test
-def wrong_schema_version_is_refused():
+def reseal_manifest(name, edit):
+    """A copy of a.shard named `name` whose manifest bytes are edit(bytes),
+    sealed again; returns its path."""
     import lmdb
-    from spirefleet import label_pb2
-    v = copy("version.shard")
+    v = copy(name)
     os.truncate(v, trailer_start(v))
     env = lmdb.open(v, subdir=False, lock=False, max_dbs=2)
     meta = env.open_db(b"meta")
     with env.begin(write=True) as txn:
-        m = label_pb2.ShardManifest.FromString(txn.get(b"manifest", db=meta))
-        m.schema_version = 1
-        txn.put(b"manifest", m.SerializeToString(), db=meta)
+        txn.put(b"manifest", edit(bytes(txn.get(b"manifest", db=meta))), db=meta)
     env.close()
     # Seal it again (docs/format.md: every page a structure page is allowed).
     with open(v, "r+b") as f:
@@ -279,11 +277,51 @@ def wrong_schema_version_is_refused():
         footer = b"SFSEAL01" + struct.pack("<IIQQQI", 1, 4096, len(data), npages, npages,
                                            zlib.crc32(table)) + bytes(16)
         f.write(table + footer + struct.pack("<I", zlib.crc32(footer)))
+    return v
+
+
+@test
+def wrong_schema_version_is_refused():
+    from spirefleet import label_pb2
+
+    def v1(raw):
+        m = label_pb2.ShardManifest.FromString(raw)
+        m.schema_version = 1
+        return m.SerializeToString()
+    v = reseal_manifest("version.shard", v1)
     # the schema this one replaced: refused, saying what changed
     assert "schema_version 1, this reader knows 2 (schema 1 scored every loss 0" in \
         refused(v, "version")
     r = subprocess.run([SF_SHARD, "stat", v], capture_output=True, text=True)
     assert r.returncode == 1 and "schema_version 1" in r.stderr, (r.returncode, r.stderr)
+
+
+@test
+def a_manifest_with_a_stray_end_group_tag_is_refused():
+    """An end-group tag (field 1, wire type 4: 0x0c) where no group is open:
+    protobuf-c refuses the manifest; Python's protobuf used to stop there
+    with only a RuntimeWarning, keeping the fields before it (payload_bytes
+    read 0). Both readers refuse it; so does one appended after the last
+    field, which Python's protobuf parses whole but warns about."""
+    with open_shard(A) as s:
+        payload = int(s.manifest["payload_bytes"])
+    varint = bytearray()
+    while True:
+        varint.append((payload & 0x7f) | (0x80 if payload > 0x7f else 0))
+        payload >>= 7
+        if not payload:
+            break
+    field = b"\x98\x01" + bytes(varint)  # payload_bytes = 19, varint
+
+    def stray(raw):
+        assert raw.count(field) == 1
+        return raw.replace(field, b"\x0c" + field)
+    for name, edit in (("stray.shard", stray), ("tail.shard", lambda raw: raw + b"\x0c")):
+        v = reseal_manifest(name, edit)
+        assert "manifest: does not decode" in refused(v, "format")
+        r = subprocess.run([SF_SHARD, "verify", v], capture_output=True, text=True)
+        assert r.returncode == 1 and "does not decode" in r.stdout + r.stderr, \
+            (r.returncode, r.stdout, r.stderr)
 
 
 @test
