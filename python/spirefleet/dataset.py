@@ -50,28 +50,47 @@ except ImportError:  # pragma: no cover - exercised where torch is absent
 
 def expand_paths(paths, include_quarantined=False, skipped=None):
     """Shard files from files and directories (a directory contributes its
-    ``*.shard`` files but those its QUARANTINE list names, unless
-    ``include_quarantined``), sorted, duplicates removed. ``skipped`` (a
-    list) receives the paths left out as quarantined."""
+    ``*.shard`` files), sorted, each file once however often and under
+    whatever spellings it was given (``os.path.realpath``: "d", "./d" and
+    its absolute path are one directory; a duplicate keeps its smallest
+    spelling). A shard whose directory's QUARANTINE list names it is left
+    out, whether it came from the directory or was named itself, unless
+    ``include_quarantined``. ``skipped`` (a list) receives the paths left
+    out as quarantined, each once."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    out = set()
+    candidates = []  # (file, the directory whose QUARANTINE applies)
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
             files = glob.glob(os.path.join(glob.escape(p), "*" + SHARD_SUFFIX))
-            bad = set() if include_quarantined else load_quarantine(p)
-            for f in files:
-                if bad:
-                    with open_shard(f) as s:
-                        if s.manifest["content_digest"] in bad:
-                            if skipped is not None:
-                                skipped.append(f)
-                            continue
-                out.add(f)
+            candidates += [(f, p) for f in sorted(files)]
         else:
-            out.add(p)
-    return sorted(out)
+            candidates.append((p, os.path.dirname(p) or os.curdir))
+    quarantines = {}  # a directory's realpath -> the digests its QUARANTINE lists
+    kept, left_out = {}, {}  # a file's realpath -> its smallest spelling
+    for f, d in candidates:
+        key = os.path.realpath(f)
+        for seen in (kept, left_out):
+            if key in seen:
+                seen[key] = min(seen[key], f)
+                break
+        else:
+            bad = set()
+            if not include_quarantined:
+                dkey = os.path.realpath(d)
+                if dkey not in quarantines:
+                    quarantines[dkey] = load_quarantine(d)
+                bad = quarantines[dkey]
+            if bad:
+                with open_shard(f) as s:
+                    if s.manifest["content_digest"] in bad:
+                        left_out[key] = f
+                        continue
+            kept[key] = f
+    if skipped is not None:
+        skipped.extend(sorted(left_out.values()))
+    return sorted(kept.values())
 
 
 class ShardDataset(_Base):

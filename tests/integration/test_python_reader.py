@@ -11,6 +11,7 @@ checks the reader's refusals, ShardDataset's deterministic shuffling, a
 PyTorch DataLoader, pad_batch and `sf-shard export --npz`.
 """
 
+import glob
 import hashlib
 import json
 import os
@@ -462,6 +463,17 @@ def quarantined_shards_are_skipped():
     assert len(ds) == 300
     every = ShardDataset(d, shuffle=False, include_quarantined=True, skip_engine_limit=False)
     assert len(every) == 420
+    # named file by file (a glob of the directory), the directory's list
+    # still applies, counted the same way
+    files = sorted(glob.glob(os.path.join(d, "*.shard")))
+    assert len(files) == 2
+    by_file = ShardDataset(files, shuffle=False)
+    assert by_file.paths == [os.path.join(d, "a.shard")]
+    assert by_file.skipped_quarantined == [os.path.join(d, "b.shard")]
+    assert len(by_file) == 300
+    assert len(ShardDataset(files, include_quarantined=True, skip_engine_limit=False)) == 420
+    both = ShardDataset([d] + files, shuffle=False)  # skipped once, not twice
+    assert both.skipped_quarantined == [os.path.join(d, "b.shard")] and len(both) == 300
     from spirefleet.window import find_shards
     assert [i["path"] for i in find_shards(d)] == [os.path.join(d, "a.shard")]
     with open(os.path.join(d, "QUARANTINE"), "a") as f:
@@ -495,6 +507,24 @@ def dataset_shuffles_deterministically():
     for i in (0, 1, 57, 419):
         path, local = d1.locate(i)
         compare_record(d1[i], RECORDS[os.path.basename(path)][local], "dataset item %d" % i)
+
+
+@test
+def dataset_reads_each_shard_once_however_spelled():
+    """The same directory or file under several spellings (relative, ./,
+    absolute, a trailing slash, a symbolic link) is read once."""
+    rel = os.path.relpath(WORK)
+    link = os.path.join(tempfile.gettempdir(), "sf-py-reader-link-%d" % os.getpid())
+    os.symlink(WORK, link)
+    try:
+        for spellings in ([WORK, rel, "./" + rel, WORK + "/"], [A, WORK + "//a.shard", WORK],
+                          [link, WORK], [os.path.join(link, "b.shard"), B, A]):
+            d = ShardDataset(spellings, shuffle=False, skip_engine_limit=False)
+            assert len(d) == 420, (spellings, len(d), d.paths)
+            assert len(d.paths) == 2 and {os.path.basename(p) for p in d.paths} == \
+                {"a.shard", "b.shard"}, d.paths
+    finally:
+        os.unlink(link)
 
 
 @test
