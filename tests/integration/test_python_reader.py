@@ -510,6 +510,32 @@ def dataset_shuffles_deterministically():
 
 
 @test
+def dataset_order_does_not_depend_on_where_shards_live():
+    """The same shards copied under two directory layouts (a.shard's
+    directory sorting after b.shard's in one, before it in the other) give
+    the same order, shuffled or not: the order follows file names and
+    content digests, not paths."""
+    layouts = {"one": ("zz", "aa"), "two": ("aa", "zz")}
+    orders = {}
+    for name, (da, db) in layouts.items():
+        paths = []
+        for f, sub in ((A, da), (B, db)):
+            dst = os.path.join(WORK, "layout-" + name, sub, os.path.basename(f))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(f, dst)
+            paths.append(dst)
+        for shuffle in (True, False):
+            d = ShardDataset(paths, seed=11, shuffle=shuffle, skip_engine_limit=False)
+            assert [os.path.basename(p) for p in d.paths] == ["a.shard", "b.shard"], d.paths
+            orders[name, shuffle] = [(os.path.basename(p), k) for p, k in
+                                     (d.locate(i) for i in range(len(d)))]
+    assert orders["one", True] == orders["two", True]
+    assert orders["one", False] == orders["two", False]
+    assert orders["one", False][:2] == [("a.shard", 0), ("a.shard", 1)]
+    assert orders["one", True] != orders["one", False]
+
+
+@test
 def dataset_reads_each_shard_once_however_spelled():
     """The same directory or file under several spellings (relative, ./,
     absolute, a trailing slash, a symbolic link) is read once."""
