@@ -285,6 +285,17 @@ def _appended_after_seal(f, start, size):
     return None
 
 
+def _footer_damaged(footer, extent, size):
+    """True when ``footer`` (the last 64 bytes), its magic aside, describes
+    this file exactly: LMDB data of ``extent`` bytes, the page table, the
+    footer (as shard/trailer.c footer_damaged)."""
+    if len(footer) != _FOOTER or size - extent < _FOOTER:
+        return False
+    psize, data, npages, nstruct = struct.unpack_from("<IQQQ", footer, 12)
+    return (psize >= 512 and data == extent == npages * psize and 2 <= nstruct <= npages
+            and data + 4 * (npages + nstruct) + _FOOTER == size)
+
+
 def _read_trailer(f, path, size):
     """Check the seal trailer; returns (page_size, npages, page_crc, struct_pages)."""
     footer = b""
@@ -304,6 +315,10 @@ def _read_trailer(f, path, size):
             raise ShardError("format", "%s: %d byte%s follow%s its seal trailer (the file was "
                              "appended to after sealing; the shard before them may be intact)"
                              % (path, after, "" if after == 1 else "s", "s" if after == 1 else ""))
+        if extent < size and _footer_damaged(footer, extent, size):
+            raise ShardError("corrupt", "%s: seal trailer footer damaged: its magic is not %s "
+                             "(footer CRC mismatch), though the rest of it describes this file"
+                             % (path, _TRAILER_MAGIC.decode()))
         if extent < size:
             raise ShardError("truncated", "%s: truncated: the seal trailer is cut short" % path)
         raise ShardError("unsealed", "%s: not sealed: no seal trailer after the LMDB data"

@@ -173,6 +173,12 @@ def truncated_unsealed_missing_are_refused():
     t = copy("trunc.shard")
     os.truncate(t, os.path.getsize(t) - 1)
     assert "trailer is cut short" in refused(t, "truncated")
+    # the footer's magic damaged, the rest of it intact: corrupt, not cut
+    m = copy("magic.shard")
+    flip(m, os.path.getsize(m) - 64)
+    assert "seal trailer footer damaged" in refused(m, "corrupt")
+    os.truncate(m, os.path.getsize(m) - 64)  # the footer cut off whole
+    assert "trailer is cut short" in refused(m, "truncated")
     os.truncate(t, os.path.getsize(t) // 2)
     assert "LMDB data needs" in refused(t, "truncated")
     g = copy("grown.shard")

@@ -831,6 +831,32 @@ START_TEST(truncated_file_is_refused) {
 }
 END_TEST
 
+/* A footer whose magic is damaged but whose fields still describe the file
+ * is a damaged footer (corrupt), not a cut one; cutting the whole footer off
+ * (64 bytes of page table are then last) is still a cut trailer. */
+START_TEST(damaged_footer_magic_is_corrupt_not_truncated) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    const char *path = path_in("f.shard");
+    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
+    uint64_t size = file_size(path);
+    flip_byte(path, size - 64);
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_ECORRUPT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(err.msg, "seal trailer footer damaged") && strstr(err.msg, "CRC mismatch"),
+                  "%s", err.msg);
+    ck_assert_int_eq(sf_shard_verify(path, NULL, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "seal trailer footer damaged"), "%s", err.msg);
+    ck_assert_int_eq(truncate(path, (off_t)size - 64), 0);
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "truncated: the seal trailer is cut short"), "%s", err.msg);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(unsealed_temp_file_is_refused) {
     make_tmpdir();
     synth_params p;
