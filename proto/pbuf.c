@@ -1,5 +1,6 @@
 /* pbuf.c — the shared byte buffer and protobuf-c unpack arena (pbuf.h). */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,4 +118,80 @@ void sf_arena_free(sf_arena *a) {
     free(a->spill);
     free(a->chunk);
     memset(a, 0, sizeof *a);
+}
+
+int sf_utf8_valid(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp, min;
+        if ((c & 0xe0) == 0xc0)
+            k = 1, cp = c & 0x1fu, min = 0x80;
+        else if ((c & 0xf0) == 0xe0)
+            k = 2, cp = c & 0x0fu, min = 0x800;
+        else if ((c & 0xf8) == 0xf0)
+            k = 3, cp = c & 0x07u, min = 0x10000;
+        else
+            return 0;
+        if (n - i <= k)
+            return 0;
+        for (size_t j = 1; j <= k; j++) {
+            if ((p[i + j] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[i + j] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* sf_pb_strings_utf8 with `at` bytes of the path already in `field`. */
+static int strings_utf8(const ProtobufCMessage *m, char *field, size_t cap, size_t at) {
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    const uint8_t *base = (const uint8_t *)m;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if (fd->type != PROTOBUF_C_TYPE_STRING && fd->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(const void *)(base + fd->quantifier_offset) != fd->id)
+            continue;
+        size_t n = 1;
+        const void *const *v = (const void *const *)(const void *)(base + fd->offset);
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            n = *(const size_t *)(const void *)(base + fd->quantifier_offset);
+            v = *(const void *const *const *)v;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (!v[k])
+                continue;
+            int w = fd->label == PROTOBUF_C_LABEL_REPEATED
+                        ? snprintf(field + at, cap - at, "%s%s[%zu]", at ? "." : "", fd->name, k)
+                        : snprintf(field + at, cap - at, "%s%s", at ? "." : "", fd->name);
+            size_t next = w < 0 ? at : at + (size_t)w >= cap ? cap - 1 : at + (size_t)w;
+            if (fd->type == PROTOBUF_C_TYPE_STRING) {
+                const char *str = v[k];
+                if (!sf_utf8_valid((const uint8_t *)str, strlen(str)))
+                    return 0;
+            } else if (!strings_utf8(v[k], field, cap, next)) {
+                return 0;
+            }
+        }
+    }
+    if (cap > at)
+        field[at] = '\0';
+    return 1;
+}
+
+int sf_pb_strings_utf8(const ProtobufCMessage *m, char *field, size_t cap) {
+    if (cap)
+        field[0] = '\0';
+    return cap ? strings_utf8(m, field, cap, 0) : 1;
 }

@@ -54,4 +54,17 @@ int sf_arena_reset(sf_arena *a);
 
 void sf_arena_free(sf_arena *a);
 
+/* 1 if the n bytes at p are valid UTF-8 (RFC 3629: shortest forms only, no
+ * surrogates, nothing above U+10FFFF), the rule protobuf applies to proto3
+ * `string` fields when it parses them (Python's protobuf refuses a message
+ * that breaks it, protobuf-c does not check); else 0. */
+int sf_utf8_valid(const uint8_t *p, size_t n);
+
+/* Walk every set `string` field of `m` and of its submessages (repeated
+ * ones and oneof members included), as protobuf-c's descriptors describe
+ * them. Returns 1 when all are valid UTF-8 (sf_utf8_valid); else 0 with the
+ * first bad field's path written to `field` (cap bytes, NUL-terminated;
+ * e.g. "worker_id", "stats.counters[2].name"). Allocates nothing. */
+int sf_pb_strings_utf8(const ProtobufCMessage *m, char *field, size_t cap);
+
 #endif

@@ -235,6 +235,9 @@ int sf_shard_record_check(const Spirefleet__LabelRecord *rec, sf_err *err) {
                           sf_label_schema_note(rec->schema_version));
     if (!rec->ids)
         return sf_err_set(err, SF_EINVAL, "ids: missing");
+    char field[128];
+    if (!sf_pb_strings_utf8(&rec->base, field, sizeof field))
+        return sf_err_set(err, SF_EINVAL, "%s: not valid UTF-8", field);
     uint32_t T = 0, Q = 0;
     int rc;
     if ((rc = check_inputs(rec->inputs, &T, &Q, err)) < 0 ||

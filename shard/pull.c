@@ -107,10 +107,10 @@ static int dir_list(sf_shard_source *src, sf_shard_entry **out, size_t *nout, sf
 }
 
 static int copy_file(const char *from, const char *to, sf_err *err) {
-    int in = open(from, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int in = sf_shard_open_file(from, &st, err);
     if (in < 0)
-        return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", from,
-                          strerror(errno));
+        return in;
     int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (out < 0) {
         int e = errno;

@@ -287,23 +287,13 @@ int sf_shard_reader_open(const char *path, sf_shard_reader **out, sf_err *err) {
  * LMDB structure pages match their CRCs (before LMDB reads any of them). */
 static int open_check_file(sf_shard_reader *r, sf_err *err) {
     const char *path = r->path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
-                          e == ENOENT ? "no such shard" : strerror(e));
-    }
     struct stat st;
+    int fd = sf_shard_open_file(path, &st, err);
+    if (fd < 0)
+        return fd;
     uint8_t *scratch = NULL;
-    int rc = SF_OK;
-    if (fstat(fd, &st) != 0)
-        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
-    if (rc == SF_OK) {
-        r->file_bytes = (uint64_t)st.st_size;
-        rc = sf_trailer_read(fd, path, r->file_bytes, &r->trailer, err);
-    }
+    r->file_bytes = (uint64_t)st.st_size;
+    int rc = sf_trailer_read(fd, path, r->file_bytes, &r->trailer, err);
     if (rc == SF_OK && !(scratch = malloc(r->trailer.page_size)))
         rc = sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     for (uint64_t k = 0; rc == SF_OK && k < r->trailer.nstruct; k++) {

@@ -129,6 +129,21 @@ static int lmdb_extent(int fd, uint64_t size, uint64_t *extent) {
     return 1;
 }
 
+/* 1 when the last 64 bytes, their magic aside, are a footer that describes
+ * this file exactly (LMDB data of `extent` bytes, then the page table, then
+ * the footer, ending at `size`): the footer is there but damaged, not cut
+ * off. */
+static int footer_damaged(int fd, uint64_t extent, uint64_t size) {
+    uint8_t f[SF_TRAILER_FOOTER];
+    if (size - extent < SF_TRAILER_FOOTER || sf_pread_full(fd, f, sizeof f, size - sizeof f) < 0)
+        return 0;
+    uint32_t psize = sf_le32(f + 12);
+    uint64_t data = sf_le64(f + 16), npages = sf_le64(f + 24), nstruct = sf_le64(f + 32);
+    return psize >= 512 && npages <= size / psize && data == extent && data == npages * psize &&
+           nstruct >= 2 && nstruct <= npages &&
+           data + 4 * (npages + nstruct) + SF_TRAILER_FOOTER == size;
+}
+
 /* No valid footer: tell "never sealed" from "cut short" by how long the
  * LMDB data is (its meta pages say), and "sealed, then appended to" by
  * finding the footer before the end. */
@@ -156,6 +171,11 @@ static int classify_unsealed(int fd, const char *path, uint64_t size, sf_err *er
                           path, (unsigned long long)after, after == 1 ? "" : "s",
                           after == 1 ? "s" : "");
     }
+    if (extent < size && footer_damaged(fd, extent, size))
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: seal trailer footer damaged: its magic is not %.8s (footer CRC "
+                          "mismatch), though the rest of it describes this file",
+                          path, SF_TRAILER_MAGIC);
     if (extent < size)
         return sf_err_set(err, SF_EFORMAT,
                           "%s: truncated: the seal trailer is cut short (%llu bytes after the "

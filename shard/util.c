@@ -1,6 +1,10 @@
 /* util.c — CRC-32, growable buffers, the unpack arena and path helpers. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "shard/internal.h"
@@ -35,4 +39,25 @@ const uint8_t *sf_lmdb_map_base(const void *p, uint32_t page_size, uint64_t npag
 bool sf_has_suffix(const char *name, const char *suffix) {
     size_t n = strlen(name), k = strlen(suffix);
     return n >= k && memcmp(name + n - k, suffix, k) == 0;
+}
+
+int sf_shard_open_file(const char *path, struct stat *st, sf_err *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+        return sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
+                          e == ENOENT ? "no such shard" : strerror(e));
+    }
+    int rc = SF_OK, flags;
+    if (fstat(fd, st) != 0)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st->st_mode))
+        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
+    else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot clear O_NONBLOCK: %s", path, strerror(errno));
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
 }

@@ -290,22 +290,10 @@ int sf_shard_verify_any(const char *path, sf_shard_verify_report *rep_out, sf_er
         rc = sf_err_set(err, SF_EIO, "%s: libsodium failed to initialise", path);
         goto done;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        rc = sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
-                        e == ENOENT ? "no such shard" : strerror(e));
-        goto done;
-    }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
-        close(fd);
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
+    int fd = sf_shard_open_file(path, &st, err);
+    if (fd < 0) {
+        rc = fd;
         goto done;
     }
     rep.file_bytes = (uint64_t)st.st_size;
@@ -338,9 +326,10 @@ done:
 
 int sf_shard_file_sha256(const char *path, char hex[65], uint64_t *size, sf_err *err) {
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    int fd = sf_shard_open_file(path, &sb, err);
     if (fd < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return fd;
     sf_sha256_ctx *st;
     int rc = sf_sha256_new(&st, err);
     if (rc < 0) {

@@ -4,16 +4,18 @@ Deterministic, frame-aware shuffling: a shard holds its records in zstd
 frames of up to 16 consecutive records (format 2), and reading one record
 decodes its whole frame, so a per-record global shuffle would decode a
 frame per record. The order of ``dataset[0..len)`` instead (1) permutes the
-frames of all shards (sorted by path) with numpy's PCG64 seeded with
+frames of all shards (in ``shard_order_key`` order: file name, then content
+digest) with numpy's PCG64 seeded with
 (seed, epoch), then (2) cuts that frame order into windows of ``window``
 consecutive frames (SHUFFLE_WINDOW, 256) and permutes the records within
 each window with the same generator: a shuffle buffer over frames, as
 streaming data loaders shuffle shards and then a buffer of their samples.
 A reader that keeps ``window`` decoded frames decodes every frame once an
 epoch. The same shard set, seed, epoch and window give the same order on
-every machine, whatever order the paths were given in. Call
-``set_epoch(e)`` between epochs for a new order. With ``shuffle=False`` the
-order is shard by shard, record by record.
+every machine, whatever order the paths were given in and wherever the
+shards live. Call ``set_epoch(e)`` between epochs for a new order. With
+``shuffle=False`` the order is shard by shard (the same shard order),
+record by record.
 
 Fights that ended on the engine's pile capacity (``outcome.engine_limit``,
 not a game outcome) are left out by default (``skip_engine_limit``); the
@@ -50,28 +52,57 @@ except ImportError:  # pragma: no cover - exercised where torch is absent
 
 def expand_paths(paths, include_quarantined=False, skipped=None):
     """Shard files from files and directories (a directory contributes its
-    ``*.shard`` files but those its QUARANTINE list names, unless
-    ``include_quarantined``), sorted, duplicates removed. ``skipped`` (a
-    list) receives the paths left out as quarantined."""
+    ``*.shard`` files), sorted, each file once however often and under
+    whatever spellings it was given (``os.path.realpath``: "d", "./d" and
+    its absolute path are one directory; a duplicate keeps its smallest
+    spelling). A shard whose directory's QUARANTINE list names it is left
+    out, whether it came from the directory or was named itself, unless
+    ``include_quarantined``. ``skipped`` (a list) receives the paths left
+    out as quarantined, each once."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    out = set()
+    candidates = []  # (file, the directory whose QUARANTINE applies)
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
             files = glob.glob(os.path.join(glob.escape(p), "*" + SHARD_SUFFIX))
-            bad = set() if include_quarantined else load_quarantine(p)
-            for f in files:
-                if bad:
-                    with open_shard(f) as s:
-                        if s.manifest["content_digest"] in bad:
-                            if skipped is not None:
-                                skipped.append(f)
-                            continue
-                out.add(f)
+            candidates += [(f, p) for f in sorted(files)]
         else:
-            out.add(p)
-    return sorted(out)
+            candidates.append((p, os.path.dirname(p) or os.curdir))
+    quarantines = {}  # a directory's realpath -> the digests its QUARANTINE lists
+    kept, left_out = {}, {}  # a file's realpath -> its smallest spelling
+    for f, d in candidates:
+        key = os.path.realpath(f)
+        for seen in (kept, left_out):
+            if key in seen:
+                seen[key] = min(seen[key], f)
+                break
+        else:
+            bad = set()
+            if not include_quarantined:
+                dkey = os.path.realpath(d)
+                if dkey not in quarantines:
+                    quarantines[dkey] = load_quarantine(d)
+                bad = quarantines[dkey]
+            if bad:
+                with open_shard(f) as s:
+                    if s.manifest["content_digest"] in bad:
+                        left_out[key] = f
+                        continue
+            kept[key] = f
+    if skipped is not None:
+        skipped.extend(sorted(left_out.values()))
+    return sorted(kept.values())
+
+
+def shard_order_key(path, manifest):
+    """Where a shard comes in a dataset's order (its shard order before the
+    shuffle, and the order with ``shuffle=False``): by file name, then
+    content digest, then (only to break a tie between copies of the same
+    bytes) the path. Nothing about where the shard lives decides the order,
+    so the same shards under any directory layout, on any machine, give the
+    same order."""
+    return (os.path.basename(path), manifest["content_digest"], path)
 
 
 class ShardDataset(_Base):
@@ -96,15 +127,10 @@ class ShardDataset(_Base):
         if self.window < 1:
             raise ValueError("ShardDataset: window %r < 1" % (window,))
         self.transform = transform
-        counts = []
-        item_frames = []  # per shard: the global frame of each kept record
-        n_frames = 0
-        self.manifests = []
-        self._keep = []  # per shard: None (every record) or the kept indices
         self.skipped_engine_limit = 0
+        shards = []  # (order key, path, manifest, keep, kept count, frames, record frames)
         for p in self.paths:
             with open_shard(p) as s:
-                self.manifests.append(s.manifest)
                 stats = s.manifest.get("stats") or {}
                 limited = (stats.get("counters") or {}).get("engine_limit_fights", 0)
                 keep = None
@@ -112,12 +138,20 @@ class ShardDataset(_Base):
                     keep = np.array([i for i in range(len(s))
                                      if not s.record(i).outcome.engine_limit], np.int64)
                     self.skipped_engine_limit += len(s) - len(keep)
-                self._keep.append(keep)
-                counts.append(len(s) if keep is None else len(keep))
                 first, _ = s.frames()
                 local = np.arange(len(s), dtype=np.int64) if keep is None else keep
-                item_frames.append(n_frames + np.searchsorted(first, local, "right") - 1)
-                n_frames += len(first)
+                shards.append((shard_order_key(p, s.manifest), p, s.manifest, keep, len(local),
+                               len(first), np.searchsorted(first, local, "right") - 1))
+        shards.sort(key=lambda t: t[0])
+        self.paths = [t[1] for t in shards]
+        self.manifests = [t[2] for t in shards]
+        self._keep = [t[3] for t in shards]  # per shard: None (every record) or the kept indices
+        counts = [t[4] for t in shards]
+        item_frames = []  # per shard: the global frame of each kept record
+        n_frames = 0
+        for t in shards:
+            item_frames.append(n_frames + t[6])
+            n_frames += t[5]
         self.offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         self.n_frames = n_frames
         self._item_frame = (np.concatenate(item_frames) if item_frames

@@ -18,7 +18,9 @@ import collections
 import hashlib
 import os
 import re
+import stat
 import struct
+import warnings
 import zlib
 
 import lmdb
@@ -283,6 +285,17 @@ def _appended_after_seal(f, start, size):
     return None
 
 
+def _footer_damaged(footer, extent, size):
+    """True when ``footer`` (the last 64 bytes), its magic aside, describes
+    this file exactly: LMDB data of ``extent`` bytes, the page table, the
+    footer (as shard/trailer.c footer_damaged)."""
+    if len(footer) != _FOOTER or size - extent < _FOOTER:
+        return False
+    psize, data, npages, nstruct = struct.unpack_from("<IQQQ", footer, 12)
+    return (psize >= 512 and data == extent == npages * psize and 2 <= nstruct <= npages
+            and data + 4 * (npages + nstruct) + _FOOTER == size)
+
+
 def _read_trailer(f, path, size):
     """Check the seal trailer; returns (page_size, npages, page_crc, struct_pages)."""
     footer = b""
@@ -302,6 +315,10 @@ def _read_trailer(f, path, size):
             raise ShardError("format", "%s: %d byte%s follow%s its seal trailer (the file was "
                              "appended to after sealing; the shard before them may be intact)"
                              % (path, after, "" if after == 1 else "s", "s" if after == 1 else ""))
+        if extent < size and _footer_damaged(footer, extent, size):
+            raise ShardError("corrupt", "%s: seal trailer footer damaged: its magic is not %s "
+                             "(footer CRC mismatch), though the rest of it describes this file"
+                             % (path, _TRAILER_MAGIC.decode()))
         if extent < size:
             raise ShardError("truncated", "%s: truncated: the seal trailer is cut short" % path)
         raise ShardError("unsealed", "%s: not sealed: no seal trailer after the LMDB data"
@@ -326,6 +343,44 @@ def _read_trailer(f, path, size):
             or np.any(np.diff(struct_pages.astype(np.int64)) <= 0)):
         raise ShardError("corrupt", "%s: seal trailer: structure page list is invalid" % path)
     return psize, npages, page_crc, struct_pages
+
+
+def _parse(cls, data):
+    """``data`` parsed as a ``cls`` protobuf message, all of it: raises
+    protobuf's DecodeError, or ValueError when the parse warned (a stray
+    end-group tag: protobuf stops there with a RuntimeWarning, keeping only
+    the fields before it) or did not consume every byte. protobuf-c, the C
+    readers' decoder, refuses such bytes; so does this."""
+    m = cls()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        n = m.ParseFromString(data)
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning):
+            raise ValueError(str(w.message))
+    if n is not None and n != len(data):
+        raise ValueError("parsed %d of %d bytes" % (n, len(data)))
+    return m
+
+
+def _open_regular(path):
+    """``path`` opened for binary reading, refused (ShardError "format")
+    unless a regular file: opened with O_NONBLOCK and checked with fstat
+    before anything reads it (a FIFO or device named like a shard would
+    otherwise block the open or a read forever), as the C reader does
+    (shard/internal.h sf_shard_open_file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ShardError("missing", "%s: no such shard" % path) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ShardError("format", "%s: not a regular file" % path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 _STORED_NAME = re.compile(r"^(?P<run>.+)-job(?P<job>[0-9]+)(-a[0-9]+)?\.shard$")
@@ -359,11 +414,7 @@ class Shard:
             raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
                              "being written, or its writer died before renaming it to .shard)"
                              % path)
-        try:
-            f = open(path, "rb")
-        except FileNotFoundError:
-            raise ShardError("missing", "%s: no such shard" % path) from None
-        with f:
+        with _open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             self.file_bytes = size
             psize, npages, page_crc, struct_pages = _read_trailer(f, path, size)
@@ -395,8 +446,8 @@ class Shard:
             raise ShardError("corrupt", "%s: no manifest: the `meta` database has no "
                              "\"manifest\" entry" % path)
         try:
-            m = label_pb2.ShardManifest.FromString(bytes(raw))
-        except Exception as e:  # protobuf's DecodeError
+            m = _parse(label_pb2.ShardManifest, bytes(raw))
+        except Exception as e:  # protobuf's DecodeError, or _parse's ValueError
             raise ShardError("format", "%s: manifest: does not decode (%s)" % (path, e)) from None
         if m.format_version not in FORMAT_VERSIONS:
             raise ShardError("version", "%s: manifest: format_version %d, this reader knows 1 "
@@ -599,7 +650,7 @@ class Shard:
         """Record i as a LabelRecord message."""
         raw = self.raw(i)
         try:
-            rec = label_pb2.LabelRecord.FromString(raw)
+            rec = _parse(label_pb2.LabelRecord, raw)
         except Exception as e:
             raise ShardError("format", "%s: record %d: does not decode (%s)"
                              % (self.path, i, e)) from None
@@ -638,7 +689,7 @@ class Shard:
         recomputed digest with the manifest's; raises ShardError naming the
         first problem. (`sf-shard verify` does the same and also names the
         record a damaged page belongs to.)"""
-        with open(self.path, "rb") as f:
+        with _open_regular(self.path) as f:
             for pg in range(self._npages):
                 if zlib.crc32(f.read(self._psize)) != int(self._page_crc[pg]):
                     raise ShardError("corrupt", "%s: page %d: CRC mismatch" % (self.path, pg))

@@ -11,10 +11,12 @@ checks the reader's refusals, ShardDataset's deterministic shuffling, a
 PyTorch DataLoader, pad_batch and `sf-shard export --npz`.
 """
 
+import glob
 import hashlib
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -171,6 +173,12 @@ def truncated_unsealed_missing_are_refused():
     t = copy("trunc.shard")
     os.truncate(t, os.path.getsize(t) - 1)
     assert "trailer is cut short" in refused(t, "truncated")
+    # the footer's magic damaged, the rest of it intact: corrupt, not cut
+    m = copy("magic.shard")
+    flip(m, os.path.getsize(m) - 64)
+    assert "seal trailer footer damaged" in refused(m, "corrupt")
+    os.truncate(m, os.path.getsize(m) - 64)  # the footer cut off whole
+    assert "trailer is cut short" in refused(m, "truncated")
     os.truncate(t, os.path.getsize(t) // 2)
     assert "LMDB data needs" in refused(t, "truncated")
     g = copy("grown.shard")
@@ -189,6 +197,35 @@ def truncated_unsealed_missing_are_refused():
         assert e.kind in ("truncated", "corrupt", "format"), str(e)
     else:
         raise AssertionError("a dataset over broken shards was built")
+
+
+def _hang(signum, frame):
+    raise AssertionError("blocked on a FIFO")
+
+
+@test
+def a_fifo_is_refused_without_blocking():
+    """A FIFO named like a shard is refused as not a regular file before
+    anything opens it (an open() of a FIFO blocks until a writer comes);
+    an alarm turns a hang into a failure."""
+    d = os.path.join(WORK, "fifo")
+    os.makedirs(d, exist_ok=True)
+    x = os.path.join(d, "x.shard")
+    os.mkfifo(x)
+    old = signal.signal(signal.SIGALRM, _hang)
+    signal.alarm(5)
+    try:
+        assert "not a regular file" in refused(x, "format")
+        try:
+            ShardDataset(d)
+        except ShardError as e:
+            assert e.kind == "format" and "x.shard: not a regular file" in str(e), str(e)
+        else:
+            raise AssertionError("a dataset over a FIFO was built")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        os.unlink(x)
 
 
 @test
@@ -227,18 +264,16 @@ def damage_is_found():
         raise AssertionError("a flipped byte went unnoticed")
 
 
-@test
-def wrong_schema_version_is_refused():
+def reseal_manifest(name, edit):
+    """A copy of a.shard named `name` whose manifest bytes are edit(bytes),
+    sealed again; returns its path."""
     import lmdb
-    from spirefleet import label_pb2
-    v = copy("version.shard")
+    v = copy(name)
     os.truncate(v, trailer_start(v))
     env = lmdb.open(v, subdir=False, lock=False, max_dbs=2)
     meta = env.open_db(b"meta")
     with env.begin(write=True) as txn:
-        m = label_pb2.ShardManifest.FromString(txn.get(b"manifest", db=meta))
-        m.schema_version = 1
-        txn.put(b"manifest", m.SerializeToString(), db=meta)
+        txn.put(b"manifest", edit(bytes(txn.get(b"manifest", db=meta))), db=meta)
     env.close()
     # Seal it again (docs/format.md: every page a structure page is allowed).
     with open(v, "r+b") as f:
@@ -249,11 +284,51 @@ def wrong_schema_version_is_refused():
         footer = b"SFSEAL01" + struct.pack("<IIQQQI", 1, 4096, len(data), npages, npages,
                                            zlib.crc32(table)) + bytes(16)
         f.write(table + footer + struct.pack("<I", zlib.crc32(footer)))
+    return v
+
+
+@test
+def wrong_schema_version_is_refused():
+    from spirefleet import label_pb2
+
+    def v1(raw):
+        m = label_pb2.ShardManifest.FromString(raw)
+        m.schema_version = 1
+        return m.SerializeToString()
+    v = reseal_manifest("version.shard", v1)
     # the schema this one replaced: refused, saying what changed
     assert "schema_version 1, this reader knows 2 (schema 1 scored every loss 0" in \
         refused(v, "version")
     r = subprocess.run([SF_SHARD, "stat", v], capture_output=True, text=True)
     assert r.returncode == 1 and "schema_version 1" in r.stderr, (r.returncode, r.stderr)
+
+
+@test
+def a_manifest_with_a_stray_end_group_tag_is_refused():
+    """An end-group tag (field 1, wire type 4: 0x0c) where no group is open:
+    protobuf-c refuses the manifest; Python's protobuf used to stop there
+    with only a RuntimeWarning, keeping the fields before it (payload_bytes
+    read 0). Both readers refuse it; so does one appended after the last
+    field, which Python's protobuf parses whole but warns about."""
+    with open_shard(A) as s:
+        payload = int(s.manifest["payload_bytes"])
+    varint = bytearray()
+    while True:
+        varint.append((payload & 0x7f) | (0x80 if payload > 0x7f else 0))
+        payload >>= 7
+        if not payload:
+            break
+    field = b"\x98\x01" + bytes(varint)  # payload_bytes = 19, varint
+
+    def stray(raw):
+        assert raw.count(field) == 1
+        return raw.replace(field, b"\x0c" + field)
+    for name, edit in (("stray.shard", stray), ("tail.shard", lambda raw: raw + b"\x0c")):
+        v = reseal_manifest(name, edit)
+        assert "manifest: does not decode" in refused(v, "format")
+        r = subprocess.run([SF_SHARD, "verify", v], capture_output=True, text=True)
+        assert r.returncode == 1 and "does not decode" in r.stdout + r.stderr, \
+            (r.returncode, r.stdout, r.stderr)
 
 
 @test
@@ -394,6 +469,17 @@ def quarantined_shards_are_skipped():
     assert len(ds) == 300
     every = ShardDataset(d, shuffle=False, include_quarantined=True, skip_engine_limit=False)
     assert len(every) == 420
+    # named file by file (a glob of the directory), the directory's list
+    # still applies, counted the same way
+    files = sorted(glob.glob(os.path.join(d, "*.shard")))
+    assert len(files) == 2
+    by_file = ShardDataset(files, shuffle=False)
+    assert by_file.paths == [os.path.join(d, "a.shard")]
+    assert by_file.skipped_quarantined == [os.path.join(d, "b.shard")]
+    assert len(by_file) == 300
+    assert len(ShardDataset(files, include_quarantined=True, skip_engine_limit=False)) == 420
+    both = ShardDataset([d] + files, shuffle=False)  # skipped once, not twice
+    assert both.skipped_quarantined == [os.path.join(d, "b.shard")] and len(both) == 300
     from spirefleet.window import find_shards
     assert [i["path"] for i in find_shards(d)] == [os.path.join(d, "a.shard")]
     with open(os.path.join(d, "QUARANTINE"), "a") as f:
@@ -427,6 +513,50 @@ def dataset_shuffles_deterministically():
     for i in (0, 1, 57, 419):
         path, local = d1.locate(i)
         compare_record(d1[i], RECORDS[os.path.basename(path)][local], "dataset item %d" % i)
+
+
+@test
+def dataset_order_does_not_depend_on_where_shards_live():
+    """The same shards copied under two directory layouts (a.shard's
+    directory sorting after b.shard's in one, before it in the other) give
+    the same order, shuffled or not: the order follows file names and
+    content digests, not paths."""
+    layouts = {"one": ("zz", "aa"), "two": ("aa", "zz")}
+    orders = {}
+    for name, (da, db) in layouts.items():
+        paths = []
+        for f, sub in ((A, da), (B, db)):
+            dst = os.path.join(WORK, "layout-" + name, sub, os.path.basename(f))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(f, dst)
+            paths.append(dst)
+        for shuffle in (True, False):
+            d = ShardDataset(paths, seed=11, shuffle=shuffle, skip_engine_limit=False)
+            assert [os.path.basename(p) for p in d.paths] == ["a.shard", "b.shard"], d.paths
+            orders[name, shuffle] = [(os.path.basename(p), k) for p, k in
+                                     (d.locate(i) for i in range(len(d)))]
+    assert orders["one", True] == orders["two", True]
+    assert orders["one", False] == orders["two", False]
+    assert orders["one", False][:2] == [("a.shard", 0), ("a.shard", 1)]
+    assert orders["one", True] != orders["one", False]
+
+
+@test
+def dataset_reads_each_shard_once_however_spelled():
+    """The same directory or file under several spellings (relative, ./,
+    absolute, a trailing slash, a symbolic link) is read once."""
+    rel = os.path.relpath(WORK)
+    link = os.path.join(tempfile.gettempdir(), "sf-py-reader-link-%d" % os.getpid())
+    os.symlink(WORK, link)
+    try:
+        for spellings in ([WORK, rel, "./" + rel, WORK + "/"], [A, WORK + "//a.shard", WORK],
+                          [link, WORK], [os.path.join(link, "b.shard"), B, A]):
+            d = ShardDataset(spellings, shuffle=False, skip_engine_limit=False)
+            assert len(d) == 420, (spellings, len(d), d.paths)
+            assert len(d.paths) == 2 and {os.path.basename(p) for p in d.paths} == \
+                {"a.shard", "b.shard"}, d.paths
+    finally:
+        os.unlink(link)
 
 
 @test

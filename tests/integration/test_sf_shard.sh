@@ -21,7 +21,7 @@ check() {
     echo "exit $rc (wanted $want), pattern '$pat'" >>"$work/out"; not_ok "$name"; fi
 }
 
-echo "1..31"
+echo "1..37"
 mkdir -p "$work/src"
 "$fixture" "$work/src" >/dev/null || { echo "Bail out! fixture failed"; exit 1; }
 digest_a=$(sed -n 's/.*"shard": "a.shard", "digest": "\([0-9a-f]*\)".*/\1/p' "$work/src/expected.jsonl")
@@ -51,6 +51,22 @@ cp "$work/src/a.shard" "$work/app/a.shard" && printf 'x' >>"$work/app/a.shard"
 check "verify names bytes appended after the seal" 1 "1 byte follows its seal trailer" -- \
   "$sf" verify "$work/app/a.shard"
 check "stat of a directory is not a usage error" 3 "not a regular file" -- "$sf" stat "$work/app"
+# A FIFO named like a shard: every reader refuses it without blocking on
+# open() (timeout turns a hang into a failure, exit 124).
+mkdir "$work/fifo"
+mkfifo "$work/fifo/x.shard"
+check "verify refuses a FIFO without blocking" 3 "x.shard: not a regular file" -- \
+  timeout 5 "$sf" verify "$work/fifo/x.shard"
+check "stat refuses a FIFO without blocking" 3 "x.shard: not a regular file" -- \
+  timeout 5 "$sf" stat "$work/fifo/x.shard"
+check "cat refuses a FIFO without blocking" 3 "x.shard: not a regular file" -- \
+  timeout 5 "$sf" cat "$work/fifo/x.shard"
+check "ls of a directory with a FIFO names it" 0 "x.shard: not a regular file" -- \
+  timeout 5 "$sf" ls "$work/fifo"
+check "verify of a directory with a FIFO counts it bad" 3 "1 shards, 0 good, 1 bad" -- \
+  timeout 5 "$sf" verify "$work/fifo"
+check "pull from a directory with a FIFO copies nothing" 1 "0 copied" -- \
+  timeout 5 "$sf" pull "$work/fifo" "$work/fifodst"
 check "export into a directory names the flag" 2 "is a directory; give a file name" -- \
   "$sf" export "$work/src/a.shard" --npz "$work/app"
 

@@ -89,13 +89,12 @@ static void expected_digest(const synth_params *p, uint64_t n, uint8_t out[32]) 
     crypto_hash_sha256_final(&st, out);
 }
 
-static int write_shard(const char *path, const synth_params *p, uint64_t n,
-                       const sf_shard_writer_opts *opts, const Spirefleet__JobStats *stats,
-                       uint8_t digest[32], sf_err *err) {
-    sf_shard_info info;
-    synth_info(p, &info);
+/* n synthetic records sealed at `path` under `info`. */
+static int write_shard_as(const char *path, const sf_shard_info *info, const synth_params *p,
+                          uint64_t n, const sf_shard_writer_opts *opts,
+                          const Spirefleet__JobStats *stats, uint8_t digest[32], sf_err *err) {
     sf_shard_writer *w = NULL;
-    int rc = sf_shard_writer_open(path, &info, opts, &w, err);
+    int rc = sf_shard_writer_open(path, info, opts, &w, err);
     if (rc < 0)
         return rc;
     synth_record *s = synth_new();
@@ -109,6 +108,14 @@ static int write_shard(const char *path, const synth_params *p, uint64_t n,
     }
     free(s);
     return sf_shard_writer_seal(w, stats, digest, err);
+}
+
+static int write_shard(const char *path, const synth_params *p, uint64_t n,
+                       const sf_shard_writer_opts *opts, const Spirefleet__JobStats *stats,
+                       uint8_t digest[32], sf_err *err) {
+    sf_shard_info info;
+    synth_info(p, &info);
+    return write_shard_as(path, &info, p, n, opts, stats, digest, err);
 }
 
 static uint64_t file_size(const char *path) {
@@ -820,6 +827,32 @@ START_TEST(truncated_file_is_refused) {
     ck_assert_int_eq(truncate(path, 10), 0);
     ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
     ck_assert_ptr_null(r);
+    remove_tmpdir();
+}
+END_TEST
+
+/* A footer whose magic is damaged but whose fields still describe the file
+ * is a damaged footer (corrupt), not a cut one; cutting the whole footer off
+ * (64 bytes of page table are then last) is still a cut trailer. */
+START_TEST(damaged_footer_magic_is_corrupt_not_truncated) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    const char *path = path_in("f.shard");
+    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
+    uint64_t size = file_size(path);
+    flip_byte(path, size - 64);
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_ECORRUPT);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(err.msg, "seal trailer footer damaged") && strstr(err.msg, "CRC mismatch"),
+                  "%s", err.msg);
+    ck_assert_int_eq(sf_shard_verify(path, NULL, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "seal trailer footer damaged"), "%s", err.msg);
+    ck_assert_int_eq(truncate(path, (off_t)size - 64), 0);
+    ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "truncated: the seal trailer is cut short"), "%s", err.msg);
     remove_tmpdir();
 }
 END_TEST
@@ -1558,6 +1591,75 @@ START_TEST(quarantine_lists_refuse_bad_lines_and_round_trip) {
     ck_assert_str_eq(out->key_id, in.key_id);
     ck_assert_int_eq(out->when_unix, in.when_unix);
     sf_shard_quarantine_free(q);
+}
+END_TEST
+
+/* Strings protobuf parses as proto3 `string` must be UTF-8 (Python's
+ * protobuf refuses the message otherwise): a manifest string that is not,
+ * top-level or in a submessage, fails verify naming the field; the writer
+ * refuses a record with one; a valid multi-byte string passes. */
+START_TEST(strings_that_are_not_utf8_are_refused) {
+    static const struct {
+        const char *s;
+        int ok;
+    } utf8[] = {
+        {"plain", 1},
+        {"W\xc3\xb6rker \xe2\x9c\x93 \xf0\x9d\x84\x9e", 1},
+        {"\xff", 0},
+        {"\xc3\x28", 0},         /* bad continuation */
+        {"\xc0\x80", 0},         /* overlong NUL */
+        {"\xe2\x82", 0},         /* cut short */
+        {"\xed\xa0\x80", 0},     /* a UTF-16 surrogate */
+        {"\xf4\x90\x80\x80", 0}, /* above U+10FFFF */
+    };
+    for (size_t k = 0; k < sizeof utf8 / sizeof utf8[0]; k++)
+        ck_assert_msg(sf_utf8_valid((const uint8_t *)utf8[k].s, strlen(utf8[k].s)) == utf8[k].ok,
+                      "case %zu", k);
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    uint8_t d[32];
+    sf_shard_info info;
+    synth_info(&p, &info);
+    info.worker_id = utf8[1].s;
+    ck_assert_int_eq(write_shard_as(path_in("good.shard"), &info, &p, 3, NULL, NULL, d, &err),
+                     SF_OK);
+    ck_assert_msg(sf_shard_verify(path_in("good.shard"), NULL, &err) == SF_OK, "%s", err.msg);
+    info.worker_id = "worker-\xff";
+    ck_assert_int_eq(write_shard_as(path_in("w.shard"), &info, &p, 3, NULL, NULL, d, &err), SF_OK);
+    ck_assert_int_eq(sf_shard_verify(path_in("w.shard"), NULL, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "manifest: worker_id is not valid UTF-8"), "%s", err.msg);
+    sf_shard_reader *r = NULL;
+    ck_assert_int_eq(sf_shard_reader_open(path_in("w.shard"), &r, &err), SF_ECORRUPT);
+    ck_assert_ptr_null(r);
+    synth_info(&p, &info);
+    info.build_id = "\xc0\x80";
+    ck_assert_int_eq(write_shard_as(path_in("b.shard"), &info, &p, 3, NULL, NULL, d, &err), SF_OK);
+    ck_assert_int_eq(sf_shard_verify(path_in("b.shard"), NULL, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "manifest: build_id is not valid UTF-8"), "%s", err.msg);
+    Spirefleet__Counter c0 = SPIREFLEET__COUNTER__INIT, c1 = SPIREFLEET__COUNTER__INIT;
+    c0.name = "fine";
+    c1.name = "bad\xed\xa0\x80";
+    Spirefleet__Counter *cs[] = {&c0, &c1};
+    Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
+    stats.n_counters = 2;
+    stats.counters = cs;
+    ck_assert_int_eq(write_shard(path_in("s.shard"), &p, 3, NULL, &stats, d, &err), SF_OK);
+    ck_assert_int_eq(sf_shard_verify(path_in("s.shard"), NULL, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "manifest: stats.counters[1].name is not valid UTF-8"), "%s",
+                  err.msg);
+    synth_info(&p, &info);
+    sf_shard_writer *w = NULL;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("r.shard"), &info, NULL, &w, &err), SF_OK);
+    synth_record *s = synth_new();
+    synth_fill(s, &p, 0);
+    s->rec.ids->encounter = "Jaw \xffWorm";
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "ids.encounter: not valid UTF-8"), "%s", err.msg);
+    free(s);
+    sf_shard_writer_abort(w);
+    remove_tmpdir();
 }
 END_TEST
 
