@@ -130,16 +130,30 @@ int sf_write_file_durable(const char *path, const void *data, size_t len, sf_err
     return sf_fsync_parent(path, err);
 }
 
-int sf_read_line_file(const char *path, char *buf, size_t cap, sf_err *err) {
+int sf_open_regular(const char *path, struct stat *st, sf_err *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: cannot open: %s", path,
                           strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int rc = SF_OK, flags;
+    if (fstat(fd, st) != 0)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st->st_mode))
+        rc = sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
+    else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+        rc = sf_err_set(err, SF_EIO, "%s: cannot clear O_NONBLOCK: %s", path, strerror(errno));
+    if (rc < 0) {
         close(fd);
-        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
+        return rc;
     }
+    return fd;
+}
+
+int sf_read_line_file(const char *path, char *buf, size_t cap, sf_err *err) {
+    struct stat st;
+    int fd = sf_open_regular(path, &st, err);
+    if (fd < 0)
+        return fd;
     size_t got = 0, more = 0;
     char extra;
     int rc = cap ? sf_read_full(fd, buf, cap - 1, &got) : SF_EFULL;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "common/common.h"
 
@@ -59,6 +60,14 @@ int sf_fsync_dir(const char *dir, sf_err *err);
 /* sf_fsync_dir() on the directory that holds `path` (its dirname). Errors:
  * those of sf_fsync_dir, SF_ENOMEM. */
 int sf_fsync_parent(const char *path, sf_err *err);
+
+/* Open `path` read-only (O_CLOEXEC) only when it is a regular file,
+ * without ever blocking: O_NONBLOCK until fstat shows a regular file (a
+ * FIFO or a device would otherwise block open() or read() forever), then
+ * blocking again. Returns the descriptor (>= 0; the caller closes it) and
+ * fills *st, or, naming the path in `err`: SF_ENOTFOUND (no such file),
+ * SF_EFORMAT ("not a regular file"), SF_EIO (the OS's reason). */
+int sf_open_regular(const char *path, struct stat *st, sf_err *err);
 
 /* Read the small text file at `path` — a one-line pointer such as an
  * endpoint file or a registry's champion file — into `buf` (cap bytes;

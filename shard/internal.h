@@ -289,12 +289,10 @@ const uint8_t *sf_lmdb_map_base(const void *p, uint32_t page_size, uint64_t npag
 /* 1 if `name` ends with `suffix`. */
 bool sf_has_suffix(const char *name, const char *suffix);
 
-/* Opens `path` read-only (O_CLOEXEC) for a shard reader without blocking:
- * O_NONBLOCK until fstat shows a regular file (a FIFO or device named like
- * a shard would otherwise block open() or read() forever), then blocking
- * again. Returns the descriptor (>= 0; the caller closes it) and fills *st,
- * or SF_ENOTFOUND ("no such shard"), SF_EIO (cannot open or stat, "not a
- * regular file") with `err` naming the path. */
+/* sf_open_regular (common/io.h: never blocks on a FIFO or device) with a
+ * shard reader's wording: SF_ENOTFOUND "no such shard", and a path that is
+ * not a regular file SF_EIO (a usage problem, not a damaged shard), with
+ * `err` naming the path. */
 int sf_shard_open_file(const char *path, struct stat *st, sf_err *err);
 
 /* SF_ESTATE when `path` names a writer's temporary file (*.tmp), which no

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/io.h"
 #include "shard/internal.h"
 
 uint32_t sf_crc32(const uint8_t *p, size_t n) {
@@ -42,22 +43,10 @@ bool sf_has_suffix(const char *name, const char *suffix) {
 }
 
 int sf_shard_open_file(const char *path, struct stat *st, sf_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        int e = errno;
-        return sf_err_set(err, e == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
-                          e == ENOENT ? "no such shard" : strerror(e));
-    }
-    int rc = SF_OK, flags;
-    if (fstat(fd, st) != 0)
-        rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st->st_mode))
-        rc = sf_err_set(err, SF_EIO, "%s: not a regular file", path);
-    else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-        rc = sf_err_set(err, SF_EIO, "%s: cannot clear O_NONBLOCK: %s", path, strerror(errno));
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
+    int fd = sf_open_regular(path, st, err);
+    if (fd == SF_ENOTFOUND)
+        return sf_err_set(err, SF_ENOTFOUND, "%s: no such shard", path);
+    if (fd == SF_EFORMAT) /* a file that is no shard at all: not a damaged one (exit 3, not 1) */
+        return sf_err_set(err, SF_EIO, "%s: not a regular file", path);
     return fd;
 }
