@@ -152,7 +152,9 @@ int sf_utf8_valid(const uint8_t *p, size_t n) {
     return 1;
 }
 
-/* sf_pb_strings_utf8 with `at` bytes of the path already in `field`. */
+/* sf_pb_strings_utf8 with `at` bytes of the path already in `field`; field
+ * NULL: only the verdict (no path is formatted: the common, valid case on
+ * every record read stays cheap). */
 static int strings_utf8(const ProtobufCMessage *m, char *field, size_t cap, size_t at) {
     const ProtobufCMessageDescriptor *d = m->descriptor;
     const uint8_t *base = (const uint8_t *)m;
@@ -172,10 +174,14 @@ static int strings_utf8(const ProtobufCMessage *m, char *field, size_t cap, size
         for (size_t k = 0; k < n; k++) {
             if (!v[k])
                 continue;
-            int w = fd->label == PROTOBUF_C_LABEL_REPEATED
+            size_t next = at;
+            if (field) {
+                int w =
+                    fd->label == PROTOBUF_C_LABEL_REPEATED
                         ? snprintf(field + at, cap - at, "%s%s[%zu]", at ? "." : "", fd->name, k)
                         : snprintf(field + at, cap - at, "%s%s", at ? "." : "", fd->name);
-            size_t next = w < 0 ? at : at + (size_t)w >= cap ? cap - 1 : at + (size_t)w;
+                next = w < 0 ? at : at + (size_t)w >= cap ? cap - 1 : at + (size_t)w;
+            }
             if (fd->type == PROTOBUF_C_TYPE_STRING) {
                 const char *str = v[k];
                 if (!sf_utf8_valid((const uint8_t *)str, strlen(str)))
@@ -185,7 +191,7 @@ static int strings_utf8(const ProtobufCMessage *m, char *field, size_t cap, size
             }
         }
     }
-    if (cap > at)
+    if (field && cap > at)
         field[at] = '\0';
     return 1;
 }
@@ -193,5 +199,9 @@ static int strings_utf8(const ProtobufCMessage *m, char *field, size_t cap, size
 int sf_pb_strings_utf8(const ProtobufCMessage *m, char *field, size_t cap) {
     if (cap)
         field[0] = '\0';
-    return cap ? strings_utf8(m, field, cap, 0) : 1;
+    if (strings_utf8(m, NULL, 0, 0))
+        return 1;
+    if (cap) /* again, naming the field */
+        strings_utf8(m, field, cap, 0);
+    return 0;
 }
