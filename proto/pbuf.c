@@ -123,6 +123,13 @@ void sf_arena_free(sf_arena *a) {
 int sf_utf8_valid(const uint8_t *p, size_t n) {
     size_t i = 0;
     while (i < n) {
+        /* eight ASCII bytes at a time: record strings are hex digests,
+         * names and start texts */
+        uint64_t w;
+        while (n - i >= 8 && (memcpy(&w, p + i, 8), !(w & UINT64_C(0x8080808080808080))))
+            i += 8;
+        if (i == n)
+            break;
         uint8_t c = p[i];
         if (c < 0x80) {
             i++;

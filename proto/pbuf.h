@@ -1,7 +1,7 @@
 /*
  * pbuf.h — the byte buffer and the protobuf-c unpack arena every module that
  * packs or unpacks messages on a hot path shares (shard reader, evaluator
- * wire, ...).
+ * wire, ...), and a decoder that borrows `bytes` fields from its input.
  *
  * sf_buf grows by doubling and never shrinks, so a buffer reused for
  * messages of similar size stops allocating after warm-up. sf_arena is a
@@ -66,5 +66,27 @@ int sf_utf8_valid(const uint8_t *p, size_t n);
  * first bad field's path written to `field` (cap bytes, NUL-terminated;
  * e.g. "worker_id", "stats.counters[2].name"). Allocates nothing. */
 int sf_pb_strings_utf8(const ProtobufCMessage *m, char *field, size_t cap);
+
+/* Decode `len` bytes of a message of type `d` (a protobuf-c generated
+ * descriptor) the way protobuf_c_message_unpack(d, &arena->pb, len, data)
+ * does, except that every `bytes` field points into `data` instead of being
+ * copied: `data` must outlive the message. Everything else (submessages,
+ * strings, repeated arrays) comes from `arena`, and the message is freed only
+ * by the arena's next reset (never by *_free_unpacked).
+ *
+ * It decodes the encoding protobuf-c's packer writes and nothing more:
+ * fields of types (u)int32, (u)int64, bool, float, double, string, bytes
+ * and message, repeated scalars packed, each field at most once, no unknown
+ * field, no oneof or required field, nesting up to 16 deep. Anything else,
+ * including bytes that do not decode at all, returns SF_EFORMAT with no
+ * verdict on the bytes: the caller then decodes them with
+ * protobuf_c_message_unpack, whose verdict stands. Within the subset the
+ * message equals protobuf-c's (proto/borrow.c; tests/unit/test_proto.c).
+ *
+ * Returns SF_OK with *out set, SF_EFORMAT, or SF_ENOMEM; on either error
+ * *out is NULL and what was allocated is left to the arena's reset. Never
+ * reads outside [data, data + len). */
+int sf_pb_unpack_borrowed(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,
+                          sf_arena *arena, ProtobufCMessage **out);
 
 #endif

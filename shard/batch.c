@@ -368,7 +368,7 @@ int sf_batch_reader_load(sf_batch_reader *r, const uint32_t *shard, const uint64
         if (rc == SF_OK && (rc = sf_arena_reset(&r->arena)) < 0)
             rc = sf_err_set(err, rc, "batch reader: out of memory");
         if (rc == SF_OK &&
-            (rc = sf_record_decode(raw, len, record[k], &r->arena.pb, &rec, err)) < 0)
+            (rc = sf_record_decode_borrowed(raw, len, record[k], &r->arena, &rec, err)) < 0)
             sf_err_prefix(err, "%s", r->paths[shard[k]]);
         if (rc == SF_OK)
             rc = stage_one(r, k, rec, r->paths[shard[k]], record[k], err);

@@ -194,6 +194,15 @@ static inline void sf_frame_record(const sf_frame_ref *f, uint64_t index, size_t
 int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAllocator *alloc,
                      Spirefleet__LabelRecord **out, sf_err *err);
 
+/* sf_record_decode from `arena` (reset by the caller), the record's tensor
+ * bytes pointing into `raw` (sf_pb_unpack_borrowed, proto/pbuf.h): `raw`
+ * must outlive *out, which the arena's next reset frees. Bytes outside the
+ * borrowing decoder's subset are decoded by protobuf-c instead, so the
+ * verdict and the values are sf_record_decode's. Same errors, plus
+ * SF_ENOMEM. */
+int sf_record_decode_borrowed(const uint8_t *raw, size_t len, uint64_t index, sf_arena *arena,
+                              Spirefleet__LabelRecord **out, sf_err *err);
+
 /* ---- manifest -------------------------------------------------------------- */
 
 /* Unpack and check a manifest (format and schema versions, digest length,

@@ -266,6 +266,22 @@ int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAl
     return SF_OK;
 }
 
+int sf_record_decode_borrowed(const uint8_t *raw, size_t len, uint64_t index, sf_arena *arena,
+                              Spirefleet__LabelRecord **out, sf_err *err) {
+    *out = NULL;
+    ProtobufCMessage *m;
+    int rc = sf_pb_unpack_borrowed(&spirefleet__label_record__descriptor, raw, len, arena, &m);
+    if (rc == SF_ENOMEM)
+        return sf_err_set(err, SF_ENOMEM, "record %llu: out of memory", (unsigned long long)index);
+    if (rc != SF_OK) /* outside the borrowing decoder's subset: protobuf-c decides */
+        return sf_record_decode(raw, len, index, &arena->pb, out, err);
+    Spirefleet__LabelRecord *rec = (Spirefleet__LabelRecord *)m;
+    if ((rc = sf_shard_record_check(rec, err)) < 0)
+        return sf_err_prefix(err, "record %llu", (unsigned long long)index);
+    *out = rec;
+    return SF_OK;
+}
+
 /* ---- gate pairs in the content digest ------------------------------------- */
 
 int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair, sf_buf *scratch,

@@ -183,7 +183,9 @@ int sf_shard_reader_decode_last(sf_shard_reader *r, uint64_t i, const Spirefleet
     int rc = sf_arena_reset(&r->arena);
     if (rc < 0)
         return sf_err_set(err, rc, "%s: out of memory", r->path);
-    if ((rc = sf_record_decode(r->last, r->last_len, i, &r->arena.pb, &r->rec, err)) < 0)
+    /* the record borrows its tensor bytes from the frame buffer, which the
+     * next get_raw may overwrite: hence "valid until the next call" */
+    if ((rc = sf_record_decode_borrowed(r->last, r->last_len, i, &r->arena, &r->rec, err)) < 0)
         return sf_err_prefix(err, "%s", r->path);
     *rec = r->rec;
     return SF_OK;

@@ -258,7 +258,8 @@ const Spirefleet__ShardManifest *sf_shard_reader_manifest(const sf_shard_reader 
 uint64_t sf_shard_reader_file_bytes(const sf_shard_reader *r);
 
 /* Record `i` (0 <= i < count), decoded and checked. `*rec` is owned by the
- * reader and valid until the next get/foreach/close on this reader.
+ * reader and valid until the next get/get_raw/foreach/close on this reader
+ * (its tensors' bytes lie in the reader's decoded frame).
  * Reads one LMDB value (zero copy) and decompresses the zstd frame holding
  * record i; the block and the frame last used are cached, so ascending
  * reads cost one lookup per block and one decompression per frame, and a

@@ -21,6 +21,7 @@
 #include "common/sha256.h"
 #include "label_synth.h"
 #include "shard/batch.h"
+#include "shard/internal.h"
 
 #define RUNS 3
 #define POOL 1000
@@ -389,6 +390,69 @@ static void bench_batch(const char *dir, uint64_t n) {
     unlink(path);
 }
 
+/* One record's decode and format checks, the batch reader's way (tensor
+ * bytes borrowed from the decompressed frame, sf_record_decode_borrowed)
+ * against protobuf-c's unpack into the same arena (sf_record_decode), over
+ * the same packed records, the two timed alternately; records/s of each,
+ * median of RUNS, and their ratio. */
+static void bench_decode(const char *kind, int dense) {
+    synth_params p;
+    synth_params_default(&p);
+    p.dense = dense;
+    synth_record *pool = make_pool(&p);
+    uint8_t **raw = malloc(POOL * sizeof *raw);
+    size_t *len = malloc(POOL * sizeof *len);
+    if (!raw || !len)
+        exit(1);
+    for (size_t k = 0; k < POOL; k++) {
+        len[k] = spirefleet__label_record__get_packed_size(&pool[k].rec);
+        if (!(raw[k] = malloc(len[k])))
+            exit(1);
+        spirefleet__label_record__pack(&pool[k].rec, raw[k]);
+    }
+    free(pool);
+    sf_arena arena;
+    sf_arena_init(&arena, NULL);
+    sf_err err = {0};
+    enum { REPS = 20 };
+    double rate[2][RUNS];
+    for (int k = 0; k < RUNS; k++) {
+        for (int way = 0; way < 2; way++) {
+            uint64_t t0 = sf_now_ns();
+            for (int rep = 0; rep < REPS; rep++)
+                for (size_t i = 0; i < POOL; i++) {
+                    Spirefleet__LabelRecord *rec;
+                    if (sf_arena_reset(&arena) < 0) {
+                        fprintf(stderr, "bench-shard: out of memory\n");
+                        exit(1);
+                    }
+                    int rc = way ? sf_record_decode_borrowed(raw[i], len[i], i, &arena, &rec, &err)
+                                 : sf_record_decode(raw[i], len[i], i, &arena.pb, &rec, &err);
+                    if (rc < 0)
+                        die(&err);
+                }
+            rate[way][k] = (double)(REPS * POOL) / ((double)(sf_now_ns() - t0) / 1e9);
+        }
+    }
+    double pbc = median(rate[0], RUNS), borrowed = median(rate[1], RUNS);
+    char name[64], human[160];
+    snprintf(name, sizeof name, "%s.decode_protobuf_c_records_per_s", kind);
+    snprintf(human, sizeof human, "%s: protobuf-c unpack into an arena + format checks", kind);
+    emit(name, pbc, "records/s", RUNS, human);
+    snprintf(name, sizeof name, "%s.decode_borrowed_records_per_s", kind);
+    snprintf(human, sizeof human, "%s: the batch reader's borrowing decode + format checks", kind);
+    emit(name, borrowed, "records/s", RUNS, human);
+    snprintf(name, sizeof name, "%s.decode_borrowed_over_protobuf_c", kind);
+    snprintf(human, sizeof human, "%s: borrowing decode / protobuf-c, same records, same run",
+             kind);
+    emit(name, borrowed / pbc, "x", RUNS, human);
+    sf_arena_free(&arena);
+    for (size_t k = 0; k < POOL; k++)
+        free(raw[k]);
+    free(raw);
+    free(len);
+}
+
 int main(int argc, char **argv) {
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000;
     if (n == 0)
@@ -397,6 +461,8 @@ int main(int argc, char **argv) {
     bench("typical", 0, n, dir);
     bench("dense", 1, n / 2, dir);
     bench_frames(dir, n);
+    bench_decode("typical", 0);
+    bench_decode("dense", 1);
     bench_batch(dir, n);
     return 0;
 }

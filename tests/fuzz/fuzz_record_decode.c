@@ -7,22 +7,44 @@
  * each frame's zstd decompression and each record's protobuf decode and
  * format rules), with the key taken from the header so the fuzzer gets
  * past the key check; mode bit 1 picks the shard format (clear: 1, set: 2). Nothing may crash,
- * leak or read out of bounds; every failure must be an error value. */
+ * leak or read out of bounds; every failure must be an error value; the
+ * borrowing decoder (sf_record_decode_borrowed) must agree with
+ * protobuf-c's on every input. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shard/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void decode(const uint8_t *raw, size_t len, uint64_t index, sf_arena *arena) {
-    Spirefleet__LabelRecord *rec = NULL;
-    sf_err err = {0};
+    Spirefleet__LabelRecord *rec = NULL, *borrowed = NULL;
+    sf_err err = {0}, err2 = {0};
     if (sf_arena_reset(arena) < 0)
         return;
-    if (sf_record_decode(raw, len, index, &arena->pb, &rec, &err) == SF_OK &&
-        (!rec->inputs || !rec->search))
+    int rc = sf_record_decode(raw, len, index, NULL, &rec, &err);
+    if (rc == SF_OK && (!rec->inputs || !rec->search))
         abort(); /* a record that passed the checks has its parts */
+    /* the borrowing decoder gives the same verdict and, packed again, the
+     * same record */
+    int rc2 = sf_record_decode_borrowed(raw, len, index, arena, &borrowed, &err2);
+    if (rc2 != rc && rc2 != SF_ENOMEM)
+        abort();
+    if (rc == SF_OK && rc2 == SF_OK) {
+        size_t n = spirefleet__label_record__get_packed_size(rec);
+        uint8_t *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
+        if (a && b) {
+            if (spirefleet__label_record__get_packed_size(borrowed) != n ||
+                spirefleet__label_record__pack(rec, a) != n ||
+                spirefleet__label_record__pack(borrowed, b) != n || memcmp(a, b, n) != 0)
+                abort();
+        }
+        free(a);
+        free(b);
+    }
+    if (rec)
+        spirefleet__label_record__free_unpacked(rec, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1396,6 +1396,219 @@ START_TEST(pull_copies_verifies_and_skips_present) {
 }
 END_TEST
 
+/* ---- the borrowing record decoder (proto/pbuf.h sf_pb_unpack_borrowed) ---------- */
+
+/* The verdict and the values of sf_record_decode_borrowed on `raw` are
+ * sf_record_decode's: the same status, and on success the same record
+ * (both packed again give the same bytes). Returns 1 when the borrowing
+ * decoder took the bytes itself, 0 when it left them to protobuf-c. */
+static int same_as_protobuf_c(const uint8_t *raw, size_t len, sf_arena *arena, sf_buf *a,
+                              sf_buf *b) {
+    ck_assert_int_eq(sf_arena_reset(arena), SF_OK);
+    ProtobufCMessage *m;
+    int fast = sf_pb_unpack_borrowed(&spirefleet__label_record__descriptor, raw, len, arena, &m);
+    ck_assert(fast == SF_OK || fast == SF_EFORMAT);
+    Spirefleet__LabelRecord *pbc = spirefleet__label_record__unpack(NULL, len, raw);
+    if (fast == SF_OK) { /* the subset is a subset: protobuf-c takes these bytes too */
+        ck_assert_ptr_nonnull(pbc);
+        size_t n = spirefleet__label_record__get_packed_size(pbc);
+        a->len = b->len = 0;
+        ck_assert_int_eq(sf_buf_reserve(a, n, NULL), SF_OK);
+        ck_assert_uint_eq(spirefleet__label_record__pack(pbc, a->p), n);
+        ck_assert_uint_eq(protobuf_c_message_get_packed_size(m), n);
+        ck_assert_int_eq(sf_buf_reserve(b, n, NULL), SF_OK);
+        ck_assert_uint_eq(protobuf_c_message_pack(m, b->p), n);
+        ck_assert_mem_eq(a->p, b->p, n);
+    }
+    if (pbc)
+        spirefleet__label_record__free_unpacked(pbc, NULL);
+    sf_err e1 = {0}, e2 = {0};
+    Spirefleet__LabelRecord *r1 = NULL, *r2 = NULL;
+    ck_assert_int_eq(sf_arena_reset(arena), SF_OK);
+    int rc1 = sf_record_decode_borrowed(raw, len, 0, arena, &r1, &e1);
+    int rc2 = sf_record_decode(raw, len, 0, NULL, &r2, &e2);
+    ck_assert_int_eq(rc1, rc2);
+    ck_assert_str_eq(e1.msg, e2.msg);
+    if (rc2 == SF_OK) {
+        size_t n = spirefleet__label_record__get_packed_size(r2);
+        ck_assert_uint_eq(spirefleet__label_record__get_packed_size(r1), n);
+        a->len = b->len = 0;
+        ck_assert_int_eq(sf_buf_reserve(a, n, NULL), SF_OK);
+        ck_assert_int_eq(sf_buf_reserve(b, n, NULL), SF_OK);
+        spirefleet__label_record__pack(r1, a->p);
+        spirefleet__label_record__pack(r2, b->p);
+        ck_assert_mem_eq(a->p, b->p, n);
+        spirefleet__label_record__free_unpacked(r2, NULL);
+    }
+    return fast == SF_OK;
+}
+
+/* Every record of a real self-play shard and of synthetic typical and
+ * dense jobs decodes to protobuf-c's record, its tensors pointing into the
+ * bytes it was given; and so does every mutation of them (a byte changed,
+ * the bytes cut short, a byte inserted), decoded or refused alike. */
+START_TEST(borrowed_decode_equals_protobuf_c_on_records_and_their_mutations) {
+    make_tmpdir();
+    char src[1024];
+    snprintf(src, sizeof src, "%s/tests/fuzz/corpus/shard-file/run-job1.shard", SF_SOURCE_ROOT);
+    sf_err err = {0};
+    sf_shard_reader *r;
+    ck_assert_msg(sf_shard_reader_open(src, &r, &err) == SF_OK, "%s", err.msg);
+    enum { NREAL = 36, NSYN = 8, MAXREC = NREAL + 2 * NSYN };
+    uint8_t *rec[MAXREC];
+    size_t len[MAXREC], n = 0;
+    for (uint64_t i = 0; i < NREAL; i++, n++) {
+        const uint8_t *p;
+        ck_assert_msg(sf_shard_reader_get_raw(r, i, &p, &len[n], NULL, &err) == SF_OK, "%s",
+                      err.msg);
+        ck_assert_ptr_nonnull(rec[n] = malloc(len[n] + 1));
+        memcpy(rec[n], p, len[n]);
+    }
+    sf_shard_reader_close(r);
+    for (int dense = 0; dense < 2; dense++) {
+        synth_params p;
+        synth_params_default(&p);
+        p.dense = dense;
+        for (uint64_t i = 0; i < NSYN; i++, n++)
+            rec[n] = packed(&p, i * 7, &len[n]);
+    }
+    sf_arena arena;
+    sf_arena_init(&arena, NULL);
+    sf_buf a = {0}, b = {0};
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_int_eq(same_as_protobuf_c(rec[k], len[k], &arena, &a, &b), 1);
+        /* borrowed: the tensor bytes are the input's own */
+        ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+        Spirefleet__LabelRecord *d;
+        ck_assert_int_eq(sf_record_decode_borrowed(rec[k], len[k], k, &arena, &d, &err), SF_OK);
+        const uint8_t *tc = d->inputs->token_cont->data.data;
+        ck_assert(tc > rec[k] && tc + d->inputs->token_cont->data.len <= rec[k] + len[k]);
+    }
+    uint64_t seed = 0x9E3779B97F4A7C15ull, taken = 0, left = 0, refused = 0;
+    uint8_t *mut = malloc(1 << 16);
+    ck_assert_ptr_nonnull(mut);
+    for (int round = 0; round < 6000; round++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t k = (size_t)(seed >> 33) % n, at = (size_t)(seed >> 13) % len[k];
+        size_t m = len[k];
+        memcpy(mut, rec[k], m);
+        int how = round % 3;
+        if (how == 0) {
+            mut[at] ^= (uint8_t)(1u << (seed >> 5) % 8);
+        } else if (how == 1) {
+            m = at;
+        } else {
+            memmove(mut + at + 1, mut + at, m - at);
+            mut[at] = (uint8_t)(seed >> 40);
+            m++;
+        }
+        /* a fresh heap copy of exactly m bytes, so ASan sees any read past them */
+        uint8_t *exact = malloc(m ? m : 1);
+        ck_assert_ptr_nonnull(exact);
+        memcpy(exact, mut, m);
+        if (same_as_protobuf_c(exact, m, &arena, &a, &b))
+            taken++;
+        else
+            left++;
+        sf_err e = {0};
+        Spirefleet__LabelRecord *d;
+        ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+        if (sf_record_decode_borrowed(exact, m, 0, &arena, &d, &e) != SF_OK)
+            refused++;
+        free(exact);
+    }
+    /* both ways were taken, and some mutations were refused */
+    ck_assert_uint_gt(taken, 1000);
+    ck_assert_uint_gt(left, 500);
+    ck_assert_uint_gt(refused, 1000);
+    free(mut);
+    sf_buf_free(&a);
+    sf_buf_free(&b);
+    sf_arena_free(&arena);
+    for (size_t k = 0; k < n; k++)
+        free(rec[k]);
+    remove_tmpdir();
+}
+END_TEST
+
+/* What protobuf merges or keeps (a field given twice, an unknown field, a
+ * repeated scalar not packed) is left to protobuf-c, whose record stands. */
+START_TEST(borrowed_decode_leaves_merges_and_unknown_fields_to_protobuf_c) {
+    synth_params p;
+    synth_params_default(&p);
+    size_t len;
+    uint8_t *raw = packed(&p, 3, &len);
+    uint8_t *buf = malloc(len + 64);
+    ck_assert_ptr_nonnull(buf);
+    sf_arena arena;
+    sf_arena_init(&arena, NULL);
+    sf_buf a = {0}, b = {0};
+    ProtobufCMessage *m;
+    /* schema_version (field 1) a second time: the last one counts */
+    memcpy(buf, raw, len);
+    buf[len] = 1 << 3 | 0;
+    buf[len + 1] = 9;
+    ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+    ck_assert_int_eq(
+        sf_pb_unpack_borrowed(&spirefleet__label_record__descriptor, buf, len + 2, &arena, &m),
+        SF_EFORMAT);
+    ck_assert_int_eq(same_as_protobuf_c(buf, len + 2, &arena, &a, &b), 0);
+    sf_err err = {0};
+    Spirefleet__LabelRecord *d;
+    ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+    ck_assert_int_eq(sf_record_decode_borrowed(buf, len + 2, 5, &arena, &d, &err), SF_EVERSION);
+    ck_assert_str_eq(err.msg, "record 5: schema_version 9, this reader knows 2 (written by a newer "
+                              "spirefleet: read it with that release)");
+    /* an unknown field (number 99, varint): protobuf-c keeps it, the record reads */
+    memcpy(buf, raw, len);
+    buf[len] = (uint8_t)(99 << 3 & 0x7f) | 0x80;
+    buf[len + 1] = 99 >> 4;
+    buf[len + 2] = 1;
+    ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+    ck_assert_int_eq(
+        sf_pb_unpack_borrowed(&spirefleet__label_record__descriptor, buf, len + 3, &arena, &m),
+        SF_EFORMAT);
+    ck_assert_int_eq(same_as_protobuf_c(buf, len + 3, &arena, &a, &b), 0);
+    ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+    ck_assert_int_eq(sf_record_decode_borrowed(buf, len + 3, 5, &arena, &d, &err), SF_OK);
+    ck_assert_uint_eq(d->base.n_unknown_fields, 1);
+    /* a Tensor whose shape (field 2) is written unpacked: protobuf-c reads it */
+    Spirefleet__Tensor t = SPIREFLEET__TENSOR__INIT;
+    const uint8_t unpacked[] = {0x0a, 2, 'u', '8', 0x10, 3, 0x10, 4, 0x1a, 0};
+    ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+    ck_assert_int_eq(sf_pb_unpack_borrowed(&spirefleet__tensor__descriptor, unpacked,
+                                           sizeof unpacked, &arena, &m),
+                     SF_EFORMAT);
+    Spirefleet__Tensor *pt = spirefleet__tensor__unpack(NULL, sizeof unpacked, unpacked);
+    ck_assert_ptr_nonnull(pt);
+    ck_assert_uint_eq(pt->n_shape, 2);
+    spirefleet__tensor__free_unpacked(pt, NULL);
+    /* the same tensor packed: borrowed, equal to protobuf-c's */
+    uint32_t shape[2] = {3, 4};
+    uint8_t data[12] = {1, 2, 3};
+    t.dtype = "u8";
+    t.n_shape = 2;
+    t.shape = shape;
+    t.data.len = sizeof data;
+    t.data.data = data;
+    uint8_t tb[64];
+    size_t tn = spirefleet__tensor__pack(&t, tb);
+    ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+    ck_assert_int_eq(sf_pb_unpack_borrowed(&spirefleet__tensor__descriptor, tb, tn, &arena, &m),
+                     SF_OK);
+    Spirefleet__Tensor *bt = (Spirefleet__Tensor *)m;
+    ck_assert_str_eq(bt->dtype, "u8");
+    ck_assert_uint_eq(bt->n_shape, 2);
+    ck_assert_uint_eq(bt->shape[1], 4);
+    ck_assert_ptr_eq(bt->data.data, tb + tn - sizeof data);
+    sf_buf_free(&a);
+    sf_buf_free(&b);
+    sf_arena_free(&arena);
+    free(buf);
+    free(raw);
+}
+END_TEST
+
 /* ---- the batch reader ----------------------------------------------------------- */
 
 /* Records from two shards, in a mixed order, padded to the batch's longest
@@ -1611,6 +1824,18 @@ START_TEST(strings_that_are_not_utf8_are_refused) {
         {"\xe2\x82", 0},         /* cut short */
         {"\xed\xa0\x80", 0},     /* a UTF-16 surrogate */
         {"\xf4\x90\x80\x80", 0}, /* above U+10FFFF */
+        /* past the eight-bytes-at-a-time ASCII run, and after it */
+        {"0123456789abcdef0123456789abcdef\xc3\xb6", 1},
+        {"0123456789abcdef\xff", 0},
+        {"01234567\xc3\xb6"
+         "01234567\xe2\x82",
+         0},
+        {"01234567\xc3\xb6"
+         "0123456789abcdef",
+         1},
+        {"0123456\xc3"
+         "89abcdef",
+         0}, /* a lead byte inside the first eight */
     };
     for (size_t k = 0; k < sizeof utf8 / sizeof utf8[0]; k++)
         ck_assert_msg(sf_utf8_valid((const uint8_t *)utf8[k].s, strlen(utf8[k].s)) == utf8[k].ok,
