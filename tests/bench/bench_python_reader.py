@@ -15,7 +15,8 @@ thread; the ratio is batch reader / per-record. Both read the dataset's
 frame-windowed shuffle of a new epoch (docs/trainer.md "Shuffling"), so
 the batch reader decodes each zstd frame once. SHARD_DIR (optional) adds
 the same two figures over the shards of a directory (real labels, e.g. a
-run's shards/), named python.dir.*.
+run's shards/), named python.dir.*, and the batch reader over as many
+epochs back to back as make 200,000 records (a trainer's loop).
 """
 import os
 import shutil
@@ -46,7 +47,7 @@ def timed(fn, runs=3):
     return statistics.median(out)
 
 
-def batches(ds, n, prefix):
+def batches(ds, n, prefix, epochs=0):
     """Per-record batches against the C batch reader over `ds`, shuffled,
     each timed pass on a new epoch's order."""
     import torch
@@ -83,6 +84,16 @@ def batches(ds, n, prefix):
          "decoded an epoch" % (b, what, frames))
     emit(prefix + "batch_reader_over_per_record", t_old / t_new, "x", 3,
          "the same batches, C batch reader / per-record reader")
+    if epochs:
+        # a trainer's loop: many epochs back to back, so a pass's fixed
+        # costs (the epoch's shuffle, the first batch's buffers) weigh as
+        # they do in training
+        def many():
+            for _ in range(epochs):
+                batched()
+        t_many = timed(many)
+        emit(prefix + "batch_reader_epochs_records_per_s", epochs * n / t_many, "records/s", 3,
+             "BatchReader, %d epochs back to back, into torch tensors, %s" % (epochs, what))
     reader.close()
 
 
@@ -130,7 +141,7 @@ def main():
             # cache does) instead of finding them cached
             frames = ShardDataset([sys.argv[3]], shuffle=False).n_frames
             real = ShardDataset([sys.argv[3]], seed=1, window=max(1, min(256, frames // 4)))
-            batches(real, len(real), "dir.")
+            batches(real, len(real), "dir.", epochs=max(1, 200000 // len(real)))
         t = timed(lambda: open_shard(path).close(), runs=21)
         emit("open_ms", t * 1e3, "ms", 21, "open_shard + close of a %.0f MB shard"
              % (os.path.getsize(path) / 1e6))
