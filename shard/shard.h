@@ -259,7 +259,9 @@ uint64_t sf_shard_reader_file_bytes(const sf_shard_reader *r);
 
 /* Record `i` (0 <= i < count), decoded and checked. `*rec` is owned by the
  * reader and valid until the next get/get_raw/foreach/close on this reader
- * (its tensors' bytes lie in the reader's decoded frame).
+ * (its tensors' bytes lie in the reader's decoded frame, at whatever
+ * alignment the record gives them: read them with memcpy or sf_le32, not
+ * through a cast to float* or uint16_t*).
  * Reads one LMDB value (zero copy) and decompresses the zstd frame holding
  * record i; the block and the frame last used are cached, so ascending
  * reads cost one lookup per block and one decompression per frame, and a

@@ -135,7 +135,9 @@ START_TEST(forecasts_root_values_and_unsearched_labels) {
             ck_assert_double_eq_tol(s->root_search_value, mean, 1e-6);
             differ += fabsf(s->root_search_value - s->root_raw_value) > 1e-4f;
         }
-        const float *f = (const float *)rec->forecast->target->data.data;
+        /* tensor bytes lie where the record put them, at any alignment */
+        float f[SF_FORECAST_H * SF_FORECAST_COLS];
+        memcpy(f, rec->forecast->target->data.data, sizeof f);
         const uint8_t *m = rec->forecast->mask->data.data;
         for (int h = 0; h < SF_FORECAST_H; h++)
             block_seen += m[h] && f[h * SF_FORECAST_COLS + SF_FORECAST_BLOCK_AT_ENEMY_TURN] > 0.0f;
