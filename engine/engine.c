@@ -4,6 +4,7 @@
  * and the Act-1 gauntlet.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,12 +331,17 @@ int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
  * ---------------------------------------------------------------------- */
 
 /* A card's five bytes as one number: two cards are bytewise equal exactly
- * when their keys are (one compare where memcmp did five). */
+ * when their keys are (one compare where memcmp did five). Built from a
+ * 4-byte and a 1-byte load in registers: copying the five bytes into a
+ * zeroed 8-byte slot and reading it back made every key wait on a failed
+ * store-to-load forwarding (two narrow stores, one wide load), 44 % of
+ * enumerate's samples. */
 static uint64_t card_key(const sf_card *k) {
-    _Static_assert(sizeof(sf_card) <= sizeof(uint64_t), "a card fits a key");
-    uint64_t v = 0;
-    memcpy(&v, k, sizeof *k);
-    return v;
+    _Static_assert(sizeof(sf_card) == 5 && offsetof(sf_card, misc) == 4,
+                   "a card is four bytes and misc");
+    uint32_t lo;
+    memcpy(&lo, k, sizeof lo);
+    return (uint64_t)lo | (uint64_t)k->misc << 32;
 }
 
 int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
