@@ -77,11 +77,12 @@ int sf_pb_strings_utf8(const ProtobufCMessage *m, char *field, size_t cap);
  * It decodes the encoding protobuf-c's packer writes and nothing more:
  * fields of types (u)int32, (u)int64, bool, float, double, string, bytes
  * and message, repeated scalars packed, each field at most once, no unknown
- * field, no oneof or required field, nesting up to 16 deep. Anything else,
- * including bytes that do not decode at all, returns SF_EFORMAT with no
- * verdict on the bytes: the caller then decodes them with
- * protobuf_c_message_unpack, whose verdict stands. Within the subset the
- * message equals protobuf-c's (proto/borrow.c; tests/unit/test_proto.c).
+ * field, no oneof or required field, at most 64 fields a message, nesting
+ * up to 16 deep. Anything else, including bytes that do not decode at all,
+ * returns SF_EFORMAT with no verdict on the bytes: the caller then decodes
+ * them with protobuf_c_message_unpack, whose verdict stands. Within the
+ * subset the message equals protobuf-c's (proto/borrow.c; the borrowed_*
+ * tests of tests/unit/test_shard.c and the record-decode fuzz target).
  *
  * Returns SF_OK with *out set, SF_EFORMAT, or SF_ENOMEM; on either error
  * *out is NULL and what was allocated is left to the arena's reset. Never
