@@ -51,6 +51,14 @@ static inline int varint(cursor *c, uint64_t *out) {
     return 0;
 }
 
+/* A tag or a length prefix: a varint of at most five bytes, the most
+ * protobuf-c reads there (its tag and length scans stop at five bytes and
+ * refuse the field); 0 otherwise. */
+static inline int prefix(cursor *c, uint64_t *out) {
+    const uint8_t *start = c->p;
+    return varint(c, out) && c->p - start <= 5;
+}
+
 /* Bytes per element of a scalar type in a protobuf-c struct, or 0 for a type
  * outside the subset. */
 static size_t scalar_size(ProtobufCType t) {
@@ -168,7 +176,7 @@ static int message(cursor *c, const ProtobufCMessageDescriptor *d, ProtobufCMess
     uint64_t seen = 0;
     while (c->p < c->end) {
         uint64_t tag;
-        if (!varint(c, &tag) || tag > UINT32_MAX || (tag >> 3) == 0)
+        if (!prefix(c, &tag) || tag > UINT32_MAX || (tag >> 3) == 0)
             return 0;
         unsigned id = (unsigned)(tag >> 3);
         /* generated descriptors list fields by number: numbers 1..n are
@@ -185,7 +193,7 @@ static int message(cursor *c, const ProtobufCMessageDescriptor *d, ProtobufCMess
         int wt = (int)(tag & 7);
         if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
             uint64_t len;
-            if (wt != WT_LEN || scalar_size(fd->type) == 0 || !varint(c, &len) ||
+            if (wt != WT_LEN || scalar_size(fd->type) == 0 || !prefix(c, &len) ||
                 len > (uint64_t)(c->end - c->p))
                 return 0;
             int rc = packed(c, (size_t)len, fd, base, a);
@@ -204,7 +212,7 @@ static int message(cursor *c, const ProtobufCMessageDescriptor *d, ProtobufCMess
             continue;
         }
         uint64_t len;
-        if (!varint(c, &len) || len > (uint64_t)(c->end - c->p))
+        if (!prefix(c, &len) || len > (uint64_t)(c->end - c->p))
             return 0;
         const uint8_t *body = c->p;
         c->p += len;

@@ -1572,6 +1572,26 @@ START_TEST(borrowed_decode_leaves_merges_and_unknown_fields_to_protobuf_c) {
     ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
     ck_assert_int_eq(sf_record_decode_borrowed(buf, len + 3, 5, &arena, &d, &err), SF_OK);
     ck_assert_uint_eq(d->base.n_unknown_fields, 1);
+    /* the length of `ids` (field 2, after schema_version's two bytes) and
+     * then its tag written in k bytes: protobuf-c reads five at most */
+    ck_assert_uint_eq(raw[0], 1 << 3 | 0);
+    ck_assert_uint_eq(raw[2], 2 << 3 | 2);
+    ck_assert_uint_lt(raw[3], 0x80);
+    for (int what = 0; what < 2; what++)
+        for (size_t k = 4; k <= 7; k++) {
+            size_t at = what == 0 ? 3 : 2, v = raw[at], o = 0;
+            memcpy(buf, raw, at);
+            o = at;
+            for (size_t j = 0; j + 1 < k; j++)
+                buf[o++] = (uint8_t)((v & 0x7f) | 0x80), v >>= 7;
+            buf[o++] = (uint8_t)v;
+            memcpy(buf + o, raw + at + 1, len - at - 1);
+            size_t n = o + len - at - 1;
+            ck_assert_int_eq(same_as_protobuf_c(buf, n, &arena, &a, &b), k <= 5);
+            ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
+            ck_assert_int_eq(sf_record_decode_borrowed(buf, n, 5, &arena, &d, &err),
+                             k <= 5 ? SF_OK : SF_EFORMAT);
+        }
     /* a Tensor whose shape (field 2) is written unpacked: protobuf-c reads it */
     Spirefleet__Tensor t = SPIREFLEET__TENSOR__INIT;
     const uint8_t unpacked[] = {0x0a, 2, 'u', '8', 0x10, 3, 0x10, 4, 0x1a, 0};
