@@ -74,6 +74,12 @@ static size_t scalar_size(ProtobufCType t) {
     }
 }
 
+/* 1 for the types the wire carries as fixed-width little-endian values
+ * (scalar_size bytes each), 0 for varints. */
+static int fixed_width(ProtobufCType t) {
+    return t == PROTOBUF_C_TYPE_FLOAT || t == PROTOBUF_C_TYPE_DOUBLE;
+}
+
 static int wire_type_of(ProtobufCType t) {
     switch (t) {
     case PROTOBUF_C_TYPE_FLOAT: return WT_I32;
@@ -90,8 +96,8 @@ static int wire_type_of(ProtobufCType t) {
  * truncate, a bool other than 0 or 1, a truncated fixed-width value. */
 static inline int scalar(cursor *c, ProtobufCType t, void *dst) {
     uint64_t v;
-    if (t == PROTOBUF_C_TYPE_FLOAT || t == PROTOBUF_C_TYPE_DOUBLE) {
-        size_t n = t == PROTOBUF_C_TYPE_FLOAT ? 4 : 8;
+    if (fixed_width(t)) {
+        size_t n = scalar_size(t);
         if ((size_t)(c->end - c->p) < n)
             return 0;
         memcpy(dst, c->p, n); /* the wire's little-endian bytes, as they are */
@@ -134,24 +140,21 @@ static int packed(cursor *c, size_t len, const ProtobufCFieldDescriptor *fd, uin
                   ProtobufCAllocator *a) {
     size_t es = scalar_size(fd->type), n = 0;
     cursor body = {c->p, c->p + len};
-    if (fd->type == PROTOBUF_C_TYPE_FLOAT || fd->type == PROTOBUF_C_TYPE_DOUBLE) {
-        size_t w = fd->type == PROTOBUF_C_TYPE_FLOAT ? 4 : 8;
-        if (len % w)
+    void *arr = NULL;
+    if (fixed_width(fd->type)) {
+        if (len % es)
             return 0;
-        n = len / w;
+        n = len / es;
+        if (n && !(arr = a->alloc(a->allocator_data, len)))
+            return SF_ENOMEM;
+        if (n)
+            memcpy(arr, body.p, len); /* fixed-width little-endian values, as they are */
     } else {
         for (const uint8_t *q = body.p; q < body.end; q++)
             n += !(*q & 0x80);
         if (len && (body.end[-1] & 0x80))
             return 0; /* a truncated last varint */
-    }
-    void *arr = NULL;
-    if (n && (fd->type == PROTOBUF_C_TYPE_FLOAT || fd->type == PROTOBUF_C_TYPE_DOUBLE)) {
-        if (!(arr = a->alloc(a->allocator_data, len)))
-            return SF_ENOMEM;
-        memcpy(arr, body.p, len); /* fixed-width little-endian values, as they are */
-    } else if (n) {
-        if (!(arr = a->alloc(a->allocator_data, n * es)))
+        if (n && !(arr = a->alloc(a->allocator_data, n * es)))
             return SF_ENOMEM;
         uint8_t *dst = arr;
         for (size_t k = 0; k < n; k++, dst += es)

@@ -249,6 +249,12 @@ int sf_shard_record_check(const Spirefleet__LabelRecord *rec, sf_err *err) {
     return SF_OK;
 }
 
+/* The format rules on a decoded record, the error naming `index`. */
+static int check_decoded(const Spirefleet__LabelRecord *rec, uint64_t index, sf_err *err) {
+    int rc = sf_shard_record_check(rec, err);
+    return rc < 0 ? sf_err_prefix(err, "record %llu", (unsigned long long)index) : SF_OK;
+}
+
 int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAllocator *alloc,
                      Spirefleet__LabelRecord **out, sf_err *err) {
     *out = NULL;
@@ -256,9 +262,8 @@ int sf_record_decode(const uint8_t *raw, size_t len, uint64_t index, ProtobufCAl
     if (!rec)
         return sf_err_set(err, SF_EFORMAT, "record %llu: protobuf LabelRecord does not decode",
                           (unsigned long long)index);
-    int rc = sf_shard_record_check(rec, err);
+    int rc = check_decoded(rec, index, err);
     if (rc < 0) {
-        sf_err_prefix(err, "record %llu", (unsigned long long)index);
         spirefleet__label_record__free_unpacked(rec, alloc);
         return rc;
     }
@@ -275,10 +280,9 @@ int sf_record_decode_borrowed(const uint8_t *raw, size_t len, uint64_t index, sf
         return sf_err_set(err, SF_ENOMEM, "record %llu: out of memory", (unsigned long long)index);
     if (rc != SF_OK) /* outside the borrowing decoder's subset: protobuf-c decides */
         return sf_record_decode(raw, len, index, &arena->pb, out, err);
-    Spirefleet__LabelRecord *rec = (Spirefleet__LabelRecord *)m;
-    if ((rc = sf_shard_record_check(rec, err)) < 0)
-        return sf_err_prefix(err, "record %llu", (unsigned long long)index);
-    *out = rec;
+    if ((rc = check_decoded((Spirefleet__LabelRecord *)m, index, err)) < 0)
+        return rc;
+    *out = (Spirefleet__LabelRecord *)m;
     return SF_OK;
 }
 

@@ -1,6 +1,4 @@
 /* util.c — CRC-32, growable buffers, the unpack arena and path helpers. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

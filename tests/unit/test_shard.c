@@ -1398,6 +1398,19 @@ END_TEST
 
 /* ---- the borrowing record decoder (proto/pbuf.h sf_pb_unpack_borrowed) ---------- */
 
+/* x and y pack to the same bytes (a, b: scratch). */
+static void packs_equal(const ProtobufCMessage *x, const ProtobufCMessage *y, sf_buf *a,
+                        sf_buf *b) {
+    size_t n = protobuf_c_message_get_packed_size(x);
+    ck_assert_uint_eq(protobuf_c_message_get_packed_size(y), n);
+    a->len = b->len = 0;
+    ck_assert_int_eq(sf_buf_reserve(a, n, NULL), SF_OK);
+    ck_assert_int_eq(sf_buf_reserve(b, n, NULL), SF_OK);
+    ck_assert_uint_eq(protobuf_c_message_pack(x, a->p), n);
+    ck_assert_uint_eq(protobuf_c_message_pack(y, b->p), n);
+    ck_assert_mem_eq(a->p, b->p, n);
+}
+
 /* The verdict and the values of sf_record_decode_borrowed on `raw` are
  * sf_record_decode's: the same status, and on success the same record
  * (both packed again give the same bytes). Returns 1 when the borrowing
@@ -1411,14 +1424,7 @@ static int same_as_protobuf_c(const uint8_t *raw, size_t len, sf_arena *arena, s
     Spirefleet__LabelRecord *pbc = spirefleet__label_record__unpack(NULL, len, raw);
     if (fast == SF_OK) { /* the subset is a subset: protobuf-c takes these bytes too */
         ck_assert_ptr_nonnull(pbc);
-        size_t n = spirefleet__label_record__get_packed_size(pbc);
-        a->len = b->len = 0;
-        ck_assert_int_eq(sf_buf_reserve(a, n, NULL), SF_OK);
-        ck_assert_uint_eq(spirefleet__label_record__pack(pbc, a->p), n);
-        ck_assert_uint_eq(protobuf_c_message_get_packed_size(m), n);
-        ck_assert_int_eq(sf_buf_reserve(b, n, NULL), SF_OK);
-        ck_assert_uint_eq(protobuf_c_message_pack(m, b->p), n);
-        ck_assert_mem_eq(a->p, b->p, n);
+        packs_equal(&pbc->base, m, a, b);
     }
     if (pbc)
         spirefleet__label_record__free_unpacked(pbc, NULL);
@@ -1430,14 +1436,7 @@ static int same_as_protobuf_c(const uint8_t *raw, size_t len, sf_arena *arena, s
     ck_assert_int_eq(rc1, rc2);
     ck_assert_str_eq(e1.msg, e2.msg);
     if (rc2 == SF_OK) {
-        size_t n = spirefleet__label_record__get_packed_size(r2);
-        ck_assert_uint_eq(spirefleet__label_record__get_packed_size(r1), n);
-        a->len = b->len = 0;
-        ck_assert_int_eq(sf_buf_reserve(a, n, NULL), SF_OK);
-        ck_assert_int_eq(sf_buf_reserve(b, n, NULL), SF_OK);
-        spirefleet__label_record__pack(r1, a->p);
-        spirefleet__label_record__pack(r2, b->p);
-        ck_assert_mem_eq(a->p, b->p, n);
+        packs_equal(&r1->base, &r2->base, a, b);
         spirefleet__label_record__free_unpacked(r2, NULL);
     }
     return fast == SF_OK;
