@@ -105,6 +105,36 @@ static inline void sf_put_le64(uint8_t *p, uint64_t v) {
  * SF_ENOMEM when it cannot. */
 int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair, sf_buf *scratch,
                             sf_err *err);
+/* ---- the content digest, frame by frame (hasher.c) ----------------------
+ * A writer's records reach its digest one closed frame at a time, each
+ * record as its u64 little-endian length and bytes, so the digest is the
+ * same whether a helper thread hashes them or the writer does. */
+typedef struct sf_frame_hasher sf_frame_hasher;
+
+/* A hasher feeding `sha` (borrowed: it must outlive the hasher, and nothing
+ * else may touch it between a submit and the next wait). With `threaded`
+ * the frames are hashed on a helper thread; when the thread cannot be
+ * started they are hashed inline, which gives the same digest. SF_ENOMEM,
+ * *out NULL. */
+int sf_frame_hasher_new(sf_sha256_ctx *sha, int threaded, sf_frame_hasher **out, sf_err *err);
+
+/* Whether h hashes on a helper thread. */
+int sf_frame_hasher_threaded(const sf_frame_hasher *h);
+
+/* Hash a frame: `n` (1..SF_SHARD_MAX_BLOCK_RECORDS) records lying back to
+ * back from `raw`, record k ending at offset ends[k]. Waits for the frame
+ * before it first; `ends` is copied, `raw` is read until the next submit,
+ * wait or free, so the caller must leave it unchanged until then.
+ * Allocates nothing. */
+void sf_frame_hasher_submit(sf_frame_hasher *h, const uint8_t *raw, const uint32_t *ends,
+                            uint32_t n);
+
+/* Return once every submitted frame is in the digest. */
+void sf_frame_hasher_wait(sf_frame_hasher *h);
+
+/* Finish the frame in flight, stop the thread, free h (NULL is fine). */
+void sf_frame_hasher_free(sf_frame_hasher *h);
+
 static inline void sf_put_be64(uint8_t *p, uint64_t v) {
     for (int k = 7; k >= 0; k--) {
         p[k] = (uint8_t)v;

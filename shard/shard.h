@@ -160,6 +160,11 @@ typedef struct sf_shard_writer_opts {
     uint32_t format_version;  /* 0: SF_SHARD_FORMAT_VERSION; 1 writes the
                                * old layout (one frame per record), for tests
                                * of the readers' format-1 path               */
+    int hash_inline;          /* 0: format 2 hashes each closed frame on a
+                               * helper thread, overlapping the next frame's
+                               * packing and compression (one thread per open
+                               * writer; inline if it cannot start); 1: on
+                               * the appending thread. The digest is the same */
 } sf_shard_writer_opts;
 
 typedef struct sf_shard_writer sf_shard_writer;
@@ -174,11 +179,10 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
 
 /* Append one record (it becomes index sf_shard_writer_count() before the
  * call). The record is checked (sf_shard_record_check and the ids rule
- * above), packed, hashed and compressed; full blocks are written in batches
- * of about txn_bytes per LMDB transaction, growing the map as needed.
- * Errors: SF_EINVAL / SF_EVERSION for a bad record (nothing is appended; the
- * writer stays usable), SF_EIO when LMDB or the disk fails (the writer then
- * accepts only abort). */
+ * above), packed, compressed and hashed (format 2: with its frame); full blocks are written in
+ * batches of about txn_bytes per LMDB transaction, growing the map as needed. Errors: SF_EINVAL /
+ * SF_EVERSION for a bad record (nothing is appended; the writer stays usable), SF_EIO when LMDB or
+ * the disk fails (the writer then accepts only abort). */
 int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *rec, sf_err *err);
 
 /* Records appended so far. */

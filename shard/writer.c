@@ -1,8 +1,10 @@
 /* writer.c — building a shard under a temporary name and sealing it.
  *
- * Records are packed and hashed (content digest) one by one; in format 2
- * they gather in the open frame, compressed as one zstd frame once it holds
- * frame_records records (or SF_SHARD_FRAME_RAW_BYTES), in format 1 each is
+ * Records are packed one by one; in format 2 they gather in the open frame,
+ * compressed as one zstd frame once it holds frame_records records (or
+ * SF_SHARD_FRAME_RAW_BYTES) and handed to the content digest (hasher.c),
+ * which hashes it on a helper thread while the next frame fills the other
+ * of two frame buffers; in format 1 each record is hashed inline and
  * compressed as its own frame. Frames go into the current block; a block
  * is closed once its frames reach block_bytes and queued; queued blocks go to LMDB in one write
  * transaction per txn_bytes. The environment runs with MDB_NOSYNC (the file is synced once, at
@@ -41,10 +43,12 @@ struct sf_shard_writer {
     MDB_env *env;
     MDB_dbi records, meta;
     ZSTD_CCtx *cctx;
-    sf_sha256_ctx *sha; /* the content digest */
+    sf_sha256_ctx *sha;      /* the content digest */
+    sf_frame_hasher *hasher; /* format 2: feeds sha frame by frame */
 
     sf_buf packed;                   /* the record being appended                      */
     sf_buf fraw;                     /* format 2: the open frame's records, uncompressed */
+    sf_buf fraw_next;                /* the other frame buffer, read by the hasher */
     uint32_t f_open;                 /* records in the open frame                      */
     sf_buf frames;                   /* frame area of the open block                   */
     uint32_t *ends;                  /* frame ends of the open block                   */
@@ -76,10 +80,12 @@ static void writer_free(sf_shard_writer *w) {
     if (w->env)
         mdb_env_close(w->env);
     ZSTD_freeCCtx(w->cctx);
+    sf_frame_hasher_free(w->hasher); /* first: its thread may still read a frame */
     sf_sha256_free(w->sha);
     sf_buf_free(&w->packed);
     sf_buf_free(&w->frames);
     sf_buf_free(&w->fraw);
+    sf_buf_free(&w->fraw_next);
     sf_buf_free(&w->pending);
     free(w->ends);
     free(w->frame_recs);
@@ -194,6 +200,8 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     w->txn_bytes = o.txn_bytes;
     w->map_size = o.initial_map_bytes;
     int hrc = sf_sha256_new(&w->sha, err);
+    if (hrc == SF_OK && w->format == 2)
+        hrc = sf_frame_hasher_new(w->sha, !o.hash_inline, &w->hasher, err);
     if (hrc < 0) {
         writer_free(w);
         return sf_err_prefix(err, "%s", path);
@@ -276,10 +284,13 @@ static int compress_frame(sf_shard_writer *w, const uint8_t *src, size_t len, si
     return SF_OK;
 }
 
-/* Format 2: compress the open frame into the open block. */
+/* Format 2: hand the open frame to the content digest, compress it into the
+ * open block, and open the next frame in the other buffer (the hasher
+ * finished with that one before this submit returned). */
 static int close_frame(sf_shard_writer *w, sf_err *err) {
     if (w->f_open == 0)
         return SF_OK;
+    sf_frame_hasher_submit(w->hasher, w->fraw.p, w->rec_ends + (w->n_open - w->f_open), w->f_open);
     size_t csize;
     int rc = compress_frame(w, w->fraw.p, w->fraw.len, &csize, err);
     if (rc < 0) {
@@ -289,6 +300,9 @@ static int close_frame(sf_shard_writer *w, sf_err *err) {
     w->ends[w->m_open] = (uint32_t)w->frames.len;
     w->frame_recs[w->m_open] = w->n_open;
     w->m_open++;
+    sf_buf t = w->fraw;
+    w->fraw = w->fraw_next;
+    w->fraw_next = t;
     w->fraw.len = 0;
     w->f_open = 0;
     return SF_OK;
@@ -423,35 +437,38 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     if (size > SF_SHARD_MAX_RECORD_BYTES)
         return sf_err_set(err, SF_EINVAL, "%s: record %llu: %zu bytes packed, limit %u", w->temp,
                           ix, size, SF_SHARD_MAX_RECORD_BYTES);
-    /* w->packed holds the record's length (u64 little-endian) and then its
-     * bytes: what the content digest hashes, in one update */
-    w->packed.len = 0;
-    if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0)
-        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
-    size_t len = spirefleet__label_record__pack(rec, w->packed.p + 8);
-    sf_put_le64(w->packed.p, len);
-    w->packed.len = 8 + len;
-
+    size_t len;
     if (w->format == 1) {
+        /* w->packed holds the record's length (u64 little-endian) and then
+         * its bytes: what the content digest hashes, in one update */
+        w->packed.len = 0;
+        if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0)
+            return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
+        len = spirefleet__label_record__pack(rec, w->packed.p + 8);
+        sf_put_le64(w->packed.p, len);
+        w->packed.len = 8 + len;
         size_t csize;
         if ((rc = compress_frame(w, w->packed.p + 8, len, &csize, err)) < 0)
             return rc;
         w->ends[w->n_open] = (uint32_t)w->frames.len;
     } else {
         /* a frame's content stays within SF_SHARD_FRAME_RAW_BYTES, or is one
-         * record (at most SF_SHARD_MAX_RECORD_BYTES) */
-        if (w->f_open > 0 && w->fraw.len + len > SF_SHARD_FRAME_RAW_BYTES &&
+         * record (at most SF_SHARD_MAX_RECORD_BYTES); the record is packed
+         * in place at the frame's end */
+        if (w->f_open > 0 && w->fraw.len + size > SF_SHARD_FRAME_RAW_BYTES &&
             (rc = close_frame(w, err)) < 0)
             return rc;
-        if (sf_buf_reserve(&w->fraw, len, NULL) < 0)
+        if (sf_buf_reserve(&w->fraw, size, NULL) < 0)
             return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
-        memcpy(w->fraw.p + w->fraw.len, w->packed.p + 8, len);
+        len = spirefleet__label_record__pack(rec, w->fraw.p + w->fraw.len);
         w->fraw.len += len;
         w->rec_ends[w->n_open] = (uint32_t)w->fraw.len;
         w->f_open++;
     }
-    /* Only now is the record accepted: hash it and account for it. */
-    sf_sha256_update(w->sha, w->packed.p, w->packed.len);
+    /* Only now is the record accepted: account for it (format 2 hashes it
+     * with its frame). */
+    if (w->format == 1)
+        sf_sha256_update(w->sha, w->packed.p, w->packed.len);
     if (w->n_open == 0)
         w->open_first = w->count;
     w->n_open++;
@@ -666,6 +683,12 @@ int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *
     if (w->failed) {
         rc = sf_err_set(err, SF_ESTATE, "%s: the writer failed earlier; not sealing", w->temp);
         goto fail;
+    }
+    /* every record in the digest before the pairs */
+    if (w->format == 2) {
+        if ((rc = close_frame(w, err)) < 0)
+            goto fail;
+        sf_frame_hasher_wait(w->hasher);
     }
     for (size_t i = 0; i < w->n_pairs && rc == SF_OK; i++) {
         w->pairs[i].encounter = w->pair_enc[i];

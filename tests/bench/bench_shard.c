@@ -6,9 +6,11 @@
  * label_synth.h): "typical" positions, and "dense" ones whose continuous
  * features are all set (over 2 KB compressed, the overflow-page case). 1000
  * distinct records are generated first and appended in turn, so timing
- * covers only the shard code. Each timed figure is the median of 3 runs;
- * MB/s counts uncompressed record bytes. Prints one JSON line per figure,
- * then a human line. */
+ * covers only the shard code. Each timed figure is the median of 3 runs
+ * (the digest-thread comparison: of 16 pairs); MB/s counts uncompressed
+ * record bytes. Prints one JSON line per figure, then a human line. With
+ * SF_BENCH_SHARD_WRITE_ONLY set it stops after the write and read figures
+ * of both kinds. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,12 +61,14 @@ typedef struct result {
 } result;
 
 static result run_once(const char *path, synth_record *pool, const synth_params *p, uint64_t n,
-                       int level, size_t block_bytes, uint32_t format, int keep) {
+                       int level, size_t block_bytes, uint32_t format, int keep, int hash_inline) {
     result res = {0};
     sf_shard_info info;
     synth_info(p, &info);
-    sf_shard_writer_opts opts = {
-        .zstd_level = level, .block_bytes = block_bytes, .format_version = format};
+    sf_shard_writer_opts opts = {.zstd_level = level,
+                                 .block_bytes = block_bytes,
+                                 .format_version = format,
+                                 .hash_inline = hash_inline};
     sf_err err = {0};
     uint64_t t0 = sf_now_ns();
     write_shard(path, &info, &opts, pool, n);
@@ -152,7 +156,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     double w[RUNS], s[RUNS], rr[RUNS];
     result res = {0};
     for (int k = 0; k < RUNS; k++) {
-        res = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 0);
+        res = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 0, 0);
         w[k] = (double)n / res.write_s;
         s[k] = (double)n / res.seq_s;
         rr[k] = (double)n / res.rand_s;
@@ -172,12 +176,39 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
         hs[k] = hash_seconds(packed, plen, n, 0);
         hso[k] = hash_seconds(packed, plen, n, 1);
     }
+    double hash_s = median(hs, RUNS), sodium_s = median(hso, RUNS);
+    /* The writer's default (the digest on its helper thread) against the
+     * digest inline, in PAIRS pairs of writes of a quarter of n (in turn
+     * A-B and B-A), each pair with the digest alone timed over the same
+     * records: per pair, inline / default seconds, the digest's share of
+     * the inline write, and its visible share of the default write, the
+     * time it adds beyond the inline write less its hashing; medians. */
+    enum { PAIRS = 16 };
+    uint64_t m = n / 4 > 0 ? n / 4 : 1;
+    double speed[PAIRS], share_inl[PAIRS], share_vis[PAIRS], inline_rps[PAIRS];
+    sf_shard_info info;
+    synth_info(&p, &info);
+    for (int k = 0; k < PAIRS; k++) {
+        double t[2];
+        for (int j = 0; j < 2; j++) {
+            int inl = (j + k) % 2;
+            sf_shard_writer_opts o = {.hash_inline = inl};
+            uint64_t t0 = sf_now_ns();
+            write_shard(path, &info, &o, pool, m);
+            t[inl] = (double)(sf_now_ns() - t0) / 1e9;
+        }
+        double h = hash_seconds(packed, plen, m, 0);
+        speed[k] = t[1] / t[0];
+        share_inl[k] = h / t[1];
+        share_vis[k] = (t[0] - (t[1] - h)) / t[0];
+        inline_rps[k] = (double)m / t[1];
+    }
+    unlink(path);
     for (int i = 0; i < POOL; i++)
         free(packed[i]);
-    double hash_s = median(hs, RUNS), sodium_s = median(hso, RUNS);
-    double write_s = (double)n / median(w, RUNS);
-    /* the same write with libsodium's hash in place of the writer's */
-    double write_sodium_s = write_s - hash_s + sodium_s;
+    double inline_s = (double)n / median(inline_rps, PAIRS);
+    /* the same inline write with libsodium's hash in place of libcrypto's */
+    double write_sodium_s = inline_s - hash_s + sodium_s;
     double mb = (double)res.raw / (double)n / 1e6; /* MB per record */
     char name[64], human[160];
     snprintf(human, sizeof human, "%s, SHA-256 of the records' bytes, libcrypto (the writer's)",
@@ -187,10 +218,21 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     snprintf(human, sizeof human, "%s, SHA-256 of the records' bytes, libsodium", tag);
     snprintf(name, sizeof name, "%s.digest_libsodium_mb_per_s", tag);
     emit(name, (double)n * mb / sodium_s, "MB/s", RUNS, human);
-    snprintf(human, sizeof human, "%s, content digest seconds / write seconds", tag);
+    snprintf(human, sizeof human,
+             "%s, content digest seconds / write seconds, the digest on the appending thread", tag);
+    snprintf(name, sizeof name, "%s.digest_share_of_write_inline", tag);
+    emit(name, median(share_inl, PAIRS), "fraction", PAIRS, human);
+    snprintf(human, sizeof human,
+             "%s, the digest's visible share: (write - (inline write - digest)) / write, the "
+             "digest on the helper thread (the default)",
+             tag);
     snprintf(name, sizeof name, "%s.digest_share_of_write", tag);
-    emit(name, hash_s / write_s, "fraction", RUNS, human);
-    snprintf(human, sizeof human, "%s, the same with libsodium's SHA-256 in the writer", tag);
+    emit(name, median(share_vis, PAIRS), "fraction", PAIRS, human);
+    snprintf(human, sizeof human, "%s, write records/s: helper-thread digest / inline digest", tag);
+    snprintf(name, sizeof name, "%s.write_hash_thread_speedup", tag);
+    emit(name, median(speed, PAIRS), "x", PAIRS, human);
+    snprintf(human, sizeof human, "%s, the same inline with libsodium's SHA-256 in the writer",
+             tag);
     snprintf(name, sizeof name, "%s.digest_share_of_write_libsodium", tag);
     emit(name, sodium_s / write_sodium_s, "fraction", RUNS, human);
     double wm = median(w, RUNS), sm = median(s, RUNS), rm = median(rr, RUNS);
@@ -200,6 +242,10 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     emit(name, wm, "records/s", RUNS, human);
     snprintf(name, sizeof name, "%s.write_mb_per_s", tag);
     emit(name, wm * mb, "MB/s", RUNS, human);
+    snprintf(human, sizeof human, "%s, %" PRIu64 " records, append+seal, the digest inline", tag,
+             m);
+    snprintf(name, sizeof name, "%s.write_records_per_s_hash_inline", tag);
+    emit(name, median(inline_rps, PAIRS), "records/s", PAIRS, human);
     snprintf(human, sizeof human, "%s, get(i) in index order, decoded", tag);
     snprintf(name, sizeof name, "%s.read_seq_records_per_s", tag);
     emit(name, sm, "records/s", RUNS, human);
@@ -220,7 +266,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     emit(name, (double)res.file / res.payload, "x", 1, human);
     /* The layout the blocks avoid: one record per LMDB value (a block closes
      * after every record), docs/format.md "blocks". */
-    result naive = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 1, 1, 0);
+    result naive = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 1, 1, 0, 0);
     snprintf(human, sizeof human, "%s, one record per LMDB value: file %" PRIu64 " B", tag,
              naive.file);
     snprintf(name, sizeof name, "%s.one_record_per_value_file_over_payload", tag);
@@ -231,7 +277,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     double s1[RUNS], r1[RUNS];
     result v1 = {0};
     for (int k = 0; k < RUNS; k++) {
-        v1 = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 1, 0);
+        v1 = run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 1, 0, 0);
         s1[k] = (double)n / v1.seq_s;
         r1[k] = (double)n / v1.rand_s;
     }
@@ -343,7 +389,7 @@ static void bench_batch(const char *dir, uint64_t n) {
     synth_record *pool = make_pool(&p);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-batch.shard", dir);
-    (void)run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 1);
+    (void)run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 1, 0);
     free(pool);
     sf_batch_reader *br;
     sf_err err = {0};
@@ -460,6 +506,8 @@ int main(int argc, char **argv) {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     bench("typical", 0, n, dir);
     bench("dense", 1, n / 2, dir);
+    if (getenv("SF_BENCH_SHARD_WRITE_ONLY"))
+        return 0;
     bench_frames(dir, n);
     bench_decode("typical", 0);
     bench_decode("dense", 1);

@@ -415,6 +415,96 @@ START_TEST(format_2_round_trips_with_the_format_1_digest) {
 }
 END_TEST
 
+/* The content digest hashed frame by frame on the helper thread is the one
+ * hashed inline: the hasher on its own (frames alternating between two
+ * buffers, as the writer fills them) against SHA-256 of the same stream in
+ * one call, then whole shards with frames of 1, 16 and 4,096 records (the
+ * last closed by SF_SHARD_FRAME_RAW_BYTES) against the independent digest;
+ * and a writer aborted with a frame in flight frees cleanly. */
+START_TEST(content_digest_is_the_same_on_a_helper_thread_or_inline) {
+    enum { FRAMES = 40, PER = 7 };
+    uint8_t *buf[2];
+    uint32_t ends[PER];
+    sf_buf stream = {0};
+    sf_err err = {0};
+    for (int b = 0; b < 2; b++)
+        ck_assert_ptr_nonnull(buf[b] = malloc(PER * 300));
+    for (int threaded = 0; threaded < 2; threaded++) {
+        sf_sha256_ctx *sha;
+        sf_frame_hasher *h;
+        ck_assert_int_eq(sf_sha256_new(&sha, &err), SF_OK);
+        ck_assert_int_eq(sf_frame_hasher_new(sha, threaded, &h, &err), SF_OK);
+        ck_assert_int_eq(sf_frame_hasher_threaded(h), threaded);
+        stream.len = 0;
+        uint32_t x = 12345;
+        for (int f = 0; f < FRAMES; f++) {
+            /* frame f - 2 used this buffer; the submit of f - 1 waited for it */
+            uint8_t *raw = buf[f % 2];
+            uint32_t end = 0;
+            for (int k = 0; k < PER; k++) {
+                uint32_t len = (uint32_t)(f * 7 + k * 31) % 300; /* 0..299, some empty */
+                ck_assert_int_eq(sf_buf_reserve(&stream, 8 + len, NULL), 0);
+                for (int j = 0; j < 8; j++)
+                    stream.p[stream.len + j] = (uint8_t)((uint64_t)len >> (8 * j));
+                stream.len += 8;
+                for (uint32_t j = 0; j < len; j++) {
+                    x = x * 1103515245u + 12345u;
+                    raw[end + j] = stream.p[stream.len + j] = (uint8_t)(x >> 16);
+                }
+                stream.len += len;
+                end += len;
+                ends[k] = end;
+            }
+            sf_frame_hasher_submit(h, raw, ends, PER);
+            memset(ends, 0xff, sizeof ends); /* submit copied them */
+        }
+        sf_frame_hasher_wait(h);
+        uint8_t got[32], want[32];
+        ck_assert_int_eq(sf_sha256_final(sha, got, &err), SF_OK);
+        ck_assert_int_eq(sf_sha256(stream.p, stream.len, want, &err), SF_OK);
+        ck_assert_mem_eq(got, want, 32);
+        sf_frame_hasher_free(h);
+        sf_sha256_free(sha);
+    }
+    free(buf[0]);
+    free(buf[1]);
+    sf_buf_free(&stream);
+
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    const uint64_t n = 333;
+    uint8_t want[32], d[32];
+    expected_digest(&p, n, want);
+    static const uint32_t frames[] = {1, 16, 4096};
+    for (size_t g = 0; g < sizeof frames / sizeof frames[0]; g++)
+        for (int inl = 0; inl < 2; inl++) {
+            sf_shard_writer_opts o = {.frame_records = frames[g], .hash_inline = inl};
+            char name[64];
+            snprintf(name, sizeof name, "g%u-%d.shard", frames[g], inl);
+            ck_assert_msg(write_shard(path_in(name), &p, n, &o, NULL, d, &err) == SF_OK, "%s",
+                          err.msg);
+            ck_assert_msg(!memcmp(d, want, 32), "frames of %u, hash_inline %d", frames[g], inl);
+            sf_shard_verify_report rep;
+            ck_assert_msg(sf_shard_verify(path_in(name), &rep, &err) == SF_OK, "%s", err.msg);
+            ck_assert_mem_eq(rep.digest, want, 32);
+        }
+    sf_shard_info info;
+    synth_info(&p, &info);
+    sf_shard_writer *w;
+    ck_assert_int_eq(sf_shard_writer_open(path_in("abort.shard"), &info, NULL, &w, &err), SF_OK);
+    synth_record *s = synth_new();
+    for (uint64_t i = 0; i < 33; i++) { /* two frames handed to the hasher, one open */
+        synth_fill(s, &p, i);
+        ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
+    }
+    free(s);
+    sf_shard_writer_abort(w);
+    ck_assert_uint_eq(count_files(SF_SHARD_TEMP_SUFFIX), 0);
+    remove_tmpdir();
+}
+END_TEST
+
 /* Reads of records of one frame decode it once: in order, backwards within
  * a frame, and again after a record of another frame only when the cache
  * moved on. */
