@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Python reader speed: records/s for sequential and random reads.
 
-usage: bench_python_reader.py SHARD_FIXTURE [RECORDS [SHARD_DIR]]   (default 20000)
+usage: bench_python_reader.py SHARD_FIXTURE [RECORDS [SHARD_DIR | SF_FLEET]]
+       (RECORDS default 20000)
 
 SHARD_FIXTURE writes one shard of typical synthetic records with the C
 writer; this reads it with spirefleet. Each figure is the median of 3 runs;
@@ -16,7 +17,11 @@ frame-windowed shuffle of a new epoch (docs/trainer.md "Shuffling"), so
 the batch reader decodes each zstd frame once. SHARD_DIR (optional) adds
 the same two figures over the shards of a directory (real labels, e.g. a
 run's shards/), named python.dir.*, and the batch reader over as many
-epochs back to back as make 200,000 records (a trainer's loop).
+epochs back to back as make 200,000 records (a trainer's loop). Given the
+sf-fleet program instead (what `make bench` passes), it first plays
+REAL_RUN below, a few seconds of self-play (480 fights from realistic
+starts, 50 simulations a decision: about 6,000 real labels), and reads its
+shards.
 """
 import os
 import shutil
@@ -97,6 +102,33 @@ def batches(ds, n, prefix, epochs=0):
     reader.close()
 
 
+# The self-play run whose labels the python.dir.* figures read when this is
+# given sf-fleet (output_dir is filled in).
+REAL_RUN = """run: {name: bench-real, output_dir: "%s", seed: 7}
+seeds: {start: 0, count: 480, job_size: 96}
+play:
+  mode: fights
+  start: rewards
+  encounters: {weak: 1, strong: 1, elite: 1}
+search: {simulations: 50, trees: 1}
+workers: {count: 1, threads: 1, fights_per_thread: 2}
+coordinator: {endpoint: "tcp://127.0.0.1:*"}
+"""
+
+
+def real_labels(arg, work):
+    """The directory of real labels `arg` names: itself, or the shards of
+    REAL_RUN played by `arg` when it is the sf-fleet program."""
+    if os.path.isdir(arg):
+        return arg
+    out = os.path.join(work, "real")
+    cfg = os.path.join(work, "real.yaml")
+    with open(cfg, "w") as f:
+        f.write(REAL_RUN % out)
+    subprocess.run([arg, "run", cfg], check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(out, "shards")
+
+
 def main():
     fixture = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
@@ -139,8 +171,9 @@ def main():
             # a window of at most a quarter of the frames, so that every
             # epoch decodes every frame (as a data set larger than the
             # cache does) instead of finding them cached
-            frames = ShardDataset([sys.argv[3]], shuffle=False).n_frames
-            real = ShardDataset([sys.argv[3]], seed=1, window=max(1, min(256, frames // 4)))
+            d = real_labels(sys.argv[3], work)
+            frames = ShardDataset([d], shuffle=False).n_frames
+            real = ShardDataset([d], seed=1, window=max(1, min(256, frames // 4)))
             batches(real, len(real), "dir.", epochs=max(1, 200000 // len(real)))
         t = timed(lambda: open_shard(path).close(), runs=21)
         emit("open_ms", t * 1e3, "ms", 21, "open_shard + close of a %.0f MB shard"
