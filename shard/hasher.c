@@ -9,6 +9,7 @@
  * the next frame (or seals). The bytes hashed, and so the digest, are the
  * same as hashing inline. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,34 @@ static void *hasher_main(void *arg) {
     return NULL;
 }
 
+/* Start h's helper thread with its lock and conditions; 0 (and nothing
+ * left to destroy) when any of them cannot be had. */
+static int start_helper(sf_frame_hasher *h) {
+    if (pthread_mutex_init(&h->lock, NULL) != 0)
+        return 0;
+    int go = pthread_cond_init(&h->go, NULL) == 0;
+    int done = go && pthread_cond_init(&h->done, NULL) == 0;
+    int started = 0;
+    if (done) {
+        /* the helper takes no signals: they stay with the caller's
+         * threads, whose handlers and EINTRs expect them */
+        sigset_t all, old;
+        sigfillset(&all);
+        int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+        started = pthread_create(&h->thread, NULL, hasher_main, h) == 0;
+        if (masked)
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (!started) {
+        if (done)
+            pthread_cond_destroy(&h->done);
+        if (go)
+            pthread_cond_destroy(&h->go);
+        pthread_mutex_destroy(&h->lock);
+    }
+    return started;
+}
+
 int sf_frame_hasher_new(sf_sha256_ctx *sha, int threaded, sf_frame_hasher **out, sf_err *err) {
     *out = NULL;
     sf_frame_hasher *h = calloc(1, sizeof *h);
@@ -65,20 +94,7 @@ int sf_frame_hasher_new(sf_sha256_ctx *sha, int threaded, sf_frame_hasher **out,
     }
     h->sha = sha;
     h->ends = ends;
-    if (threaded && pthread_mutex_init(&h->lock, NULL) == 0) {
-        if (pthread_cond_init(&h->go, NULL) == 0) {
-            if (pthread_cond_init(&h->done, NULL) == 0) {
-                if (pthread_create(&h->thread, NULL, hasher_main, h) == 0)
-                    h->threaded = 1;
-                else
-                    pthread_cond_destroy(&h->done);
-            }
-            if (!h->threaded)
-                pthread_cond_destroy(&h->go);
-        }
-        if (!h->threaded)
-            pthread_mutex_destroy(&h->lock);
-    }
+    h->threaded = threaded && start_helper(h);
     *out = h;
     return SF_OK;
 }
