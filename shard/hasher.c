@@ -5,9 +5,9 @@
  * packed bytes, in index order (docs/format.md). SHA-256 is one serial
  * stream, and at SHA-NI speed it is still a sixth of a writer's work; what
  * can be saved is the waiting: the helper hashes frame k while the writer
- * packs and compresses frame k+1, and the writer waits only when it closes
- * the next frame (or seals). The bytes hashed, and so the digest, are the
- * same as hashing inline. */
+ * compresses it and packs frame k+1's records, and the writer waits only
+ * when it hands over frame k+1 (or seals, aborts or frees). The bytes
+ * hashed, and so the digest, are the same as hashing inline. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>

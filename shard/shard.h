@@ -161,10 +161,11 @@ typedef struct sf_shard_writer_opts {
                                * old layout (one frame per record), for tests
                                * of the readers' format-1 path               */
     int hash_inline;          /* 0: format 2 hashes each closed frame on a
-                               * helper thread, overlapping the next frame's
-                               * packing and compression (one thread per open
-                               * writer; inline if it cannot start); 1: on
-                               * the appending thread. The digest is the same */
+                               * helper thread, overlapping its compression
+                               * and the next frame's packing (one thread
+                               * per open writer; inline if it cannot
+                               * start); 1: on the appending thread. The
+                               * digest is the same                          */
 } sf_shard_writer_opts;
 
 typedef struct sf_shard_writer sf_shard_writer;

@@ -419,8 +419,10 @@ END_TEST
  * hashed inline: the hasher on its own (frames alternating between two
  * buffers, as the writer fills them) against SHA-256 of the same stream in
  * one call, then whole shards with frames of 1, 16 and 4,096 records (the
- * last closed by SF_SHARD_FRAME_RAW_BYTES) against the independent digest;
- * and a writer aborted with a frame in flight frees cleanly. */
+ * last closed by SF_SHARD_FRAME_RAW_BYTES) against the independent digest,
+ * and records larger than a frame among refused ones against the digest of
+ * the accepted ones; and a writer aborted with a frame in flight frees
+ * cleanly. */
 START_TEST(content_digest_is_the_same_on_a_helper_thread_or_inline) {
     enum { FRAMES = 40, PER = 7 };
     uint8_t *buf[2];
@@ -489,11 +491,55 @@ START_TEST(content_digest_is_the_same_on_a_helper_thread_or_inline) {
             ck_assert_msg(sf_shard_verify(path_in(name), &rep, &err) == SF_OK, "%s", err.msg);
             ck_assert_mem_eq(rep.digest, want, 32);
         }
+    /* Records of 1.5 MiB (each a frame of its own, past the 1 MiB frame
+     * limit) among small ones, and refused records between them: both ways
+     * give the digest of exactly the accepted records. */
     sf_shard_info info;
     synth_info(&p, &info);
     sf_shard_writer *w;
-    ck_assert_int_eq(sf_shard_writer_open(path_in("abort.shard"), &info, NULL, &w, &err), SF_OK);
     synth_record *s = synth_new();
+    size_t big_n = 3u << 19;
+    char *big = malloc(big_n + 1);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'e', big_n);
+    big[big_n] = 0;
+    for (int inl = 0; inl < 2; inl++) {
+        sf_shard_writer_opts o = {.hash_inline = inl};
+        char name[64];
+        snprintf(name, sizeof name, "big-%d.shard", inl);
+        ck_assert_int_eq(sf_shard_writer_open(path_in(name), &info, &o, &w, &err), SF_OK);
+        crypto_hash_sha256_state st;
+        crypto_hash_sha256_init(&st);
+        for (uint64_t i = 0; i < 60; i++) {
+            synth_fill(s, &p, i);
+            if (i % 7 == 3)
+                s->rec.ids->encounter = big;
+            if (i % 11 == 5) { /* another run's record: refused, not hashed */
+                s->rec.ids->run_id = "another-run";
+                ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+                continue;
+            }
+            ck_assert_msg(sf_shard_writer_append(w, &s->rec, &err) == SF_OK, "%s", err.msg);
+            size_t len = spirefleet__label_record__get_packed_size(&s->rec);
+            uint8_t *b = malloc(len), le[8];
+            ck_assert_ptr_nonnull(b);
+            spirefleet__label_record__pack(&s->rec, b);
+            for (int k = 0; k < 8; k++)
+                le[k] = (uint8_t)((uint64_t)len >> (8 * k));
+            crypto_hash_sha256_update(&st, le, 8);
+            crypto_hash_sha256_update(&st, b, len);
+            free(b);
+        }
+        crypto_hash_sha256_final(&st, want);
+        ck_assert_int_eq(sf_shard_writer_seal(w, NULL, d, &err), SF_OK);
+        ck_assert_msg(!memcmp(d, want, 32), "1.5 MiB records, hash_inline %d", inl);
+        sf_shard_verify_report rep;
+        ck_assert_msg(sf_shard_verify(path_in(name), &rep, &err) == SF_OK, "%s", err.msg);
+        ck_assert_mem_eq(rep.digest, want, 32);
+    }
+    free(big);
+
+    ck_assert_int_eq(sf_shard_writer_open(path_in("abort.shard"), &info, NULL, &w, &err), SF_OK);
     for (uint64_t i = 0; i < 33; i++) { /* two frames handed to the hasher, one open */
         synth_fill(s, &p, i);
         ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
