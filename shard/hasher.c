@@ -29,10 +29,7 @@ struct sf_frame_hasher {
 static void hash_frame(sf_sha256_ctx *sha, const uint8_t *raw, const uint32_t *ends, uint32_t n) {
     uint32_t start = 0;
     for (uint32_t k = 0; k < n; k++) {
-        uint8_t lenle[8];
-        sf_put_le64(lenle, ends[k] - start);
-        sf_sha256_update(sha, lenle, sizeof lenle);
-        sf_sha256_update(sha, raw + start, ends[k] - start);
+        sf_shard_digest_add(sha, raw + start, ends[k] - start);
         start = ends[k];
     }
 }

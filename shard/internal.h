@@ -100,9 +100,13 @@ static inline void sf_put_le64(uint8_t *p, uint64_t v) {
     sf_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* Add one gate pair to a content digest: its packed length (u64
- * little-endian) and bytes, as records are hashed. `scratch` grows to fit.
- * SF_ENOMEM when it cannot. */
+/* Add one entry to a content digest: its length as u64 little-endian, then
+ * its n bytes (docs/format.md "content digest": every record, then every
+ * gate pair, so framed). The one place that rule is written. */
+void sf_shard_digest_add(sf_sha256_ctx *sha, const uint8_t *p, size_t n);
+
+/* Add one gate pair to a content digest (sf_shard_digest_add of its
+ * packed bytes). `scratch` grows to fit. SF_ENOMEM when it cannot. */
 int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair, sf_buf *scratch,
                             sf_err *err);
 /* ---- the content digest, frame by frame (hasher.c) ----------------------

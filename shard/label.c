@@ -286,7 +286,14 @@ int sf_record_decode_borrowed(const uint8_t *raw, size_t len, uint64_t index, sf
     return SF_OK;
 }
 
-/* ---- gate pairs in the content digest ------------------------------------- */
+/* ---- the content digest's entries ----------------------------------------- */
+
+void sf_shard_digest_add(sf_sha256_ctx *sha, const uint8_t *p, size_t n) {
+    uint8_t lenle[8];
+    sf_put_le64(lenle, n);
+    sf_sha256_update(sha, lenle, sizeof lenle);
+    sf_sha256_update(sha, p, n);
+}
 
 int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair, sf_buf *scratch,
                             sf_err *err) {
@@ -295,9 +302,6 @@ int sf_shard_hash_gate_pair(sf_sha256_ctx *sha, const Spirefleet__GatePair *pair
     if (sf_buf_reserve(scratch, n, NULL) < 0)
         return sf_err_set(err, SF_ENOMEM, "gate pair: out of memory");
     scratch->len = spirefleet__gate_pair__pack(pair, scratch->p);
-    uint8_t lenle[8];
-    sf_put_le64(lenle, scratch->len);
-    sf_sha256_update(sha, lenle, sizeof lenle);
-    sf_sha256_update(sha, scratch->p, scratch->len);
+    sf_shard_digest_add(sha, scratch->p, scratch->len);
     return SF_OK;
 }

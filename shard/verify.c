@@ -201,10 +201,7 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
             rep->bad_record = (int64_t)i;
             goto out;
         }
-        uint8_t lenle[8];
-        sf_put_le64(lenle, len);
-        sf_sha256_update(sha, lenle, sizeof lenle);
-        sf_sha256_update(sha, raw, len);
+        sf_shard_digest_add(sha, raw, len);
         raw_bytes += len;
         payload += flen;
         const Spirefleet__LabelIds *ids = rec->ids;

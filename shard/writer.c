@@ -46,7 +46,7 @@ struct sf_shard_writer {
     sf_sha256_ctx *sha;      /* the content digest */
     sf_frame_hasher *hasher; /* format 2: feeds sha frame by frame */
 
-    sf_buf packed;                   /* the record being appended                      */
+    sf_buf packed;                   /* format 1: the record being appended; gate pairs */
     sf_buf fraw;                     /* format 2: the open frame's records, uncompressed */
     sf_buf fraw_next;                /* the other frame buffer, read by the hasher */
     uint32_t f_open;                 /* records in the open frame                      */
@@ -439,16 +439,12 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
                           ix, size, SF_SHARD_MAX_RECORD_BYTES);
     size_t len;
     if (w->format == 1) {
-        /* w->packed holds the record's length (u64 little-endian) and then
-         * its bytes: what the content digest hashes, in one update */
         w->packed.len = 0;
-        if (sf_buf_reserve(&w->packed, 8 + size, NULL) < 0)
+        if (sf_buf_reserve(&w->packed, size, NULL) < 0)
             return sf_err_set(err, SF_ENOMEM, "%s: out of memory", w->temp);
-        len = spirefleet__label_record__pack(rec, w->packed.p + 8);
-        sf_put_le64(w->packed.p, len);
-        w->packed.len = 8 + len;
+        len = w->packed.len = spirefleet__label_record__pack(rec, w->packed.p);
         size_t csize;
-        if ((rc = compress_frame(w, w->packed.p + 8, len, &csize, err)) < 0)
+        if ((rc = compress_frame(w, w->packed.p, len, &csize, err)) < 0)
             return rc;
         w->ends[w->n_open] = (uint32_t)w->frames.len;
     } else {
@@ -468,7 +464,7 @@ int sf_shard_writer_append(sf_shard_writer *w, const Spirefleet__LabelRecord *re
     /* Only now is the record accepted: account for it (format 2 hashes it
      * with its frame). */
     if (w->format == 1)
-        sf_sha256_update(w->sha, w->packed.p, w->packed.len);
+        sf_shard_digest_add(w->sha, w->packed.p, len);
     if (w->n_open == 0)
         w->open_first = w->count;
     w->n_open++;

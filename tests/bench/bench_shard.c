@@ -115,10 +115,9 @@ static synth_record *make_pool(const synth_params *p) {
 }
 
 /* The content digest's own cost: the seconds to hash n records of the pool
- * as the writer does (u64 little-endian length, then the packed bytes; the
- * writer's SHA-256, common/sha256.h over libcrypto, sees both in one
- * update) or, for comparison, with libsodium's, which the writer used
- * before (two updates per record, as it did). */
+ * (`framed`: u64 little-endian length, then the packed bytes) as the writer
+ * does (sf_shard_digest_add over common/sha256.h, libcrypto) or, for
+ * comparison, with libsodium's SHA-256, which the writer used before. */
 static double hash_seconds(uint8_t *const *framed, const size_t *len, uint64_t n, int sodium) {
     crypto_hash_sha256_state st;
     sf_sha256_ctx *h;
@@ -134,7 +133,7 @@ static double hash_seconds(uint8_t *const *framed, const size_t *len, uint64_t n
             crypto_hash_sha256_update(&st, p, 8);
             crypto_hash_sha256_update(&st, p + 8, len[i % POOL]);
         } else {
-            sf_sha256_update(h, p, 8 + len[i % POOL]);
+            sf_shard_digest_add(h, p + 8, len[i % POOL]);
         }
     }
     if (sodium)
