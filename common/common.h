@@ -38,6 +38,11 @@ enum {
 
 #define SF_ERR_MSG_MAX 512
 
+/* The text of a macro's value ("50" for a macro defined as 50): for a
+ * default that is printed or parsed as text but lives as a number. */
+#define SF_STRINGIFY_(x) #x
+#define SF_STRINGIFY(x)  SF_STRINGIFY_(x)
+
 /* An error report: the status code and a message naming what went wrong.
  * Zero-initialise it (`sf_err e = {0};`) before use. */
 typedef struct sf_err {

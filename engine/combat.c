@@ -366,13 +366,19 @@ static int dropped(sf_combat *c) {
         c->cards_dropped++;
     if (c->phase != PH_OVER) {
         c->engine_limit = 1;
-        c->flags |= FL_LOST;
-        c->phase = PH_OVER;
-        c->pending.active = 0;
-        memset(c->defer, 0, sizeof c->defer);
-        c->defer_n = 0;
+        combat_stop(c);
     }
     return 0;
+}
+
+void combat_stop(sf_combat *c) {
+    if (c->phase == PH_OVER)
+        return;
+    c->flags |= FL_LOST;
+    c->phase = PH_OVER;
+    c->pending.active = 0;
+    memset(c->defer, 0, sizeof c->defer);
+    c->defer_n = 0;
 }
 
 int combat_add_to_discard(sf_combat *c, const sf_card *card) {

@@ -113,6 +113,7 @@ void sf_fight_spec_default(sf_fight_spec *spec) {
     spec->relics[spec->relics_n++] = RELIC_BURNING_BLOOD;
     spec->hp = spec->max_hp = 80;
     spec->gold = 99;
+    spec->max_turns = SF_MAX_TURNS_DEFAULT;
     spec->encounter = ENC_JAW_WORM;
 }
 
@@ -255,6 +256,9 @@ static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
         return sf_err_set(err, SF_EINVAL, "floor %d out of range 0..255", spec->floor);
     if (spec->gold < 0 || spec->gold > 30000)
         return sf_err_set(err, SF_EINVAL, "gold %d out of range 0..30000", spec->gold);
+    if (spec->max_turns < 0 || spec->max_turns > SF_MAX_TURNS_LIMIT)
+        return sf_err_set(err, SF_EINVAL, "max_turns %d out of range 1..%d (0: the default, %d)",
+                          spec->max_turns, SF_MAX_TURNS_LIMIT, SF_MAX_TURNS_DEFAULT);
     return SF_OK;
 }
 
@@ -296,6 +300,7 @@ int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
     c->encounter = (uint8_t)spec->encounter;
     c->ascension = (uint8_t)spec->ascension;
     c->floor = (uint8_t)spec->floor;
+    c->max_turns = (uint16_t)(spec->max_turns ? spec->max_turns : SF_MAX_TURNS_DEFAULT);
     c->pen_nib = (uint8_t)(spec->pen_nib_counter % 10);
     c->happy_flower = (uint8_t)(spec->happy_flower_counter % 3);
     for (int i = 0; i < spec->relics_n; i++)
@@ -397,6 +402,7 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
 int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     sf_combat *c = combat_of(s);
     uint32_t before = c->streams_used;
+    uint16_t turn = c->turn;
     c->streams_used = 0;
     int rc = SF_EINVAL;
     if (c->phase == PH_OVER || a.reserved != 0) {
@@ -423,6 +429,14 @@ int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
     }
     if (rc == SF_OK && !c->pending.active)
         combat_compact(c);
+    /* The backstop of the turn cap: a turn that never ends (no real turn
+     * comes near SF_MAX_TURN_ACTIONS) ends the fight as a turn-limit loss,
+     * so every fight ends within max_turns * SF_MAX_TURN_ACTIONS actions. */
+    if (rc == SF_OK && c->phase != PH_OVER && c->turn == turn &&
+        ++c->turn_actions >= SF_MAX_TURN_ACTIONS) {
+        c->turn_limit = 1;
+        combat_stop(c);
+    }
     if (rc != SF_OK)
         c->streams_used = before; /* an illegal action leaves every byte as it was */
     if (streams)
@@ -452,6 +466,7 @@ void sf_engine_outcome(const sf_state *s, sf_outcome *out) {
             out->monster_hp_left += c->mon[m].hp;
     out->monster_hp_pool = c->mon_hp_pool;
     out->engine_limit = c->engine_limit;
+    out->turn_limit = c->turn_limit;
 }
 
 void sf_engine_observe(const sf_state *s, sf_observation *o) {
@@ -764,6 +779,7 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
     memcpy(next->potions, c->potions, sizeof next->potions);
     next->pen_nib_counter = c->pen_nib;
     next->happy_flower_counter = c->happy_flower;
+    next->max_turns = c->max_turns;
     if (g && index >= 0 && index < g->n)
         next->encounter = g->encounters[index];
     next->floor = index + 1;

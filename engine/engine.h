@@ -44,7 +44,7 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 3
+#define SF_ENGINE_VERSION 4
 
 /* ---------------------------------------------------------------------------
  * Capacities
@@ -57,6 +57,20 @@
 #define SF_POTION_SLOTS 3
 #define SF_MAX_ACTIONS  80 /* legal actions at one decision (10 cards x 6 targets + potions) */
 #define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
+
+/* The turn cap. The game has no turn limit, so a search that is sure of a
+ * win at its current HP has no reason to end a fight it can no longer lose
+ * (docs/engine.md "The turn cap"). Every fight therefore has a cap: once
+ * max_turns player turns have been played (the monsters' turn after the
+ * last one included), the next turn never starts and the fight ends as a
+ * turn-limit loss (sf_outcome.turn_limit). A turn in which
+ * SF_MAX_TURN_ACTIONS actions have been applied ends the fight the same
+ * way, so no fight lasts more than max_turns * SF_MAX_TURN_ACTIONS
+ * actions. The default is far beyond real play: the longest of 4,800
+ * searched Act-1 fights lasted 27 turns (docs/engine.md). */
+#define SF_MAX_TURNS_DEFAULT 50
+#define SF_MAX_TURNS_LIMIT   1000 /* the largest cap a spec may ask for       */
+#define SF_MAX_TURN_ACTIONS  250  /* actions in one turn before it is cut    */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
 #define SF_STATE_BYTES 1728
@@ -153,7 +167,7 @@ typedef struct sf_card_spec {
 
 /* Everything a fight starts from. sf_fight_spec_default() fills the A0
  * Ironclad start: 80/80 HP, 5 Strike, 4 Defend, Bash, Burning Blood, no
- * potions; the caller then sets encounter and seed. */
+ * potions, the default turn cap; the caller then sets encounter and seed. */
 typedef struct sf_fight_spec {
     sf_card_spec deck[SF_MAX_DECK];
     int deck_n;
@@ -169,6 +183,9 @@ typedef struct sf_fight_spec {
     /* Relic counters that persist across combats (Pen Nib, Happy Flower). */
     int pen_nib_counter;
     int happy_flower_counter;
+    /* The turn cap (above): 1..SF_MAX_TURNS_LIMIT, or 0 for
+     * SF_MAX_TURNS_DEFAULT. */
+    int max_turns;
 } sf_fight_spec;
 
 #define SF_MAX_ASCENSION 9 /* A2..A9 monster HP/damage bumps are modelled     */
@@ -208,8 +225,8 @@ typedef struct sf_gauntlet {
 void sf_gauntlet_generate(uint64_t seed, sf_gauntlet *g);
 
 /* After a won fight, carry HP (Burning Blood's heal already applied),
- * potions, gold and persistent relic counters into `next` and point it at
- * gauntlet fight `index` (floor index+1). */
+ * potions, gold, persistent relic counters and the turn cap into `next` and
+ * point it at gauntlet fight `index` (floor index+1). */
 void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int index,
                           sf_fight_spec *next);
 
@@ -380,11 +397,11 @@ typedef struct sf_start_desc {
  * SF_START_CLASS(pool)) for game `game_seed` of run `run_seed`. Writes every
  * field of *out: deck (sorted by card id, then upgrades), relics, potions,
  * hp, max_hp, gold, floor, relic counters, encounter, ascension; seed is 0
- * (set it as after sf_fight_spec_default()). *desc (may be NULL) gets the
- * description and text. Deterministic in (opts, run_seed, game_seed,
- * encounter). Errors: SF_EINVAL for a bad option or encounter (the message
- * names it), SF_ESTATE when no run of max_attempts reached the fight, or a
- * picker's own negative code. */
+ * and max_turns the default cap (set them as after sf_fight_spec_default()).
+ * *desc (may be NULL) gets the description and text. Deterministic in
+ * (opts, run_seed, game_seed, encounter). Errors: SF_EINVAL for a bad option
+ * or encounter (the message names it), SF_ESTATE when no run of
+ * max_attempts reached the fight, or a picker's own negative code. */
 int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed, int encounter,
                     sf_fight_spec *out, sf_start_desc *desc, sf_err *err);
 
@@ -427,7 +444,8 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap);
  * unchanged). Never allocates. */
 int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams);
 
-/* 1 when the fight is over (won, lost, or every monster escaped). */
+/* 1 when the fight is over (won, lost, every monster escaped, or ended at
+ * an engine limit or the turn cap). */
 int sf_engine_is_terminal(const sf_state *s);
 
 typedef struct sf_outcome {
@@ -445,6 +463,9 @@ typedef struct sf_outcome {
                             (a card would have been lost, which the game
                             never does); such a fight counts as lost and its
                             labels say so (docs/engine.md "Capacities")     */
+    int turn_limit;      /* 1: ended at the turn cap (max_turns played, or a
+                            turn of SF_MAX_TURN_ACTIONS actions): lost, and
+                            graded like any loss (label/label.h)            */
 } sf_outcome;
 
 void sf_engine_outcome(const sf_state *s, sf_outcome *out);

@@ -740,9 +740,10 @@ typedef struct sf_combat {
     /* ---- core: everything below decides the future and is hashed ---- */
     int16_t hp, max_hp, block;
     int16_t pw[PW_N];
-    uint8_t just; /* JA_* for the player                                 */
+    uint16_t turn;      /* player turn number, from 1                     */
+    uint16_t max_turns; /* the turn cap: no turn starts after this one    */
+    uint8_t just;       /* JA_* for the player                            */
     uint8_t energy;
-    uint8_t turn;  /* player turn number, from 1                          */
     uint8_t phase; /* PH_*                                                */
     uint8_t flags; /* FL_*                                                */
     uint8_t encounter, ascension;
@@ -785,6 +786,8 @@ typedef struct sf_combat {
     uint16_t mon_hp_pool;     /* HP every monster entered the fight with     */
     int16_t block_enemy_turn; /* block when the monsters last began a turn   */
     uint8_t engine_limit;     /* 1: the fight ended on a full pile           */
+    uint8_t turn_limit;       /* 1: the fight ended at its length cap        */
+    uint16_t turn_actions;    /* actions applied since this turn began       */
 } sf_combat;
 
 _Static_assert(sizeof(sf_combat) <= SF_STATE_BYTES, "sf_combat must fit in sf_state");
@@ -878,6 +881,11 @@ int combat_pop_draw(sf_combat *c, sf_card *out);                /* Havoc: next d
 int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *cards);
 int combat_choose(sf_combat *c, int option);
 void combat_check_end(sf_combat *c);
+/* End the fight now as a loss that is not one of the game's own endings
+ * (a full pile, the turn cap): phase over, FL_LOST, nothing pending. The
+ * caller sets the flag that says which (engine_limit, turn_limit). A fight
+ * already over is left as it is. */
+void combat_stop(sf_combat *c);
 
 /* Random attack card for Infernal Blade (cardRandomRng, pool order). */
 int combat_random_attack(sf_combat *c);

@@ -153,11 +153,14 @@ json_t *sf_engine_to_json(const sf_state *s) {
     set(&b, doc, "ascension", json_integer(c->ascension));
     set(&b, doc, "floor", json_integer(c->floor));
     set(&b, doc, "turn", json_integer(c->turn));
+    set(&b, doc, "max_turns", json_integer(c->max_turns));
     set(&b, doc, "phase", json_string(phase_names[c->phase <= PH_OVER ? c->phase : PH_OVER]));
     if (c->phase == PH_OVER)
         set(&b, doc, "won", json_boolean((c->flags & FL_WON) != 0));
     if (c->engine_limit)
         set(&b, doc, "engine_limit", json_true());
+    if (c->turn_limit)
+        set(&b, doc, "turn_limit", json_true());
     set(&b, doc, "monster_hp_pool", json_integer(c->mon_hp_pool));
     if (c->phase == PH_CHOICE) {
         json_t *ch = json_object();
@@ -389,6 +392,12 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
      * impossible position with full confidence. */
     if (c->turn < 1)
         return bad(err, "turn %d: turns count from 1", c->turn);
+    if (c->max_turns < 1 || c->max_turns > SF_MAX_TURNS_LIMIT)
+        return bad(err, "max_turns %d out of 1..%d", c->max_turns, SF_MAX_TURNS_LIMIT);
+    if (c->turn > c->max_turns)
+        return bad(err, "turn %d is past the turn cap %d", c->turn, c->max_turns);
+    if (c->turn_actions >= SF_MAX_TURN_ACTIONS)
+        return bad(err, "turn_actions %d: a turn ends at %d", c->turn_actions, SF_MAX_TURN_ACTIONS);
     if (c->energy > 99)
         return bad(err, "energy %d out of 0..99", c->energy);
     int won = !!(c->flags & FL_WON), lost = !!(c->flags & FL_LOST);
@@ -398,13 +407,17 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
                        lost);
         if (c->engine_limit && !lost)
             return bad(err, "an engine-limit end that is not a loss");
+        if (c->turn_limit && !lost)
+            return bad(err, "a turn-limit end that is not a loss");
+        if (c->turn_limit && c->engine_limit)
+            return bad(err, "both an engine-limit and a turn-limit end");
     } else {
         if (won || lost)
             return bad(err, "phase %s but the outcome flags say won %d, lost %d",
                        phase_names[c->phase], won, lost);
-        if (c->engine_limit)
-            return bad(err, "engine_limit set in phase %s (it ends the fight)",
-                       phase_names[c->phase]);
+        if (c->engine_limit || c->turn_limit)
+            return bad(err, "%s set in phase %s (it ends the fight)",
+                       c->engine_limit ? "engine_limit" : "turn_limit", phase_names[c->phase]);
         if (c->hp < 1)
             return bad(err, "player hp 0 in phase %s (a dead player ends the fight)",
                        phase_names[c->phase]);

@@ -336,8 +336,17 @@ static void monster_phase(sf_combat *c) {
         c->mon[m].flags &= (uint8_t) ~(MF_ACTED | MF_NO_ACT);
 }
 
-/* Start of the player's turn 2+ (game-rules §2.2). */
+/* Start of the player's turn 2+ (game-rules §2.2). The game has no turn
+ * limit; ours is the fight's turn cap (engine.h "The turn cap"): once
+ * max_turns turns have been played, the turn that would follow never
+ * starts and the fight ends as a turn-limit loss. */
 static void start_turn(sf_combat *c) {
+    if (c->turn >= c->max_turns) {
+        c->turn_limit = 1;
+        combat_stop(c);
+        return;
+    }
+    c->turn_actions = 0;
     c->cards_played = 0;
     c->attacks_played = 0;
     int extra = 0;
@@ -350,7 +359,7 @@ static void start_turn(sf_combat *c) {
     c->energy = before;
     extra += c->pw[PW_BERSERK];
     c->pw[PW_FLAME_BARRIER] = 0;
-    c->turn = (uint8_t)(c->turn < 255 ? c->turn + 1 : 255);
+    c->turn++;
     if (c->pw[PW_BARRICADE] == 0)
         c->block = 0;
     c->flags &= (uint8_t)~FL_TURN_ENDED;

@@ -39,6 +39,8 @@ static void usage(FILE *f) {
             "  --potions LIST    up to 3 potion names, comma separated\n"
             "  --hp N            starting HP (default 80 of 80)\n"
             "  --ascension N     0..%d\n"
+            "  --max-turns N     the turn cap: a fight still going after N turns ends as a\n"
+            "                    turn-limit loss (default %d, at most %d)\n"
             "  --start S         starter | rewards: rewards plays an Act-1 run prefix by the\n"
             "                    game's reward rules first (docs/starts.md); run seed and\n"
             "                    game seed are --seed\n"
@@ -49,7 +51,7 @@ static void usage(FILE *f) {
             "\n"
             "Interactively, type an action's number; 'q' quits.\n"
             "Exit codes: 0 done, 1 engine or I/O error, 2 bad arguments or state file.\n",
-            SF_MAX_ASCENSION);
+            SF_MAX_ASCENSION, SF_MAX_TURNS_DEFAULT, SF_MAX_TURNS_LIMIT);
 }
 
 /* Parse a whole decimal number in [lo, hi]; a clear message otherwise. */
@@ -283,8 +285,11 @@ static int play_fight(sf_state *s, int json) {
     show(s, json);
     sf_outcome o;
     sf_engine_outcome(s, &o);
-    fprintf(ui, "%s with %d/%d HP after %d turns\n", o.won ? "Won" : "Lost", o.hp, o.max_hp,
-            o.turns);
+    fprintf(ui, "%s with %d/%d HP after %d turns%s\n", o.won ? "Won" : "Lost", o.hp, o.max_hp,
+            o.turns,
+            o.turn_limit     ? " (the turn cap: --max-turns)"
+            : o.engine_limit ? " (a card pile overflowed the engine's capacity)"
+                             : "");
     return o.won;
 }
 
@@ -313,6 +318,7 @@ int main(int argc, char **argv) {
                                          {"potions", required_argument, 0, 'p'},
                                          {"hp", required_argument, 0, 'H'},
                                          {"ascension", required_argument, 0, 'a'},
+                                         {"max-turns", required_argument, 0, 'T'},
                                          {"gauntlet", no_argument, 0, 'g'},
                                          {"random", required_argument, 0, 'R'},
                                          {"json", no_argument, 0, 'j'},
@@ -331,12 +337,12 @@ int main(int argc, char **argv) {
     const char *deck_flag = NULL; /* the first flag setting the player (--start rewards draws it) */
     int seed_given = 0, encounter_given = 0;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:gR:jl:S:P:N:Lh", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":s:e:d:r:p:H:a:T:gR:jl:S:P:N:Lh", opts, NULL)) != -1) {
         if (strchr("drpH", ch) && !deck_flag)
             for (int k = 0; opts[k].name; k++)
                 if (opts[k].val == ch)
                     deck_flag = opts[k].name;
-        if (strchr("edrpHa", ch) && !fight_flag) {
+        if (strchr("edrpHaT", ch) && !fight_flag) {
             for (int k = 0; opts[k].name; k++)
                 if (opts[k].val == ch)
                     fight_flag = opts[k].name;
@@ -384,6 +390,11 @@ int main(int argc, char **argv) {
             if (parse_num("--ascension", optarg, 0, SF_MAX_ASCENSION, &v) < 0)
                 return EXIT_USAGE;
             spec.ascension = (int)v;
+            break;
+        case 'T':
+            if (parse_num("--max-turns", optarg, 1, SF_MAX_TURNS_LIMIT, &v) < 0)
+                return EXIT_USAGE;
+            spec.max_turns = (int)v;
             break;
         case 'g': gauntlet = 1; break;
         case 'R':
@@ -483,10 +494,12 @@ int main(int argc, char **argv) {
     }
     if (start.start == SF_START_REWARDS) {
         sf_start_desc d;
+        int max_turns = spec.max_turns;
         if (sf_start_sample(&start, seed, seed, spec.encounter, &spec, &d, &err) < 0) {
             fprintf(stderr, "sf-play: %s\n", err.msg);
             return EXIT_ENGINE;
         }
+        spec.max_turns = max_turns;
         fprintf(json ? stderr : stdout, "Start (floor %d, rooms %s): %s\n", d.floor, d.path,
                 d.text);
     }

@@ -90,6 +90,8 @@ static const sf_config_key keys[] = {
     K_U32("play.hp", NULL, play.hp, 1, 999, "80", 0),
     K_U32("play.max_hp", NULL, play.max_hp, 1, 999, "80", 0),
     K_U32("play.ascension", NULL, play.ascension, 0, SF_MAX_ASCENSION, "0", 0),
+    K_U32("play.max_turns", NULL, play.max_turns, 1, SF_MAX_TURNS_LIMIT,
+          SF_STRINGIFY(SF_MAX_TURNS_DEFAULT), 0),
     K_STR("play.start", NULL, play.start, 1, "starter|rewards", "starter", 0),
     K_STR("play.picker", NULL, play.picker, 1, "random|greedy", "greedy", 0),
     K_U32("search.simulations", NULL, search.simulations, 1, 10000000, "200", 0),

@@ -76,8 +76,9 @@ typedef struct sf_run_config {
         int n_potions;
         char potions[SF_CFG_MAX_POTIONS][SF_CFG_NAME];
         uint32_t hp, max_hp, ascension;
-        char start[16];  /* "starter" | "rewards": where each fight starts    */
-        char picker[16]; /* "random" | "greedy": the rewards prefix's picker  */
+        uint32_t max_turns; /* the turn cap (engine.h "The turn cap")         */
+        char start[16];     /* "starter" | "rewards": where each fight starts    */
+        char picker[16];    /* "random" | "greedy": the rewards prefix's picker  */
     } play;
     struct {
         uint32_t simulations, trees;

@@ -8,10 +8,16 @@ static int clampi(int v, int lo, int hi) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-double sf_value_win_score(int hp, int max_hp, int potions_left) {
+double sf_value_win_score(int hp, int max_hp, int potions_left, int turns) {
     double frac = max_hp > 0 ? (double)clampi(hp, 0, max_hp) / (double)max_hp : 0.0;
     int p = clampi(potions_left, 0, SF_VALUE_POTION_SLOTS);
-    return SF_VALUE_WIN_MIN + 0.45 * frac + 0.05 * (double)p / (double)SF_VALUE_POTION_SLOTS;
+    double margin = 0.45 * frac + 0.05 * (double)p / (double)SF_VALUE_POTION_SLOTS;
+    /* d^(turns-1) by repeated multiplication: the same bytes on every
+     * build (pow() may round differently between libms). */
+    double keep = 1.0;
+    for (int t = 1; t < turns; t++)
+        keep *= SF_VALUE_TURN_DISCOUNT;
+    return SF_VALUE_WIN_MIN + keep * margin;
 }
 
 double sf_value_loss_score(int turns, int monster_hp_left, int monster_hp_pool) {
@@ -26,7 +32,7 @@ double sf_value_loss_score(int turns, int monster_hp_left, int monster_hp_pool) 
 
 double sf_value_score(const sf_fight_facts *f) {
     if (f->won)
-        return sf_value_win_score(f->hp, f->max_hp, f->potions_left);
+        return sf_value_win_score(f->hp, f->max_hp, f->potions_left, f->turns);
     return sf_value_loss_score(f->turns, f->monster_hp_left, f->monster_hp_pool);
 }
 
@@ -72,6 +78,10 @@ double sf_value_mean(const float p[SF_VALUE_BINS]) {
 }
 
 const char *sf_label_schema_note(unsigned version) {
+    if (version == 2)
+        return "schema 2 scored a win without the per-turn discount of its margin and had no "
+               "turn-limit outcome (a fight could run forever): regenerate these labels with "
+               "this build";
     if (version == 1)
         return "schema 1 scored every loss 0 (no loss grading), used the earlier 21-bin layout "
                "(bin 0 death, bins 1..20 wins) and a block forecast that was always 0: "

@@ -8,8 +8,16 @@
  *
  * The outcome score y in [0, 1]
  *   A won fight scores in [SF_VALUE_WIN_MIN, 1]:
- *       y = 0.5 + 0.45 * hp / max_hp + 0.05 * potions_left / 3
- *   so HP kept counts nine times as much as potions kept.
+ *       margin = 0.45 * hp / max_hp + 0.05 * potions_left / 3
+ *       y = 0.5 + d^(turns - 1) * margin,    d = SF_VALUE_TURN_DISCOUNT
+ *   so HP kept counts nine times as much as potions kept, and every turn
+ *   after the first keeps 98 % of the win's margin over the win floor: a
+ *   shorter win scores higher. Without it a search that is sure of a win
+ *   at its current HP has no reason to end the fight, and stalls (the
+ *   search's mean backup favours ending the turn by about 1 HP in such
+ *   positions; docs/search.md "Finishing fights"). The discount keeps every
+ *   win in [0.5, 1] and costs about 0.3 HP a fight against the undiscounted
+ *   rule (docs/strength.md).
  *   A lost fight scores in [0, SF_VALUE_LOSS_MAX), graded by how close it
  *   was from the player's side:
  *       removed  = 1 - monster_hp_left / monster_hp_pool
@@ -21,7 +29,9 @@
  *   of the monsters still fighting. removed < 1 for a loss (someone is left)
  *   and survived < 1, so every loss is strictly below 0.2, and every win is
  *   at least 0.5: any win outranks any loss by at least 0.3, whatever the
- *   HP, potions, turns or damage. Why these numbers: the loss range is kept
+ *   HP, potions, turns or damage. A fight ended at the turn cap
+ *   (engine.h, sf_outcome.turn_limit) is a loss and graded as one, with
+ *   turns = the cap. Why these numbers: the loss range is kept
  *   small against the win range (0.2 against 0.5) so that a search trades
  *   winning chances for a better loss only at a poor rate (a 1-point win
  *   probability is worth at least 0.003, more than 1.5 % of the whole loss
@@ -53,8 +63,9 @@
 /* LabelRecord.schema_version and ShardManifest.schema_version this build
  * writes and the only one it reads. 2: graded losses, the new 21-bin layout,
  * forecast column 1 = block at the enemy turn, both root values,
- * engine-limit outcomes. */
-#define SF_LABEL_SCHEMA_VERSION 2
+ * engine-limit outcomes. 3: a win's margin discounted per turn, turn-limit
+ * outcomes. */
+#define SF_LABEL_SCHEMA_VERSION 3
 
 /* Why a record of another schema version cannot be read, for the message
  * that refuses it: for a version this contract replaced, what changed (e.g.
@@ -66,18 +77,19 @@ const char *sf_label_schema_note(unsigned version);
 /* ---------------------------------------------------------------------------
  * The outcome score
  * ------------------------------------------------------------------------- */
-#define SF_VALUE_BINS         21
-#define SF_VALUE_LOSS_BINS    5   /* bins 0..4: losses                        */
-#define SF_VALUE_LOSS_MAX     0.2 /* every loss scores below this             */
-#define SF_VALUE_WIN_MIN      0.5 /* every win scores at least this           */
-#define SF_VALUE_POTION_SLOTS 3   /* potions_left counts 0..3 (the engine's)  */
+#define SF_VALUE_BINS          21
+#define SF_VALUE_LOSS_BINS     5    /* bins 0..4: losses                        */
+#define SF_VALUE_LOSS_MAX      0.2  /* every loss scores below this             */
+#define SF_VALUE_WIN_MIN       0.5  /* every win scores at least this           */
+#define SF_VALUE_POTION_SLOTS  3    /* potions_left counts 0..3 (the engine's)  */
+#define SF_VALUE_TURN_DISCOUNT 0.98 /* a win's margin kept per turn after the first */
 
 /* What a finished fight's score is computed from. Every count is clamped to
  * its range (hp to 0..max_hp, potions_left to 0..3, monster_hp_left to
  * 0..monster_hp_pool, turns to >= 0); max_hp <= 0 counts as hp/max_hp = 0
  * and monster_hp_pool <= 0 as nothing removed. */
 typedef struct sf_fight_facts {
-    int won;             /* 1 when the player survived the fight        */
+    int won;             /* 1 when the player won (a turn-limit end is a loss) */
     int hp, max_hp;      /* player HP at the end                        */
     int potions_left;    /* filled potion slots at the end              */
     int turns;           /* player turns started                        */
@@ -85,9 +97,10 @@ typedef struct sf_fight_facts {
     int monster_hp_pool; /* HP every monster entered the fight with     */
 } sf_fight_facts;
 
-/* The score of a won fight: 0.5 + 0.45*hp/max_hp + 0.05*potions_left/3,
- * in [0.5, 1]. */
-double sf_value_win_score(int hp, int max_hp, int potions_left);
+/* The score of a won fight: 0.5 + d^(turns-1) * (0.45*hp/max_hp +
+ * 0.05*potions_left/3), d = SF_VALUE_TURN_DISCOUNT, in [0.5, 1]; turns < 1
+ * counts as 1. */
+double sf_value_win_score(int hp, int max_hp, int potions_left, int turns);
 
 /* The score of a lost fight: 0.2*(0.75*removed + 0.25*turns/(turns + 10)),
  * in [0, 0.2) (see the top of this header). */

@@ -41,7 +41,10 @@ const char sf_cli_fight_usage[] =
     "  --potions LIST      e.g. \"Fire Potion,Block Potion\"\n"
     "  --hp N --max-hp N   player HP (default 80/80; --hp above the maximum raises it,\n"
     "                      --max-hp below the HP caps it)\n"
-    "  --ascension N       0..9\n";
+    "  --ascension N       0..9\n"
+    "  --max-turns N       the turn cap: a fight still going after N turns ends as a\n"
+    "                      turn-limit loss (default " SF_STRINGIFY(
+        SF_MAX_TURNS_DEFAULT) ", at most " SF_STRINGIFY(SF_MAX_TURNS_LIMIT) ")\n";
 
 int sf_cli_list(const char *prog, const char *flag, const char *list, size_t cap) {
     size_t len = strlen(list);
@@ -223,6 +226,10 @@ int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_
         if (sf_cli_int(prog, name, value, 0, SF_MAX_ASCENSION, &v) < 0)
             return SF_EINVAL;
         spec->ascension = (int)v;
+    } else if (is(name, "max-turns")) {
+        if (sf_cli_int(prog, name, value, 1, SF_MAX_TURNS_LIMIT, &v) < 0)
+            return SF_EINVAL;
+        spec->max_turns = (int)v;
     } else if (is(name, "encounter")) {
         int e = value ? sf_encounter_lookup(value) : -1;
         if (e < 0) {

@@ -52,6 +52,8 @@ static const char *const class_names[] = {"weak", "strong", "elite", "boss"};
 
 typedef struct fight_result {
     int won, hp_start, hp_end, turns, fights_won;
+    int max_turns;  /* the longest fight's turns                               */
+    int turn_limit; /* fights ended at the turn cap                         */
     int deck_n, floor, relics_n, max_hp; /* the start (--start rewards)          */
     long decisions;
     uint64_t simulations;
@@ -151,6 +153,7 @@ static int run_fight(const arena *a, sf_search *s, int cls, int i, fight_result 
             return rc;
         }
         fr->relics_n = d.relics_n;
+        spec.max_turns = a->spec.max_turns; /* a sampled start has the default cap */
     }
     spec.seed = fight_seed;
     fr->deck_n = spec.deck_n;
@@ -170,7 +173,8 @@ static int run_fight(const arena *a, sf_search *s, int cls, int i, fight_result 
     fr->fights_won = o.won;
     fr->hp_start = spec.hp;
     fr->hp_end = o.won ? o.hp : 0;
-    fr->turns = o.turns;
+    fr->turns = fr->max_turns = o.turns;
+    fr->turn_limit = o.turn_limit;
     return SF_OK;
 }
 
@@ -197,6 +201,8 @@ static int run_gauntlet(const arena *a, sf_search *s, int g, fight_result *fr) {
         sf_outcome o;
         sf_engine_outcome(&st, &o);
         fr->turns += o.turns;
+        fr->max_turns = o.turns > fr->max_turns ? o.turns : fr->max_turns;
+        fr->turn_limit += o.turn_limit;
         if (!o.won) {
             fr->hp_end = 0;
             return SF_OK;
@@ -334,7 +340,7 @@ static void report(const arena *a, int p, int json, double seconds) {
     long decisions = 0;
     int rewards = a->start.start == SF_START_REWARDS;
     for (int c = 0; c <= 4 && hp && fw; c++) {
-        int n = 0, won = 0;
+        int n = 0, won = 0, longest = 0, capped = 0;
         double turns = 0.0, deck = 0.0, hp0 = 0.0, maxhp = 0.0, floor = 0.0, relics = 0.0;
         for (int i = 0; i < n_items; i++) {
             if (a->item_class[i] != c)
@@ -344,6 +350,8 @@ static void report(const arena *a, int p, int json, double seconds) {
             hp[n] = (double)(r->hp_start - r->hp_end);
             fw[n] = r->fights_won;
             turns += r->turns;
+            longest = r->max_turns > longest ? r->max_turns : longest;
+            capped += r->turn_limit;
             deck += r->deck_n;
             hp0 += r->hp_start;
             maxhp += r->max_hp;
@@ -368,9 +376,11 @@ static void report(const arena *a, int p, int json, double seconds) {
                 printf(",\"fights_won\":%.3f,\"fights_won_half\":%.3f", fm, fh);
             char ev[64];
             evaluator_name(a, p, ev, sizeof ev);
-            printf(",\"mean_turns\":%.2f,\"simulations\":%d,\"trees\":%d,\"evaluator\":\"%s\","
+            printf(",\"mean_turns\":%.2f,\"longest_fight_turns\":%d,\"turn_limit_fights\":%d",
+                   turns / n, longest, capped);
+            printf(",\"simulations\":%d,\"trees\":%d,\"evaluator\":\"%s\","
                    "\"model_sha256\":\"%s\",\"seed\":%llu",
-                   turns / n, a->cfgs[p].simulations, a->cfgs[p].trees, a->models[p] ? "net" : ev,
+                   a->cfgs[p].simulations, a->cfgs[p].trees, a->models[p] ? "net" : ev,
                    a->models[p] ? sf_netsearch_sha256(a->models[p]) : "",
                    (unsigned long long)a->seed);
             printf(",\"start\":\"%s\"", rewards ? "rewards" : "starter");
@@ -394,6 +404,8 @@ static void report(const arena *a, int p, int json, double seconds) {
             if (rewards && c < 4)
                 printf("  start: deck %.1f, HP %.1f/%.1f, floor %.1f, relics %.2f", deck / n,
                        hp0 / n, maxhp / n, floor / n, relics / n);
+            if (capped)
+                printf("  TURN CAP: %d fight(s) ended there (turn-limit losses)", capped);
             printf("\n");
         }
     }

@@ -49,6 +49,7 @@ static const struct {
     [SF_BATCH_ENCOUNTER_ID] = {"encounter_id", "<i8", ""},
     [SF_BATCH_ASCENSION] = {"ascension", "<u4", ""},
     [SF_BATCH_ENGINE_LIMIT] = {"engine_limit", "u1", ""},
+    [SF_BATCH_TURN_LIMIT] = {"turn_limit", "u1", ""},
 };
 /* the dims strings above spell the label contract's sizes */
 _Static_assert(SF_VALUE_BINS == 21 && SF_FORECAST_H == 4 && SF_FORECAST_COLS == 5,
@@ -79,7 +80,7 @@ typedef struct staged {
     uint64_t game_seed, job_id;
     uint32_t fight_index, decision_index, turn, ascension;
     int64_t encounter_id;
-    uint8_t engine_limit;
+    uint8_t engine_limit, turn_limit;
 } staged;
 
 /* One decoded frame. */
@@ -332,6 +333,7 @@ static int stage_one(sf_batch_reader *r, size_t k, const Spirefleet__LabelRecord
     s->won = o->won ? 1.0f : 0.0f;
     s->value = o->value;
     s->engine_limit = o->engine_limit ? 1 : 0;
+    s->turn_limit = o->turn_limit ? 1 : 0;
     const Spirefleet__LabelIds *ids = rec->ids;
     s->game_seed = ids->game_seed;
     s->job_id = ids->job_id;
@@ -450,5 +452,6 @@ int sf_batch_reader_emit(const sf_batch_reader *r, void *const *bufs, size_t n_b
     SCALAR(SF_BATCH_ENCOUNTER_ID, int64_t, encounter_id)
     SCALAR(SF_BATCH_ASCENSION, uint32_t, ascension)
     SCALAR(SF_BATCH_ENGINE_LIMIT, uint8_t, engine_limit)
+    SCALAR(SF_BATCH_TURN_LIMIT, uint8_t, turn_limit)
     return SF_OK;
 }

@@ -71,6 +71,7 @@ enum {
     SF_BATCH_ENCOUNTER_ID,   /* <i8  [B]      ids.encounter_id                */
     SF_BATCH_ASCENSION,      /* <u4  [B]      ids.ascension                   */
     SF_BATCH_ENGINE_LIMIT,   /* u1   [B]      outcome.engine_limit            */
+    SF_BATCH_TURN_LIMIT,     /* u1   [B]      outcome.turn_limit              */
     SF_BATCH_NFIELDS
 };
 

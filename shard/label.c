@@ -148,6 +148,10 @@ static int check_outcome(const Spirefleet__Outcome *o, sf_err *err) {
         return sf_err_set(err, SF_EINVAL, "outcome.value = %g outside [0, 1]", (double)o->value);
     if (o->engine_limit && o->won)
         return sf_err_set(err, SF_EINVAL, "outcome: an engine-limit end that is won");
+    if (o->turn_limit && o->won)
+        return sf_err_set(err, SF_EINVAL, "outcome: a turn-limit end that is won");
+    if (o->turn_limit && o->engine_limit)
+        return sf_err_set(err, SF_EINVAL, "outcome: both an engine-limit and a turn-limit end");
     if (o->won && o->final_hp == 0)
         return sf_err_set(err, SF_EINVAL, "outcome: a won fight with final_hp 0");
     if (o->potions_left > SF_VALUE_POTION_SLOTS)

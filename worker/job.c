@@ -19,7 +19,6 @@
 #include "worker/worker.h"
 
 #define MAX_FIGHTS_PER_SEED (SF_GAUNTLET_MAX)
-#define MAX_TURNS           256
 #define FORECAST_H          SF_FORECAST_H
 #define FORECAST_COLS       SF_FORECAST_COLS
 
@@ -55,7 +54,10 @@ typedef struct fight_rec {
     sf_outcome outcome;
     label **labels;
     int n_labels, cap_labels;
-    obs5 turn_obs[MAX_TURNS + 1];       /* at the first decision of each turn */
+    /* At the first decision of each turn 0..n_turn_obs-1 (the turn cap):
+     * while the fight is played; freed when it ends (finish_fight). */
+    obs5 *turn_obs;
+    int n_turn_obs;
     sf_fight_spec start;                /* what the fight started from          */
     char start_text[SF_START_TEXT_MAX]; /* its text form (labels' ids.start) */
 } fight_rec;
@@ -97,6 +99,7 @@ static label *label_new(int T, int Q) {
 static void fight_free(fight_rec *f) {
     if (!f)
         return;
+    free(f->turn_obs);
     for (int i = 0; i < f->n_labels; i++)
         free(f->labels[i]);
     free(f->labels);
@@ -215,6 +218,7 @@ static int base_spec(const sf_run_config *cfg, sf_fight_spec *spec, sf_err *err)
     spec->hp = (int)cfg->play.hp;
     spec->max_hp = (int)cfg->play.max_hp;
     spec->ascension = (int)cfg->play.ascension;
+    spec->max_turns = (int)cfg->play.max_turns;
     return SF_OK;
 }
 
@@ -239,7 +243,7 @@ typedef struct job_ctx {
     atomic_uint_fast64_t next_seed;
     atomic_uint_fast64_t fights_done, labels_done;
     atomic_uint_fast64_t simulations, fallbacks_search, fallbacks_eval, decisions, searched;
-    atomic_uint_fast64_t wins, engine_limits, unsearched_dropped, rollouts_cut_off;
+    atomic_uint_fast64_t wins, engine_limits, turn_limits, unsearched_dropped, rollouts_cut_off;
     int keep_unsearched;
     atomic_int failed;
     pthread_mutex_t err_lock;
@@ -308,6 +312,7 @@ static int start_fight(job_ctx *jc, slot *sl, sf_err *err) {
             }
         }
         sl->spec.seed = sl->rec->game_seed;
+        sl->spec.max_turns = jc->base.max_turns; /* a sampled start has the default cap */
     }
     f->encounter = sl->spec.encounter;
     f->start = sl->spec;
@@ -318,6 +323,9 @@ static int start_fight(job_ctx *jc, slot *sl, sf_err *err) {
                           (unsigned long long)sl->rec->game_seed);
     sl->ply = 0;
     sl->in_search = 0;
+    f->n_turn_obs = (sl->spec.max_turns ? sl->spec.max_turns : SF_MAX_TURNS_DEFAULT) + 1;
+    if (!(f->turn_obs = calloc((size_t)f->n_turn_obs, sizeof *f->turn_obs)))
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
     return sf_engine_init(&sl->truth, &sl->spec, err);
 }
 
@@ -378,7 +386,7 @@ static void teacher(const job_ctx *jc, const slot *sl, label *l) {
 static void note_turn(slot *sl) {
     sf_observation o;
     sf_engine_observe(&sl->truth, &o);
-    if (o.turn >= 0 && o.turn <= MAX_TURNS && !sl->fight->turn_obs[o.turn].seen) {
+    if (o.turn >= 0 && o.turn < sl->fight->n_turn_obs && !sl->fight->turn_obs[o.turn].seen) {
         sl->fight->turn_obs[o.turn].seen = 1;
         observe5(&sl->truth, sl->fight->turn_obs[o.turn].v);
     }
@@ -483,16 +491,21 @@ static void finish_fight(job_ctx *jc, slot *sl) {
         atomic_fetch_add(&jc->wins, 1);
     if (f->outcome.engine_limit)
         atomic_fetch_add(&jc->engine_limits, 1);
+    if (f->outcome.turn_limit)
+        atomic_fetch_add(&jc->turn_limits, 1);
     for (int i = 0; i < f->n_labels; i++) {
         label *l = f->labels[i];
         for (int h = 0; h < FORECAST_H; h++) {
             int t = (int)l->turn + h + 1;
-            if (t <= MAX_TURNS && f->turn_obs[t].seen) {
+            if (t < f->n_turn_obs && f->turn_obs[t].seen) {
                 l->mask[h] = 1;
                 memcpy(l->forecast[h], f->turn_obs[t].v, sizeof l->forecast[h]);
             }
         }
     }
+    free(f->turn_obs); /* the forecasts are filled in */
+    f->turn_obs = NULL;
+    f->n_turn_obs = 0;
     atomic_fetch_add(&jc->fights_done, 1);
     atomic_fetch_add(&jc->labels_done, (uint64_t)f->n_labels);
     if (jc->opts->on_progress)
@@ -794,6 +807,7 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     out.monster_hp_left = (uint32_t)f->outcome.monster_hp_left;
     out.monster_hp_pool = (uint32_t)f->outcome.monster_hp_pool;
     out.engine_limit = f->outcome.engine_limit != 0;
+    out.turn_limit = f->outcome.turn_limit != 0;
     out.n_value_bins = SF_VALUE_BINS;
     out.value_bins = bins;
     out.value = (float)y;
@@ -1032,10 +1046,11 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
      * counters"), then the distribution of starts. */
     start_summary sum;
     summarise_starts(jc, &sum);
-    Spirefleet__Counter cs[3 + START_COUNTERS_MAX];
-    Spirefleet__Counter *cp[3 + START_COUNTERS_MAX];
+    Spirefleet__Counter cs[4 + START_COUNTERS_MAX];
+    Spirefleet__Counter *cp[4 + START_COUNTERS_MAX];
     size_t ncs = 0;
     counter(cs, cp, &ncs, "engine_limit_fights", atomic_load(&jc->engine_limits));
+    counter(cs, cp, &ncs, "turn_limit_fights", atomic_load(&jc->turn_limits));
     counter(cs, cp, &ncs, "rollouts_cut_off", atomic_load(&jc->rollouts_cut_off));
     counter(cs, cp, &ncs, "unsearched_dropped", atomic_load(&jc->unsearched_dropped));
     for (int k = 0; k < sum.n; k++)

@@ -21,7 +21,9 @@ Fights that ended on the engine's pile capacity (``outcome.engine_limit``,
 not a game outcome) are left out by default (``skip_engine_limit``); the
 manifests' ``engine_limit_fights`` counter says which shards hold any, so
 only those are scanned. ``skipped_engine_limit`` counts the records left
-out.
+out. Fights that ended at the turn cap (``outcome.turn_limit``: a loss the
+search values as one) are kept by default; ``skip_turn_limit=True`` leaves
+them out the same way (``turn_limit_fights``, ``skipped_turn_limit``).
 
 When PyTorch is importable the class is a ``torch.utils.data.Dataset`` and
 works with a DataLoader (use the default sampler: the dataset shuffles
@@ -113,7 +115,7 @@ class ShardDataset(_Base):
     """
 
     def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True,
-                 include_quarantined=False, window=SHUFFLE_WINDOW):
+                 include_quarantined=False, window=SHUFFLE_WINDOW, skip_turn_limit=False):
         self.skipped_quarantined = []  # shards a QUARANTINE list names, left out
         self.paths = expand_paths(paths, include_quarantined, self.skipped_quarantined)
         if self.skipped_quarantined:
@@ -128,16 +130,25 @@ class ShardDataset(_Base):
             raise ValueError("ShardDataset: window %r < 1" % (window,))
         self.transform = transform
         self.skipped_engine_limit = 0
+        self.skipped_turn_limit = 0
         shards = []  # (order key, path, manifest, keep, kept count, frames, record frames)
         for p in self.paths:
             with open_shard(p) as s:
-                stats = s.manifest.get("stats") or {}
-                limited = (stats.get("counters") or {}).get("engine_limit_fights", 0)
+                counters = (s.manifest.get("stats") or {}).get("counters") or {}
+                skip_engine = skip_engine_limit and counters.get("engine_limit_fights", 0)
+                skip_turn = skip_turn_limit and counters.get("turn_limit_fights", 0)
                 keep = None
-                if skip_engine_limit and limited:
-                    keep = np.array([i for i in range(len(s))
-                                     if not s.record(i).outcome.engine_limit], np.int64)
-                    self.skipped_engine_limit += len(s) - len(keep)
+                if skip_engine or skip_turn:
+                    kept = []
+                    for i in range(len(s)):
+                        o = s.record(i).outcome
+                        if skip_engine and o.engine_limit:
+                            self.skipped_engine_limit += 1
+                        elif skip_turn and o.turn_limit:
+                            self.skipped_turn_limit += 1
+                        else:
+                            kept.append(i)
+                    keep = np.array(kept, np.int64)
                 first, _ = s.frames()
                 local = np.arange(len(s), dtype=np.int64) if keep is None else keep
                 shards.append((shard_order_key(p, s.manifest), p, s.manifest, keep, len(local),

@@ -148,7 +148,7 @@ def record_to_dict(rec):
             "won": o.won, "final_hp": o.final_hp, "max_hp": o.max_hp, "turns": o.turns,
             "potions_used": o.potions_used, "potions_left": o.potions_left,
             "monster_hp_left": o.monster_hp_left, "monster_hp_pool": o.monster_hp_pool,
-            "engine_limit": o.engine_limit,
+            "engine_limit": o.engine_limit, "turn_limit": o.turn_limit,
             "value_bins": np.array(o.value_bins, dtype=np.float32),
             "value": np.float32(o.value),
         },

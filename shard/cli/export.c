@@ -150,6 +150,7 @@ static int add_record(void *ctx, uint64_t i, const Spirefleet__LabelRecord *r, s
     PUT_SCALAR(x, "monster_hp_left", "<u4", uint32_t, o->monster_hp_left);
     PUT_SCALAR(x, "monster_hp_pool", "<u4", uint32_t, o->monster_hp_pool);
     PUT_SCALAR(x, "engine_limit", "|u1", uint8_t, o->engine_limit);
+    PUT_SCALAR(x, "turn_limit", "|u1", uint8_t, o->turn_limit);
     PUT_SCALAR(x, "value", "<f4", float, o->value);
     if ((rc = put(x, "value_bins", "<f4", 4, 2, SF_VALUE_BINS, 0, o->value_bins,
                   4 * SF_VALUE_BINS)) < 0 ||

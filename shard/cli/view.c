@@ -155,7 +155,9 @@ static void summary_line(uint64_t i, const Spirefleet__LabelRecord *r) {
            r->inputs->query->shape[0], r->search->chosen, visits, (double)r->search->root_raw_value,
            (double)r->search->root_search_value, r->outcome->won, r->outcome->final_hp,
            r->outcome->max_hp, (double)r->outcome->value,
-           r->outcome->engine_limit ? " engine-limit" : "");
+           r->outcome->engine_limit ? " engine-limit"
+           : r->outcome->turn_limit ? " turn-limit"
+                                    : "");
 }
 
 static int print_record(uint64_t i, const Spirefleet__LabelRecord *rec, int as_json) {
@@ -236,12 +238,14 @@ static const char stat_help[] =
     "sizes (uncompressed, compressed, file; compression ratio and file/payload),\n"
     "and the labels read from every record: legal actions and tokens per\n"
     "decision, root visits, simulations, policy entropy (nats), searched and\n"
-    "won fractions, fallbacks, the value-target histogram (mean mass per bin,\n"
-    "bin 0 = death) and forecast coverage per horizon. --json: one JSON object.\n"
+    "won fractions, fights ended at an engine limit or the turn cap, fallbacks,\n"
+    "the value-target histogram (mean mass per bin, with each bin's support z\n"
+    "from the label contract: bins 0..4 graded losses, 5..20 wins) and forecast\n"
+    "coverage per horizon. --json: one JSON object.\n"
     "Exit code 0, 1 when a record is damaged, 3 when SHARD cannot be read.\n";
 
 typedef struct label_stats {
-    uint64_t n, searched, won, teacher, fallbacks;
+    uint64_t n, searched, won, teacher, fallbacks, engine_limit, turn_limit;
     double q_sum, t_sum, visits_sum, sims_sum, entropy_sum;
     uint32_t q_min, q_max, t_min, t_max;
     double bins[SF_VALUE_BINS];
@@ -278,6 +282,8 @@ static int accumulate(void *ctx, uint64_t index, const Spirefleet__LabelRecord *
     s->searched += r->search->searched != 0;
     s->fallbacks += r->search->fallbacks;
     s->won += r->outcome->won != 0;
+    s->engine_limit += r->outcome->engine_limit != 0;
+    s->turn_limit += r->outcome->turn_limit != 0;
     s->teacher += r->teacher != NULL;
     for (int b = 0; b < SF_VALUE_BINS; b++)
         s->bins[b] += r->outcome->value_bins[b];
@@ -286,14 +292,11 @@ static int accumulate(void *ctx, uint64_t index, const Spirefleet__LabelRecord *
     return 0;
 }
 
-static double bin_support(int i) {
-    return i == 0 ? 0.0 : 0.5 + 0.5 * (i - 1) / 19.0;
-}
-
 static json_t *stats_json(const char *path, sf_shard_reader *r, const label_stats *s) {
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
     double n = s->n ? (double)s->n : 1;
     json_t *o = json_object(), *lab = json_object(), *bins = json_array(), *cov = json_array();
+    json_t *supports = json_array();
     json_object_set_new(o, "shard", json_string(path));
     json_object_set_new(o, "manifest", sf_cli_message_json(&m->base));
     json_object_set_new(o, "file_bytes", json_integer((json_int_t)sf_shard_reader_file_bytes(r)));
@@ -310,11 +313,16 @@ static json_t *stats_json(const char *path, sf_shard_reader *r, const label_stat
     json_object_set_new(lab, "mean_policy_entropy", json_real(s->entropy_sum / n));
     json_object_set_new(lab, "searched_fraction", json_real((double)s->searched / n));
     json_object_set_new(lab, "won_fraction", json_real((double)s->won / n));
+    json_object_set_new(lab, "engine_limit_records", json_integer((json_int_t)s->engine_limit));
+    json_object_set_new(lab, "turn_limit_records", json_integer((json_int_t)s->turn_limit));
     json_object_set_new(lab, "fallbacks", json_integer((json_int_t)s->fallbacks));
     json_object_set_new(lab, "teacher_records", json_integer((json_int_t)s->teacher));
-    for (int b = 0; b < SF_VALUE_BINS; b++)
+    for (int b = 0; b < SF_VALUE_BINS; b++) {
         json_array_append_new(bins, json_real(s->bins[b] / n));
+        json_array_append_new(supports, json_real(sf_value_support(b)));
+    }
     json_object_set_new(lab, "value_histogram", bins);
+    json_object_set_new(lab, "value_supports", supports);
     for (int k = 0; k < SF_FORECAST_H; k++)
         json_array_append_new(cov, json_real((double)s->covered[k] / n));
     json_object_set_new(lab, "forecast_coverage", cov);
@@ -361,11 +369,14 @@ static void print_stats(const char *path, sf_shard_reader *r, const label_stats 
     printf("  policy entropy  mean %.3f nats\n", s->entropy_sum / n);
     printf("  searched        %.1f%%   won %.1f%%   fallbacks %" PRIu64 "   teacher %" PRIu64 "\n",
            100.0 * s->searched / n, 100.0 * s->won / n, s->fallbacks, s->teacher);
-    printf("  value target (mean mass per bin; bin 0 = death)\n");
+    printf("  ended at        engine limit %" PRIu64 ", turn cap %" PRIu64 " (records)\n",
+           s->engine_limit, s->turn_limit);
+    printf("  value target (mean mass per bin; bins 0..%d graded losses, %d..%d wins)\n",
+           SF_VALUE_LOSS_BINS - 1, SF_VALUE_LOSS_BINS, SF_VALUE_BINS - 1);
     for (int b = 0; b < SF_VALUE_BINS; b++) {
         double v = s->bins[b] / n;
         int bar = (int)lround(v * 50);
-        printf("    %2d  z=%.3f  %.4f  ", b, bin_support(b), v);
+        printf("    %2d  z=%.3f  %.4f  ", b, sf_value_support(b), v);
         for (int k = 0; k < bar; k++)
             putchar('#');
         putchar('\n');

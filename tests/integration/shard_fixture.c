@@ -40,12 +40,14 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
     if (!s)
         return 1;
     json_t *lines = json_array();
-    uint64_t smin = UINT64_MAX, smax = 0, limited = 0, last_fight = UINT64_MAX;
+    uint64_t smin = UINT64_MAX, smax = 0, limited = 0, capped = 0, last_fight = UINT64_MAX;
     for (uint64_t i = 0; i < n; i++) {
         synth_fill(s, p, i);
         uint64_t fight = s->ids.game_seed * 12 + s->ids.fight_index;
         if (s->outcome.engine_limit && fight != last_fight)
             limited++;
+        if (s->outcome.turn_limit && fight != last_fight)
+            capped++;
         last_fight = fight;
         if (sf_shard_writer_append(w, &s->rec, &err) < 0) {
             fprintf(stderr, "shard-fixture: %s\n", err.msg);
@@ -66,10 +68,13 @@ static int write_one(const char *dir, const char *name, const synth_params *p, u
     free(s);
     Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
     Spirefleet__Counter c = SPIREFLEET__COUNTER__INIT, *cs[1] = {&c};
-    Spirefleet__Counter lc = SPIREFLEET__COUNTER__INIT, *lcs[1] = {&lc};
+    Spirefleet__Counter lc = SPIREFLEET__COUNTER__INIT, tc = SPIREFLEET__COUNTER__INIT;
+    Spirefleet__Counter *lcs[2] = {&lc, &tc};
     lc.name = "engine_limit_fights";
     lc.value = limited;
-    stats.n_counters = 1;
+    tc.name = "turn_limit_fights";
+    tc.value = capped;
+    stats.n_counters = 2;
     stats.counters = lcs;
     stats.decisions = n;
     stats.fallbacks = 1;
@@ -136,6 +141,7 @@ int main(int argc, char **argv) {
     b.dense = 1;
     b.teacher_every = 3;
     b.engine_limit_every = 5;
+    b.turn_limit_every = 3;
     sf_shard_writer_opts bo = {
         .zstd_level = 9, .block_bytes = 32 << 10, .format_version = ao.format_version};
     int rc = write_one(argv[1], "a.shard", &a, 300, &ao, out, 1) ||

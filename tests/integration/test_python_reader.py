@@ -15,6 +15,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -63,7 +64,7 @@ def compare_record(got, want, where):
         assert s[k] == np.float32(ws[k]), "%s: search.%s" % (where, k)
     o, wo = got["outcome"], want["outcome"]
     for k in ("won", "final_hp", "max_hp", "turns", "potions_used", "potions_left",
-              "monster_hp_left", "monster_hp_pool", "engine_limit"):
+              "monster_hp_left", "monster_hp_pool", "engine_limit", "turn_limit"):
         assert o[k] == wo.get(k, 0), "%s: outcome.%s = %r, expected %r" % (where, k, o[k], wo[k])
     assert o["value"] == np.float32(wo["value"]), where + ": outcome.value"
     assert_array(o["value_bins"], np.array(wo["value_bins"], np.float32),
@@ -297,7 +298,7 @@ def wrong_schema_version_is_refused():
         return m.SerializeToString()
     v = reseal_manifest("version.shard", v1)
     # the schema this one replaced: refused, saying what changed
-    assert "schema_version 1, this reader knows 2 (schema 1 scored every loss 0" in \
+    assert "schema_version 1, this reader knows 3 (schema 1 scored every loss 0" in \
         refused(v, "version")
     r = subprocess.run([SF_SHARD, "stat", v], capture_output=True, text=True)
     assert r.returncode == 1 and "schema_version 1" in r.stderr, (r.returncode, r.stderr)
@@ -362,10 +363,10 @@ def format_1_shards_read_the_same():
     dst = os.path.join(d, "lfuzz-v1.shard")  # its run is "lfuzz": a name of no stored form
     shutil.copyfile(corpus, dst)
     with open_shard(dst) as s:
-        assert s.format_version == 1 and len(s) == 36
-        want = "d2606fdececff5693af01e5df8cbd44a1d25f217934ade4c88e81ecbaceac83d"
+        assert s.format_version == 1 and len(s) == 43
+        want = "dfb09a7687cd994fca8fe2c033d67289504052463bff70facb3d19cd74f2aa89"
         assert s.manifest["content_digest"] == want and s.content_digest() == want
-        assert all(s[i]["ids"]["run_id"] == "lfuzz" for i in range(36))
+        assert all(s[i]["ids"]["run_id"] == "lfuzz" for i in range(43))
         s.verify()
 
 
@@ -417,7 +418,7 @@ def contract_is_the_c_one():
     # The generated contract module against the supports written out by hand
     # (label/label.h): losses 0.05*i, wins 0.5 + (i-5)/30.
     from spirefleet import contract
-    assert contract.SCHEMA_VERSION == 2 and contract.VALUE_BINS == 21
+    assert contract.SCHEMA_VERSION == 3 and contract.VALUE_BINS == 21
     want = [0.05 * i for i in range(5)] + [0.5 + (i - 5) / 30 for i in range(5, 21)]
     assert np.allclose(contract.VALUE_SUPPORT, want, rtol=0, atol=1e-15)
     assert contract.FORECAST_COLUMNS[1] == "block_at_enemy_turn"
@@ -449,6 +450,43 @@ def dataset_skips_engine_limit_fights():
         {(B, i) for i in range(120) if i not in limited}
     every = ShardDataset([A, B], shuffle=False, skip_engine_limit=False)
     assert len(every) == 420 and every.skipped_engine_limit == 0
+
+
+@test
+def turn_limit_fights_are_kept_unless_asked():
+    # b.shard: 1 of its 6 fights (20 records) ended at a turn cap of 50.
+    with open_shard(B) as s:
+        capped = [i for i, r in enumerate(s) if r["outcome"]["turn_limit"]]
+        assert s.manifest["stats"]["counters"]["turn_limit_fights"] == 1
+        o = s[capped[0]]["outcome"]
+    assert len(capped) == 20
+    # a loss, graded as one: 0.2*(0.75*(1 - left/pool) + 0.25*turns/(turns + 10))
+    assert not o["won"] and o["turns"] == 50 and not o["engine_limit"]
+    want = 0.2 * (0.75 * (1 - o["monster_hp_left"] / o["monster_hp_pool"]) + 0.25 * 50 / 60)
+    assert abs(float(o["value"]) - want) < 1e-6, (o["value"], want)
+    kept = ShardDataset([A, B], shuffle=False)  # kept by default
+    assert len(kept) == 380 and kept.skipped_turn_limit == 0
+    assert sum(bool(kept[i]["outcome"]["turn_limit"]) for i in range(len(kept))) == 20
+    left = ShardDataset([A, B], shuffle=False, skip_turn_limit=True)
+    assert len(left) == 360 and left.skipped_turn_limit == 20 and left.skipped_engine_limit == 40
+    assert not any(left[i]["outcome"]["turn_limit"] for i in range(len(left)))
+
+
+@test
+def stat_prints_the_contracts_bin_supports():
+    # sf-shard stat once printed schema 1's supports (bins 1..4 as wins at
+    # z = 0.50..0.58); the supports now come from label/, as contract.py's.
+    from spirefleet import contract
+    r = subprocess.run([SF_SHARD, "stat", B, "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    labels = json.loads(r.stdout)["labels"]
+    # printed with 9 significant digits
+    assert np.allclose(labels["value_supports"], contract.VALUE_SUPPORT, rtol=0, atol=1e-9)
+    assert labels["turn_limit_records"] == 20 and labels["engine_limit_records"] == 40
+    r = subprocess.run([SF_SHARD, "stat", B], capture_output=True, text=True)
+    z = [float(x) for x in re.findall(r"z=([0-9.]+)", r.stdout)]
+    assert len(z) == 21 and np.allclose(z, contract.VALUE_SUPPORT, rtol=0, atol=5e-4), z
+    assert "engine limit 40, turn cap 20" in r.stdout, r.stdout
 
 
 @test

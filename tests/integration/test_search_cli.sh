@@ -58,6 +58,20 @@ expect 2 "unknown flag '--bogus'" "sf-search refuses an unknown flag" -- \
   "$search" --bogus 1
 expect 2 "sims: expected an integer" "sf-search names a bad --sims" -- \
   "$search" --sims abc
+# The turn cap: ten Defends against a Blue Slaver with 999 HP cannot end;
+# the engine ends each fight once turn 9 is over, as a turn-limit loss,
+# whoever plays it (here the search; the worker and gates: test_worker_job).
+"$arena" --policy search --sims 40 --deck "Defend*10" --hp 999 --encounter "Blue Slaver" \
+  --fights 2 --max-turns 9 --json >"$tmp/cap.json"
+check "sf-arena: a fight nobody can win ends at --max-turns as a turn-limit loss" -- "$py" -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])][0]
+assert d["n"] == 2 and d["wins"] == 0, d
+assert d["turn_limit_fights"] == 2 and d["longest_fight_turns"] == 9 and d["mean_turns"] == 9, d
+' "$tmp/cap.json"
+expect 2 "--max-turns: expected an integer in 1..1000, got .1001." "sf-arena names a --max-turns past the limit" -- \
+  "$arena" --policy greedy --max-turns 1001
+
 expect 2 "policy: expected random, greedy, search, clairvoyant or net" "sf-arena names a bad --policy" -- \
   "$arena" --policy nope
 expect 2 "needs a value" "sf-arena: a flag missing its value" -- \

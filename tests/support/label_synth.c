@@ -299,6 +299,12 @@ void synth_fill(synth_record *s, const synth_params *p, uint64_t index) {
         o->won = 0;
         o->final_hp = 0;
         o->engine_limit = 1;
+    } else if (p->turn_limit_every > 0 &&
+               (id->game_seed * 12 + id->fight_index) % (uint64_t)p->turn_limit_every == 0) {
+        o->won = 0;
+        o->final_hp = 0;
+        o->turn_limit = 1;
+        o->turns = 50; /* a fight that reached a cap of 50 turns */
     }
     o->monster_hp_pool = range(&fr, 20, 300);
     o->monster_hp_left = o->won ? 0 : range(&fr, 1, (int)o->monster_hp_pool);

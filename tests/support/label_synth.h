@@ -40,6 +40,8 @@ typedef struct synth_params {
     int engine_limit_every; /* fights with (game_seed*12 + fight_index) a
                                multiple of k end as engine-limit losses;
                                0 = none                                 */
+    int turn_limit_every;   /* the same for turn-limit losses at turn 50
+                               (an engine-limit end takes precedence)   */
 } synth_params;
 
 /* Defaults: run "synth-run", job 7, seed_base 1000, versions 1/1, model

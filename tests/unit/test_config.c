@@ -435,19 +435,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "811aa955462f96719c0f2e7e1684d2c0df12771b3489eb2df072fe81ebcd3a92",
-     "531628f808c2a54a134c777b7944b86687926f58b075341b9a05e78efa637467"},
+    {"configs/local.yaml", "c2d87813f4922c6be2dcb2e637ac8b8b7e11efa47e413d57d52517bc043d63a1",
+     "cb451bb219a1985722829289168530c44654881fad7c4a67da3d03ffbfee82a6"},
     {"configs/fleet-example.yaml",
-     "11141a4d41511afd6283360fce44886031279f44e02af0d4920d711a07abaf59",
-     "d371e5dcb4b33ee5412f1eb4fc40ab4c7f6648635b0f4b3e37ecc161638547db"},
-    {"configs/local-net.yaml", "201eff54a3cc082a9145acbb7813cfdadce876758a5ee56d4c25baf19a3f6db2",
-     "ef4c8e69fabbc18c6760dbc69bf3fe110a848a8da2ee7ca24456cb28989ae69d"},
+     "a23fd0abfaa990ae734478c8ae53fd532a6c9e82f6630249db5f3ab43146e10e",
+     "326524cbf98a267ff8f0a128118fe274bf78b0737d033bad1f638c12621920a4"},
+    {"configs/local-net.yaml", "513d7da57ec9d1b3443cb9dd9cfe41927e4daf441eec72958cd5e58d94a2303e",
+     "08c16813366e9c70001afdd0a9d46365cfde1b30f6f217fab16864b878874297"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "d2a981099296c05c256d6ab692b26cbeed882856200275e57c73b61374e161c3",
-     "46caed8885ebddabc25342ba380954f383291493ea3751a4174fecdccc796b51"},
+     "8eb4160a079d57c79622a49d1040ae66c17543f1d8aa3b9c40c51fd20463406f",
+     "9ec3e0c6b260e242a7352bf5aba030ca2912ba2890f651947b4312fa6e43dc40"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "5edcd4c8a906cb6699c6b699a84c5f38c0c6dc28162720e492e10d5fb21363a1",
-     "ccac5adbbf1abe87e1b30f627d89a334206c6dacf4e4ec9df3bc4efd4bfba252"},
+     "9b7ae5f15ef027072c405f279d46a38466c1ab110cc6eda42ced765cacec252d",
+     "22695a01498047bf30eab16d47abc816afa11cf1a64b5a705d4608397dbbfab1"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

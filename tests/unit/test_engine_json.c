@@ -183,6 +183,23 @@ static void over_without_outcome(sf_combat *c) {
 static void turn_zero(sf_combat *c) {
     c->turn = 0;
 }
+static void past_the_turn_cap(sf_combat *c) {
+    c->turn = (uint16_t)(c->max_turns + 1);
+}
+static void no_turn_cap(sf_combat *c) {
+    c->max_turns = 0;
+}
+static void turn_limit_in_play(sf_combat *c) {
+    c->turn_limit = 1;
+}
+static void turn_limit_won(sf_combat *c) {
+    c->phase = PH_OVER;
+    c->flags |= FL_WON;
+    c->turn_limit = 1;
+}
+static void endless_turn(sf_combat *c) {
+    c->turn_actions = SF_MAX_TURN_ACTIONS;
+}
 static void energy_255(sf_combat *c) {
     c->energy = 255;
 }
@@ -263,6 +280,11 @@ START_TEST(malformed_documents_get_clear_errors) {
         {both_outcomes, "outcome flags say won 1, lost 1"},
         {over_without_outcome, "the fight is over but its outcome flags say won 0, lost 0"},
         {turn_zero, "turn 0: turns count from 1"},
+        {past_the_turn_cap, "turn 51 is past the turn cap 50"},
+        {no_turn_cap, "max_turns 0 out of 1..1000"},
+        {turn_limit_in_play, "turn_limit set in phase player (it ends the fight)"},
+        {turn_limit_won, "a turn-limit end that is not a loss"},
+        {endless_turn, "turn_actions 250: a turn ends at 250"},
         {energy_255, "energy 255 out of 0..99"},
         {foreign_move,
          "monster[0] (Jaw Worm): announced move \"Slam\" (Slime Boss's) is not one of its moves"},

@@ -1171,6 +1171,108 @@ START_TEST(a_full_pile_ends_the_fight_as_an_engine_limit_loss) {
 }
 END_TEST
 
+/* Play `spec` with the heuristic policy until the fight ends (at most
+ * `max_actions` actions); returns the actions applied. */
+static int play_heuristic(sf_state *s, const sf_fight_spec *spec, int max_actions) {
+    sf_err err = {0};
+    ck_assert_msg(sf_engine_init(s, spec, &err) == SF_OK, "%s", err.msg);
+    uint64_t rng = 7;
+    int n = 0;
+    while (!sf_engine_is_terminal(s) && n < max_actions) {
+        sf_action a;
+        ck_assert_int_eq(sf_engine_heuristic_action(s, 0.0, &rng, &a), SF_OK);
+        ck_assert_int_eq(sf_engine_apply(s, a, NULL), SF_OK);
+        n++;
+    }
+    return n;
+}
+
+START_TEST(a_fight_nobody_can_win_ends_at_the_turn_cap_as_a_loss) {
+    /* Ten Defends against a Blue Slaver, 999 HP: the player deals no
+     * damage and blocks most of what comes; the game would go on forever.
+     * At a cap of 300 turns (past the 255 where the old 8-bit counter
+     * stopped counting) the fight ends once turn 300 is over. */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err err = {0};
+    ck_assert_int_eq(sf_deck_parse("Defend*10", &spec, &err), SF_OK);
+    spec.hp = spec.max_hp = 999;
+    spec.encounter = sf_encounter_lookup("Blue Slaver");
+    spec.seed = 11;
+    spec.max_turns = 300;
+    sf_state s;
+    int actions = play_heuristic(&s, &spec, 100000);
+    ck_assert(sf_engine_is_terminal(&s));
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.over, 1);
+    ck_assert_int_eq(o.won, 0);
+    ck_assert_int_eq(o.turn_limit, 1);
+    ck_assert_int_eq(o.engine_limit, 0);
+    ck_assert_int_eq(o.turns, 300);
+    ck_assert_int_gt(o.hp, 0);                              /* alive: not a death */
+    ck_assert_int_eq(o.monster_hp_left, o.monster_hp_pool); /* never hurt */
+    /* 300 turns of up to 3 Defends and an end turn each */
+    ck_assert_int_le(actions, 300 * 4);
+    ck_assert_int_gt(actions, 300);
+    ck_assert_int_eq(sf_engine_enumerate(&s, NULL, 0), 0);
+
+    /* The default cap; a spec with max_turns 0 means it too. */
+    ck_assert_int_eq(SF_MAX_TURNS_DEFAULT, 50);
+    sf_fight_spec_default(&spec);
+    ck_assert_int_eq(spec.max_turns, SF_MAX_TURNS_DEFAULT);
+    ck_assert_int_eq(sf_deck_parse("Defend*10", &spec, &err), SF_OK);
+    spec.hp = spec.max_hp = 999;
+    spec.encounter = sf_encounter_lookup("Blue Slaver");
+    spec.seed = 11;
+    for (int zero = 0; zero < 2; zero++) {
+        spec.max_turns = zero ? 0 : SF_MAX_TURNS_DEFAULT;
+        play_heuristic(&s, &spec, 100000);
+        sf_engine_outcome(&s, &o);
+        ck_assert_int_eq(o.turn_limit, 1);
+        ck_assert_int_eq(o.turns, 50);
+    }
+
+    /* A cap outside 1..SF_MAX_TURNS_LIMIT is refused, naming the field. */
+    spec.max_turns = SF_MAX_TURNS_LIMIT + 1;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "max_turns 1001 out of range 1..1000"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(a_turn_that_never_ends_is_cut_at_the_action_backstop) {
+    /* No real turn comes near SF_MAX_TURN_ACTIONS; a turn that got there
+     * (an infinite combo the engine might one day allow) ends the fight
+     * as a turn-limit loss instead of running forever. END_TURN starts a
+     * new count. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    c->turn_actions = SF_MAX_TURN_ACTIONS - 2;
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 0, SF_NO_TARGET), SF_OK);
+    ck_assert(!sf_engine_is_terminal(&s));
+    ck_assert_int_eq(c->turn_actions, SF_MAX_TURN_ACTIONS - 1);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 0, SF_NO_TARGET), SF_OK);
+    ck_assert(sf_engine_is_terminal(&s));
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.won, 0);
+    ck_assert_int_eq(o.turn_limit, 1);
+    ck_assert_int_eq(o.turns, 1);
+    ck_assert_int_eq(o.hp, 80);
+
+    c = fx_new(&s, 5);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    c->turn_actions = SF_MAX_TURN_ACTIONS - 1;
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_END_TURN, 0, SF_NO_TARGET), SF_OK);
+    ck_assert(!sf_engine_is_terminal(&s));
+    ck_assert_int_eq(c->turn, 2);
+    ck_assert_int_eq(c->turn_actions, 0);
+}
+END_TEST
+
 START_TEST(the_monster_pool_counts_split_children_so_a_split_keeps_progress) {
     /* A Spike Slime (L) of 60 HP at 30 splits into two 30-HP mediums: the
      * pool becomes 60 + 30 + 30 and the HP left 60, the same half removed

@@ -11,8 +11,9 @@
 #include "label/label.h"
 #include "sf_check.h"
 
+/* A win in one turn: no turn discount. */
 static double win(int hp, int max_hp, int potions) {
-    return sf_value_win_score(hp, max_hp, potions);
+    return sf_value_win_score(hp, max_hp, potions, 1);
 }
 
 START_TEST(win_score_by_hand) {
@@ -24,6 +25,32 @@ START_TEST(win_score_by_hand) {
     ck_assert_double_eq_tol(win(99, 80, 7), 1.0, 1e-12);
     ck_assert_double_eq_tol(win(-5, 80, -1), 0.5, 1e-12);
     ck_assert_double_eq_tol(win(10, 0, 0), 0.5, 1e-12);
+}
+END_TEST
+
+START_TEST(a_win_keeps_98_percent_of_its_margin_per_turn) {
+    /* 40/80 HP, 1 potion, won on turn 3: margin 0.225 + 0.05/3 =
+     * 0.2416666..., kept 0.98^2 = 0.9604 of it: 0.5 + 0.23210166... */
+    ck_assert_double_eq_tol(sf_value_win_score(40, 80, 1, 3), 0.5 + 0.9604 * (0.225 + 0.05 / 3.0),
+                            1e-12);
+    /* 80/80 with 3 potions on turn 11: 0.5 + 0.98^10 * 0.5 = 0.9084... */
+    ck_assert_double_eq_tol(sf_value_win_score(80, 80, 3, 11), 0.5 + 0.5 * pow(0.98, 10), 1e-12);
+    /* turn 0 and below count as turn 1 */
+    ck_assert_double_eq(sf_value_win_score(40, 80, 1, 0), win(40, 80, 1));
+    ck_assert_double_eq(sf_value_win_score(40, 80, 1, -7), win(40, 80, 1));
+    /* Every turn costs: the same HP one turn later scores strictly less,
+     * and never reaches the win floor or any loss, up to the largest cap. */
+    for (int hp = 1; hp <= 80; hp += 7)
+        for (int t = 1; t < 1000; t++) {
+            double now = sf_value_win_score(hp, 80, 0, t),
+                   later = sf_value_win_score(hp, 80, 0, t + 1);
+            ck_assert_double_lt(later, now);
+            ck_assert_double_gt(later, SF_VALUE_WIN_MIN);
+            ck_assert_double_eq_tol(
+                now, 0.5 + pow(SF_VALUE_TURN_DISCOUNT, t - 1) * 0.45 * hp / 80.0, 1e-12);
+        }
+    /* An empty margin (0 HP kept is clamped, 0 potions) stays at the floor. */
+    ck_assert_double_eq(sf_value_win_score(0, 80, 0, 9), SF_VALUE_WIN_MIN);
 }
 END_TEST
 
@@ -58,7 +85,9 @@ START_TEST(score_dispatches_on_won) {
                         .turns = 7,
                         .monster_hp_left = 0,
                         .monster_hp_pool = 44};
-    ck_assert_double_eq_tol(sf_value_score(&f), 0.5 + 0.45 * 0.75 + 0.1 / 3.0, 1e-12);
+    /* 60/80, 2 potions, won on turn 7: 0.5 + 0.98^6 * (0.3375 + 0.0333...) */
+    ck_assert_double_eq_tol(sf_value_score(&f), 0.5 + pow(0.98, 6) * (0.45 * 0.75 + 0.1 / 3.0),
+                            1e-12);
     f.won = 0;
     f.hp = 0;
     f.monster_hp_left = 11;

@@ -16,7 +16,20 @@ START_TEST(value_of_outcome_applies_the_label_contract) {
     /* The contract's own arithmetic is tested in test_label.c; here, that
      * an engine outcome reaches it field for field. */
     sf_outcome o = {.over = 1, .won = 1, .hp = 60, .max_hp = 80, .potions_left = 2, .turns = 4};
-    ck_assert_double_eq_tol(sf_value_of_outcome(&o), 0.5 + 0.45 * 0.75 + 0.1 / 3.0, 1e-12);
+    /* won on turn 4: 0.98^3 = 0.941192 of the margin 0.3375 + 0.0333... */
+    ck_assert_double_eq_tol(sf_value_of_outcome(&o), 0.5 + 0.941192 * (0.45 * 0.75 + 0.1 / 3.0),
+                            1e-12);
+    /* a turn-limit end is a loss, graded as one */
+    sf_outcome t = {.over = 1,
+                    .won = 0,
+                    .hp = 31,
+                    .max_hp = 80,
+                    .turns = 50,
+                    .monster_hp_left = 100,
+                    .monster_hp_pool = 100,
+                    .turn_limit = 1};
+    /* 0.2*(0.75*0 + 0.25*50/60) = 0.041666... */
+    ck_assert_double_eq_tol(sf_value_of_outcome(&t), 0.2 * 0.25 * 50.0 / 60.0, 1e-12);
     sf_outcome l = {.over = 1,
                     .won = 0,
                     .hp = 0,

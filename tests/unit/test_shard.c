@@ -580,10 +580,10 @@ START_TEST(reader_decodes_a_frame_once_for_its_records) {
 }
 END_TEST
 
-/* A format-1 shard from disk (a real self-play shard sealed by an earlier
- * build, kept in the shard-file fuzz corpus) reads and verifies: its 36
- * records hash to the digest its manifest has carried since it was
- * written. */
+/* A format-1 shard from disk (a real self-play shard in the old layout,
+ * kept in the shard-file fuzz corpus; re-sealed for label schema 3) reads
+ * and verifies: its 43 records hash to the digest its manifest has carried
+ * since it was written. */
 START_TEST(a_committed_format_1_shard_still_reads) {
     make_tmpdir();
     char src[1024];
@@ -596,28 +596,28 @@ START_TEST(a_committed_format_1_shard_still_reads) {
     ck_assert_msg(f != NULL, "%s: %s", src, strerror(errno));
     size_t len = fread(bytes, 1, sizeof bytes, f);
     fclose(f);
-    ck_assert_uint_eq(len, 57492);
+    ck_assert_uint_eq(len, 61592);
     ck_assert_int_eq(sf_write_file_durable(path, bytes, len, &err), SF_OK);
     sf_shard_reader *r;
     ck_assert_msg(sf_shard_reader_open(path, &r, &err) == SF_OK, "%s", err.msg);
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
     ck_assert_uint_eq(m->format_version, 1);
-    ck_assert_uint_eq(sf_shard_reader_count(r), 36);
+    ck_assert_uint_eq(sf_shard_reader_count(r), 43);
     ck_assert_str_eq(m->run_id, "lfuzz");
     char hex[65];
     sf_hex(m->content_digest.data, 32, hex);
-    ck_assert_str_eq(hex, "d2606fdececff5693af01e5df8cbd44a1d25f217934ade4c88e81ecbaceac83d");
-    for (uint64_t i = 0; i < 36; i++) {
+    ck_assert_str_eq(hex, "dfb09a7687cd994fca8fe2c033d67289504052463bff70facb3d19cd74f2aa89");
+    for (uint64_t i = 0; i < 43; i++) {
         const Spirefleet__LabelRecord *rec;
         ck_assert_msg(sf_shard_reader_get(r, i, &rec, &err) == SF_OK, "%s", err.msg);
         ck_assert_str_eq(rec->ids->run_id, "lfuzz");
     }
-    ck_assert_uint_eq(sf_shard_reader_frames_decoded(r), 36); /* a frame each */
+    ck_assert_uint_eq(sf_shard_reader_frames_decoded(r), 43); /* a frame each */
     sf_shard_reader_close(r);
     sf_shard_verify_report rep;
     ck_assert_msg(sf_shard_verify(path, &rep, &err) == SF_OK, "%s", err.msg);
     sf_hex(rep.digest, 32, hex);
-    ck_assert_str_eq(hex, "d2606fdececff5693af01e5df8cbd44a1d25f217934ade4c88e81ecbaceac83d");
+    ck_assert_str_eq(hex, "dfb09a7687cd994fca8fe2c033d67289504052463bff70facb3d19cd74f2aa89");
     remove_tmpdir();
 }
 END_TEST
@@ -1067,14 +1067,19 @@ START_TEST(wrong_schema_version_is_refused) {
     /* The writer refuses a record of another schema version... */
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 1: schema_version 3, this reader knows 2 (written by a "
+    ck_assert_msg(strstr(err.msg, "record 1: schema_version 4, this reader knows 3 (written by a "
                                   "newer spirefleet"),
                   "%s", err.msg);
-    /* The schema this one replaced is refused with what changed. */
+    /* The schemas this one replaced are refused with what changed. */
     s->rec.schema_version = 1;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "schema_version 1, this reader knows 2 (schema 1 scored every "
+    ck_assert_msg(strstr(err.msg, "schema_version 1, this reader knows 3 (schema 1 scored every "
                                   "loss 0"),
+                  "%s", err.msg);
+    s->rec.schema_version = 2;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "schema_version 2, this reader knows 3 (schema 2 scored a win "
+                                  "without the per-turn discount"),
                   "%s", err.msg);
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     /* ...and the reader a record or manifest of one. */
@@ -1083,14 +1088,14 @@ START_TEST(wrong_schema_version_is_refused) {
     spirefleet__label_record__pack(&s->rec, b);
     Spirefleet__LabelRecord *dec;
     ck_assert_int_eq(sf_record_decode(b, len, 42, NULL, &dec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 42: schema_version 3"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "record 42: schema_version 4"), "%s", err.msg);
     free(b);
     free(s);
     sf_shard_seal_hooks hooks = {.schema_version = 1};
     ck_assert_int_eq(sf_shard_writer_seal_hooked(w, NULL, &hooks, NULL, &err), SF_OK);
     sf_shard_reader *r = NULL;
     ck_assert_int_eq(sf_shard_reader_open(path_in("v.shard"), &r, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "manifest: schema_version 1, this reader knows 2 (schema 1"),
+    ck_assert_msg(strstr(err.msg, "manifest: schema_version 1, this reader knows 3 (schema 1"),
                   "%s", err.msg);
     remove_tmpdir();
 }
@@ -1591,7 +1596,7 @@ START_TEST(borrowed_decode_equals_protobuf_c_on_records_and_their_mutations) {
     sf_err err = {0};
     sf_shard_reader *r;
     ck_assert_msg(sf_shard_reader_open(src, &r, &err) == SF_OK, "%s", err.msg);
-    enum { NREAL = 36, NSYN = 8, MAXREC = NREAL + 2 * NSYN };
+    enum { NREAL = 43, NSYN = 8, MAXREC = NREAL + 2 * NSYN };
     uint8_t *rec[MAXREC];
     size_t len[MAXREC], n = 0;
     for (uint64_t i = 0; i < NREAL; i++, n++) {
@@ -1694,7 +1699,7 @@ START_TEST(borrowed_decode_leaves_merges_and_unknown_fields_to_protobuf_c) {
     Spirefleet__LabelRecord *d;
     ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
     ck_assert_int_eq(sf_record_decode_borrowed(buf, len + 2, 5, &arena, &d, &err), SF_EVERSION);
-    ck_assert_str_eq(err.msg, "record 5: schema_version 9, this reader knows 2 (written by a newer "
+    ck_assert_str_eq(err.msg, "record 5: schema_version 9, this reader knows 3 (written by a newer "
                               "spirefleet: read it with that release)");
     /* an unknown field (number 99, varint): protobuf-c keeps it, the record reads */
     memcpy(buf, raw, len);
