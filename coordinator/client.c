@@ -103,9 +103,12 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "jobs: %llu done, %llu leased, %llu pending of %llu\n",
             (unsigned long long)s->jobs_done, (unsigned long long)s->jobs_leased,
             (unsigned long long)s->jobs_pending, (unsigned long long)s->jobs_total);
-    fprintf(o, "fights %llu, labels %llu (%.1f labels/s), fallbacks %u\n",
-            (unsigned long long)s->fights, (unsigned long long)s->labels, s->labels_per_s,
-            s->fallbacks);
+    fprintf(o, "fights %llu", (unsigned long long)s->fights);
+    if (s->fights_turn_limit)
+        fprintf(o, " (%llu ended at the turn cap, play.max_turns)",
+                (unsigned long long)s->fights_turn_limit);
+    fprintf(o, ", labels %llu (%.1f labels/s), fallbacks %u\n", (unsigned long long)s->labels,
+            s->labels_per_s, s->fallbacks);
     fprintf(o, "workers alive %u, stored %.1f MB in %s/shards", s->workers_alive,
             (double)s->bytes_stored / 1e6, s->output_dir);
     if (!s->complete && s->eta_s >= 0)
@@ -126,6 +129,18 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 "UPLOADS PAUSED: the coordinator's disk is full; workers keep their shards "
                 "and retry (%llu upload(s) deferred so far)\n",
                 (unsigned long long)s->uploads_deferred);
+    for (size_t k = 0; k < s->n_slow_jobs; k++) {
+        char who[64]; /* a name from the network: printable only */
+        sf_str_printable(who, sizeof who, s->slow_jobs[k]->worker_id);
+        fprintf(o,
+                "SLOW: job %llu on worker %s has run %.0f s, %.0f x the median job (%.1f s); "
+                "its fights end at the turn cap at the latest\n",
+                (unsigned long long)s->slow_jobs[k]->job_id, who, s->slow_jobs[k]->running_s,
+                s->job_median_s > 0 ? s->slow_jobs[k]->running_s / s->job_median_s : 0.0,
+                s->job_median_s);
+    }
+    if (s->jobs_slow > s->n_slow_jobs)
+        fprintf(o, "SLOW: %llu more job(s)\n", (unsigned long long)(s->jobs_slow - s->n_slow_jobs));
     if (s->workers_quarantined)
         fprintf(o, "QUARANTINED: %llu worker(s) reported 5 failures and get no more jobs\n",
                 (unsigned long long)s->workers_quarantined);

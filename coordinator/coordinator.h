@@ -92,7 +92,16 @@ typedef struct sf_coord_opts {
      * refused): one listed key may say Hello under any number of ids, and
      * each keeps a slot. 0: SF_COORD_MAX_WORKERS. */
     int max_workers;
+    /* A leased job is SLOW (status, /metrics) once it has run
+     * SF_COORD_SLOW_FACTOR times the median of the last 256 completed
+     * jobs, and at least this long. 0: SF_COORD_SLOW_AFTER_MS. */
+    int slow_after_ms;
 } sf_coord_opts;
+
+#define SF_COORD_SLOW_FACTOR    10    /* x the median completed job        */
+#define SF_COORD_SLOW_AFTER_MS  30000 /* and at least this long            */
+#define SF_COORD_SLOW_MIN_PEERS 3     /* completed jobs before any is SLOW */
+#define SF_COORD_SLOW_SHOWN     8     /* slow jobs listed by name          */
 
 #define SF_COORD_MAX_WORKERS 65536
 
@@ -100,6 +109,7 @@ typedef struct sf_coord_opts {
 typedef struct sf_coord_status {
     uint64_t jobs_total, jobs_pending, jobs_leased, jobs_done;
     uint64_t fights, labels, simulations, fallbacks;
+    uint64_t fights_turn_limit; /* of them, fights that ended at the turn cap */
     uint64_t bytes_stored, shards_stored;
     double labels_per_s; /* over the last minute of completed jobs           */
     double eta_s;        /* remaining jobs at the recent job completion rate */
@@ -135,6 +145,19 @@ typedef struct sf_coord_status {
     uint32_t gate_min_pairs, gate_max_pairs;
     double gate_llr, gate_lower, gate_upper;
     char gate_decision[16];
+    /* SLOW jobs (sf_coord_opts.slow_after_ms): leased jobs that have run far
+     * longer than completed ones; the longest first, at most
+     * SF_COORD_SLOW_SHOWN named. job_median_s: the median seconds from
+     * lease to stored shard over the last 256 completed jobs (0: none yet);
+     * longest_running_s: the oldest lease now held (0: none). */
+    uint64_t jobs_slow;
+    double job_median_s, longest_running_s;
+    int n_slow;
+    struct sf_coord_slow_job {
+        uint64_t job_id;
+        char worker_id[64];
+        double running_s;
+    } slow[SF_COORD_SLOW_SHOWN];
 } sf_coord_status;
 
 /* The decision rule of a gate run's `gate` section (gate/stats.h): alpha,

@@ -49,6 +49,9 @@ typedef struct cjob {
     char shard_name[96];
     uint64_t records, bytes;
     uint64_t fights, simulations, fallbacks, wins;
+    uint64_t turn_limits; /* fights that ended at the turn cap (verified shard) */
+    uint64_t leased_ns;   /* when the current lease began (monotonic; not persisted:
+                             a lease restored at open counts from the open)   */
     /* progress while leased (not persisted) */
     uint64_t prog_fights, prog_labels;
     /* audit by re-execution (audit.c; the stage, who[] and digest[] are in
@@ -154,13 +157,19 @@ struct sf_coordinator {
     int lock_fd;               /* flock on <output_dir>/coordinator.lock          */
     uint64_t jobs_quarantined; /* failed CO_MAX_FAILURES times: not issued again */
     uint64_t started_ns, complete_ns;
-    /* recent completions for the label rate: (time, labels) ring */
+    /* recent completions for the label rate and the SLOW rule: (time,
+     * labels, seconds from lease to stored shard) ring */
     uint64_t done_t[256], done_labels[256];
+    double done_secs[256];
     int done_head, done_n;
+    uint64_t slow_after_ns; /* sf_coord_opts.slow_after_ms */
 
     sf_coord_status st;
-    co_gate *gate;                     /* gate runs only (gate.c); NULL otherwise */
-    char gate_decision[16];            /* a Status reply's decision string           */
+    co_gate *gate;          /* gate runs only (gate.c); NULL otherwise */
+    char gate_decision[16]; /* a Status reply's decision string           */
+    /* a Status reply's SLOW jobs (the reply points into these) */
+    Spirefleet__SlowJob slow_msgs[SF_COORD_SLOW_SHOWN], *slow_ptrs[SF_COORD_SLOW_SHOWN];
+    char slow_ids[SF_COORD_SLOW_SHOWN][64];
     char champion[65];                 /* model.champion: the champion last bound to a job */
     char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */
 

@@ -308,10 +308,11 @@ void ledger_close(sf_coordinator *co) {
     }
 }
 
-/* who and digest: room for the audit's identities and digests (the proto
- * points into j and into them). */
+/* who and digest: room for the audit's identities and digests; counter: the
+ * one counter kept (the proto points into j and into them). */
 static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__JobStats *st,
-                         const char *who[2], const char *digest[2]) {
+                         const char *who[2], const char *digest[2], Spirefleet__Counter *counter,
+                         Spirefleet__Counter **counters) {
     spirefleet__ledger_job__init(m);
     spirefleet__job_stats__init(st);
     m->job_id = j->id;
@@ -339,6 +340,14 @@ static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__Jo
     st->simulations = j->simulations;
     st->fallbacks = j->fallbacks;
     st->fights_won = j->wins;
+    if (j->turn_limits) {
+        spirefleet__counter__init(counter);
+        counter->name = (char *)SF_SHARD_COUNTER_TURN_LIMIT;
+        counter->value = j->turn_limits;
+        counters[0] = counter;
+        st->n_counters = 1;
+        st->counters = counters;
+    }
     m->stats = st;
 }
 
@@ -349,8 +358,9 @@ static void copy_str(char *dst, size_t cap, const char *src) {
 static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     Spirefleet__LedgerJob m;
     Spirefleet__JobStats st;
+    Spirefleet__Counter counter, *counters[1];
     const char *who[2], *digest[2];
-    job_to_proto(j, &m, &st, who, digest);
+    job_to_proto(j, &m, &st, who, digest, &counter, counters);
     uint8_t buf[2048];
     size_t n = spirefleet__ledger_job__get_packed_size(&m);
     if (n > sizeof buf)
@@ -630,6 +640,10 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
             j->simulations = m->stats->simulations;
             j->fallbacks = m->stats->fallbacks;
             j->wins = m->stats->fights_won;
+            for (size_t k = 0; k < m->stats->n_counters; k++)
+                if (m->stats->counters[k]->name &&
+                    !strcmp(m->stats->counters[k]->name, SF_SHARD_COUNTER_TURN_LIMIT))
+                    j->turn_limits = m->stats->counters[k]->value;
         }
         spirefleet__ledger_job__free_unpacked(m, NULL);
         loaded = id;

@@ -10,7 +10,7 @@
 
 #include "coordinator/internal.h"
 
-#define RENDER_CAP 8192
+#define RENDER_CAP 16384
 
 int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t cap) {
     int n = snprintf(
@@ -113,6 +113,39 @@ int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t 
         (unsigned long long)s->shards_quarantined, run, (unsigned long long)s->audits_opened, run,
         (unsigned long long)s->audits_passed, run, (unsigned long long)s->audits_mismatched, run,
         (unsigned long long)s->audits_caught, run, (unsigned long long)s->lease_limit_waits);
+    if (m < 0 || (size_t)(n + m) >= cap)
+        return SF_EFULL;
+    n += m;
+    m = snprintf(buf + n, cap - (size_t)n,
+                 "# HELP spirefleet_fights_turn_limit_total Fights in stored shards that ended "
+                 "at the turn cap.\n"
+                 "# TYPE spirefleet_fights_turn_limit_total counter\n"
+                 "spirefleet_fights_turn_limit_total{run=\"%s\"} %llu\n"
+                 "# HELP spirefleet_job_median_seconds Median seconds from lease to stored shard "
+                 "over the last 256 jobs.\n"
+                 "# TYPE spirefleet_job_median_seconds gauge\n"
+                 "spirefleet_job_median_seconds{run=\"%s\"} %.3f\n"
+                 "# HELP spirefleet_job_longest_running_seconds Seconds the oldest lease held "
+                 "now has run.\n"
+                 "# TYPE spirefleet_job_longest_running_seconds gauge\n"
+                 "spirefleet_job_longest_running_seconds{run=\"%s\"} %.3f\n"
+                 "# HELP spirefleet_jobs_slow Leased jobs running %d times the median job and "
+                 "longer (SLOW).\n"
+                 "# TYPE spirefleet_jobs_slow gauge\n"
+                 "spirefleet_jobs_slow{run=\"%s\"} %llu\n"
+                 "# HELP spirefleet_job_slow_seconds Seconds each SLOW job has run (the %d "
+                 "longest), by job and worker.\n"
+                 "# TYPE spirefleet_job_slow_seconds gauge\n",
+                 run, (unsigned long long)s->fights_turn_limit, run, s->job_median_s, run,
+                 s->longest_running_s, SF_COORD_SLOW_FACTOR, run, (unsigned long long)s->jobs_slow,
+                 SF_COORD_SLOW_SHOWN);
+    for (int k = 0; k < s->n_slow && m >= 0 && (size_t)(n + m) < cap; k++) {
+        n += m;
+        m = snprintf(buf + n, cap - (size_t)n,
+                     "spirefleet_job_slow_seconds{run=\"%s\",job=\"%llu\",worker=\"%s\"} %.3f\n",
+                     run, (unsigned long long)s->slow[k].job_id, s->slow[k].worker_id,
+                     s->slow[k].running_s);
+    }
     return m < 0 || (size_t)(n + m) >= cap ? SF_EFULL : n + m;
 }
 

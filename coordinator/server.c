@@ -179,6 +179,7 @@ static void count_done(sf_coordinator *co, const cjob *j) {
     co->st.bytes_stored += j->bytes;
     co->st.labels += j->records;
     co->st.fights += j->fights;
+    co->st.fights_turn_limit += j->turn_limits;
     co->st.simulations += j->simulations;
     co->st.fallbacks += j->fallbacks;
 }
@@ -212,11 +213,13 @@ void co_job_undo(sf_coordinator *co, cjob *j) {
     co->st.bytes_stored -= j->bytes;
     co->st.labels -= j->records;
     co->st.fights -= j->fights;
+    co->st.fights_turn_limit -= j->turn_limits;
     co->st.simulations -= j->simulations;
     co->st.fallbacks -= j->fallbacks;
     j->state = JS_PENDING;
     j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
     j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
+    j->turn_limits = 0;
     job_touch(co, j);
     co->need_sync = 1;
     queue_push(co, j->id);
@@ -507,7 +510,8 @@ static void on_job_request(sf_coordinator *co, int wi) {
     leased_add(co, j);
     j->attempt++;
     j->worker = wi;
-    j->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+    j->leased_ns = sf_now_ns();
+    j->deadline = j->leased_ns + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
     snprintf(j->worker_id, sizeof j->worker_id, "%s", w->worker_id);
     job_touch(co, j);
     co->st.leases_granted++;
@@ -828,11 +832,14 @@ static void finish_upload(sf_coordinator *co, int wi) {
     j->simulations = u->stats.simulations;
     j->fallbacks = u->stats.fallbacks;
     j->wins = u->stats.fights_won;
+    j->turn_limits = rep.turn_limit_fights;
     job_touch(co, j);
     co->need_sync = 1;
     count_done(co, j);
     co->done_t[co->done_head] = sf_now_ns();
     co->done_labels[co->done_head] = j->records;
+    co->done_secs[co->done_head] =
+        j->leased_ns ? (double)(co->done_t[co->done_head] - j->leased_ns) / 1e9 : 0.0;
     co->done_head = (co->done_head + 1) % 256;
     if (co->done_n < 256)
         co->done_n++;
@@ -976,6 +983,20 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->audits_mismatched = st.audits_mismatched;
     r->audits_caught = st.audits_caught;
     r->last_failure = co->st.last_failure;
+    r->fights_turn_limit = st.fights_turn_limit;
+    r->jobs_slow = st.jobs_slow;
+    r->job_median_s = st.job_median_s;
+    r->longest_running_s = st.longest_running_s;
+    r->n_slow_jobs = (size_t)st.n_slow;
+    r->slow_jobs = co->slow_ptrs;
+    for (int k = 0; k < st.n_slow; k++) {
+        spirefleet__slow_job__init(&co->slow_msgs[k]);
+        co->slow_msgs[k].job_id = st.slow[k].job_id;
+        snprintf(co->slow_ids[k], sizeof co->slow_ids[k], "%s", st.slow[k].worker_id);
+        co->slow_msgs[k].worker_id = co->slow_ids[k];
+        co->slow_msgs[k].running_s = st.slow[k].running_s;
+        co->slow_ptrs[k] = &co->slow_msgs[k];
+    }
     if (st.gate) {
         r->gate = 1;
         r->gate_pairs = st.gate_pairs;
@@ -1302,6 +1323,7 @@ static void recheck_done_jobs(sf_coordinator *co) {
         j->state = JS_PENDING;
         j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
         j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
+        j->turn_limits = 0;
         job_touch(co, j);
         co->need_sync = 1;
     }
@@ -1348,6 +1370,8 @@ static void adopt_stored_shards(sf_coordinator *co) {
                 j->fallbacks = m->stats->fallbacks;
                 j->wins = m->stats->fights_won;
             }
+            if (ok)
+                j->turn_limits = rep.turn_limit_fights;
         }
         sf_shard_reader_close(r);
         if (!ok) {
@@ -1401,6 +1425,9 @@ static int open_config(sf_coordinator *co, const sf_run_config *cfg, const sf_co
     co->cfg = *cfg;
     co->exit_when_done = opts ? opts->exit_when_done : 0;
     co->max_workers = opts && opts->max_workers > 0 ? opts->max_workers : SF_COORD_MAX_WORKERS;
+    co->slow_after_ns =
+        (uint64_t)(opts && opts->slow_after_ms > 0 ? opts->slow_after_ms : SF_COORD_SLOW_AFTER_MS) *
+        NS_PER_MS;
     co->log = opts ? opts->log : NULL;
     co->log_ctx = opts ? opts->log_ctx : NULL;
     co->cfg_msg = malloc(sizeof *co->cfg_msg);
@@ -1513,6 +1540,7 @@ static int open_recover(sf_coordinator *co, sf_err *err) {
              * the job goes back to pending instead of waiting out a lease. */
             j->worker = -1;
             j->deadline = now + window;
+            j->leased_ns = now;
         } else {
             count_done(co, j);
         }
@@ -1780,6 +1808,51 @@ int sf_coordinator_serve(sf_coordinator *co, const volatile sig_atomic_t *stop, 
     return sf_coordinator_step(co, 0, err);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The SLOW rule (coordinator.h): the median of the recent completed jobs'
+ * durations, then every leased job that has run SF_COORD_SLOW_FACTOR times
+ * that and at least slow_after_ns, the longest first. */
+static void slow_status(const sf_coordinator *co, uint64_t now, sf_coord_status *st) {
+    double secs[256];
+    int n = 0;
+    for (int k = 0; k < co->done_n; k++)
+        if (co->done_secs[k] > 0.0)
+            secs[n++] = co->done_secs[k];
+    qsort(secs, (size_t)n, sizeof secs[0], cmp_double);
+    st->job_median_s = n == 0 ? 0.0 : n % 2 ? secs[n / 2] : 0.5 * (secs[n / 2 - 1] + secs[n / 2]);
+    st->jobs_slow = 0;
+    st->n_slow = 0;
+    st->longest_running_s = 0.0;
+    double bound = SF_COORD_SLOW_FACTOR * st->job_median_s;
+    if ((double)co->slow_after_ns / 1e9 > bound)
+        bound = (double)co->slow_after_ns / 1e9;
+    for (uint64_t k = 0; k < co->n_leased; k++) {
+        const cjob *j = &co->jobs[co->leased[k] - 1];
+        double run = j->leased_ns && now > j->leased_ns ? (double)(now - j->leased_ns) / 1e9 : 0;
+        if (run > st->longest_running_s)
+            st->longest_running_s = run;
+        if (n < SF_COORD_SLOW_MIN_PEERS || run < bound)
+            continue;
+        st->jobs_slow++;
+        /* keep the SF_COORD_SLOW_SHOWN longest, longest first */
+        int at = st->n_slow < SF_COORD_SLOW_SHOWN ? st->n_slow++ : SF_COORD_SLOW_SHOWN;
+        while (at > 0 && st->slow[at - 1].running_s < run) {
+            if (at < SF_COORD_SLOW_SHOWN)
+                st->slow[at] = st->slow[at - 1];
+            at--;
+        }
+        if (at < SF_COORD_SLOW_SHOWN) {
+            st->slow[at].job_id = j->id;
+            snprintf(st->slow[at].worker_id, sizeof st->slow[at].worker_id, "%s", j->worker_id);
+            st->slow[at].running_s = run;
+        }
+    }
+}
+
 void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     *st = co->st;
     st->jobs_total = co->njobs;
@@ -1824,6 +1897,7 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->auth_denied = zc.handshakes_denied;
     st->fights_in_progress = prog_fights;
     st->labels_in_progress = prog_labels;
+    slow_status(co, now, st);
     gate_status(co, st);
 }
 

@@ -12,11 +12,11 @@ double sf_value_win_score(int hp, int max_hp, int potions_left, int turns) {
     double frac = max_hp > 0 ? (double)clampi(hp, 0, max_hp) / (double)max_hp : 0.0;
     int p = clampi(potions_left, 0, SF_VALUE_POTION_SLOTS);
     double margin = 0.45 * frac + 0.05 * (double)p / (double)SF_VALUE_POTION_SLOTS;
-    /* d^(turns-1) by repeated multiplication: the same bytes on every
+    /* keep(turns) by repeated multiplication: the same bytes on every
      * build (pow() may round differently between libms). */
     double keep = 1.0;
     for (int t = 1; t < turns; t++)
-        keep *= SF_VALUE_TURN_DISCOUNT;
+        keep *= t < SF_VALUE_TURN_LATE ? SF_VALUE_TURN_KEEP : SF_VALUE_TURN_KEEP_LATE;
     return SF_VALUE_WIN_MIN + keep * margin;
 }
 

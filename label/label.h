@@ -9,15 +9,18 @@
  * The outcome score y in [0, 1]
  *   A won fight scores in [SF_VALUE_WIN_MIN, 1]:
  *       margin = 0.45 * hp / max_hp + 0.05 * potions_left / 3
- *       y = 0.5 + d^(turns - 1) * margin,    d = SF_VALUE_TURN_DISCOUNT
- *   so HP kept counts nine times as much as potions kept, and every turn
- *   after the first keeps 98 % of the win's margin over the win floor: a
- *   shorter win scores higher. Without it a search that is sure of a win
- *   at its current HP has no reason to end the fight, and stalls (the
- *   search's mean backup favours ending the turn by about 1 HP in such
- *   positions; docs/search.md "Finishing fights"). The discount keeps every
- *   win in [0.5, 1] and costs about 0.3 HP a fight against the undiscounted
- *   rule (docs/strength.md).
+ *       y = 0.5 + keep(turns) * margin
+ *       keep(t) = 0.999^(min(t, 12) - 1) * 0.98^max(0, t - 12)
+ *   so HP kept counts nine times as much as potions kept, and a shorter win
+ *   scores higher: each turn after the first keeps 99.9 % of the win's
+ *   margin over the win floor up to turn SF_VALUE_TURN_LATE (12, longer than
+ *   98 % of fights the search plays), and 98 % per turn after it. Without
+ *   it a search that is sure of a win at its current HP has no reason to
+ *   end the fight, and stalls (its mean backup favours ending the turn by up
+ *   to about 1 HP in such positions; docs/search.md "Finishing fights").
+ *   The slow rate keeps fights of real length as the game scores them
+ *   (measured: no HP lost against the undiscounted rule), the fast one ends
+ *   a stall within a few turns of turn 12; every win stays in [0.5, 1].
  *   A lost fight scores in [0, SF_VALUE_LOSS_MAX), graded by how close it
  *   was from the player's side:
  *       removed  = 1 - monster_hp_left / monster_hp_pool
@@ -63,8 +66,8 @@
 /* LabelRecord.schema_version and ShardManifest.schema_version this build
  * writes and the only one it reads. 2: graded losses, the new 21-bin layout,
  * forecast column 1 = block at the enemy turn, both root values,
- * engine-limit outcomes. 3: a win's margin discounted per turn, turn-limit
- * outcomes. */
+ * engine-limit outcomes. 3: a win's margin discounted per turn (keep(t)),
+ * turn-limit outcomes. */
 #define SF_LABEL_SCHEMA_VERSION 3
 
 /* Why a record of another schema version cannot be read, for the message
@@ -77,12 +80,16 @@ const char *sf_label_schema_note(unsigned version);
 /* ---------------------------------------------------------------------------
  * The outcome score
  * ------------------------------------------------------------------------- */
-#define SF_VALUE_BINS          21
-#define SF_VALUE_LOSS_BINS     5    /* bins 0..4: losses                        */
-#define SF_VALUE_LOSS_MAX      0.2  /* every loss scores below this             */
-#define SF_VALUE_WIN_MIN       0.5  /* every win scores at least this           */
-#define SF_VALUE_POTION_SLOTS  3    /* potions_left counts 0..3 (the engine's)  */
-#define SF_VALUE_TURN_DISCOUNT 0.98 /* a win's margin kept per turn after the first */
+#define SF_VALUE_BINS         21
+#define SF_VALUE_LOSS_BINS    5   /* bins 0..4: losses                        */
+#define SF_VALUE_LOSS_MAX     0.2 /* every loss scores below this             */
+#define SF_VALUE_WIN_MIN      0.5 /* every win scores at least this           */
+#define SF_VALUE_POTION_SLOTS 3   /* potions_left counts 0..3 (the engine's)  */
+/* keep(t) above: a win's margin kept per turn after the first, up to turn
+ * SF_VALUE_TURN_LATE and after it */
+#define SF_VALUE_TURN_KEEP      0.999
+#define SF_VALUE_TURN_KEEP_LATE 0.98
+#define SF_VALUE_TURN_LATE      12
 
 /* What a finished fight's score is computed from. Every count is clamped to
  * its range (hp to 0..max_hp, potions_left to 0..3, monster_hp_left to
@@ -97,9 +104,10 @@ typedef struct sf_fight_facts {
     int monster_hp_pool; /* HP every monster entered the fight with     */
 } sf_fight_facts;
 
-/* The score of a won fight: 0.5 + d^(turns-1) * (0.45*hp/max_hp +
- * 0.05*potions_left/3), d = SF_VALUE_TURN_DISCOUNT, in [0.5, 1]; turns < 1
- * counts as 1. */
+/* The score of a won fight: 0.5 + keep(turns) * (0.45*hp/max_hp +
+ * 0.05*potions_left/3), keep(t) = SF_VALUE_TURN_KEEP^(min(t, L) - 1) *
+ * SF_VALUE_TURN_KEEP_LATE^max(0, t - L), L = SF_VALUE_TURN_LATE; in
+ * [0.5, 1]; turns < 1 counts as 1. */
 double sf_value_win_score(int hp, int max_hp, int potions_left, int turns);
 
 /* The score of a lost fight: 0.2*(0.75*removed + 0.25*turns/(turns + 10)),

@@ -116,6 +116,12 @@ int sf_shard_check_name(const char *path, const char *run_id, uint64_t job_id, s
 
 #define SF_SHARD_DIGEST_BYTES 32 /* SHA-256 */
 
+/* Manifest counters (JobStats.counters) that readers filter by and that
+ * sf_shard_verify checks (docs/format.md "Job counters"): fights that ended
+ * at an engine limit (a full pile) and at the turn cap. */
+#define SF_SHARD_COUNTER_ENGINE_LIMIT "engine_limit_fights"
+#define SF_SHARD_COUNTER_TURN_LIMIT   "turn_limit_fights"
+
 /* ---------------------------------------------------------------------------
  * Label helpers
  * ------------------------------------------------------------------------- */
@@ -306,12 +312,17 @@ typedef struct sf_shard_verify_report {
                                             * record whose bytes that page holds       */
     int64_t bad_page;                      /* first page whose CRC mismatched, or -1    */
     uint8_t digest[SF_SHARD_DIGEST_BYTES]; /* recomputed content digest  */
+    /* The manifest's turn_limit_fights counter (0 when absent), checked
+     * against the records: a manifest that counts fewer turn-limit fights
+     * than its records show is refused. */
+    uint64_t turn_limit_fights;
 } sf_shard_verify_report;
 
 /* Check a shard completely: the seal trailer, the CRC of every page (so a
  * changed byte anywhere is found), then every block and record (decode,
  * format rules, ids agree with the manifest) and the recomputed content
- * digest, record count, seed range and byte totals against the manifest,
+ * digest, record count, seed range, byte totals and turn-limit fights
+ * against the manifest,
  * and the file name against the manifest's run and job
  * (sf_shard_check_name). Stops at the first problem; the message names the page and, when the
  * damage lies in a record's bytes, the record index. `rep` (may be NULL) is

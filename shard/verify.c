@@ -190,7 +190,8 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
         sf_shard_reader_close(r);
         return rc;
     }
-    uint64_t raw_bytes = 0, payload = 0, smin = 0, smax = 0;
+    uint64_t raw_bytes = 0, payload = 0, smin = 0, smax = 0, capped = 0;
+    uint64_t last_seed = 0, last_fight = UINT64_MAX;
     uint64_t n = sf_shard_reader_count(r);
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *raw;
@@ -219,6 +220,13 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
                             (unsigned long long)m->job_id);
             goto out;
         }
+        /* records come in (seed, fight, decision) order: a fight's first
+         * record says whether it ended at the turn cap */
+        if (rec->outcome && rec->outcome->turn_limit &&
+            (ids->game_seed != last_seed || ids->fight_index != last_fight))
+            capped++;
+        last_seed = ids->game_seed;
+        last_fight = ids->fight_index;
         if (i == 0 || ids->game_seed < smin)
             smin = ids->game_seed;
         if (i == 0 || ids->game_seed > smax)
@@ -246,6 +254,18 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
     free(scratch.p);
     if (rc < 0)
         goto out;
+    for (size_t k = 0; m->stats && k < m->stats->n_counters; k++)
+        if (m->stats->counters[k]->name &&
+            !strcmp(m->stats->counters[k]->name, SF_SHARD_COUNTER_TURN_LIMIT))
+            rep->turn_limit_fights = m->stats->counters[k]->value;
+    if (capped > rep->turn_limit_fights) {
+        rc = sf_err_set(err, SF_ECORRUPT,
+                        "%s: records of %llu fights ended at the turn cap, the manifest's "
+                        "turn_limit_fights says %llu",
+                        path, (unsigned long long)capped,
+                        (unsigned long long)rep->turn_limit_fights);
+        goto out;
+    }
     if ((rc = sf_sha256_final(sha, rep->digest, err)) < 0)
         goto out;
     if (sodium_memcmp(rep->digest, m->content_digest.data, SF_SHARD_DIGEST_BYTES) != 0) {

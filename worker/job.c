@@ -1049,8 +1049,8 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     Spirefleet__Counter cs[4 + START_COUNTERS_MAX];
     Spirefleet__Counter *cp[4 + START_COUNTERS_MAX];
     size_t ncs = 0;
-    counter(cs, cp, &ncs, "engine_limit_fights", atomic_load(&jc->engine_limits));
-    counter(cs, cp, &ncs, "turn_limit_fights", atomic_load(&jc->turn_limits));
+    counter(cs, cp, &ncs, SF_SHARD_COUNTER_ENGINE_LIMIT, atomic_load(&jc->engine_limits));
+    counter(cs, cp, &ncs, SF_SHARD_COUNTER_TURN_LIMIT, atomic_load(&jc->turn_limits));
     counter(cs, cp, &ncs, "rollouts_cut_off", atomic_load(&jc->rollouts_cut_off));
     counter(cs, cp, &ncs, "unsearched_dropped", atomic_load(&jc->unsearched_dropped));
     for (int k = 0; k < sum.n; k++)

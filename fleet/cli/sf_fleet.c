@@ -846,9 +846,14 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
  * fights and labels (a leased job's are not in until its shard is). */
 static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     double frac = st->jobs_total ? (double)st->jobs_done / (double)st->jobs_total : 0.0;
+    char slow[160] = "";
+    if (st->n_slow > 0)
+        snprintf(slow, sizeof slow, "  SLOW: job %llu on %s (%.0f s, median job %.1f s)",
+                 (unsigned long long)st->slow[0].job_id, st->slow[0].worker_id,
+                 st->slow[0].running_s, st->job_median_s);
     const char *state = st->cannot_finish    ? "  CANNOT FINISH"
                         : st->uploads_paused ? "  UPLOADS PAUSED (disk full)"
-                                             : "";
+                                             : slow;
     if (tty) {
         char bar[31];
         int filled = (int)(frac * 30.0 + 0.5);
@@ -1124,6 +1129,9 @@ static int run_summary(const fleet_run *r) {
     printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
            (unsigned long long)st->fallbacks, (unsigned long long)st->lease_expiries,
            (unsigned long long)st->reissues, (unsigned long long)st->shards_rejected);
+    if (st->fights_turn_limit)
+        printf("  %llu fight(s) ended at the turn cap (play.max_turns %u): turn-limit losses\n",
+               (unsigned long long)st->fights_turn_limit, r->cfg.play.max_turns);
     char tool[4200];
     shard_tool(r->self, tool, sizeof tool);
     printf("  shards in %s/shards (%.2f MB), worker logs in %s/logs\n", dir,

@@ -364,7 +364,7 @@ def format_1_shards_read_the_same():
     shutil.copyfile(corpus, dst)
     with open_shard(dst) as s:
         assert s.format_version == 1 and len(s) == 43
-        want = "dfb09a7687cd994fca8fe2c033d67289504052463bff70facb3d19cd74f2aa89"
+        want = "b80b9cf8b3d226dbdf8207b3b2900009ee9827cbf77cffbd9d790cacb85437d8"
         assert s.manifest["content_digest"] == want and s.content_digest() == want
         assert all(s[i]["ids"]["run_id"] == "lfuzz" for i in range(43))
         s.verify()

@@ -143,13 +143,33 @@ static void expect_wait(sf_coordinator *co, client *c) {
     sf_wire_free(r);
 }
 
+/* Ask for the run's status as `sf-fleet status` does and print it into
+ * shown[cap]; the reply (the caller frees it with sf_wire_free). */
+static Spirefleet__Envelope *status_shown(sf_coordinator *co, client *c, char *shown, size_t cap) {
+    Spirefleet__Envelope sreq = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
+    sreq.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
+    sreq.status_request = &sr;
+    Spirefleet__Envelope *env = rpc(co, c, &sreq);
+    ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY);
+    FILE *mem = fmemopen(shown, cap, "w");
+    sf_fleet_print_status(env->status_reply, mem);
+    fclose(mem);
+    return env;
+}
+
 /* A sealed shard for job `job` of the run in co (n synthetic records),
  * made by the run's key `key_name`, its labels made with `model` (NULL:
- * rollouts); `tamper`: one label changed. */
-static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
-                          uint8_t digest[32], const char *key_name, int tamper, const char *model) {
+ * rollouts); `tamper`: one label changed; every `turn_limit_every`-th
+ * fight ended at the turn cap (label_synth.h; 0: none); `stats` the
+ * manifest's (NULL: none). */
+static void make_shard_full(sf_coordinator *co, uint64_t job, uint64_t seed, int n,
+                            const char *path, uint8_t digest[32], const char *key_name, int tamper,
+                            const char *model, int turn_limit_every,
+                            const Spirefleet__JobStats *stats) {
     synth_params p;
     synth_params_default(&p);
+    p.turn_limit_every = turn_limit_every;
     if (model)
         p.model_sha256 = model;
     p.run_id = co->cfg.name;
@@ -181,7 +201,12 @@ static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n
         ck_assert_msg(sf_shard_writer_append(w, &r->rec, &e) == SF_OK, "%s", e.msg);
     }
     free(r);
-    ck_assert_msg(sf_shard_writer_seal(w, NULL, digest, &e) == SF_OK, "%s", e.msg);
+    ck_assert_msg(sf_shard_writer_seal(w, stats, digest, &e) == SF_OK, "%s", e.msg);
+}
+
+static void make_shard_as(sf_coordinator *co, uint64_t job, uint64_t seed, int n, const char *path,
+                          uint8_t digest[32], const char *key_name, int tamper, const char *model) {
+    make_shard_full(co, job, seed, n, path, digest, key_name, tamper, model, 0, NULL);
 }
 
 /* A shard made by the run's worker key, its labels made with `model`. */
@@ -919,16 +944,9 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
     }
     /* the one job left is quarantined: the run says it cannot finish */
     ck_assert(st.eta_s < 0);
-    Spirefleet__Envelope sreq = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
-    sreq.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
-    sreq.status_request = &sr;
-    Spirefleet__Envelope *sr_env = rpc(co, &c[0], &sreq);
-    ck_assert(sr_env->status_reply->cannot_finish);
     char shown[2048];
-    FILE *mem = fmemopen(shown, sizeof shown, "w");
-    sf_fleet_print_status(sr_env->status_reply, mem);
-    fclose(mem);
+    Spirefleet__Envelope *sr_env = status_shown(co, &c[0], shown, sizeof shown);
+    ck_assert(sr_env->status_reply->cannot_finish);
     ck_assert_msg(strstr(shown, "ctest (config ") && strstr(shown, "CANNOT FINISH\n") &&
                       strstr(shown, "CANNOT FINISH: every job left (1) is quarantined"),
                   "%s", shown);
@@ -1317,6 +1335,122 @@ START_TEST(metrics_text_exposition) {
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_uploads_paused{run=\"r1\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_cannot_finish{run=\"r1\"} 0\n"));
     ck_assert_int_eq(metrics_render(&st, "r1", buf, 100), SF_EFULL);
+}
+END_TEST
+
+/* Uploads of a job whose fights ended at the turn cap, from a verified
+ * shard: the run counts those fights in status and /metrics, keeps the
+ * count across a restart, and refuses a manifest that hides them. */
+START_TEST(turn_limit_fights_are_counted_from_verified_shards) {
+    sf_run_config cfg;
+    client c;
+    sf_coordinator *co = begin(&cfg, &c);
+    /* 30 synthetic records: fights 0 (records 0..19) and 1 (20..29), both
+     * ended at the cap (label_synth.h) */
+    Spirefleet__Counter k = SPIREFLEET__COUNTER__INIT, *ks[1] = {&k};
+    Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
+    k.name = (char *)SF_SHARD_COUNTER_TURN_LIMIT;
+    stats.n_counters = 1;
+    stats.counters = ks;
+    char path[512];
+    uint8_t dig[32];
+    expect_job(co, &c, 1, 1, "rollout");
+    snprintf(path, sizeof path, "%s/hides.shard", tmpdir);
+    make_shard_full(co, 1, 100, 30, path, dig, SF_ZSEC_WORKER_NAME, 0, NULL, 1, &stats);
+    Spirefleet__Envelope *r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert(!r->shard_ack->ok);
+    ck_assert_msg(strstr(r->shard_ack->reason, "records of 2 fights ended at the turn cap, the "
+                                               "manifest's turn_limit_fights says 0"),
+                  "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    k.value = 2;
+    snprintf(path, sizeof path, "%s/capped.shard", tmpdir);
+    make_shard_full(co, 1, 100, 30, path, dig, SF_ZSEC_WORKER_NAME, 0, NULL, 1, &stats);
+    r = send_shard(co, &c, 1, path, dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.fights_turn_limit, 2);
+    char buf[16384];
+    ck_assert_int_gt(metrics_render(&st, "ctest", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_fights_turn_limit_total{run=\"ctest\"} 2\n"));
+    char shown[2048];
+    Spirefleet__Envelope *sr_env = status_shown(co, &c, shown, sizeof shown);
+    ck_assert_uint_eq(sr_env->status_reply->fights_turn_limit, 2);
+    ck_assert_msg(strstr(shown, "(2 ended at the turn cap, play.max_turns)"), "%s", shown);
+    sf_wire_free(sr_env);
+    /* the ledger keeps the count */
+    client_close(&c);
+    sf_coordinator_close(co);
+    co = open_co(&cfg);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 1);
+    ck_assert_uint_eq(st.fights_turn_limit, 2);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* One worker holds job 1 while another stores jobs 2..4 at once: once job
+ * 1 has run 10 times the median stored job (and at least the 50 ms this
+ * test sets instead of 30 s), status, the printed status and /metrics name
+ * it SLOW with its worker. */
+START_TEST(a_job_far_slower_than_its_peers_is_shown_slow) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "slow", 60, 16, NULL);
+    sf_coordinator *co;
+    sf_err e = {0};
+    sf_coord_opts o = {.slow_after_ms = 50};
+    ck_assert_msg(sf_coordinator_open(&cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    client c, held;
+    client_open(&held, co);
+    hello(co, &held, "w2");
+    client_open(&c, co);
+    hello(co, &c, "w1");
+    expect_job(co, &held, 1, 1, "rollout");
+    sf_coord_status st;
+    char path[512];
+    for (uint64_t job = 2; job <= 4; job++) {
+        expect_job(co, &c, job, 1, "rollout");
+        sf_coordinator_status(co, &st);
+        ck_assert_uint_eq(st.jobs_slow, 0); /* not before 3 peers are done */
+        uint8_t dig[32];
+        snprintf(path, sizeof path, "%s/s%llu.shard", tmpdir, (unsigned long long)job);
+        make_shard(co, job, 100 + 4 * (job - 1), 10, path, dig);
+        Spirefleet__Envelope *r = send_shard(co, &c, job, path, dig, -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+    }
+    /* wait for the condition, however fast the machine */
+    uint64_t t0 = sf_now_ns();
+    do {
+        sf_coordinator_status(co, &st);
+        if (st.jobs_slow)
+            break;
+        usleep(5000);
+    } while (sf_now_ns() - t0 < 120ull * 1000000000ull);
+    ck_assert_uint_eq(st.jobs_done, 3);
+    ck_assert(st.job_median_s > 0.0);
+    ck_assert_uint_eq(st.jobs_slow, 1);
+    ck_assert_int_eq(st.n_slow, 1);
+    ck_assert_uint_eq(st.slow[0].job_id, 1);
+    ck_assert_str_eq(st.slow[0].worker_id, "w2");
+    ck_assert(st.slow[0].running_s >= 0.05);
+    ck_assert(st.slow[0].running_s >= SF_COORD_SLOW_FACTOR * st.job_median_s);
+    ck_assert(st.longest_running_s >= st.slow[0].running_s);
+    char buf[16384];
+    ck_assert_int_gt(metrics_render(&st, "ctest", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_jobs_slow{run=\"ctest\"} 1\n"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, "spirefleet_job_slow_seconds{run=\"ctest\",job=\"1\",worker=\"w2\"} "));
+    char shown[2048];
+    Spirefleet__Envelope *sr_env = status_shown(co, &c, shown, sizeof shown);
+    ck_assert_uint_eq(sr_env->status_reply->jobs_slow, 1);
+    ck_assert_msg(strstr(shown, "SLOW: job 1 on worker w2 has run "), "%s", shown);
+    sf_wire_free(sr_env);
+    client_close(&c);
+    client_close(&held);
+    sf_coordinator_close(co);
 }
 END_TEST
 

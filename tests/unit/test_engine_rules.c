@@ -1187,18 +1187,23 @@ static int play_heuristic(sf_state *s, const sf_fight_spec *spec, int max_action
     return n;
 }
 
+/* Ten Defends against a Blue Slaver, 999 HP, the default spec otherwise. */
+static void stall_spec(sf_fight_spec *spec) {
+    sf_fight_spec_default(spec);
+    sf_err err = {0};
+    ck_assert_int_eq(sf_deck_parse("Defend*10", spec, &err), SF_OK);
+    spec->hp = spec->max_hp = 999;
+    spec->encounter = sf_encounter_lookup("Blue Slaver");
+    spec->seed = 11;
+}
+
 START_TEST(a_fight_nobody_can_win_ends_at_the_turn_cap_as_a_loss) {
     /* Ten Defends against a Blue Slaver, 999 HP: the player deals no
      * damage and blocks most of what comes; the game would go on forever.
      * At a cap of 300 turns (past the 255 where the old 8-bit counter
      * stopped counting) the fight ends once turn 300 is over. */
     sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
-    sf_err err = {0};
-    ck_assert_int_eq(sf_deck_parse("Defend*10", &spec, &err), SF_OK);
-    spec.hp = spec.max_hp = 999;
-    spec.encounter = sf_encounter_lookup("Blue Slaver");
-    spec.seed = 11;
+    stall_spec(&spec);
     spec.max_turns = 300;
     sf_state s;
     int actions = play_heuristic(&s, &spec, 100000);
@@ -1219,12 +1224,8 @@ START_TEST(a_fight_nobody_can_win_ends_at_the_turn_cap_as_a_loss) {
 
     /* The default cap; a spec with max_turns 0 means it too. */
     ck_assert_int_eq(SF_MAX_TURNS_DEFAULT, 50);
-    sf_fight_spec_default(&spec);
+    stall_spec(&spec);
     ck_assert_int_eq(spec.max_turns, SF_MAX_TURNS_DEFAULT);
-    ck_assert_int_eq(sf_deck_parse("Defend*10", &spec, &err), SF_OK);
-    spec.hp = spec.max_hp = 999;
-    spec.encounter = sf_encounter_lookup("Blue Slaver");
-    spec.seed = 11;
     for (int zero = 0; zero < 2; zero++) {
         spec.max_turns = zero ? 0 : SF_MAX_TURNS_DEFAULT;
         play_heuristic(&s, &spec, 100000);
@@ -1235,6 +1236,7 @@ START_TEST(a_fight_nobody_can_win_ends_at_the_turn_cap_as_a_loss) {
 
     /* A cap outside 1..SF_MAX_TURNS_LIMIT is refused, naming the field. */
     spec.max_turns = SF_MAX_TURNS_LIMIT + 1;
+    sf_err err = {0};
     ck_assert_int_eq(sf_engine_init(&s, &spec, &err), SF_EINVAL);
     ck_assert_msg(strstr(err.msg, "max_turns 1001 out of range 1..1000"), "%s", err.msg);
 }

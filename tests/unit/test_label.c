@@ -28,13 +28,23 @@ START_TEST(win_score_by_hand) {
 }
 END_TEST
 
-START_TEST(a_win_keeps_98_percent_of_its_margin_per_turn) {
+/* keep(t) of label.h, written out with pow() */
+static double keep_by_hand(int t) {
+    int slow = t < 12 ? t - 1 : 11, fast = t > 12 ? t - 12 : 0;
+    return pow(0.999, slow) * pow(0.98, fast);
+}
+
+START_TEST(a_win_keeps_less_of_its_margin_the_longer_it_took) {
     /* 40/80 HP, 1 potion, won on turn 3: margin 0.225 + 0.05/3 =
-     * 0.2416666..., kept 0.98^2 = 0.9604 of it: 0.5 + 0.23210166... */
-    ck_assert_double_eq_tol(sf_value_win_score(40, 80, 1, 3), 0.5 + 0.9604 * (0.225 + 0.05 / 3.0),
+     * 0.2416666..., kept 0.999^2 = 0.998001 of it: 0.5 + 0.2411835... */
+    ck_assert_double_eq_tol(sf_value_win_score(40, 80, 1, 3), 0.5 + 0.998001 * (0.225 + 0.05 / 3.0),
                             1e-12);
-    /* 80/80 with 3 potions on turn 11: 0.5 + 0.98^10 * 0.5 = 0.9084... */
-    ck_assert_double_eq_tol(sf_value_win_score(80, 80, 3, 11), 0.5 + 0.5 * pow(0.98, 10), 1e-12);
+    /* 80/80 with 3 potions on turn 12, the last of the slow rate:
+     * 0.5 + 0.999^11 * 0.5 = 0.994520... */
+    ck_assert_double_eq_tol(sf_value_win_score(80, 80, 3, 12), 0.5 + 0.5 * pow(0.999, 11), 1e-12);
+    /* ... and on turn 15: 0.999^11 * 0.98^3 = 0.930498... of the margin */
+    ck_assert_double_eq_tol(sf_value_win_score(80, 80, 3, 15),
+                            0.5 + 0.5 * pow(0.999, 11) * 0.941192, 1e-12);
     /* turn 0 and below count as turn 1 */
     ck_assert_double_eq(sf_value_win_score(40, 80, 1, 0), win(40, 80, 1));
     ck_assert_double_eq(sf_value_win_score(40, 80, 1, -7), win(40, 80, 1));
@@ -46,9 +56,14 @@ START_TEST(a_win_keeps_98_percent_of_its_margin_per_turn) {
                    later = sf_value_win_score(hp, 80, 0, t + 1);
             ck_assert_double_lt(later, now);
             ck_assert_double_gt(later, SF_VALUE_WIN_MIN);
-            ck_assert_double_eq_tol(
-                now, 0.5 + pow(SF_VALUE_TURN_DISCOUNT, t - 1) * 0.45 * hp / 80.0, 1e-12);
+            ck_assert_double_eq_tol(now, 0.5 + keep_by_hand(t) * 0.45 * hp / 80.0, 1e-12);
         }
+    /* A turn costs 0.1 % of the margin up to turn 12, 2 % after it. */
+    double m12 = sf_value_win_score(80, 80, 0, 12) - 0.5,
+           m13 = sf_value_win_score(80, 80, 0, 13) - 0.5;
+    ck_assert_double_eq_tol(m13 / m12, 0.98, 1e-12);
+    double m11 = sf_value_win_score(80, 80, 0, 11) - 0.5;
+    ck_assert_double_eq_tol(m12 / m11, 0.999, 1e-12);
     /* An empty margin (0 HP kept is clamped, 0 potions) stays at the floor. */
     ck_assert_double_eq(sf_value_win_score(0, 80, 0, 9), SF_VALUE_WIN_MIN);
 }
@@ -85,8 +100,8 @@ START_TEST(score_dispatches_on_won) {
                         .turns = 7,
                         .monster_hp_left = 0,
                         .monster_hp_pool = 44};
-    /* 60/80, 2 potions, won on turn 7: 0.5 + 0.98^6 * (0.3375 + 0.0333...) */
-    ck_assert_double_eq_tol(sf_value_score(&f), 0.5 + pow(0.98, 6) * (0.45 * 0.75 + 0.1 / 3.0),
+    /* 60/80, 2 potions, won on turn 7: 0.5 + 0.999^6 * (0.3375 + 0.0333...) */
+    ck_assert_double_eq_tol(sf_value_score(&f), 0.5 + pow(0.999, 6) * (0.45 * 0.75 + 0.1 / 3.0),
                             1e-12);
     f.won = 0;
     f.hp = 0;

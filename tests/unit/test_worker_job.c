@@ -406,9 +406,9 @@ START_TEST(seed_268_of_the_local_config_ends_well_below_the_cap) {
      * start whose deck shuts the monster down (Disarm x2, Intimidate,
      * Shockwave x2, Orichalcum). Before the turn discount of the win score
      * this fight never ended at 1,000 simulations (55,300 turns at 600):
-     * ending the turn always looked about 1 HP better than attacking. With
-     * the discount it is won in a few turns (docs/search.md "Finishing
-     * fights"). */
+     * ending the turn always looked up to 1 HP better than attacking. With
+     * the discount's fast rate from turn 12 it is won on turn 17 (docs/
+     * search.md "Finishing fights"), well below the cap of 50. */
     sf_run_config cfg;
     char path[1024];
     snprintf(path, sizeof path, "%s/configs/local.yaml", SF_SOURCE_ROOT);
@@ -423,10 +423,10 @@ START_TEST(seed_268_of_the_local_config_ends_well_below_the_cap) {
     ck_assert_uint_eq(res.fights, 1);
     ck_assert_uint_eq(res.wins, 1);
     uint64_t n = sf_shard_reader_count(r);
-    const Spirefleet__Outcome *o = record(r, n - 1)->outcome;
     ck_assert_str_eq(record(r, 0)->ids->encounter, "Blue Slaver");
+    const Spirefleet__Outcome *o = record(r, n - 1)->outcome; /* valid until the next get */
     ck_assert(o->won && !o->turn_limit);
-    ck_assert_uint_le(o->turns, SF_MAX_TURNS_DEFAULT / 5);
+    ck_assert_uint_le(o->turns, SF_MAX_TURNS_DEFAULT / 2);
     if (getenv("SF_PRINT_GOLDEN"))
         printf("# seed 268: won on turn %u with %u/%u HP, %llu labels\n", o->turns, o->final_hp,
                o->max_hp, (unsigned long long)n);
@@ -439,7 +439,7 @@ END_TEST
  * alone (a refactor, a move of code) must leave them equal; one that means
  * to change them updates them here and says why in its commit. Printed
  * with SF_PRINT_GOLDEN=1. */
-#define GOLDEN_JOB_DIGEST "0b6e5eee637d229215bcbbb258ea243307010f1b6ce77000aef50b8c10132c1e"
+#define GOLDEN_JOB_DIGEST "841a6fd72ae8daca60cf5f86362cfffd2b1aad0addf84bafbfda69dd02c8bcfd"
 
 START_TEST(golden_job_digest) {
     sf_run_config cfg;
