@@ -547,7 +547,8 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
         return sf_err_set(err, SF_ECONFIG,
                           "%s: this output dir holds a run with config digest %.12s..., but the "
                           "config given has %.12s...; use another run.output_dir or the original "
-                          "config",
+                          "config (after an upgrade that added a config key, the same YAML has "
+                          "another digest: start it in a fresh run.output_dir)",
                           co->ledger_path, stored, co->digest);
     }
     got = get_meta(co, txn, "format", &v, err);

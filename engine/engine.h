@@ -66,8 +66,8 @@
  * turn-limit loss (sf_outcome.turn_limit). A turn in which
  * SF_MAX_TURN_ACTIONS actions have been applied ends the fight the same
  * way, so no fight lasts more than max_turns * SF_MAX_TURN_ACTIONS
- * actions. The default is far beyond real play: the longest of 4,800
- * searched Act-1 fights lasted 27 turns (docs/engine.md). */
+ * actions. The default is far beyond real play: the longest of 1,200
+ * searched Act-1 fights lasted 17 turns (docs/engine.md "The turn cap"). */
 #define SF_MAX_TURNS_DEFAULT 50
 #define SF_MAX_TURNS_LIMIT   1000 /* the largest cap a spec may ask for       */
 #define SF_MAX_TURN_ACTIONS  250  /* actions in one turn before it is cut    */

@@ -396,7 +396,9 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
         return bad(err, "max_turns %d out of 1..%d", c->max_turns, SF_MAX_TURNS_LIMIT);
     if (c->turn > c->max_turns)
         return bad(err, "turn %d is past the turn cap %d", c->turn, c->max_turns);
-    if (c->turn_actions >= SF_MAX_TURN_ACTIONS)
+    /* SF_MAX_TURN_ACTIONS itself only in the fight the backstop ended */
+    if (c->turn_actions > SF_MAX_TURN_ACTIONS ||
+        (c->turn_actions == SF_MAX_TURN_ACTIONS && !(c->phase == PH_OVER && c->turn_limit)))
         return bad(err, "turn_actions %d: a turn ends at %d", c->turn_actions, SF_MAX_TURN_ACTIONS);
     if (c->energy > 99)
         return bad(err, "energy %d out of 0..99", c->energy);

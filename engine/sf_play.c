@@ -96,10 +96,11 @@ static int print_json(json_t *doc) {
     return rc;
 }
 
-static int play_random(int fights, uint64_t seed, int json) {
+static int play_random(int fights, uint64_t seed, int max_turns, int json) {
     sf_fight_spec spec;
     sf_fight_spec_default(&spec);
-    int wins = 0;
+    spec.max_turns = max_turns;
+    int wins = 0, capped = 0;
     long hp_left = 0;
     uint64_t r = seed * 2862933555777941757ull + 3037000493ull;
     for (int f = 0; f < fights; f++) {
@@ -136,13 +137,18 @@ static int play_random(int fights, uint64_t seed, int json) {
         sf_outcome o;
         sf_engine_outcome(&s, &o);
         wins += o.won;
+        capped += o.turn_limit;
         hp_left += o.won ? o.hp : 0;
     }
     fprintf(json ? stderr : stdout,
             "random play: %d fights over all %d encounters, %d won (%.1f%%), mean HP left on a "
-            "win %.1f\n",
+            "win %.1f",
             fights, sf_encounter_count(), wins, 100.0 * wins / fights,
             wins ? (double)hp_left / wins : 0.0);
+    if (capped)
+        fprintf(json ? stderr : stdout, ", %d ended at the turn cap (%d turns)", capped,
+                spec.max_turns);
+    fprintf(json ? stderr : stdout, "\n");
     return 0;
 }
 
@@ -334,6 +340,7 @@ int main(int argc, char **argv) {
     /* the first flag that sets up a fight, and whether --seed or
      * --encounter were given: a mode that does not use them refuses them */
     const char *fight_flag = NULL;
+    const char *random_flag = NULL; /* the first one random play has no use for */
     const char *deck_flag = NULL; /* the first flag setting the player (--start rewards draws it) */
     int seed_given = 0, encounter_given = 0;
     opterr = 0;
@@ -342,6 +349,10 @@ int main(int argc, char **argv) {
             for (int k = 0; opts[k].name; k++)
                 if (opts[k].val == ch)
                     deck_flag = opts[k].name;
+        if (strchr("edrpHa", ch) && !random_flag)
+            for (int k = 0; opts[k].name; k++)
+                if (opts[k].val == ch)
+                    random_flag = opts[k].name;
         if (strchr("edrpHaT", ch) && !fight_flag) {
             for (int k = 0; opts[k].name; k++)
                 if (opts[k].val == ch)
@@ -471,11 +482,11 @@ int main(int argc, char **argv) {
                 fight_flag ? fight_flag : "seed");
         return EXIT_USAGE;
     }
-    if (random_n > 0 && fight_flag) {
+    if (random_n > 0 && random_flag) {
         fprintf(stderr,
                 "sf-play: --%s has no effect with --random (it plays the starter deck through "
                 "every encounter)\n",
-                fight_flag);
+                random_flag);
         return EXIT_USAGE;
     }
     if (gauntlet && encounter_given) {
@@ -484,7 +495,7 @@ int main(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (random_n > 0)
-        return play_random(random_n, seed, json);
+        return play_random(random_n, seed, spec.max_turns, json);
     sf_state s;
     if (load) {
         if (load_state(load, &s) < 0)

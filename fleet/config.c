@@ -102,6 +102,9 @@ static const sf_config_key keys[] = {
     K_F64("search.widening_alpha", NULL, search.widening_alpha, 0, 1, "0.44", 0),
     K_F64("search.rollout_tau", NULL, search.rollout_tau, 0.001, 1e6, "32", 0),
     K_STR("search.evaluator", NULL, search.evaluator, 1, "rollout|net", "rollout", SELFPLAY),
+    /* a network leaf's value (1 - mix) * network + mix * rollout
+     * (search.h leaf_mix); the network sides of gates and loops too */
+    K_F64("search.leaf_mix", NULL, search.leaf_mix, 0, 1, "0", 0),
     K_BOOL("search.gumbel", NULL, search.gumbel, "false", 0),
     K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
     K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
@@ -145,6 +148,7 @@ static const sf_config_key keys[] = {
     K_F64("champion.widening_alpha", NULL, champion.widening_alpha, -1, 1, "-1", GATE),
     K_STR("champion.select", NULL, champion.select, 1, "same|auto|uct|puct|gumbel", "same", GATE),
     K_U64("champion.salt", NULL, champion.salt, 0, 1.8e19, "0", GATE),
+    K_F64("champion.leaf_mix", NULL, champion.leaf_mix, -1, 1, "-1", GATE),
     K_STR("candidate.evaluator", NULL, candidate.evaluator, 1, "rollout|net", "rollout", GATE),
     K_STR("candidate.bundle", NULL, candidate.bundle, 0, NULL, NULL, EXEC | GATE),
     K_SHA256("candidate.sha256", NULL, candidate.sha256, NULL, GATE),
@@ -154,6 +158,7 @@ static const sf_config_key keys[] = {
     K_F64("candidate.widening_alpha", NULL, candidate.widening_alpha, -1, 1, "-1", GATE),
     K_STR("candidate.select", NULL, candidate.select, 1, "same|auto|uct|puct|gumbel", "same", GATE),
     K_U64("candidate.salt", NULL, candidate.salt, 0, 1.8e19, "0", GATE),
+    K_F64("candidate.leaf_mix", NULL, candidate.leaf_mix, -1, 1, "-1", GATE),
     K_STR("gate.metric", NULL, gate.metric, 1, "win|score", "win", GATE | LOOP),
     K_F64("gate.alpha", NULL, gate.alpha, 1e-6, 0.5, "0.04", GATE | LOOP),
     K_F64("gate.beta", NULL, gate.beta, 1e-6, 0.5, "0.04", GATE | LOOP),
@@ -630,6 +635,21 @@ static void rule_side_alpha(const sf_run_config *c, const sf_config_key *k, rule
         broken(s, "%g: -1 (search.widening_alpha) or a value in [0, 1]", a);
 }
 
+static void rule_side_leaf_mix(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const struct sf_cfg_gate_side *g = side_of(c, k);
+    if (g->leaf_mix != -1.0 && g->leaf_mix < 0.0)
+        broken(s, "%g: -1 (search.leaf_mix) or a value in [0, 1]", g->leaf_mix);
+    else if (g->leaf_mix > 0.0 && strcmp(g->evaluator, "net"))
+        broken(s, "mixes a network's leaf values: this side's evaluator is %s", g->evaluator);
+}
+
+static void rule_leaf_mix_needs_net(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    (void)k;
+    if (c->search.leaf_mix > 0.0 && !strcmp(c->kind, "selfplay") &&
+        strcmp(c->search.evaluator, "net"))
+        broken(s, "mixes a network's leaf values: it needs search.evaluator net");
+}
+
 static void rule_gate_deltas(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
     (void)k;
     if (!(c->gate.delta0 < c->gate.delta1))
@@ -881,6 +901,9 @@ static const rule rules[] = {
     {"candidate.trees", NULL, rule_side_trees},
     {"champion.widening_alpha", NULL, rule_side_alpha},
     {"candidate.widening_alpha", NULL, rule_side_alpha},
+    {"champion.leaf_mix", NULL, rule_side_leaf_mix},
+    {"candidate.leaf_mix", NULL, rule_side_leaf_mix},
+    {"search.leaf_mix", NULL, rule_leaf_mix_needs_net},
     {"champion.sha256", NULL, rule_sha256_canonical},
     {"candidate.sha256", NULL, rule_sha256_canonical},
     {"gate.delta1", NULL, rule_gate_deltas},

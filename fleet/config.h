@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/common.h"
 #include "proto/fleet.pb-c.h"
@@ -93,6 +94,7 @@ typedef struct sf_run_config {
         int clairvoyant;
         double cvar_alpha, cvar_lambda;
         uint32_t max_rollout_plies;
+        double leaf_mix; /* network leaves: (1 - mix) * net + mix * rollout */
     } search;
     struct {
         char bundle[SF_CFG_PATH];
@@ -129,6 +131,7 @@ typedef struct sf_run_config {
         double widening_c, widening_alpha;
         char select[16]; /* "same" | "auto" | "uct" | "puct" | "gumbel"       */
         uint64_t salt;
+        double leaf_mix; /* -1: search.leaf_mix (network sides)              */
     } champion, candidate;
     struct {
         char metric[8]; /* "win" | "score"                                  */
@@ -183,6 +186,19 @@ void sf_config_keys_dir(const sf_run_config *cfg, char *out, size_t cap);
 /* The side of a gate run: 0 = champion, 1 = candidate. */
 static inline const struct sf_cfg_gate_side *sf_config_gate_side(const sf_run_config *c, int side) {
     return side ? &c->candidate : &c->champion;
+}
+
+/* The leaf mix a search plays with (search.h leaf_mix): a self-play run's
+ * (side < 0) search.leaf_mix when its evaluator is net; a gate side's own
+ * leaf_mix, or search.leaf_mix for -1, when that side's evaluator is net;
+ * 0 for a rollout search. */
+static inline double sf_config_leaf_mix(const sf_run_config *c, int side) {
+    if (side < 0)
+        return strcmp(c->search.evaluator, "net") ? 0.0 : c->search.leaf_mix;
+    const struct sf_cfg_gate_side *g = sf_config_gate_side(c, side);
+    if (strcmp(g->evaluator, "net"))
+        return 0.0;
+    return g->leaf_mix >= 0.0 ? g->leaf_mix : c->search.leaf_mix;
 }
 
 /* Fill every field with its default (docs/operator.md lists them). The

@@ -17,6 +17,8 @@ const char sf_cli_search_usage[] =
     "                      evaluated in-process on the cpu backend; with --evald a\n"
     "                      bare SHA-256 names a model the server has)\n"
     "  --evald ENDPOINT    evaluate on a running gpu-evald instead\n"
+    "  --leaf-mix L        with --eval net: a leaf's value is (1-L)*network +\n"
+    "                      L*rollout, the network's priors kept (default 0)\n"
     "  --uct-c C           UCT constant (default: 0.8 <500 sims, 1.41 <1000, 2.5)\n"
     "  --fpu R             PUCT first-play urgency reduction: unvisited children\n"
     "                      score parent Q - R*sqrt(visited prior mass) (default 0.1)\n"
@@ -166,6 +168,10 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
         if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
             return SF_EINVAL;
         c->cvar_lambda = d;
+    } else if (is(name, "leaf-mix")) {
+        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
+            return SF_EINVAL;
+        c->leaf_mix = d;
     } else if (is(name, "horizon")) {
         if (sf_cli_int(prog, name, value, 0, 1000, &v) < 0)
             return SF_EINVAL;
@@ -192,6 +198,11 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
         return 0;
     }
     return 1;
+}
+
+int sf_cli_is_player_flag(const char *name) {
+    return is(name, "deck") || is(name, "relics") || is(name, "potions") || is(name, "hp") ||
+           is(name, "max-hp");
 }
 
 int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec) {
@@ -358,6 +369,11 @@ int sf_cli_net_flag(const char *prog, const char *name, const char *value, sf_cl
 int sf_cli_net_check(const char *prog, const sf_search_config *cfg, int raw_policy,
                      const sf_cli_net *net) {
     int wants = cfg->evaluator == SF_EVAL_EXTERNAL || raw_policy;
+    if (cfg->leaf_mix > 0.0 && cfg->evaluator != SF_EVAL_EXTERNAL) {
+        fprintf(stderr, "%s: --leaf-mix mixes a network's leaf values: it needs --eval net\n",
+                prog);
+        return SF_EINVAL;
+    }
     if (wants && !net->model[0]) {
         fprintf(stderr, "%s: %s needs --model PATH[@SHA256]\n", prog,
                 raw_policy ? "--policy net" : "--eval net");

@@ -27,13 +27,18 @@ int sf_cli_list(const char *prog, const char *flag, const char *list, size_t cap
  * SF_EVAL_EXTERNAL, the tool supplies the model), uct-c, fpu, gumbel-m,
  * c-scale, rescale, distributional, cvar-alpha, cvar-lambda, horizon,
  * pw-c, pw-alpha, pw-end-c, pw-end-alpha, margin, no-guards,
- * no-transposition-stop, clairvoyant. */
+ * no-transposition-stop, clairvoyant, leaf-mix. */
 int sf_cli_search_flag(const char *prog, const char *name, const char *value,
                        sf_search_config *cfg);
 
 /* Apply one fight flag to `spec`: deck, relics, potions, hp, max-hp,
- * ascension, encounter. Same return convention. */
+ * ascension, max-turns, encounter. Same return convention. */
 int sf_cli_fight_flag(const char *prog, const char *name, const char *value, sf_fight_spec *spec);
+
+/* 1 for the fight flags that set the player (deck, relics, potions, hp,
+ * max-hp): those a rewards start draws itself, so --start rewards refuses
+ * them; 0 for the others (encounter, ascension, max-turns). */
+int sf_cli_is_player_flag(const char *name);
 
 /* Apply one start flag to `opts`: start (starter|rewards), picker
  * (random|greedy). Same return convention. */

@@ -52,6 +52,13 @@ int sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_
         out->value = 0.5;
         return 0;
     }
+    int cut_off = 0;
+    out->value = sf_eval_rollout(cfg, leaf, seed, &cut_off);
+    return cut_off;
+}
+
+double sf_eval_rollout(const sf_search_config *cfg, const sf_state *leaf, uint64_t seed,
+                       int *cut_off) {
     /* Rollout with streams drawn from (tree seed, leaf identity): the same
      * leaf gets the same rollout in a tree, whatever path reached it. In
      * clairvoyant mode the true streams are kept (that is the point). */
@@ -60,9 +67,7 @@ int sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_
         for (int k = 0; k < SF_NUM_STREAMS; k++)
             sf_engine_reseed(&tmp, k, sf_seed_derive(seed, (uint64_t)k, 0, 0));
     uint64_t rng = sf_mix64(seed ^ 0x706F6C6963790000ull);
-    int cut_off = 0;
-    out->value = sf_search_rollout(&tmp, cfg->rollout_tau, cfg->rollout_max_plies, &rng, &cut_off);
-    return cut_off;
+    return sf_search_rollout(&tmp, cfg->rollout_tau, cfg->rollout_max_plies, &rng, cut_off);
 }
 
 int sf_eval_answer_check(const sf_eval_answer *a, int n_actions, sf_err *err) {

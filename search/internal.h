@@ -208,6 +208,10 @@ typedef struct sf_tree {
     int req_out; /* req handed out by step()                   */
     sf_eval_answer answer;
     sf_feat feat;
+    /* leaf_mix > 0: the waiting leaf's rollout value (mix_ready once played;
+     * sf_tree_mix_rollout) */
+    double mix_z;
+    int mix_ready;
     /* counters */
     uint64_t evaluations, chance_nodes, widen_new, widen_merged, widen_capped;
     uint64_t transposition_stops, edge_pool_full, feat_truncated, rollouts_cut_off;
@@ -279,6 +283,16 @@ void sf_tree_root_stats(const sf_tree *t, const sf_action *acts, int n, sf_tree_
  * when the value is a rollout's cut-off estimate, else 0. */
 int sf_eval_builtin(const sf_search_config *cfg, const sf_state *leaf, const sf_action *acts, int n,
                     uint64_t seed, sf_eval_answer *out);
+
+/* The rollout evaluator's value of `leaf` for the leaf seed `seed` (the
+ * rollout evaluator's answer, whatever cfg->evaluator is); *cut_off gets 1
+ * for a cut-off estimate. */
+double sf_eval_rollout(const sf_search_config *cfg, const sf_state *leaf, uint64_t seed,
+                       int *cut_off);
+
+/* leaf_mix > 0 and a request waiting: play the leaf's rollout now (once;
+ * sf_tree_feed mixes it in). Returns 1 when it played one, else 0. */
+int sf_tree_mix_rollout(sf_tree *t);
 
 /* Validate an external answer (fields named in err). */
 int sf_eval_answer_check(const sf_eval_answer *a, int n_actions, sf_err *err);

@@ -45,6 +45,7 @@ void sf_search_config_default(sf_search_config *c) {
     c->cvar_lambda = 0.0;
     c->rollout_tau = 32.0;
     c->rollout_max_plies = 200;
+    c->leaf_mix = 0.0;
     c->choose_margin = 0.02;
     c->end_turn_guards = 1;
     c->horizon_turns = 0;
@@ -110,6 +111,8 @@ int sf_search_config_validate(const sf_search_config *c, sf_err *err) {
         return bad(err, "choose_margin", "must be in [0, 1]");
     if (c->horizon_turns < 0)
         return bad(err, "horizon_turns", "must be >= 0");
+    if (!(c->leaf_mix >= 0.0 && c->leaf_mix <= 1.0))
+        return bad(err, "leaf_mix", "must be in [0, 1]");
     if (c->edges_per_node < 1 || c->edges_per_node > SF_MAX_ACTIONS)
         return bad(err, "edges_per_node", "must be in 1..64");
     if ((c->allocator.alloc == NULL) != (c->allocator.free == NULL))
@@ -492,6 +495,13 @@ int sf_search_step(sf_search *s, const sf_eval_request **reqs, int cap, int *n_o
             return SF_SEARCH_PENDING;
         next_phase(s);
     }
+}
+
+int sf_search_leaf_rollouts(sf_search *s) {
+    int played = 0;
+    for (int k = 0; s->begun && k < s->n_trees; k++)
+        played += sf_tree_mix_rollout(&s->trees[k]);
+    return played;
 }
 
 int sf_search_feed(sf_search *s, const sf_eval_request *req, const sf_eval_answer *answer,

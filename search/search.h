@@ -317,6 +317,19 @@ typedef struct sf_search_config {
     double rollout_tau;    /* 32                                             */
     int rollout_max_plies; /* 200                                            */
 
+    /* Mixed leaf evaluation (AlphaGo's mixing of value network and rollout,
+     * Silver et al. 2016, "Mastering the game of Go with deep neural
+     * networks and tree search"): with SF_EVAL_EXTERNAL, a leaf's value is
+     *     (1 - leaf_mix) * v_net + leaf_mix * z_rollout,
+     * the network's priors kept (a 21-bin answer is mixed with the
+     * rollout's two-hot projection, so its mean is the same mixture).
+     * z_rollout is the rollout the built-in evaluator would give that leaf
+     * in that tree (the same seed rule), so it does not depend on batching.
+     * 0 (the default): the network's value alone, no rollout played; 1:
+     * the network's priors with rollout values. In [0, 1]; ignored by the
+     * built-in evaluators. docs/search.md "Mixed leaf evaluation". */
+    double leaf_mix;
+
     /* Choosing the action (issue rule): choose_margin 0.02, guards on. */
     double choose_margin;
     int end_turn_guards;
@@ -500,6 +513,14 @@ int sf_search_step(sf_search *s, const sf_eval_request **reqs, int cap, int *n_o
  * call step() again. */
 int sf_search_feed(sf_search *s, const sf_eval_request *req, const sf_eval_answer *answer,
                    sf_err *err);
+
+/* With leaf_mix > 0: play now the rollouts of every leaf this search has
+ * waiting for an answer (those not played yet), so that they run while a
+ * caller's batch is being evaluated elsewhere (a remote gpu-evald);
+ * sf_search_feed() plays any that were not. Returns how many it played.
+ * The results do not depend on whether or when this is called. Never
+ * allocates. */
+int sf_search_leaf_rollouts(sf_search *s);
 
 /* The synchronous wrapper: run the begun search to the end on `threads`
  * threads (>= 1; trees are spread over threads; the result does not depend

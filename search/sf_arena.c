@@ -300,7 +300,10 @@ static void mean_ci(const double *x, int n, double *mean, double *half) {
 /* "rollout", "uniform" or "net <first 12 digits of the SHA-256>". */
 static void evaluator_name(const arena *a, int p, char *out, size_t cap) {
     const sf_search_config *c = &a->cfgs[p];
-    if (a->models[p])
+    if (a->models[p] && c->leaf_mix > 0.0)
+        snprintf(out, cap, "net %.12s, leaf mix %g", sf_netsearch_sha256(a->models[p]),
+                 c->leaf_mix);
+    else if (a->models[p])
         snprintf(out, cap, "net %.12s", sf_netsearch_sha256(a->models[p]));
     else
         snprintf(out, cap, "%s", c->evaluator == SF_EVAL_UNIFORM ? "uniform" : "rollout");
@@ -378,10 +381,10 @@ static void report(const arena *a, int p, int json, double seconds) {
             evaluator_name(a, p, ev, sizeof ev);
             printf(",\"mean_turns\":%.2f,\"longest_fight_turns\":%d,\"turn_limit_fights\":%d",
                    turns / n, longest, capped);
-            printf(",\"simulations\":%d,\"trees\":%d,\"evaluator\":\"%s\","
+            printf(",\"leaf_mix\":%g,\"simulations\":%d,\"trees\":%d,\"evaluator\":\"%s\","
                    "\"model_sha256\":\"%s\",\"seed\":%llu",
-                   a->cfgs[p].simulations, a->cfgs[p].trees, a->models[p] ? "net" : ev,
-                   a->models[p] ? sf_netsearch_sha256(a->models[p]) : "",
+                   a->cfgs[p].leaf_mix, a->cfgs[p].simulations, a->cfgs[p].trees,
+                   a->models[p] ? "net" : ev, a->models[p] ? sf_netsearch_sha256(a->models[p]) : "",
                    (unsigned long long)a->seed);
             printf(",\"start\":\"%s\"", rewards ? "rewards" : "starter");
             if (rewards && c < 4)
@@ -546,8 +549,7 @@ int main(int argc, char **argv) {
         if (rc == 0) {
             rc = sf_cli_fight_flag(prog, name, value, &a.spec);
             encounter_given |= rc == 1 && strcmp(name, "encounter") == 0;
-            if (rc == 1 && !deck_flag[0] && strcmp(name, "encounter") != 0 &&
-                strcmp(name, "ascension") != 0)
+            if (rc == 1 && !deck_flag[0] && sf_cli_is_player_flag(name))
                 snprintf(deck_flag, sizeof deck_flag, "%s", name);
         }
         if (rc < 0)
@@ -673,6 +675,12 @@ int main(int argc, char **argv) {
             a.policies[p] == POLICY_NET || (searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL);
         if (!searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL)
             a.cfgs[p].evaluator = SF_EVAL_ROLLOUT; /* only a search has leaves */
+        if (a.cfgs[p].leaf_mix > 0.0 && !(searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL)) {
+            fprintf(stderr,
+                    "%s: %s--leaf-mix mixes a network's leaf values: it needs --%seval net\n", prog,
+                    p ? "the --vs side's " : "", p ? "vs-" : "");
+            return 2;
+        }
         if (uses_net[p] && !a.nets[p].model[0]) {
             fprintf(stderr, "%s: %s%s needs --%smodel PATH[@SHA256]\n", prog,
                     p ? "the --vs side's " : "",

@@ -57,7 +57,10 @@ static int play_prefix(sf_state *s, const char *list) {
         sf_engine_apply(s, acts[k], NULL);
     }
     if (sf_engine_is_terminal(s)) {
-        fprintf(stderr, "%s: --play: the fight is over after the given plies\n", prog);
+        sf_outcome o;
+        sf_engine_outcome(s, &o);
+        fprintf(stderr, "%s: --play: the fight is over after the given plies%s\n", prog,
+                o.turn_limit ? " (it ended at the turn cap, --max-turns)" : "");
         return SF_EINVAL;
     }
     return SF_OK;
@@ -123,12 +126,14 @@ static void print_json(const sf_state *st, const sf_search_config *c, const sf_s
 static void print_table(const sf_state *st, const sf_search_config *c, const sf_search_result *r,
                         double seconds) {
     char name[160];
-    printf("search: %d simulations, %d trees, %s, %s evaluator, %s root\n", c->simulations,
-           c->trees, sf_cli_select_name(r->select),
+    printf("search: %d simulations, %d trees, %s, %s evaluator", c->simulations, c->trees,
+           sf_cli_select_name(r->select),
            c->evaluator == SF_EVAL_UNIFORM    ? "uniform"
            : c->evaluator == SF_EVAL_EXTERNAL ? "net"
-                                              : "rollout",
-           c->root == SF_ROOT_CLAIRVOYANT ? "clairvoyant" : "belief");
+                                              : "rollout");
+    if (c->evaluator == SF_EVAL_EXTERNAL && c->leaf_mix > 0.0)
+        printf(" (leaf mix %g: (1 - mix) * network + mix * rollout)", c->leaf_mix);
+    printf(", %s root\n", c->root == SF_ROOT_CLAIRVOYANT ? "clairvoyant" : "belief");
     printf(" #  %-34s %8s %8s %8s %8s %7s  %s\n", "action", "visits", "Q", "complQ", "pi'", "prior",
            "band");
     for (int a = 0; a < r->n_actions; a++) {
@@ -194,8 +199,7 @@ int main(int argc, char **argv) {
             rc = sf_cli_fight_flag(prog, name, value, &spec);
             if (rc == 1 && !fight_flag[0])
                 snprintf(fight_flag, sizeof fight_flag, "%s", name);
-            if (rc == 1 && !deck_flag[0] && strcmp(name, "encounter") != 0 &&
-                strcmp(name, "ascension") != 0)
+            if (rc == 1 && !deck_flag[0] && sf_cli_is_player_flag(name))
                 snprintf(deck_flag, sizeof deck_flag, "%s", name);
         }
         if (rc < 0)

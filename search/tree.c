@@ -377,6 +377,23 @@ static void expand(sf_tree *t) {
     sf_graph_recompute_node(g, idx);
 }
 
+/* The rollout seed of the leaf t->leaf in this tree: from the tree seed and
+ * the leaf's identity (search.h "Evaluators"). */
+static uint64_t leaf_seed(const sf_tree *t) {
+    const sf_identity id = t->g.nodes[t->leaf].id;
+    return sf_seed_derive(t->seed, id.lo, id.hi, SF_ROLLOUT_TAG);
+}
+
+int sf_tree_mix_rollout(sf_tree *t) {
+    if (t->state != SF_TREE_WAITING || t->mix_ready || !(t->owner->cfg.leaf_mix > 0.0))
+        return 0;
+    int cut_off = 0;
+    t->mix_z = sf_eval_rollout(&t->owner->cfg, &t->work, leaf_seed(t), &cut_off);
+    t->rollouts_cut_off += (uint64_t)cut_off;
+    t->mix_ready = 1;
+    return 1;
+}
+
 /* Prepare the leaf's legal actions and either evaluate it now (built-in) or
  * publish the request. Returns SF_TREE_READY or SF_TREE_WAITING. */
 static int prepare_eval(sf_tree *t) {
@@ -385,12 +402,11 @@ static int prepare_eval(sf_tree *t) {
     if (t->leaf_n < 0)
         t->leaf_n = 0;
     if (s->cfg.evaluator != SF_EVAL_EXTERNAL) {
-        const sf_identity id = t->g.nodes[t->leaf].id;
-        uint64_t seed = sf_seed_derive(t->seed, id.lo, id.hi, SF_ROLLOUT_TAG);
         t->rollouts_cut_off += (uint64_t)sf_eval_builtin(&s->cfg, &t->work, t->leaf_actions,
-                                                         t->leaf_n, seed, &t->answer);
+                                                         t->leaf_n, leaf_seed(t), &t->answer);
         return SF_TREE_READY;
     }
+    t->mix_ready = 0;
     if (s->cfg.request_feat &&
         sf_engine_feat(&t->work, t->leaf_actions, t->leaf_n, &t->feat) == SF_EFULL)
         t->feat_truncated++;
@@ -476,6 +492,20 @@ int sf_tree_feed(sf_tree *t, const sf_eval_answer *a, sf_err *err) {
     if (rc < 0)
         return rc;
     t->answer = *a;
+    double lambda = t->owner->cfg.leaf_mix;
+    if (lambda > 0.0) {
+        /* (1 - lambda) * v_net + lambda * z_rollout (search.h leaf_mix) */
+        sf_tree_mix_rollout(t);
+        sf_eval_answer *m = &t->answer;
+        double v = m->has_dist ? sf_value_mean(m->dist) : m->value;
+        m->value = (1.0 - lambda) * v + lambda * t->mix_z;
+        if (m->has_dist) {
+            float z[SF_VALUE_BINS];
+            sf_value_project(t->mix_z, z);
+            for (int i = 0; i < SF_VALUE_BINS; i++)
+                m->dist[i] = (float)((1.0 - lambda) * m->dist[i] + lambda * z[i]);
+        }
+    }
     t->state = SF_TREE_READY;
     return SF_OK;
 }

@@ -120,7 +120,8 @@ static int check_search(const Spirefleet__SearchResult *s, uint32_t Q, sf_err *e
         return rc;
     if ((rc = check_floats(s->q, s->n_q, -1e30f, 1e30f, "search.q", err)) < 0 ||
         (rc = check_floats(s->completed_q, s->n_completed_q, -1e30f, 1e30f, "search.completed_q",
-                           err)) < 0)
+                           err)) < 0 ||
+        (rc = check_floats(&s->leaf_mix, 1, 0.0f, 1.0f, "search.leaf_mix", err)) < 0)
         return rc;
     return SF_OK;
 }

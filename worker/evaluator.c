@@ -75,7 +75,8 @@ static void s_close(void *p) {
     free(s);
 }
 
-static int s_eval(void *p, const sf_eval_request *const *reqs, int n, sf_eval_answer *ans) {
+static int s_eval_overlap(void *p, const sf_eval_request *const *reqs, int n, sf_eval_answer *ans,
+                          void (*meanwhile)(void *), void *meanwhile_ctx) {
     session *s = p;
     if (n > s->cap) {
         sf_pos *pos = realloc(s->pos, sizeof *pos * (size_t)n);
@@ -92,13 +93,32 @@ static int s_eval(void *p, const sf_eval_request *const *reqs, int n, sf_eval_an
             return SF_EINVAL; /* the search was created without request tokens */
         s->pos[i] = sf_pos_from_feat(reqs[i]->feat);
     }
+    /* submit (in-process: evaluated here), the caller's work, then the
+     * reply: sf_neteval_eval() with a gap in the middle */
     sf_err err = {0};
-    int rc = sf_neteval_eval(s->ev, s->pos, n, s->out, &err);
+    uint64_t ticket;
+    int rc = sf_neteval_submit(s->ev, s->pos, n, s->out, &ticket, &err);
+    if (meanwhile)
+        meanwhile(meanwhile_ctx);
     if (rc < 0)
         return rc;
+    sf_neteval_done d;
+    for (;;) {
+        int k = sf_neteval_poll(s->ev, -1, &d, 1, &err);
+        if (k < 0)
+            return k;
+        if (k == 1 && d.ticket == ticket)
+            break;
+    }
+    if (d.status != SF_OK)
+        return d.status;
     for (int i = 0; i < n; i++)
         sf_net_answer(&s->out[i], reqs[i]->n_actions, &ans[i]);
     return SF_OK;
+}
+
+static int s_eval(void *p, const sf_eval_request *const *reqs, int n, sf_eval_answer *ans) {
+    return s_eval_overlap(p, reqs, n, ans, NULL, NULL);
 }
 
 int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
@@ -141,6 +161,7 @@ int sf_worker_evaluator_new(const sf_run_config *cfg, const char *model_sha256,
     }
     c->api.open = s_open;
     c->api.eval = s_eval;
+    c->api.eval_overlap = s_eval_overlap;
     c->api.close = s_close;
     c->api.ctx = c;
     c->api.model_sha256 = c->sha;

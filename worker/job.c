@@ -30,6 +30,7 @@ typedef struct label {
     uint32_t fight_index, ply, turn;
     int T, Q, searched, n_trees;
     uint32_t chosen, simulations, fallbacks, rollouts_cut_off;
+    float leaf_mix;
     float root_raw_value, root_search_value;
     float tree_value[SF_SEARCH_MAX_TREES];
     float forecast[FORECAST_H][FORECAST_COLS];
@@ -199,6 +200,7 @@ static void search_config(const sf_run_config *cfg, int side, sf_search_config *
     sc->gumbel_m = (int)cfg->search.gumbel_m;
     sc->gumbel_c_visit = cfg->search.gumbel_c_visit;
     sc->gumbel_c_scale = cfg->search.gumbel_c_scale;
+    sc->leaf_mix = sf_config_leaf_mix(cfg, side);
     sc->cvar_alpha = cfg->search.cvar_alpha;
     sc->cvar_lambda = cfg->search.cvar_lambda;
     sc->distributional = cfg->search.cvar_lambda > 0 || external;
@@ -459,6 +461,7 @@ static int record_and_apply(job_ctx *jc, slot *sl, const sf_action *actions, int
         l->root_raw_value = (float)res->root_raw_value;
         l->root_search_value = (float)res->root_search_value;
         l->rollouts_cut_off = (uint32_t)res->rollouts_cut_off;
+        l->leaf_mix = (float)jc->scfg[sl->side].leaf_mix;
         atomic_fetch_add(&jc->rollouts_cut_off, res->rollouts_cut_off);
         l->fallbacks = sl->eval_fallbacks;
         l->simulations = (uint32_t)res->simulations;
@@ -599,13 +602,41 @@ static int advance(job_ctx *jc, slot *sl, const sf_eval_request **reqs, int cap,
     }
 }
 
+/* The batch's leaves waiting in their searches (meanwhile_ctx of a
+ * mixed evaluation). */
+typedef struct batch_leaves {
+    const sf_eval_request **reqs;
+    int n;
+} batch_leaves;
+
+/* With a leaf mix, play the batch's leaf rollouts (search.h
+ * sf_search_leaf_rollouts): while gpu-evald works on the batch. */
+static void play_leaf_rollouts(void *p) {
+    const batch_leaves *b = p;
+    for (int i = 0; i < b->n; i++)
+        sf_search_leaf_rollouts(((slot *)b->reqs[i]->user)->search);
+}
+
 /* Answer a batch of leaf requests of one side: the network, or (when it
- * fails) the rollout heuristic for each, counted as fallbacks. */
+ * fails) the rollout heuristic for each, counted as fallbacks. With a
+ * leaf mix the leaves' own rollouts are played while the batch is away. */
 static void evaluate(job_ctx *jc, int side, void *session, const sf_eval_request **reqs, int n,
                      sf_eval_answer *ans) {
     const sf_batch_evaluator *ev = jc->ev[side];
-    if (ev && session && ev->eval(session, reqs, n, ans) == SF_OK)
-        return;
+    batch_leaves leaves = {reqs, n};
+    int mixed = jc->scfg[side].leaf_mix > 0.0;
+    if (ev && session) {
+        int rc;
+        if (mixed && ev->eval_overlap) {
+            rc = ev->eval_overlap(session, reqs, n, ans, play_leaf_rollouts, &leaves);
+        } else {
+            if (mixed)
+                play_leaf_rollouts(&leaves);
+            rc = ev->eval(session, reqs, n, ans);
+        }
+        if (rc == SF_OK)
+            return;
+    }
     for (int i = 0; i < n; i++) {
         sf_state s = *reqs[i]->state;
         uint64_t rng = sf_seed_derive(reqs[i]->ticket, (uint64_t)reqs[i]->tree, 0x65766c, 0);
@@ -788,6 +819,7 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     sr_msg.root_raw_value = l->root_raw_value;
     sr_msg.root_search_value = l->root_search_value;
     sr_msg.rollouts_cut_off = l->rollouts_cut_off;
+    sr_msg.leaf_mix = l->leaf_mix;
     sr_msg.simulations = l->simulations;
     sr_msg.trees = (uint32_t)l->n_trees;
     sr_msg.n_tree_root_values = (size_t)l->n_trees;

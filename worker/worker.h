@@ -52,6 +52,12 @@
 typedef struct sf_batch_evaluator {
     int (*open)(void *ctx, void **session, sf_err *err); /* NULL: session = ctx */
     int (*eval)(void *session, const sf_eval_request *const *requests, int n, sf_eval_answer *out);
+    /* Optional: eval() that calls meanwhile(meanwhile_ctx) at most once, while the
+     * batch is away (sent to gpu-evald, not yet answered), so that work of
+     * the caller's (the leaves' rollouts of a mixed evaluation) overlaps
+     * it. NULL: the worker calls meanwhile() and then eval(). */
+    int (*eval_overlap)(void *session, const sf_eval_request *const *requests, int n,
+                        sf_eval_answer *out, void (*meanwhile)(void *), void *meanwhile_ctx);
     void (*close)(void *session); /* may be NULL */
     void *ctx;
     const char *model_sha256; /* recorded in labels (64 hex digits)             */

@@ -142,7 +142,7 @@ def record_to_dict(rec):
             "simulations": s.simulations, "trees": s.trees,
             "tree_root_values": np.array(s.tree_root_values, dtype=np.float32),
             "searched": s.searched, "fallbacks": s.fallbacks,
-            "rollouts_cut_off": s.rollouts_cut_off,
+            "rollouts_cut_off": s.rollouts_cut_off, "leaf_mix": np.float32(s.leaf_mix),
         },
         "outcome": {
             "won": o.won, "final_hp": o.final_hp, "max_hp": o.max_hp, "turns": o.turns,

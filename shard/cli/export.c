@@ -135,6 +135,7 @@ static int add_record(void *ctx, uint64_t i, const Spirefleet__LabelRecord *r, s
     PUT_SCALAR(x, "root_raw_value", "<f4", float, s->root_raw_value);
     PUT_SCALAR(x, "root_search_value", "<f4", float, s->root_search_value);
     PUT_SCALAR(x, "rollouts_cut_off", "<u4", uint32_t, s->rollouts_cut_off);
+    PUT_SCALAR(x, "leaf_mix", "<f4", float, s->leaf_mix);
     PUT_SCALAR(x, "simulations", "<u4", uint32_t, s->simulations);
     PUT_SCALAR(x, "trees", "<u4", uint32_t, s->trees);
     PUT_SCALAR(x, "searched", "|u1", uint8_t, s->searched);

@@ -72,6 +72,19 @@ assert d["turn_limit_fights"] == 2 and d["longest_fight_turns"] == 9 and d["mean
 expect 2 "--max-turns: expected an integer in 1..1000, got .1001." "sf-arena names a --max-turns past the limit" -- \
   "$arena" --policy greedy --max-turns 1001
 
+# Mixed leaf evaluation: the network's value mixed with the rollout's.
+"$arena" --policy search --eval net --model "$bundle" --leaf-mix 0.5 --sims 20 --fights 2 \
+  --classes weak --json >"$tmp/mix.json"
+check "sf-arena: --leaf-mix is reported with the network side" -- "$py" -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])][0]
+assert d["leaf_mix"] == 0.5 and d["evaluator"] == "net" and d["n"] == 2, d
+' "$tmp/mix.json"
+expect 2 "leaf-mix mixes a network's leaf values: it needs --eval net" \
+  "sf-arena refuses --leaf-mix without a network" -- "$arena" --policy search --leaf-mix 0.5
+expect 2 "leaf-mix mixes a network's leaf values: it needs --eval net" \
+  "sf-search refuses --leaf-mix without a network" -- "$search" --leaf-mix 0.5
+
 expect 2 "policy: expected random, greedy, search, clairvoyant or net" "sf-arena names a bad --policy" -- \
   "$arena" --policy nope
 expect 2 "needs a value" "sf-arena: a flag missing its value" -- \

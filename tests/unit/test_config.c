@@ -435,19 +435,19 @@ typedef struct golden_config {
 } golden_config;
 
 static const golden_config golden_configs[] = {
-    {"configs/local.yaml", "c2d87813f4922c6be2dcb2e637ac8b8b7e11efa47e413d57d52517bc043d63a1",
-     "cb451bb219a1985722829289168530c44654881fad7c4a67da3d03ffbfee82a6"},
+    {"configs/local.yaml", "c81e224201c84841918bf8fda1cecdbc166c0b81343226a2610ddc3172bd754b",
+     "95fb019b295ed79af5a0189582864ec4e996efd968b2b8a856ba8f162adb48d2"},
     {"configs/fleet-example.yaml",
-     "a23fd0abfaa990ae734478c8ae53fd532a6c9e82f6630249db5f3ab43146e10e",
-     "326524cbf98a267ff8f0a128118fe274bf78b0737d033bad1f638c12621920a4"},
-    {"configs/local-net.yaml", "513d7da57ec9d1b3443cb9dd9cfe41927e4daf441eec72958cd5e58d94a2303e",
-     "08c16813366e9c70001afdd0a9d46365cfde1b30f6f217fab16864b878874297"},
+     "df93807667ae76f357fdec86351fb211f2c60a7bbba4d399701111fae08886b0",
+     "0a7800eddc8b2c96a544833d70e8faf0f0b07c184267a57c45934765c6b9015c"},
+    {"configs/local-net.yaml", "b44039e6e3258f4b8c0508b53e671de2812e614d30d428009dbf6c730906ab2f",
+     "17f704015f0ccf641f43d5f5461e85f29139efa5ae8b301e853016dbef948460"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "8eb4160a079d57c79622a49d1040ae66c17543f1d8aa3b9c40c51fd20463406f",
-     "9ec3e0c6b260e242a7352bf5aba030ca2912ba2890f651947b4312fa6e43dc40"},
+     "983f1698f487599fc60685a14eca65c6ce9ce64ca95c8d1659cede7e20ff8739",
+     "6ff00c1d344be5a5acc6ebbaf2b809fc154218820f2f2bd5e08f169fa0fadd3e"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "9b7ae5f15ef027072c405f279d46a38466c1ab110cc6eda42ced765cacec252d",
-     "22695a01498047bf30eab16d47abc816afa11cf1a64b5a705d4608397dbbfab1"},
+     "9a9869681d18aebfd6b4b42242629b7667f59b52a647bd27e8d45a80507fd761",
+     "25828f489440c7ab1d5eef339fe228b93173b2d86a06a67b9a7359efe3070014"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

@@ -4,6 +4,8 @@
  * potions, the action API (enumerate / apply), state identity, the honest
  * belief root, and the gauntlet's pool rules.
  */
+#include <jansson.h>
+
 #include "engine_fixture.h"
 #include "sf_check.h"
 
@@ -1264,6 +1266,13 @@ START_TEST(a_turn_that_never_ends_is_cut_at_the_action_backstop) {
     ck_assert_int_eq(o.turn_limit, 1);
     ck_assert_int_eq(o.turns, 1);
     ck_assert_int_eq(o.hp, 80);
+    /* such a state saves and loads back like any other */
+    json_t *doc = sf_engine_to_json(&s);
+    sf_state back;
+    sf_err err = {0};
+    ck_assert_msg(sf_engine_from_json(doc, &back, &err) == SF_OK, "%s", err.msg);
+    ck_assert_int_eq(memcmp(&back, &s, sizeof s), 0);
+    json_decref(doc);
 
     c = fx_new(&s, 5);
     fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);

@@ -296,6 +296,117 @@ START_TEST(one_simulation_follows_the_prior_on_the_engine) {
 }
 END_TEST
 
+/* ----------------------------------------------------- mixed leaf values */
+
+/* A network that says `value` (or, with dist set, a 21-bin answer of that
+ * mean: two-hot) for every leaf, with uniform priors. */
+typedef struct flat_net {
+    double value;
+    int dist;
+} flat_net;
+
+static int flat_eval(void *ctx, const sf_eval_request *req, sf_eval_answer *ans) {
+    const flat_net *f = ctx;
+    ans->has_dist = f->dist;
+    ans->value = f->value;
+    if (f->dist)
+        sf_value_project(f->value, ans->dist);
+    ans->has_priors = 1;
+    for (int i = 0; i < req->n_actions; i++)
+        ans->priors[i] = 1.0f / (float)req->n_actions;
+    return SF_OK;
+}
+
+START_TEST(a_mixed_leaf_is_one_minus_lambda_network_plus_lambda_rollout) {
+    /* The root's own evaluation (root_raw_value, v-hat) of a one-tree
+     * search: the rollout evaluator's value z of the root is that of the
+     * same search with rollout leaves (the same seed rule); the network
+     * says 0.3 (or a 21-bin answer of mean 0.3). Then, at every lambda,
+     * v-hat = (1 - lambda) * 0.3 + lambda * z. */
+    sf_state st;
+    fight(&st, "Gremlin Nob", NULL, 5);
+    sf_search_config c = config(1, 1);
+    sf_search_result r;
+    decide(&c, &st, 7, 1, NULL, NULL, &r);
+    double z = r.root_raw_value;
+    ck_assert(z > 0.0 && z < 1.0 && fabs(z - 0.3) > 0.05);
+    c.evaluator = SF_EVAL_EXTERNAL;
+    c.select = SF_SELECT_PUCT;
+    for (int dist = 0; dist < 2; dist++) {
+        c.distributional = dist;
+        flat_net net = {0.3, dist};
+        const double lambdas[] = {0.0, 0.25, 0.5, 1.0};
+        for (int k = 0; k < 4; k++) {
+            c.leaf_mix = lambdas[k];
+            decide(&c, &st, 7, 1, flat_eval, &net, &r);
+            ck_assert_msg(
+                fabs(r.root_raw_value - ((1.0 - lambdas[k]) * 0.3 + lambdas[k] * z)) < 1e-6,
+                "lambda %g dist %d: v-hat %.9f, z %.9f", lambdas[k], dist, r.root_raw_value, z);
+        }
+        /* lambda 1: the network's value is not read (0.3 or 0.9 alike) and
+         * the leaves are exactly the rollout's: the same bytes */
+        sf_search_config m = c;
+        m.simulations = 300;
+        m.leaf_mix = 1.0;
+        sf_search_result a, b;
+        flat_net low = {0.3, dist}, high = {0.9, dist};
+        decide(&m, &st, 7, 1, flat_eval, &low, &a);
+        decide(&m, &st, 7, 1, flat_eval, &high, &b);
+        ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
+        ck_assert_double_eq(a.root_raw_value, z);
+    }
+    /* a mix outside [0, 1] is refused, naming the field */
+    c.leaf_mix = 1.5;
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_ECONFIG);
+    ck_assert_msg(strstr(e.msg, "leaf_mix must be in [0, 1]"), "%s", e.msg);
+}
+END_TEST
+
+START_TEST(leaf_rollouts_played_early_or_at_feed_give_the_same_result) {
+    /* The resumable API: step, (optionally) play the waiting leaves'
+     * rollouts while the batch is "away", feed. Whether and when
+     * sf_search_leaf_rollouts() runs changes no byte of the result. */
+    sf_state st;
+    fight(&st, "Jaw Worm", NULL, 9);
+    sf_search_config c = config(200, 2);
+    c.evaluator = SF_EVAL_EXTERNAL;
+    c.leaf_mix = 0.5;
+    flat_net net = {0.6, 0};
+    sf_search_result res[2];
+    int played_early = 0;
+    for (int early = 0; early < 2; early++) {
+        sf_search *s = NULL;
+        sf_err e = {0};
+        ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
+        ck_assert_int_eq(sf_search_begin(s, &st, 11, 0, &e), SF_OK);
+        const sf_eval_request *reqs[SF_SEARCH_MAX_TREES];
+        for (;;) {
+            int n = 0;
+            int rc = sf_search_step(s, reqs, SF_SEARCH_MAX_TREES, &n, &e);
+            ck_assert_int_ge(rc, 0);
+            if (rc == SF_SEARCH_DONE)
+                break;
+            if (early) {
+                played_early += sf_search_leaf_rollouts(s);
+                ck_assert_int_eq(sf_search_leaf_rollouts(s), 0); /* once each */
+            }
+            for (int i = 0; i < n; i++) {
+                sf_eval_answer a;
+                memset(&a, 0, sizeof a);
+                flat_eval(&net, reqs[i], &a);
+                ck_assert_int_eq(sf_search_feed(s, reqs[i], &a, &e), SF_OK);
+            }
+        }
+        ck_assert_int_eq(sf_search_result_get(s, &res[early], &e), SF_OK);
+        sf_search_destroy(s);
+    }
+    ck_assert_int_gt(played_early, 100);
+    ck_assert_int_eq(memcmp(&res[0], &res[1], sizeof res[0]), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ determinism */
 
 START_TEST(a_cut_off_rollout_scores_below_every_win) {
