@@ -7,6 +7,9 @@
 #   make loop          the training loop on one machine (configs/loop.yaml):
 #                      self-play, train, gate, promote; writes the learning
 #                      curve and the gate reports under runs/loop
+#   make loop-scale    the loop at the size where the value head learns
+#                      (configs/loop-scale.yaml: ~40,000 labels a generation,
+#                      3 generations, mixed leaves; about 90 minutes on 2 cores)
 #   make release       the release build alone (build-release/: -O3, LTO, no
 #                      assertions, profile-guided: scripts/release builds it
 #                      instrumented, trains it and builds it again whenever
@@ -19,7 +22,7 @@
 #                      sf-fleet run inside it (deploy/README.md)
 #   make format        clang-format the tree in place
 #   make format-check  fail if anything is not clang-formatted
-.PHONY: all setup build release demo loop test test-main test-asan bench fuzz container format format-check clean
+.PHONY: all setup build release demo loop loop-scale test test-main test-asan bench fuzz container format format-check clean
 
 BUILD ?= build
 RELEASE ?= build-release
@@ -46,6 +49,10 @@ demo: release
 loop: release
 	$(RELEASE)/fleet/cli/sf-fleet loop configs/loop.yaml
 	$(RELEASE)/fleet/cli/sf-fleet status runs/loop
+
+loop-scale: release
+	$(RELEASE)/fleet/cli/sf-fleet loop configs/loop-scale.yaml
+	$(RELEASE)/fleet/cli/sf-fleet status runs/loop-scale
 
 test: setup
 	ninja -C $(BUILD)

@@ -168,6 +168,8 @@ static const sf_config_key keys[] = {
     K_U32("gate.max_pairs", NULL, gate.max_pairs, 1, 100000000, "8000", GATE | LOOP),
     K_U32("loop.generations", NULL, loop.generations, 1, 1000, "3", LOOP),
     K_U64("loop.gate_seeds", NULL, loop.gate_seeds, 1, 1e12, "8000", LOOP),
+    /* self-play simulations once the champion is a network (0: search.simulations) */
+    K_U32("loop.net_simulations", NULL, loop.net_simulations, 0, 10000000, "0", LOOP),
     /* the trainer (python3 -m spirefleet.train, docs/trainer.md) */
     K_STR("train.arch", NULL, train.arch, 1, "tiny|base", "tiny", SELFPLAY | LOOP),
     K_U32("train.window_labels", NULL, train.window_labels, 1, 1000000000, "200000",
@@ -184,6 +186,10 @@ static const sf_config_key keys[] = {
     K_F64("train.weight_policy", NULL, train.weight_policy, 0, 1000, "1", SELFPLAY | LOOP),
     K_F64("train.weight_forecast", NULL, train.weight_forecast, 0, 1000, "0.25", SELFPLAY | LOOP),
     K_F64("train.weight_win", NULL, train.weight_win, 0, 1000, "0.25", SELFPLAY | LOOP),
+    /* the search's completed-Q of the chosen move, an auxiliary target of
+     * the trunk (docs/trainer.md "Auxiliary targets") */
+    K_F64("train.weight_q", NULL, train.weight_q, 0, 1000, "0", SELFPLAY | LOOP),
+    K_F64("train.surprise", NULL, train.surprise, 0, 1, "0", SELFPLAY | LOOP),
     K_U32("train.checkpoint_every", NULL, train.checkpoint_every, 0, 100000000, "500",
           SELFPLAY | LOOP),
     K_U32("train.canary_positions", NULL, train.canary_positions, 1, 1024, "16", SELFPLAY | LOOP),
@@ -688,6 +694,14 @@ static void rule_trees_within_simulations(const sf_run_config *c, const sf_confi
                c->search.trees, c->search.simulations);
 }
 
+static void rule_net_simulations_fit_trees(const sf_run_config *c, const sf_config_key *k,
+                                           rule_sink *s) {
+    (void)k;
+    if (c->loop.net_simulations && c->search.trees > c->loop.net_simulations)
+        broken(s, "%u is below search.trees (%u): each tree runs at least one simulation",
+               c->loop.net_simulations, c->search.trees);
+}
+
 static void rule_c_schedule_increases(const sf_run_config *c, const sf_config_key *k,
                                       rule_sink *s) {
     (void)k;
@@ -911,6 +925,7 @@ static const rule rules[] = {
     {"gate.max_pairs", NULL, rule_gate_seeds},
     {"seeds.job_size", NULL, rule_gate_job_size},
     {"search.trees", NULL, rule_trees_within_simulations},
+    {"loop.net_simulations", NULL, rule_net_simulations_fit_trees},
     {"search.c_schedule", NULL, rule_c_schedule_increases},
     {"model.bundle", NULL, rule_bundle_for_net},
     {"model.sha256", NULL, rule_sha256_for_net},

@@ -139,8 +139,9 @@ typedef struct sf_run_config {
         uint32_t min_pairs, max_pairs;
     } gate;
     struct {
-        uint32_t generations; /* after generation 0                          */
-        uint64_t gate_seeds;  /* seeds each generation's gate may play       */
+        uint32_t generations;     /* after generation 0                          */
+        uint64_t gate_seeds;      /* seeds each generation's gate may play       */
+        uint32_t net_simulations; /* self-play with a network champion; 0: search's */
     } loop;
     /* The trainer's section (docs/trainer.md): python3 -m spirefleet.train
      * reads it through `sf-fleet check --json`. Self-play runs only. */
@@ -150,6 +151,8 @@ typedef struct sf_run_config {
         uint32_t window_labels, steps, batch, warmup, seed, checkpoint_every, canary_positions;
         double lr, weight_decay, clip, val_fraction;
         double weight_value, weight_policy, weight_forecast, weight_win;
+        double weight_q; /* the auxiliary chosen-move Q target (0: none)   */
+        double surprise; /* loss weights from surprise, 0..1 (0: uniform)  */
     } train;
     /* What `sf-fleet slurm` writes into a run's sbatch scripts
      * (fleet/cli/slurm.h): execution only. Text "" leaves the option out

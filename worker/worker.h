@@ -194,4 +194,59 @@ typedef struct sf_worker_opts {
  * heartbeat_liveness intervals. Returns SF_OK at a clean end. */
 int sf_worker_run(const sf_worker_opts *opts, sf_err *err);
 
+/* ---------------------------------------------------------------------------
+ * Sibling ranking (siblings.c; docs/trainer.md "Sibling ranking")
+ *
+ * How well a network's value orders the children of searched decisions,
+ * measured against the search's own completed-Q in self-play labels, with
+ * the rollout evaluator as the baseline: for each searched decision of the
+ * shards (the fights are replayed from the labels' start texts, game seeds
+ * and chosen actions, each position checked against the label's tokens),
+ * every legal action is applied to the position the player sees (the
+ * belief root) and the child valued by the network (exactly, where the
+ * fight ends) and by one rollout. Over the pairs of children whose
+ * completed-Q differ by at least `tie`, the pairwise accuracy is the share
+ * the value orders the same way (a tied value counts one half); Kendall's
+ * tau-b per decision is averaged over the decisions.
+ * ------------------------------------------------------------------------- */
+
+#define SF_SIBLINGS_TIE 0.005 /* completed-Q closer than this: not a pair (about 1 HP) */
+
+typedef struct sf_siblings_opts {
+    const uint64_t *seeds; /* only these game seeds, ascending; NULL: every one */
+    size_t n_seeds;
+    uint64_t max_decisions; /* stop measuring after this many; 0: no limit      */
+    double tie;             /* 0: SF_SIBLINGS_TIE                               */
+} sf_siblings_opts;
+
+typedef struct sf_siblings_report {
+    uint64_t decisions;                    /* searched decisions measured                      */
+    uint64_t pairs;                        /* sibling pairs counted (completed-Q apart >= tie) */
+    uint64_t fights;                       /* fights met in the shards                         */
+    uint64_t fights_skipped;               /* of them, fights whose replay disagreed           */
+    double net_accuracy, rollout_accuracy; /* pairwise, in [0, 1]; NaN: no pairs */
+    double net_tau, rollout_tau;           /* mean Kendall tau-b; NaN: none      */
+} sf_siblings_report;
+
+/* Measure `ev` (its own session) on the self-play shards[0..n_shards) of run
+ * `cfg` (the run whose labels they are: its play.max_turns and rollout
+ * settings). Errors: those of reading a shard (naming it), of the network
+ * (SF_E* of its eval), SF_ENOMEM. A fight whose replay disagrees with its
+ * labels (a decision the search could not serve, played without a label)
+ * is skipped and counted, not an error. */
+int sf_siblings_measure(const sf_run_config *cfg, const char *const *shards, size_t n_shards,
+                        const sf_batch_evaluator *ev, const sf_siblings_opts *opts,
+                        sf_siblings_report *out, sf_err *err);
+
+/* Over the pairs i < j of a[0..n), b[0..n) with |b_i - b_j| >= tie: *pairs
+ * counts them and *agree those a orders as b does (a_i == a_j: one half).
+ * Returns 1 when there is a pair. */
+int sf_siblings_agreement(const double *a, const double *b, int n, double tie, double *agree,
+                          double *pairs);
+
+/* Kendall's tau-b of a and b (n values each): (C - D) / sqrt((C + D + Ta) *
+ * (C + D + Tb)), C and D the concordant and discordant pairs, Ta (Tb) the
+ * pairs tied in a (b) only. NaN when a or b is constant. */
+double sf_siblings_kendall_tau_b(const double *a, const double *b, int n);
+
 #endif

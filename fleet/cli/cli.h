@@ -42,4 +42,21 @@ int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *sto
  * stage, champion, labels, the last verdicts). Returns an exit code. */
 int loop_status(const char *dir);
 
+/* sf-fleet siblings CONFIG --model BUNDLE ... (fleet/cli/siblings.c):
+ * `argv[0]` is "siblings". Returns an exit code. */
+int cmd_siblings(int argc, char **argv);
+
+/* The sibling ranking (worker.h sf_siblings_measure) of the bundle at
+ * `bundle` (pinned by cfg->model.sha256 when set) on the shards of
+ * paths[0..n_paths) (shards or directories of them), restricted to the
+ * game seeds seeds[0..n_seeds) when seeds is not NULL (sorted in place),
+ * at most max_decisions decisions (0: all), as a JSON object (*out, the
+ * caller's reference): model_sha256, shards, decisions, pairs, fights,
+ * fights_skipped, net_/rollout_pairwise_accuracy, net_/rollout_kendall_tau
+ * (null when there was nothing to measure). */
+struct json_t;
+int siblings_measure_json(const sf_run_config *cfg, const char *bundle, const char *const *paths,
+                          size_t n_paths, uint64_t *seeds, size_t n_seeds, uint64_t max_decisions,
+                          struct json_t **out, sf_err *err);
+
 #endif

@@ -246,6 +246,8 @@ static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) 
         /* follow the registry: each job is bound to the champion when it
          * is first leased, so a promotion reaches self-play without an edit */
         snprintf(c.search.evaluator, sizeof c.search.evaluator, "net");
+        if (l->cfg.loop.net_simulations) /* a network simulation costs many rollout ones */
+            c.search.simulations = l->cfg.loop.net_simulations;
         c.model.bundle[0] = c.model.sha256[0] = '\0';
         snprintf(c.model.champion, sizeof c.model.champion, "%s/champion", l->models);
         snprintf(c.evald.endpoint, sizeof c.evald.endpoint, "%s", l->evald_ep);
@@ -259,6 +261,7 @@ static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) 
 static void side(loop *l, struct sf_cfg_gate_side *s, const char *sha) {
     memset(s, 0, sizeof *s);
     s->widening_alpha = -1;
+    s->leaf_mix = -1; /* search.leaf_mix, for a network side */
     snprintf(s->select, sizeof s->select, "same");
     if (!strcmp(sha, "rollout")) {
         snprintf(s->evaluator, sizeof s->evaluator, "rollout");
@@ -491,6 +494,60 @@ static int stage_train(loop *l, int g, sf_err *err) {
     return SF_OK;
 }
 
+/* The most held-out decisions a candidate's sibling ranking reads: enough
+ * for an agreement within about a point (thousands of pairs), a few
+ * seconds of cpu. */
+#define SIBLINGS_DECISIONS 2000
+
+/* How the candidate of generation g ranks sibling moves (worker.h "Sibling
+ * ranking"): on the self-play labels of generations g-1..0 of the games
+ * the trainer held out (its val_seeds), against the search's completed-Q,
+ * with the rollout's own agreement beside it. Recorded as the
+ * generation's "siblings"; a failure is reported and recorded, never
+ * fatal (the gate decides, this explains). */
+static void measure_siblings(loop *l, int g, const char *bundle) {
+    json_t *r = gen_rec(l, g);
+    json_t *seeds_j = json_object_get(json_object_get(r, "train"), "val_seeds");
+    size_t n_seeds = json_array_size(seeds_j);
+    uint64_t *seeds = calloc(n_seeds ? n_seeds : 1, sizeof *seeds);
+    char(*dirs)[SF_CFG_PATH + 40] = calloc((size_t)g, sizeof *dirs);
+    const char **paths = calloc((size_t)g, sizeof *paths);
+    sf_err err = {0};
+    json_t *out = NULL;
+    int rc = seeds && dirs && paths ? SF_OK : sf_err_set(&err, SF_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == SF_OK && i < n_seeds; i++)
+        seeds[i] = (uint64_t)json_integer_value(json_array_get(seeds_j, i));
+    int k = 0;
+    for (int h = g - 1; rc == SF_OK && h >= 0; h--) {
+        snprintf(dirs[h], sizeof dirs[h], "%s/gen%d/selfplay/shards", l->base, h);
+        paths[k++] = dirs[h];
+    }
+    if (rc == SF_OK && n_seeds == 0)
+        rc = sf_err_set(&err, SF_ESTATE, "the trainer recorded no held-out games");
+    if (rc == SF_OK) {
+        sf_run_config c = l->cfg;
+        c.model.sha256[0] = 0;
+        rc = siblings_measure_json(&c, bundle, paths, (size_t)k, seeds, n_seeds, SIBLINGS_DECISIONS,
+                                   &out, &err);
+    }
+    if (rc == SF_OK) {
+        json_t *na = json_object_get(out, "net_pairwise_accuracy");
+        json_t *ra = json_object_get(out, "rollout_pairwise_accuracy");
+        fprintf(stderr,
+                "loop: generation %d: sibling ranking on %lld held-out decisions: network %.3f, "
+                "rollout %.3f (pairwise agreement with completed-Q)\n",
+                g, (long long)json_integer_value(json_object_get(out, "decisions")),
+                json_number_value(na), json_number_value(ra));
+    } else {
+        fprintf(stderr, "loop: generation %d: no sibling ranking: %s\n", g, err.msg);
+        out = json_pack("{s:s}", "error", err.msg);
+    }
+    json_object_set_new(r, "siblings", out);
+    free(seeds);
+    free(dirs);
+    free(paths);
+}
+
 static int stage_export(loop *l, int g, sf_err *err) {
     char log[SF_CFG_PATH + 64], out[SF_CFG_PATH + 64], tmp[SF_CFG_PATH + 64], digest[65];
     json_t *r = gen_rec(l, g);
@@ -538,6 +595,7 @@ static int stage_export(loop *l, int g, sf_err *err) {
     json_object_set_new(l->st, "candidate", json_string(canon));
     json_object_set_new(r, "candidate", json_string(canon));
     json_object_set_new(r, "export_seconds", json_real(now_s() - t0));
+    measure_siblings(l, g, dst);
     fprintf(stderr, "loop: generation %d: candidate %.12s... in %s\n", g, canon, l->models);
     return SF_OK;
 }
@@ -748,6 +806,11 @@ int loop_status(const char *dir) {
             printf("%s val value %.3f policy %.3f", json_object_get(r, "labels") ? "," : "",
                    json_number_value(json_object_get(val, "value")),
                    json_number_value(json_object_get(val, "policy")));
+        json_t *sib = json_object_get(r, "siblings");
+        if (json_is_real(json_object_get(sib, "net_pairwise_accuracy")))
+            printf(", siblings %.3f (rollout %.3f)",
+                   json_number_value(json_object_get(sib, "net_pairwise_accuracy")),
+                   json_number_value(json_object_get(sib, "rollout_pairwise_accuracy")));
         if (json_object_get(r, "verdict"))
             printf(", gate %s (score difference %+.4f)", str_of(r, "verdict"),
                    json_number_value(json_object_get(r, "score_diff")));

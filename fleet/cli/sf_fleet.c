@@ -119,6 +119,8 @@ static void usage(FILE *f) {
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
         "       sf-fleet status RUN_DIR       a loop's state\n"
+        "       sf-fleet siblings CONFIG --model BUNDLE [--seeds FILE] SHARD|DIR...\n"
+        "                                     how a network ranks sibling moves\n"
         "--keys DIR (default $SF_KEYS): CURVE keys (docs/operator.md \"Security\").\n"
         "Exit codes: 0 ok, 1 failure, 2 bad arguments or config, 3 stopped early.\n"
         "See docs/operator.md.\n");
@@ -1250,6 +1252,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "gate"))
         return cmd_gate(argc - 1, argv + 1, self);
+    if (!strcmp(cmd, "siblings"))
+        return cmd_siblings(argc - 1, argv + 1);
     if (!strcmp(cmd, "loop")) {
         install_signals();
         return cmd_loop(argc - 1, argv + 1, self, &g_stop);

@@ -6,8 +6,11 @@ generation's gate report.
 Reads RUN_DIR/loop.json (written by `sf-fleet loop`) and writes
 
   RUN_DIR/learning.png/.svg   validation losses per head and generation,
-                              each beside its baseline (dashed), and each
-                              gate's paired score difference
+                              each beside its baseline (dashed), each
+                              candidate's sibling ranking (how its value
+                              orders sibling moves against the search's
+                              completed-Q, beside the rollout's own), and
+                              each gate's paired score difference
   RUN_DIR/gen<g>/gate/gate/report.html   every decided gate's report
                               (spirefleet.gate_report)
 
@@ -44,7 +47,7 @@ def load(run_dir):
 def learning_curve(state, out_dir):
     """Write learning.png/.svg; return the generations drawn."""
     gens = [g for g in state.get("generations", []) if g.get("train")]
-    fig, axes = plt.subplots(1, len(HEADS) + 1, figsize=(4.2 * (len(HEADS) + 1), 3.6))
+    fig, axes = plt.subplots(1, len(HEADS) + 2, figsize=(4.2 * (len(HEADS) + 2), 3.6))
     xs = [g["generation"] for g in gens]
     for ax, head in zip(axes, HEADS):
         val = [g["train"].get("val", {}).get(head) for g in gens]
@@ -57,6 +60,20 @@ def learning_curve(state, out_dir):
         if xs:
             ax.set_xticks(xs)
     axes[0].legend(fontsize=8)
+    ax = axes[len(HEADS)]
+    sib = [g for g in gens if (g.get("siblings") or {}).get("net_pairwise_accuracy") is not None]
+    sx = [g["generation"] for g in sib]
+    ax.plot(sx, [g["siblings"]["net_pairwise_accuracy"] for g in sib], "o-", color="#1f4e79",
+            label="network")
+    ax.plot(sx, [g["siblings"]["rollout_pairwise_accuracy"] for g in sib], "s--",
+            color="#b0413e", label="one rollout")
+    ax.axhline(0.5, color="black", lw=0.6, ls=":")
+    ax.set_title("sibling ranking (pairwise agreement)")
+    ax.set_xlabel("generation")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if sx:
+        ax.set_xticks(sx)
     ax = axes[-1]
     gx = [g["generation"] for g in state.get("generations", []) if "score_diff" in g]
     gy = [g["score_diff"] for g in state.get("generations", []) if "score_diff" in g]
@@ -80,8 +97,8 @@ def learning_curve(state, out_dir):
 def figures(state):
     """One dict per generation: the figures docs/benchmarks.md reports
     (labels, training time and validation losses against baselines, the
-    gate's verdict and paired score difference against the champion it
-    faced, seconds per stage)."""
+    candidate's sibling ranking, the gate's verdict and paired score
+    difference against the champion it faced, seconds per stage)."""
     rows = []
     history = {h["generation"]: h for h in state.get("history", [])}
     for g in state.get("generations", []):
@@ -91,6 +108,7 @@ def figures(state):
                      "labels": g.get("labels"), "selfplay_model": g.get("selfplay_model"),
                      "val": t.get("val"), "baseline": t.get("baseline"),
                      "train_records": t.get("train_records"),
+                     "siblings": g.get("siblings"),
                      "verdict": h.get("verdict"), "against": h.get("champion"),
                      "pairs": h.get("pairs"), "score_diff": h.get("score_diff"),
                      "win_rate_diff": h.get("win_rate_diff"),

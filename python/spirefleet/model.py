@@ -379,7 +379,9 @@ class SpireNet(nn.Module):
         (True for real tokens), query [B,Q,2] long, qcont [B,Q,8], qmask
         [B,Q] bool. Returns value [B,21] (probabilities), p_win [B],
         forecast [B,4,5], policy [B,Q] (logits; 0 where qmask is False),
-        value_logits [B,21] and win_logit [B] (for training losses).
+        value_logits [B,21] and win_logit [B] (for training losses), and
+        pooled [B,d] (the trunk's pooled position, which a trainer's
+        auxiliary heads read).
         """
         x = self.embed(type_, cat, cont)
         for blk in self.blocks:
@@ -400,7 +402,7 @@ class SpireNet(nn.Module):
         logits = logits.masked_fill(~qmask, 0.0)
         return {"value": torch.softmax(value_logits, -1), "p_win": torch.sigmoid(win_logit),
                 "forecast": forecast, "policy": logits,
-                "value_logits": value_logits, "win_logit": win_logit}
+                "value_logits": value_logits, "win_logit": win_logit, "pooled": g}
 
 
 def weight_specs(arch):

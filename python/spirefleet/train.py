@@ -62,7 +62,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from . import model as M  # noqa: E402
 from .config import ConfigError, load_config, load_config_text  # noqa: E402
-from .contract import FORECAST_COLUMNS  # noqa: E402
+from .contract import FORECAST_COLUMNS, VALUE_SUPPORT  # noqa: E402
 from .window import (Records, WindowError, find_shards, select_window,  # noqa: E402
                      split_by_seed)
 
@@ -104,23 +104,64 @@ def to_torch(b, device):
         "forecast": torch.from_numpy(b["forecast"]).to(device),
         "forecast_mask": torch.from_numpy(b["forecast_mask"].astype(np.float32)).to(device),
         "won": torch.from_numpy(b["won"]).to(device),
+        "q_chosen": torch.from_numpy(b["q_chosen"]).to(device),
     }
 
 
-def losses(net, t, fc_mean, fc_std):
-    """Per-head mean losses of a batch (dict of scalar tensors)."""
+class AuxQ(torch.nn.Module):
+    """A training-only head: the search's completed-Q of the chosen move,
+    read from the trunk's pooled position (a value in [0, 1]). It shapes the
+    trunk towards what ranks sibling moves; it is not part of the bundle
+    (docs/trainer.md "Auxiliary targets")."""
+
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.fc = torch.nn.Linear(d, hidden)
+        self.out = torch.nn.Linear(hidden, 1)
+
+    def forward(self, pooled):
+        return torch.sigmoid(self.out(F.gelu(self.fc(pooled))).squeeze(-1))
+
+
+# the supports of the 21 value bins, as a tensor (the label contract's)
+_SUPPORT = torch.tensor(VALUE_SUPPORT, dtype=torch.float32)
+
+
+def surprise_weights(value_logits, q_chosen, strength):
+    """Per-record loss weights, mean 1: (1 - strength) + strength * s / mean(s)
+    with s = |E[v] - Q(chosen)|, the value head's surprise at the search's
+    own verdict (detached). strength 0: every record alike."""
+    if strength <= 0:
+        return None
+    with torch.no_grad():
+        ev = (torch.softmax(value_logits, -1) * _SUPPORT.to(value_logits.device)).sum(-1)
+        s = (ev - q_chosen).abs()
+        return (1.0 - strength) + strength * s / s.mean().clamp(min=1e-6)
+
+
+def losses(net, t, fc_mean, fc_std, aux=None, surprise=0.0):
+    """Per-head mean losses of a batch (dict of scalar tensors); with `aux`
+    (an AuxQ) also "q", its squared error on the chosen move's Q; with
+    surprise > 0 the value and policy losses weigh each record by
+    surprise_weights()."""
     out = net(t["type"], t["cat"], t["cont"], t["mask"], t["query"], t["qcont"], t["qmask"])
-    value = -(t["value_bins"] * F.log_softmax(out["value_logits"], -1)).sum(-1).mean()
+    w = surprise_weights(out["value_logits"], t["q_chosen"], surprise)
+    value_r = -(t["value_bins"] * F.log_softmax(out["value_logits"], -1)).sum(-1)
+    value = value_r.mean() if w is None else (w * value_r).mean()
     win = F.binary_cross_entropy_with_logits(out["win_logit"], t["won"])
     logits = out["policy"].masked_fill(~t["qmask"], float("-inf"))
     logp = F.log_softmax(logits, -1).masked_fill(~t["qmask"], 0.0)
-    policy = -(t["policy"] * logp).sum(-1).mean()
+    policy_r = -(t["policy"] * logp).sum(-1)
+    policy = policy_r.mean() if w is None else (w * policy_r).mean()
     z_pred = (out["forecast"] - fc_mean) / fc_std
     z_true = (t["forecast"] - fc_mean) / fc_std
     m = t["forecast_mask"].unsqueeze(-1)
     denom = (m.sum() * len(FORECAST_COLUMNS)).clamp(min=1.0)
     forecast = (((z_pred - z_true) ** 2) * m).sum() / denom
-    return {"value": value, "policy": policy, "forecast": forecast, "win": win}
+    res = {"value": value, "policy": policy, "forecast": forecast, "win": win}
+    if aux is not None:
+        res["q"] = ((aux(out["pooled"]) - t["q_chosen"]) ** 2).mean()
+    return res
 
 
 def forecast_stats(rec, idx):
@@ -386,6 +427,7 @@ def _result(ck, path):
             "train": ck["train_eval"], "train_baseline": ck["train_baseline"],
             "train_records": w["train_records"], "val_records": w["val_records"],
             "shards": [s["digest"] for s in w["shards"]], "labels": w["labels"],
+            "val_seeds": w.get("val_seeds", []),
             "steps": ck["step"], "kept_step": ck.get("kept_step", ck["step"]),
             "seconds": round(ck["seconds"], 3)}
 
@@ -458,7 +500,11 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     net = init_net(tc["arch"], tc["seed"], fc_mean, fc_std).to(dev)
     net.train()
-    opt = torch.optim.AdamW(net.parameters(), lr=tc["lr"], weight_decay=tc["weight_decay"])
+    arch = M.ARCHS[tc["arch"]]
+    wq, surprise = tc.get("weight_q", 0.0), tc.get("surprise", 0.0)
+    aux = AuxQ(arch["d_model"], arch["d_value"]).to(dev) if wq > 0 else None
+    params = list(net.parameters()) + (list(aux.parameters()) if aux is not None else [])
+    opt = torch.optim.AdamW(params, lr=tc["lr"], weight_decay=tc["weight_decay"])
     k = min(tc["canary_positions"], len(va_idx))
     rng = np.random.Generator(np.random.PCG64([tc["seed"], 3]))
     canary_rows = np.sort(va_idx[rng.choice(len(va_idx), size=k, replace=False)])
@@ -468,6 +514,8 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     if resume is not None:
         best = resume.get("best")
         net.load_state_dict(resume["model"])
+        if aux is not None:
+            aux.load_state_dict(resume["aux"])
         opt.load_state_dict(resume["optimizer"])
         torch.set_rng_state(resume["rng"]["torch"])
         start, seconds, epoch_acc = resume["step"], resume["seconds"], resume["epoch_acc"]
@@ -486,7 +534,9 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     fm, fs = torch.from_numpy(fc_mean).to(dev), torch.from_numpy(fc_std).to(dev)
     window_desc = {"shards": window, "labels": int(len(rec)), "train_records": int(n_tr),
                    "val_records": int(len(va_idx)), "split": "game seed",
-                   "train_sample": min(TRAIN_SAMPLE, n_tr)}
+                   "train_sample": min(TRAIN_SAMPLE, n_tr),
+                   # the held-out games (a sibling-ranking measure reads only these)
+                   "val_seeds": sorted(int(s) for s in np.unique(rec.game_seed[va_idx]))}
 
     def weighted(v):
         return wv * v["value"] + wp * v["policy"] + wf * v["forecast"] + ww * v["win"]
@@ -497,6 +547,7 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     def state(step, t, val=None):
         return {"val": val, "best": best, "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "step": step,
                 "model": weights(),
+                "aux": aux.state_dict() if aux is not None else None,
                 "optimizer": opt.state_dict(), "rng": {"torch": torch.get_rng_state()},
                 "train_config": tc, "run": run["name"], "config_digest": digest,
                 "parent_sha256": parent_sha256 or "rollout", "arch": tc["arch"],
@@ -525,12 +576,14 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
             lr = lr_at(step, steps, tc["lr"], tc["warmup"])
             for g in opt.param_groups:
                 g["lr"] = lr
-            ls = losses(net, to_torch(rec.batch(idx), dev), fm, fs)
+            ls = losses(net, to_torch(rec.batch(idx), dev), fm, fs, aux, surprise)
             total = wv * ls["value"] + wp * ls["policy"] + wf * ls["forecast"] + ww * ls["win"]
+            if aux is not None:
+                total = total + wq * ls["q"]
             opt.zero_grad(set_to_none=True)
             total.backward()
             gnorm = torch.nn.utils.clip_grad_norm_(
-                net.parameters(), tc["clip"] if tc["clip"] > 0 else float("inf"))
+                params, tc["clip"] if tc["clip"] > 0 else float("inf"))
             opt.step()
             vals = {k_: float(v) for k_, v in ls.items()}
             line = {"kind": "step", "step": step, "epoch": epoch, "lr": lr,

@@ -121,7 +121,7 @@ class Records:
     def __init__(self, infos):
         tt, tc, tf, q, qc, pol = [], [], [], [], [], []
         nt, nq = [], []
-        vb, fc, fm, won, seed, enc = [], [], [], [], [], []
+        vb, fc, fm, won, seed, enc, qch = [], [], [], [], [], [], []
         for info in infos:
             path = info["path"]
             try:
@@ -156,6 +156,11 @@ class Records:
                     won.append(r.outcome.won)
                     seed.append(r.ids.game_seed)
                     enc.append(r.ids.encounter_id)
+                    # the search's completed-Q of the move it chose (an
+                    # auxiliary value target: docs/trainer.md)
+                    cq = r.search.completed_q
+                    qch.append(cq[r.search.chosen] if r.search.chosen < len(cq) else
+                               r.search.root_search_value)
         if not nt:
             raise WindowError("the window holds no labels")
         self.n = len(nt)
@@ -173,6 +178,7 @@ class Records:
         self.won = np.array(won, np.float32)
         self.game_seed = np.array(seed, np.uint64)
         self.encounter_id = np.array(enc, np.int64)
+        self.q_chosen = np.array(qch, np.float32)
         self.n_tokens = np.asarray(nt, np.int64)
         self.n_queries = np.asarray(nq, np.int64)
         self.persist = persistence_flat(self.token_type, self.token_cont, self.tok_off)
@@ -213,6 +219,7 @@ class Records:
         out["forecast"] = self.forecast[idx]
         out["forecast_mask"] = self.forecast_mask[idx]
         out["won"] = self.won[idx]
+        out["q_chosen"] = self.q_chosen[idx]
         out["encounter_id"] = self.encounter_id[idx]
         out["persist"] = self.persist[idx]
         return out

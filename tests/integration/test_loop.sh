@@ -48,6 +48,17 @@ fi
 c=$tmp/clean
 state=$(/usr/bin/python3 -c 'import json,sys; s = json.load(open(sys.argv[1])); print(s["stage"], s["generation"], len(s["history"]), len(s["generations"]))' "$c/loop.json" 2>&1)
 if [ "$state" = "done 2 2 3" ]; then ok "loop.json: done after generation 2, two gates, three generations recorded"; else notok "loop.json state" "$state"; fi
+# Each candidate's sibling ranking, on the games its trainer held out.
+sib=$(/usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+for g in s["generations"][1:]:
+    r = g["siblings"]
+    assert r["decisions"] > 0 and r["pairs"] > 0 and r["fights_skipped"] == 0, r
+    assert 0 <= r["net_pairwise_accuracy"] <= 1 and 0.5 < r["rollout_pairwise_accuracy"] <= 1, r
+    assert r["model_sha256"] == g["candidate"], (r["model_sha256"], g["candidate"])
+print("ok")' "$c/loop.json" 2>&1)
+if [ "$sib" = ok ]; then ok "each candidate's sibling ranking is recorded, on replayed held-out games"; else notok "sibling ranking" "$sib"; fi
 bundles=$(ls "$c/models" | grep -c '^[0-9a-f]\{64\}\.safetensors$')
 champ=$(cat "$c/models/champion" 2>/dev/null)
 lines=$(wc -l < "$c/models/history.jsonl" 2>/dev/null)

@@ -98,6 +98,9 @@ KEEP = write_config("keep.yaml", "steps: 300, warmup: 20, batch: 32, lr: 0.003, 
                     "canary_positions: 8")
 RESUME = write_config("resume.yaml", "steps: 60, warmup: 10, batch: 32, lr: 0.003, "
                       "checkpoint_every: 10, val_fraction: 0.25, canary_positions: 8")
+AUX = write_config("aux.yaml", "steps: 40, warmup: 10, batch: 32, lr: 0.003, "
+                   "checkpoint_every: 10, val_fraction: 0.25, canary_positions: 8, "
+                   "weight_q: 0.5, surprise: 0.3")
 state = {}
 
 
@@ -338,6 +341,71 @@ def killed_and_rerun_gives_the_same_weights_bit_for_bit():
     run_train([RESUME, "--checkpoint", ck, "--threads", "1"])
     assert_same_weights(os.path.join(WORK, "ck-ref"), ck)
     return "killed with %s written" % ", ".join(sorted(done))
+
+
+@test
+def q_target_is_the_chosen_moves_completed_q_as_sf_shard_reads_it():
+    """Records.q_chosen (the auxiliary target) against the C decoder's JSON:
+    search.completed_q[search.chosen] of every record, in shard order."""
+    info = find_shards([SHARDS[0]])
+    rec = Records(info)
+    r = subprocess.run([SF_SHARD, "cat", SHARDS[0], "--json"], capture_output=True, text=True,
+                       check=True)
+    want = []
+    for line in r.stdout.splitlines():
+        d = json.loads(line)["record"]
+        if d["outcome"].get("engine_limit"):
+            continue
+        want.append(d["search"]["completed_q"][d["search"]["chosen"]])
+    assert len(want) == rec.n, (len(want), rec.n)
+    assert max(abs(a - b) for a, b in zip(want, rec.q_chosen.tolist())) < 1e-6
+    assert len(set(want)) > 1
+
+
+@test
+def surprise_weights_by_hand():
+    """Two records: the value head certain of a win (E[v] = 1) against a
+    Q of 0.5, and certain of bin 5 (0.5) against Q 0.5: surprises 0.5 and
+    0, so with strength 0.3 the weights are 0.7 + 0.3 * s / 0.25 = 1.3 and
+    0.7 (mean 1); strength 0 weighs nothing."""
+    from spirefleet.train import surprise_weights
+    logits = torch.full((2, 21), -1e4)
+    logits[0, 20] = 0.0
+    logits[1, 5] = 0.0
+    q = torch.tensor([0.5, 0.5])
+    w = surprise_weights(logits, q, 0.3)
+    assert torch.allclose(w, torch.tensor([1.3, 0.7]), atol=1e-5), w
+    assert surprise_weights(logits, q, 0.0) is None
+
+
+@test
+def auxiliary_q_head_trains_resumes_bit_for_bit_and_stays_out_of_the_bundle():
+    """train.weight_q and train.surprise: the step metrics carry the Q head's
+    loss, a run stopped after 25 steps and rerun ends with the weights of an
+    uninterrupted one (the head's own weights restored from the checkpoint),
+    and the exported bundle holds exactly the network's weights."""
+    ref, ck = os.path.join(WORK, "ck-aux-ref"), os.path.join(WORK, "ck-aux")
+    res = final_json(run_train([AUX, "--checkpoint", ref, "--threads", "1"]))
+    steps = [d for d in metric_lines(ref) if d["kind"] == "step"]
+    assert len(steps) == 40 and all("train_q" in d for d in steps), steps[0]
+    first = sum(d["train_q"] for d in steps[:10]) / 10
+    last = sum(d["train_q"] for d in steps[-10:]) / 10
+    assert last < first, (first, last)
+    r = run_train([AUX, "--checkpoint", ck, "--threads", "1", "--stop-after-steps", "25"],
+                  check=False)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert load_checkpoint(os.path.join(ck, "ckpt-00000020.pt"))["aux"] is not None
+    again = final_json(run_train([AUX, "--checkpoint", ck, "--threads", "1"]))
+    assert_same_weights(ref, ck)
+    assert again["val"] == res["val"], (again["val"], res["val"])
+    out = os.path.join(WORK, "aux.safetensors")
+    e = subprocess.run([PY, "-m", "spirefleet.export", os.path.join(ref, "final.pt"), out],
+                       capture_output=True, text=True)
+    assert e.returncode == 0, e.stderr
+    names = set(M.load_bundle(out)[2])
+    want = {s[0] for s in M.weight_specs(M.ARCHS["tiny"])}
+    assert names == want, sorted(names ^ want)
+    return "Q loss %.4f -> %.4f over 40 steps" % (first, last)
 
 
 @test

@@ -268,9 +268,10 @@ START_TEST(non_regular_files_are_refused_without_blocking) {
 END_TEST
 
 START_TEST(shipped_configs_are_valid) {
-    const char *names[] = {"configs/local.yaml", "configs/fleet-example.yaml",
-                           "configs/local-net.yaml", "configs/gate.yaml"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[] = {"configs/local.yaml",     "configs/fleet-example.yaml",
+                           "configs/local-net.yaml", "configs/gate.yaml",
+                           "configs/loop.yaml",      "configs/loop-scale.yaml"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", SF_SOURCE_ROOT, names[i]);
         sf_run_config c;
@@ -443,8 +444,8 @@ static const golden_config golden_configs[] = {
     {"configs/local-net.yaml", "b44039e6e3258f4b8c0508b53e671de2812e614d30d428009dbf6c730906ab2f",
      "17f704015f0ccf641f43d5f5461e85f29139efa5ae8b301e853016dbef948460"},
     {"tests/fixtures/configs/good/every-key.yaml",
-     "983f1698f487599fc60685a14eca65c6ce9ce64ca95c8d1659cede7e20ff8739",
-     "6ff00c1d344be5a5acc6ebbaf2b809fc154218820f2f2bd5e08f169fa0fadd3e"},
+     "7e51124584a3c31e63c14fccb0c807e55b449ec89d3f321d8ebcea806bfcec9f",
+     "0ed53db3e4c148551e25b76bd9d6d567cc2037aa94aaa446ae2937e875dede43"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "9a9869681d18aebfd6b4b42242629b7667f59b52a647bd27e8d45a80507fd761",
      "25828f489440c7ab1d5eef339fe228b93173b2d86a06a67b9a7359efe3070014"},

@@ -505,6 +505,76 @@ START_TEST(mixed_leaf_labels_carry_lambda_and_overlap_changes_nothing) {
 }
 END_TEST
 
+START_TEST(sibling_agreement_and_kendall_tau_by_hand) {
+    /* a = (0.1, 0.2, 0.3, 0.3), b = (0.5, 0.4, 0.9, 0.9): pairs (0,1)
+     * discordant; (0,2), (0,3), (1,2), (1,3) concordant; (2,3) tied in
+     * both. Agreement with tie 0: every pair counts (|0| < 0 is false), the
+     * tie in a on (2,3) for one half: 4.5 of 6; with tie 0.05 the (2,3)
+     * pair drops: 4 of 5.
+     * tau-b = (C - D) / sqrt((C + D + Ta)(C + D + Tb)) = (4 - 1) / 5 =
+     * 0.6 (scipy.stats.kendalltau gives 0.6 too). */
+    const double a[4] = {0.1, 0.2, 0.3, 0.3}, b[4] = {0.5, 0.4, 0.9, 0.9};
+    double agree, pairs;
+    ck_assert_int_eq(sf_siblings_agreement(a, b, 4, 0.0, &agree, &pairs), 1);
+    ck_assert_double_eq(agree, 4.5);
+    ck_assert_double_eq(pairs, 6.0);
+    ck_assert_int_eq(sf_siblings_agreement(a, b, 4, 0.05, &agree, &pairs), 1);
+    ck_assert_double_eq(agree, 4.0);
+    ck_assert_double_eq(pairs, 5.0);
+    ck_assert_double_eq_tol(sf_siblings_kendall_tau_b(a, b, 4), 0.6, 1e-15);
+    /* ties in one side only: a = (1, 1, 2), b = (1, 2, 3): C = 2 ((0,2),
+     * (1,2)), D = 0, Ta = 1 ((0,1)), Tb = 0: 2 / sqrt(3 * 2) = 0.816497 */
+    const double c[3] = {1, 1, 2}, d[3] = {1, 2, 3};
+    ck_assert_double_eq_tol(sf_siblings_kendall_tau_b(c, d, 3), 2.0 / sqrt(6.0), 1e-15);
+    /* a constant side has no order */
+    const double k[3] = {0.5, 0.5, 0.5};
+    ck_assert(isnan(sf_siblings_kendall_tau_b(k, d, 3)));
+    ck_assert_int_eq(sf_siblings_agreement(a, k, 3, 0.001, &agree, &pairs), 0);
+}
+END_TEST
+
+START_TEST(siblings_replay_every_fight_of_a_shard) {
+    /* A self-play job's shard, measured with a network that says 0.4 for
+     * every child still fighting: every fight replays to positions that
+     * tokenize as their labels (none skipped), every searched decision
+     * with two or more actions is measured, and the rollout baseline
+     * orders siblings better than chance. */
+    sf_run_config cfg;
+    config_of(&cfg, "run: {name: sib, seed: 21}\n"
+                    "seeds: {start: 0, count: 4, job_size: 4}\n"
+                    "play: {mode: fights, start: rewards, encounters: {strong: 1, elite: 1}}\n"
+                    "search: {simulations: 200, trees: 2}\n");
+    sf_job_result res;
+    sf_shard_reader *r = play(&cfg, "sib", &res);
+    uint64_t want = 0;
+    for (uint64_t i = 0; i < sf_shard_reader_count(r); i++) {
+        const Spirefleet__LabelRecord *rec = record(r, i);
+        want += rec->search->searched && rec->search->n_completed_q >= 2;
+    }
+    sf_shard_reader_close(r);
+    char path[400];
+    snprintf(path, sizeof path, "%s/sib.shard", tmpdir);
+    const char *shards[1] = {path};
+    fake_net net = {0};
+    sf_batch_evaluator ev = {.eval = fake_eval, .ctx = &net, .model_sha256 = "fake"};
+    sf_siblings_report rep;
+    sf_err e = {0};
+    ck_assert_msg(sf_siblings_measure(&cfg, shards, 1, &ev, NULL, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.fights, 4);
+    ck_assert_uint_eq(rep.fights_skipped, 0);
+    ck_assert_uint_eq(rep.decisions, want);
+    ck_assert_uint_gt(rep.pairs, rep.decisions);
+    ck_assert(rep.net_accuracy >= 0.0 && rep.net_accuracy <= 1.0);
+    ck_assert_msg(rep.rollout_accuracy > 0.55, "rollout agreement %.3f", rep.rollout_accuracy);
+    /* a seed filter and a decision limit */
+    uint64_t only[1] = {2};
+    sf_siblings_opts o = {.seeds = only, .n_seeds = 1, .max_decisions = 3};
+    ck_assert_int_eq(sf_siblings_measure(&cfg, shards, 1, &ev, &o, &rep, &e), SF_OK);
+    ck_assert_uint_le(rep.decisions, 3);
+    ck_assert_uint_gt(rep.decisions, 0);
+}
+END_TEST
+
 /* Golden digests: a small job's shard content digest and a search result's
  * bytes, recorded from this code. A change that is meant to leave labels
  * alone (a refactor, a move of code) must leave them equal; one that means

@@ -1,0 +1,229 @@
+/*
+ * siblings.c — `sf-fleet siblings`: how well a network's value ranks the
+ * children of searched decisions in self-play shards (worker.h "Sibling
+ * ranking", docs/trainer.md), and the same measurement for the loop's
+ * candidates (loop.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fleet/cli/cli.h"
+#include "shard/shard.h"
+#include "worker/worker.h"
+
+/* The sealed shards of `path` (a shard, or a directory of them, sorted by
+ * name) appended to *list (grown with realloc). */
+static int add_shards(const char *path, char ***list, size_t *n, sf_err *err) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return sf_err_set(err, SF_ENOTFOUND, "%s: %s", path, strerror(errno));
+    size_t first = *n;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d)
+            return sf_err_set(err, SF_EIO, "%s: cannot list: %s", path, strerror(errno));
+        for (struct dirent *e; (e = readdir(d));) {
+            size_t len = strlen(e->d_name), suf = strlen(SF_SHARD_SUFFIX);
+            if (len <= suf || strcmp(e->d_name + len - suf, SF_SHARD_SUFFIX))
+                continue;
+            char **grown = realloc(*list, sizeof **list * (*n + 1));
+            char *p = malloc(strlen(path) + len + 2);
+            if (!grown || !p) {
+                free(p);
+                if (grown)
+                    *list = grown;
+                closedir(d);
+                return sf_err_set(err, SF_ENOMEM, "out of memory");
+            }
+            *list = grown;
+            sprintf(p, "%s/%s", path, e->d_name);
+            (*list)[(*n)++] = p;
+        }
+        closedir(d);
+    } else {
+        char **grown = realloc(*list, sizeof **list * (*n + 1));
+        char *p = strdup(path);
+        if (!grown || !p) {
+            free(p);
+            if (grown)
+                *list = grown;
+            return sf_err_set(err, SF_ENOMEM, "out of memory");
+        }
+        *list = grown;
+        (*list)[(*n)++] = p;
+    }
+    /* a directory's shards in name order: the same order on every machine */
+    for (size_t i = first + 1; i < *n; i++)
+        for (size_t j = i; j > first && strcmp((*list)[j - 1], (*list)[j]) > 0; j--) {
+            char *t = (*list)[j];
+            (*list)[j] = (*list)[j - 1];
+            (*list)[j - 1] = t;
+        }
+    return SF_OK;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* NaN as JSON null. */
+static json_t *real_or_null(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+int siblings_measure_json(const sf_run_config *cfg, const char *bundle, const char *const *paths,
+                          size_t n_paths, uint64_t *seeds, size_t n_seeds, uint64_t max_decisions,
+                          json_t **out, sf_err *err) {
+    *out = NULL;
+    char **shards = NULL;
+    size_t n = 0;
+    int rc = SF_OK;
+    for (size_t i = 0; rc == SF_OK && i < n_paths; i++)
+        rc = add_shards(paths[i], &shards, &n, err);
+    sf_batch_evaluator *ev = NULL;
+    if (rc == SF_OK)
+        rc = sf_worker_evaluator_new(cfg, NULL, bundle, &ev, err);
+    sf_siblings_report rep;
+    if (rc == SF_OK) {
+        if (seeds)
+            qsort(seeds, n_seeds, sizeof *seeds, cmp_u64);
+        sf_siblings_opts o = {.seeds = seeds, .n_seeds = n_seeds, .max_decisions = max_decisions};
+        rc = sf_siblings_measure(cfg, (const char *const *)shards, n, ev, &o, &rep, err);
+    }
+    if (rc == SF_OK) {
+        json_t *j = json_object();
+        json_object_set_new(j, "model_sha256", json_string(ev->model_sha256));
+        json_object_set_new(j, "shards", json_integer((json_int_t)n));
+        json_object_set_new(j, "decisions", json_integer((json_int_t)rep.decisions));
+        json_object_set_new(j, "pairs", json_integer((json_int_t)rep.pairs));
+        json_object_set_new(j, "fights", json_integer((json_int_t)rep.fights));
+        json_object_set_new(j, "fights_skipped", json_integer((json_int_t)rep.fights_skipped));
+        json_object_set_new(j, "net_pairwise_accuracy", real_or_null(rep.net_accuracy));
+        json_object_set_new(j, "rollout_pairwise_accuracy", real_or_null(rep.rollout_accuracy));
+        json_object_set_new(j, "net_kendall_tau", real_or_null(rep.net_tau));
+        json_object_set_new(j, "rollout_kendall_tau", real_or_null(rep.rollout_tau));
+        *out = j;
+    }
+    sf_worker_evaluator_free(ev);
+    for (size_t i = 0; i < n; i++)
+        free(shards[i]);
+    free(shards);
+    return rc;
+}
+
+/* The game seeds listed in `path`, one decimal number a line. */
+static int read_seeds(const char *path, uint64_t **out, size_t *n, sf_err *err) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sf_err_set(err, SF_EIO, "%s: %s", path, strerror(errno));
+    size_t cap = 0;
+    char line[64];
+    int rc = SF_OK, ln = 0;
+    while (rc == SF_OK && fgets(line, sizeof line, f)) {
+        ln++;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(line, &end, 10);
+        while (*end == ' ' || *end == '\n' || *end == '\r' || *end == '\t')
+            end++;
+        if (end == line || *end || errno || line[0] == '-') {
+            rc = sf_err_set(err, SF_EINVAL, "%s:%d: not a game seed", path, ln);
+            break;
+        }
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 256;
+            uint64_t *grown = realloc(*out, sizeof **out * cap);
+            if (!grown) {
+                rc = sf_err_set(err, SF_ENOMEM, "out of memory");
+                break;
+            }
+            *out = grown;
+        }
+        (*out)[(*n)++] = v;
+    }
+    fclose(f);
+    return rc;
+}
+
+int cmd_siblings(int argc, char **argv) {
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"seeds", required_argument, 0, 's'},
+                                         {"max-decisions", required_argument, 0, 'x'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *model = NULL, *seeds_path = NULL;
+    unsigned long long max = 0;
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "m:s:x:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'm': model = optarg; break;
+        case 's': seeds_path = optarg; break;
+        case 'x': {
+            char *end;
+            errno = 0;
+            max = strtoull(optarg, &end, 10);
+            if (*end || errno || optarg[0] == '-') {
+                fprintf(stderr, "sf-fleet siblings: --max-decisions: '%s' is not a count\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'h':
+            printf("usage: sf-fleet siblings CONFIG --model BUNDLE[@SHA256] [--seeds FILE]\n"
+                   "                         [--max-decisions N] SHARD|DIR...\n"
+                   "How well the network's value orders the children of the searched\n"
+                   "decisions in the self-play shards of run CONFIG, against the search's\n"
+                   "completed-Q, with one rollout per child as the baseline (docs/trainer.md\n"
+                   "\"Sibling ranking\"). --seeds: only the game seeds listed (one a line).\n"
+                   "Prints one JSON line.\n");
+            return 0;
+        default: return 2;
+        }
+    }
+    if (optind > argc - 2 || !model) {
+        fprintf(stderr, "usage: sf-fleet siblings CONFIG --model BUNDLE[@SHA256] [--seeds FILE] "
+                        "[--max-decisions N] SHARD|DIR...\n");
+        return 2;
+    }
+    sf_run_config cfg;
+    if (sf_fleet_load(argv[optind], &cfg) < 0)
+        return 2;
+    char bundle[SF_CFG_PATH];
+    snprintf(bundle, sizeof bundle, "%s", model);
+    char *at = strrchr(bundle, '@');
+    if (at)
+        *at = 0;
+    snprintf(cfg.model.sha256, sizeof cfg.model.sha256, "%s", at ? at + 1 : "");
+    uint64_t *seeds = NULL;
+    size_t n_seeds = 0;
+    sf_err err = {0};
+    int rc = seeds_path ? read_seeds(seeds_path, &seeds, &n_seeds, &err) : SF_OK;
+    json_t *j = NULL;
+    if (rc == SF_OK)
+        rc = siblings_measure_json(&cfg, bundle, (const char *const *)argv + optind + 1,
+                                   (size_t)(argc - optind - 1), seeds_path ? seeds : NULL, n_seeds,
+                                   max, &j, &err);
+    free(seeds);
+    if (rc < 0) {
+        fprintf(stderr, "sf-fleet siblings: %s\n", err.msg);
+        return rc == SF_EINVAL || rc == SF_ENOTFOUND || rc == SF_EVERSION ? 2 : 1;
+    }
+    char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    json_decref(j);
+    if (!text)
+        return 1;
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
