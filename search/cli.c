@@ -20,6 +20,7 @@ const char sf_cli_search_usage[] =
     "  --leaf-mix L        with --eval net: a leaf's value is (1-L)*network +\n"
     "                      L*rollout, the network's priors kept (default 0)\n"
     "  --uct-c C           UCT constant (default: 0.8 <500 sims, 1.41 <1000, 2.5)\n"
+    "  --puct-c C          PUCT's c1, the prior term's weight (default 1.25)\n"
     "  --fpu R             PUCT first-play urgency reduction: unvisited children\n"
     "                      score parent Q - R*sqrt(visited prior mass) (default 0.1)\n"
     "  --gumbel-m M        Gumbel considered actions (default 16)\n"
@@ -144,6 +145,10 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
         if (sf_cli_double(prog, name, value, 0.0, 100.0, &d) < 0)
             return SF_EINVAL;
         c->uct_c = d;
+    } else if (is(name, "puct-c")) {
+        if (sf_cli_double(prog, name, value, 0.0, 100.0, &d) < 0)
+            return SF_EINVAL;
+        c->puct_c1 = d;
     } else if (is(name, "fpu")) {
         if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
             return SF_EINVAL;
