@@ -655,9 +655,12 @@ int main(int argc, char **argv) {
     a.cfgs[1] = a.cfg;
     a.cfgs[1].root = SF_ROOT_BELIEF; /* --clairvoyant turns the first side only */
     a.nets[1] = a.nets[0];
-    for (int k = 0; k < n_vs_flags; k++)
+    int vs_mix_given = 0;
+    for (int k = 0; k < n_vs_flags; k++) {
+        vs_mix_given |= !strcmp(vs_flags[k].name, "leaf-mix");
         if (sf_cli_search_flag(prog, vs_flags[k].name, vs_flags[k].value, &a.cfgs[1]) == 0)
             sf_cli_net_flag(prog, vs_flags[k].name, vs_flags[k].value, &a.nets[1]);
+    }
     a.cfgs[0] = a.cfg;
     a.threads = (int)threads;
     sf_err e = {0};
@@ -675,10 +678,13 @@ int main(int argc, char **argv) {
             a.policies[p] == POLICY_NET || (searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL);
         if (!searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL)
             a.cfgs[p].evaluator = SF_EVAL_ROLLOUT; /* only a search has leaves */
-        if (a.cfgs[p].leaf_mix > 0.0 && !(searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL)) {
+        int mixes = searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL;
+        if (p == 1 && !vs_mix_given && !mixes)
+            a.cfgs[p].leaf_mix = 0.0; /* inherited by a side without a network: unused */
+        if (a.cfgs[p].leaf_mix > 0.0 && !mixes) {
             fprintf(stderr,
-                    "%s: %s--leaf-mix mixes a network's leaf values: it needs --%seval net\n", prog,
-                    p ? "the --vs side's " : "", p ? "vs-" : "");
+                    "%s: %s--%sleaf-mix mixes a network's leaf values: it needs --%seval net\n",
+                    prog, p ? "the --vs side's " : "", p ? "vs-" : "", p ? "vs-" : "");
             return 2;
         }
         if (uses_net[p] && !a.nets[p].model[0]) {

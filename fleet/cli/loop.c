@@ -252,6 +252,8 @@ static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) 
         snprintf(c.model.champion, sizeof c.model.champion, "%s/champion", l->models);
         snprintf(c.evald.endpoint, sizeof c.evald.endpoint, "%s", l->evald_ep);
         c.evald.spawn = 0;
+    } else {
+        c.search.leaf_mix = 0; /* rollout leaves: nothing to mix (a gate's network sides mix) */
     }
     snprintf(path, cap, "%s/gen%d/selfplay.yaml", l->base, g);
     int rc = mkdirs(c.output_dir, err);

@@ -28,11 +28,11 @@ config() { # NAME
 run: {name: ltest, output_dir: "$tmp/$1", seed: 3, kind: loop}
 seeds: {start: 0, count: 24, job_size: 8}
 play: {mode: fights, encounters: {strong: 1, elite: 1}}
-search: {simulations: 30, trees: 1}
+search: {simulations: 30, trees: 1, leaf_mix: 0.5}
 evald: {backend: cpu, max_batch: 32, max_wait_us: 200}
 train: {steps: 40, batch: 32, checkpoint_every: 10, warmup: 5}
 gate: {alpha: 0.05, beta: 0.05, delta1: 0.1, min_pairs: 16, max_pairs: 40}
-loop: {generations: 2, gate_seeds: 40}
+loop: {generations: 2, gate_seeds: 40, net_simulations: 20}
 workers: {count: 2, threads: 1, fights_per_thread: 2}
 coordinator: {endpoint: "tcp://127.0.0.1:*", heartbeat_ms: 200, heartbeat_liveness: 10}
 EOF
@@ -82,6 +82,29 @@ if [ -s "$c/learning.png" ] && [ -s "$c/gen1/gate/gate/report.html" ] && [ -s "$
 else
   notok "reports missing" "$(ls "$c" "$c/gen1/gate/gate" 2>&1 | tr '\n' ' ')"
 fi
+# The derived configs: rollout self-play mixes nothing; a network side of a
+# gate plays at search.leaf_mix (candidate.leaf_mix -1); network self-play
+# at loop.net_simulations.
+derived=$(/usr/bin/python3 -c '
+import json, subprocess, sys
+fleet, c = sys.argv[1:3]
+def eff(p):
+    return json.loads(subprocess.run([fleet, "check", "--json", p], capture_output=True,
+                                     text=True, check=True).stdout)
+s0 = eff(c + "/gen0/selfplay.yaml")
+assert s0["search"]["leaf_mix"] == 0 and s0["search"]["evaluator"] == "rollout", s0["search"]
+g1 = eff(c + "/gen1/gate.yaml")
+assert g1["search"]["leaf_mix"] == 0.5 and g1["candidate"]["leaf_mix"] == -1, g1["candidate"]
+assert g1["candidate"]["evaluator"] == "net" and g1["search"]["simulations"] == 30, g1
+s1 = eff(c + "/gen1/selfplay.yaml")
+champ = json.load(open(c + "/loop.json"))["history"][0]["verdict"]
+if champ == "promote":
+    assert s1["search"]["evaluator"] == "net" and s1["search"]["simulations"] == 20, s1["search"]
+    assert s1["search"]["leaf_mix"] == 0.5, s1["search"]
+else:
+    assert s1["search"]["evaluator"] == "rollout" and s1["search"]["simulations"] == 30, s1
+print("ok")' "$fleet" "$c" 2>&1)
+if [ "$derived" = ok ]; then ok "derived configs: rollout self-play mixes nothing, gates mix, network self-play at net_simulations"; else notok "derived configs" "$derived"; fi
 
 # 2. The driver killed with -9 mid-training and mid-gate, started again.
 config crash

@@ -82,6 +82,18 @@ assert d["leaf_mix"] == 0.5 and d["evaluator"] == "net" and d["n"] == 2, d
 ' "$tmp/mix.json"
 expect 2 "leaf-mix mixes a network's leaf values: it needs --eval net" \
   "sf-arena refuses --leaf-mix without a network" -- "$arena" --policy search --leaf-mix 0.5
+expect 2 "the --vs side's --vs-leaf-mix mixes a network's leaf values: it needs --vs-eval net" \
+  "sf-arena refuses --vs-leaf-mix for a --vs side without a network" -- "$arena" --policy search \
+  --eval net --model "$bundle" --vs search --vs-eval rollout --vs-leaf-mix 0.5
+# The --vs side inherits --leaf-mix only where it has a network to mix.
+"$arena" --policy search --eval net --model "$bundle" --leaf-mix 0.5 --sims 20 --fights 2 \
+  --classes weak --vs search --vs-eval rollout --json >"$tmp/mixvs.json"
+check "sf-arena: --leaf-mix against a rollout --vs side (which mixes nothing)" -- "$py" -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+assert d[0]["leaf_mix"] == 0.5 and d[0]["evaluator"] == "net", d[0]
+assert d[1]["leaf_mix"] == 0 and d[1]["evaluator"] == "rollout", d[1]
+' "$tmp/mixvs.json"
 expect 2 "leaf-mix mixes a network's leaf values: it needs --eval net" \
   "sf-search refuses --leaf-mix without a network" -- "$search" --leaf-mix 0.5
 
