@@ -186,8 +186,10 @@ static json_t *side_json(const sf_run_config *cfg, int side) {
     const struct sf_cfg_gate_side *s = sf_config_gate_side(cfg, side);
     json_t *o = json_object();
     json_object_set_new(o, "evaluator", json_string(s->evaluator));
-    if (!strcmp(s->evaluator, "net"))
+    if (!strcmp(s->evaluator, "net")) {
         json_object_set_new(o, "sha256", json_string(s->sha256));
+        json_object_set_new(o, "leaf_mix", json_real(sf_config_leaf_mix(cfg, side)));
+    }
     json_object_set_new(o, "simulations",
                         json_integer(s->simulations ? s->simulations : cfg->search.simulations));
     json_object_set_new(o, "trees", json_integer(s->trees ? s->trees : cfg->search.trees));

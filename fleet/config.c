@@ -105,6 +105,9 @@ static const sf_config_key keys[] = {
     /* a network leaf's value (1 - mix) * network + mix * rollout
      * (search.h leaf_mix); the network sides of gates and loops too */
     K_F64("search.leaf_mix", NULL, search.leaf_mix, 0, 1, "0", 0),
+    /* PUCT's c1 for a network search (search.h puct_c1); 0 keeps the
+     * search's default, so configs that never name it keep their digest */
+    K_F64("search.puct_c", NULL, search.puct_c, 0, 100, "0", 0),
     K_BOOL("search.gumbel", NULL, search.gumbel, "false", 0),
     K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
     K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),

@@ -95,6 +95,7 @@ typedef struct sf_run_config {
         double cvar_alpha, cvar_lambda;
         uint32_t max_rollout_plies;
         double leaf_mix; /* network leaves: (1 - mix) * net + mix * rollout */
+        double puct_c;   /* PUCT's c1 (search.h puct_c1); 0: the search's default */
     } search;
     struct {
         char bundle[SF_CFG_PATH];

@@ -201,6 +201,8 @@ static void search_config(const sf_run_config *cfg, int side, sf_search_config *
     sc->gumbel_c_visit = cfg->search.gumbel_c_visit;
     sc->gumbel_c_scale = cfg->search.gumbel_c_scale;
     sc->leaf_mix = sf_config_leaf_mix(cfg, side);
+    if (cfg->search.puct_c > 0)
+        sc->puct_c1 = cfg->search.puct_c;
     sc->cvar_alpha = cfg->search.cvar_alpha;
     sc->cvar_lambda = cfg->search.cvar_lambda;
     sc->distributional = cfg->search.cvar_lambda > 0 || external;

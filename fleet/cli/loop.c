@@ -801,8 +801,10 @@ int loop_status(const char *dir) {
         if (json_object_get(r, "labels"))
             printf("  gen %zu: labels %lld", i,
                    (long long)json_integer_value(json_object_get(r, "labels")));
-        else
+        else if (!strcmp(str_of(st, "stage"), "done"))
             printf("  gen %zu: (no self-play after the last gate)", i);
+        else
+            printf("  gen %zu: (no self-play yet)", i);
         json_t *val = json_object_get(json_object_get(r, "train"), "val");
         if (val)
             printf("%s val value %.3f policy %.3f", json_object_get(r, "labels") ? "," : "",

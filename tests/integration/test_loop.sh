@@ -96,6 +96,8 @@ assert s0["search"]["leaf_mix"] == 0 and s0["search"]["evaluator"] == "rollout",
 g1 = eff(c + "/gen1/gate.yaml")
 assert g1["search"]["leaf_mix"] == 0.5 and g1["candidate"]["leaf_mix"] == -1, g1["candidate"]
 assert g1["candidate"]["evaluator"] == "net" and g1["search"]["simulations"] == 30, g1
+v1 = json.load(open(c + "/gen1/gate/gate/verdict.json"))
+assert v1["candidate"]["leaf_mix"] == 0.5 and "leaf_mix" not in v1["champion"], v1["candidate"]
 s1 = eff(c + "/gen1/selfplay.yaml")
 champ = json.load(open(c + "/loop.json"))["history"][0]["verdict"]
 if champ == "promote":

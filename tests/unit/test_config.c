@@ -447,8 +447,8 @@ static const golden_config golden_configs[] = {
      "7e51124584a3c31e63c14fccb0c807e55b449ec89d3f321d8ebcea806bfcec9f",
      "0ed53db3e4c148551e25b76bd9d6d567cc2037aa94aaa446ae2937e875dede43"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
-     "9a9869681d18aebfd6b4b42242629b7667f59b52a647bd27e8d45a80507fd761",
-     "25828f489440c7ab1d5eef339fe228b93173b2d86a06a67b9a7359efe3070014"},
+     "72cfb477bc31d6fafd5a16b065aa754d493d738bda9f8ca1228bbe646122df45",
+     "c5c5fac78adb9b32c7785aa6240e6323f66b4184caa5d6e01db893cf14fc49cf"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

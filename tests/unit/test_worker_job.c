@@ -505,6 +505,51 @@ START_TEST(mixed_leaf_labels_carry_lambda_and_overlap_changes_nothing) {
 }
 END_TEST
 
+START_TEST(puct_c_reaches_the_network_search) {
+    /* search.puct_c: 0 and the search's default (1.25) play the same
+     * fights, label for label; 0.25 weighs the prior less and changes the
+     * searches' visits, so the labels (each decision's visit counts) differ.
+     * The same config digest is passed to all three, so only the play can
+     * tell them apart. */
+    static const char *const cs[3] = {"0", "1.25", "0.25"};
+    char hex[3][65], digest[65];
+    uint64_t visits_total[3];
+    for (int k = 0; k < 3; k++) {
+        sf_run_config cfg;
+        config_of(&cfg,
+                  "run: {name: puct, seed: 5}\n"
+                  "seeds: {start: 0, count: 2, job_size: 2}\n"
+                  "play: {mode: fights, encounters: {Jaw Worm: 1}}\n"
+                  "search: {simulations: 60, trees: 1, evaluator: net, puct_c: %s}\n"
+                  "model: {bundle: fake.safetensors, sha256: '%064d'}\n",
+                  cs[k], 7);
+        if (k == 0)
+            sf_config_digest(&cfg, digest);
+        fake_net net = {0};
+        sf_batch_evaluator ev = {.eval = fake_eval, .ctx = &net, .model_sha256 = cfg.model.sha256};
+        char path[400];
+        snprintf(path, sizeof path, "%s/puct%d.shard", tmpdir, k);
+        sf_job_spec spec = {1, 0, 2};
+        sf_job_opts o = {.threads = 1, .fights_per_thread = 1, .worker_id = "t", .evaluator = &ev};
+        sf_job_result res;
+        sf_err e = {0};
+        ck_assert_msg(sf_job_run(&cfg, digest, &spec, &o, path, &res, &e) == SF_OK, "%s", e.msg);
+        sf_hex(res.digest, 32, hex[k]);
+        sf_shard_reader *r = NULL;
+        ck_assert_int_eq(sf_shard_reader_open(path, &r, &e), SF_OK);
+        ck_assert_uint_gt(sf_shard_reader_count(r), 2);
+        visits_total[k] = 0;
+        const Spirefleet__LabelRecord *rec = record(r, 0);
+        for (size_t i = 0; i < rec->search->n_visits; i++)
+            visits_total[k] += rec->search->visits[i];
+        sf_shard_reader_close(r);
+    }
+    ck_assert_str_eq(hex[0], hex[1]);
+    ck_assert_str_ne(hex[0], hex[2]);
+    ck_assert_uint_eq(visits_total[0], 60); /* every simulation reached the root's edges */
+}
+END_TEST
+
 START_TEST(sibling_agreement_and_kendall_tau_by_hand) {
     /* a = (0.1, 0.2, 0.3, 0.3), b = (0.5, 0.4, 0.9, 0.9): pairs (0,1)
      * discordant; (0,2), (0,3), (1,2), (1,3) concordant; (2,3) tied in
