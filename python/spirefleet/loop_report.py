@@ -5,7 +5,9 @@ generation's gate report.
 
 Reads RUN_DIR/loop.json (written by `sf-fleet loop`) and writes
 
-  RUN_DIR/learning.png/.svg   validation losses per head and generation,
+  RUN_DIR/learning.png/.svg   the labels each generation played and each
+                              candidate was trained on (its window),
+                              validation losses per head and generation,
                               each beside its baseline (dashed), each
                               candidate's sibling ranking (how its value
                               orders sibling moves against the search's
@@ -47,9 +49,20 @@ def load(run_dir):
 def learning_curve(state, out_dir):
     """Write learning.png/.svg; return the generations drawn."""
     gens = [g for g in state.get("generations", []) if g.get("train")]
-    fig, axes = plt.subplots(1, len(HEADS) + 2, figsize=(4.2 * (len(HEADS) + 2), 3.6))
+    fig, axes = plt.subplots(1, len(HEADS) + 3, figsize=(4.2 * (len(HEADS) + 3), 3.6))
     xs = [g["generation"] for g in gens]
-    for ax, head in zip(axes, HEADS):
+    ax = axes[0]
+    played = [g for g in state.get("generations", []) if g.get("labels") is not None]
+    ax.bar([g["generation"] for g in played], [g["labels"] for g in played], color="#9fb8d0",
+           label="self-play labels")
+    ax.plot(xs, [g["train"].get("labels") for g in gens], "o-", color="#1f4e79",
+            label="trained on (window)")
+    ax.set_title("labels")
+    ax.set_xlabel("generation")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_xticks([g["generation"] for g in state.get("generations", [])])
+    for ax, head in zip(axes[1:], HEADS):
         val = [g["train"].get("val", {}).get(head) for g in gens]
         base = [g["train"].get("baseline", {}).get(head) for g in gens]
         ax.plot(xs, val, "o-", color="#1f4e79", label="validation loss")
@@ -59,8 +72,8 @@ def learning_curve(state, out_dir):
         ax.grid(alpha=0.3)
         if xs:
             ax.set_xticks(xs)
-    axes[0].legend(fontsize=8)
-    ax = axes[len(HEADS)]
+    axes[1].legend(fontsize=8)
+    ax = axes[len(HEADS) + 1]
     sib = [g for g in gens if (g.get("siblings") or {}).get("net_pairwise_accuracy") is not None]
     sx = [g["generation"] for g in sib]
     ax.plot(sx, [g["siblings"]["net_pairwise_accuracy"] for g in sib], "o-", color="#1f4e79",
@@ -77,8 +90,8 @@ def learning_curve(state, out_dir):
     ax = axes[-1]
     gx = [g["generation"] for g in state.get("generations", []) if "score_diff" in g]
     gy = [g["score_diff"] for g in state.get("generations", []) if "score_diff" in g]
-    colours = ["#2e7d32" if g.get("verdict") == "promote" else "#9e9e9e"
-               for g in state.get("generations", []) if "score_diff" in g]
+    verdicts = {h["generation"]: h.get("verdict") for h in state.get("history", [])}
+    colours = ["#2e7d32" if verdicts.get(x) == "promote" else "#9e9e9e" for x in gx]
     ax.bar(gx, gy, color=colours)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_title("gate: score difference vs champion")

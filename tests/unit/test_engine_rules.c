@@ -1190,6 +1190,18 @@ static int play_heuristic(sf_state *s, const sf_fight_spec *spec, int max_action
 }
 
 /* Ten Defends against a Blue Slaver, 999 HP, the default spec otherwise. */
+/* *s ended as a turn-limit loss after `turns` turns: terminal, lost, not
+ * by the engine's own limit; its outcome in *o. */
+static void ck_turn_limit_loss(const sf_state *s, int turns, sf_outcome *o) {
+    ck_assert(sf_engine_is_terminal(s));
+    sf_engine_outcome(s, o);
+    ck_assert_int_eq(o->over, 1);
+    ck_assert_int_eq(o->won, 0);
+    ck_assert_int_eq(o->turn_limit, 1);
+    ck_assert_int_eq(o->engine_limit, 0);
+    ck_assert_int_eq(o->turns, turns);
+}
+
 static void stall_spec(sf_fight_spec *spec) {
     sf_fight_spec_default(spec);
     sf_err err = {0};
@@ -1209,14 +1221,8 @@ START_TEST(a_fight_nobody_can_win_ends_at_the_turn_cap_as_a_loss) {
     spec.max_turns = 300;
     sf_state s;
     int actions = play_heuristic(&s, &spec, 100000);
-    ck_assert(sf_engine_is_terminal(&s));
     sf_outcome o;
-    sf_engine_outcome(&s, &o);
-    ck_assert_int_eq(o.over, 1);
-    ck_assert_int_eq(o.won, 0);
-    ck_assert_int_eq(o.turn_limit, 1);
-    ck_assert_int_eq(o.engine_limit, 0);
-    ck_assert_int_eq(o.turns, 300);
+    ck_turn_limit_loss(&s, 300, &o);
     ck_assert_int_gt(o.hp, 0);                              /* alive: not a death */
     ck_assert_int_eq(o.monster_hp_left, o.monster_hp_pool); /* never hurt */
     /* 300 turns of up to 3 Defends and an end turn each */
@@ -1231,9 +1237,7 @@ START_TEST(a_fight_nobody_can_win_ends_at_the_turn_cap_as_a_loss) {
     for (int zero = 0; zero < 2; zero++) {
         spec.max_turns = zero ? 0 : SF_MAX_TURNS_DEFAULT;
         play_heuristic(&s, &spec, 100000);
-        sf_engine_outcome(&s, &o);
-        ck_assert_int_eq(o.turn_limit, 1);
-        ck_assert_int_eq(o.turns, 50);
+        ck_turn_limit_loss(&s, 50, &o);
     }
 
     /* A cap outside 1..SF_MAX_TURNS_LIMIT is refused, naming the field. */
@@ -1259,12 +1263,8 @@ START_TEST(a_turn_that_never_ends_is_cut_at_the_action_backstop) {
     ck_assert(!sf_engine_is_terminal(&s));
     ck_assert_int_eq(c->turn_actions, SF_MAX_TURN_ACTIONS - 1);
     ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 0, SF_NO_TARGET), SF_OK);
-    ck_assert(sf_engine_is_terminal(&s));
     sf_outcome o;
-    sf_engine_outcome(&s, &o);
-    ck_assert_int_eq(o.won, 0);
-    ck_assert_int_eq(o.turn_limit, 1);
-    ck_assert_int_eq(o.turns, 1);
+    ck_turn_limit_loss(&s, 1, &o);
     ck_assert_int_eq(o.hp, 80);
     /* such a state saves and loads back like any other */
     json_t *doc = sf_engine_to_json(&s);

@@ -31,12 +31,20 @@ static void run_config(sf_run_config *cfg, const char *encounters, int count, in
 }
 
 /* Play the job and open its shard. */
-static sf_shard_reader *play(const sf_run_config *cfg, const char *name, sf_job_result *res) {
-    char digest[65], path[400];
-    sf_config_digest(cfg, digest);
+/* Job 1 of `cfg` (every seed) played into TMPDIR/NAME.shard by `threads`
+ * threads, evaluating with `ev` (NULL: in-process rollouts) and sealing
+ * with config digest `digest` (NULL: cfg's own); the open shard. */
+static sf_shard_reader *play_with(const sf_run_config *cfg, const char *digest, const char *name,
+                                  int threads, const sf_batch_evaluator *ev, sf_job_result *res) {
+    char own[65], path[400];
+    if (!digest) {
+        sf_config_digest(cfg, own);
+        digest = own;
+    }
     snprintf(path, sizeof path, "%s/%s.shard", tmpdir, name);
     sf_job_spec spec = {1, cfg->seed_start, (uint32_t)cfg->seed_count};
-    sf_job_opts o = {.threads = 2, .fights_per_thread = 1, .worker_id = "test"};
+    sf_job_opts o = {
+        .threads = threads, .fights_per_thread = ev ? 2 : 1, .worker_id = "test", .evaluator = ev};
     sf_err e = {0};
     int rc = sf_job_run(cfg, digest, &spec, &o, path, res, &e);
     ck_assert_msg(rc == SF_OK, "%s", e.msg);
@@ -44,6 +52,10 @@ static sf_shard_reader *play(const sf_run_config *cfg, const char *name, sf_job_
     rc = sf_shard_reader_open(path, &r, &e);
     ck_assert_msg(rc == SF_OK, "%s", e.msg);
     return r;
+}
+
+static sf_shard_reader *play(const sf_run_config *cfg, const char *name, sf_job_result *res) {
+    return play_with(cfg, NULL, name, 2, NULL, res);
 }
 
 /* The shard `name` of a run_config() run, played. */
@@ -481,17 +493,10 @@ START_TEST(mixed_leaf_labels_carry_lambda_and_overlap_changes_nothing) {
                                  .eval_overlap = overlap ? fake_eval_overlap : NULL,
                                  .ctx = &net,
                                  .model_sha256 = cfg.model.sha256};
-        char path[400];
-        snprintf(path, sizeof path, "%s/mixed%d.shard", tmpdir, overlap);
-        sf_job_spec spec = {1, 0, 4};
-        sf_job_opts o = {.threads = 1, .fights_per_thread = 2, .worker_id = "t", .evaluator = &ev};
         sf_job_result res;
-        sf_err e = {0};
-        ck_assert_msg(sf_job_run(&cfg, digest, &spec, &o, path, &res, &e) == SF_OK, "%s", e.msg);
+        sf_shard_reader *r = play_with(&cfg, digest, overlap ? "mixed1" : "mixed0", 1, &ev, &res);
         ck_assert_uint_eq(res.fallbacks_eval, 0);
         sf_hex(res.digest, 32, hex[overlap]);
-        sf_shard_reader *r = NULL;
-        ck_assert_int_eq(sf_shard_reader_open(path, &r, &e), SF_OK);
         ck_assert_uint_gt(sf_shard_reader_count(r), 10);
         for (uint64_t i = 0; i < sf_shard_reader_count(r); i++) {
             const Spirefleet__LabelRecord *rec = record(r, i);
@@ -527,16 +532,9 @@ START_TEST(puct_c_reaches_the_network_search) {
             sf_config_digest(&cfg, digest);
         fake_net net = {0};
         sf_batch_evaluator ev = {.eval = fake_eval, .ctx = &net, .model_sha256 = cfg.model.sha256};
-        char path[400];
-        snprintf(path, sizeof path, "%s/puct%d.shard", tmpdir, k);
-        sf_job_spec spec = {1, 0, 2};
-        sf_job_opts o = {.threads = 1, .fights_per_thread = 1, .worker_id = "t", .evaluator = &ev};
         sf_job_result res;
-        sf_err e = {0};
-        ck_assert_msg(sf_job_run(&cfg, digest, &spec, &o, path, &res, &e) == SF_OK, "%s", e.msg);
+        sf_shard_reader *r = play_with(&cfg, digest, cs[k], 1, &ev, &res);
         sf_hex(res.digest, 32, hex[k]);
-        sf_shard_reader *r = NULL;
-        ck_assert_int_eq(sf_shard_reader_open(path, &r, &e), SF_OK);
         ck_assert_uint_gt(sf_shard_reader_count(r), 2);
         visits_total[k] = 0;
         const Spirefleet__LabelRecord *rec = record(r, 0);
