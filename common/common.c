@@ -220,3 +220,12 @@ int sf_mkdir_p(const char *path) {
         return SF_EIO;
     return SF_OK;
 }
+
+int sf_endpoint_is_loopback(const char *s) {
+    if (!strncmp(s, "ipc://", 6))
+        return 1;
+    if (strncmp(s, "tcp://", 6))
+        return 0;
+    const char *h = s + 6;
+    return !strncmp(h, "127.", 4) || !strncmp(h, "localhost:", 10) || !strncmp(h, "[::1]:", 6);
+}

@@ -127,6 +127,11 @@ void sf_str_printable(char *dst, size_t cap, const char *src);
  * with '.': safe inside a file name and a log line as it is. */
 int sf_str_is_name(const char *s, size_t max_len);
 
+/* Whether a ZeroMQ `endpoint` reaches only this machine: ipc://, or tcp://
+ * on 127.0.0.0/8, ::1 or localhost. The one rule for where a server may
+ * listen without CURVE keys (the run config's check, gpu-evald's --bind). */
+int sf_endpoint_is_loopback(const char *endpoint);
+
 /* Hex-encode `n` bytes into `out` (2n+1 bytes, NUL-terminated). */
 void sf_hex(const uint8_t *bytes, size_t n, char *out);
 

@@ -273,7 +273,9 @@ struct sf_zsec_server {
     keylist clients, operators;
     char (*denied)[SF_ZSEC_ID_LEN + 1]; /* key ids refused whatever the lists say */
     uint32_t n_denied;
-    uint64_t signature, last_check;
+    uint64_t signature;  /* of the files the lists in force were read from */
+    uint64_t failed_sig; /* of files that failed to read (0: none): not retried, not logged again */
+    uint64_t last_check; /* the owner's last timed check (sf_zsec_server_check, sf_zsec_peer) */
     sf_zsec_counts counts;
 };
 
@@ -395,6 +397,41 @@ int sf_zsec_server_reload(sf_zsec_server *s, sf_err *err) {
     return SF_OK;
 }
 
+/* Read the lists again when their files changed since they were read (or
+ * since a read of them failed): from the handler thread before it judges a
+ * handshake, and from the owner's thread on its timer. The signature is
+ * taken before the files are read, so the lists in force are never older
+ * than the signature stored with them; two threads reloading at once both
+ * read whole lists and swap them under the lock. A read that fails keeps
+ * the old lists, is logged once, and is tried again when the files change
+ * again (a .pub caught half-written reads once it is complete). */
+static void reload_if_changed(sf_zsec_server *s) {
+    uint64_t sig = signature_of(s);
+    pthread_mutex_lock(&s->lock);
+    int stale = sig != s->signature && sig != s->failed_sig;
+    pthread_mutex_unlock(&s->lock);
+    if (!stale)
+        return;
+    sf_err e = {0};
+    if (sf_zsec_server_reload(s, &e) == SF_OK)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->failed_sig = sig;
+    pthread_mutex_unlock(&s->lock);
+    sf_log(s->log, s->log_ctx, "security: keeping the old key lists: %s", e.msg);
+}
+
+/* The owner thread's timed check: at most once per RECHECK_NS, so that a
+ * change reaches the lists (and the counts, and the log) within a second
+ * even when no handshake and no message comes. */
+static void recheck_due(sf_zsec_server *s) {
+    uint64_t now = sf_now_ns();
+    if (now - s->last_check < RECHECK_NS)
+        return;
+    s->last_check = now;
+    reload_if_changed(s);
+}
+
 static int role_of(sf_zsec_server *s, const uint8_t raw[32]) {
     pthread_mutex_lock(&s->lock);
     int role = list_has(&s->operators, raw) ? SF_ZSEC_OPERATOR
@@ -445,6 +482,10 @@ static void zap_answer(sf_zsec_server *s, zmq_msg_t *f, int nf) {
         } else {
             const uint8_t *raw = zmq_msg_data(&f[6]);
             zmq_z85_encode(user, raw, 32);
+            /* judged against the lists as they are on disk now: a key
+             * added (or removed) a moment ago counts at once, even on a
+             * server no admitted peer talks to */
+            reload_if_changed(s);
             if (role_of(s, raw) != SF_ZSEC_REFUSED) {
                 status = "200";
                 text = "OK";
@@ -593,11 +634,14 @@ int sf_zsec_server_apply(sf_zsec_server *s, void *sock, sf_err *err) {
 }
 
 int sf_zsec_server_check(sf_zsec_server *s, sf_err *err) {
-    if (s && atomic_load(&s->dead))
+    if (!s)
+        return SF_OK;
+    if (atomic_load(&s->dead))
         return sf_err_set(err, SF_EIO,
                           "the ZAP handler has stopped (%s): no CURVE handshake can be checked, "
                           "refusing to serve",
                           s->why);
+    recheck_due(s);
     return SF_OK;
 }
 
@@ -617,15 +661,7 @@ int sf_zsec_peer(sf_zsec_server *s, zmq_msg_t *msg, char *key, sf_err *err) {
         return SF_ZSEC_OPERATOR;
     if (atomic_load(&s->dead))
         return sf_zsec_server_check(s, err);
-    uint64_t now = sf_now_ns();
-    if (now - s->last_check > RECHECK_NS) {
-        s->last_check = now;
-        if (signature_of(s) != s->signature) {
-            sf_err e = {0};
-            if (sf_zsec_server_reload(s, &e) < 0)
-                sf_log(s->log, s->log_ctx, "security: keeping the old key lists: %s", e.msg);
-        }
-    }
+    recheck_due(s);
     const char *user = zmq_msg_gets(msg, "User-Id");
     uint8_t raw[32];
     int role = SF_ZSEC_REFUSED;

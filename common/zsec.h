@@ -29,18 +29,24 @@
  *   server socket (sf_zsec_server_apply refuses to run otherwise). The
  *   handler admits a handshake only when the client's key is in clients/ or
  *   operators/, and reports the key as the connection's User-Id. The lists
- *   are read again when a file in them changes (checked at most once per
- *   second, from sf_zsec_peer) or on sf_zsec_server_reload() (SIGHUP):
- *   a key removed from them is refused on its next message too, not only at
- *   its next handshake, since libzmq 4.3 cannot drop one connection of a
- *   ROUTER. If the handler thread dies, sf_zsec_peer() fails (SF_EIO): the
- *   caller treats it as fatal, because connections would then be let in.
+ *   are read again when a file in them changes: the handler compares the
+ *   files' signature (names, sizes, mtimes) with the lists' before it
+ *   judges each handshake, so a key added or removed counts at the next
+ *   handshake even on a server no admitted peer talks to; the owner's
+ *   thread checks at most once per second from sf_zsec_server_check (every
+ *   loop turn) and sf_zsec_peer; and sf_zsec_server_reload() (SIGHUP)
+ *   reads them at once. A key removed from them is refused on its next
+ *   message too, not only at its next handshake, since libzmq 4.3 cannot
+ *   drop one connection of a ROUTER. If the handler thread dies,
+ *   sf_zsec_peer() fails (SF_EIO): the caller treats it as fatal, because
+ *   connections would then be let in.
  *
  * Mode none: no sf_zsec_server (NULL); sf_zsec_peer(NULL, ...) treats every
  * peer as an operator. Callers warn at every start.
  *
  * Threading: an sf_zsec_server is used by the thread that owns its sockets;
- * the handler thread shares only the lists (under a mutex).
+ * the handler thread shares only the lists, their signature and the counts
+ * (under a mutex), and may re-read the lists itself.
  */
 #ifndef SF_ZSEC_H
 #define SF_ZSEC_H
@@ -163,7 +169,10 @@ int sf_zsec_peer(sf_zsec_server *s, zmq_msg_t *msg, char *key, sf_err *err);
  * with the handler's reason, once its thread has stopped on its own: no
  * handshake is checked any more (libzmq 4.3 lets a CURVE client in when
  * no handler answers), so the caller must stop serving at once. Servers
- * call it every loop turn, not only when a message arrives. */
+ * call it every loop turn, not only when a message arrives: it is also
+ * the lists' timer (at most once a second, a stat of the key files; a
+ * clock read otherwise), so a change is in force, counted and logged
+ * within a second on an idle server. */
 int sf_zsec_server_check(sf_zsec_server *s, sf_err *err);
 
 /* Tests of the callers' fail-closed path: make the handler thread stop as

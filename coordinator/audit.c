@@ -5,8 +5,17 @@
  * job again and uploads its copy, which is verified and compared, never
  * stored. Agreement closes the audit. A mismatch goes to a third worker,
  * unlike both; the one of the first two that disagrees with it is
- * quarantined (its shards removed, its jobs issued again, its key refused),
- * and when all three differ the audit is logged as undecided.
+ * quarantined (its shards removed, its jobs issued again, its key refused).
+ * When all three differ the audit stays open (stage 3) until an operator
+ * quarantines the wrong key(s): a run is not complete while any audit is
+ * open (server.c all_done), so nothing a lying key made is called final.
+ *
+ * Which jobs: each identity's first security.audit_first_jobs stored jobs,
+ * then a fresh random draw of security.audit_fraction per job (a worker
+ * cannot tell which of its later jobs are checked); none while fewer than
+ * two identities that are not quarantined have said Hello (no one could
+ * play the copy). docs/operator.md "Audits" gives the detection
+ * probability this buys.
  *
  * An audit's stage and copies are part of its job's ledger record, written
  * with the commit that follows each change, so a coordinator restarted
@@ -53,11 +62,18 @@ void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage) {
 }
 
 void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
-    double f = co->cfg.security.audit_fraction;
-    /* a fresh random draw per job: a worker cannot tell which of its jobs
-     * will be checked */
-    if (f <= 0 || (double)randombytes_uniform(1000000) >= f * 1e6 || j->audit_stage)
+    co_ident *id = co_ident_of(co, wi);
+    if (j->audit_stage || !id || co_usable_identities(co) < 2)
         return;
+    int early = id->early_audits < co->cfg.security.audit_first_jobs;
+    double f = co->cfg.security.audit_fraction;
+    /* a fresh random draw per job: a worker cannot tell which of its later
+     * jobs will be checked */
+    int drawn = f > 0 && (double)randombytes_uniform(1000000) < f * 1e6;
+    if (!early && !drawn)
+        return;
+    if (early)
+        id->early_audits++;
     memset(j->audit_who, 0, sizeof j->audit_who);
     memset(j->audit_digest, 0, sizeof j->audit_digest);
     snprintf(j->audit_who[0], sizeof j->audit_who[0], "%s", audit_identity(co, wi));
@@ -72,8 +88,8 @@ cjob *audit_take(sf_coordinator *co, int wi) {
     const char *me = audit_identity(co, wi);
     for (uint64_t k = 0; k < co->n_audits; k++) {
         cjob *j = &co->jobs[co->audits[k] - 1];
-        if (j->audit_worker >= 0 || j->state != JS_DONE)
-            continue;
+        if (j->audit_worker >= 0 || j->state != JS_DONE || j->audit_stage > 2)
+            continue; /* being played, or waiting for an operator */
         int made = 0;
         for (int s = 0; s < j->audit_stage; s++)
             made |= !strcmp(j->audit_who[s], me);
@@ -126,6 +142,29 @@ static void catch_(sf_coordinator *co, const cjob *j, const char *who) {
                (unsigned long long)j->id, e.msg);
 }
 
+/* Three different copies of job j (the third, `digest`, from worker wi):
+ * with keys the audit stays open at stage 3 and holds the run until an
+ * operator quarantines the wrong key(s) (audit_forget then reopens it);
+ * without CURVE there is no key to quarantine by, so it is closed. */
+static void undecided(sf_coordinator *co, cjob *j, int wi, const char *digest) {
+    co->st.audits_undecided++;
+    if (!co->zsec) {
+        sf_log(co->log, co->log_ctx,
+               "coordinator: audit of job %llu: three different copies (%s, %s, %s); no one "
+               "quarantined (security.mode none)",
+               (unsigned long long)j->id, j->audit_who[0], j->audit_who[1], audit_identity(co, wi));
+        return;
+    }
+    j->audit_stage = 3; /* who[2] and digest[2] are the third copy's */
+    job_touch(co, j);
+    sf_log(co->log, co->log_ctx,
+           "coordinator: AUDIT UNDECIDED: job %llu: three different copies (keys %s, %s, %s); "
+           "the run is held until an operator quarantines the wrong key(s) (sf-fleet "
+           "quarantine)",
+           (unsigned long long)j->id, j->audit_who[0], j->audit_who[1], j->audit_who[2]);
+    (void)digest;
+}
+
 void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest) {
     int stage = j->audit_stage;
     snprintf(j->audit_who[stage], sizeof j->audit_who[stage], "%s", audit_identity(co, wi));
@@ -153,16 +192,57 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest) {
     memcpy(who, j->audit_who, sizeof who);
     int agrees0 = !strcmp(digest, j->audit_digest[0]),
         agrees1 = !strcmp(digest, j->audit_digest[1]);
-    audits_remove(co, j);
+    if (agrees0 || agrees1 || !co->zsec)
+        audits_remove(co, j);
     if (agrees0)
         catch_(co, j, who[1]);
     else if (agrees1)
         catch_(co, j, who[0]);
-    else {
-        co->st.audits_undecided++;
-        sf_log(co->log, co->log_ctx,
-               "coordinator: audit of job %llu: three different copies (%s, %s, %s); no one "
-               "quarantined",
-               (unsigned long long)j->id, who[0], who[1], audit_identity(co, wi));
+    else
+        undecided(co, j, wi, digest);
+}
+
+void audit_forget(sf_coordinator *co, const char *who) {
+    for (uint64_t k = 0; k < co->n_audits;) {
+        cjob *j = &co->jobs[co->audits[k] - 1];
+        if (!strcmp(j->audit_who[0], who)) { /* its stored copy: no longer trusted */
+            audits_remove(co, j);            /* swaps the last one into k */
+            continue;
+        }
+        int copies = j->audit_stage, kept = 1;
+        for (int c = 1; c < copies; c++)
+            if (strcmp(j->audit_who[c], who)) {
+                if (kept != c) {
+                    memcpy(j->audit_who[kept], j->audit_who[c], sizeof j->audit_who[c]);
+                    memcpy(j->audit_digest[kept], j->audit_digest[c], sizeof j->audit_digest[c]);
+                }
+                kept++;
+            }
+        for (int c = kept; c < 3; c++)
+            j->audit_who[c][0] = j->audit_digest[c][0] = 0;
+        if (kept != copies) {
+            j->audit_stage = (uint8_t)kept; /* waiting for the next copy again */
+            j->audit_worker = -1;
+            job_touch(co, j);
+        } else if (j->audit_worker >= 0 && !strcmp(audit_identity(co, j->audit_worker), who)) {
+            j->audit_worker = -1;
+        }
+        k++;
     }
+}
+
+int audit_undecided(const sf_coordinator *co, struct sf_coord_audit *out, int cap) {
+    int n = 0;
+    for (uint64_t k = 0; k < co->n_audits && n < cap; k++) {
+        const cjob *j = &co->jobs[co->audits[k] - 1];
+        if (j->audit_stage < 2)
+            continue;
+        memset(&out[n], 0, sizeof out[n]);
+        out[n].job_id = j->id;
+        out[n].stage = j->audit_stage;
+        for (int c = 0; c < j->audit_stage && c < 3; c++)
+            snprintf(out[n].who[c], sizeof out[n].who[c], "%s", j->audit_who[c]);
+        n++;
+    }
+    return n;
 }

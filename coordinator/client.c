@@ -74,7 +74,7 @@ int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err
 
 int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
                         int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
-                        sf_err *err) {
+                        uint32_t *workers_alive, sf_err *err) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Quarantine q = SPIREFLEET__QUARANTINE__INIT;
     q.key_id = (char *)key_id;
@@ -91,15 +91,18 @@ int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_
     }
     *shards = env->quarantine_reply->shards;
     *jobs = env->quarantine_reply->jobs_reissued;
+    *workers_alive = env->quarantine_reply->workers_alive;
     sf_wire_free(env);
     return SF_OK;
 }
 
 void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "run %s (config %.12s)  %s\n", s->run, s->config_digest,
-            s->complete        ? "COMPLETE"
-            : s->cannot_finish ? "CANNOT FINISH"
-                               : "running");
+            s->complete                 ? "COMPLETE"
+            : s->cannot_finish          ? "CANNOT FINISH"
+            : s->n_undecided_audits > 0 ? "running, AUDIT UNDECIDED"
+            : s->no_workers             ? "running, NO WORKERS"
+                                        : "running");
     fprintf(o, "jobs: %llu done, %llu leased, %llu pending of %llu\n",
             (unsigned long long)s->jobs_done, (unsigned long long)s->jobs_leased,
             (unsigned long long)s->jobs_pending, (unsigned long long)s->jobs_total);
@@ -119,11 +122,46 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 "FAILING: %llu job(s) failed on 3 workers each and are not issued again; "
                 "last: %s\n",
                 (unsigned long long)s->jobs_quarantined, s->last_failure);
-    if (s->cannot_finish)
+    if (s->cannot_finish && s->jobs_quarantined >= s->jobs_total - s->jobs_done)
         fprintf(o,
                 "CANNOT FINISH: every job left (%llu) is quarantined; fix the cause and restart "
                 "the coordinator to issue them again\n",
                 (unsigned long long)(s->jobs_total - s->jobs_done));
+    else if (s->cannot_finish)
+        fprintf(o,
+                "CANNOT FINISH: every key that connected (%u) is quarantined for failure reports "
+                "or by an operator; fix the cause, or connect workers with another key\n",
+                s->keys_known);
+    if (s->keys_failing)
+        fprintf(o,
+                "FAILING KEYS: %u key(s) reported %d more failures than stored jobs; their "
+                "workers get no more jobs\n",
+                s->keys_failing, SF_COORD_MAX_KEY_FAILURES);
+    for (size_t k = 0; k < s->n_undecided_audits; k++) {
+        const Spirefleet__UndecidedAudit *a = s->undecided_audits[k];
+        char who[3][24] = {"", "", ""}; /* key ids from the coordinator: printable only */
+        for (size_t c = 0; c < a->n_key_ids && c < 3; c++)
+            sf_str_printable(who[c], sizeof who[c], a->key_ids[c]);
+        if (a->stage >= 3)
+            fprintf(o,
+                    "AUDIT UNDECIDED: job %llu, keys %s/%s/%s: three different copies; the run "
+                    "is held until an operator quarantines the wrong key(s) (sf-fleet "
+                    "quarantine)\n",
+                    (unsigned long long)a->job_id, who[0], who[1], who[2]);
+        else
+            fprintf(o,
+                    "AUDIT UNDECIDED: job %llu, keys %s/%s: the copies differ; waiting for a "
+                    "worker of a third key (or an operator's sf-fleet quarantine of one)\n",
+                    (unsigned long long)a->job_id, who[0], who[1]);
+    }
+    if (s->audits_open > s->n_undecided_audits && s->jobs_done == s->jobs_total)
+        fprintf(o,
+                "AUDITS OPEN: %llu audit(s) wait for a copy from a worker of another key; "
+                "the run completes once they are decided\n",
+                (unsigned long long)s->audits_open);
+    if (s->no_workers)
+        fprintf(o, "NO WORKERS: jobs wait and no worker is connected; start workers (sf-fleet "
+                   "worker --connect ENDPOINT)\n");
     if (s->uploads_paused)
         fprintf(o,
                 "UPLOADS PAUSED: the coordinator's disk is full; workers keep their shards "
@@ -142,7 +180,9 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     if (s->jobs_slow > s->n_slow_jobs)
         fprintf(o, "SLOW: %llu more job(s)\n", (unsigned long long)(s->jobs_slow - s->n_slow_jobs));
     if (s->workers_quarantined)
-        fprintf(o, "QUARANTINED: %llu worker(s) reported 5 failures and get no more jobs\n",
+        fprintf(o,
+                "QUARANTINED: %llu worker(s) get no more jobs (5 failure reports, or their key "
+                "was quarantined)\n",
                 (unsigned long long)s->workers_quarantined);
     fprintf(o, "leases: %llu expired, %llu re-issued; frames: %llu undecodable, %llu refused\n",
             (unsigned long long)s->lease_expiries, (unsigned long long)s->reissues,

@@ -102,6 +102,10 @@ typedef struct sf_coord_opts {
 #define SF_COORD_SLOW_AFTER_MS  30000 /* and at least this long            */
 #define SF_COORD_SLOW_MIN_PEERS 3     /* completed jobs before any is SLOW */
 #define SF_COORD_SLOW_SHOWN     8     /* slow jobs listed by name          */
+#define SF_COORD_AUDITS_SHOWN   8     /* undecided audits listed by name   */
+/* A key whose workers have reported this many more failures than the jobs
+ * they stored gets no more leases, whatever worker ids it uses. */
+#define SF_COORD_MAX_KEY_FAILURES 5
 
 #define SF_COORD_MAX_WORKERS 65536
 
@@ -127,6 +131,18 @@ typedef struct sf_coord_status {
      * to a third worker, workers quarantined by one, undecided (three
      * digests) */
     uint64_t audits_opened, audits_passed, audits_mismatched, audits_caught, audits_undecided;
+    /* audits open now (a run is not complete while one is), and those whose
+     * copies differ, by name: stage 2 waits for a third key, stage 3 (three
+     * different copies) for an operator's sf-fleet quarantine */
+    uint64_t audits_open;
+    int n_undecided;
+    struct sf_coord_audit {
+        uint64_t job_id;
+        int stage;
+        char who[3][64]; /* key ids (worker ids without CURVE) of the copies */
+    } undecided[SF_COORD_AUDITS_SHOWN];
+    uint32_t keys_failing; /* keys whose workers get no more leases (failure reports) */
+    uint32_t keys_known;   /* keys (identities) that said Hello since the start */
     uint64_t fights_in_progress, labels_in_progress; /* reported by leased jobs */
     uint64_t jobs_quarantined;    /* failed on 3 workers; the run cannot complete */
     uint64_t workers_quarantined; /* reported 5 failures; given no more jobs      */
@@ -136,7 +152,10 @@ typedef struct sf_coord_status {
     char last_failure[160];       /* the latest JobFailed reason (for operators)   */
     uint64_t uploads_deferred;    /* answered retry_later: the disk was full       */
     int uploads_paused;           /* the latest upload was deferred (disk full)    */
-    int cannot_finish;            /* every job not done is quarantined             */
+    int cannot_finish;            /* every job not done is quarantined, or every key is failing */
+    /* jobs are waiting to be played (pending, or an audit wants a copy) and
+     * no worker is alive: nothing happens until workers are started */
+    int no_workers;
     /* gate runs (gate = 1): the sequential test on the contiguous prefix of
      * pairs (docs/gate.md): pairs folded, the LLR and Wald's bounds, and
      * the decision ("continue" while provisional) */
@@ -241,10 +260,12 @@ int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err
 
 /* Quarantine a worker key's data (an operator key only; fleet.proto
  * Quarantine): key_id is 16 hex digits (common/zsec.h sf_zsec_key_id),
- * since_unix 0 for every shard. *shards and *jobs receive the counts. */
+ * since_unix 0 for every shard. *shards and *jobs receive the counts,
+ * *workers_alive the connected workers left to play those jobs (0: the
+ * operator must start some). */
 int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
                         int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
-                        sf_err *err);
+                        uint32_t *workers_alive, sf_err *err);
 
 /* Write a Status reply in human form. */
 void sf_fleet_print_status(const Spirefleet__StatusReply *st, FILE *out);

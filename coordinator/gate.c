@@ -189,6 +189,8 @@ static json_t *side_json(const sf_run_config *cfg, int side) {
     if (!strcmp(s->evaluator, "net")) {
         json_object_set_new(o, "sha256", json_string(s->sha256));
         json_object_set_new(o, "leaf_mix", json_real(sf_config_leaf_mix(cfg, side)));
+        /* search.puct_c as configured: 0 is the search's default c1 (1.25) */
+        json_object_set_new(o, "puct_c", json_real(cfg->search.puct_c));
     }
     json_object_set_new(o, "simulations",
                         json_integer(s->simulations ? s->simulations : cfg->search.simulations));

@@ -31,12 +31,18 @@ typedef struct cjob {
     uint64_t id;
     uint64_t seed_start;
     uint32_t seed_count;
-    uint8_t state;                  /* JS_*                                               */
-    uint8_t dirty;                  /* changed since the last ledger commit               */
-    uint32_t attempt;               /* leases granted so far                              */
-    uint32_t failures;              /* distinct workers that reported it failed (in memory) */
+    uint8_t state;    /* JS_*                                               */
+    uint8_t dirty;    /* changed since the last ledger commit               */
+    uint32_t attempt; /* leases granted so far                              */
+    /* failure reports (in memory): the first CO_MAX_FAILURES distinct
+     * worker slots and distinct identities (co_ident) that reported it;
+     * a job is failed out when job_failed_out() says so */
+    uint32_t failures;              /* distinct workers                    */
     int failed_by[CO_MAX_FAILURES]; /* their worker slots                  */
-    int quarantined;                /* failed on CO_MAX_FAILURES workers   */
+    uint32_t failed_idents;         /* distinct identities                 */
+    int failed_ident[CO_MAX_FAILURES];
+    int quarantined; /* failed out (counted in jobs_quarantined)              */
+    uint8_t queued;  /* in the pending queue (queue_push/queue_pop)           */
     char last_failure[160];
     int worker;         /* index in the worker table while leased, else -1    */
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
@@ -59,7 +65,9 @@ typedef struct cjob {
      * does not). who[k]: the identity (key id, or worker id without CURVE)
      * of the stored shard's maker (k = 0) and of each auditor; digest[k]
      * what each one's copy held. */
-    uint8_t audit_stage; /* 0 none; 1, 2: waiting for the 2nd, 3rd copy   */
+    uint8_t audit_stage; /* 0 none; 1, 2: waiting for the 2nd, 3rd copy;
+                            3: three different copies, waiting for an
+                            operator (sf-fleet quarantine)               */
     int audit_worker;    /* worker slot playing it now, -1: none          */
     uint64_t audit_deadline;
     char audit_who[3][CO_WORKER_ID_MAX];
@@ -75,9 +83,22 @@ typedef struct upload {
     uint64_t records;
     char path[1024];
     FILE *f;
-    sf_sha256_ctx *sha;         /* of the bytes received (owned; NULL when none) */
-    Spirefleet__JobStats stats; /* copied scalars only */
+    sf_sha256_ctx *sha; /* of the bytes received (owned; NULL when none) */
 } upload;
+
+/* An identity: a CURVE key (its key id), or without CURVE a worker id.
+ * Audits, failure counts and lease shares are per identity, so one key
+ * gains nothing by using many worker ids. In memory only: a restarted
+ * coordinator starts every key afresh (each key's first jobs are audited
+ * again). */
+typedef struct co_ident {
+    char id[CO_WORKER_ID_MAX];
+    uint32_t jobs_stored;  /* shards of its workers stored in this process   */
+    uint32_t early_audits; /* audits opened on its first stored jobs           */
+    uint32_t failures;     /* failure reports from its workers                 */
+    int failing;           /* failures - jobs_stored reached SF_COORD_MAX_KEY_FAILURES */
+    int quarantined;       /* by sf-fleet quarantine or an audit               */
+} co_ident;
 
 typedef struct cworker {
     uint8_t ident[256]; /* ROUTER routing id */
@@ -88,6 +109,7 @@ typedef struct cworker {
      * Hello with this id; "" in security mode none) and its id */
     char key[SF_ZSEC_KEY_LEN + 1];
     char key_id[SF_ZSEC_ID_LEN + 1];
+    int who; /* index in the coordinator's identities (co_ident); -1 before Hello */
     uint32_t threads;
     uint32_t pid;          /* of the process behind the last Hello               */
     uint32_t replaced_pid; /* the process a newer one under this id took over */
@@ -142,6 +164,11 @@ struct sf_coordinator {
     uint64_t q_head, q_len;
     uint64_t *audits; /* ids of jobs with an audit open (audit.c), unordered */
     uint64_t n_audits;
+    uint64_t *failing; /* ids of jobs with a failure report, unordered      */
+    uint64_t n_failing;
+
+    co_ident *idents; /* every identity that said Hello in this process    */
+    int n_idents, cap_idents;
 
     cworker *workers;
     int nworkers, cap_workers;
@@ -154,8 +181,7 @@ struct sf_coordinator {
     int stopping;
     sf_log_fn log; /* sf_coord_opts.log and its context */
     void *log_ctx;
-    int lock_fd;               /* flock on <output_dir>/coordinator.lock          */
-    uint64_t jobs_quarantined; /* failed CO_MAX_FAILURES times: not issued again */
+    int lock_fd; /* flock on <output_dir>/coordinator.lock          */
     uint64_t started_ns, complete_ns;
     /* recent completions for the label rate and the SLOW rule: (time,
      * labels, seconds from lease to stored shard) ring */
@@ -170,6 +196,10 @@ struct sf_coordinator {
     /* a Status reply's SLOW jobs (the reply points into these) */
     Spirefleet__SlowJob slow_msgs[SF_COORD_SLOW_SHOWN], *slow_ptrs[SF_COORD_SLOW_SHOWN];
     char slow_ids[SF_COORD_SLOW_SHOWN][64];
+    /* a Status reply's undecided audits (the reply points into these) */
+    Spirefleet__UndecidedAudit aud_msgs[SF_COORD_AUDITS_SHOWN], *aud_ptrs[SF_COORD_AUDITS_SHOWN];
+    char aud_who[SF_COORD_AUDITS_SHOWN][3][64];
+    char *aud_who_ptrs[SF_COORD_AUDITS_SHOWN][3];
     char champion[65];                 /* model.champion: the champion last bound to a job */
     char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */
 
@@ -215,10 +245,18 @@ void co_job_undo(sf_coordinator *co, cjob *j);
  * SF_EIO when the lists cannot be written. */
 typedef struct co_quarantine_report {
     uint32_t shards, jobs;
+    uint32_t workers_alive; /* connected workers left to play the jobs issued again */
 } co_quarantine_report;
 int co_quarantine_key(sf_coordinator *co, const char *key_id, int64_t since_unix, const char *who,
                       co_quarantine_report *rep, sf_err *err);
 int co_quarantine_open(sf_coordinator *co, sf_err *err);
+
+/* server.c: the identity of worker slot wi (co_ident), or NULL before
+ * its Hello. */
+co_ident *co_ident_of(sf_coordinator *co, int wi);
+/* Identities that said Hello and may still get jobs (neither quarantined
+ * nor failing): audits and lease shares need two of them. */
+int co_usable_identities(const sf_coordinator *co);
 
 /* audit.c: a job's shard is byte-identical wherever it runs (docs/
  * architecture.md), so a fraction (security.audit_fraction) of done jobs
@@ -241,6 +279,14 @@ void audit_extend(sf_coordinator *co, cjob *j, int wi);
 void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker);
 /* j leaves the done state (quarantined): its audit, if any, is dropped. */
 void audit_cancel(sf_coordinator *co, cjob *j);
+/* Identity `who` was quarantined: its copies leave every open audit (an
+ * audit whose stored copy it made was cancelled with the job); an audit
+ * left with only the stored copy asks for another, one left with two
+ * differing copies asks for a third. */
+void audit_forget(sf_coordinator *co, const char *who);
+/* Open audits with differing copies (stage 2 or 3), for a status: at most
+ * `cap` of them into out[] (job id, stage, the copies' makers). */
+int audit_undecided(const sf_coordinator *co, struct sf_coord_audit *out, int cap);
 /* Ledger load: done job j had an audit at `stage` (1, 2) with its
  * audit_who / audit_digest filled; it is open again, waiting for an
  * auditor. */

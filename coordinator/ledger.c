@@ -5,9 +5,11 @@
  * RunConfig, "digest" = hex config digest, "jobs" = job count as u64
  * little-endian) and `jobs` (key = job id, u64 big-endian; value = packed
  * LedgerJob). Every stored value ends in a 16-byte BLAKE2b tag of the
- * database's name, the key and the value (record_tag), checked at load, so
- * a flipped bit in a record, or a record moved under another key, is an
- * error naming the ledger, not a done job with a wrong digest.
+ * database's name, the key and the value (record_tag), checked at load —
+ * every record of both databases, "config" too, which nothing else reads —
+ * so a flipped bit in a record, or a record moved under another key, is an
+ * error naming the ledger and the record, not a done job with a wrong
+ * digest.
  *
  * LMDB trusts its file's page structure: a truncated file or a damaged
  * B-tree page can make it read past the map or follow a wild pointer. So
@@ -311,7 +313,7 @@ void ledger_close(sf_coordinator *co) {
 /* who and digest: room for the audit's identities and digests; counter: the
  * one counter kept (the proto points into j and into them). */
 static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__JobStats *st,
-                         const char *who[2], const char *digest[2], Spirefleet__Counter *counter,
+                         const char *who[3], const char *digest[3], Spirefleet__Counter *counter,
                          Spirefleet__Counter **counters) {
     spirefleet__ledger_job__init(m);
     spirefleet__job_stats__init(st);
@@ -359,7 +361,7 @@ static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     Spirefleet__LedgerJob m;
     Spirefleet__JobStats st;
     Spirefleet__Counter counter, *counters[1];
-    const char *who[2], *digest[2];
+    const char *who[3], *digest[3];
     job_to_proto(j, &m, &st, who, digest, &counter, counters);
     uint8_t buf[2048];
     size_t n = spirefleet__ledger_job__get_packed_size(&m);
@@ -457,8 +459,54 @@ static int get_meta(sf_coordinator *co, MDB_txn *txn, const char *key, MDB_val *
     }
     if (check_tagged('m', &k, v) < 0) {
         sf_err_set(err, SF_ECORRUPT,
-                   "%s: the run's '%s' record is damaged (its checksum does not match)",
+                   "%s: the ledger is damaged: the run's '%s' record is damaged (its checksum "
+                   "does not match)",
                    co->ledger_path, key);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every record of `meta` with its tag checked, whatever its key, and the
+ * run's stored config present: ledger_load reads "digest", "format" and
+ * "jobs" through get_meta, but "config" (the packed RunConfig the run was
+ * started with) is read by nothing at load, and a record under any other
+ * key is a damaged one. 0, or -1 with SF_ECORRUPT in err naming the
+ * record. */
+static int check_meta(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
+    MDB_val k, v;
+    int got = get_meta(co, txn, "config", &v, err);
+    if (got == 1)
+        sf_err_set(err, SF_ECORRUPT,
+                   "%s: the ledger is damaged: the run's 'config' record is missing",
+                   co->ledger_path);
+    if (got != 0)
+        return -1;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, co->dbi_meta, &cur), bad = 0;
+    if (!rc) {
+        for (int op = MDB_FIRST; !bad && !(rc = mdb_cursor_get(cur, &k, &v, (MDB_cursor_op)op));
+             op = MDB_NEXT)
+            bad = check_tagged('m', &k, &v) < 0;
+        mdb_cursor_close(cur); /* k stays valid: the read transaction holds the page */
+    }
+    if (bad) {
+        char name[33]; /* the key as text, for the message */
+        size_t n = k.mv_size < sizeof name - 1 ? k.mv_size : sizeof name - 1;
+        for (size_t i = 0; i < n; i++) {
+            char c = ((const char *)k.mv_data)[i];
+            name[i] = c >= ' ' && c <= '~' && c != '\'' ? c : '?';
+        }
+        name[n] = 0;
+        sf_err_set(err, SF_ECORRUPT,
+                   "%s: the ledger is damaged: the run's '%s' record is damaged (its checksum "
+                   "does not match)",
+                   co->ledger_path, name);
+        return -1;
+    }
+    if (rc != MDB_NOTFOUND) {
+        sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: reading the run's records: %s",
+                   co->ledger_path, mdb_strerror(rc));
         return -1;
     }
     return 0;
@@ -496,7 +544,7 @@ static void job_problem(const sf_coordinator *co, uint64_t id, const Spirefleet_
             snprintf(why, cap, "has audit copies but no audit");
         return;
     }
-    if (m->audit_stage > 2 || m->state != SPIREFLEET__JOB_STATE__JOB_DONE)
+    if (m->audit_stage > 3 || m->state != SPIREFLEET__JOB_STATE__JOB_DONE)
         snprintf(why, cap, "has an audit at stage %u in state %d", m->audit_stage, (int)m->state);
     else if (m->n_audit_by != m->audit_stage || m->n_audit_digest != m->audit_stage)
         snprintf(why, cap, "has an audit at stage %u with %zu identities and %zu digests",
@@ -533,8 +581,12 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
                           co->ledger_path);
     }
     if (got == 0 && v.mv_size != 64)
-        got = -1,
-        sf_err_set(err, SF_ECORRUPT, "%s: the run digest record is damaged", co->ledger_path);
+        got = -1, sf_err_set(err, SF_ECORRUPT,
+                             "%s: the ledger is damaged: the run's 'digest' record has %zu bytes, "
+                             "not 64",
+                             co->ledger_path, v.mv_size);
+    if (got == 0 && check_meta(co, txn, err) < 0)
+        got = -1;
     if (got < 0) {
         mdb_txn_abort(txn);
         return err ? err->code : SF_ECORRUPT;

@@ -145,10 +145,19 @@ int co_quarantine_key(sf_coordinator *co, const char *key_id, int64_t since_unix
         rep->jobs += (uint32_t)rc;
     }
     co->st.shards_quarantined += rep->shards;
-    co->complete_ns = 0; /* the run is not complete while those jobs are pending */
+    for (int i = 0; i < co->n_idents; i++)
+        if (!strcmp(co->idents[i].id, key_id))
+            co->idents[i].quarantined = 1;
+    audit_forget(co, key_id); /* its audit copies no longer count */
+    co->complete_ns = 0;      /* the run is not complete while those jobs are pending */
+    int alive = 0;
+    for (int i = 0; i < co->nworkers; i++)
+        alive += co->workers[i].alive && !co->workers[i].quarantined;
+    rep->workers_alive = (uint32_t)alive;
     sf_log(co->log, co->log_ctx,
            "coordinator: key %s quarantined by %s: %u shard(s) listed in %s/%s, %u job(s) "
-           "issued again; the key is refused from now on",
-           key_id, who, rep->shards, co->shards_dir, SF_SHARD_QUARANTINE_FILE, rep->jobs);
+           "issued again; the key is refused from now on%s",
+           key_id, who, rep->shards, co->shards_dir, SF_SHARD_QUARANTINE_FILE, rep->jobs,
+           rep->jobs && !alive ? "; NO WORKER is connected to play them: start workers" : "");
     return SF_OK;
 }

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -57,7 +58,31 @@ static void leased_remove(sf_coordinator *co, cjob *j) {
     co->jobs[last - 1].lease_pos = j->lease_pos;
 }
 
+int co_usable_identities(const sf_coordinator *co) {
+    int n = 0;
+    for (int i = 0; i < co->n_idents; i++)
+        n += !co->idents[i].quarantined && !co->idents[i].failing;
+    return n;
+}
+
+/* Whether job j has failed out of the run: reported failed by
+ * CO_MAX_FAILURES distinct workers of at least min(CO_MAX_FAILURES, the
+ * identities seen) distinct identities. One key cannot fail a job out
+ * whatever worker ids it uses once another key has come to play it (a job
+ * it failed out before is issued again then: requeue_failing); a run of one
+ * key (every local run) needs three of its workers. */
+static int job_failed_out(const sf_coordinator *co, const cjob *j) {
+    uint32_t seen = co->n_idents > 0 ? (uint32_t)co->n_idents : 1;
+    uint32_t need = seen < CO_MAX_FAILURES ? seen : CO_MAX_FAILURES;
+    return j->failures >= CO_MAX_FAILURES && j->failed_idents >= need;
+}
+
+/* Every queue slot is a distinct job (j->queued), so the ring of njobs
+ * never overflows. */
 static void queue_push(sf_coordinator *co, uint64_t id) {
+    if (co->jobs[id - 1].queued)
+        return;
+    co->jobs[id - 1].queued = 1;
     co->queue[(co->q_head + co->q_len) % co->njobs] = id;
     co->q_len++;
 }
@@ -67,7 +92,9 @@ static uint64_t queue_pop(sf_coordinator *co) {
         uint64_t id = co->queue[co->q_head];
         co->q_head = (co->q_head + 1) % co->njobs;
         co->q_len--;
-        if (co->jobs[id - 1].state == JS_PENDING && co->jobs[id - 1].failures < CO_MAX_FAILURES)
+        cjob *j = &co->jobs[id - 1];
+        j->queued = 0;
+        if (j->state == JS_PENDING && !job_failed_out(co, j))
             return id;
     }
     return 0;
@@ -78,6 +105,44 @@ static void queue_unpop(sf_coordinator *co, uint64_t id) {
     co->q_head = (co->q_head + co->njobs - 1) % co->njobs;
     co->queue[co->q_head] = id;
     co->q_len++;
+    co->jobs[id - 1].queued = 1;
+}
+
+/* Pending jobs with failure reports that are no longer failed out (another
+ * identity arrived) go back into the queue. */
+static void requeue_failing(sf_coordinator *co) {
+    for (uint64_t k = 0; k < co->n_failing; k++) {
+        cjob *j = &co->jobs[co->failing[k] - 1];
+        if (j->state == JS_PENDING && !j->queued && !job_failed_out(co, j))
+            queue_push(co, j->id);
+    }
+}
+
+co_ident *co_ident_of(sf_coordinator *co, int wi) {
+    int i = wi >= 0 && wi < co->nworkers ? co->workers[wi].who : -1;
+    return i >= 0 ? &co->idents[i] : NULL;
+}
+
+/* The index of identity `id` in co->idents, added if new; -1 without
+ * memory. A new identity may let failed-out jobs back in (requeue). */
+static int ident_index(sf_coordinator *co, const char *id) {
+    for (int i = 0; i < co->n_idents; i++)
+        if (!strcmp(co->idents[i].id, id))
+            return i;
+    if (co->n_idents == co->cap_idents) {
+        int cap = co->cap_idents ? co->cap_idents * 2 : 8;
+        co_ident *t = realloc(co->idents, sizeof *t * (size_t)cap);
+        if (!t)
+            return -1;
+        co->idents = t;
+        co->cap_idents = cap;
+    }
+    co_ident *n = &co->idents[co->n_idents];
+    memset(n, 0, sizeof *n);
+    snprintf(n->id, sizeof n->id, "%s", id);
+    co->n_idents++;
+    requeue_failing(co);
+    return co->n_idents - 1;
 }
 
 static void shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap) {
@@ -160,6 +225,7 @@ static int worker_add(sf_coordinator *co, const uint8_t *ident, size_t len) {
     memset(w, 0, sizeof *w);
     memcpy(w->ident, ident, len);
     w->ident_len = len;
+    w->who = -1;
     return co->nworkers++;
 }
 
@@ -360,6 +426,10 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         w->ident_len = len;
     }
     snprintf(w->worker_id, sizeof w->worker_id, "%s", h->worker_id);
+    if (w->who < 0 && (w->who = ident_index(co, audit_identity(co, wi))) < 0) {
+        refuse(co, ident, len, "the coordinator is out of memory");
+        return;
+    }
     sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
     w->threads = h->threads;
     w->hello = 1;
@@ -390,9 +460,12 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
 }
 
 /* Every job done, or a gate's verdict written (then nothing more is
- * issued; leased jobs may still deliver, and are stored). */
+ * issued; leased jobs may still deliver, and are stored), and no audit
+ * open: a shard is final only once every audit opened on it is decided, so
+ * a run with an open audit is not complete (its workers wait for the
+ * copies; audit.c). */
 static int all_done(const sf_coordinator *co) {
-    return co->st.jobs_done == co->njobs || gate_decided(co);
+    return (co->st.jobs_done == co->njobs || gate_decided(co)) && co->n_audits == 0;
 }
 
 /* Bind job j to its model before its first lease: the config's pinned
@@ -459,6 +532,27 @@ static uint32_t leases_held(const sf_coordinator *co, int wi) {
     return n;
 }
 
+/* The most leases one identity may hold at once: with two or more usable
+ * identities, security.max_lease_share of the jobs not done (at least
+ * CO_MAX_LEASES_PER_WORKER), so one key cannot hold the run's leases
+ * whatever worker ids it uses; with one, no bound beyond the per-worker
+ * one (a local run's workers share one key). */
+static int key_may_lease(const sf_coordinator *co, int wi) {
+    int me = co->workers[wi].who;
+    if (me < 0 || co_usable_identities(co) < 2)
+        return 1;
+    double cap = co->cfg.security.max_lease_share * (double)(co->njobs - co->st.jobs_done);
+    uint64_t limit = (uint64_t)ceil(cap);
+    if (limit < CO_MAX_LEASES_PER_WORKER)
+        limit = CO_MAX_LEASES_PER_WORKER;
+    uint64_t held = 0;
+    for (uint64_t k = 0; k < co->n_leased; k++) {
+        int w = co->jobs[co->leased[k] - 1].worker;
+        held += w >= 0 && co->workers[w].who == me;
+    }
+    return held < limit;
+}
+
 static void on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
@@ -470,6 +564,16 @@ static void on_job_request(sf_coordinator *co, int wi) {
                  "worker %s is quarantined after %u failure reports (last: %.120s); it gets "
                  "no more jobs in this run",
                  w->worker_id, w->failures, w->last_failure);
+        refuse(co, w->ident, w->ident_len, why);
+        return;
+    }
+    const co_ident *me = co_ident_of(co, wi);
+    if (me && me->failing) {
+        char why[320];
+        snprintf(why, sizeof why,
+                 "key %s is quarantined after %u failure reports for %u stored job(s) (last: "
+                 "%.120s); its workers get no more jobs in this run",
+                 me->id, me->failures, me->jobs_stored, w->last_failure);
         refuse(co, w->ident, w->ident_len, why);
         return;
     }
@@ -488,8 +592,9 @@ static void on_job_request(sf_coordinator *co, int wi) {
         queue_reply(co, w->ident, w->ident_len, &env);
         return;
     }
-    uint64_t id = leases_held(co, wi) < CO_MAX_LEASES_PER_WORKER ? queue_pop(co) : 0;
-    if (!id && co->q_len > 0 && leases_held(co, wi) >= CO_MAX_LEASES_PER_WORKER)
+    int may = leases_held(co, wi) < CO_MAX_LEASES_PER_WORKER && key_may_lease(co, wi);
+    uint64_t id = may ? queue_pop(co) : 0;
+    if (!id && co->q_len > 0 && !may)
         co->st.lease_limit_waits++;
     cjob *j = id ? &co->jobs[id - 1] : NULL;
     if (j && !j->model[0] && bind_model(co, j) < 0) { /* no champion to follow yet */
@@ -658,14 +763,6 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
     snprintf(u->file_sha256, sizeof u->file_sha256, "%s", o->file_sha256);
     snprintf(u->content_digest, sizeof u->content_digest, "%s", o->content_digest);
     u->records = o->records;
-    if (o->stats) {
-        spirefleet__job_stats__init(&u->stats);
-        u->stats.fights = o->stats->fights;
-        u->stats.fights_won = o->stats->fights_won;
-        u->stats.decisions = o->stats->decisions;
-        u->stats.simulations = o->stats->simulations;
-        u->stats.fallbacks = o->stats->fallbacks;
-    }
     snprintf(u->path, sizeof u->path, "%s/job%06llu-w%d.part", co->incoming_dir,
              (unsigned long long)o->job_id, wi);
     if (room_for(co, o->size) < 0) {
@@ -739,6 +836,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     }
     sf_shard_verify_report rep;
     sf_err verr = {0};
+    uint64_t simulations = 0, fallbacks = 0; /* the sealed manifest's */
     if (!why[0] && sf_shard_verify(u->path, &rep, &verr) < 0)
         snprintf(why, sizeof why, "shard does not verify: %s", verr.msg);
     if (!why[0]) {
@@ -771,6 +869,10 @@ static void finish_upload(sf_coordinator *co, int wi) {
                          m->worker_key_id ? m->worker_key_id : "", co->workers[wi].key_id);
             else
                 gate_check_manifest(co, j, m, why, sizeof why);
+            if (m->stats) {
+                simulations = m->stats->simulations;
+                fallbacks = m->stats->fallbacks;
+            }
             sf_shard_reader_close(r);
         }
     }
@@ -826,13 +928,19 @@ static void finish_upload(sf_coordinator *co, int wi) {
     snprintf(j->content_digest, sizeof j->content_digest, "%s", u->content_digest);
     snprintf(j->file_sha256, sizeof j->file_sha256, "%s", u->file_sha256);
     snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
+    /* the totals come from the verified shard: fights and wins counted in
+     * its records, simulations and fallbacks from its sealed manifest (what
+     * the worker's offer said is not used) */
     j->records = rep.records;
     j->bytes = rep.file_bytes;
-    j->fights = u->stats.fights;
-    j->simulations = u->stats.simulations;
-    j->fallbacks = u->stats.fallbacks;
-    j->wins = u->stats.fights_won;
+    j->fights = rep.fights;
+    j->wins = rep.fights_won;
+    j->simulations = simulations;
+    j->fallbacks = fallbacks;
     j->turn_limits = rep.turn_limit_fights;
+    co_ident *maker = co_ident_of(co, wi);
+    if (maker)
+        maker->jobs_stored++;
     job_touch(co, j);
     co->need_sync = 1;
     count_done(co, j);
@@ -922,22 +1030,40 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
                    "more jobs",
                    w->worker_id, w->failures);
         }
-        /* a job counts each worker once: one worker cannot fail it out */
-        int seen = 0;
+        co_ident *id = co_ident_of(co, wi);
+        if (id) {
+            id->failures++;
+            if (!id->failing && id->failures >= id->jobs_stored + SF_COORD_MAX_KEY_FAILURES) {
+                id->failing = 1;
+                co->st.keys_failing++;
+                sf_log(co->log, co->log_ctx,
+                       "coordinator: key %s quarantined after %u failure reports for %u stored "
+                       "job(s); its workers get no more jobs",
+                       id->id, id->failures, id->jobs_stored);
+            }
+        }
+        /* a job counts each worker and each identity once: one worker, or
+         * one key under many worker ids, cannot fail it out */
+        int seen = 0, seen_id = 0;
+        if (!j->failures && !j->failed_idents)
+            co->failing[co->n_failing++] = j->id;
         for (uint32_t k = 0; k < j->failures; k++)
             seen |= j->failed_by[k] == wi;
         if (!seen && j->failures < CO_MAX_FAILURES)
             j->failed_by[j->failures++] = wi;
+        for (uint32_t k = 0; k < j->failed_idents; k++)
+            seen_id |= j->failed_ident[k] == co->workers[wi].who;
+        if (!seen_id && j->failed_idents < CO_MAX_FAILURES)
+            j->failed_ident[j->failed_idents++] = co->workers[wi].who;
         snprintf(j->last_failure, sizeof j->last_failure, "%.150s", why);
         snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %.130s",
                  (unsigned long long)j->id, why);
     }
     release_job(co, j, 0);
-    if (j->failures >= CO_MAX_FAILURES && !j->quarantined) {
+    if (job_failed_out(co, j) && !j->quarantined) {
         /* a job that fails on every worker is not issued again: the run
          * then cannot complete, which status and sf-fleet report */
         j->quarantined = 1;
-        co->jobs_quarantined++;
         sf_log(co->log, co->log_ctx,
                "coordinator: job %llu failed on %u workers; not issuing it again (last: %.200s)",
                (unsigned long long)j->id, j->failures, why);
@@ -996,6 +1122,25 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
         co->slow_msgs[k].worker_id = co->slow_ids[k];
         co->slow_msgs[k].running_s = st.slow[k].running_s;
         co->slow_ptrs[k] = &co->slow_msgs[k];
+    }
+    r->audits_open = st.audits_open;
+    r->keys_failing = st.keys_failing;
+    r->keys_known = st.keys_known;
+    r->no_workers = st.no_workers;
+    r->n_undecided_audits = (size_t)st.n_undecided;
+    r->undecided_audits = co->aud_ptrs;
+    for (int k = 0; k < st.n_undecided; k++) {
+        Spirefleet__UndecidedAudit *a = &co->aud_msgs[k];
+        spirefleet__undecided_audit__init(a);
+        a->job_id = st.undecided[k].job_id;
+        a->stage = (uint32_t)st.undecided[k].stage;
+        a->n_key_ids = (size_t)(st.undecided[k].stage < 3 ? 2 : 3);
+        for (size_t c = 0; c < a->n_key_ids; c++) {
+            snprintf(co->aud_who[k][c], sizeof co->aud_who[k][c], "%s", st.undecided[k].who[c]);
+            co->aud_who_ptrs[k][c] = co->aud_who[k][c];
+        }
+        a->key_ids = co->aud_who_ptrs[k];
+        co->aud_ptrs[k] = a;
     }
     if (st.gate) {
         r->gate = 1;
@@ -1165,6 +1310,7 @@ static void on_quarantine(sf_coordinator *co, const uint8_t *ident, size_t len,
     r.key_id = (char *)q->key_id;
     r.shards = rep.shards;
     r.jobs_reissued = rep.jobs;
+    r.workers_alive = rep.workers_alive;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY;
     env.quarantine_reply = &r;
     queue_reply(co, ident, len, &env);
@@ -1365,13 +1511,14 @@ static void adopt_stored_shards(sf_coordinator *co) {
             if (!ok && why[0])
                 snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
-                j->fights = m->stats->fights;
                 j->simulations = m->stats->simulations;
                 j->fallbacks = m->stats->fallbacks;
-                j->wins = m->stats->fights_won;
             }
-            if (ok)
+            if (ok) {
+                j->fights = rep.fights;
+                j->wins = rep.fights_won;
                 j->turn_limits = rep.turn_limit_fights;
+            }
         }
         sf_shard_reader_close(r);
         if (!ok) {
@@ -1461,7 +1608,8 @@ static int open_jobs(sf_coordinator *co, sf_err *err) {
     co->dirty = calloc(co->njobs, sizeof *co->dirty);
     co->leased = calloc(co->njobs, sizeof *co->leased);
     co->audits = calloc(co->njobs, sizeof *co->audits);
-    if (!co->jobs || !co->queue || !co->dirty || !co->leased || !co->audits)
+    co->failing = calloc(co->njobs, sizeof *co->failing);
+    if (!co->jobs || !co->queue || !co->dirty || !co->leased || !co->audits || !co->failing)
         return sf_err_set(err, SF_ENOMEM, "out of memory for %llu jobs",
                           (unsigned long long)co->njobs);
     for (uint64_t i = 0; i < co->njobs; i++) {
@@ -1886,10 +2034,29 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     double jobs_per_s = (double)jobs / span;
     uint64_t left = co->njobs - st->jobs_done;
     st->eta_s = left == 0 ? 0.0 : jobs_per_s > 0 ? (double)left / jobs_per_s : -1.0;
-    st->jobs_quarantined = co->jobs_quarantined;
-    /* a quarantined job is never issued again: when every job left is one,
-     * the run cannot finish, and has no ETA */
-    st->cannot_finish = !st->complete && left > 0 && co->jobs_quarantined >= left;
+    st->jobs_quarantined = 0;
+    for (uint64_t k = 0; k < co->n_failing; k++) {
+        const cjob *j = &co->jobs[co->failing[k] - 1];
+        st->jobs_quarantined += j->state == JS_PENDING && job_failed_out(co, j);
+    }
+    st->keys_known = (uint32_t)co->n_idents;
+    int usable = 0;
+    for (int i = 0; i < co->n_idents; i++)
+        usable += !co->idents[i].quarantined && !co->idents[i].failing;
+    /* a failed-out job is never issued again: when every job left is one,
+     * or every key that came is quarantined for its failure reports, the
+     * run cannot finish (as things stand), and has no ETA */
+    st->cannot_finish = !st->complete && left > 0 &&
+                        (st->jobs_quarantined >= left || (co->n_idents > 0 && usable == 0));
+    st->audits_open = co->n_audits;
+    st->n_undecided = audit_undecided(co, st->undecided, SF_COORD_AUDITS_SHOWN);
+    /* work waits (a pending job, an audit wanting a copy) and no one plays it */
+    uint64_t waiting = st->jobs_pending - st->jobs_quarantined;
+    for (uint64_t k = 0; k < co->n_audits; k++)
+        waiting += co->jobs[co->audits[k] - 1].audit_stage < 3;
+    if (gate_decided(co))
+        waiting = co->n_audits;
+    st->no_workers = !st->complete && st->workers_alive == 0 && waiting > 0 && co->n_idents > 0;
     if (st->cannot_finish)
         st->eta_s = -1.0;
     sf_zsec_counts zc;
@@ -1929,6 +2096,8 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->dirty);
     free(co->leased);
     free(co->audits);
+    free(co->failing);
+    free(co->idents);
     free(co->cfg_msg);
     gate_close(co);
     free(co);

@@ -226,9 +226,13 @@ static const sf_config_key keys[] = {
     K_BOOL("security.metrics_public", "security_metrics_public", security.metrics_public, "false",
            EXEC),
     K_F64("security.audit_fraction", "security_audit_fraction", security.audit_fraction, 0, 1,
-          "0.01", EXEC),
+          "0.05", EXEC),
+    K_U32("security.audit_first_jobs", "security_audit_first_jobs", security.audit_first_jobs, 0,
+          1000, "1", EXEC),
     K_U32("security.max_workers_per_key", "security_max_workers_per_key",
           security.max_workers_per_key, 1, 65536, "256", EXEC),
+    K_F64("security.max_lease_share", "security_max_lease_share", security.max_lease_share, 0.01, 1,
+          "0.5", EXEC),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 

@@ -179,6 +179,8 @@ typedef struct sf_run_config {
         int metrics_public;           /* /metrics at the ROUTER's address, not loopback */
         double audit_fraction;        /* done jobs played again by another worker     */
         uint32_t max_workers_per_key; /* worker ids one CURVE key may hold    */
+        uint32_t audit_first_jobs;    /* each key's first stored jobs: always audited */
+        double max_lease_share;       /* of the jobs not done, one key's leases at most */
     } security;
 } sf_run_config;
 

@@ -199,12 +199,3 @@ const char *sf_endpoint_problem(const char *s) {
         return "the tcp:// port must be a number 1..65535, or *";
     return NULL;
 }
-
-int sf_endpoint_is_loopback(const char *s) {
-    if (!strncmp(s, "ipc://", 6))
-        return 1;
-    if (strncmp(s, "tcp://", 6))
-        return 0;
-    const char *h = s + 6;
-    return !strncmp(h, "127.", 4) || !strncmp(h, "localhost:", 10) || !strncmp(h, "[::1]:", 6);
-}

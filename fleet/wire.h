@@ -45,10 +45,6 @@ _Static_assert(SF_FLEET_CHUNK + 4096 < SF_FLEET_MAX_MSG, "a chunk must fit a fle
  * sentence saying what is wrong (for "ENDPOINT: <sentence>" messages). */
 const char *sf_endpoint_problem(const char *endpoint);
 
-/* Whether `endpoint` reaches only this machine: ipc://, or tcp:// on
- * 127.0.0.0/8, ::1 or localhost. */
-int sf_endpoint_is_loopback(const char *endpoint);
-
 /* Pack `env` (its version is forced to SF_PROTOCOL_VERSION) into a new heap
  * buffer; *out and *len receive it, the caller frees it with free(). */
 int sf_wire_encode(Spirefleet__Envelope *env, uint8_t **out, size_t *len);

@@ -5,12 +5,18 @@
  *             --max-batch N --max-wait-us U
  *             [--model PATH[@SHA256]]... [--precision fp32|tf32|bf16]
  *             [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]
- *             [--endpoint-file PATH] [--keys DIR] [--metrics-public]
+ *             [--endpoint-file PATH] [--keys DIR | --security none] [--metrics-public]
  *
  *   --endpoint-file publishes the bound endpoint (a wildcard host replaced
  *   by this machine's name) in PATH once serving, for workers started with
  *   `sf-fleet worker --evald-file PATH` (common/endpoint_file.h), and
  *   removes it at exit.
+ *
+ *   Without --keys, gpu-evald serves anyone who reaches --bind: it binds
+ *   only an address of this machine alone then (common.h sf_endpoint_is_loopback:
+ *   tcp:// on 127.0.0.0/8, ::1 or localhost; ipc://; and inproc://), unless
+ *   --security none says plain ZeroMQ on purpose (the run config's
+ *   security.mode: none), and refuses anything else as bad usage.
  *
  * Exit status: 0 after SIGINT/SIGTERM, 1 on a load, bind or socket error,
  * 2 on bad usage, 3 when no model passed its canary (nothing is served).
@@ -42,10 +48,13 @@ static int usage(void) {
         "PATH[@SHA256])...\n"
         "                 [--max-batch N] [--max-wait-us U] [--precision fp32|tf32|bf16]\n"
         "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
-        "                 [--model-idle-s N] [--endpoint-file PATH] [--keys DIR] "
-        "[--metrics-public]\n"
+        "                 [--model-idle-s N] [--endpoint-file PATH] [--keys DIR | --security "
+        "none]\n"
+        "                 [--metrics-public]\n"
         "--keys DIR: CURVE with DIR/server.key; only keys in DIR/clients and DIR/operators\n"
-        "get in (sf-fleet keygen; docs/operator.md \"Security\"). Without it: plain, warned.\n"
+        "get in (sf-fleet keygen; docs/operator.md \"Security\"). Without it: plain, warned,\n"
+        "and only on a loopback, ipc:// or inproc:// --bind, unless --security none (plain\n"
+        "on any address: anyone who reaches it is served, like security.mode: none).\n"
         "/metrics binds 127.0.0.1 unless --metrics-public (then the --bind address).\n"
         "With --models DIR, a request for a model not loaded yet loads DIR/<sha256>.safetensors\n"
         "(canary first) without a restart; --model-idle-s drops such models after N idle s.\n");
@@ -66,6 +75,7 @@ static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
 int main(int argc, char **argv) {
     sf_evald_opts o = {0}; /* metrics_port 0: off */
     const char *models_dir = NULL, *endpoint_file = NULL;
+    int plain_anywhere = 0; /* --security none */
     const char *models[64];
     int n_models = 0;
     enum {
@@ -83,6 +93,7 @@ int main(int argc, char **argv) {
         O_DEVICE,
         O_ENDPOINT_FILE,
         O_KEYS,
+        O_SECURITY,
         O_METRICS_PUBLIC
     };
     static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
@@ -99,6 +110,7 @@ int main(int argc, char **argv) {
                                          {"device", required_argument, 0, O_DEVICE},
                                          {"endpoint-file", required_argument, 0, O_ENDPOINT_FILE},
                                          {"keys", required_argument, 0, O_KEYS},
+                                         {"security", required_argument, 0, O_SECURITY},
                                          {"metrics-public", no_argument, 0, O_METRICS_PUBLIC},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -143,6 +155,15 @@ int main(int argc, char **argv) {
             break;
         case O_BIND: o.bind = v; break;
         case O_KEYS: o.keys_dir = v; break;
+        case O_SECURITY:
+            if (strcmp(v, "none")) {
+                fprintf(stderr,
+                        "gpu-evald: --security %s: the only value is none (CURVE is --keys DIR)\n",
+                        v);
+                bad = 1;
+            }
+            plain_anywhere = 1;
+            break;
         case O_METRICS_PUBLIC: o.metrics_public = 1; break;
         case O_MAX_BATCH: bad = parse_int("--max-batch", v, 1, 65536, &o.max_batch); break;
         case O_MAX_WAIT:
@@ -172,6 +193,23 @@ int main(int argc, char **argv) {
     if (!o.bind || (!models_dir && n_models == 0)) {
         fprintf(stderr, "gpu-evald: --bind and --models (or --model) are required\n");
         return usage();
+    }
+    int keyed = o.keys_dir && o.keys_dir[0];
+    if (plain_anywhere && keyed) {
+        fprintf(stderr, "gpu-evald: --keys and --security none contradict each other: give one\n");
+        return usage();
+    }
+    /* before any model is loaded: a server anyone could use is refused at
+     * once, not after minutes of loading */
+    if (!keyed && !plain_anywhere && !sf_endpoint_is_loopback(o.bind) &&
+        strncmp(o.bind, "inproc://", 9)) {
+        fprintf(stderr,
+                "gpu-evald: --bind %s is reachable from other machines and there are no keys: "
+                "anyone who reaches it would be served. Pass --keys DIR (a key directory made "
+                "with `sf-fleet keygen DIR`), or --security none to serve plain ZeroMQ on "
+                "purpose\n",
+                o.bind);
+        return 2;
     }
     sf_err e = {0};
     sf_evald *ev;

@@ -91,6 +91,11 @@ static int dir_list(sf_shard_source *src, sf_shard_entry **out, size_t *nout, sf
         memcpy(v[k].digest, m->content_digest.data, SF_SHARD_DIGEST_BYTES);
         v[k].records = m->record_count;
         v[k].bytes = sf_shard_reader_file_bytes(r);
+        /* a directory offers a shard only under its canonical name */
+        if (sf_shard_check_canonical_name(path, m->run_id, m->job_id, &e) < 0) {
+            snprintf(v[k].error, sizeof v[k].error, "%s", e.msg);
+            v[k].error_code = e.code;
+        }
         sf_shard_reader_close(r);
         const sf_shard_quarantine_entry *qe_ = sf_shard_quarantine_find(q, v[k].digest);
         if (qe_) {
@@ -239,6 +244,18 @@ static int pull_one(sf_shard_source *src, const sf_shard_entry *e, const char *d
                         "source's listing",
                         e->name);
         goto fail;
+    }
+    /* whatever the source (a coordinator too): DST is a directory, so the
+     * copy goes in only under its canonical name */
+    if (strcmp(e->name, vr.name) != 0) {
+        sf_shard_reader *r = NULL;
+        if ((rc = sf_shard_reader_open_any(tmp, &r, why)) == SF_OK) {
+            const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+            rc = sf_shard_check_canonical_name(e->name, m->run_id, m->job_id, why);
+            sf_shard_reader_close(r);
+        }
+        if (rc < 0)
+            goto fail;
     }
     if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dst, RENAME_NOREPLACE) != 0) {
         rc = sf_err_set(why, errno == EEXIST ? SF_ESTATE : SF_EIO, "%s: rename: %s", dst,

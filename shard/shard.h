@@ -86,6 +86,7 @@
 #define SF_SHARD_SUFFIX      ".shard" /* sealed shards in a directory         */
 #define SF_SHARD_KEY_ID_MAX  16       /* a worker key id (common/zsec.h), hex      */
 #define SF_SHARD_TEMP_SUFFIX ".tmp"   /* a writer's temporary file            */
+#define SF_SHARD_NAME_MAX    255      /* a shard's file name, bytes           */
 
 /* The name of job `job_id`'s shard in run `run_id`: "<run>-job<job, 6+
  * digits>.shard" (the coordinator stores it so). Returns the length
@@ -97,8 +98,20 @@ int sf_shard_name(const char *run_id, uint64_t job_id, char *out, size_t cap);
  * name, or a worker's attempt), <run> and the job must be the manifest's
  * run_id and job_id. SF_OK for a name of that form that matches, and for
  * names of any other form (a file a person named); SF_ECORRUPT naming
- * both for a swapped or renamed shard. */
+ * both for a swapped or renamed shard. sf_shard_verify() applies this
+ * rule; a reader of a directory applies the stricter one below. */
 int sf_shard_check_name(const char *path, const char *run_id, uint64_t job_id, sf_err *err);
+
+/* The rule of everything that reads a directory of shards (`sf-shard verify
+ * DIR`, sf_shard_source_open_dir and so `sf-shard pull`, the Python
+ * ShardDataset and training window): the base name of `path` must be
+ * exactly sf_shard_name(run_id, job_id), so a directory holds a job's
+ * shard once, under its own name; a copy under any other name (a person's,
+ * a worker's attempt "-a<n>", another job's) is refused. SF_OK, or
+ * SF_ECORRUPT "PATH: not the canonical name of its shard: expected 'NAME'
+ * (run 'RUN', job J); a directory holds each shard only under that name". */
+int sf_shard_check_canonical_name(const char *path, const char *run_id, uint64_t job_id,
+                                  sf_err *err);
 
 #define SF_SHARD_DEFAULT_LEVEL       3            /* zstd level               */
 #define SF_SHARD_DEFAULT_BLOCK_BYTES (128u << 10) /* compressed bytes a block */
@@ -316,6 +329,18 @@ typedef struct sf_shard_verify_report {
      * against the records: a manifest that counts fewer turn-limit fights
      * than its records show is refused. */
     uint64_t turn_limit_fights;
+    /* Fights among the records: distinct (game_seed, fight_index) keys, and
+     * of those the won ones (outcome.won, which every record of a fight
+     * carries alike). Counted from the verified records, not taken from
+     * the manifest's JobStats (what the worker says about itself): a fight
+     * that left no record (every decision unsearched and dropped) is not
+     * counted. A gate shard's pairs are not fights here (0, 0). */
+    uint64_t fights;
+    uint64_t fights_won;
+    /* sf_shard_name() of the manifest's run and job: the only name a
+     * directory holds this shard under (sf_shard_check_canonical_name);
+     * "" when verification stopped before the manifest was read. */
+    char name[SF_SHARD_NAME_MAX + 1];
 } sf_shard_verify_report;
 
 /* Check a shard completely: the seal trailer, the CRC of every page (so a
@@ -327,7 +352,24 @@ typedef struct sf_shard_verify_report {
  * (sf_shard_check_name). Stops at the first problem; the message names the page and, when the
  * damage lies in a record's bytes, the record index. `rep` (may be NULL) is
  * filled as far as verification got. Returns SF_OK or the error of
- * sf_shard_reader_open / SF_ECORRUPT. */
+ * sf_shard_reader_open / SF_ECORRUPT.
+ *
+ * The records must also be what one job's play writes (docs/format.md
+ * "What verify checks"), each an SF_ECORRUPT naming the file and record:
+ *   - keys (game_seed, fight_index, decision_index) strictly increasing:
+ *     "PATH: record I: key (seed S, fight F, decision D) repeats record
+ *     I-1's: a decision is recorded once" or "... comes before record
+ *     I-1's key (seed S', fight F', decision D'): records go in (seed,
+ *     fight, decision) order", so no decision is stored twice (checked
+ *     against the previous record only: no memory per record);
+ *   - ids.turn at least 1 ("PATH: record I (seed S, fight F, decision D):
+ *     turn 0; turns count from 1") and, within a fight, never lower than
+ *     the previous record's ("... turn T after turn T' of record I-1");
+ *   - one outcome and encounter per fight: every record of a fight carries
+ *     the first one's outcome (won, final_hp, max_hp, turns, value and the
+ *     limit flags) and encounter_id ("PATH: record I (seed S, fight F):
+ *     its outcome or encounter differs from record K's, the fight's first
+ *     record: a fight has one end"). */
 int sf_shard_verify(const char *path, sf_shard_verify_report *rep, sf_err *err);
 
 /* The SHA-256 of a shard file's bytes, as 64 lower-case hex digits in `hex`
@@ -345,8 +387,6 @@ int sf_shard_file_sha256(const char *path, char hex[65], uint64_t *size, sf_err 
  * (the coordinator's tcp:// endpoint) implement sf_shard_source_ops and are
  * plugged into the sf-shard tool's source table (shard/cli/sources.c).
  * ------------------------------------------------------------------------- */
-
-#define SF_SHARD_NAME_MAX 255
 
 /* One shard a source offers. `error` is non-empty when the source holds a
  * file of that name that is not a readable sealed shard (then it is
@@ -384,6 +424,8 @@ struct sf_shard_source {
 };
 
 /* A source that serves the sealed shards (`*.shard`) of a local directory.
+ * A file not under its shard's canonical name is listed with the error of
+ * sf_shard_check_canonical_name (SF_ECORRUPT), so it is never copied.
  * Errors: SF_ENOTFOUND / SF_EIO when the directory cannot be opened. */
 int sf_shard_source_open_dir(const char *dir, sf_shard_source **out, sf_err *err);
 
@@ -435,9 +477,11 @@ typedef struct sf_shard_pull_report {
 /* Copy every sealed shard of `src` into `dst_dir` (created if missing):
  * skip a shard already present with the same content digest; fetch the
  * others into a temporary file, verify the copy completely and check its
- * digest against the listing, then rename it into place without replacing
- * anything. A destination file with the same name and another digest is a
- * conflict and is left untouched. Goes on past a failed shard; returns
+ * digest against the listing, check that the name offered is the copy's
+ * canonical name (sf_shard_check_canonical_name: whatever the source says,
+ * `dst_dir` holds a shard only under it), then rename it into place without
+ * replacing anything. A destination file with the same name and another
+ * digest is a conflict and is left untouched. Goes on past a failed shard; returns
  * SF_OK when none failed, else the first failure's code (its message in
  * `err`). */
 int sf_shard_pull(sf_shard_source *src, const char *dst_dir, sf_shard_pull_report *rep,

@@ -174,12 +174,111 @@ int sf_shard_check_name(const char *path, const char *run_id, uint64_t job_id, s
     return SF_OK;
 }
 
+int sf_shard_check_canonical_name(const char *path, const char *run_id, uint64_t job_id,
+                                  sf_err *err) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char want[SF_SHARD_NAME_MAX + 1];
+    int n = sf_shard_name(run_id, job_id, want, sizeof want);
+    if (n >= 0 && (size_t)n < sizeof want && strcmp(base, want) == 0)
+        return SF_OK;
+    return sf_err_set(err, SF_ECORRUPT,
+                      "%s: not the canonical name of its shard: expected '%s' (run '%s', job "
+                      "%llu); a directory holds each shard only under that name",
+                      path, want, run_id, (unsigned long long)job_id);
+}
+
+/* What a record's key and fight are checked against: the previous record's
+ * key and turn, and the first record of the current fight (its index,
+ * outcome and encounter). O(1), whatever the record count. */
+typedef struct record_order {
+    uint64_t seed, prev_index, fight_first;
+    uint32_t fight, decision, turn;
+    uint32_t encounter_id, final_hp, max_hp, turns;
+    float value;
+    bool won, engine_limit, turn_limit;
+} record_order;
+
+/* Record i against the order of those before it (docs/format.md "What
+ * verify checks"); counts a new fight (and whether it was won) into `rep`.
+ * SF_ECORRUPT naming the record and both keys. */
+static int check_order(const char *path, uint64_t i, const Spirefleet__LabelRecord *rec,
+                       record_order *o, sf_shard_verify_report *rep, sf_err *err) {
+    const Spirefleet__LabelIds *id = rec->ids;
+    const Spirefleet__Outcome *out = rec->outcome;
+    unsigned long long s = id->game_seed;
+    unsigned f = id->fight_index, d = id->decision_index;
+    if (id->turn == 0)
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: record %llu (seed %llu, fight %u, decision %u): turn 0; turns "
+                          "count from 1",
+                          path, (unsigned long long)i, s, f, d);
+    bool same_fight = i > 0 && id->game_seed == o->seed && id->fight_index == o->fight;
+    if (i > 0) {
+        int cmp = id->game_seed != o->seed            ? (id->game_seed < o->seed ? -1 : 1)
+                  : id->fight_index != o->fight       ? (id->fight_index < o->fight ? -1 : 1)
+                  : id->decision_index != o->decision ? (id->decision_index < o->decision ? -1 : 1)
+                                                      : 0;
+        if (cmp == 0)
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: record %llu: key (seed %llu, fight %u, decision %u) repeats "
+                              "record %llu's: a decision is recorded once",
+                              path, (unsigned long long)i, s, f, d,
+                              (unsigned long long)o->prev_index);
+        if (cmp < 0)
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: record %llu: key (seed %llu, fight %u, decision %u) comes "
+                              "before record %llu's key (seed %llu, fight %u, decision %u): "
+                              "records go in (seed, fight, decision) order",
+                              path, (unsigned long long)i, s, f, d,
+                              (unsigned long long)o->prev_index, (unsigned long long)o->seed,
+                              (unsigned)o->fight, (unsigned)o->decision);
+    }
+    if (same_fight) {
+        if (id->turn < o->turn)
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: record %llu (seed %llu, fight %u, decision %u): turn %u after "
+                              "turn %u of record %llu: a fight's turns never go back",
+                              path, (unsigned long long)i, s, f, d, (unsigned)id->turn,
+                              (unsigned)o->turn, (unsigned long long)o->prev_index);
+        if (out->won != o->won || out->final_hp != o->final_hp || out->max_hp != o->max_hp ||
+            out->turns != o->turns || out->value != o->value ||
+            out->engine_limit != o->engine_limit || out->turn_limit != o->turn_limit ||
+            id->encounter_id != o->encounter_id)
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: record %llu (seed %llu, fight %u): its outcome or encounter "
+                              "differs from record %llu's, the fight's first record: a fight "
+                              "has one end",
+                              path, (unsigned long long)i, s, f,
+                              (unsigned long long)o->fight_first);
+    } else {
+        rep->fights++;
+        rep->fights_won += out->won ? 1 : 0;
+        o->fight_first = i;
+        o->encounter_id = id->encounter_id;
+        o->won = out->won;
+        o->final_hp = out->final_hp;
+        o->max_hp = out->max_hp;
+        o->turns = out->turns;
+        o->value = out->value;
+        o->engine_limit = out->engine_limit;
+        o->turn_limit = out->turn_limit;
+    }
+    o->seed = id->game_seed;
+    o->fight = id->fight_index;
+    o->decision = id->decision_index;
+    o->turn = id->turn;
+    o->prev_index = i;
+    return SF_OK;
+}
+
 static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *err) {
     sf_shard_reader *r = NULL;
     int rc = sf_shard_reader_open_any(path, &r, err);
     if (rc < 0)
         return rc;
     const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    sf_shard_name(m->run_id ? m->run_id : "", m->job_id, rep->name, sizeof rep->name);
     rc = sf_shard_check_name(path, m->run_id ? m->run_id : "", m->job_id, err);
     if (rc < 0) {
         sf_shard_reader_close(r);
@@ -191,7 +290,7 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
         return rc;
     }
     uint64_t raw_bytes = 0, payload = 0, smin = 0, smax = 0, capped = 0;
-    uint64_t last_seed = 0, last_fight = UINT64_MAX;
+    record_order order = {0};
     uint64_t n = sf_shard_reader_count(r);
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *raw;
@@ -220,13 +319,15 @@ static int check_records(const char *path, sf_shard_verify_report *rep, sf_err *
                             (unsigned long long)m->job_id);
             goto out;
         }
-        /* records come in (seed, fight, decision) order: a fight's first
-         * record says whether it ended at the turn cap */
-        if (rec->outcome && rec->outcome->turn_limit &&
-            (ids->game_seed != last_seed || ids->fight_index != last_fight))
+        /* records come in (seed, fight, decision) order, one outcome per
+         * fight: a fight's first record says how it ended */
+        uint64_t fights = rep->fights;
+        if ((rc = check_order(path, i, rec, &order, rep, err)) < 0) {
+            rep->bad_record = (int64_t)i;
+            goto out;
+        }
+        if (rep->fights != fights && rec->outcome->turn_limit)
             capped++;
-        last_seed = ids->game_seed;
-        last_fight = ids->fight_index;
         if (i == 0 || ids->game_seed < smin)
             smin = ids->game_seed;
         if (i == 0 || ids->game_seed > smax)

@@ -405,15 +405,19 @@ static int cmd_quarantine(int argc, char **argv) {
     char id[SF_ZSEC_ID_LEN + 1];
     if (!endpoint_arg_ok("quarantine", ep) || key_id_arg(worker, id) < 0)
         return 2;
-    uint32_t shards = 0, jobs = 0;
+    uint32_t shards = 0, jobs = 0, alive = 0;
     sf_err err = {0};
-    if (sf_fleet_quarantine(ep, keys, id, since, 30000, &shards, &jobs, &err) < 0) {
+    if (sf_fleet_quarantine(ep, keys, id, since, 30000, &shards, &jobs, &alive, &err) < 0) {
         fprintf(stderr, "sf-fleet: %s\n", err.msg);
         return 1;
     }
     printf("key %s quarantined: %u shard(s) listed in the run's shards/QUARANTINE, %u job(s) "
            "issued again; the key is refused from now on\n",
            id, shards, jobs);
+    if (jobs > 0 && alive == 0)
+        printf("NO WORKERS: no worker is connected to play the %u job(s) issued again; start "
+               "workers (sf-fleet worker --connect %s)\n",
+               jobs, ep);
     return 0;
 }
 
@@ -752,6 +756,9 @@ static pid_t spawn_evald(const char *self, const sf_run_config *cfg) {
     if (keys[0]) { /* the run's keys: its workers are let in, no one else */
         args[k++] = "--keys";
         args[k++] = keys;
+    } else { /* security.mode none: plain on evald.endpoint, whatever its address */
+        args[k++] = "--security";
+        args[k++] = "none";
     }
     args[k] = NULL;
     execvp(prog, args);
@@ -1022,10 +1029,16 @@ static void reap_workers(fleet_run *r, int report) {
 static int run_stuck(fleet_run *r) {
     const sf_coord_status *st = &r->st;
     if (st->cannot_finish && st->jobs_leased == 0) {
-        fprintf(stderr,
-                "\nsf-fleet: %llu job(s) failed on %d workers each; the run cannot "
-                "complete. Last failure: %s\n",
-                (unsigned long long)st->jobs_quarantined, 3, st->last_failure);
+        if (st->jobs_quarantined >= st->jobs_total - st->jobs_done)
+            fprintf(stderr,
+                    "\nsf-fleet: %llu job(s) failed on %d workers each; the run cannot "
+                    "complete. Last failure: %s\n",
+                    (unsigned long long)st->jobs_quarantined, 3, st->last_failure);
+        else
+            fprintf(stderr,
+                    "\nsf-fleet: the workers' key reported %d more failures than jobs it "
+                    "stored and gets no more jobs; the run cannot complete. Last failure: %s\n",
+                    SF_COORD_MAX_KEY_FAILURES, st->last_failure);
         r->failed = 1;
         return 1;
     }

@@ -365,7 +365,9 @@ static void write_evald(FILE *f, const sf_run_config *cfg, const layout *l) {
             l->keys[0] ? "/server.key' ]; do sleep 1; done\n" : "", cfg->slurm.gpus_per_evald - 1,
             l->output_dir, l->gpu_evald, cfg->evald.backend, cfg->model.bundle, cfg->model.sha256,
             l->evald_bind, cfg->evald.max_batch, cfg->evald.max_wait_us, l->output_dir,
-            l->keys[0] ? " --keys '" : "", l->keys, l->keys[0] ? "'" : "");
+            /* security.mode none: plain on purpose (gpu-evald refuses a
+             * non-loopback --bind without keys otherwise) */
+            l->keys[0] ? " --keys '" : "", l->keys, l->keys[0] ? "'" : " --security none");
 }
 
 static void write_submit(FILE *f, const sf_run_config *cfg, const layout *l) {

@@ -25,6 +25,15 @@ out. Fights that ended at the turn cap (``outcome.turn_limit``: a loss the
 search values as one) are kept by default; ``skip_turn_limit=True`` leaves
 them out the same way (``turn_limit_fights``, ``skipped_turn_limit``).
 
+A shard found in a directory must have its canonical name (the
+coordinator's "<run>-job<NNNNNN>.shard" of its manifest's run and job):
+a copy under another name is refused with an error naming the file and
+the name expected (a file named on its own may have any name). A shard
+whose content digest another file already gave (a copy in a second
+directory, or named twice) is read once: the first in shard order is
+kept, each other is skipped with a warning on stderr naming both files,
+and listed in ``skipped_duplicates``.
+
 When PyTorch is importable the class is a ``torch.utils.data.Dataset`` and
 works with a DataLoader (use the default sampler: the dataset shuffles
 itself). Shards are opened lazily in whichever process reads them, so
@@ -38,7 +47,7 @@ import sys
 import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
-from .shard import SHARD_SUFFIX, FrameCache, load_quarantine, open_shard
+from .shard import SHARD_SUFFIX, FrameCache, check_canonical_name, load_quarantine, open_shard
 
 # Frames per shuffle window (docs/trainer.md "Shuffling"): 256 frames of 16
 # records mix 4,096 records from 256 places in the data; a batch of 1,024
@@ -52,7 +61,7 @@ except ImportError:  # pragma: no cover - exercised where torch is absent
     _Base = object
 
 
-def expand_paths(paths, include_quarantined=False, skipped=None):
+def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
     """Shard files from files and directories (a directory contributes its
     ``*.shard`` files), sorted, each file once however often and under
     whatever spellings it was given (``os.path.realpath``: "d", "./d" and
@@ -60,15 +69,19 @@ def expand_paths(paths, include_quarantined=False, skipped=None):
     spelling). A shard whose directory's QUARANTINE list names it is left
     out, whether it came from the directory or was named itself, unless
     ``include_quarantined``. ``skipped`` (a list) receives the paths left
-    out as quarantined, each once."""
+    out as quarantined, each once. ``in_dir`` (a set) receives the returned
+    paths that a directory contributed: those the canonical-name rule
+    applies to (``check_canonical_name``)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     candidates = []  # (file, the directory whose QUARANTINE applies)
+    dir_keys = set()  # realpaths of the files a directory contributed
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
             files = glob.glob(os.path.join(glob.escape(p), "*" + SHARD_SUFFIX))
             candidates += [(f, p) for f in sorted(files)]
+            dir_keys.update(os.path.realpath(f) for f in files)
         else:
             candidates.append((p, os.path.dirname(p) or os.curdir))
     quarantines = {}  # a directory's realpath -> the digests its QUARANTINE lists
@@ -94,6 +107,8 @@ def expand_paths(paths, include_quarantined=False, skipped=None):
             kept[key] = f
     if skipped is not None:
         skipped.extend(sorted(left_out.values()))
+    if in_dir is not None:
+        in_dir.update(f for k, f in kept.items() if k in dir_keys)
     return sorted(kept.values())
 
 
@@ -117,7 +132,9 @@ class ShardDataset(_Base):
     def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True,
                  include_quarantined=False, window=SHUFFLE_WINDOW, skip_turn_limit=False):
         self.skipped_quarantined = []  # shards a QUARANTINE list names, left out
-        self.paths = expand_paths(paths, include_quarantined, self.skipped_quarantined)
+        self.skipped_duplicates = []  # (path, the path read instead): the same content digest
+        in_dir = set()
+        self.paths = expand_paths(paths, include_quarantined, self.skipped_quarantined, in_dir)
         if self.skipped_quarantined:
             sys.stderr.write("ShardDataset: %d quarantined shard(s) skipped (QUARANTINE)\n"
                              % len(self.skipped_quarantined))
@@ -131,29 +148,48 @@ class ShardDataset(_Base):
         self.transform = transform
         self.skipped_engine_limit = 0
         self.skipped_turn_limit = 0
-        shards = []  # (order key, path, manifest, keep, kept count, frames, record frames)
+        shards = []  # (order key, path, manifest, keep, kept count, frames, record frames,
+        #              (engine-limit, turn-limit records left out))
         for p in self.paths:
             with open_shard(p) as s:
+                if p in in_dir:  # a directory holds a shard under its own name only
+                    check_canonical_name(p, s.manifest["run_id"], s.manifest["job_id"])
                 counters = (s.manifest.get("stats") or {}).get("counters") or {}
                 skip_engine = skip_engine_limit and counters.get("engine_limit_fights", 0)
                 skip_turn = skip_turn_limit and counters.get("turn_limit_fights", 0)
                 keep = None
+                skipped = [0, 0]
                 if skip_engine or skip_turn:
                     kept = []
                     for i in range(len(s)):
                         o = s.record(i).outcome
                         if skip_engine and o.engine_limit:
-                            self.skipped_engine_limit += 1
+                            skipped[0] += 1
                         elif skip_turn and o.turn_limit:
-                            self.skipped_turn_limit += 1
+                            skipped[1] += 1
                         else:
                             kept.append(i)
                     keep = np.array(kept, np.int64)
                 first, _ = s.frames()
                 local = np.arange(len(s), dtype=np.int64) if keep is None else keep
                 shards.append((shard_order_key(p, s.manifest), p, s.manifest, keep, len(local),
-                               len(first), np.searchsorted(first, local, "right") - 1))
+                               len(first), np.searchsorted(first, local, "right") - 1, skipped))
         shards.sort(key=lambda t: t[0])
+        # one file per content digest: the first in shard order is read
+        read, unique = {}, []
+        for t in shards:
+            digest = t[2]["content_digest"]
+            if t[2]["record_count"] and digest in read:
+                self.skipped_duplicates.append((t[1], read[digest]))
+                sys.stderr.write("ShardDataset: %s holds the content of %s (the same content "
+                                 "digest %s): skipped, its records are read once\n"
+                                 % (t[1], read[digest], digest))
+                continue
+            read.setdefault(digest, t[1])
+            unique.append(t)
+            self.skipped_engine_limit += t[7][0]
+            self.skipped_turn_limit += t[7][1]
+        shards = unique
         self.paths = [t[1] for t in shards]
         self.manifests = [t[2] for t in shards]
         self._keep = [t[3] for t in shards]  # per shard: None (every record) or the kept indices

@@ -399,6 +399,25 @@ def check_name(path, run_id, job_id):
                          % (path, m.group("run"), int(m.group("job")), run_id, job_id))
 
 
+def canonical_name(run_id, job_id):
+    """The file name of job `job_id`'s shard in run `run_id`, as the
+    coordinator stores it (shard/shard.h sf_shard_name):
+    "<run>-job<job, 6+ digits>.shard"."""
+    return "%s-job%06d%s" % (run_id, int(job_id), SHARD_SUFFIX)
+
+
+def check_canonical_name(path, run_id, job_id):
+    """The rule of every reader of a directory (shard/shard.h
+    sf_shard_check_canonical_name): a shard found in a directory must have
+    exactly its canonical name, so a directory holds a job's shard once.
+    Raises ShardError ("corrupt") naming the file and the expected name."""
+    want = canonical_name(run_id, job_id)
+    if os.path.basename(path) != want:
+        raise ShardError("corrupt", "%s: not the canonical name of its shard: expected '%s' "
+                         "(run '%s', job %d); a directory holds each shard only under that name"
+                         % (path, want, run_id, int(job_id)))
+
+
 class Shard:
     """An open sealed shard. ``len(shard)`` records; ``shard[i]`` is record i
     as a dict (``record_to_dict``); iteration goes in index order;

@@ -15,7 +15,9 @@ same way.
 
 * The window: shards newest first (--shards, listed newest first, a
   directory's shards newest first by manifest; default every sealed shard
-  under run.output_dir), whole shards from the front until
+  under <run.output_dir>/shards, the coordinator's verified store: not a
+  worker's undelivered attempt in work/ nor a shard set aside in
+  quarantined/ or rejected/), whole shards from the front until
   train.window_labels labels are in (spirefleet.window).
 * Split by game seed (a game's labels never straddle it), train.val_fraction
   of the seeds held out; batches from a permutation drawn by numpy's PCG64
@@ -476,7 +478,10 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
         if parent_sha256 is None:
             parent_sha256 = resume.get("parent_sha256")
     else:
-        sources = shards if shards else [run["output_dir"]]
+        # the coordinator's store only: output_dir also holds workers'
+        # undelivered attempts (work/, never verified) and shards set aside
+        # (quarantined/, rejected/)
+        sources = shards if shards else [os.path.join(run["output_dir"], "shards")]
         try:
             found = find_shards(sources)
         except WindowError as e:
@@ -685,7 +690,7 @@ def main(argv=None):
                                 description="train a network on label shards (docs/trainer.md)")
     p.add_argument("config", nargs="?", help="fleet YAML config (its train: section)")
     p.add_argument("--shards", nargs="+", help="shard files or directories, newest first "
-                   "(default: every shard under run.output_dir)")
+                   "(default: every shard under <run.output_dir>/shards)")
     p.add_argument("--checkpoint", help="checkpoint directory (default <output_dir>/train)")
     p.add_argument("--metrics", help="metrics JSON lines (default <checkpoint>/metrics.jsonl)")
     p.add_argument("--parent-sha256", help="SHA-256 of the bundle this one succeeds (lineage)")

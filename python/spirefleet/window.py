@@ -5,9 +5,14 @@ batched (docs/trainer.md, "Training from a config").
   directory's ``*.shard`` files (recursively) ordered by their manifests'
   run id and job id, highest job first (never by a clock: the same shards
   give the same window and the same training, whenever they were written). A ``.tmp`` or ``.part`` file
-  is never a shard; a damaged ``.shard`` is an error naming the file.
+  is never a shard; a damaged ``.shard`` is an error naming the file, and
+  so is a shard found in a directory under another name than its
+  canonical one (``<run>-job<NNNNNN>.shard`` of its manifest's run and
+  job; the error names the file and the name expected).
   Shards without records (a gate job's pairs) are left out, and a shard
-  found twice (the same content digest) counts once.
+  found twice (the same content digest: a copy in a subdirectory, or the
+  same file named twice) counts once; a second file with that content is
+  skipped with a warning on stderr naming both files.
 * ``select_window(shards, n)`` takes whole shards from the front until n
   labels are in.
 * ``Records`` holds every record of the window as flat arrays (tokens and
@@ -22,7 +27,8 @@ import sys
 import numpy as np
 
 from .contract import FORECAST_COLUMNS
-from .shard import SHARD_SUFFIX, ShardError, load_quarantine, open_shard, tensor_to_numpy
+from .shard import (SHARD_SUFFIX, ShardError, check_canonical_name, load_quarantine, open_shard,
+                    tensor_to_numpy)
 
 NCOLS = len(FORECAST_COLUMNS)
 # Where the current value of each forecast column is in a position's tokens
@@ -74,7 +80,7 @@ def find_shards(paths):
     """Shard infos, newest first (see the module doc)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    infos, seen = [], set()
+    infos, seen = [], {}  # seen: content digest -> the file read for it
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
@@ -90,15 +96,27 @@ def find_shards(paths):
                 sys.stderr.write("%s: %d quarantined shard(s) skipped (QUARANTINE)\n"
                                  % (p, len(group) - len(kept)))
             group = kept
+            for i in group:  # a directory holds a shard under its own name only
+                try:
+                    check_canonical_name(i["path"], i["run_id"], i["job_id"])
+                except ShardError as e:
+                    raise WindowError(str(e)) from None
             group.sort(key=lambda i: (i["run_id"], i["job_id"], i["digest"]), reverse=True)
         elif os.path.exists(p):
             group = [shard_info(p)]
         else:
             raise WindowError("%s: no such shard or directory" % p)
         for i in group:
-            if i["gate"] or i["records"] == 0 or i["digest"] in seen:
+            if i["gate"] or i["records"] == 0:
                 continue
-            seen.add(i["digest"])
+            first = seen.get(i["digest"])
+            if first is not None:
+                if os.path.realpath(first) != os.path.realpath(i["path"]):
+                    sys.stderr.write("%s holds the content of %s (the same content digest %s): "
+                                     "skipped, its labels are read once\n"
+                                     % (i["path"], first, i["digest"]))
+                continue
+            seen[i["digest"]] = i["path"]
             infos.append(i)
     return infos
 

@@ -193,24 +193,46 @@ static const char verify_help[] =
     "usage: sf-shard verify SHARD|DIR\n"
     "\n"
     "Check a shard completely: the seal trailer, the CRC of every page, every\n"
-    "record (decoded and checked against the format rules and the manifest) and\n"
-    "the content digest. With a directory, check every *.shard in it.\n"
+    "record (decoded and checked against the format rules and the manifest; keys\n"
+    "unique and in (seed, fight, decision) order) and the content digest. With a\n"
+    "directory, check every *.shard in it; there a shard must have its canonical\n"
+    "name (RUN-jobNNNNNN.shard of its manifest's run and job), and a second file\n"
+    "with a content digest already seen is skipped with a warning naming both.\n"
     "Prints 'ok NAME RECORDS DIGEST' per good shard and 'FAIL: <file>: <where>:\n"
     "<why>' for a bad one (the first problem found: page, record index, reason).\n"
+    "A single SHARD may have any name (a note on stderr says when it is not the\n"
+    "canonical one).\n"
     "Exit code 0 when every shard is good, 1 when any is not, 3 when DIR or SHARD\n"
     "cannot be read.\n";
 
-static int verify_one(const char *path) {
-    sf_shard_verify_report rep;
+/* Verify `path`; `rep` receives what verification found. In a directory
+ * (`in_dir`) the file must have its shard's canonical name (checked on the
+ * manifest first, so a misnamed copy is not read through); alone it may
+ * have any, with a note on stderr when it is not the canonical one. */
+static int verify_one(const char *path, int in_dir, sf_shard_verify_report *rep) {
     sf_err err = {0};
-    int rc = sf_shard_verify(path, &rep, &err);
+    int rc = SF_OK;
+    sf_shard_reader *r = NULL;
+    *rep = (sf_shard_verify_report){.bad_record = -1, .bad_page = -1};
+    if (in_dir && sf_shard_reader_open(path, &r, &err) == SF_OK) {
+        const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+        rc = sf_shard_check_canonical_name(path, m->run_id, m->job_id, &err);
+        sf_shard_reader_close(r);
+    }
+    if (rc == SF_OK) /* a file that does not open gets verify's own words */
+        rc = sf_shard_verify(path, rep, &err);
     if (rc < 0) {
         printf("FAIL: %s\n", err.msg);
         return rc;
     }
+    if (!in_dir && strcmp(base_name(path), rep->name) != 0)
+        fprintf(stderr,
+                "sf-shard: note: %s is not its shard's canonical name '%s': directory readers "
+                "(verify DIR, pull, the Python readers) refuse it under this name\n",
+                path, rep->name);
     char hex[65];
-    sf_hex(rep.digest, sizeof rep.digest, hex);
-    printf("ok %s %llu records %s\n", path, (unsigned long long)rep.records, hex);
+    sf_hex(rep->digest, sizeof rep->digest, hex);
+    printf("ok %s %llu records %s\n", path, (unsigned long long)rep->records, hex);
     return SF_OK;
 }
 
@@ -221,8 +243,9 @@ static int cmd_verify(int argc, char **argv) {
     }
     if (argc != 2)
         return sf_cli_usage_error("verify", "expected one shard or directory");
+    sf_shard_verify_report rep;
     if (!is_dir(argv[1]))
-        return sf_cli_exit_code(verify_one(argv[1]));
+        return sf_cli_exit_code(verify_one(argv[1], 0, &rep));
     name_list names;
     sf_err err = {0};
     int rc = list_dir(argv[1], 0, &names, &err);
@@ -230,30 +253,65 @@ static int cmd_verify(int argc, char **argv) {
         free_names(&names);
         return sf_cli_fail(rc, err.msg);
     }
-    size_t bad = 0, skipped = 0;
+    size_t bad = 0, skipped = 0, dups = 0;
     int worst = SF_OK;
     sf_shard_quarantine *q = NULL;
     if (sf_shard_quarantine_load(argv[1], &q, &err) < 0) {
         free_names(&names);
         return sf_cli_fail(err.code, err.msg);
     }
+    /* the content digest of each good shard with content, by name index
+     * (canonical names alone keep a digest to one file: the records carry
+     * the run and job; this holds even when that rule is broken) */
+    uint8_t(*seen)[SF_SHARD_DIGEST_BYTES] = calloc(names.n ? names.n : 1, sizeof *seen);
+    size_t *seen_at = calloc(names.n ? names.n : 1, sizeof *seen_at), nseen = 0;
+    if (!seen || !seen_at) {
+        free(seen);
+        free(seen_at);
+        sf_shard_quarantine_free(q);
+        free_names(&names);
+        return sf_cli_fail(SF_ENOMEM, "out of memory");
+    }
     for (size_t k = 0; k < names.n; k++) {
         if (sf_cli_quarantined(q, names.v[k])) {
             skipped++;
             continue;
         }
-        int vrc = verify_one(names.v[k]);
+        int vrc = verify_one(names.v[k], 1, &rep);
         if (vrc < 0) {
             bad++;
             if (worst == SF_OK || sf_cli_exit_code(vrc) == SF_EXIT_DATA)
                 worst = vrc;
+            continue;
         }
+        if (rep.records == 0)
+            continue; /* nothing to count twice (and all empty shards share a digest) */
+        size_t j = 0;
+        while (j < nseen && memcmp(seen[j], rep.digest, SF_SHARD_DIGEST_BYTES) != 0)
+            j++;
+        if (j < nseen) {
+            char hex[65];
+            sf_hex(rep.digest, sizeof rep.digest, hex);
+            dups++;
+            fprintf(stderr,
+                    "sf-shard: warning: %s holds the content of %s (the same content digest %s): "
+                    "skipped, its records count once\n",
+                    names.v[k], names.v[seen_at[j]], hex);
+            continue;
+        }
+        memcpy(seen[nseen], rep.digest, SF_SHARD_DIGEST_BYTES);
+        seen_at[nseen++] = k;
     }
-    printf("%zu shards, %zu good, %zu bad", names.n - skipped, names.n - skipped - bad, bad);
+    size_t counted = names.n - skipped - dups;
+    printf("%zu shards, %zu good, %zu bad", counted, counted - bad, bad);
     if (skipped)
         printf(", %zu quarantined (skipped, listed in %s/%s)", skipped, argv[1],
                SF_SHARD_QUARANTINE_FILE);
+    if (dups)
+        printf(", %zu duplicates (skipped: the content digest of another file)", dups);
     printf("\n");
+    free(seen);
+    free(seen_at);
     sf_shard_quarantine_free(q);
     free_names(&names);
     return sf_cli_exit_code(worst);

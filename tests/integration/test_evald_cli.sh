@@ -119,4 +119,62 @@ else
   notok "stop: exit $st: $(tail -3 "$tmp/serve.log")"
 fi
 
+# Without --keys anyone who reaches --bind is served: gpu-evald binds only an
+# address of this machine alone then (loopback tcp://, ipc://, inproc://),
+# and refuses any other before it loads a model, unless --security none
+# (security.mode: none's flag) says plain ZeroMQ on purpose. (timeout: a
+# gpu-evald that served instead would never exit.)
+expect 2 "gpu-evald: --bind tcp://0.0.0.0:\* is reachable from other machines and there are no keys" \
+  "without --keys a non-loopback --bind is refused, naming the address" -- \
+  timeout 20 "$evald" --backend cpu --models "$tmp/models" --bind 'tcp://0.0.0.0:*' --max-batch 8 \
+  --max-wait-us 100
+if grep -q "Pass --keys DIR (a key directory made with \`sf-fleet keygen DIR\`), or --security none" \
+  "$tmp/out" && ! grep -q "canary" "$tmp/out"; then
+  ok "the refusal says to pass --keys DIR or --security none, before loading a model"
+else
+  notok "the refusal's advice: $(head -c 300 "$tmp/out")"
+fi
+expect 2 "gpu-evald: --security curve: the only value is none (CURVE is --keys DIR)" \
+  "--security takes none only" -- \
+  timeout 20 "$evald" --backend cpu --models "$tmp/models" --bind 'tcp://0.0.0.0:*' --security curve
+expect 2 "gpu-evald: --keys and --security none contradict each other" \
+  "--keys with --security none is a usage error" -- \
+  timeout 20 "$evald" --backend cpu --models "$tmp/models" --bind 'tcp://0.0.0.0:*' --security none \
+  --keys "$tmp/keys"
+
+# serves LOG ARGS...: start gpu-evald with ARGS (logging to LOG), wait until
+# it serves (10 s at most), stop it with SIGTERM; 0 when it served and
+# stopped cleanly.
+serves() {
+  log=$1
+  shift
+  "$evald" --backend cpu --models "$tmp/models" --max-batch 8 --max-wait-us 100 "$@" \
+    >"$log" 2>&1 &
+  pid=$!
+  pids=$pid
+  i=0
+  while [ $i -lt 100 ] && ! grep -q "serving 1 model" "$log" && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  grep -q "serving 1 model" "$log"
+  up=$?
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid"
+  st=$?
+  pids=
+  [ "$up" = 0 ] && [ "$st" = 0 ]
+}
+if serves "$tmp/plain.log" --bind 'tcp://0.0.0.0:*' --security none &&
+  grep -q "WARNING: no --keys: plain ZeroMQ" "$tmp/plain.log"; then
+  ok "--security none serves plain on tcp://0.0.0.0:* (warned) and stops on SIGTERM"
+else
+  notok "--security none: $(tail -3 "$tmp/plain.log")"
+fi
+if serves "$tmp/ipc.log" --bind "ipc://$tmp/evald.sock"; then
+  ok "ipc:// needs no --keys"
+else
+  notok "ipc:// without --keys: $(tail -3 "$tmp/ipc.log")"
+fi
+
 tap_done

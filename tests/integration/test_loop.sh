@@ -98,6 +98,7 @@ assert g1["search"]["leaf_mix"] == 0.5 and g1["candidate"]["leaf_mix"] == -1, g1
 assert g1["candidate"]["evaluator"] == "net" and g1["search"]["simulations"] == 30, g1
 v1 = json.load(open(c + "/gen1/gate/gate/verdict.json"))
 assert v1["candidate"]["leaf_mix"] == 0.5 and "leaf_mix" not in v1["champion"], v1["candidate"]
+assert v1["candidate"]["puct_c"] == 0 and "puct_c" not in v1["champion"], v1["candidate"]
 s1 = eff(c + "/gen1/selfplay.yaml")
 champ = json.load(open(c + "/loop.json"))["history"][0]["verdict"]
 if champ == "promote":

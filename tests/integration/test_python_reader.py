@@ -11,8 +11,10 @@ checks the reader's refusals, ShardDataset's deterministic shuffling, a
 PyTorch DataLoader, pad_batch and `sf-shard export --npz`.
 """
 
+import contextlib
 import glob
 import hashlib
+import io
 import json
 import os
 import re
@@ -100,6 +102,15 @@ subprocess.run([FIXTURE, WORK], check=True)
 EXPECTED, RECORDS = load_expected(os.path.join(WORK, "expected.jsonl"))
 A = os.path.join(WORK, "a.shard")
 B = os.path.join(WORK, "b.shard")
+# A and B are jobs 7 and 8 of run synth-run under names a person gave them;
+# a directory holds a shard only under its canonical name (the coordinator's,
+# shard.h sf_shard_name): CANON has copies so named.
+NA, NB = "synth-run-job000007.shard", "synth-run-job000008.shard"
+CANON = os.path.join(WORK, "canon")
+CA, CB = os.path.join(CANON, NA), os.path.join(CANON, NB)
+os.makedirs(CANON)
+shutil.copyfile(A, CA)
+shutil.copyfile(B, CB)
 
 
 @test
@@ -245,6 +256,85 @@ def renamed_or_swapped_shards_are_refused():
     ok = copy("%s-job%06d-a2.shard" % (run, job))
     with open_shard(ok) as s:
         assert len(s) > 0
+
+
+@test
+def a_directory_refuses_shards_not_under_their_canonical_names():
+    """A shard found in a directory must have its canonical name: the
+    fixture's a.shard, a worker's attempt name and a copy under a made-up
+    name are refused by ShardDataset and the training window, naming the
+    file and the name expected; the same file named on its own is read."""
+    from spirefleet.window import WindowError, find_shards
+    want = ("not the canonical name of its shard: expected 'synth-run-job000007.shard' "
+            "(run 'synth-run', job 7); a directory holds each shard only under that name")
+    for name in ("a.shard", "synth-run-job000007-a2.shard", "copy-of-7.shard"):
+        d = os.path.join(WORK, "named-" + name)
+        os.makedirs(d)
+        shutil.copyfile(CB, os.path.join(d, NB))
+        bad = os.path.join(d, name)
+        shutil.copyfile(A, bad)
+        try:
+            ShardDataset(d)
+        except ShardError as e:
+            assert e.kind == "corrupt" and str(e) == "%s: %s" % (bad, want), str(e)
+        else:
+            raise AssertionError("ShardDataset read %s" % bad)
+        try:
+            find_shards(d)
+        except WindowError as e:
+            assert str(e) == "%s: %s" % (os.path.abspath(bad), want), str(e)
+        else:
+            raise AssertionError("find_shards read %s" % bad)
+        alone = ShardDataset([bad], shuffle=False, skip_engine_limit=False)
+        assert len(alone) == 300 and alone.paths == [bad]
+        assert [i["records"] for i in find_shards([bad])] == [300]
+
+
+@test
+def a_shard_found_twice_is_read_once_with_a_warning():
+    """Two files with one content digest (copies under canonical names in
+    two directories, a copy in a subdirectory the window searches, a copy
+    beside the file named on its own): each record is read once, and a
+    warning names both files."""
+    d1, d2 = os.path.join(WORK, "dup1"), os.path.join(WORK, "dup1", "again")
+    os.makedirs(d2)
+    for f in (CA, CB):
+        shutil.copyfile(f, os.path.join(d1, os.path.basename(f)))
+    shutil.copyfile(CA, os.path.join(d2, NA))
+    top, sub = os.path.join(d1, NA), os.path.join(d2, NA)
+    with open_shard(A) as s:
+        digest = s.manifest["content_digest"]
+    # ShardDataset keeps the first in shard order (file name, digest, path):
+    # ".../dup1/again/..." sorts before ".../dup1/synth-run-..."
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        ds = ShardDataset([d1, d2], shuffle=False, skip_engine_limit=False)
+    assert len(ds) == 420, len(ds)  # 300 + 120, not 300 twice
+    assert ds.paths == [sub, os.path.join(d1, NB)], ds.paths
+    assert ds.skipped_duplicates == [(top, sub)], ds.skipped_duplicates
+    assert err.getvalue() == ("ShardDataset: %s holds the content of %s (the same content digest "
+                              "%s): skipped, its records are read once\n" % (top, sub, digest)), \
+        err.getvalue()
+    assert sorted(ds.locate(i) for i in range(len(ds))) == \
+        sorted([(sub, i) for i in range(300)] + [(os.path.join(d1, NB), i) for i in range(120)])
+    # engine-limit records of a skipped copy are not counted either
+    with contextlib.redirect_stderr(io.StringIO()):
+        twice_b = ShardDataset([CB, os.path.join(d1, NB)], shuffle=False)
+    assert len(twice_b) == 80 and twice_b.skipped_engine_limit == 40
+    # the window searches d1 recursively (top-down), again/ holds the copy
+    from spirefleet.window import find_shards
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        found = find_shards(d1)
+    assert [(i["path"], i["records"]) for i in found] == \
+        [(os.path.join(d1, NB), 120), (top, 300)], found
+    assert err.getvalue() == ("%s holds the content of %s (the same content digest %s): "
+                              "skipped, its labels are read once\n" % (sub, top, digest)), \
+        err.getvalue()
+    # a file named on its own beside a directory holding its copy
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        mixed = ShardDataset([A, CANON], shuffle=False, skip_engine_limit=False)
+    assert len(mixed) == 420 and mixed.paths == [A, CB], mixed.paths
+    assert mixed.skipped_duplicates == [(CA, A)]
+    assert "%s holds the content of %s" % (CA, A) in err.getvalue(), err.getvalue()
 
 
 @test
@@ -495,15 +585,15 @@ def quarantined_shards_are_skipped():
     # quarantine): the dataset and the window leave it out and say so
     d = os.path.join(WORK, "quarantine")
     os.makedirs(d, exist_ok=True)
-    for f in (A, B):
+    for f in (CA, CB):
         shutil.copyfile(f, os.path.join(d, os.path.basename(f)))
     with open_shard(B) as s:
         digest = s.manifest["content_digest"]
     with open(os.path.join(d, "QUARANTINE"), "w") as f:
-        f.write("# quarantined\n%s b.shard 0123456789abcdef 1700000000\n" % digest)
+        f.write("# quarantined\n%s %s 0123456789abcdef 1700000000\n" % (digest, NB))
     ds = ShardDataset(d, shuffle=False)
-    assert ds.paths == [os.path.join(d, "a.shard")]
-    assert ds.skipped_quarantined == [os.path.join(d, "b.shard")]
+    assert ds.paths == [os.path.join(d, NA)]
+    assert ds.skipped_quarantined == [os.path.join(d, NB)]
     assert len(ds) == 300
     every = ShardDataset(d, shuffle=False, include_quarantined=True, skip_engine_limit=False)
     assert len(every) == 420
@@ -512,14 +602,14 @@ def quarantined_shards_are_skipped():
     files = sorted(glob.glob(os.path.join(d, "*.shard")))
     assert len(files) == 2
     by_file = ShardDataset(files, shuffle=False)
-    assert by_file.paths == [os.path.join(d, "a.shard")]
-    assert by_file.skipped_quarantined == [os.path.join(d, "b.shard")]
+    assert by_file.paths == [os.path.join(d, NA)]
+    assert by_file.skipped_quarantined == [os.path.join(d, NB)]
     assert len(by_file) == 300
     assert len(ShardDataset(files, include_quarantined=True, skip_engine_limit=False)) == 420
     both = ShardDataset([d] + files, shuffle=False)  # skipped once, not twice
-    assert both.skipped_quarantined == [os.path.join(d, "b.shard")] and len(both) == 300
+    assert both.skipped_quarantined == [os.path.join(d, NB)] and len(both) == 300
     from spirefleet.window import find_shards
-    assert [i["path"] for i in find_shards(d)] == [os.path.join(d, "a.shard")]
+    assert [i["path"] for i in find_shards(d)] == [os.path.join(d, NA)]
     with open(os.path.join(d, "QUARANTINE"), "a") as f:
         f.write("garbage\n")
     try:
@@ -545,8 +635,8 @@ def dataset_shuffles_deterministically():
     assert epoch1 != order1
     d1.set_epoch(0)
     assert [d1.locate(i) for i in range(len(d1))] == order1
-    plain = ShardDataset(WORK, shuffle=False, skip_engine_limit=False)  # a directory
-    assert plain.locate(0) == (A, 0) and plain.locate(300) == (B, 0)
+    plain = ShardDataset(CANON, shuffle=False, skip_engine_limit=False)  # a directory
+    assert plain.locate(0) == (CA, 0) and plain.locate(300) == (CB, 0)
     # items are the records they name
     for i in (0, 1, 57, 419):
         path, local = d1.locate(i)
@@ -583,16 +673,18 @@ def dataset_order_does_not_depend_on_where_shards_live():
 def dataset_reads_each_shard_once_however_spelled():
     """The same directory or file under several spellings (relative, ./,
     absolute, a trailing slash, a symbolic link) is read once."""
-    rel = os.path.relpath(WORK)
+    rel = os.path.relpath(CANON)
     link = os.path.join(tempfile.gettempdir(), "sf-py-reader-link-%d" % os.getpid())
-    os.symlink(WORK, link)
+    os.symlink(CANON, link)
     try:
-        for spellings in ([WORK, rel, "./" + rel, WORK + "/"], [A, WORK + "//a.shard", WORK],
-                          [link, WORK], [os.path.join(link, "b.shard"), B, A]):
-            d = ShardDataset(spellings, shuffle=False, skip_engine_limit=False)
+        for spellings in ([CANON, rel, "./" + rel, CANON + "/"], [CA, CANON + "//" + NA, CANON],
+                          [link, CANON], [os.path.join(link, NB), CB, CA]):
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                d = ShardDataset(spellings, shuffle=False, skip_engine_limit=False)
             assert len(d) == 420, (spellings, len(d), d.paths)
             assert len(d.paths) == 2 and {os.path.basename(p) for p in d.paths} == \
-                {"a.shard", "b.shard"}, d.paths
+                {NA, NB}, d.paths
+            assert d.skipped_duplicates == [] and err.getvalue() == "", err.getvalue()
     finally:
         os.unlink(link)
 

@@ -21,11 +21,19 @@ check() {
     echo "exit $rc (wanted $want), pattern '$pat'" >>"$work/out"; not_ok "$name"; fi
 }
 
-echo "1..37"
+echo "1..43"
 mkdir -p "$work/src"
 "$fixture" "$work/src" >/dev/null || { echo "Bail out! fixture failed"; exit 1; }
 digest_a=$(sed -n 's/.*"shard": "a.shard", "digest": "\([0-9a-f]*\)".*/\1/p' "$work/src/expected.jsonl")
 rm "$work/src/expected.jsonl"
+# The fixture's a.shard and b.shard are jobs 7 and 8 of run synth-run under
+# names a person gave them; a directory holds a shard only under its
+# canonical name (shard.h sf_shard_check_canonical_name): canon/ has them so.
+a7=synth-run-job000007.shard
+b8=synth-run-job000008.shard
+mkdir "$work/canon"
+cp "$work/src/a.shard" "$work/canon/$a7"
+cp "$work/src/b.shard" "$work/canon/$b8"
 
 check "help lists the exit codes" 0 "2  usage error" -- "$sf" --help
 check "unknown command is a usage error" 2 "unknown command 'bogus'" -- "$sf" bogus
@@ -86,20 +94,53 @@ assert s['file_bytes']==os.path.getsize(sys.argv[3]) and s['file_over_payload']<
 " "$work/stat.json" "$digest_a" "$work/src/a.shard" >"$work/out" 2>&1; then ok "stat --json is parseable and adds up"; else not_ok "stat --json is parseable and adds up"; fi
 
 check "verify a good shard prints its digest" 0 "ok .*a.shard 300 records $digest_a" -- "$sf" verify "$work/src/a.shard"
-check "verify a directory" 0 "2 shards, 2 good, 0 bad" -- "$sf" verify "$work/src"
+check "verify of a shard under a name of its own notes the canonical one" 0 \
+  "note: .*/a.shard is not its shard's canonical name 'synth-run-job000007.shard'" -- \
+  "$sf" verify "$work/src/a.shard"
+check "verify a directory" 0 "2 shards, 2 good, 0 bad" -- "$sf" verify "$work/canon"
+# In a directory, a shard under any other name is refused, naming the name
+# it should have: a person's copy, a worker's attempt, another job's name.
+check "verify DIR refuses shards not under their canonical names" 1 \
+  "FAIL: .*/src/a.shard: not the canonical name of its shard: expected 'synth-run-job000007.shard' (run 'synth-run', job 7)" -- \
+  "$sf" verify "$work/src"
+mkdir "$work/renamed"
+cp "$work/canon/$a7" "$work/canon/$b8" "$work/renamed/"
+cp "$work/canon/$a7" "$work/renamed/copy-of-7.shard"
+cp "$work/canon/$a7" "$work/renamed/synth-run-job000007-a2.shard"
+cp "$work/canon/$a7" "$work/renamed/synth-run-job000009.shard"
+"$sf" verify "$work/renamed" >"$work/renamed.out" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "^5 shards, 2 good, 3 bad" "$work/renamed.out" &&
+  grep -q "^FAIL: .*/copy-of-7.shard: not the canonical name of its shard: expected 'synth-run-job000007.shard'" "$work/renamed.out" &&
+  grep -q "^FAIL: .*/synth-run-job000007-a2.shard: not the canonical name of its shard: expected 'synth-run-job000007.shard'" "$work/renamed.out" &&
+  grep -q "^FAIL: .*/synth-run-job000009.shard: not the canonical name of its shard: expected 'synth-run-job000007.shard'" "$work/renamed.out" &&
+  [ "$(grep -c '^ok ' "$work/renamed.out")" = 2 ]; then
+  ok "verify DIR reads a copy of job 7 under three other names as 3 bad, job 7 once"
+else
+  cp "$work/renamed.out" "$work/out"; echo "exit $rc" >>"$work/out"
+  not_ok "verify DIR reads a copy of job 7 under three other names as 3 bad, job 7 once"
+fi
+check "a copy under another job's canonical name is refused alone too" 1 \
+  "the name says run 'synth-run' job 9, the manifest run 'synth-run' job 7 (a renamed or swapped shard)" -- \
+  "$sf" verify "$work/renamed/synth-run-job000009.shard"
+check "pull does not copy a shard under another name" 1 \
+  "FAILED *copy-of-7.shard: .*not the canonical name of its shard: expected 'synth-run-job000007.shard'" -- \
+  "$sf" pull "$work/renamed" "$work/renameddst"
+if [ ! -e "$work/renameddst/copy-of-7.shard" ] && [ -e "$work/renameddst/$a7" ]; then
+  ok "pull copied job 7 under its name only"; else ls "$work/renameddst" >"$work/out" 2>&1; not_ok "pull copied job 7 under its name only"; fi
 
 mkdir "$work/bad"
-cp "$work/src/a.shard" "$work/bad/a.shard"
-cp "$work/src/b.shard" "$work/bad/b.shard"
+cp "$work/canon/$a7" "$work/bad/$a7"
+cp "$work/canon/$b8" "$work/bad/$b8"
 # Flip a byte in the middle of a.shard's record data.
 python3 -c "
 import sys; p=sys.argv[1]; f=open(p,'r+b'); f.seek(int(sys.argv[2])); b=f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0]^64]))
-" "$work/bad/a.shard" $((data_end / 2))
-check "verify names the page and record of a flipped byte" 1 "FAIL: .*a.shard: page [0-9]*: CRC mismatch.*record" -- "$sf" verify "$work/bad"
+" "$work/bad/$a7" $((data_end / 2))
+check "verify names the page and record of a flipped byte" 1 "FAIL: .*$a7: page [0-9]*: CRC mismatch.*record" -- "$sf" verify "$work/bad"
 check "verify goes on to the other shards" 1 "2 shards, 1 good, 1 bad" -- "$sf" verify "$work/bad"
 check "a missing shard exits 3" 3 "no such shard" -- "$sf" verify "$work/nope.shard"
-truncate -s -100 "$work/bad/b.shard"
-check "cat refuses a truncated shard" 1 "b.shard: truncated" -- "$sf" cat "$work/bad/b.shard"
+truncate -s -100 "$work/bad/$b8"
+check "cat refuses a truncated shard" 1 "$b8: truncated" -- "$sf" cat "$work/bad/$b8"
 
 check "cat prints one line per record" 0 "#299 seed=" -- "$sf" cat "$work/src/a.shard"
 "$sf" cat --json --index 5 "$work/src/a.shard" >"$work/rec.json" 2>&1
@@ -112,21 +153,21 @@ assert len(r['outcome']['value_bins'])==21
 " "$work/rec.json" >"$work/out" 2>&1; then ok "cat --json --index gives that record as JSON"; else not_ok "cat --json --index gives that record as JSON"; fi
 check "cat --index past the end is a usage error" 2 "record 300 out of range" -- "$sf" cat --index 300 "$work/src/a.shard"
 
-check "pull copies sealed shards" 0 "2 copied" -- "$sf" pull "$work/src" "$work/dst"
-check "pull again finds them present" 0 "0 copied .*, 2 present, 0 failed" -- "$sf" pull "file://$work/src" "$work/dst"
-cp "$work/src/b.shard" "$work/bad/a.shard"
-check "pull never replaces a different shard" 1 "conflict a.shard: .*another content digest" -- "$sf" pull "$work/src" "$work/bad"
+check "pull copies sealed shards" 0 "2 copied" -- "$sf" pull "$work/canon" "$work/dst"
+check "pull again finds them present" 0 "0 copied .*, 2 present, 0 failed" -- "$sf" pull "file://$work/canon" "$work/dst"
+cp "$work/canon/$b8" "$work/bad/$a7"
+check "pull never replaces a different shard" 1 "conflict $a7: .*another content digest" -- "$sf" pull "$work/canon" "$work/bad"
 check "a malformed tcp:// source is refused" 2 "not a valid endpoint" -- "$sf" pull "tcp://no such host" "$work/dst"
 
 # A quarantine list (sf-fleet quarantine) names a.shard by its content
 # digest: verify, export and pull of the directory skip it and say so.
 mkdir -p "$work/q"
-cp "$work/src/a.shard" "$work/src/b.shard" "$work/q/"
-qdig=$("$sf" verify "$work/q/a.shard" | awk '$1 == "ok" { print $5 }')
-echo "$qdig a.shard 0123456789abcdef 1700000000" > "$work/q/QUARANTINE"
+cp "$work/canon/$a7" "$work/canon/$b8" "$work/q/"
+qdig=$("$sf" verify "$work/q/$a7" | awk '$1 == "ok" { print $5 }')
+echo "$qdig $a7 0123456789abcdef 1700000000" > "$work/q/QUARANTINE"
 check "verify skips a quarantined shard and says so" 0 "1 shards, 1 good, 0 bad, 1 quarantined" -- "$sf" verify "$work/q"
-check "export refuses a quarantined shard" 1 "quarantined (listed in" -- "$sf" export "$work/q/a.shard" --npz "$work/q.npz"
+check "export refuses a quarantined shard" 1 "quarantined (listed in" -- "$sf" export "$work/q/$a7" --npz "$work/q.npz"
 check "pull skips it and lists it in the destination" 0 "1 copied .*1 quarantined" -- "$sf" pull "$work/q" "$work/qdst"
-check "the destination's list names it" 0 "$qdig a.shard" -- cat "$work/qdst/QUARANTINE"
+check "the destination's list names it" 0 "$qdig $a7" -- cat "$work/qdst/QUARANTINE"
 
 [ "$fails" = 0 ]

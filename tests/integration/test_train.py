@@ -297,7 +297,7 @@ def metric_lines(ckdir):
 @test
 def uninterrupted_reference_run():
     """The reference: 60 steps on the default window (every shard under
-    run.output_dir), checkpoints every 10 steps."""
+    <run.output_dir>/shards), checkpoints every 10 steps."""
     res = final_json(run_train([RESUME, "--checkpoint", os.path.join(WORK, "ck-ref"),
                                 "--threads", "1"]))
     state["ref"] = res

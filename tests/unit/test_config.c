@@ -437,18 +437,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "c81e224201c84841918bf8fda1cecdbc166c0b81343226a2610ddc3172bd754b",
-     "95fb019b295ed79af5a0189582864ec4e996efd968b2b8a856ba8f162adb48d2"},
+     "cf92acaafb3c52278a31dd708be6388549b95717ba374c968f2c8af5f12fece0"},
     {"configs/fleet-example.yaml",
      "df93807667ae76f357fdec86351fb211f2c60a7bbba4d399701111fae08886b0",
-     "0a7800eddc8b2c96a544833d70e8faf0f0b07c184267a57c45934765c6b9015c"},
+     "5174e1bb4d6f31c424010db5fd9bab576be946dd4669cea27ce1f02fb79c8f99"},
     {"configs/local-net.yaml", "b44039e6e3258f4b8c0508b53e671de2812e614d30d428009dbf6c730906ab2f",
-     "17f704015f0ccf641f43d5f5461e85f29139efa5ae8b301e853016dbef948460"},
+     "cd129bad7201852db7c5d3275208cd94e93a07dd727ebe808f8ded6df4f488f8"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "7e51124584a3c31e63c14fccb0c807e55b449ec89d3f321d8ebcea806bfcec9f",
-     "0ed53db3e4c148551e25b76bd9d6d567cc2037aa94aaa446ae2937e875dede43"},
+     "9d9d9d9a03d7c443ad54be5f251372d326662a8910fc5ed237c0158f58b14e87"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "72cfb477bc31d6fafd5a16b065aa754d493d738bda9f8ca1228bbe646122df45",
-     "c5c5fac78adb9b32c7785aa6240e6323f66b4184caa5d6e01db893cf14fc49cf"},
+     "15107f9c8b94988e0d129fe9171277ffdab8326410c0a781bb1a3916a74d6148"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {

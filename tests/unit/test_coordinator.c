@@ -32,9 +32,11 @@ static void make_cfg_n(sf_run_config *cfg, const char *sub, int lease_s, int see
               "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
               " heartbeat_liveness: 3}\n%s%s",
               tmpdir, sub, seeds, lease_s, extra ? extra : "",
-              /* no random audits where a test counts jobs (the audit test
-               * asks for them) */
-              extra && strstr(extra, "security:") ? "" : "security: {audit_fraction: 0}\n");
+              /* no audits where a test counts jobs (the audit tests ask
+               * for them) */
+              extra && strstr(extra, "security:")
+                  ? ""
+                  : "security: {audit_fraction: 0, audit_first_jobs: 0}\n");
 }
 
 static void make_cfg(sf_run_config *cfg, const char *sub, int lease_s, const char *extra) {
@@ -972,16 +974,16 @@ START_TEST(a_job_that_keeps_failing_is_quarantined) {
 }
 END_TEST
 
-/* One worker that takes every job and reports it failed, as fast as it
- * can: it is quarantined after 5 reports and gets no more jobs, and no job
- * is quarantined (each counts a worker once); another worker then
- * completes the run. */
+/* One worker (a key of its own) that takes every job and reports it
+ * failed, as fast as it can: it is quarantined after 5 reports and gets no
+ * more jobs, and no job is quarantined (each counts a worker once); another
+ * key's workers then complete the run. */
 START_TEST(a_flood_of_failure_reports_quarantines_the_reporter_not_the_jobs) {
     sf_run_config cfg;
     make_cfg_n(&cfg, "run", 60, 12, NULL); /* three jobs */
     sf_coordinator *co = open_co(&cfg);
     client bad, good;
-    client_open(&bad, co);
+    open_keyed(&bad, co, "flooder");
     client_open(&good, co);
     hello(co, &bad, "flooder");
     hello(co, &good, "w-good");
@@ -1215,7 +1217,8 @@ END_TEST
  * lease limit alone let one key take every lease by making ids. */
 START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
     sf_run_config cfg;
-    make_cfg(&cfg, "perkey", 60, "security: {audit_fraction: 0, max_workers_per_key: 2}\n");
+    make_cfg(&cfg, "perkey", 60,
+             "security: {audit_fraction: 0, audit_first_jobs: 0, max_workers_per_key: 2}\n");
     sf_coordinator *co = open_co(&cfg);
     char id[SF_ZSEC_ID_LEN + 1], want[200], dir[400];
     sf_zsec_client sec;
@@ -1302,6 +1305,212 @@ START_TEST(one_coordinator_per_output_dir) {
 }
 END_TEST
 
+/* Keys take effect at once on an idle server (docs/operator.md, "Rotation
+ * and revocation"). Before, the lists were read again only inside
+ * sf_zsec_peer, i.e. when an admitted peer's message arrived: a key added
+ * with `sf-fleet keygen DIR --add NAME` to a coordinator no one talked to
+ * was refused for as long as that lasted, and a deleted one still let in. */
+
+/* Step the coordinator until a reply reaches `c` or `ms` pass; NULL: none. */
+static Spirefleet__Envelope *reply_within(sf_coordinator *co, client *c, int ms) {
+    sf_err e = {0};
+    for (uint64_t t0 = sf_now_ns(); sf_now_ns() - t0 < (uint64_t)ms * 1000000u;) {
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
+        Spirefleet__Envelope *env;
+        int rc = sf_wire_recv(c->sock, "the coordinator", 0, &env, &e);
+        if (rc == SF_ETIMEOUT)
+            continue;
+        ck_assert_msg(rc == SF_OK, "reply does not decode: %s", e.msg);
+        return env;
+    }
+    return NULL;
+}
+
+START_TEST(a_key_added_to_an_idle_coordinator_is_let_in_at_its_first_hello) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "idlehello", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    sf_err e = {0};
+    for (int i = 0; i < 20; i++) /* idle: no peer has connected, nothing arrives */
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    /* what `sf-fleet keygen DIR --add newcomer` does (fleet/cli/sf_fleet.c) */
+    ck_assert_msg(sf_zsec_add_key(dir, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    client c;
+    client_open_as(&c, co, "newcomer");
+    send_hello(&c, "newcomer-1");
+    /* generous for a loaded machine: the handshake is judged against the
+     * lists on disk, so the answer comes at the first one */
+    Spirefleet__Envelope *r = reply_within(co, &c, 5000);
+    sf_zsec_counts zc;
+    sf_zsec_server_counts(co->zsec, &zc);
+    ck_assert_msg(r, "no answer to the new key's Hello in 5 s (%llu handshakes refused)",
+                  (unsigned long long)zc.handshakes_denied);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_WELCOME);
+    sf_wire_free(r);
+    ck_assert_uint_eq(zc.clients, 2); /* worker and newcomer */
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* The coordinator's loop re-reads changed lists on its own within a second
+ * (sf_zsec_server_check is its timer), with no handshake and no message:
+ * status's key counts and the log say what is in force. */
+START_TEST(an_idle_coordinator_rereads_changed_key_lists_within_a_second) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "idletimer", 60, NULL);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    sf_err e = {0};
+    sf_zsec_counts before, now;
+    sf_zsec_server_counts(co->zsec, &before);
+    char dir[400];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    ck_assert_msg(sf_zsec_add_key(dir, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    uint64_t t0 = sf_now_ns();
+    do {
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
+        sf_zsec_server_counts(co->zsec, &now);
+    } while (now.clients == before.clients && sf_now_ns() - t0 < 5000000000ull);
+    ck_assert_msg(now.clients == before.clients + 1,
+                  "the idle coordinator still lists %u client key(s) 5 s after one was added",
+                  now.clients);
+    ck_assert_uint_gt(now.reloads, before.reloads);
+    ck_assert_ptr_nonnull(strstr(log.text, "reloaded: 2 client key(s), 1 operator key(s)"));
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* The ZAP handler alone (no sf_zsec_server_check, no sf_zsec_peer: nothing
+ * of the owner's thread runs) judges each handshake against the lists as
+ * they are on disk: a key added a moment ago gets in, a key whose .pub was
+ * deleted a moment ago is refused at its next handshake. */
+static void *zsec_dealer(void *zctx, const char *dir, const char *name, const char *endpoint) {
+    sf_zsec_client sec;
+    sf_err e = {0};
+    ck_assert_msg(sf_zsec_client_load(dir, name, &sec, &e) == SF_OK, "%s", e.msg);
+    void *s = zmq_socket(zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    ck_assert_int_eq(sf_zsec_client_apply(&sec, s, &e), SF_OK);
+    ck_assert_int_eq(zmq_connect(s, endpoint), 0);
+    ck_assert_int_eq(zmq_send(s, "hi", 2, 0), 2);
+    return s;
+}
+
+START_TEST(the_zap_handler_judges_each_handshake_against_the_lists_on_disk) {
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/zapkeys", tmpdir);
+    sf_err e = {0};
+    ck_assert_msg(sf_zsec_ensure_dir(dir, &e) == SF_OK, "%s", e.msg);
+    void *zctx = zmq_ctx_new();
+    sf_zsec_server *zs;
+    ck_assert_msg(sf_zsec_server_open(zctx, dir, NULL, NULL, &zs, &e) == SF_OK, "%s", e.msg);
+    void *router = zmq_socket(zctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
+    ck_assert_int_eq(sf_zsec_server_apply(zs, router, &e), SF_OK);
+    ck_assert_int_eq(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
+    char ep[256];
+    size_t len = sizeof ep;
+    ck_assert_int_eq(zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len), 0);
+    /* added after the server read its lists */
+    ck_assert_msg(sf_zsec_add_key(dir, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    void *cctx = zmq_ctx_new();
+    void *a = zsec_dealer(cctx, dir, "newcomer", ep);
+    zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
+    ck_assert_msg(zmq_poll(&it, 1, 5000) == 1, "the added key's message did not arrive in 5 s");
+    zmq_msg_t m[2];
+    for (int i = 0; i < 2; i++) {
+        zmq_msg_init(&m[i]);
+        ck_assert_int_ge(zmq_msg_recv(&m[i], router, 0), 0);
+    }
+    sf_zsec_keypair kp;
+    char path[600];
+    snprintf(path, sizeof path, "%s/newcomer.key", dir);
+    ck_assert_int_eq(sf_zsec_read_secret(path, &kp, &e), SF_OK);
+    ck_assert_str_eq(zmq_msg_gets(&m[1], "User-Id"), kp.pub);
+    for (int i = 0; i < 2; i++)
+        zmq_msg_close(&m[i]);
+    zmq_close(a);
+    /* revoked: its next handshake is refused, so its message never comes */
+    sf_zsec_counts before, now;
+    sf_zsec_server_counts(zs, &before);
+    snprintf(path, sizeof path, "%s/%s/newcomer.pub", dir, SF_ZSEC_CLIENTS_DIR);
+    ck_assert_int_eq(unlink(path), 0);
+    void *b = zsec_dealer(cctx, dir, "newcomer", ep);
+    uint64_t t0 = sf_now_ns();
+    do {
+        ck_assert_msg(zmq_poll(&it, 1, 10) == 0,
+                      "a message of the deleted key arrived: its handshake was let in");
+        sf_zsec_server_counts(zs, &now);
+    } while (now.handshakes_denied == before.handshakes_denied && sf_now_ns() - t0 < 5000000000ull);
+    ck_assert_msg(now.handshakes_denied > before.handshakes_denied,
+                  "the deleted key's handshake was not refused in 5 s");
+    ck_assert_uint_eq(now.clients, 1);
+    ck_assert_int_eq(zmq_poll(&it, 1, 0), 0);
+    zmq_close(b);
+    zmq_ctx_term(cctx);
+    zmq_close(router);
+    sf_zsec_server_close(zs);
+    zmq_ctx_term(zctx);
+}
+END_TEST
+
+/* defined below, with the tests of damaged ledgers */
+static void run_two_of_three(sf_run_config *cfg, const char *sub, char digests[3][65]);
+
+/* The run's stored config (the meta record "config", the packed RunConfig)
+ * carries a checksum like every record; a flipped byte in it is a damaged
+ * ledger naming the file and the record. Before, "digest", "format" and
+ * "jobs" were checked at load and "config" never read: its damage went
+ * unnoticed. */
+START_TEST(a_damaged_config_record_is_a_damaged_ledger) {
+    sf_run_config cfg;
+    char digests[3][65];
+    run_two_of_three(&cfg, "cfgrec", digests);
+    char ledger[512];
+    snprintf(ledger, sizeof ledger, "%s/cfgrec/ledger.lmdb", tmpdir);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi meta;
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 4);
+    ck_assert_int_eq(mdb_env_open(env, ledger, MDB_NOSUBDIR, 0644), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    MDB_val k = {6, "config"}, v;
+    ck_assert_int_eq(mdb_get(txn, meta, &k, &v), 0);
+    ck_assert_uint_gt(v.mv_size, 16 + 8);
+    uint8_t *bad = malloc(v.mv_size);
+    memcpy(bad, v.mv_data, v.mv_size);
+    bad[(v.mv_size - 16) / 2] ^= 0x10; /* a byte of the packed config, not of its tag */
+    MDB_val bv = {v.mv_size, bad};
+    ck_assert_int_eq(mdb_put(txn, meta, &k, &bv, 0), 0);
+    ck_assert_int_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    free(bad);
+    sf_coordinator *co = NULL;
+    sf_err e = {0};
+    sf_coord_opts o = {0};
+    ck_assert_int_eq(sf_coordinator_open(&cfg, &o, &co, &e), SF_ECORRUPT);
+    ck_assert_ptr_null(co);
+    ck_assert_msg(strstr(e.msg, "cfgrec/ledger.lmdb: the ledger is damaged: the run's 'config' "
+                                "record is damaged (its checksum does not match)"),
+                  "%s", e.msg);
+    /* the way out, as for a damaged job record */
+    sf_ledger_rebuild rep;
+    ck_assert_msg(sf_coordinator_rebuild_ledger(&cfg, &o, &rep, &e) == SF_OK, "%s", e.msg);
+    ck_assert_uint_eq(rep.jobs_done, 2);
+    co = open_co(&cfg);
+    for (int i = 0; i < 2; i++)
+        ck_assert_str_eq(co->jobs[i].content_digest, digests[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 START_TEST(metrics_text_exposition) {
     sf_coord_status st = {0};
     st.jobs_pending = 5;
@@ -1318,6 +1527,9 @@ START_TEST(metrics_text_exposition) {
     st.auth_denied = 7;
     st.audits_caught = 2;
     st.lease_limit_waits = 11;
+    st.audits_open = 3;
+    st.n_undecided = 1;
+    st.keys_failing = 2;
     char buf[8192];
     ck_assert_int_gt(metrics_render(&st, "r1", buf, sizeof buf), 0);
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_jobs{run=\"r1\",state=\"done\"} 9\n"));
@@ -1334,6 +1546,9 @@ START_TEST(metrics_text_exposition) {
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_lease_limit_waits_total{run=\"r1\"} 11\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_uploads_paused{run=\"r1\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(buf, "spirefleet_cannot_finish{run=\"r1\"} 0\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_audits_open{run=\"r1\"} 3\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_audits_undecided{run=\"r1\"} 1\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "spirefleet_keys_failing{run=\"r1\"} 2\n"));
     ck_assert_int_eq(metrics_render(&st, "r1", buf, 100), SF_EFULL);
 }
 END_TEST
@@ -2398,6 +2613,489 @@ START_TEST(an_audit_catches_a_shard_with_one_label_changed) {
     client_close(&b);
     client_close(&c);
     client_close(&d);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* ---- a listed key that lies (docs/operator.md "Security") ---------------- */
+
+/* The key id of the run's key `name` (<keys>/<name>.pub). */
+static void key_id_of(sf_coordinator *co, const char *name, char id[SF_ZSEC_ID_LEN + 1]) {
+    char dir[400], kp[460], pub[SF_ZSEC_KEY_LEN + 1];
+    sf_config_keys_dir(&co->cfg, dir, sizeof dir);
+    snprintf(kp, sizeof kp, "%s/%s/%s.pub", dir, SF_ZSEC_CLIENTS_DIR, name);
+    sf_err e = {0};
+    if (access(kp, F_OK) != 0)
+        snprintf(kp, sizeof kp, "%s/%s.pub", dir, name);
+    ck_assert_msg(sf_zsec_read_public(kp, pub, &e) == SF_OK, "%s", e.msg);
+    sf_zsec_key_id(pub, id);
+}
+
+/* Play job `job` (seeds from `seed`) as key `name` and upload it; the
+ * ShardAck (free it). `lie`: one label changed. */
+static Spirefleet__Envelope *play_as(sf_coordinator *co, client *c, const char *name, uint64_t job,
+                                     uint64_t seed, int lie, uint8_t digest[32]) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/play-%s-%llu.shard", tmpdir, name, (unsigned long long)job);
+    unlink(path);
+    make_shard_as(co, job, seed, 20, path, digest, name, lie, NULL);
+    Spirefleet__Envelope *r = send_shard(co, c, job, path, digest, -1);
+    unlink(path);
+    return r;
+}
+
+/* Completion waits for trust: with one key no audit opens (no one could
+ * play the copy); once a second key is there, the first key's first stored
+ * job is audited (security.audit_first_jobs, here with audit_fraction 0)
+ * and the run is not COMPLETE while that audit is open, even with every job
+ * done; a worker asking meanwhile is told to wait, not that the run is
+ * complete. When the copies differ and no third key is there, status says
+ * AUDIT UNDECIDED naming both keys; the operator's quarantine of the liar
+ * drops its copy and a third key's agreeing copy completes the run.
+ * (Before, the run was COMPLETE with the audit undecided and the workers
+ * told to exit.) */
+START_TEST(completion_waits_for_every_open_audit) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "trust", 60, 8, "security: {audit_fraction: 0}\n"); /* jobs 1, 2 */
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client a, b, c;
+    open_keyed(&a, co, "ha");
+    hello(co, &a, "a");
+    uint8_t d[32];
+    expect_job(co, &a, 1, 1, "rollout");
+    Spirefleet__Envelope *r = play_as(co, &a, "ha", 1, 100, 0, d);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_opened, 0); /* one key: no one to audit it */
+    open_keyed(&b, co, "hb");
+    hello(co, &b, "b");
+    expect_job(co, &a, 2, 1, "rollout");
+    r = play_as(co, &a, "ha", 2, 104, 0, d);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 2);
+    ck_assert_uint_eq(st.audits_opened, 1); /* a's first job since b came */
+    ck_assert_uint_eq(st.audits_open, 1);
+    ck_assert_int_eq(st.complete, 0);
+    char shown[4096];
+    Spirefleet__Envelope *env = status_shown(co, &a, shown, sizeof shown);
+    ck_assert_msg(strstr(shown, ")  running\n") && strstr(shown, "AUDITS OPEN: 1 audit(s) wait"),
+                  "%s", shown);
+    sf_wire_free(env);
+    expect_wait(co, &a); /* a made the stored copy: it waits */
+    expect_job(co, &b, 2, 101, "rollout");
+    r = play_as(co, &b, "hb", 2, 104, 1, d); /* b's copy differs */
+    ck_assert_msg(r->shard_ack->ok && r->shard_ack->duplicate, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    char ia[SF_ZSEC_ID_LEN + 1], ib[SF_ZSEC_ID_LEN + 1], want[200];
+    key_id_of(co, "ha", ia);
+    key_id_of(co, "hb", ib);
+    env = status_shown(co, &a, shown, sizeof shown);
+    snprintf(want, sizeof want, "AUDIT UNDECIDED: job 2, keys %s/%s: the copies differ", ia, ib);
+    ck_assert_msg(strstr(shown, "running, AUDIT UNDECIDED\n") && strstr(shown, want), "%s", shown);
+    ck_assert(!env->status_reply->complete);
+    ck_assert_uint_eq(env->status_reply->n_undecided_audits, 1);
+    sf_wire_free(env);
+    expect_wait(co, &a);
+    expect_wait(co, &b); /* b made a copy */
+    /* the operator decides: b's key is quarantined, its copy forgotten */
+    co_quarantine_report qr;
+    sf_err e = {0};
+    ck_assert_int_eq(co_quarantine_key(co, ib, 0, "an operator", &qr, &e), SF_OK);
+    ck_assert_uint_eq(qr.shards, 0);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_open, 1);
+    ck_assert_int_eq(st.n_undecided, 0);
+    ck_assert_int_eq(st.complete, 0);
+    open_keyed(&c, co, "hc");
+    hello(co, &c, "c");
+    expect_job(co, &c, 2, 101, "rollout");
+    r = play_as(co, &c, "hc", 2, 104, 0, d);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_passed, 1);
+    ck_assert_uint_eq(st.audits_open, 0);
+    ck_assert_int_eq(st.complete, 1);
+    client_close(&a);
+    client_close(&b);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Three different copies: the audit stays open at stage 3 (the run held,
+ * status naming the three keys) across a restart, until an operator
+ * quarantines the liars. (Before, it was logged and closed, and the stored
+ * copy counted.) */
+START_TEST(three_different_copies_hold_the_run_for_an_operator) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "three", 60, 4, "security: {audit_fraction: 1}\n"); /* job 1 */
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client cs[4];
+    const char *names[4] = {"ka", "kb", "kc", "kd"}, *ids[4] = {"a", "b", "c", "d"};
+    for (int k = 0; k < 3; k++) {
+        open_keyed(&cs[k], co, names[k]);
+        hello(co, &cs[k], ids[k]);
+    }
+    uint8_t d[32];
+    for (int k = 0; k < 3; k++) { /* a stores; b and c audit; each copy its own */
+        expect_job(co, &cs[k], 1, k == 0 ? 1 : 1 + 100 * (uint32_t)k, "rollout");
+        char path[512];
+        snprintf(path, sizeof path, "%s/three-%d.shard", tmpdir, k);
+        unlink(path);
+        synth_params p;
+        synth_params_default(&p);
+        make_shard_as(co, 1, 100, 20 + k, path, d, names[k], 0, NULL); /* 20, 21, 22 records */
+        Spirefleet__Envelope *r = send_shard(co, &cs[k], 1, path, d, -1);
+        ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+        sf_wire_free(r);
+    }
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_undecided, 1);
+    ck_assert_int_eq(st.n_undecided, 1);
+    ck_assert_int_eq(st.undecided[0].stage, 3);
+    ck_assert_int_eq(st.complete, 0);
+    char ka[SF_ZSEC_ID_LEN + 1], kb[SF_ZSEC_ID_LEN + 1], kc[SF_ZSEC_ID_LEN + 1], want[200];
+    key_id_of(co, "ka", ka);
+    key_id_of(co, "kb", kb);
+    key_id_of(co, "kc", kc);
+    snprintf(want, sizeof want, "AUDIT UNDECIDED: job 1, keys %s/%s/%s: three different copies", ka,
+             kb, kc);
+    char shown[4096];
+    Spirefleet__Envelope *env = status_shown(co, &cs[0], shown, sizeof shown);
+    ck_assert_msg(strstr(shown, want), "%s", shown);
+    sf_wire_free(env);
+    /* across a restart */
+    co = restart_keyed(co, &cfg, &log, cs, names, ids, 3);
+    sf_coordinator_status(co, &st);
+    ck_assert_int_eq(st.n_undecided, 1);
+    ck_assert_int_eq(st.undecided[0].stage, 3);
+    expect_wait(co, &cs[0]);
+    /* the operator quarantines c: back to stage 2 (a and b differ), and d
+     * decides against b */
+    co_quarantine_report qr;
+    sf_err e = {0};
+    ck_assert_int_eq(co_quarantine_key(co, kc, 0, "an operator", &qr, &e), SF_OK);
+    sf_coordinator_status(co, &st);
+    ck_assert_int_eq(st.undecided[0].stage, 2);
+    open_keyed(&cs[3], co, "kd");
+    hello(co, &cs[3], "d");
+    expect_job(co, &cs[3], 1, 201, "rollout");
+    char path[512];
+    snprintf(path, sizeof path, "%s/three-d.shard", tmpdir);
+    unlink(path);
+    make_shard_as(co, 1, 100, 20, path, d, "kd", 0, NULL); /* a's copy */
+    Spirefleet__Envelope *r = send_shard(co, &cs[3], 1, path, d, -1);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_caught, 1);
+    ck_assert_uint_eq(st.audits_open, 0);
+    ck_assert_int_eq(st.complete, 1);
+    for (int k = 0; k < 4; k++)
+        client_close(&cs[k]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* Failures and leases count keys, not worker ids: one key under three ids
+ * reports job 1 failed three times, and while another key is there the job
+ * is not failed out of the run (it goes to the other key); one key with 14
+ * ids holds at most security.max_lease_share (0.5) of the jobs not done
+ * while another key waits; a key whose ids report 5 more failures than
+ * stored jobs gets no more jobs under any id. (Before, 3 ids of one key
+ * failed a job out, 14 ids held all 25 leases, and 5 ids with one failure
+ * each were never stopped.) */
+START_TEST(one_key_under_many_ids_cannot_fail_jobs_out_or_hold_every_lease) {
+    sf_run_config cfg;
+    /* leases: 25 jobs */
+    make_cfg_n(&cfg, "ids", 60, 100, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client honest, bad[14];
+    client_open(&honest, co);
+    hello(co, &honest, "honest");
+    open_keyed(&bad[0], co, "liar");
+    for (int k = 0; k < 14; k++) {
+        char id[16];
+        if (k > 0)
+            client_open_as(&bad[k], co, "liar");
+        snprintf(id, sizeof id, "liar-%d", k);
+        hello(co, &bad[k], id);
+    }
+    int jobs = 0, waits = 0; /* 14 ids, two leases each, ask for every job */
+    for (int k = 0; k < 14; k++)
+        for (int n = 0; n < 2; n++) {
+            Spirefleet__Envelope *r = request_job(co, &bad[k]);
+            jobs += r->body_case == SPIREFLEET__ENVELOPE__BODY_JOB;
+            waits += r->body_case == SPIREFLEET__ENVELOPE__BODY_WAIT;
+            sf_wire_free(r);
+        }
+    ck_assert_int_eq(jobs, 13); /* ceil(0.5 x 25 jobs not done) */
+    ck_assert_int_eq(waits, 28 - 13);
+    Spirefleet__Envelope *r = request_job(co, &honest);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    sf_wire_free(r);
+    client_close(&honest);
+    for (int k = 0; k < 14; k++)
+        client_close(&bad[k]);
+    sf_coordinator_close(co);
+
+    /* failures: one job, failed by three ids of the liar's key */
+    make_cfg_n(&cfg, "ids-fail", 60, 4, NULL);
+    co = open_co(&cfg);
+    client_open(&honest, co);
+    hello(co, &honest, "honest");
+    open_keyed(&bad[0], co, "liar2");
+    for (int k = 0; k < 6; k++) {
+        char id[16];
+        if (k > 0)
+            client_open_as(&bad[k], co, "liar2");
+        snprintf(id, sizeof id, "liar-%d", k);
+        hello(co, &bad[k], id);
+    }
+    sf_coord_status st;
+    for (int k = 0; k < 3; k++) {
+        expect_job(co, &bad[k], 1, (uint32_t)k + 1, "rollout");
+        job_failed(co, &bad[k], 1, "forged failure");
+    }
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(co->jobs[0].failures, 3);
+    ck_assert_uint_eq(st.jobs_quarantined, 0); /* three ids, one key */
+    ck_assert_int_eq(st.cannot_finish, 0);
+    expect_job(co, &honest, 1, 4, "rollout"); /* the job goes on */
+    job_failed(co, &honest, 1, SF_JOB_ABANDONED);
+    /* two more reports from new ids: 5 failures, no stored job */
+    for (int k = 3; k < 5; k++) {
+        expect_job(co, &bad[k], 1, (uint32_t)k + 2, "rollout");
+        job_failed(co, &bad[k], 1, "forged failure");
+    }
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.keys_failing, 1);
+    ck_assert_uint_eq(st.workers_quarantined, 0); /* no id reported 5 */
+    r = request_job(co, &bad[5]);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_msg(
+        strstr(r->refusal->reason, "quarantined after 5 failure reports for 0 stored job(s)"), "%s",
+        r->refusal->reason);
+    sf_wire_free(r);
+    expect_job(co, &honest, 1, 7, "rollout");
+    client_close(&honest);
+    for (int k = 0; k < 6; k++)
+        client_close(&bad[k]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A quarantine after completion whose jobs no connected worker can play
+ * says so: the reply counts no live worker, the log and status say NO
+ * WORKERS and to start workers. (Before, status said "running, 1 pending,
+ * workers alive 0" forever and nothing else.) */
+START_TEST(a_quarantine_with_no_worker_left_says_to_start_workers) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "nowk", 60, 4, NULL);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client a, b, op;
+    open_keyed(&a, co, "gone");
+    open_keyed(&b, co, "stays"); /* another key's worker, which exits too */
+    client_open_as(&op, co, SF_ZSEC_OPERATOR_NAME);
+    hello(co, &a, "a");
+    hello(co, &b, "b");
+    expect_job(co, &a, 1, 1, "rollout");
+    uint8_t d[32];
+    Spirefleet__Envelope *r = play_as(co, &a, "gone", 1, 100, 0, d);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    client_close(&a);
+    client_close(&b);
+    sf_coord_status st;
+    sf_err e = {0};
+    uint64_t until = sf_now_ns() + 30ull * 1000000000ull; /* the liveness window, 300 ms */
+    do {
+        ck_assert_int_eq(sf_coordinator_step(co, 20, &e), SF_OK);
+        sf_coordinator_status(co, &st);
+    } while (st.workers_alive > 0 && sf_now_ns() < until);
+    ck_assert_uint_eq(st.workers_alive, 0);
+    ck_assert_int_eq(st.complete, 1);
+    ck_assert_int_eq(st.no_workers, 0); /* nothing waits */
+    char kid[SF_ZSEC_ID_LEN + 1];
+    key_id_of(co, "gone", kid);
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Quarantine q = SPIREFLEET__QUARANTINE__INIT;
+    q.key_id = kid;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE;
+    req.quarantine = &q;
+    r = rpc(co, &op, &req);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY);
+    ck_assert_uint_eq(r->quarantine_reply->jobs_reissued, 1);
+    ck_assert_uint_eq(r->quarantine_reply->workers_alive, 0);
+    sf_wire_free(r);
+    ck_assert_msg(strstr(log.text, "NO WORKER is connected to play them: start workers"), "%s",
+                  log.text);
+    char shown[4096];
+    Spirefleet__Envelope *env = status_shown(co, &op, shown, sizeof shown);
+    ck_assert_msg(strstr(shown, "running, NO WORKERS\n") &&
+                      strstr(shown, "NO WORKERS: jobs wait and no worker is connected"),
+                  "%s", shown);
+    sf_wire_free(env);
+    client_close(&op);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* The run's totals come from the verified shard: its records' fights (60
+ * records of synth_fill are fights 0, 1, 2 of one seed: 3) and its sealed
+ * manifest's simulations and fallbacks, not the upload offer's claims
+ * (fights 1000, fallbacks 99). (Before, the offer's numbers were added.) */
+START_TEST(totals_come_from_the_verified_shard_not_the_offer) {
+    sf_run_config cfg;
+    client c;
+    sf_coordinator *co = begin(&cfg, &c);
+    expect_job(co, &c, 1, 1, "rollout");
+    Spirefleet__JobStats ms = SPIREFLEET__JOB_STATS__INIT;
+    ms.fights = 3;
+    ms.simulations = 777;
+    ms.fallbacks = 5;
+    char path[512];
+    uint8_t d[32];
+    snprintf(path, sizeof path, "%s/totals.shard", tmpdir);
+    unlink(path);
+    make_shard_full(co, 1, 100, 60, path, d, SF_ZSEC_WORKER_NAME, 0, NULL, 0, &ms);
+    uint8_t *bytes;
+    size_t n = slurp(path, &bytes);
+    uint8_t h[32];
+    crypto_hash_sha256(h, bytes, n);
+    char sha[65], dig[65];
+    sf_hex(h, 32, sha);
+    sf_hex(d, 32, dig);
+    Spirefleet__JobStats lie = SPIREFLEET__JOB_STATS__INIT;
+    lie.fights = 1000;
+    lie.fights_won = 1000;
+    lie.simulations = 1u << 30;
+    lie.fallbacks = 99;
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ShardOffer of = SPIREFLEET__SHARD_OFFER__INIT;
+    of.job_id = 1;
+    of.size = n;
+    of.file_sha256 = sha;
+    of.content_digest = dig;
+    of.records = 60;
+    of.stats = &lie;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER;
+    req.shard_offer = &of;
+    Spirefleet__Envelope *r = rpc(co, &c, &req);
+    ck_assert(r->shard_ack->send);
+    sf_wire_free(r);
+    send_chunks(&c, 1, bytes, n);
+    free(bytes);
+    r = pump(co, &c);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    /* the wins, counted independently: a fight's first record's outcome */
+    sf_shard_reader *rd;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_shard_reader_open(path, &rd, &e), SF_OK);
+    uint64_t wins = 0;
+    for (uint64_t i = 0; i < 60; i += 20) {
+        const Spirefleet__LabelRecord *rec;
+        ck_assert_int_eq(sf_shard_reader_get(rd, i, &rec, &e), SF_OK);
+        wins += rec->outcome->won;
+    }
+    sf_shard_reader_close(rd);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.fights, 3);
+    ck_assert_uint_eq(st.simulations, 777);
+    ck_assert_uint_eq(st.fallbacks, 5);
+    ck_assert_uint_eq(co->jobs[0].wins, wins);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* The scripted attack: three keys, one of them ("liar") forging a changed
+ * label into every shard and every audit copy it makes, audit settings at
+ * their defaults. The run ends COMPLETE with the liar's key quarantined,
+ * every shard it stored listed in shards/QUARANTINE and its job played
+ * again, and every stored shard's content digest equal to the honest
+ * digest of its job. */
+START_TEST(one_lying_key_among_three_is_caught_and_its_jobs_played_again) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "attack", 60, 40, "security: {mode: curve}\n"); /* 10 jobs, defaults */
+    ck_assert_double_eq(cfg.security.audit_fraction, 0.05);
+    ck_assert_uint_eq(cfg.security.audit_first_jobs, 1);
+    log_lines log = {0};
+    sf_coordinator *co = open_co_logged(&cfg, &log);
+    client cs[3];
+    const char *names[3] = {"honest-a", "liar", "honest-b"};
+    for (int k = 0; k < 3; k++) {
+        open_keyed(&cs[k], co, names[k]);
+        char id[16];
+        snprintf(id, sizeof id, "w%d", k);
+        hello(co, &cs[k], id);
+    }
+    int refused[3] = {0}, liar_stored = 0;
+    for (uint64_t job = 1; job <= 2; job++) { /* the liar stores two forged shards first */
+        expect_job(co, &cs[1], job, 1, "rollout");
+        uint8_t d[32];
+        Spirefleet__Envelope *r = play_as(co, &cs[1], "liar", job, 100 + 4 * (job - 1), 1, d);
+        ck_assert(r->shard_ack->ok && !r->shard_ack->duplicate);
+        liar_stored++;
+        sf_wire_free(r);
+    }
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    for (int round = 0; round < 200 && !st.complete; round++) {
+        for (int k = 0; k < 3 && !st.complete; k++) {
+            if (refused[k])
+                continue;
+            Spirefleet__Envelope *r = request_job(co, &cs[k]);
+            if (r->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
+                uint64_t job = r->job->job_id, seed = r->job->seed_start;
+                sf_wire_free(r);
+                uint8_t d[32];
+                r = play_as(co, &cs[k], names[k], job, seed, k == 1, d);
+                if (k == 1 && r->body_case == SPIREFLEET__ENVELOPE__BODY_SHARD_ACK &&
+                    r->shard_ack->ok && !r->shard_ack->duplicate)
+                    liar_stored++;
+            } else if (r->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR ||
+                       r->body_case == SPIREFLEET__ENVELOPE__BODY_REFUSAL) {
+                refused[k] = 1;
+            }
+            sf_wire_free(r);
+            sf_coordinator_status(co, &st);
+        }
+    }
+    ck_assert_msg(st.complete, "%s", log.text);
+    ck_assert(refused[1] && !refused[0] && !refused[2]);
+    ck_assert_uint_ge(st.audits_caught, 1);
+    ck_assert_uint_eq(st.shards_quarantined, (uint64_t)liar_stored);
+    ck_assert_uint_eq(st.jobs_done, 10);
+    /* every stored shard is the honest one */
+    for (uint64_t j = 1; j <= 10; j++) {
+        char path[512], want[65];
+        uint8_t d[32];
+        snprintf(path, sizeof path, "%s/attack-ref-%llu.shard", tmpdir, (unsigned long long)j);
+        unlink(path);
+        make_shard_as(co, j, 100 + 4 * (j - 1), 20, path, d, "honest-a", 0, NULL);
+        unlink(path);
+        sf_hex(d, 32, want);
+        ck_assert_str_eq(co->jobs[j - 1].content_digest, want);
+    }
+    sf_shard_quarantine *ql = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_shard_quarantine_load(co->shards_dir, &ql, &e), SF_OK);
+    ck_assert_uint_eq(sf_shard_quarantine_count(ql), (size_t)liar_stored);
+    sf_shard_quarantine_free(ql);
+    for (int k = 0; k < 3; k++)
+        client_close(&cs[k]);
     sf_coordinator_close(co);
 }
 END_TEST

@@ -866,6 +866,55 @@ START_TEST(curve_admits_only_listed_keys) {
 }
 END_TEST
 
+/* A key added to --keys DIR while gpu-evald serves is served at its first
+ * handshake, though no admitted client talks to the server: the ZAP
+ * handler judges each handshake against the lists on disk, and the loop's
+ * sf_zsec_server_check re-reads them within a second. (Before, the lists
+ * were read again only when an admitted client's message arrived: an idle
+ * gpu-evald refused the new key as long as it stayed idle.) */
+START_TEST(curve_serves_a_key_added_to_an_idle_server) {
+    world w;
+    world_new(&w, 8);
+    char keys[400];
+    snprintf(keys, sizeof keys, "%s/keys", w.dir);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
+    server s;
+    memset(&s, 0, sizeof s);
+    s.logf = open_memstream(&s.log, &s.log_len);
+    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
+                       .max_batch = 8,
+                       .max_wait_us = 200,
+                       .metrics_port = SF_METRICS_OFF,
+                       .log = s.logf,
+                       .keys_dir = keys};
+    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
+    server_go(&s);
+    /* what `sf-fleet keygen DIR --add newcomer` does */
+    ck_assert_msg(sf_zsec_add_key(keys, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    sf_zsec_client sec;
+    ck_assert_int_eq(sf_zsec_client_load(keys, "newcomer", &sec, &e), SF_OK);
+    sf_pos p = sf_positions_get(w.ps, 0);
+    sf_net_out got, want;
+    ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &want, &e), SF_OK);
+    /* generous attempts for a loaded machine; served at the first */
+    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(s.ev),
+                          .model_sha256 = sf_bundle_sha256(w.b),
+                          .timeout_ms = 5000,
+                          .max_retries = 1,
+                          .curve = &sec};
+    sf_neteval *ev;
+    ck_assert_int_eq(sf_neteval_connect(&co, NULL, &ev, &e), SF_OK);
+    ck_assert_msg(sf_neteval_eval(ev, &p, 1, &got, &e) == SF_OK, "the added key: %s", e.msg);
+    ck_assert_mem_eq(&got, &want, sizeof got);
+    sf_neteval_close(ev);
+    server_stop(&s);
+    server_done(&s);
+    world_free(&w);
+}
+END_TEST
+
 START_TEST(remote_and_in_process_outputs_are_identical) {
     world w;
     world_new(&w, 64);

@@ -1482,8 +1482,8 @@ START_TEST(pull_copies_verifies_and_skips_present) {
     snprintf(dst, sizeof dst, "%s/dst", tmpdir);
     ck_assert_int_eq(mkdir(src, 0755), 0);
     char a[600], b[600], bad[600], tmp[600];
-    snprintf(a, sizeof a, "%s/a.shard", src);
-    snprintf(b, sizeof b, "%s/b.shard", src);
+    snprintf(a, sizeof a, "%s/synth-run-job000007.shard", src); /* canonical names */
+    snprintf(b, sizeof b, "%s/synth-run-job000008.shard", src);
     snprintf(bad, sizeof bad, "%s/bad.shard", src);
     snprintf(tmp, sizeof tmp, "%s/c.shard.1.tmp", src);
     uint8_t da[32];
@@ -1505,7 +1505,7 @@ START_TEST(pull_copies_verifies_and_skips_present) {
     ck_assert_uint_eq(rep.failed, 1);
     ck_assert_uint_eq(rep.present, 0);
     char out[600];
-    snprintf(out, sizeof out, "%s/a.shard", dst);
+    snprintf(out, sizeof out, "%s/synth-run-job000007.shard", dst);
     sf_shard_verify_report vr;
     ck_assert_int_eq(sf_shard_verify(out, &vr, &err), SF_OK);
     ck_assert_mem_eq(vr.digest, da, 32);
@@ -1523,7 +1523,7 @@ START_TEST(pull_copies_verifies_and_skips_present) {
 
     /* A destination file of the same name and another digest is a conflict
      * and stays as it was. */
-    snprintf(out, sizeof out, "%s/a.shard", dst);
+    snprintf(out, sizeof out, "%s/synth-run-job000007.shard", dst);
     ck_assert_int_eq(unlink(out), 0);
     p.job_id = 7;
     ck_assert_int_eq(write_shard(out, &p, 41, NULL, NULL, NULL, &err), SF_OK);
@@ -1534,6 +1534,252 @@ START_TEST(pull_copies_verifies_and_skips_present) {
     ck_assert_uint_eq(rep.present, 1);
     ck_assert_int_eq(sf_shard_verify(out, &vr, &err), SF_OK);
     ck_assert_uint_eq(vr.records, 41);
+    s->ops->close(s);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- what one job's play writes: keys, turns, one end per fight ------------------ */
+
+/* A shard at `path` of synthetic records idx[0..n-1] in that order (an
+ * index may repeat or come back), record k changed by edit(s, k) when
+ * given; verified, `rep` and `err` receive verify's answer. */
+static int verify_records_as(const char *path, const synth_params *p, const uint64_t *idx, size_t n,
+                             void (*edit)(synth_record *s, size_t k), sf_shard_verify_report *rep,
+                             sf_err *err) {
+    sf_shard_info info;
+    synth_info(p, &info);
+    sf_shard_writer *w = NULL;
+    ck_assert_msg(sf_shard_writer_open(path, &info, NULL, &w, err) == SF_OK, "%s", err->msg);
+    synth_record *s = synth_new();
+    for (size_t k = 0; k < n; k++) {
+        synth_fill(s, p, idx[k]);
+        if (edit)
+            edit(s, k);
+        ck_assert_msg(sf_shard_writer_append(w, &s->rec, err) == SF_OK, "%s", err->msg);
+    }
+    free(s);
+    ck_assert_msg(sf_shard_writer_seal(w, NULL, NULL, err) == SF_OK, "%s", err->msg);
+    return sf_shard_verify(path, rep, err);
+}
+
+START_TEST(verify_refuses_a_repeated_record) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    sf_shard_verify_report rep;
+    /* records 0..9, then record 9 again: the same decision twice in a row */
+    uint64_t idx[11];
+    for (uint64_t i = 0; i < 10; i++)
+        idx[i] = i;
+    idx[10] = 9;
+    ck_assert_int_eq(verify_records_as(path_in("rep.shard"), &p, idx, 11, NULL, &rep, &err),
+                     SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "rep.shard: record 10: key (seed 1000, fight 0, decision 9) "
+                                  "repeats record 9's: a decision is recorded once"),
+                  "%s", err.msg);
+    ck_assert_int_eq(rep.bad_record, 10);
+    ck_assert_uint_eq(rep.records, 10);
+    /* a whole job written twice over (the same 40 records, twice): the
+     * second copy's first record comes back to the first key */
+    uint64_t twice[80];
+    for (uint64_t i = 0; i < 80; i++)
+        twice[i] = i % 40;
+    ck_assert_int_eq(verify_records_as(path_in("twice.shard"), &p, twice, 80, NULL, &rep, &err),
+                     SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "twice.shard: record 40: key (seed 1000, fight 0, decision 0) "
+                                  "comes before record 39's key (seed 1000, fight 1, decision "
+                                  "19): records go in (seed, fight, decision) order"),
+                  "%s", err.msg);
+    ck_assert_int_eq(rep.bad_record, 40);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(verify_refuses_records_out_of_order) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    sf_shard_verify_report rep;
+    /* decisions 5 and 6 of fight 0 swapped */
+    uint64_t idx[] = {0, 1, 2, 3, 4, 6, 5, 7};
+    ck_assert_int_eq(verify_records_as(path_in("swap.shard"), &p, idx, 8, NULL, &rep, &err),
+                     SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "swap.shard: record 6: key (seed 1000, fight 0, decision 5) "
+                                  "comes before record 5's key (seed 1000, fight 0, decision 6)"),
+                  "%s", err.msg);
+    ck_assert_int_eq(rep.bad_record, 6);
+    /* a fight before the one already written (fight 1, then fight 0) */
+    uint64_t fights[] = {20, 21, 0};
+    ck_assert_int_eq(verify_records_as(path_in("fights.shard"), &p, fights, 3, NULL, &rep, &err),
+                     SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "record 2: key (seed 1000, fight 0, decision 0) comes before "
+                                  "record 1's key (seed 1000, fight 1, decision 1)"),
+                  "%s", err.msg);
+    /* a seed before the one already written (seed 1001, then 1000) */
+    uint64_t seeds[] = {240, 239};
+    ck_assert_int_eq(verify_records_as(path_in("seeds.shard"), &p, seeds, 2, NULL, &rep, &err),
+                     SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "record 1: key (seed 1000, fight 11, decision 19) comes before "
+                                  "record 0's key (seed 1001, fight 0, decision 0)"),
+                  "%s", err.msg);
+    remove_tmpdir();
+}
+END_TEST
+
+static void turn_zero_at_3(synth_record *s, size_t k) {
+    if (k == 3)
+        s->ids.turn = 0;
+}
+
+static void turn_back_at_12(synth_record *s, size_t k) {
+    if (k == 12) /* decision 12 is in turn 4 (decision / 4 + 1); record 11 in turn 3 */
+        s->ids.turn = 2;
+}
+
+static void encounter_changes_at_5(synth_record *s, size_t k) {
+    if (k == 5)
+        s->ids.encounter_id = (s->ids.encounter_id + 1) % 20;
+}
+
+static void fight_2_as_fight_0_at_5(synth_record *s, size_t k) {
+    if (k == 5) {
+        s->ids.fight_index = 0;
+        s->ids.encounter_id = (uint32_t)(sf_mix64(s->ids.game_seed * 13) % 20); /* fight 0's */
+    }
+}
+
+START_TEST(verify_refuses_turns_and_fight_ends_that_disagree) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    sf_shard_verify_report rep;
+    uint64_t idx[20];
+    for (uint64_t i = 0; i < 20; i++)
+        idx[i] = i;
+    ck_assert_int_eq(
+        verify_records_as(path_in("t0.shard"), &p, idx, 20, turn_zero_at_3, &rep, &err),
+        SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "t0.shard: record 3 (seed 1000, fight 0, decision 3): turn 0; "
+                                  "turns count from 1"),
+                  "%s", err.msg);
+    ck_assert_int_eq(rep.bad_record, 3);
+    ck_assert_int_eq(
+        verify_records_as(path_in("tb.shard"), &p, idx, 20, turn_back_at_12, &rep, &err),
+        SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "record 12 (seed 1000, fight 0, decision 12): turn 2 after turn "
+                                  "3 of record 11"),
+                  "%s", err.msg);
+    ck_assert_int_eq(
+        verify_records_as(path_in("enc.shard"), &p, idx, 20, encounter_changes_at_5, &rep, &err),
+        SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "record 5 (seed 1000, fight 0): its outcome or encounter "
+                                  "differs from record 0's, the fight's first record"),
+                  "%s", err.msg);
+    /* another fight's end inside fight 0: record 5 is synthetic record 45
+     * (seed 1000, fight 2, decision 5) under fight 0's key and encounter */
+    idx[5] = 45;
+    ck_assert_int_eq(
+        verify_records_as(path_in("end.shard"), &p, idx, 20, fight_2_as_fight_0_at_5, &rep, &err),
+        SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "end.shard: record 5 (seed 1000, fight 0): its outcome or "
+                                  "encounter differs from record 0's, the fight's first record: a "
+                                  "fight has one end"),
+                  "%s", err.msg);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(verify_counts_fights_and_wins_from_the_records) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    /* 300 records of 20 decisions a fight, 12 fights a seed: seed 1000's
+     * fights 0..11 (records 0..239) and seed 1001's fights 0..2 (240..299):
+     * 15 fights. The manifest's JobStats say otherwise (3 fights, 2 won):
+     * the report counts the records, not what the worker wrote. */
+    Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
+    stats.fights = 3;
+    stats.fights_won = 2;
+    ck_assert_int_eq(write_shard(path_in("f.shard"), &p, 300, NULL, &stats, NULL, &err), SF_OK);
+    sf_shard_verify_report rep;
+    ck_assert_msg(sf_shard_verify(path_in("f.shard"), &rep, &err) == SF_OK, "%s", err.msg);
+    ck_assert_uint_eq(rep.fights, 15);
+    /* won fights: each fight's outcome, taken from the generator */
+    uint64_t won = 0;
+    synth_record *s = synth_new();
+    for (uint64_t i = 0; i < 300; i += 20) {
+        synth_fill(s, &p, i);
+        won += s->outcome.won;
+    }
+    free(s);
+    ck_assert_uint_gt(won, 0);
+    ck_assert_uint_lt(won, 15);
+    ck_assert_uint_eq(rep.fights_won, won);
+    ck_assert_str_eq(rep.name, "synth-run-job000007.shard");
+    /* 21 records: a 21st decision opens seed 1000's fight 1 */
+    ck_assert_int_eq(write_shard(path_in("g.shard"), &p, 21, NULL, NULL, NULL, &err), SF_OK);
+    ck_assert_msg(sf_shard_verify(path_in("g.shard"), &rep, &err) == SF_OK, "%s", err.msg);
+    ck_assert_uint_eq(rep.fights, 2);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(canonical_names_are_the_stored_names_only) {
+    sf_err err = {0};
+    ck_assert_int_eq(
+        sf_shard_check_canonical_name("d/synth-run-job000007.shard", "synth-run", 7, &err), SF_OK);
+    ck_assert_int_eq(
+        sf_shard_check_canonical_name("synth-run-job1234567.shard", "synth-run", 1234567, &err),
+        SF_OK);
+    const char *bad[] = {"d/a.shard",
+                         "d/synth-run-job000007-a2.shard",
+                         "d/synth-run-job000008.shard",
+                         "d/other-job000007.shard",
+                         "d/synth-run-job7.shard",
+                         "d/synth-run-job000007.shard.bak"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_eq(sf_shard_check_canonical_name(bad[k], "synth-run", 7, &err), SF_ECORRUPT);
+        char want[300];
+        snprintf(want, sizeof want,
+                 "%s: not the canonical name of its shard: expected "
+                 "'synth-run-job000007.shard' (run 'synth-run', job 7); a directory holds each "
+                 "shard only under that name",
+                 bad[k]);
+        ck_assert_str_eq(err.msg, want);
+    }
+}
+END_TEST
+
+START_TEST(pull_refuses_a_shard_under_another_name) {
+    make_tmpdir();
+    synth_params p;
+    synth_params_default(&p);
+    sf_err err = {0};
+    char src[512], dst[512], a[600], copy[600];
+    snprintf(src, sizeof src, "%s/src", tmpdir);
+    snprintf(dst, sizeof dst, "%s/dst", tmpdir);
+    ck_assert_int_eq(mkdir(src, 0755), 0);
+    snprintf(a, sizeof a, "%s/synth-run-job000007.shard", src);
+    snprintf(copy, sizeof copy, "%s/copy.shard", src);
+    ck_assert_int_eq(write_shard(a, &p, 40, NULL, NULL, NULL, &err), SF_OK);
+    ck_assert_int_eq(write_shard(copy, &p, 40, NULL, NULL, NULL, &err), SF_OK);
+    sf_shard_source *s;
+    ck_assert_int_eq(sf_shard_source_open_dir(src, &s, &err), SF_OK);
+    sf_shard_pull_report rep = {0};
+    ck_assert_int_eq(sf_shard_pull(s, dst, &rep, &err), SF_ECORRUPT);
+    ck_assert_msg(strstr(err.msg, "/src/copy.shard: not the canonical name of its shard: "
+                                  "expected 'synth-run-job000007.shard'"),
+                  "%s", err.msg);
+    ck_assert_uint_eq(rep.copied, 1);
+    ck_assert_uint_eq(rep.failed, 1);
+    char out[600];
+    snprintf(out, sizeof out, "%s/copy.shard", dst);
+    ck_assert_int_eq(access(out, F_OK), -1);
     s->ops->close(s);
     remove_tmpdir();
 }
