@@ -61,9 +61,21 @@ void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage) {
     co->audits[co->n_audits++] = j->id; /* as loaded: not a change */
 }
 
+/* Open an audit of done job j, whose stored copy identity `who` made. */
+static void audit_open(sf_coordinator *co, cjob *j, const char *who) {
+    memset(j->audit_who, 0, sizeof j->audit_who);
+    memset(j->audit_digest, 0, sizeof j->audit_digest);
+    snprintf(j->audit_who[0], sizeof j->audit_who[0], "%s", who);
+    snprintf(j->audit_digest[0], sizeof j->audit_digest[0], "%s", j->content_digest);
+    j->audit_stage = 1;
+    j->audit_worker = -1;
+    audits_add(co, j);
+    co->st.audits_opened++;
+}
+
 void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
     co_ident *id = co_ident_of(co, wi);
-    if (j->audit_stage || !id || co_usable_identities(co) < 2)
+    if (co->audits_off || j->audit_stage || !id || co_usable_identities(co) < 2)
         return;
     int early = id->early_audits < co->cfg.security.audit_first_jobs;
     double f = co->cfg.security.audit_fraction;
@@ -74,18 +86,35 @@ void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
         return;
     if (early)
         id->early_audits++;
-    memset(j->audit_who, 0, sizeof j->audit_who);
-    memset(j->audit_digest, 0, sizeof j->audit_digest);
-    snprintf(j->audit_who[0], sizeof j->audit_who[0], "%s", audit_identity(co, wi));
-    snprintf(j->audit_digest[0], sizeof j->audit_digest[0], "%s", j->content_digest);
-    j->audit_stage = 1;
-    j->audit_worker = -1;
-    audits_add(co, j);
-    co->st.audits_opened++;
+    audit_open(co, j, audit_identity(co, wi));
+}
+
+void audit_catch_up(sf_coordinator *co) {
+    if (co->audits_off || co_usable_identities(co) < 2)
+        return;
+    for (int i = 0; i < co->n_idents; i++) {
+        co_ident *id = &co->idents[i];
+        uint32_t want = co->cfg.security.audit_first_jobs;
+        if (id->quarantined || id->early_audits >= want || id->early_audits >= id->jobs_stored)
+            continue;
+        /* its first stored jobs still here, in job order */
+        for (uint64_t k = 0; k < co->njobs && id->early_audits < want; k++) {
+            cjob *j = &co->jobs[k];
+            if (j->state == JS_DONE && j->maker == i && !j->audit_stage) {
+                audit_open(co, j, id->id);
+                id->early_audits++;
+            }
+        }
+        if (id->early_audits < want) /* fewer stored jobs left than asked: done */
+            id->early_audits = want;
+    }
 }
 
 cjob *audit_take(sf_coordinator *co, int wi) {
     const char *me = audit_identity(co, wi);
+    for (uint64_t k = 0; k < co->n_audits; k++) /* one audit at a time per worker */
+        if (co->jobs[co->audits[k] - 1].audit_worker == wi)
+            return NULL;
     for (uint64_t k = 0; k < co->n_audits; k++) {
         cjob *j = &co->jobs[co->audits[k] - 1];
         if (j->audit_worker >= 0 || j->state != JS_DONE || j->audit_stage > 2)
@@ -165,8 +194,32 @@ static void undecided(sf_coordinator *co, cjob *j, int wi, const char *digest) {
     (void)digest;
 }
 
-void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest) {
+void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint64_t fallbacks) {
     int stage = j->audit_stage;
+    if (fallbacks > 0) {
+        /* its labels depend on when an evaluator timed out: not evidence
+         * either way; another worker (or this one later) plays it again */
+        j->audit_worker = -1;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: audit of job %llu: %s's copy had %llu evaluator fallback(s); not "
+               "compared",
+               (unsigned long long)j->id, audit_identity(co, wi), (unsigned long long)fallbacks);
+        return;
+    }
+    if (stage == 1 && j->fallbacks > 0 && strcmp(digest, j->audit_digest[0])) {
+        /* the stored copy's labels depend on timeouts and a clean copy
+         * differs: the job is played again, no one is blamed */
+        char why[200];
+        snprintf(why, sizeof why,
+                 "audit: the stored copy had %llu evaluator fallback(s) and a copy without any "
+                 "differs; the job is played again",
+                 (unsigned long long)j->fallbacks);
+        sf_log(co->log, co->log_ctx, "coordinator: audit of job %llu: %s",
+               (unsigned long long)j->id, why);
+        co->st.audits_mismatched++;
+        co_job_replay(co, j, why); /* cancels the audit */
+        return;
+    }
     snprintf(j->audit_who[stage], sizeof j->audit_who[stage], "%s", audit_identity(co, wi));
     snprintf(j->audit_digest[stage], sizeof j->audit_digest[stage], "%s", digest);
     j->audit_worker = -1;
@@ -203,12 +256,11 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest) {
 }
 
 void audit_forget(sf_coordinator *co, const char *who) {
-    for (uint64_t k = 0; k < co->n_audits;) {
+    /* an audit whose stored copy the key made stays: its job was undone
+     * with the key's shards (which cancelled it), or, with quarantine
+     * --since, the copy predates what was removed and is still checked */
+    for (uint64_t k = 0; k < co->n_audits; k++) {
         cjob *j = &co->jobs[co->audits[k] - 1];
-        if (!strcmp(j->audit_who[0], who)) { /* its stored copy: no longer trusted */
-            audits_remove(co, j);            /* swaps the last one into k */
-            continue;
-        }
         int copies = j->audit_stage, kept = 1;
         for (int c = 1; c < copies; c++)
             if (strcmp(j->audit_who[c], who)) {
@@ -227,16 +279,19 @@ void audit_forget(sf_coordinator *co, const char *who) {
         } else if (j->audit_worker >= 0 && !strcmp(audit_identity(co, j->audit_worker), who)) {
             j->audit_worker = -1;
         }
-        k++;
     }
 }
 
 int audit_undecided(const sf_coordinator *co, struct sf_coord_audit *out, int cap) {
     int n = 0;
-    for (uint64_t k = 0; k < co->n_audits && n < cap; k++) {
+    for (uint64_t k = 0; k < co->n_audits; k++) {
         const cjob *j = &co->jobs[co->audits[k] - 1];
         if (j->audit_stage < 2)
             continue;
+        if (n >= cap) {
+            n++;
+            continue;
+        }
         memset(&out[n], 0, sizeof out[n]);
         out[n].job_id = j->id;
         out[n].stage = j->audit_stage;

@@ -154,11 +154,14 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                     "worker of a third key (or an operator's sf-fleet quarantine of one)\n",
                     (unsigned long long)a->job_id, who[0], who[1]);
     }
-    if (s->audits_open > s->n_undecided_audits && s->jobs_done == s->jobs_total)
+    if (s->audits_differ > s->n_undecided_audits)
+        fprintf(o, "AUDIT UNDECIDED: %llu more\n",
+                (unsigned long long)(s->audits_differ - s->n_undecided_audits));
+    if (s->audits_open > s->audits_differ && !s->complete)
         fprintf(o,
                 "AUDITS OPEN: %llu audit(s) wait for a copy from a worker of another key; "
                 "the run completes once they are decided\n",
-                (unsigned long long)s->audits_open);
+                (unsigned long long)(s->audits_open - s->audits_differ));
     if (s->no_workers)
         fprintf(o, "NO WORKERS: jobs wait and no worker is connected; start workers (sf-fleet "
                    "worker --connect ENDPOINT)\n");

@@ -135,7 +135,8 @@ typedef struct sf_coord_status {
      * copies differ, by name: stage 2 waits for a third key, stage 3 (three
      * different copies) for an operator's sf-fleet quarantine */
     uint64_t audits_open;
-    int n_undecided;
+    uint64_t audits_differ; /* of them, those whose copies differ */
+    int n_undecided;        /* of those, named below */
     struct sf_coord_audit {
         uint64_t job_id;
         int stage;

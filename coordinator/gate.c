@@ -31,9 +31,10 @@ struct co_gate {
     uint64_t *seeds;
     char (*enc)[SF_SHARD_GATE_ENCOUNTER_MAX];
     size_t n, cap;
-    uint64_t next_job;  /* jobs[0..next_job) are folded                 */
-    uint64_t seen_done; /* jobs_done at the last fold attempt           */
-    int written;        /* the verdict files are written                */
+    uint64_t next_job;    /* jobs[0..next_job) are folded                 */
+    uint64_t seen_done;   /* jobs_done at the last fold attempt           */
+    uint64_t seen_audits; /* open audits then                            */
+    int written;          /* the verdict files are written                */
     char dir[320];
 };
 
@@ -347,13 +348,30 @@ static int write_verdict(sf_coordinator *co, sf_err *err) {
     return rc;
 }
 
+void gate_job_undone(sf_coordinator *co, const cjob *j) {
+    co_gate *g = co->gate;
+    if (!g || g->written || j->id > g->next_job)
+        return;
+    /* its pairs are in the test: fold again from the first job (the
+     * sequential test has no way to take pairs out) */
+    sf_err e = {0};
+    g->n = 0;
+    g->next_job = 0;
+    g->seen_done = UINT64_MAX;
+    if (sf_sprt_init(&g->sprt, &g->rule, NULL, 0, &e) < 0)
+        sf_log(co->log, co->log_ctx, "coordinator: gate: %s", e.msg);
+}
+
 int gate_advance(sf_coordinator *co, sf_err *err) {
     co_gate *g = co->gate;
-    if (!g || g->written || co->st.jobs_done == g->seen_done)
+    if (!g || g->written || (co->st.jobs_done == g->seen_done && co->n_audits == g->seen_audits))
         return SF_OK;
     g->seen_done = co->st.jobs_done;
+    g->seen_audits = co->n_audits;
+    /* a job is folded once its audit, if one opened, is decided: the
+     * verdict never rests on a copy whose audit is open */
     while (sf_sprt_decision(&g->sprt) == SF_GATE_CONTINUE && g->next_job < co->njobs &&
-           co->jobs[g->next_job].state == JS_DONE) {
+           co->jobs[g->next_job].state == JS_DONE && !co->jobs[g->next_job].audit_stage) {
         sf_err e = {0};
         if (fold_job(co, &co->jobs[g->next_job], &e) < 0) {
             /* a stored, verified shard that cannot be read now: said, and
@@ -367,8 +385,8 @@ int gate_advance(sf_coordinator *co, sf_err *err) {
     /* every seed folded without a decision (max_pairs above the seeds a
      * config check would have refused): the verdict stands on what there is */
     int exhausted = g->next_job == co->njobs;
-    if (!decided && !exhausted)
-        return SF_OK;
+    if ((!decided && !exhausted) || co->n_audits > 0)
+        return SF_OK; /* no verdict while any audit is open: a catch may undo folded jobs */
     int rc = write_verdict(co, err);
     if (rc == SF_OK)
         g->written = 1;

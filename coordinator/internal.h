@@ -49,6 +49,7 @@ typedef struct cjob {
     uint64_t lease_pos; /* index in the coordinator's leased[] while leased   */
     char worker_id[CO_WORKER_ID_MAX];
     char model[65]; /* the model bound at the first lease ("rollout" or hex); "" = not yet */
+    int maker;      /* identity (co_ident) that stored its shard in this process; -1: unknown */
     /* done */
     char content_digest[65];
     char file_sha256[65];
@@ -96,6 +97,7 @@ typedef struct co_ident {
     uint32_t jobs_stored;  /* shards of its workers stored in this process   */
     uint32_t early_audits; /* audits opened on its first stored jobs           */
     uint32_t failures;     /* failure reports from its workers                 */
+    uint32_t alive;        /* its workers alive now                            */
     int failing;           /* failures - jobs_stored reached SF_COORD_MAX_KEY_FAILURES */
     int quarantined;       /* by sf-fleet quarantine or an audit               */
 } co_ident;
@@ -169,6 +171,8 @@ struct sf_coordinator {
 
     co_ident *idents; /* every identity that said Hello in this process    */
     int n_idents, cap_idents;
+    int audits_off; /* copies of one job cannot be byte-identical here (a
+                       network run on the cuda backend): no audit opens */
 
     cworker *workers;
     int nworkers, cap_workers;
@@ -226,6 +230,10 @@ int gate_check_manifest(const sf_coordinator *co, const cjob *j, const Spireflee
 int gate_advance(sf_coordinator *co, sf_err *err);
 /* 1 once the verdict is written: no job is issued after it. */
 int gate_decided(const sf_coordinator *co);
+/* Done job j goes back to pending (a quarantine): if its pairs were
+ * folded and no verdict is written, the test is folded again from the
+ * start. */
+void gate_job_undone(sf_coordinator *co, const cjob *j);
 /* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
 void gate_status(const sf_coordinator *co, sf_coord_status *st);
 
@@ -254,9 +262,12 @@ int co_quarantine_open(sf_coordinator *co, sf_err *err);
 /* server.c: the identity of worker slot wi (co_ident), or NULL before
  * its Hello. */
 co_ident *co_ident_of(sf_coordinator *co, int wi);
-/* Identities that said Hello and may still get jobs (neither quarantined
- * nor failing): audits and lease shares need two of them. */
+/* Identities with a worker alive that may still get jobs (neither
+ * quarantined nor failing): audits and lease shares need two of them. */
 int co_usable_identities(const sf_coordinator *co);
+/* Done job j's stored copy does not hold up (`why`): the shard is moved
+ * to rejected/ with the reason and the job goes back to pending. */
+void co_job_replay(sf_coordinator *co, cjob *j, const char *why);
 
 /* audit.c: a job's shard is byte-identical wherever it runs (docs/
  * architecture.md), so a fraction (security.audit_fraction) of done jobs
@@ -267,13 +278,19 @@ int co_usable_identities(const sf_coordinator *co);
 const char *audit_identity(const sf_coordinator *co, int wi);
 /* Job j just became done, its shard from worker wi: maybe open an audit. */
 void audit_on_done(sf_coordinator *co, cjob *j, int wi);
+/* Two usable identities are there now: open each identity's early audits
+ * (security.audit_first_jobs) on its jobs stored while it was alone. */
+void audit_catch_up(sf_coordinator *co);
 /* An audit worker wi may play now (its identity made no copy of it), or
  * NULL; leases it to wi. */
 cjob *audit_take(sf_coordinator *co, int wi);
 /* Whether wi's offer for done job j is the audit copy it was asked for. */
 int audit_expects(const sf_coordinator *co, const cjob *j, int wi);
-/* wi's audit copy of j verified with content digest `digest` (hex). */
-void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest);
+/* wi's audit copy of j verified with content digest `digest` (hex) and
+ * `fallbacks` evaluator fallbacks (its manifest's): a copy with fallbacks
+ * is not compared (its labels depend on a timeout), and a stored copy with
+ * fallbacks that a clean copy contradicts is played again. */
+void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint64_t fallbacks);
 /* Heartbeats renew an audit's lease; dead workers and late ones lose it. */
 void audit_extend(sf_coordinator *co, cjob *j, int wi);
 void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker);
@@ -284,10 +301,11 @@ void audit_cancel(sf_coordinator *co, cjob *j);
  * left with only the stored copy asks for another, one left with two
  * differing copies asks for a third. */
 void audit_forget(sf_coordinator *co, const char *who);
-/* Open audits with differing copies (stage 2 or 3), for a status: at most
- * `cap` of them into out[] (job id, stage, the copies' makers). */
+/* Open audits with differing copies (stage 2 or 3), for a status: the
+ * first `cap` of them into out[] (job id, stage, the copies' makers);
+ * returns how many there are. */
 int audit_undecided(const sf_coordinator *co, struct sf_coord_audit *out, int cap);
-/* Ledger load: done job j had an audit at `stage` (1, 2) with its
+/* Ledger load: done job j had an audit at `stage` (1, 2, 3) with its
  * audit_who / audit_digest filled; it is open again, waiting for an
  * auditor. */
 void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage);

@@ -124,13 +124,13 @@ int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t 
                  "# HELP spirefleet_audits_undecided Open audits whose copies differ (AUDIT "
                  "UNDECIDED).\n"
                  "# TYPE spirefleet_audits_undecided gauge\n"
-                 "spirefleet_audits_undecided{run=\"%s\"} %d\n"
+                 "spirefleet_audits_undecided{run=\"%s\"} %llu\n"
                  "# HELP spirefleet_keys_failing Keys whose workers get no more jobs for their "
                  "failure reports.\n"
                  "# TYPE spirefleet_keys_failing gauge\n"
                  "spirefleet_keys_failing{run=\"%s\"} %u\n",
-                 run, (unsigned long long)s->audits_open, run, s->n_undecided, run,
-                 s->keys_failing);
+                 run, (unsigned long long)s->audits_open, run, (unsigned long long)s->audits_differ,
+                 run, s->keys_failing);
     if (m < 0 || (size_t)(n + m) >= cap)
         return SF_EFULL;
     n += m;

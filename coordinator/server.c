@@ -61,8 +61,21 @@ static void leased_remove(sf_coordinator *co, cjob *j) {
 int co_usable_identities(const sf_coordinator *co) {
     int n = 0;
     for (int i = 0; i < co->n_idents; i++)
-        n += !co->idents[i].quarantined && !co->idents[i].failing;
+        n += co->idents[i].alive > 0 && !co->idents[i].quarantined && !co->idents[i].failing;
     return n;
+}
+
+/* Worker wi's liveness, kept per identity too (co_ident.alive). */
+static void worker_set_alive(sf_coordinator *co, int wi, int alive) {
+    cworker *w = &co->workers[wi];
+    if (w->alive == alive)
+        return;
+    w->alive = alive;
+    co_ident *id = co_ident_of(co, wi);
+    if (id)
+        id->alive = alive ? id->alive + 1 : id->alive - 1;
+    if (alive && id && id->alive == 1)
+        audit_catch_up(co); /* a second key may be back */
 }
 
 /* Whether job j has failed out of the run: reported failed by
@@ -274,6 +287,8 @@ void co_job_undo(sf_coordinator *co, cjob *j) {
     if (j->state != JS_DONE)
         return;
     audit_cancel(co, j);
+    gate_job_undone(co, j);
+    j->maker = -1;
     co->st.jobs_done--;
     co->st.shards_stored--;
     co->st.bytes_stored -= j->bytes;
@@ -291,9 +306,20 @@ void co_job_undo(sf_coordinator *co, cjob *j) {
     queue_push(co, j->id);
 }
 
+static void set_aside(sf_coordinator *co, const char *name, const char *why);
+
+void co_job_replay(sf_coordinator *co, cjob *j, const char *why) {
+    if (j->state != JS_DONE)
+        return;
+    char name[sizeof j->shard_name];
+    snprintf(name, sizeof name, "%s", j->shard_name);
+    set_aside(co, name, why);
+    co_job_undo(co, j);
+}
+
 static void worker_dead(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
-    w->alive = 0;
+    worker_set_alive(co, wi, 0);
     upload_discard(&w->up);
     audit_expire(co, sf_now_ns(), wi);
     for (uint64_t k = co->n_leased; k-- > 0;) {
@@ -446,7 +472,7 @@ static void on_hello(sf_coordinator *co, const uint8_t *ident, size_t len,
         w->replaced_pid = w->pid;
     }
     w->pid = h->pid;
-    w->alive = 1;
+    worker_set_alive(co, wi, 1);
     w->last_seen = sf_now_ns();
 
     Spirefleet__Welcome wel = SPIREFLEET__WELCOME__INIT;
@@ -582,6 +608,15 @@ static void on_job_request(sf_coordinator *co, int wi) {
     cjob *aj = co->stopping ? NULL : audit_take(co, wi);
     if (aj) {
         send_job(co, w, aj, aj->attempt + 100 * aj->audit_stage);
+        return;
+    }
+    if (!all_done(co) && !co->stopping && gate_decided(co)) {
+        /* the verdict is written; audits still open: nothing new is issued */
+        Spirefleet__Wait wt = SPIREFLEET__WAIT__INIT;
+        wt.retry_ms = co->cfg.coordinator.heartbeat_ms;
+        env.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;
+        env.wait = &wt;
+        queue_reply(co, w->ident, w->ident_len, &env);
         return;
     }
     if (all_done(co) || co->stopping) {
@@ -726,6 +761,13 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
         return;
     }
     cjob *j = &co->jobs[o->job_id - 1];
+    const co_ident *me = co_ident_of(co, wi);
+    if (me && (me->failing || me->quarantined)) {
+        co->st.shards_rejected++;
+        send_ack(co, wi, o->job_id, 0, 0, 0,
+                 "this key gets no more jobs (failure reports): its shards are not taken");
+        return;
+    }
     int audit = j->state == JS_DONE && audit_expects(co, j, wi);
     if (j->state == JS_DONE && !audit) {
         /* idempotent by job id: the first copy stored wins */
@@ -834,6 +876,10 @@ static void finish_upload(sf_coordinator *co, int wi) {
         send_ack(co, wi, job_id, 1, 1, 0, "job already done");
         return;
     }
+    /* the lease may have been given up (or expired) while the bytes came */
+    if (!why[0] && !audit && !(j->state == JS_LEASED && lease_is(co, j, wi)))
+        snprintf(why, sizeof why, "job %llu is no longer leased to %s", (unsigned long long)job_id,
+                 co->workers[wi].worker_id);
     sf_shard_verify_report rep;
     sf_err verr = {0};
     uint64_t simulations = 0, fallbacks = 0; /* the sealed manifest's */
@@ -890,7 +936,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
         sf_hex(rep.digest, 32, dig);
         upload_discard(u);
         send_ack(co, wi, job_id, 1, 1, 0, "audit copy compared");
-        audit_result(co, j, wi, dig);
+        audit_result(co, j, wi, dig, fallbacks);
         return;
     }
     char name[96], final[1200];
@@ -941,6 +987,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     co_ident *maker = co_ident_of(co, wi);
     if (maker)
         maker->jobs_stored++;
+    j->maker = co->workers[wi].who;
     job_touch(co, j);
     co->need_sync = 1;
     count_done(co, j);
@@ -1005,6 +1052,10 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
     char why_buf[201];
     sf_str_printable(why_buf, sizeof why_buf, f->reason);
     const char *why = why_buf;
+    if (j->state == JS_DONE && audit_expects(co, j, wi)) {
+        j->audit_worker = -1; /* an audit given back: another worker may play it */
+        return;
+    }
     if (j->state != JS_LEASED || j->worker != wi) {
         /* Only the lease holder's report counts: a late one (the lease
          * expired and the job moved on) or a forged one must not push a
@@ -1031,15 +1082,22 @@ static void on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFaile
                    w->worker_id, w->failures);
         }
         co_ident *id = co_ident_of(co, wi);
-        if (id) {
+        if (id)
             id->failures++;
-            if (!id->failing && id->failures >= id->jobs_stored + SF_COORD_MAX_KEY_FAILURES) {
-                id->failing = 1;
-                co->st.keys_failing++;
-                sf_log(co->log, co->log_ctx,
-                       "coordinator: key %s quarantined after %u failure reports for %u stored "
-                       "job(s); its workers get no more jobs",
-                       id->id, id->failures, id->jobs_stored);
+        /* with one key (every local run) the per-worker limit alone: the
+         * key-wide one is against a key among others using many ids */
+        if (id && co->n_idents >= 2 && !id->failing &&
+            id->failures >= id->jobs_stored + SF_COORD_MAX_KEY_FAILURES) {
+            id->failing = 1;
+            co->st.keys_failing++;
+            sf_log(co->log, co->log_ctx,
+                   "coordinator: key %s quarantined after %u failure reports for %u stored "
+                   "job(s); its workers get no more jobs and their leases go to others",
+                   id->id, id->failures, id->jobs_stored);
+            for (uint64_t k = co->n_leased; k-- > 0;) {
+                cjob *lj = &co->jobs[co->leased[k] - 1];
+                if (lj != j && lj->worker >= 0 && co->workers[lj->worker].who == w->who)
+                    release_job(co, lj, 0);
             }
         }
         /* a job counts each worker and each identity once: one worker, or
@@ -1124,6 +1182,7 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
         co->slow_ptrs[k] = &co->slow_msgs[k];
     }
     r->audits_open = st.audits_open;
+    r->audits_differ = st.audits_differ;
     r->keys_failing = st.keys_failing;
     r->keys_known = st.keys_known;
     r->no_workers = st.no_workers;
@@ -1361,7 +1420,7 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
         goto done;
     }
     w->last_seen = sf_now_ns();
-    w->alive = 1;
+    worker_set_alive(co, wi, 1);
     switch (env->body_case) {
     case SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST: on_job_request(co, wi); break;
     case SPIREFLEET__ENVELOPE__BODY_HEARTBEAT: on_heartbeat(co, wi, env->heartbeat); break;
@@ -1466,6 +1525,7 @@ static void recheck_done_jobs(sf_coordinator *co) {
         else
             sf_log(co->log, co->log_ctx, "coordinator: job %llu's shard: %s; re-issuing it",
                    (unsigned long long)j->id, why);
+        audit_cancel(co, j); /* its copies were of a shard that is gone */
         j->state = JS_PENDING;
         j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
         j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
@@ -1620,6 +1680,7 @@ static int open_jobs(sf_coordinator *co, sf_err *err) {
         j->seed_count = (uint32_t)(left < cfg->job_size ? left : cfg->job_size);
         j->worker = -1;
         j->audit_worker = -1;
+        j->maker = -1;
     }
     return SF_OK;
 }
@@ -1795,6 +1856,20 @@ static int open_run(const sf_run_config *cfg, const sf_coord_opts *opts, sf_ledg
     return rc;
 }
 
+/* Whether copies of one job can differ though every worker is honest:
+ * a network evaluated by the cuda backend, which is not bit-identical
+ * (cuBLAS may pick algorithms by batch shape; docs/model.md "Backends").
+ * Audits compare copies byte for byte, so they are off then. */
+static int copies_may_differ(const sf_run_config *cfg) {
+    if (strcmp(cfg->evald.backend, "cuda"))
+        return 0;
+    int net = !strcmp(cfg->search.evaluator, "net");
+    if (!strcmp(cfg->kind, "gate"))
+        for (int side = 0; side < 2; side++)
+            net |= !strcmp(sf_config_gate_side(cfg, side)->evaluator, "net");
+    return net;
+}
+
 int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
                         sf_err *err) {
     *out = NULL;
@@ -1802,6 +1877,13 @@ int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_
     const char *bind = opts && opts->bind ? opts->bind : cfg->coordinator.endpoint;
     int port = opts ? opts->metrics_port : (int)cfg->coordinator.metrics_port;
     int rc = open_run(cfg, opts, NULL, &co, err);
+    if (rc == SF_OK && copies_may_differ(cfg) &&
+        cfg->security.audit_fraction + cfg->security.audit_first_jobs > 0) {
+        co->audits_off = 1;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: audits are off: the cuda backend is not bit-identical, so honest "
+               "copies of a job differ (docs/operator.md \"Audits\")");
+    }
     if (rc == SF_OK)
         rc = gate_advance(co, err);
     if (rc == SF_OK)
@@ -2049,7 +2131,9 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->cannot_finish = !st->complete && left > 0 &&
                         (st->jobs_quarantined >= left || (co->n_idents > 0 && usable == 0));
     st->audits_open = co->n_audits;
-    st->n_undecided = audit_undecided(co, st->undecided, SF_COORD_AUDITS_SHOWN);
+    st->audits_differ = (uint64_t)audit_undecided(co, st->undecided, SF_COORD_AUDITS_SHOWN);
+    st->n_undecided =
+        st->audits_differ < SF_COORD_AUDITS_SHOWN ? (int)st->audits_differ : SF_COORD_AUDITS_SHOWN;
     /* work waits (a pending job, an audit wanting a copy) and no one plays it */
     uint64_t waiting = st->jobs_pending - st->jobs_quarantined;
     for (uint64_t k = 0; k < co->n_audits; k++)

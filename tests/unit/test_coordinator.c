@@ -1528,7 +1528,7 @@ START_TEST(metrics_text_exposition) {
     st.audits_caught = 2;
     st.lease_limit_waits = 11;
     st.audits_open = 3;
-    st.n_undecided = 1;
+    st.audits_differ = 1;
     st.keys_failing = 2;
     char buf[8192];
     ck_assert_int_gt(metrics_render(&st, "r1", buf, sizeof buf), 0);
@@ -2631,6 +2631,17 @@ static void key_id_of(sf_coordinator *co, const char *name, char id[SF_ZSEC_ID_L
     sf_zsec_key_id(pub, id);
 }
 
+/* A heartbeat from `c` (naming no job), its answer read: the worker stays
+ * alive through a long test step. */
+static void beat(sf_coordinator *co, client *c) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
+    hb.worker_id = (char *)"";
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    req.heartbeat = &hb;
+    sf_wire_free(rpc(co, c, &req));
+}
+
 /* Play job `job` (seeds from `seed`) as key `name` and upload it; the
  * ShardAck (free it). `lie`: one label changed. */
 static Spirefleet__Envelope *play_as(sf_coordinator *co, client *c, const char *name, uint64_t job,
@@ -2645,15 +2656,16 @@ static Spirefleet__Envelope *play_as(sf_coordinator *co, client *c, const char *
 }
 
 /* Completion waits for trust: with one key no audit opens (no one could
- * play the copy); once a second key is there, the first key's first stored
- * job is audited (security.audit_first_jobs, here with audit_fraction 0)
- * and the run is not COMPLETE while that audit is open, even with every job
- * done; a worker asking meanwhile is told to wait, not that the run is
+ * play the copy); when a second key comes, the first key's first stored
+ * job is audited (security.audit_first_jobs, here with audit_fraction 0),
+ * and the run is not COMPLETE while that audit is open, even with every
+ * job done; a worker asking meanwhile is told to wait, not that the run is
  * complete. When the copies differ and no third key is there, status says
  * AUDIT UNDECIDED naming both keys; the operator's quarantine of the liar
  * drops its copy and a third key's agreeing copy completes the run.
  * (Before, the run was COMPLETE with the audit undecided and the workers
- * told to exit.) */
+ * told to exit, and a key's jobs stored while it was alone were never
+ * audited.) */
 START_TEST(completion_waits_for_every_open_audit) {
     sf_run_config cfg;
     make_cfg_n(&cfg, "trust", 60, 8, "security: {audit_fraction: 0}\n"); /* jobs 1, 2 */
@@ -2671,14 +2683,17 @@ START_TEST(completion_waits_for_every_open_audit) {
     sf_coordinator_status(co, &st);
     ck_assert_uint_eq(st.audits_opened, 0); /* one key: no one to audit it */
     open_keyed(&b, co, "hb");
+    beat(co, &a); /* a alive (the liveness window is 300 ms) */
     hello(co, &b, "b");
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.audits_opened, 1); /* a's first stored job, now that b came */
     expect_job(co, &a, 2, 1, "rollout");
     r = play_as(co, &a, "ha", 2, 104, 0, d);
     ck_assert(r->shard_ack->ok);
     sf_wire_free(r);
     sf_coordinator_status(co, &st);
     ck_assert_uint_eq(st.jobs_done, 2);
-    ck_assert_uint_eq(st.audits_opened, 1); /* a's first job since b came */
+    ck_assert_uint_eq(st.audits_opened, 1); /* job 2 is not a's first, and f is 0 */
     ck_assert_uint_eq(st.audits_open, 1);
     ck_assert_int_eq(st.complete, 0);
     char shown[4096];
@@ -2687,15 +2702,15 @@ START_TEST(completion_waits_for_every_open_audit) {
                   "%s", shown);
     sf_wire_free(env);
     expect_wait(co, &a); /* a made the stored copy: it waits */
-    expect_job(co, &b, 2, 101, "rollout");
-    r = play_as(co, &b, "hb", 2, 104, 1, d); /* b's copy differs */
+    expect_job(co, &b, 1, 101, "rollout");
+    r = play_as(co, &b, "hb", 1, 100, 1, d); /* b's copy differs */
     ck_assert_msg(r->shard_ack->ok && r->shard_ack->duplicate, "%s", r->shard_ack->reason);
     sf_wire_free(r);
     char ia[SF_ZSEC_ID_LEN + 1], ib[SF_ZSEC_ID_LEN + 1], want[200];
     key_id_of(co, "ha", ia);
     key_id_of(co, "hb", ib);
     env = status_shown(co, &a, shown, sizeof shown);
-    snprintf(want, sizeof want, "AUDIT UNDECIDED: job 2, keys %s/%s: the copies differ", ia, ib);
+    snprintf(want, sizeof want, "AUDIT UNDECIDED: job 1, keys %s/%s: the copies differ", ia, ib);
     ck_assert_msg(strstr(shown, "running, AUDIT UNDECIDED\n") && strstr(shown, want), "%s", shown);
     ck_assert(!env->status_reply->complete);
     ck_assert_uint_eq(env->status_reply->n_undecided_audits, 1);
@@ -2713,8 +2728,8 @@ START_TEST(completion_waits_for_every_open_audit) {
     ck_assert_int_eq(st.complete, 0);
     open_keyed(&c, co, "hc");
     hello(co, &c, "c");
-    expect_job(co, &c, 2, 101, "rollout");
-    r = play_as(co, &c, "hc", 2, 104, 0, d);
+    expect_job(co, &c, 1, 101, "rollout");
+    r = play_as(co, &c, "hc", 1, 100, 0, d);
     ck_assert(r->shard_ack->ok);
     sf_wire_free(r);
     sf_coordinator_status(co, &st);
@@ -2832,6 +2847,12 @@ START_TEST(one_key_under_many_ids_cannot_fail_jobs_out_or_hold_every_lease) {
     int jobs = 0, waits = 0; /* 14 ids, two leases each, ask for every job */
     for (int k = 0; k < 14; k++)
         for (int n = 0; n < 2; n++) {
+            /* every worker stays alive: the other key counts, and a
+             * silent liar id's leases are not released (they would be,
+             * rightly, after the 300 ms liveness window) */
+            beat(co, &honest);
+            for (int m = 0; m < k; m++)
+                beat(co, &bad[m]);
             Spirefleet__Envelope *r = request_job(co, &bad[k]);
             jobs += r->body_case == SPIREFLEET__ENVELOPE__BODY_JOB;
             waits += r->body_case == SPIREFLEET__ENVELOPE__BODY_WAIT;
@@ -3096,6 +3117,74 @@ START_TEST(one_lying_key_among_three_is_caught_and_its_jobs_played_again) {
     sf_shard_quarantine_free(ql);
     for (int k = 0; k < 3; k++)
         client_close(&cs[k]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A restart that finds an audited job's shard gone cancels the audit with
+ * the job (before, the pending job kept its audit in the ledger, and the
+ * next start refused the ledger: "has an audit at stage 1 in state 0"). */
+START_TEST(a_restart_without_an_audited_shard_cancels_its_audit) {
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "gone", 60, 8, "security: {audit_fraction: 1}\n");
+    sf_coordinator *co = open_co(&cfg);
+    client a, b;
+    open_keyed(&a, co, "ga");
+    open_keyed(&b, co, "gb");
+    hello(co, &a, "a");
+    hello(co, &b, "b");
+    expect_job(co, &a, 1, 1, "rollout");
+    uint8_t d[32];
+    Spirefleet__Envelope *r = play_as(co, &a, "ga", 1, 100, 0, d);
+    ck_assert(r->shard_ack->ok);
+    sf_wire_free(r);
+    ck_assert_uint_eq(co->n_audits, 1);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", co->shards_dir, co->jobs[0].shard_name);
+    client_close(&a);
+    client_close(&b);
+    sf_coordinator_close(co);
+    ck_assert_int_eq(unlink(path), 0);
+    co = open_co(&cfg);
+    ck_assert_uint_eq(co->n_audits, 0);
+    ck_assert_int_eq(co->jobs[0].state, JS_PENDING);
+    sf_coordinator_close(co);
+    co = open_co(&cfg); /* and the ledger it wrote opens */
+    ck_assert_int_eq(co->jobs[0].audit_stage, 0);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* An upload whose lease was given up while its bytes came is refused at
+ * its end (before, a worker could abandon the job, keep sending, and have
+ * its shard stored over the next holder's lease). */
+START_TEST(an_upload_after_its_lease_is_given_up_is_refused) {
+    sf_run_config cfg;
+    client c;
+    sf_coordinator *co = begin(&cfg, &c);
+    expect_job(co, &c, 1, 1, "rollout");
+    char path[512];
+    uint8_t d[32];
+    snprintf(path, sizeof path, "%s/given-up.shard", tmpdir);
+    unlink(path);
+    make_shard(co, 1, 100, 20, path, d);
+    uint8_t *bytes;
+    size_t n = slurp(path, &bytes);
+    Spirefleet__Envelope *r = offer_bytes(co, &c, 1, bytes, n, d);
+    ck_assert(r->shard_ack->send);
+    sf_wire_free(r);
+    job_failed(co, &c, 1, SF_JOB_ABANDONED);
+    send_chunks(&c, 1, bytes, n);
+    free(bytes);
+    r = pump(co, &c);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_SHARD_ACK);
+    ck_assert_msg(!r->shard_ack->ok && strstr(r->shard_ack->reason, "no longer leased to w1"), "%s",
+                  r->shard_ack->reason);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.jobs_done, 0);
+    client_close(&c);
     sf_coordinator_close(co);
 }
 END_TEST
