@@ -154,6 +154,46 @@ else
   notok "verdict files differ after the kills" "$(diff "$tmp/clean/gate/verdict.json" "$tmp/crash/gate/verdict.json" 2>&1 | head -6)"
 fi
 
+# 3b. Two keys, every job audited (security.audit_fraction 1): each job's
+# shard is played again by a worker of the other key and the copies agree
+# byte for byte; the verdict, written only once no audit is open, is the
+# one-key run's.
+ep="ipc://$tmp/a.sock"
+config aud "$tmp/aud" "$ep" "{evaluator: rollout, simulations: 60}" \
+  "{evaluator: rollout, simulations: 60, salt: 3}" 300 150 300 0
+printf 'security: {audit_fraction: 1}\n' >> "$tmp/aud.yaml"
+"$fleet" keygen "$tmp/aud/keys" > /dev/null
+"$fleet" keygen "$tmp/aud/keys" --add second > /dev/null
+mkdir -p "$tmp/kb"
+cp "$tmp/aud/keys/server.pub" "$tmp/kb/"
+cp "$tmp/aud/keys/second.key" "$tmp/kb/worker.key"
+chmod 600 "$tmp/kb/worker.key"
+export SF_KEYS="$tmp/aud/keys"
+"$fleet" coordinator "$tmp/aud.yaml" > "$tmp/aud-coord.log" 2>&1 &
+pids="$pids $!"
+"$fleet" worker --connect "$ep" --id ka --scratch "$tmp/aud/w-a" > "$tmp/ka.log" 2>&1 &
+pids="$pids $!"
+"$fleet" worker --connect "$ep" --id kb --keys "$tmp/kb" --scratch "$tmp/aud/w-b" > "$tmp/kb.log" 2>&1 &
+pids="$pids $!"
+if wait_status "$ep" '/COMPLETE/' 180; then
+  "$fleet" status "$ep" > "$tmp/aud.st" 2>&1
+  # "... audits N opened, A agreed, M mismatched, C caught"
+  audits=$(sed -n 's/.*audits \([0-9]*\) opened, \([0-9]*\) agreed, \([0-9]*\) mismatched.*/\1 \2 \3/p' "$tmp/aud.st")
+  a_open=$(echo "$audits" | awk '{print $1 + 0}')
+  a_agreed=$(echo "$audits" | awk '{print $2 + 0}')
+  a_mis=$(echo "$audits" | awk '{print $3 + 0}')
+  if cmp -s "$tmp/clean/gate/verdict.json" "$tmp/aud/gate/verdict.json" &&
+    cmp -s "$tmp/clean/gate/pairs.jsonl" "$tmp/aud/gate/pairs.jsonl" &&
+    [ "$a_open" -gt 0 ] && [ "$a_open" = "$a_agreed" ] && [ "$a_mis" = 0 ]; then
+    ok "two keys, every job audited ($a_open audits, all agreed): the verdict is the one-key run's"
+  else
+    notok "the audited gate" "$(cat "$tmp/aud.st"; diff "$tmp/clean/gate/verdict.json" "$tmp/aud/gate/verdict.json" 2>&1 | head -4)"
+  fi
+else
+  notok "the audited gate never completed" "$("$fleet" status "$ep" 2>&1 | head -12)"
+fi
+"$fleet" stop "$ep" > /dev/null 2>&1
+
 # 4. The report, in a real browser.
 if command -v chromium > /dev/null; then
   "$py" "$report_test" "$tmp/strong" > "$tmp/report.tap" 2>&1
