@@ -164,7 +164,7 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 (unsigned long long)(s->audits_open - s->audits_differ));
     if (s->no_workers)
         fprintf(o, "NO WORKERS: jobs wait and no worker is connected; start workers (sf-fleet "
-                   "worker --connect ENDPOINT)\n");
+                   "worker --connect ENDPOINT --keys DIR)\n");
     if (s->uploads_paused)
         fprintf(o,
                 "UPLOADS PAUSED: the coordinator's disk is full; workers keep their shards "

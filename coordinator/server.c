@@ -2141,6 +2141,8 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     if (gate_decided(co))
         waiting = co->n_audits;
     st->no_workers = !st->complete && st->workers_alive == 0 && waiting > 0 && co->n_idents > 0;
+    if (st->no_workers || (!st->complete && left == 0))
+        st->eta_s = -1.0; /* no one plays, or what is left waits on audits: no estimate */
     if (st->cannot_finish)
         st->eta_s = -1.0;
     sf_zsec_counts zc;

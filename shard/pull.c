@@ -96,8 +96,9 @@ static int dir_list(sf_shard_source *src, sf_shard_entry **out, size_t *nout, sf
             snprintf(v[k].error, sizeof v[k].error, "%s", e.msg);
             v[k].error_code = e.code;
         }
+        const sf_shard_quarantine_entry *qe_ =
+            sf_shard_quarantine_find(q, v[k].digest, m->worker_key_id ? m->worker_key_id : "");
         sf_shard_reader_close(r);
-        const sf_shard_quarantine_entry *qe_ = sf_shard_quarantine_find(q, v[k].digest);
         if (qe_) {
             v[k].quarantined = 1;
             v[k].quarantined_unix = qe_->when_unix;
@@ -208,7 +209,7 @@ static int pull_one(sf_shard_source *src, const sf_shard_entry *e, const char *d
     }
     snprintf(dst, plen, "%s/%s", dst_dir, e->name);
     snprintf(tmp, plen, "%s/%s.%ld%s", dst_dir, e->name, (long)getpid(), SF_SHARD_TEMP_SUFFIX);
-    int rc = SF_OK;
+    int rc = SF_OK, replace = 0;
     struct stat st;
     if (stat(dst, &st) == 0) {
         sf_shard_reader *r = NULL;
@@ -219,6 +220,19 @@ static int pull_one(sf_shard_source *src, const sf_shard_entry *e, const char *d
                             oe.msg);
         } else {
             const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+            sf_shard_quarantine *dq = NULL;
+            sf_err qe = {0};
+            int listed = sf_shard_quarantine_load(dst_dir, &dq, &qe) == SF_OK &&
+                         sf_shard_quarantine_find(dq, m->content_digest.data,
+                                                  m->worker_key_id ? m->worker_key_id : "") != NULL;
+            sf_shard_quarantine_free(dq);
+            if (memcmp(m->content_digest.data, e->digest, SF_SHARD_DIGEST_BYTES) == 0 && listed) {
+                /* DST's copy is a quarantined key's; the source's, the same
+                 * records played again by another key, takes its place */
+                sf_shard_reader_close(r);
+                replace = 1;
+                goto fetch;
+            }
             if (memcmp(m->content_digest.data, e->digest, SF_SHARD_DIGEST_BYTES) == 0) {
                 rep->present++;
                 report(rep, e, "present", NULL);
@@ -230,6 +244,7 @@ static int pull_one(sf_shard_source *src, const sf_shard_entry *e, const char *d
         }
         goto out;
     }
+fetch:
     unlink(tmp); /* a leftover of a pull that died with our pid */
     if ((rc = src->ops->fetch(src, e, tmp, why)) < 0)
         goto fail;
@@ -257,7 +272,7 @@ static int pull_one(sf_shard_source *src, const sf_shard_entry *e, const char *d
         if (rc < 0)
             goto fail;
     }
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dst, RENAME_NOREPLACE) != 0) {
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dst, replace ? 0 : RENAME_NOREPLACE) != 0) {
         rc = sf_err_set(why, errno == EEXIST ? SF_ESTATE : SF_EIO, "%s: rename: %s", dst,
                         strerror(errno));
         goto fail;
@@ -291,7 +306,12 @@ int sf_shard_pull(sf_shard_source *src, const char *dst_dir, sf_shard_pull_repor
     if (rc < 0)
         return sf_err_prefix(err, "listing %s", src->uri);
     int first = SF_OK;
-    for (size_t k = 0; k < n; k++) {
+    /* the quarantined entries first: a copy DST holds of one is then known
+     * as such when the shard played again under the same name comes */
+    for (size_t i = 0; i < 2 * n; i++) {
+        size_t k = i % n;
+        if ((i < n) != (entries[k].quarantined != 0))
+            continue;
         sf_err why = {0};
         if (entries[k].quarantined) {
             /* not copied; the destination learns of it, so a copy it got

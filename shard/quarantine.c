@@ -93,9 +93,12 @@ int sf_shard_quarantine_load(const char *dir, sf_shard_quarantine **out, sf_err 
 }
 
 const sf_shard_quarantine_entry *sf_shard_quarantine_find(const sf_shard_quarantine *q,
-                                                          const uint8_t digest[32]) {
+                                                          const uint8_t digest[32],
+                                                          const char *key_id) {
     for (size_t i = 0; q && i < q->n; i++)
-        if (!memcmp(q->v[i].digest, digest, SF_SHARD_DIGEST_BYTES))
+        if (!memcmp(q->v[i].digest, digest, SF_SHARD_DIGEST_BYTES) &&
+            (!key_id || !key_id[0] || !strcmp(q->v[i].key_id, "-") ||
+             !strcmp(q->v[i].key_id, key_id)))
             return &q->v[i];
     return NULL;
 }
@@ -113,7 +116,8 @@ int sf_shard_quarantine_add(const char *dir, const sf_shard_quarantine_entry *e,
     int rc = sf_shard_quarantine_load(dir, &q, err);
     if (rc < 0)
         return rc;
-    if (sf_shard_quarantine_find(q, e->digest)) {
+    const sf_shard_quarantine_entry *had = sf_shard_quarantine_find(q, e->digest, e->key_id);
+    if (had && !strcmp(had->key_id, e->key_id)) {
         sf_shard_quarantine_free(q);
         return SF_OK;
     }

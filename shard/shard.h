@@ -433,11 +433,15 @@ int sf_shard_source_open_dir(const char *dir, sf_shard_source **out, sf_err *err
  * Quarantine (docs/operator.md "Security"): a shard directory's file
  * QUARANTINE lists shards removed from the data set, one a line:
  *   CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME
- * ('#' lines are comments). A shard whose content digest is listed is
- * skipped by default by everything that reads a directory: sf_shard_pull
- * (which carries the list to its destination), `sf-shard ls`, `verify` and
- * `export`, and the Python reader; each says how many it skipped. By
- * digest, not name: the job's re-issued shard has the same name.
+ * ('#' lines are comments). A shard whose content digest is listed with
+ * the key id its manifest names (worker_key_id; an entry's key id "-"
+ * matches any key, and a shard naming no key matches any entry) is skipped by default by everything that reads a
+ * directory: sf_shard_pull (which carries the list to its destination),
+ * `sf-shard ls`, `verify` and `export`, and the Python reader; each says
+ * how many it skipped. By digest and key, not name: the job's re-issued
+ * shard has the same name, and when another key plays it again to the
+ * same content digest (the quarantined key's copy was honest after all)
+ * that copy is not skipped.
  * ------------------------------------------------------------------------- */
 #define SF_SHARD_QUARANTINE_FILE "QUARANTINE"
 
@@ -452,13 +456,16 @@ typedef struct sf_shard_quarantine sf_shard_quarantine;
 
 /* Read DIR/QUARANTINE (none: an empty list). SF_EFORMAT names file:line. */
 int sf_shard_quarantine_load(const char *dir, sf_shard_quarantine **out, sf_err *err);
-/* The entry with that content digest, or NULL (q may be NULL). */
+/* The entry that quarantines a shard of that content digest made by
+ * `key_id` (its manifest's worker_key_id; NULL or "": any entry with the
+ * digest), or NULL (q may be NULL). */
 const sf_shard_quarantine_entry *sf_shard_quarantine_find(const sf_shard_quarantine *q,
-                                                          const uint8_t digest[32]);
+                                                          const uint8_t digest[32],
+                                                          const char *key_id);
 size_t sf_shard_quarantine_count(const sf_shard_quarantine *q);
 const sf_shard_quarantine_entry *sf_shard_quarantine_at(const sf_shard_quarantine *q, size_t i);
 /* Add an entry to DIR/QUARANTINE (rewritten durably; a digest already
- * listed is kept as it is). */
+ * listed with that key id is kept as it is). */
 int sf_shard_quarantine_add(const char *dir, const sf_shard_quarantine_entry *e, sf_err *err);
 void sf_shard_quarantine_free(sf_shard_quarantine *q);
 

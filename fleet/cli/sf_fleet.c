@@ -416,7 +416,7 @@ static int cmd_quarantine(int argc, char **argv) {
            id, shards, jobs);
     if (jobs > 0 && alive == 0)
         printf("NO WORKERS: no worker is connected to play the %u job(s) issued again; start "
-               "workers (sf-fleet worker --connect %s)\n",
+               "workers (sf-fleet worker --connect %s --keys DIR)\n",
                jobs, ep);
     return 0;
 }

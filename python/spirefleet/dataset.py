@@ -47,7 +47,8 @@ import sys
 import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
-from .shard import SHARD_SUFFIX, FrameCache, check_canonical_name, load_quarantine, open_shard
+from .shard import (SHARD_SUFFIX, FrameCache, check_canonical_name, load_quarantine, open_shard,
+                    quarantined)
 
 # Frames per shuffle window (docs/trainer.md "Shuffling"): 256 frames of 16
 # records mix 4,096 records from 256 places in the data; a batch of 1,024
@@ -84,7 +85,7 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
             dir_keys.update(os.path.realpath(f) for f in files)
         else:
             candidates.append((p, os.path.dirname(p) or os.curdir))
-    quarantines = {}  # a directory's realpath -> the digests its QUARANTINE lists
+    quarantines = {}  # a directory's realpath -> its QUARANTINE list (load_quarantine)
     kept, left_out = {}, {}  # a file's realpath -> its smallest spelling
     for f, d in candidates:
         key = os.path.realpath(f)
@@ -93,7 +94,7 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
                 seen[key] = min(seen[key], f)
                 break
         else:
-            bad = set()
+            bad = {}
             if not include_quarantined:
                 dkey = os.path.realpath(d)
                 if dkey not in quarantines:
@@ -101,7 +102,7 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
                 bad = quarantines[dkey]
             if bad:
                 with open_shard(f) as s:
-                    if s.manifest["content_digest"] in bad:
+                    if quarantined(bad, s.manifest):
                         left_out[key] = f
                         continue
             kept[key] = f

@@ -35,21 +35,23 @@ FORMAT_VERSION = 2          # the C writer's (shard/shard.h SF_SHARD_FORMAT_VERS
 FORMAT_VERSIONS = (1, 2)    # what this reader reads
 SHARD_SUFFIX = ".shard"
 # A directory's quarantine list (shard/shard.h "Quarantine"): lines
-# "CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME"; listed shards are skipped.
+# "CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME"; a shard is skipped when its
+# content digest is listed with the key its manifest names ("-": any key).
 QUARANTINE_FILE = "QUARANTINE"
 
 
 def load_quarantine(directory):
-    """The content digests (lowercase hex) a directory's QUARANTINE lists;
-    an empty set when it has none. Raises ShardError naming file:line for
-    a malformed line."""
+    """A directory's QUARANTINE list as {content digest (lowercase hex): the
+    key ids listed with it}; empty when it has none. Ask it with
+    ``quarantined``. Raises ShardError naming file:line for a malformed
+    line."""
     path = os.path.join(directory, QUARANTINE_FILE)
     try:
         with open(path) as f:
             lines = f.read().splitlines()
     except FileNotFoundError:
-        return set()
-    out = set()
+        return {}
+    out = {}
     for no, line in enumerate(lines, 1):
         if not line or line.startswith("#"):
             continue
@@ -57,8 +59,19 @@ def load_quarantine(directory):
         if len(parts) != 4 or not re.fullmatch(r"[0-9a-f]{64}", parts[0]):
             raise ShardError("format", "%s:%d: expected 'CONTENT_DIGEST NAME KEY_ID UNIX_TIME'"
                              % (path, no))
-        out.add(parts[0])
+        out.setdefault(parts[0], set()).add(parts[2])
     return out
+
+
+def quarantined(qlist, manifest):
+    """Whether a shard (its manifest dict) is one a load_quarantine list
+    names: its content digest listed with the key that made it, or with
+    "-" (or listed at all when the shard names no key). The same records
+    played again by another key are not (the re-issued job of a
+    quarantined key may come back with the same digest)."""
+    keys = qlist.get(manifest["content_digest"])
+    key = manifest.get("worker_key_id", "")
+    return bool(keys) and (not key or "-" in keys or key in keys)
 TEMP_SUFFIX = ".tmp"
 
 _FOOTER = 64

@@ -28,7 +28,7 @@ import numpy as np
 
 from .contract import FORECAST_COLUMNS
 from .shard import (SHARD_SUFFIX, ShardError, check_canonical_name, load_quarantine, open_shard,
-                    tensor_to_numpy)
+                    quarantined, tensor_to_numpy)
 
 NCOLS = len(FORECAST_COLUMNS)
 # Where the current value of each forecast column is in a position's tokens
@@ -73,7 +73,7 @@ def shard_info(path):
             "job_id": int(m["job_id"]), "created_unix": int(m["created_unix"]),
             "model_sha256": m["model_sha256"], "config_digest": m["config_digest"],
             "records": int(m["record_count"]), "labels": int(kept),
-            "gate": bool(m["gate_pairs"])}
+            "gate": bool(m["gate_pairs"]), "worker_key_id": m.get("worker_key_id", "")}
 
 
 def find_shards(paths):
@@ -91,7 +91,10 @@ def find_shards(paths):
                 d = os.path.dirname(i["path"])
                 if d not in bad:
                     bad[d] = load_quarantine(d)
-            kept = [i for i in group if i["digest"] not in bad[os.path.dirname(i["path"])]]
+            kept = [i for i in group
+                    if not quarantined(bad[os.path.dirname(i["path"])],
+                                       {"content_digest": i["digest"],
+                                        "worker_key_id": i["worker_key_id"]})]
             if len(kept) != len(group):
                 sys.stderr.write("%s: %d quarantined shard(s) skipped (QUARANTINE)\n"
                                  % (p, len(group) - len(kept)))

@@ -284,7 +284,10 @@ int sf_cli_export(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     sf_shard_quarantine *q = NULL;
     if (!include_quarantined && sf_shard_quarantine_load(dir, &q, &err) == SF_OK &&
-        sf_shard_quarantine_find(q, sf_shard_reader_manifest(r)->content_digest.data)) {
+        sf_shard_quarantine_find(q, sf_shard_reader_manifest(r)->content_digest.data,
+                                 sf_shard_reader_manifest(r)->worker_key_id
+                                     ? sf_shard_reader_manifest(r)->worker_key_id
+                                     : "")) {
         sf_shard_quarantine_free(q);
         sf_shard_reader_close(r);
         printf("%s: quarantined (listed in %s/%s): not exported; --include-quarantined exports "

@@ -47,7 +47,9 @@ int sf_cli_quarantined(const sf_shard_quarantine *q, const char *path) {
     sf_err e = {0};
     if (sf_shard_reader_open(path, &r, &e) < 0)
         return 0;
-    int hit = sf_shard_quarantine_find(q, sf_shard_reader_manifest(r)->content_digest.data) != NULL;
+    const Spirefleet__ShardManifest *m = sf_shard_reader_manifest(r);
+    int hit = sf_shard_quarantine_find(q, m->content_digest.data,
+                                       m->worker_key_id ? m->worker_key_id : "") != NULL;
     sf_shard_reader_close(r);
     return hit;
 }

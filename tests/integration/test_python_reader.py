@@ -618,6 +618,15 @@ def quarantined_shards_are_skipped():
         assert e.kind == "format" and "QUARANTINE:3" in str(e), str(e)
     else:
         raise AssertionError("a malformed QUARANTINE line was accepted")
+    # by digest and key: the same records played again by another key are
+    # not skipped; "-" and a shard that names no key match any entry
+    from spirefleet.shard import quarantined
+    ql = {"ab" * 32: {"0123456789abcdef"}, "cd" * 32: {"-"}}
+    assert quarantined(ql, {"content_digest": "ab" * 32, "worker_key_id": "0123456789abcdef"})
+    assert not quarantined(ql, {"content_digest": "ab" * 32, "worker_key_id": "fedcba9876543210"})
+    assert quarantined(ql, {"content_digest": "ab" * 32, "worker_key_id": ""})
+    assert quarantined(ql, {"content_digest": "cd" * 32, "worker_key_id": "fedcba9876543210"})
+    assert not quarantined(ql, {"content_digest": "ef" * 32, "worker_key_id": ""})
 
 
 @test

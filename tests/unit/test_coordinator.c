@@ -2369,25 +2369,45 @@ START_TEST(quarantine_removes_exactly_that_workers_shards) {
     ck_assert_uint_eq(sf_shard_quarantine_count(ql), 1);
     ck_assert_mem_eq(sf_shard_quarantine_at(ql, 0)->digest, dig[2], 32);
     ck_assert_str_eq(sf_shard_quarantine_at(ql, 0)->key_id, id);
-    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[1]));
-    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[3]));
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[1], NULL));
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[3], NULL));
     sf_shard_quarantine_free(ql);
     /* the key is refused on its live connection */
     r = request_job(co, &bad);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
     sf_wire_free(r);
-    /* the job goes to the good worker */
+    /* the job goes to the good worker, which plays it to the same records
+     * (the intruder's copy was honest after all): the same content digest */
     r = request_job(co, &good);
     ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
     ck_assert_uint_eq(r->job->job_id, 2);
     sf_wire_free(r);
-    /* the trainer pulls again: nothing new, the quarantined one listed */
+    uint8_t again_dig[32];
+    snprintf(path, sizeof path, "%s/q2-again.shard", tmpdir);
+    unlink(path);
+    make_shard_as(co, 2, 104, 12, path, again_dig, SF_ZSEC_WORKER_NAME, 0, NULL);
+    ck_assert_mem_eq(again_dig, dig[2], 32);
+    r = send_shard(co, &good, 2, path, again_dig, -1);
+    ck_assert_msg(r->shard_ack->ok, "%s", r->shard_ack->reason);
+    sf_wire_free(r);
+    /* ... and it is not hidden by the intruder's entry: the list names a
+     * digest with its key (before, by digest alone, every reader skipped
+     * the good copy too) */
+    snprintf(path, sizeof path, "%s/ctest-job000002.shard", co->shards_dir);
+    ck_assert_int_eq(sf_shard_quarantine_load(co->shards_dir, &ql, &e), SF_OK);
+    ck_assert_int_eq(sf_cli_quarantined(ql, path), 0);
+    ck_assert_ptr_nonnull(sf_shard_quarantine_find(ql, dig[2], id));
+    ck_assert_ptr_null(sf_shard_quarantine_find(ql, dig[2], "0123456789abcdef"));
+    sf_shard_quarantine_free(ql);
+    /* the trainer pulls again: the good copy replaces the intruder's (same
+     * records), the quarantined entry listed */
     arg.stop = 0;
     pthread_create(&th, NULL, serve_thread, &arg);
     ck_assert_int_eq(sf_cli_open_source(sf_coordinator_endpoint(co), keys, &src, &e), SF_OK);
     memset(&rep, 0, sizeof rep);
     ck_assert_msg(sf_shard_pull(src, dst, &rep, &e) == SF_OK, "%s", e.msg);
     ck_assert_uint_eq(rep.present, 2);
+    ck_assert_uint_eq(rep.copied, 1);
     ck_assert_uint_eq(rep.quarantined, 1);
     src->ops->close(src);
     arg.stop = 1;
@@ -2395,16 +2415,18 @@ START_TEST(quarantine_removes_exactly_that_workers_shards) {
     ck_assert_int_eq(sf_shard_quarantine_load(dst, &ql, &e), SF_OK);
     ck_assert_uint_eq(sf_shard_quarantine_count(ql), 1);
     ck_assert_mem_eq(sf_shard_quarantine_at(ql, 0)->digest, dig[2], 32);
+    snprintf(path, sizeof path, "%s/ctest-job000002.shard", dst);
+    ck_assert_int_eq(sf_cli_quarantined(ql, path), 0);
     sf_shard_quarantine_free(ql);
-    /* the trainer's directory as a source: the bad copy is not offered */
+    /* the trainer's directory as a source: all three good copies offered */
     sf_shard_source *dsrc;
     ck_assert_int_eq(sf_shard_source_open_dir(dst, &dsrc, &e), SF_OK);
     char again[600];
     snprintf(again, sizeof again, "%s/again", tmpdir);
     memset(&rep, 0, sizeof rep);
     ck_assert_int_eq(sf_shard_pull(dsrc, again, &rep, &e), SF_OK);
-    ck_assert_uint_eq(rep.copied, 2);
-    ck_assert_uint_eq(rep.quarantined, 1);
+    ck_assert_uint_eq(rep.copied, 3);
+    ck_assert_uint_eq(rep.quarantined, 0);
     dsrc->ops->close(dsrc);
     client_close(&good);
     client_close(&bad);

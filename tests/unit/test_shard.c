@@ -2206,7 +2206,7 @@ START_TEST(quarantine_lists_refuse_bad_lines_and_round_trip) {
     sf_shard_quarantine *q;
     ck_assert_int_eq(sf_shard_quarantine_load(dir, &q, &e), SF_OK);
     ck_assert_uint_eq(sf_shard_quarantine_count(q), 1);
-    const sf_shard_quarantine_entry *out = sf_shard_quarantine_find(q, in.digest);
+    const sf_shard_quarantine_entry *out = sf_shard_quarantine_find(q, in.digest, NULL);
     ck_assert_ptr_nonnull(out);
     ck_assert_str_eq(out->name, in.name);
     ck_assert_str_eq(out->key_id, in.key_id);
