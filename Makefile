@@ -8,7 +8,7 @@
 #                      self-play, train, gate, promote; writes the learning
 #                      curve and the gate reports under runs/loop
 #   make loop-scale    the loop at the size where the value head learns
-#                      (configs/loop-scale.yaml: ~40,000 labels a generation,
+#                      (configs/loop-scale.yaml: ~54,000 labels a generation,
 #                      3 generations, mixed leaves; about 90 minutes on 2 cores)
 #   make release       the release build alone (build-release/: -O3, LTO, no
 #                      assertions, profile-guided: scripts/release builds it
