@@ -435,13 +435,13 @@ int sf_shard_source_open_dir(const char *dir, sf_shard_source **out, sf_err *err
  *   CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME
  * ('#' lines are comments). A shard whose content digest is listed with
  * the key id its manifest names (worker_key_id; an entry's key id "-"
- * matches any key, and a shard naming no key matches any entry) is skipped by default by everything that reads a
- * directory: sf_shard_pull (which carries the list to its destination),
- * `sf-shard ls`, `verify` and `export`, and the Python reader; each says
- * how many it skipped. By digest and key, not name: the job's re-issued
- * shard has the same name, and when another key plays it again to the
- * same content digest (the quarantined key's copy was honest after all)
- * that copy is not skipped.
+ * matches any key, and a shard naming no key matches any entry) is
+ * skipped by default by everything that reads a directory: sf_shard_pull
+ * (which carries the list to its destination), `sf-shard ls`, `verify`
+ * and `export`, and the Python reader; each says how many it skipped. By
+ * digest and key, not name: the job's re-issued shard has the same name,
+ * and when another key plays it again to the same content digest (the
+ * quarantined key's copy was honest after all) that copy is not skipped.
  * ------------------------------------------------------------------------- */
 #define SF_SHARD_QUARANTINE_FILE "QUARANTINE"
 
