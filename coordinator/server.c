@@ -1393,7 +1393,10 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     case SPIREFLEET__ENVELOPE__BODY_QUARANTINE:
         if (role != SF_ZSEC_OPERATOR) {
             co->st.auth_refused++;
-            reply_error(co, ident, ilen, SF_ESTATE, "Quarantine needs an operator key");
+            sf_log(co->log, co->log_ctx,
+                   "coordinator: refused a Quarantine from a key that is not an operator's");
+            reply_error(co, ident, ilen, SF_ESTATE,
+                        "Quarantine needs an operator key (<keys>/operators)");
         } else {
             on_quarantine(co, ident, ilen, env->quarantine);
         }

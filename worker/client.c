@@ -280,7 +280,13 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
         }
         if (leaving(o, idle))
             continue;
-        logf_(c, "no answer from %s; retrying in %d ms", c->endpoint, backoff);
+        /* a CURVE coordinator gives a key it does not admit no answer at
+         * all (the handshake fails before any message): say what to check */
+        logf_(c, "no answer from %s; retrying in %d ms%s", c->endpoint, backoff,
+              c->curve.on ? " (if this lasts: the coordinator may not admit this worker's key: "
+                            "revoked, quarantined or never listed)"
+                          : " (a coordinator with CURVE, the default, answers only workers given "
+                            "--keys DIR)");
         back_off(o, idle, &backoff, c->backoff_max_ms);
     }
 }
