@@ -117,8 +117,9 @@ static const char ls_help[] =
     "  bytes    file size\n"
     "  ratio    compression ratio: uncompressed / compressed record bytes\n"
     "  run/job  the run id and job id\n"
-    "  sealed   yes, or why the file cannot be read (unsealed, truncated, corrupt,\n"
-    "           version); details follow the table\n"
+    "  sealed   yes (\"yes, QUARANTINED\" when DIR's QUARANTINE lists it), or why\n"
+    "           the file cannot be read (unsealed, truncated, corrupt, version);\n"
+    "           details follow the table\n"
     "Exit code 0 when DIR could be listed (ls does not judge the shards; use verify).\n";
 
 static const char *status_word(int rc) {
@@ -146,6 +147,10 @@ static int cmd_ls(int argc, char **argv) {
         free_names(&names);
         return sf_cli_fail(rc, err.msg);
     }
+    sf_shard_quarantine *q = NULL; /* a list that does not load: nothing marked */
+    sf_err qe = {0};
+    if (sf_shard_quarantine_load(argv[1], &q, &qe) < 0)
+        fprintf(stderr, "sf-shard ls: %s\n", qe.msg);
     printf("%-40s %9s %12s %6s  %-28s %s\n", "shard", "records", "bytes", "ratio", "run/job",
            "sealed");
     char **problems = calloc(names.n ? names.n : 1, sizeof *problems);
@@ -162,8 +167,11 @@ static int cmd_ls(int argc, char **argv) {
             char runjob[64];
             snprintf(runjob, sizeof runjob, "%.40s/%llu", m->run_id, (unsigned long long)m->job_id);
             double ratio = m->payload_bytes ? (double)m->raw_bytes / (double)m->payload_bytes : 0;
+            int listed = sf_shard_quarantine_find(q, m->content_digest.data,
+                                                  m->worker_key_id ? m->worker_key_id : "") != NULL;
             printf("%-40s %9llu %12llu %6.2f  %-28s %s\n", base_name(names.v[k]),
-                   (unsigned long long)m->record_count, bytes, ratio, runjob, "yes");
+                   (unsigned long long)m->record_count, bytes, ratio, runjob,
+                   listed ? "yes, QUARANTINED" : "yes");
             total_records += m->record_count;
             total_bytes += bytes;
             sealed++;
@@ -184,6 +192,7 @@ static int cmd_ls(int argc, char **argv) {
         }
     free(problems);
     free_names(&names);
+    sf_shard_quarantine_free(q);
     return SF_EXIT_OK;
 }
 

@@ -21,7 +21,7 @@ check() {
     echo "exit $rc (wanted $want), pattern '$pat'" >>"$work/out"; not_ok "$name"; fi
 }
 
-echo "1..43"
+echo "1..44"
 mkdir -p "$work/src"
 "$fixture" "$work/src" >/dev/null || { echo "Bail out! fixture failed"; exit 1; }
 digest_a=$(sed -n 's/.*"shard": "a.shard", "digest": "\([0-9a-f]*\)".*/\1/p' "$work/src/expected.jsonl")
@@ -166,6 +166,7 @@ cp "$work/canon/$a7" "$work/canon/$b8" "$work/q/"
 qdig=$("$sf" verify "$work/q/$a7" | awk '$1 == "ok" { print $5 }')
 echo "$qdig $a7 0123456789abcdef 1700000000" > "$work/q/QUARANTINE"
 check "verify skips a quarantined shard and says so" 0 "1 shards, 1 good, 0 bad, 1 quarantined" -- "$sf" verify "$work/q"
+check "ls marks it" 0 "^$a7 .*yes, QUARANTINED" -- "$sf" ls "$work/q"
 check "export refuses a quarantined shard" 1 "quarantined (listed in" -- "$sf" export "$work/q/$a7" --npz "$work/q.npz"
 check "pull skips it and lists it in the destination" 0 "1 copied .*1 quarantined" -- "$sf" pull "$work/q" "$work/qdst"
 check "the destination's list names it" 0 "$qdig $a7" -- cat "$work/qdst/QUARANTINE"
