@@ -75,7 +75,7 @@ static void audit_open(sf_coordinator *co, cjob *j, const char *who) {
 
 void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
     co_ident *id = co_ident_of(co, wi);
-    if (co->audits_off || j->audit_stage || !id || co_usable_identities(co) < 2)
+    if (co->audits_off || j->audit_stage || !id || co_usable_identities(co, 1) < 2)
         return;
     int early = id->early_audits < co->cfg.security.audit_first_jobs;
     double f = co->cfg.security.audit_fraction;
@@ -90,7 +90,7 @@ void audit_on_done(sf_coordinator *co, cjob *j, int wi) {
 }
 
 void audit_catch_up(sf_coordinator *co) {
-    if (co->audits_off || co_usable_identities(co) < 2)
+    if (co->audits_off || co_usable_identities(co, 1) < 2)
         return;
     for (int i = 0; i < co->n_idents; i++) {
         co_ident *id = &co->idents[i];
@@ -171,11 +171,11 @@ static void catch_(sf_coordinator *co, const cjob *j, const char *who) {
                (unsigned long long)j->id, e.msg);
 }
 
-/* Three different copies of job j (the third, `digest`, from worker wi):
+/* Three different copies of job j (the third from worker wi):
  * with keys the audit stays open at stage 3 and holds the run until an
  * operator quarantines the wrong key(s) (audit_forget then reopens it);
  * without CURVE there is no key to quarantine by, so it is closed. */
-static void undecided(sf_coordinator *co, cjob *j, int wi, const char *digest) {
+static void undecided(sf_coordinator *co, cjob *j, int wi) {
     co->st.audits_undecided++;
     if (!co->zsec) {
         sf_log(co->log, co->log_ctx,
@@ -191,7 +191,6 @@ static void undecided(sf_coordinator *co, cjob *j, int wi, const char *digest) {
            "the run is held until an operator quarantines the wrong key(s) (sf-fleet "
            "quarantine)",
            (unsigned long long)j->id, j->audit_who[0], j->audit_who[1], j->audit_who[2]);
-    (void)digest;
 }
 
 void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint64_t fallbacks) {
@@ -252,7 +251,7 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint6
     else if (agrees1)
         catch_(co, j, who[0]);
     else
-        undecided(co, j, wi, digest);
+        undecided(co, j, wi);
 }
 
 void audit_forget(sf_coordinator *co, const char *who) {

@@ -41,7 +41,7 @@ typedef struct cjob {
     int failed_by[CO_MAX_FAILURES]; /* their worker slots                  */
     uint32_t failed_idents;         /* distinct identities                 */
     int failed_ident[CO_MAX_FAILURES];
-    int quarantined; /* failed out (counted in jobs_quarantined)              */
+    int quarantined; /* failed out and said so in the log (job_failed_out)    */
     uint8_t queued;  /* in the pending queue (queue_push/queue_pop)           */
     char last_failure[160];
     int worker;         /* index in the worker table while leased, else -1    */
@@ -81,7 +81,6 @@ typedef struct upload {
     uint64_t size, received;
     char file_sha256[65];
     char content_digest[65];
-    uint64_t records;
     char path[1024];
     FILE *f;
     sf_sha256_ctx *sha; /* of the bytes received (owned; NULL when none) */
@@ -262,9 +261,10 @@ int co_quarantine_open(sf_coordinator *co, sf_err *err);
 /* server.c: the identity of worker slot wi (co_ident), or NULL before
  * its Hello. */
 co_ident *co_ident_of(sf_coordinator *co, int wi);
-/* Identities with a worker alive that may still get jobs (neither
- * quarantined nor failing): audits and lease shares need two of them. */
-int co_usable_identities(const sf_coordinator *co);
+/* Identities that may still get jobs (neither quarantined nor failing),
+ * with alive_only those with a worker alive now: audits and lease shares
+ * need two of those. */
+int co_usable_identities(const sf_coordinator *co, int alive_only);
 /* Done job j's stored copy does not hold up (`why`): the shard is moved
  * to rejected/ with the reason and the job goes back to pending. */
 void co_job_replay(sf_coordinator *co, cjob *j, const char *why);

@@ -39,6 +39,21 @@
  * Small helpers
  * ---------------------------------------------------------------------- */
 
+/* Room for element n of the array *v (capacity *cap elements of `size`
+ * bytes): doubled when full, `first` elements at first. 0, or -1 without
+ * memory (*v and *cap unchanged). */
+static int room_for_one(void **v, int n, int *cap, size_t size, int first) {
+    if (n < *cap)
+        return 0;
+    int want = *cap ? *cap * 2 : first;
+    void *t = realloc(*v, size * (size_t)want);
+    if (!t)
+        return -1;
+    *v = t;
+    *cap = want;
+    return 0;
+}
+
 void job_touch(sf_coordinator *co, cjob *j) {
     if (!j->dirty) {
         j->dirty = 1;
@@ -58,10 +73,11 @@ static void leased_remove(sf_coordinator *co, cjob *j) {
     co->jobs[last - 1].lease_pos = j->lease_pos;
 }
 
-int co_usable_identities(const sf_coordinator *co) {
+int co_usable_identities(const sf_coordinator *co, int alive_only) {
     int n = 0;
     for (int i = 0; i < co->n_idents; i++)
-        n += co->idents[i].alive > 0 && !co->idents[i].quarantined && !co->idents[i].failing;
+        n += (!alive_only || co->idents[i].alive > 0) && !co->idents[i].quarantined &&
+             !co->idents[i].failing;
     return n;
 }
 
@@ -142,14 +158,9 @@ static int ident_index(sf_coordinator *co, const char *id) {
     for (int i = 0; i < co->n_idents; i++)
         if (!strcmp(co->idents[i].id, id))
             return i;
-    if (co->n_idents == co->cap_idents) {
-        int cap = co->cap_idents ? co->cap_idents * 2 : 8;
-        co_ident *t = realloc(co->idents, sizeof *t * (size_t)cap);
-        if (!t)
-            return -1;
-        co->idents = t;
-        co->cap_idents = cap;
-    }
+    if (room_for_one((void **)&co->idents, co->n_idents, &co->cap_idents, sizeof *co->idents, 8) <
+        0)
+        return -1;
     co_ident *n = &co->idents[co->n_idents];
     memset(n, 0, sizeof *n);
     snprintf(n->id, sizeof n->id, "%s", id);
@@ -172,15 +183,10 @@ static void queue_reply(sf_coordinator *co, const uint8_t *ident, size_t ident_l
     size_t len;
     if (sf_wire_encode(env, &bytes, &len) < 0)
         return;
-    if (co->nreplies == co->cap_replies) {
-        int cap = co->cap_replies ? co->cap_replies * 2 : 64;
-        reply *r = realloc(co->replies, sizeof *r * (size_t)cap);
-        if (!r) {
-            free(bytes);
-            return;
-        }
-        co->replies = r;
-        co->cap_replies = cap;
+    if (room_for_one((void **)&co->replies, co->nreplies, &co->cap_replies, sizeof *co->replies,
+                     64) < 0) {
+        free(bytes);
+        return;
     }
     reply *r = &co->replies[co->nreplies++];
     co->reply_bytes += len;
@@ -226,14 +232,9 @@ static int worker_find(sf_coordinator *co, const uint8_t *ident, size_t len) {
 }
 
 static int worker_add(sf_coordinator *co, const uint8_t *ident, size_t len) {
-    if (co->nworkers == co->cap_workers) {
-        int cap = co->cap_workers ? co->cap_workers * 2 : 16;
-        cworker *w = realloc(co->workers, sizeof *w * (size_t)cap);
-        if (!w)
-            return -1;
-        co->workers = w;
-        co->cap_workers = cap;
-    }
+    if (room_for_one((void **)&co->workers, co->nworkers, &co->cap_workers, sizeof *co->workers,
+                     16) < 0)
+        return -1;
     cworker *w = &co->workers[co->nworkers];
     memset(w, 0, sizeof *w);
     memcpy(w->ident, ident, len);
@@ -565,7 +566,7 @@ static uint32_t leases_held(const sf_coordinator *co, int wi) {
  * one (a local run's workers share one key). */
 static int key_may_lease(const sf_coordinator *co, int wi) {
     int me = co->workers[wi].who;
-    if (me < 0 || co_usable_identities(co) < 2)
+    if (me < 0 || co_usable_identities(co, 1) < 2)
         return 1;
     double cap = co->cfg.security.max_lease_share * (double)(co->njobs - co->st.jobs_done);
     uint64_t limit = (uint64_t)ceil(cap);
@@ -804,7 +805,6 @@ static void on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOf
     u->size = o->size;
     snprintf(u->file_sha256, sizeof u->file_sha256, "%s", o->file_sha256);
     snprintf(u->content_digest, sizeof u->content_digest, "%s", o->content_digest);
-    u->records = o->records;
     snprintf(u->path, sizeof u->path, "%s/job%06llu-w%d.part", co->incoming_dir,
              (unsigned long long)o->job_id, wi);
     if (room_for(co, o->size) < 0) {
@@ -2125,9 +2125,7 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
         st->jobs_quarantined += j->state == JS_PENDING && job_failed_out(co, j);
     }
     st->keys_known = (uint32_t)co->n_idents;
-    int usable = 0;
-    for (int i = 0; i < co->n_idents; i++)
-        usable += !co->idents[i].quarantined && !co->idents[i].failing;
+    int usable = co_usable_identities(co, 0);
     /* a failed-out job is never issued again: when every job left is one,
      * or every key that came is quarantined for its failure reports, the
      * run cannot finish (as things stand), and has no ETA */
