@@ -154,8 +154,7 @@ typedef struct children {
 static double outcome_value(const sf_state *s) {
     sf_outcome o;
     sf_engine_outcome(s, &o);
-    sf_fight_facts f = sf_fight_facts_of(&o);
-    return sf_value_score(&f);
+    return sf_value_of_outcome(&o);
 }
 
 /* The children of the decision at `truth` (its legal actions `acts`): each
@@ -244,8 +243,7 @@ static int measure_decision(const sf_run_config *cfg, replay *rp,
         rp->broken = 1;
         return SF_OK;
     }
-    if (sr->searched && n >= 2 && seed_wanted(o, rp->game_seed) &&
-        (!o || !o->max_decisions || out->decisions < o->max_decisions)) {
+    if (sr->searched && n >= 2) {
         uint64_t seed = sf_seed_derive(rp->game_seed, rp->fight, rp->ply, 0x7369626c696e67ull);
         int rc = value_children(cfg, &rp->truth, acts, n, seed, session, ev, ch, err);
         if (rc < 0)
@@ -289,17 +287,22 @@ int sf_siblings_measure(const sf_run_config *cfg, const char *const *shards, siz
     replay *rp = malloc(sizeof *rp);
     int rc = ch && feat && rp ? SF_OK : sf_err_set(err, SF_ENOMEM, "out of memory");
     sums s = {0};
-    for (size_t k = 0; rc == SF_OK && k < n_shards; k++) {
+    /* a fight of a seed not asked for is not replayed, and reading stops
+     * at the decision cap */
+#define SIBLINGS_FULL() (o && o->max_decisions && out->decisions >= o->max_decisions)
+    for (size_t k = 0; rc == SF_OK && k < n_shards && !SIBLINGS_FULL(); k++) {
         sf_shard_reader *r = NULL;
         if ((rc = sf_shard_reader_open(shards[k], &r, err)) < 0)
             break;
         memset(rp, 0, sizeof *rp);
         uint64_t count = sf_shard_reader_count(r);
-        for (uint64_t i = 0; rc == SF_OK && i < count; i++) {
+        for (uint64_t i = 0; rc == SF_OK && i < count && !SIBLINGS_FULL(); i++) {
             const Spirefleet__LabelRecord *rec;
             if ((rc = sf_shard_reader_get(r, i, &rec, err)) < 0)
                 break;
             const Spirefleet__LabelIds *id = rec->ids;
+            if (!seed_wanted(o, id->game_seed))
+                continue;
             if (!rp->live || id->game_seed != rp->game_seed || id->fight_index != rp->fight) {
                 if (rp->live) {
                     out->fights++;
@@ -317,6 +320,7 @@ int sf_siblings_measure(const sf_run_config *cfg, const char *const *shards, siz
         }
         sf_shard_reader_close(r);
     }
+#undef SIBLINGS_FULL
     out->pairs = (uint64_t)s.pairs;
     out->net_accuracy = s.pairs > 0 ? s.net_agree / s.pairs : NAN;
     out->rollout_accuracy = s.pairs > 0 ? s.roll_agree / s.pairs : NAN;

@@ -4,7 +4,6 @@
  * ranking", docs/trainer.md), and the same measurement for the loop's
  * candidates (loop.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,55 +18,47 @@
 #include "shard/shard.h"
 #include "worker/worker.h"
 
-/* The sealed shards of `path` (a shard, or a directory of them, sorted by
- * name) appended to *list (grown with realloc). */
+/* Append a copy of `path` to *list (grown with realloc). */
+static int push_path(const char *path, char ***list, size_t *n, sf_err *err) {
+    char **grown = realloc(*list, sizeof **list * (*n + 1));
+    if (grown)
+        *list = grown;
+    char *p = grown ? strdup(path) : NULL;
+    if (!p)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    (*list)[(*n)++] = p;
+    return SF_OK;
+}
+
+/* The sealed shards of `path` appended to *list: the shard itself, or a
+ * directory's shards as every directory reader takes them (the directory
+ * source of shard.h: name order, canonical names only, the directory's
+ * QUARANTINE left out). */
 static int add_shards(const char *path, char ***list, size_t *n, sf_err *err) {
     struct stat st;
     if (stat(path, &st) != 0)
         return sf_err_set(err, SF_ENOTFOUND, "%s: %s", path, strerror(errno));
-    size_t first = *n;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        if (!d)
-            return sf_err_set(err, SF_EIO, "%s: cannot list: %s", path, strerror(errno));
-        for (struct dirent *e; (e = readdir(d));) {
-            size_t len = strlen(e->d_name), suf = strlen(SF_SHARD_SUFFIX);
-            if (len <= suf || strcmp(e->d_name + len - suf, SF_SHARD_SUFFIX))
-                continue;
-            char **grown = realloc(*list, sizeof **list * (*n + 1));
-            char *p = malloc(strlen(path) + len + 2);
-            if (!grown || !p) {
-                free(p);
-                if (grown)
-                    *list = grown;
-                closedir(d);
-                return sf_err_set(err, SF_ENOMEM, "out of memory");
-            }
-            *list = grown;
-            sprintf(p, "%s/%s", path, e->d_name);
-            (*list)[(*n)++] = p;
+    if (!S_ISDIR(st.st_mode))
+        return push_path(path, list, n, err);
+    sf_shard_source *src;
+    int rc = sf_shard_source_open_dir(path, &src, err);
+    if (rc < 0)
+        return rc;
+    sf_shard_entry *v = NULL;
+    size_t nv = 0;
+    rc = src->ops->list(src, &v, &nv, err);
+    for (size_t k = 0; rc == SF_OK && k < nv; k++) {
+        if (v[k].error_code < 0)
+            rc = sf_err_set(err, v[k].error_code, "%s", v[k].error);
+        else if (!v[k].quarantined) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", path, v[k].name);
+            rc = push_path(p, list, n, err);
         }
-        closedir(d);
-    } else {
-        char **grown = realloc(*list, sizeof **list * (*n + 1));
-        char *p = strdup(path);
-        if (!grown || !p) {
-            free(p);
-            if (grown)
-                *list = grown;
-            return sf_err_set(err, SF_ENOMEM, "out of memory");
-        }
-        *list = grown;
-        (*list)[(*n)++] = p;
     }
-    /* a directory's shards in name order: the same order on every machine */
-    for (size_t i = first + 1; i < *n; i++)
-        for (size_t j = i; j > first && strcmp((*list)[j - 1], (*list)[j]) > 0; j--) {
-            char *t = (*list)[j];
-            (*list)[j] = (*list)[j - 1];
-            (*list)[j - 1] = t;
-        }
-    return SF_OK;
+    free(v);
+    src->ops->close(src);
+    return rc;
 }
 
 static int cmp_u64(const void *a, const void *b) {

@@ -48,7 +48,7 @@ import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
 from .shard import (SHARD_SUFFIX, FrameCache, check_canonical_name, load_quarantine, open_shard,
-                    quarantined)
+                    quarantined, read_before)
 
 # Frames per shuffle window (docs/trainer.md "Shuffling"): 256 frames of 16
 # records mix 4,096 records from 256 places in the data; a batch of 1,024
@@ -102,7 +102,8 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
                 bad = quarantines[dkey]
             if bad:
                 with open_shard(f) as s:
-                    if quarantined(bad, s.manifest):
+                    if quarantined(bad, s.manifest["content_digest"],
+                                   s.manifest["worker_key_id"]):
                         left_out[key] = f
                         continue
             kept[key] = f
@@ -179,14 +180,11 @@ class ShardDataset(_Base):
         # one file per content digest: the first in shard order is read
         read, unique = {}, []
         for t in shards:
-            digest = t[2]["content_digest"]
-            if t[2]["record_count"] and digest in read:
-                self.skipped_duplicates.append((t[1], read[digest]))
-                sys.stderr.write("ShardDataset: %s holds the content of %s (the same content "
-                                 "digest %s): skipped, its records are read once\n"
-                                 % (t[1], read[digest], digest))
+            first = (read_before(read, t[2]["content_digest"], t[1], "ShardDataset")
+                     if t[2]["record_count"] else None)
+            if first is not None:
+                self.skipped_duplicates.append((t[1], first))
                 continue
-            read.setdefault(digest, t[1])
             unique.append(t)
             self.skipped_engine_limit += t[7][0]
             self.skipped_turn_limit += t[7][1]

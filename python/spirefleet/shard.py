@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import struct
+import sys
 import warnings
 import zlib
 
@@ -63,14 +64,30 @@ def load_quarantine(directory):
     return out
 
 
-def quarantined(qlist, manifest):
-    """Whether a shard (its manifest dict) is one a load_quarantine list
-    names: its content digest listed with the key that made it, or with
+def read_before(seen, digest, path, reader):
+    """The rule every reader of several shards follows: one file per content
+    digest. `seen` maps digests to the file read for each (updated here).
+    Returns None when `path` is the first with `digest` (now recorded),
+    else the file read before, having said on stderr (prefixed `reader`)
+    that `path` is skipped, unless both name the same file."""
+    first = seen.get(digest)
+    if first is None:
+        seen[digest] = path
+        return None
+    if os.path.realpath(first) != os.path.realpath(path):
+        sys.stderr.write("%s: %s holds the content of %s (the same content digest %s): "
+                         "skipped, its records are read once\n" % (reader, path, first, digest))
+    return first
+
+
+def quarantined(qlist, digest, key):
+    """Whether a shard of content digest `digest` (lowercase hex) made by
+    worker key `key` (its manifest's worker_key_id) is one a
+    load_quarantine list names: the digest listed with that key, or with
     "-" (or listed at all when the shard names no key). The same records
     played again by another key are not (the re-issued job of a
     quarantined key may come back with the same digest)."""
-    keys = qlist.get(manifest["content_digest"])
-    key = manifest.get("worker_key_id", "")
+    keys = qlist.get(digest)
     return bool(keys) and (not key or "-" in keys or key in keys)
 TEMP_SUFFIX = ".tmp"
 

@@ -107,6 +107,7 @@ def to_torch(b, device):
         "forecast_mask": torch.from_numpy(b["forecast_mask"].astype(np.float32)).to(device),
         "won": torch.from_numpy(b["won"]).to(device),
         "q_chosen": torch.from_numpy(b["q_chosen"]).to(device),
+        "q_searched": torch.from_numpy(b["q_searched"]).to(device),
     }
 
 
@@ -129,16 +130,22 @@ class AuxQ(torch.nn.Module):
 _SUPPORT = torch.tensor(VALUE_SUPPORT, dtype=torch.float32)
 
 
-def surprise_weights(value_logits, q_chosen, strength):
-    """Per-record loss weights, mean 1: (1 - strength) + strength * s / mean(s)
-    with s = |E[v] - Q(chosen)|, the value head's surprise at the search's
-    own verdict (detached). strength 0: every record alike."""
+def surprise_weights(value_logits, q_chosen, strength, searched=None):
+    """Per-record loss weights: (1 - strength) + strength * s / mean(s) with
+    s = |E[v] - Q(chosen)|, the value head's surprise at the search's own
+    verdict (detached), the mean over searched records; a record the search
+    did not search (`searched` False: one legal action, no Q) weighs 1.
+    strength 0: every record alike (None)."""
     if strength <= 0:
         return None
     with torch.no_grad():
         ev = (torch.softmax(value_logits, -1) * _SUPPORT.to(value_logits.device)).sum(-1)
         s = (ev - q_chosen).abs()
-        return (1.0 - strength) + strength * s / s.mean().clamp(min=1e-6)
+        if searched is None:
+            searched = torch.ones_like(s, dtype=torch.bool)
+        mean = s[searched].mean() if bool(searched.any()) else s.new_tensor(1.0)
+        w = (1.0 - strength) + strength * s / mean.clamp(min=1e-6)
+        return torch.where(searched, w, torch.ones_like(w))
 
 
 def losses(net, t, fc_mean, fc_std, aux=None, surprise=0.0):
@@ -147,7 +154,7 @@ def losses(net, t, fc_mean, fc_std, aux=None, surprise=0.0):
     surprise > 0 the value and policy losses weigh each record by
     surprise_weights()."""
     out = net(t["type"], t["cat"], t["cont"], t["mask"], t["query"], t["qcont"], t["qmask"])
-    w = surprise_weights(out["value_logits"], t["q_chosen"], surprise)
+    w = surprise_weights(out["value_logits"], t["q_chosen"], surprise, t["q_searched"])
     value_r = -(t["value_bins"] * F.log_softmax(out["value_logits"], -1)).sum(-1)
     value = value_r.mean() if w is None else (w * value_r).mean()
     win = F.binary_cross_entropy_with_logits(out["win_logit"], t["won"])
@@ -162,7 +169,8 @@ def losses(net, t, fc_mean, fc_std, aux=None, surprise=0.0):
     forecast = (((z_pred - z_true) ** 2) * m).sum() / denom
     res = {"value": value, "policy": policy, "forecast": forecast, "win": win}
     if aux is not None:
-        res["q"] = ((aux(out["pooled"]) - t["q_chosen"]) ** 2).mean()
+        m = t["q_searched"].float()  # an unsearched decision has no Q to learn
+        res["q"] = (((aux(out["pooled"]) - t["q_chosen"]) ** 2) * m).sum() / m.sum().clamp(min=1.0)
     return res
 
 
@@ -506,7 +514,7 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
     net = init_net(tc["arch"], tc["seed"], fc_mean, fc_std).to(dev)
     net.train()
     arch = M.ARCHS[tc["arch"]]
-    wq, surprise = tc.get("weight_q", 0.0), tc.get("surprise", 0.0)
+    wq, surprise = tc["weight_q"], tc["surprise"]
     aux = AuxQ(arch["d_model"], arch["d_value"]).to(dev) if wq > 0 else None
     params = list(net.parameters()) + (list(aux.parameters()) if aux is not None else [])
     opt = torch.optim.AdamW(params, lr=tc["lr"], weight_decay=tc["weight_decay"])
@@ -582,9 +590,7 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
             for g in opt.param_groups:
                 g["lr"] = lr
             ls = losses(net, to_torch(rec.batch(idx), dev), fm, fs, aux, surprise)
-            total = wv * ls["value"] + wp * ls["policy"] + wf * ls["forecast"] + ww * ls["win"]
-            if aux is not None:
-                total = total + wq * ls["q"]
+            total = weighted(ls) + (wq * ls["q"] if aux is not None else 0.0)
             opt.zero_grad(set_to_none=True)
             total.backward()
             gnorm = torch.nn.utils.clip_grad_norm_(

@@ -28,7 +28,7 @@ import numpy as np
 
 from .contract import FORECAST_COLUMNS
 from .shard import (SHARD_SUFFIX, ShardError, check_canonical_name, load_quarantine, open_shard,
-                    quarantined, tensor_to_numpy)
+                    quarantined, read_before, tensor_to_numpy)
 
 NCOLS = len(FORECAST_COLUMNS)
 # Where the current value of each forecast column is in a position's tokens
@@ -73,7 +73,7 @@ def shard_info(path):
             "job_id": int(m["job_id"]), "created_unix": int(m["created_unix"]),
             "model_sha256": m["model_sha256"], "config_digest": m["config_digest"],
             "records": int(m["record_count"]), "labels": int(kept),
-            "gate": bool(m["gate_pairs"]), "worker_key_id": m.get("worker_key_id", "")}
+            "gate": bool(m["gate_pairs"]), "worker_key_id": m["worker_key_id"]}
 
 
 def find_shards(paths):
@@ -92,9 +92,8 @@ def find_shards(paths):
                 if d not in bad:
                     bad[d] = load_quarantine(d)
             kept = [i for i in group
-                    if not quarantined(bad[os.path.dirname(i["path"])],
-                                       {"content_digest": i["digest"],
-                                        "worker_key_id": i["worker_key_id"]})]
+                    if not quarantined(bad[os.path.dirname(i["path"])], i["digest"],
+                                       i["worker_key_id"])]
             if len(kept) != len(group):
                 sys.stderr.write("%s: %d quarantined shard(s) skipped (QUARANTINE)\n"
                                  % (p, len(group) - len(kept)))
@@ -112,15 +111,8 @@ def find_shards(paths):
         for i in group:
             if i["gate"] or i["records"] == 0:
                 continue
-            first = seen.get(i["digest"])
-            if first is not None:
-                if os.path.realpath(first) != os.path.realpath(i["path"]):
-                    sys.stderr.write("%s holds the content of %s (the same content digest %s): "
-                                     "skipped, its labels are read once\n"
-                                     % (i["path"], first, i["digest"]))
-                continue
-            seen[i["digest"]] = i["path"]
-            infos.append(i)
+            if read_before(seen, i["digest"], i["path"], "window") is None:
+                infos.append(i)
     return infos
 
 
@@ -142,7 +134,7 @@ class Records:
     def __init__(self, infos):
         tt, tc, tf, q, qc, pol = [], [], [], [], [], []
         nt, nq = [], []
-        vb, fc, fm, won, seed, enc, qch = [], [], [], [], [], [], []
+        vb, fc, fm, won, seed, enc, qch, qse = [], [], [], [], [], [], [], []
         for info in infos:
             path = info["path"]
             try:
@@ -178,10 +170,11 @@ class Records:
                     seed.append(r.ids.game_seed)
                     enc.append(r.ids.encounter_id)
                     # the search's completed-Q of the move it chose (an
-                    # auxiliary value target: docs/trainer.md)
-                    cq = r.search.completed_q
-                    qch.append(cq[r.search.chosen] if r.search.chosen < len(cq) else
-                               r.search.root_search_value)
+                    # auxiliary value target: docs/trainer.md); a decision
+                    # with one legal action was not searched and has none
+                    searched = bool(r.search.searched)
+                    qch.append(r.search.completed_q[r.search.chosen] if searched else 0.0)
+                    qse.append(searched)
         if not nt:
             raise WindowError("the window holds no labels")
         self.n = len(nt)
@@ -200,6 +193,7 @@ class Records:
         self.game_seed = np.array(seed, np.uint64)
         self.encounter_id = np.array(enc, np.int64)
         self.q_chosen = np.array(qch, np.float32)
+        self.q_searched = np.array(qse, np.bool_)
         self.n_tokens = np.asarray(nt, np.int64)
         self.n_queries = np.asarray(nq, np.int64)
         self.persist = persistence_flat(self.token_type, self.token_cont, self.tok_off)
@@ -241,6 +235,7 @@ class Records:
         out["forecast_mask"] = self.forecast_mask[idx]
         out["won"] = self.won[idx]
         out["q_chosen"] = self.q_chosen[idx]
+        out["q_searched"] = self.q_searched[idx]
         out["encounter_id"] = self.encounter_id[idx]
         out["persist"] = self.persist[idx]
         return out

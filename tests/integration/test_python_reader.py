@@ -326,8 +326,8 @@ def a_shard_found_twice_is_read_once_with_a_warning():
         found = find_shards(d1)
     assert [(i["path"], i["records"]) for i in found] == \
         [(os.path.join(d1, NB), 120), (top, 300)], found
-    assert err.getvalue() == ("%s holds the content of %s (the same content digest %s): "
-                              "skipped, its labels are read once\n" % (sub, top, digest)), \
+    assert err.getvalue() == ("window: %s holds the content of %s (the same content digest %s): "
+                              "skipped, its records are read once\n" % (sub, top, digest)), \
         err.getvalue()
     # a file named on its own beside a directory holding its copy
     with contextlib.redirect_stderr(io.StringIO()) as err:
@@ -622,11 +622,11 @@ def quarantined_shards_are_skipped():
     # not skipped; "-" and a shard that names no key match any entry
     from spirefleet.shard import quarantined
     ql = {"ab" * 32: {"0123456789abcdef"}, "cd" * 32: {"-"}}
-    assert quarantined(ql, {"content_digest": "ab" * 32, "worker_key_id": "0123456789abcdef"})
-    assert not quarantined(ql, {"content_digest": "ab" * 32, "worker_key_id": "fedcba9876543210"})
-    assert quarantined(ql, {"content_digest": "ab" * 32, "worker_key_id": ""})
-    assert quarantined(ql, {"content_digest": "cd" * 32, "worker_key_id": "fedcba9876543210"})
-    assert not quarantined(ql, {"content_digest": "ef" * 32, "worker_key_id": ""})
+    assert quarantined(ql, "ab" * 32, "0123456789abcdef")
+    assert not quarantined(ql, "ab" * 32, "fedcba9876543210")
+    assert quarantined(ql, "ab" * 32, "")
+    assert quarantined(ql, "cd" * 32, "fedcba9876543210")
+    assert not quarantined(ql, "ef" * 32, "")
 
 
 @test

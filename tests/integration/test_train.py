@@ -346,18 +346,22 @@ def killed_and_rerun_gives_the_same_weights_bit_for_bit():
 @test
 def q_target_is_the_chosen_moves_completed_q_as_sf_shard_reads_it():
     """Records.q_chosen (the auxiliary target) against the C decoder's JSON:
-    search.completed_q[search.chosen] of every record, in shard order."""
+    search.completed_q[search.chosen] of every searched record, in shard
+    order (0, masked out by q_searched, for one a single action made)."""
     info = find_shards([SHARDS[0]])
     rec = Records(info)
     r = subprocess.run([SF_SHARD, "cat", SHARDS[0], "--json"], capture_output=True, text=True,
                        check=True)
-    want = []
+    want, searched = [], []
     for line in r.stdout.splitlines():
         d = json.loads(line)["record"]
         if d["outcome"].get("engine_limit"):
             continue
-        want.append(d["search"]["completed_q"][d["search"]["chosen"]])
+        sr = d["search"]
+        searched.append(bool(sr.get("searched")))
+        want.append(sr["completed_q"][sr["chosen"]] if searched[-1] else 0.0)
     assert len(want) == rec.n, (len(want), rec.n)
+    assert rec.q_searched.tolist() == searched
     assert max(abs(a - b) for a, b in zip(want, rec.q_chosen.tolist())) < 1e-6
     assert len(set(want)) > 1
 
@@ -376,6 +380,12 @@ def surprise_weights_by_hand():
     w = surprise_weights(logits, q, 0.3)
     assert torch.allclose(w, torch.tensor([1.3, 0.7]), atol=1e-5), w
     assert surprise_weights(logits, q, 0.0) is None
+    # a third record the search did not search (one legal action, Q 0 as
+    # stored) weighs 1 and leaves the others' mean surprise alone
+    logits3 = torch.cat([logits, logits[:1]])
+    q3 = torch.tensor([0.5, 0.5, 0.0])
+    w3 = surprise_weights(logits3, q3, 0.3, torch.tensor([True, True, False]))
+    assert torch.allclose(w3, torch.tensor([1.3, 0.7, 1.0]), atol=1e-5), w3
 
 
 @test

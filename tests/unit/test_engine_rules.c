@@ -1189,7 +1189,6 @@ static int play_heuristic(sf_state *s, const sf_fight_spec *spec, int max_action
     return n;
 }
 
-/* Ten Defends against a Blue Slaver, 999 HP, the default spec otherwise. */
 /* *s ended as a turn-limit loss after `turns` turns: terminal, lost, not
  * by the engine's own limit; its outcome in *o. */
 static void ck_turn_limit_loss(const sf_state *s, int turns, sf_outcome *o) {
@@ -1202,6 +1201,7 @@ static void ck_turn_limit_loss(const sf_state *s, int turns, sf_outcome *o) {
     ck_assert_int_eq(o->turns, turns);
 }
 
+/* Ten Defends against a Blue Slaver, 999 HP, the default spec otherwise. */
 static void stall_spec(sf_fight_spec *spec) {
     sf_fight_spec_default(spec);
     sf_err err = {0};

@@ -555,7 +555,7 @@ START_TEST(sibling_agreement_and_kendall_tau_by_hand) {
      * tie in a on (2,3) for one half: 4.5 of 6; with tie 0.05 the (2,3)
      * pair drops: 4 of 5.
      * tau-b = (C - D) / sqrt((C + D + Ta)(C + D + Tb)) = (4 - 1) / 5 =
-     * 0.6 (scipy.stats.kendalltau gives 0.6 too). */
+     * 0.6. */
     const double a[4] = {0.1, 0.2, 0.3, 0.3}, b[4] = {0.5, 0.4, 0.9, 0.9};
     double agree, pairs;
     ck_assert_int_eq(sf_siblings_agreement(a, b, 4, 0.0, &agree, &pairs), 1);
@@ -607,7 +607,12 @@ START_TEST(siblings_replay_every_fight_of_a_shard) {
     ck_assert_uint_eq(rep.fights_skipped, 0);
     ck_assert_uint_eq(rep.decisions, want);
     ck_assert_uint_gt(rep.pairs, rep.decisions);
-    ck_assert(rep.net_accuracy >= 0.0 && rep.net_accuracy <= 1.0);
+    /* the fake network values every live child 0.4: such a pair is a tie
+     * for it and counts one half; only children that end the fight (valued
+     * by their outcome) lift it above 0.5, and one rollout per child does
+     * better */
+    ck_assert_msg(rep.net_accuracy > 0.5 && rep.net_accuracy < rep.rollout_accuracy,
+                  "network %.3f, rollout %.3f", rep.net_accuracy, rep.rollout_accuracy);
     ck_assert_msg(rep.rollout_accuracy > 0.55, "rollout agreement %.3f", rep.rollout_accuracy);
     /* a seed filter and a decision limit */
     uint64_t only[1] = {2};
@@ -615,6 +620,7 @@ START_TEST(siblings_replay_every_fight_of_a_shard) {
     ck_assert_int_eq(sf_siblings_measure(&cfg, shards, 1, &ev, &o, &rep, &e), SF_OK);
     ck_assert_uint_le(rep.decisions, 3);
     ck_assert_uint_gt(rep.decisions, 0);
+    ck_assert_uint_eq(rep.fights, 1); /* only seed 2's fight is replayed */
 }
 END_TEST
 
