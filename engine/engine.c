@@ -65,6 +65,9 @@ const char *sf_relic_name(int id) {
 int sf_relic_count(void) {
     return RELIC_COUNT;
 }
+int sf_relic_counter_max(int id) {
+    return id > 0 && id < RELIC_COUNT ? sf_relics[id].counter_max : 0;
+}
 int sf_potion_lookup(const char *name) {
     for (int i = 1; i < POTION_COUNT; i++)
         if (name && engine_name_eq(name, sf_potions[i].name))
@@ -232,10 +235,16 @@ static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
     if (spec->relics_n < 0 || spec->relics_n > SF_MAX_RELICS)
         return sf_err_set(err, SF_EINVAL, "relics_n %d out of range 0..%d", spec->relics_n,
                           SF_MAX_RELICS);
-    for (int i = 0; i < spec->relics_n; i++)
+    for (int i = 0; i < spec->relics_n; i++) {
         if (spec->relics[i] <= RELIC_NONE || spec->relics[i] >= RELIC_COUNT)
             return sf_err_set(err, SF_EINVAL, "relics[%d]: invalid relic id %d", i,
                               spec->relics[i]);
+        int max = sf_relics[spec->relics[i]].counter_max;
+        int v = spec->relic_counters[i];
+        if (max ? v < 0 || v >= max : v != 0)
+            return sf_err_set(err, SF_EINVAL, "relic_counters[%d]: %s counter %d outside 0..%d", i,
+                              sf_relics[spec->relics[i]].name, v, max ? max - 1 : 0);
+    }
     for (int i = 0; i < SF_POTION_SLOTS; i++)
         if (spec->potions[i] >= POTION_COUNT)
             return sf_err_set(err, SF_EINVAL, "potions[%d]: invalid potion id %d", i,
@@ -301,10 +310,10 @@ int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
     c->ascension = (uint8_t)spec->ascension;
     c->floor = (uint8_t)spec->floor;
     c->max_turns = (uint16_t)(spec->max_turns ? spec->max_turns : SF_MAX_TURNS_DEFAULT);
-    c->pen_nib = (uint8_t)(spec->pen_nib_counter % 10);
-    c->happy_flower = (uint8_t)(spec->happy_flower_counter % 3);
-    for (int i = 0; i < spec->relics_n; i++)
+    for (int i = 0; i < spec->relics_n; i++) {
+        c->relic_counter[c->relic_n] = (int16_t)spec->relic_counters[i];
         c->relics[c->relic_n++] = spec->relics[i];
+    }
     memcpy(c->potions, spec->potions, sizeof c->potions);
 
     /* Per-floor streams: new Random(seed + floorNum), all five the same. */
@@ -777,8 +786,9 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
     next->max_hp = c->max_hp;
     next->gold = c->gold;
     memcpy(next->potions, c->potions, sizeof next->potions);
-    next->pen_nib_counter = c->pen_nib;
-    next->happy_flower_counter = c->happy_flower;
+    /* the finished fight's relics are next's (the spec's order) */
+    for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++)
+        next->relic_counters[i] = sf_relics[c->relics[i]].counter_max ? c->relic_counter[i] : 0;
     next->max_turns = c->max_turns;
     if (g && index >= 0 && index < g->n)
         next->encounter = g->encounters[index];

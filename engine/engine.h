@@ -44,7 +44,7 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 4
+#define SF_ENGINE_VERSION 5
 
 /* ---------------------------------------------------------------------------
  * Capacities
@@ -73,7 +73,7 @@
 #define SF_MAX_TURN_ACTIONS  250  /* actions in one turn before it is cut    */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
-#define SF_STATE_BYTES 1728
+#define SF_STATE_BYTES 1856
 
 /* A whole combat. Copy with `=` or memcpy; never read the bytes. */
 typedef struct sf_state {
@@ -144,6 +144,9 @@ int sf_card_rarity(int card_id);
 int sf_relic_lookup(const char *name);
 const char *sf_relic_name(int relic_id);
 int sf_relic_count(void);
+/* The bound of the counter a relic keeps between combats: counters lie in
+ * [0, max); 0 when the relic keeps none (or the id is out of range). */
+int sf_relic_counter_max(int relic_id);
 int sf_potion_lookup(const char *name); /* 0 is "no potion"                */
 const char *sf_potion_name(int potion_id);
 int sf_potion_count(void);
@@ -180,9 +183,11 @@ typedef struct sf_fight_spec {
     int ascension; /* 0..SF_MAX_ASCENSION                                     */
     uint64_t seed; /* the run seed                                            */
     int floor;     /* per-floor streams are seeded with seed + floor (§0)     */
-    /* Relic counters that persist across combats (Pen Nib, Happy Flower). */
-    int pen_nib_counter;
-    int happy_flower_counter;
+    /* relic_counters[i]: the counter relics[i] keeps between combats (the
+     * game's AbstractRelic.counter: Pen Nib's Attacks, Happy Flower's
+     * turns, ...), in [0, sf_relic_counter_max(relics[i])); 0 for a relic
+     * that keeps none. */
+    int relic_counters[SF_MAX_RELICS];
     /* The turn cap (above): 1..SF_MAX_TURNS_LIMIT, or 0 for
      * SF_MAX_TURNS_DEFAULT. */
     int max_turns;

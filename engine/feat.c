@@ -466,14 +466,14 @@ static void relic_tokens(builder *b, const sf_combat *c) {
         float counter = 0, raw = 0, active = 0;
         switch (id) {
         case RELIC_PEN_NIB:
-            counter = (float)c->pen_nib / 10.0f;
-            raw = (float)c->pen_nib / 10.0f;
-            active = c->pen_nib == 9; /* the next Attack deals double damage */
+            counter = (float)c->relic_counter[i] / 10.0f;
+            raw = (float)c->relic_counter[i] / 10.0f;
+            active = c->relic_counter[i] == 9; /* the next Attack deals double damage */
             break;
         case RELIC_HAPPY_FLOWER:
-            counter = (float)c->happy_flower / 3.0f;
-            raw = (float)c->happy_flower / 10.0f;
-            active = c->happy_flower == 2; /* energy at the next turn start */
+            counter = (float)c->relic_counter[i] / 3.0f;
+            raw = (float)c->relic_counter[i] / 10.0f;
+            active = c->relic_counter[i] == 2; /* energy at the next turn start */
             break;
         case RELIC_RED_SKULL: active = (c->flags & FL_RED_SKULL_ON) != 0; break;
         case RELIC_KUNAI:

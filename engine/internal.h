@@ -599,8 +599,15 @@ enum potion_id {
     POTION_COUNT
 };
 
+/* A relic as data. counter_max > 0: the relic keeps a counter between
+ * combats (the game's AbstractRelic.counter, carried by the run), always in
+ * [0, counter_max); sf_fight_spec.relic_counters[] and the start text give
+ * it, and sf_combat.relic_counter[] holds it during the fight. Relics with
+ * counter_max 0 start every combat at counter 0 and may use it within the
+ * fight. */
 typedef struct relic_def {
     const char *name;
+    int16_t counter_max;
 } relic_def;
 
 typedef struct potion_def {
@@ -764,8 +771,7 @@ typedef struct sf_combat {
     uint8_t relics[SF_MAX_RELICS];
     uint8_t relic_n;
     uint8_t potions[SF_POTION_SLOTS];
-    uint8_t pen_nib;      /* Pen Nib counter (persists across fights)            */
-    uint8_t happy_flower; /* Happy Flower counter (persists across fights)       */
+    int16_t relic_counter[SF_MAX_RELICS]; /* relics[i]'s counter (relic_def)    */
     int16_t gold;
     uint8_t potions_used;
     uint8_t floor;
@@ -955,6 +961,9 @@ void play_first_turn(sf_combat *c);
 
 /* Relic and potion hooks (items.c) */
 int combat_has_relic(const sf_combat *c, int relic);
+/* The slot of `relic` in c->relics (its counter is relic_counter[slot]), or
+ * -1 when the player does not hold it. */
+int combat_relic_slot(const sf_combat *c, int relic);
 void relics_at_pre_battle(sf_combat *c);
 void relics_at_battle_start(sf_combat *c); /* after the opening draw is queued */
 void relics_at_turn_start(sf_combat *c);

@@ -19,8 +19,8 @@ const relic_def sf_relics[RELIC_COUNT] = {
     [RELIC_BRONZE_SCALES] = {"Bronze Scales"},
     [RELIC_AKABEKO] = {"Akabeko"},
     [RELIC_ORICHALCUM] = {"Orichalcum"},
-    [RELIC_HAPPY_FLOWER] = {"Happy Flower"},
-    [RELIC_PEN_NIB] = {"Pen Nib"},
+    [RELIC_HAPPY_FLOWER] = {"Happy Flower", 3},
+    [RELIC_PEN_NIB] = {"Pen Nib", 10},
     [RELIC_KUNAI] = {"Kunai"},
     [RELIC_SHURIKEN] = {"Shuriken"},
     [RELIC_ORNAMENTAL_FAN] = {"Ornamental Fan"},
@@ -53,11 +53,15 @@ const potion_def sf_potions[POTION_COUNT] = {
     [POTION_BLOOD] = {"Blood Potion", TGT_NONE, 1, 20},
 };
 
-int combat_has_relic(const sf_combat *c, int relic) {
+int combat_relic_slot(const sf_combat *c, int relic) {
     for (int i = 0; i < c->relic_n; i++)
         if (c->relics[i] == relic)
-            return 1;
-    return 0;
+            return i;
+    return -1;
+}
+
+int combat_has_relic(const sf_combat *c, int relic) {
+    return combat_relic_slot(c, relic) >= 0;
 }
 
 void relics_at_pre_battle(sf_combat *c) {
@@ -79,7 +83,7 @@ void relics_at_battle_start(sf_combat *c) {
         case RELIC_BRONZE_SCALES: combat_power_player(c, PW_THORNS, 3, 0); break;
         case RELIC_AKABEKO: combat_power_player(c, PW_VIGOR, 8, 0); break;
         case RELIC_PEN_NIB:
-            if (c->pen_nib == 9) /* PenNib.atBattleStart: the 10th Attack is next */
+            if (c->relic_counter[i] == 9) /* PenNib.atBattleStart: the 10th Attack is next */
                 c->pw[PW_PEN_NIB] = 1;
             break;
         default: break;
@@ -95,8 +99,8 @@ void relics_at_turn_start(sf_combat *c) {
     for (int i = 0; i < c->relic_n; i++) {
         switch (c->relics[i]) {
         case RELIC_HAPPY_FLOWER:
-            if (++c->happy_flower >= 3) {
-                c->happy_flower = 0;
+            if (++c->relic_counter[i] >= 3) {
+                c->relic_counter[i] = 0;
                 c->energy++;
             }
             break;
@@ -115,9 +119,9 @@ void relics_on_attack_played(sf_combat *c) {
     for (int i = 0; i < c->relic_n; i++) {
         switch (c->relics[i]) {
         case RELIC_PEN_NIB:
-            if (++c->pen_nib >= 10)
-                c->pen_nib = 0;
-            else if (c->pen_nib == 9)
+            if (++c->relic_counter[i] >= 10)
+                c->relic_counter[i] = 0;
+            else if (c->relic_counter[i] == 9)
                 c->pw[PW_PEN_NIB] = 1;
             break;
         case RELIC_KUNAI:

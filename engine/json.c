@@ -194,11 +194,13 @@ json_t *sf_engine_to_json(const sf_state *s) {
     set(&b, doc, "cards_played", json_integer(c->cards_played));
 
     json_t *relics = json_array();
-    for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++)
+    json_t *counters = json_array();
+    for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++) {
         append(&b, relics, json_string(sf_relics[c->relics[i] % RELIC_COUNT].name));
+        append(&b, counters, json_integer(c->relic_counter[i]));
+    }
     set(&b, doc, "relics", relics);
-    set(&b, doc, "pen_nib_counter", json_integer(c->pen_nib));
-    set(&b, doc, "happy_flower_counter", json_integer(c->happy_flower));
+    set(&b, doc, "relic_counters", counters);
     json_t *potions = json_array();
     for (int i = 0; i < SF_POTION_SLOTS; i++)
         append(&b, potions,
@@ -356,16 +358,19 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
         return bad(err, "relic count %d exceeds %d", c->relic_n, SF_MAX_RELICS);
     for (int i = 0; i < SF_MAX_RELICS; i++) {
         int ok = i < c->relic_n ? c->relics[i] > RELIC_NONE && c->relics[i] < RELIC_COUNT
-                                : c->relics[i] == RELIC_NONE;
+                                : c->relics[i] == RELIC_NONE && c->relic_counter[i] == 0;
         if (!ok)
             return bad(err, "relics[%d]: id %d", i, c->relics[i]);
     }
     for (int i = 0; i < SF_POTION_SLOTS; i++)
         if (c->potions[i] >= POTION_COUNT)
             return bad(err, "potions[%d]: id %d", i, c->potions[i]);
-    if (c->pen_nib >= 10 || c->happy_flower >= 3)
-        return bad(err, "relic counters pen nib %d / happy flower %d out of range", c->pen_nib,
-                   c->happy_flower);
+    for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++) {
+        int max = sf_relics[c->relics[i]].counter_max;
+        if (max && (c->relic_counter[i] < 0 || c->relic_counter[i] >= max))
+            return bad(err, "relic_counter[%d]: %s counter %d outside 0..%d", i,
+                       sf_relics[c->relics[i]].name, c->relic_counter[i], max - 1);
+    }
     if (c->gold < 0)
         return bad(err, "gold %d is negative", c->gold);
     for (int i = 0; i < SF_NUM_STREAMS; i++)

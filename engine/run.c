@@ -1247,14 +1247,13 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
  * Text form
  * ---------------------------------------------------------------------- */
 
-static int relic_counter(const sf_fight_spec *spec, int engine, int *value) {
-    if (engine == RELIC_PEN_NIB)
-        *value = spec->pen_nib_counter;
-    else if (engine == RELIC_HAPPY_FLOWER)
-        *value = spec->happy_flower_counter;
-    else
-        return 0;
-    return *value != 0;
+/* The counter the spec gives engine relic `engine` (0 when it keeps none or
+ * the spec does not hold it). */
+static int relic_counter(const sf_fight_spec *spec, int engine) {
+    for (int i = 0; i < spec->relics_n; i++)
+        if (spec->relics[i] == engine)
+            return spec->relic_counters[i];
+    return 0;
 }
 
 int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *buf, size_t cap) {
@@ -1279,8 +1278,9 @@ int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *
         int item = desc ? desc->relics[i] : run_relic_of_engine(spec->relics[i]);
         const char *name = sf_run_relic_name(item);
         engine_text_put(&o, "%s%s", i ? "," : "", name ? name : "?");
-        int v, engine = sf_run_relic_engine(item);
-        if (engine > 0 && relic_counter(spec, engine, &v))
+        int engine = sf_run_relic_engine(item);
+        int v = engine > 0 ? relic_counter(spec, engine) : 0;
+        if (v)
             engine_text_put(&o, ":%d", v);
     }
     engine_text_put(&o, "|");
@@ -1360,7 +1360,7 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
     uint8_t items[SF_MAX_RELICS];
     int ni = 0;
     s.relics_n = 0;
-    s.pen_nib_counter = s.happy_flower_counter = 0;
+    memset(s.relic_counters, 0, sizeof s.relic_counters);
     if (section(cut[1], end_of[1], buf, sizeof buf) < 0)
         return sf_err_set(err, SF_EINVAL, "start text: relics: too long");
     char *save = NULL;
@@ -1383,15 +1383,16 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
             return sf_err_set(err, SF_EINVAL, "start text: relics: more than %d", SF_MAX_RELICS);
         items[ni++] = (uint8_t)item;
         int engine = sf_run_relic_engine(item);
-        if (colon && engine != RELIC_PEN_NIB && engine != RELIC_HAPPY_FLOWER)
+        int max = sf_relic_counter_max(engine);
+        if (colon && !max)
             return sf_err_set(err, SF_EINVAL, "start text: relics: %s keeps no counter",
                               run_relics[item].name);
+        if (counter >= max && max)
+            return sf_err_set(err, SF_EINVAL, "start text: relics: %s counter %ld outside 0..%d",
+                              run_relics[item].name, counter, max - 1);
         if (engine > 0) {
+            s.relic_counters[s.relics_n] = (int)counter;
             s.relics[s.relics_n++] = (uint8_t)engine;
-            if (engine == RELIC_PEN_NIB)
-                s.pen_nib_counter = (int)counter;
-            if (engine == RELIC_HAPPY_FLOWER)
-                s.happy_flower_counter = (int)counter;
         }
     }
 

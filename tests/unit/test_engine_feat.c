@@ -648,7 +648,10 @@ static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
         spec->potions[i] = (uint8_t)(pm_rnd(r, 3) ? 0 : 1 + pm_rnd(r, POTION_COUNT - 1));
     spec->max_hp = 40 + pm_rnd(r, 60);
     spec->hp = 1 + pm_rnd(r, spec->max_hp);
-    spec->pen_nib_counter = pm_rnd(r, 10);
+    for (int i = 0; i < spec->relics_n; i++) {
+        int max = sf_relic_counter_max(spec->relics[i]);
+        spec->relic_counters[i] = max ? pm_rnd(r, (uint32_t)max) : 0;
+    }
 }
 
 /* Powers and block as earlier cards might have left them. */
@@ -774,15 +777,16 @@ static int pm_int(float v, float scale) {
 
 static const char *pm_ctx(const sf_combat *c) {
     static char buf[640];
-    int n = snprintf(buf, sizeof buf,
-                     " [str %d dex %d weak %d frail %d vigor %d nib %d dtap %d rage %d fnp %d "
-                     "corruption %d block %d hp %d energy %d hand %d attacks %d pen nib %d;",
-                     c->pw[PW_STR], c->pw[PW_DEX], c->pw[PW_WEAK], c->pw[PW_FRAIL], c->pw[PW_VIGOR],
-                     c->pw[PW_PEN_NIB], c->pw[PW_DOUBLE_TAP], c->pw[PW_RAGE], c->pw[PW_FNP],
-                     c->pw[PW_CORRUPTION], c->block, c->hp, c->energy, c->hand_n, c->attacks_played,
-                     c->pen_nib);
+    int n =
+        snprintf(buf, sizeof buf,
+                 " [str %d dex %d weak %d frail %d vigor %d nib %d dtap %d rage %d fnp %d "
+                 "corruption %d block %d hp %d energy %d hand %d attacks %d;",
+                 c->pw[PW_STR], c->pw[PW_DEX], c->pw[PW_WEAK], c->pw[PW_FRAIL], c->pw[PW_VIGOR],
+                 c->pw[PW_PEN_NIB], c->pw[PW_DOUBLE_TAP], c->pw[PW_RAGE], c->pw[PW_FNP],
+                 c->pw[PW_CORRUPTION], c->block, c->hp, c->energy, c->hand_n, c->attacks_played);
     for (int i = 0; i < c->relic_n && n < 400; i++)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s", sf_relics[c->relics[i]].name);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s:%d", sf_relics[c->relics[i]].name,
+                      c->relic_counter[i]);
     for (int m = 0; m < c->n_mon && n < 560; m++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, " | %s hp %d block %d vuln %d curl %d",
                       sf_monsters[c->mon[m].id].name, c->mon[m].hp, c->mon[m].block,

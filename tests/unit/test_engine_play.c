@@ -82,8 +82,10 @@ static void random_spec(uint64_t seed, int k, sf_fight_spec *spec) {
     spec->max_hp = 50 + pick(&x, 60);
     spec->hp = pick(&x, 8) ? spec->max_hp / 3 + pick(&x, spec->max_hp - spec->max_hp / 3) + 1
                            : 1 + pick(&x, spec->max_hp);
-    spec->pen_nib_counter = pick(&x, 10);
-    spec->happy_flower_counter = pick(&x, 3);
+    for (int i = 0; i < spec->relics_n; i++) {
+        int max = sf_relic_counter_max(spec->relics[i]);
+        spec->relic_counters[i] = max ? pick(&x, max) : 0;
+    }
 }
 
 static int zero_tail(const sf_card *pile, int n, int cap) {

@@ -368,9 +368,9 @@ START_TEST(happy_flower_every_third_turn) {
     ck_assert_int_eq(c->energy, 3);
     FX_END(&s);
     ck_assert_int_eq(c->energy, 4);
-    ck_assert_int_eq(c->happy_flower, 0);
+    ck_assert_int_eq(c->relic_counter[1], 0); /* Burning Blood, Happy Flower */
     /* a carried counter of 2 fires on turn 1 */
-    spec.happy_flower_counter = 2;
+    spec.relic_counters[1] = 2;
     ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
     ck_assert_int_eq(combat_of(&s)->energy, 4);
 }
@@ -383,7 +383,7 @@ START_TEST(pen_nib_doubles_every_tenth_attack) {
     sf_state s;
     sf_combat *c = setup(&s);
     c->relics[c->relic_n++] = RELIC_PEN_NIB;
-    c->pen_nib = 8;
+    c->relic_counter[0] = 8;
     c->energy = 9;
     fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
     fx_hand(c, CARD_STRIKE, 0);
@@ -394,14 +394,14 @@ START_TEST(pen_nib_doubles_every_tenth_attack) {
     ck_assert_int_eq(c->pw[PW_PEN_NIB], 1);
     FX_PLAY(&s, 0, 0);
     ck_assert_int_eq(c->mon[0].hp, 82);
-    ck_assert_int_eq(c->pen_nib, 0);
+    ck_assert_int_eq(c->relic_counter[0], 0);
     FX_PLAY(&s, 0, 0);
     ck_assert_int_eq(c->mon[0].hp, 76);
 
     sf_fight_spec spec;
     sf_fight_spec_default(&spec);
     spec.relics[spec.relics_n++] = RELIC_PEN_NIB;
-    spec.pen_nib_counter = 9;
+    spec.relic_counters[1] = 9;
     ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
     ck_assert_int_eq(combat_of(&s)->pw[PW_PEN_NIB], 1);
 }
@@ -1119,8 +1119,8 @@ START_TEST(gauntlet_carries_hp_gold_potions_and_relic_counters) {
     ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
     sf_combat *c = combat_of(&s);
     /* win the fight by hand: knock every monster out with THORNS */
-    c->pen_nib = 7;
-    c->happy_flower = 2;
+    c->relic_counter[1] = 7; /* Burning Blood, Pen Nib, Happy Flower */
+    c->relic_counter[2] = 2;
     c->hp = 30;
     c->gold = 120;
     for (int m = 0; m < c->n_mon; m++)
@@ -1134,13 +1134,14 @@ START_TEST(gauntlet_carries_hp_gold_potions_and_relic_counters) {
     ck_assert_int_eq(next.max_hp, 80);
     ck_assert_int_eq(next.gold, 120);
     ck_assert_int_eq(next.potions[1], POTION_BLOCK);
-    ck_assert_int_eq(next.pen_nib_counter, 7);
-    ck_assert_int_eq(next.happy_flower_counter, 2);
+    ck_assert_int_eq(next.relic_counters[0], 0);
+    ck_assert_int_eq(next.relic_counters[1], 7);
+    ck_assert_int_eq(next.relic_counters[2], 2);
     ck_assert_int_eq(next.encounter, g.encounters[1]);
     ck_assert_int_eq(next.floor, 2);
     ck_assert_int_eq(sf_engine_init(&s, &next, NULL), SF_OK);
     ck_assert_int_eq(combat_of(&s)->hp, 36);
-    ck_assert_int_eq(combat_of(&s)->pen_nib, 7);
+    ck_assert_int_eq(combat_of(&s)->relic_counter[1], 7);
     /* Happy Flower's carried 2 fires on turn 1 of the next fight */
     ck_assert_int_eq(combat_of(&s)->energy, 4);
 }

@@ -561,8 +561,8 @@ static void expect_same_spec(const sf_fight_spec *a, const sf_fight_spec *b) {
     ck_assert_int_eq(a->max_hp, b->max_hp);
     ck_assert_int_eq(a->gold, b->gold);
     ck_assert_int_eq(a->floor, b->floor);
-    ck_assert_int_eq(a->pen_nib_counter, b->pen_nib_counter);
-    ck_assert_int_eq(a->happy_flower_counter, b->happy_flower_counter);
+    for (int i = 0; i < a->relics_n; i++)
+        ck_assert_int_eq(a->relic_counters[i], b->relic_counters[i]);
 }
 
 START_TEST(the_same_seeds_give_the_same_start) {
@@ -636,7 +636,8 @@ START_TEST(the_text_form_reads_a_hand_written_start) {
     ck_assert_int_eq(s.relics_n, 3);
     ck_assert_int_eq(s.relics[1], RELIC_VAJRA);
     ck_assert_int_eq(s.relics[2], RELIC_PEN_NIB);
-    ck_assert_int_eq(s.pen_nib_counter, 7);
+    ck_assert_int_eq(s.relic_counters[2], 7);
+    ck_assert_int_eq(s.relic_counters[1], 0);
     /* slot 0 holds the unmodelled Elixir: an empty engine slot */
     ck_assert_int_eq(d.potions[0], sf_run_potion_lookup("Elixir"));
     ck_assert_int_eq(s.potions[0], 0);
@@ -649,7 +650,7 @@ START_TEST(the_text_form_reads_a_hand_written_start) {
     ck_assert_int_eq(s.max_hp, 75);
     ck_assert_int_eq(s.gold, 12);
     ck_assert_int_eq(s.relics_n, 1);
-    ck_assert_int_eq(s.pen_nib_counter, 0);
+    ck_assert_int_eq(s.relic_counters[0], 0);
     char text[256];
     ck_assert_int_gt(sf_start_format(&s, NULL, text, sizeof text), 0);
     ck_assert_str_eq(text, "Bash|Burning Blood||floor 1|hp 30/75|gold 12");
