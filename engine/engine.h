@@ -626,7 +626,7 @@ int sf_engine_is_belief(const sf_state *s);
 /* ---------------------------------------------------------------------------
  * Tokenizer (feat): network inputs. Layout reference: docs/model.md.
  * ------------------------------------------------------------------------- */
-#define SF_FEAT_VERSION     2
+#define SF_FEAT_VERSION     3
 #define SF_FEAT_MAX_TOKENS  128
 #define SF_FEAT_NCAT        4  /* categorical slots per token                  */
 #define SF_FEAT_NCONT       16 /* continuous features per token                */
@@ -651,10 +651,10 @@ enum {
     SF_FEAT_ID_MONSTER = 160,   /* + monster id     (160..191)                */
     SF_FEAT_ID_MOVE = 192,      /* + move id        (192..255)                */
     SF_FEAT_ID_POWER = 256,     /* + power id       (256..319)                */
-    SF_FEAT_ID_RELIC = 320,     /* + relic id       (320..351)                */
-    SF_FEAT_ID_POTION = 352,    /* + potion id      (352..383)                */
-    SF_FEAT_ID_ENCOUNTER = 384, /* + encounter id   (384..415), CTX tokens    */
-    SF_FEAT_ID_END = 416        /* first unused id (< SF_FEAT_VOCAB0)         */
+    SF_FEAT_ID_RELIC = 320,     /* + relic id       (320..415)                */
+    SF_FEAT_ID_POTION = 416,    /* + potion id      (416..463)                */
+    SF_FEAT_ID_ENCOUNTER = 464, /* + encounter id   (464..495), CTX tokens    */
+    SF_FEAT_ID_END = 496        /* first unused id (< SF_FEAT_VOCAB0)         */
 };
 
 /* Owner codes (STATUS and INTENT slot 1, PLAYER and MONSTER slot 3):

@@ -46,7 +46,7 @@ import torch.nn.functional as F
 
 # Tokenizer layout (engine/engine.h, SF_FEAT_*); a bundle records these and
 # the C loader refuses one that differs.
-FEAT_VERSION = 2
+FEAT_VERSION = 3
 MAX_TOKENS = 128
 NCAT = 4
 NCONT = 16
