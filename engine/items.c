@@ -350,21 +350,25 @@ static void mummified_hand(sf_combat *c) {
     c->hand[idx[k]].flags |= CF_FREE_TURN;
 }
 
+/* The hooks act at once (counters, Mummified Hand's pick, Bird-Faced
+ * Urn's heal, pushed to the top); the draw and damage they queue at the
+ * bottom follow, in relic order, so Mummified Hand never picks the card
+ * Ink Bottle draws, whichever came first. */
 void relics_on_card_played(sf_combat *c, int type) {
+    uint16_t queued = 0; /* bit i: relics[i] queued its action */
     for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
         int16_t *n = &c->relic_counter[i];
         switch (c->relics[i]) {
         case RELIC_INK_BOTTLE:
             if (++*n >= 10) {
                 *n = 0;
-                combat_draw(c, 1);
+                queued |= (uint16_t)(1u << i);
             }
             break;
         case RELIC_LETTER_OPENER:
             if (type == CT_SKILL && ++*n % 3 == 0) {
                 *n = 0;
-                thorns_all(c, 5);
-                combat_check_end(c);
+                queued |= (uint16_t)(1u << i);
             }
             break;
         case RELIC_MUMMIFIED_HAND:
@@ -377,6 +381,16 @@ void relics_on_card_played(sf_combat *c, int type) {
             break;
         /* Blue Candle: curses become playable; the engine has no curse. */
         default: break;
+        }
+    }
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        if (!(queued & (1u << i)))
+            continue;
+        if (c->relics[i] == RELIC_INK_BOTTLE) {
+            combat_draw(c, 1);
+        } else { /* Letter Opener */
+            thorns_all(c, 5);
+            combat_check_end(c);
         }
     }
 }
