@@ -25,6 +25,9 @@ sf_rng *combat_rng(sf_combat *c, int stream) {
 
 int combat_card_damage(const sf_combat *c, const sf_card *card, int base, int m) {
     float d = (float)base;
+    /* relics' atDamageModify: Strike Dummy, +3 for a STRIKE-tagged card */
+    if (card && (sf_cards[card->id].flags & CD_STRIKE) && combat_has_relic(c, RELIC_STRIKE_DUMMY))
+        d += 3.0f;
     int str = c->pw[PW_STR];
     if (card && card->id == CARD_HEAVY_BLADE)
         str *= CARD_NUM(card, mag); /* Strength counts x3 (x5) */
@@ -35,8 +38,8 @@ int combat_card_damage(const sf_combat *c, const sf_card *card, int base, int m)
         d *= 2.0f;
     if (c->pw[PW_WEAK] > 0)
         d *= 0.75f;
-    if (m >= 0 && c->mon[m].pw[PW_VULN] > 0)
-        d *= 1.5f;
+    if (m >= 0 && c->mon[m].pw[PW_VULN] > 0) /* Paper Phrog: 1.75 on monsters */
+        d *= combat_has_relic(c, RELIC_PAPER_PHROG) ? 1.75f : 1.5f;
     int out = (int)floorf(d);
     return out < 0 ? 0 : out;
 }
@@ -131,6 +134,7 @@ static void monster_die(sf_combat *c, int m) {
     mo->block = 0;
     c->flags |= FL_MONSTER_DIED;
     monster_on_death(c, m);
+    relics_on_monster_death(c);
 }
 
 /* Monster takes `dmg` of `type` from the player's side. Returns HP lost. */
@@ -146,6 +150,10 @@ static int monster_take_damage(sf_combat *c, int m, int dmg, int type) {
         mo->block = (int16_t)(mo->block - absorbed);
         amount -= absorbed;
     }
+    /* The player's relics' onAttackToChangeDamage on its NORMAL damage: Boot
+     * raises an unblocked 1..4 to 5. */
+    if (type == DT_NORMAL && amount > 0 && amount < 5 && combat_has_relic(c, RELIC_BOOT))
+        amount = 5;
     /* onAttacked powers see the post-block amount. Curl Up triggers once
      * (CurlUpPower.triggered, ai[1] for lice) on a non-lethal NORMAL hit; its
      * block and its removal are queued behind the card. */
@@ -209,6 +217,7 @@ static void player_lost_hp(sf_combat *c, int lost, int self_source) {
     if (self_source && c->pw[PW_RUPTURE] > 0)
         c->pw[PW_STR] = (int16_t)(c->pw[PW_STR] + c->pw[PW_RUPTURE]);
     (void)lost;
+    relics_was_hp_lost(c);
     relics_on_hp_change(c);
 }
 
@@ -223,17 +232,33 @@ int combat_damage_player(sf_combat *c, int dmg, int type, int attacker) {
         c->block = (int16_t)(c->block - absorbed);
         amount -= absorbed;
     }
-    /* onAttacked: Thorns and Flame Barrier answer every monster attack hit. */
+    /* onAttackedToChangeDamage: Buffer takes whatever got past block, of
+     * any type, one stack per hit that had some. Fossilized Helix is the
+     * only source of Buffer here: its counter holds the stacks. */
+    int buffer = combat_relic_slot(c, RELIC_FOSSILIZED_HELIX);
+    if (buffer >= 0 && c->relic_counter[buffer] > 0) {
+        if (amount > 0)
+            c->relic_counter[buffer]--;
+        amount = 0;
+    }
+    /* onAttacked, a monster's NORMAL hit: the powers (Thorns and Flame
+     * Barrier answer every hit), then the relics (Torii: 2..5 becomes 1). */
     if (attacker >= 0 && type == DT_NORMAL) {
         if (c->pw[PW_THORNS] > 0)
             combat_thorns_to_monster(c, attacker, c->pw[PW_THORNS]);
         if (c->pw[PW_FLAME_BARRIER] > 0)
             combat_thorns_to_monster(c, attacker, c->pw[PW_FLAME_BARRIER]);
-        if (amount > 0 && c->pw[PW_PLATED] > 0)
-            c->pw[PW_PLATED]--;
+        if (amount > 1 && amount <= 5 && combat_has_relic(c, RELIC_TORII))
+            amount = 1;
     }
+    /* onLoseHpLast: Tungsten Rod, 1 less of any damage. */
+    if (amount > 0 && combat_has_relic(c, RELIC_TUNGSTEN_ROD))
+        amount--;
     if (amount <= 0)
         return 0;
+    /* wasHPLost: Plated Armor loses a stack to a monster's NORMAL hit. */
+    if (attacker >= 0 && type == DT_NORMAL && c->pw[PW_PLATED] > 0)
+        c->pw[PW_PLATED]--;
     int lost = amount < c->hp ? amount : c->hp;
     c->hp = (int16_t)(c->hp - amount);
     player_lost_hp(c, lost, attacker < 0);
@@ -250,6 +275,8 @@ int combat_damage_player(sf_combat *c, int dmg, int type, int attacker) {
                 return lost;
             }
         }
+        if (relics_on_death(c))
+            return lost;
         combat_check_end(c);
     }
     return lost;
@@ -262,6 +289,7 @@ void combat_lose_hp(sf_combat *c, int amount) {
 void combat_heal(sf_combat *c, int amount) {
     if (amount <= 0 || c->hp <= 0)
         return;
+    amount = relics_heal_amount(c, amount);
     int hp = c->hp + amount;
     c->hp = (int16_t)(hp > c->max_hp ? c->max_hp : hp);
     relics_on_hp_change(c);
@@ -304,6 +332,10 @@ static int16_t clamp16(int v) {
 void combat_power_player(sf_combat *c, int pw, int amount, int from_monster) {
     if (pw == PW_NO_DRAW && c->pw[PW_NO_DRAW] > 0)
         return; /* No Draw never stacks */
+    /* Ginger and Turnip stop Weak and Frail before Artifact would */
+    if ((pw == PW_WEAK && combat_has_relic(c, RELIC_GINGER)) ||
+        (pw == PW_FRAIL && combat_has_relic(c, RELIC_TURNIP)))
+        return;
     if (combat_is_debuff(pw, amount) && c->pw[PW_ARTIFACT] > 0) {
         c->pw[PW_ARTIFACT]--;
         return;
@@ -324,11 +356,17 @@ void combat_power_monster(sf_combat *c, int m, int pw, int amount) {
     sf_monster *mo = &c->mon[m];
     if (!combat_alive(c, m) || pw >= PW_MON_N)
         return;
+    /* Champion Belt: the player's Vulnerable on a monster without Artifact
+     * brings 1 Weak (Vulnerable on a monster only ever comes from the player). */
+    int belt = pw == PW_VULN && amount > 0 && mo->pw[PW_ARTIFACT] == 0 &&
+               combat_has_relic(c, RELIC_CHAMPION_BELT);
     if (combat_is_debuff(pw, amount) && mo->pw[PW_ARTIFACT] > 0) {
         mo->pw[PW_ARTIFACT]--;
         return;
     }
     mo->pw[pw] = clamp16(mo->pw[pw] + amount);
+    if (belt)
+        combat_power_monster(c, m, PW_WEAK, 1);
 }
 
 /* ------------------------------------------------------------------------
@@ -487,6 +525,7 @@ void combat_exhaust_card(sf_combat *c, sf_card card) {
         c->exhaust[c->exhaust_n++] = card;
     else
         dropped(c);
+    relics_on_exhaust(c);
     if (c->pw[PW_FNP] > 0)
         combat_defer(c, DQ_BLOCK, c->pw[PW_FNP]);
     if (c->pw[PW_DARK_EMBRACE] > 0 && combat_alive_count(c) > 0)
@@ -510,6 +549,7 @@ void combat_exhaust_from_hand(sf_combat *c, int i) {
  * shuffled list's last element on top. Belief mode: the cards become the
  * unknown multiset (sorted); randomness is spent when they are drawn. */
 static void reshuffle(sf_combat *c) {
+    relics_on_shuffle(c);
     int n = c->discard_n;
     if (!(c->flags & FL_BELIEF)) {
         sf_jrand j;
@@ -621,6 +661,8 @@ static void run_deferred(sf_combat *c, sf_deferred d) {
         if (combat_alive(c, d.arg))
             monster_guardian_defensive(c, d.arg);
         break;
+    case DQ_ENERGY: c->energy = (uint8_t)(c->energy + d.arg > 255 ? 255 : c->energy + d.arg); break;
+    case DQ_ADD_CARD: combat_add_new(c, ZONE_HAND, combat_make_card(c, d.arg, 0)); break;
     default: break;
     }
 }
@@ -679,6 +721,27 @@ static int choice_accepts(int kind, const sf_card *k) {
  * ids (hand position, or sorted rank) and returns the count. */
 int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *cards) {
     int zone = choice_zone(kind), n = 0;
+    if (kind == CH_GAMBLING_CHIP) {
+        /* Gambling Chip's multi-select as picks one at a time: a card at or
+         * after the last pick's hand position (pending.target), first
+         * instance of each distinct card, then "done" (CHOICE_DONE), so each
+         * multiset of discarded cards has exactly one path. */
+        int lo = c->pending.target;
+        for (int i = lo; i < c->hand_n; i++) {
+            int dup = 0;
+            for (int j = lo; j < i && !dup; j++)
+                dup = !card_cmp(&c->hand[j], &c->hand[i]);
+            if (!dup) {
+                if (cards)
+                    cards[n] = c->hand[i];
+                opts[n++] = (uint8_t)i;
+            }
+        }
+        if (cards)
+            memset(&cards[n], 0, sizeof(sf_card));
+        opts[n++] = CHOICE_DONE;
+        return n;
+    }
     if (zone == ZONE_HAND) {
         for (int i = 0; i < c->hand_n; i++) {
             if (!choice_accepts(kind, &c->hand[i]))
@@ -895,12 +958,43 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
     return 1;
 }
 
+/* Gambling Chip: a pick moves the card to the discard pile
+ * (moveToDiscardPile); "done", or no card left to pick, draws as many as
+ * were discarded (DrawCardAction to the top) and ends the screen. */
+static void gambling_chip_choose(sf_combat *c, int option) {
+    if (option != CHOICE_DONE) {
+        sf_card k;
+        combat_remove_hand(c, option, &k);
+        combat_add_to_discard(c, &k);
+        c->pending.amount++;
+        c->pending.target = (uint8_t)option;
+        if (option < c->hand_n)
+            return; /* the screen stays open */
+    }
+    int n = c->pending.amount;
+    memset(&c->pending, 0, sizeof c->pending);
+    c->phase = PH_PLAYER;
+    combat_draw(c, n);
+    combat_drain(c);
+    combat_check_end(c);
+}
+
 /* Apply the player's choice. `option` is an option id from
  * combat_choice_options(). Returns SF_OK or SF_EINVAL. */
 int combat_choose(sf_combat *c, int option) {
     uint8_t opts[SF_MAX_PILE];
     sf_card cards[SF_MAX_PILE];
     int kind = c->pending.kind;
+    if (kind == CH_GAMBLING_CHIP) {
+        int n = combat_choice_options(c, kind, opts, NULL);
+        for (int i = 0; i < n; i++) {
+            if (opts[i] == option) {
+                gambling_chip_choose(c, option);
+                return SF_OK;
+            }
+        }
+        return SF_EINVAL;
+    }
     int n = combat_choice_options(c, kind, opts, cards);
     for (int i = 0; i < n; i++) {
         if (opts[i] == option) {

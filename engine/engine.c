@@ -218,6 +218,11 @@ int sf_potions_parse(const char *text, sf_fight_spec *spec, sf_err *err) {
     return SF_OK;
 }
 
+static int is_bottle(int relic) {
+    return relic == RELIC_BOTTLED_FLAME || relic == RELIC_BOTTLED_LIGHTNING ||
+           relic == RELIC_BOTTLED_TORNADO;
+}
+
 static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
     if (spec->deck_n < 0 || spec->deck_n > SF_MAX_DECK)
         return sf_err_set(err, SF_EINVAL, "deck_n %d out of range 0..%d", spec->deck_n,
@@ -244,6 +249,10 @@ static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
         if (max ? v < 0 || v >= max : v != 0)
             return sf_err_set(err, SF_EINVAL, "relic_counters[%d]: %s counter %d outside 0..%d", i,
                               sf_relics[spec->relics[i]].name, v, max ? max - 1 : 0);
+        if (is_bottle(spec->relics[i]) && v > spec->deck_n)
+            return sf_err_set(err, SF_EINVAL,
+                              "relic_counters[%d]: %s holds deck card %d, the deck has %d", i,
+                              sf_relics[spec->relics[i]].name, v - 1, spec->deck_n);
     }
     for (int i = 0; i < SF_POTION_SLOTS; i++)
         if (spec->potions[i] >= POTION_COUNT)
@@ -272,13 +281,21 @@ static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
 }
 
 /* CardGroup.initializeDeck: shuffle a copy of the master deck with
- * java.util.Random(shuffleRng.randomLong()), add the non-Innate cards in
- * that order, then the Innate ones on top. */
-static void initialize_deck(sf_combat *c, const sf_fight_spec *spec) {
+ * java.util.Random(shuffleRng.randomLong()), add the other cards in that
+ * order, then the Innate and the bottled ones on top (a Bottled relic's
+ * counter is 1 + the deck index of its card). Returns how many went on
+ * top. */
+static int initialize_deck(sf_combat *c, const sf_fight_spec *spec) {
     sf_card deck[SF_MAX_DECK];
-    int n = spec->deck_n;
-    for (int i = 0; i < n; i++)
+    uint8_t top[SF_MAX_DECK] = {0};
+    int n = spec->deck_n, on_top = 0;
+    for (int i = 0; i < n; i++) {
         deck[i] = combat_make_card(c, spec->deck[i].id, spec->deck[i].upgrades);
+        top[i] = (sf_cards[deck[i].id].flags & CD_INNATE_UP) && deck[i].upg;
+    }
+    for (int r = 0; r < spec->relics_n; r++)
+        if (is_bottle(spec->relics[r]) && spec->relic_counters[r] > 0)
+            top[spec->relic_counters[r] - 1] = 1;
     sf_jrand j;
     sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
     for (int i = n; i > 1; i--) {
@@ -286,15 +303,22 @@ static void initialize_deck(sf_combat *c, const sf_fight_spec *spec) {
         sf_card t = deck[i - 1];
         deck[i - 1] = deck[k];
         deck[k] = t;
+        uint8_t b = top[i - 1];
+        top[i - 1] = top[k];
+        top[k] = b;
     }
     c->draw_n = 0;
     for (int i = 0; i < n; i++)
-        if (!((sf_cards[deck[i].id].flags & CD_INNATE_UP) && deck[i].upg))
+        if (!top[i])
             c->draw[c->draw_n++] = deck[i];
-    for (int i = 0; i < n; i++)
-        if ((sf_cards[deck[i].id].flags & CD_INNATE_UP) && deck[i].upg)
+    for (int i = 0; i < n; i++) {
+        if (top[i]) {
             c->draw[c->draw_n++] = deck[i];
+            on_top++;
+        }
+    }
     c->draw_known = 0;
+    return on_top;
 }
 
 int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
@@ -330,12 +354,12 @@ int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
     encounter_build(c, spec->encounter);
     for (int m = 0; m < c->n_mon; m++)
         monster_roll_move(c, m);
-    initialize_deck(c, spec);
+    int on_top = initialize_deck(c, spec);
     for (int m = 0; m < c->n_mon; m++)
         monster_pre_battle(c, m);
     relics_at_pre_battle(c);
     c->phase = PH_PLAYER;
-    play_first_turn(c);
+    play_first_turn(c, on_top);
     c->streams_used = 0;
     return SF_OK;
 }
@@ -436,8 +460,10 @@ int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
         default: break;
         }
     }
-    if (rc == SF_OK && !c->pending.active)
+    if (rc == SF_OK && !c->pending.active) {
+        relics_on_refresh_hand(c); /* the queue is empty: Unceasing Top */
         combat_compact(c);
+    }
     /* The backstop of the turn cap: a turn that never ends (no real turn
      * comes near SF_MAX_TURN_ACTIONS) ends the fight as a turn-limit loss,
      * so every fight ends within max_turns * SF_MAX_TURN_ACTIONS actions. */
@@ -569,6 +595,7 @@ static const char *const choice_verbs[CH_COUNT] = {
     [CH_BURNING_PACT] = "exhaust",
     [CH_DUAL_WIELD] = "copy",
     [CH_EXHUME] = "return to hand",
+    [CH_GAMBLING_CHIP] = "discard",
 };
 
 int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap) {

@@ -44,7 +44,7 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 5
+#define SF_ENGINE_VERSION 6
 
 /* ---------------------------------------------------------------------------
  * Capacities

@@ -722,15 +722,20 @@ enum phase {
 /* Choice screens. Each resumes its card's effect when resolved. */
 enum choice_kind {
     CH_NONE = 0,
-    CH_ARMAMENTS,    /* upgrade a card in hand                                 */
-    CH_HEADBUTT,     /* discard -> top of draw                                 */
-    CH_TRUE_GRIT,    /* exhaust a card in hand                                 */
-    CH_WARCRY,       /* hand -> top of draw                                    */
-    CH_BURNING_PACT, /* exhaust a card in hand, then draw `amount`             */
-    CH_DUAL_WIELD,   /* copy an Attack or Power in hand `amount` times         */
-    CH_EXHUME,       /* exhaust pile -> hand                                   */
+    CH_ARMAMENTS,     /* upgrade a card in hand                                 */
+    CH_HEADBUTT,      /* discard -> top of draw                                 */
+    CH_TRUE_GRIT,     /* exhaust a card in hand                                 */
+    CH_WARCRY,        /* hand -> top of draw                                    */
+    CH_BURNING_PACT,  /* exhaust a card in hand, then draw `amount`             */
+    CH_DUAL_WIELD,    /* copy an Attack or Power in hand `amount` times         */
+    CH_EXHUME,        /* exhaust pile -> hand                                   */
+    CH_GAMBLING_CHIP, /* discard cards from hand one by one, then draw as many  */
     CH_COUNT
 };
+
+/* The option id of "done" on a screen that picks several cards one at a
+ * time (Gambling Chip); above every hand position. */
+#define CHOICE_DONE SF_MAX_HAND
 
 /* Where a choice's options live. */
 enum { ZONE_HAND = 0, ZONE_DRAW = 1, ZONE_DISCARD = 2, ZONE_EXHAUST = 3 };
@@ -762,6 +767,8 @@ enum deferred_kind {
     DQ_FIRE_BREATHING, /* DamageAllEnemiesAction(arg THORNS)                   */
     DQ_CURL_UP,        /* monster arg gains its Curl Up block, loses Curl Up   */
     DQ_GUARDIAN,       /* monster arg (The Guardian) changes to Defensive Mode */
+    DQ_ENERGY,         /* player GainEnergyAction(arg) (Gremlin Horn)          */
+    DQ_ADD_CARD,       /* MakeTempCardInHandAction of card id arg (Dead Branch) */
 };
 #define SF_DEFER_CAP 32
 typedef struct sf_deferred {
@@ -1002,18 +1009,43 @@ int play_can_play(const sf_combat *c, int hand_index); /* 1 if legal now    */
 void play_attack_hooks(sf_combat *c);
 int play_sharp_hide(sf_combat *c, unsigned sharp);
 void play_end_turn(sf_combat *c);
-void play_first_turn(sf_combat *c);
+/* Turn 1; `on_top` is the number of cards initializeDeck put on top
+ * (Innate or bottled): a surplus over 5 is drawn too. */
+void play_first_turn(sf_combat *c, int on_top);
 
-/* Relic and potion hooks (items.c) */
+/* Relic and potion hooks (items.c): each runs the held relics' hook of
+ * the game's name in relic (acquisition) order. */
 int combat_has_relic(const sf_combat *c, int relic);
 /* The slot of `relic` in c->relics (its counter is relic_counter[slot]), or
  * -1 when the player does not hold it. */
 int combat_relic_slot(const sf_combat *c, int relic);
 void relics_at_pre_battle(sf_combat *c);
 void relics_at_battle_start(sf_combat *c); /* after the opening draw is queued */
-void relics_at_turn_start(sf_combat *c);
+/* atTurnStart, after the turn's block loss and energy recharge; `first`
+ * on turn 1. */
+void relics_at_turn_start(sf_combat *c, int first);
+/* atTurnStartPostDraw: `played` is the count of cards played in the turn
+ * before (Pocketwatch); `first` on turn 1 (Gambling Chip's screen). */
+void relics_at_turn_start_post_draw(sf_combat *c, int played, int first);
 void relics_on_player_end_turn(sf_combat *c);
-void relics_on_attack_played(sf_combat *c); /* Kunai / Shuriken / Fan / Pen Nib */
+/* onUseCard of an Attack, the parts the tokenizer follows (play.c
+ * play_attack_hooks): Pen Nib, Kunai, Shuriken, Ornamental Fan, Nunchaku,
+ * Art of War. They never draw or read a random stream. */
+void relics_on_attack_played(sf_combat *c);
+/* onUseCard of any card of type `type` (CT_*) that draws, heals, deals
+ * damage or reads a random stream: Ink Bottle, Letter Opener, Mummified
+ * Hand, Bird-Faced Urn. Runs before the card moves to its pile. */
+void relics_on_card_played(sf_combat *c, int type);
+void relics_on_exhaust(sf_combat *c);       /* Charon's Ashes, Dead Branch  */
+void relics_on_monster_death(sf_combat *c); /* Gremlin Horn                 */
+void relics_on_shuffle(sf_combat *c);       /* Sundial                      */
+void relics_on_potion_used(sf_combat *c);   /* Toy Ornithopter              */
+void relics_on_refresh_hand(sf_combat *c);  /* Unceasing Top                */
+void relics_was_hp_lost(sf_combat *c);      /* Centennial Puzzle, Self-Forming Clay */
+/* Lizard Tail at 0 HP (after Fairy in a Bottle): 1 if it revived the player. */
+int relics_on_death(sf_combat *c);
+/* A heal of `amount` as the player receives it (onPlayerHeal: Magic Flower). */
+int relics_heal_amount(const sf_combat *c, int amount);
 void relics_on_victory(sf_combat *c);
 void relics_on_hp_change(sf_combat *c);             /* Red Skull                       */
 int potion_use(sf_combat *c, int slot, int target); /* SF_OK or SF_EINVAL      */

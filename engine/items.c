@@ -113,6 +113,51 @@ void relics_at_pre_battle(sf_combat *c) {
     (void)c; /* Lantern arms itself here; its energy comes at turn start */
 }
 
+/* AbstractDungeon.returnTrulyRandomCardInCombat(): srcCommonCardPool, then
+ * srcUncommonCardPool, then srcRareCardPool, minus HEALING-tagged cards
+ * (Feed, Reaper), and one cardRandomRng.random(size-1). Each src pool is
+ * its reward pool (run_card_pool) filled with addToBottom, so reversed
+ * (cards.c, Infernal Blade's pool, is the Attack subset of this list). */
+static int random_card_in_combat(sf_combat *c) {
+    static const int rarities[3] = {RAR_COMMON, RAR_UNCOMMON, RAR_RARE};
+    int total = 0;
+    for (int r = 0; r < 3; r++) {
+        int n;
+        const uint8_t *pool = run_card_pool(rarities[r], &n);
+        for (int i = 0; i < n; i++)
+            total += !(sf_cards[pool[i]].flags & CD_HEALING);
+    }
+    int pick = sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), total - 1);
+    for (int r = 0; r < 3; r++) {
+        int n;
+        const uint8_t *pool = run_card_pool(rarities[r], &n);
+        for (int i = n - 1; i >= 0; i--)
+            if (!(sf_cards[pool[i]].flags & CD_HEALING) && pick-- == 0)
+                return pool[i];
+    }
+    return CARD_STRIKE; /* not reached */
+}
+
+/* DamageAllEnemiesAction(null, createDamageMatrix(n, true), THORNS): the
+ * same amount to every living monster (Letter Opener, Mercury Hourglass,
+ * Stone Calendar, Charon's Ashes). */
+static void thorns_all(sf_combat *c, int n) {
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            combat_thorns_to_monster(c, m, n);
+}
+
+static int is_elite_fight(const sf_combat *c) {
+    return c->encounter < ENC_COUNT && sf_encounters[c->encounter].pool == SF_POOL_ELITE;
+}
+
+static int has_boss(const sf_combat *c) {
+    for (int m = 0; m < c->n_mon; m++)
+        if (c->mon[m].id != MON_NONE && sf_monsters[c->mon[m].id].kind == MK_BOSS)
+            return 1;
+    return 0;
+}
+
 void relics_at_battle_start(sf_combat *c) {
     for (int i = 0; i < c->relic_n; i++) {
         switch (c->relics[i]) {
@@ -131,6 +176,32 @@ void relics_at_battle_start(sf_combat *c) {
             if (c->relic_counter[i] == 9) /* PenNib.atBattleStart: the 10th Attack is next */
                 c->pw[PW_PEN_NIB] = 1;
             break;
+        case RELIC_BAG_OF_PREPARATION: combat_draw(c, 2); break;
+        case RELIC_PRESERVED_INSECT:
+            /* an elite room: current HP down to (int)(max HP * 0.75) */
+            if (is_elite_fight(c)) {
+                for (int m = 0; m < c->n_mon; m++) {
+                    int cap = (int)((float)c->mon[m].max_hp * 0.75f);
+                    if (c->mon[m].hp > cap) {
+                        c->mon_hp_pool = (uint16_t)(c->mon_hp_pool - (c->mon[m].hp - cap));
+                        c->mon[m].hp = (int16_t)cap;
+                    }
+                }
+            }
+            break;
+        case RELIC_PANTOGRAPH:
+            if (has_boss(c))
+                combat_heal(c, 25);
+            break;
+        case RELIC_THREAD_AND_NEEDLE: combat_power_player(c, PW_PLATED, 4, 0); break;
+        case RELIC_GIRYA:
+            if (c->relic_counter[i] > 0)
+                combat_power_player(c, PW_STR, c->relic_counter[i], 0);
+            break;
+        case RELIC_FOSSILIZED_HELIX: /* Buffer 1: the counter holds its stacks */
+            c->relic_counter[i] = 1;
+            break;
+        /* Du-Vu Doll: Strength per curse in the deck; the engine has no curse. */
         default: break;
         }
     }
@@ -138,15 +209,71 @@ void relics_at_battle_start(sf_combat *c) {
 }
 
 /* atTurnStart (every turn, the first included; Lantern's first-turn energy
- * is in play_first_turn). Energy gains are queued behind the turn's energy
- * recharge, so they add on top of it. */
-void relics_at_turn_start(sf_combat *c) {
-    for (int i = 0; i < c->relic_n; i++) {
+ * is in play_first_turn). It runs after the turn's block loss and energy
+ * recharge (play.c start_turn): the game queues these actions, and they
+ * resolve after both. c->turn is the turn that starts. */
+void relics_at_turn_start(sf_combat *c, int first) {
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        int16_t *n = &c->relic_counter[i];
         switch (c->relics[i]) {
         case RELIC_HAPPY_FLOWER:
-            if (++c->relic_counter[i] >= 3) {
-                c->relic_counter[i] = 0;
+            if (++*n >= 3) {
+                *n = 0;
                 c->energy++;
+            }
+            break;
+        case RELIC_ANCIENT_TEA_SET: /* counter 1: a rest site charged it */
+            if (first && *n == 1) {
+                *n = 0;
+                c->energy = (uint8_t)(c->energy + 2);
+            }
+            break;
+        case RELIC_ART_OF_WAR: /* counter 1: an Attack was played since the last turn start */
+            if (!first && *n == 0)
+                c->energy++;
+            *n = 0;
+            break;
+        case RELIC_HORN_CLEAT:
+            if (c->turn == 2)
+                combat_gain_block(c, 14);
+            break;
+        case RELIC_CAPTAINS_WHEEL:
+            if (c->turn == 3)
+                combat_gain_block(c, 18);
+            break;
+        case RELIC_LETTER_OPENER: *n = 0; break; /* Skills played this turn */
+        case RELIC_MERCURY_HOURGLASS:
+            thorns_all(c, 3);
+            combat_check_end(c);
+            break;
+        case RELIC_INCENSE_BURNER:
+            if (++*n >= 6) {
+                *n = 0;
+                combat_power_player(c, PW_INTANGIBLE, 1, 0);
+            }
+            break;
+        /* Stone Calendar's counter is the turn number (c->turn). */
+        default: break;
+        }
+    }
+}
+
+void relics_at_turn_start_post_draw(sf_combat *c, int played, int first) {
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        switch (c->relics[i]) {
+        case RELIC_POCKETWATCH:
+            if (!first && played <= 3)
+                combat_draw(c, 3);
+            break;
+        case RELIC_GAMBLING_CHIP:
+            /* GamblingChipAction, queued behind the whole of turn 1's start */
+            if (first) {
+                combat_drain(c);
+                if (c->hand_n > 0 && c->phase == PH_PLAYER) {
+                    memset(&c->pending, 0, sizeof c->pending);
+                    c->pending.kind = CH_GAMBLING_CHIP;
+                    c->phase = PH_CHOICE;
+                }
             }
             break;
         default: break;
@@ -155,18 +282,33 @@ void relics_at_turn_start(sf_combat *c) {
 }
 
 void relics_on_player_end_turn(sf_combat *c) {
-    if (combat_has_relic(c, RELIC_ORICHALCUM) && c->block == 0)
-        combat_gain_block(c, 6);
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        switch (c->relics[i]) {
+        case RELIC_ORICHALCUM:
+            if (c->block == 0)
+                combat_gain_block(c, 6);
+            break;
+        case RELIC_STONE_CALENDAR:
+            if (c->turn == 7) {
+                thorns_all(c, 52);
+                combat_check_end(c);
+            }
+            break;
+        default: break;
+        }
+    }
 }
 
-/* After an Attack resolves: Pen Nib, Kunai, Shuriken, Ornamental Fan. */
+/* onUseCard of an Attack: Pen Nib, Kunai, Shuriken, Ornamental Fan,
+ * Nunchaku, Art of War. */
 void relics_on_attack_played(sf_combat *c) {
     for (int i = 0; i < c->relic_n; i++) {
+        int16_t *n = &c->relic_counter[i];
         switch (c->relics[i]) {
         case RELIC_PEN_NIB:
-            if (++c->relic_counter[i] >= 10)
-                c->relic_counter[i] = 0;
-            else if (c->relic_counter[i] == 9)
+            if (++*n >= 10)
+                *n = 0;
+            else if (*n == 9)
                 c->pw[PW_PEN_NIB] = 1;
             break;
         case RELIC_KUNAI:
@@ -181,9 +323,167 @@ void relics_on_attack_played(sf_combat *c) {
             if (c->attacks_played % 3 == 0)
                 combat_gain_block(c, 4);
             break;
+        case RELIC_NUNCHAKU:
+            if (++*n >= 10) {
+                *n = 0;
+                c->energy++;
+            }
+            break;
+        case RELIC_ART_OF_WAR: *n = 1; break;
         default: break;
         }
     }
+}
+
+/* Mummified Hand: one random card in hand whose cost and cost this turn
+ * are above 0 costs 0 this turn (cardRandomRng.random(0, n-1) over the
+ * hand in order; the played Power is still in the card queue, so not a
+ * candidate: here it has left the hand already). */
+static void mummified_hand(sf_combat *c) {
+    int idx[SF_MAX_HAND], n = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        if (c->hand[i].cost > 0 && combat_card_cost(c, &c->hand[i]) > 0)
+            idx[n++] = i;
+    if (n == 0)
+        return;
+    int k = sf_rng_random_range(combat_rng(c, SF_STREAM_CARD_RANDOM), 0, n - 1);
+    c->hand[idx[k]].flags |= CF_FREE_TURN;
+}
+
+/* The hooks act at once (counters, Mummified Hand's pick, Bird-Faced
+ * Urn's heal, pushed to the top); the draw and damage they queue at the
+ * bottom follow, in relic order, so Mummified Hand never picks the card
+ * Ink Bottle draws, whichever came first. */
+void relics_on_card_played(sf_combat *c, int type) {
+    uint16_t queued = 0; /* bit i: relics[i] queued its action */
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        int16_t *n = &c->relic_counter[i];
+        switch (c->relics[i]) {
+        case RELIC_INK_BOTTLE:
+            if (++*n >= 10) {
+                *n = 0;
+                queued |= (uint16_t)(1u << i);
+            }
+            break;
+        case RELIC_LETTER_OPENER:
+            if (type == CT_SKILL && ++*n % 3 == 0) {
+                *n = 0;
+                queued |= (uint16_t)(1u << i);
+            }
+            break;
+        case RELIC_MUMMIFIED_HAND:
+            if (type == CT_POWER)
+                mummified_hand(c);
+            break;
+        case RELIC_BIRD_FACED_URN:
+            if (type == CT_POWER)
+                combat_heal(c, 2);
+            break;
+        /* Blue Candle: curses become playable; the engine has no curse. */
+        default: break;
+        }
+    }
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        if (!(queued & (1u << i)))
+            continue;
+        if (c->relics[i] == RELIC_INK_BOTTLE) {
+            combat_draw(c, 1);
+        } else { /* Letter Opener */
+            thorns_all(c, 5);
+            combat_check_end(c);
+        }
+    }
+}
+
+/* CardGroup.moveToExhaustPile: relics' onExhaust come before the powers'. */
+void relics_on_exhaust(sf_combat *c) {
+    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+        switch (c->relics[i]) {
+        case RELIC_CHARONS_ASHES: thorns_all(c, 3); break; /* to the top: at once */
+        case RELIC_DEAD_BRANCH:
+            /* the card is picked now; it reaches the hand from the bottom of the queue */
+            if (combat_alive_count(c) > 0)
+                combat_defer(c, DQ_ADD_CARD, random_card_in_combat(c));
+            break;
+        default: break;
+        }
+    }
+}
+
+/* AbstractMonster.die() of a monster killed by damage, after its powers'
+ * onDeath: Gremlin Horn unless every monster is now dying or gone. */
+void relics_on_monster_death(sf_combat *c) {
+    if (!combat_has_relic(c, RELIC_GREMLIN_HORN) || combat_alive_count(c) == 0)
+        return;
+    combat_defer(c, DQ_ENERGY, 1);
+    combat_defer(c, DQ_DRAW, 1);
+}
+
+/* onShuffle: when the discard pile is shuffled into the draw pile (not the
+ * deck's first shuffle). */
+void relics_on_shuffle(sf_combat *c) {
+    int i = combat_relic_slot(c, RELIC_SUNDIAL);
+    if (i >= 0 && ++c->relic_counter[i] >= 3) {
+        c->relic_counter[i] = 0;
+        c->energy = (uint8_t)(c->energy + 2);
+    }
+}
+
+void relics_on_potion_used(sf_combat *c) {
+    if (combat_has_relic(c, RELIC_TOY_ORNITHOPTER))
+        combat_heal(c, 5);
+}
+
+/* Unceasing Top: with the action queue empty, in the player's turn, an
+ * empty hand draws 1 if there is a card to draw and No Draw is off. */
+void relics_on_refresh_hand(sf_combat *c) {
+    if (!combat_has_relic(c, RELIC_UNCEASING_TOP) || c->phase != PH_PLAYER || c->pending.active ||
+        c->hand_n > 0 || c->pw[PW_NO_DRAW] > 0 || c->draw_n + c->discard_n == 0)
+        return;
+    combat_draw(c, 1);
+    combat_drain(c);
+    combat_check_end(c);
+}
+
+/* wasHPLost with more than 0 HP lost: Centennial Puzzle's draw 3 (to the
+ * top of the queue, once per combat: counter 1 once used) and Self-Forming
+ * Clay's 3 block next turn. */
+void relics_was_hp_lost(sf_combat *c) {
+    for (int i = 0; i < c->relic_n; i++) {
+        switch (c->relics[i]) {
+        case RELIC_CENTENNIAL_PUZZLE:
+            if (c->relic_counter[i] == 0) {
+                c->relic_counter[i] = 1;
+                combat_draw(c, 3);
+            }
+            break;
+        case RELIC_SELF_FORMING_CLAY: /* NextTurnBlockPower 3: the counter holds it */
+            c->relic_counter[i] = (int16_t)(c->relic_counter[i] + 3);
+            break;
+        default: break;
+        }
+    }
+}
+
+/* Lizard Tail (counter 0: unused; 1: used, kept by the run): at 0 HP the
+ * player heals half its max HP (at least 1), as a heal (Magic Flower). */
+int relics_on_death(sf_combat *c) {
+    int i = combat_relic_slot(c, RELIC_LIZARD_TAIL);
+    if (i < 0 || c->relic_counter[i] != 0)
+        return 0;
+    c->relic_counter[i] = 1;
+    int heal = c->max_hp / 2;
+    heal = relics_heal_amount(c, heal < 1 ? 1 : heal);
+    c->hp = (int16_t)(heal > c->max_hp ? c->max_hp : heal);
+    relics_on_hp_change(c);
+    return 1;
+}
+
+/* Magic Flower: heals in combat are 1.5 times as large, MathUtils.round. */
+int relics_heal_amount(const sf_combat *c, int amount) {
+    if (combat_has_relic(c, RELIC_MAGIC_FLOWER))
+        amount = (int)floorf((float)amount * 1.5f + 0.5f);
+    return amount;
 }
 
 void relics_on_victory(sf_combat *c) {
@@ -259,6 +559,7 @@ int potion_use(sf_combat *c, int slot, int target) {
     case POTION_BLOOD: combat_heal(c, (int)((float)c->max_hp * (float)pot / 100.0f)); break;
     default: break;
     }
+    relics_on_potion_used(c);
     combat_drain(c); /* Juggernaut after a Block Potion, Evolve after a draw */
     combat_check_end(c);
     return SF_OK;

@@ -50,6 +50,7 @@ static const char *const choice_names[CH_COUNT] = {
     [CH_BURNING_PACT] = "burning_pact",
     [CH_DUAL_WIELD] = "dual_wield",
     [CH_EXHUME] = "exhume",
+    [CH_GAMBLING_CHIP] = "gambling_chip",
 };
 
 /* ------------------------------------------------------------------------
@@ -165,7 +166,8 @@ json_t *sf_engine_to_json(const sf_state *s) {
     if (c->phase == PH_CHOICE) {
         json_t *ch = json_object();
         set(&b, ch, "kind", json_string(choice_names[c->pending.kind % CH_COUNT]));
-        set(&b, ch, "card", card_json(&c->pending.card));
+        if (c->pending.active) /* Gambling Chip's screen has no card in limbo */
+            set(&b, ch, "card", card_json(&c->pending.card));
         set(&b, ch, "amount", json_integer(c->pending.amount));
         set(&b, doc, "choice", ch);
     }
@@ -336,7 +338,17 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
 
     /* Between steps a card is in limbo only while a choice screen is open. */
     const sf_pending *p = &c->pending;
-    if (c->phase == PH_CHOICE) {
+    if (c->phase == PH_CHOICE && p->kind == CH_GAMBLING_CHIP) {
+        /* a relic's screen: no card in limbo; `target` is the first hand
+         * position a pick may take, `amount` the cards discarded so far */
+        sf_pending q = {0};
+        q.kind = CH_GAMBLING_CHIP;
+        q.target = p->target;
+        q.amount = p->amount;
+        if (memcmp(p, &q, sizeof q) || p->target > c->hand_n || p->amount > SF_MAX_HAND)
+            return bad(err, "Gambling Chip's screen: bad pending state (from %d, %d discarded)",
+                       p->target, p->amount);
+    } else if (c->phase == PH_CHOICE) {
         if (!p->active || p->kind == CH_NONE || p->kind >= CH_COUNT)
             return bad(err, "choice screen %d open without a card in play (active %d)", p->kind,
                        p->active);

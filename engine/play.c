@@ -151,6 +151,10 @@ static void resolve_card(sf_combat *c) {
         play_attack_hooks(c);
         play_sharp_hide(c, p->sharp);
     }
+    /* the relics' onUseCard actions that draw, heal, deal damage or read a
+     * random stream (queued ahead of the UseCardAction too) */
+    if (c->phase != PH_OVER)
+        relics_on_card_played(c, d->type);
 
     /* UseCardAction: the card moves (a Double Tap copy is purged). */
     if (!p->copy) {
@@ -232,10 +236,12 @@ int play_from_hand(sf_combat *c, int i, int target) {
 int play_choose(sf_combat *c, int option) {
     if (c->phase != PH_CHOICE)
         return SF_EINVAL;
+    int relic_screen = !c->pending.active; /* Gambling Chip: no card in limbo */
     int rc = combat_choose(c, option);
     if (rc < 0)
         return rc;
-    resolve_card(c);
+    if (!relic_screen)
+        resolve_card(c);
     return SF_OK;
 }
 
@@ -346,27 +352,37 @@ static void start_turn(sf_combat *c) {
         combat_stop(c);
         return;
     }
+    int played = c->cards_played; /* Pocketwatch counts the turn that ended */
     c->turn_actions = 0;
     c->cards_played = 0;
     c->attacks_played = 0;
-    int extra = 0;
-    /* relics atTurnStart and powers atStartOfTurn queue energy that lands
-     * after the recharge below */
-    uint8_t before = c->energy;
-    c->energy = 0;
-    relics_at_turn_start(c);
-    extra += c->energy;
-    c->energy = before;
-    extra += c->pw[PW_BERSERK];
     c->pw[PW_FLAME_BARRIER] = 0;
     c->turn++;
+    /* block goes at once (Barricade keeps it; Calipers keeps all but 15) */
     if (c->pw[PW_BARRICADE] == 0)
-        c->block = 0;
+        c->block =
+            combat_has_relic(c, RELIC_CALIPERS) && c->block > 15 ? (int16_t)(c->block - 15) : 0;
     c->flags &= (uint8_t)~FL_TURN_ENDED;
-    c->energy = (uint8_t)(3 + extra); /* recharge sets energy, then the queued gains */
+    /* the recharge sets 3 energy (Ice Cream adds 3 to what is left) when
+     * the draw is queued; what relics atTurnStart and powers atStartOfTurn
+     * queued before it (energy, block, damage) lands after it, in order */
+    int e = (combat_has_relic(c, RELIC_ICE_CREAM) ? c->energy : 0) + 3;
+    c->energy = (uint8_t)(e > 255 ? 255 : e);
+    relics_at_turn_start(c, 0);
+    if (c->phase == PH_OVER)
+        return;
+    c->energy = (uint8_t)(c->energy + c->pw[PW_BERSERK]);
+    int clay = combat_relic_slot(c, RELIC_SELF_FORMING_CLAY);
+    if (clay >= 0 && c->relic_counter[clay] > 0) { /* NextTurnBlockPower.atStartOfTurn */
+        int b = c->relic_counter[clay];
+        c->relic_counter[clay] = 0;
+        combat_gain_block(c, b);
+    }
     combat_draw(c, 5);
-    /* atStartOfTurnPostDraw, queued behind the draw: Demon Form's Strength;
-     * Brutality draws its amount, then loses that much HP in one event. */
+    /* atTurnStartPostDraw relics (Pocketwatch), then atStartOfTurnPostDraw
+     * powers, queued behind the draw: Demon Form's Strength; Brutality
+     * draws its amount, then loses that much HP in one event. */
+    relics_at_turn_start_post_draw(c, played, 0);
     if (c->pw[PW_DEMON_FORM] > 0)
         combat_power_player(c, PW_STR, c->pw[PW_DEMON_FORM], 0);
     if (c->pw[PW_BRUTALITY] > 0) {
@@ -390,9 +406,14 @@ void play_end_turn(sf_combat *c) {
         return;
     /* 3. every Burn in hand auto-plays: THORNS damage to the player
      * (card_end_turn_damage), then it goes to the discard pile (not counted
-     * as a card played) */
-    for (int i = 0; i < c->hand_n && c->phase != PH_OVER;) {
+     * as a card played). Only the Burns in hand now: one drawn meanwhile
+     * (Centennial Puzzle) stays. */
+    int burns = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        burns += c->hand[i].id == CARD_BURN;
+    for (int i = 0; i < c->hand_n && c->phase != PH_OVER && burns > 0;) {
         if (c->hand[i].id == CARD_BURN) {
+            burns--;
             sf_card k;
             combat_remove_hand(c, i, &k);
             combat_damage_player(c, card_end_turn_damage(&k), DT_THORNS, -1);
@@ -447,18 +468,19 @@ void play_end_turn(sf_combat *c) {
     start_turn(c);
 }
 
-/* Turn 1 (game-rules §2.1 step 4): energy 3, relics atTurnStart, draw 5
- * plus any Innate cards beyond 5. No block removal, no post-draw powers. */
-void play_first_turn(sf_combat *c) {
+/* Turn 1 (game-rules §2.1 step 4): energy 3, draw 5 plus the cards put on
+ * top beyond 5, relics atBattleStart, atTurnStart, atTurnStartPostDraw.
+ * No block removal, no post-draw powers. */
+void play_first_turn(sf_combat *c, int on_top) {
     c->turn = 1;
     c->energy = 3;
-    int innate = 0;
-    for (int i = 0; i < c->draw_n; i++)
-        innate += (sf_cards[c->draw[i].id].flags & CD_INNATE_UP) && c->draw[i].upg > 0;
-    combat_draw(c, 5 + (innate > 5 ? innate - 5 : 0));
+    combat_draw(c, 5 + (on_top > 5 ? on_top - 5 : 0));
     relics_at_battle_start(c);
     if (combat_has_relic(c, RELIC_LANTERN))
         c->energy++;
-    relics_at_turn_start(c);
+    relics_at_turn_start(c, 1);
     combat_drain(c);
+    combat_check_end(c);
+    if (c->phase != PH_OVER)
+        relics_at_turn_start_post_draw(c, 0, 1);
 }

@@ -651,6 +651,8 @@ static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
     for (int i = 0; i < spec->relics_n; i++) {
         int max = sf_relic_counter_max(spec->relics[i]);
         spec->relic_counters[i] = max ? pm_rnd(r, (uint32_t)max) : 0;
+        if (max == SF_MAX_DECK + 1) /* a Bottled relic: 1 + a deck index, or 0 */
+            spec->relic_counters[i] %= spec->deck_n + 1;
     }
 }
 
@@ -727,7 +729,16 @@ typedef struct pm_gap {
     long seen;
 } pm_gap;
 
-enum { GAP_HAVOC, GAP_RED_SKULL_HEAL, GAP_MODE_SHIFT_COPY, GAP_FAIRY, GAP_N };
+enum {
+    GAP_HAVOC,
+    GAP_RED_SKULL_HEAL,
+    GAP_MODE_SHIFT_COPY,
+    GAP_FAIRY,
+    GAP_RELIC_DAMAGE,
+    GAP_RELIC_HP,
+    GAP_RELIC_COPY,
+    GAP_N
+};
 
 static pm_gap pm_gaps[GAP_N] = {
     [GAP_HAVOC] = {"Havoc: the top card it plays (certain when known and one monster lives)",
@@ -738,6 +749,14 @@ static pm_gap pm_gaps[GAP_N] = {
                              PM_DAMAGE, 0},
     [GAP_FAIRY] = {"Fairy in a Bottle: SELF_HP is the HP lost before it refills them (HP <= 12)",
                    PM_SELF_HP, 0},
+    [GAP_RELIC_DAMAGE] = {"Boot, Charon's Ashes: damage the playmath does not follow", PM_DAMAGE,
+                          0},
+    [GAP_RELIC_HP] = {"Bird-Faced Urn, Magic Flower, Tungsten Rod, Fossilized Helix, Lizard "
+                      "Tail: HP changes the playmath does not follow",
+                      PM_SELF_HP, 0},
+    [GAP_RELIC_COPY] = {"Double Tap: Ink Bottle's or Dead Branch's card, or Nunchaku's energy, "
+                        "before the copy",
+                        PM_DAMAGE, 0},
 };
 
 /* The checks that known gaps spoil for playing hand card i of `c`. */
@@ -760,6 +779,15 @@ static int pm_gaps_of(const sf_combat *c, int i) {
             dt && (d->flags & CD_HEALING) && combat_has_relic(c, RELIC_RED_SKULL),
         [GAP_MODE_SHIFT_COPY] = dt && shift,
         [GAP_FAIRY] = fairy && costs_hp,
+        [GAP_RELIC_DAMAGE] =
+            combat_has_relic(c, RELIC_BOOT) || combat_has_relic(c, RELIC_CHARONS_ASHES),
+        [GAP_RELIC_HP] =
+            combat_has_relic(c, RELIC_BIRD_FACED_URN) || combat_has_relic(c, RELIC_MAGIC_FLOWER) ||
+            combat_has_relic(c, RELIC_TUNGSTEN_ROD) ||
+            combat_has_relic(c, RELIC_FOSSILIZED_HELIX) || combat_has_relic(c, RELIC_LIZARD_TAIL),
+        [GAP_RELIC_COPY] =
+            dt && (combat_has_relic(c, RELIC_INK_BOTTLE) ||
+                   combat_has_relic(c, RELIC_DEAD_BRANCH) || combat_has_relic(c, RELIC_NUNCHAKU)),
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {

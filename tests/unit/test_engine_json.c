@@ -88,6 +88,29 @@ START_TEST(choice_screen_state_round_trips) {
 }
 END_TEST
 
+/* Gambling Chip's screen (no card in limbo) at the start of a fight and
+ * after a pick round-trips too. */
+START_TEST(gambling_chip_screen_round_trips) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = ENC_CULTIST;
+    spec.relics[spec.relics_n++] = RELIC_GAMBLING_CHIP;
+    sf_state s;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    ck_assert_int_eq(combat_of(&s)->phase, PH_CHOICE);
+    round_trip(&s);
+    json_t *doc = sf_engine_to_json(&s);
+    json_t *choice = json_object_get(doc, "choice");
+    ck_assert_str_eq(json_string_value(json_object_get(choice, "kind")), "gambling_chip");
+    ck_assert_ptr_null(json_object_get(choice, "card"));
+    json_decref(doc);
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_CHOOSE, 1, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    ck_assert_int_eq(combat_of(&s)->phase, PH_CHOICE);
+    round_trip(&s);
+}
+END_TEST
+
 START_TEST(readable_fields_describe_the_state) {
     sf_state s = fight(ENC_JAW_WORM, 42);
     sf_combat *c = combat_of(&s);

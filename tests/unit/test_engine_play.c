@@ -85,6 +85,8 @@ static void random_spec(uint64_t seed, int k, sf_fight_spec *spec) {
     for (int i = 0; i < spec->relics_n; i++) {
         int max = sf_relic_counter_max(spec->relics[i]);
         spec->relic_counters[i] = max ? pick(&x, max) : 0;
+        if (max == SF_MAX_DECK + 1) /* a Bottled relic: 1 + a deck index, or 0 */
+            spec->relic_counters[i] %= spec->deck_n + 1;
     }
 }
 
@@ -146,7 +148,9 @@ static void check_invariants(const sf_state *s, int deck_n, const char *where) {
         REQUIRE(combat_alive_count(c) > 0, "%s: no monster but not over", where);
         REQUIRE(c->defer_n == 0 || c->phase == PH_CHOICE, "%s: %d deferred effects left", where,
                 c->defer_n);
-        REQUIRE(c->phase == PH_CHOICE ? c->pending.active : !c->pending.active,
+        /* a relic's screen (Gambling Chip) has no card in limbo */
+        REQUIRE(c->phase == PH_CHOICE ? c->pending.active || c->pending.kind == CH_GAMBLING_CHIP
+                                      : !c->pending.active,
                 "%s: card in limbo outside a choice", where);
         int in_play = c->pending.active && !c->pending.copy;
         int cards = c->hand_n + c->draw_n + c->discard_n + c->exhaust_n + in_play;

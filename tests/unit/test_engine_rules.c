@@ -440,6 +440,659 @@ START_TEST(red_skull_while_at_or_below_half) {
 }
 END_TEST
 
+/* ---- the Ironclad Act-1 relic pools (game-rules §7) ---- */
+
+static sf_combat *start_holding(sf_state *s, int enc, int relic, int counter) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = enc;
+    spec.seed = 6;
+    spec.relics[spec.relics_n] = (uint8_t)relic;
+    spec.relic_counters[spec.relics_n++] = counter;
+    sf_err err = {0};
+    ck_assert_msg(sf_engine_init(s, &spec, &err) == SF_OK, "%s", err.msg);
+    return combat_of(s);
+}
+
+static sf_combat *with_relics(sf_state *s, int a, int b) {
+    sf_combat *c = setup(s);
+    if (a)
+        c->relics[c->relic_n++] = (uint8_t)a;
+    if (b)
+        c->relics[c->relic_n++] = (uint8_t)b;
+    return c;
+}
+
+START_TEST(battle_start_relics_of_the_act1_pools) {
+    sf_state s;
+    /* Bag of Preparation: 5 + 2 cards in the opening hand */
+    sf_combat *c = start_holding(&s, ENC_CULTIST, RELIC_BAG_OF_PREPARATION, 0);
+    ck_assert_int_eq(c->hand_n, 7);
+    c = start_holding(&s, ENC_CULTIST, RELIC_THREAD_AND_NEEDLE, 0);
+    ck_assert_int_eq(c->pw[PW_PLATED], 4);
+    c = start_holding(&s, ENC_CULTIST, RELIC_GIRYA, 2); /* two lifts */
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    c = start_holding(&s, ENC_CULTIST, RELIC_GIRYA, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    c = start_holding(&s, ENC_CULTIST, RELIC_DU_VU_DOLL, 0); /* no curse in the deck */
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    c = start_holding(&s, ENC_CULTIST, RELIC_FOSSILIZED_HELIX, 0);
+    ck_assert_int_eq(c->relic_counter[1], 1); /* Buffer 1 */
+    /* Ancient Tea Set charged by a rest: +2 energy on turn 1 only */
+    c = start_holding(&s, ENC_CULTIST, RELIC_ANCIENT_TEA_SET, 1);
+    ck_assert_int_eq(c->energy, 5);
+    ck_assert_int_eq(c->relic_counter[1], 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 3);
+    c = start_holding(&s, ENC_CULTIST, RELIC_ANCIENT_TEA_SET, 0);
+    ck_assert_int_eq(c->energy, 3);
+    /* Pantograph: 25 HP in a boss fight (50 -> 75), nothing elsewhere */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.relics[spec.relics_n++] = RELIC_PANTOGRAPH;
+    spec.hp = 50;
+    spec.encounter = ENC_HEXAGHOST;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    ck_assert_int_eq(combat_of(&s)->hp, 75);
+    spec.encounter = ENC_CULTIST;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    ck_assert_int_eq(combat_of(&s)->hp, 50);
+    /* Preserved Insect: an elite at (int)(max HP * 0.75), max HP kept */
+    c = start_holding(&s, ENC_GREMLIN_NOB, RELIC_PRESERVED_INSECT, 0);
+    ck_assert_int_eq(c->mon[0].hp, (int)((float)c->mon[0].max_hp * 0.75f));
+    ck_assert_int_lt(c->mon[0].hp, c->mon[0].max_hp);
+    ck_assert_int_eq(c->mon_hp_pool, c->mon[0].hp);
+    c = start_holding(&s, ENC_CULTIST, RELIC_PRESERVED_INSECT, 0);
+    ck_assert_int_eq(c->mon[0].hp, c->mon[0].max_hp);
+    /* Mercury Hourglass: 3 THORNS to every enemy on turn 1 too */
+    c = start_holding(&s, ENC_2_LOUSE, RELIC_MERCURY_HOURGLASS, 0);
+    for (int m = 0; m < c->n_mon; m++) /* lice curl up only on attacks */
+        ck_assert_int_eq(c->mon[m].hp, c->mon[m].max_hp - 3);
+    /* Blue Candle: the engine has no curse, so nothing changes */
+    c = start_holding(&s, ENC_CULTIST, RELIC_BLUE_CANDLE, 0);
+    ck_assert_int_eq(c->hand_n, 5);
+}
+END_TEST
+
+START_TEST(horn_cleat_turn_two_and_captains_wheel_turn_three) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_HORN_CLEAT, RELIC_CAPTAINS_WHEEL);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    FX_END(&s);
+    ck_assert_int_eq(c->turn, 2);
+    ck_assert_int_eq(c->block, 14); /* gained after the turn's block loss */
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 18); /* the 14 went at the turn start */
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 0);
+}
+END_TEST
+
+START_TEST(art_of_war_energy_after_a_turn_without_attacks) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ART_OF_WAR, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 15; i++)
+        fx_draw(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0); /* turn 1: an Attack */
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 3);
+    FX_END(&s); /* turn 2: none */
+    ck_assert_int_eq(c->energy, 4);
+    FX_PLAY(&s, 0, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 3);
+}
+END_TEST
+
+START_TEST(nunchaku_every_tenth_attack_and_ink_bottle_every_tenth_card) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_NUNCHAKU, RELIC_INK_BOTTLE);
+    c->relic_counter[0] = 8;
+    c->relic_counter[1] = 8;
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_BASH, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    c->energy = 9;
+    FX_PLAY(&s, 0, 0); /* 9th Attack, 9th card */
+    ck_assert_int_eq(c->energy, 8);
+    ck_assert_int_eq(c->relic_counter[0], 9);
+    FX_PLAY(&s, 0, SF_NO_TARGET); /* Defend: 10th card -> draw 1; no Attack */
+    ck_assert_int_eq(c->relic_counter[1], 0);
+    ck_assert_int_eq(c->relic_counter[0], 9);
+    ck_assert_int_eq(c->hand_n, 2);
+    ck_assert_int_eq(c->hand[1].id, CARD_BASH);
+    FX_PLAY(&s, 0, 0); /* 10th Attack: +1 energy, counter back to 0 */
+    ck_assert_int_eq(c->energy, 7 - 1 + 1);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    ck_assert_int_eq(c->relic_counter[1], 1);
+}
+END_TEST
+
+START_TEST(letter_opener_every_third_skill_in_a_turn) {
+    /* 5 THORNS to every enemy, through block: 50 -> 45, and 3 block + 47
+     * -> 45. The count starts over each turn. */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_LETTER_OPENER, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    fx_mon(c, MON_CULTIST, 47, MV_INCANTATION);
+    c->mon[1].block = 3;
+    for (int i = 0; i < 4; i++)
+        fx_hand(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 10; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    c->energy = 9;
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 50);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 45);
+    ck_assert_int_eq(c->mon[1].hp, 45);
+    ck_assert_int_eq(c->mon[1].block, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET); /* the 4th: count 1 */
+    FX_END(&s);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 45); /* two this turn: nothing yet */
+}
+END_TEST
+
+START_TEST(pocketwatch_draws_three_after_a_turn_of_three_cards_or_fewer) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_POCKETWATCH, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 40; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET); /* 1 card on turn 1 */
+    FX_END(&s);
+    ck_assert_int_eq(c->hand_n, 8); /* 5 + 3, behind the turn's draw */
+    c->energy = 9;
+    for (int i = 0; i < 4; i++)
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_END(&s);
+    ck_assert_int_eq(c->hand_n, 5);
+}
+END_TEST
+
+START_TEST(incense_burner_sundial_and_stone_calendar) {
+    sf_state s;
+    /* Incense Burner at 5: turn 2 brings Intangible, which caps Chomp (11) */
+    sf_combat *c = with_relics(&s, RELIC_INCENSE_BURNER, 0);
+    c->relic_counter[0] = 5;
+    fx_mon(c, MON_JAW_WORM, 500, MV_BELLOW);
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_INTANGIBLE], 1);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    c->mon[0].move = MV_CHOMP;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 998);
+    ck_assert_int_eq(c->pw[PW_INTANGIBLE], 0);
+    /* Sundial at 2: the turn's draw shuffles the discard pile in: +2 energy */
+    c = with_relics(&s, RELIC_SUNDIAL, 0);
+    c->relic_counter[0] = 2;
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 6; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->energy, 5);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    /* Stone Calendar: 52 THORNS to every enemy at the end of turn 7 only */
+    c = with_relics(&s, RELIC_STONE_CALENDAR, 0);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    c->turn = 6;
+    FX_END(&s);
+    ck_assert_int_eq(c->mon[0].hp, 100);
+    c->mon[0].move = MV_INCANTATION;
+    FX_END(&s);
+    ck_assert_int_eq(c->turn, 8);
+    ck_assert_int_eq(c->mon[0].hp, 48);
+}
+END_TEST
+
+START_TEST(boot_raises_unblocked_hits_under_five) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_BOOT, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    for (int i = 0; i < 3; i++)
+        fx_hand(c, CARD_STRIKE, 0);
+    c->mon[0].block = 3; /* 6 - 3 = 3 -> 5 */
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 45);
+    c->pw[PW_WEAK] = 1; /* floor(6 * 0.75) = 4 -> 5 */
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 40);
+    c->pw[PW_WEAK] = 0;
+    c->mon[0].block = 6; /* all blocked: 0 stays 0 */
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 40);
+}
+END_TEST
+
+/* Jaw Worm's Chomp (11) against `block`: the HP the player loses. */
+static int chomp_loss(int a, int b, int block) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, a, b);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    c->block = (int16_t)block;
+    FX_END(&s);
+    return 999 - c->hp;
+}
+
+START_TEST(torii_then_tungsten_rod_after_block_in_either_relic_order) {
+    ck_assert_int_eq(chomp_loss(0, 0, 7), 4);
+    ck_assert_int_eq(chomp_loss(RELIC_TORII, 0, 7), 1);                  /* 4 -> 1 */
+    ck_assert_int_eq(chomp_loss(RELIC_TUNGSTEN_ROD, 0, 7), 3);           /* 4 -> 3 */
+    ck_assert_int_eq(chomp_loss(RELIC_TORII, RELIC_TUNGSTEN_ROD, 7), 0); /* 4 -> 1 -> 0 */
+    ck_assert_int_eq(chomp_loss(RELIC_TUNGSTEN_ROD, RELIC_TORII, 7), 0);
+    ck_assert_int_eq(chomp_loss(RELIC_TORII, RELIC_TUNGSTEN_ROD, 0), 10); /* 11 > 5 */
+    ck_assert_int_eq(chomp_loss(RELIC_TORII, 0, 10), 1);                  /* 1 stays 1 */
+    ck_assert_int_eq(chomp_loss(RELIC_TORII, 0, 11), 0);
+    /* HP loss of any kind: Tungsten Rod, not Torii */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_TORII, RELIC_TUNGSTEN_ROD);
+    combat_lose_hp(c, 3);
+    ck_assert_int_eq(c->hp, 997);
+    /* Plated Armor loses a stack only when HP was lost */
+    c = with_relics(&s, RELIC_TORII, RELIC_TUNGSTEN_ROD);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    c->pw[PW_PLATED] = 4; /* 4 block at the end of the turn: 11 - 4 = 7 -> 6 */
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 993);
+    ck_assert_int_eq(c->pw[PW_PLATED], 3);
+}
+END_TEST
+
+/* The Guardian's Whirlwind (5 x 4) against `block`: the HP lost. */
+static int whirlwind_loss(int a, int b, int block) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, a, b);
+    fx_mon(c, MON_GUARDIAN, 240, MV_WHIRLWIND);
+    c->block = (int16_t)block;
+    int helix = combat_relic_slot(c, RELIC_FOSSILIZED_HELIX);
+    if (helix >= 0)
+        c->relic_counter[helix] = 1;
+    FX_END(&s);
+    return 999 - c->hp;
+}
+
+START_TEST(fossilized_helix_buffer_eats_the_first_hit_that_gets_through) {
+    ck_assert_int_eq(whirlwind_loss(0, 0, 0), 20);
+    ck_assert_int_eq(whirlwind_loss(RELIC_FOSSILIZED_HELIX, 0, 0), 15);
+    /* the first hit is blocked: Buffer waits for the second */
+    ck_assert_int_eq(whirlwind_loss(RELIC_FOSSILIZED_HELIX, 0, 5), 10);
+    /* Buffer before Torii: the first hit is gone, then 5 -> 1 three times */
+    ck_assert_int_eq(whirlwind_loss(RELIC_FOSSILIZED_HELIX, RELIC_TORII, 0), 3);
+    ck_assert_int_eq(whirlwind_loss(RELIC_TORII, RELIC_FOSSILIZED_HELIX, 0), 3);
+    /* Buffer takes HP loss too (Bloodletting) */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_FOSSILIZED_HELIX, 0);
+    c->relic_counter[0] = 1;
+    combat_lose_hp(c, 3);
+    ck_assert_int_eq(c->hp, 999);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    combat_lose_hp(c, 3);
+    ck_assert_int_eq(c->hp, 996);
+}
+END_TEST
+
+START_TEST(strike_dummy_and_paper_phrog_in_the_damage_formula) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_STRIKE_DUMMY, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    sf_card strike = fx_card(c, CARD_STRIKE, 0), twin = fx_card(c, CARD_TWIN_STRIKE, 0);
+    sf_card bash = fx_card(c, CARD_BASH, 0);
+    ck_assert_int_eq(combat_card_damage(c, &strike, 6, 0), 9);
+    ck_assert_int_eq(combat_card_damage(c, &twin, 5, 0), 8);
+    ck_assert_int_eq(combat_card_damage(c, &bash, 8, 0), 8);
+    c->pw[PW_WEAK] = 1; /* +3 before Weak: (6 + 3) * 0.75 = 6.75 */
+    ck_assert_int_eq(combat_card_damage(c, &strike, 6, 0), 6);
+    c->pw[PW_WEAK] = 0;
+    c->mon[0].pw[PW_VULN] = 1; /* (6 + 3) * 1.5 = 13.5 */
+    ck_assert_int_eq(combat_card_damage(c, &strike, 6, 0), 13);
+    c = with_relics(&s, RELIC_PAPER_PHROG, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->mon[0].pw[PW_VULN] = 1;
+    ck_assert_int_eq(combat_card_damage(c, &strike, 6, 0), 10); /* 6 * 1.75 = 10.5 */
+    ck_assert_int_eq(combat_card_damage(c, &bash, 8, 0), 14);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 490);
+    /* the player's own Vulnerable stays x1.5 */
+    c->mon[0].move = MV_DARK_STRIKE;
+    c->pw[PW_VULN] = 1;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 9);
+}
+END_TEST
+
+START_TEST(champion_belt_weak_with_vulnerable_unless_artifact) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_CHAMPION_BELT, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->mon[0].pw[PW_ARTIFACT] = 1;
+    fx_hand(c, CARD_BASH, 0);
+    fx_hand(c, CARD_BASH, 0);
+    c->energy = 9;
+    FX_PLAY(&s, 0, 0); /* Artifact eats the Vulnerable; no Weak either */
+    ck_assert_int_eq(c->mon[0].pw[PW_ARTIFACT], 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_WEAK], 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_WEAK], 1);
+    /* Bag of Marbles' Vulnerable is the player's too */
+    c = start_holding(&s, ENC_2_LOUSE, RELIC_CHAMPION_BELT, 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_WEAK], 0);
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = ENC_2_LOUSE;
+    spec.relics[spec.relics_n++] = RELIC_BAG_OF_MARBLES;
+    spec.relics[spec.relics_n++] = RELIC_CHAMPION_BELT;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    for (int m = 0; m < combat_of(&s)->n_mon; m++)
+        ck_assert_int_eq(combat_of(&s)->mon[m].pw[PW_WEAK], 1);
+}
+END_TEST
+
+START_TEST(ginger_and_turnip_stop_weak_and_frail_before_artifact) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_GINGER, RELIC_TURNIP);
+    c->pw[PW_ARTIFACT] = 1;
+    combat_power_player(c, PW_WEAK, 2, 1);
+    combat_power_player(c, PW_FRAIL, 2, 1);
+    ck_assert_int_eq(c->pw[PW_WEAK], 0);
+    ck_assert_int_eq(c->pw[PW_FRAIL], 0);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 1);
+    combat_power_player(c, PW_VULN, 2, 1);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 0);
+}
+END_TEST
+
+START_TEST(magic_flower_and_lizard_tail) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_MAGIC_FLOWER, RELIC_BURNING_BLOOD);
+    c->hp = 50;
+    c->max_hp = 80;
+    combat_heal(c, 5); /* round(7.5) = 8 */
+    ck_assert_int_eq(c->hp, 58);
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0); /* Burning Blood on victory: 6 * 1.5 = 9 */
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->hp, 67);
+    /* Lizard Tail: half of max HP once, a heal (x1.5 with Magic Flower) */
+    c = with_relics(&s, RELIC_LIZARD_TAIL, 0);
+    c->hp = 5;
+    c->max_hp = 81;
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 40);
+    ck_assert_int_eq(c->relic_counter[0], 1);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    c->hp = 5;
+    c->mon[0].move = MV_CHOMP;
+    FX_END(&s);
+    ck_assert(c->flags & FL_LOST);
+    c = with_relics(&s, RELIC_LIZARD_TAIL, RELIC_MAGIC_FLOWER);
+    c->hp = 5;
+    c->max_hp = 80;
+    combat_lose_hp(c, 20);
+    ck_assert_int_eq(c->hp, 60);
+    /* Fairy in a Bottle comes first and leaves the tail unused */
+    c = with_relics(&s, RELIC_LIZARD_TAIL, 0);
+    c->hp = 5;
+    c->max_hp = 80;
+    c->potions[0] = POTION_FAIRY;
+    combat_lose_hp(c, 20);
+    ck_assert_int_eq(c->hp, 24);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+}
+END_TEST
+
+START_TEST(calipers_keep_all_but_fifteen_block_and_ice_cream_keeps_energy) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_CALIPERS, RELIC_ICE_CREAM);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->block = 30;
+    c->energy = 2;
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 15);
+    ck_assert_int_eq(c->energy, 5);
+    c->mon[0].move = MV_INCANTATION;
+    c->block = 10;
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 0);
+    ck_assert_int_eq(c->energy, 8);
+}
+END_TEST
+
+START_TEST(gremlin_horn_while_another_monster_lives) {
+    /* The first kill: +1 energy and 1 card after the Strike resolves; the
+     * last kill ends the fight instead. A split parent does not die by
+     * damage (die(false)): no trigger. Act 1 has no minions. */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_GREMLIN_HORN, 0);
+    fx_mon(c, MON_MAD_GREMLIN, 5, MV_SCRATCH);
+    fx_mon(c, MON_FAT_GREMLIN, 5, MV_SMASH);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->energy, 3);
+    ck_assert_int_eq(c->hand_n, 2);
+    ck_assert_int_eq(c->hand[1].id, CARD_DEFEND);
+    ck_assert_int_eq(c->n_mon, 1);
+    FX_PLAY(&s, 0, 0);
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->energy, 2);
+    c = with_relics(&s, RELIC_GREMLIN_HORN, 0);
+    fx_mon(c, MON_ACID_SLIME_L, 60, MV_SPLIT);
+    c->mon[0].hp = 30;
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 10; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    FX_END(&s); /* the split: no card drawn during the monster phase */
+    ck_assert_int_eq(c->n_mon, 3);
+    ck_assert_int_eq(c->hand_n, 5);
+}
+END_TEST
+
+START_TEST(charons_ashes_and_dead_branch_on_exhaust) {
+    /* Impervious exhausts: Charon's Ashes deals 3 THORNS to every enemy at
+     * once; Dead Branch picks returnTrulyRandomCardInCombat now
+     * (cardRandomRng seeded 8: random(69) = 63, the 64th of Ironclad
+     * commons, uncommons, rares, each pool reversed, Feed and Reaper left
+     * out: Berserk) and the card reaches the hand after the play. */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_CHARONS_ASHES, RELIC_DEAD_BRANCH);
+    sf_rng_seed(&c->rng[SF_STREAM_CARD_RANDOM], 8);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[1].block = 1;
+    fx_hand(c, CARD_IMPERVIOUS, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 47);
+    ck_assert_int_eq(c->mon[1].hp, 48);
+    ck_assert_int_eq(c->exhaust_n, 1);
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->hand[0].id, CARD_BERSERK);
+    ck_assert_int_eq(c->hand[0].upg, 0);
+}
+END_TEST
+
+/* Play Inflame from [Strike, Inflame, Defend, Anger, Bash, Whirlwind] with
+ * cardRandomRng seeded 1 and the two relics in that order. */
+static sf_combat *inflame_with(sf_state *s, int a, int b) {
+    sf_combat *c = with_relics(s, a, b);
+    sf_rng_seed(&c->rng[SF_STREAM_CARD_RANDOM], 1);
+    int ink = combat_relic_slot(c, RELIC_INK_BOTTLE);
+    if (ink >= 0)
+        c->relic_counter[ink] = 9;
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_CLEAVE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_INFLAME, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_ANGER, 0);
+    fx_hand(c, CARD_BASH, 0);
+    fx_hand(c, CARD_WHIRLWIND, 0);
+    FX_PLAY(s, 1, SF_NO_TARGET);
+    return c;
+}
+
+START_TEST(mummified_hand_frees_a_random_costed_card_before_ink_bottle_draws) {
+    /* Candidates in hand order, the played Inflame gone: Strike, Defend,
+     * Bash (Anger costs 0, Whirlwind is X). random(0, 2) with seed 1 is 2:
+     * Bash costs 0 this turn. Ink Bottle's draw (Cleave) comes after the
+     * pick in either relic order. */
+    for (int order = 0; order < 2; order++) {
+        sf_state s;
+        sf_combat *c = order ? inflame_with(&s, RELIC_MUMMIFIED_HAND, RELIC_INK_BOTTLE)
+                             : inflame_with(&s, RELIC_INK_BOTTLE, RELIC_MUMMIFIED_HAND);
+        ck_assert_int_eq(c->hand_n, 6);
+        ck_assert_int_eq(c->hand[3].id, CARD_BASH);
+        ck_assert_int_eq(combat_card_cost(c, &c->hand[3]), 0);
+        ck_assert_int_eq(c->hand[5].id, CARD_CLEAVE);
+        for (int i = 0; i < c->hand_n; i++)
+            ck_assert_int_eq((c->hand[i].flags & CF_FREE_TURN) != 0, i == 3);
+        FX_END(&s); /* costs 0 this turn only */
+        for (int i = 0; i < c->discard_n; i++)
+            ck_assert(!(c->discard[i].flags & CF_FREE_TURN));
+    }
+    sf_state s;
+    sf_combat *c = inflame_with(&s, RELIC_BIRD_FACED_URN, RELIC_MAGIC_FLOWER);
+    ck_assert_int_eq(c->hp, 999);
+    c = with_relics(&s, RELIC_BIRD_FACED_URN, 0);
+    c->hp = 50;
+    fx_hand(c, CARD_INFLAME, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hp, 52);
+}
+END_TEST
+
+START_TEST(self_forming_clay_and_centennial_puzzle_on_hp_loss) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_SELF_FORMING_CLAY, RELIC_CENTENNIAL_PUZZLE);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    for (int i = 0; i < 20; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_BLOODLETTING, 0);
+    fx_hand(c, CARD_BLOODLETTING, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET); /* 3 HP: draw 3 (once), 3 block next turn */
+    ck_assert_int_eq(c->hand_n, 4);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 3);
+    ck_assert_int_eq(c->relic_counter[0], 6);
+    ck_assert_int_eq(c->block, 0);
+    FX_END(&s); /* Chomp: 11 more -> 9 block at the turn start */
+    ck_assert_int_eq(c->hp, 999 - 3 - 3 - 11);
+    ck_assert_int_eq(c->block, 9);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    ck_assert_int_eq(c->hand_n, 5);
+}
+END_TEST
+
+START_TEST(toy_ornithopter_and_unceasing_top) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_TOY_ORNITHOPTER, RELIC_MAGIC_FLOWER);
+    c->hp = 50;
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->potions[0] = POTION_BLOCK;
+    FX_DRINK(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hp, 58); /* 5 x 1.5, rounded */
+    ck_assert_int_eq(c->block, 12);
+    c = with_relics(&s, RELIC_UNCEASING_TOP, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET); /* the hand is empty: draw 1 */
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->draw_n, 1);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+    c->pw[PW_NO_DRAW] = 1;
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->hand_n, 0);
+}
+END_TEST
+
+START_TEST(bottled_cards_start_in_the_opening_hand) {
+    /* Bottled Flame holds Bash (deck index 9: counter 10), Bottled
+     * Lightning a Defend (index 5: counter 6); 5 Strikes, 4 Defends, Bash. */
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sf_fight_spec spec;
+        sf_fight_spec_default(&spec);
+        spec.seed = seed;
+        spec.encounter = ENC_CULTIST;
+        spec.relics[spec.relics_n] = RELIC_BOTTLED_FLAME;
+        spec.relic_counters[spec.relics_n++] = 10;
+        spec.relics[spec.relics_n] = RELIC_BOTTLED_LIGHTNING;
+        spec.relic_counters[spec.relics_n++] = 6;
+        sf_state s;
+        ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+        const sf_combat *c = combat_of(&s);
+        ck_assert_int_eq(fx_count(c->hand, c->hand_n, CARD_BASH), 1);
+        ck_assert_int_ge(fx_count(c->hand, c->hand_n, CARD_DEFEND), 1);
+    }
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.relics[spec.relics_n] = RELIC_BOTTLED_TORNADO;
+    spec.relic_counters[spec.relics_n++] = 11; /* the deck has 10 cards */
+    sf_state s;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_EINVAL);
+}
+END_TEST
+
+START_TEST(gambling_chip_discards_any_subset_once_then_draws_as_many) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_GAMBLING_CHIP, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_ANGER, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_BASH, 0);
+    relics_at_turn_start_post_draw(c, 0, 1);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    uint8_t opts[SF_MAX_PILE];
+    int n = combat_choice_options(c, CH_GAMBLING_CHIP, opts, NULL);
+    ck_assert_int_eq(n, 4); /* Strike (0), Defend (2), Bash (4), done */
+    ck_assert_int_eq(opts[0], 0);
+    ck_assert_int_eq(opts[1], 2);
+    ck_assert_int_eq(opts[2], 4);
+    ck_assert_int_eq(opts[3], CHOICE_DONE);
+    FX_CHOOSE(&s, 2); /* Defend: later picks start at position 2 */
+    n = combat_choice_options(c, CH_GAMBLING_CHIP, opts, NULL);
+    ck_assert_int_eq(n, 3); /* Strike (2), Bash (3), done */
+    ck_assert_int_eq(opts[0], 2);
+    ck_assert_int_eq(opts[1], 3);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_CHOOSE, 0, SF_NO_TARGET), SF_EINVAL);
+    FX_CHOOSE(&s, 3); /* Bash, the last card: nothing after it, so done */
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->discard_n, 2);
+    ck_assert_int_eq(c->discard[0].id, CARD_DEFEND);
+    ck_assert_int_eq(c->discard[1].id, CARD_BASH);
+    ck_assert_int_eq(c->hand_n, 5);
+    ck_assert_int_eq(fx_count(c->hand, c->hand_n, CARD_ANGER), 2);
+    /* at the start of a fight, after every other turn-1 draw */
+    c = start_holding(&s, ENC_CULTIST, RELIC_GAMBLING_CHIP, 0);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert(!c->pending.active);
+    FX_CHOOSE(&s, CHOICE_DONE);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 5);
+    ck_assert_int_eq(c->discard_n, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Potions (game-rules §8)
  * ---------------------------------------------------------------------- */

@@ -335,7 +335,7 @@ START_TEST(relic_pools_are_the_ironclad_pools) {
         if (sf_run_relic_engine(item) != SF_ENOTFOUND)
             ck_assert_int_eq(sf_run_relic_engine(item), e);
     }
-    ck_assert_int_eq(sf_run_relic_engine(sf_run_relic_lookup("Art of War")), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_run_relic_engine(sf_run_relic_lookup("Whetstone")), SF_ENOTFOUND);
     /* the engine's potions of the Ironclad list keep their engine ids */
     for (int p = 1; p < sf_run_potion_count(); p++) {
         int e = sf_run_potion_engine(p);
@@ -626,14 +626,14 @@ START_TEST(the_text_form_reads_a_hand_written_start) {
     memset(&d, 0, sizeof d);
     sf_err e = {0};
     ck_assert_int_eq(
-        sf_start_parse("Strike*5,Defend*3,Bash,Inflame+,Pommel Strike|Burning Blood,Vajra,Art of "
-                       "War,Pen Nib:7|Elixir,Fire Potion|floor 7",
+        sf_start_parse("Strike*5,Defend*3,Bash,Inflame+,Pommel Strike|Burning Blood,Vajra,Meal "
+                       "Ticket,Pen Nib:7|Elixir,Fire Potion|floor 7",
                        &s, &d, &e),
         SF_OK);
     ck_assert_int_eq(s.deck_n, 11);
     ck_assert_int_eq(s.deck[9].id, CARD_INFLAME);
     ck_assert_int_eq(s.deck[9].upgrades, 1);
-    /* Art of War is held (desc) but has no engine effect (spec) */
+    /* Meal Ticket is held (desc) but has no engine effect (spec) */
     ck_assert_int_eq(d.relics_n, 4);
     ck_assert_int_eq(s.relics_n, 3);
     ck_assert_int_eq(s.relics[1], RELIC_VAJRA);
