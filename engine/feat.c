@@ -459,33 +459,86 @@ static void status_tokens(builder *b, const int16_t *pw, int n, uint8_t just, in
     }
 }
 
+/* A relic's token features (docs/model.md "RELIC"): `counter` is how far
+ * its counter is through the cycle that triggers it (or its state as a
+ * fraction), `raw` the counter itself /10, `active` whether it acts at the
+ * next occasion (the next Attack, turn start, end of turn, HP loss...).
+ * Every value is visible to the player (the game shows the counters). */
+static void relic_features(const sf_combat *c, int i, float *counter, float *raw, float *active) {
+    int id = c->relics[i], n = c->relic_counter[i], max = sf_relics[id].counter_max;
+    int next = c->turn + 1; /* the turn that starts next */
+    *counter = *raw = *active = 0.0f;
+    switch (id) {
+    /* cycles kept between fights: the trigger fires when the counter wraps */
+    case RELIC_PEN_NIB:        /* the next Attack deals double damage */
+    case RELIC_HAPPY_FLOWER:   /* energy at the next turn start */
+    case RELIC_NUNCHAKU:       /* energy on the next Attack */
+    case RELIC_INK_BOTTLE:     /* a draw on the next card */
+    case RELIC_SUNDIAL:        /* energy at the next shuffle */
+    case RELIC_INCENSE_BURNER: /* Intangible at the next turn start */
+        *counter = (float)n / (float)max;
+        *raw = (float)n / 10.0f;
+        *active = n == max - 1;
+        break;
+    case RELIC_KUNAI:
+    case RELIC_SHURIKEN:
+    case RELIC_ORNAMENTAL_FAN:
+        *counter = (float)(c->attacks_played % 3) / 3.0f;
+        *raw = (float)(c->attacks_played % 3) / 10.0f;
+        *active = c->attacks_played % 3 == 2; /* the next Attack triggers it */
+        break;
+    case RELIC_LETTER_OPENER: /* Skills this turn */
+        *counter = (float)(n % 3) / 3.0f;
+        *raw = (float)n / 10.0f;
+        *active = n % 3 == 2;
+        break;
+    case RELIC_RED_SKULL: *active = (c->flags & FL_RED_SKULL_ON) != 0; break;
+    case RELIC_ORICHALCUM: *active = c->block == 0; break;
+    case RELIC_GIRYA: /* lifts made: Strength at battle start */
+        *counter = (float)n / 3.0f;
+        *raw = (float)n / 10.0f;
+        break;
+    case RELIC_ANCIENT_TEA_SET: /* charged (1): 2 energy on turn 1 */
+        *counter = (float)n;
+        *active = n == 1;
+        break;
+    case RELIC_LIZARD_TAIL:       /* used (1): no revive left */
+    case RELIC_CENTENNIAL_PUZZLE: /* used (1): no draw left this fight */
+        *counter = (float)n;
+        *active = n == 0;
+        break;
+    case RELIC_FOSSILIZED_HELIX:  /* Buffer stacks */
+    case RELIC_SELF_FORMING_CLAY: /* block at the next turn start */
+        *raw = (float)n / 10.0f;
+        *active = n > 0;
+        break;
+    case RELIC_ART_OF_WAR: /* no Attack this turn yet: energy next turn */ *active = n == 0; break;
+    case RELIC_POCKETWATCH: /* 3 cards or fewer this turn: 3 draws next turn */
+        *counter = (float)min_i(c->cards_played, 4) / 4.0f;
+        *active = c->cards_played <= 3;
+        break;
+    case RELIC_HORN_CLEAT: /* 14 block at turn 2's start */
+        *counter = (float)min_i(c->turn, 2) / 2.0f;
+        *active = next == 2;
+        break;
+    case RELIC_CAPTAINS_WHEEL: /* 18 block at turn 3's start */
+        *counter = (float)min_i(c->turn, 3) / 3.0f;
+        *active = next == 3;
+        break;
+    case RELIC_STONE_CALENDAR: /* 52 damage to all at the end of turn 7 */
+        *counter = (float)min_i(c->turn, 7) / 7.0f;
+        *active = c->turn == 7;
+        break;
+    case RELIC_UNCEASING_TOP: *active = c->hand_n == 0; break;
+    default: break; /* always on (Boot, Torii, ...) or spent at battle start */
+    }
+}
+
 static void relic_tokens(builder *b, const sf_combat *c) {
     for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++) {
-        int id = c->relics[i];
-        int t = tok(b, SF_TOK_RELIC, SF_FEAT_ID_RELIC + id, 0, 0, i);
-        float counter = 0, raw = 0, active = 0;
-        switch (id) {
-        case RELIC_PEN_NIB:
-            counter = (float)c->relic_counter[i] / 10.0f;
-            raw = (float)c->relic_counter[i] / 10.0f;
-            active = c->relic_counter[i] == 9; /* the next Attack deals double damage */
-            break;
-        case RELIC_HAPPY_FLOWER:
-            counter = (float)c->relic_counter[i] / 3.0f;
-            raw = (float)c->relic_counter[i] / 10.0f;
-            active = c->relic_counter[i] == 2; /* energy at the next turn start */
-            break;
-        case RELIC_RED_SKULL: active = (c->flags & FL_RED_SKULL_ON) != 0; break;
-        case RELIC_KUNAI:
-        case RELIC_SHURIKEN:
-        case RELIC_ORNAMENTAL_FAN:
-            counter = (float)(c->attacks_played % 3) / 3.0f;
-            raw = (float)(c->attacks_played % 3) / 10.0f;
-            active = c->attacks_played % 3 == 2; /* the next Attack triggers it */
-            break;
-        case RELIC_ORICHALCUM: active = c->block == 0; break;
-        default: break;
-        }
+        int t = tok(b, SF_TOK_RELIC, SF_FEAT_ID_RELIC + c->relics[i], 0, 0, i);
+        float counter, raw, active;
+        relic_features(c, i, &counter, &raw, &active);
         put(b, t, RE_COUNTER, counter);
         put(b, t, RE_RAW, raw);
         put(b, t, RE_ACTIVE, active);

@@ -444,6 +444,60 @@ START_TEST(playmath_perfected_strike_counts_strikes_in_every_pile) {
 }
 END_TEST
 
+START_TEST(relic_tokens_carry_each_relics_counter_and_next_trigger) {
+    sf_state s = jaw_worm(30);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_STRIKE, CARD_DEFEND};
+    set_hand(c, hand, 2);
+    static const struct {
+        int relic, counter;
+        float col0, col1, col2;
+    } want[] = {
+        {RELIC_NUNCHAKU, 9, 0.9f, 0.9f, 1},       /* the next Attack gives energy */
+        {RELIC_INK_BOTTLE, 4, 0.4f, 0.4f, 0},     /* 6 cards to go */
+        {RELIC_SUNDIAL, 2, 2.0f / 3.0f, 0.2f, 1}, /* the next shuffle gives energy */
+        {RELIC_INCENSE_BURNER, 3, 0.5f, 0.3f, 0},
+        {RELIC_GIRYA, 2, 2.0f / 3.0f, 0.2f, 0},  /* 2 lifts */
+        {RELIC_LIZARD_TAIL, 0, 0, 0, 1},         /* a revive left */
+        {RELIC_FOSSILIZED_HELIX, 1, 0, 0.1f, 1}, /* 1 Buffer */
+        {RELIC_HORN_CLEAT, 0, 0.5f, 0, 1},       /* turn 1: 14 block next turn */
+        {RELIC_CAPTAINS_WHEEL, 0, 1.0f / 3.0f, 0, 0},
+        {RELIC_STONE_CALENDAR, 0, 1.0f / 7.0f, 0, 0},
+        {RELIC_POCKETWATCH, 0, 0.5f, 0, 1}, /* 2 cards played so far */
+        {RELIC_BOOT, 0, 0, 0, 0},
+    };
+    c->relic_n = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        c->relics[c->relic_n] = (uint8_t)want[i].relic;
+        c->relic_counter[c->relic_n++] = (int16_t)want[i].counter;
+    }
+    c->turn = 1;
+    c->cards_played = 2;
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + want[i].relic);
+        ck_assert_int_ge(t, 0);
+        ck_assert_int_eq(f->cat[t][3], (int)i); /* position in the relic list */
+        ck_assert_msg(fabsf(f->cont[t][0] - want[i].col0) < 1e-6f &&
+                          fabsf(f->cont[t][1] - want[i].col1) < 1e-6f &&
+                          fabsf(f->cont[t][2] - want[i].col2) < 1e-6f,
+                      "%s: %g %g %g", sf_relic_name(want[i].relic), f->cont[t][0], f->cont[t][1],
+                      f->cont[t][2]);
+    }
+    /* turn 7: Stone Calendar fires at this turn's end; Horn Cleat is spent */
+    c->turn = 7;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    int t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_STONE_CALENDAR);
+    ck_assert_float_eq(f->cont[t][0], 1.0f);
+    ck_assert_float_eq(f->cont[t][2], 1.0f);
+    t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_HORN_CLEAT);
+    ck_assert_float_eq(f->cont[t][2], 0.0f);
+}
+END_TEST
+
 START_TEST(playmath_double_tap_copy_plays_where_the_first_play_left) {
     sf_state s = jaw_worm(60);
     sf_combat *c = combat_of(&s);
