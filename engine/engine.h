@@ -275,7 +275,7 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
 /* Bumped whenever sf_start_sample() can return another start for the same
  * arguments (a rule, table or stream change). Labels record it beside the
  * start's text, as they record SF_ENGINE_VERSION. */
-#define SF_START_VERSION 1
+#define SF_START_VERSION 2
 
 enum {
     SF_START_STARTER = 0, /* the A0 start (sf_fight_spec_default), floor 0 */
@@ -338,23 +338,47 @@ void sf_pick_table_default(sf_pick_table *t);
 
 /* A choice put to a picker. Options are 0..n_options-1; when can_skip is 1,
  * n_options itself means "skip" (take no card, remove nothing).
- *   SF_CHOICE_CARD: a card reward; cards[] holds the 3 cards offered.
- *   SF_CHOICE_REST: option 0 heals 30 % of max HP, option 1 (present when a
- *                   card can be upgraded) smiths; a SF_CHOICE_SMITH follows.
+ *   SF_CHOICE_CARD: a card reward; cards[] holds the 3 cards offered (4 with
+ *                   Question Card; a held egg has upgraded its type). With
+ *                   `bowl` (Singing Bowl held), n_options + 1 takes +2 max
+ *                   HP instead of a card.
+ *   SF_CHOICE_REST: a rest site; option k is rest[k] (SF_REST_*): heal
+ *                   (always option 0: 30 % of max HP, + 15 with Regal
+ *                   Pillow, then Dream Catcher's card reward), smith
+ *                   (option 1 when a card can be upgraded; a SF_CHOICE_SMITH
+ *                   follows), then the relics' options in relic order: lift
+ *                   (Girya, fewer than 3 lifts), toke (Peace Pipe; a
+ *                   SF_CHOICE_TOKE follows), dig (Shovel: a relic).
  *   SF_CHOICE_SMITH: cards[] holds the distinct upgradable cards of the deck.
- *   SF_CHOICE_REMOVE: a shop; cards[] holds the distinct cards of the deck,
- *                   removal costs `price` gold. */
-enum { SF_CHOICE_CARD = 0, SF_CHOICE_REST = 1, SF_CHOICE_SMITH = 2, SF_CHOICE_REMOVE = 3 };
+ *   SF_CHOICE_REMOVE: a shop; cards[] holds the distinct removable cards of
+ *                   the deck (a bottled card is not), removal costs `price`.
+ *   SF_CHOICE_TOKE: Peace Pipe; cards[] as for SF_CHOICE_REMOVE, no skip.
+ *   SF_CHOICE_BOTTLE: a Bottled relic (`relic`, a run relic id) was
+ *                   obtained; cards[] holds the distinct Attacks / Skills /
+ *                   Powers of the deck, one goes in the bottle, no skip. */
+enum {
+    SF_CHOICE_CARD = 0,
+    SF_CHOICE_REST = 1,
+    SF_CHOICE_SMITH = 2,
+    SF_CHOICE_REMOVE = 3,
+    SF_CHOICE_TOKE = 4,
+    SF_CHOICE_BOTTLE = 5
+};
+enum { SF_REST_HEAL = 0, SF_REST_SMITH = 1, SF_REST_LIFT = 2, SF_REST_TOKE = 3, SF_REST_DIG = 4 };
+#define SF_REST_OPTIONS 8
 typedef struct sf_start_choice {
     int kind; /* SF_CHOICE_*                                                */
     int n_options;
     int can_skip;
     sf_card_spec cards[SF_MAX_DECK];
-    int price;                   /* SF_CHOICE_REMOVE: gold                    */
-    int floor;                   /* 1..15                                     */
-    int elite;                   /* SF_CHOICE_CARD: 1 after an elite          */
-    int before_boss;             /* SF_CHOICE_REST: the rest site on floor 15 */
-    const sf_fight_spec *player; /* the player now (deck, relics, HP, gold)   */
+    int price;                     /* SF_CHOICE_REMOVE: gold                    */
+    int floor;                     /* 1..15                                     */
+    int elite;                     /* SF_CHOICE_CARD: 1 after an elite          */
+    int before_boss;               /* SF_CHOICE_REST: the rest site on floor 15 */
+    int bowl;                      /* SF_CHOICE_CARD: Singing Bowl's option     */
+    uint8_t rest[SF_REST_OPTIONS]; /* SF_CHOICE_REST: SF_REST_* per option      */
+    int relic;                     /* SF_CHOICE_BOTTLE: the bottle's run id     */
+    const sf_fight_spec *player;   /* the player now (deck, relics, HP, gold)   */
 } sf_start_choice;
 
 /* A picker: return an option in 0..n_options-1, n_options to skip (only when
@@ -383,7 +407,11 @@ typedef struct sf_start_desc {
     int encounter;
     int floor; /* the fight's floor: 0 (starter), 1..15, 16 (boss)         */
     int relics_n;
-    uint8_t relics[SF_MAX_RELICS];    /* run relic ids held, in pickup order  */
+    uint8_t relics[SF_MAX_RELICS]; /* run relic ids held, in pickup order  */
+    /* relics[i]'s counter (AbstractRelic.counter) where the engine relic of
+     * its name keeps one (Girya's lifts, Ancient Tea Set's charge, a Bottled
+     * relic's 1 + deck index, Pen Nib, ...), modelled or not; else 0 */
+    int relic_counters[SF_MAX_RELICS];
     uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot; 0 = empty    */
     /* Rooms of floors 1..floor, one letter each: 'M' monster, 'E' elite,
      * 'R' rest, '$' shop, 'T' treasure, '?' an event, 'm' / 's' / 't' a "?"
@@ -393,9 +421,10 @@ typedef struct sf_start_desc {
     /* the prefix played */
     int fights, elites, rests, smiths, removals;
     int cards_taken, cards_skipped, potions_dropped, potions_wasted;
-    int attempts;                 /* runs drawn, this one included              */
-    int died;                     /* of them, runs whose player died before it  */
-    char text[SF_START_TEXT_MAX]; /* sf_start_format() of the start             */
+    int bowls, lifts, tokes, digs; /* Singing Bowl taken, rest-site options   */
+    int attempts;                  /* runs drawn, this one included              */
+    int died;                      /* of them, runs whose player died before it  */
+    char text[SF_START_TEXT_MAX];  /* sf_start_format() of the start             */
 } sf_start_desc;
 
 /* Sample the start of a fight against `encounter` (an id, or

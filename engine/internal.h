@@ -965,13 +965,28 @@ move_def monster_move(int id, int mv);
 const uint8_t *run_card_pool(int rarity, int *n);
 /* One card reward (3 cards) from cardRng with the offset *b (updated). */
 void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]);
+void run_card_reward_n(sf_rng *card_rng, int *b, int elite, int n_cards, sf_card_spec *out);
 /* A fight's potion roll with the offset *m (updated): a run potion id or 0. */
 int run_potion_drop(sf_rng *potion_rng, int *m, int no_chance);
+int run_potion_drop_chance(sf_rng *potion_rng, int *m, int chance); /* chance in % */
 /* An elite's relic tier: 1 common, 2 uncommon, 3 rare. */
 int run_elite_relic_tier(sf_rng *relic_rng);
 int run_rest_heal(int max_hp);   /* HP a rest heals                        */
 int run_potion_rarity(int item); /* 1..3 for a run potion id, 0 otherwise  */
 int run_relic_tier(int item);    /* 0 starter, 1..3, -1 out of range       */
+/* The name on run_relic_rules' row `item` (a test checks it is
+ * sf_run_relic_name(item)); NULL out of range. */
+const char *run_relic_rule_name(int item);
+/* A scripted prefix for tests: the player of `start` (text form: deck,
+ * relics with counters, potions, floor, hp, gold; relics are held, not
+ * picked up again) enters and plays `rooms`, one letter a floor from the
+ * start's floor + 1 on: 'M' monster, 'E' elite, 'R' rest, '$' shop, 'T'
+ * chest, '?' a "?" room (rolled), on the streams of (run_seed, game_seed)
+ * and the options' picker. *out and *desc (may be NULL) get the player
+ * after the last room. Errors: a bad letter or text (SF_EINVAL), death
+ * (SF_ESTATE), the picker's. */
+int run_script(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed, const char *start,
+               const char *rooms, sf_fight_spec *out, sf_start_desc *desc, sf_err *err);
 /* One path of the map model: rooms[f] (ROOM_*) for floors 1..16, "?"
  * rooms resolved by the event roll (a plain event becomes ROOM_NONE), and
  * path[f - 1] its letter (sf_start_desc.path). */
