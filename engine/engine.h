@@ -248,10 +248,14 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
  * and plays every room before it: monster and elite fights played by
  * sf_engine_heuristic_action() at tau 0 with HP carried, card rewards (3
  * cards by rarity with the offset b carried over the prefix), gold, potion
- * drops (40 + M), elite and chest relics, rest sites (heal 30 % or smith)
- * and shops (card removal only). A picker makes every choice. A run whose
- * player dies before the fight is discarded and the next attempt drawn, so
- * the starts are those of the runs that reach the fight.
+ * drops (40 + M), elite and chest relics, rest sites (heal 30 % or smith,
+ * and the relics' lift, toke and dig) and shops (card removal only), with
+ * the run-prefix effects of the relics held (eggs, Question Card, Singing
+ * Bowl, Prayer Wheel, Dream Catcher, Maw Bank, ...) and their canSpawn
+ * conditions (docs/starts.md "Relics in the prefix"). A picker makes every
+ * choice. A run whose player dies before the fight is discarded and the
+ * next attempt drawn, so the starts are those of the runs that reach the
+ * fight.
  *
  * Randomness: every stream of the prefix is derived from (run seed, game
  * seed) with sf_seed_derive() under SF_START_TAG, a tag no fight stream
@@ -444,18 +448,19 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
  *     Strike*5,Defend*4,Bash,Inflame+|Burning Blood,Pen Nib:3|Fire Potion|
  *     floor 7|hp 54/80|gold 131
  * Runs of equal cards are NAME*N, "+" is one upgrade, a relic's persistent
- * counter (Pen Nib, Happy Flower) is NAME:N when not 0, potion slots are in
- * order with an empty slot left empty. With desc the relics and potions are
- * desc's (unmodelled ones included), else the spec's. Returns the length, or
- * SF_EFULL when `cap` is too small (the text is then truncated and
- * NUL-terminated). */
+ * counter (Pen Nib, Girya, a Bottled relic, ...) is NAME:N when not 0,
+ * potion slots are in order with an empty slot left empty. With desc the
+ * relics and potions are desc's (unmodelled ones included, with desc's
+ * counters), else the spec's. Returns the length, or SF_EFULL when `cap`
+ * is too small (the text is then truncated and NUL-terminated). */
 int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *buf, size_t cap);
 
 /* Parse the text form back: deck, relics (modelled ones, counters), potions
  * (modelled ones, by slot), floor, hp, max_hp, gold into *spec (other
- * fields untouched), and the full relic and potion lists and the floor into
- * *desc (may be NULL; its other fields untouched). "hp" and "gold" may be
- * left out. Errors: SF_EINVAL naming the section and item. */
+ * fields untouched), and the full relic and potion lists (with every
+ * relic's counter) and the floor into *desc (may be NULL; its other fields
+ * untouched). "hp" and "gold" may be left out. Errors: SF_EINVAL naming the
+ * section and item. */
 int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, sf_err *err);
 
 /* ---------------------------------------------------------------------------

@@ -443,6 +443,8 @@ int run_relic_tier(int item) {
     return item > 0 && item < RUN_RELICS ? run_relics[item].tier : -1;
 }
 
+static int run_relic_counter_engine(int item);
+
 /* The run-level id of an engine relic (every engine relic is in the list). */
 static int run_relic_of_engine(int relic) {
     for (int i = 1; i < RUN_RELICS; i++)
@@ -1792,7 +1794,8 @@ static void finish(run *r, int cls, int encounter, int floor, sf_fight_spec *out
     memcpy(desc->relics, r->relics, sizeof desc->relics);
     memset(desc->relic_counters, 0, sizeof desc->relic_counters);
     for (int i = 0; i < r->relics_n; i++)
-        desc->relic_counters[i] = r->ctr[i];
+        if (sf_relic_counter_max(run_relic_counter_engine(r->relics[i])))
+            desc->relic_counters[i] = r->ctr[i];
     memcpy(desc->potions, r->potions, sizeof desc->potions);
     memset(desc->path, 0, sizeof desc->path);
     if (floor > 0)
@@ -1905,6 +1908,7 @@ int run_script(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed,
     }
     deck_changed(&r);
     int f = p.floor;
+    memset(r.path, '-', (size_t)(f < BOSS_FLOOR ? f : BOSS_FLOOR)); /* floors before the script */
     for (const char *c = rooms; *c; c++) {
         const char *at = strchr(room_letter, *c);
         if (!at || *c == ' ' || ++f > BOSS_FLOOR)
