@@ -974,6 +974,23 @@ int run_elite_relic_tier(sf_rng *relic_rng);
 int run_rest_heal(int max_hp);   /* HP a rest heals                        */
 int run_potion_rarity(int item); /* 1..3 for a run potion id, 0 otherwise  */
 int run_relic_tier(int item);    /* 0 starter, 1..3, -1 out of range       */
+/* A run's relic pools by tier (1 common, 2 uncommon, 3 rare; run relic
+ * ids, front first), as AbstractDungeon keeps them. */
+enum { RUN_POOL_MAX = 33 };
+typedef struct run_pools {
+    uint8_t item[4][RUN_POOL_MAX];
+    int n[4];
+} run_pools;
+/* relics/<Name>.canSpawn of run relic `item` for a player with this deck,
+ * these run relics held, on this floor. */
+int run_relic_can_spawn(int item, const sf_fight_spec *player, const uint8_t *relics, int relics_n,
+                        int floor);
+/* AbstractDungeon.returnRandomRelicKey from `pools` at `tier`: the front
+ * relic; one that cannot spawn leaves the pool and the back of the pool is
+ * taken instead, until one can; an empty pool passes to the next tier's
+ * front. The run relic id, or 0 when every pool from `tier` on is empty. */
+int run_take_relic(run_pools *pools, int tier, const sf_fight_spec *player, const uint8_t *relics,
+                   int relics_n, int floor);
 /* The name on run_relic_rules' row `item` (a test checks it is
  * sf_run_relic_name(item)); NULL out of range. */
 const char *run_relic_rule_name(int item);

@@ -197,6 +197,9 @@ enum { POOL_C_FIRST = 2, POOL_C_N = 33, POOL_U_N = 30, POOL_R_N = 28 };
 _Static_assert(RUN_RELICS == 2 + POOL_C_N + POOL_U_N + POOL_R_N,
                "§11: the Ironclad relic pools hold 33 / 30 / 28 relics");
 _Static_assert(RUN_RELICS < 256, "run relic ids fit a byte");
+_Static_assert((int)POOL_C_N <= (int)RUN_POOL_MAX && (int)POOL_U_N <= (int)RUN_POOL_MAX &&
+                   (int)POOL_R_N <= (int)RUN_POOL_MAX,
+               "run_pools holds every pool");
 
 /* ------------------------------------------------------------------------
  * What each relic does during the prefix and when it may be drawn, as data
@@ -715,8 +718,7 @@ typedef struct run {
     uint64_t pick_rng, policy_seed, fight_seed;
     act1_lists lists;
     int normal_i, elite_i;
-    uint8_t relic_pool[4][POOL_C_N]; /* shuffled run relic ids by tier */
-    int relic_pool_n[4];
+    run_pools pools;               /* the shuffled relic pools */
     uint8_t rooms[BOSS_FLOOR + 1]; /* ROOM_* by floor, "?" resolved         */
     char path[BOSS_FLOOR + 1];
     sf_start_desc stats;
@@ -906,12 +908,17 @@ static int distinct_cards(const sf_fight_spec *p, int upgradable, sf_card_spec *
     return n;
 }
 
-/* The relic slot of the first relic held with effect `fx`, or -1. */
-static int held(const run *r, int fx) {
-    for (int i = 0; i < r->relics_n; i++)
-        if (run_relic_rules[r->relics[i]].fx == fx)
+/* The index of the first of `relics` with effect `fx`, or -1. */
+static int held_in(const uint8_t *relics, int n, int fx) {
+    for (int i = 0; i < n; i++)
+        if (run_relic_rules[relics[i]].fx == fx)
             return i;
     return -1;
+}
+
+/* The relic slot of the first relic held with effect `fx`, or -1. */
+static int held(const run *r, int fx) {
+    return held_in(r->relics, r->relics_n, fx);
 }
 
 static int is_bottle(int fx) {
@@ -1049,16 +1056,20 @@ static void upgrade_random(run *r, int type, int n) {
     deck_changed(r);
 }
 
-/* relics/<Name>.canSpawn for the player now (floor limits; the campfire
- * relics; the Bottled relics' card). */
-static int relic_can_spawn(const run *r, int item) {
+/* relics/<Name>.canSpawn (internal.h): floor limits; the campfire relics;
+ * the Bottled relics' card. */
+int run_relic_can_spawn(int item, const sf_fight_spec *player, const uint8_t *relics, int relics_n,
+                        int floor) {
+    if (item <= 0 || item >= RUN_RELICS)
+        return 0;
     const run_relic_rule *k = &run_relic_rules[item];
-    if (k->floor_max && r->floor > k->floor_max)
+    if (k->floor_max && floor > k->floor_max)
         return 0;
     switch (k->spawn) {
     case SPAWN_CAMPFIRE:
-        return (held(r, FX_PEACE_PIPE) >= 0) + (held(r, FX_SHOVEL) >= 0) +
-                   (held(r, FX_GIRYA) >= 0) <
+        return (held_in(relics, relics_n, FX_PEACE_PIPE) >= 0) +
+                   (held_in(relics, relics_n, FX_SHOVEL) >= 0) +
+                   (held_in(relics, relics_n, FX_GIRYA) >= 0) <
                2;
     case SPAWN_ATTACK:
     case SPAWN_SKILL:
@@ -1066,8 +1077,8 @@ static int relic_can_spawn(const run *r, int item) {
         int type = k->spawn == SPAWN_ATTACK  ? CT_ATTACK
                    : k->spawn == SPAWN_SKILL ? CT_SKILL
                                              : CT_POWER;
-        for (int i = 0; i < r->p.deck_n; i++) {
-            const card_def *d = &sf_cards[r->p.deck[i].id];
+        for (int i = 0; i < player->deck_n; i++) {
+            const card_def *d = &sf_cards[player->deck[i].id];
             if (d->type == type && (k->spawn == SPAWN_POWER || d->rarity != RAR_BASIC))
                 return 1;
         }
@@ -1079,22 +1090,26 @@ static int relic_can_spawn(const run *r, int item) {
     }
 }
 
-/* AbstractDungeon.returnRandomRelicKey: the front of the tier's pool (an
- * empty pool gives the next tier's); a relic that cannot spawn is dropped
- * and returnEndRandomRelicKey takes the back of the same pool instead, until
- * one can (an empty pool: the next tier's front again). 0 when the rare pool
- * is empty too (the game's Circlet, not a run relic). */
-static int take_relic(run *r, int tier) {
+/* AbstractDungeon.returnRandomRelicKey (internal.h): the front of the
+ * tier's pool (an empty pool gives the next tier's); a relic that cannot
+ * spawn is dropped and returnEndRandomRelicKey takes the back of the same
+ * pool instead, until one can (an empty pool: the next tier's front
+ * again). 0 when the rare pool is empty too (the game's Circlet, not a run
+ * relic). */
+int run_take_relic(run_pools *pools, int tier, const sf_fight_spec *player, const uint8_t *relics,
+                   int relics_n, int floor) {
     int from_end = 0;
+    if (tier < TIER_COMMON)
+        tier = TIER_COMMON;
     for (;;) {
-        while (tier <= TIER_RARE && r->relic_pool_n[tier] == 0) {
+        while (tier <= TIER_RARE && pools->n[tier] == 0) {
             tier++;
             from_end = 0;
         }
         if (tier > TIER_RARE)
             return 0;
-        uint8_t *pool = r->relic_pool[tier];
-        int n = r->relic_pool_n[tier];
+        uint8_t *pool = pools->item[tier];
+        int n = pools->n[tier];
         int item;
         if (from_end) {
             item = pool[n - 1];
@@ -1102,21 +1117,25 @@ static int take_relic(run *r, int tier) {
             item = pool[0];
             memmove(&pool[0], &pool[1], (size_t)(n - 1));
         }
-        r->relic_pool_n[tier]--;
-        if (relic_can_spawn(r, item))
+        pools->n[tier]--;
+        if (run_relic_can_spawn(item, player, relics, relics_n, floor))
             return item;
         from_end = 1;
     }
 }
 
+static int take_relic(run *r, int tier) {
+    return run_take_relic(&r->pools, tier, &r->p, r->relics, r->relics_n, r->floor);
+}
+
 /* Take `item` out of the pools (a relic the player already holds). */
 static void pool_remove(run *r, int item) {
+    run_pools *pl = &r->pools;
     for (int t = TIER_COMMON; t <= TIER_RARE; t++)
-        for (int i = 0; i < r->relic_pool_n[t]; i++)
-            if (r->relic_pool[t][i] == item) {
-                memmove(&r->relic_pool[t][i], &r->relic_pool[t][i + 1],
-                        (size_t)(r->relic_pool_n[t] - i - 1));
-                r->relic_pool_n[t]--;
+        for (int i = 0; i < pl->n[t]; i++)
+            if (pl->item[t][i] == item) {
+                memmove(&pl->item[t][i], &pl->item[t][i + 1], (size_t)(pl->n[t] - i - 1));
+                pl->n[t]--;
                 return;
             }
 }
@@ -1131,17 +1150,18 @@ static void init_relic_pools(run *r) {
     static const int count[4] = {0, POOL_C_N, POOL_U_N, POOL_R_N};
     for (int tier = TIER_COMMON; tier <= TIER_RARE; tier++) {
         int n = count[tier];
+        uint8_t *pool = r->pools.item[tier];
         for (int i = 0; i < n; i++)
-            r->relic_pool[tier][i] = (uint8_t)(first[tier] + i);
+            pool[i] = (uint8_t)(first[tier] + i);
         sf_jrand j;
         sf_jrand_seed(&j, sf_rng_random_long(&r->relic));
         for (int i = n; i > 1; i--) {
             int k = sf_jrand_next_int(&j, i);
-            uint8_t t = r->relic_pool[tier][i - 1];
-            r->relic_pool[tier][i - 1] = r->relic_pool[tier][k];
-            r->relic_pool[tier][k] = t;
+            uint8_t t = pool[i - 1];
+            pool[i - 1] = pool[k];
+            pool[k] = t;
         }
-        r->relic_pool_n[tier] = n;
+        r->pools.n[tier] = n;
     }
     sf_rng_random_long(&r->relic); /* shop pool */
     sf_rng_random_long(&r->relic); /* boss pool */

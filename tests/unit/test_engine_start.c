@@ -1249,6 +1249,60 @@ START_TEST(can_spawn_keeps_forbidden_relics_out) {
 }
 END_TEST
 
+/* returnRandomRelicKey by hand: the front relic, or, when it cannot spawn,
+ * the back of the same pool (the refused ones leave it), an empty pool
+ * passing to the next tier's front. */
+START_TEST(a_relic_that_cannot_spawn_gives_way_to_the_back_of_its_pool) {
+    sf_fight_spec starter;
+    sf_fight_spec_default(&starter);
+    uint8_t held[3] = {(uint8_t)sf_run_relic_lookup("Burning Blood"),
+                       (uint8_t)sf_run_relic_lookup("Shovel"),
+                       (uint8_t)sf_run_relic_lookup("Peace Pipe")};
+#define R(name) ((uint8_t)sf_run_relic_lookup(name))
+    run_pools p;
+    memset(&p, 0, sizeof p);
+    /* rare: Girya (3rd campfire relic: refused), Mango, Shovel, Old Coin */
+    uint8_t rare[4] = {R("Girya"), R("Mango"), R("Shovel"), R("Old Coin")};
+    memcpy(p.item[3], rare, 4);
+    p.n[3] = 4;
+    ck_assert_int_eq(run_take_relic(&p, 3, &starter, held, 3, 6), R("Old Coin"));
+    ck_assert_int_eq(p.n[3], 2); /* Girya and Old Coin left it */
+    ck_assert_int_eq(p.item[3][0], R("Mango"));
+    ck_assert_int_eq(run_take_relic(&p, 3, &starter, held, 3, 6), R("Mango"));
+    ck_assert_int_eq(run_take_relic(&p, 3, &starter, held, 3, 6), 0); /* Shovel refused, empty */
+    ck_assert_int_eq(p.n[3], 0);
+    /* uncommon: with only basic cards no Bottled relic may come; the back
+     * is tried again and again */
+    uint8_t unc[5] = {R("Bottled Flame"), R("Kunai"), R("Pear"), R("Bottled Tornado"),
+                      R("Bottled Lightning")};
+    memcpy(p.item[2], unc, 5);
+    p.n[2] = 5;
+    uint8_t rare2[2] = {R("Lizard Tail"), R("Ginger")};
+    memcpy(p.item[3], rare2, 2);
+    p.n[3] = 2;
+    ck_assert_int_eq(run_take_relic(&p, 2, &starter, held, 1, 6), R("Pear"));
+    ck_assert_int_eq(p.n[2], 1);
+    ck_assert_int_eq(p.item[2][0], R("Kunai"));
+    ck_assert_int_eq(run_take_relic(&p, 1, &starter, held, 1, 6), R("Kunai")); /* common empty */
+    ck_assert_int_eq(run_take_relic(&p, 1, &starter, held, 1, 6), R("Lizard Tail"));
+    /* with a non-basic Attack the Bottled Flame is the front relic taken */
+    sf_fight_spec deck = starter;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_deck_parse("Strike*5,Defend*4,Bash,Anger", &deck, &e), SF_OK);
+    p.item[2][0] = R("Bottled Flame");
+    p.item[2][1] = R("Bottled Lightning");
+    p.n[2] = 2;
+    ck_assert_int_eq(run_take_relic(&p, 2, &deck, held, 1, 6), R("Bottled Flame"));
+    ck_assert_int_eq(run_take_relic(&p, 2, &deck, held, 1, 6), R("Ginger")); /* Lightning refused */
+    /* floor limits: Tiny Chest until 35, Matryoshka 40 */
+    ck_assert(run_relic_can_spawn(R("Tiny Chest"), &starter, held, 1, 35));
+    ck_assert(!run_relic_can_spawn(R("Tiny Chest"), &starter, held, 1, 36));
+    ck_assert(!run_relic_can_spawn(R("Matryoshka"), &starter, held, 1, 41));
+    ck_assert(run_relic_can_spawn(R("Bottled Tornado"), &deck, held, 1, 6) == 0);
+#undef R
+}
+END_TEST
+
 /* Sampled starts: every bottle holds a card of its type; a campfire relic
  * is never a third; relic counters are in bounds; the same seeds give the
  * same start. */
