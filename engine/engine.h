@@ -248,10 +248,14 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
  * and plays every room before it: monster and elite fights played by
  * sf_engine_heuristic_action() at tau 0 with HP carried, card rewards (3
  * cards by rarity with the offset b carried over the prefix), gold, potion
- * drops (40 + M), elite and chest relics, rest sites (heal 30 % or smith)
- * and shops (card removal only). A picker makes every choice. A run whose
- * player dies before the fight is discarded and the next attempt drawn, so
- * the starts are those of the runs that reach the fight.
+ * drops (40 + M), elite and chest relics, rest sites (heal 30 % or smith,
+ * and the relics' lift, toke and dig) and shops (card removal only), with
+ * the run-prefix effects of the relics held (eggs, Question Card, Singing
+ * Bowl, Prayer Wheel, Dream Catcher, Maw Bank, ...) and their canSpawn
+ * conditions (docs/starts.md "Relics in the prefix"). A picker makes every
+ * choice. A run whose player dies before the fight is discarded and the
+ * next attempt drawn, so the starts are those of the runs that reach the
+ * fight.
  *
  * Randomness: every stream of the prefix is derived from (run seed, game
  * seed) with sf_seed_derive() under SF_START_TAG, a tag no fight stream
@@ -275,7 +279,7 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
 /* Bumped whenever sf_start_sample() can return another start for the same
  * arguments (a rule, table or stream change). Labels record it beside the
  * start's text, as they record SF_ENGINE_VERSION. */
-#define SF_START_VERSION 1
+#define SF_START_VERSION 2
 
 enum {
     SF_START_STARTER = 0, /* the A0 start (sf_fight_spec_default), floor 0 */
@@ -338,23 +342,47 @@ void sf_pick_table_default(sf_pick_table *t);
 
 /* A choice put to a picker. Options are 0..n_options-1; when can_skip is 1,
  * n_options itself means "skip" (take no card, remove nothing).
- *   SF_CHOICE_CARD: a card reward; cards[] holds the 3 cards offered.
- *   SF_CHOICE_REST: option 0 heals 30 % of max HP, option 1 (present when a
- *                   card can be upgraded) smiths; a SF_CHOICE_SMITH follows.
+ *   SF_CHOICE_CARD: a card reward; cards[] holds the 3 cards offered (4 with
+ *                   Question Card; a held egg has upgraded its type). With
+ *                   `bowl` (Singing Bowl held), n_options + 1 takes +2 max
+ *                   HP instead of a card.
+ *   SF_CHOICE_REST: a rest site; option k is rest[k] (SF_REST_*): heal
+ *                   (always option 0: 30 % of max HP, + 15 with Regal
+ *                   Pillow, then Dream Catcher's card reward), smith
+ *                   (option 1 when a card can be upgraded; a SF_CHOICE_SMITH
+ *                   follows), then the relics' options in relic order: lift
+ *                   (Girya, fewer than 3 lifts), toke (Peace Pipe; a
+ *                   SF_CHOICE_TOKE follows), dig (Shovel: a relic).
  *   SF_CHOICE_SMITH: cards[] holds the distinct upgradable cards of the deck.
- *   SF_CHOICE_REMOVE: a shop; cards[] holds the distinct cards of the deck,
- *                   removal costs `price` gold. */
-enum { SF_CHOICE_CARD = 0, SF_CHOICE_REST = 1, SF_CHOICE_SMITH = 2, SF_CHOICE_REMOVE = 3 };
+ *   SF_CHOICE_REMOVE: a shop; cards[] holds the distinct removable cards of
+ *                   the deck (a bottled card is not), removal costs `price`.
+ *   SF_CHOICE_TOKE: Peace Pipe; cards[] as for SF_CHOICE_REMOVE, no skip.
+ *   SF_CHOICE_BOTTLE: a Bottled relic (`relic`, a run relic id) was
+ *                   obtained; cards[] holds the distinct Attacks / Skills /
+ *                   Powers of the deck, one goes in the bottle, no skip. */
+enum {
+    SF_CHOICE_CARD = 0,
+    SF_CHOICE_REST = 1,
+    SF_CHOICE_SMITH = 2,
+    SF_CHOICE_REMOVE = 3,
+    SF_CHOICE_TOKE = 4,
+    SF_CHOICE_BOTTLE = 5
+};
+enum { SF_REST_HEAL = 0, SF_REST_SMITH = 1, SF_REST_LIFT = 2, SF_REST_TOKE = 3, SF_REST_DIG = 4 };
+#define SF_REST_OPTIONS 8
 typedef struct sf_start_choice {
     int kind; /* SF_CHOICE_*                                                */
     int n_options;
     int can_skip;
     sf_card_spec cards[SF_MAX_DECK];
-    int price;                   /* SF_CHOICE_REMOVE: gold                    */
-    int floor;                   /* 1..15                                     */
-    int elite;                   /* SF_CHOICE_CARD: 1 after an elite          */
-    int before_boss;             /* SF_CHOICE_REST: the rest site on floor 15 */
-    const sf_fight_spec *player; /* the player now (deck, relics, HP, gold)   */
+    int price;                     /* SF_CHOICE_REMOVE: gold                    */
+    int floor;                     /* 1..15                                     */
+    int elite;                     /* SF_CHOICE_CARD: 1 after an elite          */
+    int before_boss;               /* SF_CHOICE_REST: the rest site on floor 15 */
+    int bowl;                      /* SF_CHOICE_CARD: Singing Bowl's option     */
+    uint8_t rest[SF_REST_OPTIONS]; /* SF_CHOICE_REST: SF_REST_* per option      */
+    int relic;                     /* SF_CHOICE_BOTTLE: the bottle's run id     */
+    const sf_fight_spec *player;   /* the player now (deck, relics, HP, gold)   */
 } sf_start_choice;
 
 /* A picker: return an option in 0..n_options-1, n_options to skip (only when
@@ -383,7 +411,11 @@ typedef struct sf_start_desc {
     int encounter;
     int floor; /* the fight's floor: 0 (starter), 1..15, 16 (boss)         */
     int relics_n;
-    uint8_t relics[SF_MAX_RELICS];    /* run relic ids held, in pickup order  */
+    uint8_t relics[SF_MAX_RELICS]; /* run relic ids held, in pickup order  */
+    /* relics[i]'s counter (AbstractRelic.counter) where the engine relic of
+     * its name keeps one (Girya's lifts, Ancient Tea Set's charge, a Bottled
+     * relic's 1 + deck index, Pen Nib, ...), modelled or not; else 0 */
+    int relic_counters[SF_MAX_RELICS];
     uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot; 0 = empty    */
     /* Rooms of floors 1..floor, one letter each: 'M' monster, 'E' elite,
      * 'R' rest, '$' shop, 'T' treasure, '?' an event, 'm' / 's' / 't' a "?"
@@ -393,9 +425,10 @@ typedef struct sf_start_desc {
     /* the prefix played */
     int fights, elites, rests, smiths, removals;
     int cards_taken, cards_skipped, potions_dropped, potions_wasted;
-    int attempts;                 /* runs drawn, this one included              */
-    int died;                     /* of them, runs whose player died before it  */
-    char text[SF_START_TEXT_MAX]; /* sf_start_format() of the start             */
+    int bowls, lifts, tokes, digs; /* Singing Bowl taken, rest-site options   */
+    int attempts;                  /* runs drawn, this one included              */
+    int died;                      /* of them, runs whose player died before it  */
+    char text[SF_START_TEXT_MAX];  /* sf_start_format() of the start             */
 } sf_start_desc;
 
 /* Sample the start of a fight against `encounter` (an id, or
@@ -415,18 +448,19 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
  *     Strike*5,Defend*4,Bash,Inflame+|Burning Blood,Pen Nib:3|Fire Potion|
  *     floor 7|hp 54/80|gold 131
  * Runs of equal cards are NAME*N, "+" is one upgrade, a relic's persistent
- * counter (Pen Nib, Happy Flower) is NAME:N when not 0, potion slots are in
- * order with an empty slot left empty. With desc the relics and potions are
- * desc's (unmodelled ones included), else the spec's. Returns the length, or
- * SF_EFULL when `cap` is too small (the text is then truncated and
- * NUL-terminated). */
+ * counter (Pen Nib, Girya, a Bottled relic, ...) is NAME:N when not 0,
+ * potion slots are in order with an empty slot left empty. With desc the
+ * relics and potions are desc's (unmodelled ones included, with desc's
+ * counters), else the spec's. Returns the length, or SF_EFULL when `cap`
+ * is too small (the text is then truncated and NUL-terminated). */
 int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *buf, size_t cap);
 
 /* Parse the text form back: deck, relics (modelled ones, counters), potions
  * (modelled ones, by slot), floor, hp, max_hp, gold into *spec (other
- * fields untouched), and the full relic and potion lists and the floor into
- * *desc (may be NULL; its other fields untouched). "hp" and "gold" may be
- * left out. Errors: SF_EINVAL naming the section and item. */
+ * fields untouched), and the full relic and potion lists (with every
+ * relic's counter) and the floor into *desc (may be NULL; its other fields
+ * untouched). "hp" and "gold" may be left out. Errors: SF_EINVAL naming the
+ * section and item. */
 int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, sf_err *err);
 
 /* ---------------------------------------------------------------------------

@@ -972,13 +972,45 @@ move_def monster_move(int id, int mv);
 const uint8_t *run_card_pool(int rarity, int *n);
 /* One card reward (3 cards) from cardRng with the offset *b (updated). */
 void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]);
+void run_card_reward_n(sf_rng *card_rng, int *b, int elite, int n_cards, sf_card_spec *out);
 /* A fight's potion roll with the offset *m (updated): a run potion id or 0. */
 int run_potion_drop(sf_rng *potion_rng, int *m, int no_chance);
+int run_potion_drop_chance(sf_rng *potion_rng, int *m, int chance); /* chance in % */
 /* An elite's relic tier: 1 common, 2 uncommon, 3 rare. */
 int run_elite_relic_tier(sf_rng *relic_rng);
 int run_rest_heal(int max_hp);   /* HP a rest heals                        */
 int run_potion_rarity(int item); /* 1..3 for a run potion id, 0 otherwise  */
 int run_relic_tier(int item);    /* 0 starter, 1..3, -1 out of range       */
+/* A run's relic pools by tier (1 common, 2 uncommon, 3 rare; run relic
+ * ids, front first), as AbstractDungeon keeps them. */
+enum { RUN_POOL_MAX = 33 };
+typedef struct run_pools {
+    uint8_t item[4][RUN_POOL_MAX];
+    int n[4];
+} run_pools;
+/* relics/<Name>.canSpawn of run relic `item` for a player with this deck,
+ * these run relics held, on this floor. */
+int run_relic_can_spawn(int item, const sf_fight_spec *player, const uint8_t *relics, int relics_n,
+                        int floor);
+/* AbstractDungeon.returnRandomRelicKey from `pools` at `tier`: the front
+ * relic; one that cannot spawn leaves the pool and the back of the pool is
+ * taken instead, until one can; an empty pool passes to the next tier's
+ * front. The run relic id, or 0 when every pool from `tier` on is empty. */
+int run_take_relic(run_pools *pools, int tier, const sf_fight_spec *player, const uint8_t *relics,
+                   int relics_n, int floor);
+/* The name on run_relic_rules' row `item` (a test checks it is
+ * sf_run_relic_name(item)); NULL out of range. */
+const char *run_relic_rule_name(int item);
+/* A scripted prefix for tests: the player of `start` (text form: deck,
+ * relics with counters, potions, floor, hp, gold; relics are held, not
+ * picked up again) enters and plays `rooms`, one letter a floor from the
+ * start's floor + 1 on: 'M' monster, 'E' elite, 'R' rest, '$' shop, 'T'
+ * chest, '?' a "?" room (rolled), on the streams of (run_seed, game_seed)
+ * and the options' picker. *out and *desc (may be NULL) get the player
+ * after the last room. Errors: a bad letter or text (SF_EINVAL), death
+ * (SF_ESTATE), the picker's. */
+int run_script(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed, const char *start,
+               const char *rooms, sf_fight_spec *out, sf_start_desc *desc, sf_err *err);
 /* One path of the map model: rooms[f] (ROOM_*) for floors 1..16, "?"
  * rooms resolved by the event roll (a plain event becomes ROOM_NONE), and
  * path[f - 1] its letter (sf_start_desc.path). */

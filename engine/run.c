@@ -197,6 +197,165 @@ enum { POOL_C_FIRST = 2, POOL_C_N = 33, POOL_U_N = 30, POOL_R_N = 28 };
 _Static_assert(RUN_RELICS == 2 + POOL_C_N + POOL_U_N + POOL_R_N,
                "§11: the Ironclad relic pools hold 33 / 30 / 28 relics");
 _Static_assert(RUN_RELICS < 256, "run relic ids fit a byte");
+_Static_assert((int)POOL_C_N <= (int)RUN_POOL_MAX && (int)POOL_U_N <= (int)RUN_POOL_MAX &&
+                   (int)POOL_R_N <= (int)RUN_POOL_MAX,
+               "run_pools holds every pool");
+
+/* ------------------------------------------------------------------------
+ * What each relic does during the prefix and when it may be drawn, as data
+ * beside run_relics[] (same rows, same order; a test checks the names).
+ * `fx` is the relic's effect on the run (its class in G, docs/starts.md
+ * "Relics in the prefix"); `spawn` and `floor_max` are its canSpawn: a
+ * condition on the player, and the last floor it may be drawn on (0: any).
+ * ---------------------------------------------------------------------- */
+
+enum {
+    FX_NONE = 0,
+    FX_EGG_ATTACK,      /* MoltenEgg2: Attacks obtained come upgraded           */
+    FX_EGG_SKILL,       /* ToxicEgg2: Skills                                    */
+    FX_EGG_POWER,       /* FrozenEgg2: Powers                                   */
+    FX_SINGING_BOWL,    /* SingingBowlButton: +2 max HP instead of a card       */
+    FX_QUESTION_CARD,   /* QuestionCard.changeNumberOfCardsInReward: +1 card    */
+    FX_DREAM_CATCHER,   /* CampfireSleepEffect: a card reward after resting     */
+    FX_ETERNAL_FEATHER, /* EternalFeather.onEnterRoom: heal deck / 5 * 3        */
+    FX_MEAL_TICKET,     /* MealTicket.justEnteredRoom: heal 15 in a shop        */
+    FX_REGAL_PILLOW,    /* CampfireSleepEffect: rest heals 15 more              */
+    FX_SMILING_MASK,    /* ShopScreen: removal costs 50                         */
+    FX_COURIER,         /* ShopScreen.applyDiscount(0.8, true)                  */
+    FX_MAW_BANK,        /* MawBank: +12 gold a room until gold is spent in shop */
+    FX_CERAMIC_FISH,    /* CeramicFish.onObtainCard: +9 gold                    */
+    FX_JUZU,            /* EventHelper.roll: no fight in a "?"                  */
+    FX_TINY_CHEST,      /* EventHelper.roll: every 4th "?" is a chest           */
+    FX_MATRYOSHKA,      /* Matryoshka.onChestOpen: 2 more chest relics          */
+    FX_PEACE_PIPE,      /* TokeOption: rest site, remove a card                 */
+    FX_SHOVEL,          /* DigOption: rest site, a relic                        */
+    FX_GIRYA,           /* LiftOption: rest site, +1 Strength, 3 times          */
+    FX_TEA_SET,         /* AncientTeaSet.onEnterRestRoom: charged               */
+    FX_BOTTLE_ATTACK,   /* BottledFlame.onEquip: bottle an Attack               */
+    FX_BOTTLE_SKILL,    /* BottledLightning: a Skill                            */
+    FX_BOTTLE_POWER,    /* BottledTornado: a Power                              */
+    FX_PRAYER_WHEEL,    /* a second card reward after a monster fight           */
+    FX_WHITE_BEAST,     /* AbstractRoom.addPotionToRewards: chance 100          */
+    FX_CURSE_WARD,      /* Omamori: negates curses; the prefix has none         */
+    FX_CURSE_HP,        /* DarkstonePeriapt: +6 max HP a curse; none            */
+    FX_WING_BOOTS,      /* WingBoots: fly off the path; the model has one path  */
+};
+enum {
+    SPAWN_ANY = 0,
+    SPAWN_NO_SHOP,  /* not drawn in a shop room (never one in the prefix)         */
+    SPAWN_CAMPFIRE, /* fewer than 2 of Peace Pipe, Shovel and Girya held          */
+    SPAWN_ATTACK,   /* BottledFlame.canSpawn: a non-basic Attack in the deck      */
+    SPAWN_SKILL,    /* BottledLightning.canSpawn: a non-basic Skill in the deck   */
+    SPAWN_POWER,    /* BottledTornado.canSpawn (CardHelper.hasCardType): a Power  */
+};
+
+typedef struct run_relic_rule {
+    const char *name;
+    uint8_t fx, spawn, floor_max;
+} run_relic_rule;
+
+static const run_relic_rule run_relic_rules[] = {
+    {"(none)", FX_NONE, SPAWN_ANY, 0},
+    {"Burning Blood", FX_NONE, SPAWN_ANY, 0},
+    {"Boot", FX_NONE, SPAWN_ANY, 0},
+    {"Blood Vial", FX_NONE, SPAWN_ANY, 0},
+    {"Pen Nib", FX_NONE, SPAWN_ANY, 0},
+    {"Akabeko", FX_NONE, SPAWN_ANY, 0},
+    {"Lantern", FX_NONE, SPAWN_ANY, 0},
+    {"Bag of Preparation", FX_NONE, SPAWN_ANY, 0},
+    {"Ancient Tea Set", FX_TEA_SET, SPAWN_ANY, 48},
+    {"Preserved Insect", FX_NONE, SPAWN_ANY, 52},
+    {"Art of War", FX_NONE, SPAWN_ANY, 0},
+    {"Vajra", FX_NONE, SPAWN_ANY, 0},
+    {"Centennial Puzzle", FX_NONE, SPAWN_ANY, 0},
+    {"Happy Flower", FX_NONE, SPAWN_ANY, 0},
+    {"Oddly Smooth Stone", FX_NONE, SPAWN_ANY, 0},
+    {"Bronze Scales", FX_NONE, SPAWN_ANY, 0},
+    {"Nunchaku", FX_NONE, SPAWN_ANY, 0},
+    {"Orichalcum", FX_NONE, SPAWN_ANY, 0},
+    {"Anchor", FX_NONE, SPAWN_ANY, 0},
+    {"Bag of Marbles", FX_NONE, SPAWN_ANY, 0},
+    {"Red Skull", FX_NONE, SPAWN_ANY, 0},
+    {"Whetstone", FX_NONE, SPAWN_ANY, 0},
+    {"Meal Ticket", FX_MEAL_TICKET, SPAWN_ANY, 48},
+    {"Regal Pillow", FX_REGAL_PILLOW, SPAWN_ANY, 48},
+    {"Smiling Mask", FX_SMILING_MASK, SPAWN_NO_SHOP, 48},
+    {"Potion Belt", FX_NONE, SPAWN_ANY, 48},
+    {"Omamori", FX_CURSE_WARD, SPAWN_ANY, 48},
+    {"Maw Bank", FX_MAW_BANK, SPAWN_NO_SHOP, 48},
+    {"Toy Ornithopter", FX_NONE, SPAWN_ANY, 0},
+    {"Ceramic Fish", FX_CERAMIC_FISH, SPAWN_ANY, 48},
+    {"Strawberry", FX_NONE, SPAWN_ANY, 0},
+    {"War Paint", FX_NONE, SPAWN_ANY, 0},
+    {"Juzu Bracelet", FX_JUZU, SPAWN_ANY, 48},
+    {"Dream Catcher", FX_DREAM_CATCHER, SPAWN_ANY, 48},
+    {"Tiny Chest", FX_TINY_CHEST, SPAWN_ANY, 35},
+    {"Bottled Tornado", FX_BOTTLE_POWER, SPAWN_POWER, 0},
+    {"Sundial", FX_NONE, SPAWN_ANY, 0},
+    {"Kunai", FX_NONE, SPAWN_ANY, 0},
+    {"Blue Candle", FX_NONE, SPAWN_ANY, 0},
+    {"Strike Dummy", FX_NONE, SPAWN_ANY, 0},
+    {"Ink Bottle", FX_NONE, SPAWN_ANY, 0},
+    {"Ornamental Fan", FX_NONE, SPAWN_ANY, 0},
+    {"Bottled Lightning", FX_BOTTLE_SKILL, SPAWN_SKILL, 0},
+    {"Gremlin Horn", FX_NONE, SPAWN_ANY, 0},
+    {"Horn Cleat", FX_NONE, SPAWN_ANY, 0},
+    {"Letter Opener", FX_NONE, SPAWN_ANY, 0},
+    {"Bottled Flame", FX_BOTTLE_ATTACK, SPAWN_ATTACK, 0},
+    {"Shuriken", FX_NONE, SPAWN_ANY, 0},
+    {"Meat on the Bone", FX_NONE, SPAWN_ANY, 48},
+    {"Mummified Hand", FX_NONE, SPAWN_ANY, 0},
+    {"Pantograph", FX_NONE, SPAWN_ANY, 0},
+    {"Mercury Hourglass", FX_NONE, SPAWN_ANY, 0},
+    {"Self-Forming Clay", FX_NONE, SPAWN_ANY, 0},
+    {"Paper Phrog", FX_NONE, SPAWN_ANY, 0},
+    {"Pear", FX_NONE, SPAWN_ANY, 0},
+    {"Eternal Feather", FX_ETERNAL_FEATHER, SPAWN_ANY, 0},
+    {"Singing Bowl", FX_SINGING_BOWL, SPAWN_ANY, 48},
+    {"Matryoshka", FX_MATRYOSHKA, SPAWN_ANY, 40},
+    {"Courier", FX_COURIER, SPAWN_NO_SHOP, 48},
+    {"Frozen Egg", FX_EGG_POWER, SPAWN_ANY, 48},
+    {"Toxic Egg", FX_EGG_SKILL, SPAWN_ANY, 48},
+    {"Question Card", FX_QUESTION_CARD, SPAWN_ANY, 48},
+    {"Molten Egg", FX_EGG_ATTACK, SPAWN_ANY, 48},
+    {"Darkstone Periapt", FX_CURSE_HP, SPAWN_ANY, 48},
+    {"White Beast Statue", FX_WHITE_BEAST, SPAWN_ANY, 0},
+    {"Ginger", FX_NONE, SPAWN_ANY, 0},
+    {"Bird-Faced Urn", FX_NONE, SPAWN_ANY, 0},
+    {"Unceasing Top", FX_NONE, SPAWN_ANY, 0},
+    {"Torii", FX_NONE, SPAWN_ANY, 0},
+    {"Stone Calendar", FX_NONE, SPAWN_ANY, 0},
+    {"Thread and Needle", FX_NONE, SPAWN_ANY, 0},
+    {"Turnip", FX_NONE, SPAWN_ANY, 0},
+    {"Ice Cream", FX_NONE, SPAWN_ANY, 0},
+    {"Calipers", FX_NONE, SPAWN_ANY, 0},
+    {"Lizard Tail", FX_NONE, SPAWN_ANY, 0},
+    {"Girya", FX_GIRYA, SPAWN_CAMPFIRE, 47},
+    {"Dead Branch", FX_NONE, SPAWN_ANY, 0},
+    {"Du-Vu Doll", FX_NONE, SPAWN_ANY, 0},
+    {"Pocketwatch", FX_NONE, SPAWN_ANY, 0},
+    {"Incense Burner", FX_NONE, SPAWN_ANY, 0},
+    {"Gambling Chip", FX_NONE, SPAWN_ANY, 0},
+    {"Captain's Wheel", FX_NONE, SPAWN_ANY, 0},
+    {"Fossilized Helix", FX_NONE, SPAWN_ANY, 0},
+    {"Tungsten Rod", FX_NONE, SPAWN_ANY, 0},
+    {"Magic Flower", FX_NONE, SPAWN_ANY, 0},
+    {"Charon's Ashes", FX_NONE, SPAWN_ANY, 0},
+    {"Champion Belt", FX_NONE, SPAWN_ANY, 0},
+    {"Old Coin", FX_NONE, SPAWN_NO_SHOP, 48},
+    {"Shovel", FX_SHOVEL, SPAWN_CAMPFIRE, 47},
+    {"Wing Boots", FX_WING_BOOTS, SPAWN_ANY, 40},
+    {"Prayer Wheel", FX_PRAYER_WHEEL, SPAWN_ANY, 48},
+    {"Mango", FX_NONE, SPAWN_ANY, 0},
+    {"Peace Pipe", FX_PEACE_PIPE, SPAWN_CAMPFIRE, 47},
+};
+
+_Static_assert(sizeof run_relic_rules / sizeof run_relic_rules[0] == RUN_RELICS,
+               "run_relic_rules has a row per run relic");
+
+const char *run_relic_rule_name(int item) {
+    return item >= 0 && item < RUN_RELICS ? run_relic_rules[item].name : NULL;
+}
 
 /* ------------------------------------------------------------------------
  * Run-level potions (§11 "Potions"): the Ironclad list in getPotions order
@@ -286,6 +445,8 @@ int run_potion_rarity(int item) {
 int run_relic_tier(int item) {
     return item > 0 && item < RUN_RELICS ? run_relics[item].tier : -1;
 }
+
+static int run_relic_counter_engine(int item);
 
 /* The run-level id of an engine relic (every engine relic is in the list). */
 static int run_relic_of_engine(int relic) {
@@ -431,14 +592,15 @@ void sf_start_opts_default(sf_start_opts *o) {
  * Reward rules (§11), each on its own stream
  * ---------------------------------------------------------------------- */
 
-/* AbstractDungeon.getRewardCards for one reward: three cards, each with a
+/* AbstractDungeon.getRewardCards for one reward: n_cards cards (3, 4 with
+ * Question Card), each with a
  * rarity roll cardRng.random(99) + b (normal: rare < 3, uncommon < 40;
  * elite: < 10, < 50), b updated after each roll (common: b - 1, not below
  * -40; rare: b = 5), the card pool.get(cardRng.random(size - 1)) drawn
  * again while it repeats one already in the reward; then each non-rare card
  * spends one randomBoolean(0.0) upgrade roll (Exordium's chance). */
-void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]) {
-    for (int i = 0; i < 3; i++) {
+void run_card_reward_n(sf_rng *card_rng, int *b, int elite, int n_cards, sf_card_spec *out) {
+    for (int i = 0; i < n_cards; i++) {
         int roll = sf_rng_random(card_rng, 99) + *b;
         int rarity = roll < (elite ? 10 : 3)    ? RAR_RARE
                      : roll < (elite ? 50 : 40) ? RAR_UNCOMMON
@@ -461,11 +623,15 @@ void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]) {
         } while (dupe);
         out[i] = (sf_card_spec){(uint8_t)id, 0};
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < n_cards; i++)
         if (sf_cards[out[i].id].rarity != RAR_RARE &&
             sf_rng_random_bool_p(card_rng, RUN_UPGRADE_CHANCE) &&
             (out[i].upgrades == 0 || (sf_cards[out[i].id].flags & CD_MULTI_UPGRADE)))
             out[i].upgrades++;
+}
+
+void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]) {
+    run_card_reward_n(card_rng, b, elite, 3, out);
 }
 
 /* AbstractRoom.addPotionToRewards and AbstractDungeon.returnRandomPotion:
@@ -475,7 +641,10 @@ void run_card_reward(sf_rng *card_rng, int *b, int elite, sf_card_spec out[3]) {
  * < 90 uncommon, else rare), then potionRng.random(32) over the list until
  * the rarity matches. Returns the run potion id, or 0 for no drop. */
 int run_potion_drop(sf_rng *potion_rng, int *m, int no_chance) {
-    int chance = no_chance ? 0 : 40 + *m;
+    return run_potion_drop_chance(potion_rng, m, no_chance ? 0 : 40 + *m);
+}
+
+int run_potion_drop_chance(sf_rng *potion_rng, int *m, int chance) {
     if (sf_rng_random_range(potion_rng, 0, 99) >= chance) {
         *m += 10;
         return 0;
@@ -524,6 +693,11 @@ typedef struct map_weights {
 static const map_weights map_early = {60, 31, 9, 0}; /* floors 2-6: no rest (§11)  */
 static const map_weights map_late = {48, 25, 5, 22}; /* floors 7-14 (14: no rest)  */
 
+/* The "?" chances of EventHelper (monster, shop, chest), carried over the act. */
+typedef struct event_chances {
+    float monster, shop, treasure;
+} event_chances;
+
 /* The run's state while the prefix is played. */
 typedef struct run {
     const sf_start_opts *opts;
@@ -531,14 +705,20 @@ typedef struct run {
     sf_fight_spec p; /* the player: deck (sorted), modelled relics and potions, HP, gold */
     int relics_n;
     uint8_t relics[SF_MAX_RELICS];    /* run relic ids, pickup order        */
+    int16_t ctr[SF_MAX_RELICS];       /* their counters (AbstractRelic.counter) */
+    int8_t spec_slot[SF_MAX_RELICS];  /* their slot in p.relics, or -1      */
     uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot             */
+    /* tag[i]: the bottle holding p.deck[i] (FX_BOTTLE_*), or 0; a tagged card
+     * sorts first among its equal copies */
+    uint8_t tag[SF_MAX_DECK];
     int b, m, removals;
+    int floor; /* the floor being played                                      */
+    event_chances ev;
     sf_rng map, event, card, potion, relic, treasure, misc;
     uint64_t pick_rng, policy_seed, fight_seed;
     act1_lists lists;
     int normal_i, elite_i;
-    uint8_t relic_pool[4][POOL_C_N]; /* shuffled run relic ids by tier */
-    int relic_pool_n[4];
+    run_pools pools;               /* the shuffled relic pools */
     uint8_t rooms[BOSS_FLOOR + 1]; /* ROOM_* by floor, "?" resolved         */
     char path[BOSS_FLOOR + 1];
     sf_start_desc stats;
@@ -618,33 +798,61 @@ static void plan_path(sf_rng *map, uint8_t t[RUN_BOSS_FLOOR + 1]) {
     }
 }
 
-/* EventHelper.roll for each "?" in floor order (eventRng): a fight, shop or
- * chest with the growing chances of §11, else an event; letters for desc. */
+static const event_chances event_chances_start = {0.1f, 0.03f, 0.02f};
+
+/* EventHelper.roll for one "?" (eventRng, one float): a fight, shop or chest
+ * with the growing chances of §11, else an event (ROOM_EVENT); no shop right
+ * after a shop. With Tiny Chest (`tiny_chest`: its counter) every 4th "?"
+ * is a chest; with Juzu Bracelet (`juzu`) a fight becomes an event, the
+ * chances moving as for a fight. */
+static int event_roll(sf_rng *event, event_chances *ch, int after_shop, int16_t *tiny_chest,
+                      int juzu) {
+    float roll = sf_rng_random_float(event);
+    int force_chest = 0;
+    if (tiny_chest && ++*tiny_chest == 4) {
+        *tiny_chest = 0;
+        force_chest = 1;
+    }
+    int ms = (int)(ch->monster * 100.0f);
+    int ss = after_shop ? 0 : (int)(ch->shop * 100.0f);
+    int ts = (int)(ch->treasure * 100.0f);
+    int x = (int)(roll * 100.0f);
+    int res = x < ms             ? ROOM_MONSTER
+              : x < ms + ss      ? ROOM_SHOP
+              : x < ms + ss + ts ? ROOM_TREASURE
+                                 : ROOM_EVENT;
+    if (force_chest)
+        res = ROOM_TREASURE;
+    if (res == ROOM_MONSTER) {
+        ch->monster = 0.1f;
+        if (juzu)
+            res = ROOM_EVENT;
+    } else {
+        ch->monster += 0.1f;
+    }
+    ch->shop = res == ROOM_SHOP ? 0.03f : ch->shop + 0.03f;
+    ch->treasure = res == ROOM_TREASURE ? 0.02f : ch->treasure + 0.02f;
+    return res;
+}
+
+static const char room_letter[] = " MER$T?B"; /* by ROOM_* */
+
+static char event_letter(int res) {
+    return res == ROOM_MONSTER ? 'm' : res == ROOM_SHOP ? 's' : res == ROOM_TREASURE ? 't' : '?';
+}
+
+/* Each "?" in floor order, with no relic that changes the roll; letters for
+ * desc. */
 static void resolve_events(sf_rng *event, uint8_t rooms[RUN_BOSS_FLOOR + 1],
                            char path[RUN_BOSS_FLOOR + 1]) {
-    float monster = 0.1f, shop = 0.03f, treasure = 0.02f;
-    static const char letter[] = {' ', 'M', 'E', 'R', '$', 'T', '?', 'B'};
+    event_chances ch = event_chances_start;
     for (int f = 1; f <= BOSS_FLOOR; f++) {
-        path[f - 1] = letter[rooms[f]];
+        path[f - 1] = room_letter[rooms[f]];
         if (rooms[f] != ROOM_EVENT)
             continue;
-        float roll = sf_rng_random_float(event);
-        int ms = (int)(monster * 100.0f);
-        int ss = rooms[f - 1] == ROOM_SHOP ? 0 : (int)(shop * 100.0f);
-        int ts = (int)(treasure * 100.0f);
-        int x = (int)(roll * 100.0f);
-        int res = x < ms             ? ROOM_MONSTER
-                  : x < ms + ss      ? ROOM_SHOP
-                  : x < ms + ss + ts ? ROOM_TREASURE
-                                     : ROOM_EVENT;
-        monster = res == ROOM_MONSTER ? 0.1f : monster + 0.1f;
-        shop = res == ROOM_SHOP ? 0.03f : shop + 0.03f;
-        treasure = res == ROOM_TREASURE ? 0.02f : treasure + 0.02f;
+        int res = event_roll(event, &ch, rooms[f - 1] == ROOM_SHOP, NULL, 0);
         rooms[f] = (uint8_t)(res == ROOM_EVENT ? ROOM_NONE : res);
-        path[f - 1] = res == ROOM_MONSTER    ? 'm'
-                      : res == ROOM_SHOP     ? 's'
-                      : res == ROOM_TREASURE ? 't'
-                                             : '?';
+        path[f - 1] = event_letter(res);
     }
     path[BOSS_FLOOR] = '\0';
 }
@@ -700,30 +908,132 @@ static int distinct_cards(const sf_fight_spec *p, int upgradable, sf_card_spec *
     return n;
 }
 
-static void deck_upgrade(sf_fight_spec *p, sf_card_spec c) {
-    for (int i = 0; i < p->deck_n; i++)
-        if (card_cmp(p->deck[i], c) == 0) {
-            p->deck[i].upgrades++;
-            break;
-        }
-    deck_sort(p);
+/* The index of the first of `relics` with effect `fx`, or -1. */
+static int held_in(const uint8_t *relics, int n, int fx) {
+    for (int i = 0; i < n; i++)
+        if (run_relic_rules[relics[i]].fx == fx)
+            return i;
+    return -1;
 }
 
-static void deck_remove(sf_fight_spec *p, sf_card_spec c) {
+/* The relic slot of the first relic held with effect `fx`, or -1. */
+static int held(const run *r, int fx) {
+    return held_in(r->relics, r->relics_n, fx);
+}
+
+static int is_bottle(int fx) {
+    return fx == FX_BOTTLE_ATTACK || fx == FX_BOTTLE_SKILL || fx == FX_BOTTLE_POWER;
+}
+
+static int bottle_type(int fx) {
+    return fx == FX_BOTTLE_ATTACK ? CT_ATTACK : fx == FX_BOTTLE_SKILL ? CT_SKILL : CT_POWER;
+}
+
+/* Set relic slot `slot`'s counter, in the spec too when the engine models
+ * the relic. */
+static void ctr_set(run *r, int slot, int v) {
+    r->ctr[slot] = (int16_t)v;
+    if (r->spec_slot[slot] >= 0)
+        r->p.relic_counters[r->spec_slot[slot]] = v;
+}
+
+/* After any change of the deck: sort it with its tags (by card; a bottled
+ * card first among its equal copies), then give each bottle the counter
+ * 1 + the index of its card in the sorted deck (0: no card). */
+static void deck_changed(run *r) {
+    sf_fight_spec *p = &r->p;
+    for (int i = 1; i < p->deck_n; i++) {
+        sf_card_spec k = p->deck[i];
+        uint8_t t = r->tag[i];
+        int j = i - 1;
+        for (; j >= 0; j--) {
+            int c = card_cmp(p->deck[j], k);
+            if (c < 0 || (c == 0 && (!t || r->tag[j])))
+                break;
+            p->deck[j + 1] = p->deck[j];
+            r->tag[j + 1] = r->tag[j];
+        }
+        p->deck[j + 1] = k;
+        r->tag[j + 1] = t;
+    }
+    for (int s = 0; s < r->relics_n; s++) {
+        int fx = run_relic_rules[r->relics[s]].fx;
+        if (!is_bottle(fx))
+            continue;
+        int v = 0;
+        for (int i = 0; i < p->deck_n && !v; i++)
+            if (r->tag[i] == fx)
+                v = i + 1;
+        ctr_set(r, s, v);
+    }
+}
+
+/* The distinct cards a shop or Peace Pipe may remove: those with a copy no
+ * bottle holds (CardGroup.getGroupWithoutBottledCards). */
+static int removable_cards(const run *r, sf_card_spec *out) {
+    int n = 0;
+    for (int i = 0; i < r->p.deck_n; i++) {
+        if (r->tag[i] || (n > 0 && card_cmp(out[n - 1], r->p.deck[i]) == 0))
+            continue;
+        out[n++] = r->p.deck[i];
+    }
+    return n;
+}
+
+/* Smith a copy of `c`: one no bottle holds when there is one. */
+static void deck_upgrade(run *r, sf_card_spec c) {
+    int at = -1;
+    for (int i = 0; i < r->p.deck_n; i++)
+        if (card_cmp(r->p.deck[i], c) == 0 && (at < 0 || (r->tag[at] && !r->tag[i])))
+            at = i;
+    if (at >= 0)
+        r->p.deck[at].upgrades++;
+    deck_changed(r);
+}
+
+/* Remove a copy of `c` that no bottle holds. */
+static void deck_remove(run *r, sf_card_spec c) {
+    sf_fight_spec *p = &r->p;
     for (int i = 0; i < p->deck_n; i++)
-        if (card_cmp(p->deck[i], c) == 0) {
-            memmove(&p->deck[i], &p->deck[i + 1], sizeof p->deck[0] * (size_t)(p->deck_n - i - 1));
+        if (!r->tag[i] && card_cmp(p->deck[i], c) == 0) {
+            size_t rest = (size_t)(p->deck_n - i - 1);
+            memmove(&p->deck[i], &p->deck[i + 1], sizeof p->deck[0] * rest);
+            memmove(&r->tag[i], &r->tag[i + 1], rest);
             p->deck_n--;
             memset(&p->deck[p->deck_n], 0, sizeof p->deck[0]);
-            return;
+            r->tag[p->deck_n] = 0;
+            break;
         }
+    deck_changed(r);
 }
 
-static void deck_add(sf_fight_spec *p, sf_card_spec c) {
-    if (p->deck_n >= SF_MAX_DECK)
+/* The egg of the card's type upgrades it when held (MoltenEgg2, ToxicEgg2,
+ * FrozenEgg2 onPreviewObtainCard / onObtainCard: an upgradable card not yet
+ * upgraded). */
+static sf_card_spec egg(const run *r, sf_card_spec c) {
+    int type = sf_cards[c.id].type;
+    int fx = type == CT_ATTACK  ? FX_EGG_ATTACK
+             : type == CT_SKILL ? FX_EGG_SKILL
+             : type == CT_POWER ? FX_EGG_POWER
+                                : FX_NONE;
+    if (fx != FX_NONE && c.upgrades == 0 && held(r, fx) >= 0)
+        c.upgrades = 1;
+    return c;
+}
+
+/* Add a card to the deck (the eggs; Ceramic Fish's onObtainCard +9 gold). */
+static void obtain_card(run *r, sf_card_spec c) {
+    if (r->p.deck_n >= SF_MAX_DECK)
         return;
-    p->deck[p->deck_n++] = c;
-    deck_sort(p);
+    r->tag[r->p.deck_n] = 0;
+    r->p.deck[r->p.deck_n++] = egg(r, c);
+    if (held(r, FX_CERAMIC_FISH) >= 0)
+        r->p.gold += 9;
+    deck_changed(r);
+}
+
+static void heal(run *r, int amount) {
+    r->p.hp = r->p.hp + amount > r->p.max_hp ? r->p.max_hp : r->p.hp + amount;
 }
 
 /* Whetstone / War Paint: upgrade `n` random upgradable cards of `type`,
@@ -743,36 +1053,91 @@ static void upgrade_random(run *r, int type, int n) {
     }
     for (int i = 0; i < n && i < k; i++)
         r->p.deck[idx[i]].upgrades++;
-    deck_sort(&r->p);
+    deck_changed(r);
 }
 
-static void obtain_relic(run *r, int item) {
-    if (item <= 0 || r->relics_n >= SF_MAX_RELICS)
-        return;
-    const run_relic_def *d = &run_relics[item];
-    r->relics[r->relics_n++] = (uint8_t)item;
-    if (d->engine && r->p.relics_n < SF_MAX_RELICS)
-        r->p.relics[r->p.relics_n++] = d->engine;
-    switch (d->pickup) {
-    case PICKUP_MAX_HP:
-        r->p.max_hp += d->amount;
-        r->p.hp += d->amount;
-        break;
-    case PICKUP_GOLD: r->p.gold += d->amount; break;
-    case PICKUP_UPGRADE_ATK: upgrade_random(r, CT_ATTACK, d->amount); break;
-    case PICKUP_UPGRADE_SKL: upgrade_random(r, CT_SKILL, d->amount); break;
-    default: break;
+/* relics/<Name>.canSpawn (internal.h): floor limits; the campfire relics;
+ * the Bottled relics' card. */
+int run_relic_can_spawn(int item, const sf_fight_spec *player, const uint8_t *relics, int relics_n,
+                        int floor) {
+    if (item <= 0 || item >= RUN_RELICS)
+        return 0;
+    const run_relic_rule *k = &run_relic_rules[item];
+    if (k->floor_max && floor > k->floor_max)
+        return 0;
+    switch (k->spawn) {
+    case SPAWN_CAMPFIRE:
+        return (held_in(relics, relics_n, FX_PEACE_PIPE) >= 0) +
+                   (held_in(relics, relics_n, FX_SHOVEL) >= 0) +
+                   (held_in(relics, relics_n, FX_GIRYA) >= 0) <
+               2;
+    case SPAWN_ATTACK:
+    case SPAWN_SKILL:
+    case SPAWN_POWER: {
+        int type = k->spawn == SPAWN_ATTACK  ? CT_ATTACK
+                   : k->spawn == SPAWN_SKILL ? CT_SKILL
+                                             : CT_POWER;
+        for (int i = 0; i < player->deck_n; i++) {
+            const card_def *d = &sf_cards[player->deck[i].id];
+            if (d->type == type && (k->spawn == SPAWN_POWER || d->rarity != RAR_BASIC))
+                return 1;
+        }
+        return 0;
+    }
+    /* SPAWN_NO_SHOP: the prefix draws relics in fights, chests and rest
+     * sites, never in a shop */
+    default: return 1;
     }
 }
 
-/* returnRandomRelicKey: the front of the tier's shuffled pool. */
+/* AbstractDungeon.returnRandomRelicKey (internal.h): the front of the
+ * tier's pool (an empty pool gives the next tier's); a relic that cannot
+ * spawn is dropped and returnEndRandomRelicKey takes the back of the same
+ * pool instead, until one can (an empty pool: the next tier's front
+ * again). 0 when the rare pool is empty too (the game's Circlet, not a run
+ * relic). */
+int run_take_relic(run_pools *pools, int tier, const sf_fight_spec *player, const uint8_t *relics,
+                   int relics_n, int floor) {
+    int from_end = 0;
+    if (tier < TIER_COMMON)
+        tier = TIER_COMMON;
+    for (;;) {
+        while (tier <= TIER_RARE && pools->n[tier] == 0) {
+            tier++;
+            from_end = 0;
+        }
+        if (tier > TIER_RARE)
+            return 0;
+        uint8_t *pool = pools->item[tier];
+        int n = pools->n[tier];
+        int item;
+        if (from_end) {
+            item = pool[n - 1];
+        } else {
+            item = pool[0];
+            memmove(&pool[0], &pool[1], (size_t)(n - 1));
+        }
+        pools->n[tier]--;
+        if (run_relic_can_spawn(item, player, relics, relics_n, floor))
+            return item;
+        from_end = 1;
+    }
+}
+
 static int take_relic(run *r, int tier) {
-    if (r->relic_pool_n[tier] == 0)
-        return 0;
-    int item = r->relic_pool[tier][0];
-    memmove(&r->relic_pool[tier][0], &r->relic_pool[tier][1], (size_t)(r->relic_pool_n[tier] - 1));
-    r->relic_pool_n[tier]--;
-    return item;
+    return run_take_relic(&r->pools, tier, &r->p, r->relics, r->relics_n, r->floor);
+}
+
+/* Take `item` out of the pools (a relic the player already holds). */
+static void pool_remove(run *r, int item) {
+    run_pools *pl = &r->pools;
+    for (int t = TIER_COMMON; t <= TIER_RARE; t++)
+        for (int i = 0; i < pl->n[t]; i++)
+            if (pl->item[t][i] == item) {
+                memmove(&pl->item[t][i], &pl->item[t][i + 1], (size_t)(pl->n[t] - i - 1));
+                pl->n[t]--;
+                return;
+            }
 }
 
 /* AbstractDungeon.initializeRelicList: each pool shuffled with
@@ -785,17 +1150,18 @@ static void init_relic_pools(run *r) {
     static const int count[4] = {0, POOL_C_N, POOL_U_N, POOL_R_N};
     for (int tier = TIER_COMMON; tier <= TIER_RARE; tier++) {
         int n = count[tier];
+        uint8_t *pool = r->pools.item[tier];
         for (int i = 0; i < n; i++)
-            r->relic_pool[tier][i] = (uint8_t)(first[tier] + i);
+            pool[i] = (uint8_t)(first[tier] + i);
         sf_jrand j;
         sf_jrand_seed(&j, sf_rng_random_long(&r->relic));
         for (int i = n; i > 1; i--) {
             int k = sf_jrand_next_int(&j, i);
-            uint8_t t = r->relic_pool[tier][i - 1];
-            r->relic_pool[tier][i - 1] = r->relic_pool[tier][k];
-            r->relic_pool[tier][k] = t;
+            uint8_t t = pool[i - 1];
+            pool[i - 1] = pool[k];
+            pool[k] = t;
         }
-        r->relic_pool_n[tier] = n;
+        r->pools.n[tier] = n;
     }
     sf_rng_random_long(&r->relic); /* shop pool */
     sf_rng_random_long(&r->relic); /* boss pool */
@@ -828,8 +1194,20 @@ static int pick_random(const sf_start_choice *c, uint64_t *rng) {
     switch (c->kind) {
     case SF_CHOICE_REMOVE: /* buy a removal or not, then which card */
         return draw_below(rng, 2) ? draw_below(rng, c->n_options) : c->n_options;
-    default: return draw_below(rng, c->n_options + (c->can_skip ? 1 : 0));
+    default: return draw_below(rng, c->n_options + (c->can_skip ? 1 : 0) + (c->bowl ? 1 : 0));
     }
+}
+
+static int take_worth(const sf_pick_table *t, int card) {
+    return t->take[card];
+}
+
+/* The option of `kind` in a rest-site choice, or -1. */
+static int rest_option(const sf_start_choice *c, int kind) {
+    for (int i = 0; i < c->n_options; i++)
+        if (c->rest[i] == kind)
+            return i;
+    return -1;
 }
 
 static int pick_greedy(const sf_pick_table *t, const sf_start_choice *c) {
@@ -842,11 +1220,26 @@ static int pick_greedy(const sf_pick_table *t, const sf_start_choice *c) {
             if (best < 0 || v > best_v)
                 best = i, best_v = v;
         }
-        return best >= 0 && best_v >= t->skip_below ? best : c->n_options;
+        if (best >= 0 && best_v >= t->skip_below)
+            return best;
+        return c->bowl ? c->n_options + 1 : c->n_options; /* +2 max HP beats nothing */
     }
     case SF_CHOICE_REST: {
         int below = c->before_boss ? t->rest_below_boss : t->rest_below;
-        return c->n_options > 1 && p->hp * 100 >= below * p->max_hp ? 1 : 0;
+        if (p->hp * 100 < below * p->max_hp)
+            return 0;
+        /* Not hurt: lift, else dig, else smith, else toke when a card is
+         * worth removing, else rest. */
+        int worst = 100;
+        for (int i = 0; i < p->deck_n; i++)
+            worst = take_worth(t, p->deck[i].id) < worst ? take_worth(t, p->deck[i].id) : worst;
+        static const int order[] = {SF_REST_LIFT, SF_REST_DIG, SF_REST_SMITH, SF_REST_TOKE};
+        for (int o = 0; o < 4; o++) {
+            int k = rest_option(c, order[o]);
+            if (k >= 0 && (order[o] != SF_REST_TOKE || worst < t->remove_below))
+                return k;
+        }
+        return 0;
     }
     case SF_CHOICE_SMITH: {
         int best = 0;
@@ -855,11 +1248,21 @@ static int pick_greedy(const sf_pick_table *t, const sf_start_choice *c) {
                 best = i;
         return best;
     }
-    case SF_CHOICE_REMOVE: {
+    case SF_CHOICE_BOTTLE: {
+        int best = 0;
+        for (int i = 1; i < c->n_options; i++)
+            if (t->take[c->cards[i].id] > t->take[c->cards[best].id])
+                best = i;
+        return best;
+    }
+    case SF_CHOICE_REMOVE:
+    case SF_CHOICE_TOKE: {
         int worst = 0;
         for (int i = 1; i < c->n_options; i++)
             if (t->take[c->cards[i].id] < t->take[c->cards[worst].id])
                 worst = i;
+        if (c->kind == SF_CHOICE_TOKE)
+            return worst;
         return c->n_options > 0 && t->take[c->cards[worst].id] < t->remove_below ? worst
                                                                                  : c->n_options;
     }
@@ -881,10 +1284,88 @@ static int ask(run *r, sf_start_choice *c, sf_err *err) {
                               sf_strerror(k));
         break;
     }
-    if (k < 0 || k > c->n_options || (k == c->n_options && !c->can_skip))
-        return sf_err_set(err, SF_EINVAL, "start: picker answered option %d of %d%s on floor %d", k,
-                          c->n_options, c->can_skip ? " (+ skip)" : "", c->floor);
+    if (k < 0 || k > c->n_options + (c->bowl ? 1 : 0) || (k == c->n_options && !c->can_skip))
+        return sf_err_set(err, SF_EINVAL, "start: picker answered option %d of %d%s%s on floor %d",
+                          k, c->n_options, c->can_skip ? " (+ skip)" : "",
+                          c->bowl ? " (+ Singing Bowl)" : "", c->floor);
     return k;
+}
+
+/* ------------------------------------------------------------------------
+ * Relics
+ * ---------------------------------------------------------------------- */
+
+/* Bottled Flame / Lightning / Tornado onEquip: the player picks one of the
+ * deck's Attacks / Skills / Powers (getPurgeableCards().getAttacks() etc.:
+ * basic cards included; the relic's canSpawn only asks for a non-basic one
+ * to exist); the bottle holds it. */
+static int bottle(run *r, int slot, int fx, sf_err *err) {
+    sf_start_choice c;
+    memset(&c, 0, sizeof c);
+    c.kind = SF_CHOICE_BOTTLE;
+    c.floor = r->floor;
+    c.relic = r->relics[slot];
+    int type = bottle_type(fx);
+    for (int i = 0; i < r->p.deck_n; i++)
+        if (sf_cards[r->p.deck[i].id].type == type &&
+            (c.n_options == 0 || card_cmp(c.cards[c.n_options - 1], r->p.deck[i]) != 0))
+            c.cards[c.n_options++] = r->p.deck[i];
+    if (c.n_options == 0)
+        return SF_OK;
+    int k = ask(r, &c, err);
+    if (k < 0)
+        return k;
+    for (int i = 0; i < r->p.deck_n; i++)
+        if (!r->tag[i] && card_cmp(r->p.deck[i], c.cards[k]) == 0) {
+            r->tag[i] = (uint8_t)fx;
+            break;
+        }
+    deck_changed(r);
+    return SF_OK;
+}
+
+/* A relic joins the player: its slot, its spec slot when the engine models
+ * it, its starting counter (the class's constructor / onEquip). Returns the
+ * slot, or -1 when the relic slots are full. */
+static int relic_add(run *r, int item) {
+    if (item <= 0 || r->relics_n >= SF_MAX_RELICS)
+        return -1;
+    const run_relic_def *d = &run_relics[item];
+    int s = r->relics_n++;
+    r->relics[s] = (uint8_t)item;
+    r->ctr[s] = 0;
+    r->spec_slot[s] = -1;
+    if (d->engine && r->p.relics_n < SF_MAX_RELICS) {
+        r->spec_slot[s] = (int8_t)r->p.relics_n;
+        r->p.relic_counters[r->p.relics_n] = 0;
+        r->p.relics[r->p.relics_n++] = d->engine;
+    }
+    switch (run_relic_rules[item].fx) {
+    case FX_MATRYOSHKA: /* Matryoshka(): counter 2 */
+    case FX_CURSE_WARD: /* Omamori(): counter 2 */ ctr_set(r, s, 2); break;
+    case FX_MAW_BANK: ctr_set(r, s, 1); break; /* 1 until used up */
+    default: break;
+    }
+    return s;
+}
+
+static int obtain_relic(run *r, int item, sf_err *err) {
+    int s = relic_add(r, item);
+    if (s < 0)
+        return SF_OK;
+    const run_relic_def *d = &run_relics[item];
+    switch (d->pickup) {
+    case PICKUP_MAX_HP:
+        r->p.max_hp += d->amount;
+        r->p.hp += d->amount;
+        break;
+    case PICKUP_GOLD: r->p.gold += d->amount; break;
+    case PICKUP_UPGRADE_ATK: upgrade_random(r, CT_ATTACK, d->amount); break;
+    case PICKUP_UPGRADE_SKL: upgrade_random(r, CT_SKILL, d->amount); break;
+    default: break;
+    }
+    int fx = run_relic_rules[item].fx;
+    return is_bottle(fx) ? bottle(r, s, fx, err) : SF_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -924,41 +1405,71 @@ static int play_fight(run *r, int encounter, int floor, int *escaped, sf_err *er
     for (int i = 0; i < SF_POTION_SLOTS; i++)
         if (r->potions[i] && run_potions[r->potions[i]].engine && r->p.potions[i] == 0)
             r->potions[i] = 0;
+    /* the counters the fight kept (Pen Nib, Lizard Tail, ...) are the run's;
+     * Ancient Tea Set's charge is spent on the fight's first turn
+     * (AncientTeaSet.atTurnStart), modelled or not; a bottle keeps its card */
+    for (int s = 0; s < r->relics_n; s++)
+        if (r->spec_slot[s] >= 0)
+            r->ctr[s] = (int16_t)r->p.relic_counters[r->spec_slot[s]];
+    int tea = held(r, FX_TEA_SET);
+    if (tea >= 0)
+        ctr_set(r, tea, 0);
+    deck_changed(r);
     r->stats.fights++;
     return 1;
 }
 
+/* One card reward (AbstractDungeon.getRewardCards and CardRewardScreen):
+ * 3 cards, 4 with Question Card, each upgraded by the egg of its type
+ * (onPreviewObtainCard); the picker takes one, skips, or with Singing Bowl
+ * takes +2 max HP (SingingBowlButton: increaseMaxHp(2, true)). */
 static int card_reward(run *r, int elite, int floor, sf_err *err) {
     sf_start_choice c;
     memset(&c, 0, sizeof c);
     c.kind = SF_CHOICE_CARD;
-    c.n_options = 3;
+    c.n_options = held(r, FX_QUESTION_CARD) >= 0 ? 4 : 3;
     c.can_skip = 1;
+    c.bowl = held(r, FX_SINGING_BOWL) >= 0;
     c.floor = floor;
     c.elite = elite;
-    run_card_reward(&r->card, &r->b, elite, c.cards);
+    run_card_reward_n(&r->card, &r->b, elite, c.n_options, c.cards);
+    for (int i = 0; i < c.n_options; i++)
+        c.cards[i] = egg(r, c.cards[i]);
     int k = ask(r, &c, err);
     if (k < 0)
         return k;
-    if (k < 3 && r->p.deck_n < SF_MAX_DECK) {
-        deck_add(&r->p, c.cards[k]);
+    if (k < c.n_options && r->p.deck_n < SF_MAX_DECK) {
+        obtain_card(r, c.cards[k]);
         r->stats.cards_taken++;
+    } else if (k == c.n_options + 1) {
+        r->p.max_hp += 2;
+        r->p.hp += 2;
+        r->stats.bowls++;
     } else {
         r->stats.cards_skipped++;
     }
     return SF_OK;
 }
 
-/* A won fight's rewards in the game's order: gold, relic, potion, cards. */
+/* A won fight's rewards in the game's order: gold, relic, potion (chance
+ * 100 with White Beast Statue), cards (a second reward with Prayer Wheel
+ * after a monster fight, not an elite). */
 static int fight_rewards(run *r, int elite, int escaped, int floor, sf_err *err) {
     if (elite)
         r->p.gold += sf_rng_random_range(&r->treasure, 25, 35);
     else if (!escaped)
         r->p.gold += sf_rng_random_range(&r->treasure, 10, 20);
-    if (elite)
-        obtain_relic(r, take_relic(r, run_elite_relic_tier(&r->relic)));
-    obtain_potion(r, run_potion_drop(&r->potion, &r->m, !elite && escaped));
-    return card_reward(r, elite, floor, err);
+    if (elite) {
+        int rc = obtain_relic(r, take_relic(r, run_elite_relic_tier(&r->relic)), err);
+        if (rc < 0)
+            return rc;
+    }
+    int chance = held(r, FX_WHITE_BEAST) >= 0 ? 100 : !elite && escaped ? 0 : 40 + r->m;
+    obtain_potion(r, run_potion_drop_chance(&r->potion, &r->m, chance));
+    int rc = card_reward(r, elite, floor, err);
+    if (rc >= 0 && !elite && held(r, FX_PRAYER_WHEEL) >= 0)
+        rc = card_reward(r, 0, floor, err);
+    return rc;
 }
 
 static int rest_site(run *r, int floor, sf_err *err) {
@@ -967,33 +1478,85 @@ static int rest_site(run *r, int floor, sf_err *err) {
     c.kind = SF_CHOICE_REST;
     c.floor = floor;
     c.before_boss = floor == FLOORS;
-    sf_card_spec up[SF_MAX_DECK];
+    sf_card_spec up[SF_MAX_DECK], rm[SF_MAX_DECK];
     int nu = distinct_cards(&r->p, 1, up);
-    c.n_options = nu > 0 ? 2 : 1;
+    int nr = removable_cards(r, rm);
+    /* CampfireUI: Rest, Smith, then each relic's option in relic order */
+    int n = 0, girya = -1;
+    c.rest[n++] = SF_REST_HEAL;
+    if (nu > 0)
+        c.rest[n++] = SF_REST_SMITH;
+    for (int s = 0; s < r->relics_n && n < SF_REST_OPTIONS; s++)
+        switch (run_relic_rules[r->relics[s]].fx) {
+        case FX_GIRYA: /* LiftOption(counter < 3) */
+            if (r->ctr[s] < 3)
+                c.rest[n++] = SF_REST_LIFT, girya = s;
+            break;
+        case FX_PEACE_PIPE: /* TokeOption: a removable card */
+            if (nr > 0)
+                c.rest[n++] = SF_REST_TOKE;
+            break;
+        case FX_SHOVEL: c.rest[n++] = SF_REST_DIG; break;
+        default: break;
+        }
+    c.n_options = n;
     int k = ask(r, &c, err);
     if (k < 0)
         return k;
-    if (k == 0) {
-        int heal = run_rest_heal(r->p.max_hp);
-        r->p.hp = r->p.hp + heal > r->p.max_hp ? r->p.max_hp : r->p.hp + heal;
+    switch (c.rest[k]) {
+    case SF_REST_HEAL:
+        /* CampfireSleepEffect: (int)(maxHP * 0.3f), + 15 with Regal Pillow;
+         * then Dream Catcher's card reward (getRewardCards in a rest room) */
+        heal(r, run_rest_heal(r->p.max_hp) + (held(r, FX_REGAL_PILLOW) >= 0 ? 15 : 0));
         r->stats.rests++;
+        return held(r, FX_DREAM_CATCHER) >= 0 ? card_reward(r, 0, floor, err) : SF_OK;
+    case SF_REST_SMITH:
+        memset(&c, 0, sizeof c);
+        c.kind = SF_CHOICE_SMITH;
+        c.floor = floor;
+        c.n_options = nu;
+        memcpy(c.cards, up, sizeof up[0] * (size_t)nu);
+        k = ask(r, &c, err);
+        if (k < 0)
+            return k;
+        deck_upgrade(r, c.cards[k]);
+        r->stats.smiths++;
         return SF_OK;
+    case SF_REST_LIFT: /* CampfireLiftEffect: Girya's counter + 1 */
+        ctr_set(r, girya, r->ctr[girya] + 1);
+        r->stats.lifts++;
+        return SF_OK;
+    case SF_REST_TOKE:
+        memset(&c, 0, sizeof c);
+        c.kind = SF_CHOICE_TOKE;
+        c.floor = floor;
+        c.n_options = nr;
+        memcpy(c.cards, rm, sizeof rm[0] * (size_t)nr);
+        k = ask(r, &c, err);
+        if (k < 0)
+            return k;
+        deck_remove(r, c.cards[k]);
+        r->stats.tokes++;
+        return SF_OK;
+    default: /* SF_REST_DIG: a relic of AbstractDungeon.returnRandomRelicTier */
+        r->stats.digs++;
+        return obtain_relic(r, take_relic(r, run_elite_relic_tier(&r->relic)), err);
     }
-    memset(&c, 0, sizeof c);
-    c.kind = SF_CHOICE_SMITH;
-    c.floor = floor;
-    c.n_options = nu;
-    memcpy(c.cards, up, sizeof up[0] * (size_t)nu);
-    k = ask(r, &c, err);
-    if (k < 0)
-        return k;
-    deck_upgrade(&r->p, c.cards[k]);
-    r->stats.smiths++;
-    return SF_OK;
+}
+
+/* ShopScreen's removal price: purgeCost (75, + 25 a removal), times 0.8
+ * rounded with Courier (applyDiscount(0.8f, true)), 50 with Smiling Mask. */
+static int removal_price(const run *r) {
+    if (held(r, FX_SMILING_MASK) >= 0)
+        return 50;
+    int price = 75 + 25 * r->removals;
+    if (held(r, FX_COURIER) >= 0)
+        price = (int)((float)price * 0.8f + 0.5f); /* MathUtils.round */
+    return price;
 }
 
 static int shop(run *r, int floor, sf_err *err) {
-    int price = 75 + 25 * r->removals;
+    int price = removal_price(r);
     if (r->p.gold < price)
         return SF_OK;
     sf_start_choice c;
@@ -1002,23 +1565,29 @@ static int shop(run *r, int floor, sf_err *err) {
     c.floor = floor;
     c.can_skip = 1;
     c.price = price;
-    c.n_options = distinct_cards(&r->p, 0, c.cards);
+    c.n_options = removable_cards(r, c.cards);
     int k = ask(r, &c, err);
     if (k < 0)
         return k;
     if (k < c.n_options && r->p.deck_n > 1) {
-        deck_remove(&r->p, c.cards[k]);
+        deck_remove(r, c.cards[k]);
         r->p.gold -= price;
         r->removals++;
         r->stats.removals++;
+        int maw = held(r, FX_MAW_BANK); /* MawBank.onSpendGold: used up */
+        if (maw >= 0)
+            ctr_set(r, maw, 0);
     }
     return SF_OK;
 }
 
 /* AbstractDungeon.getRandomChest and the chest's randomizeReward (§11
  * "Chests"): size by treasureRng.random(0, 99), then one roll r for gold
- * (r < G) and tier; gold ±10 % (treasureRng.random(0.9 g, 1.1 g), rounded). */
-static void chest(run *r) {
+ * (r < G) and tier; on opening, Matryoshka's relic first (onChestOpen:
+ * relicRng.randomBoolean(0.75f) common, else uncommon; twice a run), then
+ * the gold ±10 % (treasureRng.random(0.9 g, 1.1 g), rounded) and the
+ * chest's relic. Both relics are drawn before either is taken. */
+static int chest(run *r, sf_err *err) {
     static const struct {
         uint8_t common, uncommon, gold_below, gold;
     } chests[3] = {{75, 25, 50, 25}, {35, 50, 35, 50}, {0, 75, 50, 75}};
@@ -1028,12 +1597,84 @@ static void chest(run *r) {
     int tier = roll < chests[size].common                           ? TIER_COMMON
                : roll < chests[size].common + chests[size].uncommon ? TIER_UNCOMMON
                                                                     : TIER_RARE;
+    int extra = 0, m = held(r, FX_MATRYOSHKA);
+    if (m >= 0 && r->ctr[m] > 0) {
+        extra = take_relic(r, sf_rng_random_bool_p(&r->relic, 0.75f) ? TIER_COMMON : TIER_UNCOMMON);
+        ctr_set(r, m, r->ctr[m] - 1);
+    }
     if (roll < chests[size].gold_below) {
         float g = chests[size].gold;
         float amount = 0.9f * g + sf_rng_random_float(&r->treasure) * (1.1f * g - 0.9f * g);
         r->p.gold += (int)(amount + 0.5f);
     }
-    obtain_relic(r, take_relic(r, tier));
+    int item = take_relic(r, tier);
+    int rc = obtain_relic(r, extra, err);
+    return rc < 0 ? rc : obtain_relic(r, item, err);
+}
+
+/* Entering floor f's room of map kind `kind` (AbstractDungeon.
+ * nextRoomTransition): every relic's onEnterRoom sees the map's room (a
+ * "?" is still an event room): Maw Bank +12 gold while not used up, Eternal
+ * Feather heals deck size / 5 * 3 in a rest site; then a "?" is rolled
+ * (Tiny Chest, Juzu Bracelet); then justEnteredRoom sees the room it
+ * became: Meal Ticket heals 15 in a shop; RestRoom.onPlayerEntry charges
+ * Ancient Tea Set. Returns the room (ROOM_NONE for an event). */
+static int enter_room(run *r, int f, int kind) {
+    r->floor = f;
+    int s = held(r, FX_MAW_BANK);
+    if (s >= 0 && r->ctr[s] > 0)
+        r->p.gold += 12;
+    if (kind == ROOM_REST && held(r, FX_ETERNAL_FEATHER) >= 0)
+        heal(r, r->p.deck_n / 5 * 3);
+    if (kind == ROOM_EVENT) {
+        int tc = held(r, FX_TINY_CHEST);
+        kind = event_roll(&r->event, &r->ev, r->rooms[f - 1] == ROOM_SHOP,
+                          tc >= 0 ? &r->ctr[tc] : NULL, held(r, FX_JUZU) >= 0);
+        r->path[f - 1] = event_letter(kind);
+        if (kind == ROOM_EVENT)
+            kind = ROOM_NONE;
+    } else {
+        r->path[f - 1] = room_letter[kind];
+    }
+    r->rooms[f] = (uint8_t)kind;
+    if (kind == ROOM_SHOP && held(r, FX_MEAL_TICKET) >= 0)
+        heal(r, 15);
+    if (kind == ROOM_REST && (s = held(r, FX_TEA_SET)) >= 0)
+        ctr_set(r, s, 1);
+    return kind;
+}
+
+/* Play floor f's room (entered): 1 when the player lives on, 0 when the
+ * fight was lost, < 0 on error. */
+static int play_room(run *r, int f, int kind, sf_err *err) {
+    switch (kind) {
+    case ROOM_MONSTER:
+    case ROOM_ELITE: {
+        int elite = kind == ROOM_ELITE, escaped = 0;
+        if (elite ? r->elite_i >= ACT1_ELITE : r->normal_i >= ACT1_NORMAL)
+            return sf_err_set(err, SF_ESTATE, "start: floor %d: the encounter list is spent", f);
+        int enc = elite ? r->lists.elite[r->elite_i++] : r->lists.normal[r->normal_i++];
+        int rc = play_fight(r, enc, f, &escaped, err);
+        if (rc <= 0)
+            return rc;
+        r->stats.elites += elite;
+        rc = fight_rewards(r, elite, escaped, f, err);
+        return rc < 0 ? rc : 1;
+    }
+    case ROOM_REST: {
+        int rc = rest_site(r, f, err);
+        return rc < 0 ? rc : 1;
+    }
+    case ROOM_SHOP: {
+        int rc = shop(r, f, err);
+        return rc < 0 ? rc : 1;
+    }
+    case ROOM_TREASURE: {
+        int rc = chest(r, err);
+        return rc < 0 ? rc : 1;
+    }
+    default: return 1;
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -1070,9 +1711,13 @@ static void run_init(run *r, const sf_start_opts *opts, uint64_t run_seed, uint6
         sf_pick_table_default(&r->table);
     sf_fight_spec_default(&r->p);
     r->p.ascension = opts->ascension;
-    r->relics[r->relics_n++] = (uint8_t)run_relic_of_engine(RELIC_BURNING_BLOOD);
+    /* Burning Blood, in the default spec's first relic slot */
+    r->relics[0] = (uint8_t)run_relic_of_engine(RELIC_BURNING_BLOOD);
+    r->spec_slot[0] = 0;
+    r->relics_n = 1;
     r->b = 5;
     r->m = 0;
+    r->ev = event_chances_start;
     sf_rng_seed(&r->map, stream_seed(run_seed, game_seed, attempt, ST_MAP));
     sf_rng_seed(&r->event, stream_seed(run_seed, game_seed, attempt, ST_EVENT));
     sf_rng_seed(&r->card, stream_seed(run_seed, game_seed, attempt, ST_CARD));
@@ -1092,12 +1737,10 @@ static void run_init(run *r, const sf_start_opts *opts, uint64_t run_seed, uint6
  * uniformly over a fixed range so that a path with more fights of the
  * class is chosen proportionally more often: every fight of the class that
  * Act 1 paths contain is equally likely. */
-static int place_fight(run *r, int cls, int *list_index) {
+static int place_fight(run *r, int cls) {
     enum { WEAK_SLOTS = 3, STRONG_SLOTS = 10, ELITE_SLOTS = 3 };
-    if (cls == SF_POOL_BOSS) {
-        *list_index = 0;
+    if (cls == SF_POOL_BOSS)
         return BOSS_FLOOR;
-    }
     int slot = rng_below(&r->map, cls == SF_POOL_WEAK     ? WEAK_SLOTS
                                   : cls == SF_POOL_STRONG ? STRONG_SLOTS
                                                           : ELITE_SLOTS);
@@ -1108,12 +1751,23 @@ static int place_fight(run *r, int cls, int *list_index) {
         if ((cls == SF_POOL_ELITE) != (kind == ROOM_ELITE) ||
             (kind != ROOM_MONSTER && kind != ROOM_ELITE))
             continue;
-        if (seen++ == want) {
-            *list_index = want;
+        if (seen++ == want)
             return f;
-        }
     }
     return 0;
+}
+
+/* Whether the room the run entered on the fight's floor is a fight of the
+ * class: a "?" placed as a fight may roll otherwise once Juzu Bracelet or
+ * Tiny Chest is held, and the monster fights played before it decide
+ * whether it is a weak (first 3) or strong one. */
+static int target_fits(const run *r, int cls, int kind) {
+    switch (cls) {
+    case SF_POOL_BOSS: return kind == ROOM_BOSS;
+    case SF_POOL_ELITE: return kind == ROOM_ELITE && r->elite_i < ACT1_ELITE;
+    case SF_POOL_WEAK: return kind == ROOM_MONSTER && r->normal_i < 3;
+    default: return kind == ROOM_MONSTER && r->normal_i >= 3 && r->normal_i < ACT1_NORMAL;
+    }
 }
 
 static int check_opts(const sf_start_opts *o, int encounter, sf_err *err) {
@@ -1158,6 +1812,10 @@ static void finish(run *r, int cls, int encounter, int floor, sf_fight_spec *out
     desc->floor = floor;
     desc->relics_n = r->relics_n;
     memcpy(desc->relics, r->relics, sizeof desc->relics);
+    memset(desc->relic_counters, 0, sizeof desc->relic_counters);
+    for (int i = 0; i < r->relics_n; i++)
+        if (sf_relic_counter_max(run_relic_counter_engine(r->relics[i])))
+            desc->relic_counters[i] = r->ctr[i];
     memcpy(desc->potions, r->potions, sizeof desc->potions);
     memset(desc->path, 0, sizeof desc->path);
     if (floor > 0)
@@ -1187,46 +1845,39 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
     int died = 0;
     for (int attempt = 0; attempt < max_attempts; attempt++) {
         run_init(&r, opts, run_seed, game_seed, attempt);
-        run_path_sample(&r.map, &r.event, r.rooms, r.path);
-        int list_index = 0;
-        int target = place_fight(&r, cls, &list_index);
+        /* The path as planned: its "?" rolled with no relic (a copy of the
+         * event stream) to place the fight; the prefix then rolls each "?"
+         * again as it enters it, with the relics it holds by then. */
+        uint8_t plan[BOSS_FLOOR + 1];
+        plan_path(&r.map, plan);
+        memcpy(r.rooms, plan, sizeof plan);
+        sf_rng ev = r.event;
+        resolve_events(&ev, r.rooms, r.path);
+        int target = place_fight(&r, cls);
         if (target == 0)
             continue;
-        int alive = 1;
-        for (int f = 1; f < target && alive; f++) {
-            int kind = r.rooms[f];
-            int escaped = 0;
-            switch (kind) {
-            case ROOM_MONSTER:
-            case ROOM_ELITE: {
-                int elite = kind == ROOM_ELITE;
-                int enc = elite ? r.lists.elite[r.elite_i++] : r.lists.normal[r.normal_i++];
-                rc = play_fight(&r, enc, f, &escaped, err);
-                if (rc < 0)
-                    return rc;
-                alive = rc;
-                r.stats.elites += elite && alive;
-                if (alive && (rc = fight_rewards(&r, elite, escaped, f, err)) < 0)
-                    return rc;
+        int alive = 1, fits = 0;
+        for (int f = 1; f <= target && alive > 0; f++) {
+            int kind = enter_room(&r, f, plan[f]);
+            if (f == target) {
+                fits = target_fits(&r, cls, kind);
                 break;
             }
-            case ROOM_REST: rc = rest_site(&r, f, err); break;
-            case ROOM_SHOP: rc = shop(&r, f, err); break;
-            case ROOM_TREASURE: chest(&r); break;
-            default: break;
-            }
-            if (rc < 0)
-                return rc;
+            alive = play_room(&r, f, kind, err);
+            if (alive < 0)
+                return alive;
         }
         if (!alive) {
             died++;
             continue;
         }
+        if (!fits)
+            continue;
         int enc = encounter;
         if (enc < 0)
             enc = cls == SF_POOL_BOSS    ? r.lists.boss
-                  : cls == SF_POOL_ELITE ? r.lists.elite[list_index]
-                                         : r.lists.normal[list_index];
+                  : cls == SF_POOL_ELITE ? r.lists.elite[r.elite_i]
+                                         : r.lists.normal[r.normal_i];
         r.stats.attempts = attempt + 1;
         r.stats.died = died;
         finish(&r, cls, enc, target, out, desc);
@@ -1243,9 +1894,68 @@ int sf_start_sample(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_
                       sf_picker_name(opts->picker));
 }
 
+/* A scripted prefix (internal.h): the player of `start` (text form) plays
+ * `rooms`, one letter a floor from the start's floor + 1 on. */
+int run_script(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed, const char *start,
+               const char *rooms, sf_fight_spec *out, sf_start_desc *desc, sf_err *err) {
+    int rc = check_opts(opts, 0, err);
+    if (rc < 0)
+        return rc;
+    run r;
+    run_init(&r, opts, run_seed, game_seed, 0);
+    sf_fight_spec p = r.p;
+    sf_start_desc d;
+    memset(&d, 0, sizeof d);
+    if ((rc = sf_start_parse(start, &p, &d, err)) < 0)
+        return rc;
+    memcpy(r.p.deck, p.deck, sizeof p.deck);
+    r.p.deck_n = p.deck_n;
+    r.p.hp = p.hp;
+    r.p.max_hp = p.max_hp;
+    r.p.gold = p.gold;
+    memcpy(r.p.potions, p.potions, sizeof p.potions);
+    memcpy(r.potions, d.potions, sizeof r.potions);
+    r.relics_n = 0;
+    r.p.relics_n = 0;
+    for (int i = 0; i < d.relics_n; i++) {
+        int s = relic_add(&r, d.relics[i]);
+        pool_remove(&r, d.relics[i]);
+        if (s >= 0 && d.relic_counters[i])
+            ctr_set(&r, s, d.relic_counters[i]);
+        int fx = run_relic_rules[d.relics[i]].fx;
+        if (s >= 0 && is_bottle(fx) && r.ctr[s] > 0 && r.ctr[s] <= r.p.deck_n)
+            r.tag[r.ctr[s] - 1] = (uint8_t)fx;
+    }
+    deck_changed(&r);
+    int f = p.floor;
+    memset(r.path, '-', (size_t)(f < BOSS_FLOOR ? f : BOSS_FLOOR)); /* floors before the script */
+    for (const char *c = rooms; *c; c++) {
+        const char *at = strchr(room_letter, *c);
+        if (!at || *c == ' ' || ++f > BOSS_FLOOR)
+            return sf_err_set(err, SF_EINVAL, "start script: room '%c' on floor %d", *c, f);
+        int kind = enter_room(&r, f, (int)(at - room_letter));
+        if ((rc = play_room(&r, f, kind, err)) < 0)
+            return rc;
+        if (rc == 0)
+            return sf_err_set(err, SF_ESTATE, "start script: the player died on floor %d", f);
+    }
+    r.stats.attempts = 1;
+    finish(&r, SF_POOL_WEAK, 0, f, out, desc);
+    return SF_OK;
+}
+
 /* ------------------------------------------------------------------------
  * Text form
  * ---------------------------------------------------------------------- */
+
+/* The engine relic whose counter bound a run relic's counter has: its
+ * engine id when modelled, else the engine relic of the same name (the
+ * prefix keeps the counters of Girya, Ancient Tea Set and the Bottled
+ * relics whether or not their fight effect is modelled yet). */
+static int run_relic_counter_engine(int item) {
+    int engine = sf_run_relic_engine(item);
+    return engine > 0 ? engine : sf_relic_lookup(run_relics[item].name);
+}
 
 /* The counter the spec gives engine relic `engine` (0 when it keeps none or
  * the spec does not hold it). */
@@ -1279,7 +1989,10 @@ int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *
         const char *name = sf_run_relic_name(item);
         engine_text_put(&o, "%s%s", i ? "," : "", name ? name : "?");
         int engine = sf_run_relic_engine(item);
-        int v = engine > 0 ? relic_counter(spec, engine) : 0;
+        int v = engine > 0 ? relic_counter(spec, engine)
+                : desc && sf_relic_counter_max(run_relic_counter_engine(item))
+                    ? desc->relic_counters[i]
+                    : 0;
         if (v)
             engine_text_put(&o, ":%d", v);
     }
@@ -1358,6 +2071,7 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
 
     /* relics */
     uint8_t items[SF_MAX_RELICS];
+    int counters[SF_MAX_RELICS] = {0};
     int ni = 0;
     s.relics_n = 0;
     memset(s.relic_counters, 0, sizeof s.relic_counters);
@@ -1381,9 +2095,10 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
             return sf_err_set(err, SF_EINVAL, "start text: relics: unknown relic '%s'", tok);
         if (ni == SF_MAX_RELICS)
             return sf_err_set(err, SF_EINVAL, "start text: relics: more than %d", SF_MAX_RELICS);
+        counters[ni] = (int)counter;
         items[ni++] = (uint8_t)item;
         int engine = sf_run_relic_engine(item);
-        int max = sf_relic_counter_max(engine);
+        int max = sf_relic_counter_max(run_relic_counter_engine(item));
         if (colon && !max)
             return sf_err_set(err, SF_EINVAL, "start text: relics: %s keeps no counter",
                               run_relics[item].name);
@@ -1464,6 +2179,8 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
         desc->relics_n = ni;
         memset(desc->relics, 0, sizeof desc->relics);
         memcpy(desc->relics, items, (size_t)ni);
+        memset(desc->relic_counters, 0, sizeof desc->relic_counters);
+        memcpy(desc->relic_counters, counters, sizeof counters[0] * (size_t)ni);
         memcpy(desc->potions, slots, sizeof desc->potions);
         desc->floor = s.floor;
     }

@@ -451,7 +451,10 @@ START_TEST(a_start_after_a_rest_has_the_healed_hp) {
         sf_fight_spec spec = sample(&o, 3, g, SF_START_CLASS(SF_POOL_BOSS), &d);
         ck_assert_int_eq(d.path[14], 'R');
         ck_assert_int_gt(h.rests, 0);
-        int want = h.hp + (int)(h.max_hp * 3 / 10);
+        int pillow = 0; /* Regal Pillow: 15 more */
+        for (int i = 0; i < d.relics_n; i++)
+            pillow += strcmp(sf_run_relic_name(d.relics[i]), "Regal Pillow") == 0 ? 15 : 0;
+        int want = h.hp + (int)(h.max_hp * 3 / 10) + pillow;
         ck_assert_int_eq(spec.hp, want > h.max_hp ? h.max_hp : want);
         /* nothing but heals: no card taken, none smithed, none removed */
         ck_assert_int_eq(d.cards_taken, 0);
@@ -610,6 +613,9 @@ START_TEST(the_text_form_round_trips) {
                 expect_same_spec(&a, &b);
                 ck_assert_int_eq(db.relics_n, da.relics_n);
                 ck_assert_mem_eq(db.relics, da.relics, (size_t)da.relics_n);
+                for (int i = 0; i < da.relics_n; i++)
+                    if (sf_relic_counter_max(sf_relic_lookup(sf_run_relic_name(da.relics[i]))))
+                        ck_assert_int_eq(db.relic_counters[i], da.relic_counters[i]);
                 ck_assert_mem_eq(db.potions, da.potions, SF_POTION_SLOTS);
                 char text[SF_START_TEXT_MAX];
                 ck_assert_int_gt(sf_start_format(&b, &db, text, sizeof text), 0);
@@ -817,6 +823,515 @@ START_TEST(bad_options_and_bad_picks_are_refused_by_name) {
     ck_assert_int_eq(sf_start_sample(&o, 1, 1, SF_START_CLASS(SF_POOL_BOSS), &s, NULL, &e),
                      SF_ETIMEOUT);
     ck_assert(strstr(e.msg, "picker failed"));
+}
+END_TEST
+
+/* ---- relics in the prefix ---------------------------------------------- */
+
+SF_TCASE(relics, 300);
+
+/* run_relic_rules[] is row for row run_relics[]. */
+START_TEST(relic_rules_sit_beside_their_relics) {
+    for (int i = 0; i < sf_run_relic_count(); i++)
+        ck_assert_str_eq(run_relic_rule_name(i), sf_run_relic_name(i));
+    ck_assert_ptr_null(run_relic_rule_name(sf_run_relic_count()));
+}
+END_TEST
+
+/* A picker that records every choice and answers by a plan. */
+typedef struct rec {
+    int rest;    /* SF_REST_* wanted at a rest site (option 0 when absent) */
+    int card;    /* card reward: an option, -1 skip, -2 Singing Bowl       */
+    int toke_id; /* SF_CHOICE_TOKE: this card id (else option 0)           */
+    int remove;  /* shop: 1 removes option 0                               */
+    int n;       /* choices seen                                           */
+    int kinds[64];
+    int options[64];
+    int bowl[64];
+    uint8_t rest_seen[64][SF_REST_OPTIONS];
+    sf_card_spec cards[64][4];
+    int hp[64];
+} rec;
+
+static int pick_rec(void *ctx, const sf_start_choice *c, uint64_t *rng) {
+    (void)rng;
+    rec *r = ctx;
+    if (r->n < 64) {
+        r->kinds[r->n] = c->kind;
+        r->options[r->n] = c->n_options;
+        r->bowl[r->n] = c->bowl;
+        memcpy(r->rest_seen[r->n], c->rest, SF_REST_OPTIONS);
+        memcpy(r->cards[r->n], c->cards, sizeof r->cards[0]);
+        r->hp[r->n] = c->player->hp;
+    }
+    r->n++;
+    switch (c->kind) {
+    case SF_CHOICE_REST:
+        for (int i = 0; i < c->n_options; i++)
+            if (c->rest[i] == r->rest)
+                return i;
+        return 0;
+    case SF_CHOICE_CARD:
+        return r->card == -1 ? c->n_options : r->card == -2 ? c->n_options + 1 : r->card;
+    case SF_CHOICE_TOKE:
+        for (int i = 0; i < c->n_options; i++)
+            if (c->cards[i].id == r->toke_id)
+                return i;
+        return 0;
+    case SF_CHOICE_REMOVE: return r->remove ? 0 : c->n_options;
+    default: return 0;
+    }
+}
+
+/* Play a script that must succeed. */
+static sf_fight_spec script(rec *pr, uint64_t seed, const char *start, const char *rooms,
+                            sf_start_desc *d) {
+    sf_start_opts o = rewards_opts(pr ? SF_PICK_CALLBACK : SF_PICK_GREEDY);
+    o.pick = pick_rec;
+    o.pick_ctx = pr;
+    sf_fight_spec out;
+    sf_err e = {0};
+    int rc = run_script(&o, 77, seed, start, rooms, &out, d, &e);
+    ck_assert_msg(rc == SF_OK, "%s / %s: %s", start, rooms, e.msg);
+    return out;
+}
+
+#define STARTER "Strike*5,Defend*4,Bash"
+
+static int deck_copies_of(const sf_fight_spec *s, int id) {
+    int n = 0;
+    for (int i = 0; i < s->deck_n; i++)
+        n += s->deck[i].id == id;
+    return n;
+}
+
+static int holds(const sf_start_desc *d, const char *name) {
+    int n = 0;
+    for (int i = 0; i < d->relics_n; i++)
+        n += strcmp(sf_run_relic_name(d->relics[i]), name) == 0;
+    return n;
+}
+
+static int counter_of(const sf_start_desc *d, const char *name) {
+    for (int i = 0; i < d->relics_n; i++)
+        if (strcmp(sf_run_relic_name(d->relics[i]), name) == 0)
+            return d->relic_counters[i];
+    return -1;
+}
+
+/* CampfireSleepEffect: (int)(0.3 max HP) + 15 with Regal Pillow. */
+START_TEST(regal_pillow_rest_heals_30_percent_plus_15) {
+    rec r = {.rest = SF_REST_HEAL};
+    sf_fight_spec s =
+        script(&r, 1, STARTER "|Burning Blood,Regal Pillow||floor 5|hp 20/80", "R", NULL);
+    ck_assert_int_eq(s.hp, 20 + 24 + 15);
+    s = script(&r, 1, STARTER "|Burning Blood,Regal Pillow||floor 5|hp 60/87", "R", NULL);
+    ck_assert_int_eq(s.hp, 87); /* 60 + 26 + 15, capped */
+    s = script(&r, 1, STARTER "|Burning Blood||floor 5|hp 20/80", "R", NULL);
+    ck_assert_int_eq(s.hp, 44);
+}
+END_TEST
+
+/* EternalFeather.onEnterRoom: a rest site heals deck size / 5 * 3 on
+ * entering, before the choice; MealTicket.justEnteredRoom: a shop heals 15. */
+START_TEST(eternal_feather_and_meal_ticket_heal_on_entering) {
+    rec r = {.rest = SF_REST_SMITH};
+    sf_fight_spec s =
+        script(&r, 1, STARTER "|Burning Blood,Eternal Feather||floor 5|hp 40/80", "R", NULL);
+    ck_assert_int_eq(r.hp[0], 46); /* 10 cards: 10 / 5 * 3 */
+    ck_assert_int_eq(s.hp, 46);
+    r.n = 0;
+    s = script(&r, 1,
+               STARTER ",Anger,Cleave,Flex,Warcry|Burning Blood,Eternal Feather||floor 5|hp 40/80",
+               "R", NULL);
+    ck_assert_int_eq(s.hp, 40 + 6); /* 14 cards: 14 / 5 * 3 = 6 */
+    s = script(NULL, 1, STARTER "|Burning Blood,Meal Ticket||floor 5|hp 30/80|gold 10", "$", NULL);
+    ck_assert_int_eq(s.hp, 45);
+    s = script(NULL, 1, STARTER "|Burning Blood,Meal Ticket||floor 5|hp 70/80|gold 10", "$R", NULL);
+    ck_assert_int_eq(s.hp, 80); /* capped; no heal from Meal Ticket at the rest site */
+}
+END_TEST
+
+/* MawBank: +12 gold on entering any room until gold is spent in a shop;
+ * ShopScreen: removal 50 with Smiling Mask, 75 / 100 times 0.8 with
+ * Courier. */
+START_TEST(maw_bank_smiling_mask_and_courier_price_the_run) {
+    rec r = {.rest = SF_REST_SMITH, .remove = 1};
+    sf_start_desc d;
+    sf_fight_spec s =
+        script(&r, 1, STARTER "|Burning Blood,Maw Bank||floor 5|hp 80/80|gold 0", "RR", &d);
+    ck_assert_int_eq(s.gold, 24);
+    s = script(&r, 1, STARTER "|Burning Blood,Maw Bank||floor 5|hp 80/80|gold 70", "R$R", &d);
+    ck_assert_int_eq(s.gold, 70 + 12 + 12 - 75); /* the removal uses it up: no gold at the 2nd R */
+    ck_assert_int_eq(s.deck_n, 9);
+    s = script(&r, 1, STARTER "|Burning Blood,Maw Bank||floor 5|hp 80/80|gold 70", "RRR", &d);
+    ck_assert_int_eq(s.gold, 70 + 36);
+    s = script(&r, 1, STARTER "|Burning Blood,Smiling Mask||floor 5|hp 80/80|gold 120", "$$", &d);
+    ck_assert_int_eq(s.gold, 20); /* 50 twice */
+    ck_assert_int_eq(s.deck_n, 8);
+    s = script(&r, 1, STARTER "|Burning Blood,Courier||floor 5|hp 80/80|gold 150", "$$", &d);
+    ck_assert_int_eq(s.gold, 150 - 60 - 80);
+    s = script(&r, 1, STARTER "|Burning Blood,Courier,Smiling Mask||floor 5|hp 80/80|gold 60", "$",
+               &d);
+    ck_assert_int_eq(s.gold, 10); /* the mask's 50 after the discount */
+    s = script(&r, 1, STARTER "|Burning Blood||floor 5|hp 80/80|gold 74", "$", &d);
+    ck_assert_int_eq(s.gold, 74); /* 75 is more than the gold: no removal */
+    ck_assert_int_eq(s.deck_n, 10);
+}
+END_TEST
+
+/* Dream Catcher: resting (not smithing) is followed by a card reward at a
+ * normal fight's odds; Question Card makes it 4 cards; Singing Bowl adds
+ * +2 max HP as an answer; Ceramic Fish gives 9 gold a card taken. */
+START_TEST(dream_catcher_question_card_singing_bowl_ceramic_fish) {
+    rec r = {.rest = SF_REST_HEAL, .card = 0};
+    sf_start_desc d;
+    sf_fight_spec s =
+        script(&r, 2, STARTER "|Burning Blood,Dream Catcher,Ceramic Fish||floor 5|hp 30/80|gold 5",
+               "R", &d);
+    ck_assert_int_eq(r.n, 2);
+    ck_assert_int_eq(r.kinds[1], SF_CHOICE_CARD);
+    ck_assert_int_eq(r.options[1], 3);
+    ck_assert_int_eq(r.bowl[1], 0);
+    ck_assert_int_eq(s.deck_n, 11);
+    ck_assert_int_eq(s.gold, 14);
+    ck_assert_int_eq(s.hp, 54);
+    r = (rec){.rest = SF_REST_SMITH, .card = 0};
+    s = script(&r, 2, STARTER "|Burning Blood,Dream Catcher||floor 5|hp 30/80|gold 5", "R", &d);
+    ck_assert_int_eq(r.n, 2); /* rest, smith: no card reward */
+    ck_assert_int_eq(r.kinds[1], SF_CHOICE_SMITH);
+    r = (rec){.rest = SF_REST_HEAL, .card = -2};
+    s = script(&r, 2,
+               STARTER "|Burning Blood,Dream Catcher,Question Card,Singing Bowl||floor 5|hp 30/80",
+               "R", &d);
+    ck_assert_int_eq(r.options[1], 4);
+    ck_assert_int_eq(r.bowl[1], 1);
+    ck_assert_int_eq(s.max_hp, 82);
+    ck_assert_int_eq(s.hp, 30 + 24 + 2);
+    ck_assert_int_eq(s.deck_n, 10);
+    ck_assert_int_eq(d.bowls, 1);
+    /* the 4 cards are distinct */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            ck_assert_int_ne(r.cards[1][i].id, r.cards[1][j].id);
+}
+END_TEST
+
+/* The eggs: every offered card of the egg's type comes upgraded, no other;
+ * the card taken is in the deck upgraded. */
+START_TEST(eggs_upgrade_the_cards_of_their_type) {
+    static const char *const eggs[3] = {"Molten Egg", "Toxic Egg", "Frozen Egg"};
+    static const int types[3] = {CT_ATTACK, CT_SKILL, CT_POWER};
+    for (int k = 0; k < 3; k++) {
+        int seen = 0, upgraded_taken = 0;
+        for (uint64_t g = 0; g < 60; g++) {
+            rec r = {.rest = SF_REST_HEAL, .card = 0};
+            char start[256];
+            snprintf(start, sizeof start,
+                     STARTER "|Burning Blood,Dream Catcher,%s||floor 5|hp 30/80", eggs[k]);
+            sf_fight_spec s = script(&r, g, start, "R", NULL);
+            for (int i = 0; i < 3; i++) {
+                sf_card_spec c = r.cards[1][i];
+                int want = sf_cards[c.id].type == types[k];
+                ck_assert_int_eq(c.upgrades, want);
+                seen += want;
+            }
+            for (int i = 0; i < s.deck_n; i++)
+                upgraded_taken += s.deck[i].id == r.cards[1][0].id && s.deck[i].upgrades == 1;
+            ck_assert_int_eq(upgraded_taken > 0, r.cards[1][0].upgrades == 1);
+            upgraded_taken = 0;
+        }
+        ck_assert_int_gt(seen, 3);
+    }
+}
+END_TEST
+
+/* Prayer Wheel: two card rewards after a monster fight, one after an elite;
+ * White Beast Statue: a potion after every fight. */
+START_TEST(prayer_wheel_and_white_beast_statue_add_rewards) {
+    int fights = 0;
+    for (uint64_t g = 0; g < 10; g++) {
+        rec r = {.card = -1};
+        sf_start_desc d;
+        sf_start_opts o = rewards_opts(SF_PICK_CALLBACK);
+        o.pick = pick_rec;
+        o.pick_ctx = &r;
+        sf_fight_spec out;
+        sf_err e = {0};
+        int rc = run_script(&o, 5, g,
+                            "Strike*5,Defend*4,Bash+,Inflame+,Shrug It Off+,Pommel Strike+|Burning "
+                            "Blood,Prayer Wheel,White Beast Statue||floor 0|hp 80/80",
+                            "ME", &out, &d, &e);
+        if (rc != SF_OK)
+            continue; /* the elite killed the player */
+        fights++;
+        ck_assert_int_eq(r.n, 3);
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(r.kinds[i], SF_CHOICE_CARD);
+        ck_assert_int_eq(d.potions_dropped, 2);
+        ck_assert_int_eq(d.fights, 2);
+    }
+    ck_assert_int_gt(fights, 5);
+}
+END_TEST
+
+/* Tiny Chest: the 4th "?" is a chest (a relic more); Juzu Bracelet: no "?"
+ * is a fight. */
+START_TEST(tiny_chest_and_juzu_bracelet_change_the_question_rooms) {
+    int q_fights = 0;
+    for (uint64_t g = 0; g < 200; g++) {
+        sf_start_desc d;
+        script(NULL, g, STARTER "|Burning Blood,Tiny Chest,Juzu Bracelet||floor 0|hp 80/80",
+               "????????", &d);
+        ck_assert_int_eq(d.path[3], 't');
+        ck_assert_int_eq(d.path[7], 't');
+        ck_assert_ptr_null(strchr(d.path, 'm'));
+        ck_assert_int_ge(d.relics_n, 5);
+        sf_start_desc e;
+        rec r = {.card = -1};
+        sf_start_opts o = rewards_opts(SF_PICK_CALLBACK);
+        o.pick = pick_rec;
+        o.pick_ctx = &r;
+        sf_fight_spec out;
+        sf_err err = {0};
+        if (run_script(&o, 77, g, STARTER "|Burning Blood||floor 0|hp 80/80", "????", &out, &e,
+                       &err) == SF_OK)
+            q_fights += strchr(e.path, 'm') != NULL;
+    }
+    ck_assert_int_gt(q_fights, 50); /* without Juzu, "?" fights happen */
+}
+END_TEST
+
+/* Matryoshka: each of the next 2 chests gives a common (75 %) or uncommon
+ * relic besides its own. */
+START_TEST(matryoshka_adds_a_relic_to_two_chests) {
+    int tiers[4] = {0};
+    for (uint64_t g = 0; g < 300; g++) {
+        sf_start_desc d;
+        script(NULL, g, STARTER "|Burning Blood,Matryoshka||floor 8|hp 80/80", "TTT", &d);
+        ck_assert_int_eq(d.relics_n, 2 + 2 + 2 + 1);
+        tiers[run_relic_tier(d.relics[2])]++; /* the first Matryoshka relic */
+    }
+    ck_assert_int_eq(tiers[3], 0);
+    expect_freq(tiers[1], 300, 0.75, "Matryoshka common");
+}
+END_TEST
+
+/* Girya: lift raises its counter, 3 times at most; Ancient Tea Set: a rest
+ * site charges it (counter 1) and the next fight spends it; both in the
+ * text form. */
+START_TEST(girya_lifts_and_tea_set_charges_are_counters) {
+    rec r = {.rest = SF_REST_LIFT};
+    sf_start_desc d;
+    sf_fight_spec s =
+        script(&r, 1, STARTER "|Burning Blood,Girya,Ancient Tea Set||floor 5|hp 80/80", "RRRR", &d);
+    ck_assert_int_eq(counter_of(&d, "Girya"), 3);
+    ck_assert_int_eq(d.lifts, 3);
+    ck_assert_int_eq(d.rests, 1); /* the 4th rest site offers no lift: option 0 */
+    ck_assert_int_eq(r.options[3], 2);
+    ck_assert_int_eq(counter_of(&d, "Ancient Tea Set"), 1);
+    ck_assert(strstr(d.text, "Girya:3,Ancient Tea Set:1|"));
+    sf_fight_spec b;
+    sf_fight_spec_default(&b);
+    sf_start_desc db;
+    memset(&db, 0, sizeof db);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_start_parse(d.text, &b, &db, &e), SF_OK);
+    ck_assert_int_eq(db.relic_counters[1], 3);
+    ck_assert_int_eq(db.relic_counters[2], 1);
+    expect_same_spec(&s, &b);
+    ck_assert_int_eq(sf_start_parse(STARTER "|Girya:4||floor 1", &b, &db, &e), SF_EINVAL);
+    ck_assert(strstr(e.msg, "Girya counter 4"));
+    /* the tea set's charge is spent by the next fight */
+    int spent = 0;
+    for (uint64_t g = 0; g < 5; g++) {
+        sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+        sf_fight_spec out;
+        if (run_script(&o, 77, g, STARTER "|Burning Blood,Ancient Tea Set||floor 5|hp 80/80", "RM",
+                       &out, &d, &e) != SF_OK)
+            continue;
+        ck_assert_int_eq(counter_of(&d, "Ancient Tea Set"), 0);
+        spent++;
+    }
+    ck_assert_int_gt(spent, 0);
+}
+END_TEST
+
+/* Peace Pipe (toke: remove a card, never a bottled one) and Shovel (dig: a
+ * relic) at the rest site. */
+START_TEST(peace_pipe_tokes_and_shovel_digs) {
+    rec r = {.rest = SF_REST_TOKE, .toke_id = CARD_POMMEL_STRIKE};
+    sf_start_desc d;
+    /* deck sorted: Strike*5 (0-4), Defend*4 (5-8), Bash (9), Pommel Strike:
+     * Bottled Flame holds Pommel Strike */
+    char start[256];
+    int pommel = 0;
+    sf_fight_spec probe;
+    sf_fight_spec_default(&probe);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_deck_parse(STARTER ",Pommel Strike", &probe, &e), SF_OK);
+    for (int i = 0; i < probe.deck_n; i++)
+        if (probe.deck[i].id == CARD_POMMEL_STRIKE)
+            pommel = i + 1;
+    snprintf(start, sizeof start,
+             STARTER ",Pommel Strike|Burning Blood,Peace Pipe,Bottled Flame:%d||floor 5|hp 80/80",
+             pommel);
+    sf_fight_spec s = script(&r, 1, start, "R", &d);
+    ck_assert_int_eq(s.deck_n, 10);
+    ck_assert_int_eq(d.tokes, 1);
+    ck_assert_int_eq(r.kinds[1], SF_CHOICE_TOKE);
+    for (int i = 0; i < r.options[1] && i < 4; i++)
+        ck_assert_int_ne(r.cards[1][i].id, CARD_POMMEL_STRIKE); /* bottled: not offered */
+    ck_assert_int_eq(deck_copies_of(&s, CARD_POMMEL_STRIKE), 1);
+    r = (rec){.rest = SF_REST_DIG};
+    s = script(&r, 1, STARTER "|Burning Blood,Shovel||floor 5|hp 80/80", "RR", &d);
+    ck_assert_int_eq(d.relics_n, 4);
+    ck_assert_int_eq(d.digs, 2);
+}
+END_TEST
+
+/* A Bottled relic's counter is 1 + its card's index in the sorted deck,
+ * and follows the card as the deck changes (cards added before it, the
+ * card smithed). */
+START_TEST(a_bottle_counter_follows_its_card) {
+    for (uint64_t g = 0; g < 40; g++) {
+        rec r = {.rest = g % 2 ? SF_REST_HEAL : SF_REST_SMITH, .card = 0};
+        sf_start_desc d;
+        sf_fight_spec probe;
+        sf_fight_spec_default(&probe);
+        sf_err e = {0};
+        ck_assert_int_eq(sf_deck_parse(STARTER ",Uppercut", &probe, &e), SF_OK);
+        int at = 0;
+        for (int i = 0; i < probe.deck_n; i++)
+            at = probe.deck[i].id == CARD_UPPERCUT ? i + 1 : at;
+        char start[256];
+        snprintf(start, sizeof start,
+                 STARTER ",Uppercut|Burning Blood,Bottled Flame:%d,Dream Catcher||floor 5|hp 30/80",
+                 at);
+        sf_fight_spec s = script(&r, g, start, "RRR", &d);
+        int v = counter_of(&d, "Bottled Flame");
+        ck_assert_int_gt(v, 0);
+        ck_assert_int_eq(s.deck[v - 1].id, CARD_UPPERCUT);
+        ck_assert(strstr(d.text, "Bottled Flame:"));
+    }
+}
+END_TEST
+
+/* canSpawn, as returnRandomRelicKey applies it: with only basic cards no
+ * Bottled relic is ever dug; holding Shovel and Girya, Peace Pipe never is
+ * (2 campfire relics); both do come once their condition holds. */
+START_TEST(can_spawn_keeps_forbidden_relics_out) {
+    int bottles = 0, pipes = 0, digs = 0;
+    for (uint64_t g = 0; g < 300; g++) {
+        rec r = {.rest = SF_REST_DIG};
+        sf_start_desc d;
+        script(&r, g, STARTER "|Burning Blood,Shovel,Girya||floor 1|hp 80/80", "RRRRRRRRRRRRR", &d);
+        digs += d.digs;
+        for (int i = 3; i < d.relics_n; i++) {
+            const char *n = sf_run_relic_name(d.relics[i]);
+            ck_assert_msg(strncmp(n, "Bottled", 7) != 0 && strcmp(n, "Peace Pipe") != 0, "%s", n);
+        }
+        /* with a non-basic Attack, a Skill and a Power, and one campfire
+         * relic, they come */
+        r = (rec){.rest = SF_REST_DIG};
+        sf_start_desc e;
+        script(&r, g, STARTER ",Anger,Shrug It Off,Inflame|Burning Blood,Shovel||floor 1|hp 80/80",
+               "RRRRRRRRRRRRR", &e);
+        for (int i = 2; i < e.relics_n; i++) {
+            const char *n = sf_run_relic_name(e.relics[i]);
+            bottles += strncmp(n, "Bottled", 7) == 0;
+            pipes += strcmp(n, "Peace Pipe") == 0 || strcmp(n, "Girya") == 0;
+        }
+    }
+    ck_assert_int_gt(digs, 2000);
+    ck_assert_int_gt(bottles, 20);
+    ck_assert_int_gt(pipes, 5);
+}
+END_TEST
+
+/* returnRandomRelicKey by hand: the front relic, or, when it cannot spawn,
+ * the back of the same pool (the refused ones leave it), an empty pool
+ * passing to the next tier's front. */
+START_TEST(a_relic_that_cannot_spawn_gives_way_to_the_back_of_its_pool) {
+    sf_fight_spec starter;
+    sf_fight_spec_default(&starter);
+    uint8_t held[3] = {(uint8_t)sf_run_relic_lookup("Burning Blood"),
+                       (uint8_t)sf_run_relic_lookup("Shovel"),
+                       (uint8_t)sf_run_relic_lookup("Peace Pipe")};
+#define R(name) ((uint8_t)sf_run_relic_lookup(name))
+    run_pools p;
+    memset(&p, 0, sizeof p);
+    /* rare: Girya (3rd campfire relic: refused), Mango, Shovel, Old Coin */
+    uint8_t rare[4] = {R("Girya"), R("Mango"), R("Shovel"), R("Old Coin")};
+    memcpy(p.item[3], rare, 4);
+    p.n[3] = 4;
+    ck_assert_int_eq(run_take_relic(&p, 3, &starter, held, 3, 6), R("Old Coin"));
+    ck_assert_int_eq(p.n[3], 2); /* Girya and Old Coin left it */
+    ck_assert_int_eq(p.item[3][0], R("Mango"));
+    ck_assert_int_eq(run_take_relic(&p, 3, &starter, held, 3, 6), R("Mango"));
+    ck_assert_int_eq(run_take_relic(&p, 3, &starter, held, 3, 6), 0); /* Shovel refused, empty */
+    ck_assert_int_eq(p.n[3], 0);
+    /* uncommon: with only basic cards no Bottled relic may come; the back
+     * is tried again and again */
+    uint8_t unc[5] = {R("Bottled Flame"), R("Kunai"), R("Pear"), R("Bottled Tornado"),
+                      R("Bottled Lightning")};
+    memcpy(p.item[2], unc, 5);
+    p.n[2] = 5;
+    uint8_t rare2[2] = {R("Lizard Tail"), R("Ginger")};
+    memcpy(p.item[3], rare2, 2);
+    p.n[3] = 2;
+    ck_assert_int_eq(run_take_relic(&p, 2, &starter, held, 1, 6), R("Pear"));
+    ck_assert_int_eq(p.n[2], 1);
+    ck_assert_int_eq(p.item[2][0], R("Kunai"));
+    ck_assert_int_eq(run_take_relic(&p, 1, &starter, held, 1, 6), R("Kunai")); /* common empty */
+    ck_assert_int_eq(run_take_relic(&p, 1, &starter, held, 1, 6), R("Lizard Tail"));
+    /* with a non-basic Attack the Bottled Flame is the front relic taken */
+    sf_fight_spec deck = starter;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_deck_parse("Strike*5,Defend*4,Bash,Anger", &deck, &e), SF_OK);
+    p.item[2][0] = R("Bottled Flame");
+    p.item[2][1] = R("Bottled Lightning");
+    p.n[2] = 2;
+    ck_assert_int_eq(run_take_relic(&p, 2, &deck, held, 1, 6), R("Bottled Flame"));
+    ck_assert_int_eq(run_take_relic(&p, 2, &deck, held, 1, 6), R("Ginger")); /* Lightning refused */
+    /* floor limits: Tiny Chest until 35, Matryoshka 40 */
+    ck_assert(run_relic_can_spawn(R("Tiny Chest"), &starter, held, 1, 35));
+    ck_assert(!run_relic_can_spawn(R("Tiny Chest"), &starter, held, 1, 36));
+    ck_assert(!run_relic_can_spawn(R("Matryoshka"), &starter, held, 1, 41));
+    ck_assert(run_relic_can_spawn(R("Bottled Tornado"), &deck, held, 1, 6) == 0);
+#undef R
+}
+END_TEST
+
+/* Sampled starts: every bottle holds a card of its type; a campfire relic
+ * is never a third; relic counters are in bounds; the same seeds give the
+ * same start. */
+START_TEST(sampled_starts_keep_the_relic_rules) {
+    int bottled = 0;
+    for (int picker = SF_PICK_RANDOM; picker <= SF_PICK_GREEDY; picker++) {
+        sf_start_opts o = rewards_opts(picker);
+        for (uint64_t g = 0; g < 150; g++) {
+            sf_start_desc d, d2;
+            sf_fight_spec s = sample(&o, 31, g, SF_START_CLASS(SF_POOL_BOSS), &d);
+            sf_fight_spec s2 = sample(&o, 31, g, SF_START_CLASS(SF_POOL_BOSS), &d2);
+            expect_same_spec(&s, &s2);
+            ck_assert_str_eq(d.text, d2.text);
+            ck_assert_int_le(holds(&d, "Girya") + holds(&d, "Shovel") + holds(&d, "Peace Pipe"), 2);
+            static const char *const bottles[3] = {"Bottled Flame", "Bottled Lightning",
+                                                   "Bottled Tornado"};
+            static const int types[3] = {CT_ATTACK, CT_SKILL, CT_POWER};
+            for (int k = 0; k < 3; k++) {
+                if (!holds(&d, bottles[k]))
+                    continue;
+                int v = counter_of(&d, bottles[k]);
+                ck_assert_int_gt(v, 0);
+                ck_assert_int_le(v, s.deck_n);
+                ck_assert_int_eq(sf_cards[s.deck[v - 1].id].type, types[k]);
+                bottled++;
+            }
+        }
+    }
+    ck_assert_int_gt(bottled, 0);
 }
 END_TEST
 
