@@ -998,9 +998,6 @@ int run_relic_can_spawn(int item, const sf_fight_spec *player, const uint8_t *re
  * front. The run relic id, or 0 when every pool from `tier` on is empty. */
 int run_take_relic(run_pools *pools, int tier, const sf_fight_spec *player, const uint8_t *relics,
                    int relics_n, int floor);
-/* The name on run_relic_rules' row `item` (a test checks it is
- * sf_run_relic_name(item)); NULL out of range. */
-const char *run_relic_rule_name(int item);
 /* A scripted prefix for tests: the player of `start` (text form: deck,
  * relics with counters, potions, floor, hp, gold; relics are held, not
  * picked up again) enters and plays `rooms`, one letter a floor from the

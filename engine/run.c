@@ -84,131 +84,10 @@ enum {
     PICKUP_UPGRADE_SKL, /* War Paint: upgrade 2 random Skills             */
 };
 
-typedef struct run_relic_def {
-    const char *name;
-    uint8_t tier, engine, pickup;
-    int16_t amount;
-} run_relic_def;
-
-static const run_relic_def run_relics[] = {
-    {"(none)", 0, 0, 0, 0},
-    {"Burning Blood", TIER_STARTER, RELIC_BURNING_BLOOD, 0, 0},
-    /* common: combat */
-    {"Boot", TIER_COMMON, RELIC_BOOT, 0, 0},
-    {"Blood Vial", TIER_COMMON, RELIC_BLOOD_VIAL, 0, 0},
-    {"Pen Nib", TIER_COMMON, RELIC_PEN_NIB, 0, 0},
-    {"Akabeko", TIER_COMMON, RELIC_AKABEKO, 0, 0},
-    {"Lantern", TIER_COMMON, RELIC_LANTERN, 0, 0},
-    {"Bag of Preparation", TIER_COMMON, RELIC_BAG_OF_PREPARATION, 0, 0},
-    {"Ancient Tea Set", TIER_COMMON, RELIC_ANCIENT_TEA_SET, 0, 0},
-    {"Preserved Insect", TIER_COMMON, RELIC_PRESERVED_INSECT, 0, 0},
-    {"Art of War", TIER_COMMON, RELIC_ART_OF_WAR, 0, 0},
-    {"Vajra", TIER_COMMON, RELIC_VAJRA, 0, 0},
-    {"Centennial Puzzle", TIER_COMMON, RELIC_CENTENNIAL_PUZZLE, 0, 0},
-    {"Happy Flower", TIER_COMMON, RELIC_HAPPY_FLOWER, 0, 0},
-    {"Oddly Smooth Stone", TIER_COMMON, RELIC_ODDLY_SMOOTH_STONE, 0, 0},
-    {"Bronze Scales", TIER_COMMON, RELIC_BRONZE_SCALES, 0, 0},
-    {"Nunchaku", TIER_COMMON, RELIC_NUNCHAKU, 0, 0},
-    {"Orichalcum", TIER_COMMON, RELIC_ORICHALCUM, 0, 0},
-    {"Anchor", TIER_COMMON, RELIC_ANCHOR, 0, 0},
-    {"Bag of Marbles", TIER_COMMON, RELIC_BAG_OF_MARBLES, 0, 0},
-    {"Red Skull", TIER_COMMON, RELIC_RED_SKULL, 0, 0},
-    /* common: other */
-    {"Whetstone", TIER_COMMON, 0, PICKUP_UPGRADE_ATK, 2},
-    {"Meal Ticket", TIER_COMMON, 0, 0, 0},
-    {"Regal Pillow", TIER_COMMON, 0, 0, 0},
-    {"Smiling Mask", TIER_COMMON, 0, 0, 0},
-    {"Potion Belt", TIER_COMMON, 0, 0, 0},
-    {"Omamori", TIER_COMMON, 0, 0, 0},
-    {"Maw Bank", TIER_COMMON, 0, 0, 0},
-    {"Toy Ornithopter", TIER_COMMON, RELIC_TOY_ORNITHOPTER, 0, 0},
-    {"Ceramic Fish", TIER_COMMON, 0, 0, 0},
-    {"Strawberry", TIER_COMMON, 0, PICKUP_MAX_HP, 7},
-    {"War Paint", TIER_COMMON, 0, PICKUP_UPGRADE_SKL, 2},
-    {"Juzu Bracelet", TIER_COMMON, 0, 0, 0},
-    {"Dream Catcher", TIER_COMMON, 0, 0, 0},
-    {"Tiny Chest", TIER_COMMON, 0, 0, 0},
-    /* uncommon: combat */
-    {"Bottled Tornado", TIER_UNCOMMON, RELIC_BOTTLED_TORNADO, 0, 0},
-    {"Sundial", TIER_UNCOMMON, RELIC_SUNDIAL, 0, 0},
-    {"Kunai", TIER_UNCOMMON, RELIC_KUNAI, 0, 0},
-    {"Blue Candle", TIER_UNCOMMON, RELIC_BLUE_CANDLE, 0, 0},
-    {"Strike Dummy", TIER_UNCOMMON, RELIC_STRIKE_DUMMY, 0, 0},
-    {"Ink Bottle", TIER_UNCOMMON, RELIC_INK_BOTTLE, 0, 0},
-    {"Ornamental Fan", TIER_UNCOMMON, RELIC_ORNAMENTAL_FAN, 0, 0},
-    {"Bottled Lightning", TIER_UNCOMMON, RELIC_BOTTLED_LIGHTNING, 0, 0},
-    {"Gremlin Horn", TIER_UNCOMMON, RELIC_GREMLIN_HORN, 0, 0},
-    {"Horn Cleat", TIER_UNCOMMON, RELIC_HORN_CLEAT, 0, 0},
-    {"Letter Opener", TIER_UNCOMMON, RELIC_LETTER_OPENER, 0, 0},
-    {"Bottled Flame", TIER_UNCOMMON, RELIC_BOTTLED_FLAME, 0, 0},
-    {"Shuriken", TIER_UNCOMMON, RELIC_SHURIKEN, 0, 0},
-    {"Meat on the Bone", TIER_UNCOMMON, RELIC_MEAT_ON_THE_BONE, 0, 0},
-    {"Mummified Hand", TIER_UNCOMMON, RELIC_MUMMIFIED_HAND, 0, 0},
-    {"Pantograph", TIER_UNCOMMON, RELIC_PANTOGRAPH, 0, 0},
-    {"Mercury Hourglass", TIER_UNCOMMON, RELIC_MERCURY_HOURGLASS, 0, 0},
-    {"Self-Forming Clay", TIER_UNCOMMON, RELIC_SELF_FORMING_CLAY, 0, 0},
-    {"Paper Phrog", TIER_UNCOMMON, RELIC_PAPER_PHROG, 0, 0},
-    /* uncommon: other */
-    {"Pear", TIER_UNCOMMON, 0, PICKUP_MAX_HP, 10},
-    {"Eternal Feather", TIER_UNCOMMON, 0, 0, 0},
-    {"Singing Bowl", TIER_UNCOMMON, 0, 0, 0},
-    {"Matryoshka", TIER_UNCOMMON, 0, 0, 0},
-    {"Courier", TIER_UNCOMMON, 0, 0, 0},
-    {"Frozen Egg", TIER_UNCOMMON, 0, 0, 0},
-    {"Toxic Egg", TIER_UNCOMMON, 0, 0, 0},
-    {"Question Card", TIER_UNCOMMON, 0, 0, 0},
-    {"Molten Egg", TIER_UNCOMMON, 0, 0, 0},
-    {"Darkstone Periapt", TIER_UNCOMMON, 0, 0, 0},
-    {"White Beast Statue", TIER_UNCOMMON, 0, 0, 0},
-    /* rare: combat */
-    {"Ginger", TIER_RARE, RELIC_GINGER, 0, 0},
-    {"Bird-Faced Urn", TIER_RARE, RELIC_BIRD_FACED_URN, 0, 0},
-    {"Unceasing Top", TIER_RARE, RELIC_UNCEASING_TOP, 0, 0},
-    {"Torii", TIER_RARE, RELIC_TORII, 0, 0},
-    {"Stone Calendar", TIER_RARE, RELIC_STONE_CALENDAR, 0, 0},
-    {"Thread and Needle", TIER_RARE, RELIC_THREAD_AND_NEEDLE, 0, 0},
-    {"Turnip", TIER_RARE, RELIC_TURNIP, 0, 0},
-    {"Ice Cream", TIER_RARE, RELIC_ICE_CREAM, 0, 0},
-    {"Calipers", TIER_RARE, RELIC_CALIPERS, 0, 0},
-    {"Lizard Tail", TIER_RARE, RELIC_LIZARD_TAIL, 0, 0},
-    {"Girya", TIER_RARE, RELIC_GIRYA, 0, 0},
-    {"Dead Branch", TIER_RARE, RELIC_DEAD_BRANCH, 0, 0},
-    {"Du-Vu Doll", TIER_RARE, RELIC_DU_VU_DOLL, 0, 0},
-    {"Pocketwatch", TIER_RARE, RELIC_POCKETWATCH, 0, 0},
-    {"Incense Burner", TIER_RARE, RELIC_INCENSE_BURNER, 0, 0},
-    {"Gambling Chip", TIER_RARE, RELIC_GAMBLING_CHIP, 0, 0},
-    {"Captain's Wheel", TIER_RARE, RELIC_CAPTAINS_WHEEL, 0, 0},
-    {"Fossilized Helix", TIER_RARE, RELIC_FOSSILIZED_HELIX, 0, 0},
-    {"Tungsten Rod", TIER_RARE, RELIC_TUNGSTEN_ROD, 0, 0},
-    {"Magic Flower", TIER_RARE, RELIC_MAGIC_FLOWER, 0, 0},
-    {"Charon's Ashes", TIER_RARE, RELIC_CHARONS_ASHES, 0, 0},
-    {"Champion Belt", TIER_RARE, RELIC_CHAMPION_BELT, 0, 0},
-    /* rare: other */
-    {"Old Coin", TIER_RARE, 0, PICKUP_GOLD, 300},
-    {"Shovel", TIER_RARE, 0, 0, 0},
-    {"Wing Boots", TIER_RARE, 0, 0, 0},
-    {"Prayer Wheel", TIER_RARE, 0, 0, 0},
-    {"Mango", TIER_RARE, 0, PICKUP_MAX_HP, 14},
-    {"Peace Pipe", TIER_RARE, 0, 0, 0},
-};
-
-enum { RUN_RELICS = (int)(sizeof run_relics / sizeof run_relics[0]) };
-enum { POOL_C_FIRST = 2, POOL_C_N = 33, POOL_U_N = 30, POOL_R_N = 28 };
-_Static_assert(RUN_RELICS == 2 + POOL_C_N + POOL_U_N + POOL_R_N,
-               "§11: the Ironclad relic pools hold 33 / 30 / 28 relics");
-_Static_assert(RUN_RELICS < 256, "run relic ids fit a byte");
-_Static_assert((int)POOL_C_N <= (int)RUN_POOL_MAX && (int)POOL_U_N <= (int)RUN_POOL_MAX &&
-                   (int)POOL_R_N <= (int)RUN_POOL_MAX,
-               "run_pools holds every pool");
-
-/* ------------------------------------------------------------------------
- * What each relic does during the prefix and when it may be drawn, as data
- * beside run_relics[] (same rows, same order; a test checks the names).
- * `fx` is the relic's effect on the run (its class in G, docs/starts.md
- * "Relics in the prefix"); `spawn` and `floor_max` are its canSpawn: a
- * condition on the player, and the last floor it may be drawn on (0: any).
- * ---------------------------------------------------------------------- */
-
+/* What a relic does during the prefix and when it may be drawn: `fx` is
+ * its effect on the run (its class in G, docs/starts.md "Relics in the
+ * prefix"); `spawn` and `floor_max` are its canSpawn: a condition on the
+ * player, and the last floor it may be drawn on (0: any). */
 enum {
     FX_NONE = 0,
     FX_EGG_ATTACK,      /* MoltenEgg2: Attacks obtained come upgraded           */
@@ -249,113 +128,125 @@ enum {
     SPAWN_POWER,    /* BottledTornado.canSpawn (CardHelper.hasCardType): a Power  */
 };
 
-typedef struct run_relic_rule {
+typedef struct run_relic_def {
     const char *name;
+    uint8_t tier, engine, pickup;
+    int16_t amount;
     uint8_t fx, spawn, floor_max;
-} run_relic_rule;
+} run_relic_def;
 
-static const run_relic_rule run_relic_rules[] = {
-    {"(none)", FX_NONE, SPAWN_ANY, 0},
-    {"Burning Blood", FX_NONE, SPAWN_ANY, 0},
-    {"Boot", FX_NONE, SPAWN_ANY, 0},
-    {"Blood Vial", FX_NONE, SPAWN_ANY, 0},
-    {"Pen Nib", FX_NONE, SPAWN_ANY, 0},
-    {"Akabeko", FX_NONE, SPAWN_ANY, 0},
-    {"Lantern", FX_NONE, SPAWN_ANY, 0},
-    {"Bag of Preparation", FX_NONE, SPAWN_ANY, 0},
-    {"Ancient Tea Set", FX_TEA_SET, SPAWN_ANY, 48},
-    {"Preserved Insect", FX_NONE, SPAWN_ANY, 52},
-    {"Art of War", FX_NONE, SPAWN_ANY, 0},
-    {"Vajra", FX_NONE, SPAWN_ANY, 0},
-    {"Centennial Puzzle", FX_NONE, SPAWN_ANY, 0},
-    {"Happy Flower", FX_NONE, SPAWN_ANY, 0},
-    {"Oddly Smooth Stone", FX_NONE, SPAWN_ANY, 0},
-    {"Bronze Scales", FX_NONE, SPAWN_ANY, 0},
-    {"Nunchaku", FX_NONE, SPAWN_ANY, 0},
-    {"Orichalcum", FX_NONE, SPAWN_ANY, 0},
-    {"Anchor", FX_NONE, SPAWN_ANY, 0},
-    {"Bag of Marbles", FX_NONE, SPAWN_ANY, 0},
-    {"Red Skull", FX_NONE, SPAWN_ANY, 0},
-    {"Whetstone", FX_NONE, SPAWN_ANY, 0},
-    {"Meal Ticket", FX_MEAL_TICKET, SPAWN_ANY, 48},
-    {"Regal Pillow", FX_REGAL_PILLOW, SPAWN_ANY, 48},
-    {"Smiling Mask", FX_SMILING_MASK, SPAWN_NO_SHOP, 48},
-    {"Potion Belt", FX_NONE, SPAWN_ANY, 48},
-    {"Omamori", FX_CURSE_WARD, SPAWN_ANY, 48},
-    {"Maw Bank", FX_MAW_BANK, SPAWN_NO_SHOP, 48},
-    {"Toy Ornithopter", FX_NONE, SPAWN_ANY, 0},
-    {"Ceramic Fish", FX_CERAMIC_FISH, SPAWN_ANY, 48},
-    {"Strawberry", FX_NONE, SPAWN_ANY, 0},
-    {"War Paint", FX_NONE, SPAWN_ANY, 0},
-    {"Juzu Bracelet", FX_JUZU, SPAWN_ANY, 48},
-    {"Dream Catcher", FX_DREAM_CATCHER, SPAWN_ANY, 48},
-    {"Tiny Chest", FX_TINY_CHEST, SPAWN_ANY, 35},
-    {"Bottled Tornado", FX_BOTTLE_POWER, SPAWN_POWER, 0},
-    {"Sundial", FX_NONE, SPAWN_ANY, 0},
-    {"Kunai", FX_NONE, SPAWN_ANY, 0},
-    {"Blue Candle", FX_NONE, SPAWN_ANY, 0},
-    {"Strike Dummy", FX_NONE, SPAWN_ANY, 0},
-    {"Ink Bottle", FX_NONE, SPAWN_ANY, 0},
-    {"Ornamental Fan", FX_NONE, SPAWN_ANY, 0},
-    {"Bottled Lightning", FX_BOTTLE_SKILL, SPAWN_SKILL, 0},
-    {"Gremlin Horn", FX_NONE, SPAWN_ANY, 0},
-    {"Horn Cleat", FX_NONE, SPAWN_ANY, 0},
-    {"Letter Opener", FX_NONE, SPAWN_ANY, 0},
-    {"Bottled Flame", FX_BOTTLE_ATTACK, SPAWN_ATTACK, 0},
-    {"Shuriken", FX_NONE, SPAWN_ANY, 0},
-    {"Meat on the Bone", FX_NONE, SPAWN_ANY, 48},
-    {"Mummified Hand", FX_NONE, SPAWN_ANY, 0},
-    {"Pantograph", FX_NONE, SPAWN_ANY, 0},
-    {"Mercury Hourglass", FX_NONE, SPAWN_ANY, 0},
-    {"Self-Forming Clay", FX_NONE, SPAWN_ANY, 0},
-    {"Paper Phrog", FX_NONE, SPAWN_ANY, 0},
-    {"Pear", FX_NONE, SPAWN_ANY, 0},
-    {"Eternal Feather", FX_ETERNAL_FEATHER, SPAWN_ANY, 0},
-    {"Singing Bowl", FX_SINGING_BOWL, SPAWN_ANY, 48},
-    {"Matryoshka", FX_MATRYOSHKA, SPAWN_ANY, 40},
-    {"Courier", FX_COURIER, SPAWN_NO_SHOP, 48},
-    {"Frozen Egg", FX_EGG_POWER, SPAWN_ANY, 48},
-    {"Toxic Egg", FX_EGG_SKILL, SPAWN_ANY, 48},
-    {"Question Card", FX_QUESTION_CARD, SPAWN_ANY, 48},
-    {"Molten Egg", FX_EGG_ATTACK, SPAWN_ANY, 48},
-    {"Darkstone Periapt", FX_CURSE_HP, SPAWN_ANY, 48},
-    {"White Beast Statue", FX_WHITE_BEAST, SPAWN_ANY, 0},
-    {"Ginger", FX_NONE, SPAWN_ANY, 0},
-    {"Bird-Faced Urn", FX_NONE, SPAWN_ANY, 0},
-    {"Unceasing Top", FX_NONE, SPAWN_ANY, 0},
-    {"Torii", FX_NONE, SPAWN_ANY, 0},
-    {"Stone Calendar", FX_NONE, SPAWN_ANY, 0},
-    {"Thread and Needle", FX_NONE, SPAWN_ANY, 0},
-    {"Turnip", FX_NONE, SPAWN_ANY, 0},
-    {"Ice Cream", FX_NONE, SPAWN_ANY, 0},
-    {"Calipers", FX_NONE, SPAWN_ANY, 0},
-    {"Lizard Tail", FX_NONE, SPAWN_ANY, 0},
-    {"Girya", FX_GIRYA, SPAWN_CAMPFIRE, 47},
-    {"Dead Branch", FX_NONE, SPAWN_ANY, 0},
-    {"Du-Vu Doll", FX_NONE, SPAWN_ANY, 0},
-    {"Pocketwatch", FX_NONE, SPAWN_ANY, 0},
-    {"Incense Burner", FX_NONE, SPAWN_ANY, 0},
-    {"Gambling Chip", FX_NONE, SPAWN_ANY, 0},
-    {"Captain's Wheel", FX_NONE, SPAWN_ANY, 0},
-    {"Fossilized Helix", FX_NONE, SPAWN_ANY, 0},
-    {"Tungsten Rod", FX_NONE, SPAWN_ANY, 0},
-    {"Magic Flower", FX_NONE, SPAWN_ANY, 0},
-    {"Charon's Ashes", FX_NONE, SPAWN_ANY, 0},
-    {"Champion Belt", FX_NONE, SPAWN_ANY, 0},
-    {"Old Coin", FX_NONE, SPAWN_NO_SHOP, 48},
-    {"Shovel", FX_SHOVEL, SPAWN_CAMPFIRE, 47},
-    {"Wing Boots", FX_WING_BOOTS, SPAWN_ANY, 40},
-    {"Prayer Wheel", FX_PRAYER_WHEEL, SPAWN_ANY, 48},
-    {"Mango", FX_NONE, SPAWN_ANY, 0},
-    {"Peace Pipe", FX_PEACE_PIPE, SPAWN_CAMPFIRE, 47},
+static const run_relic_def run_relics[] = {
+    {"(none)", 0, 0, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Burning Blood", TIER_STARTER, RELIC_BURNING_BLOOD, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    /* common: combat */
+    {"Boot", TIER_COMMON, RELIC_BOOT, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Blood Vial", TIER_COMMON, RELIC_BLOOD_VIAL, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Pen Nib", TIER_COMMON, RELIC_PEN_NIB, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Akabeko", TIER_COMMON, RELIC_AKABEKO, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Lantern", TIER_COMMON, RELIC_LANTERN, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Bag of Preparation", TIER_COMMON, RELIC_BAG_OF_PREPARATION, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Ancient Tea Set", TIER_COMMON, RELIC_ANCIENT_TEA_SET, 0, 0, FX_TEA_SET, SPAWN_ANY, 48},
+    {"Preserved Insect", TIER_COMMON, RELIC_PRESERVED_INSECT, 0, 0, FX_NONE, SPAWN_ANY, 52},
+    {"Art of War", TIER_COMMON, RELIC_ART_OF_WAR, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Vajra", TIER_COMMON, RELIC_VAJRA, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Centennial Puzzle", TIER_COMMON, RELIC_CENTENNIAL_PUZZLE, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Happy Flower", TIER_COMMON, RELIC_HAPPY_FLOWER, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Oddly Smooth Stone", TIER_COMMON, RELIC_ODDLY_SMOOTH_STONE, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Bronze Scales", TIER_COMMON, RELIC_BRONZE_SCALES, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Nunchaku", TIER_COMMON, RELIC_NUNCHAKU, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Orichalcum", TIER_COMMON, RELIC_ORICHALCUM, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Anchor", TIER_COMMON, RELIC_ANCHOR, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Bag of Marbles", TIER_COMMON, RELIC_BAG_OF_MARBLES, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Red Skull", TIER_COMMON, RELIC_RED_SKULL, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    /* common: other */
+    {"Whetstone", TIER_COMMON, 0, PICKUP_UPGRADE_ATK, 2, FX_NONE, SPAWN_ANY, 0},
+    {"Meal Ticket", TIER_COMMON, 0, 0, 0, FX_MEAL_TICKET, SPAWN_ANY, 48},
+    {"Regal Pillow", TIER_COMMON, 0, 0, 0, FX_REGAL_PILLOW, SPAWN_ANY, 48},
+    {"Smiling Mask", TIER_COMMON, 0, 0, 0, FX_SMILING_MASK, SPAWN_NO_SHOP, 48},
+    {"Potion Belt", TIER_COMMON, 0, 0, 0, FX_NONE, SPAWN_ANY, 48},
+    {"Omamori", TIER_COMMON, 0, 0, 0, FX_CURSE_WARD, SPAWN_ANY, 48},
+    {"Maw Bank", TIER_COMMON, 0, 0, 0, FX_MAW_BANK, SPAWN_NO_SHOP, 48},
+    {"Toy Ornithopter", TIER_COMMON, RELIC_TOY_ORNITHOPTER, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Ceramic Fish", TIER_COMMON, 0, 0, 0, FX_CERAMIC_FISH, SPAWN_ANY, 48},
+    {"Strawberry", TIER_COMMON, 0, PICKUP_MAX_HP, 7, FX_NONE, SPAWN_ANY, 0},
+    {"War Paint", TIER_COMMON, 0, PICKUP_UPGRADE_SKL, 2, FX_NONE, SPAWN_ANY, 0},
+    {"Juzu Bracelet", TIER_COMMON, 0, 0, 0, FX_JUZU, SPAWN_ANY, 48},
+    {"Dream Catcher", TIER_COMMON, 0, 0, 0, FX_DREAM_CATCHER, SPAWN_ANY, 48},
+    {"Tiny Chest", TIER_COMMON, 0, 0, 0, FX_TINY_CHEST, SPAWN_ANY, 35},
+    /* uncommon: combat */
+    {"Bottled Tornado", TIER_UNCOMMON, RELIC_BOTTLED_TORNADO, 0, 0, FX_BOTTLE_POWER, SPAWN_POWER,
+     0},
+    {"Sundial", TIER_UNCOMMON, RELIC_SUNDIAL, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Kunai", TIER_UNCOMMON, RELIC_KUNAI, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Blue Candle", TIER_UNCOMMON, RELIC_BLUE_CANDLE, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Strike Dummy", TIER_UNCOMMON, RELIC_STRIKE_DUMMY, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Ink Bottle", TIER_UNCOMMON, RELIC_INK_BOTTLE, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Ornamental Fan", TIER_UNCOMMON, RELIC_ORNAMENTAL_FAN, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Bottled Lightning", TIER_UNCOMMON, RELIC_BOTTLED_LIGHTNING, 0, 0, FX_BOTTLE_SKILL,
+     SPAWN_SKILL, 0},
+    {"Gremlin Horn", TIER_UNCOMMON, RELIC_GREMLIN_HORN, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Horn Cleat", TIER_UNCOMMON, RELIC_HORN_CLEAT, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Letter Opener", TIER_UNCOMMON, RELIC_LETTER_OPENER, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Bottled Flame", TIER_UNCOMMON, RELIC_BOTTLED_FLAME, 0, 0, FX_BOTTLE_ATTACK, SPAWN_ATTACK, 0},
+    {"Shuriken", TIER_UNCOMMON, RELIC_SHURIKEN, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Meat on the Bone", TIER_UNCOMMON, RELIC_MEAT_ON_THE_BONE, 0, 0, FX_NONE, SPAWN_ANY, 48},
+    {"Mummified Hand", TIER_UNCOMMON, RELIC_MUMMIFIED_HAND, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Pantograph", TIER_UNCOMMON, RELIC_PANTOGRAPH, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Mercury Hourglass", TIER_UNCOMMON, RELIC_MERCURY_HOURGLASS, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Self-Forming Clay", TIER_UNCOMMON, RELIC_SELF_FORMING_CLAY, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Paper Phrog", TIER_UNCOMMON, RELIC_PAPER_PHROG, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    /* uncommon: other */
+    {"Pear", TIER_UNCOMMON, 0, PICKUP_MAX_HP, 10, FX_NONE, SPAWN_ANY, 0},
+    {"Eternal Feather", TIER_UNCOMMON, 0, 0, 0, FX_ETERNAL_FEATHER, SPAWN_ANY, 0},
+    {"Singing Bowl", TIER_UNCOMMON, 0, 0, 0, FX_SINGING_BOWL, SPAWN_ANY, 48},
+    {"Matryoshka", TIER_UNCOMMON, 0, 0, 0, FX_MATRYOSHKA, SPAWN_ANY, 40},
+    {"Courier", TIER_UNCOMMON, 0, 0, 0, FX_COURIER, SPAWN_NO_SHOP, 48},
+    {"Frozen Egg", TIER_UNCOMMON, 0, 0, 0, FX_EGG_POWER, SPAWN_ANY, 48},
+    {"Toxic Egg", TIER_UNCOMMON, 0, 0, 0, FX_EGG_SKILL, SPAWN_ANY, 48},
+    {"Question Card", TIER_UNCOMMON, 0, 0, 0, FX_QUESTION_CARD, SPAWN_ANY, 48},
+    {"Molten Egg", TIER_UNCOMMON, 0, 0, 0, FX_EGG_ATTACK, SPAWN_ANY, 48},
+    {"Darkstone Periapt", TIER_UNCOMMON, 0, 0, 0, FX_CURSE_HP, SPAWN_ANY, 48},
+    {"White Beast Statue", TIER_UNCOMMON, 0, 0, 0, FX_WHITE_BEAST, SPAWN_ANY, 0},
+    /* rare: combat */
+    {"Ginger", TIER_RARE, RELIC_GINGER, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Bird-Faced Urn", TIER_RARE, RELIC_BIRD_FACED_URN, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Unceasing Top", TIER_RARE, RELIC_UNCEASING_TOP, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Torii", TIER_RARE, RELIC_TORII, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Stone Calendar", TIER_RARE, RELIC_STONE_CALENDAR, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Thread and Needle", TIER_RARE, RELIC_THREAD_AND_NEEDLE, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Turnip", TIER_RARE, RELIC_TURNIP, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Ice Cream", TIER_RARE, RELIC_ICE_CREAM, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Calipers", TIER_RARE, RELIC_CALIPERS, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Lizard Tail", TIER_RARE, RELIC_LIZARD_TAIL, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Girya", TIER_RARE, RELIC_GIRYA, 0, 0, FX_GIRYA, SPAWN_CAMPFIRE, 47},
+    {"Dead Branch", TIER_RARE, RELIC_DEAD_BRANCH, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Du-Vu Doll", TIER_RARE, RELIC_DU_VU_DOLL, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Pocketwatch", TIER_RARE, RELIC_POCKETWATCH, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Incense Burner", TIER_RARE, RELIC_INCENSE_BURNER, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Gambling Chip", TIER_RARE, RELIC_GAMBLING_CHIP, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Captain's Wheel", TIER_RARE, RELIC_CAPTAINS_WHEEL, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Fossilized Helix", TIER_RARE, RELIC_FOSSILIZED_HELIX, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Tungsten Rod", TIER_RARE, RELIC_TUNGSTEN_ROD, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Magic Flower", TIER_RARE, RELIC_MAGIC_FLOWER, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Charon's Ashes", TIER_RARE, RELIC_CHARONS_ASHES, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    {"Champion Belt", TIER_RARE, RELIC_CHAMPION_BELT, 0, 0, FX_NONE, SPAWN_ANY, 0},
+    /* rare: other */
+    {"Old Coin", TIER_RARE, 0, PICKUP_GOLD, 300, FX_NONE, SPAWN_NO_SHOP, 48},
+    {"Shovel", TIER_RARE, 0, 0, 0, FX_SHOVEL, SPAWN_CAMPFIRE, 47},
+    {"Wing Boots", TIER_RARE, 0, 0, 0, FX_WING_BOOTS, SPAWN_ANY, 40},
+    {"Prayer Wheel", TIER_RARE, 0, 0, 0, FX_PRAYER_WHEEL, SPAWN_ANY, 48},
+    {"Mango", TIER_RARE, 0, PICKUP_MAX_HP, 14, FX_NONE, SPAWN_ANY, 0},
+    {"Peace Pipe", TIER_RARE, 0, 0, 0, FX_PEACE_PIPE, SPAWN_CAMPFIRE, 47},
 };
 
-_Static_assert(sizeof run_relic_rules / sizeof run_relic_rules[0] == RUN_RELICS,
-               "run_relic_rules has a row per run relic");
-
-const char *run_relic_rule_name(int item) {
-    return item >= 0 && item < RUN_RELICS ? run_relic_rules[item].name : NULL;
-}
+enum { RUN_RELICS = (int)(sizeof run_relics / sizeof run_relics[0]) };
+enum { POOL_C_FIRST = 2, POOL_C_N = 33, POOL_U_N = 30, POOL_R_N = 28 };
+_Static_assert(RUN_RELICS == 2 + POOL_C_N + POOL_U_N + POOL_R_N,
+               "§11: the Ironclad relic pools hold 33 / 30 / 28 relics");
+_Static_assert(RUN_RELICS < 256, "run relic ids fit a byte");
+_Static_assert((int)POOL_C_N <= (int)RUN_POOL_MAX && (int)POOL_U_N <= (int)RUN_POOL_MAX &&
+                   (int)POOL_R_N <= (int)RUN_POOL_MAX,
+               "run_pools holds every pool");
 
 /* ------------------------------------------------------------------------
  * Run-level potions (§11 "Potions"): the Ironclad list in getPotions order
@@ -911,7 +802,7 @@ static int distinct_cards(const sf_fight_spec *p, int upgradable, sf_card_spec *
 /* The index of the first of `relics` with effect `fx`, or -1. */
 static int held_in(const uint8_t *relics, int n, int fx) {
     for (int i = 0; i < n; i++)
-        if (run_relic_rules[relics[i]].fx == fx)
+        if (run_relics[relics[i]].fx == fx)
             return i;
     return -1;
 }
@@ -957,7 +848,7 @@ static void deck_changed(run *r) {
         r->tag[j + 1] = t;
     }
     for (int s = 0; s < r->relics_n; s++) {
-        int fx = run_relic_rules[r->relics[s]].fx;
+        int fx = run_relics[r->relics[s]].fx;
         if (!is_bottle(fx))
             continue;
         int v = 0;
@@ -1062,7 +953,7 @@ int run_relic_can_spawn(int item, const sf_fight_spec *player, const uint8_t *re
                         int floor) {
     if (item <= 0 || item >= RUN_RELICS)
         return 0;
-    const run_relic_rule *k = &run_relic_rules[item];
+    const run_relic_def *k = &run_relics[item];
     if (k->floor_max && floor > k->floor_max)
         return 0;
     switch (k->spawn) {
@@ -1340,7 +1231,7 @@ static int relic_add(run *r, int item) {
         r->p.relic_counters[r->p.relics_n] = 0;
         r->p.relics[r->p.relics_n++] = d->engine;
     }
-    switch (run_relic_rules[item].fx) {
+    switch (run_relics[item].fx) {
     case FX_MATRYOSHKA: /* Matryoshka(): counter 2 */
     case FX_CURSE_WARD: /* Omamori(): counter 2 */ ctr_set(r, s, 2); break;
     case FX_MAW_BANK: ctr_set(r, s, 1); break; /* 1 until used up */
@@ -1364,7 +1255,7 @@ static int obtain_relic(run *r, int item, sf_err *err) {
     case PICKUP_UPGRADE_SKL: upgrade_random(r, CT_SKILL, d->amount); break;
     default: break;
     }
-    int fx = run_relic_rules[item].fx;
+    int fx = run_relics[item].fx;
     return is_bottle(fx) ? bottle(r, s, fx, err) : SF_OK;
 }
 
@@ -1487,7 +1378,7 @@ static int rest_site(run *r, int floor, sf_err *err) {
     if (nu > 0)
         c.rest[n++] = SF_REST_SMITH;
     for (int s = 0; s < r->relics_n && n < SF_REST_OPTIONS; s++)
-        switch (run_relic_rules[r->relics[s]].fx) {
+        switch (run_relics[r->relics[s]].fx) {
         case FX_GIRYA: /* LiftOption(counter < 3) */
             if (r->ctr[s] < 3)
                 c.rest[n++] = SF_REST_LIFT, girya = s;
@@ -1922,7 +1813,7 @@ int run_script(const sf_start_opts *opts, uint64_t run_seed, uint64_t game_seed,
         pool_remove(&r, d.relics[i]);
         if (s >= 0 && d.relic_counters[i])
             ctr_set(&r, s, d.relic_counters[i]);
-        int fx = run_relic_rules[d.relics[i]].fx;
+        int fx = run_relics[d.relics[i]].fx;
         if (s >= 0 && is_bottle(fx) && r.ctr[s] > 0 && r.ctr[s] <= r.p.deck_n)
             r.tag[r.ctr[s] - 1] = (uint8_t)fx;
     }

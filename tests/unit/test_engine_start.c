@@ -830,14 +830,6 @@ END_TEST
 
 SF_TCASE(relics, 300);
 
-/* run_relic_rules[] is row for row run_relics[]. */
-START_TEST(relic_rules_sit_beside_their_relics) {
-    for (int i = 0; i < sf_run_relic_count(); i++)
-        ck_assert_str_eq(run_relic_rule_name(i), sf_run_relic_name(i));
-    ck_assert_ptr_null(run_relic_rule_name(sf_run_relic_count()));
-}
-END_TEST
-
 /* A picker that records every choice and answers by a plan. */
 typedef struct rec {
     int rest;    /* SF_REST_* wanted at a rest site (option 0 when absent) */
