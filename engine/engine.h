@@ -44,19 +44,20 @@
 #include "common/common.h"
 
 /* Bumped whenever a rule change can change a replay. Recorded in every label. */
-#define SF_ENGINE_VERSION 4
+#define SF_ENGINE_VERSION 5
 
 /* ---------------------------------------------------------------------------
  * Capacities
  * ------------------------------------------------------------------------- */
-#define SF_MAX_MONSTERS 6  /* living monsters at once (Lots of Slimes: 5)  */
-#define SF_MAX_HAND     10 /* Settings.MAX_HAND_SIZE                        */
-#define SF_MAX_PILE     64 /* cards in one pile (beyond: the fight ends, engine_limit) */
-#define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
-#define SF_MAX_RELICS   12
-#define SF_POTION_SLOTS 3
-#define SF_MAX_ACTIONS  80 /* legal actions at one decision (10 cards x 6 targets + potions) */
-#define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
+#define SF_MAX_MONSTERS     6  /* living monsters at once (Lots of Slimes: 5)  */
+#define SF_MAX_HAND         10 /* Settings.MAX_HAND_SIZE                        */
+#define SF_MAX_PILE         64 /* cards in one pile (beyond: the fight ends, engine_limit) */
+#define SF_MAX_DECK         48 /* master-deck cards a fight starts with         */
+#define SF_MAX_RELICS       12
+#define SF_POTION_SLOTS     3  /* potion slots a fight has by default (the game's 3) */
+#define SF_MAX_POTION_SLOTS 5  /* slots a fight can have (Potion Belt: 3 + 2)      */
+#define SF_MAX_ACTIONS      80 /* legal actions at one decision (10 cards x 6 targets + potions) */
+#define SF_GAUNTLET_MAX     12 /* fights in one generated gauntlet              */
 
 /* The turn cap. The game has no turn limit, so a search that is sure of a
  * win at its current HP has no reason to end a fight it can no longer lose
@@ -73,7 +74,7 @@
 #define SF_MAX_TURN_ACTIONS  250  /* actions in one turn before it is cut    */
 
 /* The size of a state in bytes. Opaque: callers copy it, never look inside. */
-#define SF_STATE_BYTES 1728
+#define SF_STATE_BYTES 1776
 
 /* A whole combat. Copy with `=` or memcpy; never read the bytes. */
 typedef struct sf_state {
@@ -173,7 +174,11 @@ typedef struct sf_fight_spec {
     int deck_n;
     uint8_t relics[SF_MAX_RELICS];
     int relics_n;
-    uint8_t potions[SF_POTION_SLOTS]; /* potion ids; 0 = empty slot            */
+    uint8_t potions[SF_MAX_POTION_SLOTS]; /* potion ids; 0 = empty slot        */
+    /* Potion slots of the fight: 1..SF_MAX_POTION_SLOTS (5 with Potion
+     * Belt), or 0 for SF_POTION_SLOTS; slots from potion_slots on must be
+     * empty. */
+    int potion_slots;
     int hp, max_hp;
     int gold;
     int encounter; /* sf_encounter_lookup()                                   */
@@ -198,8 +203,10 @@ int sf_deck_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 
 /* Parse a relic list such as "Burning Blood,Vajra" into spec->relics and
  * relics_n, and a potion list such as "Fire Potion, Block Potion" into
- * spec->potions (the slots after the last potion empty). Spaces after a comma
- * are skipped. Errors name the item; spec is unchanged on error. */
+ * spec->potions (the slots after the last potion empty); a list longer than
+ * the spec's potion_slots (0: SF_POTION_SLOTS) is an error ("more than N").
+ * Spaces after a comma are skipped. Errors name the item; spec is unchanged
+ * on error. */
 int sf_relics_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 int sf_potions_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 
@@ -451,6 +458,8 @@ int sf_engine_is_terminal(const sf_state *s);
 typedef struct sf_outcome {
     int over;         /* 1 once the fight has ended                          */
     int won;          /* 1 when the player survived (escapes count as won)   */
+    int escaped;      /* 1: the player left the fight (Smoke Bomb); won is 1:
+                         HP kept, no reward (docs/engine.md "Smoke Bomb") */
     int hp, max_hp;   /* player HP after end-of-combat relics                */
     int turns;        /* player turns started                                */
     int potions_left; /* filled potion slots                                 */
@@ -649,7 +658,9 @@ enum {
     SF_FEAT_ID_RELIC = 320,     /* + relic id       (320..351)                */
     SF_FEAT_ID_POTION = 352,    /* + potion id      (352..383)                */
     SF_FEAT_ID_ENCOUNTER = 384, /* + encounter id   (384..415), CTX tokens    */
-    SF_FEAT_ID_END = 416        /* first unused id (< SF_FEAT_VOCAB0)         */
+    SF_FEAT_ID_POTION2 = 416,   /* + potion id - 32 (416..447): potion ids from
+                                   32 on, past the first range               */
+    SF_FEAT_ID_END = 448        /* first unused id (< SF_FEAT_VOCAB0)         */
 };
 
 /* Owner codes (STATUS and INTENT slot 1, PLAYER and MONSTER slot 3):

@@ -724,7 +724,7 @@ typedef struct pm_gap {
     long seen;
 } pm_gap;
 
-enum { GAP_HAVOC, GAP_RED_SKULL_HEAL, GAP_MODE_SHIFT_COPY, GAP_FAIRY, GAP_N };
+enum { GAP_HAVOC, GAP_RED_SKULL_HEAL, GAP_MODE_SHIFT_COPY, GAP_FAIRY, GAP_TRIPLE, GAP_N };
 
 static pm_gap pm_gaps[GAP_N] = {
     [GAP_HAVOC] = {"Havoc: the top card it plays (certain when known and one monster lives)",
@@ -735,6 +735,8 @@ static pm_gap pm_gaps[GAP_N] = {
                              PM_DAMAGE, 0},
     [GAP_FAIRY] = {"Fairy in a Bottle: SELF_HP is the HP lost before it refills them (HP <= 12)",
                    PM_SELF_HP, 0},
+    [GAP_TRIPLE] = {"Double Tap and Duplication at once: the third play",
+                    PM_DAMAGE | PM_BLOCK | PM_SELF_HP, 0},
 };
 
 /* The checks that known gaps spoil for playing hand card i of `c`. */
@@ -742,12 +744,14 @@ static int pm_gaps_of(const sf_combat *c, int i) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
     int attack = d->type == CT_ATTACK, dt = attack && c->pw[PW_DOUBLE_TAP] > 0;
+    int triple = dt && c->pw[PW_DUPLICATION] > 0;
+    dt |= c->pw[PW_DUPLICATION] > 0; /* a copy of any card */
     int sharp = 0, shift = 0, fairy = 0;
     for (int m = 0; m < c->n_mon; m++) {
         sharp |= combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0;
         shift |= combat_alive(c, m) && c->mon[m].pw[PW_MODE_SHIFT] > 0;
     }
-    for (int s = 0; s < SF_POTION_SLOTS; s++)
+    for (int s = 0; s < SF_MAX_POTION_SLOTS; s++)
         fairy |= c->potions[s] == POTION_FAIRY && c->hp <= 12;
     int costs_hp = k->id == CARD_HEMOKINESIS || k->id == CARD_BLOODLETTING ||
                    k->id == CARD_OFFERING || (attack && sharp);
@@ -757,6 +761,7 @@ static int pm_gaps_of(const sf_combat *c, int i) {
             dt && (d->flags & CD_HEALING) && combat_has_relic(c, RELIC_RED_SKULL),
         [GAP_MODE_SHIFT_COPY] = dt && shift,
         [GAP_FAIRY] = fairy && costs_hp,
+        [GAP_TRIPLE] = triple,
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {
@@ -849,7 +854,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 ct->mon[m].pw[PW_VULN] = ct->mon[m].pw[PW_CURL_UP] = 0;
                 ct->mon[m].block = 0;
             }
-            ct->pw[PW_DOUBLE_TAP] = 0;
+            ct->pw[PW_DOUBLE_TAP] = ct->pw[PW_DUPLICATION] = 0;
             sf_engine_feat(&h, acts, n, &pm_feat_h);
             sf_engine_feat(&t, acts, n, &pm_feat_t);
             for (int q = 0; q < n; q++) {
