@@ -548,7 +548,9 @@ int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {
         int n = combat_choice_options(c, c->pending.kind, opts, cards);
         for (int i = 0; i < n; i++) {
             if (opts[i] == a.index && cards[i].id == CARD_NONE) {
-                out->priority = 0; /* a multi-select's "done" */
+                /* a multi-select's "done": cards whose inverted priority
+                 * beats it (the weak ones) are picked first */
+                out->priority = 50;
                 return SF_OK;
             }
             if (opts[i] == a.index) {

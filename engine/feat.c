@@ -897,10 +897,14 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
      * collapses them), in order of first appearance. */
     int hand_tok[SF_MAX_HAND];
     int hand_n = min_i(c->hand_n, SF_MAX_HAND);
+    /* On a multi-select screen (Elixir, Gambler's Brew) the cards picked so
+     * far are tokens of their own, slot 3 = 14 ("picked"). */
+    unsigned picked = c->phase == PH_CHOICE ? c->pending.picked : 0;
     for (int i = 0; i < hand_n; i++) {
+        unsigned pi = picked >> i & 1u;
         int first = i;
         for (int j = 0; j < i && first == i; j++)
-            if (!card_cmp(&c->hand[j], &c->hand[i]))
+            if (!card_cmp(&c->hand[j], &c->hand[i]) && (picked >> j & 1u) == pi)
                 first = j;
         if (first != i) {
             hand_tok[i] = hand_tok[first];
@@ -908,8 +912,8 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
         }
         int count = 0;
         for (int j = i; j < hand_n; j++)
-            count += !card_cmp(&c->hand[j], &c->hand[i]);
-        hand_tok[i] = card_token(&b, c, SF_TOK_CARD_HAND, &c->hand[i], count, 0);
+            count += !card_cmp(&c->hand[j], &c->hand[i]) && (picked >> j & 1u) == pi;
+        hand_tok[i] = card_token(&b, c, SF_TOK_CARD_HAND, &c->hand[i], count, pi ? 14 : 0);
     }
 
     /* The open choice's pile when it is not the hand (Headbutt, Exhume,

@@ -1062,6 +1062,63 @@ START_TEST(choice_queries_name_the_option_card_in_its_pile) {
 }
 END_TEST
 
+START_TEST(potion_screens_name_offers_picks_and_done) {
+    /* Skill Potion: the three offers are hand-card tokens marked 15, one
+     * per query, in option order. */
+    sf_state s = jaw_worm(40);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_STRIKE, CARD_STRIKE, CARD_DEFEND};
+    set_hand(c, hand, 3);
+    c->potions[0] = POTION_SKILL;
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 0, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(f->cat[0][1], CH_DISCOVERY);
+    for (int q = 0; q < n; q++) {
+        int what = f->query[q][0];
+        ck_assert_int_eq(f->type[what], SF_TOK_CARD_HAND);
+        ck_assert_int_eq(f->cat[what][3], 15);
+        ck_assert_int_eq(f->cat[what][0], SF_FEAT_ID_CARD + c->pending.offer[q].id);
+    }
+    /* Elixir: after picking the first Strike, it is a token of its own
+     * (marked 14) apart from the second; "done" names the CTX token */
+    s = jaw_worm(40);
+    c = combat_of(&s);
+    set_hand(c, hand, 3);
+    c->potions[1] = POTION_ELIXIR;
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 1, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_CHOOSE, 0, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    ck_assert_int_eq(n, 3); /* the second Strike, Defend, done */
+    ck_assert_int_eq(acts[0].index, 1);
+    ck_assert_int_eq(acts[2].index, CHOICE_DONE);
+    int strike2 = f->query[0][0];
+    ck_assert_int_eq(f->cat[strike2][3], 0);
+    ck_assert_int_eq(f->query[2][0], 0); /* CTX */
+    int marked = 0;
+    for (int t = 0; t < f->n_tokens; t++)
+        marked += f->type[t] == SF_TOK_CARD_HAND && f->cat[t][3] == 14 &&
+                  f->cat[t][0] == SF_FEAT_ID_CARD + CARD_STRIKE;
+    ck_assert_int_eq(marked, 1);
+    /* potions from id 32 use the second range */
+    s = jaw_worm(40);
+    c = combat_of(&s);
+    c->potions[2] = POTION_CULTIST;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    int found = 0;
+    for (int t = 0; t < f->n_tokens; t++)
+        found |=
+            f->type[t] == SF_TOK_POTION && f->cat[t][0] == SF_FEAT_ID_POTION2 + POTION_CULTIST - 32;
+    ck_assert(found);
+}
+END_TEST
+
 START_TEST(bad_query_lists_are_refused) {
     sf_state s = jaw_worm(40);
     sf_combat *c = combat_of(&s);

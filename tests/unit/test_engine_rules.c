@@ -782,6 +782,29 @@ START_TEST(distilled_chaos_sends_an_unplayable_card_to_discard) {
 }
 END_TEST
 
+START_TEST(distilled_chaos_havoc_card_plays_after_the_other_two) {
+    /* The card queue: Havoc's top card joins behind the two cards Distilled
+     * Chaos already took, so Strike hits before Bash's Vulnerable. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 50, MV_CHOMP);
+    fx_draw(c, CARD_BASH, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_STRIKE, 0);
+    fx_draw(c, CARD_HAVOC, 0); /* top */
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->mon[0].hp, 50 - 6 - 8); /* Strike 6, not 9 */
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    ck_assert_int_eq(c->block, 5);
+    ck_assert_int_eq(c->exhaust_n, 1); /* Bash, which Havoc played */
+    ck_assert_int_eq(c->exhaust[0].id, CARD_BASH);
+    ck_assert_int_eq(c->discard_n, 3); /* Havoc, Strike, Defend */
+    ck_assert_int_eq(c->cards_played, 4);
+}
+END_TEST
+
 START_TEST(smoke_bomb_escapes_a_fight_but_not_a_boss) {
     sf_state s;
     sf_combat *c = setup(&s);
