@@ -202,8 +202,8 @@ static void resolve_card(sf_combat *c) {
 /* The card queue's next autoplay (GameActionManager.getNextAction): the
  * first queued card plays at its target, X = all energy, none spent. When
  * canUse fails (unplayable, Entangled, Clash) it moves without effect
- * (UseCardAction): Havoc's card to the exhaust pile, Distilled Chaos's to
- * the discard pile. */
+ * (UseCardAction): Havoc's card, or one that exhausts itself, to the
+ * exhaust pile; otherwise Distilled Chaos's to the discard pile. */
 void play_next_queued(sf_combat *c) {
     sf_pending *p = &c->pending;
     while (p->queue_n > 0 && c->phase == PH_PLAYER) {
@@ -226,10 +226,11 @@ void play_next_queued(sf_combat *c) {
         if (!nd->play || next.cost == COST_UNPLAYABLE ||
             (nd->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0) ||
             (next.id == CARD_CLASH && !clash_ok(c))) {
-            /* canUse fails: the card moves without effect */
+            /* canUse fails: the card moves without effect, exhausted when
+             * Havoc played it or it exhausts itself (UseCardAction) */
             p->active = 0;
             memset(&p->card, 0, sizeof p->card);
-            if (exhaust)
+            if (exhaust || card_exhausts(c, &next))
                 combat_exhaust_card(c, next);
             else
                 combat_add_to_discard(c, &next);

@@ -779,6 +779,22 @@ START_TEST(distilled_chaos_sends_an_unplayable_card_to_discard) {
     ck_assert_int_eq(c->exhaust_n, 0);
     ck_assert_int_eq(c->block, 5); /* Armaments */
     ck_assert_int_eq(c->draw_n, 0);
+    /* Entangled: an Attack cannot be used; Fiend Fire exhausts itself all
+     * the same, Strike goes to the discard pile */
+    sf_state s2;
+    sf_combat *c2 = setup(&s2);
+    fx_mon(c2, MON_JAW_WORM, 50, MV_CHOMP);
+    fx_draw(c2, CARD_STRIKE, 0);
+    fx_draw(c2, CARD_FIEND_FIRE, 0);
+    c2->pw[PW_ENTANGLED] = 1;
+    c2->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s2, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c2->mon[0].hp, 50);
+    ck_assert_int_eq(c2->exhaust_n, 1);
+    ck_assert_int_eq(c2->exhaust[0].id, CARD_FIEND_FIRE);
+    ck_assert_int_eq(c2->discard_n, 1);
+    ck_assert_int_eq(c2->discard[0].id, CARD_STRIKE);
+    ck_assert_int_eq(c2->cards_played, 0);
 }
 END_TEST
 
