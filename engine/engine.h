@@ -56,8 +56,10 @@
 #define SF_MAX_RELICS       12
 #define SF_POTION_SLOTS     3  /* potion slots a fight has by default (the game's 3) */
 #define SF_MAX_POTION_SLOTS 5  /* slots a fight can have (Potion Belt: 3 + 2)      */
-#define SF_MAX_ACTIONS      80 /* legal actions at one decision (10 cards x 6 targets + potions) */
+#define SF_MAX_ACTIONS      80 /* legal actions at one decision (below)          */
 #define SF_GAUNTLET_MAX     12 /* fights in one generated gauntlet              */
+/* SF_MAX_ACTIONS: 10 distinct cards x 5 targets + 5 potion slots x 5
+ * targets + end turn = 76; Act 1 never has more than 5 monsters alive. */
 
 /* The turn cap. The game has no turn limit, so a search that is sure of a
  * win at its current HP has no reason to end a fight it can no longer lose
