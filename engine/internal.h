@@ -756,7 +756,10 @@ typedef struct sf_deferred {
 
 /* The card being played. While its effect runs (and while a choice screen it
  * opened is waiting) the card sits here, "in limbo", as in the game. */
-#define SF_CARD_QUEUE 3 /* cards waiting to autoplay (Distilled Chaos's 2 and Havoc's) */
+/* Cards waiting to autoplay: Distilled Chaos's 2 and a Havoc's, or 2
+ * Havocs' when Duplication copies one. More ends the fight as an
+ * engine-limit loss (play.c). */
+#define SF_CARD_QUEUE 4
 #define SF_OFFER_N    3 /* cards a Discovery screen offers                          */
 typedef struct sf_pending {
     sf_card card; /* the played card                                         */

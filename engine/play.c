@@ -113,7 +113,16 @@ static void begin_play(sf_combat *c) {
          * empty), which plays after Havoc resolves and exhausts. */
         int tgt = combat_random_monster(c);
         sf_card top;
-        if (combat_pop_draw(c, &top) && p->queue_n < SF_CARD_QUEUE) {
+        if (p->queue_n >= SF_CARD_QUEUE) {
+            /* more autoplays waiting than the queue holds (Havocs copied
+             * by Duplication behind Distilled Chaos's cards): the fight
+             * ends as an engine-limit loss, as a full pile does */
+            c->engine_limit = 1;
+            combat_stop(c);
+            memset(p, 0, sizeof *p);
+            return;
+        }
+        if (combat_pop_draw(c, &top)) {
             p->queue[p->queue_n] = top;
             p->queue_target[p->queue_n] = (uint8_t)(tgt < 0 ? SF_NO_TARGET : tgt);
             p->queue_exhaust |= (uint8_t)(1u << p->queue_n);

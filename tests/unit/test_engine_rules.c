@@ -821,6 +821,28 @@ START_TEST(distilled_chaos_havoc_card_plays_after_the_other_two) {
 }
 END_TEST
 
+START_TEST(an_overfull_autoplay_queue_ends_the_fight_at_the_engine_limit) {
+    /* Duplication twice behind Distilled Chaos's Havoc, Havoc: the second
+     * Havoc's copy would queue a fifth card. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_HAVOC, 0);
+    fx_draw(c, CARD_HAVOC, 0); /* top */
+    c->pw[PW_DUPLICATION] = 2;
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert(sf_engine_is_terminal(&s));
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.engine_limit, 1);
+    ck_assert_int_eq(o.won, 0);
+}
+END_TEST
+
 START_TEST(smoke_bomb_escapes_a_fight_but_not_a_boss) {
     sf_state s;
     sf_combat *c = setup(&s);
