@@ -779,27 +779,3 @@ void card_predict(const sf_combat *c, const sf_card *k, int view, card_pred *p) 
         p->hits = 0;
     p->exhausted = exhausted_others(c, k, view, p->others);
 }
-
-/* Infernal Blade: AbstractDungeon.returnTrulyRandomCardInCombat(ATTACK):
- * every Attack of srcCommonCardPool, then srcUncommonCardPool, then
- * srcRareCardPool, minus HEALING-tagged ones (Feed, Reaper), and one
- * cardRandomRng.random(size-1). The pools are built (initializeCardPools)
- * from CardLibrary's HashMap<String, AbstractCard> in iteration order, and
- * each src pool is filled with addToBottom, which reverses it. The order
- * below is that iteration order for the 370 card ids of v2.3.2 (all cards
- * unlocked), reproduced with java.util.HashMap; docs/engine.md says how. */
-static const uint8_t infernal_blade_pool[] = {
-    /* common */
-    CARD_SWORD_BOOMERANG, CARD_PERFECTED_STRIKE, CARD_HEAVY_BLADE, CARD_WILD_STRIKE, CARD_HEADBUTT,
-    CARD_CLOTHESLINE, CARD_TWIN_STRIKE, CARD_POMMEL_STRIKE, CARD_THUNDERCLAP, CARD_CLASH,
-    CARD_BODY_SLAM, CARD_IRON_WAVE, CARD_CLEAVE, CARD_ANGER,
-    /* uncommon */
-    CARD_UPPERCUT, CARD_DROPKICK, CARD_CARNAGE, CARD_SEARING_BLOW, CARD_WHIRLWIND, CARD_SEVER_SOUL,
-    CARD_RAMPAGE, CARD_PUMMEL, CARD_BLOOD_FOR_BLOOD, CARD_HEMOKINESIS, CARD_RECKLESS_CHARGE,
-    /* rare */
-    CARD_BLUDGEON, CARD_FIEND_FIRE, CARD_IMMOLATE};
-
-int combat_random_attack(sf_combat *c) {
-    const int n = (int)(sizeof infernal_blade_pool / sizeof infernal_blade_pool[0]);
-    return infernal_blade_pool[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
-}

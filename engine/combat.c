@@ -97,6 +97,17 @@ int combat_random_monster(sf_combat *c) {
     return alive[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
 }
 
+/* AbstractRoom.endBattle: the fight is won (or escaped), whatever was
+ * queued is dropped, relics' onVictory run. */
+static void end_battle(sf_combat *c) {
+    c->flags |= FL_WON;
+    c->phase = PH_OVER;
+    c->pending.active = 0;
+    memset(c->defer, 0, sizeof c->defer);
+    c->defer_n = 0;
+    relics_on_victory(c);
+}
+
 void combat_check_end(sf_combat *c) {
     if (c->phase == PH_OVER)
         return;
@@ -119,12 +130,14 @@ void combat_check_end(sf_combat *c) {
             escaped_all = 0;
     if (escaped_all && c->n_mon > 0)
         c->flags |= FL_ESCAPED_ALL;
-    c->flags |= FL_WON;
-    c->phase = PH_OVER;
-    c->pending.active = 0;
-    memset(c->defer, 0, sizeof c->defer);
-    c->defer_n = 0;
-    relics_on_victory(c);
+    end_battle(c);
+}
+
+void combat_player_escape(sf_combat *c) {
+    if (c->phase == PH_OVER)
+        return;
+    c->escaped = 1;
+    end_battle(c);
 }
 
 static void monster_die(sf_combat *c, int m) {
@@ -265,7 +278,7 @@ int combat_damage_player(sf_combat *c, int dmg, int type, int attacker) {
     if (c->hp <= 0) {
         c->hp = 0;
         /* Fairy in a Bottle: heal to 30% of max HP (at least 1) instead of dying. */
-        for (int s = 0; s < SF_POTION_SLOTS; s++) {
+        for (int s = 0; s < c->potion_slots; s++) {
             if (c->potions[s] == POTION_FAIRY) {
                 c->potions[s] = POTION_NONE;
                 c->potions_used++;
@@ -689,12 +702,36 @@ void combat_drain(sf_combat *c) {
  * Choice screens
  * ---------------------------------------------------------------------- */
 
-static int choice_zone(int kind) {
+int combat_choice_zone(int kind) {
     switch (kind) {
-    case CH_HEADBUTT: return ZONE_DISCARD;
+    case CH_HEADBUTT:
+    case CH_LIQUID_MEMORIES: return ZONE_DISCARD;
     case CH_EXHUME: return ZONE_EXHAUST;
+    case CH_DISCOVERY: return ZONE_OFFER;
     default: return ZONE_HAND;
     }
+}
+
+int combat_choice_cardless(int kind) {
+    return kind == CH_DISCOVERY || kind == CH_LIQUID_MEMORIES || kind == CH_ELIXIR ||
+           kind == CH_GAMBLE;
+}
+
+/* A multi-select screen (the game's handCardSelectScreen with anyNumber):
+ * the player picks cards one at a time, then "done". To give every subset
+ * exactly one order, a pick is offered only at or after the position after
+ * the last pick, and only the first of identical cards there. */
+static int multi_select(int kind) {
+    return kind == CH_ELIXIR || kind == CH_GAMBLE;
+}
+
+/* The first hand position a multi-select may still pick. */
+static int multi_cursor(const sf_combat *c) {
+    int cur = 0;
+    for (int i = 0; i < SF_MAX_HAND; i++)
+        if (c->pending.picked & (1u << i))
+            cur = i + 1;
+    return cur;
 }
 
 int combat_can_upgrade(const sf_card *k) {
@@ -720,16 +757,21 @@ static int choice_accepts(int kind, const sf_card *k) {
  * (whose piles are equal as multisets) share option numbering. Writes option
  * ids (hand position, or sorted rank) and returns the count. */
 int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *cards) {
-    int zone = choice_zone(kind), n = 0;
-    if (kind == CH_GAMBLING_CHIP) {
-        /* Gambling Chip's multi-select as picks one at a time: a card at or
-         * after the last pick's hand position (pending.target), first
-         * instance of each distinct card, then "done" (CHOICE_DONE), so each
-         * multiset of discarded cards has exactly one path. */
-        int lo = c->pending.target;
-        for (int i = lo; i < c->hand_n; i++) {
+    int zone = combat_choice_zone(kind), n = 0;
+    if (zone == ZONE_OFFER) {
+        for (int i = 0; i < SF_OFFER_N; i++) {
+            if (c->pending.offer[i].id == CARD_NONE)
+                continue;
+            if (cards)
+                cards[n] = c->pending.offer[i];
+            opts[n++] = (uint8_t)i;
+        }
+        return n;
+    }
+    if (multi_select(kind)) {
+        for (int i = multi_cursor(c); i < c->hand_n; i++) {
             int dup = 0;
-            for (int j = lo; j < i && !dup; j++)
+            for (int j = multi_cursor(c); j < i && !dup; j++)
                 dup = !card_cmp(&c->hand[j], &c->hand[i]);
             if (!dup) {
                 if (cards)
@@ -738,7 +780,7 @@ int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *
             }
         }
         if (cards)
-            memset(&cards[n], 0, sizeof(sf_card));
+            memset(&cards[n], 0, sizeof cards[n]);
         opts[n++] = CHOICE_DONE;
         return n;
     }
@@ -834,7 +876,9 @@ static int regroup_hand(sf_combat *c, int kind, int chosen, const sf_card *mid) 
 }
 
 static int count_eligible(const sf_combat *c, int kind) {
-    int zone = choice_zone(kind), n = 0;
+    int zone = combat_choice_zone(kind), n = 0;
+    if (zone == ZONE_OFFER)
+        return SF_OFFER_N;
     const sf_card *pile = zone == ZONE_HAND      ? c->hand
                           : zone == ZONE_DISCARD ? c->discard
                                                  : c->exhaust;
@@ -919,8 +963,53 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         }
         break;
     }
+    case CH_DISCOVERY: {
+        /* DiscoveryAction: a copy of the pick costs 0 this turn
+         * (setCostForTurn: not for X-cost cards); a full hand sends it to
+         * the discard pile. */
+        memset(c->pending.offer, 0, sizeof c->pending.offer);
+        sf_card k = chosen;
+        if (k.cost >= 0)
+            k.flags |= CF_FREE_TURN;
+        combat_add_new(c, ZONE_HAND, k);
+        break;
+    }
+    case CH_LIQUID_MEMORIES: {
+        /* BetterDiscardPileToHandAction(1, 0): with a full hand the card
+         * stays in the discard pile. */
+        int i = find_card(c->discard, c->discard_n, &chosen);
+        if (i >= 0 && c->hand_n < SF_MAX_HAND) {
+            sf_card k;
+            remove_at(c->discard, &c->discard_n, i, &k);
+            if (k.cost >= 0)
+                k.flags |= CF_FREE_TURN;
+            combat_add_to_hand(c, &k);
+        }
+        break;
+    }
     default: break;
     }
+}
+
+/* A multi-select screen's "done" (CHOICE_DONE): the picked cards leave the
+ * hand in hand order (the order they were picked), then the screen's effect:
+ * Elixir exhausts them (ExhaustAction), Gambler's Brew discards them and
+ * draws as many (GamblingChipAction: the draw goes on top of the queue). */
+static void finish_multi(sf_combat *c, int kind) {
+    sf_card out[SF_MAX_HAND];
+    int n = 0;
+    for (int i = c->hand_n - 1; i >= 0; i--)
+        if (c->pending.picked & (1u << i))
+            combat_remove_hand(c, i, &out[n++]);
+    c->pending.picked = 0;
+    for (int j = n - 1; j >= 0; j--) {
+        if (kind == CH_ELIXIR)
+            combat_exhaust_card(c, out[j]);
+        else
+            combat_add_to_discard(c, &out[j]);
+    }
+    if (kind == CH_GAMBLE && n > 0)
+        combat_draw(c, n);
 }
 
 int combat_open_choice(sf_combat *c, int kind, int amount) {
@@ -931,6 +1020,8 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
         return 0; /* the battle is ending (Headbutt killed the last one) */
     if (kind == CH_EXHUME && c->hand_n >= SF_MAX_HAND)
         return 0; /* ExhumeAction: a full hand ends it at once */
+    if (kind == CH_LIQUID_MEMORIES && c->hand_n >= SF_MAX_HAND)
+        return 0; /* nothing can move to a full hand, whatever is picked */
     if (kind == CH_WARCRY && c->hand_n == 1) {
         /* PutOnDeckAction with no more cards than it needs moves them with
          * hand.getRandomCard(cardRandomRng): one call even for one card. */
@@ -939,6 +1030,16 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
         combat_remove_hand(c, 0, &k);
         combat_add_to_draw_top(c, &k);
         return 0;
+    }
+    if (multi_select(kind)) {
+        /* ExhaustAction / GamblingChipAction with an empty hand do nothing;
+         * otherwise the screen opens even for one card (zero may be picked). */
+        c->pending.picked = 0;
+        if (c->hand_n == 0)
+            return 0;
+        c->pending.kind = (uint8_t)kind;
+        c->phase = PH_CHOICE;
+        return 1;
     }
     int eligible = count_eligible(c, kind);
     int n = combat_choice_options(c, kind, opts, cards);
@@ -958,51 +1059,32 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
     return 1;
 }
 
-/* Gambling Chip: a pick moves the card to the discard pile
- * (moveToDiscardPile); "done", or no card left to pick, draws as many as
- * were discarded (DrawCardAction to the top) and ends the screen. */
-static void gambling_chip_choose(sf_combat *c, int option) {
-    if (option != CHOICE_DONE) {
-        sf_card k;
-        combat_remove_hand(c, option, &k);
-        combat_add_to_discard(c, &k);
-        c->pending.amount++;
-        c->pending.target = (uint8_t)option;
-        if (option < c->hand_n)
-            return; /* the screen stays open */
-    }
-    int n = c->pending.amount;
-    memset(&c->pending, 0, sizeof c->pending);
-    c->phase = PH_PLAYER;
-    combat_draw(c, n);
-    combat_drain(c);
-    combat_check_end(c);
-}
-
 /* Apply the player's choice. `option` is an option id from
  * combat_choice_options(). Returns SF_OK or SF_EINVAL. */
 int combat_choose(sf_combat *c, int option) {
     uint8_t opts[SF_MAX_PILE];
     sf_card cards[SF_MAX_PILE];
     int kind = c->pending.kind;
-    if (kind == CH_GAMBLING_CHIP) {
-        int n = combat_choice_options(c, kind, opts, NULL);
-        for (int i = 0; i < n; i++) {
-            if (opts[i] == option) {
-                gambling_chip_choose(c, option);
-                return SF_OK;
-            }
-        }
-        return SF_EINVAL;
-    }
     int n = combat_choice_options(c, kind, opts, cards);
     for (int i = 0; i < n; i++) {
-        if (opts[i] == option) {
+        if (opts[i] != option)
+            continue;
+        if (multi_select(kind)) {
+            if (option != CHOICE_DONE) {
+                c->pending.picked |= (uint16_t)(1u << option);
+                /* nothing left to pick: the screen is done */
+                if (combat_choice_options(c, kind, opts, NULL) > 1)
+                    return SF_OK;
+            }
             c->phase = PH_PLAYER;
             c->pending.kind = CH_NONE;
-            resolve_choice(c, kind, cards[i], 1);
+            finish_multi(c, kind);
             return SF_OK;
         }
+        c->phase = PH_PLAYER;
+        c->pending.kind = CH_NONE;
+        resolve_choice(c, kind, cards[i], 1);
+        return SF_OK;
     }
     return SF_EINVAL;
 }
@@ -1025,4 +1107,34 @@ void combat_compact(sf_combat *c) {
     for (int m = w; m < c->n_mon; m++)
         memset(&c->mon[m], 0, sizeof c->mon[m]);
     c->n_mon = (uint8_t)w;
+}
+
+/* ------------------------------------------------------------------------
+ * Random cards in combat
+ * ---------------------------------------------------------------------- */
+
+/* returnTrulyRandomCardInCombat(type) walks srcCommonCardPool, then
+ * srcUncommonCardPool, then srcRareCardPool. The src pools are built
+ * (initializeCardPools) from CardLibrary's HashMap<String, AbstractCard> in
+ * iteration order with addToBottom, which reverses it: each is the reverse
+ * of the reward pool's index order (run_card_pool, §11), which was
+ * reproduced with java.util.HashMap (docs/engine.md). For Attacks this gives
+ * Infernal Blade's 28-card list: Sword Boomerang ... Anger, Uppercut ...
+ * Reckless Charge, Bludgeon, Fiend Fire, Immolate. */
+int combat_random_card(sf_combat *c, int type) {
+    static const int rarities[3] = {RAR_COMMON, RAR_UNCOMMON, RAR_RARE};
+    uint8_t list[96];
+    int n = 0;
+    for (int r = 0; r < 3; r++) {
+        int pn = 0;
+        const uint8_t *pool = run_card_pool(rarities[r], &pn);
+        for (int i = pn - 1; i >= 0 && n < (int)sizeof list; i--) {
+            const card_def *d = &sf_cards[pool[i]];
+            if ((type < 0 || d->type == type) && !(d->flags & CD_HEALING))
+                list[n++] = pool[i];
+        }
+    }
+    if (n == 0)
+        return CARD_NONE;
+    return list[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
 }

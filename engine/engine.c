@@ -210,8 +210,11 @@ int sf_relics_parse(const char *text, sf_fight_spec *spec, sf_err *err) {
 }
 
 int sf_potions_parse(const char *text, sf_fight_spec *spec, sf_err *err) {
-    uint8_t ids[SF_POTION_SLOTS] = {0};
-    int n = parse_names(text, sf_potion_lookup, ids, SF_POTION_SLOTS, "potion", err);
+    uint8_t ids[SF_MAX_POTION_SLOTS] = {0};
+    int slots = spec->potion_slots > 0 && spec->potion_slots <= SF_MAX_POTION_SLOTS
+                    ? spec->potion_slots
+                    : SF_POTION_SLOTS;
+    int n = parse_names(text, sf_potion_lookup, ids, slots, "potion", err);
     if (n < 0)
         return n;
     memcpy(spec->potions, ids, sizeof ids);
@@ -254,10 +257,18 @@ static int validate_spec(const sf_fight_spec *spec, sf_err *err) {
                               "relic_counters[%d]: %s holds deck card %d, the deck has %d", i,
                               sf_relics[spec->relics[i]].name, v - 1, spec->deck_n);
     }
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    if (spec->potion_slots < 0 || spec->potion_slots > SF_MAX_POTION_SLOTS)
+        return sf_err_set(err, SF_EINVAL, "potion_slots %d out of range 1..%d (0: the default, %d)",
+                          spec->potion_slots, SF_MAX_POTION_SLOTS, SF_POTION_SLOTS);
+    int slots = spec->potion_slots ? spec->potion_slots : SF_POTION_SLOTS;
+    for (int i = 0; i < SF_MAX_POTION_SLOTS; i++) {
         if (spec->potions[i] >= POTION_COUNT)
             return sf_err_set(err, SF_EINVAL, "potions[%d]: invalid potion id %d", i,
                               spec->potions[i]);
+        if (i >= slots && spec->potions[i] != POTION_NONE)
+            return sf_err_set(err, SF_EINVAL, "potions[%d]: a potion past the fight's %d slots", i,
+                              slots);
+    }
     if (spec->max_hp < 1 || spec->max_hp > 999)
         return sf_err_set(err, SF_EINVAL, "max_hp %d out of range 1..999", spec->max_hp);
     if (spec->hp < 1 || spec->hp > spec->max_hp)
@@ -339,6 +350,7 @@ int sf_engine_init(sf_state *s, const sf_fight_spec *spec, sf_err *err) {
         c->relics[c->relic_n++] = spec->relics[i];
     }
     memcpy(c->potions, spec->potions, sizeof c->potions);
+    c->potion_slots = (uint8_t)(spec->potion_slots ? spec->potion_slots : SF_POTION_SLOTS);
 
     /* Per-floor streams: new Random(seed + floorNum), all five the same. */
     uint64_t floor_seed = spec->seed + (uint64_t)spec->floor;
@@ -410,9 +422,9 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
             out[n++] = (sf_action){SF_ACT_PLAY, (uint8_t)i, SF_NO_TARGET, 0};
         }
     }
-    for (int slot = 0; slot < SF_POTION_SLOTS; slot++) {
+    for (int slot = 0; slot < c->potion_slots; slot++) {
         int p = c->potions[slot];
-        if (p == POTION_NONE || !sf_potions[p].drinkable)
+        if (!potion_can_use(c, p))
             continue;
         int dup = 0;
         for (int j = 0; j < slot && !dup; j++)
@@ -453,7 +465,7 @@ int sf_engine_apply(sf_state *s, sf_action a, uint32_t *streams) {
             break;
         case SF_ACT_PLAY: rc = play_from_hand(c, a.index, a.target); break;
         case SF_ACT_POTION:
-            if (a.index < SF_POTION_SLOTS &&
+            if (a.index < c->potion_slots &&
                 (potion_needs_target(c->potions[a.index]) || a.target == SF_NO_TARGET))
                 rc = potion_use(c, a.index, a.target);
             break;
@@ -487,11 +499,12 @@ void sf_engine_outcome(const sf_state *s, sf_outcome *out) {
     const sf_combat *c = ccombat_of(s);
     out->over = c->phase == PH_OVER;
     out->won = (c->flags & FL_WON) != 0;
+    out->escaped = c->escaped;
     out->hp = c->hp;
     out->max_hp = c->max_hp;
     out->turns = c->turn;
     int left = 0;
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    for (int i = 0; i < SF_MAX_POTION_SLOTS; i++)
         left += c->potions[i] != POTION_NONE;
     out->potions_left = left;
     out->potions_used = c->potions_used;
@@ -527,7 +540,7 @@ void sf_engine_observe(const sf_state *s, sf_observation *o) {
     o->exhaust_n = c->exhaust_n;
     o->choice_open = c->phase == PH_CHOICE;
     o->encounter = c->encounter;
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    for (int i = 0; i < SF_MAX_POTION_SLOTS; i++)
         o->potions_left += c->potions[i] != POTION_NONE;
     o->block_at_enemy_turn = c->block_enemy_turn;
 }
@@ -555,7 +568,7 @@ int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {
         return SF_OK;
     }
     case SF_ACT_POTION: {
-        if (a.index >= SF_POTION_SLOTS || c->potions[a.index] == POTION_NONE)
+        if (a.index >= c->potion_slots || c->potions[a.index] == POTION_NONE)
             return SF_EINVAL;
         out->potion_id = c->potions[a.index];
         out->gains_block = out->potion_id == POTION_BLOCK;
@@ -569,13 +582,20 @@ int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {
         sf_card cards[SF_MAX_PILE];
         int n = combat_choice_options(c, c->pending.kind, opts, cards);
         for (int i = 0; i < n; i++) {
+            if (opts[i] == a.index && cards[i].id == CARD_NONE) {
+                /* a multi-select's "done": cards whose inverted priority
+                 * beats it (the weak ones) are picked first */
+                out->priority = 50;
+                return SF_OK;
+            }
             if (opts[i] == a.index) {
                 out->card_id = cards[i].id;
                 out->card_type = sf_cards[cards[i].id].type;
                 out->priority = sf_cards[cards[i].id].priority;
                 /* exhausting or burying a weak card is the better choice */
                 if (c->pending.kind == CH_TRUE_GRIT || c->pending.kind == CH_BURNING_PACT ||
-                    c->pending.kind == CH_WARCRY)
+                    c->pending.kind == CH_WARCRY || c->pending.kind == CH_ELIXIR ||
+                    c->pending.kind == CH_GAMBLE)
                     out->priority = 100 - out->priority;
                 return SF_OK;
             }
@@ -595,7 +615,10 @@ static const char *const choice_verbs[CH_COUNT] = {
     [CH_BURNING_PACT] = "exhaust",
     [CH_DUAL_WIELD] = "copy",
     [CH_EXHUME] = "return to hand",
-    [CH_GAMBLING_CHIP] = "discard",
+    [CH_DISCOVERY] = "to hand, free this turn",
+    [CH_LIQUID_MEMORIES] = "to hand, free this turn",
+    [CH_ELIXIR] = "exhaust",
+    [CH_GAMBLE] = "discard",
 };
 
 int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap) {
@@ -612,13 +635,15 @@ int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap)
         return snprintf(buf, cap, "%s%s%s", sf_cards[c->hand[a.index].id].name,
                         c->hand[a.index].upg ? "+" : "", target);
     case SF_ACT_POTION:
-        if (a.index >= SF_POTION_SLOTS)
+        if (a.index >= c->potion_slots)
             break;
         return snprintf(buf, cap, "Drink %s%s", sf_potions[c->potions[a.index]].name, target);
     case SF_ACT_CHOOSE: {
         sf_action_info info;
         if (sf_engine_action_info(s, a, &info) < 0)
             break;
+        if (info.card_id < 0)
+            return snprintf(buf, cap, "Done (%s)", choice_verbs[c->pending.kind]);
         return snprintf(buf, cap, "Choose %s (%s)", sf_cards[info.card_id].name,
                         choice_verbs[c->pending.kind]);
     }
@@ -816,6 +841,7 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
     /* the finished fight's relics are next's (the spec's order) */
     for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++)
         next->relic_counters[i] = sf_relics[c->relics[i]].counter_max ? c->relic_counter[i] : 0;
+    next->potion_slots = c->potion_slots;
     next->max_turns = c->max_turns;
     if (g && index >= 0 && index < g->n)
         next->encounter = g->encounters[index];

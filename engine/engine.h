@@ -49,14 +49,17 @@
 /* ---------------------------------------------------------------------------
  * Capacities
  * ------------------------------------------------------------------------- */
-#define SF_MAX_MONSTERS 6  /* living monsters at once (Lots of Slimes: 5)  */
-#define SF_MAX_HAND     10 /* Settings.MAX_HAND_SIZE                        */
-#define SF_MAX_PILE     64 /* cards in one pile (beyond: the fight ends, engine_limit) */
-#define SF_MAX_DECK     48 /* master-deck cards a fight starts with         */
-#define SF_MAX_RELICS   12
-#define SF_POTION_SLOTS 3
-#define SF_MAX_ACTIONS  80 /* legal actions at one decision (10 cards x 6 targets + potions) */
-#define SF_GAUNTLET_MAX 12 /* fights in one generated gauntlet              */
+#define SF_MAX_MONSTERS     6  /* living monsters at once (Lots of Slimes: 5)  */
+#define SF_MAX_HAND         10 /* Settings.MAX_HAND_SIZE                        */
+#define SF_MAX_PILE         64 /* cards in one pile (beyond: the fight ends, engine_limit) */
+#define SF_MAX_DECK         48 /* master-deck cards a fight starts with         */
+#define SF_MAX_RELICS       12
+#define SF_POTION_SLOTS     3  /* potion slots a fight has by default (the game's 3) */
+#define SF_MAX_POTION_SLOTS 5  /* slots a fight can have (Potion Belt: 3 + 2)      */
+#define SF_MAX_ACTIONS      80 /* legal actions at one decision (below)          */
+#define SF_GAUNTLET_MAX     12 /* fights in one generated gauntlet              */
+/* SF_MAX_ACTIONS: 10 distinct cards x 5 targets + 5 potion slots x 5
+ * targets + end turn = 76; Act 1 never has more than 5 monsters alive. */
 
 /* The turn cap. The game has no turn limit, so a search that is sure of a
  * win at its current HP has no reason to end a fight it can no longer lose
@@ -176,7 +179,11 @@ typedef struct sf_fight_spec {
     int deck_n;
     uint8_t relics[SF_MAX_RELICS];
     int relics_n;
-    uint8_t potions[SF_POTION_SLOTS]; /* potion ids; 0 = empty slot            */
+    uint8_t potions[SF_MAX_POTION_SLOTS]; /* potion ids; 0 = empty slot        */
+    /* Potion slots of the fight: 1..SF_MAX_POTION_SLOTS (5 with Potion
+     * Belt), or 0 for SF_POTION_SLOTS; slots from potion_slots on must be
+     * empty. */
+    int potion_slots;
     int hp, max_hp;
     int gold;
     int encounter; /* sf_encounter_lookup()                                   */
@@ -203,8 +210,10 @@ int sf_deck_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 
 /* Parse a relic list such as "Burning Blood,Vajra" into spec->relics and
  * relics_n, and a potion list such as "Fire Potion, Block Potion" into
- * spec->potions (the slots after the last potion empty). Spaces after a comma
- * are skipped. Errors name the item; spec is unchanged on error. */
+ * spec->potions (the slots after the last potion empty); a list longer than
+ * the spec's potion_slots (0: SF_POTION_SLOTS) is an error ("more than N").
+ * Spaces after a comma are skipped. Errors name the item; spec is unchanged
+ * on error. */
 int sf_relics_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 int sf_potions_parse(const char *text, sf_fight_spec *spec, sf_err *err);
 
@@ -264,9 +273,9 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
  * spec.seed and spec.floor. Everything in a start is what the player can
  * see, so searches from it stay honest.
  *
- * Relics and potions the engine does not model (most of the Ironclad pools)
- * are kept and recorded in sf_start_desc and in the text form, and have no
- * effect in a fight; the spec holds only the modelled ones. Items are
+ * Relics the engine does not model (most of the Ironclad pools) and the
+ * Colorless Potion are kept and recorded in sf_start_desc and in the text
+ * form, and have no effect in a fight; the spec holds only the modelled ones. Items are
  * numbered in their own id spaces (sf_run_relic_*, sf_run_potion_*), which
  * name every relic and potion a start can hold.
  *
@@ -490,6 +499,8 @@ int sf_engine_is_terminal(const sf_state *s);
 typedef struct sf_outcome {
     int over;         /* 1 once the fight has ended                          */
     int won;          /* 1 when the player survived (escapes count as won)   */
+    int escaped;      /* 1: the player left the fight (Smoke Bomb); won is 1:
+                         HP kept, no reward (docs/engine.md "Smoke Bomb") */
     int hp, max_hp;   /* player HP after end-of-combat relics                */
     int turns;        /* player turns started                                */
     int potions_left; /* filled potion slots                                 */

@@ -35,12 +35,13 @@ _Static_assert(SF_FEAT_ID_MONSTER + MON_COUNT <= SF_FEAT_ID_MOVE, "monster ids o
 _Static_assert(SF_FEAT_ID_MOVE + MV_COUNT <= SF_FEAT_ID_POWER, "move ids overflow range");
 _Static_assert(SF_FEAT_ID_POWER + PW_N <= SF_FEAT_ID_RELIC, "power ids overflow range");
 _Static_assert(SF_FEAT_ID_RELIC + RELIC_COUNT <= SF_FEAT_ID_POTION, "relic ids overflow range");
-_Static_assert(SF_FEAT_ID_POTION + POTION_COUNT <= SF_FEAT_ID_ENCOUNTER, "potion ids overflow");
+_Static_assert(SF_FEAT_ID_POTION + POTION_COUNT <= SF_FEAT_ID_ENCOUNTER,
+               "potion ids overflow range");
 _Static_assert(SF_FEAT_ID_ENCOUNTER + ENC_COUNT <= SF_FEAT_ID_END, "encounter ids overflow");
 _Static_assert(SF_FEAT_ID_END <= SF_FEAT_VOCAB0, "slot-0 ids exceed SF_FEAT_VOCAB0");
 _Static_assert(CH_COUNT <= SF_FEAT_VOCAB1 && SF_MAX_ASCENSION < SF_FEAT_VOCAB2 &&
                    INT_COUNT <= SF_FEAT_VOCAB2 && 1 + SF_MAX_MONSTERS <= SF_FEAT_VOCAB1 &&
-                   1 + SF_MAX_MONSTERS <= SF_FEAT_VOCAB3 && SF_POTION_SLOTS <= SF_FEAT_VOCAB3,
+                   1 + SF_MAX_MONSTERS <= SF_FEAT_VOCAB3 && SF_MAX_POTION_SLOTS <= SF_FEAT_VOCAB3,
                "categorical values exceed their vocabularies");
 _Static_assert(SF_FEAT_MAX_QUERIES >= SF_MAX_ACTIONS, "one query per legal action");
 
@@ -355,7 +356,7 @@ static void ctx_token(builder *b, const sf_combat *c) {
 static int player_token(builder *b, const sf_combat *c) {
     int t = tok(b, SF_TOK_PLAYER, SF_FEAT_ID_PLAYER, 0, 0, SF_FEAT_OWNER_PLAYER);
     int empty = 0;
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    for (int i = 0; i < c->potion_slots && i < SF_MAX_POTION_SLOTS; i++)
         empty += c->potions[i] == POTION_NONE;
     int eot_block = min_i(999, c->block + end_turn_block(c));
     int burns = end_turn_burns(c);
@@ -546,7 +547,7 @@ static void relic_tokens(builder *b, const sf_combat *c) {
 }
 
 static void potion_tokens(builder *b, const sf_combat *c, int *tok_of_slot) {
-    for (int s = 0; s < SF_POTION_SLOTS; s++) {
+    for (int s = 0; s < SF_MAX_POTION_SLOTS; s++) {
         int p = c->potions[s];
         tok_of_slot[s] = -1;
         if (p == POTION_NONE || p >= POTION_COUNT)
@@ -777,7 +778,9 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
 
     strike s;
     memset(&s, 0, sizeof s);
-    s.plays = (attack && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    /* Double Tap copies an Attack, Duplication any card (both at once: a
+     * third play, which this math leaves out) */
+    s.plays = ((attack && c->pw[PW_DOUBLE_TAP] > 0) || c->pw[PW_DUPLICATION] > 0) ? 2 : 1;
     int living = alive_mask(c);
     int random = 0;
     if (p.aim == AIM_ENEMY && target >= 0 && target < c->n_mon)
@@ -945,10 +948,14 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
      * collapses them), in order of first appearance. */
     int hand_tok[SF_MAX_HAND];
     int hand_n = min_i(c->hand_n, SF_MAX_HAND);
+    /* On a multi-select screen (Elixir, Gambler's Brew) the cards picked so
+     * far are tokens of their own, slot 3 = 14 ("picked"). */
+    unsigned picked = c->phase == PH_CHOICE ? c->pending.picked : 0;
     for (int i = 0; i < hand_n; i++) {
+        unsigned pi = picked >> i & 1u;
         int first = i;
         for (int j = 0; j < i && first == i; j++)
-            if (!card_cmp(&c->hand[j], &c->hand[i]))
+            if (!card_cmp(&c->hand[j], &c->hand[i]) && (picked >> j & 1u) == pi)
                 first = j;
         if (first != i) {
             hand_tok[i] = hand_tok[first];
@@ -956,23 +963,28 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
         }
         int count = 0;
         for (int j = i; j < hand_n; j++)
-            count += !card_cmp(&c->hand[j], &c->hand[i]);
-        hand_tok[i] = card_token(&b, c, SF_TOK_CARD_HAND, &c->hand[i], count, 0);
+            count += !card_cmp(&c->hand[j], &c->hand[i]) && (picked >> j & 1u) == pi;
+        hand_tok[i] = card_token(&b, c, SF_TOK_CARD_HAND, &c->hand[i], count, pi ? 14 : 0);
     }
 
-    /* The open choice's pile when it is not the hand (Headbutt, Exhume). */
+    /* The open choice's pile when it is not the hand (Headbutt, Exhume,
+     * Liquid Memories), or a Discovery's offered cards: hand-card tokens
+     * with slot 3 = 15 ("offered"), as the pick goes to the hand. */
     int choice = c->phase == PH_CHOICE ? c->pending.kind : CH_NONE;
-    int choice_zone = choice == CH_HEADBUTT ? ZONE_DISCARD
-                      : choice == CH_EXHUME ? ZONE_EXHAUST
-                                            : ZONE_HAND;
+    int choice_zone = combat_choice_zone(choice);
     sf_card keys[SF_MAX_PILE];
     int keys_tok[SF_MAX_PILE], n_keys = 0;
-    if (choice_zone == ZONE_DISCARD)
+    if (choice_zone == ZONE_OFFER) {
+        for (int i = 0; i < SF_OFFER_N; i++) {
+            keys[n_keys] = c->pending.offer[i];
+            keys_tok[n_keys++] = card_token(&b, c, SF_TOK_CARD_HAND, &c->pending.offer[i], 1, 15);
+        }
+    } else if (choice_zone == ZONE_DISCARD)
         n_keys = pile_tokens(&b, c, SF_TOK_CARD_DISCARD, c->discard, c->discard_n, keys, keys_tok);
     else if (choice_zone == ZONE_EXHAUST)
         n_keys = pile_tokens(&b, c, SF_TOK_CARD_EXHAUST, c->exhaust, c->exhaust_n, keys, keys_tok);
 
-    int potion_tok[SF_POTION_SLOTS];
+    int potion_tok[SF_MAX_POTION_SLOTS];
     potion_tokens(&b, c, potion_tok);
 
     /* 2. Everything else. */
@@ -1024,7 +1036,8 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
             }
             break;
         case SF_ACT_POTION:
-            if (c->phase == PH_PLAYER && a.index < SF_POTION_SLOTS && potion_tok[a.index] >= 0) {
+            if (c->phase == PH_PLAYER && a.index < SF_MAX_POTION_SLOTS &&
+                potion_tok[a.index] >= 0) {
                 what = potion_tok[a.index];
                 ok = 1;
                 math_potion(c, a.index, tgt_mon, qc);
@@ -1034,7 +1047,9 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
             for (int i = 0; i < n_opts && !ok; i++) {
                 if (opts[i] != a.index)
                     continue;
-                if (choice_zone == ZONE_HAND)
+                if (opt_cards[i].id == CARD_NONE)
+                    what = ctx; /* a multi-select's "done" */
+                else if (choice_zone == ZONE_HAND)
                     what = opts[i] < hand_n ? hand_tok[opts[i]] : -1;
                 else
                     what = find_key(keys, keys_tok, n_keys, &opt_cards[i]);

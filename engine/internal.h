@@ -327,6 +327,7 @@ enum power {
     PW_FLAME_BARRIER,
     PW_REGEN,
     PW_PEN_NIB,
+    PW_DUPLICATION,
     PW_N
 };
 
@@ -641,6 +642,19 @@ enum potion_id {
     POTION_FRUIT_JUICE,
     POTION_FAIRY,
     POTION_BLOOD,
+    POTION_ATTACK,
+    POTION_SKILL,
+    POTION_POWER,
+    POTION_BLESSING_OF_THE_FORGE,
+    POTION_DISTILLED_CHAOS,
+    POTION_DUPLICATION,
+    POTION_ELIXIR,
+    POTION_ENTROPIC_BREW,
+    POTION_GAMBLERS_BREW,
+    POTION_LIQUID_MEMORIES,
+    POTION_SNECKO_OIL,
+    POTION_SMOKE_BOMB,
+    POTION_CULTIST,
     POTION_COUNT
 };
 
@@ -655,11 +669,17 @@ typedef struct relic_def {
     int16_t counter_max;
 } relic_def;
 
+/* A potion's row. `use` runs what the potion does (potions/<Name>.use)
+ * after the slot is emptied; NULL for a potion that is never drunk (Fairy
+ * in a Bottle). `choice` is the CH_* screen the effect opens, if any
+ * (CH_NONE: none). */
 typedef struct potion_def {
     const char *name;
     uint8_t target;    /* TGT_ENEMY or TGT_NONE                                 */
     uint8_t drinkable; /* 0 for Fairy in a Bottle (it triggers on death)         */
-    int16_t potency;
+    int16_t potency;   /* getPotency() without Sacred Bark                      */
+    uint8_t no_boss;   /* 1: canUse is false while a boss is in the fight (Smoke Bomb) */
+    void (*use)(struct sf_combat *c, int potency, int target);
 } potion_def;
 
 extern const relic_def sf_relics[RELIC_COUNT];
@@ -722,23 +742,36 @@ enum phase {
 /* Choice screens. Each resumes its card's effect when resolved. */
 enum choice_kind {
     CH_NONE = 0,
-    CH_ARMAMENTS,     /* upgrade a card in hand                                 */
-    CH_HEADBUTT,      /* discard -> top of draw                                 */
-    CH_TRUE_GRIT,     /* exhaust a card in hand                                 */
-    CH_WARCRY,        /* hand -> top of draw                                    */
-    CH_BURNING_PACT,  /* exhaust a card in hand, then draw `amount`             */
-    CH_DUAL_WIELD,    /* copy an Attack or Power in hand `amount` times         */
-    CH_EXHUME,        /* exhaust pile -> hand                                   */
-    CH_GAMBLING_CHIP, /* discard cards from hand one by one, then draw as many  */
+    CH_ARMAMENTS,    /* upgrade a card in hand                                 */
+    CH_HEADBUTT,     /* discard -> top of draw                                 */
+    CH_TRUE_GRIT,    /* exhaust a card in hand                                 */
+    CH_WARCRY,       /* hand -> top of draw                                    */
+    CH_BURNING_PACT, /* exhaust a card in hand, then draw `amount`             */
+    CH_DUAL_WIELD,   /* copy an Attack or Power in hand `amount` times         */
+    CH_EXHUME,       /* exhaust pile -> hand                                   */
+    /* Screens a potion opens (no card in limbo: pending.active is 0). */
+    CH_DISCOVERY,       /* one of pending.offer[] -> hand, costs 0 this turn (Attack,
+                           Skill, Power Potion)                                 */
+    CH_LIQUID_MEMORIES, /* discard -> hand, costs 0 this turn                    */
+    CH_ELIXIR,          /* multi-select: exhaust the picked hand cards          */
+    CH_GAMBLE,          /* multi-select: discard the picked hand cards, draw as many
+                           (Gambler's Brew, Gambling Chip: GamblingChipAction) */
     CH_COUNT
 };
 
-/* The option id of "done" on a screen that picks several cards one at a
- * time (Gambling Chip); above every hand position. */
+/* The option that ends a multi-select screen (CH_ELIXIR, CH_GAMBLE): past
+ * every hand position. */
 #define CHOICE_DONE SF_MAX_HAND
 
+/* 1 for the screens that wait with no card in limbo: those a potion opens,
+ * and Gambling Chip's (CH_GAMBLE, opened by a relic). */
+int combat_choice_cardless(int kind);
+/* Where the options of screen `kind` live: ZONE_HAND, ZONE_DISCARD,
+ * ZONE_EXHAUST or ZONE_OFFER (pending.offer). */
+int combat_choice_zone(int kind);
+
 /* Where a choice's options live. */
-enum { ZONE_HAND = 0, ZONE_DRAW = 1, ZONE_DISCARD = 2, ZONE_EXHAUST = 3 };
+enum { ZONE_HAND = 0, ZONE_DRAW = 1, ZONE_DISCARD = 2, ZONE_EXHAUST = 3, ZONE_OFFER = 4 };
 
 enum combat_flags {
     FL_BELIEF = 1 << 0, /* draws from the unknown draw region are chance        */
@@ -778,21 +811,32 @@ typedef struct sf_deferred {
 
 /* The card being played. While its effect runs (and while a choice screen it
  * opened is waiting) the card sits here, "in limbo", as in the game. */
+/* Cards waiting to autoplay: Distilled Chaos's 2 and a Havoc's, or 2
+ * Havocs' when Duplication copies one. More ends the fight as an
+ * engine-limit loss (play.c). */
+#define SF_CARD_QUEUE 4
+#define SF_OFFER_N    3 /* cards a Discovery screen offers                          */
 typedef struct sf_pending {
-    sf_card card;           /* the played card                                         */
-    sf_card next;           /* a card queued to play next (Havoc's top card)           */
-    uint8_t kind;           /* CH_* of an open choice screen                           */
-    uint8_t amount;         /* the choice's parameter (draws after, copies to make)    */
-    uint8_t target;         /* the play's target                                       */
-    uint8_t repeats;        /* further plays of the same card queued (Double Tap)      */
-    uint8_t x;              /* X for X-cost cards (Whirlwind)                          */
-    uint8_t copy;           /* 1 while a Double Tap copy plays (purged afterwards)     */
-    uint8_t forced_exhaust; /* played by Havoc: exhausts                         */
-    uint8_t next_target;
-    uint8_t has_next;
-    uint8_t active;    /* 1 while a card is in limbo                              */
-    uint8_t from_hand; /* played from the hand (Perfected Strike counts itself)  */
-    uint8_t sharp;     /* monster slots (bits) whose Sharp Hide answers this play */
+    sf_card card; /* the played card                                         */
+    /* Cards queued to autoplay after this one, first to play first: Havoc's
+     * top card, Distilled Chaos's cards (the game's card queue). Bit i of
+     * queue_exhaust: entry i exhausts when played (Havoc's). */
+    sf_card queue[SF_CARD_QUEUE];
+    uint8_t queue_target[SF_CARD_QUEUE];
+    uint8_t queue_n;
+    uint8_t queue_exhaust;
+    sf_card offer[SF_OFFER_N]; /* CH_DISCOVERY: the offered cards, distinct       */
+    uint16_t picked;           /* CH_ELIXIR / CH_GAMBLE: picked hand positions (bits) */
+    uint8_t kind;              /* CH_* of an open choice screen                           */
+    uint8_t amount;            /* the choice's parameter (draws after, copies to make)    */
+    uint8_t target;            /* the play's target                                       */
+    uint8_t repeats;           /* further plays of the same card queued (Double Tap)      */
+    uint8_t x;                 /* X for X-cost cards (Whirlwind)                          */
+    uint8_t copy;              /* 1 while a Double Tap copy plays (purged afterwards)     */
+    uint8_t forced_exhaust;    /* played by Havoc: exhausts                         */
+    uint8_t active;            /* 1 while a card is in limbo                              */
+    uint8_t from_hand;         /* played from the hand (Perfected Strike counts itself)  */
+    uint8_t sharp;             /* monster slots (bits) whose Sharp Hide answers this play */
 } sf_pending;
 
 typedef struct sf_combat {
@@ -822,7 +866,8 @@ typedef struct sf_combat {
     sf_pending pending;
     uint8_t relics[SF_MAX_RELICS];
     uint8_t relic_n;
-    uint8_t potions[SF_POTION_SLOTS];
+    uint8_t potions[SF_MAX_POTION_SLOTS];
+    uint8_t potion_slots;                 /* slots this fight has (3; 5 with Potion Belt)      */
     int16_t relic_counter[SF_MAX_RELICS]; /* relics[i]'s counter (relic_def)    */
     int16_t gold;
     uint8_t potions_used;
@@ -845,6 +890,7 @@ typedef struct sf_combat {
     int16_t block_enemy_turn; /* block when the monsters last began a turn   */
     uint8_t engine_limit;     /* 1: the fight ended on a full pile           */
     uint8_t turn_limit;       /* 1: the fight ended at its length cap        */
+    uint8_t escaped;          /* 1: the player escaped (Smoke Bomb)          */
     uint16_t turn_actions;    /* actions applied since this turn began       */
 } sf_combat;
 
@@ -945,8 +991,19 @@ void combat_check_end(sf_combat *c);
  * already over is left as it is. */
 void combat_stop(sf_combat *c);
 
-/* Random attack card for Infernal Blade (cardRandomRng, pool order). */
-int combat_random_attack(sf_combat *c);
+/* AbstractDungeon.returnTrulyRandomCardInCombat(type): a card of type
+ * CT_* (any type when type < 0: the no-argument overload) from the
+ * Ironclad common, uncommon and rare source pools (each the reverse of
+ * run_card_pool's order), HEALING-tagged cards left out, by one
+ * cardRandomRng.random(size - 1). Returns the card id. Infernal Blade's
+ * random Attack, the Attack / Skill / Power Potions' offers, Dead Branch. */
+int combat_random_card(sf_combat *c, int type);
+static inline int combat_random_attack(sf_combat *c) {
+    return combat_random_card(c, CT_ATTACK);
+}
+/* The player escapes (Smoke Bomb): the fight ends as endBattle ends it,
+ * relics' onVictory included; counted as won (sf_outcome.escaped). */
+void combat_player_escape(sf_combat *c);
 
 /* Monster AI (monsters.c) */
 /* Construct monster `id` in slot m: HP roll from monsterHpRng unless hp > 0
@@ -1079,5 +1136,14 @@ void relics_on_victory(sf_combat *c);
 void relics_on_hp_change(sf_combat *c);             /* Red Skull                       */
 int potion_use(sf_combat *c, int slot, int target); /* SF_OK or SF_EINVAL      */
 int potion_needs_target(int potion);
+/* 1 if potion `potion` can be drunk now (drinkable, and canUse: Smoke Bomb
+ * not with a boss in the fight). */
+int potion_can_use(const sf_combat *c, int potion);
+/* After a potion's choice screen resolved (play_choose): its queued effects
+ * run and the fight may end. */
+void potion_after_choice(sf_combat *c);
+/* Distilled Chaos and Havoc: start the next queued autoplay in
+ * pending.queue, if any (play.c). */
+void play_next_queued(sf_combat *c);
 
 #endif

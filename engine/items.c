@@ -73,31 +73,6 @@ const relic_def sf_relics[RELIC_COUNT] = {
     [RELIC_CHAMPION_BELT] = {"Champion Belt"},
 };
 
-/* name, target, drinkable, potency */
-const potion_def sf_potions[POTION_COUNT] = {
-    [POTION_NONE] = {"(empty)", TGT_NONE, 0, 0},
-    [POTION_BLOCK] = {"Block Potion", TGT_NONE, 1, 12},
-    [POTION_STRENGTH] = {"Strength Potion", TGT_NONE, 1, 2},
-    [POTION_DEXTERITY] = {"Dexterity Potion", TGT_NONE, 1, 2},
-    [POTION_ENERGY] = {"Energy Potion", TGT_NONE, 1, 2},
-    [POTION_SWIFT] = {"Swift Potion", TGT_NONE, 1, 3},
-    [POTION_FIRE] = {"Fire Potion", TGT_ENEMY, 1, 20},
-    [POTION_EXPLOSIVE] = {"Explosive Potion", TGT_NONE, 1, 10},
-    [POTION_FEAR] = {"Fear Potion", TGT_ENEMY, 1, 3},
-    [POTION_WEAK] = {"Weak Potion", TGT_ENEMY, 1, 3},
-    [POTION_FLEX] = {"Flex Potion", TGT_NONE, 1, 5},
-    [POTION_SPEED] = {"Speed Potion", TGT_NONE, 1, 5},
-    [POTION_ANCIENT] = {"Ancient Potion", TGT_NONE, 1, 1},
-    [POTION_REGEN] = {"Regen Potion", TGT_NONE, 1, 5},
-    [POTION_HEART_OF_IRON] = {"Heart of Iron", TGT_NONE, 1, 6},
-    [POTION_ESSENCE_OF_STEEL] = {"Essence of Steel", TGT_NONE, 1, 4},
-    [POTION_LIQUID_BRONZE] = {"Liquid Bronze", TGT_NONE, 1, 3},
-    [POTION_GHOST_IN_A_JAR] = {"Ghost in a Jar", TGT_NONE, 1, 1},
-    [POTION_FRUIT_JUICE] = {"Fruit Juice", TGT_NONE, 1, 5},
-    [POTION_FAIRY] = {"Fairy in a Bottle", TGT_NONE, 0, 30},
-    [POTION_BLOOD] = {"Blood Potion", TGT_NONE, 1, 20},
-};
-
 int combat_relic_slot(const sf_combat *c, int relic) {
     for (int i = 0; i < c->relic_n; i++)
         if (c->relics[i] == relic)
@@ -111,31 +86,6 @@ int combat_has_relic(const sf_combat *c, int relic) {
 
 void relics_at_pre_battle(sf_combat *c) {
     (void)c; /* Lantern arms itself here; its energy comes at turn start */
-}
-
-/* AbstractDungeon.returnTrulyRandomCardInCombat(): srcCommonCardPool, then
- * srcUncommonCardPool, then srcRareCardPool, minus HEALING-tagged cards
- * (Feed, Reaper), and one cardRandomRng.random(size-1). Each src pool is
- * its reward pool (run_card_pool) filled with addToBottom, so reversed
- * (cards.c, Infernal Blade's pool, is the Attack subset of this list). */
-static int random_card_in_combat(sf_combat *c) {
-    static const int rarities[3] = {RAR_COMMON, RAR_UNCOMMON, RAR_RARE};
-    int total = 0;
-    for (int r = 0; r < 3; r++) {
-        int n;
-        const uint8_t *pool = run_card_pool(rarities[r], &n);
-        for (int i = 0; i < n; i++)
-            total += !(sf_cards[pool[i]].flags & CD_HEALING);
-    }
-    int pick = sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), total - 1);
-    for (int r = 0; r < 3; r++) {
-        int n;
-        const uint8_t *pool = run_card_pool(rarities[r], &n);
-        for (int i = n - 1; i >= 0; i--)
-            if (!(sf_cards[pool[i]].flags & CD_HEALING) && pick-- == 0)
-                return pool[i];
-    }
-    return CARD_STRIKE; /* not reached */
 }
 
 /* DamageAllEnemiesAction(null, createDamageMatrix(n, true), THORNS): the
@@ -269,10 +219,9 @@ void relics_at_turn_start_post_draw(sf_combat *c, int played, int first) {
             /* GamblingChipAction, queued behind the whole of turn 1's start */
             if (first) {
                 combat_drain(c);
-                if (c->hand_n > 0 && c->phase == PH_PLAYER) {
+                if (c->phase == PH_PLAYER) {
                     memset(&c->pending, 0, sizeof c->pending);
-                    c->pending.kind = CH_GAMBLING_CHIP;
-                    c->phase = PH_CHOICE;
+                    combat_open_choice(c, CH_GAMBLE, 0); /* Gambler's Brew's screen */
                 }
             }
             break;
@@ -403,7 +352,7 @@ void relics_on_exhaust(sf_combat *c) {
         case RELIC_DEAD_BRANCH:
             /* the card is picked now; it reaches the hand from the bottom of the queue */
             if (combat_alive_count(c) > 0)
-                combat_defer(c, DQ_ADD_CARD, random_card_in_combat(c));
+                combat_defer(c, DQ_ADD_CARD, combat_random_card(c, -1));
             break;
         default: break;
         }
@@ -509,58 +458,319 @@ void relics_on_hp_change(sf_combat *c) {
     }
 }
 
+/* ------------------------------------------------------------------------
+ * Potions: each row's `use` is potions/<Name>.use (game-rules §8).
+ * ---------------------------------------------------------------------- */
+
+static void u_block(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_gain_block(c, pot);
+}
+static void u_strength(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_STR, pot, 0);
+}
+static void u_dexterity(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_DEX, pot, 0);
+}
+static void u_energy(sf_combat *c, int pot, int t) {
+    (void)t;
+    c->energy = (uint8_t)(c->energy + pot);
+}
+static void u_draw(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_draw(c, pot);
+}
+static void u_fire(sf_combat *c, int pot, int t) {
+    combat_thorns_to_monster(c, t, pot);
+}
+static void u_explosive(sf_combat *c, int pot, int t) {
+    (void)t;
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            combat_thorns_to_monster(c, m, pot);
+}
+static void u_fear(sf_combat *c, int pot, int t) {
+    combat_power_monster(c, t, PW_VULN, pot);
+}
+static void u_weak(sf_combat *c, int pot, int t) {
+    combat_power_monster(c, t, PW_WEAK, pot);
+}
+static void u_flex(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_STR, pot, 0);
+    combat_power_player(c, PW_LOSE_STR, pot, 0);
+}
+static void u_speed(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_DEX, pot, 0);
+    combat_power_player(c, PW_LOSE_DEX, pot, 0);
+}
+static void u_ancient(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_ARTIFACT, pot, 0);
+}
+static void u_regen(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_REGEN, pot, 0);
+}
+static void u_heart_of_iron(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_METALLICIZE, pot, 0);
+}
+static void u_essence_of_steel(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_PLATED, pot, 0);
+}
+static void u_liquid_bronze(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_THORNS, pot, 0);
+}
+static void u_ghost(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_INTANGIBLE, pot, 0);
+}
+static void u_fruit_juice(sf_combat *c, int pot, int t) {
+    (void)t;
+    c->max_hp = (int16_t)(c->max_hp + pot);
+    combat_heal(c, pot);
+}
+static void u_blood(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_heal(c, (int)((float)c->max_hp * (float)pot / 100.0f));
+}
+
+/* DiscoveryAction(type, 1): three distinct cards of the type, each one
+ * returnTrulyRandomCardInCombat(type) draw (cardRandomRng), a duplicate
+ * re-drawn; the pick is a choice screen (CH_DISCOVERY). The game draws a
+ * fresh, unused set on every later frame of the action; those draws are not
+ * reproduced (docs/engine.md "Potions"). */
+static void discover(sf_combat *c, int type) {
+    sf_pending *p = &c->pending;
+    memset(p->offer, 0, sizeof p->offer);
+    for (int n = 0; n < SF_OFFER_N;) {
+        int id = combat_random_card(c, type);
+        int dup = 0;
+        for (int i = 0; i < n; i++)
+            dup |= p->offer[i].id == id;
+        if (!dup)
+            p->offer[n++] = combat_make_card(c, id, 0);
+    }
+    combat_open_choice(c, CH_DISCOVERY, 0);
+}
+static void u_attack(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    discover(c, CT_ATTACK);
+}
+static void u_skill(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    discover(c, CT_SKILL);
+}
+static void u_power(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    discover(c, CT_POWER);
+}
+
+/* ArmamentsAction(true): every card in hand that can be upgraded is, in
+ * place. */
+static void u_blessing_of_the_forge(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    for (int i = 0; i < c->hand_n; i++)
+        if (combat_can_upgrade(&c->hand[i]))
+            combat_upgrade_card(&c->hand[i]);
+}
+
+/* Three PlayTopCardAction(getRandomMonster(cardRandomRng), false): the
+ * three targets are drawn when the potion is used, then the actions take
+ * the top card one after another (an empty draw pile is reshuffled first;
+ * none left: no card), before any of them plays; the cards then play in
+ * that order, free, like Havoc's (pending.queue), and go to their piles as
+ * if played from the hand. */
+static void u_distilled_chaos(sf_combat *c, int pot, int t) {
+    (void)t;
+    int tgt[SF_CARD_QUEUE];
+    for (int i = 0; i < pot && i < SF_CARD_QUEUE; i++)
+        tgt[i] = combat_random_monster(c);
+    sf_pending *p = &c->pending;
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < pot && i < SF_CARD_QUEUE; i++) {
+        sf_card k;
+        if (!combat_pop_draw(c, &k))
+            break;
+        p->queue[p->queue_n] = k;
+        p->queue_target[p->queue_n] = (uint8_t)(tgt[i] < 0 ? SF_NO_TARGET : tgt[i]);
+        p->queue_n++;
+    }
+    play_next_queued(c);
+}
+
+static void u_duplication(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_DUPLICATION, pot, 0);
+}
+
+/* ExhaustAction(false, true, true): exhaust any number of hand cards. */
+static void u_elixir(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    combat_open_choice(c, CH_ELIXIR, 0);
+}
+
+/* AbstractDungeon.returnRandomPotion(true) (potionRng): a rarity roll
+ * random(0, 99) (common below 65, uncommon below 90, rare otherwise), one
+ * PotionHelper.getRandomPotion draw that "limited" always throws away, then
+ * draws until one has the rarity and is not Fruit Juice. Returns a run
+ * potion id (the Ironclad list, §11). */
+static int random_potion_limited(sf_combat *c) {
+    sf_rng *r = combat_rng(c, SF_STREAM_POTION);
+    int roll = sf_rng_random_range(r, 0, 99);
+    int rarity = roll < 65 ? 1 : roll < 90 ? 2 : 3;
+    int n = sf_run_potion_count() - 1; /* the list, "(empty)" left out */
+    int juice = sf_run_potion_lookup("Fruit Juice");
+    (void)sf_rng_random(r, n - 1);
+    for (;;) {
+        int item = 1 + sf_rng_random(r, n - 1);
+        if (item != juice && run_potion_rarity(item) == rarity)
+            return item;
+    }
+}
+
+/* One ObtainPotionAction(returnRandomPotion(true)) per potion slot, all
+ * rolled at use; each fills the first empty slot, if any (the brew's own
+ * slot is empty by then). A potion the engine does not model leaves its
+ * slot empty. */
+static void u_entropic_brew(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    for (int i = 0; i < c->potion_slots; i++) {
+        int e = sf_run_potion_engine(random_potion_limited(c));
+        for (int s = 0; s < c->potion_slots; s++) {
+            if (c->potions[s] == POTION_NONE) {
+                if (e > 0)
+                    c->potions[s] = (uint8_t)e;
+                break;
+            }
+        }
+    }
+}
+
+/* GamblingChipAction(player, true), only with cards in hand: discard any
+ * number of hand cards, then draw that many. */
+static void u_gamblers_brew(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    combat_open_choice(c, CH_GAMBLE, 0);
+}
+
+/* BetterDiscardPileToHandAction(1, 0). */
+static void u_liquid_memories(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    combat_open_choice(c, CH_LIQUID_MEMORIES, 0);
+}
+
+/* DrawCardAction(5), then RandomizeHandCostAction: every card in hand whose
+ * cost is >= 0 (not X, not unplayable) draws cardRandomRng.random(3); a
+ * different number becomes its cost for the rest of the combat and this
+ * turn (a "costs 0 this turn" ends), the same number changes nothing. What
+ * the draw queued (Evolve, Fire Breathing) runs after. */
+static void u_snecko_oil(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_draw(c, pot);
+    for (int i = 0; i < c->hand_n; i++) {
+        sf_card *k = &c->hand[i];
+        if (k->cost < 0)
+            continue;
+        int cost = sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), 3);
+        if (k->cost != cost) {
+            k->cost = (int8_t)cost;
+            k->flags &= (uint8_t)~CF_FREE_TURN;
+        }
+    }
+}
+
+static void u_smoke_bomb(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    combat_player_escape(c);
+}
+
+/* RitualPower(player, 1, true): Strength at the end of each player turn
+ * (play.c play_end_turn). */
+static void u_cultist(sf_combat *c, int pot, int t) {
+    (void)t;
+    combat_power_player(c, PW_RITUAL, pot, 0);
+}
+
+/* name, target, drinkable, potency, no_boss, use */
+const potion_def sf_potions[POTION_COUNT] = {
+    [POTION_NONE] = {"(empty)", TGT_NONE, 0, 0, 0, NULL},
+    [POTION_BLOCK] = {"Block Potion", TGT_NONE, 1, 12, 0, u_block},
+    [POTION_STRENGTH] = {"Strength Potion", TGT_NONE, 1, 2, 0, u_strength},
+    [POTION_DEXTERITY] = {"Dexterity Potion", TGT_NONE, 1, 2, 0, u_dexterity},
+    [POTION_ENERGY] = {"Energy Potion", TGT_NONE, 1, 2, 0, u_energy},
+    [POTION_SWIFT] = {"Swift Potion", TGT_NONE, 1, 3, 0, u_draw},
+    [POTION_FIRE] = {"Fire Potion", TGT_ENEMY, 1, 20, 0, u_fire},
+    [POTION_EXPLOSIVE] = {"Explosive Potion", TGT_NONE, 1, 10, 0, u_explosive},
+    [POTION_FEAR] = {"Fear Potion", TGT_ENEMY, 1, 3, 0, u_fear},
+    [POTION_WEAK] = {"Weak Potion", TGT_ENEMY, 1, 3, 0, u_weak},
+    [POTION_FLEX] = {"Flex Potion", TGT_NONE, 1, 5, 0, u_flex},
+    [POTION_SPEED] = {"Speed Potion", TGT_NONE, 1, 5, 0, u_speed},
+    [POTION_ANCIENT] = {"Ancient Potion", TGT_NONE, 1, 1, 0, u_ancient},
+    [POTION_REGEN] = {"Regen Potion", TGT_NONE, 1, 5, 0, u_regen},
+    [POTION_HEART_OF_IRON] = {"Heart of Iron", TGT_NONE, 1, 6, 0, u_heart_of_iron},
+    [POTION_ESSENCE_OF_STEEL] = {"Essence of Steel", TGT_NONE, 1, 4, 0, u_essence_of_steel},
+    [POTION_LIQUID_BRONZE] = {"Liquid Bronze", TGT_NONE, 1, 3, 0, u_liquid_bronze},
+    [POTION_GHOST_IN_A_JAR] = {"Ghost in a Jar", TGT_NONE, 1, 1, 0, u_ghost},
+    [POTION_FRUIT_JUICE] = {"Fruit Juice", TGT_NONE, 1, 5, 0, u_fruit_juice},
+    [POTION_FAIRY] = {"Fairy in a Bottle", TGT_NONE, 0, 30, 0, NULL},
+    [POTION_BLOOD] = {"Blood Potion", TGT_NONE, 1, 20, 0, u_blood},
+    [POTION_ATTACK] = {"Attack Potion", TGT_NONE, 1, 1, 0, u_attack},
+    [POTION_SKILL] = {"Skill Potion", TGT_NONE, 1, 1, 0, u_skill},
+    [POTION_POWER] = {"Power Potion", TGT_NONE, 1, 1, 0, u_power},
+    [POTION_BLESSING_OF_THE_FORGE] = {"Blessing of the Forge", TGT_NONE, 1, 0, 0,
+                                      u_blessing_of_the_forge},
+    [POTION_DISTILLED_CHAOS] = {"Distilled Chaos", TGT_NONE, 1, 3, 0, u_distilled_chaos},
+    [POTION_DUPLICATION] = {"Duplication Potion", TGT_NONE, 1, 1, 0, u_duplication},
+    [POTION_ELIXIR] = {"Elixir", TGT_NONE, 1, 0, 0, u_elixir},
+    [POTION_ENTROPIC_BREW] = {"Entropic Brew", TGT_NONE, 1, 3, 0, u_entropic_brew},
+    [POTION_GAMBLERS_BREW] = {"Gambler's Brew", TGT_NONE, 1, 0, 0, u_gamblers_brew},
+    [POTION_LIQUID_MEMORIES] = {"Liquid Memories", TGT_NONE, 1, 1, 0, u_liquid_memories},
+    [POTION_SNECKO_OIL] = {"Snecko Oil", TGT_NONE, 1, 5, 0, u_snecko_oil},
+    [POTION_SMOKE_BOMB] = {"Smoke Bomb", TGT_NONE, 1, 0, 1, u_smoke_bomb},
+    [POTION_CULTIST] = {"Cultist Potion", TGT_NONE, 1, 1, 0, u_cultist},
+};
+
 int potion_needs_target(int potion) {
     return potion > 0 && potion < POTION_COUNT && sf_potions[potion].target == TGT_ENEMY;
 }
 
+int potion_can_use(const sf_combat *c, int potion) {
+    if (potion <= POTION_NONE || potion >= POTION_COUNT || !sf_potions[potion].drinkable ||
+        !sf_potions[potion].use)
+        return 0;
+    if (sf_potions[potion].no_boss)
+        for (int m = 0; m < c->n_mon; m++)
+            if (combat_alive(c, m) && sf_monsters[c->mon[m].id].kind == MK_BOSS)
+                return 0;
+    return 1;
+}
+
 int potion_use(sf_combat *c, int slot, int target) {
-    if (slot < 0 || slot >= SF_POTION_SLOTS)
+    if (slot < 0 || slot >= c->potion_slots || slot >= SF_MAX_POTION_SLOTS)
         return SF_EINVAL;
     int p = c->potions[slot];
-    if (p == POTION_NONE || !sf_potions[p].drinkable)
+    if (!potion_can_use(c, p))
         return SF_EINVAL;
     if (potion_needs_target(p) && !combat_alive(c, target))
         return SF_EINVAL;
-    int pot = sf_potions[p].potency;
     c->potions[slot] = POTION_NONE;
     c->potions_used++;
-    switch (p) {
-    case POTION_BLOCK: combat_gain_block(c, pot); break;
-    case POTION_STRENGTH: combat_power_player(c, PW_STR, pot, 0); break;
-    case POTION_DEXTERITY: combat_power_player(c, PW_DEX, pot, 0); break;
-    case POTION_ENERGY: c->energy = (uint8_t)(c->energy + pot); break;
-    case POTION_SWIFT: combat_draw(c, pot); break;
-    case POTION_FIRE: combat_thorns_to_monster(c, target, pot); break;
-    case POTION_EXPLOSIVE:
-        for (int m = 0; m < c->n_mon; m++)
-            if (combat_alive(c, m))
-                combat_thorns_to_monster(c, m, pot);
-        break;
-    case POTION_FEAR: combat_power_monster(c, target, PW_VULN, pot); break;
-    case POTION_WEAK: combat_power_monster(c, target, PW_WEAK, pot); break;
-    case POTION_FLEX:
-        combat_power_player(c, PW_STR, pot, 0);
-        combat_power_player(c, PW_LOSE_STR, pot, 0);
-        break;
-    case POTION_SPEED:
-        combat_power_player(c, PW_DEX, pot, 0);
-        combat_power_player(c, PW_LOSE_DEX, pot, 0);
-        break;
-    case POTION_ANCIENT: combat_power_player(c, PW_ARTIFACT, pot, 0); break;
-    case POTION_REGEN: combat_power_player(c, PW_REGEN, pot, 0); break;
-    case POTION_HEART_OF_IRON: combat_power_player(c, PW_METALLICIZE, pot, 0); break;
-    case POTION_ESSENCE_OF_STEEL: combat_power_player(c, PW_PLATED, pot, 0); break;
-    case POTION_LIQUID_BRONZE: combat_power_player(c, PW_THORNS, pot, 0); break;
-    case POTION_GHOST_IN_A_JAR: combat_power_player(c, PW_INTANGIBLE, pot, 0); break;
-    case POTION_FRUIT_JUICE:
-        c->max_hp = (int16_t)(c->max_hp + pot);
-        combat_heal(c, pot);
-        break;
-    case POTION_BLOOD: combat_heal(c, (int)((float)c->max_hp * (float)pot / 100.0f)); break;
-    default: break;
-    }
-    relics_on_potion_used(c);
+    sf_potions[p].use(c, sf_potions[p].potency, target);
+    relics_on_potion_used(c); /* onUsePotion: right after the potion's use() */
+    if (c->phase == PH_CHOICE || c->pending.active)
+        return SF_OK; /* resumed by play_choose() */
+    potion_after_choice(c);
+    return SF_OK;
+}
+
+void potion_after_choice(sf_combat *c) {
     combat_drain(c); /* Juggernaut after a Block Potion, Evolve after a draw */
     combat_check_end(c);
-    return SF_OK;
 }

@@ -50,7 +50,10 @@ static const char *const choice_names[CH_COUNT] = {
     [CH_BURNING_PACT] = "burning_pact",
     [CH_DUAL_WIELD] = "dual_wield",
     [CH_EXHUME] = "exhume",
-    [CH_GAMBLING_CHIP] = "gambling_chip",
+    [CH_DISCOVERY] = "discovery",
+    [CH_LIQUID_MEMORIES] = "liquid_memories",
+    [CH_ELIXIR] = "elixir",
+    [CH_GAMBLE] = "gamble", /* Gambler's Brew, Gambling Chip */
 };
 
 /* ------------------------------------------------------------------------
@@ -162,13 +165,24 @@ json_t *sf_engine_to_json(const sf_state *s) {
         set(&b, doc, "engine_limit", json_true());
     if (c->turn_limit)
         set(&b, doc, "turn_limit", json_true());
+    if (c->escaped)
+        set(&b, doc, "escaped", json_true());
     set(&b, doc, "monster_hp_pool", json_integer(c->mon_hp_pool));
     if (c->phase == PH_CHOICE) {
         json_t *ch = json_object();
         set(&b, ch, "kind", json_string(choice_names[c->pending.kind % CH_COUNT]));
-        if (c->pending.active) /* Gambling Chip's screen has no card in limbo */
+        if (c->pending.active)
             set(&b, ch, "card", card_json(&c->pending.card));
         set(&b, ch, "amount", json_integer(c->pending.amount));
+        if (c->pending.kind == CH_DISCOVERY)
+            set(&b, ch, "offer", pile_json(&b, c->pending.offer, SF_OFFER_N));
+        if (c->pending.picked) {
+            json_t *picked = json_array();
+            for (int i = 0; i < SF_MAX_HAND; i++)
+                if (c->pending.picked & (1u << i))
+                    append(&b, picked, json_integer(i));
+            set(&b, ch, "picked", picked);
+        }
         set(&b, doc, "choice", ch);
     }
     set(&b, doc, "belief", json_boolean((c->flags & FL_BELIEF) != 0));
@@ -204,7 +218,7 @@ json_t *sf_engine_to_json(const sf_state *s) {
     set(&b, doc, "relics", relics);
     set(&b, doc, "relic_counters", counters);
     json_t *potions = json_array();
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    for (int i = 0; i < c->potion_slots && i < SF_MAX_POTION_SLOTS; i++)
         append(&b, potions,
                c->potions[i] == POTION_NONE
                    ? json_null()
@@ -338,30 +352,32 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
 
     /* Between steps a card is in limbo only while a choice screen is open. */
     const sf_pending *p = &c->pending;
-    if (c->phase == PH_CHOICE && p->kind == CH_GAMBLING_CHIP) {
-        /* a relic's screen: no card in limbo; `target` is the first hand
-         * position a pick may take, `amount` the cards discarded so far */
-        sf_pending q = {0};
-        q.kind = CH_GAMBLING_CHIP;
-        q.target = p->target;
-        q.amount = p->amount;
-        if (memcmp(p, &q, sizeof q) || p->target > c->hand_n || p->amount > SF_MAX_HAND)
-            return bad(err, "Gambling Chip's screen: bad pending state (from %d, %d discarded)",
-                       p->target, p->amount);
-    } else if (c->phase == PH_CHOICE) {
-        if (!p->active || p->kind == CH_NONE || p->kind >= CH_COUNT)
-            return bad(err, "choice screen %d open without a card in play (active %d)", p->kind,
-                       p->active);
-        if ((rc = check_card(&p->card, "pending", 0, err)) < 0)
+    if (c->phase == PH_CHOICE) {
+        /* A card's screen has its card in limbo; a potion's has none. */
+        int potion = combat_choice_cardless(p->kind);
+        if (p->kind == CH_NONE || p->kind >= CH_COUNT || p->active == potion)
+            return bad(err, "choice screen %d open %s a card in play (active %d)", p->kind,
+                       potion ? "with" : "without", p->active);
+        if (p->active && (rc = check_card(&p->card, "pending", 0, err)) < 0)
             return rc;
-        if (p->has_next && (rc = check_card(&p->next, "pending next", 0, err)) < 0)
-            return rc;
+        if (p->queue_n > SF_CARD_QUEUE)
+            return bad(err, "pending queue count %d exceeds %d", p->queue_n, SF_CARD_QUEUE);
+        for (int i = 0; i < p->queue_n; i++) {
+            if ((rc = check_card(&p->queue[i], "pending queue", i, err)) < 0)
+                return rc;
+            if (p->queue_target[i] != SF_NO_TARGET && p->queue_target[i] >= SF_MAX_MONSTERS)
+                return bad(err, "pending queue target %d out of 0..%d", p->queue_target[i],
+                           SF_MAX_MONSTERS - 1);
+        }
+        if (p->kind == CH_DISCOVERY)
+            for (int i = 0; i < SF_OFFER_N; i++)
+                if ((rc = check_card(&p->offer[i], "pending offer", i, err)) < 0)
+                    return rc;
+        if (p->picked >> c->hand_n)
+            return bad(err, "pending picks 0x%x past the hand (%d cards)", p->picked, c->hand_n);
         /* Targets index the monster array (liveness is checked at use). */
         if (p->target != SF_NO_TARGET && p->target >= SF_MAX_MONSTERS)
             return bad(err, "pending target %d out of 0..%d", p->target, SF_MAX_MONSTERS - 1);
-        if (p->next_target != SF_NO_TARGET && p->next_target >= SF_MAX_MONSTERS)
-            return bad(err, "pending next target %d out of 0..%d", p->next_target,
-                       SF_MAX_MONSTERS - 1);
     } else if (!all_zero(p, sizeof *p)) {
         return bad(err, "a card is in play outside a choice screen (phase %d)", c->phase);
     }
@@ -374,8 +390,10 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
         if (!ok)
             return bad(err, "relics[%d]: id %d", i, c->relics[i]);
     }
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
-        if (c->potions[i] >= POTION_COUNT)
+    if (c->potion_slots < 1 || c->potion_slots > SF_MAX_POTION_SLOTS)
+        return bad(err, "potion slots %d out of 1..%d", c->potion_slots, SF_MAX_POTION_SLOTS);
+    for (int i = 0; i < SF_MAX_POTION_SLOTS; i++)
+        if (c->potions[i] >= POTION_COUNT || (i >= c->potion_slots && c->potions[i]))
             return bad(err, "potions[%d]: id %d", i, c->potions[i]);
     for (int i = 0; i < c->relic_n && i < SF_MAX_RELICS; i++) {
         int max = sf_relics[c->relics[i]].counter_max;

@@ -53,19 +53,28 @@ static void begin_play(sf_combat *c) {
     const card_def *d = &sf_cards[p->card.id];
     int t = p->target;
 
-    /* A queued play (Double Tap's copy, Havoc's card) whose enemy target is
-     * dead by now is not played: canUse fails, the copy is purged and
-     * Havoc's card goes to the exhaust pile untouched (GameActionManager
-     * .getNextAction). */
+    /* A queued play (Double Tap's copy, Havoc's or Distilled Chaos's card)
+     * whose enemy target is dead by now is not played: the copy is purged;
+     * the game takes an autoplayed card out of limbo without putting it in
+     * any pile (GameActionManager.getNextAction), which the engine models
+     * as the exhaust pile (docs/engine.md). */
     if (d->target == TGT_ENEMY && !combat_alive(c, t)) {
         if (!p->copy) {
             sf_card k = p->card;
             k.flags &= (uint8_t)~CF_FREE_TURN;
             combat_exhaust_card(c, k);
         }
+        sf_pending rest = *p;
         memset(p, 0, sizeof *p);
         combat_drain(c);
         combat_check_end(c);
+        if (rest.queue_n > 0 && c->phase == PH_PLAYER) {
+            memcpy(p->queue, rest.queue, sizeof p->queue);
+            memcpy(p->queue_target, rest.queue_target, sizeof p->queue_target);
+            p->queue_n = rest.queue_n;
+            p->queue_exhaust = rest.queue_exhaust;
+            play_next_queued(c);
+        }
         return;
     }
 
@@ -86,9 +95,15 @@ static void begin_play(sf_combat *c) {
         if (d->type == CT_ATTACK && c->mon[m].pw[PW_SHARP_HIDE] > 0)
             p->sharp |= (uint8_t)(1u << m);
     }
-    /* Double Tap: an Attack that is not itself a copy queues one copy. */
+    /* Double Tap: an Attack that is not itself a copy queues one copy.
+     * Duplication (DuplicationPower.onUseCard): any card that is not
+     * itself a copy queues one copy. Copies play before queued cards. */
     if (d->type == CT_ATTACK && !p->copy && c->pw[PW_DOUBLE_TAP] > 0) {
         c->pw[PW_DOUBLE_TAP]--;
+        p->repeats++;
+    }
+    if (!p->copy && c->pw[PW_DUPLICATION] > 0) {
+        c->pw[PW_DUPLICATION]--;
         p->repeats++;
     }
 
@@ -98,10 +113,20 @@ static void begin_play(sf_combat *c) {
          * empty), which plays after Havoc resolves and exhausts. */
         int tgt = combat_random_monster(c);
         sf_card top;
+        if (p->queue_n >= SF_CARD_QUEUE) {
+            /* more autoplays waiting than the queue holds (Havocs copied
+             * by Duplication behind Distilled Chaos's cards): the fight
+             * ends as an engine-limit loss, as a full pile does */
+            c->engine_limit = 1;
+            combat_stop(c);
+            memset(p, 0, sizeof *p);
+            return;
+        }
         if (combat_pop_draw(c, &top)) {
-            p->next = top;
-            p->next_target = (uint8_t)(tgt < 0 ? SF_NO_TARGET : tgt);
-            p->has_next = 1;
+            p->queue[p->queue_n] = top;
+            p->queue_target[p->queue_n] = (uint8_t)(tgt < 0 ? SF_NO_TARGET : tgt);
+            p->queue_exhaust |= (uint8_t)(1u << p->queue_n);
+            p->queue_n++;
         }
     } else {
         sf_card k = p->card;
@@ -180,30 +205,58 @@ static void resolve_card(sf_combat *c) {
         begin_play(c);
         return;
     }
-    if (p->has_next && c->phase == PH_PLAYER) {
-        sf_card next = p->next;
-        int tgt = p->next_target;
+    if (p->queue_n > 0 && c->phase == PH_PLAYER) {
+        play_next_queued(c);
+        return;
+    }
+    memset(p, 0, sizeof *p);
+}
+
+/* The card queue's next autoplay (GameActionManager.getNextAction): the
+ * first queued card plays at its target, X = all energy, none spent. When
+ * canUse fails (unplayable, Entangled, Clash) it moves without effect
+ * (UseCardAction): Havoc's card, or one that exhausts itself, to the
+ * exhaust pile; otherwise Distilled Chaos's to the discard pile. */
+void play_next_queued(sf_combat *c) {
+    sf_pending *p = &c->pending;
+    while (p->queue_n > 0 && c->phase == PH_PLAYER) {
+        sf_card next = p->queue[0];
+        int tgt = p->queue_target[0];
+        int exhaust = p->queue_exhaust & 1u;
+        sf_pending rest = *p;
         memset(p, 0, sizeof *p);
+        for (int i = 1; i < rest.queue_n; i++) {
+            p->queue[i - 1] = rest.queue[i];
+            p->queue_target[i - 1] = rest.queue_target[i];
+        }
+        p->queue_n = (uint8_t)(rest.queue_n - 1);
+        p->queue_exhaust = (uint8_t)(rest.queue_exhaust >> 1);
         p->active = 1;
         p->card = next;
         p->target = (uint8_t)tgt;
-        p->forced_exhaust = 1;
+        p->forced_exhaust = (uint8_t)exhaust;
         const card_def *nd = &sf_cards[next.id];
         if (!nd->play || next.cost == COST_UNPLAYABLE ||
             (nd->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0) ||
             (next.id == CARD_CLASH && !clash_ok(c))) {
-            /* canUse fails: the card is exhausted without effect */
-            memset(p, 0, sizeof *p);
-            combat_exhaust_card(c, next);
+            /* canUse fails: the card moves without effect, exhausted when
+             * Havoc played it or it exhausts itself (UseCardAction) */
+            p->active = 0;
+            memset(&p->card, 0, sizeof p->card);
+            if (exhaust || card_exhausts(c, &next))
+                combat_exhaust_card(c, next);
+            else
+                combat_add_to_discard(c, &next);
             combat_drain(c);
             combat_check_end(c);
-            return;
+            continue;
         }
         p->x = c->energy; /* an autoplayed X-cost card: X = energy, none spent */
         begin_play(c);
         return;
     }
-    memset(p, 0, sizeof *p);
+    if (c->phase != PH_CHOICE && !p->active)
+        memset(p, 0, sizeof *p);
 }
 
 int play_from_hand(sf_combat *c, int i, int target) {
@@ -236,12 +289,15 @@ int play_from_hand(sf_combat *c, int i, int target) {
 int play_choose(sf_combat *c, int option) {
     if (c->phase != PH_CHOICE)
         return SF_EINVAL;
-    int relic_screen = !c->pending.active; /* Gambling Chip: no card in limbo */
     int rc = combat_choose(c, option);
     if (rc < 0)
         return rc;
-    if (!relic_screen)
+    if (c->phase == PH_CHOICE)
+        return SF_OK; /* a multi-select screen waits for its next pick */
+    if (c->pending.active)
         resolve_card(c);
+    else
+        potion_after_choice(c);
     return SF_OK;
 }
 
@@ -300,6 +356,9 @@ static void end_of_round(sf_combat *c) {
     tick(&c->pw[PW_FRAIL], &c->just, JA_FRAIL);
     if (c->pw[PW_INTANGIBLE] > 0)
         c->pw[PW_INTANGIBLE]--;
+    /* DuplicationPower.atEndOfRound: one stack is lost (potency 1: gone) */
+    if (c->pw[PW_DUPLICATION] > 0)
+        c->pw[PW_DUPLICATION]--;
     /* 3. monsters' atEndOfRound: Weak, Vulnerable, Ritual */
     for (int m = 0; m < c->n_mon; m++) {
         sf_monster *mo = &c->mon[m];
@@ -436,6 +495,10 @@ void play_end_turn(sf_combat *c) {
         if (c->phase == PH_OVER)
             return;
     }
+    /* Ritual from Cultist Potion (RitualPower with playerControlled):
+     * atEndOfTurn gains its amount of Strength, the turn it is drunk too. */
+    if (c->pw[PW_RITUAL] > 0)
+        combat_power_player(c, PW_STR, c->pw[PW_RITUAL], 0);
     /* Flex / Speed Potion: the loss is itself an ApplyPowerAction of negative
      * Strength (Dexterity), which Artifact can still block. */
     if (c->pw[PW_LOSE_STR]) {

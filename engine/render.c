@@ -47,6 +47,7 @@ const char *const sf_power_names[PW_N] = {
     [PW_FLAME_BARRIER] = "Flame Barrier",
     [PW_REGEN] = "Regen",
     [PW_PEN_NIB] = "Pen Nib",
+    [PW_DUPLICATION] = "Duplication",
 };
 
 void engine_text_put(engine_text *t, const char *fmt, ...) {
@@ -118,8 +119,8 @@ int sf_engine_render_text(const sf_state *s, char *buf, size_t cap) {
         engine_text_put(&o, "\n");
     }
     engine_text_put(&o, "Potions:");
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
-        engine_text_put(&o, " [%s]", sf_potions[c->potions[i]].name);
+    for (int i = 0; i < c->potion_slots && i < SF_MAX_POTION_SLOTS; i++)
+        engine_text_put(&o, " [%s]", sf_potions[c->potions[i] % POTION_COUNT].name);
     engine_text_put(&o, "\n");
     return engine_text_result(&o);
 }

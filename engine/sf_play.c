@@ -195,7 +195,7 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
                 upg += spec.deck[k].upgrades > 0;
             }
             mrel += spec.relics_n;
-            for (int k = 0; k < SF_POTION_SLOTS; k++)
+            for (int k = 0; k < SF_MAX_POTION_SLOTS; k++)
                 mpot += spec.potions[k] != 0;
             for (int k = 0; k < d.relics_n; k++)
                 relics[d.relics[k]]++;

@@ -80,11 +80,18 @@ const char *sf_label_schema_note(unsigned version);
 /* ---------------------------------------------------------------------------
  * The outcome score
  * ------------------------------------------------------------------------- */
-#define SF_VALUE_BINS         21
-#define SF_VALUE_LOSS_BINS    5   /* bins 0..4: losses                        */
-#define SF_VALUE_LOSS_MAX     0.2 /* every loss scores below this             */
-#define SF_VALUE_WIN_MIN      0.5 /* every win scores at least this           */
-#define SF_VALUE_POTION_SLOTS 3   /* potions_left counts 0..3 (the engine's)  */
+#define SF_VALUE_BINS      21
+#define SF_VALUE_LOSS_BINS 5   /* bins 0..4: losses                        */
+#define SF_VALUE_LOSS_MAX  0.2 /* every loss scores below this             */
+#define SF_VALUE_WIN_MIN   0.5 /* every win scores at least this           */
+#define SF_VALUE_POTION_SLOTS                       \
+    3 /* potions_left counts 0..3 in the score: the \
+         game's default slots (the engine's         \
+         SF_POTION_SLOTS)                         */
+#define SF_VALUE_POTIONS_MAX                      \
+    5 /* potions_left a record may hold: 5 with   \
+         Potion Belt (SF_MAX_POTION_SLOTS); a 4th \
+         and 5th potion add nothing to the score */
 /* keep(t) above: a win's margin kept per turn after the first, up to turn
  * SF_VALUE_TURN_LATE and after it */
 #define SF_VALUE_TURN_KEEP      0.999
@@ -92,7 +99,7 @@ const char *sf_label_schema_note(unsigned version);
 #define SF_VALUE_TURN_LATE      12
 
 /* What a finished fight's score is computed from. Every count is clamped to
- * its range (hp to 0..max_hp, potions_left to 0..3, monster_hp_left to
+ * its range (hp to 0..max_hp, potions_left to 0..3 (SF_VALUE_POTION_SLOTS), monster_hp_left to
  * 0..monster_hp_pool, turns to >= 0); max_hp <= 0 counts as hp/max_hp = 0
  * and monster_hp_pool <= 0 as nothing removed. */
 typedef struct sf_fight_facts {

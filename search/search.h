@@ -98,7 +98,10 @@
 /* ---------------------------------------------------------------------------
  * Values: the label contract (label/label.h) applied to engine outcomes
  * ------------------------------------------------------------------------- */
-_Static_assert(SF_VALUE_POTION_SLOTS == SF_POTION_SLOTS, "the contract counts the engine's slots");
+_Static_assert(SF_VALUE_POTION_SLOTS == SF_POTION_SLOTS,
+               "the contract scores the engine's default slots");
+_Static_assert(SF_VALUE_POTIONS_MAX == SF_MAX_POTION_SLOTS,
+               "a record holds as many potions as the engine's slots");
 
 /* The label contract's facts of a finished fight (o->won, hp, max_hp,
  * potions_left, turns, monster_hp_left, monster_hp_pool). */

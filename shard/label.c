@@ -155,9 +155,9 @@ static int check_outcome(const Spirefleet__Outcome *o, sf_err *err) {
         return sf_err_set(err, SF_EINVAL, "outcome: both an engine-limit and a turn-limit end");
     if (o->won && o->final_hp == 0)
         return sf_err_set(err, SF_EINVAL, "outcome: a won fight with final_hp 0");
-    if (o->potions_left > SF_VALUE_POTION_SLOTS)
+    if (o->potions_left > SF_VALUE_POTIONS_MAX)
         return sf_err_set(err, SF_EINVAL, "outcome.potions_left = %u outside 0..%d",
-                          o->potions_left, SF_VALUE_POTION_SLOTS);
+                          o->potions_left, SF_VALUE_POTIONS_MAX);
     if (o->monster_hp_left > o->monster_hp_pool || o->monster_hp_pool > 0xFFFF)
         return sf_err_set(err, SF_EINVAL,
                           "outcome: monster_hp_left %u above monster_hp_pool %u (the pool "

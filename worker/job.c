@@ -925,7 +925,7 @@ static void summarise_starts(const job_ctx *jc, start_summary *out) {
         for (int k = 0; k < jc->seeds[i].n_fights[0]; k++) {
             const sf_fight_spec *sp = &jc->seeds[i].fights[0][k]->start;
             int potions = 0;
-            for (int p = 0; p < SF_POTION_SLOTS; p++)
+            for (int p = 0; p < SF_MAX_POTION_SLOTS; p++)
                 potions += sp->potions[p] != 0;
             v[0]++;
             v[1] += (uint64_t)sp->deck_n;

@@ -26,6 +26,7 @@ static inline sf_combat *fx_new(sf_state *s, uint64_t seed) {
     c->energy = 3;
     c->turn = 1;
     c->max_turns = SF_MAX_TURNS_DEFAULT;
+    c->potion_slots = SF_POTION_SLOTS;
     c->phase = PH_PLAYER;
     c->gold = 99;
     c->encounter = ENC_JAW_WORM;

@@ -788,6 +788,7 @@ enum {
     GAP_RED_SKULL_HEAL,
     GAP_MODE_SHIFT_COPY,
     GAP_FAIRY,
+    GAP_TRIPLE,
     GAP_RELIC_DAMAGE,
     GAP_RELIC_HP,
     GAP_RELIC_COPY,
@@ -803,6 +804,8 @@ static pm_gap pm_gaps[GAP_N] = {
                              PM_DAMAGE, 0},
     [GAP_FAIRY] = {"Fairy in a Bottle: SELF_HP is the HP lost before it refills them (HP <= 12)",
                    PM_SELF_HP, 0},
+    [GAP_TRIPLE] = {"Double Tap and Duplication at once: the third play",
+                    PM_DAMAGE | PM_BLOCK | PM_SELF_HP, 0},
     [GAP_RELIC_DAMAGE] = {"Boot, Charon's Ashes: damage the playmath does not follow", PM_DAMAGE,
                           0},
     [GAP_RELIC_HP] = {"Bird-Faced Urn, Magic Flower, Tungsten Rod, Fossilized Helix, Lizard "
@@ -818,12 +821,14 @@ static int pm_gaps_of(const sf_combat *c, int i) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
     int attack = d->type == CT_ATTACK, dt = attack && c->pw[PW_DOUBLE_TAP] > 0;
+    int triple = dt && c->pw[PW_DUPLICATION] > 0;
+    dt |= c->pw[PW_DUPLICATION] > 0; /* a copy of any card */
     int sharp = 0, shift = 0, fairy = 0;
     for (int m = 0; m < c->n_mon; m++) {
         sharp |= combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0;
         shift |= combat_alive(c, m) && c->mon[m].pw[PW_MODE_SHIFT] > 0;
     }
-    for (int s = 0; s < SF_POTION_SLOTS; s++)
+    for (int s = 0; s < SF_MAX_POTION_SLOTS; s++)
         fairy |= c->potions[s] == POTION_FAIRY && c->hp <= 12;
     int costs_hp = k->id == CARD_HEMOKINESIS || k->id == CARD_BLOODLETTING ||
                    k->id == CARD_OFFERING || (attack && sharp);
@@ -833,6 +838,7 @@ static int pm_gaps_of(const sf_combat *c, int i) {
             dt && (d->flags & CD_HEALING) && combat_has_relic(c, RELIC_RED_SKULL),
         [GAP_MODE_SHIFT_COPY] = dt && shift,
         [GAP_FAIRY] = fairy && costs_hp,
+        [GAP_TRIPLE] = triple,
         [GAP_RELIC_DAMAGE] =
             combat_has_relic(c, RELIC_BOOT) || combat_has_relic(c, RELIC_CHARONS_ASHES),
         [GAP_RELIC_HP] =
@@ -935,7 +941,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 ct->mon[m].pw[PW_VULN] = ct->mon[m].pw[PW_CURL_UP] = 0;
                 ct->mon[m].block = 0;
             }
-            ct->pw[PW_DOUBLE_TAP] = 0;
+            ct->pw[PW_DOUBLE_TAP] = ct->pw[PW_DUPLICATION] = 0;
             sf_engine_feat(&h, acts, n, &pm_feat_h);
             sf_engine_feat(&t, acts, n, &pm_feat_t);
             for (int q = 0; q < n; q++) {
@@ -1140,6 +1146,62 @@ START_TEST(choice_queries_name_the_option_card_in_its_pile) {
         ck_assert_int_eq(ids[q], info.card_id);
     }
     ck_assert_int_ne(ids[0], ids[1]);
+}
+END_TEST
+
+START_TEST(potion_screens_name_offers_picks_and_done) {
+    /* Skill Potion: the three offers are hand-card tokens marked 15, one
+     * per query, in option order. */
+    sf_state s = jaw_worm(40);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_STRIKE, CARD_STRIKE, CARD_DEFEND};
+    set_hand(c, hand, 3);
+    c->potions[0] = POTION_SKILL;
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 0, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(f->cat[0][1], CH_DISCOVERY);
+    for (int q = 0; q < n; q++) {
+        int what = f->query[q][0];
+        ck_assert_int_eq(f->type[what], SF_TOK_CARD_HAND);
+        ck_assert_int_eq(f->cat[what][3], 15);
+        ck_assert_int_eq(f->cat[what][0], SF_FEAT_ID_CARD + c->pending.offer[q].id);
+    }
+    /* Elixir: after picking the first Strike, it is a token of its own
+     * (marked 14) apart from the second; "done" names the CTX token */
+    s = jaw_worm(40);
+    c = combat_of(&s);
+    set_hand(c, hand, 3);
+    c->potions[1] = POTION_ELIXIR;
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 1, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_CHOOSE, 0, SF_NO_TARGET, 0}, NULL),
+                     SF_OK);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    ck_assert_int_eq(n, 3); /* the second Strike, Defend, done */
+    ck_assert_int_eq(acts[0].index, 1);
+    ck_assert_int_eq(acts[2].index, CHOICE_DONE);
+    int strike2 = f->query[0][0];
+    ck_assert_int_eq(f->cat[strike2][3], 0);
+    ck_assert_int_eq(f->query[2][0], 0); /* CTX */
+    int marked = 0;
+    for (int t = 0; t < f->n_tokens; t++)
+        marked += f->type[t] == SF_TOK_CARD_HAND && f->cat[t][3] == 14 &&
+                  f->cat[t][0] == SF_FEAT_ID_CARD + CARD_STRIKE;
+    ck_assert_int_eq(marked, 1);
+    /* the last potion ids fit the potion range */
+    s = jaw_worm(40);
+    c = combat_of(&s);
+    c->potions[2] = POTION_CULTIST;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    int found = 0;
+    for (int t = 0; t < f->n_tokens; t++)
+        found |= f->type[t] == SF_TOK_POTION && f->cat[t][0] == SF_FEAT_ID_POTION + POTION_CULTIST;
+    ck_assert(found);
 }
 END_TEST
 

@@ -64,6 +64,28 @@ START_TEST(round_trip_is_byte_identical_through_random_play) {
     }
     ck_assert_int_eq(over, ENC_COUNT * 8);
     ck_assert_int_gt(states, 1600);
+    /* five slots of the potions with screens and queues, drunk at random */
+    for (int f = 0; f < ENC_COUNT * 2; f++) {
+        sf_fight_spec spec;
+        sf_fight_spec_default(&spec);
+        spec.encounter = f % ENC_COUNT;
+        spec.seed = 500 + (uint64_t)f;
+        spec.potion_slots = SF_MAX_POTION_SLOTS;
+        for (int i = 0; i < SF_MAX_POTION_SLOTS; i++)
+            spec.potions[i] =
+                (uint8_t)(POTION_ATTACK + (f + 3 * i) % (POTION_COUNT - POTION_ATTACK));
+        sf_state s;
+        ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+        uint64_t r = 0x9E3779B97F4A7C15ull + (uint64_t)f;
+        while (!sf_engine_is_terminal(&s)) {
+            round_trip(&s);
+            sf_action acts[SF_MAX_ACTIONS];
+            int n = sf_engine_enumerate(&s, acts, SF_MAX_ACTIONS);
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            ck_assert_int_eq(sf_engine_apply(&s, acts[r % (uint64_t)n], NULL), SF_OK);
+        }
+        round_trip(&s);
+    }
     /* belief-mode states round-trip too */
     sf_state s = fight(ENC_CULTIST, 3), root;
     sf_engine_belief_root(&s, 17, &root);
@@ -101,13 +123,57 @@ START_TEST(gambling_chip_screen_round_trips) {
     round_trip(&s);
     json_t *doc = sf_engine_to_json(&s);
     json_t *choice = json_object_get(doc, "choice");
-    ck_assert_str_eq(json_string_value(json_object_get(choice, "kind")), "gambling_chip");
+    ck_assert_str_eq(json_string_value(json_object_get(choice, "kind")), "gamble");
     ck_assert_ptr_null(json_object_get(choice, "card"));
     json_decref(doc);
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_CHOOSE, 1, SF_NO_TARGET, 0}, NULL),
                      SF_OK);
     ck_assert_int_eq(combat_of(&s)->phase, PH_CHOICE);
     round_trip(&s);
+}
+END_TEST
+
+/* A potion's screen (no card in limbo), a multi-select with a pick made,
+ * and Distilled Chaos's queue behind a card's screen load back exactly. */
+START_TEST(potion_screens_round_trip) {
+    static const struct {
+        int potion, armaments;
+        const char *kind;
+    } cases[] = {{POTION_SKILL, 0, "discovery"},
+                 {POTION_ELIXIR, 0, "elixir"},
+                 {POTION_GAMBLERS_BREW, 0, "gamble"},
+                 {POTION_LIQUID_MEMORIES, 0, "liquid_memories"},
+                 {POTION_DISTILLED_CHAOS, 1, "armaments"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sf_state s = fight(ENC_JAW_WORM, 9);
+        sf_combat *c = combat_of(&s);
+        c->potions[0] = (uint8_t)cases[k].potion;
+        c->discard[c->discard_n++] = combat_make_card(c, CARD_BASH, 0);
+        c->discard[c->discard_n++] = combat_make_card(c, CARD_INFLAME, 0);
+        if (cases[k].armaments) {
+            c->draw[c->draw_n - 2] = combat_make_card(c, CARD_WOUND, 0);
+            c->draw[c->draw_n - 1] = combat_make_card(c, CARD_ARMAMENTS, 0);
+        }
+        ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 0, SF_NO_TARGET, 0}, NULL),
+                         SF_OK);
+        ck_assert_int_eq(c->phase, PH_CHOICE);
+        round_trip(&s);
+        if (cases[k].potion == POTION_ELIXIR) { /* one pick made */
+            sf_action a[SF_MAX_ACTIONS];
+            ck_assert_int_gt(sf_engine_enumerate(&s, a, SF_MAX_ACTIONS), 2);
+            ck_assert_int_eq(sf_engine_apply(&s, a[0], NULL), SF_OK);
+            ck_assert_int_eq(c->phase, PH_CHOICE);
+            ck_assert_int_ne(c->pending.picked, 0);
+            round_trip(&s);
+        }
+        json_t *doc = sf_engine_to_json(&s);
+        json_t *choice = json_object_get(doc, "choice");
+        ck_assert_str_eq(json_string_value(json_object_get(choice, "kind")), cases[k].kind);
+        ck_assert(cases[k].armaments == (json_object_get(choice, "card") != NULL));
+        if (cases[k].potion == POTION_SKILL)
+            ck_assert_int_eq(json_array_size(json_object_get(choice, "offer")), 3);
+        json_decref(doc);
+    }
 }
 END_TEST
 

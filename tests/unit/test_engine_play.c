@@ -77,7 +77,8 @@ static void random_spec(uint64_t seed, int k, sf_fight_spec *spec) {
         if (!dup)
             spec->relics[spec->relics_n++] = (uint8_t)r;
     }
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    spec->potion_slots = pick(&x, 4) ? SF_POTION_SLOTS : SF_MAX_POTION_SLOTS; /* Potion Belt */
+    for (int i = 0; i < spec->potion_slots; i++)
         spec->potions[i] = (uint8_t)(pick(&x, 2) ? 0 : 1 + pick(&x, POTION_COUNT - 1));
     spec->max_hp = 50 + pick(&x, 60);
     spec->hp = pick(&x, 8) ? spec->max_hp / 3 + pick(&x, spec->max_hp - spec->max_hp / 3) + 1
@@ -148,11 +149,12 @@ static void check_invariants(const sf_state *s, int deck_n, const char *where) {
         REQUIRE(combat_alive_count(c) > 0, "%s: no monster but not over", where);
         REQUIRE(c->defer_n == 0 || c->phase == PH_CHOICE, "%s: %d deferred effects left", where,
                 c->defer_n);
-        /* a relic's screen (Gambling Chip) has no card in limbo */
-        REQUIRE(c->phase == PH_CHOICE ? c->pending.active || c->pending.kind == CH_GAMBLING_CHIP
-                                      : !c->pending.active,
-                "%s: card in limbo outside a choice", where);
-        int in_play = c->pending.active && !c->pending.copy;
+        /* a card's screen has its card in limbo, a potion's has none */
+        REQUIRE(c->phase == PH_CHOICE
+                    ? c->pending.active == !combat_choice_cardless(c->pending.kind)
+                    : !c->pending.active,
+                "%s: card in limbo outside a card's choice", where);
+        int in_play = (c->pending.active && !c->pending.copy) + c->pending.queue_n;
         int cards = c->hand_n + c->draw_n + c->discard_n + c->exhaust_n + in_play;
         int want = deck_n + c->cards_created - c->cards_removed - c->cards_dropped;
         REQUIRE(cards == want, "%s: %d cards, want %d (deck %d + %d made - %d gone - %d dropped)",

@@ -1063,19 +1063,20 @@ START_TEST(gambling_chip_discards_any_subset_once_then_draws_as_many) {
     relics_at_turn_start_post_draw(c, 0, 1);
     ck_assert_int_eq(c->phase, PH_CHOICE);
     uint8_t opts[SF_MAX_PILE];
-    int n = combat_choice_options(c, CH_GAMBLING_CHIP, opts, NULL);
+    ck_assert_int_eq(c->pending.kind, CH_GAMBLE); /* Gambler's Brew's screen */
+    int n = combat_choice_options(c, CH_GAMBLE, opts, NULL);
     ck_assert_int_eq(n, 4); /* Strike (0), Defend (2), Bash (4), done */
     ck_assert_int_eq(opts[0], 0);
     ck_assert_int_eq(opts[1], 2);
     ck_assert_int_eq(opts[2], 4);
     ck_assert_int_eq(opts[3], CHOICE_DONE);
-    FX_CHOOSE(&s, 2); /* Defend: later picks start at position 2 */
-    n = combat_choice_options(c, CH_GAMBLING_CHIP, opts, NULL);
-    ck_assert_int_eq(n, 3); /* Strike (2), Bash (3), done */
-    ck_assert_int_eq(opts[0], 2);
-    ck_assert_int_eq(opts[1], 3);
+    FX_CHOOSE(&s, 2); /* Defend: later picks come after position 2 */
+    n = combat_choice_options(c, CH_GAMBLE, opts, NULL);
+    ck_assert_int_eq(n, 3); /* Strike (3), Bash (4), done */
+    ck_assert_int_eq(opts[0], 3);
+    ck_assert_int_eq(opts[1], 4);
     ck_assert_int_eq(fx_apply(&s, SF_ACT_CHOOSE, 0, SF_NO_TARGET), SF_EINVAL);
-    FX_CHOOSE(&s, 3); /* Bash, the last card: nothing after it, so done */
+    FX_CHOOSE(&s, 4); /* Bash, the last card: nothing after it, so done */
     ck_assert_int_eq(c->phase, PH_PLAYER);
     ck_assert_int_eq(c->discard_n, 2);
     ck_assert_int_eq(c->discard[0].id, CARD_DEFEND);
@@ -1177,6 +1178,646 @@ START_TEST(fairy_in_a_bottle_revives_at_thirty_percent) {
     ck_assert_int_eq(c->hp, 24); /* floor(81 x 0.3) */
     ck_assert_int_eq(c->potions[2], POTION_NONE);
     ck_assert(!sf_engine_is_terminal(&s));
+}
+END_TEST
+
+/* ---- The potions of the Ironclad pool beyond the plain ones ---- */
+
+/* Drink the potion in `slot` through the search-facing API: the action
+ * must be among sf_engine_enumerate()'s. */
+static void drink_listed(sf_state *s, int slot, int target) {
+    sf_action a[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, a, SF_MAX_ACTIONS), found = 0;
+    for (int i = 0; i < n; i++)
+        found |= a[i].kind == SF_ACT_POTION && a[i].index == slot && a[i].target == target;
+    ck_assert_msg(found, "potion slot %d is not a legal action", slot);
+    FX_DRINK(s, slot, target);
+}
+
+/* The open screen's legal choices (sf_engine_enumerate): option ids into
+ * opts[], card ids (-1: "done") into ids[]; returns the count. */
+static int listed_choices(const sf_state *s, int *opts, int *ids) {
+    sf_action a[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, a, SF_MAX_ACTIONS);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(a[i].kind, SF_ACT_CHOOSE);
+        sf_action_info info;
+        ck_assert_int_eq(sf_engine_action_info(s, a[i], &info), SF_OK);
+        opts[i] = a[i].index;
+        ids[i] = info.card_id;
+    }
+    return n;
+}
+
+START_TEST(blessing_of_the_forge_upgrades_the_hand_in_place) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_BODY_SLAM, 0); /* 1 -> 0 when upgraded */
+    fx_hand(c, CARD_WOUND, 0);     /* a status: not upgradable */
+    fx_hand(c, CARD_BASH, 1);      /* already upgraded */
+    fx_hand(c, CARD_SEARING_BLOW, 1);
+    c->potions[1] = POTION_BLESSING_OF_THE_FORGE;
+    drink_listed(&s, 1, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 5);
+    ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+    ck_assert_int_eq(c->hand[0].upg, 1);
+    ck_assert_int_eq(c->hand[1].id, CARD_BODY_SLAM);
+    ck_assert_int_eq(c->hand[1].upg, 1);
+    ck_assert_int_eq(c->hand[1].cost, 0);
+    ck_assert_int_eq(c->hand[2].upg, 0);
+    ck_assert_int_eq(c->hand[3].upg, 1);
+    ck_assert_int_eq(c->hand[4].upg, 2); /* Searing Blow upgrades again */
+    ck_assert_int_eq(c->potions[1], POTION_NONE);
+    ck_assert_int_eq(c->potions_used, 1);
+}
+END_TEST
+
+START_TEST(cultist_potion_gains_strength_at_every_turn_end) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_CULTIST, 200, MV_INCANTATION);
+    c->potions[0] = POTION_CULTIST;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_RITUAL], 1);
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    FX_END(&s); /* the turn it is drunk counts */
+    ck_assert_int_eq(c->pw[PW_STR], 1);
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->pw[PW_RITUAL], 1);
+}
+END_TEST
+
+START_TEST(liquid_memories_returns_a_discard_for_free) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_discard(c, CARD_STRIKE, 0);
+    fx_discard(c, CARD_BASH, 0);
+    fx_discard(c, CARD_STRIKE, 0);
+    fx_discard(c, CARD_DEFEND, 0);
+    c->energy = 0;
+    c->potions[2] = POTION_LIQUID_MEMORIES;
+    drink_listed(&s, 2, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->pending.active, 0); /* no card in limbo */
+    int opts[SF_MAX_ACTIONS], ids[SF_MAX_ACTIONS];
+    int n = listed_choices(&s, opts, ids);
+    ck_assert_int_eq(n, 3); /* Strike, Bash, Defend: the two Strikes are one option */
+    int bash = -1;
+    for (int i = 0; i < n; i++)
+        if (ids[i] == CARD_BASH)
+            bash = opts[i];
+    ck_assert_int_ge(bash, 0);
+    FX_CHOOSE(&s, bash);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->hand[0].id, CARD_BASH);
+    ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 0); /* costs 0 this turn */
+    ck_assert_int_eq(c->discard_n, 3);
+    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_BASH), 0);
+    FX_PLAY(&s, 0, 0); /* with no energy: 8 damage, 2 Vulnerable */
+    ck_assert_int_eq(c->mon[0].hp, 32);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* a one-card discard pile moves without a screen; the flag ends with
+     * the turn */
+    sf_state s2;
+    sf_combat *c2 = setup(&s2);
+    fx_mon(c2, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_discard(c2, CARD_INFLAME, 0);
+    c2->potions[0] = POTION_LIQUID_MEMORIES;
+    drink_listed(&s2, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c2->phase, PH_PLAYER);
+    ck_assert_int_eq(c2->hand[0].id, CARD_INFLAME);
+    ck_assert(c2->hand[0].flags & CF_FREE_TURN);
+    /* an empty discard pile: nothing happens, the potion is spent */
+    c2->potions[1] = POTION_LIQUID_MEMORIES;
+    FX_DRINK(&s2, 1, SF_NO_TARGET);
+    ck_assert_int_eq(c2->phase, PH_PLAYER);
+    ck_assert_int_eq(c2->hand_n, 1);
+    ck_assert_int_eq(c2->potions_used, 2);
+}
+END_TEST
+
+START_TEST(snecko_oil_draws_five_then_rerolls_every_cost) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_WHIRLWIND, 0); /* X: kept */
+    fx_hand(c, CARD_WOUND, 0);     /* unplayable: kept */
+    int ib = fx_hand(c, CARD_BLUDGEON, 0);
+    c->hand[ib].flags |= CF_FREE_TURN; /* "costs 0 this turn" */
+    fx_draw(c, CARD_OFFERING, 0);      /* the bottom: not reached by 5 draws */
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_BASH, 0);
+    fx_draw(c, CARD_INFLAME, 0);
+    fx_draw(c, CARD_STRIKE, 0);
+    /* The stream as RandomizeHandCostAction will read it: one random(3)
+     * per card of cost >= 0, in hand order, after the draw. */
+    sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+    int want[6];
+    for (int i = 0; i < 6; i++)
+        want[i] = sf_rng_random(&r, 3);
+    c->potions[0] = POTION_SNECKO_OIL;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 8);
+    ck_assert_int_eq(c->draw_n, 1);
+    ck_assert_int_eq(c->hand[0].cost, COST_X);
+    ck_assert_int_eq(c->hand[1].cost, COST_UNPLAYABLE);
+    /* Bludgeon, then the draws: Strike, Inflame, Bash, Defend x2 */
+    static const int order[6] = {CARD_BLUDGEON, CARD_STRIKE, CARD_INFLAME,
+                                 CARD_BASH,     CARD_DEFEND, CARD_DEFEND};
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(c->hand[2 + i].id, order[i]);
+        ck_assert_int_eq(c->hand[2 + i].cost, want[i]);
+    }
+    /* seed 21 (setup), stream 3: the rolls are 2, 0, 2, 1, 2, 0 */
+    static const int seed21[6] = {2, 0, 2, 1, 2, 0};
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(want[i], seed21[i]);
+    /* Bludgeon's new cost 2 differs from 3: its free turn ends; Strike
+     * rolls 0, Inflame 2, Bash 1, the Defends 2 and 0, for the rest of the
+     * combat */
+    ck_assert(!(c->hand[2].flags & CF_FREE_TURN));
+    ck_assert_int_eq(combat_card_cost(c, &c->hand[2]), 2);
+    ck_assert_int_eq(c->hand[3].cost, 0); /* Strike */
+    ck_assert_int_eq(c->hand[4].cost, 2); /* Inflame */
+    ck_assert_int_eq(c->hand[6].cost, 2); /* the first Defend */
+    ck_assert_int_eq(c->hand[7].cost, 0);
+    ck_assert_int_eq(c->rng[SF_STREAM_CARD_RANDOM].counter, r.counter);
+}
+END_TEST
+
+START_TEST(duplication_potion_plays_the_next_card_twice) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    c->potions[0] = POTION_DUPLICATION;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_DUPLICATION], 1);
+    FX_PLAY(&s, 0, SF_NO_TARGET); /* a Skill too: 5 + 5 block, one card to discard */
+    ck_assert_int_eq(c->block, 10);
+    ck_assert_int_eq(c->pw[PW_DUPLICATION], 0);
+    ck_assert_int_eq(c->discard_n, 1);
+    ck_assert_int_eq(c->energy, 2);
+    FX_PLAY(&s, 0, 0); /* the next card plays once */
+    ck_assert_int_eq(c->mon[0].hp, 34);
+    /* unused, it is gone after the round */
+    c->potions[1] = POTION_DUPLICATION;
+    FX_DRINK(&s, 1, SF_NO_TARGET);
+    FX_END(&s);
+    ck_assert_int_eq(c->pw[PW_DUPLICATION], 0);
+}
+END_TEST
+
+START_TEST(distilled_chaos_plays_the_top_three_at_random_targets) {
+    sf_state s;
+    sf_combat *c = fx_new(&s, 8);
+    c->hp = c->max_hp = 999;
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    fx_draw(c, CARD_WHIRLWIND, 0); /* 4th: stays */
+    fx_draw(c, CARD_BASH, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_STRIKE, 0); /* top */
+    /* getRandomMonster: one cardRandomRng.random(1) per card, at use */
+    sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+    int t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = sf_rng_random(&r, 1);
+    /* seed 8, stream 3: 1, 1, 0: Strike at monster 1, Defend (its target
+     * unused), Bash at monster 0 */
+    ck_assert_int_eq(t[0], 1);
+    ck_assert_int_eq(t[1], 1);
+    ck_assert_int_eq(t[2], 0);
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->pending.active, 0);
+    ck_assert_int_eq(c->energy, 3); /* free */
+    ck_assert_int_eq(c->block, 5);
+    ck_assert_int_eq(c->mon[1].hp, 50 - 6);
+    ck_assert_int_eq(c->mon[0].hp, 50 - 8);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    ck_assert_int_eq(c->draw_n, 1);
+    ck_assert_int_eq(c->draw[0].id, CARD_WHIRLWIND);
+    ck_assert_int_eq(c->discard_n, 3); /* they go where a played card goes */
+    ck_assert_int_eq(c->cards_played, 3);
+    ck_assert_int_eq(c->rng[SF_STREAM_CARD_RANDOM].counter, r.counter);
+}
+END_TEST
+
+START_TEST(distilled_chaos_sends_an_unplayable_card_to_discard) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 50, MV_CHOMP);
+    fx_draw(c, CARD_WOUND, 0);
+    fx_draw(c, CARD_ARMAMENTS, 0); /* its screen waits with Wound still queued */
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->pending.active, 1);
+    ck_assert_int_eq(c->pending.queue_n, 1);
+    FX_CHOOSE(&s, 1); /* upgrade Defend */
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_WOUND), 1);
+    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_ARMAMENTS), 1);
+    ck_assert_int_eq(c->exhaust_n, 0);
+    ck_assert_int_eq(c->block, 5); /* Armaments */
+    ck_assert_int_eq(c->draw_n, 0);
+    /* Entangled: an Attack cannot be used; Fiend Fire exhausts itself all
+     * the same, Strike goes to the discard pile */
+    sf_state s2;
+    sf_combat *c2 = setup(&s2);
+    fx_mon(c2, MON_JAW_WORM, 50, MV_CHOMP);
+    fx_draw(c2, CARD_STRIKE, 0);
+    fx_draw(c2, CARD_FIEND_FIRE, 0);
+    c2->pw[PW_ENTANGLED] = 1;
+    c2->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s2, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c2->mon[0].hp, 50);
+    ck_assert_int_eq(c2->exhaust_n, 1);
+    ck_assert_int_eq(c2->exhaust[0].id, CARD_FIEND_FIRE);
+    ck_assert_int_eq(c2->discard_n, 1);
+    ck_assert_int_eq(c2->discard[0].id, CARD_STRIKE);
+    ck_assert_int_eq(c2->cards_played, 0);
+}
+END_TEST
+
+START_TEST(distilled_chaos_havoc_card_plays_after_the_other_two) {
+    /* The card queue: Havoc's top card joins behind the two cards Distilled
+     * Chaos already took, so Strike hits before Bash's Vulnerable. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 50, MV_CHOMP);
+    fx_draw(c, CARD_BASH, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_STRIKE, 0);
+    fx_draw(c, CARD_HAVOC, 0); /* top */
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->mon[0].hp, 50 - 6 - 8); /* Strike 6, not 9 */
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    ck_assert_int_eq(c->block, 5);
+    ck_assert_int_eq(c->exhaust_n, 1); /* Bash, which Havoc played */
+    ck_assert_int_eq(c->exhaust[0].id, CARD_BASH);
+    ck_assert_int_eq(c->discard_n, 3); /* Havoc, Strike, Defend */
+    ck_assert_int_eq(c->cards_played, 4);
+}
+END_TEST
+
+START_TEST(an_overfull_autoplay_queue_ends_the_fight_at_the_engine_limit) {
+    /* Duplication twice behind Distilled Chaos's Havoc, Havoc: the second
+     * Havoc's copy would queue a fifth card. */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_HAVOC, 0);
+    fx_draw(c, CARD_HAVOC, 0); /* top */
+    c->pw[PW_DUPLICATION] = 2;
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert(sf_engine_is_terminal(&s));
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.engine_limit, 1);
+    ck_assert_int_eq(o.won, 0);
+}
+END_TEST
+
+START_TEST(smoke_bomb_escapes_a_fight_but_not_a_boss) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->hp = 40;
+    c->relics[c->relic_n++] = RELIC_BURNING_BLOOD;
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    c->potions[1] = POTION_SMOKE_BOMB;
+    drink_listed(&s, 1, SF_NO_TARGET);
+    ck_assert(sf_engine_is_terminal(&s));
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.won, 1);
+    ck_assert_int_eq(o.escaped, 1);
+    ck_assert_int_eq(o.hp, 46); /* endBattle: Burning Blood heals */
+    ck_assert_int_eq(o.monster_hp_left, 40);
+    ck_assert_int_eq(o.potions_left, 0);
+    /* a boss in the fight: canUse is false */
+    sf_state b;
+    sf_combat *cb = setup(&b);
+    fx_mon(cb, MON_HEXAGHOST, 250, MV_ACTIVATE);
+    cb->potions[0] = POTION_SMOKE_BOMB;
+    sf_action a[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&b, a, SF_MAX_ACTIONS);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_ne(a[i].kind, SF_ACT_POTION);
+    ck_assert_int_eq(fx_apply(&b, SF_ACT_POTION, 0, SF_NO_TARGET), SF_EINVAL);
+    ck_assert_int_eq(cb->potions[0], POTION_SMOKE_BOMB);
+}
+END_TEST
+
+/* returnTrulyRandomCardInCombat(type)'s list, written out from the §11
+ * pools (each reversed: the src pools' order), HEALING cards left out. */
+static const int skill_list[] = {
+    CARD_HAVOC,      CARD_ARMAMENTS,     CARD_SHRUG_IT_OFF,  CARD_TRUE_GRIT,   CARD_FLEX,
+    CARD_WARCRY,     CARD_GHOSTLY_ARMOR, CARD_BLOODLETTING,  CARD_SECOND_WIND, CARD_BATTLE_TRANCE,
+    CARD_SENTINEL,   CARD_ENTRENCH,      CARD_RAGE,          CARD_DISARM,      CARD_SEEING_RED,
+    CARD_SHOCKWAVE,  CARD_BURNING_PACT,  CARD_FLAME_BARRIER, CARD_INTIMIDATE,  CARD_INFERNAL_BLADE,
+    CARD_DUAL_WIELD, CARD_POWER_THROUGH, CARD_SPOT_WEAKNESS, CARD_DOUBLE_TAP,  CARD_LIMIT_BREAK,
+    CARD_IMPERVIOUS, CARD_EXHUME,        CARD_OFFERING};
+static const int power_list[] = {
+    CARD_EVOLVE,    CARD_FIRE_BREATHING, CARD_RUPTURE,    CARD_FEEL_NO_PAIN, CARD_DARK_EMBRACE,
+    CARD_COMBUST,   CARD_METALLICIZE,    CARD_INFLAME,    CARD_DEMON_FORM,   CARD_CORRUPTION,
+    CARD_BARRICADE, CARD_BERSERK,        CARD_JUGGERNAUT, CARD_BRUTALITY};
+static const int attack_list[] = {CARD_SWORD_BOOMERANG, CARD_PERFECTED_STRIKE,
+                                  CARD_HEAVY_BLADE,     CARD_WILD_STRIKE,
+                                  CARD_HEADBUTT,        CARD_CLOTHESLINE,
+                                  CARD_TWIN_STRIKE,     CARD_POMMEL_STRIKE,
+                                  CARD_THUNDERCLAP,     CARD_CLASH,
+                                  CARD_BODY_SLAM,       CARD_IRON_WAVE,
+                                  CARD_CLEAVE,          CARD_ANGER,
+                                  CARD_UPPERCUT,        CARD_DROPKICK,
+                                  CARD_CARNAGE,         CARD_SEARING_BLOW,
+                                  CARD_WHIRLWIND,       CARD_SEVER_SOUL,
+                                  CARD_RAMPAGE,         CARD_PUMMEL,
+                                  CARD_BLOOD_FOR_BLOOD, CARD_HEMOKINESIS,
+                                  CARD_RECKLESS_CHARGE, CARD_BLUDGEON,
+                                  CARD_FIEND_FIRE,      CARD_IMMOLATE};
+
+/* DiscoveryAction's three: draws from `r` until three distinct. */
+static void expect_offers(sf_rng r, const int *list, int n, int out[3]) {
+    for (int k = 0; k < 3;) {
+        int id = list[sf_rng_random(&r, n - 1)];
+        if ((k < 1 || out[0] != id) && (k < 2 || out[1] != id))
+            out[k++] = id;
+    }
+}
+
+/* Drink `potion` and check the offered three against the list, pick the
+ * middle one; returns its id. */
+static int discover(int potion, const int *list, int n, const int seed_want[3]) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_STRIKE, 0);
+    c->energy = 0;
+    int want[3];
+    expect_offers(c->rng[SF_STREAM_CARD_RANDOM], list, n, want);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(want[i], seed_want[i]);
+    c->potions[0] = (uint8_t)potion;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->pending.kind, CH_DISCOVERY);
+    int opts[SF_MAX_ACTIONS], ids[SF_MAX_ACTIONS];
+    ck_assert_int_eq(listed_choices(&s, opts, ids), 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ids[i], want[i]);
+        ck_assert_int_eq(c->pending.offer[i].upg, 0);
+    }
+    ck_assert(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
+    FX_CHOOSE(&s, opts[1]);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 2);
+    ck_assert_int_eq(c->hand[1].id, want[1]);
+    int cost = combat_card_cost(c, &c->hand[1]);
+    ck_assert(cost == 0 || cost == COST_X); /* free this turn (X stays X) */
+    ck_assert_int_eq(c->cards_created, 1);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(c->pending.offer[i].id, CARD_NONE);
+    return want[1];
+}
+
+START_TEST(attack_skill_power_potions_offer_three_of_the_type) {
+    /* seed 21 (setup): stream 3's draws over each list, by hand from the
+     * same stream: */
+    static const int atk[3] = {CARD_HEAVY_BLADE, CARD_CLEAVE, CARD_TWIN_STRIKE};
+    static const int skl[3] = {CARD_SHRUG_IT_OFF, CARD_RAGE, CARD_GHOSTLY_ARMOR};
+    static const int pwr[3] = {CARD_RUPTURE, CARD_JUGGERNAUT, CARD_METALLICIZE};
+    int n_atk = (int)(sizeof attack_list / sizeof attack_list[0]);
+    int n_skl = (int)(sizeof skill_list / sizeof skill_list[0]);
+    int n_pwr = (int)(sizeof power_list / sizeof power_list[0]);
+    ck_assert_int_eq(n_atk, 28);
+    ck_assert_int_eq(n_skl, 28);
+    ck_assert_int_eq(n_pwr, 14);
+    discover(POTION_ATTACK, attack_list, n_atk, atk);
+    discover(POTION_SKILL, skill_list, n_skl, skl);
+    discover(POTION_POWER, power_list, n_pwr, pwr);
+    /* every id the engine can draw is one of the list (one draw each, many
+     * seeds) */
+    for (uint64_t seed = 1; seed < 300; seed++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, seed);
+        int id = combat_random_card(c, CT_SKILL);
+        sf_rng r;
+        sf_rng_seed(&r, seed + SF_STREAM_CARD_RANDOM);
+        ck_assert_int_eq(id, skill_list[sf_rng_random(&r, n_skl - 1)]);
+        c = fx_new(&s, seed);
+        sf_rng_seed(&r, seed + SF_STREAM_CARD_RANDOM);
+        ck_assert_int_eq(combat_random_card(c, CT_POWER), power_list[sf_rng_random(&r, n_pwr - 1)]);
+        c = fx_new(&s, seed);
+        sf_rng_seed(&r, seed + SF_STREAM_CARD_RANDOM);
+        ck_assert_int_eq(combat_random_card(c, CT_ATTACK),
+                         attack_list[sf_rng_random(&r, n_atk - 1)]);
+    }
+}
+END_TEST
+
+/* returnRandomPotion(true), from the public run-potion tables. */
+static int expect_potion(sf_rng *r) {
+    int roll = sf_rng_random_range(r, 0, 99);
+    int rarity = roll < 65 ? 1 : roll < 90 ? 2 : 3;
+    int n = sf_run_potion_count() - 1;
+    (void)sf_rng_random(r, n - 1); /* "limited": the first is thrown away */
+    for (;;) {
+        int item = 1 + sf_rng_random(r, n - 1);
+        if (run_potion_rarity(item) == rarity &&
+            strcmp(sf_run_potion_name(item), "Fruit Juice") != 0)
+            return item;
+    }
+}
+
+START_TEST(entropic_brew_fills_every_empty_slot) {
+    for (int slots = SF_POTION_SLOTS; slots <= SF_MAX_POTION_SLOTS; slots += 2) {
+        sf_state s;
+        sf_combat *c = setup(&s);
+        c->potion_slots = (uint8_t)slots;
+        fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+        c->potions[0] = POTION_ENTROPIC_BREW;
+        c->potions[1] = POTION_FIRE;
+        sf_rng r = c->rng[SF_STREAM_POTION];
+        int want[SF_MAX_POTION_SLOTS];
+        for (int i = 0; i < slots; i++)
+            want[i] = sf_run_potion_engine(expect_potion(&r));
+        drink_listed(&s, 0, SF_NO_TARGET);
+        /* one roll per slot; the empty slots take them in order, the rest
+         * are lost */
+        ck_assert_int_eq(c->potions[0], want[0]);
+        ck_assert_int_eq(c->potions[1], POTION_FIRE);
+        for (int i = 2; i < slots; i++)
+            ck_assert_int_eq(c->potions[i], want[i - 1]);
+        ck_assert_int_eq(c->rng[SF_STREAM_POTION].counter, r.counter);
+        if (slots == SF_POTION_SLOTS) {
+            /* seed 21 (stream 5): Elixir, then Energy Potion; the third
+             * roll (Fire Potion) finds no slot */
+            ck_assert_int_eq(want[0], POTION_ELIXIR);
+            ck_assert_int_eq(want[1], POTION_ENERGY);
+            ck_assert_int_eq(want[2], POTION_FIRE);
+        } else {
+            ck_assert_int_eq(want[3], POTION_ELIXIR); /* then Skill Potion */
+            ck_assert_int_eq(want[4], POTION_SKILL);
+        }
+    }
+}
+END_TEST
+
+/* Count the distinct ends of a multi-select screen over every line of
+ * choices, and check each end is reached once. */
+static int multi_leaves(const sf_state *s, sf_identity *seen, int *n_seen) {
+    sf_action a[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(s, a, SF_MAX_ACTIONS);
+    if (ccombat_of(s)->phase != PH_CHOICE) {
+        sf_identity id = sf_engine_identity(s);
+        for (int i = 0; i < *n_seen; i++)
+            ck_assert(!sf_identity_eq(seen[i], id)); /* no subset twice */
+        seen[(*n_seen)++] = id;
+        return 1;
+    }
+    int leaves = 0;
+    for (int i = 0; i < n; i++) {
+        sf_state t = *s;
+        ck_assert_int_eq(sf_engine_apply(&t, a[i], NULL), SF_OK);
+        leaves += multi_leaves(&t, seen, n_seen);
+    }
+    return leaves;
+}
+
+START_TEST(elixir_exhausts_any_subset_once_each) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_WOUND, 0);
+    c->pw[PW_FNP] = 3;
+    c->potions[0] = POTION_ELIXIR;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pending.kind, CH_ELIXIR);
+    int opts[SF_MAX_ACTIONS], ids[SF_MAX_ACTIONS];
+    /* Strike (the first), Defend, Wound, done */
+    ck_assert_int_eq(listed_choices(&s, opts, ids), 4);
+    ck_assert_int_eq(opts[0], 0);
+    ck_assert_int_eq(opts[1], 2);
+    ck_assert_int_eq(opts[2], 3);
+    ck_assert_int_eq(opts[3], CHOICE_DONE);
+    ck_assert_int_eq(ids[3], -1);
+    /* every multiset of {Strike x2, Defend, Wound}: 3 x 2 x 2 = 12 ends */
+    sf_identity seen[64];
+    int n_seen = 0;
+    ck_assert_int_eq(multi_leaves(&s, seen, &n_seen), 12);
+    /* Strike, then Wound: nothing left after Wound, the screen closes */
+    FX_CHOOSE(&s, 0);
+    ck_assert_int_eq(listed_choices(&s, opts, ids), 4); /* Strike, Defend, Wound, done */
+    ck_assert_int_eq(opts[0], 1);
+    FX_CHOOSE(&s, 3);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 2);
+    ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+    ck_assert_int_eq(c->hand[1].id, CARD_DEFEND);
+    ck_assert_int_eq(c->exhaust_n, 2);
+    ck_assert_int_eq(fx_count(c->exhaust, c->exhaust_n, CARD_WOUND), 1);
+    ck_assert_int_eq(c->block, 6); /* Feel No Pain, per card */
+    /* picking none is allowed */
+    c->potions[1] = POTION_ELIXIR;
+    FX_DRINK(&s, 1, SF_NO_TARGET);
+    FX_CHOOSE(&s, CHOICE_DONE);
+    ck_assert_int_eq(c->hand_n, 2);
+}
+END_TEST
+
+START_TEST(gamblers_brew_discards_any_subset_and_draws_as_many) {
+    sf_state s;
+    sf_combat *c = setup(&s);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_BASH, 0);
+    fx_draw(c, CARD_INFLAME, 0);
+    fx_draw(c, CARD_ANGER, 0);
+    fx_draw(c, CARD_CLEAVE, 0); /* top */
+    c->potions[2] = POTION_GAMBLERS_BREW;
+    drink_listed(&s, 2, SF_NO_TARGET);
+    ck_assert_int_eq(c->pending.kind, CH_GAMBLE);
+    sf_identity seen[64];
+    int n_seen = 0;
+    ck_assert_int_eq(multi_leaves(&s, seen, &n_seen), 8); /* 2^3 subsets */
+    FX_CHOOSE(&s, 0);                                     /* Strike */
+    FX_CHOOSE(&s, 2);                                     /* Bash */
+    ck_assert_int_eq(c->phase, PH_PLAYER);                /* nothing after Bash: done */
+    ck_assert_int_eq(c->hand_n, 3);
+    ck_assert_int_eq(c->hand[0].id, CARD_DEFEND);
+    ck_assert_int_eq(c->hand[1].id, CARD_CLEAVE);
+    ck_assert_int_eq(c->hand[2].id, CARD_ANGER);
+    ck_assert_int_eq(c->discard_n, 2);
+    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_BASH), 1);
+    ck_assert_int_eq(c->draw_n, 1);
+    /* an empty hand: nothing to discard, no screen */
+    sf_state e;
+    sf_combat *ce = setup(&e);
+    fx_mon(ce, MON_JAW_WORM, 40, MV_CHOMP);
+    ce->potions[0] = POTION_GAMBLERS_BREW;
+    FX_DRINK(&e, 0, SF_NO_TARGET);
+    ck_assert_int_eq(ce->phase, PH_PLAYER);
+}
+END_TEST
+
+START_TEST(potion_belt_fights_have_five_slots) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err err = {0};
+    ck_assert_int_eq(
+        sf_potions_parse("Fire Potion,Block Potion,Swift Potion,Weak Potion", &spec, &err),
+        SF_EINVAL);
+    ck_assert_str_eq(err.msg, "potions: more than 3");
+    spec.potion_slots = 5;
+    ck_assert_int_eq(
+        sf_potions_parse("Fire Potion,Block Potion,Swift Potion,Weak Potion,Elixir", &spec, &err),
+        SF_OK);
+    ck_assert_int_eq(spec.potions[4], POTION_ELIXIR);
+    ck_assert_int_eq(sf_potions_parse("Elixir,Elixir,Elixir,Elixir,Elixir,Elixir", &spec, &err),
+                     SF_EINVAL);
+    ck_assert_str_eq(err.msg, "potions: more than 5");
+    spec.encounter = ENC_CULTIST;
+    spec.seed = 3;
+    sf_state s;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &err), SF_OK);
+    sf_action a[SF_MAX_ACTIONS];
+    int n = sf_engine_enumerate(&s, a, SF_MAX_ACTIONS), slots = 0;
+    for (int i = 0; i < n; i++)
+        slots |= a[i].kind == SF_ACT_POTION ? 1 << a[i].index : 0;
+    ck_assert_int_eq(slots, 0x1F);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_POTION, 4, SF_NO_TARGET), SF_OK); /* Elixir */
+    ck_assert_int_eq(ccombat_of(&s)->pending.kind, CH_ELIXIR);
+    sf_outcome o;
+    sf_engine_outcome(&s, &o);
+    ck_assert_int_eq(o.potions_left, 4);
+    /* a potion past the fight's slots is refused */
+    spec.potion_slots = 3;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &err), SF_EINVAL);
+    spec.potion_slots = 6;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, &err), SF_EINVAL);
 }
 END_TEST
 

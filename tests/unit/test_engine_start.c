@@ -633,7 +633,7 @@ START_TEST(the_text_form_reads_a_hand_written_start) {
     sf_err e = {0};
     ck_assert_int_eq(
         sf_start_parse("Strike*5,Defend*3,Bash,Inflame+,Pommel Strike|Burning Blood,Vajra,Meal "
-                       "Ticket,Pen Nib:7|Elixir,Fire Potion|floor 7",
+                       "Ticket,Pen Nib:7|Colorless Potion,Fire Potion|floor 7",
                        &s, &d, &e),
         SF_OK);
     ck_assert_int_eq(s.deck_n, 11);
@@ -646,8 +646,8 @@ START_TEST(the_text_form_reads_a_hand_written_start) {
     ck_assert_int_eq(s.relics[2], RELIC_PEN_NIB);
     ck_assert_int_eq(s.relic_counters[2], 7);
     ck_assert_int_eq(s.relic_counters[1], 0);
-    /* slot 0 holds the unmodelled Elixir: an empty engine slot */
-    ck_assert_int_eq(d.potions[0], sf_run_potion_lookup("Elixir"));
+    /* slot 0 holds the unmodelled Colorless Potion: an empty engine slot */
+    ck_assert_int_eq(d.potions[0], sf_run_potion_lookup("Colorless Potion"));
     ck_assert_int_eq(s.potions[0], 0);
     ck_assert_int_eq(s.potions[1], POTION_FIRE);
     ck_assert_int_eq(s.floor, 7);

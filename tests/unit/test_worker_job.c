@@ -419,8 +419,12 @@ START_TEST(seed_268_of_the_local_config_ends_well_below_the_cap) {
      * Shockwave x2, Orichalcum). Before the turn discount of the win score
      * this fight never ended at 1,000 simulations (55,300 turns at 600):
      * ending the turn always looked up to 1 HP better than attacking. With
-     * the discount's fast rate from turn 12 it is won on turn 17 (docs/
-     * search.md "Finishing fights"), well below the cap of 50. */
+     * the discount's fast rate from turn 12 it is won well below the cap of
+     * 50 (docs/search.md "Finishing fights"). The turn it ends on moves with
+     * every change to the state's bytes (the searches' chance draws are
+     * salted from them): turn 17 at engine version 4, 20 to 33 across the
+     * layouts of version 6, whose start also holds Champion Belt and a
+     * Cultist Potion that now act; a stall would reach the cap. */
     sf_run_config cfg;
     char path[1024];
     snprintf(path, sizeof path, "%s/configs/local.yaml", SF_SOURCE_ROOT);
@@ -438,7 +442,7 @@ START_TEST(seed_268_of_the_local_config_ends_well_below_the_cap) {
     ck_assert_str_eq(record(r, 0)->ids->encounter, "Blue Slaver");
     const Spirefleet__Outcome *o = record(r, n - 1)->outcome; /* valid until the next get */
     ck_assert(o->won && !o->turn_limit);
-    ck_assert_uint_le(o->turns, SF_MAX_TURNS_DEFAULT / 2);
+    ck_assert_uint_le(o->turns, SF_MAX_TURNS_DEFAULT * 3 / 4);
     if (getenv("SF_PRINT_GOLDEN"))
         printf("# seed 268: won on turn %u with %u/%u HP, %llu labels\n", o->turns, o->final_hp,
                o->max_hp, (unsigned long long)n);
@@ -629,7 +633,7 @@ END_TEST
  * alone (a refactor, a move of code) must leave them equal; one that means
  * to change them updates them here and says why in its commit. Printed
  * with SF_PRINT_GOLDEN=1. */
-#define GOLDEN_JOB_DIGEST "bf1116e4718346e5877d457078f606b1093988c3c5b538ea7eba0d612c7a6825"
+#define GOLDEN_JOB_DIGEST "d1bcd0b7ff770e8444e2f1f711856081ab089faaad94b19b17b58e94db67b942"
 
 START_TEST(golden_job_digest) {
     sf_run_config cfg;
