@@ -323,6 +323,10 @@ int sf_run_relic_count(void);
 const char *sf_run_relic_name(int item); /* NULL out of range */
 int sf_run_relic_lookup(const char *name);
 int sf_run_relic_engine(int item);
+/* 1 when a start plays relic `item` by its rules: in a fight (an engine
+ * relic), on pickup, or on the run before the fight (docs/starts.md "Relics
+ * in the prefix"); 0 for an item whose rule nothing plays, or out of range. */
+int sf_run_relic_modelled(int item);
 int sf_run_potion_count(void);
 const char *sf_run_potion_name(int item);
 int sf_run_potion_lookup(const char *name);
@@ -425,7 +429,8 @@ typedef struct sf_start_desc {
      * its name keeps one (Girya's lifts, Ancient Tea Set's charge, a Bottled
      * relic's 1 + deck index, Pen Nib, ...), modelled or not; else 0 */
     int relic_counters[SF_MAX_RELICS];
-    uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot; 0 = empty    */
+    uint8_t potions[SF_MAX_POTION_SLOTS]; /* run potion ids by slot (5 with Potion
+                                             Belt, else 3); 0 = empty            */
     /* Rooms of floors 1..floor, one letter each: 'M' monster, 'E' elite,
      * 'R' rest, '$' shop, 'T' treasure, '?' an event, 'm' / 's' / 't' a "?"
      * that became a fight / shop / chest, 'B' the boss. The last letter is

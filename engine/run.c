@@ -118,6 +118,7 @@ enum {
     FX_CURSE_WARD,      /* Omamori: negates curses; the prefix has none         */
     FX_CURSE_HP,        /* DarkstonePeriapt: +6 max HP a curse; none            */
     FX_WING_BOOTS,      /* WingBoots: fly off the path; the model has one path  */
+    FX_POTION_BELT,     /* PotionBelt.onEquip: potionSlots += 2                 */
 };
 enum {
     SPAWN_ANY = 0,
@@ -163,7 +164,7 @@ static const run_relic_def run_relics[] = {
     {"Meal Ticket", TIER_COMMON, 0, 0, 0, FX_MEAL_TICKET, SPAWN_ANY, 48},
     {"Regal Pillow", TIER_COMMON, 0, 0, 0, FX_REGAL_PILLOW, SPAWN_ANY, 48},
     {"Smiling Mask", TIER_COMMON, 0, 0, 0, FX_SMILING_MASK, SPAWN_NO_SHOP, 48},
-    {"Potion Belt", TIER_COMMON, 0, 0, 0, FX_NONE, SPAWN_ANY, 48},
+    {"Potion Belt", TIER_COMMON, 0, 0, 0, FX_POTION_BELT, SPAWN_ANY, 48},
     {"Omamori", TIER_COMMON, 0, 0, 0, FX_CURSE_WARD, SPAWN_ANY, 48},
     {"Maw Bank", TIER_COMMON, 0, 0, 0, FX_MAW_BANK, SPAWN_NO_SHOP, 48},
     {"Toy Ornithopter", TIER_COMMON, RELIC_TOY_ORNITHOPTER, 0, 0, FX_NONE, SPAWN_ANY, 0},
@@ -313,6 +314,12 @@ int sf_run_relic_lookup(const char *name) {
 int sf_run_relic_engine(int item) {
     return item > 0 && item < RUN_RELICS && run_relics[item].engine ? run_relics[item].engine
                                                                     : SF_ENOTFOUND;
+}
+int sf_run_relic_modelled(int item) {
+    if (item <= 0 || item >= RUN_RELICS)
+        return 0;
+    const run_relic_def *d = &run_relics[item];
+    return d->engine || d->pickup || d->fx != FX_NONE;
 }
 int sf_run_potion_count(void) {
     return RUN_POTIONS;
@@ -595,10 +602,10 @@ typedef struct run {
     sf_pick_table table;
     sf_fight_spec p; /* the player: deck (sorted), modelled relics and potions, HP, gold */
     int relics_n;
-    uint8_t relics[SF_MAX_RELICS];    /* run relic ids, pickup order        */
-    int16_t ctr[SF_MAX_RELICS];       /* their counters (AbstractRelic.counter) */
-    int8_t spec_slot[SF_MAX_RELICS];  /* their slot in p.relics, or -1      */
-    uint8_t potions[SF_POTION_SLOTS]; /* run potion ids by slot             */
+    uint8_t relics[SF_MAX_RELICS];        /* run relic ids, pickup order        */
+    int16_t ctr[SF_MAX_RELICS];           /* their counters (AbstractRelic.counter) */
+    int8_t spec_slot[SF_MAX_RELICS];      /* their slot in p.relics, or -1      */
+    uint8_t potions[SF_MAX_POTION_SLOTS]; /* run potion ids by slot (p.potion_slots) */
     /* tag[i]: the bottle holding p.deck[i] (FX_BOTTLE_*), or 0; a tagged card
      * sorts first among its equal copies */
     uint8_t tag[SF_MAX_DECK];
@@ -1058,11 +1065,16 @@ static void init_relic_pools(run *r) {
     sf_rng_random_long(&r->relic); /* boss pool */
 }
 
+/* The potion slots the player has: 3, or 5 with Potion Belt. */
+static int run_slots(const run *r) {
+    return r->p.potion_slots ? r->p.potion_slots : SF_POTION_SLOTS;
+}
+
 static void obtain_potion(run *r, int item) {
     if (item <= 0)
         return;
     r->stats.potions_dropped++;
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    for (int i = 0; i < run_slots(r); i++)
         if (r->potions[i] == 0) {
             r->potions[i] = (uint8_t)item;
             r->p.potions[i] = run_potions[item].engine;
@@ -1235,6 +1247,7 @@ static int relic_add(run *r, int item) {
     case FX_MATRYOSHKA: /* Matryoshka(): counter 2 */
     case FX_CURSE_WARD: /* Omamori(): counter 2 */ ctr_set(r, s, 2); break;
     case FX_MAW_BANK: ctr_set(r, s, 1); break; /* 1 until used up */
+    case FX_POTION_BELT: r->p.potion_slots = SF_MAX_POTION_SLOTS; break;
     default: break;
     }
     return s;
@@ -1293,7 +1306,7 @@ static int play_fight(run *r, int encounter, int floor, int *escaped, sf_err *er
     *escaped = (c->flags & FL_ESCAPED_ALL) != 0;
     sf_engine_carry_over(&st, NULL, floor - 1, &r->p);
     /* a potion the fight used (Fairy in a Bottle) leaves its slot */
-    for (int i = 0; i < SF_POTION_SLOTS; i++)
+    for (int i = 0; i < run_slots(r); i++)
         if (r->potions[i] && run_potions[r->potions[i]].engine && r->p.potions[i] == 0)
             r->potions[i] = 0;
     /* the counters the fight kept (Pen Nib, Lizard Tail, ...) are the run's;
@@ -1889,8 +1902,8 @@ int sf_start_format(const sf_fight_spec *spec, const sf_start_desc *desc, char *
     }
     engine_text_put(&o, "|");
     int last = -1;
-    uint8_t slots[SF_POTION_SLOTS];
-    for (int i = 0; i < SF_POTION_SLOTS; i++) {
+    uint8_t slots[SF_MAX_POTION_SLOTS];
+    for (int i = 0; i < SF_MAX_POTION_SLOTS; i++) {
         int item = 0;
         if (desc)
             item = desc->potions[i];
@@ -2002,8 +2015,14 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
         }
     }
 
-    /* potions, by slot; empty entries are empty slots */
-    uint8_t slots[SF_POTION_SLOTS] = {0};
+    /* potions, by slot; empty entries are empty slots; 5 slots with Potion
+     * Belt among the relics */
+    int nslots = SF_POTION_SLOTS;
+    s.potion_slots = 0;
+    for (int i = 0; i < ni; i++)
+        if (run_relics[items[i]].fx == FX_POTION_BELT)
+            nslots = s.potion_slots = SF_MAX_POTION_SLOTS;
+    uint8_t slots[SF_MAX_POTION_SLOTS] = {0};
     memset(s.potions, 0, sizeof s.potions);
     if (section(cut[2], end_of[2], buf, sizeof buf) < 0)
         return sf_err_set(err, SF_EINVAL, "start text: potions: too long");
@@ -2013,9 +2032,9 @@ int sf_start_parse(const char *text, sf_fight_spec *spec, sf_start_desc *desc, s
             char *comma = strchr(p, ',');
             if (comma)
                 *comma = '\0';
-            if (slot >= SF_POTION_SLOTS)
-                return sf_err_set(err, SF_EINVAL, "start text: potions: more than %d slots",
-                                  SF_POTION_SLOTS);
+            if (slot >= nslots)
+                return sf_err_set(err, SF_EINVAL, "start text: potions: more than %d slots%s",
+                                  nslots, nslots < SF_MAX_POTION_SLOTS ? " (no Potion Belt)" : "");
             while (*p == ' ')
                 p++;
             if (*p) {

@@ -199,7 +199,7 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
                 mpot += spec.potions[k] != 0;
             for (int k = 0; k < d.relics_n; k++)
                 relics[d.relics[k]]++;
-            for (int k = 0; k < SF_POTION_SLOTS; k++)
+            for (int k = 0; k < SF_MAX_POTION_SLOTS; k++)
                 if (d.potions[k]) {
                     potions[d.potions[k]]++;
                     npot++;
@@ -219,7 +219,7 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
             prefix[0] / n, prefix[1] / n, prefix[2] / n, prefix[3] / n, prefix[4] / n,
             prefix[5] / n, prefix[6] / n);
         printf("  deck %.2f cards (%.2f upgraded), HP %.1f/%.1f, gold %.0f, relics %.2f (%.2f "
-               "modelled), potions %.2f (%.2f modelled)\n  deck sizes",
+               "act in a fight), potions %.2f (%.2f modelled)\n  deck sizes",
                deck / n, upg / n, hp / n, max_hp / n, gold / n, nrel / n, mrel / n, npot / n,
                mpot / n);
         for (int k = 0; k <= SF_MAX_DECK; k++)
@@ -237,14 +237,14 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
         printf("\n  relics per start:");
         for (int r = 1; r < sf_run_relic_count(); r++)
             if (relics[r])
-                printf(" %s%s %.3f;", sf_run_relic_name(r), sf_run_relic_engine(r) > 0 ? "" : "*",
+                printf(" %s%s %.3f;", sf_run_relic_name(r), sf_run_relic_modelled(r) ? "" : "*",
                        (double)relics[r] / n);
         printf("\n  potions per start:");
         for (int p = 1; p < sf_run_potion_count(); p++)
             if (potions[p])
                 printf(" %s%s %.3f;", sf_run_potion_name(p), sf_run_potion_engine(p) > 0 ? "" : "*",
                        (double)potions[p] / n);
-        printf("\n  (* not modelled by the engine: held, no effect)\n");
+        printf("\n  (* not modelled: held, no effect)\n");
     }
     return 0;
 }

@@ -327,18 +327,30 @@ START_TEST(relic_pools_are_the_ironclad_pools) {
     ck_assert_int_eq(tiers[1], 33);
     ck_assert_int_eq(tiers[2], 30);
     ck_assert_int_eq(tiers[3], 28);
-    /* every engine relic is a run relic with the same name; a start holds
-     * it in its spec once the engine models it */
+    /* every engine relic is a run relic with the same name, which a start
+     * holds in its spec */
     for (int e = 1; e < RELIC_COUNT; e++) {
         int item = sf_run_relic_lookup(sf_relic_name(e));
         ck_assert_int_gt(item, 0);
-        if (sf_run_relic_engine(item) != SF_ENOTFOUND)
-            ck_assert_int_eq(sf_run_relic_engine(item), e);
+        ck_assert_int_eq(sf_run_relic_engine(item), e);
     }
     ck_assert_int_eq(sf_run_relic_engine(sf_run_relic_lookup("Whetstone")), SF_ENOTFOUND);
-    /* the engine's potions of the Ironclad list keep their engine ids */
+    /* every relic of the pools is played by its rules: 62 in a fight, the
+     * other 29 on pickup or on the run */
+    int fight = 0;
+    for (int i = 1; i < sf_run_relic_count(); i++) {
+        ck_assert_msg(sf_run_relic_modelled(i), "%s", sf_run_relic_name(i));
+        fight += sf_run_relic_engine(i) > 0;
+    }
+    ck_assert_int_eq(fight, 62);
+    ck_assert_int_eq(sf_run_relic_modelled(0), 0);
+    ck_assert_int_eq(sf_run_relic_modelled(sf_run_relic_count()), 0);
+    /* the engine's potions of the Ironclad list keep their engine ids, and
+     * every one but the Colorless Potion is the engine's */
     for (int p = 1; p < sf_run_potion_count(); p++) {
         int e = sf_run_potion_engine(p);
+        ck_assert_msg(e > 0 || strcmp(sf_run_potion_name(p), "Colorless Potion") == 0, "%s",
+                      sf_run_potion_name(p));
         if (e > 0)
             ck_assert_str_eq(sf_potion_name(e), sf_run_potion_name(p));
     }
@@ -505,6 +517,62 @@ START_TEST(decks_hold_only_cards_the_ironclad_pools_offer) {
                 ck_assert_int_eq(sf_encounter_pool(spec.encounter), cls);
             }
     }
+}
+END_TEST
+
+/* Potion Belt (PotionBelt.onEquip: potionSlots += 2): a start holding it
+ * has 5 potion slots in its spec, every other start 3; drops fill the slots in order, so a potion
+ * past the third slot appears only with the belt. */
+START_TEST(potion_belt_gives_a_start_five_slots) {
+    sf_start_opts o = rewards_opts(SF_PICK_GREEDY);
+    int belts = 0, fifth = 0;
+    for (uint64_t g = 0; g < 400; g++) {
+        sf_start_desc d;
+        sf_fight_spec spec = sample(&o, 21, g, SF_START_CLASS(SF_POOL_BOSS), &d);
+        int belt = 0;
+        for (int i = 0; i < d.relics_n; i++)
+            belt |= strcmp(sf_run_relic_name(d.relics[i]), "Potion Belt") == 0;
+        belts += belt;
+        int slots = spec.potion_slots ? spec.potion_slots : SF_POTION_SLOTS;
+        ck_assert_int_eq(slots, belt ? SF_MAX_POTION_SLOTS : SF_POTION_SLOTS);
+        for (int k = SF_POTION_SLOTS; k < SF_MAX_POTION_SLOTS; k++) {
+            ck_assert(belt || d.potions[k] == 0);
+            ck_assert(belt || spec.potions[k] == 0);
+            fifth += d.potions[k] != 0;
+        }
+        sf_state st;
+        sf_err e = {0};
+        spec.seed = g;
+        ck_assert_msg(sf_engine_init(&st, &spec, &e) == SF_OK, "%s", e.msg);
+    }
+    ck_assert_int_gt(belts, 0); /* the sample holds belts ... */
+    ck_assert_int_gt(fifth, 0); /* ... some with a 4th or 5th potion */
+    ck_assert_int_lt(belts, 400);
+}
+END_TEST
+
+/* The text form gives a belt's 5 slots, and refuses a 4th potion without
+ * one, naming why. */
+START_TEST(the_text_form_knows_potion_belts_slots) {
+    sf_fight_spec s;
+    sf_fight_spec_default(&s);
+    sf_start_desc d;
+    sf_err e = {0};
+    const char *belt = "Strike*5,Defend*4,Bash|Burning Blood,Potion Belt|Fire Potion,,,,Block "
+                       "Potion|floor 3|hp 60/80|gold 99";
+    ck_assert_int_eq(sf_start_parse(belt, &s, &d, &e), SF_OK);
+    ck_assert_int_eq(s.potion_slots, SF_MAX_POTION_SLOTS);
+    ck_assert_int_eq(s.potions[0], POTION_FIRE);
+    ck_assert_int_eq(s.potions[4], POTION_BLOCK);
+    ck_assert_int_eq(d.potions[4], sf_run_potion_lookup("Block Potion"));
+    char text[512];
+    ck_assert_int_gt(sf_start_format(&s, &d, text, sizeof text), 0);
+    ck_assert_str_eq(text, belt);
+    ck_assert_int_eq(sf_start_parse("Strike*5,Defend*4,Bash|Burning Blood|Fire Potion,,,Block "
+                                    "Potion|floor 3",
+                                    &s, &d, &e),
+                     SF_EINVAL);
+    ck_assert_str_eq(e.msg, "start text: potions: more than 3 slots (no Potion Belt)");
 }
 END_TEST
 
