@@ -18,14 +18,22 @@
  * Output: one JSON line per item,
  *   {"bench":"items","engine":"spirefleet","item":"Vajra","kind":"relic",
  *    "fights":N,"wins":W,"decisions_mean":..,"decisions_sd":..,
- *    "hp_left_mean_won":..,"hp_left_sd_won":..,"turns_mean":..}
- * ("kind" is "baseline" for the baseline). tests/bench/reference/ compares
+ *    "hp_left_mean_won":..,"hp_left_sd_won":..,"turns_mean":..,
+ *    "paired_win":[mean,sd],"paired_decisions":[mean,sd],
+ *    "paired_hp_end":[mean,sd]}
+ * ("kind" is "baseline" for the baseline). The paired_* fields are the mean
+ * and standard deviation over fights of (item - baseline) in the fight of
+ * the same index: the win (0 or 1), the decisions, and the HP at the end
+ * (0 when lost); they measure the item's effect with the fights' common
+ * randomness taken out (all 0 for the baseline). tests/bench/reference/ compares
  * these lines with the same statistics from sts_lightspeed
  * (docs/benchmarks.md "Items against the reference engine").
  *
  * Options: --fights N (per item, default 2000), --seed S (default 1),
  * --item NAME (the baseline and that item only; "baseline" for the baseline
- * alone). Deterministic for a seed; nothing is allocated per fight.
+ * alone), --encounter NAME (every fight against that encounter, to look
+ * into a difference). Deterministic for a seed; nothing is allocated per fight (the
+ * baseline's fights are kept in one array of --fights records).
  */
 #include <math.h>
 #include <stdio.h>
@@ -43,7 +51,21 @@ typedef struct stats {
     double dec_sum, dec_sq; /* decisions (applied actions) per fight      */
     double hp_sum, hp_sq;   /* HP left, won fights only                   */
     double turn_sum;        /* player turns started per fight             */
+    /* Paired with the baseline's fight of the same index: sums and squares
+     * of (item - baseline) for the win (0/1), the decisions and the HP at
+     * the end (0 when lost). */
+    double pw_sum, pw_sq, pd_sum, pd_sq, ph_sum, ph_sq;
 } stats;
+
+/* One baseline fight, for the paired differences. */
+typedef struct fight_rec {
+    int won, decisions, hp_end;
+} fight_rec;
+
+static void add_pair(double *sum, double *sq, double d) {
+    *sum += d;
+    *sq += d * d;
+}
 
 static uint64_t xorshift(uint64_t *r) {
     uint64_t x = *r;
@@ -72,12 +94,15 @@ static int item_counter(const sf_fight_spec *spec, const char *name) {
     return 0;
 }
 
-/* Play `fights` random fights from `base` with the item applied; adds to *st. */
-static int run_item(const sf_fight_spec *base, uint64_t seed, int fights, stats *st) {
+/* Play `fights` random fights from `base` with the item applied; adds to
+ * *st. With `record` the fights are the baseline's and are written there;
+ * otherwise they are paired with `paired` (the baseline's). */
+static int run_item(const sf_fight_spec *base, uint64_t seed, int fights, int encounter, stats *st,
+                    fight_rec *record, const fight_rec *paired) {
     int n_enc = sf_encounter_count();
     for (int f = 0; f < fights; f++) {
         sf_fight_spec spec = *base;
-        spec.encounter = f % n_enc;
+        spec.encounter = encounter >= 0 ? encounter : f % n_enc;
         spec.seed = sf_seed_derive(seed, (uint64_t)f, 0, 0);
         uint64_t r = sf_seed_derive(seed, (uint64_t)f, 1, 0) | 1;
         sf_state s;
@@ -107,6 +132,13 @@ static int run_item(const sf_fight_spec *base, uint64_t seed, int fights, stats 
             st->hp_sum += o.hp;
             st->hp_sq += (double)o.hp * o.hp;
         }
+        fight_rec me = {o.won, (int)decisions, o.won ? o.hp : 0};
+        if (record)
+            record[f] = me;
+        const fight_rec *b = record ? &me : &paired[f];
+        add_pair(&st->pw_sum, &st->pw_sq, me.won - b->won);
+        add_pair(&st->pd_sum, &st->pd_sq, me.decisions - b->decisions);
+        add_pair(&st->ph_sum, &st->ph_sq, me.hp_end - b->hp_end);
     }
     return 0;
 }
@@ -122,14 +154,20 @@ static void print_line(const char *item, int kind, const stats *st) {
     long n = st->fights, w = st->wins;
     printf("{\"bench\":\"items\",\"engine\":\"spirefleet\",\"item\":\"%s\",\"kind\":\"%s\","
            "\"fights\":%ld,\"wins\":%ld,\"decisions_mean\":%.4f,\"decisions_sd\":%.4f,"
-           "\"hp_left_mean_won\":%.4f,\"hp_left_sd_won\":%.4f,\"turns_mean\":%.4f}\n",
+           "\"hp_left_mean_won\":%.4f,\"hp_left_sd_won\":%.4f,\"turns_mean\":%.4f,"
+           "\"paired_win\":[%.5f,%.5f],\"paired_decisions\":[%.4f,%.4f],"
+           "\"paired_hp_end\":[%.4f,%.4f]}\n",
            item, kind_name[kind], n, w, n ? st->dec_sum / (double)n : 0.0,
            sd_of(st->dec_sum, st->dec_sq, n), w ? st->hp_sum / (double)w : 0.0,
-           sd_of(st->hp_sum, st->hp_sq, w), n ? st->turn_sum / (double)n : 0.0);
+           sd_of(st->hp_sum, st->hp_sq, w), n ? st->turn_sum / (double)n : 0.0,
+           n ? st->pw_sum / (double)n : 0.0, sd_of(st->pw_sum, st->pw_sq, n),
+           n ? st->pd_sum / (double)n : 0.0, sd_of(st->pd_sum, st->pd_sq, n),
+           n ? st->ph_sum / (double)n : 0.0, sd_of(st->ph_sum, st->ph_sq, n));
     fflush(stdout);
 }
 
-static int bench_one(const char *item, int kind, int engine_id, uint64_t seed, int fights) {
+static int bench_one(const char *item, int kind, int engine_id, uint64_t seed, int fights,
+                     int encounter, fight_rec *base_fights) {
     sf_fight_spec spec;
     sf_fight_spec_default(&spec);
     if (kind == KIND_RELIC) {
@@ -141,7 +179,8 @@ static int bench_one(const char *item, int kind, int engine_id, uint64_t seed, i
         spec.potions[0] = (uint8_t)engine_id;
     }
     stats st = {0};
-    if (run_item(&spec, seed, fights, &st) < 0)
+    fight_rec *record = kind == KIND_BASELINE ? base_fights : NULL;
+    if (run_item(&spec, seed, fights, encounter, &st, record, base_fights) < 0)
         return -1;
     print_line(item, kind, &st);
     return 0;
@@ -151,6 +190,7 @@ int main(int argc, char **argv) {
     int fights = 2000;
     uint64_t seed = 1;
     const char *only = NULL;
+    int encounter = -1; /* -1: cycle the 20 encounters */
     for (int i = 1; i < argc; i++) {
         char *end = NULL;
         if (!strcmp(argv[i], "--fights") && i + 1 < argc) {
@@ -168,33 +208,45 @@ int main(int argc, char **argv) {
             }
         } else if (!strcmp(argv[i], "--item") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--encounter") && i + 1 < argc) {
+            encounter = sf_encounter_lookup(argv[++i]);
+            if (encounter < 0) {
+                fprintf(stderr, "bench-items: no encounter named %s\n", argv[i]);
+                return 2;
+            }
         } else {
-            fprintf(stderr, "usage: bench-items [--fights N] [--seed S] [--item NAME]\n");
+            fprintf(stderr, "usage: bench-items [--fights N] [--seed S] [--item NAME] "
+                            "[--encounter NAME]\n");
             return 2;
         }
     }
     int starter = sf_relic_lookup("Burning Blood");
     int found = only == NULL || !strcmp(only, "baseline");
-    if (bench_one("baseline", KIND_BASELINE, 0, seed, fights) < 0)
+    fight_rec *base_fights = malloc(sizeof *base_fights * (size_t)fights);
+    if (!base_fights) {
+        fprintf(stderr, "bench-items: out of memory for %d fights\n", fights);
         return 1;
+    }
+    int rc = bench_one("baseline", KIND_BASELINE, 0, seed, fights, encounter, base_fights);
     for (int i = 1; i < sf_run_relic_count(); i++) {
         const char *name = sf_run_relic_name(i);
         int id = sf_run_relic_engine(i);
-        if (id < 0 || id == starter || (only && strcmp(only, name)))
+        if (rc < 0 || id < 0 || id == starter || (only && strcmp(only, name)))
             continue;
         found = 1;
-        if (bench_one(name, KIND_RELIC, id, seed, fights) < 0)
-            return 1;
+        rc = bench_one(name, KIND_RELIC, id, seed, fights, encounter, base_fights);
     }
     for (int i = 1; i < sf_run_potion_count(); i++) {
         const char *name = sf_run_potion_name(i);
         int id = sf_run_potion_engine(i);
-        if (id < 0 || (only && strcmp(only, name)))
+        if (rc < 0 || id < 0 || (only && strcmp(only, name)))
             continue;
         found = 1;
-        if (bench_one(name, KIND_POTION, id, seed, fights) < 0)
-            return 1;
+        rc = bench_one(name, KIND_POTION, id, seed, fights, encounter, base_fights);
     }
+    free(base_fights);
+    if (rc < 0)
+        return 1;
     if (!found) {
         fprintf(stderr, "bench-items: %s is not an item the engine models\n", only);
         return 2;

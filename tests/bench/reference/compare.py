@@ -15,9 +15,15 @@ lightspeed_items.cpp's ("engine":"lightspeed"). Both hold a "baseline" line
     that engine's own baseline) and the difference of the two effects,
     which cancels what the engines differ on without the item (Red
     Slaver's known divergence, say) and leaves what they differ on about
-    the item itself. Item and baseline share their fights' seeds within an
-    engine, but the interval treats them as independent samples, which
-    makes it wider than it needs to be, never narrower.
+    the item itself. Within an engine, fight f of the item and fight f of
+    the baseline share their seeds, and both drivers report the mean and
+    standard deviation of the per-fight differences (paired_win,
+    paired_decisions, paired_hp_end: HP at the end, 0 when lost); the
+    effects and their intervals come from those, which removes the
+    fights' common randomness (an item that changes nothing during the
+    fight, Meat on the Bone, is measured almost exactly). Lines without
+    the paired fields fall back to independent samples (win rate,
+    decisions, HP left in won fights), a wider interval.
 
 "agree" is true when the 95 % interval of the win-rate effect difference
 holds 0; the decisions and HP effect differences are reported beside it
@@ -37,7 +43,7 @@ Prints one JSON line per item
    "effect":[ours,ref],"effect_diff":..,"ci95":[lo,hi],
    "decisions_effect_diff":..,"decisions_effect_ci95":[..],
    "hp_effect_diff":..,"hp_effect_ci95":[..],"agree":..,"agree_all":..,
-   "ours":"modelled"|"not modelled"}
+   "ours":"modelled"|"not modelled","effects_from":..}
 then a table for people. Standard library only; exit status 0 unless the
 input cannot be read.
 """
@@ -97,6 +103,11 @@ class Sample:
         self.p = self.w / self.n if self.n else 0.0
         self.dec = (d["decisions_mean"], d["decisions_sd"], self.n)
         self.hp = (d["hp_left_mean_won"], d["hp_left_sd_won"], self.w)
+        # (mean, sd, n) of the paired (item - baseline) differences, or None
+        self.paired = None
+        if all(k in d for k in ("paired_win", "paired_decisions", "paired_hp_end")):
+            self.paired = {k: (d["paired_" + k][0], d["paired_" + k][1], self.n)
+                           for k in ("win", "decisions", "hp_end")}
 
     def p_var(self):
         return self.p * (1 - self.p) / self.n if self.n else 0.0
@@ -163,11 +174,21 @@ def main(argv):
         wr_d, wr_ci = prop([(1, o), (-1, x)])
         dec_d, dec_ci = welch([(1, o.dec), (-1, x.dec)])
         hp_d, hp_ci = welch([(1, o.hp), (-1, x.hp)])
+        paired = x.paired is not None and (o.paired is not None or not modelled)
         if name == "baseline":
             eff = (0.0, 0.0)
             e_d, e_ci = 0.0, (0.0, 0.0)
             de_d, de_ci = 0.0, (0.0, 0.0)
             he_d, he_ci = 0.0, (0.0, 0.0)
+        elif paired:
+            # Each engine's effect from its paired per-fight differences; an
+            # item we do not model has the baseline's fights: exactly 0.
+            zero = {k: (0.0, 0.0, o.n) for k in ("win", "decisions", "hp_end")}
+            op = o.paired if modelled else zero
+            eff = (op["win"][0], x.paired["win"][0])
+            e_d, e_ci = welch([(1, op["win"]), (-1, x.paired["win"])])
+            de_d, de_ci = welch([(1, op["decisions"]), (-1, x.paired["decisions"])])
+            he_d, he_ci = welch([(1, op["hp_end"]), (-1, x.paired["hp_end"])])
         else:
             eff = (o.p - ob.p, x.p - rb.p)
             if modelled:
@@ -201,6 +222,7 @@ def main(argv):
             "hp_effect_ci95": [r(he_ci[0], 3), r(he_ci[1], 3)],
             "agree": agree,
             "agree_all": agree_all,
+            "effects_from": "paired fights" if paired else "independent samples",
             "fights": [o.n, x.n],
         }
         print(json.dumps(line))
@@ -213,10 +235,11 @@ def main(argv):
     print(f"Items against sts_lightspeed: {ob.n} fights per item (ours), {rb.n} (reference); "
           f"baseline win rate {100 * ob.p:.1f} % (ours) / {100 * rb.p:.1f} % (reference)")
     print("win: win rate in %; effect: the item's win rate minus its engine's baseline, in points;")
-    print("diff: ours minus the reference, with its 95 % interval; dec/hp: the decisions and")
-    print("HP-left effect differences hold 0 in their intervals (ok) or not (DIFF).")
+    print("diff: ours minus the reference, with its 95 % interval; dec/hp: the effect differences")
+    print("in decisions and in HP at the end (0 when lost) hold 0 in their 95 % intervals (ok)")
+    print("or not (DIFF).")
     print("'not modelled': spirefleet has no model of the item yet, so its effect is 0 there.")
-    hdr = (f"{'item':<22} {'kind':<6} {'win ours':>8} {'win ref':>7} {'eff ours':>8} "
+    hdr = (f"{'item':<22} {'kind':<8} {'win ours':>8} {'win ref':>7} {'eff ours':>8} "
            f"{'eff ref':>7} {'eff diff':>8} {'95 % interval':>15} {'dec':>4} {'hp':>4}  "
            f"agree  note")
     print(hdr)
@@ -225,7 +248,7 @@ def main(argv):
         e = line["effect"]
         ci = line["ci95"]
         note = "" if line["ours"] == "modelled" else "not modelled here"
-        print(f"{line['item']:<22} {line['kind']:<6} {100 * line['win_rate'][0]:8.1f} "
+        print(f"{line['item']:<22} {line['kind']:<8} {100 * line['win_rate'][0]:8.1f} "
               f"{100 * line['win_rate'][1]:7.1f} {pct(e[0]):>8} {pct(e[1]):>7} "
               f"{pct(line['effect_diff']):>8} {'[' + pct(ci[0]) + ',' + pct(ci[1]) + ']':>15} "
               f"{'ok' if dec_ok else 'DIFF':>4} {'ok' if hp_ok else 'DIFF':>4}  "

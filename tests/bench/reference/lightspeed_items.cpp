@@ -29,10 +29,12 @@
 // HP left is read after lightspeed's end-of-battle relics (exitBattle into
 // a copy of the GameContext: Burning Blood, Meat on the Bone).
 //
-// Output: one JSON line per item in bench-items' format with
-// "engine":"lightspeed", plus {"...","implemented":false} for the items of
+// Output: one JSON line per item in bench-items' format (paired_* fields
+// included, and "stuck": fights abandoned at a screen the driver cannot
+// answer, counted as lost) with "engine":"lightspeed", plus {"...","implemented":false} for the items of
 // spirefleet's pools that lightspeed does not implement in combat.
-// Options: --fights N (default 2000), --seed S (default 1), --item NAME.
+// Options: --fights N (default 2000), --seed S (default 1), --item NAME,
+// --encounter NAME (spirefleet's encounter name: every fight against it).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -171,30 +173,31 @@ const Item ITEMS[] = {
 
 // spirefleet's encounter order (sf_encounter_name 0..19) and class.
 struct Enc {
+    const char *name;
     MonsterEncounter id;
     Room room;
 };
 const Enc ENCOUNTERS[20] = {
-    {MonsterEncounter::CULTIST, Room::MONSTER},
-    {MonsterEncounter::JAW_WORM, Room::MONSTER},
-    {MonsterEncounter::TWO_LOUSE, Room::MONSTER},
-    {MonsterEncounter::SMALL_SLIMES, Room::MONSTER},
-    {MonsterEncounter::GREMLIN_GANG, Room::MONSTER},
-    {MonsterEncounter::LOTS_OF_SLIMES, Room::MONSTER},
-    {MonsterEncounter::RED_SLAVER, Room::MONSTER},
-    {MonsterEncounter::EXORDIUM_THUGS, Room::MONSTER},
-    {MonsterEncounter::EXORDIUM_WILDLIFE, Room::MONSTER},
-    {MonsterEncounter::BLUE_SLAVER, Room::MONSTER},
-    {MonsterEncounter::LOOTER, Room::MONSTER},
-    {MonsterEncounter::LARGE_SLIME, Room::MONSTER},
-    {MonsterEncounter::THREE_LOUSE, Room::MONSTER},
-    {MonsterEncounter::TWO_FUNGI_BEASTS, Room::MONSTER},
-    {MonsterEncounter::GREMLIN_NOB, Room::ELITE},
-    {MonsterEncounter::LAGAVULIN, Room::ELITE},
-    {MonsterEncounter::THREE_SENTRIES, Room::ELITE},
-    {MonsterEncounter::THE_GUARDIAN, Room::BOSS},
-    {MonsterEncounter::HEXAGHOST, Room::BOSS},
-    {MonsterEncounter::SLIME_BOSS, Room::BOSS},
+    {"Cultist", MonsterEncounter::CULTIST, Room::MONSTER},
+    {"Jaw Worm", MonsterEncounter::JAW_WORM, Room::MONSTER},
+    {"2 Louse", MonsterEncounter::TWO_LOUSE, Room::MONSTER},
+    {"Small Slimes", MonsterEncounter::SMALL_SLIMES, Room::MONSTER},
+    {"Gremlin Gang", MonsterEncounter::GREMLIN_GANG, Room::MONSTER},
+    {"Lots of Slimes", MonsterEncounter::LOTS_OF_SLIMES, Room::MONSTER},
+    {"Red Slaver", MonsterEncounter::RED_SLAVER, Room::MONSTER},
+    {"Exordium Thugs", MonsterEncounter::EXORDIUM_THUGS, Room::MONSTER},
+    {"Exordium Wildlife", MonsterEncounter::EXORDIUM_WILDLIFE, Room::MONSTER},
+    {"Blue Slaver", MonsterEncounter::BLUE_SLAVER, Room::MONSTER},
+    {"Looter", MonsterEncounter::LOOTER, Room::MONSTER},
+    {"Large Slime", MonsterEncounter::LARGE_SLIME, Room::MONSTER},
+    {"3 Louse", MonsterEncounter::THREE_LOUSE, Room::MONSTER},
+    {"2 Fungi Beasts", MonsterEncounter::TWO_FUNGI_BEASTS, Room::MONSTER},
+    {"Gremlin Nob", MonsterEncounter::GREMLIN_NOB, Room::ELITE},
+    {"Lagavulin", MonsterEncounter::LAGAVULIN, Room::ELITE},
+    {"3 Sentries", MonsterEncounter::THREE_SENTRIES, Room::ELITE},
+    {"The Guardian", MonsterEncounter::THE_GUARDIAN, Room::BOSS},
+    {"Hexaghost", MonsterEncounter::HEXAGHOST, Room::BOSS},
+    {"Slime Boss", MonsterEncounter::SLIME_BOSS, Room::BOSS},
 };
 
 constexpr int MAX_TURNS = 50;         // SF_MAX_TURNS_DEFAULT
@@ -227,7 +230,19 @@ struct ActionRng {
 struct Stats {
     long fights = 0, wins = 0, stuck = 0;
     double dec_sum = 0, dec_sq = 0, hp_sum = 0, hp_sq = 0, turn_sum = 0;
+    // (item - baseline) in the fight of the same index: win, decisions, HP
+    // at the end (0 when lost), as bench-items' paired_* fields.
+    double pw_sum = 0, pw_sq = 0, pd_sum = 0, pd_sq = 0, ph_sum = 0, ph_sq = 0;
 };
+
+struct FightRec {
+    int won, decisions, hp_end;
+};
+
+void add_pair(double &sum, double &sq, double d) {
+    sum += d;
+    sq += d * d;
+}
 
 bool same_card(const CardInstance &a, const CardInstance &b) {
     return a.id == b.id && a.getUpgradeCount() == b.getUpgradeCount() &&
@@ -328,12 +343,15 @@ GameContext make_context(const Item &it, std::uint64_t seed) {
     return gc;
 }
 
-void run_item(const Item &it, std::uint64_t seed, int fights, Stats &st) {
+// With `record` the fights are the baseline's and are written there;
+// otherwise they are paired with `paired` (the baseline's).
+void run_item(const Item &it, std::uint64_t seed, int fights, int encounter, Stats &st,
+              FightRec *record, const FightRec *paired) {
     GameContext gc = make_context(it, seed);
     std::vector<search::Action> acts;
     acts.reserve(96);
     for (int f = 0; f < fights; ++f) {
-        const Enc &enc = ENCOUNTERS[f % 20];
+        const Enc &enc = ENCOUNTERS[encounter >= 0 ? encounter : f % 20];
         const std::uint64_t fseed = derive(seed, static_cast<std::uint64_t>(f), 0);
         ActionRng rng{derive(seed, static_cast<std::uint64_t>(f), 1) | 1};
         gc.seed = fseed;
@@ -380,14 +398,23 @@ void run_item(const Item &it, std::uint64_t seed, int fights, Stats &st) {
         st.dec_sum += static_cast<double>(decisions);
         st.dec_sq += static_cast<double>(decisions) * static_cast<double>(decisions);
         st.turn_sum += capped ? MAX_TURNS : std::min(bc.turn + 1, MAX_TURNS);
+        int hp_end = 0;
         if (won) {
             GameContext after = gc;
             after.regainControlAction = [](GameContext &) {}; // no room to return to
             bc.exitBattle(after);
+            hp_end = after.curHp;
             ++st.wins;
-            st.hp_sum += after.curHp;
-            st.hp_sq += static_cast<double>(after.curHp) * after.curHp;
+            st.hp_sum += hp_end;
+            st.hp_sq += static_cast<double>(hp_end) * hp_end;
         }
+        const FightRec me{won ? 1 : 0, static_cast<int>(decisions), hp_end};
+        if (record)
+            record[f] = me;
+        const FightRec &b = record ? me : paired[f];
+        add_pair(st.pw_sum, st.pw_sq, me.won - b.won);
+        add_pair(st.pd_sum, st.pd_sq, me.decisions - b.decisions);
+        add_pair(st.ph_sum, st.ph_sq, me.hp_end - b.hp_end);
     }
 }
 
@@ -407,10 +434,14 @@ void print_line(const Item &it, const Stats &st) {
     std::printf("{\"bench\":\"items\",\"engine\":\"lightspeed\",\"item\":\"%s\",\"kind\":\"%s\","
                 "\"fights\":%ld,\"wins\":%ld,\"decisions_mean\":%.4f,\"decisions_sd\":%.4f,"
                 "\"hp_left_mean_won\":%.4f,\"hp_left_sd_won\":%.4f,\"turns_mean\":%.4f,"
-                "\"stuck\":%ld}\n",
+                "\"paired_win\":[%.5f,%.5f],\"paired_decisions\":[%.4f,%.4f],"
+                "\"paired_hp_end\":[%.4f,%.4f],\"stuck\":%ld}\n",
                 it.name, kind_name(it.kind), n, w, n ? st.dec_sum / n : 0.0,
                 sd_of(st.dec_sum, st.dec_sq, n), w ? st.hp_sum / w : 0.0,
-                sd_of(st.hp_sum, st.hp_sq, w), n ? st.turn_sum / n : 0.0, st.stuck);
+                sd_of(st.hp_sum, st.hp_sq, w), n ? st.turn_sum / n : 0.0,
+                n ? st.pw_sum / n : 0.0, sd_of(st.pw_sum, st.pw_sq, n),
+                n ? st.pd_sum / n : 0.0, sd_of(st.pd_sum, st.pd_sq, n),
+                n ? st.ph_sum / n : 0.0, sd_of(st.ph_sum, st.ph_sq, n), st.stuck);
     std::fflush(stdout);
 }
 
@@ -420,6 +451,7 @@ int main(int argc, char **argv) {
     int fights = 2000;
     std::uint64_t seed = 1;
     const char *only = nullptr;
+    int encounter = -1; // -1: cycle the 20 encounters
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--fights") && i + 1 < argc) {
             fights = std::atoi(argv[++i]);
@@ -427,8 +459,18 @@ int main(int argc, char **argv) {
             seed = std::strtoull(argv[++i], nullptr, 10);
         } else if (!std::strcmp(argv[i], "--item") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!std::strcmp(argv[i], "--encounter") && i + 1 < argc) {
+            ++i;
+            for (int e = 0; e < 20; ++e)
+                if (!std::strcmp(argv[i], ENCOUNTERS[e].name))
+                    encounter = e;
+            if (encounter < 0) {
+                std::fprintf(stderr, "lightspeed-items: no encounter named %s\n", argv[i]);
+                return 2;
+            }
         } else {
-            std::fprintf(stderr, "usage: lightspeed-items [--fights N] [--seed S] [--item NAME]\n");
+            std::fprintf(stderr, "usage: lightspeed-items [--fights N] [--seed S] [--item NAME] "
+                                 "[--encounter NAME]\n");
             return 2;
         }
     }
@@ -437,6 +479,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     bool found = false;
+    std::vector<FightRec> base(static_cast<std::size_t>(fights));
     for (const Item &it : ITEMS) {
         if (only && it.kind != Kind::BASELINE && std::strcmp(only, it.name))
             continue;
@@ -451,7 +494,8 @@ int main(int argc, char **argv) {
             continue;
         }
         Stats st;
-        run_item(it, seed, fights, st);
+        run_item(it, seed, fights, encounter, st, it.kind == Kind::BASELINE ? base.data() : nullptr,
+                 base.data());
         print_line(it, st);
     }
     if (only && !found) {
