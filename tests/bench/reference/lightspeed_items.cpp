@@ -31,9 +31,9 @@
 //
 // Output: one JSON line per item in bench-items' format (paired_* fields
 // included, and "stuck": fights abandoned at a screen the driver cannot
-// answer, counted as lost) with "engine":"lightspeed", plus {"...","implemented":false} for the items of
-// spirefleet's pools that lightspeed does not implement in combat.
-// Options: --fights N (default 2000), --seed S (default 1), --item NAME,
+// answer, counted as lost) with "engine":"lightspeed", plus {"...","implemented":false} for the
+// items of spirefleet's pools that lightspeed does not implement in combat. Options: --fights N
+// (default 2000), --seed S (default 1), --item NAME,
 // --encounter NAME (spirefleet's encounter name: every fight against it).
 #include <algorithm>
 #include <cmath>
@@ -57,8 +57,8 @@ enum class Kind { BASELINE, RELIC, POTION };
 struct Item {
     const char *name; // spirefleet's name (sf_run_relic_name / sf_run_potion_name)
     Kind kind;
-    RelicId relic;  // RelicId::INVALID: not implemented by the reference
-    Potion potion;  // Potion::INVALID: not implemented by the reference
+    RelicId relic;   // RelicId::INVALID: not implemented by the reference
+    Potion potion;   // Potion::INVALID: not implemented by the reference
     const char *why; // why not, for the ones lightspeed lacks
 };
 
@@ -224,7 +224,9 @@ struct ActionRng {
         s ^= s << 17;
         return s;
     }
-    int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
+    int below(int n) {
+        return static_cast<int>(next() % static_cast<std::uint64_t>(n));
+    }
 };
 
 struct Stats {
@@ -438,10 +440,10 @@ void print_line(const Item &it, const Stats &st) {
                 "\"paired_hp_end\":[%.4f,%.4f],\"stuck\":%ld}\n",
                 it.name, kind_name(it.kind), n, w, n ? st.dec_sum / n : 0.0,
                 sd_of(st.dec_sum, st.dec_sq, n), w ? st.hp_sum / w : 0.0,
-                sd_of(st.hp_sum, st.hp_sq, w), n ? st.turn_sum / n : 0.0,
-                n ? st.pw_sum / n : 0.0, sd_of(st.pw_sum, st.pw_sq, n),
-                n ? st.pd_sum / n : 0.0, sd_of(st.pd_sum, st.pd_sq, n),
-                n ? st.ph_sum / n : 0.0, sd_of(st.ph_sum, st.ph_sq, n), st.stuck);
+                sd_of(st.hp_sum, st.hp_sq, w), n ? st.turn_sum / n : 0.0, n ? st.pw_sum / n : 0.0,
+                sd_of(st.pw_sum, st.pw_sq, n), n ? st.pd_sum / n : 0.0,
+                sd_of(st.pd_sum, st.pd_sq, n), n ? st.ph_sum / n : 0.0,
+                sd_of(st.ph_sum, st.ph_sq, n), st.stuck);
     std::fflush(stdout);
 }
 
@@ -484,9 +486,9 @@ int main(int argc, char **argv) {
         if (only && it.kind != Kind::BASELINE && std::strcmp(only, it.name))
             continue;
         found = found || it.kind != Kind::BASELINE || (only && !std::strcmp(only, "baseline"));
-        const bool implemented = it.kind == Kind::BASELINE ||
-                                 (it.kind == Kind::RELIC ? it.relic != NO_RELIC
-                                                         : it.potion != Potion::INVALID);
+        const bool implemented =
+            it.kind == Kind::BASELINE ||
+            (it.kind == Kind::RELIC ? it.relic != NO_RELIC : it.potion != Potion::INVALID);
         if (!implemented) {
             std::printf("{\"bench\":\"items\",\"engine\":\"lightspeed\",\"item\":\"%s\","
                         "\"kind\":\"%s\",\"implemented\":false,\"why\":\"%s\"}\n",
