@@ -362,7 +362,14 @@ void run_item(const Item &it, std::uint64_t seed, int fights, int encounter, Sta
         gc.curRoom = enc.room;
         gc.info.encounter = enc.id;
 
-        BattleContext bc;
+        // Value-initialised, and the player's class set by hand:
+        // BattleContext::init never sets player.cc, which picks the pools of
+        // Attack / Skill / Power Potion, Entropic Brew and the other random
+        // cards and potions; left as stack garbage it can name another
+        // class or none (Entropic Brew then loops for ever in
+        // returnRandomPotionOfRarity).
+        BattleContext bc{};
+        bc.player.cc = gc.cc;
         bc.init(gc, enc.id);
         long decisions = 0;
         int turn_actions = 0, last_turn = bc.turn;
