@@ -10,8 +10,9 @@
 # driver is compiled against its include/ and src/ (the save-file and
 # console code left out, so its json submodule is not needed) into a
 # scratch directory, never into this repository: $REFBENCH_SCRATCH, by
-# default ${TMPDIR:-/tmp}/spirefleet-refbench-$(id -u). Lightspeed's
-# objects are kept there and rebuilt only when a source is newer. BUILD_DIR
+# default ${TMPDIR:-/tmp}/spirefleet-refbench-$(id -u), one subdirectory
+# per lightspeed source tree. Lightspeed's objects are kept there (under a
+# minute to build once). BUILD_DIR
 # (default build) is a meson build of this repository; bench-items is built
 # in it. Compiles run one at a time under nice.
 #
@@ -64,7 +65,11 @@ cxx=${CXX:-g++}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-key=$(printf '%s' "$ls_dir" | cksum | cut -d' ' -f1)
+# One scratch subdirectory per lightspeed source tree (its path and the
+# contents of its headers and sources), so a changed checkout never reuses
+# stale objects.
+key=$( (printf '%s\n' "$ls_dir" && find "$ls_dir/include" "$ls_dir/src" -type f \
+    \( -name '*.h' -o -name '*.cpp' \) | LC_ALL=C sort | xargs cat) | cksum | cut -d' ' -f1)
 scratch=${REFBENCH_SCRATCH:-${TMPDIR:-/tmp}/spirefleet-refbench-$(id -u)}/$key
 mkdir -p "$scratch/obj"
 
@@ -76,7 +81,7 @@ for src in "$ls_dir"/src/combat/*.cpp "$ls_dir"/src/game/*.cpp "$ls_dir"/src/sim
     "$ls_dir"/src/sim/PrintHelpers.cpp; do
     case $src in */SaveFile.cpp) continue ;; esac
     obj=$scratch/obj/$(basename "$(dirname "$src")")_$(basename "$src" .cpp).o
-    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
+    if [ ! -f "$obj" ] || [ -n "$(find "$src" -newer "$obj")" ]; then
         echo "run.sh: compiling $src" >&2
         nice "$cxx" -std=c++17 -O2 -DNDEBUG -w -I"$ls_dir/include" -c "$src" -o "$obj.tmp"
         mv "$obj.tmp" "$obj"
