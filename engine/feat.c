@@ -512,44 +512,78 @@ static void potion_tokens(builder *b, const sf_combat *c, int *tok_of_slot) {
  * ---------------------------------------------------------------------- */
 
 /* The damage one action deals: per-hit damage per monster for each play
- * (a Double Tap copy is a second play), hits per play, which monsters. */
+ * (a Double Tap copy is a second play), hits per play, which monsters; and
+ * the THORNS damage the relics deal every living monster around each play
+ * (Charon's Ashes per card exhausted, before the hits for the cards the
+ * play's effect exhausts, after them for the card itself; Letter Opener
+ * after the hits). */
 typedef struct strike {
     int per[2][SF_MAX_MONSTERS];
     int hits[2];
     int plays;
     int mask;   /* monsters hit (bit m) */
-    int thorns; /* THORNS damage (potions): no Curl Up */
+    int focus;  /* monsters PROGRESS is over (0: mask) */
+    int thorns; /* THORNS damage (potions): no Curl Up, no Boot */
+    int boot;   /* Boot: an unblocked NORMAL hit of 1..4 deals 5 */
+    int ash;    /* THORNS to every monster per card exhausted (Charon's Ashes) */
+    int ash_before[2], opener[2], ash_after[2];
 } strike;
 
 typedef struct outcome {
-    int dealt;   /* damage after modifiers, before block, over hit monsters */
+    int dealt;   /* damage after modifiers, before block, over every monster */
     int killed;  /* bit m: monster m dies */
     int killed1; /* bit m: monster m dies during the first play */
     float progress;
 } outcome;
 
+/* THORNS damage `d` to a monster at hp/blk (DT_THORNS: block first, no
+ * Curl Up, no Boot); returns what it removed. */
+static int thorns_hit(int d, int *hp, int *blk, int *dealt) {
+    if (*hp <= 0 || d <= 0)
+        return 0;
+    *dealt += d;
+    int absorbed = min_i(d, *blk);
+    *blk -= absorbed;
+    int done = absorbed + min_i(d - absorbed, *hp);
+    *hp -= d - absorbed;
+    return done;
+}
+
+/* A hit of `d` that no block stops, after Boot. */
+static int boot_hit(const strike *s, int d) {
+    return s->boot && d > 0 && d < 5 ? 5 : d;
+}
+
 /* Resolve a strike against each monster's block and HP as combat.c does:
- * block absorbs first; Curl Up's block is queued behind the card and lands
- * before a Double Tap copy plays (combat_drain in resolve_card). */
+ * the relics' THORNS before the hits, then the hits (block absorbs first,
+ * then Boot raises an unblocked 1..4 to 5), the relics' THORNS after them;
+ * Curl Up's block is queued behind the card and lands before a Double Tap
+ * copy plays (combat_drain in resolve_card). */
 static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
     memset(o, 0, sizeof *o);
     if (!s)
         return;
+    int focus = s->focus ? s->focus : s->mask;
     int ehp_sum = 0, done_sum = 0;
     for (int m = 0; m < c->n_mon; m++) {
-        if (!(s->mask & (1 << m)) || !alive(c, m))
+        int hit = (s->mask & (1 << m)) != 0;
+        if (!alive(c, m))
             continue;
         const sf_monster *mo = &c->mon[m];
         int hp = mo->hp, blk = mo->block, curl = s->thorns ? 0 : mo->pw[PW_CURL_UP];
         int done = 0;
         for (int p = 0; p < s->plays && hp > 0; p++) {
             int pend = 0;
-            for (int h = 0; h < s->hits[p] && hp > 0; h++) {
+            for (int e = 0; e < s->ash_before[p]; e++)
+                done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
+            for (int h = 0; hit && h < s->hits[p] && hp > 0; h++) {
                 int d = s->per[p][m];
-                o->dealt += d;
                 int absorbed = min_i(d, blk);
                 blk -= absorbed;
                 int unb = d - absorbed;
+                if (!s->thorns)
+                    unb = boot_hit(s, unb);
+                o->dealt += absorbed + unb;
                 if (unb > 0 && curl > 0 && unb < hp) {
                     pend += curl;
                     curl = 0;
@@ -557,12 +591,17 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
                 done += absorbed + min_i(unb, hp);
                 hp -= unb;
             }
+            done += thorns_hit(s->opener[p], &hp, &blk, &o->dealt);
+            for (int e = 0; e < s->ash_after[p]; e++)
+                done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
             blk += pend;
             if (p == 0 && hp <= 0)
                 o->killed1 |= 1 << m;
         }
-        ehp_sum += mo->hp + mo->block;
-        done_sum += done;
+        if (focus & (1 << m)) {
+            ehp_sum += mo->hp + mo->block;
+            done_sum += done;
+        }
         if (hp <= 0)
             o->killed |= 1 << m;
     }
@@ -630,7 +669,9 @@ static void fill_math_thorns(const sf_combat *c, float *q, const outcome *o, int
 /* What one play does to the player, added up while it is followed. */
 typedef struct tally {
     int block;   /* block gained                                         */
-    int self_hp; /* HP lost (its own cost, Sharp Hide's answer)          */
+    int self_hp; /* HP lost net of the heals around the play (Bird-Faced
+                    Urn, Lizard Tail); with Fairy in a Bottle, the HP lost
+                    before it refills them                                */
 } tally;
 
 static void gain_block(sf_combat *s, int amount, tally *t) {
@@ -639,24 +680,81 @@ static void gain_block(sf_combat *s, int amount, tally *t) {
     t->block += s->block - before;
 }
 
-/* Follow one play of `k` (prediction `p`) on the scratch position `s`
- * without running the card's effect: what it costs and gives by its own
- * numbers and the engine's own hooks around it, in play.c's order. Its HP
- * cost (before its hits, whose damage is fixed by then: Hemokinesis), its
- * block, the Weak and Vulnerable it gives the monsters in `hit`; for an
- * Attack the hooks behind its actions (play_attack_hooks: Rage's block,
- * Vigor and Pen Nib spent, Pen Nib's counter, Kunai, Shuriken, Ornamental
- * Fan) and Sharp Hide's answer from the monsters in `sharp`; then Feel No
- * Pain's block for each of the `exhausted` cards. The rules are the
- * engine's (Intangible, Rupture, Red Skull, Frail, the 999 cap); nothing
- * here draws or reads a random stream. Returns 0 when the HP cost ends the
- * fight first (the card then deals nothing: Hemokinesis). */
-static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int hit, unsigned sharp,
-                       int exhausted, tally *t) {
-    if (p->self_hp > 0)
-        t->self_hp += combat_damage_player(s, p->self_hp, DT_HP_LOSS, -1);
-    if (s->phase == PH_OVER)
+/* Hand cards from `from` on are unknown (drawn unseen, made at random):
+ * they become CARD_NONE, whose row reads as a Status without tags: a card
+ * in hand (Fiend Fire counts it, Sever Soul exhausts it) that is no
+ * Strike (Perfected Strike does not count it). Nothing the scratch copy
+ * drew or made at random reaches the numbers but how many. */
+static void unseen(sf_combat *s, int from) {
+    for (int i = max_i(from, 0); i < s->hand_n; i++)
+        memset(&s->hand[i], 0, sizeof s->hand[i]);
+}
+
+/* Run one of the engine's relic hooks `n` times on `s` (card_type >= 0:
+ * relics_on_card_played for a card of that type; -1: relics_on_exhaust)
+ * with every living monster standing in at 999 HP without block, then put
+ * the monsters back: returns the THORNS damage each call dealt every
+ * monster (Letter Opener, Charon's Ashes), which resolve_strike lands on
+ * the real ones. What else the hook does stays on `s`: Ink Bottle's draw,
+ * Dead Branch's card (queued), Bird-Faced Urn's heal, the counters. */
+static int relic_splash(sf_combat *s, int card_type, int n) {
+    if (n <= 0)
         return 0;
+    sf_monster keep[SF_MAX_MONSTERS];
+    _Static_assert(sizeof keep == sizeof s->mon, "monster array");
+    memcpy(keep, s->mon, sizeof keep);
+    int n_mon = s->n_mon, probe = -1;
+    for (int m = 0; m < n_mon; m++) {
+        if (!alive(s, m))
+            continue;
+        s->mon[m].hp = s->mon[m].max_hp = 999;
+        s->mon[m].block = 0;
+        if (probe < 0)
+            probe = m;
+    }
+    for (int i = 0; i < n; i++) {
+        if (card_type >= 0)
+            relics_on_card_played(s, card_type);
+        else
+            relics_on_exhaust(s);
+    }
+    int dealt = probe >= 0 ? 999 - s->mon[probe].hp : 0;
+    memcpy(s->mon, keep, sizeof keep);
+    s->n_mon = (uint8_t)n_mon;
+    return dealt / n;
+}
+
+/* Follow one play of `k` (prediction `p`) on the scratch position `s`,
+ * from which the card and the cards it exhausts have left the hand
+ * (take_from_hand), without running the card's effect: what it costs and
+ * gives by its own numbers and the engine's own hooks around it, in
+ * play.c's order. Its HP cost (before its hits, whose damage is fixed by
+ * then: Hemokinesis), its block, the Weak and Vulnerable it gives the
+ * monsters in `hit`, the exhaust hooks of the cards its effect exhausts
+ * (relics_on_exhaust: Charon's Ashes' damage, recorded in `st` for play
+ * `play`; Dead Branch's card); for an Attack the hooks behind its actions
+ * (play_attack_hooks: Rage's block, Vigor and Pen Nib spent, Pen Nib's
+ * counter, Kunai, Shuriken, Ornamental Fan, Nunchaku) and Sharp Hide's
+ * answer from the monsters in `sharp`; the relics' onUseCard
+ * (relics_on_card_played: Ink Bottle's draw, Letter Opener's damage,
+ * Bird-Faced Urn's heal); the card's own exhaust unless it is a `copy`;
+ * Feel No Pain's block for each card exhausted; then the queue drains
+ * (Dead Branch's cards reach the hand). The rules are the engine's
+ * (Intangible, Buffer, Torii, Tungsten Rod, Rupture, Red Skull, Magic
+ * Flower, Lizard Tail, Frail, the 999 cap). Returns 0 when the HP cost
+ * ends the fight first (the card then deals nothing: Hemokinesis). */
+static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int hit, unsigned sharp,
+                       int copy, strike *st, int play, tally *t) {
+    int hp0 = s->hp, potions0 = s->potions_used, lost = 0, ok = 1;
+    int hand0 = s->hand_n, known0 = s->draw_known;
+    int type = sf_cards[k->id].type;
+    int own = copy ? 0 : p->exhausts;
+    if (p->self_hp > 0)
+        lost += combat_damage_player(s, p->self_hp, DT_HP_LOSS, -1);
+    if (s->phase == PH_OVER) {
+        ok = 0;
+        goto done;
+    }
     if (p->block > 0) {
         int per = combat_card_block(s, p->block);
         for (int g = 0; g < p->gains; g++)
@@ -672,24 +770,38 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
         if (p->vuln)
             combat_power_monster(s, m, PW_VULN, p->vuln);
     }
-    if (sf_cards[k->id].type == CT_ATTACK) {
+    int ash = relic_splash(s, -1, p->exhausted);
+    st->ash_before[play] = p->exhausted;
+    if (type == CT_ATTACK) {
         s->cards_played++;
         s->attacks_played++;
         int before = s->block;
         play_attack_hooks(s);
         t->block += s->block - before;
-        t->self_hp += play_sharp_hide(s, sharp);
+        lost += play_sharp_hide(s, sharp);
     }
-    for (int e = 0; e < exhausted && s->pw[PW_FNP] > 0; e++)
+    if (s->phase != PH_OVER)
+        st->opener[play] = relic_splash(s, type, 1);
+    ash = max_i(ash, relic_splash(s, -1, own));
+    st->ash_after[play] = own;
+    st->ash = max_i(st->ash, ash);
+    for (int e = 0; e < own + p->exhausted && s->pw[PW_FNP] > 0; e++)
         gain_block(s, s->pw[PW_FNP], t);
-    return 1;
+    /* The cards drawn (Ink Bottle, Centennial Puzzle) past the known top of
+     * the draw pile, then the ones the queue adds (Dead Branch's random
+     * card), are not known: they stand in the hand as unknown cards. */
+    unseen(s, hand0 + min_i(max_i(s->hand_n - hand0, 0), known0));
+    int drawn = s->hand_n;
+    combat_drain(s);
+    unseen(s, drawn);
+done:
+    t->self_hp += s->potions_used != potions0 ? lost : hp0 - s->hp;
+    return ok;
 }
 
-/* Hand card i of `s` moves as play.c moves it before a Double Tap copy
- * plays: to the discard pile unless it exhausts, and the cards it exhausted
- * (p->others) leave the hand too (Fiend Fire's copy finds it empty). */
-static void leave_hand(sf_combat *s, int i, const card_pred *p) {
-    sf_card k = s->hand[i];
+/* Hand card i of `s` and the cards it exhausts from the hand (p->others)
+ * leave it, as they have when the card's effect is done. */
+static void take_from_hand(sf_combat *s, int i, const card_pred *p) {
     int n = 0;
     for (int j = 0; j < s->hand_n; j++) {
         int attack = sf_cards[s->hand[j].id].type == CT_ATTACK;
@@ -699,6 +811,10 @@ static void leave_hand(sf_combat *s, int i, const card_pred *p) {
     }
     memset(&s->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
     s->hand_n = (uint8_t)n;
+}
+
+/* The played card moves to the discard pile unless it exhausts. */
+static void to_discard(sf_combat *s, sf_card k, const card_pred *p) {
     k.flags &= (uint8_t)~CF_FREE_TURN;
     if (!p->exhausts && s->discard_n < SF_MAX_PILE)
         s->discard[s->discard_n++] = k;
@@ -706,13 +822,16 @@ static void leave_hand(sf_combat *s, int i, const card_pred *p) {
 
 /* Playmath of playing hand card i at monster `target` (-1: no target),
  * following play.c on a scratch copy of the position (follow_play): the
- * card's damage (computed when it is played: resolve_strike), its block
- * and HP cost, the hooks behind an Attack, Sharp Hide's answer (from every
- * monster alive when the play starts, even one it kills) and Feel No Pain,
- * Curl Up's block before the next play; then a Double Tap copy, unless its
- * target has died, in the position the first play left (the card in its
- * pile, Rampage grown, Vigor and Pen Nib spent or armed, Strength and
- * Dexterity from relics and HP loss, block after Sharp Hide). */
+ * card's damage (computed when it is played: resolve_strike, Boot after
+ * block), the relics' THORNS damage to every monster around it (Charon's
+ * Ashes, Letter Opener), its block and HP cost, the hooks behind an Attack,
+ * Sharp Hide's answer (from every monster alive when the play starts, even
+ * one it kills), the relics' heals and Feel No Pain, Curl Up's block before
+ * the next play; then a Double Tap copy, unless its target has died, in the
+ * position the first play left (the card in its pile, Rampage grown, Vigor
+ * and Pen Nib spent or armed, Strength and Dexterity from relics and HP
+ * loss, block after Sharp Hide, the cards Ink Bottle, Dead Branch and
+ * Centennial Puzzle brought to the hand). */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
@@ -725,6 +844,7 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     strike s;
     memset(&s, 0, sizeof s);
     s.plays = (attack && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    s.boot = combat_has_relic(c, RELIC_BOOT);
     int living = alive_mask(c);
     int random = 0;
     if (p.aim == AIM_ENEMY && target >= 0 && target < c->n_mon)
@@ -735,28 +855,40 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         s.mask = living; /* one living monster: the random pick is certain */
     else if (p.aim == AIM_RANDOM)
         random = 1;
+    int aimed = d->target == TGT_ENEMY && target >= 0 && target < c->n_mon;
+    s.focus = aimed ? 1 << target : s.mask ? s.mask : living;
     unsigned sharp = 0;
     for (int m = 0; m < c->n_mon && attack; m++)
         if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
             sharp |= 1u << m;
 
     /* The first play, on a scratch copy (Juggernaut off: its damage is not
-     * the card's and would need a random monster). */
+     * the card's and would need a random monster; Evolve and Fire Breathing
+     * off: they answer the cards drawn, which are not known). */
     sf_combat after;
     memcpy(&after, c, sizeof after);
-    after.pw[PW_JUGGERNAUT] = 0;
+    after.pw[PW_JUGGERNAUT] = after.pw[PW_EVOLVE] = after.pw[PW_FIRE_BREATHING] = 0;
+    after.energy = (uint8_t)max_i(c->energy - energy, 0); /* paid (Nunchaku may add) */
+    take_from_hand(&after, i, &p);
     tally t = {0, 0};
-    if (!follow_play(&after, k, &p, s.mask, sharp, p.exhausts + p.exhausted, &t)) {
+    if (!follow_play(&after, k, &p, s.mask, sharp, 0, &s, 0, &t)) {
         s.mask = random = 0;
         s.plays = 1;
+        memset(s.ash_before, 0, sizeof s.ash_before);
+        memset(s.opener, 0, sizeof s.opener);
+        memset(s.ash_after, 0, sizeof s.ash_after);
     }
 
     sf_card k2 = *k;
     card_pred p2 = p;
     if (s.plays == 2) {
-        leave_hand(&after, i, &p);
+        to_discard(&after, *k, &p);
         k2.misc = (uint8_t)(k2.misc + p.grow);
+        uint8_t left = after.energy;
+        if (cost == COST_X)
+            after.energy = (uint8_t)energy; /* the copy repeats the X */
         card_predict(&after, &k2, CV_COPY, &p2);
+        after.energy = left;
     }
     int dmg_random = 0;
     if (p.aim != AIM_NONE && (s.mask || random)) {
@@ -769,12 +901,13 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         s.hits[0] = p.hits;
         s.hits[1] = p2.hits;
         if (random) {
-            /* Several candidates: report the expected damage, no kills. */
+            /* Several candidates: report the expected damage (Boot as if
+             * no block stopped a hit), no kills. */
             int sum0 = 0, sum1 = 0;
             for (int m = 0; m < c->n_mon; m++) {
                 if (living & (1 << m)) {
-                    sum0 += s.per[0][m];
-                    sum1 += s.per[1][m];
+                    sum0 += boot_hit(&s, s.per[0][m]);
+                    sum1 += boot_hit(&s, s.per[1][m]);
                 }
             }
             int total = p.hits * sum0 + (s.plays == 2 ? p2.hits * sum1 : 0);
@@ -782,31 +915,36 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         }
     }
     outcome o;
-    resolve_strike(c, s.mask ? &s : NULL, &o);
+    resolve_strike(c, &s, &o);
     /* Does the Double Tap copy play? Not when its target died, nor when the
      * fight is already won. The copy is purged, not exhausted: Feel No Pain
-     * counts only the cards it exhausts from the hand. */
+     * and Charon's Ashes count only the cards it exhausts from the hand. */
     int copy = 0;
     if (s.plays == 2 && p.aim == AIM_ENEMY)
         copy = target >= 0 && !(o.killed1 & (1 << target));
     else if (s.plays == 2)
         copy = (o.killed1 & living) != living;
-    if (copy &&
-        !follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, p2.exhausted, &t)) {
-        s.plays = 1; /* the copy's HP cost ended the fight before its hit */
-        resolve_strike(c, s.mask ? &s : NULL, &o);
+    if (s.plays == 2) {
+        if (copy) {
+            take_from_hand(&after, -1, &p2);
+            copy =
+                follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, 1, &s, 1, &t);
+        }
+        if (!copy) /* no copy, or its HP cost ended the fight before its hit */
+            s.plays = 1;
+        resolve_strike(c, &s, &o);
     }
 
-    int tgt = p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
-    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, t.block, after.block, t.self_hp);
-    if (random) {
-        q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
-        q[SF_FEAT_Q_LETHAL] = 0.0f;
+    int tgt = aimed ? target : p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
+    fill_math(c, q, &o, tgt, energy, t.block, after.block, t.self_hp);
+    if (random) { /* the expected damage; kills only by the relics' certain damage */
+        q[SF_FEAT_Q_DAMAGE] = (float)(dmg_random + o.dealt) / 50.0f;
         int ehp = 0;
         for (int m = 0; m < c->n_mon; m++)
             if (living & (1 << m))
                 ehp += c->mon[m].hp + c->mon[m].block;
-        q[SF_FEAT_Q_PROGRESS] = ehp > 0 ? fminf((float)dmg_random / (float)ehp, 1.0f) : 0.0f;
+        q[SF_FEAT_Q_PROGRESS] =
+            ehp > 0 ? fminf((float)(dmg_random + o.dealt) / (float)ehp, 1.0f) : 0.0f;
     }
 }
 

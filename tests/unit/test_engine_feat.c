@@ -689,6 +689,25 @@ static void pm_neutral(sf_combat *c) {
     c->pw[PW_DARK_EMBRACE] = c->pw[PW_EVOLVE] = 0;
 }
 
+/* The relics whose damage is not the card's own (the token leaves them
+ * out): Boot's after block, Charon's Ashes' and Letter Opener's THORNS. */
+static void pm_drop_damage_relics(sf_combat *c) {
+    for (int i = 0; i < c->relic_n;) {
+        int r = c->relics[i];
+        if (r != RELIC_BOOT && r != RELIC_CHARONS_ASHES && r != RELIC_LETTER_OPENER) {
+            i++;
+            continue;
+        }
+        c->relic_n--;
+        for (int j = i; j < c->relic_n; j++) {
+            c->relics[j] = c->relics[j + 1];
+            c->relic_counter[j] = c->relic_counter[j + 1];
+        }
+        c->relics[c->relic_n] = 0;
+        c->relic_counter[c->relic_n] = 0;
+    }
+}
+
 /* Play hand card i at t on `c` itself, answering any choice screen it opens
  * with its first option. */
 static void pm_play(sf_combat *c, int i, int t) {
@@ -732,11 +751,10 @@ typedef struct pm_gap {
 enum {
     GAP_HAVOC,
     GAP_RED_SKULL_HEAL,
+    GAP_HEAL_SHARP,
     GAP_MODE_SHIFT_COPY,
     GAP_FAIRY,
-    GAP_RELIC_DAMAGE,
-    GAP_RELIC_HP,
-    GAP_RELIC_COPY,
+    GAP_UNSEEN_COPY,
     GAP_N
 };
 
@@ -745,49 +763,55 @@ static pm_gap pm_gaps[GAP_N] = {
                    PM_DAMAGE | PM_BLOCK | PM_SELF_HP, 0},
     [GAP_RED_SKULL_HEAL] = {"Double Tap: a heal (Reaper, Feed) turns Red Skull off before the copy",
                             PM_DAMAGE, 0},
+    [GAP_HEAL_SHARP] = {"A heal (Reaper, Feed) outlives Sharp Hide's answer (HP + block <= it): "
+                        "the copy and Charon's Ashes after it",
+                        PM_DAMAGE, 0},
     [GAP_MODE_SHIFT_COPY] = {"Double Tap: the Guardian's Mode Shift block before the copy",
                              PM_DAMAGE, 0},
     [GAP_FAIRY] = {"Fairy in a Bottle: SELF_HP is the HP lost before it refills them (HP <= 12)",
                    PM_SELF_HP, 0},
-    [GAP_RELIC_DAMAGE] = {"Boot, Charon's Ashes: damage the playmath does not follow", PM_DAMAGE,
-                          0},
-    [GAP_RELIC_HP] = {"Bird-Faced Urn, Magic Flower, Tungsten Rod, Fossilized Helix, Lizard "
-                      "Tail: HP changes the playmath does not follow",
-                      PM_SELF_HP, 0},
-    [GAP_RELIC_COPY] = {"Double Tap: Ink Bottle's or Dead Branch's card, or Nunchaku's energy, "
-                        "before the copy",
-                        PM_DAMAGE, 0},
+    [GAP_UNSEEN_COPY] = {"Double Tap: Sever Soul's or Perfected Strike's copy after a card reached "
+                         "the hand unseen (Ink Bottle's or Centennial Puzzle's draw past the "
+                         "known top, Dead Branch's random card): it counts as no Attack, no Strike",
+                         PM_DAMAGE | PM_BLOCK, 0},
 };
+
+/* The counter of `relic`, -1 without it. */
+static int pm_counter(const sf_combat *c, int relic) {
+    int i = combat_relic_slot(c, relic);
+    return i < 0 ? -1 : c->relic_counter[i];
+}
 
 /* The checks that known gaps spoil for playing hand card i of `c`. */
 static int pm_gaps_of(const sf_combat *c, int i) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
     int attack = d->type == CT_ATTACK, dt = attack && c->pw[PW_DOUBLE_TAP] > 0;
-    int sharp = 0, shift = 0, fairy = 0;
+    int sharp = 0, shift = 0, fairy = 0, sharp_hide = 0;
     for (int m = 0; m < c->n_mon; m++) {
         sharp |= combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0;
+        sharp_hide += combat_alive(c, m) ? c->mon[m].pw[PW_SHARP_HIDE] : 0;
         shift |= combat_alive(c, m) && c->mon[m].pw[PW_MODE_SHIFT] > 0;
     }
     for (int s = 0; s < SF_POTION_SLOTS; s++)
         fairy |= c->potions[s] == POTION_FAIRY && c->hp <= 12;
+    int non_attacks = 0;
+    for (int j = 0; j < c->hand_n; j++)
+        non_attacks += sf_cards[c->hand[j].id].type != CT_ATTACK;
     int costs_hp = k->id == CARD_HEMOKINESIS || k->id == CARD_BLOODLETTING ||
                    k->id == CARD_OFFERING || (attack && sharp);
     int on[GAP_N] = {
         [GAP_HAVOC] = k->id == CARD_HAVOC,
         [GAP_RED_SKULL_HEAL] =
             dt && (d->flags & CD_HEALING) && combat_has_relic(c, RELIC_RED_SKULL),
+        [GAP_HEAL_SHARP] = (d->flags & CD_HEALING) && sharp && c->hp + c->block <= sharp_hide,
         [GAP_MODE_SHIFT_COPY] = dt && shift,
         [GAP_FAIRY] = fairy && costs_hp,
-        [GAP_RELIC_DAMAGE] =
-            combat_has_relic(c, RELIC_BOOT) || combat_has_relic(c, RELIC_CHARONS_ASHES),
-        [GAP_RELIC_HP] =
-            combat_has_relic(c, RELIC_BIRD_FACED_URN) || combat_has_relic(c, RELIC_MAGIC_FLOWER) ||
-            combat_has_relic(c, RELIC_TUNGSTEN_ROD) ||
-            combat_has_relic(c, RELIC_FOSSILIZED_HELIX) || combat_has_relic(c, RELIC_LIZARD_TAIL),
-        [GAP_RELIC_COPY] =
-            dt && (combat_has_relic(c, RELIC_INK_BOTTLE) ||
-                   combat_has_relic(c, RELIC_DEAD_BRANCH) || combat_has_relic(c, RELIC_NUNCHAKU)),
+        [GAP_UNSEEN_COPY] = dt && (k->id == CARD_SEVER_SOUL || k->id == CARD_PERFECTED_STRIKE) &&
+                            (pm_counter(c, RELIC_INK_BOTTLE) == 9 ||
+                             (k->id == CARD_SEVER_SOUL && non_attacks > 0 &&
+                              combat_has_relic(c, RELIC_DEAD_BRANCH)) ||
+                             (sharp && pm_counter(c, RELIC_CENTENNIAL_PUZZLE) == 0)),
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {
@@ -882,6 +906,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 ct->mon[m].block = 0;
             }
             ct->pw[PW_DOUBLE_TAP] = 0;
+            pm_drop_damage_relics(ct);
             sf_engine_feat(&h, acts, n, &pm_feat_h);
             sf_engine_feat(&t, acts, n, &pm_feat_t);
             for (int q = 0; q < n; q++) {
@@ -894,6 +919,10 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 int alive = combat_alive_count(c), attack = d->type == CT_ATTACK;
                 int random = attack && d->target == TGT_NONE && alive > 1;
                 int gaps = pm_gaps_of(c, a.index);
+                /* Fire Breathing played as Ink Bottle draws: its damage for
+                 * a status drawn is left out with the draws (see above) */
+                if (card.id == CARD_FIRE_BREATHING && pm_counter(c, RELIC_INK_BOTTLE) == 9)
+                    gaps |= PM_DAMAGE;
                 played[card.id][card.upg > 0]++;
                 plays++;
 
@@ -920,7 +949,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 }
 
                 /* (2) DAMAGE on H */
-                if (attack && !(gaps & PM_DAMAGE)) {
+                if (!(gaps & PM_DAMAGE)) {
                     sf_state hh = h;
                     sf_combat *chh = combat_of(&hh);
                     pm_play(chh, a.index, a.target);
@@ -928,6 +957,8 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                     for (int m = 0; m < ch->n_mon; m++) {
                         removed += pm_removed(&ch->mon[m], &chh->mon[m]);
                         same &= (ch->mon[m].pw[PW_VULN] > 0) == (ch->mon[0].pw[PW_VULN] > 0);
+                        /* Boot after block: which monster a hit finds matters */
+                        same &= !combat_has_relic(c, RELIC_BOOT) || ch->mon[m].block == 0;
                     }
                     int want = pm_int(pm_feat_h.qcont[q][SF_FEAT_Q_DAMAGE], 50.0f);
                     if (!(chh->flags & FL_LOST) && (!random || same)) {
@@ -946,7 +977,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 int sharp = 0;
                 for (int m = 0; m < c->n_mon; m++)
                     sharp |= attack && combat_alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0;
-                if (attack && !random && !lost && !(gaps & PM_DAMAGE)) {
+                if (!random && !lost && !(gaps & PM_DAMAGE)) {
                     int died = 0, removed = 0, ehp = 0, curl_died = 0;
                     for (int m = 0; m < c->n_mon; m++) {
                         if (!combat_alive(c, m) || (d->target == TGT_ENEMY && m != a.target))
