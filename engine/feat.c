@@ -513,10 +513,11 @@ static void potion_tokens(builder *b, const sf_combat *c, int *tok_of_slot) {
 
 /* The damage one action deals: per-hit damage per monster for each play
  * (a Double Tap copy is a second play), hits per play, which monsters; and
- * the THORNS damage the relics deal every living monster around each play
- * (Charon's Ashes per card exhausted, before the hits for the cards the
- * play's effect exhausts, after them for the card itself; Letter Opener
- * after the hits). */
+ * the THORNS damage every living monster takes around each play: Charon's
+ * Ashes per card exhausted (before the hits for the cards the play's effect
+ * exhausts, after them for the card itself), and after the hits the
+ * `splash` amounts in order (Letter Opener; at the end of the turn Stone
+ * Calendar, Combust). */
 typedef struct strike {
     int per[2][SF_MAX_MONSTERS];
     int hits[2];
@@ -526,7 +527,7 @@ typedef struct strike {
     int thorns; /* THORNS damage (potions): no Curl Up, no Boot */
     int boot;   /* Boot: an unblocked NORMAL hit of 1..4 deals 5 */
     int ash;    /* THORNS to every monster per card exhausted (Charon's Ashes) */
-    int ash_before[2], opener[2], ash_after[2];
+    int ash_before[2], splash[2][2], ash_after[2];
 } strike;
 
 typedef struct outcome {
@@ -591,7 +592,8 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
                 done += absorbed + min_i(unb, hp);
                 hp -= unb;
             }
-            done += thorns_hit(s->opener[p], &hp, &blk, &o->dealt);
+            for (int e = 0; e < 2; e++)
+                done += thorns_hit(s->splash[p][e], &hp, &blk, &o->dealt);
             for (int e = 0; e < s->ash_after[p]; e++)
                 done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
             blk += pend;
@@ -690,14 +692,19 @@ static void unseen(sf_combat *s, int from) {
         memset(&s->hand[i], 0, sizeof s->hand[i]);
 }
 
-/* Run one of the engine's relic hooks `n` times on `s` (card_type >= 0:
- * relics_on_card_played for a card of that type; -1: relics_on_exhaust)
- * with every living monster standing in at 999 HP without block, then put
- * the monsters back: returns the THORNS damage each call dealt every
- * monster (Letter Opener, Charon's Ashes), which resolve_strike lands on
- * the real ones. What else the hook does stays on `s`: Ink Bottle's draw,
- * Dead Branch's card (queued), Bird-Faced Urn's heal, the counters. */
-static int relic_splash(sf_combat *s, int card_type, int n) {
+/* relic_splash's hooks besides relics_on_card_played (a card type). */
+enum { HOOK_EXHAUST = -1, HOOK_END_TURN = -2 };
+
+/* Run one of the engine's relic hooks `n` times on `s` (hook >= 0:
+ * relics_on_card_played for a card of that type; HOOK_EXHAUST:
+ * relics_on_exhaust; HOOK_END_TURN: relics_on_player_end_turn) with every
+ * living monster standing in at 999 HP without block, then put the
+ * monsters back: returns the THORNS damage each call dealt every monster
+ * (Letter Opener, Charon's Ashes, Stone Calendar), which resolve_strike
+ * lands on the real ones. What else the hook does stays on `s`: Ink
+ * Bottle's draw, Dead Branch's card (queued), Bird-Faced Urn's heal,
+ * Orichalcum's block, the counters. */
+static int relic_splash(sf_combat *s, int hook, int n) {
     if (n <= 0)
         return 0;
     sf_monster keep[SF_MAX_MONSTERS];
@@ -713,10 +720,12 @@ static int relic_splash(sf_combat *s, int card_type, int n) {
             probe = m;
     }
     for (int i = 0; i < n; i++) {
-        if (card_type >= 0)
-            relics_on_card_played(s, card_type);
-        else
+        if (hook >= 0)
+            relics_on_card_played(s, hook);
+        else if (hook == HOOK_EXHAUST)
             relics_on_exhaust(s);
+        else
+            relics_on_player_end_turn(s);
     }
     int dealt = probe >= 0 ? 999 - s->mon[probe].hp : 0;
     memcpy(s->mon, keep, sizeof keep);
@@ -738,8 +747,8 @@ static int relic_splash(sf_combat *s, int card_type, int n) {
  * answer from the monsters in `sharp`; the relics' onUseCard
  * (relics_on_card_played: Ink Bottle's draw, Letter Opener's damage,
  * Bird-Faced Urn's heal); the card's own exhaust unless it is a `copy`;
- * Feel No Pain's block for each card exhausted; then the queue drains
- * (Dead Branch's cards reach the hand). The rules are the engine's
+ * Feel No Pain's block for each card exhausted. What the exhausts queue
+ * (Dead Branch's card) waits in the queue (settle_play). The rules are the engine's
  * (Intangible, Buffer, Torii, Tungsten Rod, Rupture, Red Skull, Magic
  * Flower, Lizard Tail, Frail, the 999 cap). Returns 0 when the HP cost
  * ends the fight first (the card then deals nothing: Hemokinesis). */
@@ -770,7 +779,7 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
         if (p->vuln)
             combat_power_monster(s, m, PW_VULN, p->vuln);
     }
-    int ash = relic_splash(s, -1, p->exhausted);
+    int ash = relic_splash(s, HOOK_EXHAUST, p->exhausted);
     st->ash_before[play] = p->exhausted;
     if (type == CT_ATTACK) {
         s->cards_played++;
@@ -781,19 +790,15 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
         lost += play_sharp_hide(s, sharp);
     }
     if (s->phase != PH_OVER)
-        st->opener[play] = relic_splash(s, type, 1);
-    ash = max_i(ash, relic_splash(s, -1, own));
+        st->splash[play][0] = relic_splash(s, type, 1);
+    ash = max_i(ash, relic_splash(s, HOOK_EXHAUST, own));
     st->ash_after[play] = own;
     st->ash = max_i(st->ash, ash);
     for (int e = 0; e < own + p->exhausted && s->pw[PW_FNP] > 0; e++)
         gain_block(s, s->pw[PW_FNP], t);
     /* The cards drawn (Ink Bottle, Centennial Puzzle) past the known top of
-     * the draw pile, then the ones the queue adds (Dead Branch's random
-     * card), are not known: they stand in the hand as unknown cards. */
+     * the draw pile are not known: they stand in the hand as unknown cards. */
     unseen(s, hand0 + min_i(max_i(s->hand_n - hand0, 0), known0));
-    int drawn = s->hand_n;
-    combat_drain(s);
-    unseen(s, drawn);
 done:
     t->self_hp += s->potions_used != potions0 ? lost : hp0 - s->hp;
     return ok;
@@ -820,6 +825,21 @@ static void to_discard(sf_combat *s, sf_card k, const card_pred *p) {
         s->discard[s->discard_n++] = k;
 }
 
+/* What happens on the scratch copy between a play and its Double Tap
+ * copy: the card moves to its pile (UseCardAction), Gremlin Horn answers
+ * each monster the play killed (`killed`, with the fight still on), and
+ * the queue drains (Gremlin Horn's energy and draw, Dead Branch's cards);
+ * what reaches the hand there is not known (unseen). */
+static void settle_play(sf_combat *s, const sf_card *k, const card_pred *p, int killed) {
+    to_discard(s, *k, p);
+    for (int m = 0; m < s->n_mon; m++)
+        if (killed & (1 << m))
+            relics_on_monster_death(s);
+    int hand = s->hand_n;
+    combat_drain(s);
+    unseen(s, hand);
+}
+
 /* Playmath of playing hand card i at monster `target` (-1: no target),
  * following play.c on a scratch copy of the position (follow_play): the
  * card's damage (computed when it is played: resolve_strike, Boot after
@@ -828,10 +848,11 @@ static void to_discard(sf_combat *s, sf_card k, const card_pred *p) {
  * Sharp Hide's answer (from every monster alive when the play starts, even
  * one it kills), the relics' heals and Feel No Pain, Curl Up's block before
  * the next play; then a Double Tap copy, unless its target has died, in the
- * position the first play left (the card in its pile, Rampage grown, Vigor
- * and Pen Nib spent or armed, Strength and Dexterity from relics and HP
- * loss, block after Sharp Hide, the cards Ink Bottle, Dead Branch and
- * Centennial Puzzle brought to the hand). */
+ * position the first play left (settle_play: the card in its pile, Rampage
+ * grown, Vigor and Pen Nib spent or armed, Strength and Dexterity from
+ * relics and HP loss, block after Sharp Hide, energy from Nunchaku and
+ * Gremlin Horn, the cards Ink Bottle, Centennial Puzzle, Gremlin Horn and
+ * Dead Branch brought to the hand, counted but not known). */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
@@ -843,7 +864,8 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
 
     strike s;
     memset(&s, 0, sizeof s);
-    s.plays = (attack && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    int plays = (attack && c->pw[PW_DOUBLE_TAP] > 0) ? 2 : 1;
+    s.plays = 1;
     s.boot = combat_has_relic(c, RELIC_BOOT);
     int living = alive_mask(c);
     int random = 0;
@@ -872,79 +894,68 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     take_from_hand(&after, i, &p);
     tally t = {0, 0};
     if (!follow_play(&after, k, &p, s.mask, sharp, 0, &s, 0, &t)) {
+        /* the HP cost ended the fight before the card's actions */
         s.mask = random = 0;
-        s.plays = 1;
+        plays = 1;
         memset(s.ash_before, 0, sizeof s.ash_before);
-        memset(s.opener, 0, sizeof s.opener);
+        memset(s.splash, 0, sizeof s.splash);
         memset(s.ash_after, 0, sizeof s.ash_after);
     }
+    int hit = p.aim != AIM_NONE && (s.mask || random);
+    for (int m = 0; m < c->n_mon && hit; m++)
+        if (alive(c, m))
+            s.per[0][m] = combat_card_damage(c, k, p.base, m);
+    s.hits[0] = hit ? p.hits : 0;
+    outcome o;
+    resolve_strike(c, &s, &o);
 
-    sf_card k2 = *k;
+    /* Does the Double Tap copy play? Not when its target died, nor when the
+     * fight is already won. The copy is purged, not exhausted: Feel No Pain
+     * and Charon's Ashes count only the cards it exhausts from the hand. */
+    int copy = 0;
+    if (plays == 2 && p.aim == AIM_ENEMY)
+        copy = target >= 0 && !(o.killed1 & (1 << target));
+    else if (plays == 2)
+        copy = (o.killed1 & living) != living;
     card_pred p2 = p;
-    if (s.plays == 2) {
-        to_discard(&after, *k, &p);
+    if (copy) {
+        settle_play(&after, k, &p, o.killed1);
+        sf_card k2 = *k;
         k2.misc = (uint8_t)(k2.misc + p.grow);
         uint8_t left = after.energy;
         if (cost == COST_X)
             after.energy = (uint8_t)energy; /* the copy repeats the X */
         card_predict(&after, &k2, CV_COPY, &p2);
         after.energy = left;
-    }
-    int dmg_random = 0;
-    if (p.aim != AIM_NONE && (s.mask || random)) {
-        for (int m = 0; m < c->n_mon; m++) {
-            if (!alive(c, m))
-                continue;
-            s.per[0][m] = combat_card_damage(c, k, p.base, m);
-            s.per[1][m] = combat_card_damage(&after, &k2, p2.base, m);
+        for (int m = 0; m < c->n_mon && hit; m++)
+            if (alive(c, m))
+                s.per[1][m] = combat_card_damage(&after, &k2, p2.base, m);
+        s.hits[1] = hit ? p2.hits : 0;
+        take_from_hand(&after, -1, &p2);
+        /* unless its HP cost ends the fight before its hit */
+        if (follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, 1, &s, 1, &t)) {
+            s.plays = 2;
+            resolve_strike(c, &s, &o);
         }
-        s.hits[0] = p.hits;
-        s.hits[1] = p2.hits;
-        if (random) {
-            /* Several candidates: report the expected damage (Boot as if
-             * no block stopped a hit), no kills. */
-            int sum0 = 0, sum1 = 0;
-            for (int m = 0; m < c->n_mon; m++) {
-                if (living & (1 << m)) {
-                    sum0 += boot_hit(&s, s.per[0][m]);
-                    sum1 += boot_hit(&s, s.per[1][m]);
-                }
-            }
-            int total = p.hits * sum0 + (s.plays == 2 ? p2.hits * sum1 : 0);
-            dmg_random = total / max_i(popcount(living), 1);
-        }
-    }
-    outcome o;
-    resolve_strike(c, &s, &o);
-    /* Does the Double Tap copy play? Not when its target died, nor when the
-     * fight is already won. The copy is purged, not exhausted: Feel No Pain
-     * and Charon's Ashes count only the cards it exhausts from the hand. */
-    int copy = 0;
-    if (s.plays == 2 && p.aim == AIM_ENEMY)
-        copy = target >= 0 && !(o.killed1 & (1 << target));
-    else if (s.plays == 2)
-        copy = (o.killed1 & living) != living;
-    if (s.plays == 2) {
-        if (copy) {
-            take_from_hand(&after, -1, &p2);
-            copy =
-                follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, 1, &s, 1, &t);
-        }
-        if (!copy) /* no copy, or its HP cost ended the fight before its hit */
-            s.plays = 1;
-        resolve_strike(c, &s, &o);
     }
 
     int tgt = aimed ? target : p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
     fill_math(c, q, &o, tgt, energy, t.block, after.block, t.self_hp);
-    if (random) { /* the expected damage; kills only by the relics' certain damage */
-        q[SF_FEAT_Q_DAMAGE] = (float)(dmg_random + o.dealt) / 50.0f;
-        int ehp = 0;
-        for (int m = 0; m < c->n_mon; m++)
-            if (living & (1 << m))
+    if (random) {
+        /* Several candidates: report the expected damage (Boot as if no
+         * block stopped a hit); kills only by the relics' certain damage. */
+        int sum0 = 0, sum1 = 0, ehp = 0;
+        for (int m = 0; m < c->n_mon; m++) {
+            if (living & (1 << m)) {
+                sum0 += boot_hit(&s, s.per[0][m]);
+                sum1 += boot_hit(&s, s.per[1][m]);
                 ehp += c->mon[m].hp + c->mon[m].block;
-        q[SF_FEAT_Q_PROGRESS] =
-            ehp > 0 ? fminf((float)(dmg_random + o.dealt) / (float)ehp, 1.0f) : 0.0f;
+            }
+        }
+        int total = s.hits[0] * sum0 + (s.plays == 2 ? s.hits[1] * sum1 : 0);
+        int dmg = total / max_i(popcount(living), 1) + o.dealt;
+        q[SF_FEAT_Q_DAMAGE] = (float)dmg / 50.0f;
+        q[SF_FEAT_Q_PROGRESS] = ehp > 0 ? fminf((float)dmg / (float)ehp, 1.0f) : 0.0f;
     }
 }
 
@@ -978,21 +989,84 @@ static void math_potion(const sf_combat *c, int slot, int target, float *q) {
     fill_math_thorns(c, q, &o, tgt, 0, block, 0, 0);
 }
 
-static void math_end_turn(const sf_combat *c, float *q) {
-    /* End of turn: Orichalcum / Metallicize / Plated block, then Burns and
-     * Combust cost HP before the monsters act. */
-    int block = end_turn_block(c);
-    int burns = end_turn_burns(c);
-    int combust = c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0;
-    fill_math_thorns(c, q, NULL, -1, 0, block, combust, burns);
+/* Every monster alive in `living` dies. */
+static int won(const outcome *o, int living) {
+    return living != 0 && (o->killed & living) == living;
 }
 
+/* End of the turn, followed on a scratch copy as play_end_turn runs up to
+ * the monsters' turn: the relics' onPlayerEndTurn (Orichalcum's block,
+ * Stone Calendar's damage), Metallicize and Plated Armor, each Burn in hand
+ * (THORNS damage to the player: block, Intangible, Buffer, Tungsten Rod),
+ * Combust's HP loss and its damage to every monster, Regeneration's heal
+ * (Magic Flower), then the Ethereal cards exhausted (Charon's Ashes, Feel
+ * No Pain); nothing after the fight is won. */
+static void math_end_turn(const sf_combat *c, float *q) {
+    sf_combat s;
+    memcpy(&s, c, sizeof s);
+    s.pw[PW_JUGGERNAUT] = 0; /* its damage goes to a random monster */
+    strike st;
+    memset(&st, 0, sizeof st);
+    st.plays = 1;
+    st.focus = alive_mask(c);
+    tally t = {0, 0};
+    int hp0 = s.hp, potions0 = s.potions_used, lost = 0, b0 = s.block;
+    st.splash[0][0] = relic_splash(&s, HOOK_END_TURN, 1);
+    t.block += s.block - b0;
+    if (s.pw[PW_METALLICIZE] > 0)
+        gain_block(&s, s.pw[PW_METALLICIZE], &t);
+    if (s.pw[PW_PLATED] > 0)
+        gain_block(&s, s.pw[PW_PLATED], &t);
+    outcome o;
+    resolve_strike(c, &st, &o);
+    int living = alive_mask(c);
+    for (int i = 0; i < s.hand_n && !won(&o, living) && s.phase != PH_OVER; i++) {
+        int burn = card_end_turn_damage(&s.hand[i]);
+        if (burn > 0)
+            lost += combat_damage_player(&s, burn, DT_THORNS, -1);
+    }
+    if (!won(&o, living) && s.phase != PH_OVER && s.pw[PW_COMBUST] > 0) {
+        lost += combat_damage_player(&s, s.pw[PW_COMBUST_HP], DT_HP_LOSS, -1);
+        if (s.phase != PH_OVER) {
+            st.splash[0][1] = s.pw[PW_COMBUST];
+            resolve_strike(c, &st, &o);
+        }
+    }
+    if (!won(&o, living) && s.phase != PH_OVER) {
+        if (s.pw[PW_REGEN] > 0)
+            combat_heal(&s, s.pw[PW_REGEN]);
+        int ethereal = 0;
+        for (int i = 0; i < s.hand_n; i++)
+            ethereal += (sf_cards[s.hand[i].id].flags & CD_ETHEREAL) != 0;
+        st.ash = relic_splash(&s, HOOK_EXHAUST, ethereal);
+        st.ash_after[0] = ethereal;
+        for (int e = 0; e < ethereal && s.pw[PW_FNP] > 0; e++)
+            gain_block(&s, s.pw[PW_FNP], &t);
+        resolve_strike(c, &st, &o);
+    }
+    int self_hp = s.potions_used != potions0 ? lost : hp0 - s.hp;
+    fill_math(c, q, &o, -1, 0, t.block, s.block, self_hp);
+}
+
+/* Choosing a card: True Grit's and Burning Pact's choice exhausts it
+ * (relics_on_exhaust: Charon's Ashes' damage; Feel No Pain's block). */
 static void math_choose(const sf_combat *c, float *q) {
     int block = 0;
     int kind = c->pending.kind;
-    if ((kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) && c->pw[PW_FNP] > 0)
-        block = c->pw[PW_FNP]; /* the chosen card is exhausted */
-    fill_math_thorns(c, q, NULL, -1, 0, block, 0, 0);
+    strike s;
+    memset(&s, 0, sizeof s);
+    s.plays = 1;
+    s.focus = alive_mask(c);
+    if (kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) {
+        sf_combat after;
+        memcpy(&after, c, sizeof after);
+        s.ash = relic_splash(&after, HOOK_EXHAUST, 1);
+        s.ash_after[0] = 1;
+        block = c->pw[PW_FNP];
+    }
+    outcome o;
+    resolve_strike(c, &s, &o);
+    fill_math_thorns(c, q, &o, -1, 0, block, 0, 0);
 }
 
 /* ------------------------------------------------------------------------

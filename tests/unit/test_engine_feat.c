@@ -467,6 +467,154 @@ START_TEST(playmath_double_tap_copy_plays_where_the_first_play_left) {
 }
 END_TEST
 
+static void add_relic(sf_combat *c, int relic, int counter) {
+    c->relic_counter[c->relic_n] = (int16_t)counter;
+    c->relics[c->relic_n++] = (uint8_t)relic;
+}
+
+START_TEST(playmath_follows_boot_charons_ashes_and_letter_opener) {
+    sf_state s = jaw_worm(40);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_STRIKE, CARD_SLIMED, CARD_DEFEND};
+    set_hand(c, hand, 3);
+    c->mon[0].block = 4;
+    add_relic(c, RELIC_BOOT, 0);
+    add_relic(c, RELIC_CHARONS_ASHES, 0);
+    add_relic(c, RELIC_LETTER_OPENER, 2);
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    /* Strike: 6 against 4 block, the 2 past it become 5 (Boot). */
+    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 9.0f / 50.0f);
+    ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 9.0f / 44.0f);
+    /* Slimed (a Status: no Letter Opener) exhausts: Charon's Ashes' 3
+     * THORNS (no Boot) into the block. */
+    q = qrow(f, acts, n, SF_ACT_PLAY, 1, SF_NO_TARGET);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 3.0f / 50.0f);
+    ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 3.0f / 44.0f);
+    /* Defend, the third Skill: Letter Opener's 5, 4 of them into the block. */
+    q = qrow(f, acts, n, SF_ACT_PLAY, 2, SF_NO_TARGET);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 5.0f / 50.0f);
+    ck_assert_feq(q[SF_FEAT_Q_LETHAL], 0.0f);
+    /* The engine agrees. */
+    sf_state r = s;
+    FX_PLAY(&r, 0, 0);
+    ck_assert_int_eq(combat_of(&r)->mon[0].hp, 35);
+    r = s;
+    FX_PLAY(&r, 1, SF_NO_TARGET);
+    ck_assert_int_eq(combat_of(&r)->mon[0].block, 1);
+    r = s;
+    FX_PLAY(&r, 2, SF_NO_TARGET);
+    ck_assert_int_eq(combat_of(&r)->mon[0].hp, 39);
+}
+END_TEST
+
+START_TEST(playmath_self_hp_through_heals_and_hp_relics) {
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    /* Bird-Faced Urn heals 2 on a Power, 3 with Magic Flower: SELF_HP -3. */
+    sf_state s = jaw_worm(40);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_INFLAME, CARD_HEMOKINESIS};
+    set_hand(c, hand, 2);
+    c->hp = 50;
+    add_relic(c, RELIC_BIRD_FACED_URN, 0);
+    add_relic(c, RELIC_MAGIC_FLOWER, 0);
+    add_relic(c, RELIC_TUNGSTEN_ROD, 0);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    ck_assert_feq(qrow(f, acts, n, SF_ACT_PLAY, 0, SF_NO_TARGET)[SF_FEAT_Q_SELF_HP], -3.0f / 10.0f);
+    /* Hemokinesis' 2 HP, 1 through Tungsten Rod. */
+    ck_assert_feq(qrow(f, acts, n, SF_ACT_PLAY, 1, 0)[SF_FEAT_Q_SELF_HP], 1.0f / 10.0f);
+    sf_state r = s;
+    FX_PLAY(&r, 0, SF_NO_TARGET);
+    ck_assert_int_eq(combat_of(&r)->hp, 53);
+
+    /* Lizard Tail: Hemokinesis at 2 HP brings the player to 0, the tail to
+     * half of 80 (x 1.5, Magic Flower): 2 - 60 = -58. */
+    s = jaw_worm(40);
+    c = combat_of(&s);
+    int hemo[] = {CARD_HEMOKINESIS};
+    set_hand(c, hemo, 1);
+    c->hp = 2;
+    add_relic(c, RELIC_LIZARD_TAIL, 0);
+    add_relic(c, RELIC_MAGIC_FLOWER, 0);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    ck_assert_feq(q[SF_FEAT_Q_SELF_HP], -58.0f / 10.0f);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 15.0f / 50.0f);
+    r = s;
+    FX_PLAY(&r, 0, 0);
+    ck_assert_int_eq(combat_of(&r)->hp, 60);
+}
+END_TEST
+
+START_TEST(playmath_double_tap_copy_after_ink_bottle_and_dead_branch) {
+    sf_state s = jaw_worm(80);
+    sf_combat *c = combat_of(&s);
+    c->mon[0].max_hp = 80;
+    int hand[] = {CARD_FIEND_FIRE, CARD_DEFEND, CARD_DEFEND};
+    int draw[] = {CARD_STRIKE, CARD_STRIKE};
+    set_hand(c, hand, 3);
+    set_draw(c, draw, 2);
+    c->pw[PW_DOUBLE_TAP] = 1;
+    add_relic(c, RELIC_INK_BOTTLE, 9);
+    add_relic(c, RELIC_DEAD_BRANCH, 0);
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    /* Fiend Fire exhausts the 2 Defends and hits twice (7 each); Ink Bottle
+     * draws 1; it exhausts itself; Dead Branch adds 3 random cards: the
+     * copy finds 4 cards in hand: 2 x 7 + 4 x 7. */
+    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 42.0f / 50.0f);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 80 - 42);
+}
+END_TEST
+
+START_TEST(playmath_end_turn_follows_the_relics) {
+    sf_feat *f = &feat_buf;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+    /* Stone Calendar on turn 7: 52 to every monster, before the Burn; the
+     * worm at 40 dies and the Burn never plays. */
+    sf_state s = jaw_worm(40);
+    sf_combat *c = combat_of(&s);
+    int hand[] = {CARD_BURN};
+    set_hand(c, hand, 1);
+    c->turn = 7;
+    add_relic(c, RELIC_STONE_CALENDAR, 0);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    const float *q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 52.0f / 50.0f);
+    ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 1.0f);
+    ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 0.0f);
+    /* Without it: the Burn's 2 through Tungsten Rod costs 1 HP; Orichalcum
+     * (no block) gives 6 first, which takes the Burn: 4 left, Chomp's 11
+     * meets 4; an Ethereal Dazed exhausts: Charon's Ashes' 3. */
+    s = jaw_worm(40);
+    c = combat_of(&s);
+    int hand2[] = {CARD_BURN, CARD_DAZED};
+    set_hand(c, hand2, 2);
+    add_relic(c, RELIC_TUNGSTEN_ROD, 0);
+    add_relic(c, RELIC_CHARONS_ASHES, 0);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
+    ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 1.0f / 10.0f);
+    ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 3.0f / 50.0f);
+    add_relic(c, RELIC_ORICHALCUM, 0);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
+    ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 0.0f);
+    ck_assert_feq(q[SF_FEAT_Q_BLOCK], 6.0f / 50.0f);
+    ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 7.0f / 50.0f);
+}
+END_TEST
+
 /* Playmath predicts what the engine then does: over random positions of
  * fights with an attack-heavy deck, for every single-target attack, the
  * target dies exactly when LETHAL says so, and (without Curl Up / Mode
@@ -575,29 +723,38 @@ END_TEST
  *
  *  (1) the token: CA_DAMAGE x CA_HITS (x the living monsters for an ALL
  *      card) is the HP an Attack takes from monsters at 999 HP with no
- *      block, Vulnerable or Curl Up and no Double Tap ("T"): per-hit damage
- *      with the player's modifiers, the hits (Twin Strike, Pummel, Sword
- *      Boomerang, Whirlwind's X, Fiend Fire's hand) and the computed bases
- *      (Body Slam, Perfected Strike, Searing Blow, Rampage).
- *  (2) DAMAGE: with every monster at 999 HP ("H": nothing dies, every hit
- *      shows) it is the HP and block the monsters lose (the block their own
- *      reactions add in between counted back: Curl Up, Mode Shift's 20),
- *      Vulnerable targets, Double Tap's copy, Curl Up's block before the
- *      copy and the Vulnerable the card gives before its copy included.
- *  (3) on the position itself: LETHAL and KILLS_ALL against the monsters
- *      that die and the fight won; PROGRESS against the HP and block
- *      removed; BLOCK against the block the player gains (Dexterity, Frail,
+ *      block, Vulnerable or Curl Up, no Double Tap and none of the relics
+ *      whose damage is not the card's (Boot, Charon's Ashes, Letter
+ *      Opener: pm_drop_damage_relics) ("T"): per-hit damage with the
+ *      player's modifiers, the hits (Twin Strike, Pummel, Sword Boomerang,
+ *      Whirlwind's X, Fiend Fire's hand) and the computed bases (Body
+ *      Slam, Perfected Strike, Searing Blow, Rampage).
+ *  (2) DAMAGE, for every card: with every monster at 999 HP ("H": nothing
+ *      dies, every hit shows) it is the HP and block the monsters lose (the
+ *      block their own reactions add in between counted back: Curl Up,
+ *      Mode Shift's 20), Vulnerable targets, Double Tap's copy, Curl Up's
+ *      block before the copy, the Vulnerable the card gives before its
+ *      copy, Boot, Charon's Ashes and Letter Opener (a Skill's only
+ *      damage) included; what Ink Bottle, Dead Branch, Gremlin Horn and
+ *      Nunchaku bring before a copy too.
+ *  (3) on the position itself, for every card: LETHAL and KILLS_ALL
+ *      against the monsters that die and the fight won; PROGRESS against
+ *      the HP and block removed; BLOCK against the block the player gains (Dexterity, Frail,
  *      an Attack's block again with its copy, Rage, Feel No Pain for every
  *      card exhausted, choice screens included, Second Wind, Entrench);
- *      SELF_HP against the HP the player loses.
+ *      SELF_HP against the HP the player loses, net of the heals (Bird-
+ *      Faced Urn, Magic Flower, Lizard Tail; Tungsten Rod, Fossilized
+ *      Helix's Buffer and Torii on the way).
  *
  * Left out because the outcome is random or rests on cards nobody has
  * seen: a random target among several monsters (Sword Boomerang: DAMAGE is
  * an expected value, compared only when every monster takes the same per
- * hit, so the total is certain; no LETHAL or PROGRESS); draws (Fire
+ * hit and, with Boot, none has block, so the total is certain; no LETHAL
+ * or PROGRESS); draws (Fire
  * Breathing's damage and Evolve's draws for the statuses drawn, Dark
  * Embrace's draws, which refill the hand for a Fiend Fire or Sever Soul
- * copy). Juggernaut's THORNS damage goes to a random monster and is not the
+ * copy; Fire Breathing's damage when it is played as Ink Bottle draws).
+ * Juggernaut's THORNS damage goes to a random monster and is not the
  * card's damage (playmath leaves it out even with one monster alive, where
  * it is certain). The prediction reads none of these powers, so they are
  * switched off on the copies (pm_neutral). Not comparable after the fact:
