@@ -1361,6 +1361,42 @@ START_TEST(hidden_draw_order_and_rolls_do_not_change_tokens) {
 }
 END_TEST
 
+/* What the playmath's scratch copy draws or makes at random before a Double
+ * Tap copy (Ink Bottle's draw, Dead Branch's card, Gremlin Horn's draw) is
+ * counted, never known: hidden draw order and random rolls change nothing. */
+START_TEST(playmath_reads_no_hidden_card_before_a_copy) {
+    static const int hands[][3] = {{CARD_SEVER_SOUL, CARD_DEFEND, CARD_INFLAME},
+                                   {CARD_FIEND_FIRE, CARD_DEFEND, CARD_STRIKE},
+                                   {CARD_PERFECTED_STRIKE, CARD_DEFEND, CARD_TRUE_GRIT}};
+    for (int h = 0; h < 3; h++) {
+        sf_state a = jaw_worm(40);
+        sf_combat *c = combat_of(&a);
+        int draw[] = {CARD_STRIKE, CARD_DEFEND, CARD_BASH, CARD_SHRUG_IT_OFF, CARD_TWIN_STRIKE};
+        set_hand(c, hands[h], 3);
+        set_draw(c, draw, 5);
+        c->pw[PW_DOUBLE_TAP] = 1;
+        add_relic(c, RELIC_INK_BOTTLE, 9);
+        add_relic(c, RELIC_DEAD_BRANCH, 0);
+        add_relic(c, RELIC_CHARONS_ASHES, 0);
+        c->pw[PW_FNP] = 3;
+        sf_state b = a;
+        reverse_unknown_draw(&b);
+        for (int i = 0; i < SF_NUM_STREAMS; i++)
+            sf_engine_reseed(&b, i, 0xFEEDull + (uint64_t)i);
+        sf_action acts[SF_MAX_ACTIONS];
+        int n = sf_engine_enumerate(&a, acts, SF_MAX_ACTIONS);
+        sf_engine_feat(&a, acts, n, &feat_buf);
+        sf_engine_feat(&b, acts, n, &feat_other);
+        ck_assert_msg(memcmp(&feat_buf, &feat_other, sizeof feat_buf) == 0, "hand %d differs", h);
+        sf_state root;
+        sf_engine_belief_root(&a, 5, &root);
+        sf_engine_feat(&root, acts, n, &feat_other);
+        ck_assert_msg(memcmp(&feat_buf, &feat_other, sizeof feat_buf) == 0,
+                      "hand %d: belief root differs", h);
+    }
+}
+END_TEST
+
 START_TEST(known_top_card_is_visible_in_tokens) {
     /* The converse: a different known top card must change the tokens. */
     sf_state a = jaw_worm(30);
