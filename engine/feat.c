@@ -986,7 +986,12 @@ static void math_potion(const sf_combat *c, int slot, int target, float *q) {
     }
     outcome o;
     resolve_strike(c, s.mask ? &s : NULL, &o);
-    fill_math_thorns(c, q, &o, tgt, 0, block, 0, 0);
+    /* Toy Ornithopter's heal after any potion (Magic Flower scales it); the
+     * potion's own heal is not counted. */
+    sf_combat after;
+    memcpy(&after, c, sizeof after);
+    relics_on_potion_used(&after);
+    fill_math_thorns(c, q, &o, tgt, 0, block, c->hp - after.hp, 0);
 }
 
 /* Every monster alive in `living` dies. */

@@ -576,7 +576,7 @@ START_TEST(playmath_double_tap_copy_after_ink_bottle_and_dead_branch) {
 }
 END_TEST
 
-START_TEST(playmath_end_turn_follows_the_relics) {
+START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
     sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
@@ -612,6 +612,16 @@ START_TEST(playmath_end_turn_follows_the_relics) {
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 6.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 7.0f / 50.0f);
+    /* Toy Ornithopter heals 5 after a potion, 8 with Magic Flower. */
+    c->hp = 60;
+    c->potions[0] = POTION_BLOCK;
+    add_relic(c, RELIC_TOY_ORNITHOPTER, 0);
+    add_relic(c, RELIC_MAGIC_FLOWER, 0);
+    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    q = qrow(f, acts, n, SF_ACT_POTION, 0, SF_NO_TARGET);
+    ck_assert_feq(q[SF_FEAT_Q_SELF_HP], -8.0f / 10.0f);
+    FX_DRINK(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hp, 68);
 }
 END_TEST
 
