@@ -789,10 +789,11 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
         t->block += s->block - before;
         lost += play_sharp_hide(s, sharp);
     }
-    if (s->phase != PH_OVER)
+    if (s->phase != PH_OVER) { /* Sharp Hide did not end the fight */
         st->splash[play][0] = relic_splash(s, type, 1);
-    ash = max_i(ash, relic_splash(s, HOOK_EXHAUST, own));
-    st->ash_after[play] = own;
+        ash = max_i(ash, relic_splash(s, HOOK_EXHAUST, own));
+        st->ash_after[play] = own;
+    }
     st->ash = max_i(st->ash, ash);
     for (int e = 0; e < own + p->exhausted && s->pw[PW_FNP] > 0; e++)
         gain_block(s, s->pw[PW_FNP], t);
