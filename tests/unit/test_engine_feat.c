@@ -938,8 +938,9 @@ static pm_gap pm_gaps[GAP_N] = {
     [GAP_FAIRY] = {"Fairy in a Bottle: SELF_HP is the HP lost before it refills them (HP <= 12)",
                    PM_SELF_HP, 0},
     [GAP_UNSEEN_COPY] = {"Double Tap: Sever Soul's or Perfected Strike's copy after a card reached "
-                         "the hand unseen (Ink Bottle's or Centennial Puzzle's draw past the "
-                         "known top, Dead Branch's random card): it counts as no Attack, no Strike",
+                         "the hand unseen (Ink Bottle's, Centennial Puzzle's or Gremlin Horn's "
+                         "draw past the known top, Dead Branch's random card): it counts as no "
+                         "Attack, no Strike",
                          PM_DAMAGE | PM_BLOCK, 0},
 };
 
@@ -974,11 +975,13 @@ static int pm_gaps_of(const sf_combat *c, int i) {
         [GAP_HEAL_SHARP] = (d->flags & CD_HEALING) && sharp && c->hp + c->block <= sharp_hide,
         [GAP_MODE_SHIFT_COPY] = dt && shift,
         [GAP_FAIRY] = fairy && costs_hp,
-        [GAP_UNSEEN_COPY] = dt && (k->id == CARD_SEVER_SOUL || k->id == CARD_PERFECTED_STRIKE) &&
-                            (pm_counter(c, RELIC_INK_BOTTLE) == 9 ||
-                             (k->id == CARD_SEVER_SOUL && non_attacks > 0 &&
-                              combat_has_relic(c, RELIC_DEAD_BRANCH)) ||
-                             (sharp && pm_counter(c, RELIC_CENTENNIAL_PUZZLE) == 0)),
+        [GAP_UNSEEN_COPY] =
+            dt && (k->id == CARD_SEVER_SOUL || k->id == CARD_PERFECTED_STRIKE) &&
+            (pm_counter(c, RELIC_INK_BOTTLE) == 9 ||
+             (k->id == CARD_SEVER_SOUL && non_attacks > 0 &&
+              combat_has_relic(c, RELIC_DEAD_BRANCH)) ||
+             (sharp && pm_counter(c, RELIC_CENTENNIAL_PUZZLE) == 0) ||
+             (combat_has_relic(c, RELIC_GREMLIN_HORN) && combat_has_relic(c, RELIC_CHARONS_ASHES))),
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {
