@@ -709,8 +709,8 @@ static int relic_splash(sf_combat *s, int hook, int n) {
         return 0;
     sf_monster keep[SF_MAX_MONSTERS];
     _Static_assert(sizeof keep == sizeof s->mon, "monster array");
-    memcpy(keep, s->mon, sizeof keep);
     int n_mon = s->n_mon, probe = -1;
+    memcpy(keep, s->mon, sizeof keep[0] * (size_t)n_mon);
     for (int m = 0; m < n_mon; m++) {
         if (!alive(s, m))
             continue;
@@ -728,7 +728,9 @@ static int relic_splash(sf_combat *s, int hook, int n) {
             relics_on_player_end_turn(s);
     }
     int dealt = probe >= 0 ? 999 - s->mon[probe].hp : 0;
-    memcpy(s->mon, keep, sizeof keep);
+    memcpy(s->mon, keep, sizeof keep[0] * (size_t)n_mon);
+    if (s->n_mon > n_mon) /* none spawns on THORNS damage; keep the zeros if one did */
+        memset(&s->mon[n_mon], 0, sizeof keep[0] * (size_t)(s->n_mon - n_mon));
     s->n_mon = (uint8_t)n_mon;
     return dealt / n;
 }
