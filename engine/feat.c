@@ -566,44 +566,79 @@ static void potion_tokens(builder *b, const sf_combat *c, int *tok_of_slot) {
  * ---------------------------------------------------------------------- */
 
 /* The damage one action deals: per-hit damage per monster for each play
- * (a Double Tap copy is a second play), hits per play, which monsters. */
+ * (a Double Tap copy is a second play), hits per play, which monsters; and
+ * the THORNS damage every living monster takes around each play: Charon's
+ * Ashes per card exhausted (before the hits for the cards the play's effect
+ * exhausts, after them for the card itself), and after the hits the
+ * `splash` amounts in order (Letter Opener; at the end of the turn Stone
+ * Calendar, Combust). */
 typedef struct strike {
     int per[2][SF_MAX_MONSTERS];
     int hits[2];
     int plays;
     int mask;   /* monsters hit (bit m) */
-    int thorns; /* THORNS damage (potions): no Curl Up */
+    int focus;  /* monsters PROGRESS is over (0: mask) */
+    int thorns; /* THORNS damage (potions): no Curl Up, no Boot */
+    int boot;   /* Boot: an unblocked NORMAL hit of 1..4 deals 5 */
+    int ash;    /* THORNS to every monster per card exhausted (Charon's Ashes) */
+    int ash_before[2], splash[2][2], ash_after[2];
 } strike;
 
 typedef struct outcome {
-    int dealt;   /* damage after modifiers, before block, over hit monsters */
+    int dealt;   /* damage after modifiers, before block, over every monster */
     int killed;  /* bit m: monster m dies */
     int killed1; /* bit m: monster m dies during the first play */
     float progress;
 } outcome;
 
+/* THORNS damage `d` to a monster at hp/blk (DT_THORNS: block first, no
+ * Curl Up, no Boot); returns what it removed. */
+static int thorns_hit(int d, int *hp, int *blk, int *dealt) {
+    if (*hp <= 0 || d <= 0)
+        return 0;
+    *dealt += d;
+    int absorbed = min_i(d, *blk);
+    *blk -= absorbed;
+    int done = absorbed + min_i(d - absorbed, *hp);
+    *hp -= d - absorbed;
+    return done;
+}
+
+/* A hit of `d` that no block stops, after Boot. */
+static int boot_hit(const strike *s, int d) {
+    return s->boot && d > 0 && d < 5 ? 5 : d;
+}
+
 /* Resolve a strike against each monster's block and HP as combat.c does:
- * block absorbs first; Curl Up's block is queued behind the card and lands
- * before a Double Tap copy plays (combat_drain in resolve_card). */
+ * the relics' THORNS before the hits, then the hits (block absorbs first,
+ * then Boot raises an unblocked 1..4 to 5), the relics' THORNS after them;
+ * Curl Up's block is queued behind the card and lands before a Double Tap
+ * copy plays (combat_drain in resolve_card). */
 static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
     memset(o, 0, sizeof *o);
     if (!s)
         return;
+    int focus = s->focus ? s->focus : s->mask;
     int ehp_sum = 0, done_sum = 0;
     for (int m = 0; m < c->n_mon; m++) {
-        if (!(s->mask & (1 << m)) || !alive(c, m))
+        int hit = (s->mask & (1 << m)) != 0;
+        if (!alive(c, m))
             continue;
         const sf_monster *mo = &c->mon[m];
         int hp = mo->hp, blk = mo->block, curl = s->thorns ? 0 : mo->pw[PW_CURL_UP];
         int done = 0;
         for (int p = 0; p < s->plays && hp > 0; p++) {
             int pend = 0;
-            for (int h = 0; h < s->hits[p] && hp > 0; h++) {
+            for (int e = 0; e < s->ash_before[p]; e++)
+                done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
+            for (int h = 0; hit && h < s->hits[p] && hp > 0; h++) {
                 int d = s->per[p][m];
-                o->dealt += d;
                 int absorbed = min_i(d, blk);
                 blk -= absorbed;
                 int unb = d - absorbed;
+                if (!s->thorns)
+                    unb = boot_hit(s, unb);
+                o->dealt += absorbed + unb;
                 if (unb > 0 && curl > 0 && unb < hp) {
                     pend += curl;
                     curl = 0;
@@ -611,12 +646,18 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
                 done += absorbed + min_i(unb, hp);
                 hp -= unb;
             }
+            for (int e = 0; e < 2; e++)
+                done += thorns_hit(s->splash[p][e], &hp, &blk, &o->dealt);
+            for (int e = 0; e < s->ash_after[p]; e++)
+                done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
             blk += pend;
             if (p == 0 && hp <= 0)
                 o->killed1 |= 1 << m;
         }
-        ehp_sum += mo->hp + mo->block;
-        done_sum += done;
+        if (focus & (1 << m)) {
+            ehp_sum += mo->hp + mo->block;
+            done_sum += done;
+        }
         if (hp <= 0)
             o->killed |= 1 << m;
     }
@@ -684,7 +725,9 @@ static void fill_math_thorns(const sf_combat *c, float *q, const outcome *o, int
 /* What one play does to the player, added up while it is followed. */
 typedef struct tally {
     int block;   /* block gained                                         */
-    int self_hp; /* HP lost (its own cost, Sharp Hide's answer)          */
+    int self_hp; /* HP lost net of the heals around the play (Bird-Faced
+                    Urn, Lizard Tail); with Fairy in a Bottle, the HP lost
+                    before it refills them                                */
 } tally;
 
 static void gain_block(sf_combat *s, int amount, tally *t) {
@@ -693,24 +736,90 @@ static void gain_block(sf_combat *s, int amount, tally *t) {
     t->block += s->block - before;
 }
 
-/* Follow one play of `k` (prediction `p`) on the scratch position `s`
- * without running the card's effect: what it costs and gives by its own
- * numbers and the engine's own hooks around it, in play.c's order. Its HP
- * cost (before its hits, whose damage is fixed by then: Hemokinesis), its
- * block, the Weak and Vulnerable it gives the monsters in `hit`; for an
- * Attack the hooks behind its actions (play_attack_hooks: Rage's block,
- * Vigor and Pen Nib spent, Pen Nib's counter, Kunai, Shuriken, Ornamental
- * Fan) and Sharp Hide's answer from the monsters in `sharp`; then Feel No
- * Pain's block for each of the `exhausted` cards. The rules are the
- * engine's (Intangible, Rupture, Red Skull, Frail, the 999 cap); nothing
- * here draws or reads a random stream. Returns 0 when the HP cost ends the
- * fight first (the card then deals nothing: Hemokinesis). */
-static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int hit, unsigned sharp,
-                       int exhausted, tally *t) {
-    if (p->self_hp > 0)
-        t->self_hp += combat_damage_player(s, p->self_hp, DT_HP_LOSS, -1);
-    if (s->phase == PH_OVER)
+/* Hand cards from `from` on are unknown (drawn unseen, made at random):
+ * they become CARD_NONE, whose row reads as a Status without tags: a card
+ * in hand (Fiend Fire counts it, Sever Soul exhausts it) that is no
+ * Strike (Perfected Strike does not count it). Nothing the scratch copy
+ * drew or made at random reaches the numbers but how many. */
+static void unseen(sf_combat *s, int from) {
+    for (int i = max_i(from, 0); i < s->hand_n; i++)
+        memset(&s->hand[i], 0, sizeof s->hand[i]);
+}
+
+/* relic_splash's hooks besides relics_on_card_played (a card type). */
+enum { HOOK_EXHAUST = -1, HOOK_END_TURN = -2 };
+
+/* Run one of the engine's relic hooks `n` times on `s` (hook >= 0:
+ * relics_on_card_played for a card of that type; HOOK_EXHAUST:
+ * relics_on_exhaust; HOOK_END_TURN: relics_on_player_end_turn) with every
+ * living monster standing in at 999 HP without block, then put the
+ * monsters back: returns the THORNS damage each call dealt every monster
+ * (Letter Opener, Charon's Ashes, Stone Calendar), which resolve_strike
+ * lands on the real ones. What else the hook does stays on `s`: Ink
+ * Bottle's draw, Dead Branch's card (queued), Bird-Faced Urn's heal,
+ * Orichalcum's block, the counters. */
+static int relic_splash(sf_combat *s, int hook, int n) {
+    if (n <= 0)
         return 0;
+    sf_monster keep[SF_MAX_MONSTERS];
+    _Static_assert(sizeof keep == sizeof s->mon, "monster array");
+    int n_mon = s->n_mon, probe = -1;
+    memcpy(keep, s->mon, sizeof keep[0] * (size_t)n_mon);
+    for (int m = 0; m < n_mon; m++) {
+        if (!alive(s, m))
+            continue;
+        s->mon[m].hp = s->mon[m].max_hp = 999;
+        s->mon[m].block = 0;
+        if (probe < 0)
+            probe = m;
+    }
+    for (int i = 0; i < n; i++) {
+        if (hook >= 0)
+            relics_on_card_played(s, hook);
+        else if (hook == HOOK_EXHAUST)
+            relics_on_exhaust(s);
+        else
+            relics_on_player_end_turn(s);
+    }
+    int dealt = probe >= 0 ? 999 - s->mon[probe].hp : 0;
+    memcpy(s->mon, keep, sizeof keep[0] * (size_t)n_mon);
+    if (s->n_mon > n_mon) /* none spawns on THORNS damage; keep the zeros if one did */
+        memset(&s->mon[n_mon], 0, sizeof keep[0] * (size_t)(s->n_mon - n_mon));
+    s->n_mon = (uint8_t)n_mon;
+    return dealt / n;
+}
+
+/* Follow one play of `k` (prediction `p`) on the scratch position `s`,
+ * from which the card and the cards it exhausts have left the hand
+ * (take_from_hand), without running the card's effect: what it costs and
+ * gives by its own numbers and the engine's own hooks around it, in
+ * play.c's order. Its HP cost (before its hits, whose damage is fixed by
+ * then: Hemokinesis), its block, the Weak and Vulnerable it gives the
+ * monsters in `hit`, the exhaust hooks of the cards its effect exhausts
+ * (relics_on_exhaust: Charon's Ashes' damage, recorded in `st` for play
+ * `play`; Dead Branch's card); for an Attack the hooks behind its actions
+ * (play_attack_hooks: Rage's block, Vigor and Pen Nib spent, Pen Nib's
+ * counter, Kunai, Shuriken, Ornamental Fan, Nunchaku) and Sharp Hide's
+ * answer from the monsters in `sharp`; the relics' onUseCard
+ * (relics_on_card_played: Ink Bottle's draw, Letter Opener's damage,
+ * Bird-Faced Urn's heal); the card's own exhaust unless it is a `copy`;
+ * Feel No Pain's block for each card exhausted. What the exhausts queue
+ * (Dead Branch's card) waits in the queue (settle_play). The rules are the engine's
+ * (Intangible, Buffer, Torii, Tungsten Rod, Rupture, Red Skull, Magic
+ * Flower, Lizard Tail, Frail, the 999 cap). Returns 0 when the HP cost
+ * ends the fight first (the card then deals nothing: Hemokinesis). */
+static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int hit, unsigned sharp,
+                       int copy, strike *st, int play, tally *t) {
+    int hp0 = s->hp, potions0 = s->potions_used, lost = 0, ok = 1;
+    int hand0 = s->hand_n, known0 = s->draw_known;
+    int type = sf_cards[k->id].type;
+    int own = copy ? 0 : p->exhausts;
+    if (p->self_hp > 0)
+        lost += combat_damage_player(s, p->self_hp, DT_HP_LOSS, -1);
+    if (s->phase == PH_OVER) {
+        ok = 0;
+        goto done;
+    }
     if (p->block > 0) {
         int per = combat_card_block(s, p->block);
         for (int g = 0; g < p->gains; g++)
@@ -726,24 +835,35 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
         if (p->vuln)
             combat_power_monster(s, m, PW_VULN, p->vuln);
     }
-    if (sf_cards[k->id].type == CT_ATTACK) {
+    int ash = relic_splash(s, HOOK_EXHAUST, p->exhausted);
+    st->ash_before[play] = p->exhausted;
+    if (type == CT_ATTACK) {
         s->cards_played++;
         s->attacks_played++;
         int before = s->block;
         play_attack_hooks(s);
         t->block += s->block - before;
-        t->self_hp += play_sharp_hide(s, sharp);
+        lost += play_sharp_hide(s, sharp);
     }
-    for (int e = 0; e < exhausted && s->pw[PW_FNP] > 0; e++)
+    if (s->phase != PH_OVER) { /* Sharp Hide did not end the fight */
+        st->splash[play][0] = relic_splash(s, type, 1);
+        ash = max_i(ash, relic_splash(s, HOOK_EXHAUST, own));
+        st->ash_after[play] = own;
+    }
+    st->ash = max_i(st->ash, ash);
+    for (int e = 0; e < own + p->exhausted && s->pw[PW_FNP] > 0; e++)
         gain_block(s, s->pw[PW_FNP], t);
-    return 1;
+    /* The cards drawn (Ink Bottle, Centennial Puzzle) past the known top of
+     * the draw pile are not known: they stand in the hand as unknown cards. */
+    unseen(s, hand0 + min_i(max_i(s->hand_n - hand0, 0), known0));
+done:
+    t->self_hp += s->potions_used != potions0 ? lost : hp0 - s->hp;
+    return ok;
 }
 
-/* Hand card i of `s` moves as play.c moves it before a Double Tap copy
- * plays: to the discard pile unless it exhausts, and the cards it exhausted
- * (p->others) leave the hand too (Fiend Fire's copy finds it empty). */
-static void leave_hand(sf_combat *s, int i, const card_pred *p) {
-    sf_card k = s->hand[i];
+/* Hand card i of `s` and the cards it exhausts from the hand (p->others)
+ * leave it, as they have when the card's effect is done. */
+static void take_from_hand(sf_combat *s, int i, const card_pred *p) {
     int n = 0;
     for (int j = 0; j < s->hand_n; j++) {
         int attack = sf_cards[s->hand[j].id].type == CT_ATTACK;
@@ -753,20 +873,43 @@ static void leave_hand(sf_combat *s, int i, const card_pred *p) {
     }
     memset(&s->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
     s->hand_n = (uint8_t)n;
+}
+
+/* The played card moves to the discard pile unless it exhausts. */
+static void to_discard(sf_combat *s, sf_card k, const card_pred *p) {
     k.flags &= (uint8_t)~CF_FREE_TURN;
     if (!p->exhausts && s->discard_n < SF_MAX_PILE)
         s->discard[s->discard_n++] = k;
 }
 
+/* What happens on the scratch copy between a play and its Double Tap
+ * copy: the card moves to its pile (UseCardAction), Gremlin Horn answers
+ * each monster the play killed (`killed`, with the fight still on), and
+ * the queue drains (Gremlin Horn's energy and draw, Dead Branch's cards);
+ * what reaches the hand there is not known (unseen). */
+static void settle_play(sf_combat *s, const sf_card *k, const card_pred *p, int killed) {
+    to_discard(s, *k, p);
+    for (int m = 0; m < s->n_mon; m++)
+        if (killed & (1 << m))
+            relics_on_monster_death(s);
+    int hand = s->hand_n;
+    combat_drain(s);
+    unseen(s, hand);
+}
+
 /* Playmath of playing hand card i at monster `target` (-1: no target),
  * following play.c on a scratch copy of the position (follow_play): the
- * card's damage (computed when it is played: resolve_strike), its block
- * and HP cost, the hooks behind an Attack, Sharp Hide's answer (from every
- * monster alive when the play starts, even one it kills) and Feel No Pain,
- * Curl Up's block before the next play; then a Double Tap copy, unless its
- * target has died, in the position the first play left (the card in its
- * pile, Rampage grown, Vigor and Pen Nib spent or armed, Strength and
- * Dexterity from relics and HP loss, block after Sharp Hide). */
+ * card's damage (computed when it is played: resolve_strike, Boot after
+ * block), the relics' THORNS damage to every monster around it (Charon's
+ * Ashes, Letter Opener), its block and HP cost, the hooks behind an Attack,
+ * Sharp Hide's answer (from every monster alive when the play starts, even
+ * one it kills), the relics' heals and Feel No Pain, Curl Up's block before
+ * the next play; then a Double Tap copy, unless its target has died, in the
+ * position the first play left (settle_play: the card in its pile, Rampage
+ * grown, Vigor and Pen Nib spent or armed, Strength and Dexterity from
+ * relics and HP loss, block after Sharp Hide, energy from Nunchaku and
+ * Gremlin Horn, the cards Ink Bottle, Centennial Puzzle, Gremlin Horn and
+ * Dead Branch brought to the hand, counted but not known). */
 static void math_play(const sf_combat *c, int i, int target, float *q) {
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
@@ -780,7 +923,9 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     memset(&s, 0, sizeof s);
     /* Double Tap copies an Attack, Duplication any card (both at once: a
      * third play, which this math leaves out) */
-    s.plays = ((attack && c->pw[PW_DOUBLE_TAP] > 0) || c->pw[PW_DUPLICATION] > 0) ? 2 : 1;
+    int plays = ((attack && c->pw[PW_DOUBLE_TAP] > 0) || c->pw[PW_DUPLICATION] > 0) ? 2 : 1;
+    s.plays = 1;
+    s.boot = combat_has_relic(c, RELIC_BOOT);
     int living = alive_mask(c);
     int random = 0;
     if (p.aim == AIM_ENEMY && target >= 0 && target < c->n_mon)
@@ -791,78 +936,85 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         s.mask = living; /* one living monster: the random pick is certain */
     else if (p.aim == AIM_RANDOM)
         random = 1;
+    int aimed = d->target == TGT_ENEMY && target >= 0 && target < c->n_mon;
+    s.focus = aimed ? 1 << target : s.mask ? s.mask : living;
     unsigned sharp = 0;
     for (int m = 0; m < c->n_mon && attack; m++)
         if (alive(c, m) && c->mon[m].pw[PW_SHARP_HIDE] > 0)
             sharp |= 1u << m;
 
     /* The first play, on a scratch copy (Juggernaut off: its damage is not
-     * the card's and would need a random monster). */
+     * the card's and would need a random monster; Evolve and Fire Breathing
+     * off: they answer the cards drawn, which are not known). */
     sf_combat after;
     memcpy(&after, c, sizeof after);
-    after.pw[PW_JUGGERNAUT] = 0;
+    after.pw[PW_JUGGERNAUT] = after.pw[PW_EVOLVE] = after.pw[PW_FIRE_BREATHING] = 0;
+    after.energy = (uint8_t)max_i(c->energy - energy, 0); /* paid (Nunchaku may add) */
+    take_from_hand(&after, i, &p);
     tally t = {0, 0};
-    if (!follow_play(&after, k, &p, s.mask, sharp, p.exhausts + p.exhausted, &t)) {
+    if (!follow_play(&after, k, &p, s.mask, sharp, 0, &s, 0, &t)) {
+        /* the HP cost ended the fight before the card's actions */
         s.mask = random = 0;
-        s.plays = 1;
+        plays = 1;
+        memset(s.ash_before, 0, sizeof s.ash_before);
+        memset(s.splash, 0, sizeof s.splash);
+        memset(s.ash_after, 0, sizeof s.ash_after);
     }
-
-    sf_card k2 = *k;
-    card_pred p2 = p;
-    if (s.plays == 2) {
-        leave_hand(&after, i, &p);
-        k2.misc = (uint8_t)(k2.misc + p.grow);
-        card_predict(&after, &k2, CV_COPY, &p2);
-    }
-    int dmg_random = 0;
-    if (p.aim != AIM_NONE && (s.mask || random)) {
-        for (int m = 0; m < c->n_mon; m++) {
-            if (!alive(c, m))
-                continue;
+    int hit = p.aim != AIM_NONE && (s.mask || random);
+    for (int m = 0; m < c->n_mon && hit; m++)
+        if (alive(c, m))
             s.per[0][m] = combat_card_damage(c, k, p.base, m);
-            s.per[1][m] = combat_card_damage(&after, &k2, p2.base, m);
-        }
-        s.hits[0] = p.hits;
-        s.hits[1] = p2.hits;
-        if (random) {
-            /* Several candidates: report the expected damage, no kills. */
-            int sum0 = 0, sum1 = 0;
-            for (int m = 0; m < c->n_mon; m++) {
-                if (living & (1 << m)) {
-                    sum0 += s.per[0][m];
-                    sum1 += s.per[1][m];
-                }
-            }
-            int total = p.hits * sum0 + (s.plays == 2 ? p2.hits * sum1 : 0);
-            dmg_random = total / max_i(popcount(living), 1);
-        }
-    }
+    s.hits[0] = hit ? p.hits : 0;
     outcome o;
-    resolve_strike(c, s.mask ? &s : NULL, &o);
+    resolve_strike(c, &s, &o);
+
     /* Does the Double Tap copy play? Not when its target died, nor when the
      * fight is already won. The copy is purged, not exhausted: Feel No Pain
-     * counts only the cards it exhausts from the hand. */
+     * and Charon's Ashes count only the cards it exhausts from the hand. */
     int copy = 0;
-    if (s.plays == 2 && p.aim == AIM_ENEMY)
+    if (plays == 2 && p.aim == AIM_ENEMY)
         copy = target >= 0 && !(o.killed1 & (1 << target));
-    else if (s.plays == 2)
+    else if (plays == 2)
         copy = (o.killed1 & living) != living;
-    if (copy &&
-        !follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, p2.exhausted, &t)) {
-        s.plays = 1; /* the copy's HP cost ended the fight before its hit */
-        resolve_strike(c, s.mask ? &s : NULL, &o);
+    card_pred p2 = p;
+    if (copy) {
+        settle_play(&after, k, &p, o.killed1);
+        sf_card k2 = *k;
+        k2.misc = (uint8_t)(k2.misc + p.grow);
+        uint8_t left = after.energy;
+        if (cost == COST_X)
+            after.energy = (uint8_t)energy; /* the copy repeats the X */
+        card_predict(&after, &k2, CV_COPY, &p2);
+        after.energy = left;
+        for (int m = 0; m < c->n_mon && hit; m++)
+            if (alive(c, m))
+                s.per[1][m] = combat_card_damage(&after, &k2, p2.base, m);
+        s.hits[1] = hit ? p2.hits : 0;
+        take_from_hand(&after, -1, &p2);
+        /* unless its HP cost ends the fight before its hit */
+        if (follow_play(&after, &k2, &p2, s.mask, sharp & ~(unsigned)o.killed1, 1, &s, 1, &t)) {
+            s.plays = 2;
+            resolve_strike(c, &s, &o);
+        }
     }
 
-    int tgt = p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
-    fill_math(c, q, s.mask ? &o : NULL, tgt, energy, t.block, after.block, t.self_hp);
+    int tgt = aimed ? target : p.aim != AIM_ALL && popcount(s.mask) == 1 ? lowest_bit(s.mask) : -1;
+    fill_math(c, q, &o, tgt, energy, t.block, after.block, t.self_hp);
     if (random) {
-        q[SF_FEAT_Q_DAMAGE] = (float)dmg_random / 50.0f;
-        q[SF_FEAT_Q_LETHAL] = 0.0f;
-        int ehp = 0;
-        for (int m = 0; m < c->n_mon; m++)
-            if (living & (1 << m))
+        /* Several candidates: report the expected damage (Boot as if no
+         * block stopped a hit); kills only by the relics' certain damage. */
+        int sum0 = 0, sum1 = 0, ehp = 0;
+        for (int m = 0; m < c->n_mon; m++) {
+            if (living & (1 << m)) {
+                sum0 += boot_hit(&s, s.per[0][m]);
+                sum1 += boot_hit(&s, s.per[1][m]);
                 ehp += c->mon[m].hp + c->mon[m].block;
-        q[SF_FEAT_Q_PROGRESS] = ehp > 0 ? fminf((float)dmg_random / (float)ehp, 1.0f) : 0.0f;
+            }
+        }
+        int total = s.hits[0] * sum0 + (s.plays == 2 ? s.hits[1] * sum1 : 0);
+        int dmg = total / max_i(popcount(living), 1) + o.dealt;
+        q[SF_FEAT_Q_DAMAGE] = (float)dmg / 50.0f;
+        q[SF_FEAT_Q_PROGRESS] = ehp > 0 ? fminf((float)dmg / (float)ehp, 1.0f) : 0.0f;
     }
 }
 
@@ -893,24 +1045,92 @@ static void math_potion(const sf_combat *c, int slot, int target, float *q) {
     }
     outcome o;
     resolve_strike(c, s.mask ? &s : NULL, &o);
-    fill_math_thorns(c, q, &o, tgt, 0, block, 0, 0);
+    /* Toy Ornithopter's heal after any potion (Magic Flower scales it); the
+     * potion's own heal is not counted. */
+    sf_combat after;
+    memcpy(&after, c, sizeof after);
+    relics_on_potion_used(&after);
+    fill_math_thorns(c, q, &o, tgt, 0, block, c->hp - after.hp, 0);
 }
 
+/* Every monster alive in `living` dies. */
+static int won(const outcome *o, int living) {
+    return living != 0 && (o->killed & living) == living;
+}
+
+/* End of the turn, followed on a scratch copy as play_end_turn runs up to
+ * the monsters' turn: the relics' onPlayerEndTurn (Orichalcum's block,
+ * Stone Calendar's damage), Metallicize and Plated Armor, each Burn in hand
+ * (THORNS damage to the player: block, Intangible, Buffer, Tungsten Rod),
+ * Combust's HP loss and its damage to every monster, Regeneration's heal
+ * (Magic Flower), then the Ethereal cards exhausted (Charon's Ashes, Feel
+ * No Pain); nothing after the fight is won. */
 static void math_end_turn(const sf_combat *c, float *q) {
-    /* End of turn: Orichalcum / Metallicize / Plated block, then Burns and
-     * Combust cost HP before the monsters act. */
-    int block = end_turn_block(c);
-    int burns = end_turn_burns(c);
-    int combust = c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0;
-    fill_math_thorns(c, q, NULL, -1, 0, block, combust, burns);
+    sf_combat s;
+    memcpy(&s, c, sizeof s);
+    s.pw[PW_JUGGERNAUT] = 0; /* its damage goes to a random monster */
+    strike st;
+    memset(&st, 0, sizeof st);
+    st.plays = 1;
+    st.focus = alive_mask(c);
+    tally t = {0, 0};
+    int hp0 = s.hp, potions0 = s.potions_used, lost = 0, b0 = s.block;
+    st.splash[0][0] = relic_splash(&s, HOOK_END_TURN, 1);
+    t.block += s.block - b0;
+    if (s.pw[PW_METALLICIZE] > 0)
+        gain_block(&s, s.pw[PW_METALLICIZE], &t);
+    if (s.pw[PW_PLATED] > 0)
+        gain_block(&s, s.pw[PW_PLATED], &t);
+    outcome o;
+    resolve_strike(c, &st, &o);
+    int living = alive_mask(c);
+    for (int i = 0; i < s.hand_n && !won(&o, living) && s.phase != PH_OVER; i++) {
+        int burn = card_end_turn_damage(&s.hand[i]);
+        if (burn > 0)
+            lost += combat_damage_player(&s, burn, DT_THORNS, -1);
+    }
+    if (!won(&o, living) && s.phase != PH_OVER && s.pw[PW_COMBUST] > 0) {
+        lost += combat_damage_player(&s, s.pw[PW_COMBUST_HP], DT_HP_LOSS, -1);
+        if (s.phase != PH_OVER) {
+            st.splash[0][1] = s.pw[PW_COMBUST];
+            resolve_strike(c, &st, &o);
+        }
+    }
+    if (!won(&o, living) && s.phase != PH_OVER) {
+        if (s.pw[PW_REGEN] > 0)
+            combat_heal(&s, s.pw[PW_REGEN]);
+        int ethereal = 0;
+        for (int i = 0; i < s.hand_n; i++)
+            ethereal += (sf_cards[s.hand[i].id].flags & CD_ETHEREAL) != 0;
+        st.ash = relic_splash(&s, HOOK_EXHAUST, ethereal);
+        st.ash_after[0] = ethereal;
+        for (int e = 0; e < ethereal && s.pw[PW_FNP] > 0; e++)
+            gain_block(&s, s.pw[PW_FNP], &t);
+        resolve_strike(c, &st, &o);
+    }
+    int self_hp = s.potions_used != potions0 ? lost : hp0 - s.hp;
+    fill_math(c, q, &o, -1, 0, t.block, s.block, self_hp);
 }
 
+/* Choosing a card: True Grit's and Burning Pact's choice exhausts it
+ * (relics_on_exhaust: Charon's Ashes' damage; Feel No Pain's block). */
 static void math_choose(const sf_combat *c, float *q) {
     int block = 0;
     int kind = c->pending.kind;
-    if ((kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) && c->pw[PW_FNP] > 0)
-        block = c->pw[PW_FNP]; /* the chosen card is exhausted */
-    fill_math_thorns(c, q, NULL, -1, 0, block, 0, 0);
+    strike s;
+    memset(&s, 0, sizeof s);
+    s.plays = 1;
+    s.focus = alive_mask(c);
+    if (kind == CH_TRUE_GRIT || kind == CH_BURNING_PACT) {
+        sf_combat after;
+        memcpy(&after, c, sizeof after);
+        s.ash = relic_splash(&after, HOOK_EXHAUST, 1);
+        s.ash_after[0] = 1;
+        block = c->pw[PW_FNP];
+    }
+    outcome o;
+    resolve_strike(c, &s, &o);
+    fill_math_thorns(c, q, &o, -1, 0, block, 0, 0);
 }
 
 /* ------------------------------------------------------------------------
