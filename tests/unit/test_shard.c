@@ -583,8 +583,7 @@ END_TEST
 /* A format-1 shard from disk (a real self-play shard in the old layout,
  * kept in the shard-file fuzz corpus; re-sealed for label schema 4 by
  * tests/fuzz/reseal_shard.py, which changes only schema_version) reads
- * and verifies: its 43 records hash to the digest its manifest has carried
- * since it was written. */
+ * and verifies: its 43 records hash to the digest its manifest carries. */
 START_TEST(a_committed_format_1_shard_still_reads) {
     make_tmpdir();
     char src[1024];
