@@ -78,6 +78,10 @@ double sf_value_mean(const float p[SF_VALUE_BINS]) {
 }
 
 const char *sf_label_schema_note(unsigned version) {
+    if (version == 3)
+        return "schema 3 labels came from an engine in which most relics and potions did "
+               "nothing (engine version 5 and earlier), and held potions_left at most 3: "
+               "regenerate these labels with this build";
     if (version == 2)
         return "schema 2 scored a win without the per-turn discount of its margin and had no "
                "turn-limit outcome (a fight could run forever): regenerate these labels with "

@@ -67,8 +67,12 @@
  * writes and the only one it reads. 2: graded losses, the new 21-bin layout,
  * forecast column 1 = block at the enemy turn, both root values,
  * engine-limit outcomes. 3: a win's margin discounted per turn (keep(t)),
- * turn-limit outcomes. */
-#define SF_LABEL_SCHEMA_VERSION 3
+ * turn-limit outcomes. 4: labels of the engine that plays every Act-1 relic
+ * and potion (engine version 6): potions_left up to SF_VALUE_POTIONS_MAX (5,
+ * Potion Belt; the score still counts at most 3), and a won outcome may be
+ * the player's escape (Smoke Bomb, sf_outcome.escaped). The score and the
+ * bins are those of 3. */
+#define SF_LABEL_SCHEMA_VERSION 4
 
 /* Why a record of another schema version cannot be read, for the message
  * that refuses it: for a version this contract replaced, what changed (e.g.

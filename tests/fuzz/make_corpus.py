@@ -9,6 +9,9 @@ SHARD_DIR holds a.shard and b.shard from `shard-fixture`. Seeds:
                    (the formats of docs/format.md, built here with
                    zstandard and zlib from those records)
   manifest-decode/ the manifests of both shards, and one without stats
+
+The shard-file seeds are real self-play shards, not written here: when the
+label schema version changes, re-seal them with reseal_shard.py.
 """
 import os
 import struct

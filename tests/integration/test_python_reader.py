@@ -387,11 +387,23 @@ def wrong_schema_version_is_refused():
         m.schema_version = 1
         return m.SerializeToString()
     v = reseal_manifest("version.shard", v1)
-    # the schema this one replaced: refused, saying what changed
-    assert "schema_version 1, this reader knows 3 (schema 1 scored every loss 0" in \
+    # a schema this one replaced: refused, saying what changed
+    assert "schema_version 1, this reader knows 4 (schema 1 scored every loss 0" in \
         refused(v, "version")
     r = subprocess.run([SF_SHARD, "stat", v], capture_output=True, text=True)
     assert r.returncode == 1 and "schema_version 1" in r.stderr, (r.returncode, r.stderr)
+
+    def v3(raw):
+        m = label_pb2.ShardManifest.FromString(raw)
+        m.schema_version = 3
+        return m.SerializeToString()
+    # the schema before this one: labels of an engine whose relics and
+    # potions mostly did nothing, potions_left at most 3
+    v = reseal_manifest("version3.shard", v3)
+    msg = refused(v, "version")
+    assert "manifest: schema_version 3, this reader knows 4 (schema 3 labels came from an " \
+        "engine in which most relics and potions did nothing" in msg, msg
+    assert "potions_left at most 3: regenerate these labels" in msg, msg
 
 
 @test
@@ -454,9 +466,38 @@ def format_1_shards_read_the_same():
     shutil.copyfile(corpus, dst)
     with open_shard(dst) as s:
         assert s.format_version == 1 and len(s) == 43
-        want = "b80b9cf8b3d226dbdf8207b3b2900009ee9827cbf77cffbd9d790cacb85437d8"
+        want = "2dc148172bc1619a083e6ee01341f45a126f45a97a100b3accbb0fac6eab4b87"
         assert s.manifest["content_digest"] == want and s.content_digest() == want
         assert all(s[i]["ids"]["run_id"] == "lfuzz" for i in range(43))
+        s.verify()
+    # It was re-sealed for schema 4 by tests/fuzz/reseal_shard.py, which
+    # changes schema_version and nothing else of the content: sealed back
+    # for schema 3 it has the digest it was committed with before, and this
+    # reader refuses it; sealed again for 4, the digest above.
+    reseal = os.path.join(root, "tests", "fuzz", "reseal_shard.py")
+    old = os.path.join(d, "old", "lfuzz-v1.shard")
+    again = os.path.join(d, "again", "lfuzz-v1.shard")
+    os.makedirs(os.path.dirname(old))
+    os.makedirs(os.path.dirname(again))
+    for args in ((3, dst, old), (4, old, again)):
+        subprocess.run([sys.executable, reseal, "--schema", str(args[0]), args[1], args[2]],
+                       check=True, capture_output=True)
+    msg = refused(old, "version")
+    assert "manifest: schema_version 3, this reader knows 4 (schema 3" in msg, msg
+    r = subprocess.run([SF_SHARD, "stat", old], capture_output=True, text=True)
+    assert r.returncode == 1 and "schema_version 3, this reader knows 4" in r.stderr, \
+        (r.returncode, r.stderr)
+    from spirefleet import label_pb2
+    import lmdb
+    env = lmdb.open(old, subdir=False, readonly=True, lock=False, max_dbs=2)
+    with env.begin() as txn:
+        m = label_pb2.ShardManifest.FromString(
+            txn.get(b"manifest", db=env.open_db(b"meta", txn=txn, create=False)))
+    env.close()
+    assert m.schema_version == 3 and m.content_digest.hex() == \
+        "b80b9cf8b3d226dbdf8207b3b2900009ee9827cbf77cffbd9d790cacb85437d8"
+    with open_shard(again) as s:
+        assert s.manifest["content_digest"] == want and s.content_digest() == want
         s.verify()
 
 
@@ -508,7 +549,12 @@ def contract_is_the_c_one():
     # The generated contract module against the supports written out by hand
     # (label/label.h): losses 0.05*i, wins 0.5 + (i-5)/30.
     from spirefleet import contract
-    assert contract.SCHEMA_VERSION == 3 and contract.VALUE_BINS == 21
+    assert contract.SCHEMA_VERSION == 4 and contract.VALUE_BINS == 21
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "label", "label.h")) as f:  # one schema number, C's
+        assert "#define SF_LABEL_SCHEMA_VERSION %d\n" % contract.SCHEMA_VERSION in f.read()
+    assert contract.schema_note(3).startswith("schema 3 labels came from an engine in which "
+                                              "most relics and potions did nothing")
     want = [0.05 * i for i in range(5)] + [0.5 + (i - 5) / 30 for i in range(5, 21)]
     assert np.allclose(contract.VALUE_SUPPORT, want, rtol=0, atol=1e-15)
     assert contract.FORECAST_COLUMNS[1] == "block_at_enemy_turn"

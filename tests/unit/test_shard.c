@@ -581,9 +581,9 @@ START_TEST(reader_decodes_a_frame_once_for_its_records) {
 END_TEST
 
 /* A format-1 shard from disk (a real self-play shard in the old layout,
- * kept in the shard-file fuzz corpus; re-sealed for label schema 3) reads
- * and verifies: its 43 records hash to the digest its manifest has carried
- * since it was written. */
+ * kept in the shard-file fuzz corpus; re-sealed for label schema 4 by
+ * tests/fuzz/reseal_shard.py, which changes only schema_version) reads
+ * and verifies: its 43 records hash to the digest its manifest carries. */
 START_TEST(a_committed_format_1_shard_still_reads) {
     make_tmpdir();
     char src[1024];
@@ -606,7 +606,7 @@ START_TEST(a_committed_format_1_shard_still_reads) {
     ck_assert_str_eq(m->run_id, "lfuzz");
     char hex[65];
     sf_hex(m->content_digest.data, 32, hex);
-    ck_assert_str_eq(hex, "b80b9cf8b3d226dbdf8207b3b2900009ee9827cbf77cffbd9d790cacb85437d8");
+    ck_assert_str_eq(hex, "2dc148172bc1619a083e6ee01341f45a126f45a97a100b3accbb0fac6eab4b87");
     for (uint64_t i = 0; i < 43; i++) {
         const Spirefleet__LabelRecord *rec;
         ck_assert_msg(sf_shard_reader_get(r, i, &rec, &err) == SF_OK, "%s", err.msg);
@@ -617,7 +617,7 @@ START_TEST(a_committed_format_1_shard_still_reads) {
     sf_shard_verify_report rep;
     ck_assert_msg(sf_shard_verify(path, &rep, &err) == SF_OK, "%s", err.msg);
     sf_hex(rep.digest, 32, hex);
-    ck_assert_str_eq(hex, "b80b9cf8b3d226dbdf8207b3b2900009ee9827cbf77cffbd9d790cacb85437d8");
+    ck_assert_str_eq(hex, "2dc148172bc1619a083e6ee01341f45a126f45a97a100b3accbb0fac6eab4b87");
     remove_tmpdir();
 }
 END_TEST
@@ -1067,20 +1067,27 @@ START_TEST(wrong_schema_version_is_refused) {
     /* The writer refuses a record of another schema version... */
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 1: schema_version 4, this reader knows 3 (written by a "
+    ck_assert_msg(strstr(err.msg, "record 1: schema_version 5, this reader knows 4 (written by a "
                                   "newer spirefleet"),
                   "%s", err.msg);
     /* The schemas this one replaced are refused with what changed. */
     s->rec.schema_version = 1;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "schema_version 1, this reader knows 3 (schema 1 scored every "
+    ck_assert_msg(strstr(err.msg, "schema_version 1, this reader knows 4 (schema 1 scored every "
                                   "loss 0"),
                   "%s", err.msg);
     s->rec.schema_version = 2;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "schema_version 2, this reader knows 3 (schema 2 scored a win "
+    ck_assert_msg(strstr(err.msg, "schema_version 2, this reader knows 4 (schema 2 scored a win "
                                   "without the per-turn discount"),
                   "%s", err.msg);
+    s->rec.schema_version = 3;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "schema_version 3, this reader knows 4 (schema 3 labels came "
+                                  "from an engine in which most relics and potions did nothing"),
+                  "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "potions_left at most 3: regenerate these labels"), "%s",
+                  err.msg);
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     /* ...and the reader a record or manifest of one. */
     size_t len = spirefleet__label_record__get_packed_size(&s->rec);
@@ -1088,14 +1095,24 @@ START_TEST(wrong_schema_version_is_refused) {
     spirefleet__label_record__pack(&s->rec, b);
     Spirefleet__LabelRecord *dec;
     ck_assert_int_eq(sf_record_decode(b, len, 42, NULL, &dec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 42: schema_version 4"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "record 42: schema_version 5"), "%s", err.msg);
     free(b);
     free(s);
     sf_shard_seal_hooks hooks = {.schema_version = 1};
     ck_assert_int_eq(sf_shard_writer_seal_hooked(w, NULL, &hooks, NULL, &err), SF_OK);
     sf_shard_reader *r = NULL;
     ck_assert_int_eq(sf_shard_reader_open(path_in("v.shard"), &r, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "manifest: schema_version 1, this reader knows 3 (schema 1"),
+    ck_assert_msg(strstr(err.msg, "manifest: schema_version 1, this reader knows 4 (schema 1"),
+                  "%s", err.msg);
+    /* A shard of the schema before this one (labels of an engine whose
+     * relics and potions mostly did nothing) is refused, saying so. */
+    ck_assert_int_eq(sf_shard_writer_open(path_in("v3.shard"), &info, NULL, &w, &err), SF_OK);
+    hooks.schema_version = 3;
+    ck_assert_int_eq(sf_shard_writer_seal_hooked(w, NULL, &hooks, NULL, &err), SF_OK);
+    ck_assert_int_eq(sf_shard_reader_open(path_in("v3.shard"), &r, &err), SF_EVERSION);
+    ck_assert_msg(strstr(err.msg, "manifest: schema_version 3, this reader knows 4 (schema 3 "
+                                  "labels came from an engine in which most relics and potions "
+                                  "did nothing"),
                   "%s", err.msg);
     remove_tmpdir();
 }
@@ -1945,7 +1962,7 @@ START_TEST(borrowed_decode_leaves_merges_and_unknown_fields_to_protobuf_c) {
     Spirefleet__LabelRecord *d;
     ck_assert_int_eq(sf_arena_reset(&arena), SF_OK);
     ck_assert_int_eq(sf_record_decode_borrowed(buf, len + 2, 5, &arena, &d, &err), SF_EVERSION);
-    ck_assert_str_eq(err.msg, "record 5: schema_version 9, this reader knows 3 (written by a newer "
+    ck_assert_str_eq(err.msg, "record 5: schema_version 9, this reader knows 4 (written by a newer "
                               "spirefleet: read it with that release)");
     /* an unknown field (number 99, varint): protobuf-c keeps it, the record reads */
     memcpy(buf, raw, len);
