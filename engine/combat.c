@@ -282,8 +282,10 @@ int combat_damage_player(sf_combat *c, int dmg, int type, int attacker) {
             if (c->potions[s] == POTION_FAIRY) {
                 c->potions[s] = POTION_NONE;
                 c->potions_used++;
+                /* FairyPotion.use: player.heal(), so Magic Flower scales it */
                 int heal = (int)((float)c->max_hp * 0.3f);
-                c->hp = (int16_t)(heal < 1 ? 1 : heal);
+                heal = relics_heal_amount(c, heal < 1 ? 1 : heal);
+                c->hp = (int16_t)(heal > c->max_hp ? c->max_hp : heal);
                 relics_on_hp_change(c);
                 return lost;
             }

@@ -163,7 +163,9 @@ void relics_at_battle_start(sf_combat *c) {
  * recharge (play.c start_turn): the game queues these actions, and they
  * resolve after both. c->turn is the turn that starts. */
 void relics_at_turn_start(sf_combat *c, int first) {
-    for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
+    /* every relic's atTurnStart runs (counters move) even after Mercury
+     * Hourglass's damage ended the fight: the game only queues the damage */
+    for (int i = 0; i < c->relic_n; i++) {
         int16_t *n = &c->relic_counter[i];
         switch (c->relics[i]) {
         case RELIC_HAPPY_FLOWER:
@@ -193,8 +195,10 @@ void relics_at_turn_start(sf_combat *c, int first) {
             break;
         case RELIC_LETTER_OPENER: *n = 0; break; /* Skills played this turn */
         case RELIC_MERCURY_HOURGLASS:
-            thorns_all(c, 3);
-            combat_check_end(c);
+            if (c->phase != PH_OVER) {
+                thorns_all(c, 3);
+                combat_check_end(c);
+            }
             break;
         case RELIC_INCENSE_BURNER:
             if (++*n >= 6) {
@@ -444,17 +448,20 @@ void relics_on_victory(sf_combat *c) {
         combat_heal(c, 6);
 }
 
-/* Red Skull: +3 Strength while HP <= 50% of max (isBloodied). */
+/* Red Skull: +3 Strength while HP <= 50% of max (isBloodied). Both
+ * changes are ApplyPowerAction(StrengthPower(+-3)) to the top of the
+ * queue (RedSkull.onBloodied / onNotBloodied): the -3 is a debuff, which
+ * Artifact stops while the relic still turns off, so the +3 stays. */
 void relics_on_hp_change(sf_combat *c) {
     if (!combat_has_relic(c, RELIC_RED_SKULL) || c->phase == PH_OVER)
         return;
     int bloodied = c->hp > 0 && (float)c->hp <= (float)c->max_hp / 2.0f;
     if (bloodied && !(c->flags & FL_RED_SKULL_ON)) {
         c->flags |= FL_RED_SKULL_ON;
-        c->pw[PW_STR] = (int16_t)(c->pw[PW_STR] + 3);
+        combat_power_player(c, PW_STR, 3, 0);
     } else if (!bloodied && (c->flags & FL_RED_SKULL_ON)) {
         c->flags &= (uint8_t)~FL_RED_SKULL_ON;
-        c->pw[PW_STR] = (int16_t)(c->pw[PW_STR] - 3);
+        combat_power_player(c, PW_STR, -3, 0);
     }
 }
 
@@ -745,10 +752,16 @@ int potion_can_use(const sf_combat *c, int potion) {
     if (potion <= POTION_NONE || potion >= POTION_COUNT || !sf_potions[potion].drinkable ||
         !sf_potions[potion].use)
         return 0;
-    if (sf_potions[potion].no_boss)
-        for (int m = 0; m < c->n_mon; m++)
-            if (combat_alive(c, m) && sf_monsters[c->mon[m].id].kind == MK_BOSS)
-                return 0;
+    /* SmokeBomb.canUse looks at every monster of the fight, dead ones
+     * included (a split Slime Boss stays in the game's list, not in ours):
+     * a boss encounter, or a boss among the monsters */
+    if (!sf_potions[potion].no_boss)
+        return 1;
+    if (c->encounter < ENC_COUNT && sf_encounters[c->encounter].pool == SF_POOL_BOSS)
+        return 0;
+    for (int m = 0; m < c->n_mon; m++)
+        if (sf_monsters[c->mon[m].id].kind == MK_BOSS)
+            return 0;
     return 1;
 }
 
@@ -762,8 +775,14 @@ int potion_use(sf_combat *c, int slot, int target) {
         return SF_EINVAL;
     c->potions[slot] = POTION_NONE;
     c->potions_used++;
+    /* onUsePotion right after the potion's use(); Smoke Bomb's use() only
+     * starts the escape, and the fight ends (endBattle: Meat on the Bone,
+     * Burning Blood) after Toy Ornithopter's queued heal */
+    if (p == POTION_SMOKE_BOMB)
+        relics_on_potion_used(c);
     sf_potions[p].use(c, sf_potions[p].potency, target);
-    relics_on_potion_used(c); /* onUsePotion: right after the potion's use() */
+    if (p != POTION_SMOKE_BOMB)
+        relics_on_potion_used(c);
     if (c->phase == PH_CHOICE || c->pending.active)
         return SF_OK; /* resumed by play_choose() */
     potion_after_choice(c);

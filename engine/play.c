@@ -48,6 +48,10 @@ static int clash_ok(const sf_combat *c) {
  * now, inside each card's effect, from the powers of this moment), then the
  * hooks the game runs in the UseCardAction constructor that act at once
  * (Double Tap's copy, Nob's Enrage added to the top). */
+static int exhausts(const sf_combat *c, const sf_pending *p) {
+    return p->forced_exhaust || card_exhausts(c, &p->card);
+}
+
 static void begin_play(sf_combat *c) {
     sf_pending *p = &c->pending;
     const card_def *d = &sf_cards[p->card.id];
@@ -55,14 +59,19 @@ static void begin_play(sf_combat *c) {
 
     /* A queued play (Double Tap's copy, Havoc's or Distilled Chaos's card)
      * whose enemy target is dead by now is not played: the copy is purged;
-     * the game takes an autoplayed card out of limbo without putting it in
-     * any pile (GameActionManager.getNextAction), which the engine models
-     * as the exhaust pile (docs/engine.md). */
+     * an autoplayed card cannot be used (cardPlayable: the target is
+     * dying), so GameActionManager.getNextAction hands it to a UseCardAction
+     * that triggers nothing and moves it like a used card: to the exhaust
+     * pile when it exhausts (Havoc's exhaustOnUseOnce, the card's own
+     * Exhaust), else to the discard pile. */
     if (d->target == TGT_ENEMY && !combat_alive(c, t)) {
         if (!p->copy) {
             sf_card k = p->card;
             k.flags &= (uint8_t)~CF_FREE_TURN;
-            combat_exhaust_card(c, k);
+            if (exhausts(c, p))
+                combat_exhaust_card(c, k);
+            else
+                combat_add_to_discard(c, &k);
         }
         sf_pending rest = *p;
         memset(p, 0, sizeof *p);
@@ -155,10 +164,6 @@ int play_sharp_hide(sf_combat *c, unsigned sharp) {
         if (sharp & (1u << m))
             lost += combat_damage_player(c, c->mon[m].pw[PW_SHARP_HIDE], DT_THORNS, m);
     return lost;
-}
-
-static int exhausts(const sf_combat *c, const sf_pending *p) {
-    return p->forced_exhaust || card_exhausts(c, &p->card);
 }
 
 /* After the card's own actions, in the game's queue order: the actions the

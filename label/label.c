@@ -31,6 +31,8 @@ double sf_value_loss_score(int turns, int monster_hp_left, int monster_hp_pool) 
 }
 
 double sf_value_score(const sf_fight_facts *f) {
+    if (f->won && f->escaped)
+        return SF_VALUE_WIN_MIN;
     if (f->won)
         return sf_value_win_score(f->hp, f->max_hp, f->potions_left, f->turns);
     return sf_value_loss_score(f->turns, f->monster_hp_left, f->monster_hp_pool);

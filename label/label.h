@@ -7,6 +7,13 @@
  * at build time). docs/format.md and docs/search.md explain the design.
  *
  * The outcome score y in [0, 1]
+ *   A fight the player escaped (Smoke Bomb: survived, no reward) scores
+ *   exactly SF_VALUE_WIN_MIN, the floor of the win range: above every
+ *   loss, below every win. Scored as a win at its HP, an escape would
+ *   look better than fighting in almost every fight the bomb may leave,
+ *   and the search would drink it at once; the game's price, the rewards
+ *   given up, is not in this score, so the escape gets no margin and
+ *   stays what players use it for, a way out of a fight that is lost.
  *   A won fight scores in [SF_VALUE_WIN_MIN, 1]:
  *       margin = 0.45 * hp / max_hp + 0.05 * potions_left / 3
  *       y = 0.5 + keep(turns) * margin
@@ -108,6 +115,8 @@ const char *sf_label_schema_note(unsigned version);
  * and monster_hp_pool <= 0 as nothing removed. */
 typedef struct sf_fight_facts {
     int won;             /* 1 when the player won (a turn-limit end is a loss) */
+    int escaped;         /* 1: won by leaving the fight (Smoke Bomb): scores
+                            SF_VALUE_WIN_MIN                            */
     int hp, max_hp;      /* player HP at the end                        */
     int potions_left;    /* filled potion slots at the end              */
     int turns;           /* player turns started                        */

@@ -6,6 +6,7 @@
 
 sf_fight_facts sf_fight_facts_of(const sf_outcome *o) {
     sf_fight_facts f = {.won = o->won,
+                        .escaped = o->won && o->escaped,
                         .hp = o->hp,
                         .max_hp = o->max_hp,
                         .potions_left = o->potions_left,

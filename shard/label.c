@@ -153,6 +153,8 @@ static int check_outcome(const Spirefleet__Outcome *o, sf_err *err) {
         return sf_err_set(err, SF_EINVAL, "outcome: a turn-limit end that is won");
     if (o->turn_limit && o->engine_limit)
         return sf_err_set(err, SF_EINVAL, "outcome: both an engine-limit and a turn-limit end");
+    if (o->escaped && !o->won)
+        return sf_err_set(err, SF_EINVAL, "outcome: an escape that is not won");
     if (o->won && o->final_hp == 0)
         return sf_err_set(err, SF_EINVAL, "outcome: a won fight with final_hp 0");
     if (o->potions_left > SF_VALUE_POTIONS_MAX)
@@ -166,6 +168,7 @@ static int check_outcome(const Spirefleet__Outcome *o, sf_err *err) {
     /* The targets are the contract's function of the facts recorded beside
      * them: y from the facts, and the bins encoding exactly y. */
     sf_fight_facts f = {.won = o->won,
+                        .escaped = o->escaped,
                         .hp = (int)o->final_hp,
                         .max_hp = (int)o->max_hp,
                         .potions_left = (int)o->potions_left,

@@ -842,6 +842,7 @@ static int write_label(job_ctx *jc, sf_shard_writer *w, const seed_rec *sr, cons
     out.monster_hp_pool = (uint32_t)f->outcome.monster_hp_pool;
     out.engine_limit = f->outcome.engine_limit != 0;
     out.turn_limit = f->outcome.turn_limit != 0;
+    out.escaped = f->outcome.escaped != 0;
     out.n_value_bins = SF_VALUE_BINS;
     out.value_bins = bins;
     out.value = (float)y;

@@ -309,6 +309,7 @@ void synth_fill(synth_record *s, const synth_params *p, uint64_t index) {
     o->monster_hp_pool = range(&fr, 20, 300);
     o->monster_hp_left = o->won ? 0 : range(&fr, 1, (int)o->monster_hp_pool);
     sf_fight_facts facts = {.won = o->won,
+                            .escaped = o->escaped,
                             .hp = (int)o->final_hp,
                             .max_hp = (int)o->max_hp,
                             .potions_left = (int)o->potions_left,

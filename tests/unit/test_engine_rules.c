@@ -1094,6 +1094,54 @@ START_TEST(gambling_chip_discards_any_subset_once_then_draws_as_many) {
 }
 END_TEST
 
+/* Red Skull's -3 is ApplyPowerAction(StrengthPower(-3)): a debuff, which
+ * Artifact stops; the relic turns off all the same and the +3 stays. */
+START_TEST(red_skull_losing_its_strength_is_a_debuff_artifact_stops) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_RED_SKULL, 0);
+    c->hp = 30;
+    c->max_hp = 80;
+    relics_on_hp_change(c); /* bloodied: +3 */
+    ck_assert_int_eq(c->pw[PW_STR], 3);
+    c->pw[PW_ARTIFACT] = 1;
+    combat_heal(c, 16); /* 46 of 80: no longer bloodied */
+    ck_assert_int_eq(c->pw[PW_STR], 3);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 0);
+    ck_assert(!(c->flags & FL_RED_SKULL_ON));
+    c->hp = 30;
+    relics_on_hp_change(c); /* bloodied again: +3 more */
+    ck_assert_int_eq(c->pw[PW_STR], 6);
+}
+END_TEST
+
+/* Fairy in a Bottle heals through heal(): Magic Flower's 1.5 (round). */
+START_TEST(fairy_in_a_bottle_heal_is_raised_by_magic_flower) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_MAGIC_FLOWER, 0);
+    c->hp = 5;
+    c->max_hp = 80;
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    c->potions[0] = POTION_FAIRY;
+    combat_damage_player(c, 10, DT_HP_LOSS, -1);
+    ck_assert_int_eq(c->hp, 36); /* (int)(80 * 0.3) = 24, x 1.5 */
+    ck_assert_int_eq(c->potions[0], POTION_NONE);
+}
+END_TEST
+
+/* Every relic's atTurnStart runs when Mercury Hourglass's damage (only
+ * queued in the game) ends the fight: Happy Flower after it still counts
+ * the turn, and carries the count to the next fight. */
+START_TEST(mercury_hourglass_ending_a_fight_still_lets_other_relics_count) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_MERCURY_HOURGLASS, RELIC_HAPPY_FLOWER);
+    fx_mon(c, MON_CULTIST, 3, MV_INCANTATION);
+    FX_END(&s);
+    ck_assert(sf_engine_is_terminal(&s));
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->relic_counter[1], 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Potions (game-rules §8)
  * ---------------------------------------------------------------------- */
@@ -1452,6 +1500,31 @@ START_TEST(distilled_chaos_sends_an_unplayable_card_to_discard) {
 }
 END_TEST
 
+/* A card whose target dies before it plays cannot be used
+ * (cardPlayable: the target is dying): it goes where a used card goes, to
+ * the discard pile, and nothing triggers on an exhaust (Charon's Ashes). */
+START_TEST(distilled_chaos_card_whose_target_died_is_discarded) {
+    sf_state s;
+    sf_combat *c = fx_new(&s, 8);
+    c->hp = c->max_hp = 999;
+    c->relics[c->relic_n++] = RELIC_CHARONS_ASHES;
+    fx_mon(c, MON_CULTIST, 6, MV_INCANTATION);
+    fx_mon(c, MON_CULTIST, 40, MV_INCANTATION);
+    fx_draw(c, CARD_BASH, 0);   /* third: at monster 0 */
+    fx_draw(c, CARD_CLEAVE, 0); /* second: 8 to all, monster 0 dies */
+    fx_draw(c, CARD_STRIKE, 0); /* top: at monster 1 */
+    /* seed 8's target draws are 1, 1, 0 (the test above) */
+    c->potions[0] = POTION_DISTILLED_CHAOS;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->n_mon, 1);
+    ck_assert_int_eq(c->mon[0].hp, 40 - 6 - 8); /* no Ashes: nothing exhausted */
+    ck_assert_int_eq(c->exhaust_n, 0);
+    ck_assert_int_eq(c->discard_n, 3);
+    ck_assert_int_eq(fx_count(c->discard, c->discard_n, CARD_BASH), 1);
+    ck_assert_int_eq(c->cards_played, 2);
+}
+END_TEST
+
 START_TEST(distilled_chaos_havoc_card_plays_after_the_other_two) {
     /* The card queue: Havoc's top card joins behind the two cards Distilled
      * Chaos already took, so Strike hits before Bash's Vulnerable. */
@@ -1524,6 +1597,33 @@ START_TEST(smoke_bomb_escapes_a_fight_but_not_a_boss) {
         ck_assert_int_ne(a[i].kind, SF_ACT_POTION);
     ck_assert_int_eq(fx_apply(&b, SF_ACT_POTION, 0, SF_NO_TARGET), SF_EINVAL);
     ck_assert_int_eq(cb->potions[0], POTION_SMOKE_BOMB);
+    /* a split Slime Boss: the boss has left our monster list but is still
+     * in the game's, so the fight stays a boss fight */
+    cb = setup(&b);
+    cb->encounter = ENC_SLIME_BOSS;
+    fx_mon(cb, MON_ACID_SLIME_L, 70, MV_ACID_SPIT);
+    fx_mon(cb, MON_SPIKE_SLIME_L, 70, MV_FLAME_TACKLE);
+    cb->potions[0] = POTION_SMOKE_BOMB;
+    n = sf_engine_enumerate(&b, a, SF_MAX_ACTIONS);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_ne(a[i].kind, SF_ACT_POTION);
+}
+END_TEST
+
+/* Smoke Bomb only starts the escape: Toy Ornithopter's heal (queued by
+ * onUsePotion) lands before endBattle's Meat on the Bone and Burning Blood:
+ * 38 + 5 = 43 is above half HP, so no Meat, then Burning Blood's 6. */
+START_TEST(smoke_bomb_heals_toy_ornithopter_before_the_end_of_combat) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_BURNING_BLOOD, RELIC_MEAT_ON_THE_BONE);
+    c->relics[c->relic_n++] = RELIC_TOY_ORNITHOPTER;
+    c->hp = 38;
+    c->max_hp = 80;
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    c->potions[0] = POTION_SMOKE_BOMB;
+    drink_listed(&s, 0, SF_NO_TARGET);
+    ck_assert(sf_engine_is_terminal(&s));
+    ck_assert_int_eq(c->hp, 49);
 }
 END_TEST
 

@@ -103,6 +103,18 @@ START_TEST(score_dispatches_on_won) {
     /* 60/80, 2 potions, won on turn 7: 0.5 + 0.999^6 * (0.3375 + 0.0333...) */
     ck_assert_double_eq_tol(sf_value_score(&f), 0.5 + pow(0.999, 6) * (0.45 * 0.75 + 0.1 / 3.0),
                             1e-12);
+    /* an escape (Smoke Bomb) scores the win floor whatever it kept */
+    f.escaped = 1;
+    ck_assert_double_eq(sf_value_score(&f), SF_VALUE_WIN_MIN);
+    f.hp = 80;
+    f.turns = 1;
+    ck_assert_double_eq(sf_value_score(&f), 0.5);
+    float bins[SF_VALUE_BINS];
+    sf_value_project(sf_value_score(&f), bins);
+    ck_assert_float_eq(bins[SF_VALUE_LOSS_BINS], 1.0f); /* all in bin 5, support 0.5 */
+    f.escaped = 0;
+    f.hp = 60;
+    f.turns = 7;
     f.won = 0;
     f.hp = 0;
     f.monster_hp_left = 11;

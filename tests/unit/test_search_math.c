@@ -43,6 +43,10 @@ START_TEST(value_of_outcome_applies_the_label_contract) {
     ck_assert_int_eq(f.turns, 10);
     ck_assert_int_eq(f.monster_hp_left, 25);
     ck_assert_int_eq(f.monster_hp_pool, 100);
+    /* a Smoke Bomb escape: won, 80/80 HP kept, scored at the win floor */
+    sf_outcome e = {.over = 1, .won = 1, .escaped = 1, .hp = 80, .max_hp = 80, .turns = 1};
+    ck_assert_double_eq(sf_value_of_outcome(&e), SF_VALUE_WIN_MIN);
+    ck_assert_int_eq(sf_fight_facts_of(&e).escaped, 1);
 }
 END_TEST
 

@@ -1172,6 +1172,17 @@ START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
     s->outcome.engine_limit = 1;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
     ck_assert_msg(strstr(err.msg, "engine-limit end that is won"), "%s", err.msg);
+    /* an escape (Smoke Bomb) is won and scores the win floor, 0.5 */
+    synth_fill(s, &p, 0);
+    s->outcome.won = 0;
+    s->outcome.escaped = 1;
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "an escape that is not won"), "%s", err.msg);
+    synth_fill(s, &p, 0);
+    ck_assert(s->outcome.won && s->outcome.value > 0.5f); /* record 0 is a win */
+    s->outcome.escaped = 1; /* the facts now score 0.5, not the recorded win */
+    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
+    ck_assert_msg(strstr(err.msg, "but the outcome's facts score 0.5000000"), "%s", err.msg);
     synth_fill(s, &p, 0);
     s->f_mask_v[2] = 7;
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
