@@ -277,8 +277,8 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     put(b, t, CA_MAGIC, (float)CARD_NUM(k, mag) / 5.0f);
     put(b, t, CA_EXHAUSTS, (float)p.exhausts);
     put(b, t, CA_ETHEREAL, (d->flags & CD_ETHEREAL) != 0);
-    put(b, t, CA_TARGETED, d->target == TGT_ENEMY);
-    put(b, t, CA_ALL, d->target == TGT_ALL);
+    put(b, t, CA_TARGETED, card_target(k) == TGT_ENEMY);
+    put(b, t, CA_ALL, card_target(k) == TGT_ALL);
     put(b, t, CA_MISC, (float)k->misc / 10.0f);
     return t;
 }
@@ -718,6 +718,8 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
     }
     if (p->raw_block > 0)
         gain_block(s, p->raw_block, t);
+    if (p->no_block > 0) /* Panic Button: cards give no block from now on */
+        combat_power_player(s, PW_NO_BLOCK, p->no_block, 0);
     for (int m = 0; m < s->n_mon; m++) {
         if (!(hit & (1 << m)))
             continue;
@@ -753,7 +755,7 @@ static void leave_hand(sf_combat *s, int i, const card_pred *p) {
     }
     memset(&s->hand[n], 0, sizeof(sf_card) * (size_t)(SF_MAX_HAND - n));
     s->hand_n = (uint8_t)n;
-    k.flags &= (uint8_t)~CF_FREE_TURN;
+    k.flags &= (uint8_t)~CF_ALL_FLAGS;
     if (!p->exhausts && s->discard_n < SF_MAX_PILE)
         s->discard[s->discard_n++] = k;
 }
@@ -983,6 +985,8 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
         n_keys = pile_tokens(&b, c, SF_TOK_CARD_DISCARD, c->discard, c->discard_n, keys, keys_tok);
     else if (choice_zone == ZONE_EXHAUST)
         n_keys = pile_tokens(&b, c, SF_TOK_CARD_EXHAUST, c->exhaust, c->exhaust_n, keys, keys_tok);
+    else if (choice_zone == ZONE_DRAW) /* Secret Technique, Secret Weapon */
+        n_keys = pile_tokens(&b, c, SF_TOK_CARD_DRAW, c->draw, c->draw_n, keys, keys_tok);
 
     int potion_tok[SF_MAX_POTION_SLOTS];
     potion_tokens(&b, c, potion_tok);
@@ -997,6 +1001,8 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
      * multiset. */
     int draw_n = min_i(c->draw_n, SF_MAX_PILE);
     int known = min_i(c->draw_known, draw_n);
+    if (choice_zone == ZONE_DRAW)
+        known = draw_n = 0; /* the whole pile is above, as a multiset */
     for (int p = 1; p <= known; p++)
         card_token(&b, c, SF_TOK_CARD_DRAW, &c->draw[draw_n - p], 1, min_i(p, 15));
     pile_tokens(&b, c, SF_TOK_CARD_DRAW, c->draw, draw_n - known, NULL, NULL);

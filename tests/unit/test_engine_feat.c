@@ -653,8 +653,10 @@ END_TEST
  * Embrace's draws, which refill the hand for a Fiend Fire or Sever Soul
  * copy). Juggernaut's THORNS damage goes to a random monster and is not the
  * card's damage (playmath leaves it out even with one monster alive, where
- * it is certain). The prediction reads none of these powers, so they are
- * switched off on the copies (pm_neutral). Not comparable after the fact:
+ * it is certain); nor are the THORNS damage of Sadistic Nature (per
+ * debuff applied) and Panache (every fifth card), powers' reactions queued
+ * behind the card as Fire Breathing's are. The prediction reads none of
+ * these powers, so they are switched off on the copies (pm_neutral). Not comparable after the fact:
  * PROGRESS when a monster with Curl Up dies (whether its block came first
  * does not show), BLOCK after Sharp Hide has taken some (SELF_HP covers
  * what gets through) or when the play ends the fight (queued block is
@@ -671,6 +673,12 @@ static int pm_rnd(uint64_t *r, int n) {
 }
 
 #define PM_POOL (CARD_REAPER - CARD_STRIKE + 1) /* the Ironclad cards */
+/* ... and the colorless ones after them */
+#define PM_CARDS (PM_POOL + CARD_LAST_COLORLESS - CARD_FIRST_COLORLESS + 1)
+
+static int pm_card(int i) {
+    return i < PM_POOL ? CARD_STRIKE + i : CARD_FIRST_COLORLESS + i - PM_POOL;
+}
 
 static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
     sf_fight_spec_default(spec);
@@ -680,13 +688,13 @@ static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
     if (pm_rnd(r, 2))
         spec->deck_n = 0; /* random cards only */
     for (int j = 0; j < 2; j++) {
-        int id = CARD_STRIKE + (2 * k + j) % PM_POOL;
-        spec->deck[spec->deck_n++] = (sf_card_spec){(uint8_t)id, (uint8_t)((k / PM_POOL + j) & 1)};
+        int id = pm_card((2 * k + j) % PM_CARDS);
+        spec->deck[spec->deck_n++] = (sf_card_spec){(uint8_t)id, (uint8_t)((k / PM_CARDS + j) & 1)};
     }
     int add = 8 + pm_rnd(r, 18);
     for (int i = 0; i < add && spec->deck_n < SF_MAX_DECK; i++)
         spec->deck[spec->deck_n++] =
-            (sf_card_spec){(uint8_t)(CARD_STRIKE + pm_rnd(r, PM_POOL)), (uint8_t)pm_rnd(r, 2)};
+            (sf_card_spec){(uint8_t)pm_card(pm_rnd(r, PM_CARDS)), (uint8_t)pm_rnd(r, 2)};
     for (int i = 0; i < spec->deck_n; i++)
         if (spec->deck[i].id == CARD_SEARING_BLOW && spec->deck[i].upgrades)
             spec->deck[i].upgrades = (uint8_t)(1 + pm_rnd(r, 4));
@@ -741,6 +749,7 @@ static void pm_perturb(sf_combat *c, uint64_t *r) {
 static void pm_neutral(sf_combat *c) {
     c->pw[PW_JUGGERNAUT] = c->pw[PW_FIRE_BREATHING] = 0;
     c->pw[PW_DARK_EMBRACE] = c->pw[PW_EVOLVE] = 0;
+    c->pw[PW_SADISTIC] = c->pw[PW_PANACHE] = 0;
 }
 
 /* Play hand card i at t on `c` itself, answering any choice screen it opens
@@ -792,6 +801,7 @@ enum {
     GAP_RELIC_DAMAGE,
     GAP_RELIC_HP,
     GAP_RELIC_COPY,
+    GAP_PURITY,
     GAP_N
 };
 
@@ -812,8 +822,11 @@ static pm_gap pm_gaps[GAP_N] = {
                       "Tail: HP changes the playmath does not follow",
                       PM_SELF_HP, 0},
     [GAP_RELIC_COPY] = {"Double Tap: Ink Bottle's or Dead Branch's card, or Nunchaku's energy, "
-                        "before the copy",
-                        PM_DAMAGE, 0},
+                        "before the copy (Feel No Pain's block when the copy exhausts the card)",
+                        PM_DAMAGE | PM_BLOCK, 0},
+    [GAP_PURITY] = {"Purity: how many cards it exhausts (up to 3, 5 upgraded) is picked on its "
+                    "screen after the play, so Feel No Pain's block for them is not known",
+                    PM_BLOCK, 0},
 };
 
 /* The checks that known gaps spoil for playing hand card i of `c`. */
@@ -845,6 +858,7 @@ static int pm_gaps_of(const sf_combat *c, int i) {
             combat_has_relic(c, RELIC_BIRD_FACED_URN) || combat_has_relic(c, RELIC_MAGIC_FLOWER) ||
             combat_has_relic(c, RELIC_TUNGSTEN_ROD) ||
             combat_has_relic(c, RELIC_FOSSILIZED_HELIX) || combat_has_relic(c, RELIC_LIZARD_TAIL),
+        [GAP_PURITY] = k->id == CARD_PURITY && c->pw[PW_FNP] > 0,
         [GAP_RELIC_COPY] =
             dt && (combat_has_relic(c, RELIC_INK_BOTTLE) ||
                    combat_has_relic(c, RELIC_DEAD_BRANCH) || combat_has_relic(c, RELIC_NUNCHAKU)),
@@ -1065,9 +1079,10 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
             kills, blocks, self, pm_failures);
     for (int g = 0; g < GAP_N; g++)
         fprintf(stderr, "#   known gap, %ld plays: %s\n", pm_gaps[g].seen, pm_gaps[g].what);
-    for (int id = CARD_STRIKE; id <= CARD_REAPER; id++)
+    for (int i = 0; i < PM_CARDS; i++)
         for (int u = 0; u < 2; u++)
-            ck_assert_msg(played[id][u] > 0, "%s%s never played", sf_cards[id].name, u ? "+" : "");
+            ck_assert_msg(played[pm_card(i)][u] > 0, "%s%s never played", sf_cards[pm_card(i)].name,
+                          u ? "+" : "");
     ck_assert_int_gt(played[CARD_SLIMED][0], 0);
     ck_assert_int_gt(positions, 20000);
     ck_assert_int_gt(str, 1000);
