@@ -913,6 +913,16 @@ static void p_the_bomb(sf_combat *c, const sf_card *k, int t) {
     c->pw[PW_BOMB_3] = (int16_t)(c->pw[PW_BOMB_3] + CARD_NUM(k, mag));
 }
 
+/* ThinkingAhead: DrawCardAction(2), then PutOnDeckAction(1) only if the
+ * hand held a card when it was played (checked before the draw). */
+static void p_thinking_ahead(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    int had = c->hand_n > 0;
+    combat_draw(c, CARD_NUM(k, mag));
+    if (had)
+        combat_open_choice(c, CH_WARCRY, 0);
+}
+
 /* TransmutationAction: X random colorless cards (upgraded when the card
  * is), each free this turn (setCostForTurn(0): not an X-cost card). */
 static void p_transmutation(sf_combat *c, const sf_card *k, int t) {
@@ -1091,7 +1101,7 @@ const card_def sf_cards[CARD_COUNT] = {
     [CARD_SECRET_TECHNIQUE] = {"Secret Technique", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 0, 0, 55, p_secret_technique, NULL},
     [CARD_SECRET_WEAPON] = {"Secret Weapon", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 0, 0, 55, p_secret_weapon, NULL},
     [CARD_THE_BOMB] = {"The Bomb", SKL, RAR_RARE, TGT_NONE, 0, 2, 2, 0, 0, 0, 0, 40, 50, 60, p_the_bomb, NULL},
-    [CARD_THINKING_AHEAD] = {"Thinking Ahead", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 2, 2, 55, p_warcry, NULL},
+    [CARD_THINKING_AHEAD] = {"Thinking Ahead", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 2, 2, 55, p_thinking_ahead, NULL},
     [CARD_TRANSMUTATION] = {"Transmutation", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, COST_X, COST_X, 0, 0, 0, 0, 0, 0, 50, p_transmutation, NULL},
     [CARD_VIOLENCE] = {"Violence", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 4, 60, p_violence, NULL},
 };

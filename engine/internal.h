@@ -325,7 +325,8 @@ static inline const card_def *card_def_of(int id) {
 }
 
 /* The target rule of a card instance (TGT_*): its row's, or TGT_ALL for an
- * upgraded card whose upgrade makes it hit every monster (Blind, Trip). */
+ * upgraded card whose upgrade() sets CardTarget.ALL_ENEMY (cards/colorless
+ * Blind, Trip). */
 static inline int card_target(const sf_card *k) {
     const card_def *d = &sf_cards[k->id];
     return (d->flags & CD_ALL_UP) && k->upg ? TGT_ALL : d->target;
@@ -1041,8 +1042,9 @@ int combat_can_upgrade(const sf_card *k);
 void combat_remove_hand(sf_combat *c, int i, sf_card *out);
 void combat_exhaust_card(sf_combat *c, sf_card card); /* to exhaust pile, with triggers */
 void combat_exhaust_from_hand(sf_combat *c, int i);
-/* Take draw[i] out of the draw pile (a known top card stays known only if
- * it was above it). */
+/* drawPile.removeCard(draw[i]) (Secret Technique, Secret Weapon,
+ * Violence: DrawPileToHandAction): the card leaves the draw pile; the other
+ * known top cards stay known. */
 void combat_remove_draw(sf_combat *c, int i, sf_card *out);
 /* CardGroup.moveToBottomOfDeck (Forethought): the card goes under the
  * draw pile. In belief mode it joins the unknown multiset (its place is

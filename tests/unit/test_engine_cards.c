@@ -2772,6 +2772,17 @@ START_TEST(thinking_ahead_draws_two_then_puts_one_back) {
         ck_assert_int_eq(c->exhaust_n, u ? 0 : 1);
         ck_assert_int_eq(c->discard_n, u ? 1 : 0);
     }
+    /* an empty hand when it is played: PutOnDeckAction is never queued, so
+     * the two cards drawn stay */
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_BASH, 0);
+    fx_hand(c, CARD_THINKING_AHEAD, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 2);
+    ck_assert_int_eq(c->draw_n, 0);
 }
 END_TEST
 
