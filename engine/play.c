@@ -206,7 +206,7 @@ static void resolve_card(sf_combat *c) {
             if (combat_alive(c, m))
                 combat_thorns_to_monster(c, m, dmg);
     }
-    if (d->type == CT_ATTACK && c->phase != PH_OVER) {
+    if (d->type == CT_ATTACK) {
         play_attack_hooks(c);
         play_sharp_hide(c, p->sharp);
     }
