@@ -104,7 +104,7 @@ static void x_bash(const sf_combat *c, const sf_card *k, int view, card_pred *p)
 static void p_anger(sf_combat *c, const sf_card *k, int t) {
     hit(c, k, t, CARD_NUM(k, dmg));
     sf_card copy = *k; /* makeStatEquivalentCopy */
-    copy.flags &= (uint8_t)~CF_FREE_TURN;
+    copy.flags &= (uint8_t)~CF_TURN_FLAGS;
     combat_add_new(c, ZONE_DISCARD, copy);
 }
 
@@ -630,6 +630,348 @@ static void p_reaper(sf_combat *c, const sf_card *k, int t) {
     combat_heal(c, total);
 }
 
+/* ---- colorless (cards/colorless/<Name>.java) ----------------------------
+ * The pool the Colorless Potion, Jack of All Trades, Magnetism and
+ * Transmutation draw from (combat_random_colorless). */
+
+static void p_bandage_up(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_heal(c, CARD_NUM(k, mag));
+}
+
+/* Blind, Trip: the debuff on the target, or on every monster once
+ * upgraded (card_target: TGT_ALL). */
+static void debuff_target(sf_combat *c, const sf_card *k, int t, int pw) {
+    if (card_target(k) == TGT_ALL)
+        debuff_all(c, pw, CARD_NUM(k, mag));
+    else
+        combat_power_monster(c, t, pw, CARD_NUM(k, mag));
+}
+static void p_blind(sf_combat *c, const sf_card *k, int t) {
+    debuff_target(c, k, t, PW_WEAK);
+}
+static void p_trip(sf_combat *c, const sf_card *k, int t) {
+    debuff_target(c, k, t, PW_VULN);
+}
+
+/* DarkShackles: Artifact is looked at when the card is played: with it the
+ * Strength loss is blocked and no GainStrengthPower ("Shackled") follows. */
+static void p_dark_shackles(sf_combat *c, const sf_card *k, int t) {
+    if (!combat_alive(c, t))
+        return;
+    int artifact = c->mon[t].pw[PW_ARTIFACT] > 0;
+    combat_power_monster(c, t, PW_STR, -CARD_NUM(k, mag));
+    if (!artifact)
+        combat_power_monster(c, t, PW_SHACKLED, CARD_NUM(k, mag));
+}
+
+/* DeepBreath: with a discard pile, EmptyDeckShuffleAction then
+ * ShuffleAction(drawPile); then the draw. */
+static void p_deep_breath(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    if (c->discard_n > 0)
+        combat_shuffle_discard_into_draw(c);
+    combat_draw(c, CARD_NUM(k, mag));
+}
+
+/* Discovery: DiscoveryAction() over every Ironclad card type. */
+static void p_discovery(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    combat_discover(c, CH_DISCOVERY_CARD, -1);
+}
+
+/* A card's cost this turn (costForTurn): 0 when it is free this turn, at
+ * most 1 after Enlightenment; X and unplayable stay negative. */
+static int cost_for_turn(const sf_card *h) {
+    if (h->cost < 0)
+        return h->cost;
+    if (h->flags & CF_FREE_TURN)
+        return 0;
+    if ((h->flags & CF_ONE_TURN) && h->cost > 1)
+        return 1;
+    return h->cost;
+}
+
+/* EnlightenmentAction: every hand card costing more than 1 this turn costs
+ * 1 this turn; upgraded, a cost above 1 also becomes 1 for the combat. */
+static void p_enlightenment(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    for (int i = 0; i < c->hand_n; i++) {
+        sf_card *h = &c->hand[i];
+        if (cost_for_turn(h) > 1)
+            h->flags |= CF_ONE_TURN;
+        if (k->upg && h->cost > 1)
+            h->cost = 1;
+    }
+}
+
+/* ForethoughtAction: one card (any number once upgraded) to the bottom of
+ * the draw pile, free to play once if its cost is above 0. */
+static void p_forethought(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_open_choice(c, k->upg ? CH_FORETHOUGHT_ANY : CH_FORETHOUGHT, 0);
+}
+
+/* ConditionalDrawAction(n, ATTACK): draw only with no Attack in hand. */
+static void p_impatience(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    for (int i = 0; i < c->hand_n; i++)
+        if (is_attack(&c->hand[i]))
+            return;
+    combat_draw(c, CARD_NUM(k, mag));
+}
+
+/* JackOfAllTrades: one random colorless card to the hand (two upgraded),
+ * all drawn when the card is played. */
+static void p_jack_of_all_trades(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    int ids[4], n = CARD_NUM(k, mag);
+    for (int i = 0; i < n && i < 4; i++)
+        ids[i] = combat_random_colorless(c);
+    for (int i = 0; i < n && i < 4; i++)
+        combat_add_new(c, ZONE_HAND, combat_make_card(c, ids[i], 0));
+}
+
+/* MadnessAction: a random hand card (hand.getRandomCard(cardRandomRng),
+ * drawn again until it fits) whose cost this turn is above 0, or failing
+ * any, whose cost is above 0, costs 0 for the rest of the combat. */
+static void p_madness(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    int better = 0, possible = 0;
+    for (int i = 0; i < c->hand_n; i++) {
+        if (cost_for_turn(&c->hand[i]) > 0)
+            better = 1;
+        else if (c->hand[i].cost > 0)
+            possible = 1;
+    }
+    if (!better && !possible)
+        return;
+    for (;;) {
+        sf_card *h = &c->hand[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), c->hand_n - 1)];
+        if (better ? cost_for_turn(h) > 0 : h->cost > 0) {
+            h->cost = 0;
+            h->flags &= (uint8_t)~CF_ONE_TURN;
+            return;
+        }
+    }
+}
+
+/* MindBlast: its damage is the draw pile's size when it is played. */
+static void p_mind_blast(sf_combat *c, const sf_card *k, int t) {
+    hit(c, k, t, c->draw_n);
+}
+static void x_mind_blast(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)k, (void)view;
+    p->base = c->draw_n;
+}
+
+static void p_panacea(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_ARTIFACT, CARD_NUM(k, mag));
+}
+
+/* PanicButton: the block first (computed before NoBlockPower lands), then
+ * NoBlockPower (a debuff: Artifact can stop it). */
+static void p_panic_button(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    block(c, CARD_NUM(k, blk));
+    p_power(c, PW_NO_BLOCK, CARD_NUM(k, mag));
+}
+/* Its copy (Duplication) gains no block. */
+static void x_panic_button(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
+    (void)c, (void)view;
+    p->no_block = CARD_NUM(k, mag);
+}
+
+/* ExhaustAction(n, false, anyNumber, canPickZero): up to n hand cards. */
+static void p_purity(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_open_choice(c, CH_PURITY, CARD_NUM(k, mag));
+}
+
+/* ApotheosisAction: every card that canUpgrade in hand, draw, discard and
+ * exhaust piles is upgraded. */
+static void upgrade_pile(sf_card *pile, int n) {
+    for (int i = 0; i < n; i++)
+        if (combat_can_upgrade(&pile[i]))
+            combat_upgrade_card(&pile[i]);
+}
+static void p_apotheosis(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    upgrade_pile(c->hand, c->hand_n);
+    upgrade_pile(c->draw, c->draw_n);
+    upgrade_pile(c->discard, c->discard_n);
+    upgrade_pile(c->exhaust, c->exhaust_n);
+}
+
+/* Chrysalis, Metamorphosis: n random cards of a type
+ * (returnTrulyRandomCardInCombat, all drawn at play) costing 0 for the
+ * combat when their cost is above 0, each to a random spot of the draw
+ * pile (MakeTempCardInDrawPileAction, randomSpot). */
+static void random_to_draw(sf_combat *c, const sf_card *k, int type) {
+    int ids[8], n = CARD_NUM(k, mag);
+    if (n > 8)
+        n = 8;
+    for (int i = 0; i < n; i++)
+        ids[i] = combat_random_card(c, type);
+    for (int i = 0; i < n; i++) {
+        sf_card made = combat_make_card(c, ids[i], 0);
+        if (made.cost > 0)
+            made.cost = 0;
+        combat_add_new(c, ZONE_DRAW, made);
+    }
+}
+static void p_chrysalis(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    random_to_draw(c, k, CT_SKILL);
+}
+static void p_metamorphosis(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    random_to_draw(c, k, CT_ATTACK);
+}
+
+/* GreedAction: the hit, then gold if it killed the monster (no Act-1
+ * monster is a Minion or half dead). */
+static void p_hand_of_greed(sf_combat *c, const sf_card *k, int t) {
+    if (!combat_alive(c, t))
+        return;
+    hit(c, k, t, CARD_NUM(k, dmg));
+    if (c->mon[t].flags & MF_DEAD) {
+        int g = c->gold + CARD_NUM(k, mag);
+        c->gold = (int16_t)(g > INT16_MAX ? INT16_MAX : g);
+    }
+}
+
+static void p_magnetism(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_MAGNETISM, CARD_NUM(k, mag));
+}
+
+static void p_draw(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    combat_draw(c, CARD_NUM(k, mag));
+}
+
+static void p_mayhem(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_MAYHEM, CARD_NUM(k, mag));
+}
+
+/* PanachePower: a new one counts 5 cards from now; another Panache adds its
+ * damage and leaves the count. */
+static void p_panache(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    if (c->pw[PW_PANACHE] == 0)
+        c->pw[PW_PANACHE_CNT] = PANACHE_CARDS;
+    c->pw[PW_PANACHE] = (int16_t)(c->pw[PW_PANACHE] + CARD_NUM(k, mag));
+}
+
+static void p_sadistic_nature(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    p_power(c, PW_SADISTIC, CARD_NUM(k, mag));
+}
+
+/* SkillFromDeckToHandAction / AttackFromDeckToHandAction(1): the draw
+ * pile's cards of the type are gathered with addToRandomSpot (one
+ * cardRandomRng draw for each after the first); one is moved to the hand at
+ * once, several open a choice (CH_SECRET_*). canUse needs one (play.c). */
+static void secret(sf_combat *c, int type, int kind) {
+    int n = 0, at = -1;
+    for (int i = 0; i < c->draw_n; i++) {
+        if (sf_cards[c->draw[i].id].type != type)
+            continue;
+        if (n > 0)
+            (void)sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1);
+        at = i;
+        n++;
+    }
+    if (n == 1) {
+        sf_card got;
+        combat_remove_draw(c, at, &got);
+        combat_add_to_hand(c, &got); /* a full hand: to the discard pile */
+    } else if (n > 1) {
+        combat_open_choice(c, kind, 0);
+    }
+}
+static void p_secret_technique(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    secret(c, CT_SKILL, CH_SECRET_SKILL);
+}
+static void p_secret_weapon(sf_combat *c, const sf_card *k, int t) {
+    (void)k, (void)t;
+    secret(c, CT_ATTACK, CH_SECRET_ATTACK);
+}
+
+enum { BOMB_TURNS = 3 }; /* TheBombPower(owner, 3, damage) */
+
+/* TheBombPower: each bomb counts down at the end of the player's turn and
+ * explodes at the end of the third (play.c); bombs due the same turn are
+ * summed (PW_BOMB_3: due in three turns). */
+static void p_the_bomb(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    _Static_assert(PW_BOMB_3 - PW_BOMB_1 + 1 == BOMB_TURNS, "one slot per turn to go");
+    c->pw[PW_BOMB_3] = (int16_t)(c->pw[PW_BOMB_3] + CARD_NUM(k, mag));
+}
+
+/* ThinkingAhead: DrawCardAction(2), then PutOnDeckAction(1) only if the
+ * hand held a card when it was played (checked before the draw). */
+static void p_thinking_ahead(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    int had = c->hand_n > 0;
+    combat_draw(c, CARD_NUM(k, mag));
+    if (had)
+        combat_open_choice(c, CH_WARCRY, 0);
+}
+
+/* TransmutationAction: X random colorless cards (upgraded when the card
+ * is), each free this turn (setCostForTurn(0): not an X-cost card). */
+static void p_transmutation(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    for (int i = 0; i < c->pending.x; i++) {
+        sf_card made = combat_make_card(c, combat_random_colorless(c), k->upg ? 1 : 0);
+        if (made.cost >= 0)
+            made.flags |= CF_FREE_TURN;
+        combat_add_new(c, ZONE_HAND, made);
+    }
+}
+
+/* DrawPileToHandAction(n, ATTACK): the draw pile's Attacks gathered with
+ * addToRandomSpot (cardRandomRng), then n times: the group shuffled
+ * (shuffleRng), its bottom card to the hand (a full hand: to the discard
+ * pile). */
+static void p_violence(sf_combat *c, const sf_card *k, int t) {
+    (void)t;
+    uint8_t grp[SF_MAX_PILE];
+    int n = 0;
+    for (int i = 0; i < c->draw_n; i++) {
+        if (!is_attack(&c->draw[i]))
+            continue;
+        int at = n == 0 ? 0 : sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1);
+        memmove(&grp[at + 1], &grp[at], (size_t)(n - at));
+        grp[at] = (uint8_t)i;
+        n++;
+    }
+    for (int r = 0; r < CARD_NUM(k, mag) && n > 0; r++) {
+        sf_jrand j;
+        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+        for (int i = n; i > 1; i--) {
+            int s = sf_jrand_next_int(&j, i);
+            uint8_t tmp = grp[i - 1];
+            grp[i - 1] = grp[s];
+            grp[s] = tmp;
+        }
+        int pos = grp[0];
+        memmove(&grp[0], &grp[1], (size_t)(n - 1));
+        n--;
+        for (int i = 0; i < n; i++)
+            if (grp[i] > pos)
+                grp[i]--;
+        sf_card got;
+        combat_remove_draw(c, pos, &got);
+        combat_add_to_hand(c, &got);
+    }
+}
+
 static void p_demon_dummy(sf_combat *c, const sf_card *k, int t) {
     p_nothing(c, k, t);
 }
@@ -727,6 +1069,41 @@ const card_def sf_cards[CARD_COUNT] = {
     [CARD_DAZED] = {"Dazed", STS, RAR_SPECIAL, TGT_NONE, CD_ETHEREAL, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL, NULL},
     [CARD_WOUND] = {"Wound", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 0, 0, 0, NULL, NULL},
     [CARD_BURN] = {"Burn", STS, RAR_SPECIAL, TGT_NONE, 0, COST_UNPLAYABLE, COST_UNPLAYABLE, 0, 0, 0, 0, 2, 4, 0, NULL, NULL},
+    [CARD_BANDAGE_UP] = {"Bandage Up", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST | CD_HEALING, 0, 0, 0, 0, 0, 0, 4, 6, 50, p_bandage_up, NULL},
+    [CARD_BLIND] = {"Blind", SKL, RAR_UNCOMMON, TGT_ENEMY, CD_ALL_UP, 0, 0, 0, 0, 0, 0, 2, 2, 60, p_blind, NULL},
+    [CARD_DARK_SHACKLES] = {"Dark Shackles", SKL, RAR_UNCOMMON, TGT_ENEMY, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 9, 15, 60, p_dark_shackles, NULL},
+    [CARD_DEEP_BREATH] = {"Deep Breath", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 1, 2, 55, p_deep_breath, NULL},
+    [CARD_DISCOVERY] = {"Discovery", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST_BASE, 1, 1, 0, 0, 0, 0, 0, 0, 65, p_discovery, NULL},
+    [CARD_DRAMATIC_ENTRANCE] = {"Dramatic Entrance", ATK, RAR_UNCOMMON, TGT_ALL, CD_EXHAUST | CD_INNATE, 0, 0, 8, 12, 0, 0, 0, 0, 65, p_damage_all, NULL},
+    [CARD_ENLIGHTENMENT] = {"Enlightenment", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 60, p_enlightenment, NULL},
+    [CARD_FINESSE] = {"Finesse", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 2, 4, 0, 0, 55, p_shrug, NULL},
+    [CARD_FLASH_OF_STEEL] = {"Flash of Steel", ATK, RAR_UNCOMMON, TGT_ENEMY, 0, 0, 0, 3, 6, 0, 0, 1, 1, 60, p_pommel_strike, NULL},
+    [CARD_FORETHOUGHT] = {"Forethought", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 30, p_forethought, NULL},
+    [CARD_GOOD_INSTINCTS] = {"Good Instincts", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 6, 9, 0, 0, 45, p_block, NULL},
+    [CARD_IMPATIENCE] = {"Impatience", SKL, RAR_UNCOMMON, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 2, 3, 55, p_impatience, NULL},
+    [CARD_JACK_OF_ALL_TRADES] = {"Jack of All Trades", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 60, p_jack_of_all_trades, NULL},
+    [CARD_MADNESS] = {"Madness", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 1, 0, 0, 0, 0, 0, 0, 0, 55, p_madness, NULL},
+    [CARD_MIND_BLAST] = {"Mind Blast", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_INNATE, 2, 1, 0, 0, 0, 0, 0, 0, 45, p_mind_blast, x_mind_blast},
+    [CARD_PANACEA] = {"Panacea", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 1, 2, 50, p_panacea, NULL},
+    [CARD_PANIC_BUTTON] = {"Panic Button", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 30, 40, 2, 2, 40, p_panic_button, x_panic_button},
+    [CARD_PURITY] = {"Purity", SKL, RAR_UNCOMMON, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 5, 35, p_purity, NULL},
+    [CARD_SWIFT_STRIKE] = {"Swift Strike", ATK, RAR_UNCOMMON, TGT_ENEMY, CD_STRIKE, 0, 0, 7, 10, 0, 0, 0, 0, 60, p_damage, NULL},
+    [CARD_TRIP] = {"Trip", SKL, RAR_UNCOMMON, TGT_ENEMY, CD_ALL_UP, 0, 0, 0, 0, 0, 0, 2, 2, 60, p_trip, NULL},
+    [CARD_APOTHEOSIS] = {"Apotheosis", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 2, 1, 0, 0, 0, 0, 0, 0, 70, p_apotheosis, NULL},
+    [CARD_CHRYSALIS] = {"Chrysalis", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 0, 0, 3, 5, 55, p_chrysalis, NULL},
+    [CARD_HAND_OF_GREED] = {"Hand of Greed", ATK, RAR_RARE, TGT_ENEMY, 0, 2, 2, 20, 25, 0, 0, 20, 25, 55, p_hand_of_greed, NULL},
+    [CARD_MAGNETISM] = {"Magnetism", PWR, RAR_RARE, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 1, 1, 75, p_magnetism, NULL},
+    [CARD_MASTER_OF_STRATEGY] = {"Master of Strategy", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 4, 80, p_draw, NULL},
+    [CARD_MAYHEM] = {"Mayhem", PWR, RAR_RARE, TGT_NONE, 0, 2, 1, 0, 0, 0, 0, 1, 1, 70, p_mayhem, NULL},
+    [CARD_METAMORPHOSIS] = {"Metamorphosis", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 2, 2, 0, 0, 0, 0, 3, 5, 55, p_metamorphosis, NULL},
+    [CARD_PANACHE] = {"Panache", PWR, RAR_RARE, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 10, 14, 75, p_panache, NULL},
+    [CARD_SADISTIC_NATURE] = {"Sadistic Nature", PWR, RAR_RARE, TGT_NONE, 0, 0, 0, 0, 0, 0, 0, 5, 7, 70, p_sadistic_nature, NULL},
+    [CARD_SECRET_TECHNIQUE] = {"Secret Technique", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 0, 0, 55, p_secret_technique, NULL},
+    [CARD_SECRET_WEAPON] = {"Secret Weapon", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 0, 0, 55, p_secret_weapon, NULL},
+    [CARD_THE_BOMB] = {"The Bomb", SKL, RAR_RARE, TGT_NONE, 0, 2, 2, 0, 0, 0, 0, 40, 50, 60, p_the_bomb, NULL},
+    [CARD_THINKING_AHEAD] = {"Thinking Ahead", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST_BASE, 0, 0, 0, 0, 0, 0, 2, 2, 55, p_thinking_ahead, NULL},
+    [CARD_TRANSMUTATION] = {"Transmutation", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, COST_X, COST_X, 0, 0, 0, 0, 0, 0, 50, p_transmutation, NULL},
+    [CARD_VIOLENCE] = {"Violence", SKL, RAR_RARE, TGT_NONE, CD_EXHAUST, 0, 0, 0, 0, 0, 0, 3, 4, 60, p_violence, NULL},
 };
 /* clang-format on */
 
@@ -768,7 +1145,7 @@ void card_predict(const sf_combat *c, const sf_card *k, int view, card_pred *p) 
     if (d->type == CT_ATTACK) {
         p->base = CARD_NUM(k, dmg);
         p->hits = 1;
-        p->aim = d->target == TGT_NONE ? AIM_RANDOM : d->target;
+        p->aim = card_target(k) == TGT_NONE ? AIM_RANDOM : card_target(k);
     }
     p->block = CARD_NUM(k, blk);
     p->gains = 1;

@@ -45,6 +45,8 @@ int combat_card_damage(const sf_combat *c, const sf_card *card, int base, int m)
 }
 
 int combat_card_block(const sf_combat *c, int base) {
+    if (c->pw[PW_NO_BLOCK] > 0)
+        return 0; /* NoBlockPower.modifyBlockLast (Panic Button) */
     float b = (float)(base + c->pw[PW_DEX]);
     if (b < 0.0f)
         b = 0.0f;
@@ -330,7 +332,9 @@ int combat_is_debuff(int pw, int amount) {
     case PW_ENTANGLED:
     case PW_NO_DRAW:
     case PW_LOSE_STR:
-    case PW_LOSE_DEX: return 1;
+    case PW_LOSE_DEX:
+    case PW_NO_BLOCK:
+    case PW_SHACKLED: return 1;
     case PW_STR:
     case PW_DEX: return amount < 0;
     default: return 0;
@@ -375,6 +379,12 @@ void combat_power_monster(sf_combat *c, int m, int pw, int amount) {
      * brings 1 Weak (Vulnerable on a monster only ever comes from the player). */
     int belt = pw == PW_VULN && amount > 0 && mo->pw[PW_ARTIFACT] == 0 &&
                combat_has_relic(c, RELIC_CHAMPION_BELT);
+    /* SadisticPower.onApplyPower, before Artifact is looked at: a debuff
+     * other than Shackled on a monster without Artifact queues its THORNS
+     * damage (a debuff on a monster only ever comes from the player). */
+    if (c->pw[PW_SADISTIC] > 0 && combat_is_debuff(pw, amount) && pw != PW_SHACKLED &&
+        mo->pw[PW_ARTIFACT] == 0)
+        combat_defer(c, DQ_SADISTIC, m);
     if (combat_is_debuff(pw, amount) && mo->pw[PW_ARTIFACT] > 0) {
         mo->pw[PW_ARTIFACT]--;
         return;
@@ -402,10 +412,12 @@ sf_card combat_make_card(const sf_combat *c, int id, int upg) {
 int combat_card_cost(const sf_combat *c, const sf_card *card) {
     if (card->cost == COST_UNPLAYABLE || card->cost == COST_X)
         return card->cost;
-    if (card->flags & CF_FREE_TURN)
+    if (card->flags & (CF_FREE_TURN | CF_FREE_ONCE))
         return 0;
     if (c->pw[PW_CORRUPTION] > 0 && sf_cards[card->id].type == CT_SKILL)
         return 0;
+    if ((card->flags & CF_ONE_TURN) && card->cost > 1)
+        return 1;
     return card->cost;
 }
 
@@ -535,7 +547,7 @@ void combat_remove_hand(sf_combat *c, int i, sf_card *out) {
  * card; Dark Embrace queues nothing once every monster is dead), then the
  * card's own triggerOnExhaust (Sentinel's energy, added to the top: at once). */
 void combat_exhaust_card(sf_combat *c, sf_card card) {
-    card.flags &= (uint8_t)~CF_FREE_TURN;
+    card.flags &= (uint8_t)~CF_TURN_FLAGS;
     if (c->exhaust_n < SF_MAX_PILE)
         c->exhaust[c->exhaust_n++] = card;
     else
@@ -555,6 +567,26 @@ void combat_exhaust_from_hand(sf_combat *c, int i) {
     sf_card k;
     combat_remove_hand(c, i, &k);
     combat_exhaust_card(c, k);
+}
+
+void combat_remove_draw(sf_combat *c, int i, sf_card *out) {
+    if (i >= c->draw_n - c->draw_known)
+        c->draw_known--; /* a known card: the others keep their known places */
+    remove_at(c->draw, &c->draw_n, i, out);
+}
+
+int combat_add_to_draw_bottom(sf_combat *c, const sf_card *card) {
+    if (c->draw_n >= SF_MAX_PILE)
+        return dropped(c);
+    int unknown = c->draw_n - c->draw_known;
+    memmove(&c->draw[1], &c->draw[0], sizeof(sf_card) * (size_t)c->draw_n);
+    c->draw[0] = *card;
+    c->draw_n++;
+    if (unknown == 0)
+        c->draw_known++; /* the whole pile was known: it still is */
+    else if (c->flags & FL_BELIEF)
+        sort_cards(c->draw, unknown + 1);
+    return 1;
 }
 
 /* Move the discard pile into the draw pile, which is empty: both callers
@@ -583,6 +615,45 @@ static void reshuffle(sf_combat *c) {
         sort_cards(c->draw, n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
     c->discard_n = 0;
+}
+
+/* Deep Breath (see internal.h): the discard pile, shuffled, goes on top
+ * of the draw pile (its last card on top), then the whole draw pile is
+ * shuffled; nothing on it stays known. Belief mode: one unknown multiset. */
+void combat_shuffle_discard_into_draw(sf_combat *c) {
+    relics_on_shuffle(c); /* EmptyDeckShuffleAction's constructor */
+    int n = c->discard_n, base = c->draw_n;
+    if (base + n > SF_MAX_PILE) {
+        dropped(c);
+        return;
+    }
+    if (!(c->flags & FL_BELIEF)) {
+        sf_jrand j;
+        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+        for (int i = n; i > 1; i--) {
+            int k = sf_jrand_next_int(&j, i);
+            sf_card t = c->discard[i - 1];
+            c->discard[i - 1] = c->discard[k];
+            c->discard[k] = t;
+        }
+    }
+    memcpy(&c->draw[base], c->discard, sizeof(sf_card) * (size_t)n);
+    c->draw_n = (uint8_t)(base + n);
+    memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
+    c->discard_n = 0;
+    c->draw_known = 0;
+    if (c->flags & FL_BELIEF) {
+        sort_cards(c->draw, c->draw_n);
+        return;
+    }
+    sf_jrand j;
+    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+    for (int i = c->draw_n; i > 1; i--) {
+        int k = sf_jrand_next_int(&j, i);
+        sf_card t = c->draw[i - 1];
+        c->draw[i - 1] = c->draw[k];
+        c->draw[k] = t;
+    }
 }
 
 /* Take the next card off the draw pile (top, or a chance pick in belief
@@ -678,6 +749,12 @@ static void run_deferred(sf_combat *c, sf_deferred d) {
         break;
     case DQ_ENERGY: c->energy = (uint8_t)(c->energy + d.arg > 255 ? 255 : c->energy + d.arg); break;
     case DQ_ADD_CARD: combat_add_new(c, ZONE_HAND, combat_make_card(c, d.arg, 0)); break;
+    case DQ_SADISTIC:
+        /* the amount is Sadistic Nature's when the damage runs: nothing
+         * between the queueing and the drain can change it */
+        if (combat_alive(c, d.arg))
+            combat_thorns_to_monster(c, d.arg, c->pw[PW_SADISTIC]);
+        break;
     default: break;
     }
 }
@@ -709,7 +786,10 @@ int combat_choice_zone(int kind) {
     case CH_HEADBUTT:
     case CH_LIQUID_MEMORIES: return ZONE_DISCARD;
     case CH_EXHUME: return ZONE_EXHAUST;
-    case CH_DISCOVERY: return ZONE_OFFER;
+    case CH_DISCOVERY:
+    case CH_DISCOVERY_CARD: return ZONE_OFFER;
+    case CH_SECRET_SKILL:
+    case CH_SECRET_ATTACK: return ZONE_DRAW;
     default: return ZONE_HAND;
     }
 }
@@ -724,7 +804,19 @@ int combat_choice_cardless(int kind) {
  * exactly one order, a pick is offered only at or after the position after
  * the last pick, and only the first of identical cards there. */
 static int multi_select(int kind) {
-    return kind == CH_ELIXIR || kind == CH_GAMBLE;
+    return kind == CH_ELIXIR || kind == CH_GAMBLE || kind == CH_PURITY ||
+           kind == CH_FORETHOUGHT_ANY;
+}
+
+/* 1 while a multi-select may take another card: Purity's screen takes at
+ * most `amount`. */
+static int multi_room(const sf_combat *c, int kind) {
+    if (kind != CH_PURITY)
+        return 1;
+    int n = 0;
+    for (unsigned b = c->pending.picked; b; b &= b - 1)
+        n++;
+    return n < c->pending.amount;
 }
 
 /* The first hand position a multi-select may still pick. */
@@ -749,6 +841,8 @@ static int choice_accepts(int kind, const sf_card *k) {
     case CH_ARMAMENTS: return combat_can_upgrade(k);
     case CH_DUAL_WIELD: return d->type == CT_ATTACK || d->type == CT_POWER;
     case CH_EXHUME: return k->id != CARD_EXHUME;
+    case CH_SECRET_SKILL: return d->type == CT_SKILL;
+    case CH_SECRET_ATTACK: return d->type == CT_ATTACK;
     default: return 1;
     }
 }
@@ -771,7 +865,7 @@ int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *
         return n;
     }
     if (multi_select(kind)) {
-        for (int i = multi_cursor(c); i < c->hand_n; i++) {
+        for (int i = multi_cursor(c); i < c->hand_n && multi_room(c, kind); i++) {
             int dup = 0;
             for (int j = multi_cursor(c); j < i && !dup; j++)
                 dup = !card_cmp(&c->hand[j], &c->hand[i]);
@@ -801,8 +895,10 @@ int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *
         }
         return n;
     }
-    const sf_card *pile = zone == ZONE_DISCARD ? c->discard : c->exhaust;
-    int pn = zone == ZONE_DISCARD ? c->discard_n : c->exhaust_n;
+    const sf_card *pile = zone == ZONE_DISCARD ? c->discard
+                          : zone == ZONE_DRAW  ? c->draw
+                                               : c->exhaust;
+    int pn = zone == ZONE_DISCARD ? c->discard_n : zone == ZONE_DRAW ? c->draw_n : c->exhaust_n;
     sf_card sorted[SF_MAX_PILE];
     int m = 0;
     for (int i = 0; i < pn; i++)
@@ -883,11 +979,23 @@ static int count_eligible(const sf_combat *c, int kind) {
         return SF_OFFER_N;
     const sf_card *pile = zone == ZONE_HAND      ? c->hand
                           : zone == ZONE_DISCARD ? c->discard
+                          : zone == ZONE_DRAW    ? c->draw
                                                  : c->exhaust;
-    int pn = zone == ZONE_HAND ? c->hand_n : zone == ZONE_DISCARD ? c->discard_n : c->exhaust_n;
+    int pn = zone == ZONE_HAND      ? c->hand_n
+             : zone == ZONE_DISCARD ? c->discard_n
+             : zone == ZONE_DRAW    ? c->draw_n
+                                    : c->exhaust_n;
     for (int i = 0; i < pn; i++)
         n += choice_accepts(kind, &pile[i]);
     return n;
+}
+
+/* ForethoughtAction: a card whose cost is above 0 becomes free to play
+ * once; CardGroup.moveToBottomOfDeck. */
+static void to_bottom_free_once(sf_combat *c, sf_card *k) {
+    if (k->cost > 0)
+        k->flags |= CF_FREE_ONCE;
+    combat_add_to_draw_bottom(c, k);
 }
 
 /* Resolve the choice of `chosen` (the chosen card's value). `screen` is 1
@@ -965,7 +1073,8 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         }
         break;
     }
-    case CH_DISCOVERY: {
+    case CH_DISCOVERY:
+    case CH_DISCOVERY_CARD: {
         /* DiscoveryAction: a copy of the pick costs 0 this turn
          * (setCostForTurn: not for X-cost cards); a full hand sends it to
          * the discard pile. */
@@ -974,6 +1083,27 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         if (k.cost >= 0)
             k.flags |= CF_FREE_TURN;
         combat_add_new(c, ZONE_HAND, k);
+        break;
+    }
+    case CH_FORETHOUGHT: {
+        int i = find_card(c->hand, c->hand_n, &chosen);
+        if (i >= 0) {
+            sf_card k;
+            combat_remove_hand(c, i, &k);
+            to_bottom_free_once(c, &k);
+        }
+        break;
+    }
+    case CH_SECRET_SKILL:
+    case CH_SECRET_ATTACK: {
+        /* the first instance from the bottom: in belief mode one of the
+         * unknown cards before a known top card */
+        int i = find_card(c->draw, c->draw_n, &chosen);
+        if (i >= 0) {
+            sf_card k;
+            combat_remove_draw(c, i, &k);
+            combat_add_to_hand(c, &k); /* a full hand: to the discard pile */
+        }
         break;
     }
     case CH_LIQUID_MEMORIES: {
@@ -1005,8 +1135,10 @@ static void finish_multi(sf_combat *c, int kind) {
             combat_remove_hand(c, i, &out[n++]);
     c->pending.picked = 0;
     for (int j = n - 1; j >= 0; j--) {
-        if (kind == CH_ELIXIR)
+        if (kind == CH_ELIXIR || kind == CH_PURITY)
             combat_exhaust_card(c, out[j]);
+        else if (kind == CH_FORETHOUGHT_ANY)
+            to_bottom_free_once(c, &out[j]);
         else
             combat_add_to_discard(c, &out[j]);
     }
@@ -1034,10 +1166,11 @@ int combat_open_choice(sf_combat *c, int kind, int amount) {
         return 0;
     }
     if (multi_select(kind)) {
-        /* ExhaustAction / GamblingChipAction with an empty hand do nothing;
-         * otherwise the screen opens even for one card (zero may be picked). */
+        /* ExhaustAction / GamblingChipAction / ForethoughtAction with an
+         * empty hand do nothing; otherwise the screen opens even for one
+         * card (zero may be picked). */
         c->pending.picked = 0;
-        if (c->hand_n == 0)
+        if (c->hand_n == 0 || !multi_room(c, kind))
             return 0;
         c->pending.kind = (uint8_t)kind;
         c->phase = PH_CHOICE;
@@ -1123,6 +1256,76 @@ void combat_compact(sf_combat *c) {
  * reproduced with java.util.HashMap (docs/engine.md). For Attacks this gives
  * Infernal Blade's 28-card list: Sword Boomerang ... Anger, Uppercut ...
  * Reckless Charge, Bludgeon, Fiend Fire, Immolate. */
+/* The colorless pool in the game's index order (AbstractDungeon.
+ * colorlessCardPool: CardLibrary's HashMap iteration, colorless cards of
+ * rarity other than BASIC and SPECIAL, statuses left out, each added with
+ * addToTop). srcColorlessCardPool is built from it with addToBottom, so
+ * returnTrulyRandomColorlessCardInCombat walks it backwards: Madness,
+ * Thinking Ahead, Mind Blast, ..., Sadistic Nature, Dark Shackles (Bandage
+ * Up, HEALING, left out: 34 cards). The order was reproduced as the Ironclad
+ * pools' was (docs/engine.md). */
+static const uint8_t colorless_pool[] = {CARD_DARK_SHACKLES,
+                                         CARD_SADISTIC_NATURE,
+                                         CARD_PANIC_BUTTON,
+                                         CARD_TRIP,
+                                         CARD_DRAMATIC_ENTRANCE,
+                                         CARD_IMPATIENCE,
+                                         CARD_THE_BOMB,
+                                         CARD_BLIND,
+                                         CARD_BANDAGE_UP,
+                                         CARD_SECRET_TECHNIQUE,
+                                         CARD_DEEP_BREATH,
+                                         CARD_VIOLENCE,
+                                         CARD_PANACHE,
+                                         CARD_SECRET_WEAPON,
+                                         CARD_APOTHEOSIS,
+                                         CARD_MAYHEM,
+                                         CARD_HAND_OF_GREED,
+                                         CARD_FLASH_OF_STEEL,
+                                         CARD_FORETHOUGHT,
+                                         CARD_ENLIGHTENMENT,
+                                         CARD_PURITY,
+                                         CARD_PANACEA,
+                                         CARD_TRANSMUTATION,
+                                         CARD_CHRYSALIS,
+                                         CARD_DISCOVERY,
+                                         CARD_FINESSE,
+                                         CARD_MAGNETISM,
+                                         CARD_MASTER_OF_STRATEGY,
+                                         CARD_GOOD_INSTINCTS,
+                                         CARD_SWIFT_STRIKE,
+                                         CARD_JACK_OF_ALL_TRADES,
+                                         CARD_METAMORPHOSIS,
+                                         CARD_MIND_BLAST,
+                                         CARD_THINKING_AHEAD,
+                                         CARD_MADNESS};
+_Static_assert(sizeof colorless_pool == CARD_LAST_COLORLESS - CARD_FIRST_COLORLESS + 1,
+               "every colorless card is in the pool once");
+
+int combat_random_colorless(sf_combat *c) {
+    uint8_t list[sizeof colorless_pool];
+    int n = 0;
+    for (int i = (int)sizeof colorless_pool - 1; i >= 0; i--)
+        if (!(sf_cards[colorless_pool[i]].flags & CD_HEALING))
+            list[n++] = colorless_pool[i];
+    return list[sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), n - 1)];
+}
+
+void combat_discover(sf_combat *c, int kind, int pool) {
+    sf_pending *p = &c->pending;
+    memset(p->offer, 0, sizeof p->offer);
+    for (int n = 0; n < SF_OFFER_N;) {
+        int id =
+            pool == DISCOVER_COLORLESS ? combat_random_colorless(c) : combat_random_card(c, pool);
+        int dup = 0;
+        for (int i = 0; i < n; i++)
+            dup |= p->offer[i].id == id;
+        if (!dup)
+            p->offer[n++] = combat_make_card(c, id, 0);
+    }
+    combat_open_choice(c, kind, 0);
+}
+
 int combat_random_card(sf_combat *c, int type) {
     static const int rarities[3] = {RAR_COMMON, RAR_UNCOMMON, RAR_RARE};
     uint8_t list[96];

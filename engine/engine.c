@@ -302,7 +302,8 @@ static int initialize_deck(sf_combat *c, const sf_fight_spec *spec) {
     int n = spec->deck_n, on_top = 0;
     for (int i = 0; i < n; i++) {
         deck[i] = combat_make_card(c, spec->deck[i].id, spec->deck[i].upgrades);
-        top[i] = (sf_cards[deck[i].id].flags & CD_INNATE_UP) && deck[i].upg;
+        top[i] = ((sf_cards[deck[i].id].flags & CD_INNATE_UP) && deck[i].upg) ||
+                 (sf_cards[deck[i].id].flags & CD_INNATE);
     }
     for (int r = 0; r < spec->relics_n; r++)
         if (is_bottle(spec->relics[r]) && spec->relic_counters[r] > 0)
@@ -414,7 +415,7 @@ int sf_engine_enumerate(const sf_state *s, sf_action *out, int cap) {
             dup = key[j] == key[i];
         if (dup || !play_can_play(c, i))
             continue;
-        if (sf_cards[c->hand[i].id].target == TGT_ENEMY) {
+        if (card_target(&c->hand[i]) == TGT_ENEMY) {
             for (int m = 0; m < c->n_mon; m++)
                 if (combat_alive(c, m) && n < cap)
                     out[n++] = (sf_action){SF_ACT_PLAY, (uint8_t)i, (uint8_t)m, 0};
@@ -595,7 +596,8 @@ int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {
                 /* exhausting or burying a weak card is the better choice */
                 if (c->pending.kind == CH_TRUE_GRIT || c->pending.kind == CH_BURNING_PACT ||
                     c->pending.kind == CH_WARCRY || c->pending.kind == CH_ELIXIR ||
-                    c->pending.kind == CH_GAMBLE)
+                    c->pending.kind == CH_GAMBLE || c->pending.kind == CH_PURITY ||
+                    c->pending.kind == CH_FORETHOUGHT || c->pending.kind == CH_FORETHOUGHT_ANY)
                     out->priority = 100 - out->priority;
                 return SF_OK;
             }
@@ -619,6 +621,12 @@ static const char *const choice_verbs[CH_COUNT] = {
     [CH_LIQUID_MEMORIES] = "to hand, free this turn",
     [CH_ELIXIR] = "exhaust",
     [CH_GAMBLE] = "discard",
+    [CH_DISCOVERY_CARD] = "to hand, free this turn",
+    [CH_PURITY] = "exhaust",
+    [CH_FORETHOUGHT] = "to bottom of draw",
+    [CH_FORETHOUGHT_ANY] = "to bottom of draw",
+    [CH_SECRET_SKILL] = "to hand",
+    [CH_SECRET_ATTACK] = "to hand",
 };
 
 int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap) {

@@ -273,9 +273,10 @@ void sf_engine_carry_over(const sf_state *finished, const sf_gauntlet *g, int in
  * spec.seed and spec.floor. Everything in a start is what the player can
  * see, so searches from it stay honest.
  *
- * Relics the engine does not model (most of the Ironclad pools) and the
- * Colorless Potion are kept and recorded in sf_start_desc and in the text
- * form, and have no effect in a fight; the spec holds only the modelled ones. Items are
+ * Relics that act on the run only (Meal Ticket, ...) are kept and recorded
+ * in sf_start_desc and in the text form, and have no effect in a fight; the
+ * spec holds only the relics and potions a fight plays (every potion of the
+ * Ironclad list, the Colorless Potion included). Items are
  * numbered in their own id spaces (sf_run_relic_*, sf_run_potion_*), which
  * name every relic and potion a start can hold.
  *

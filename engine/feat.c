@@ -277,8 +277,8 @@ static int card_token(builder *b, const sf_combat *c, int type, const sf_card *k
     put(b, t, CA_MAGIC, (float)CARD_NUM(k, mag) / 5.0f);
     put(b, t, CA_EXHAUSTS, (float)p.exhausts);
     put(b, t, CA_ETHEREAL, (d->flags & CD_ETHEREAL) != 0);
-    put(b, t, CA_TARGETED, d->target == TGT_ENEMY);
-    put(b, t, CA_ALL, d->target == TGT_ALL);
+    put(b, t, CA_TARGETED, card_target(k) == TGT_ENEMY);
+    put(b, t, CA_ALL, card_target(k) == TGT_ALL);
     put(b, t, CA_MISC, (float)k->misc / 10.0f);
     return t;
 }
@@ -827,6 +827,8 @@ static int follow_play(sf_combat *s, const sf_card *k, const card_pred *p, int h
     }
     if (p->raw_block > 0)
         gain_block(s, p->raw_block, t);
+    if (p->no_block > 0) /* Panic Button: cards give no block from now on */
+        combat_power_player(s, PW_NO_BLOCK, p->no_block, 0);
     for (int m = 0; m < s->n_mon; m++) {
         if (!(hit & (1 << m)))
             continue;
@@ -877,7 +879,7 @@ static void take_from_hand(sf_combat *s, int i, const card_pred *p) {
 
 /* The played card moves to the discard pile unless it exhausts. */
 static void to_discard(sf_combat *s, sf_card k, const card_pred *p) {
-    k.flags &= (uint8_t)~CF_FREE_TURN;
+    k.flags &= (uint8_t)~CF_ALL_FLAGS;
     if (!p->exhausts && s->discard_n < SF_MAX_PILE)
         s->discard[s->discard_n++] = k;
 }
@@ -936,7 +938,7 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
         s.mask = living; /* one living monster: the random pick is certain */
     else if (p.aim == AIM_RANDOM)
         random = 1;
-    int aimed = d->target == TGT_ENEMY && target >= 0 && target < c->n_mon;
+    int aimed = card_target(k) == TGT_ENEMY && target >= 0 && target < c->n_mon;
     s.focus = aimed ? 1 << target : s.mask ? s.mask : living;
     unsigned sharp = 0;
     for (int m = 0; m < c->n_mon && attack; m++)
@@ -1203,6 +1205,8 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
         n_keys = pile_tokens(&b, c, SF_TOK_CARD_DISCARD, c->discard, c->discard_n, keys, keys_tok);
     else if (choice_zone == ZONE_EXHAUST)
         n_keys = pile_tokens(&b, c, SF_TOK_CARD_EXHAUST, c->exhaust, c->exhaust_n, keys, keys_tok);
+    else if (choice_zone == ZONE_DRAW) /* Secret Technique, Secret Weapon */
+        n_keys = pile_tokens(&b, c, SF_TOK_CARD_DRAW, c->draw, c->draw_n, keys, keys_tok);
 
     int potion_tok[SF_MAX_POTION_SLOTS];
     potion_tokens(&b, c, potion_tok);
@@ -1217,6 +1221,8 @@ int sf_engine_feat(const sf_state *s, const sf_action *actions, int n_actions, s
      * multiset. */
     int draw_n = min_i(c->draw_n, SF_MAX_PILE);
     int known = min_i(c->draw_known, draw_n);
+    if (choice_zone == ZONE_DRAW)
+        known = draw_n = 0; /* the whole pile is above, as a multiset */
     for (int p = 1; p <= known; p++)
         card_token(&b, c, SF_TOK_CARD_DRAW, &c->draw[draw_n - p], 1, min_i(p, 15));
     pile_tokens(&b, c, SF_TOK_CARD_DRAW, c->draw, draw_n - known, NULL, NULL);

@@ -79,7 +79,12 @@ typedef struct sf_card {
 
 enum {
     CF_FREE_TURN = 1 << 0, /* costs 0 until the end of this turn (Infernal Blade) */
+    CF_ONE_TURN = 1 << 1,  /* costs at most 1 until the end of this turn (Enlightenment) */
+    CF_FREE_ONCE = 1 << 2, /* costs 0 until it is played (Forethought: freeToPlayOnce) */
 };
+/* The "this turn" cost flags: resetAttributes ends them. */
+#define CF_TURN_FLAGS (CF_FREE_TURN | CF_ONE_TURN)
+#define CF_ALL_FLAGS  (CF_TURN_FLAGS | CF_FREE_ONCE)
 
 enum card_id {
     CARD_NONE = 0,
@@ -167,8 +172,48 @@ enum card_id {
     CARD_DAZED,
     CARD_WOUND,
     CARD_BURN,
+    /* colorless (cards/colorless): the pool the Colorless Potion, Jack of
+     * All Trades, Magnetism and Transmutation draw from, in card-name order;
+     * the draw order is combat.c's colorless pool */
+    CARD_BANDAGE_UP,
+    CARD_BLIND,
+    CARD_DARK_SHACKLES,
+    CARD_DEEP_BREATH,
+    CARD_DISCOVERY,
+    CARD_DRAMATIC_ENTRANCE,
+    CARD_ENLIGHTENMENT,
+    CARD_FINESSE,
+    CARD_FLASH_OF_STEEL,
+    CARD_FORETHOUGHT,
+    CARD_GOOD_INSTINCTS,
+    CARD_IMPATIENCE,
+    CARD_JACK_OF_ALL_TRADES,
+    CARD_MADNESS,
+    CARD_MIND_BLAST,
+    CARD_PANACEA,
+    CARD_PANIC_BUTTON,
+    CARD_PURITY,
+    CARD_SWIFT_STRIKE,
+    CARD_TRIP,
+    CARD_APOTHEOSIS,
+    CARD_CHRYSALIS,
+    CARD_HAND_OF_GREED,
+    CARD_MAGNETISM,
+    CARD_MASTER_OF_STRATEGY,
+    CARD_MAYHEM,
+    CARD_METAMORPHOSIS,
+    CARD_PANACHE,
+    CARD_SADISTIC_NATURE,
+    CARD_SECRET_TECHNIQUE,
+    CARD_SECRET_WEAPON,
+    CARD_THE_BOMB,
+    CARD_THINKING_AHEAD,
+    CARD_TRANSMUTATION,
+    CARD_VIOLENCE,
     CARD_COUNT
 };
+#define CARD_FIRST_COLORLESS CARD_BANDAGE_UP
+#define CARD_LAST_COLORLESS  CARD_VIOLENCE
 
 enum card_type {
     CT_ATTACK = SF_CARD_ATTACK,
@@ -191,6 +236,8 @@ enum card_def_flags {
     CD_STRIKE = 1 << 4,        /* STRIKE tag (Perfected Strike)                   */
     CD_HEALING = 1 << 5,       /* HEALING tag (excluded from random generation)   */
     CD_MULTI_UPGRADE = 1 << 6, /* can be upgraded repeatedly (Searing Blow)    */
+    CD_INNATE = 1 << 7,        /* innate (Dramatic Entrance, Mind Blast)           */
+    CD_ALL_UP = 1 << 8,        /* targets every monster when upgraded (Blind+, Trip+) */
 };
 
 struct sf_combat;
@@ -217,6 +264,7 @@ typedef struct card_pred {
     int exhausts;  /* 1 if the card exhausts itself when played (card_exhausts) */
     int others;    /* EXO_*: which cards in hand the play exhausts besides itself */
     int exhausted; /* how many those are now (the card itself not counted)     */
+    int no_block;  /* NoBlockPower the play gives after its block (Panic Button) */
 } card_pred;
 
 /* card_pred.aim: the card's target rule for damage (TGT_* values), plus a
@@ -247,7 +295,8 @@ enum card_view {
  * gains `blk` once). */
 typedef struct card_def {
     const char *name;
-    uint8_t type, rarity, target, flags;
+    uint8_t type, rarity, target;
+    uint16_t flags; /* CD_*                                            */
     int8_t cost, cost_up;
     int16_t dmg, dmg_up; /* damage per hit                                   */
     int16_t blk, blk_up; /* block                                            */
@@ -273,6 +322,14 @@ int card_end_turn_damage(const sf_card *card);
 
 static inline const card_def *card_def_of(int id) {
     return &sf_cards[id];
+}
+
+/* The target rule of a card instance (TGT_*): its row's, or TGT_ALL for an
+ * upgraded card whose upgrade() sets CardTarget.ALL_ENEMY (cards/colorless
+ * Blind, Trip). */
+static inline int card_target(const sf_card *k) {
+    const card_def *d = &sf_cards[k->id];
+    return (d->flags & CD_ALL_UP) && k->upg ? TGT_ALL : d->target;
 }
 
 /* Value of a (base, upgraded) pair for a card instance. */
@@ -302,6 +359,7 @@ enum power {
     PW_SHARP_HIDE,
     PW_SPORE_CLOUD,
     PW_MODE_SHIFT,
+    PW_SHACKLED, /* GainStrengthPower: Strength back at the end of its turn (Dark Shackles) */
     PW_MON_N,
     /* player-side */
     PW_VIGOR = PW_MON_N,
@@ -328,10 +386,21 @@ enum power {
     PW_REGEN,
     PW_PEN_NIB,
     PW_DUPLICATION,
+    PW_NO_BLOCK,    /* NoBlockPower: cards give no block (Panic Button)          */
+    PW_MAGNETISM,   /* colorless cards to hand at each turn start                */
+    PW_MAYHEM,      /* top cards played at each turn start                       */
+    PW_PANACHE,     /* PanachePower's damage                                     */
+    PW_PANACHE_CNT, /* PanachePower's amount: cards until it fires (5 down to 1) */
+    PW_SADISTIC,    /* THORNS damage per debuff the player applies               */
+    PW_BOMB_1,      /* The Bomb: damage exploding at the end of this turn        */
+    PW_BOMB_2,      /* ... of the next turn                                      */
+    PW_BOMB_3,      /* ... of the turn after                                     */
     PW_N
 };
 
 extern const char *const sf_power_names[PW_N];
+
+enum { PANACHE_CARDS = 5 }; /* PanachePower.CARD_AMT: the cards it counts */
 
 /* justApplied bits (game-rules §1 "Debuff durations"). */
 enum { JA_WEAK = 1, JA_VULN = 2, JA_FRAIL = 4, JA_RITUAL = 8, JA_INTANGIBLE = 16 };
@@ -655,6 +724,7 @@ enum potion_id {
     POTION_SNECKO_OIL,
     POTION_SMOKE_BOMB,
     POTION_CULTIST,
+    POTION_COLORLESS,
     POTION_COUNT
 };
 
@@ -756,6 +826,13 @@ enum choice_kind {
     CH_ELIXIR,          /* multi-select: exhaust the picked hand cards          */
     CH_GAMBLE,          /* multi-select: discard the picked hand cards, draw as many
                            (Gambler's Brew, Gambling Chip: GamblingChipAction) */
+    /* Colorless cards' screens (a card in limbo). */
+    CH_DISCOVERY_CARD,  /* Discovery: one of pending.offer[] -> hand, costs 0 this turn */
+    CH_PURITY,          /* multi-select of up to `amount`: exhaust the picked hand cards */
+    CH_FORETHOUGHT,     /* a hand card -> bottom of draw, free until played       */
+    CH_FORETHOUGHT_ANY, /* multi-select: the picked hand cards -> bottom of draw   */
+    CH_SECRET_SKILL,    /* a Skill of the draw pile -> hand (Secret Technique)     */
+    CH_SECRET_ATTACK,   /* an Attack of the draw pile -> hand (Secret Weapon)      */
     CH_COUNT
 };
 
@@ -802,6 +879,7 @@ enum deferred_kind {
     DQ_GUARDIAN,       /* monster arg (The Guardian) changes to Defensive Mode */
     DQ_ENERGY,         /* player GainEnergyAction(arg) (Gremlin Horn)          */
     DQ_ADD_CARD,       /* MakeTempCardInHandAction of card id arg (Dead Branch) */
+    DQ_SADISTIC,       /* DamageAction(THORNS, Sadistic Nature's amount) at monster arg */
 };
 #define SF_DEFER_CAP 32
 typedef struct sf_deferred {
@@ -837,6 +915,7 @@ typedef struct sf_pending {
     uint8_t active;            /* 1 while a card is in limbo                              */
     uint8_t from_hand;         /* played from the hand (Perfected Strike counts itself)  */
     uint8_t sharp;             /* monster slots (bits) whose Sharp Hide answers this play */
+    uint8_t panache;           /* THORNS damage Panache deals every monster behind this play */
 } sf_pending;
 
 typedef struct sf_combat {
@@ -963,6 +1042,18 @@ int combat_can_upgrade(const sf_card *k);
 void combat_remove_hand(sf_combat *c, int i, sf_card *out);
 void combat_exhaust_card(sf_combat *c, sf_card card); /* to exhaust pile, with triggers */
 void combat_exhaust_from_hand(sf_combat *c, int i);
+/* drawPile.removeCard(draw[i]) (Secret Technique, Secret Weapon,
+ * Violence: DrawPileToHandAction): the card leaves the draw pile; the other
+ * known top cards stay known. */
+void combat_remove_draw(sf_combat *c, int i, sf_card *out);
+/* CardGroup.moveToBottomOfDeck (Forethought): the card goes under the
+ * draw pile. In belief mode it joins the unknown multiset (its place is
+ * not kept; docs/engine.md). */
+int combat_add_to_draw_bottom(sf_combat *c, const sf_card *card);
+/* Deep Breath: EmptyDeckShuffleAction (onShuffle relics; the discard pile
+ * shuffled with shuffleRng and put on top of the draw pile) then
+ * ShuffleAction(drawPile): the whole draw pile shuffled with shuffleRng. */
+void combat_shuffle_discard_into_draw(sf_combat *c);
 sf_card combat_make_card(const sf_combat *c, int id, int upg);
 int combat_card_cost(const sf_combat *c, const sf_card *card); /* energy to play now */
 
@@ -998,6 +1089,18 @@ void combat_stop(sf_combat *c);
  * cardRandomRng.random(size - 1). Returns the card id. Infernal Blade's
  * random Attack, the Attack / Skill / Power Potions' offers, Dead Branch. */
 int combat_random_card(sf_combat *c, int type);
+/* AbstractDungeon.returnTrulyRandomColorlessCardInCombat(): a card of
+ * srcColorlessCardPool (the colorless uncommons and rares, HEALING-tagged
+ * Bandage Up left out) by one cardRandomRng.random(size - 1). Returns the
+ * card id. The Colorless Potion's offers, Jack of All Trades, Magnetism,
+ * Transmutation. */
+int combat_random_colorless(sf_combat *c);
+/* DiscoveryAction: three distinct cards, each one draw of `pool` (a CT_*
+ * type or -1 for any type: combat_random_card; DISCOVER_COLORLESS:
+ * combat_random_colorless), a duplicate re-drawn, offered on screen `kind`
+ * (CH_DISCOVERY for a potion, CH_DISCOVERY_CARD for the Discovery card). */
+#define DISCOVER_COLORLESS (-2)
+void combat_discover(sf_combat *c, int kind, int pool);
 static inline int combat_random_attack(sf_combat *c) {
     return combat_random_card(c, CT_ATTACK);
 }

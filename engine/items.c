@@ -554,17 +554,7 @@ static void u_blood(sf_combat *c, int pot, int t) {
  * fresh, unused set on every later frame of the action; those draws are not
  * reproduced (docs/engine.md "Potions"). */
 static void discover(sf_combat *c, int type) {
-    sf_pending *p = &c->pending;
-    memset(p->offer, 0, sizeof p->offer);
-    for (int n = 0; n < SF_OFFER_N;) {
-        int id = combat_random_card(c, type);
-        int dup = 0;
-        for (int i = 0; i < n; i++)
-            dup |= p->offer[i].id == id;
-        if (!dup)
-            p->offer[n++] = combat_make_card(c, id, 0);
-    }
-    combat_open_choice(c, CH_DISCOVERY, 0);
+    combat_discover(c, CH_DISCOVERY, type);
 }
 static void u_attack(sf_combat *c, int pot, int t) {
     (void)pot, (void)t;
@@ -577,6 +567,14 @@ static void u_skill(sf_combat *c, int pot, int t) {
 static void u_power(sf_combat *c, int pot, int t) {
     (void)pot, (void)t;
     discover(c, CT_POWER);
+}
+
+/* ColorlessPotion: DiscoveryAction(true, 1): three distinct colorless
+ * cards, each one returnTrulyRandomColorlessCardInCombat draw
+ * (cardRandomRng), a duplicate re-drawn; the pick costs 0 this turn. */
+static void u_colorless(sf_combat *c, int pot, int t) {
+    (void)pot, (void)t;
+    combat_discover(c, CH_DISCOVERY, DISCOVER_COLORLESS);
 }
 
 /* ArmamentsAction(true): every card in hand that can be upgraded is, in
@@ -688,7 +686,7 @@ static void u_snecko_oil(sf_combat *c, int pot, int t) {
         int cost = sf_rng_random(combat_rng(c, SF_STREAM_CARD_RANDOM), 3);
         if (k->cost != cost) {
             k->cost = (int8_t)cost;
-            k->flags &= (uint8_t)~CF_FREE_TURN;
+            k->flags &= (uint8_t)~CF_TURN_FLAGS;
         }
     }
 }
@@ -742,6 +740,7 @@ const potion_def sf_potions[POTION_COUNT] = {
     [POTION_SNECKO_OIL] = {"Snecko Oil", TGT_NONE, 1, 5, 0, u_snecko_oil},
     [POTION_SMOKE_BOMB] = {"Smoke Bomb", TGT_NONE, 1, 0, 1, u_smoke_bomb},
     [POTION_CULTIST] = {"Cultist Potion", TGT_NONE, 1, 1, 0, u_cultist},
+    [POTION_COLORLESS] = {"Colorless Potion", TGT_NONE, 1, 1, 0, u_colorless},
 };
 
 int potion_needs_target(int potion) {

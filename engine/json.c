@@ -54,6 +54,12 @@ static const char *const choice_names[CH_COUNT] = {
     [CH_LIQUID_MEMORIES] = "liquid_memories",
     [CH_ELIXIR] = "elixir",
     [CH_GAMBLE] = "gamble", /* Gambler's Brew, Gambling Chip */
+    [CH_DISCOVERY_CARD] = "discovery_card",
+    [CH_PURITY] = "purity",
+    [CH_FORETHOUGHT] = "forethought",
+    [CH_FORETHOUGHT_ANY] = "forethought_any",
+    [CH_SECRET_SKILL] = "secret_technique",
+    [CH_SECRET_ATTACK] = "secret_weapon",
 };
 
 /* ------------------------------------------------------------------------
@@ -174,7 +180,7 @@ json_t *sf_engine_to_json(const sf_state *s) {
         if (c->pending.active)
             set(&b, ch, "card", card_json(&c->pending.card));
         set(&b, ch, "amount", json_integer(c->pending.amount));
-        if (c->pending.kind == CH_DISCOVERY)
+        if (combat_choice_zone(c->pending.kind) == ZONE_OFFER)
             set(&b, ch, "offer", pile_json(&b, c->pending.offer, SF_OFFER_N));
         if (c->pending.picked) {
             json_t *picked = json_array();
@@ -266,7 +272,7 @@ static int check_card(const sf_card *k, const char *pile, int i, sf_err *err) {
         return bad(err, "%s[%d]: card id %d out of 1..%d", pile, i, k->id, CARD_COUNT - 1);
     if (k->cost < COST_UNPLAYABLE)
         return bad(err, "%s[%d]: cost %d", pile, i, k->cost);
-    if (k->flags & ~CF_FREE_TURN)
+    if (k->flags & ~CF_ALL_FLAGS)
         return bad(err, "%s[%d]: unknown flags 0x%x", pile, i, k->flags);
     return SF_OK;
 }
@@ -369,7 +375,7 @@ static int check_state(const sf_combat *c, const uint8_t *bytes, sf_err *err) {
                 return bad(err, "pending queue target %d out of 0..%d", p->queue_target[i],
                            SF_MAX_MONSTERS - 1);
         }
-        if (p->kind == CH_DISCOVERY)
+        if (combat_choice_zone(p->kind) == ZONE_OFFER)
             for (int i = 0; i < SF_OFFER_N; i++)
                 if ((rc = check_card(&p->offer[i], "pending offer", i, err)) < 0)
                     return rc;

@@ -14,6 +14,7 @@
  * ---------------------------------------------------------------------- */
 
 static int clash_ok(const sf_combat *c);
+static int can_use(const sf_combat *c, const sf_card *k);
 
 int play_can_play(const sf_combat *c, int i) {
     if (c->phase != PH_PLAYER || i < 0 || i >= c->hand_n)
@@ -25,14 +26,33 @@ int play_can_play(const sf_combat *c, int i) {
     int cost = combat_card_cost(c, k);
     if (cost != COST_X && cost > c->energy)
         return 0;
-    if (d->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0)
-        return 0;
-    if (k->id == CARD_CLASH && !clash_ok(c))
-        return 0;
-    return 1;
+    return can_use(c, k);
 }
 
 static void resolve_card(sf_combat *c);
+
+/* 1 if the draw pile holds a card of type `type`. */
+static int draw_has(const sf_combat *c, int type) {
+    for (int i = 0; i < c->draw_n; i++)
+        if (sf_cards[c->draw[i].id].type == type)
+            return 1;
+    return 0;
+}
+
+/* The cards' canUse beyond energy: Entangled stops Attacks; Clash needs a
+ * hand of Attacks; Secret Technique and Secret Weapon need a Skill or an
+ * Attack in the draw pile. */
+static int can_use(const sf_combat *c, const sf_card *k) {
+    if (sf_cards[k->id].type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0)
+        return 0;
+    if (k->id == CARD_CLASH && !clash_ok(c))
+        return 0;
+    if (k->id == CARD_SECRET_TECHNIQUE && !draw_has(c, CT_SKILL))
+        return 0;
+    if (k->id == CARD_SECRET_WEAPON && !draw_has(c, CT_ATTACK))
+        return 0;
+    return 1;
+}
 
 /* Clash.canUse: every card in hand is an Attack (Clash itself counts when
  * played from the hand). */
@@ -64,10 +84,10 @@ static void begin_play(sf_combat *c) {
      * that triggers nothing and moves it like a used card: to the exhaust
      * pile when it exhausts (Havoc's exhaustOnUseOnce, the card's own
      * Exhaust), else to the discard pile. */
-    if (d->target == TGT_ENEMY && !combat_alive(c, t)) {
+    if (card_target(&p->card) == TGT_ENEMY && !combat_alive(c, t)) {
         if (!p->copy) {
             sf_card k = p->card;
-            k.flags &= (uint8_t)~CF_FREE_TURN;
+            k.flags &= (uint8_t)~CF_ALL_FLAGS;
             if (exhausts(c, p))
                 combat_exhaust_card(c, k);
             else
@@ -114,6 +134,13 @@ static void begin_play(sf_combat *c) {
     if (!p->copy && c->pw[PW_DUPLICATION] > 0) {
         c->pw[PW_DUPLICATION]--;
         p->repeats++;
+    }
+    /* PanachePower.onUseCard (the UseCardAction constructor, once the
+     * card's actions are queued): the fifth card queues THORNS damage to
+     * every monster behind them (resolve_card). */
+    if (c->pw[PW_PANACHE] > 0 && --c->pw[PW_PANACHE_CNT] <= 0) {
+        c->pw[PW_PANACHE_CNT] = PANACHE_CARDS;
+        p->panache = (uint8_t)(c->pw[PW_PANACHE] > 255 ? 255 : c->pw[PW_PANACHE]);
     }
 
     if (p->card.id == CARD_HAVOC) {
@@ -177,6 +204,13 @@ static void resolve_card(sf_combat *c) {
     sf_pending *p = &c->pending;
     const card_def *d = &sf_cards[p->card.id];
 
+    if (p->panache) {
+        int dmg = p->panache;
+        p->panache = 0;
+        for (int m = 0; m < c->n_mon; m++)
+            if (combat_alive(c, m))
+                combat_thorns_to_monster(c, m, dmg);
+    }
     if (d->type == CT_ATTACK) {
         play_attack_hooks(c);
         play_sharp_hide(c, p->sharp);
@@ -189,7 +223,7 @@ static void resolve_card(sf_combat *c) {
     /* UseCardAction: the card moves (a Double Tap copy is purged). */
     if (!p->copy) {
         sf_card k = p->card;
-        k.flags &= (uint8_t)~CF_FREE_TURN;
+        k.flags &= (uint8_t)~CF_ALL_FLAGS; /* UseCardAction: freeToPlayOnce ends */
         if (d->type == CT_POWER) {
             if (c->cards_removed < 0xFFFF)
                 c->cards_removed++; /* powers leave play */
@@ -241,9 +275,7 @@ void play_next_queued(sf_combat *c) {
         p->target = (uint8_t)tgt;
         p->forced_exhaust = (uint8_t)exhaust;
         const card_def *nd = &sf_cards[next.id];
-        if (!nd->play || next.cost == COST_UNPLAYABLE ||
-            (nd->type == CT_ATTACK && c->pw[PW_ENTANGLED] > 0) ||
-            (next.id == CARD_CLASH && !clash_ok(c))) {
+        if (!nd->play || next.cost == COST_UNPLAYABLE || !can_use(c, &next)) {
             /* canUse fails: the card moves without effect, exhausted when
              * Havoc played it or it exhausts itself (UseCardAction) */
             p->active = 0;
@@ -267,8 +299,7 @@ void play_next_queued(sf_combat *c) {
 int play_from_hand(sf_combat *c, int i, int target) {
     if (!play_can_play(c, i))
         return SF_EINVAL;
-    const card_def *d = &sf_cards[c->hand[i].id];
-    if (d->target == TGT_ENEMY) {
+    if (card_target(&c->hand[i]) == TGT_ENEMY) {
         if (!combat_alive(c, target))
             return SF_EINVAL;
     } else if (target != SF_NO_TARGET) {
@@ -330,9 +361,9 @@ static void discard_hand(sf_combat *c) {
     }
     /* resetAttributes: "costs 0 this turn" ends everywhere */
     for (int i = 0; i < c->draw_n; i++)
-        c->draw[i].flags &= (uint8_t)~CF_FREE_TURN;
+        c->draw[i].flags &= (uint8_t)~CF_TURN_FLAGS;
     for (int i = 0; i < c->discard_n; i++)
-        c->discard[i].flags &= (uint8_t)~CF_FREE_TURN;
+        c->discard[i].flags &= (uint8_t)~CF_TURN_FLAGS;
     combat_drain(c);
 }
 
@@ -347,12 +378,18 @@ static void tick(int16_t *v, uint8_t *just, int bit) {
 }
 
 static void end_of_round(sf_combat *c) {
-    /* 1. monsters atEndOfTurn: Metallicize block */
+    /* 1. monsters atEndOfTurn: Metallicize block; GainStrengthPower
+     * (Shackled) gives its Strength back and goes */
     for (int m = 0; m < c->n_mon; m++) {
         sf_monster *mo = &c->mon[m];
         if (combat_alive(c, m) && mo->pw[PW_METALLICIZE] > 0) {
             int b = mo->block + mo->pw[PW_METALLICIZE];
             mo->block = (int16_t)(b > 999 ? 999 : b);
+        }
+        if (combat_alive(c, m) && mo->pw[PW_SHACKLED] != 0) {
+            int n = mo->pw[PW_SHACKLED];
+            mo->pw[PW_SHACKLED] = 0;
+            combat_power_monster(c, m, PW_STR, n);
         }
     }
     /* 2. the player's atEndOfRound: Weak, Vulnerable, Frail, Intangible */
@@ -361,6 +398,9 @@ static void end_of_round(sf_combat *c) {
     tick(&c->pw[PW_FRAIL], &c->just, JA_FRAIL);
     if (c->pw[PW_INTANGIBLE] > 0)
         c->pw[PW_INTANGIBLE]--;
+    /* NoBlockPower.atEndOfRound (the player's own: never just applied) */
+    if (c->pw[PW_NO_BLOCK] > 0)
+        c->pw[PW_NO_BLOCK]--;
     /* DuplicationPower.atEndOfRound: one stack is lost (potency 1: gone) */
     if (c->pw[PW_DUPLICATION] > 0)
         c->pw[PW_DUPLICATION]--;
@@ -442,6 +482,19 @@ static void start_turn(sf_combat *c) {
         c->relic_counter[clay] = 0;
         combat_gain_block(c, b);
     }
+    if (c->pw[PW_PANACHE] > 0) /* PanachePower.atStartOfTurn */
+        c->pw[PW_PANACHE_CNT] = PANACHE_CARDS;
+    /* MagnetismPower.atStartOfTurn: its cards are drawn now and reach the
+     * hand before the turn's draw. */
+    for (int i = 0; i < c->pw[PW_MAGNETISM]; i++)
+        combat_add_new(c, ZONE_HAND, combat_make_card(c, combat_random_colorless(c), 0));
+    /* MayhemPower.atStartOfTurn queues one action per stack; each runs
+     * before the draw, picks its target (cardRandomRng) and queues a
+     * PlayTopCardAction behind everything the turn start queued. */
+    int mayhem = c->pw[PW_MAYHEM] < SF_CARD_QUEUE ? c->pw[PW_MAYHEM] : SF_CARD_QUEUE;
+    int mayhem_tgt[SF_CARD_QUEUE];
+    for (int i = 0; i < mayhem; i++)
+        mayhem_tgt[i] = combat_random_monster(c);
     combat_draw(c, 5);
     /* atTurnStartPostDraw relics (Pocketwatch), then atStartOfTurnPostDraw
      * powers, queued behind the draw: Demon Form's Strength; Brutality
@@ -453,8 +506,24 @@ static void start_turn(sf_combat *c) {
         combat_draw(c, c->pw[PW_BRUTALITY]);
         combat_lose_hp(c, c->pw[PW_BRUTALITY]);
     }
+    /* Mayhem's PlayTopCardActions take their cards now; the cards play
+     * from the card queue once the actions queued behind (Evolve, Fire
+     * Breathing) have run, as Havoc's do. */
+    sf_pending *p = &c->pending;
+    if (mayhem > 0)
+        memset(p, 0, sizeof *p);
+    for (int i = 0; i < mayhem && c->phase != PH_OVER; i++) {
+        sf_card top;
+        if (!combat_pop_draw(c, &top))
+            break;
+        p->queue[p->queue_n] = top;
+        p->queue_target[p->queue_n] = (uint8_t)(mayhem_tgt[i] < 0 ? SF_NO_TARGET : mayhem_tgt[i]);
+        p->queue_n++;
+    }
     combat_drain(c); /* Evolve, Fire Breathing */
     combat_check_end(c);
+    if (p->queue_n > 0 && c->phase == PH_PLAYER)
+        play_next_queued(c);
 }
 
 void play_end_turn(sf_combat *c) {
@@ -499,6 +568,22 @@ void play_end_turn(sf_combat *c) {
         combat_check_end(c);
         if (c->phase == PH_OVER)
             return;
+    }
+    /* TheBombPower.atEndOfTurn, while a monster lives: the bombs due now
+     * explode (DamageAllEnemiesAction THORNS), the others count down. */
+    if (combat_alive_count(c) > 0) {
+        int bomb = c->pw[PW_BOMB_1];
+        c->pw[PW_BOMB_1] = c->pw[PW_BOMB_2];
+        c->pw[PW_BOMB_2] = c->pw[PW_BOMB_3];
+        c->pw[PW_BOMB_3] = 0;
+        if (bomb > 0) {
+            for (int m = 0; m < c->n_mon; m++)
+                if (combat_alive(c, m))
+                    combat_thorns_to_monster(c, m, bomb);
+            combat_check_end(c);
+            if (c->phase == PH_OVER)
+                return;
+        }
     }
     /* Ritual from Cultist Potion (RitualPower with playerControlled):
      * atEndOfTurn gains its amount of Strength, the turn it is drunk too. */

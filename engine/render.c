@@ -24,6 +24,7 @@ const char *const sf_power_names[PW_N] = {
     [PW_SHARP_HIDE] = "Sharp Hide",
     [PW_SPORE_CLOUD] = "Spore Cloud",
     [PW_MODE_SHIFT] = "Mode Shift",
+    [PW_SHACKLED] = "Shackled",
     [PW_VIGOR] = "Vigor",
     [PW_ENTANGLED] = "Entangled",
     [PW_NO_DRAW] = "No Draw",
@@ -48,6 +49,15 @@ const char *const sf_power_names[PW_N] = {
     [PW_REGEN] = "Regen",
     [PW_PEN_NIB] = "Pen Nib",
     [PW_DUPLICATION] = "Duplication",
+    [PW_NO_BLOCK] = "No Block",
+    [PW_MAGNETISM] = "Magnetism",
+    [PW_MAYHEM] = "Mayhem",
+    [PW_PANACHE] = "Panache",
+    [PW_PANACHE_CNT] = "Panache count",
+    [PW_SADISTIC] = "Sadistic",
+    [PW_BOMB_1] = "The Bomb (1 turn)",
+    [PW_BOMB_2] = "The Bomb (2 turns)",
+    [PW_BOMB_3] = "The Bomb (3 turns)",
 };
 
 void engine_text_put(engine_text *t, const char *fmt, ...) {

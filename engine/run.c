@@ -276,7 +276,7 @@ static const run_potion_def run_potions[] = {
     {"Attack Potion", 1, POTION_ATTACK},
     {"Skill Potion", 1, POTION_SKILL},
     {"Power Potion", 1, POTION_POWER},
-    {"Colorless Potion", 1, 0},
+    {"Colorless Potion", 1, POTION_COLORLESS},
     {"Flex Potion", 1, POTION_FLEX},
     {"Speed Potion", 1, POTION_SPEED},
     {"Blessing of the Forge", 1, POTION_BLESSING_OF_THE_FORGE},

@@ -1921,5 +1921,919 @@ START_TEST(burn_in_hand_deals_thorns_damage_at_end_of_turn) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * Colorless cards (cards/colorless/<Name>.java; game-rules §4 "Colorless
+ * cards"). Numbers "X (Y)" = base (upgraded).
+ * ---------------------------------------------------------------------- */
+
+SF_TCASE(colorless, 0);
+
+/* returnTrulyRandomColorlessCardInCombat's list: srcColorlessCardPool, the
+ * pool's index order (CardLibrary's HashMap: Dark Shackles, Sadistic
+ * Nature, ..., Madness) reversed, HEALING-tagged Bandage Up left out. */
+static const int colorless_src[34] = {CARD_MADNESS,
+                                      CARD_THINKING_AHEAD,
+                                      CARD_MIND_BLAST,
+                                      CARD_METAMORPHOSIS,
+                                      CARD_JACK_OF_ALL_TRADES,
+                                      CARD_SWIFT_STRIKE,
+                                      CARD_GOOD_INSTINCTS,
+                                      CARD_MASTER_OF_STRATEGY,
+                                      CARD_MAGNETISM,
+                                      CARD_FINESSE,
+                                      CARD_DISCOVERY,
+                                      CARD_CHRYSALIS,
+                                      CARD_TRANSMUTATION,
+                                      CARD_PANACEA,
+                                      CARD_PURITY,
+                                      CARD_ENLIGHTENMENT,
+                                      CARD_FORETHOUGHT,
+                                      CARD_FLASH_OF_STEEL,
+                                      CARD_HAND_OF_GREED,
+                                      CARD_MAYHEM,
+                                      CARD_APOTHEOSIS,
+                                      CARD_SECRET_WEAPON,
+                                      CARD_PANACHE,
+                                      CARD_VIOLENCE,
+                                      CARD_DEEP_BREATH,
+                                      CARD_SECRET_TECHNIQUE,
+                                      CARD_BLIND,
+                                      CARD_THE_BOMB,
+                                      CARD_IMPATIENCE,
+                                      CARD_DRAMATIC_ENTRANCE,
+                                      CARD_TRIP,
+                                      CARD_PANIC_BUTTON,
+                                      CARD_SADISTIC_NATURE,
+                                      CARD_DARK_SHACKLES};
+
+/* The next colorless card the card stream of `c` gives (one random(33)). */
+static int next_colorless(sf_rng *r) {
+    return colorless_src[sf_rng_random(r, 33)];
+}
+
+START_TEST(colorless_random_card_walks_the_source_pool) {
+    for (uint64_t seed = 1; seed < 200; seed++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, seed);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        ck_assert_int_eq(combat_random_colorless(c), next_colorless(&r));
+        ck_assert_int_ne(combat_random_colorless(c), CARD_BANDAGE_UP);
+    }
+    /* every colorless card is in the list but Bandage Up (HEALING) */
+    for (int id = CARD_FIRST_COLORLESS; id <= CARD_LAST_COLORLESS; id++) {
+        int n = 0;
+        for (int i = 0; i < 34; i++)
+            n += colorless_src[i] == id;
+        ck_assert_int_eq(n, id != CARD_BANDAGE_UP);
+    }
+    ck_assert(sf_cards[CARD_BANDAGE_UP].flags & CD_HEALING);
+}
+END_TEST
+
+START_TEST(swift_strike_and_flash_of_steel) {
+    /* Swift Strike 7 (10), Flash of Steel 3 (6) and draw 1, both cost 0,
+     * at a 100-HP Cultist: 93 then 90; 90 then 84. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_SWIFT_STRIKE, u);
+        fx_hand(c, CARD_FLASH_OF_STEEL, u);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, u ? 90 : 93);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, u ? 84 : 90);
+        ck_assert_int_eq(c->hand_n, 1);
+        ck_assert_int_eq(c->hand[0].id, CARD_DEFEND);
+        ck_assert_int_eq(c->energy, 3);
+        ck_assert_int_eq(c->discard_n, 2);
+    }
+    ck_assert(sf_cards[CARD_SWIFT_STRIKE].flags & CD_STRIKE);
+}
+END_TEST
+
+START_TEST(dramatic_entrance_hits_all_exhausts_and_is_innate) {
+    /* 8 (12) to each monster, cost 0, exhausts. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+        fx_hand(c, CARD_DRAMATIC_ENTRANCE, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->mon[0].hp, u ? 88 : 92);
+        ck_assert_int_eq(c->mon[1].hp, u ? 88 : 92);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        ck_assert_int_eq(c->energy, 3);
+    }
+    /* Innate: in the opening hand whatever the shuffle (Mind Blast too). */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    ck_assert_int_eq(sf_deck_parse("Strike*9,Dramatic Entrance,Mind Blast", &spec, NULL), SF_OK);
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        sf_state s;
+        spec.seed = seed;
+        ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+        const sf_combat *c = ccombat_of(&s);
+        ck_assert_int_eq(fx_count(c->hand, c->hand_n, CARD_DRAMATIC_ENTRANCE), 1);
+        ck_assert_int_eq(fx_count(c->hand, c->hand_n, CARD_MIND_BLAST), 1);
+    }
+}
+END_TEST
+
+START_TEST(mind_blast_deals_the_draw_pile_size) {
+    /* 7 cards in the draw pile, Strength 2: 9 damage; cost 2 (1). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        for (int i = 0; i < 7; i++)
+            fx_draw(c, CARD_DEFEND, 0);
+        c->pw[PW_STR] = 2;
+        fx_hand(c, CARD_MIND_BLAST, u);
+        card_pred p;
+        card_predict(c, &c->hand[0], CV_HAND, &p);
+        ck_assert_int_eq(p.base, 7);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, 91);
+        ck_assert_int_eq(c->energy, u ? 2 : 1);
+        ck_assert_int_eq(c->discard_n, 1);
+    }
+}
+END_TEST
+
+START_TEST(hand_of_greed_gains_gold_on_a_kill) {
+    /* 20 (25) damage, cost 2; a kill gives 20 (25) gold (fx gold 99). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, u ? 25 : 20, MV_INCANTATION);
+        fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+        fx_hand(c, CARD_HAND_OF_GREED, u);
+        fx_hand(c, CARD_HAND_OF_GREED, u);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->gold, u ? 124 : 119);
+        ck_assert_int_eq(c->energy, 1);
+        /* no kill: no gold (the Cultist's slot went, the Jaw Worm is 0) */
+        c->energy = 2;
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, u ? 75 : 80);
+        ck_assert_int_eq(c->gold, u ? 124 : 119);
+    }
+}
+END_TEST
+
+START_TEST(good_instincts_and_finesse_block) {
+    /* Good Instincts 6 (9); Finesse 2 (4) and draw 1; Dexterity 1. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        c->pw[PW_DEX] = 1;
+        fx_draw(c, CARD_STRIKE, 0);
+        fx_hand(c, CARD_GOOD_INSTINCTS, u);
+        fx_hand(c, CARD_FINESSE, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->block, u ? 10 : 7);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->block, u ? 15 : 10);
+        ck_assert_int_eq(c->hand_n, 1);
+        ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+        ck_assert_int_eq(c->energy, 3);
+    }
+}
+END_TEST
+
+START_TEST(blind_and_trip_hit_every_monster_once_upgraded) {
+    /* Blind: 2 Weak on the target (every monster upgraded); Trip: 2
+     * Vulnerable the same way; both cost 0, neither exhausts. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+    fx_hand(c, CARD_BLIND, 0);
+    fx_hand(c, CARD_TRIP, 0);
+    FX_PLAY(&s, 0, 1);
+    FX_PLAY(&s, 0, 1);
+    ck_assert_int_eq(c->mon[1].pw[PW_WEAK], 2);
+    ck_assert_int_eq(c->mon[1].pw[PW_VULN], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_WEAK] + c->mon[0].pw[PW_VULN], 0);
+    ck_assert_int_eq(c->discard_n, 2);
+    fx_hand(c, CARD_BLIND, 1);
+    fx_hand(c, CARD_TRIP, 1);
+    ck_assert_int_eq(card_target(&c->hand[0]), TGT_ALL);
+    ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 0, 0), SF_EINVAL); /* no target now */
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].pw[PW_WEAK], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    ck_assert_int_eq(c->mon[1].pw[PW_WEAK], 4);
+    ck_assert_int_eq(c->mon[1].pw[PW_VULN], 4);
+    ck_assert_int_eq(c->energy, 3);
+}
+END_TEST
+
+START_TEST(dark_shackles_takes_strength_for_one_monster_turn) {
+    /* -9 (-15) Strength, then Shackled gives it back at the end of the
+     * monster's turn. Chomp 11 - 9 = 2 damage (11 - 15 < 0: none). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+        fx_hand(c, CARD_DARK_SHACKLES, u);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].pw[PW_STR], u ? -15 : -9);
+        ck_assert_int_eq(c->mon[0].pw[PW_SHACKLED], u ? 15 : 9);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        FX_END(&s);
+        ck_assert_int_eq(c->hp, u ? 80 : 78);
+        ck_assert_int_eq(c->mon[0].pw[PW_STR], 0);
+        ck_assert_int_eq(c->mon[0].pw[PW_SHACKLED], 0);
+    }
+    /* Artifact, seen when the card is played: it eats the Strength loss and
+     * no Shackled follows. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+    c->mon[0].pw[PW_ARTIFACT] = 1;
+    fx_hand(c, CARD_DARK_SHACKLES, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_ARTIFACT], 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_STR], 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_SHACKLED], 0);
+}
+END_TEST
+
+START_TEST(deep_breath_shuffles_the_discard_in_and_draws) {
+    /* Draw pile 1 card, discard 3: all 4 shuffled into the draw pile (two
+     * shuffleRng longs: the discard's shuffle, then the whole pile's), then
+     * draw 1 (2). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, CARD_STRIKE, 0);
+        c->draw_known = 1;
+        for (int i = 0; i < 3; i++)
+            fx_discard(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_DEEP_BREATH, u);
+        uint32_t before = c->rng[SF_STREAM_SHUFFLE].counter;
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_uint_eq(c->rng[SF_STREAM_SHUFFLE].counter, before + 2);
+        ck_assert_int_eq(c->hand_n, u ? 2 : 1);
+        ck_assert_int_eq(c->draw_n, u ? 2 : 3);
+        ck_assert_int_eq(c->draw_known, 0);
+        ck_assert_int_eq(c->discard_n, 1); /* Deep Breath itself */
+        ck_assert_int_eq(c->discard[0].id, CARD_DEEP_BREATH);
+        ck_assert_int_eq(c->energy, 3);
+    }
+    /* An empty discard pile: no shuffle, just the draw. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEEP_BREATH, 0);
+    uint32_t before = c->rng[SF_STREAM_SHUFFLE].counter;
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_uint_eq(c->rng[SF_STREAM_SHUFFLE].counter, before);
+    ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+}
+END_TEST
+
+START_TEST(discovery_offers_three_ironclad_cards) {
+    /* DiscoveryAction(): three distinct returnTrulyRandomCardInCombat()
+     * draws (any type); the pick costs 0 this turn. Discovery costs 1 and
+     * exhausts (not upgraded). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 9);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_hand(c, CARD_DISCOVERY, u);
+        sf_state copy = s;
+        int want[3];
+        for (int n = 0; n < 3;) {
+            int id = combat_random_card(combat_of(&copy), -1);
+            if ((n < 1 || want[0] != id) && (n < 2 || want[1] != id))
+                want[n++] = id;
+        }
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->phase, PH_CHOICE);
+        ck_assert_int_eq(c->pending.kind, CH_DISCOVERY_CARD);
+        ck_assert_int_eq(c->pending.active, 1);
+        for (int i = 0; i < 3; i++)
+            ck_assert_int_eq(c->pending.offer[i].id, want[i]);
+        FX_CHOOSE(&s, 2);
+        ck_assert_int_eq(c->phase, PH_PLAYER);
+        ck_assert_int_eq(c->hand_n, 1);
+        ck_assert_int_eq(c->hand[0].id, want[2]);
+        ck_assert(c->hand[0].cost < 0 || combat_card_cost(c, &c->hand[0]) == 0);
+        ck_assert_int_eq(c->energy, 2);
+        ck_assert_int_eq(c->exhaust_n, u ? 0 : 1);
+        ck_assert_int_eq(c->discard_n, u ? 1 : 0);
+    }
+}
+END_TEST
+
+START_TEST(enlightenment_caps_costs_at_one) {
+    /* Bludgeon 3 and Bash 2 cost 1 this turn; Strike 1 and Whirlwind X
+     * unchanged. Enlightenment+ makes it 1 for the combat too. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_hand(c, CARD_ENLIGHTENMENT, u);
+        fx_hand(c, CARD_BLUDGEON, 0);
+        fx_hand(c, CARD_BASH, 0);
+        fx_hand(c, CARD_STRIKE, 0);
+        fx_hand(c, CARD_WHIRLWIND, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 1);
+        ck_assert_int_eq(combat_card_cost(c, &c->hand[1]), 1);
+        ck_assert_int_eq(combat_card_cost(c, &c->hand[2]), 1);
+        ck_assert_int_eq(combat_card_cost(c, &c->hand[3]), COST_X);
+        ck_assert_int_eq(c->hand[0].cost, u ? 1 : 3);
+        FX_PLAY(&s, 0, 0); /* Bludgeon for 1 */
+        ck_assert_int_eq(c->energy, 2);
+        ck_assert_int_eq(c->mon[0].hp, 68);
+        /* the turn ends: the turn's cost goes (the Bash is in the discard) */
+        FX_END(&s);
+        int i = c->discard_n - 1;
+        while (i >= 0 && c->discard[i].id != CARD_BASH)
+            i--;
+        if (i >= 0) {
+            ck_assert_int_eq(combat_card_cost(c, &c->discard[i]), u ? 1 : 2);
+        } else {
+            for (i = 0; c->hand[i].id != CARD_BASH; i++)
+                ;
+            ck_assert_int_eq(combat_card_cost(c, &c->hand[i]), u ? 1 : 2);
+        }
+    }
+}
+END_TEST
+
+START_TEST(forethought_puts_a_card_under_the_draw_pile_free_once) {
+    /* The chosen card goes to the bottom of the draw pile and is free until
+     * played (its cost is above 0); it stays free across the turn's end. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_FORETHOUGHT, 0);
+    fx_hand(c, CARD_BLUDGEON, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pending.kind, CH_FORETHOUGHT);
+    FX_CHOOSE(&s, 0); /* Bludgeon, hand position 0 */
+    ck_assert_int_eq(c->draw_n, 2);
+    ck_assert_int_eq(c->draw[0].id, CARD_BLUDGEON);
+    ck_assert(c->draw[0].flags & CF_FREE_ONCE);
+    ck_assert_int_eq(combat_card_cost(c, &c->draw[0]), 0);
+    FX_END(&s); /* next turn: Defend, Bludgeon, Strike, Forethought drawn */
+    int b = 0;
+    while (c->hand[b].id != CARD_BLUDGEON)
+        b++;
+    ck_assert(c->hand[b].flags & CF_FREE_ONCE);
+    int energy = c->energy;
+    FX_PLAY(&s, b, 0);
+    ck_assert_int_eq(c->energy, energy);
+    ck_assert_int_eq(c->discard[c->discard_n - 1].flags, 0);
+    ck_assert_int_eq(combat_card_cost(c, &c->discard[c->discard_n - 1]), 3);
+
+    /* Forethought+: any number, moved in the order picked; Anger (cost 0)
+     * is not made free. */
+    c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_FORETHOUGHT, 1);
+    fx_hand(c, CARD_BLUDGEON, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_ANGER, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pending.kind, CH_FORETHOUGHT_ANY);
+    FX_CHOOSE(&s, 0);
+    FX_CHOOSE(&s, 2); /* nothing after the last card: the screen is done */
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+    ck_assert_int_eq(c->draw_n, 3);
+    ck_assert_int_eq(c->draw[0].id, CARD_ANGER);
+    ck_assert_int_eq(c->draw[0].flags, 0);
+    ck_assert_int_eq(c->draw[1].id, CARD_BLUDGEON);
+    ck_assert(c->draw[1].flags & CF_FREE_ONCE);
+    ck_assert_int_eq(c->draw[2].id, CARD_DEFEND);
+    ck_assert_int_eq(c->discard_n, 1); /* Forethought+ itself */
+}
+END_TEST
+
+START_TEST(impatience_draws_only_without_attacks_in_hand) {
+    /* 2 (3) cards, only when the hand holds no Attack. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        for (int i = 0; i < 4; i++)
+            fx_draw(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_IMPATIENCE, u);
+        fx_hand(c, CARD_IMPATIENCE, u);
+        fx_hand(c, CARD_STRIKE, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->hand_n, 2); /* Strike in hand: nothing */
+        FX_PLAY(&s, 1, 0);              /* the Strike */
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->hand_n, u ? 3 : 2);
+    }
+}
+END_TEST
+
+START_TEST(jack_of_all_trades_adds_random_colorless_cards) {
+    /* 1 (2) random colorless cards to the hand; exhausts; cost 0. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 11);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_hand(c, CARD_JACK_OF_ALL_TRADES, u);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        int a = next_colorless(&r), b = next_colorless(&r);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->hand_n, u ? 2 : 1);
+        ck_assert_int_eq(c->hand[0].id, a);
+        if (u)
+            ck_assert_int_eq(c->hand[1].id, b);
+        ck_assert_int_eq(c->hand[0].upg, 0);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        ck_assert_int_eq(c->energy, 3);
+    }
+}
+END_TEST
+
+START_TEST(madness_makes_a_random_costly_card_free) {
+    /* Hand (after Madness leaves it): Anger 0, Defend 1, Bludgeon 3. The
+     * picks hand.getRandomCard(cardRandomRng) until one costs more than 0
+     * this turn; it costs 0 for the combat. Madness 1 (0), exhausts. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 7);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_hand(c, CARD_MADNESS, u);
+        fx_hand(c, CARD_ANGER, 0);
+        fx_hand(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_BLUDGEON, 0);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        int pick;
+        do
+            pick = sf_rng_random(&r, 2);
+        while (pick == 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->energy, u ? 3 : 2);
+        ck_assert_int_eq(c->hand[pick].cost, 0);
+        ck_assert_int_eq(c->hand[3 - pick].cost, pick == 1 ? 3 : 1);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        ck_assert_uint_eq(c->rng[SF_STREAM_CARD_RANDOM].counter, r.counter);
+    }
+}
+END_TEST
+
+START_TEST(panacea_gives_artifact) {
+    /* Artifact 1 (2), exhausts; then a Weak Potion's... the monster's Weak
+     * is stopped: here Battle Trance's No Draw is. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_hand(c, CARD_PANACEA, u);
+        fx_hand(c, CARD_BATTLE_TRANCE, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->pw[PW_ARTIFACT], u ? 2 : 1);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->pw[PW_NO_DRAW], 0);
+        ck_assert_int_eq(c->pw[PW_ARTIFACT], u ? 1 : 0);
+    }
+}
+END_TEST
+
+START_TEST(panic_button_blocks_then_cards_give_none_for_two_turns) {
+    /* 30 (40) block, exhausts; No Block 2: Defends give nothing this turn
+     * and next, and 5 again the turn after. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        for (int i = 0; i < 12; i++)
+            fx_draw(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_PANIC_BUTTON, u);
+        fx_hand(c, CARD_DEFEND, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->block, u ? 40 : 30);
+        ck_assert_int_eq(c->pw[PW_NO_BLOCK], 2);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->block, u ? 40 : 30);
+        FX_END(&s);
+        ck_assert_int_eq(c->pw[PW_NO_BLOCK], 1);
+        c->block = 0;
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->block, 0);
+        FX_END(&s);
+        ck_assert_int_eq(c->pw[PW_NO_BLOCK], 0);
+        c->block = 0;
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->block, 5);
+    }
+}
+END_TEST
+
+START_TEST(purity_exhausts_up_to_three_chosen_cards) {
+    /* Hand after Purity leaves it: Wound, Dazed, Strike, Defend. Picks stop
+     * at 3 (5 upgraded); Purity exhausts too. */
+    sf_state s;
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_PURITY, 0);
+    fx_hand(c, CARD_WOUND, 0);
+    fx_hand(c, CARD_DAZED, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pending.kind, CH_PURITY);
+    FX_CHOOSE(&s, 0);
+    FX_CHOOSE(&s, 1);
+    FX_CHOOSE(&s, 2); /* the third: the screen is done */
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->hand[0].id, CARD_DEFEND);
+    ck_assert_int_eq(c->exhaust_n, 4);
+    /* Purity+: one pick, then done */
+    c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_hand(c, CARD_PURITY, 1);
+    fx_hand(c, CARD_WOUND, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_CHOOSE(&s, 0);
+    FX_CHOOSE(&s, CHOICE_DONE);
+    ck_assert_int_eq(c->hand_n, 1);
+    ck_assert_int_eq(c->hand[0].id, CARD_STRIKE);
+    ck_assert_int_eq(c->exhaust_n, 2);
+    ck_assert_int_eq(sf_cards[CARD_PURITY].mag_up, 5);
+}
+END_TEST
+
+START_TEST(bandage_up_heals_and_exhausts) {
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        c->hp = 60;
+        fx_hand(c, CARD_BANDAGE_UP, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->hp, u ? 66 : 64);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        ck_assert_int_eq(c->energy, 3);
+    }
+}
+END_TEST
+
+START_TEST(apotheosis_upgrades_every_pile) {
+    /* Cost 2 (1), exhausts; every card that can be upgraded in hand, draw,
+     * discard and exhaust (statuses cannot; Searing Blow again). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_hand(c, CARD_APOTHEOSIS, u);
+        fx_hand(c, CARD_STRIKE, 0);
+        fx_hand(c, CARD_WOUND, 0);
+        fx_draw(c, CARD_BODY_SLAM, 0);
+        fx_discard(c, CARD_SEARING_BLOW, 1);
+        fx_exhaust(c, CARD_DEFEND, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->energy, u ? 2 : 1);
+        ck_assert_int_eq(c->hand[0].upg, 1);
+        ck_assert_int_eq(c->hand[1].upg, 0);
+        ck_assert_int_eq(c->draw[0].upg, 1);
+        ck_assert_int_eq(c->draw[0].cost, 0); /* Body Slam+ */
+        ck_assert_int_eq(c->discard[0].upg, 2);
+        ck_assert_int_eq(c->exhaust[0].upg, 1);
+        ck_assert_int_eq(c->exhaust[1].id, CARD_APOTHEOSIS);
+    }
+}
+END_TEST
+
+START_TEST(chrysalis_and_metamorphosis_shuffle_in_free_cards) {
+    /* 3 (5) random Skills / Attacks, each costing 0 for the combat when
+     * above 0, into random spots of the draw pile; cost 2; exhaust. */
+    for (int m = 0; m < 2; m++)
+        for (int u = 0; u < 2; u++) {
+            sf_state s;
+            sf_combat *c = fx_new(&s, 13);
+            fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+            fx_draw(c, CARD_STRIKE, 1);
+            fx_hand(c, m ? CARD_METAMORPHOSIS : CARD_CHRYSALIS, u);
+            sf_state copy = s;
+            int want[5], n = u ? 5 : 3;
+            for (int i = 0; i < n; i++)
+                want[i] = combat_random_card(combat_of(&copy), m ? CT_ATTACK : CT_SKILL);
+            FX_PLAY(&s, 0, SF_NO_TARGET);
+            ck_assert_int_eq(c->energy, 1);
+            ck_assert_int_eq(c->draw_n, 1 + n);
+            ck_assert_int_eq(c->exhaust_n, 1);
+            int seen = 0;
+            for (int i = 0; i < c->draw_n; i++) {
+                const sf_card *k = &c->draw[i];
+                if (k->id == CARD_STRIKE && k->upg)
+                    continue;
+                ck_assert_int_eq(sf_cards[k->id].type, m ? CT_ATTACK : CT_SKILL);
+                ck_assert(k->cost == 0 || k->cost == COST_X);
+                seen++;
+            }
+            ck_assert_int_eq(seen, n);
+            for (int i = 0; i < n; i++)
+                ck_assert_int_ge(fx_count(c->draw, c->draw_n, want[i]), 1);
+        }
+}
+END_TEST
+
+START_TEST(magnetism_adds_a_colorless_card_before_each_draw) {
+    /* Cost 2 (1); at the next turn's start one random colorless card
+     * reaches the hand, then the 5 cards are drawn. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        for (int i = 0; i < 6; i++)
+            fx_draw(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_MAGNETISM, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->energy, u ? 2 : 1);
+        ck_assert_int_eq(c->pw[PW_MAGNETISM], 1);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        FX_END(&s);
+        ck_assert_int_eq(c->hand_n, 6);
+        ck_assert_int_eq(c->hand[0].id, next_colorless(&r));
+        ck_assert_int_eq(fx_count(c->hand, 6, CARD_DEFEND), 5);
+    }
+}
+END_TEST
+
+START_TEST(master_of_strategy_draws_and_exhausts) {
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        for (int i = 0; i < 6; i++)
+            fx_draw(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_MASTER_OF_STRATEGY, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->hand_n, u ? 4 : 3);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        ck_assert_int_eq(c->energy, 3);
+    }
+}
+END_TEST
+
+START_TEST(mayhem_plays_the_top_card_after_the_draw) {
+    /* Cost 2 (1). Next turn: the 5 Defends on top are drawn, then the card
+     * under them (a Strike) plays free at the only monster: 100 - 6. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, CARD_STRIKE, 0);
+        for (int i = 0; i < 5; i++)
+            fx_draw(c, CARD_DEFEND, 0);
+        fx_hand(c, CARD_MAYHEM, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->energy, u ? 2 : 1);
+        FX_END(&s);
+        ck_assert_int_eq(c->phase, PH_PLAYER);
+        ck_assert_int_eq(c->hand_n, 5);
+        ck_assert_int_eq(fx_count(c->hand, 5, CARD_DEFEND), 5);
+        ck_assert_int_eq(c->mon[0].hp, 94);
+        ck_assert_int_eq(c->discard_n, 1);
+        ck_assert_int_eq(c->discard[0].id, CARD_STRIKE);
+        ck_assert_int_eq(c->energy, 3);
+    }
+}
+END_TEST
+
+START_TEST(panache_hits_everything_every_fifth_card) {
+    /* 10 (14) THORNS to every monster on each 5th card played in a turn
+     * after Panache; the count restarts each turn. Strikes 6 each. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 200, MV_INCANTATION);
+        fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+        c->energy = 10;
+        fx_hand(c, CARD_PANACHE, u);
+        for (int i = 0; i < 6; i++)
+            fx_hand(c, CARD_STRIKE, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->pw[PW_PANACHE], u ? 14 : 10);
+        ck_assert_int_eq(c->pw[PW_PANACHE_CNT], 5);
+        for (int i = 0; i < 4; i++)
+            FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, 176);
+        ck_assert_int_eq(c->mon[1].hp, 100);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, u ? 156 : 160);
+        ck_assert_int_eq(c->mon[1].hp, u ? 86 : 90);
+        ck_assert_int_eq(c->pw[PW_PANACHE_CNT], 5);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->pw[PW_PANACHE_CNT], 4);
+        FX_END(&s);
+        ck_assert_int_eq(c->pw[PW_PANACHE_CNT], 5);
+    }
+}
+END_TEST
+
+START_TEST(sadistic_nature_punishes_each_debuff) {
+    /* 5 (7) THORNS per debuff the player lands on a monster without
+     * Artifact. Bash 8 + Vulnerable: 100 - 8 - 5 = 87 (85). */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_JAW_WORM, 100, MV_CHOMP);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        c->mon[1].pw[PW_ARTIFACT] = 1;
+        c->energy = 5;
+        fx_hand(c, CARD_SADISTIC_NATURE, u);
+        fx_hand(c, CARD_BASH, 0);
+        fx_hand(c, CARD_BASH, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        FX_PLAY(&s, 0, 0);
+        ck_assert_int_eq(c->mon[0].hp, u ? 85 : 87);
+        FX_PLAY(&s, 0, 1); /* Artifact stops the Vulnerable: no damage */
+        ck_assert_int_eq(c->mon[1].hp, 92);
+        ck_assert_int_eq(c->mon[1].pw[PW_ARTIFACT], 0);
+    }
+}
+END_TEST
+
+START_TEST(secret_technique_and_weapon_fetch_from_the_draw_pile) {
+    for (int w = 0; w < 2; w++) {
+        int id = w ? CARD_SECRET_WEAPON : CARD_SECRET_TECHNIQUE;
+        int one = w ? CARD_BASH : CARD_DEFEND, two = w ? CARD_ANGER : CARD_SHRUG_IT_OFF;
+        int other = w ? CARD_DEFEND : CARD_STRIKE;
+        /* one card of the type: it comes at once (no random draw) */
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, other, 0);
+        fx_draw(c, one, 0);
+        fx_draw(c, other, 0);
+        fx_hand(c, id, 0);
+        uint32_t before = c->rng[SF_STREAM_CARD_RANDOM].counter;
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_uint_eq(c->rng[SF_STREAM_CARD_RANDOM].counter, before);
+        ck_assert_int_eq(c->hand_n, 1);
+        ck_assert_int_eq(c->hand[0].id, one);
+        ck_assert_int_eq(c->draw_n, 2);
+        ck_assert_int_eq(c->exhaust_n, 1);
+        /* none left: unplayable */
+        fx_hand(c, id, 0);
+        ck_assert_int_eq(fx_apply(&s, SF_ACT_PLAY, 1, SF_NO_TARGET), SF_EINVAL);
+        /* two: one addToRandomSpot draw, then a choice; upgraded: discard */
+        c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, one, 0);
+        fx_draw(c, other, 0);
+        fx_draw(c, two, 0);
+        fx_hand(c, id, 1);
+        before = c->rng[SF_STREAM_CARD_RANDOM].counter;
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_uint_eq(c->rng[SF_STREAM_CARD_RANDOM].counter, before + 1);
+        ck_assert_int_eq(c->pending.kind, w ? CH_SECRET_ATTACK : CH_SECRET_SKILL);
+        int opts[SF_MAX_PILE], n = 0;
+        sf_action acts[SF_MAX_ACTIONS];
+        n = sf_engine_enumerate(&s, acts, SF_MAX_ACTIONS);
+        ck_assert_int_eq(n, 2);
+        for (int i = 0; i < n; i++) {
+            sf_action_info info;
+            ck_assert_int_eq(sf_engine_action_info(&s, acts[i], &info), SF_OK);
+            opts[i] = info.card_id;
+        }
+        ck_assert(opts[0] == two || opts[1] == two);
+        int pick = opts[0] == two ? acts[0].index : acts[1].index;
+        FX_CHOOSE(&s, pick);
+        ck_assert_int_eq(c->hand_n, 1);
+        ck_assert_int_eq(c->hand[0].id, two);
+        ck_assert_int_eq(c->draw_n, 2);
+        ck_assert_int_eq(c->discard_n, 1);
+        ck_assert_int_eq(c->exhaust_n, 0);
+    }
+}
+END_TEST
+
+START_TEST(the_bomb_explodes_at_the_end_of_the_third_turn) {
+    /* Cost 2; 40 (50) THORNS to every monster at the end of the turn two
+     * turns after the one it is played. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        c->hp = c->max_hp = 200;
+        fx_mon(c, MON_JAW_WORM, 120, MV_BELLOW);
+        fx_hand(c, CARD_THE_BOMB, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->energy, 1);
+        ck_assert_int_eq(c->pw[PW_BOMB_3], u ? 50 : 40);
+        ck_assert_int_eq(c->discard_n, 1);
+        FX_END(&s);
+        ck_assert_int_eq(c->pw[PW_BOMB_2], u ? 50 : 40);
+        FX_END(&s);
+        ck_assert_int_eq(c->pw[PW_BOMB_1], u ? 50 : 40);
+        int block = c->mon[0].block;
+        ck_assert_int_eq(c->mon[0].hp, 120);
+        FX_END(&s);
+        ck_assert_int_eq(c->pw[PW_BOMB_1], 0);
+        ck_assert_int_eq(c->mon[0].hp, 120 - ((u ? 50 : 40) - block));
+    }
+}
+END_TEST
+
+START_TEST(thinking_ahead_draws_two_then_puts_one_back) {
+    sf_state s;
+    for (int u = 0; u < 2; u++) {
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, CARD_DEFEND, 0);
+        fx_draw(c, CARD_BASH, 0);
+        fx_hand(c, CARD_THINKING_AHEAD, u);
+        fx_hand(c, CARD_STRIKE, 0);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->pending.kind, CH_WARCRY);
+        ck_assert_int_eq(c->hand_n, 3);
+        FX_CHOOSE(&s, 0); /* the Strike to the top */
+        ck_assert_int_eq(c->draw_n, 1);
+        ck_assert_int_eq(c->draw[0].id, CARD_STRIKE);
+        ck_assert_int_eq(c->draw_known, 1);
+        ck_assert_int_eq(c->exhaust_n, u ? 0 : 1);
+        ck_assert_int_eq(c->discard_n, u ? 1 : 0);
+    }
+    /* an empty hand when it is played: PutOnDeckAction is never queued, so
+     * the two cards drawn stay */
+    sf_combat *c = fx_new(&s, 5);
+    fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+    fx_draw(c, CARD_DEFEND, 0);
+    fx_draw(c, CARD_BASH, 0);
+    fx_hand(c, CARD_THINKING_AHEAD, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 2);
+    ck_assert_int_eq(c->draw_n, 0);
+}
+END_TEST
+
+START_TEST(transmutation_makes_x_free_colorless_cards) {
+    /* X = 2: two random colorless cards, free this turn, upgraded when
+     * Transmutation is; exhausts; all energy spent. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 17);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        c->energy = 2;
+        fx_hand(c, CARD_TRANSMUTATION, u);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        int a = next_colorless(&r), b = next_colorless(&r);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->energy, 0);
+        ck_assert_int_eq(c->hand_n, 2);
+        ck_assert_int_eq(c->hand[0].id, a);
+        ck_assert_int_eq(c->hand[1].id, b);
+        for (int i = 0; i < 2; i++) {
+            ck_assert_int_eq(c->hand[i].upg, u);
+            ck_assert(c->hand[i].cost == COST_X || combat_card_cost(c, &c->hand[i]) == 0);
+        }
+        ck_assert_int_eq(c->exhaust_n, 1);
+    }
+}
+END_TEST
+
+START_TEST(violence_takes_random_attacks_from_the_draw_pile) {
+    /* 3 (4) Attacks of the draw pile to the hand; exhausts. */
+    for (int u = 0; u < 2; u++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, 5);
+        fx_mon(c, MON_CULTIST, 100, MV_INCANTATION);
+        fx_draw(c, CARD_STRIKE, 0);
+        fx_draw(c, CARD_DEFEND, 0);
+        fx_draw(c, CARD_BASH, 0);
+        fx_draw(c, CARD_ANGER, 0);
+        fx_draw(c, CARD_DEFEND, 0);
+        fx_draw(c, CARD_POMMEL_STRIKE, 0);
+        fx_hand(c, CARD_VIOLENCE, u);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->hand_n, u ? 4 : 3);
+        for (int i = 0; i < c->hand_n; i++)
+            ck_assert_int_eq(sf_cards[c->hand[i].id].type, CT_ATTACK);
+        ck_assert_int_eq(c->draw_n, u ? 2 : 3);
+        ck_assert_int_eq(fx_count(c->draw, c->draw_n, CARD_DEFEND), 2);
+        ck_assert_int_eq(c->exhaust_n, 1);
+    }
+}
+END_TEST
+
 #include "test-engine-cards.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
 SF_CHECK_MAIN("engine-cards", "numbers", 0, NULL, NULL)

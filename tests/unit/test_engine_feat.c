@@ -820,8 +820,10 @@ END_TEST
  * copy; Fire Breathing's damage when it is played as Ink Bottle draws).
  * Juggernaut's THORNS damage goes to a random monster and is not the
  * card's damage (playmath leaves it out even with one monster alive, where
- * it is certain). The prediction reads none of these powers, so they are
- * switched off on the copies (pm_neutral). Not comparable after the fact:
+ * it is certain); nor are the THORNS damage of Sadistic Nature (per
+ * debuff applied) and Panache (every fifth card), powers' reactions queued
+ * behind the card as Fire Breathing's are. The prediction reads none of
+ * these powers, so they are switched off on the copies (pm_neutral). Not comparable after the fact:
  * PROGRESS when a monster with Curl Up dies (whether its block came first
  * does not show), BLOCK after Sharp Hide has taken some (SELF_HP covers
  * what gets through) or when the play ends the fight (queued block is
@@ -838,6 +840,12 @@ static int pm_rnd(uint64_t *r, int n) {
 }
 
 #define PM_POOL (CARD_REAPER - CARD_STRIKE + 1) /* the Ironclad cards */
+/* ... and the colorless ones after them */
+#define PM_CARDS (PM_POOL + CARD_LAST_COLORLESS - CARD_FIRST_COLORLESS + 1)
+
+static int pm_card(int i) {
+    return i < PM_POOL ? CARD_STRIKE + i : CARD_FIRST_COLORLESS + i - PM_POOL;
+}
 
 static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
     sf_fight_spec_default(spec);
@@ -847,13 +855,13 @@ static void pm_spec(int k, sf_fight_spec *spec, uint64_t *r) {
     if (pm_rnd(r, 2))
         spec->deck_n = 0; /* random cards only */
     for (int j = 0; j < 2; j++) {
-        int id = CARD_STRIKE + (2 * k + j) % PM_POOL;
-        spec->deck[spec->deck_n++] = (sf_card_spec){(uint8_t)id, (uint8_t)((k / PM_POOL + j) & 1)};
+        int id = pm_card((2 * k + j) % PM_CARDS);
+        spec->deck[spec->deck_n++] = (sf_card_spec){(uint8_t)id, (uint8_t)((k / PM_CARDS + j) & 1)};
     }
     int add = 8 + pm_rnd(r, 18);
     for (int i = 0; i < add && spec->deck_n < SF_MAX_DECK; i++)
         spec->deck[spec->deck_n++] =
-            (sf_card_spec){(uint8_t)(CARD_STRIKE + pm_rnd(r, PM_POOL)), (uint8_t)pm_rnd(r, 2)};
+            (sf_card_spec){(uint8_t)pm_card(pm_rnd(r, PM_CARDS)), (uint8_t)pm_rnd(r, 2)};
     for (int i = 0; i < spec->deck_n; i++)
         if (spec->deck[i].id == CARD_SEARING_BLOW && spec->deck[i].upgrades)
             spec->deck[i].upgrades = (uint8_t)(1 + pm_rnd(r, 4));
@@ -908,6 +916,7 @@ static void pm_perturb(sf_combat *c, uint64_t *r) {
 static void pm_neutral(sf_combat *c) {
     c->pw[PW_JUGGERNAUT] = c->pw[PW_FIRE_BREATHING] = 0;
     c->pw[PW_DARK_EMBRACE] = c->pw[PW_EVOLVE] = 0;
+    c->pw[PW_SADISTIC] = c->pw[PW_PANACHE] = 0;
 }
 
 /* The relics whose damage is not the card's own (the token leaves them
@@ -977,6 +986,7 @@ enum {
     GAP_FAIRY,
     GAP_TRIPLE,
     GAP_UNSEEN_COPY,
+    GAP_PURITY,
     GAP_N
 };
 
@@ -999,6 +1009,10 @@ static pm_gap pm_gaps[GAP_N] = {
                          "draw past the known top, Dead Branch's random card): it counts as no "
                          "Attack, no Strike",
                          PM_DAMAGE | PM_BLOCK, 0},
+    [GAP_PURITY] = {"Purity: how many cards it exhausts (up to 3, 5 upgraded) is picked on its "
+                    "screen after the play, so Feel No Pain's block and Charon's Ashes' damage "
+                    "for them are not known",
+                    PM_DAMAGE | PM_BLOCK, 0},
 };
 
 /* The counter of `relic`, -1 without it. */
@@ -1042,6 +1056,8 @@ static int pm_gaps_of(const sf_combat *c, int i) {
               combat_has_relic(c, RELIC_DEAD_BRANCH)) ||
              (sharp && pm_counter(c, RELIC_CENTENNIAL_PUZZLE) == 0) ||
              (combat_has_relic(c, RELIC_GREMLIN_HORN) && combat_has_relic(c, RELIC_CHARONS_ASHES))),
+        [GAP_PURITY] =
+            k->id == CARD_PURITY && (c->pw[PW_FNP] > 0 || combat_has_relic(c, RELIC_CHARONS_ASHES)),
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {
@@ -1147,7 +1163,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 const card_def *d = &sf_cards[card.id];
                 const char *name = d->name, *plus = card.upg ? "+" : "";
                 int alive = combat_alive_count(c), attack = d->type == CT_ATTACK;
-                int random = attack && d->target == TGT_NONE && alive > 1;
+                int random = attack && card_target(&card) == TGT_NONE && alive > 1;
                 int gaps = pm_gaps_of(c, a.index);
                 /* Fire Breathing played as Ink Bottle draws: its damage for
                  * a status drawn is left out with the draws (see above) */
@@ -1169,7 +1185,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                     int tok = pm_feat_t.query[q][0];
                     int per = pm_int(pm_feat_t.cont[tok][7], 20.0f);
                     int hits = pm_int(pm_feat_t.cont[tok][8], 5.0f);
-                    int targets = d->target == TGT_ALL ? alive : 1;
+                    int targets = card_target(&card) == TGT_ALL ? alive : 1;
                     if (!(ctt->flags & FL_LOST)) {
                         PM_CHECK(c, hp0 - hp1 == per * hits * targets,
                                  "token %s%s: %d per hit x %d hits x %d, the play took %d", name,
@@ -1210,7 +1226,8 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                 if (!random && !lost && !(gaps & PM_DAMAGE)) {
                     int died = 0, removed = 0, ehp = 0, curl_died = 0;
                     for (int m = 0; m < c->n_mon; m++) {
-                        if (!combat_alive(c, m) || (d->target == TGT_ENEMY && m != a.target))
+                        if (!combat_alive(c, m) ||
+                            (card_target(&card) == TGT_ENEMY && m != a.target))
                             continue;
                         int dead = (cr->mon[m].flags & MF_DEAD) != 0;
                         died += dead;
@@ -1220,7 +1237,7 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                     }
                     kills += died;
                     lethal++;
-                    if (d->target == TGT_ENEMY)
+                    if (card_target(&card) == TGT_ENEMY)
                         PM_CHECK(c, (qv[SF_FEAT_Q_LETHAL] == 1.0f) == (died == 1),
                                  "lethal %s%s: predicted %.2f, the target %s", name, plus,
                                  qv[SF_FEAT_Q_LETHAL], died ? "died" : "lived");
@@ -1266,9 +1283,10 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
             kills, blocks, self, pm_failures);
     for (int g = 0; g < GAP_N; g++)
         fprintf(stderr, "#   known gap, %ld plays: %s\n", pm_gaps[g].seen, pm_gaps[g].what);
-    for (int id = CARD_STRIKE; id <= CARD_REAPER; id++)
+    for (int i = 0; i < PM_CARDS; i++)
         for (int u = 0; u < 2; u++)
-            ck_assert_msg(played[id][u] > 0, "%s%s never played", sf_cards[id].name, u ? "+" : "");
+            ck_assert_msg(played[pm_card(i)][u] > 0, "%s%s never played", sf_cards[pm_card(i)].name,
+                          u ? "+" : "");
     ck_assert_int_gt(played[CARD_SLIMED][0], 0);
     ck_assert_int_gt(positions, 20000);
     ck_assert_int_gt(str, 1000);

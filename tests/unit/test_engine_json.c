@@ -177,6 +177,51 @@ START_TEST(potion_screens_round_trip) {
 }
 END_TEST
 
+/* The colorless cards' screens (a card in limbo: Discovery's offers, Purity
+ * and Forethought+ with a pick made, Forethought, Secret Technique's draw
+ * pile) and the Colorless Potion's load back exactly. */
+START_TEST(colorless_screens_round_trip) {
+    static const struct {
+        int card, upg;
+        const char *kind;
+    } cases[] = {
+        {CARD_DISCOVERY, 0, "discovery_card"},          {CARD_PURITY, 0, "purity"},
+        {CARD_FORETHOUGHT, 0, "forethought"},           {CARD_FORETHOUGHT, 1, "forethought_any"},
+        {CARD_SECRET_TECHNIQUE, 0, "secret_technique"}, {0, 0, "discovery"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sf_state s = fight(ENC_JAW_WORM, 9);
+        sf_combat *c = combat_of(&s);
+        c->draw[0] = combat_make_card(c, CARD_DEFEND, 0);
+        c->draw[1] = combat_make_card(c, CARD_SHRUG_IT_OFF, 0);
+        sf_action play = {SF_ACT_PLAY, 0, SF_NO_TARGET, 0};
+        if (cases[k].card) {
+            c->hand[0] = combat_make_card(c, cases[k].card, cases[k].upg);
+            c->hand[1] = combat_make_card(c, CARD_BASH, 0);
+        } else {
+            c->potions[0] = POTION_COLORLESS;
+            play.kind = SF_ACT_POTION;
+        }
+        ck_assert_int_eq(sf_engine_apply(&s, play, NULL), SF_OK);
+        ck_assert_int_eq(c->phase, PH_CHOICE);
+        round_trip(&s);
+        if (cases[k].card == CARD_PURITY || cases[k].upg) { /* one pick made */
+            sf_action a[SF_MAX_ACTIONS];
+            ck_assert_int_gt(sf_engine_enumerate(&s, a, SF_MAX_ACTIONS), 2);
+            ck_assert_int_eq(sf_engine_apply(&s, a[0], NULL), SF_OK);
+            ck_assert_int_eq(c->phase, PH_CHOICE);
+            round_trip(&s);
+        }
+        json_t *doc = sf_engine_to_json(&s);
+        json_t *choice = json_object_get(doc, "choice");
+        ck_assert_str_eq(json_string_value(json_object_get(choice, "kind")), cases[k].kind);
+        ck_assert((cases[k].card != 0) == (json_object_get(choice, "card") != NULL));
+        if (cases[k].card == CARD_DISCOVERY || !cases[k].card)
+            ck_assert_int_eq(json_array_size(json_object_get(choice, "offer")), 3);
+        json_decref(doc);
+    }
+}
+END_TEST
+
 START_TEST(readable_fields_describe_the_state) {
     sf_state s = fight(ENC_JAW_WORM, 42);
     sf_combat *c = combat_of(&s);

@@ -61,9 +61,14 @@ static void random_spec(uint64_t seed, int k, sf_fight_spec *spec) {
         }
     } else {
         spec->deck_n = 5 + pick(&x, 25);
-        for (int i = 0; i < spec->deck_n; i++)
-            spec->deck[i] =
-                (sf_card_spec){(uint8_t)(1 + pick(&x, CARD_SLIMED - 1)), (uint8_t)(pick(&x, 2))};
+        /* the Ironclad cards and the colorless ones (ids after the statuses) */
+        int colorless = CARD_LAST_COLORLESS - CARD_FIRST_COLORLESS + 1;
+        for (int i = 0; i < spec->deck_n; i++) {
+            int id = 1 + pick(&x, CARD_SLIMED - 1 + colorless);
+            if (id >= CARD_SLIMED)
+                id += CARD_FIRST_COLORLESS - CARD_SLIMED;
+            spec->deck[i] = (sf_card_spec){(uint8_t)id, (uint8_t)(pick(&x, 2))};
+        }
         for (int i = 0; i < spec->deck_n; i++)
             if (spec->deck[i].id == CARD_SEARING_BLOW && spec->deck[i].upgrades)
                 spec->deck[i].upgrades = (uint8_t)(1 + pick(&x, 4));
@@ -203,7 +208,7 @@ static int random_fight(sf_state *s, int deck_n, uint64_t x, fight_log *log, int
             sf_engine_belief_root(s, next_u64(&x), s);
             const sf_combat *c = ccombat_of(s);
             deck_n = c->hand_n + c->draw_n + c->discard_n + c->exhaust_n +
-                     (c->pending.active && !c->pending.copy);
+                     (c->pending.active && !c->pending.copy) + c->pending.queue_n;
         }
         int n = sf_engine_enumerate(s, acts, SF_MAX_ACTIONS);
         REQUIRE(n > 0, "no legal action");

@@ -63,9 +63,11 @@ START_TEST(pools_hold_every_ironclad_card_once_at_its_rarity) {
             seen[pool[i]]++;
         }
     }
+    /* the colorless cards (their own pool, combat.c) are never offered */
     for (int id = 1; id < CARD_COUNT; id++) {
         int r = sf_cards[id].rarity;
-        int in_pool = r == RAR_COMMON || r == RAR_UNCOMMON || r == RAR_RARE;
+        int in_pool = (r == RAR_COMMON || r == RAR_UNCOMMON || r == RAR_RARE) &&
+                      !(id >= CARD_FIRST_COLORLESS && id <= CARD_LAST_COLORLESS);
         ck_assert_msg(seen[id] == in_pool, "%s appears %d times in the pools", sf_cards[id].name,
                       seen[id]);
     }
@@ -345,14 +347,11 @@ START_TEST(relic_pools_are_the_ironclad_pools) {
     ck_assert_int_eq(fight, 62);
     ck_assert_int_eq(sf_run_relic_modelled(0), 0);
     ck_assert_int_eq(sf_run_relic_modelled(sf_run_relic_count()), 0);
-    /* the engine's potions of the Ironclad list keep their engine ids, and
-     * every one but the Colorless Potion is the engine's */
+    /* every potion of the Ironclad list is the engine's, under its name */
     for (int p = 1; p < sf_run_potion_count(); p++) {
         int e = sf_run_potion_engine(p);
-        ck_assert_msg(e > 0 || strcmp(sf_run_potion_name(p), "Colorless Potion") == 0, "%s",
-                      sf_run_potion_name(p));
-        if (e > 0)
-            ck_assert_str_eq(sf_potion_name(e), sf_run_potion_name(p));
+        ck_assert_msg(e > 0, "%s", sf_run_potion_name(p));
+        ck_assert_str_eq(sf_potion_name(e), sf_run_potion_name(p));
     }
     ck_assert_int_eq(sf_run_potion_lookup("Ghost in a Jar"), SF_ENOTFOUND); /* the Silent's */
 }
@@ -714,9 +713,9 @@ START_TEST(the_text_form_reads_a_hand_written_start) {
     ck_assert_int_eq(s.relics[2], RELIC_PEN_NIB);
     ck_assert_int_eq(s.relic_counters[2], 7);
     ck_assert_int_eq(s.relic_counters[1], 0);
-    /* slot 0 holds the unmodelled Colorless Potion: an empty engine slot */
+    /* slot 0 holds the Colorless Potion, the engine's */
     ck_assert_int_eq(d.potions[0], sf_run_potion_lookup("Colorless Potion"));
-    ck_assert_int_eq(s.potions[0], 0);
+    ck_assert_int_eq(s.potions[0], POTION_COLORLESS);
     ck_assert_int_eq(s.potions[1], POTION_FIRE);
     ck_assert_int_eq(s.floor, 7);
     ck_assert_int_eq(s.hp, 80); /* no hp section: untouched */
