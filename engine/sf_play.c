@@ -234,17 +234,22 @@ static int start_stats(int n, uint64_t seed, const sf_start_opts *opts, int only
         for (int id = 1; id < sf_card_count() && id < 128; id++)
             if (cards[id])
                 printf(" %s %.2f;", sf_card_name(id), (double)cards[id] / n);
+        int marked = 0; /* items held whose rules nothing plays */
         printf("\n  relics per start:");
         for (int r = 1; r < sf_run_relic_count(); r++)
-            if (relics[r])
+            if (relics[r]) {
+                marked += !sf_run_relic_modelled(r);
                 printf(" %s%s %.3f;", sf_run_relic_name(r), sf_run_relic_modelled(r) ? "" : "*",
                        (double)relics[r] / n);
+            }
         printf("\n  potions per start:");
         for (int p = 1; p < sf_run_potion_count(); p++)
-            if (potions[p])
+            if (potions[p]) {
+                marked += sf_run_potion_engine(p) <= 0;
                 printf(" %s%s %.3f;", sf_run_potion_name(p), sf_run_potion_engine(p) > 0 ? "" : "*",
                        (double)potions[p] / n);
-        printf("\n  (* not modelled: held, no effect)\n");
+            }
+        printf("\n%s", marked ? "  (* not modelled: held, no effect)\n" : "");
     }
     return 0;
 }
