@@ -96,4 +96,43 @@ static inline int fx_apply(sf_state *s, int kind, int index, int target) {
  * whose type matters: Wound (status, unplayable). */
 #define FX_FILLER CARD_WOUND
 
+/* returnTrulyRandomColorlessCardInCombat's list, written out for the
+ * tests (the engine builds its own from the pool): srcColorlessCardPool, the
+ * pool's index order (CardLibrary's HashMap: Dark Shackles, Sadistic
+ * Nature, ..., Madness) reversed, HEALING-tagged Bandage Up left out. */
+static const int fx_colorless_src[34] = {CARD_MADNESS,
+                                         CARD_THINKING_AHEAD,
+                                         CARD_MIND_BLAST,
+                                         CARD_METAMORPHOSIS,
+                                         CARD_JACK_OF_ALL_TRADES,
+                                         CARD_SWIFT_STRIKE,
+                                         CARD_GOOD_INSTINCTS,
+                                         CARD_MASTER_OF_STRATEGY,
+                                         CARD_MAGNETISM,
+                                         CARD_FINESSE,
+                                         CARD_DISCOVERY,
+                                         CARD_CHRYSALIS,
+                                         CARD_TRANSMUTATION,
+                                         CARD_PANACEA,
+                                         CARD_PURITY,
+                                         CARD_ENLIGHTENMENT,
+                                         CARD_FORETHOUGHT,
+                                         CARD_FLASH_OF_STEEL,
+                                         CARD_HAND_OF_GREED,
+                                         CARD_MAYHEM,
+                                         CARD_APOTHEOSIS,
+                                         CARD_SECRET_WEAPON,
+                                         CARD_PANACHE,
+                                         CARD_VIOLENCE,
+                                         CARD_DEEP_BREATH,
+                                         CARD_SECRET_TECHNIQUE,
+                                         CARD_BLIND,
+                                         CARD_THE_BOMB,
+                                         CARD_IMPATIENCE,
+                                         CARD_DRAMATIC_ENTRANCE,
+                                         CARD_TRIP,
+                                         CARD_PANIC_BUTTON,
+                                         CARD_SADISTIC_NATURE,
+                                         CARD_DARK_SHACKLES};
+
 #endif

@@ -1928,47 +1928,9 @@ END_TEST
 
 SF_TCASE(colorless, 0);
 
-/* returnTrulyRandomColorlessCardInCombat's list: srcColorlessCardPool, the
- * pool's index order (CardLibrary's HashMap: Dark Shackles, Sadistic
- * Nature, ..., Madness) reversed, HEALING-tagged Bandage Up left out. */
-static const int colorless_src[34] = {CARD_MADNESS,
-                                      CARD_THINKING_AHEAD,
-                                      CARD_MIND_BLAST,
-                                      CARD_METAMORPHOSIS,
-                                      CARD_JACK_OF_ALL_TRADES,
-                                      CARD_SWIFT_STRIKE,
-                                      CARD_GOOD_INSTINCTS,
-                                      CARD_MASTER_OF_STRATEGY,
-                                      CARD_MAGNETISM,
-                                      CARD_FINESSE,
-                                      CARD_DISCOVERY,
-                                      CARD_CHRYSALIS,
-                                      CARD_TRANSMUTATION,
-                                      CARD_PANACEA,
-                                      CARD_PURITY,
-                                      CARD_ENLIGHTENMENT,
-                                      CARD_FORETHOUGHT,
-                                      CARD_FLASH_OF_STEEL,
-                                      CARD_HAND_OF_GREED,
-                                      CARD_MAYHEM,
-                                      CARD_APOTHEOSIS,
-                                      CARD_SECRET_WEAPON,
-                                      CARD_PANACHE,
-                                      CARD_VIOLENCE,
-                                      CARD_DEEP_BREATH,
-                                      CARD_SECRET_TECHNIQUE,
-                                      CARD_BLIND,
-                                      CARD_THE_BOMB,
-                                      CARD_IMPATIENCE,
-                                      CARD_DRAMATIC_ENTRANCE,
-                                      CARD_TRIP,
-                                      CARD_PANIC_BUTTON,
-                                      CARD_SADISTIC_NATURE,
-                                      CARD_DARK_SHACKLES};
-
 /* The next colorless card the card stream of `c` gives (one random(33)). */
 static int next_colorless(sf_rng *r) {
-    return colorless_src[sf_rng_random(r, 33)];
+    return fx_colorless_src[sf_rng_random(r, 33)];
 }
 
 START_TEST(colorless_random_card_walks_the_source_pool) {
@@ -1983,7 +1945,7 @@ START_TEST(colorless_random_card_walks_the_source_pool) {
     for (int id = CARD_FIRST_COLORLESS; id <= CARD_LAST_COLORLESS; id++) {
         int n = 0;
         for (int i = 0; i < 34; i++)
-            n += colorless_src[i] == id;
+            n += fx_colorless_src[i] == id;
         ck_assert_int_eq(n, id != CARD_BANDAGE_UP);
     }
     ck_assert(sf_cards[CARD_BANDAGE_UP].flags & CD_HEALING);

@@ -1734,54 +1734,15 @@ START_TEST(attack_skill_power_potions_offer_three_of_the_type) {
 }
 END_TEST
 
-/* srcColorlessCardPool as returnTrulyRandomColorlessCardInCombat walks it:
- * the colorless pool's index order (CardLibrary's HashMap iteration: Dark
- * Shackles, Sadistic Nature, Panic Button, ..., Thinking Ahead, Madness)
- * reversed by addToBottom, Bandage Up (HEALING) left out. */
-static const int colorless_list[] = {CARD_MADNESS,
-                                     CARD_THINKING_AHEAD,
-                                     CARD_MIND_BLAST,
-                                     CARD_METAMORPHOSIS,
-                                     CARD_JACK_OF_ALL_TRADES,
-                                     CARD_SWIFT_STRIKE,
-                                     CARD_GOOD_INSTINCTS,
-                                     CARD_MASTER_OF_STRATEGY,
-                                     CARD_MAGNETISM,
-                                     CARD_FINESSE,
-                                     CARD_DISCOVERY,
-                                     CARD_CHRYSALIS,
-                                     CARD_TRANSMUTATION,
-                                     CARD_PANACEA,
-                                     CARD_PURITY,
-                                     CARD_ENLIGHTENMENT,
-                                     CARD_FORETHOUGHT,
-                                     CARD_FLASH_OF_STEEL,
-                                     CARD_HAND_OF_GREED,
-                                     CARD_MAYHEM,
-                                     CARD_APOTHEOSIS,
-                                     CARD_SECRET_WEAPON,
-                                     CARD_PANACHE,
-                                     CARD_VIOLENCE,
-                                     CARD_DEEP_BREATH,
-                                     CARD_SECRET_TECHNIQUE,
-                                     CARD_BLIND,
-                                     CARD_THE_BOMB,
-                                     CARD_IMPATIENCE,
-                                     CARD_DRAMATIC_ENTRANCE,
-                                     CARD_TRIP,
-                                     CARD_PANIC_BUTTON,
-                                     CARD_SADISTIC_NATURE,
-                                     CARD_DARK_SHACKLES};
-
 START_TEST(colorless_potion_offers_three_colorless_cards) {
     /* seed 21 (setup): stream 3 (cardRandomRng) gives random(33) = 24, 6,
-     * 12: colorless_list[24] Deep Breath, [6] Good Instincts, [12]
+     * 12: fx_colorless_src[24] Deep Breath, [6] Good Instincts, [12]
      * Transmutation, three distinct, offered in that order; the middle one
      * is picked and costs 0 this turn. */
     static const int want[3] = {CARD_DEEP_BREATH, CARD_GOOD_INSTINCTS, CARD_TRANSMUTATION};
-    int n = (int)(sizeof colorless_list / sizeof colorless_list[0]);
+    int n = (int)(sizeof fx_colorless_src / sizeof fx_colorless_src[0]);
     ck_assert_int_eq(n, 34);
-    ck_assert_int_eq(discover(POTION_COLORLESS, colorless_list, n, want), CARD_GOOD_INSTINCTS);
+    ck_assert_int_eq(discover(POTION_COLORLESS, fx_colorless_src, n, want), CARD_GOOD_INSTINCTS);
     /* the pick is flagged free this turn; the offers are unupgraded copies */
     sf_state s;
     sf_combat *c = setup(&s);
