@@ -517,7 +517,7 @@ static void p_whirlwind(sf_combat *c, const sf_card *k, int t) {
 }
 static void x_whirlwind(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
     (void)k, (void)view;
-    p->hits = c->energy;
+    p->hits = c->energy + relics_x_bonus(c);
 }
 
 /* ---- rare --------------------------------------------------------------- */

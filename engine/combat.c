@@ -61,8 +61,8 @@ int combat_monster_damage(const sf_combat *c, int m, int base) {
     float d = (float)(base + mo->pw[PW_STR]);
     if (mo->pw[PW_WEAK] > 0)
         d *= 0.75f;
-    if (c->pw[PW_VULN] > 0)
-        d *= 1.5f;
+    if (c->pw[PW_VULN] > 0) /* Odd Mushroom: 1.25 on the player */
+        d *= combat_has_relic(c, RELIC_ODD_MUSHROOM) ? 1.25f : 1.5f;
     int out = (int)floorf(d);
     if (out < 0)
         out = 0;
@@ -160,10 +160,12 @@ static int monster_take_damage(sf_combat *c, int m, int dmg, int type) {
     if (!combat_alive(c, m) || dmg <= 0)
         return 0;
     int amount = dmg;
-    if (type != DT_HP_LOSS) {
+    if (type != DT_HP_LOSS && mo->block > 0) {
         int absorbed = amount < mo->block ? amount : mo->block;
         mo->block = (int16_t)(mo->block - absorbed);
         amount -= absorbed;
+        if (mo->block == 0) /* decrementBlock's brokeBlock(): the relics' onBlockBroken */
+            relics_on_block_broken(c, m);
     }
     /* The player's relics' onAttackToChangeDamage on its NORMAL damage: Boot
      * raises an unblocked 1..4 to 5. */
@@ -754,6 +756,10 @@ static void run_deferred(sf_combat *c, sf_deferred d) {
          * between the queueing and the drain can change it */
         if (combat_alive(c, d.arg))
             combat_thorns_to_monster(c, d.arg, c->pw[PW_SADISTIC]);
+        break;
+    case DQ_HAND_DRILL:
+        if (combat_alive(c, d.arg))
+            combat_power_monster(c, d.arg, PW_VULN, 2);
         break;
     default: break;
     }

@@ -71,6 +71,33 @@ const relic_def sf_relics[RELIC_COUNT] = {
     [RELIC_MAGIC_FLOWER] = {"Magic Flower"},
     [RELIC_CHARONS_ASHES] = {"Charon's Ashes"},
     [RELIC_CHAMPION_BELT] = {"Champion Belt"},
+    [RELIC_ABACUS] = {"The Abacus", 0, RS_SHOP},
+    [RELIC_BRIMSTONE] = {"Brimstone", 0, RS_SHOP},
+    [RELIC_CAULDRON] = {"Cauldron", 0, RS_SHOP},
+    [RELIC_CHEMICAL_X] = {"Chemical X", 0, RS_SHOP},
+    [RELIC_CLOCKWORK_SOUVENIR] = {"Clockwork Souvenir", 0, RS_SHOP},
+    [RELIC_DOLLYS_MIRROR] = {"Dolly's Mirror", 0, RS_SHOP},
+    [RELIC_FROZEN_EYE] = {"Frozen Eye", 0, RS_SHOP},
+    [RELIC_HAND_DRILL] = {"Hand Drill", 0, RS_SHOP},
+    [RELIC_LEES_WAFFLE] = {"Lee's Waffle", 0, RS_SHOP},
+    [RELIC_MEDICAL_KIT] = {"Medical Kit", 0, RS_SHOP},
+    [RELIC_MEMBERSHIP_CARD] = {"Membership Card", 0, RS_SHOP},
+    [RELIC_ORANGE_PELLETS] = {"Orange Pellets", 0, RS_SHOP},
+    [RELIC_ORRERY] = {"Orrery", 0, RS_SHOP},
+    [RELIC_PRISMATIC_SHARD] = {"Prismatic Shard", 0, RS_SHOP},
+    [RELIC_SLING_OF_COURAGE] = {"Sling of Courage", 0, RS_SHOP},
+    [RELIC_STRANGE_SPOON] = {"Strange Spoon", 0, RS_SHOP},
+    [RELIC_TOOLBOX] = {"Toolbox", 0, RS_SHOP},
+    [RELIC_GOLDEN_IDOL] = {"Golden Idol", 0, RS_EVENT},
+    [RELIC_NEOWS_LAMENT] = {"Neow's Lament", 4, RS_EVENT},
+    [RELIC_ODD_MUSHROOM] = {"Odd Mushroom", 0, RS_EVENT},
+    [RELIC_FACE_OF_CLERIC] = {"Face of Cleric", 0, RS_EVENT},
+    [RELIC_CULTIST_MASK] = {"Cultist Headpiece", 0, RS_EVENT},
+    [RELIC_GREMLIN_MASK] = {"Gremlin Visage", 0, RS_EVENT},
+    [RELIC_NLOTHS_MASK] = {"N'loth's Hungry Face", 0, RS_EVENT},
+    [RELIC_SSSERPENT_HEAD] = {"Ssserpent Head", 0, RS_EVENT},
+    [RELIC_WARPED_TONGS] = {"Warped Tongs", 0, RS_EVENT},
+    [RELIC_SPIRIT_POOP] = {"Spirit Poop", 0, RS_EVENT},
 };
 
 int combat_relic_slot(const sf_combat *c, int relic) {
@@ -151,6 +178,25 @@ void relics_at_battle_start(sf_combat *c) {
         case RELIC_FOSSILIZED_HELIX: /* Buffer 1: the counter holds its stacks */
             c->relic_counter[i] = 1;
             break;
+        case RELIC_CLOCKWORK_SOUVENIR: combat_power_player(c, PW_ARTIFACT, 1, 0); break;
+        case RELIC_SLING_OF_COURAGE: /* the room's eliteTrigger */
+            if (is_elite_fight(c))
+                combat_power_player(c, PW_STR, 2, 0);
+            break;
+        case RELIC_GREMLIN_MASK: combat_power_player(c, PW_WEAK, 1, 0); break;
+        case RELIC_NEOWS_LAMENT:
+            /* counter: fights it has spent (the game counts 3 down); in
+             * each of the first 3, every monster's current HP is set to 1 */
+            if (c->relic_counter[i] < 3) {
+                c->relic_counter[i]++;
+                for (int m = 0; m < c->n_mon; m++) {
+                    if (c->mon[m].id == MON_NONE || c->mon[m].hp <= 0)
+                        continue;
+                    c->mon_hp_pool = (uint16_t)(c->mon_hp_pool - (c->mon[m].hp - 1));
+                    c->mon[m].hp = 1;
+                }
+            }
+            break;
         /* Du-Vu Doll: Strength per curse in the deck; the engine has no curse. */
         default: break;
         }
@@ -199,6 +245,14 @@ void relics_at_turn_start(sf_combat *c, int first) {
                 thorns_all(c, 3);
                 combat_check_end(c);
             }
+            break;
+        case RELIC_BRIMSTONE:
+            /* addToTop: the monsters' +1 each (last monster first), then
+             * the player's +2 */
+            for (int m = c->n_mon - 1; m >= 0; m--)
+                if (combat_alive(c, m))
+                    combat_power_monster(c, m, PW_STR, 1);
+            combat_power_player(c, PW_STR, 2, 0);
             break;
         case RELIC_INCENSE_BURNER:
             if (++*n >= 6) {
@@ -375,11 +429,24 @@ void relics_on_monster_death(sf_combat *c) {
 /* onShuffle: when the discard pile is shuffled into the draw pile (not the
  * deck's first shuffle). */
 void relics_on_shuffle(sf_combat *c) {
+    if (combat_has_relic(c, RELIC_ABACUS)) /* GainBlockAction(6), to the bottom */
+        combat_defer(c, DQ_BLOCK, 6);
     int i = combat_relic_slot(c, RELIC_SUNDIAL);
     if (i >= 0 && ++c->relic_counter[i] >= 3) {
         c->relic_counter[i] = 0;
         c->energy = (uint8_t)(c->energy + 2);
     }
+}
+
+/* Hand Drill: ApplyPowerAction(Vulnerable 2) to the bottom of the queue. */
+void relics_on_block_broken(sf_combat *c, int m) {
+    if (combat_has_relic(c, RELIC_HAND_DRILL))
+        combat_defer(c, DQ_HAND_DRILL, m);
+}
+
+/* Chemical X: the X-cost actions (Whirlwind, Transmutation) add 2 to X. */
+int relics_x_bonus(const sf_combat *c) {
+    return combat_has_relic(c, RELIC_CHEMICAL_X) ? 2 : 0;
 }
 
 void relics_on_potion_used(sf_combat *c) {
@@ -439,13 +506,22 @@ int relics_heal_amount(const sf_combat *c, int amount) {
     return amount;
 }
 
+/* Meat on the Bone's onTrigger comes first (AbstractRoom.endBattle), then
+ * the relics' onVictory in relic order: Burning Blood's heal, Face of
+ * Cleric's increaseMaxHp(1) (max HP +1, then a heal of 1). */
 void relics_on_victory(sf_combat *c) {
     if (c->hp <= 0)
         return;
     if (combat_has_relic(c, RELIC_MEAT_ON_THE_BONE) && (float)c->hp <= (float)c->max_hp / 2.0f)
         combat_heal(c, 12);
-    if (combat_has_relic(c, RELIC_BURNING_BLOOD))
-        combat_heal(c, 6);
+    for (int i = 0; i < c->relic_n; i++) {
+        if (c->relics[i] == RELIC_BURNING_BLOOD) {
+            combat_heal(c, 6);
+        } else if (c->relics[i] == RELIC_FACE_OF_CLERIC) {
+            c->max_hp = (int16_t)(c->max_hp + 1);
+            combat_heal(c, 1);
+        }
+    }
 }
 
 /* Red Skull: +3 Strength while HP <= 50% of max (isBloodied). Both

@@ -288,7 +288,8 @@ void play_next_queued(sf_combat *c) {
             combat_check_end(c);
             continue;
         }
-        p->x = c->energy; /* an autoplayed X-cost card: X = energy, none spent */
+        p->x =
+            c->energy + relics_x_bonus(c); /* an autoplayed X-cost card: X = energy, none spent */
         begin_play(c);
         return;
     }
@@ -313,7 +314,7 @@ int play_from_hand(sf_combat *c, int i, int target) {
     p->active = 1;
     p->from_hand = 1;
     if (cost == COST_X) {
-        p->x = c->energy;
+        p->x = c->energy + relics_x_bonus(c);
         c->energy = 0;
     } else {
         c->energy = (uint8_t)(c->energy - cost);

@@ -2750,5 +2750,207 @@ START_TEST(the_block_met_at_the_enemy_turn_is_observed_the_turn_after) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * Shop and event relics (game-rules §7 "Shop and event relics")
+ * ---------------------------------------------------------------------- */
+
+SF_TCASE(shop_event_relics, 0);
+
+START_TEST(shop_and_event_battle_start_relics) {
+    sf_state s;
+    /* Clockwork Souvenir: Artifact 1 */
+    sf_combat *c = start_holding(&s, ENC_CULTIST, RELIC_CLOCKWORK_SOUVENIR, 0);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 1);
+    /* Sling of Courage: Strength 2 in an elite fight only */
+    c = start_holding(&s, ENC_GREMLIN_NOB, RELIC_SLING_OF_COURAGE, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    c = start_holding(&s, ENC_CULTIST, RELIC_SLING_OF_COURAGE, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    /* Gremlin Visage: the player starts Weak 1 */
+    c = start_holding(&s, ENC_CULTIST, RELIC_GREMLIN_MASK, 0);
+    ck_assert_int_eq(c->pw[PW_WEAK], 1);
+    /* Neow's Lament, 0 fights spent: every monster at 1 HP, 1 spent */
+    c = start_holding(&s, ENC_2_LOUSE, RELIC_NEOWS_LAMENT, 0);
+    for (int m = 0; m < c->n_mon; m++)
+        ck_assert_int_eq(c->mon[m].hp, 1);
+    ck_assert_int_eq(c->mon_hp_pool, c->n_mon);
+    ck_assert_int_eq(c->relic_counter[1], 1);
+    c = start_holding(&s, ENC_CULTIST, RELIC_NEOWS_LAMENT, 2); /* the third fight */
+    ck_assert_int_eq(c->mon[0].hp, 1);
+    ck_assert_int_eq(c->relic_counter[1], 3);
+    c = start_holding(&s, ENC_CULTIST, RELIC_NEOWS_LAMENT, 3); /* used up */
+    ck_assert_int_eq(c->mon[0].hp, c->mon[0].max_hp);
+    ck_assert_int_eq(c->relic_counter[1], 3);
+    /* relics with no fight effect change nothing */
+    static const int none[] = {RELIC_CAULDRON,        RELIC_DOLLYS_MIRROR, RELIC_LEES_WAFFLE,
+                               RELIC_MEMBERSHIP_CARD, RELIC_ORRERY,        RELIC_PRISMATIC_SHARD,
+                               RELIC_GOLDEN_IDOL,     RELIC_CULTIST_MASK,  RELIC_NLOTHS_MASK,
+                               RELIC_SSSERPENT_HEAD,  RELIC_SPIRIT_POOP,   RELIC_FROZEN_EYE};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        c = start_holding(&s, ENC_CULTIST, none[i], 0);
+        ck_assert_int_eq(c->hand_n, 5);
+        ck_assert_int_eq(c->energy, 3);
+        ck_assert_int_eq(c->block, 0);
+        ck_assert_int_eq(c->mon[0].hp, c->mon[0].max_hp);
+    }
+}
+END_TEST
+
+START_TEST(brimstone_strength_each_turn_for_both_sides) {
+    /* turn 2 starts: player +2 Strength, the monster +1 */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_BRIMSTONE, 0);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 11);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_STR], 1);
+    /* from a spec: turn 1's start counts too */
+    c = start_holding(&s, ENC_JAW_WORM, RELIC_BRIMSTONE, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_STR], 1);
+}
+END_TEST
+
+START_TEST(abacus_blocks_six_on_a_shuffle) {
+    /* the turn-2 draw finds no draw pile: the discard pile is shuffled in */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ABACUS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 6; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->hand_n, 5);
+    ck_assert_int_eq(c->block, 6);
+    /* no shuffle, no block */
+    c = with_relics(&s, RELIC_ABACUS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 0);
+}
+END_TEST
+
+START_TEST(chemical_x_adds_two_to_x) {
+    /* Whirlwind with 3 energy: 3 + 2 = 5 hits of 5 */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_CHEMICAL_X, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_WHIRLWIND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 500 - 25);
+    ck_assert_int_eq(c->energy, 0);
+    /* Transmutation with 1 energy: 1 + 2 = 3 colorless cards */
+    c = with_relics(&s, RELIC_CHEMICAL_X, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->energy = 1;
+    fx_hand(c, CARD_TRANSMUTATION, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 3);
+}
+END_TEST
+
+START_TEST(hand_drill_vulnerable_on_broken_block) {
+    sf_state s;
+    /* 5 block, Strike 6: the block breaks, 1 HP, then Vulnerable 2 */
+    sf_combat *c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[0].block = 5;
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 49);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* exactly the block: broken too */
+    c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[0].block = 6;
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 50);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* Twin Strike 5 x2 into 5 block: the second hit lands before the
+     * Vulnerable (queued behind the card): 50 - 5 = 45 */
+    c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[0].block = 5;
+    fx_hand(c, CARD_TWIN_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 45);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* no block, nothing breaks; more block than damage: nothing breaks */
+    c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[1 - 1].block = 0;
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 0);
+    c->mon[0].block = 10;
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].block, 4);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 0);
+}
+END_TEST
+
+START_TEST(odd_mushroom_player_vulnerable_is_a_quarter) {
+    /* Chomp 11 on a Vulnerable player: 11 * 1.25 = 13 (not 16) */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ODD_MUSHROOM, 0);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    c->pw[PW_VULN] = 2;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 13);
+    c = with_relics(&s, 0, 0);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    c->pw[PW_VULN] = 2;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 16);
+}
+END_TEST
+
+START_TEST(face_of_cleric_max_hp_on_victory) {
+    /* 50/80, Burning Blood then Face of Cleric: 56, then 81 max and 57 */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->hp = 50;
+    c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_BURNING_BLOOD;
+    c->relics[c->relic_n++] = RELIC_FACE_OF_CLERIC;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->max_hp, 81);
+    ck_assert_int_eq(c->hp, 57);
+    /* at full HP: 80/80 -> 81/81 */
+    c = setup(&s);
+    c->hp = c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_FACE_OF_CLERIC;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->max_hp, 81);
+    ck_assert_int_eq(c->hp, 81);
+}
+END_TEST
+
+START_TEST(shop_and_event_relics_parse_by_name) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err err = {0};
+    ck_assert_int_eq(sf_relics_parse("The Abacus, Neow's Lament, Sling of Courage", &spec, &err),
+                     SF_OK);
+    ck_assert_int_eq(spec.relics_n, 3);
+    ck_assert_int_eq(spec.relics[0], RELIC_ABACUS);
+    ck_assert_int_eq(spec.relics[1], RELIC_NEOWS_LAMENT);
+    ck_assert_int_eq(spec.relics[2], RELIC_SLING_OF_COURAGE);
+    for (int r = RELIC_ABACUS; r < RELIC_COUNT; r++) {
+        ck_assert_int_eq(sf_relic_lookup(sf_relic_name(r)), r);
+        ck_assert_int_ne(sf_relics[r].source, RS_POOL);
+    }
+}
+END_TEST
+
 #include "test-engine-rules.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
 SF_CHECK_MAIN("engine-rules", "debuffs", 0, NULL, NULL)
