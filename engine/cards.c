@@ -1115,6 +1115,8 @@ int card_exhausts(const sf_combat *c, const sf_card *k) {
         return 1;
     if ((d->flags & CD_EXHAUST_BASE) && k->upg == 0)
         return 1;
+    if (d->type == CT_STATUS && combat_has_relic(c, RELIC_MEDICAL_KIT))
+        return 1; /* MedicalKit.onUseCard: a used status exhausts */
     return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL; /* CorruptionPower */
 }
 

@@ -412,7 +412,9 @@ sf_card combat_make_card(const sf_combat *c, int id, int upg) {
 }
 
 int combat_card_cost(const sf_combat *c, const sf_card *card) {
-    if (card->cost == COST_UNPLAYABLE || card->cost == COST_X)
+    if (card->cost == COST_UNPLAYABLE) /* Medical Kit: a status costs nothing */
+        return relics_status_playable(c, card) ? 0 : COST_UNPLAYABLE;
+    if (card->cost == COST_X)
         return card->cost;
     if (card->flags & (CF_FREE_TURN | CF_FREE_ONCE))
         return 0;
@@ -793,7 +795,8 @@ int combat_choice_zone(int kind) {
     case CH_LIQUID_MEMORIES: return ZONE_DISCARD;
     case CH_EXHUME: return ZONE_EXHAUST;
     case CH_DISCOVERY:
-    case CH_DISCOVERY_CARD: return ZONE_OFFER;
+    case CH_DISCOVERY_CARD:
+    case CH_TOOLBOX: return ZONE_OFFER;
     case CH_SECRET_SKILL:
     case CH_SECRET_ATTACK: return ZONE_DRAW;
     default: return ZONE_HAND;
@@ -802,7 +805,7 @@ int combat_choice_zone(int kind) {
 
 int combat_choice_cardless(int kind) {
     return kind == CH_DISCOVERY || kind == CH_LIQUID_MEMORIES || kind == CH_ELIXIR ||
-           kind == CH_GAMBLE;
+           kind == CH_GAMBLE || kind == CH_TOOLBOX;
 }
 
 /* A multi-select screen (the game's handCardSelectScreen with anyNumber):
@@ -1091,6 +1094,12 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         combat_add_new(c, ZONE_HAND, k);
         break;
     }
+    case CH_TOOLBOX:
+        /* ChooseOneColorless: a copy of the pick, its cost kept; a full
+         * hand sends it to the discard pile */
+        memset(c->pending.offer, 0, sizeof c->pending.offer);
+        combat_add_new(c, ZONE_HAND, chosen);
+        break;
     case CH_FORETHOUGHT: {
         int i = find_card(c->hand, c->hand_n, &chosen);
         if (i >= 0) {

@@ -465,6 +465,13 @@ static void status_tokens(builder *b, const int16_t *pw, int n, uint8_t just, in
  * fraction), `raw` the counter itself /10, `active` whether it acts at the
  * next occasion (the next Attack, turn start, end of turn, HP loss...).
  * Every value is visible to the player (the game shows the counters). */
+static int popcount(int v) {
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
 static void relic_features(const sf_combat *c, int i, float *counter, float *raw, float *active) {
     int id = c->relics[i], n = c->relic_counter[i], max = sf_relics[id].counter_max;
     int next = c->turn + 1; /* the turn that starts next */
@@ -498,6 +505,10 @@ static void relic_features(const sf_combat *c, int i, float *counter, float *raw
     case RELIC_GIRYA: /* lifts made: Strength at battle start */
         *counter = (float)n / 3.0f;
         *raw = (float)n / 10.0f;
+        break;
+    case RELIC_ORANGE_PELLETS: /* card types played this turn (bits Attack, Skill, Power) */
+        *counter = (float)popcount(n & 7) / 3.0f;
+        *active = popcount(n & 7) == 2; /* the missing type removes the debuffs */
         break;
     case RELIC_NEOWS_LAMENT: /* fights spent at 1-HP monsters (this one counted) */
         *counter = (float)n / 3.0f;
@@ -670,13 +681,6 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
             o->killed |= 1 << m;
     }
     o->progress = ehp_sum > 0 ? fminf((float)done_sum / (float)ehp_sum, 1.0f) : 0.0f;
-}
-
-static int popcount(int v) {
-    int n = 0;
-    for (; v; v &= v - 1)
-        n++;
-    return n;
 }
 
 static int lowest_bit(int v) {

@@ -869,6 +869,9 @@ enum choice_kind {
     CH_FORETHOUGHT_ANY, /* multi-select: the picked hand cards -> bottom of draw   */
     CH_SECRET_SKILL,    /* a Skill of the draw pile -> hand (Secret Technique)     */
     CH_SECRET_ATTACK,   /* an Attack of the draw pile -> hand (Secret Weapon)      */
+    /* Toolbox's screen before the opening draw (no card in limbo;
+     * pending.amount holds the turn-1 cards put on top, play_first_turn). */
+    CH_TOOLBOX, /* one of pending.offer[] (colorless) -> hand, its cost kept */
     CH_COUNT
 };
 
@@ -1278,6 +1281,11 @@ void relics_on_hp_change(sf_combat *c); /* Red Skull                       */
 int relics_x_bonus(const sf_combat *c);
 /* Hand Drill: monster m's block was broken by damage. */
 void relics_on_block_broken(sf_combat *c, int m);
+/* Medical Kit: a status card (unplayable by its row) can be played, for 0. */
+int relics_status_playable(const sf_combat *c, const sf_card *k);
+/* Strange Spoon: a used card that would exhaust (not a Power) goes to the
+ * discard pile instead on cardRandomRng.randomBoolean(); 1 if it does. */
+int relics_spoon_keeps(sf_combat *c, const sf_card *k);
 int potion_use(sf_combat *c, int slot, int target); /* SF_OK or SF_EINVAL      */
 int potion_needs_target(int potion);
 /* 1 if potion `potion` can be drunk now (drinkable, and canUse: Smoke Bomb

@@ -239,7 +239,8 @@ void relics_at_turn_start(sf_combat *c, int first) {
             if (c->turn == 3)
                 combat_gain_block(c, 18);
             break;
-        case RELIC_LETTER_OPENER: *n = 0; break; /* Skills played this turn */
+        case RELIC_LETTER_OPENER: *n = 0; break;  /* Skills played this turn */
+        case RELIC_ORANGE_PELLETS: *n = 0; break; /* card types played this turn */
         case RELIC_MERCURY_HOURGLASS:
             if (c->phase != PH_OVER) {
                 thorns_all(c, 3);
@@ -266,6 +267,28 @@ void relics_at_turn_start(sf_combat *c, int first) {
     }
 }
 
+/* UpgradeRandomCardAction: the hand's cards that can be upgraded (no
+ * status), in hand order, shuffled as CardGroup.shuffle() does
+ * (Collections.shuffle with java.util.Random(shuffleRng.randomLong())); the
+ * first is upgraded. None: no random number is drawn. */
+static void warped_tongs(sf_combat *c) {
+    int idx[SF_MAX_HAND], n = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        if (sf_cards[c->hand[i].id].type != CT_STATUS && combat_can_upgrade(&c->hand[i]))
+            idx[n++] = i;
+    if (n == 0)
+        return;
+    sf_jrand j;
+    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+    for (int i = n; i > 1; i--) {
+        int k = sf_jrand_next_int(&j, i);
+        int t = idx[i - 1];
+        idx[i - 1] = idx[k];
+        idx[k] = t;
+    }
+    combat_upgrade_card(&c->hand[idx[0]]);
+}
+
 void relics_at_turn_start_post_draw(sf_combat *c, int played, int first) {
     for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
         switch (c->relics[i]) {
@@ -273,6 +296,7 @@ void relics_at_turn_start_post_draw(sf_combat *c, int played, int first) {
             if (!first && played <= 3)
                 combat_draw(c, 3);
             break;
+        case RELIC_WARPED_TONGS: warped_tongs(c); break;
         case RELIC_GAMBLING_CHIP:
             /* GamblingChipAction, queued behind the whole of turn 1's start */
             if (first) {
@@ -357,6 +381,15 @@ static void mummified_hand(sf_combat *c) {
     c->hand[idx[k]].flags |= CF_FREE_TURN;
 }
 
+/* RemoveDebuffsAction on the player: every DEBUFF-type power goes
+ * (combat_is_debuff; Strength and Dexterity when below 0). */
+static void remove_player_debuffs(sf_combat *c) {
+    for (int pw = 0; pw < PW_N; pw++)
+        if (c->pw[pw] != 0 && combat_is_debuff(pw, c->pw[pw]))
+            c->pw[pw] = 0;
+    c->just = 0; /* nothing left for justApplied to hold back */
+}
+
 /* The hooks act at once (counters, Mummified Hand's pick, Bird-Faced
  * Urn's heal, pushed to the top); the draw and damage they queue at the
  * bottom follow, in relic order, so Mummified Hand never picks the card
@@ -386,6 +419,16 @@ void relics_on_card_played(sf_combat *c, int type) {
             if (type == CT_POWER)
                 combat_heal(c, 2);
             break;
+        case RELIC_ORANGE_PELLETS: /* counter bits: Attack 1, Skill 2, Power 4 this turn */
+            *n = (int16_t)(*n | (type == CT_ATTACK  ? 1
+                                 : type == CT_SKILL ? 2
+                                 : type == CT_POWER ? 4
+                                                    : 0));
+            if (*n == 7) {
+                *n = 0;
+                queued |= (uint16_t)(1u << i);
+            }
+            break;
         /* Blue Candle: curses become playable; the engine has no curse. */
         default: break;
         }
@@ -395,6 +438,8 @@ void relics_on_card_played(sf_combat *c, int type) {
             continue;
         if (c->relics[i] == RELIC_INK_BOTTLE) {
             combat_draw(c, 1);
+        } else if (c->relics[i] == RELIC_ORANGE_PELLETS) {
+            remove_player_debuffs(c);
         } else { /* Letter Opener */
             thorns_all(c, 5);
             combat_check_end(c);
@@ -442,6 +487,19 @@ void relics_on_shuffle(sf_combat *c) {
 void relics_on_block_broken(sf_combat *c, int m) {
     if (combat_has_relic(c, RELIC_HAND_DRILL))
         combat_defer(c, DQ_HAND_DRILL, m);
+}
+
+int relics_status_playable(const sf_combat *c, const sf_card *k) {
+    return sf_cards[k->id].type == CT_STATUS && k->id != CARD_NONE &&
+           combat_has_relic(c, RELIC_MEDICAL_KIT);
+}
+
+/* UseCardAction: the coin is thrown only for a card that exhausts, when
+ * the relic is held and the card is no Power. */
+int relics_spoon_keeps(sf_combat *c, const sf_card *k) {
+    if (!combat_has_relic(c, RELIC_STRANGE_SPOON) || sf_cards[k->id].type == CT_POWER)
+        return 0;
+    return sf_rng_random_bool(combat_rng(c, SF_STREAM_CARD_RANDOM));
 }
 
 /* Chemical X: the X-cost actions (Whirlwind, Transmutation) add 2 to X. */

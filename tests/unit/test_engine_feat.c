@@ -988,6 +988,7 @@ enum {
     GAP_UNSEEN_COPY,
     GAP_PURITY,
     GAP_ABACUS,
+    GAP_SPOON,
     GAP_N
 };
 
@@ -1018,6 +1019,10 @@ static pm_gap pm_gaps[GAP_N] = {
                     "(Deep Breath, the card's own draws, Ink Bottle's, Gremlin Horn's; the "
                     "playmath follows no draw), with a discard pile to shuffle",
                     PM_BLOCK, 0},
+    [GAP_SPOON] = {"Strange Spoon: whether the played card exhausts is a coin flip "
+                   "(cardRandomRng) thrown when it is used, so Feel No Pain's block and Charon's "
+                   "Ashes' damage for it are a chance",
+                   PM_DAMAGE | PM_BLOCK, 0},
 };
 
 /* The counter of `relic`, -1 without it. */
@@ -1064,6 +1069,8 @@ static int pm_gaps_of(const sf_combat *c, int i) {
         [GAP_PURITY] =
             k->id == CARD_PURITY && (c->pw[PW_FNP] > 0 || combat_has_relic(c, RELIC_CHARONS_ASHES)),
         [GAP_ABACUS] = combat_has_relic(c, RELIC_ABACUS) && (c->discard_n > 0 || dt),
+        [GAP_SPOON] =
+            combat_has_relic(c, RELIC_STRANGE_SPOON) && d->type != CT_POWER && card_exhausts(c, k),
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {

@@ -2952,5 +2952,188 @@ START_TEST(shop_and_event_relics_parse_by_name) {
 }
 END_TEST
 
+START_TEST(orange_pellets_clear_debuffs_after_all_three_types) {
+    /* Strike, Defend, Inflame in one turn: after Inflame's use the Weak,
+     * Frail, Vulnerable and Strength Down go; Inflame's +2 Strength stays */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ORANGE_PELLETS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->pw[PW_WEAK] = 2;
+    c->pw[PW_FRAIL] = 2;
+    c->pw[PW_VULN] = 1;
+    c->pw[PW_LOSE_STR] = 3;
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_INFLAME, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->relic_counter[0], 1);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->relic_counter[0], 3);
+    ck_assert_int_eq(c->block, 3); /* Defend 5 under Frail */
+    ck_assert_int_eq(c->pw[PW_WEAK], 2);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_WEAK], 0);
+    ck_assert_int_eq(c->pw[PW_FRAIL], 0);
+    ck_assert_int_eq(c->pw[PW_VULN], 0);
+    ck_assert_int_eq(c->pw[PW_LOSE_STR], 0);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    /* the types reset at each turn start: Attack and Skill on turn 1,
+     * the Power on turn 2 removes nothing */
+    c = with_relics(&s, RELIC_ORANGE_PELLETS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_INFLAME, 0);
+    FX_PLAY(&s, 0, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_END(&s);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    c->pw[PW_WEAK] = 2;
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->relic_counter[0], 4);
+    ck_assert_int_eq(c->pw[PW_WEAK], 2);
+}
+END_TEST
+
+START_TEST(warped_tongs_upgrades_one_card_after_the_draw) {
+    /* turn 2 draws four Wounds and a Strike: the Strike is the only card
+     * that can be upgraded; one shuffleRng.randomLong() is spent */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_WARPED_TONGS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 0);
+    for (int i = 0; i < 4; i++)
+        fx_draw(c, CARD_WOUND, 0);
+    sf_rng r = c->rng[SF_STREAM_SHUFFLE];
+    (void)sf_rng_random_long(&r);
+    FX_END(&s);
+    ck_assert_int_eq(c->hand_n, 5);
+    for (int i = 0; i < c->hand_n; i++)
+        ck_assert_int_eq(c->hand[i].upg, c->hand[i].id == CARD_STRIKE ? 1 : 0);
+    ck_assert_mem_eq(&c->rng[SF_STREAM_SHUFFLE], &r, sizeof r);
+    /* nothing to upgrade: no upgrade, no random number */
+    c = with_relics(&s, RELIC_WARPED_TONGS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 1);
+    for (int i = 0; i < 4; i++)
+        fx_draw(c, CARD_WOUND, 0);
+    r = c->rng[SF_STREAM_SHUFFLE];
+    FX_END(&s);
+    ck_assert_mem_eq(&c->rng[SF_STREAM_SHUFFLE], &r, sizeof r);
+    /* the opening hand of a fight: exactly one card upgraded */
+    c = start_holding(&s, ENC_CULTIST, RELIC_WARPED_TONGS, 0);
+    int upgraded = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        upgraded += c->hand[i].upg;
+    ck_assert_int_eq(upgraded, 1);
+}
+END_TEST
+
+START_TEST(strange_spoon_keeps_an_exhausting_card_on_a_coin) {
+    /* Slimed exhausts when played: cardRandomRng.randomBoolean() true sends
+     * it to the discard pile instead; over seeds both sides come up */
+    int kept = 0, gone = 0;
+    for (uint64_t seed = 1; seed <= 16; seed++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, seed);
+        c->relics[c->relic_n++] = RELIC_STRANGE_SPOON;
+        fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+        fx_hand(c, CARD_SLIMED, 0);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        int keep = sf_rng_random_bool(&r);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->discard_n, keep);
+        ck_assert_int_eq(c->exhaust_n, !keep);
+        ck_assert_mem_eq(&c->rng[SF_STREAM_CARD_RANDOM], &r, sizeof r);
+        kept += keep, gone += !keep;
+    }
+    ck_assert_int_gt(kept, 0);
+    ck_assert_int_gt(gone, 0);
+    /* a card that does not exhaust, and a Power, throw no coin */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_STRANGE_SPOON, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_INFLAME, 0);
+    sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+    FX_PLAY(&s, 0, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_mem_eq(&c->rng[SF_STREAM_CARD_RANDOM], &r, sizeof r);
+    ck_assert_int_eq(c->discard_n, 1);
+}
+END_TEST
+
+START_TEST(medical_kit_plays_statuses_for_nothing_and_exhausts_them) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, 0, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_WOUND, 0);
+    ck_assert_int_eq(play_can_play(c, 0), 0);
+    c = with_relics(&s, RELIC_MEDICAL_KIT, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_WOUND, 0);
+    fx_hand(c, CARD_DAZED, 0);
+    fx_hand(c, CARD_BURN, 0);
+    ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 0);
+    ck_assert_int_eq(c->exhaust_n, 3);
+    ck_assert_int_eq(c->energy, 3);
+    ck_assert_int_eq(c->cards_played, 3);
+    FX_END(&s); /* no Burn left in hand: no damage at the end of the turn */
+    ck_assert_int_eq(c->hp, 999);
+}
+END_TEST
+
+START_TEST(toolbox_offers_three_colorless_before_the_opening_draw) {
+    /* seed 21 (setup): the same three as the Colorless Potion (cardRandomRng
+     * 24, 6, 12); the pick goes to the hand with its cost, then the five
+     * cards are drawn behind it */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_TOOLBOX, 0);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    int n = (int)(sizeof fx_colorless_src / sizeof fx_colorless_src[0]), want[3];
+    expect_offers(c->rng[SF_STREAM_CARD_RANDOM], fx_colorless_src, n, want);
+    ck_assert_int_eq(want[0], CARD_DEEP_BREATH);
+    ck_assert_int_eq(want[1], CARD_GOOD_INSTINCTS);
+    ck_assert_int_eq(want[2], CARD_TRANSMUTATION);
+    play_first_turn(c, 0);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->pending.kind, CH_TOOLBOX);
+    ck_assert_int_eq(c->hand_n, 0);
+    int opts[SF_MAX_ACTIONS], ids[SF_MAX_ACTIONS];
+    ck_assert_int_eq(listed_choices(&s, opts, ids), 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ids[i], want[i]);
+    FX_CHOOSE(&s, opts[1]);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 6);
+    ck_assert_int_eq(c->hand[0].id, CARD_GOOD_INSTINCTS);
+    ck_assert_int_eq(c->hand[0].flags & CF_FREE_TURN, 0);
+    ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 0); /* Good Instincts costs 0 anyway */
+    ck_assert_int_eq(c->draw_n, 1);
+    /* from a spec: the fight starts on the screen, the battle start after it */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = ENC_CULTIST;
+    spec.relics[spec.relics_n++] = RELIC_TOOLBOX;
+    spec.relics[spec.relics_n++] = RELIC_ANCHOR;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    c = combat_of(&s);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->block, 0);
+    FX_CHOOSE(&s, 0);
+    ck_assert_int_eq(c->hand_n, 6);
+    ck_assert_int_eq(c->block, 10); /* Anchor, after the pick */
+    ck_assert_int_ge(c->hand[0].id, CARD_FIRST_COLORLESS);
+}
+END_TEST
+
 #include "test-engine-rules.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
 SF_CHECK_MAIN("engine-rules", "debuffs", 0, NULL, NULL)
