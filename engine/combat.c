@@ -498,9 +498,12 @@ int combat_add_to_draw_top(sf_combat *c, const sf_card *card) {
 int combat_add_to_draw_random(sf_combat *c, sf_card card) {
     if (c->draw_n >= SF_MAX_PILE)
         return dropped(c);
-    if (c->draw_known > 1)
+    /* Frozen Eye with the whole pile seen: the player sees where it goes,
+     * a chance event in belief mode too */
+    int seen = combat_has_relic(c, RELIC_FROZEN_EYE) && c->draw_known == c->draw_n;
+    if (c->draw_known > 1 && !seen)
         c->draw_known = 1;
-    if (c->flags & FL_BELIEF) {
+    if ((c->flags & FL_BELIEF) && !seen) {
         int unknown = c->draw_n - c->draw_known;
         /* shift the known top up by one and insert into the unknown region */
         for (int i = c->draw_n; i > unknown; i--)
@@ -516,6 +519,8 @@ int combat_add_to_draw_random(sf_combat *c, sf_card card) {
         c->draw[i] = c->draw[i - 1];
     c->draw[at] = card;
     c->draw_n++;
+    if (seen)
+        c->draw_known = c->draw_n;
     return 1;
 }
 
@@ -614,7 +619,7 @@ static void reshuffle(sf_combat *c) {
     }
     memcpy(c->draw, c->discard, sizeof(sf_card) * (size_t)n);
     c->draw_n = (uint8_t)n;
-    c->draw_known = 0;
+    c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? n : 0);
     if (c->flags & FL_BELIEF)
         sort_cards(c->draw, n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
@@ -645,7 +650,7 @@ void combat_shuffle_discard_into_draw(sf_combat *c) {
     c->draw_n = (uint8_t)(base + n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
     c->discard_n = 0;
-    c->draw_known = 0;
+    c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? c->draw_n : 0);
     if (c->flags & FL_BELIEF) {
         sort_cards(c->draw, c->draw_n);
         return;

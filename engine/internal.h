@@ -1281,6 +1281,8 @@ void relics_on_hp_change(sf_combat *c); /* Red Skull                       */
 int relics_x_bonus(const sf_combat *c);
 /* Hand Drill: monster m's block was broken by damage. */
 void relics_on_block_broken(sf_combat *c, int m);
+/* Frozen Eye: 1 when a shuffled draw pile is seen in order (true mode). */
+int relics_draw_order_seen(const sf_combat *c);
 /* Medical Kit: a status card (unplayable by its row) can be played, for 0. */
 int relics_status_playable(const sf_combat *c, const sf_card *k);
 /* Strange Spoon: a used card that would exhaust (not a Power) goes to the

@@ -111,8 +111,17 @@ int combat_has_relic(const sf_combat *c, int relic) {
     return combat_relic_slot(c, relic) >= 0;
 }
 
+/* Frozen Eye: the player sees the draw pile in order. A shuffle in true
+ * mode leaves it seen; in belief mode the shuffled order is not yet drawn
+ * (the draws reveal it: the search knows less than the player, never more). */
+int relics_draw_order_seen(const sf_combat *c) {
+    return combat_has_relic(c, RELIC_FROZEN_EYE) && !(c->flags & FL_BELIEF);
+}
+
 void relics_at_pre_battle(sf_combat *c) {
-    (void)c; /* Lantern arms itself here; its energy comes at turn start */
+    /* Lantern arms itself here; its energy comes at turn start */
+    if (relics_draw_order_seen(c))
+        c->draw_known = c->draw_n; /* Frozen Eye: the shuffled deck is seen */
 }
 
 /* DamageAllEnemiesAction(null, createDamageMatrix(n, true), THORNS): the

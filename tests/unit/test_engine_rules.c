@@ -3135,5 +3135,62 @@ START_TEST(toolbox_offers_three_colorless_before_the_opening_draw) {
 }
 END_TEST
 
+START_TEST(frozen_eye_shows_the_draw_order) {
+    /* the opening draw leaves 5 of the starter deck's 10, every one seen */
+    sf_state a, b, ra, rb;
+    sf_combat *c = start_holding(&a, ENC_CULTIST, RELIC_FROZEN_EYE, 0);
+    ck_assert_int_eq(c->draw_n, 5);
+    ck_assert_int_eq(c->draw_known, 5);
+    /* the belief root keeps the order it shows (nothing to sort), and
+     * truths that differ only in their streams still give one root */
+    b = a;
+    for (int i = 0; i < SF_NUM_STREAMS; i++)
+        sf_engine_reseed(&b, i, 500 + (uint64_t)i);
+    sf_engine_belief_root(&a, 7, &ra);
+    sf_engine_belief_root(&b, 7, &rb);
+    ck_assert(!memcmp(&ra, &rb, sizeof ra));
+    ck_assert(!memcmp(combat_of(&ra)->draw, c->draw, sizeof c->draw));
+    ck_assert_int_eq(combat_of(&ra)->draw_known, 5);
+    /* a different order is visible information: a different root */
+    sf_combat *cb = combat_of(&b);
+    int j = 0;
+    while (j + 1 < cb->draw_n && !memcmp(&cb->draw[j], &cb->draw[j + 1], sizeof(sf_card)))
+        j++;
+    ck_assert_int_lt(j + 1, cb->draw_n);
+    sf_card t = cb->draw[j];
+    cb->draw[j] = cb->draw[j + 1];
+    cb->draw[j + 1] = t;
+    sf_engine_belief_root(&b, 7, &rb);
+    ck_assert(memcmp(&ra, &rb, sizeof ra) != 0);
+    /* without the relic nothing below the opening hand is seen */
+    c = start_holding(&a, ENC_CULTIST, RELIC_ANCHOR, 0);
+    ck_assert_int_eq(c->draw_known, 0);
+    /* a true-mode shuffle stays seen */
+    c = with_relics(&a, RELIC_FROZEN_EYE, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 8; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    FX_END(&a);
+    ck_assert_int_eq(c->draw_n, 3);
+    ck_assert_int_eq(c->draw_known, 3);
+    /* Wild Strike's Wound at a random spot: seen where it went */
+    fx_hand(c, CARD_WILD_STRIKE, 0);
+    FX_PLAY(&a, c->hand_n - 1, 0);
+    ck_assert_int_eq(c->draw_n, 4);
+    ck_assert_int_eq(c->draw_known, 4);
+    /* belief mode: a shuffle the search makes is revealed by the draws */
+    c = with_relics(&a, RELIC_FROZEN_EYE, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 4; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 4; i++)
+        fx_discard(c, CARD_STRIKE, 0);
+    sf_engine_belief_root(&a, 3, &ra);
+    FX_END(&ra);
+    ck_assert_int_eq(combat_of(&ra)->draw_n, 3);
+    ck_assert_int_eq(combat_of(&ra)->draw_known, 0);
+}
+END_TEST
+
 #include "test-engine-rules.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
 SF_CHECK_MAIN("engine-rules", "debuffs", 0, NULL, NULL)
