@@ -517,7 +517,7 @@ static void p_whirlwind(sf_combat *c, const sf_card *k, int t) {
 }
 static void x_whirlwind(const sf_combat *c, const sf_card *k, int view, card_pred *p) {
     (void)k, (void)view;
-    p->hits = c->energy;
+    p->hits = c->energy + relics_x_bonus(c);
 }
 
 /* ---- rare --------------------------------------------------------------- */
@@ -1115,6 +1115,8 @@ int card_exhausts(const sf_combat *c, const sf_card *k) {
         return 1;
     if ((d->flags & CD_EXHAUST_BASE) && k->upg == 0)
         return 1;
+    if (d->type == CT_STATUS && combat_has_relic(c, RELIC_MEDICAL_KIT))
+        return 1; /* MedicalKit.onUseCard: a used status exhausts */
     return c->pw[PW_CORRUPTION] > 0 && d->type == CT_SKILL; /* CorruptionPower */
 }
 

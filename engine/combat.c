@@ -61,8 +61,8 @@ int combat_monster_damage(const sf_combat *c, int m, int base) {
     float d = (float)(base + mo->pw[PW_STR]);
     if (mo->pw[PW_WEAK] > 0)
         d *= 0.75f;
-    if (c->pw[PW_VULN] > 0)
-        d *= 1.5f;
+    if (c->pw[PW_VULN] > 0) /* Odd Mushroom: 1.25 on the player */
+        d *= combat_has_relic(c, RELIC_ODD_MUSHROOM) ? 1.25f : 1.5f;
     int out = (int)floorf(d);
     if (out < 0)
         out = 0;
@@ -160,10 +160,12 @@ static int monster_take_damage(sf_combat *c, int m, int dmg, int type) {
     if (!combat_alive(c, m) || dmg <= 0)
         return 0;
     int amount = dmg;
-    if (type != DT_HP_LOSS) {
+    if (type != DT_HP_LOSS && mo->block > 0) {
         int absorbed = amount < mo->block ? amount : mo->block;
         mo->block = (int16_t)(mo->block - absorbed);
         amount -= absorbed;
+        if (mo->block == 0) /* decrementBlock's brokeBlock(): the relics' onBlockBroken */
+            relics_on_block_broken(c, m);
     }
     /* The player's relics' onAttackToChangeDamage on its NORMAL damage: Boot
      * raises an unblocked 1..4 to 5. */
@@ -410,7 +412,9 @@ sf_card combat_make_card(const sf_combat *c, int id, int upg) {
 }
 
 int combat_card_cost(const sf_combat *c, const sf_card *card) {
-    if (card->cost == COST_UNPLAYABLE || card->cost == COST_X)
+    if (card->cost == COST_UNPLAYABLE) /* Medical Kit: a status costs nothing */
+        return relics_status_playable(c, card) ? 0 : COST_UNPLAYABLE;
+    if (card->cost == COST_X)
         return card->cost;
     if (card->flags & (CF_FREE_TURN | CF_FREE_ONCE))
         return 0;
@@ -494,9 +498,12 @@ int combat_add_to_draw_top(sf_combat *c, const sf_card *card) {
 int combat_add_to_draw_random(sf_combat *c, sf_card card) {
     if (c->draw_n >= SF_MAX_PILE)
         return dropped(c);
-    if (c->draw_known > 1)
+    /* Frozen Eye with the whole pile seen: the player sees where it goes,
+     * a chance event in belief mode too */
+    int seen = combat_has_relic(c, RELIC_FROZEN_EYE) && c->draw_known == c->draw_n;
+    if (c->draw_known > 1 && !seen)
         c->draw_known = 1;
-    if (c->flags & FL_BELIEF) {
+    if ((c->flags & FL_BELIEF) && !seen) {
         int unknown = c->draw_n - c->draw_known;
         /* shift the known top up by one and insert into the unknown region */
         for (int i = c->draw_n; i > unknown; i--)
@@ -512,6 +519,8 @@ int combat_add_to_draw_random(sf_combat *c, sf_card card) {
         c->draw[i] = c->draw[i - 1];
     c->draw[at] = card;
     c->draw_n++;
+    if (seen)
+        c->draw_known = c->draw_n;
     return 1;
 }
 
@@ -610,7 +619,7 @@ static void reshuffle(sf_combat *c) {
     }
     memcpy(c->draw, c->discard, sizeof(sf_card) * (size_t)n);
     c->draw_n = (uint8_t)n;
-    c->draw_known = 0;
+    c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? n : 0);
     if (c->flags & FL_BELIEF)
         sort_cards(c->draw, n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
@@ -641,7 +650,7 @@ void combat_shuffle_discard_into_draw(sf_combat *c) {
     c->draw_n = (uint8_t)(base + n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
     c->discard_n = 0;
-    c->draw_known = 0;
+    c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? c->draw_n : 0);
     if (c->flags & FL_BELIEF) {
         sort_cards(c->draw, c->draw_n);
         return;
@@ -755,6 +764,10 @@ static void run_deferred(sf_combat *c, sf_deferred d) {
         if (combat_alive(c, d.arg))
             combat_thorns_to_monster(c, d.arg, c->pw[PW_SADISTIC]);
         break;
+    case DQ_HAND_DRILL:
+        if (combat_alive(c, d.arg))
+            combat_power_monster(c, d.arg, PW_VULN, 2);
+        break;
     default: break;
     }
 }
@@ -787,7 +800,8 @@ int combat_choice_zone(int kind) {
     case CH_LIQUID_MEMORIES: return ZONE_DISCARD;
     case CH_EXHUME: return ZONE_EXHAUST;
     case CH_DISCOVERY:
-    case CH_DISCOVERY_CARD: return ZONE_OFFER;
+    case CH_DISCOVERY_CARD:
+    case CH_TOOLBOX: return ZONE_OFFER;
     case CH_SECRET_SKILL:
     case CH_SECRET_ATTACK: return ZONE_DRAW;
     default: return ZONE_HAND;
@@ -796,7 +810,7 @@ int combat_choice_zone(int kind) {
 
 int combat_choice_cardless(int kind) {
     return kind == CH_DISCOVERY || kind == CH_LIQUID_MEMORIES || kind == CH_ELIXIR ||
-           kind == CH_GAMBLE;
+           kind == CH_GAMBLE || kind == CH_TOOLBOX;
 }
 
 /* A multi-select screen (the game's handCardSelectScreen with anyNumber):
@@ -1085,6 +1099,12 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         combat_add_new(c, ZONE_HAND, k);
         break;
     }
+    case CH_TOOLBOX:
+        /* ChooseOneColorless: a copy of the pick, its cost kept; a full
+         * hand sends it to the discard pile */
+        memset(c->pending.offer, 0, sizeof c->pending.offer);
+        combat_add_new(c, ZONE_HAND, chosen);
+        break;
     case CH_FORETHOUGHT: {
         int i = find_card(c->hand, c->hand_n, &chosen);
         if (i >= 0) {

@@ -627,6 +627,7 @@ static const char *const choice_verbs[CH_COUNT] = {
     [CH_FORETHOUGHT_ANY] = "to bottom of draw",
     [CH_SECRET_SKILL] = "to hand",
     [CH_SECRET_ATTACK] = "to hand",
+    [CH_TOOLBOX] = "to hand",
 };
 
 int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap) {

@@ -465,6 +465,13 @@ static void status_tokens(builder *b, const int16_t *pw, int n, uint8_t just, in
  * fraction), `raw` the counter itself /10, `active` whether it acts at the
  * next occasion (the next Attack, turn start, end of turn, HP loss...).
  * Every value is visible to the player (the game shows the counters). */
+static int popcount(int v) {
+    int n = 0;
+    for (; v; v &= v - 1)
+        n++;
+    return n;
+}
+
 static void relic_features(const sf_combat *c, int i, float *counter, float *raw, float *active) {
     int id = c->relics[i], n = c->relic_counter[i], max = sf_relics[id].counter_max;
     int next = c->turn + 1; /* the turn that starts next */
@@ -498,6 +505,15 @@ static void relic_features(const sf_combat *c, int i, float *counter, float *raw
     case RELIC_GIRYA: /* lifts made: Strength at battle start */
         *counter = (float)n / 3.0f;
         *raw = (float)n / 10.0f;
+        break;
+    case RELIC_ORANGE_PELLETS: /* card types played this turn (bits Attack, Skill, Power) */
+        *counter = (float)popcount(n & 7) / 3.0f;
+        *active = popcount(n & 7) == 2; /* the missing type removes the debuffs */
+        break;
+    case RELIC_NEOWS_LAMENT: /* fights spent at 1-HP monsters (this one counted) */
+        *counter = (float)n / 3.0f;
+        *raw = (float)n / 10.0f;
+        *active = n < 3; /* a later fight still starts them at 1 HP */
         break;
     case RELIC_ANCIENT_TEA_SET: /* charged (1): 2 energy on turn 1 */
         *counter = (float)n;
@@ -588,6 +604,7 @@ typedef struct outcome {
     int dealt;   /* damage after modifiers, before block, over every monster */
     int killed;  /* bit m: monster m dies */
     int killed1; /* bit m: monster m dies during the first play */
+    int broke1;  /* bit m: monster m's block breaks during the first play */
     float progress;
 } outcome;
 
@@ -628,7 +645,7 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
         int hp = mo->hp, blk = mo->block, curl = s->thorns ? 0 : mo->pw[PW_CURL_UP];
         int done = 0;
         for (int p = 0; p < s->plays && hp > 0; p++) {
-            int pend = 0;
+            int pend = 0, blk0 = blk;
             for (int e = 0; e < s->ash_before[p]; e++)
                 done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
             for (int h = 0; hit && h < s->hits[p] && hp > 0; h++) {
@@ -650,6 +667,8 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
                 done += thorns_hit(s->splash[p][e], &hp, &blk, &o->dealt);
             for (int e = 0; e < s->ash_after[p]; e++)
                 done += thorns_hit(s->ash, &hp, &blk, &o->dealt);
+            if (p == 0 && blk0 > 0 && blk == 0)
+                o->broke1 |= 1 << m;
             blk += pend;
             if (p == 0 && hp <= 0)
                 o->killed1 |= 1 << m;
@@ -662,13 +681,6 @@ static void resolve_strike(const sf_combat *c, const strike *s, outcome *o) {
             o->killed |= 1 << m;
     }
     o->progress = ehp_sum > 0 ? fminf((float)done_sum / (float)ehp_sum, 1.0f) : 0.0f;
-}
-
-static int popcount(int v) {
-    int n = 0;
-    for (; v; v &= v - 1)
-        n++;
-    return n;
 }
 
 static int lowest_bit(int v) {
@@ -692,7 +704,7 @@ static int alive_mask(const sf_combat *c) {
  * `self_hp` the HP it costs the player. */
 static void fill_math(const sf_combat *c, float *q, const outcome *o, int target, int cost,
                       int block, int block_left, int self_hp) {
-    outcome none = {0, 0, 0, 0.0f};
+    outcome none = {0, 0, 0, 0, 0.0f};
     if (!o)
         o = &none;
     int living = alive_mask(c);
@@ -981,6 +993,11 @@ static void math_play(const sf_combat *c, int i, int target, float *q) {
     card_pred p2 = p;
     if (copy) {
         settle_play(&after, k, &p, o.killed1);
+        /* Hand Drill: the monsters whose block the first play broke gain
+         * Vulnerable 2, queued behind it: before the copy */
+        for (int m = 0; m < c->n_mon && combat_has_relic(c, RELIC_HAND_DRILL); m++)
+            if ((o.broke1 & (1 << m)) && !(o.killed1 & (1 << m)))
+                combat_power_monster(&after, m, PW_VULN, 2);
         sf_card k2 = *k;
         k2.misc = (uint8_t)(k2.misc + p.grow);
         uint8_t left = after.energy;

@@ -686,6 +686,35 @@ enum relic_id {
     RELIC_MAGIC_FLOWER,
     RELIC_CHARONS_ASHES,
     RELIC_CHAMPION_BELT,
+    /* shop relics an Ironclad can buy (RelicTier.SHOP, shared and red) */
+    RELIC_ABACUS,
+    RELIC_BRIMSTONE,
+    RELIC_CAULDRON,
+    RELIC_CHEMICAL_X,
+    RELIC_CLOCKWORK_SOUVENIR,
+    RELIC_DOLLYS_MIRROR,
+    RELIC_FROZEN_EYE,
+    RELIC_HAND_DRILL,
+    RELIC_LEES_WAFFLE,
+    RELIC_MEDICAL_KIT,
+    RELIC_MEMBERSHIP_CARD,
+    RELIC_ORANGE_PELLETS,
+    RELIC_ORRERY,
+    RELIC_PRISMATIC_SHARD,
+    RELIC_SLING_OF_COURAGE,
+    RELIC_STRANGE_SPOON,
+    RELIC_TOOLBOX,
+    /* relics of Act-1 events and Neow (RelicTier.SPECIAL) */
+    RELIC_GOLDEN_IDOL,
+    RELIC_NEOWS_LAMENT,
+    RELIC_ODD_MUSHROOM,
+    RELIC_FACE_OF_CLERIC,
+    RELIC_CULTIST_MASK,
+    RELIC_GREMLIN_MASK,
+    RELIC_NLOTHS_MASK,
+    RELIC_SSSERPENT_HEAD,
+    RELIC_WARPED_TONGS,
+    RELIC_SPIRIT_POOP,
     RELIC_COUNT
 };
 
@@ -728,6 +757,12 @@ enum potion_id {
     POTION_COUNT
 };
 
+/* Where a run gets a relic: RS_POOL, the Ironclad relic pools (a run relic,
+ * engine/run.c run_relics[]); RS_SHOP, bought in a shop; RS_EVENT, an Act-1
+ * event or Neow. Shop and event relics are engine-only: the start generator
+ * never buys relics or plays events. */
+enum relic_source { RS_POOL = 0, RS_SHOP, RS_EVENT };
+
 /* A relic as data. counter_max > 0: the relic keeps a counter between
  * combats (the game's AbstractRelic.counter, carried by the run), always in
  * [0, counter_max); sf_fight_spec.relic_counters[] and the start text give
@@ -737,6 +772,7 @@ enum potion_id {
 typedef struct relic_def {
     const char *name;
     int16_t counter_max;
+    uint8_t source; /* RS_*: where a run gets it (game-rules §7)         */
 } relic_def;
 
 /* A potion's row. `use` runs what the potion does (potions/<Name>.use)
@@ -833,6 +869,9 @@ enum choice_kind {
     CH_FORETHOUGHT_ANY, /* multi-select: the picked hand cards -> bottom of draw   */
     CH_SECRET_SKILL,    /* a Skill of the draw pile -> hand (Secret Technique)     */
     CH_SECRET_ATTACK,   /* an Attack of the draw pile -> hand (Secret Weapon)      */
+    /* Toolbox's screen before the opening draw (no card in limbo;
+     * pending.amount holds the turn-1 cards put on top, play_first_turn). */
+    CH_TOOLBOX, /* one of pending.offer[] (colorless) -> hand, its cost kept */
     CH_COUNT
 };
 
@@ -880,6 +919,7 @@ enum deferred_kind {
     DQ_ENERGY,         /* player GainEnergyAction(arg) (Gremlin Horn)          */
     DQ_ADD_CARD,       /* MakeTempCardInHandAction of card id arg (Dead Branch) */
     DQ_SADISTIC,       /* DamageAction(THORNS, Sadistic Nature's amount) at monster arg */
+    DQ_HAND_DRILL,     /* monster arg gains Vulnerable 2 (Hand Drill)          */
 };
 #define SF_DEFER_CAP 32
 typedef struct sf_deferred {
@@ -1236,7 +1276,18 @@ int relics_on_death(sf_combat *c);
 /* A heal of `amount` as the player receives it (onPlayerHeal: Magic Flower). */
 int relics_heal_amount(const sf_combat *c, int amount);
 void relics_on_victory(sf_combat *c);
-void relics_on_hp_change(sf_combat *c);             /* Red Skull                       */
+void relics_on_hp_change(sf_combat *c); /* Red Skull                       */
+/* Chemical X: an X-cost card's X is 2 more (every play, free ones too). */
+int relics_x_bonus(const sf_combat *c);
+/* Hand Drill: monster m's block was broken by damage. */
+void relics_on_block_broken(sf_combat *c, int m);
+/* Frozen Eye: 1 when a shuffled draw pile is seen in order (true mode). */
+int relics_draw_order_seen(const sf_combat *c);
+/* Medical Kit: a status card (unplayable by its row) can be played, for 0. */
+int relics_status_playable(const sf_combat *c, const sf_card *k);
+/* Strange Spoon: a used card that would exhaust (not a Power) goes to the
+ * discard pile instead on cardRandomRng.randomBoolean(); 1 if it does. */
+int relics_spoon_keeps(sf_combat *c, const sf_card *k);
 int potion_use(sf_combat *c, int slot, int target); /* SF_OK or SF_EINVAL      */
 int potion_needs_target(int potion);
 /* 1 if potion `potion` can be drunk now (drinkable, and canUse: Smoke Bomb

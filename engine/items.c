@@ -71,6 +71,33 @@ const relic_def sf_relics[RELIC_COUNT] = {
     [RELIC_MAGIC_FLOWER] = {"Magic Flower"},
     [RELIC_CHARONS_ASHES] = {"Charon's Ashes"},
     [RELIC_CHAMPION_BELT] = {"Champion Belt"},
+    [RELIC_ABACUS] = {"The Abacus", 0, RS_SHOP},
+    [RELIC_BRIMSTONE] = {"Brimstone", 0, RS_SHOP},
+    [RELIC_CAULDRON] = {"Cauldron", 0, RS_SHOP},
+    [RELIC_CHEMICAL_X] = {"Chemical X", 0, RS_SHOP},
+    [RELIC_CLOCKWORK_SOUVENIR] = {"Clockwork Souvenir", 0, RS_SHOP},
+    [RELIC_DOLLYS_MIRROR] = {"Dolly's Mirror", 0, RS_SHOP},
+    [RELIC_FROZEN_EYE] = {"Frozen Eye", 0, RS_SHOP},
+    [RELIC_HAND_DRILL] = {"Hand Drill", 0, RS_SHOP},
+    [RELIC_LEES_WAFFLE] = {"Lee's Waffle", 0, RS_SHOP},
+    [RELIC_MEDICAL_KIT] = {"Medical Kit", 0, RS_SHOP},
+    [RELIC_MEMBERSHIP_CARD] = {"Membership Card", 0, RS_SHOP},
+    [RELIC_ORANGE_PELLETS] = {"Orange Pellets", 0, RS_SHOP},
+    [RELIC_ORRERY] = {"Orrery", 0, RS_SHOP},
+    [RELIC_PRISMATIC_SHARD] = {"Prismatic Shard", 0, RS_SHOP},
+    [RELIC_SLING_OF_COURAGE] = {"Sling of Courage", 0, RS_SHOP},
+    [RELIC_STRANGE_SPOON] = {"Strange Spoon", 0, RS_SHOP},
+    [RELIC_TOOLBOX] = {"Toolbox", 0, RS_SHOP},
+    [RELIC_GOLDEN_IDOL] = {"Golden Idol", 0, RS_EVENT},
+    [RELIC_NEOWS_LAMENT] = {"Neow's Lament", 4, RS_EVENT},
+    [RELIC_ODD_MUSHROOM] = {"Odd Mushroom", 0, RS_EVENT},
+    [RELIC_FACE_OF_CLERIC] = {"Face of Cleric", 0, RS_EVENT},
+    [RELIC_CULTIST_MASK] = {"Cultist Headpiece", 0, RS_EVENT},
+    [RELIC_GREMLIN_MASK] = {"Gremlin Visage", 0, RS_EVENT},
+    [RELIC_NLOTHS_MASK] = {"N'loth's Hungry Face", 0, RS_EVENT},
+    [RELIC_SSSERPENT_HEAD] = {"Ssserpent Head", 0, RS_EVENT},
+    [RELIC_WARPED_TONGS] = {"Warped Tongs", 0, RS_EVENT},
+    [RELIC_SPIRIT_POOP] = {"Spirit Poop", 0, RS_EVENT},
 };
 
 int combat_relic_slot(const sf_combat *c, int relic) {
@@ -84,8 +111,17 @@ int combat_has_relic(const sf_combat *c, int relic) {
     return combat_relic_slot(c, relic) >= 0;
 }
 
+/* Frozen Eye: the player sees the draw pile in order. A shuffle in true
+ * mode leaves it seen; in belief mode the shuffled order is not yet drawn
+ * (the draws reveal it: the search knows less than the player, never more). */
+int relics_draw_order_seen(const sf_combat *c) {
+    return combat_has_relic(c, RELIC_FROZEN_EYE) && !(c->flags & FL_BELIEF);
+}
+
 void relics_at_pre_battle(sf_combat *c) {
-    (void)c; /* Lantern arms itself here; its energy comes at turn start */
+    /* Lantern arms itself here; its energy comes at turn start */
+    if (relics_draw_order_seen(c))
+        c->draw_known = c->draw_n; /* Frozen Eye: the shuffled deck is seen */
 }
 
 /* DamageAllEnemiesAction(null, createDamageMatrix(n, true), THORNS): the
@@ -151,6 +187,25 @@ void relics_at_battle_start(sf_combat *c) {
         case RELIC_FOSSILIZED_HELIX: /* Buffer 1: the counter holds its stacks */
             c->relic_counter[i] = 1;
             break;
+        case RELIC_CLOCKWORK_SOUVENIR: combat_power_player(c, PW_ARTIFACT, 1, 0); break;
+        case RELIC_SLING_OF_COURAGE: /* the room's eliteTrigger */
+            if (is_elite_fight(c))
+                combat_power_player(c, PW_STR, 2, 0);
+            break;
+        case RELIC_GREMLIN_MASK: combat_power_player(c, PW_WEAK, 1, 0); break;
+        case RELIC_NEOWS_LAMENT:
+            /* counter: fights it has spent (the game counts 3 down); in
+             * each of the first 3, every monster's current HP is set to 1 */
+            if (c->relic_counter[i] < 3) {
+                c->relic_counter[i]++;
+                for (int m = 0; m < c->n_mon; m++) {
+                    if (c->mon[m].id == MON_NONE || c->mon[m].hp <= 0)
+                        continue;
+                    c->mon_hp_pool = (uint16_t)(c->mon_hp_pool - (c->mon[m].hp - 1));
+                    c->mon[m].hp = 1;
+                }
+            }
+            break;
         /* Du-Vu Doll: Strength per curse in the deck; the engine has no curse. */
         default: break;
         }
@@ -193,12 +248,21 @@ void relics_at_turn_start(sf_combat *c, int first) {
             if (c->turn == 3)
                 combat_gain_block(c, 18);
             break;
-        case RELIC_LETTER_OPENER: *n = 0; break; /* Skills played this turn */
+        case RELIC_LETTER_OPENER: *n = 0; break;  /* Skills played this turn */
+        case RELIC_ORANGE_PELLETS: *n = 0; break; /* card types played this turn */
         case RELIC_MERCURY_HOURGLASS:
             if (c->phase != PH_OVER) {
                 thorns_all(c, 3);
                 combat_check_end(c);
             }
+            break;
+        case RELIC_BRIMSTONE:
+            /* addToTop: the monsters' +1 each (last monster first), then
+             * the player's +2 */
+            for (int m = c->n_mon - 1; m >= 0; m--)
+                if (combat_alive(c, m))
+                    combat_power_monster(c, m, PW_STR, 1);
+            combat_power_player(c, PW_STR, 2, 0);
             break;
         case RELIC_INCENSE_BURNER:
             if (++*n >= 6) {
@@ -212,6 +276,28 @@ void relics_at_turn_start(sf_combat *c, int first) {
     }
 }
 
+/* UpgradeRandomCardAction: the hand's cards that can be upgraded (no
+ * status), in hand order, shuffled as CardGroup.shuffle() does
+ * (Collections.shuffle with java.util.Random(shuffleRng.randomLong())); the
+ * first is upgraded. None: no random number is drawn. */
+static void warped_tongs(sf_combat *c) {
+    int idx[SF_MAX_HAND], n = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        if (sf_cards[c->hand[i].id].type != CT_STATUS && combat_can_upgrade(&c->hand[i]))
+            idx[n++] = i;
+    if (n == 0)
+        return;
+    sf_jrand j;
+    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+    for (int i = n; i > 1; i--) {
+        int k = sf_jrand_next_int(&j, i);
+        int t = idx[i - 1];
+        idx[i - 1] = idx[k];
+        idx[k] = t;
+    }
+    combat_upgrade_card(&c->hand[idx[0]]);
+}
+
 void relics_at_turn_start_post_draw(sf_combat *c, int played, int first) {
     for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
         switch (c->relics[i]) {
@@ -219,6 +305,7 @@ void relics_at_turn_start_post_draw(sf_combat *c, int played, int first) {
             if (!first && played <= 3)
                 combat_draw(c, 3);
             break;
+        case RELIC_WARPED_TONGS: warped_tongs(c); break;
         case RELIC_GAMBLING_CHIP:
             /* GamblingChipAction, queued behind the whole of turn 1's start */
             if (first) {
@@ -303,6 +390,15 @@ static void mummified_hand(sf_combat *c) {
     c->hand[idx[k]].flags |= CF_FREE_TURN;
 }
 
+/* RemoveDebuffsAction on the player: every DEBUFF-type power goes
+ * (combat_is_debuff; Strength and Dexterity when below 0). */
+static void remove_player_debuffs(sf_combat *c) {
+    for (int pw = 0; pw < PW_N; pw++)
+        if (c->pw[pw] != 0 && combat_is_debuff(pw, c->pw[pw]))
+            c->pw[pw] = 0;
+    c->just = 0; /* nothing left for justApplied to hold back */
+}
+
 /* The hooks act at once (counters, Mummified Hand's pick, Bird-Faced
  * Urn's heal, pushed to the top); the draw and damage they queue at the
  * bottom follow, in relic order, so Mummified Hand never picks the card
@@ -332,6 +428,16 @@ void relics_on_card_played(sf_combat *c, int type) {
             if (type == CT_POWER)
                 combat_heal(c, 2);
             break;
+        case RELIC_ORANGE_PELLETS: /* counter bits: Attack 1, Skill 2, Power 4 this turn */
+            *n = (int16_t)(*n | (type == CT_ATTACK  ? 1
+                                 : type == CT_SKILL ? 2
+                                 : type == CT_POWER ? 4
+                                                    : 0));
+            if (*n == 7) {
+                *n = 0;
+                queued |= (uint16_t)(1u << i);
+            }
+            break;
         /* Blue Candle: curses become playable; the engine has no curse. */
         default: break;
         }
@@ -341,6 +447,8 @@ void relics_on_card_played(sf_combat *c, int type) {
             continue;
         if (c->relics[i] == RELIC_INK_BOTTLE) {
             combat_draw(c, 1);
+        } else if (c->relics[i] == RELIC_ORANGE_PELLETS) {
+            remove_player_debuffs(c);
         } else { /* Letter Opener */
             thorns_all(c, 5);
             combat_check_end(c);
@@ -375,11 +483,37 @@ void relics_on_monster_death(sf_combat *c) {
 /* onShuffle: when the discard pile is shuffled into the draw pile (not the
  * deck's first shuffle). */
 void relics_on_shuffle(sf_combat *c) {
+    if (combat_has_relic(c, RELIC_ABACUS)) /* GainBlockAction(6), to the bottom */
+        combat_defer(c, DQ_BLOCK, 6);
     int i = combat_relic_slot(c, RELIC_SUNDIAL);
     if (i >= 0 && ++c->relic_counter[i] >= 3) {
         c->relic_counter[i] = 0;
         c->energy = (uint8_t)(c->energy + 2);
     }
+}
+
+/* Hand Drill: ApplyPowerAction(Vulnerable 2) to the bottom of the queue. */
+void relics_on_block_broken(sf_combat *c, int m) {
+    if (combat_has_relic(c, RELIC_HAND_DRILL))
+        combat_defer(c, DQ_HAND_DRILL, m);
+}
+
+int relics_status_playable(const sf_combat *c, const sf_card *k) {
+    return sf_cards[k->id].type == CT_STATUS && k->id != CARD_NONE &&
+           combat_has_relic(c, RELIC_MEDICAL_KIT);
+}
+
+/* UseCardAction: the coin is thrown only for a card that exhausts, when
+ * the relic is held and the card is no Power. */
+int relics_spoon_keeps(sf_combat *c, const sf_card *k) {
+    if (!combat_has_relic(c, RELIC_STRANGE_SPOON) || sf_cards[k->id].type == CT_POWER)
+        return 0;
+    return sf_rng_random_bool(combat_rng(c, SF_STREAM_CARD_RANDOM));
+}
+
+/* Chemical X: the X-cost actions (Whirlwind, Transmutation) add 2 to X. */
+int relics_x_bonus(const sf_combat *c) {
+    return combat_has_relic(c, RELIC_CHEMICAL_X) ? 2 : 0;
 }
 
 void relics_on_potion_used(sf_combat *c) {
@@ -439,13 +573,22 @@ int relics_heal_amount(const sf_combat *c, int amount) {
     return amount;
 }
 
+/* Meat on the Bone's onTrigger comes first (AbstractRoom.endBattle), then
+ * the relics' onVictory in relic order: Burning Blood's heal, Face of
+ * Cleric's increaseMaxHp(1) (max HP +1, then a heal of 1). */
 void relics_on_victory(sf_combat *c) {
     if (c->hp <= 0)
         return;
     if (combat_has_relic(c, RELIC_MEAT_ON_THE_BONE) && (float)c->hp <= (float)c->max_hp / 2.0f)
         combat_heal(c, 12);
-    if (combat_has_relic(c, RELIC_BURNING_BLOOD))
-        combat_heal(c, 6);
+    for (int i = 0; i < c->relic_n; i++) {
+        if (c->relics[i] == RELIC_BURNING_BLOOD) {
+            combat_heal(c, 6);
+        } else if (c->relics[i] == RELIC_FACE_OF_CLERIC) {
+            c->max_hp = (int16_t)(c->max_hp + 1);
+            combat_heal(c, 1);
+        }
+    }
 }
 
 /* Red Skull: +3 Strength while HP <= 50% of max (isBloodied). Both

@@ -60,6 +60,7 @@ static const char *const choice_names[CH_COUNT] = {
     [CH_FORETHOUGHT_ANY] = "forethought_any",
     [CH_SECRET_SKILL] = "secret_technique",
     [CH_SECRET_ATTACK] = "secret_weapon",
+    [CH_TOOLBOX] = "toolbox",
 };
 
 /* ------------------------------------------------------------------------

@@ -21,7 +21,7 @@ int play_can_play(const sf_combat *c, int i) {
         return 0;
     const sf_card *k = &c->hand[i];
     const card_def *d = &sf_cards[k->id];
-    if (!d->play || k->cost == COST_UNPLAYABLE)
+    if ((!d->play && !relics_status_playable(c, k)) || combat_card_cost(c, k) == COST_UNPLAYABLE)
         return 0;
     int cost = combat_card_cost(c, k);
     if (cost != COST_X && cost > c->energy)
@@ -88,7 +88,7 @@ static void begin_play(sf_combat *c) {
         if (!p->copy) {
             sf_card k = p->card;
             k.flags &= (uint8_t)~CF_ALL_FLAGS;
-            if (exhausts(c, p))
+            if (exhausts(c, p) && !relics_spoon_keeps(c, &k))
                 combat_exhaust_card(c, k);
             else
                 combat_add_to_discard(c, &k);
@@ -166,7 +166,8 @@ static void begin_play(sf_combat *c) {
         }
     } else {
         sf_card k = p->card;
-        d->play(c, &k, t);
+        if (d->play) /* NULL: a status Medical Kit lets the player use */
+            d->play(c, &k, t);
     }
     if (c->phase == PH_CHOICE)
         return; /* resumed by play_choose() */
@@ -227,7 +228,7 @@ static void resolve_card(sf_combat *c) {
         if (d->type == CT_POWER) {
             if (c->cards_removed < 0xFFFF)
                 c->cards_removed++; /* powers leave play */
-        } else if (exhausts(c, p)) {
+        } else if (exhausts(c, p) && !relics_spoon_keeps(c, &k)) {
             combat_exhaust_card(c, k);
         } else {
             combat_add_to_discard(c, &k);
@@ -275,12 +276,13 @@ void play_next_queued(sf_combat *c) {
         p->target = (uint8_t)tgt;
         p->forced_exhaust = (uint8_t)exhaust;
         const card_def *nd = &sf_cards[next.id];
-        if (!nd->play || next.cost == COST_UNPLAYABLE || !can_use(c, &next)) {
+        if ((!nd->play && !relics_status_playable(c, &next)) ||
+            combat_card_cost(c, &next) == COST_UNPLAYABLE || !can_use(c, &next)) {
             /* canUse fails: the card moves without effect, exhausted when
              * Havoc played it or it exhausts itself (UseCardAction) */
             p->active = 0;
             memset(&p->card, 0, sizeof p->card);
-            if (exhaust || card_exhausts(c, &next))
+            if ((exhaust || card_exhausts(c, &next)) && !relics_spoon_keeps(c, &next))
                 combat_exhaust_card(c, next);
             else
                 combat_add_to_discard(c, &next);
@@ -288,7 +290,8 @@ void play_next_queued(sf_combat *c) {
             combat_check_end(c);
             continue;
         }
-        p->x = c->energy; /* an autoplayed X-cost card: X = energy, none spent */
+        p->x =
+            c->energy + relics_x_bonus(c); /* an autoplayed X-cost card: X = energy, none spent */
         begin_play(c);
         return;
     }
@@ -313,7 +316,7 @@ int play_from_hand(sf_combat *c, int i, int target) {
     p->active = 1;
     p->from_hand = 1;
     if (cost == COST_X) {
-        p->x = c->energy;
+        p->x = c->energy + relics_x_bonus(c);
         c->energy = 0;
     } else {
         c->energy = (uint8_t)(c->energy - cost);
@@ -322,12 +325,20 @@ int play_from_hand(sf_combat *c, int i, int target) {
     return SF_OK;
 }
 
+static void first_turn_draw(sf_combat *c, int on_top);
+
 int play_choose(sf_combat *c, int option) {
     if (c->phase != PH_CHOICE)
         return SF_EINVAL;
+    int kind = c->pending.kind, on_top = c->pending.amount;
     int rc = combat_choose(c, option);
     if (rc < 0)
         return rc;
+    if (kind == CH_TOOLBOX) { /* the battle start goes on: the opening draw */
+        memset(&c->pending, 0, sizeof c->pending);
+        first_turn_draw(c, on_top);
+        return SF_OK;
+    }
     if (c->phase == PH_CHOICE)
         return SF_OK; /* a multi-select screen waits for its next pick */
     if (c->pending.active)
@@ -627,6 +638,17 @@ void play_end_turn(sf_combat *c) {
 void play_first_turn(sf_combat *c, int on_top) {
     c->turn = 1;
     c->energy = 3;
+    /* Toolbox.atBattleStartPreDraw: ChooseOneColorless, queued ahead of the
+     * opening draw (three distinct colorless cards, cardRandomRng) */
+    if (combat_has_relic(c, RELIC_TOOLBOX)) {
+        combat_discover(c, CH_TOOLBOX, DISCOVER_COLORLESS);
+        c->pending.amount = (uint8_t)on_top;
+        return;
+    }
+    first_turn_draw(c, on_top);
+}
+
+static void first_turn_draw(sf_combat *c, int on_top) {
     combat_draw(c, 5 + (on_top > 5 ? on_top - 5 : 0));
     relics_at_battle_start(c);
     if (combat_has_relic(c, RELIC_LANTERN))

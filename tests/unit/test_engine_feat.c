@@ -987,6 +987,8 @@ enum {
     GAP_TRIPLE,
     GAP_UNSEEN_COPY,
     GAP_PURITY,
+    GAP_ABACUS,
+    GAP_SPOON,
     GAP_N
 };
 
@@ -1013,6 +1015,14 @@ static pm_gap pm_gaps[GAP_N] = {
                     "screen after the play, so Feel No Pain's block and Charon's Ashes' damage "
                     "for them are not known",
                     PM_DAMAGE | PM_BLOCK, 0},
+    [GAP_ABACUS] = {"The Abacus: the 6 block of a shuffle that a draw during the play starts "
+                    "(Deep Breath, the card's own draws, Ink Bottle's, Gremlin Horn's; the "
+                    "playmath follows no draw), with a discard pile to shuffle",
+                    PM_BLOCK, 0},
+    [GAP_SPOON] = {"Strange Spoon: whether the played card exhausts is a coin flip "
+                   "(cardRandomRng) thrown when it is used, so Feel No Pain's block and Charon's "
+                   "Ashes' damage for it are a chance",
+                   PM_DAMAGE | PM_BLOCK, 0},
 };
 
 /* The counter of `relic`, -1 without it. */
@@ -1058,6 +1068,9 @@ static int pm_gaps_of(const sf_combat *c, int i) {
              (combat_has_relic(c, RELIC_GREMLIN_HORN) && combat_has_relic(c, RELIC_CHARONS_ASHES))),
         [GAP_PURITY] =
             k->id == CARD_PURITY && (c->pw[PW_FNP] > 0 || combat_has_relic(c, RELIC_CHARONS_ASHES)),
+        [GAP_ABACUS] = combat_has_relic(c, RELIC_ABACUS) && (c->discard_n > 0 || dt),
+        [GAP_SPOON] =
+            combat_has_relic(c, RELIC_STRANGE_SPOON) && d->type != CT_POWER && card_exhausts(c, k),
     };
     int spoiled = 0;
     for (int g = 0; g < GAP_N; g++) {
@@ -1205,6 +1218,8 @@ START_TEST(playmath_equals_what_playing_does_for_every_card) {
                         same &= (ch->mon[m].pw[PW_VULN] > 0) == (ch->mon[0].pw[PW_VULN] > 0);
                         /* Boot after block: which monster a hit finds matters */
                         same &= !combat_has_relic(c, RELIC_BOOT) || ch->mon[m].block == 0;
+                        /* Hand Drill: which monster's block a hit breaks before the copy */
+                        same &= !combat_has_relic(c, RELIC_HAND_DRILL) || ch->mon[m].block == 0;
                     }
                     int want = pm_int(pm_feat_h.qcont[q][SF_FEAT_Q_DAMAGE], 50.0f);
                     if (!(chh->flags & FL_LOST) && (!random || same)) {

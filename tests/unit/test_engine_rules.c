@@ -2750,5 +2750,447 @@ START_TEST(the_block_met_at_the_enemy_turn_is_observed_the_turn_after) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * Shop and event relics (game-rules §7 "Shop and event relics")
+ * ---------------------------------------------------------------------- */
+
+SF_TCASE(shop_event_relics, 0);
+
+START_TEST(shop_and_event_battle_start_relics) {
+    sf_state s;
+    /* Clockwork Souvenir: Artifact 1 */
+    sf_combat *c = start_holding(&s, ENC_CULTIST, RELIC_CLOCKWORK_SOUVENIR, 0);
+    ck_assert_int_eq(c->pw[PW_ARTIFACT], 1);
+    /* Sling of Courage: Strength 2 in an elite fight only */
+    c = start_holding(&s, ENC_GREMLIN_NOB, RELIC_SLING_OF_COURAGE, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    c = start_holding(&s, ENC_CULTIST, RELIC_SLING_OF_COURAGE, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 0);
+    /* Gremlin Visage: the player starts Weak 1 */
+    c = start_holding(&s, ENC_CULTIST, RELIC_GREMLIN_MASK, 0);
+    ck_assert_int_eq(c->pw[PW_WEAK], 1);
+    /* Neow's Lament, 0 fights spent: every monster at 1 HP, 1 spent */
+    c = start_holding(&s, ENC_2_LOUSE, RELIC_NEOWS_LAMENT, 0);
+    for (int m = 0; m < c->n_mon; m++)
+        ck_assert_int_eq(c->mon[m].hp, 1);
+    ck_assert_int_eq(c->mon_hp_pool, c->n_mon);
+    ck_assert_int_eq(c->relic_counter[1], 1);
+    c = start_holding(&s, ENC_CULTIST, RELIC_NEOWS_LAMENT, 2); /* the third fight */
+    ck_assert_int_eq(c->mon[0].hp, 1);
+    ck_assert_int_eq(c->relic_counter[1], 3);
+    c = start_holding(&s, ENC_CULTIST, RELIC_NEOWS_LAMENT, 3); /* used up */
+    ck_assert_int_eq(c->mon[0].hp, c->mon[0].max_hp);
+    ck_assert_int_eq(c->relic_counter[1], 3);
+    /* relics with no fight effect change nothing */
+    static const int none[] = {RELIC_CAULDRON,        RELIC_DOLLYS_MIRROR, RELIC_LEES_WAFFLE,
+                               RELIC_MEMBERSHIP_CARD, RELIC_ORRERY,        RELIC_PRISMATIC_SHARD,
+                               RELIC_GOLDEN_IDOL,     RELIC_CULTIST_MASK,  RELIC_NLOTHS_MASK,
+                               RELIC_SSSERPENT_HEAD,  RELIC_SPIRIT_POOP,   RELIC_FROZEN_EYE};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        c = start_holding(&s, ENC_CULTIST, none[i], 0);
+        ck_assert_int_eq(c->hand_n, 5);
+        ck_assert_int_eq(c->energy, 3);
+        ck_assert_int_eq(c->block, 0);
+        ck_assert_int_eq(c->mon[0].hp, c->mon[0].max_hp);
+    }
+}
+END_TEST
+
+START_TEST(brimstone_strength_each_turn_for_both_sides) {
+    /* turn 2 starts: player +2 Strength, the monster +1 */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_BRIMSTONE, 0);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 11);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_STR], 1);
+    /* from a spec: turn 1's start counts too */
+    c = start_holding(&s, ENC_JAW_WORM, RELIC_BRIMSTONE, 0);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->mon[0].pw[PW_STR], 1);
+}
+END_TEST
+
+START_TEST(abacus_blocks_six_on_a_shuffle) {
+    /* the turn-2 draw finds no draw pile: the discard pile is shuffled in */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ABACUS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 6; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->hand_n, 5);
+    ck_assert_int_eq(c->block, 6);
+    /* no shuffle, no block */
+    c = with_relics(&s, RELIC_ABACUS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    FX_END(&s);
+    ck_assert_int_eq(c->block, 0);
+}
+END_TEST
+
+START_TEST(chemical_x_adds_two_to_x) {
+    /* Whirlwind with 3 energy: 3 + 2 = 5 hits of 5 */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_CHEMICAL_X, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_WHIRLWIND, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->mon[0].hp, 500 - 25);
+    ck_assert_int_eq(c->energy, 0);
+    /* Transmutation with 1 energy: 1 + 2 = 3 colorless cards */
+    c = with_relics(&s, RELIC_CHEMICAL_X, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->energy = 1;
+    fx_hand(c, CARD_TRANSMUTATION, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 3);
+}
+END_TEST
+
+START_TEST(hand_drill_vulnerable_on_broken_block) {
+    sf_state s;
+    /* 5 block, Strike 6: the block breaks, 1 HP, then Vulnerable 2 */
+    sf_combat *c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[0].block = 5;
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 49);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* exactly the block: broken too */
+    c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[0].block = 6;
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 50);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* Twin Strike 5 x2 into 5 block: the second hit lands before the
+     * Vulnerable (queued behind the card): 50 - 5 = 45 */
+    c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[0].block = 5;
+    fx_hand(c, CARD_TWIN_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].hp, 45);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 2);
+    /* no block, nothing breaks; more block than damage: nothing breaks */
+    c = with_relics(&s, RELIC_HAND_DRILL, 0);
+    fx_mon(c, MON_CULTIST, 50, MV_INCANTATION);
+    c->mon[1 - 1].block = 0;
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 0);
+    c->mon[0].block = 10;
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->mon[0].block, 4);
+    ck_assert_int_eq(c->mon[0].pw[PW_VULN], 0);
+}
+END_TEST
+
+START_TEST(odd_mushroom_player_vulnerable_is_a_quarter) {
+    /* Chomp 11 on a Vulnerable player: 11 * 1.25 = 13 (not 16) */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ODD_MUSHROOM, 0);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    c->pw[PW_VULN] = 2;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 13);
+    c = with_relics(&s, 0, 0);
+    fx_mon(c, MON_JAW_WORM, 500, MV_CHOMP);
+    c->pw[PW_VULN] = 2;
+    FX_END(&s);
+    ck_assert_int_eq(c->hp, 999 - 16);
+}
+END_TEST
+
+START_TEST(face_of_cleric_max_hp_on_victory) {
+    /* 50/80, Burning Blood then Face of Cleric: 56, then 81 max and 57 */
+    sf_state s;
+    sf_combat *c = setup(&s);
+    c->hp = 50;
+    c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_BURNING_BLOOD;
+    c->relics[c->relic_n++] = RELIC_FACE_OF_CLERIC;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert(c->flags & FL_WON);
+    ck_assert_int_eq(c->max_hp, 81);
+    ck_assert_int_eq(c->hp, 57);
+    /* at full HP: 80/80 -> 81/81 */
+    c = setup(&s);
+    c->hp = c->max_hp = 80;
+    c->relics[c->relic_n++] = RELIC_FACE_OF_CLERIC;
+    fx_mon(c, MON_CULTIST, 5, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->max_hp, 81);
+    ck_assert_int_eq(c->hp, 81);
+}
+END_TEST
+
+START_TEST(shop_and_event_relics_parse_by_name) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    sf_err err = {0};
+    ck_assert_int_eq(sf_relics_parse("The Abacus, Neow's Lament, Sling of Courage", &spec, &err),
+                     SF_OK);
+    ck_assert_int_eq(spec.relics_n, 3);
+    ck_assert_int_eq(spec.relics[0], RELIC_ABACUS);
+    ck_assert_int_eq(spec.relics[1], RELIC_NEOWS_LAMENT);
+    ck_assert_int_eq(spec.relics[2], RELIC_SLING_OF_COURAGE);
+    for (int r = RELIC_ABACUS; r < RELIC_COUNT; r++) {
+        ck_assert_int_eq(sf_relic_lookup(sf_relic_name(r)), r);
+        ck_assert_int_ne(sf_relics[r].source, RS_POOL);
+    }
+}
+END_TEST
+
+START_TEST(orange_pellets_clear_debuffs_after_all_three_types) {
+    /* Strike, Defend, Inflame in one turn: after Inflame's use the Weak,
+     * Frail, Vulnerable and Strength Down go; Inflame's +2 Strength stays */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_ORANGE_PELLETS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    c->pw[PW_WEAK] = 2;
+    c->pw[PW_FRAIL] = 2;
+    c->pw[PW_VULN] = 1;
+    c->pw[PW_LOSE_STR] = 3;
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    fx_hand(c, CARD_INFLAME, 0);
+    FX_PLAY(&s, 0, 0);
+    ck_assert_int_eq(c->relic_counter[0], 1);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->relic_counter[0], 3);
+    ck_assert_int_eq(c->block, 3); /* Defend 5 under Frail */
+    ck_assert_int_eq(c->pw[PW_WEAK], 2);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->pw[PW_WEAK], 0);
+    ck_assert_int_eq(c->pw[PW_FRAIL], 0);
+    ck_assert_int_eq(c->pw[PW_VULN], 0);
+    ck_assert_int_eq(c->pw[PW_LOSE_STR], 0);
+    ck_assert_int_eq(c->pw[PW_STR], 2);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    /* the types reset at each turn start: Attack and Skill on turn 1,
+     * the Power on turn 2 removes nothing */
+    c = with_relics(&s, RELIC_ORANGE_PELLETS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 5; i++)
+        fx_draw(c, CARD_INFLAME, 0);
+    FX_PLAY(&s, 0, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_END(&s);
+    ck_assert_int_eq(c->relic_counter[0], 0);
+    c->pw[PW_WEAK] = 2;
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->relic_counter[0], 4);
+    ck_assert_int_eq(c->pw[PW_WEAK], 2);
+}
+END_TEST
+
+START_TEST(warped_tongs_upgrades_one_card_after_the_draw) {
+    /* turn 2 draws four Wounds and a Strike: the Strike is the only card
+     * that can be upgraded; one shuffleRng.randomLong() is spent */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_WARPED_TONGS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 0);
+    for (int i = 0; i < 4; i++)
+        fx_draw(c, CARD_WOUND, 0);
+    sf_rng r = c->rng[SF_STREAM_SHUFFLE];
+    (void)sf_rng_random_long(&r);
+    FX_END(&s);
+    ck_assert_int_eq(c->hand_n, 5);
+    for (int i = 0; i < c->hand_n; i++)
+        ck_assert_int_eq(c->hand[i].upg, c->hand[i].id == CARD_STRIKE ? 1 : 0);
+    ck_assert_mem_eq(&c->rng[SF_STREAM_SHUFFLE], &r, sizeof r);
+    /* nothing to upgrade: no upgrade, no random number */
+    c = with_relics(&s, RELIC_WARPED_TONGS, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_draw(c, CARD_STRIKE, 1);
+    for (int i = 0; i < 4; i++)
+        fx_draw(c, CARD_WOUND, 0);
+    r = c->rng[SF_STREAM_SHUFFLE];
+    FX_END(&s);
+    ck_assert_mem_eq(&c->rng[SF_STREAM_SHUFFLE], &r, sizeof r);
+    /* the opening hand of a fight: exactly one card upgraded */
+    c = start_holding(&s, ENC_CULTIST, RELIC_WARPED_TONGS, 0);
+    int upgraded = 0;
+    for (int i = 0; i < c->hand_n; i++)
+        upgraded += c->hand[i].upg;
+    ck_assert_int_eq(upgraded, 1);
+}
+END_TEST
+
+START_TEST(strange_spoon_keeps_an_exhausting_card_on_a_coin) {
+    /* Slimed exhausts when played: cardRandomRng.randomBoolean() true sends
+     * it to the discard pile instead; over seeds both sides come up */
+    int kept = 0, gone = 0;
+    for (uint64_t seed = 1; seed <= 16; seed++) {
+        sf_state s;
+        sf_combat *c = fx_new(&s, seed);
+        c->relics[c->relic_n++] = RELIC_STRANGE_SPOON;
+        fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+        fx_hand(c, CARD_SLIMED, 0);
+        sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+        int keep = sf_rng_random_bool(&r);
+        FX_PLAY(&s, 0, SF_NO_TARGET);
+        ck_assert_int_eq(c->discard_n, keep);
+        ck_assert_int_eq(c->exhaust_n, !keep);
+        ck_assert_mem_eq(&c->rng[SF_STREAM_CARD_RANDOM], &r, sizeof r);
+        kept += keep, gone += !keep;
+    }
+    ck_assert_int_gt(kept, 0);
+    ck_assert_int_gt(gone, 0);
+    /* a card that does not exhaust, and a Power, throw no coin */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_STRANGE_SPOON, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_STRIKE, 0);
+    fx_hand(c, CARD_INFLAME, 0);
+    sf_rng r = c->rng[SF_STREAM_CARD_RANDOM];
+    FX_PLAY(&s, 0, 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_mem_eq(&c->rng[SF_STREAM_CARD_RANDOM], &r, sizeof r);
+    ck_assert_int_eq(c->discard_n, 1);
+}
+END_TEST
+
+START_TEST(medical_kit_plays_statuses_for_nothing_and_exhausts_them) {
+    sf_state s;
+    sf_combat *c = with_relics(&s, 0, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_WOUND, 0);
+    ck_assert_int_eq(play_can_play(c, 0), 0);
+    c = with_relics(&s, RELIC_MEDICAL_KIT, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    fx_hand(c, CARD_WOUND, 0);
+    fx_hand(c, CARD_DAZED, 0);
+    fx_hand(c, CARD_BURN, 0);
+    ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 0);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    FX_PLAY(&s, 0, SF_NO_TARGET);
+    ck_assert_int_eq(c->hand_n, 0);
+    ck_assert_int_eq(c->exhaust_n, 3);
+    ck_assert_int_eq(c->energy, 3);
+    ck_assert_int_eq(c->cards_played, 3);
+    FX_END(&s); /* no Burn left in hand: no damage at the end of the turn */
+    ck_assert_int_eq(c->hp, 999);
+}
+END_TEST
+
+START_TEST(toolbox_offers_three_colorless_before_the_opening_draw) {
+    /* seed 21 (setup): the same three as the Colorless Potion (cardRandomRng
+     * 24, 6, 12); the pick goes to the hand with its cost, then the five
+     * cards are drawn behind it */
+    sf_state s;
+    sf_combat *c = with_relics(&s, RELIC_TOOLBOX, 0);
+    fx_mon(c, MON_JAW_WORM, 40, MV_CHOMP);
+    for (int i = 0; i < 6; i++)
+        fx_draw(c, CARD_DEFEND, 0);
+    int n = (int)(sizeof fx_colorless_src / sizeof fx_colorless_src[0]), want[3];
+    expect_offers(c->rng[SF_STREAM_CARD_RANDOM], fx_colorless_src, n, want);
+    ck_assert_int_eq(want[0], CARD_DEEP_BREATH);
+    ck_assert_int_eq(want[1], CARD_GOOD_INSTINCTS);
+    ck_assert_int_eq(want[2], CARD_TRANSMUTATION);
+    play_first_turn(c, 0);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->pending.kind, CH_TOOLBOX);
+    ck_assert_int_eq(c->hand_n, 0);
+    int opts[SF_MAX_ACTIONS], ids[SF_MAX_ACTIONS];
+    ck_assert_int_eq(listed_choices(&s, opts, ids), 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ids[i], want[i]);
+    FX_CHOOSE(&s, opts[1]);
+    ck_assert_int_eq(c->phase, PH_PLAYER);
+    ck_assert_int_eq(c->hand_n, 6);
+    ck_assert_int_eq(c->hand[0].id, CARD_GOOD_INSTINCTS);
+    ck_assert_int_eq(c->hand[0].flags & CF_FREE_TURN, 0);
+    ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 0); /* Good Instincts costs 0 anyway */
+    ck_assert_int_eq(c->draw_n, 1);
+    /* from a spec: the fight starts on the screen, the battle start after it */
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    spec.encounter = ENC_CULTIST;
+    spec.relics[spec.relics_n++] = RELIC_TOOLBOX;
+    spec.relics[spec.relics_n++] = RELIC_ANCHOR;
+    ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
+    c = combat_of(&s);
+    ck_assert_int_eq(c->phase, PH_CHOICE);
+    ck_assert_int_eq(c->block, 0);
+    FX_CHOOSE(&s, 0);
+    ck_assert_int_eq(c->hand_n, 6);
+    ck_assert_int_eq(c->block, 10); /* Anchor, after the pick */
+    ck_assert_int_ge(c->hand[0].id, CARD_FIRST_COLORLESS);
+}
+END_TEST
+
+START_TEST(frozen_eye_shows_the_draw_order) {
+    /* the opening draw leaves 5 of the starter deck's 10, every one seen */
+    sf_state a, b, ra, rb;
+    sf_combat *c = start_holding(&a, ENC_CULTIST, RELIC_FROZEN_EYE, 0);
+    ck_assert_int_eq(c->draw_n, 5);
+    ck_assert_int_eq(c->draw_known, 5);
+    /* the belief root keeps the order it shows (nothing to sort), and
+     * truths that differ only in their streams still give one root */
+    b = a;
+    for (int i = 0; i < SF_NUM_STREAMS; i++)
+        sf_engine_reseed(&b, i, 500 + (uint64_t)i);
+    sf_engine_belief_root(&a, 7, &ra);
+    sf_engine_belief_root(&b, 7, &rb);
+    ck_assert(!memcmp(&ra, &rb, sizeof ra));
+    ck_assert(!memcmp(combat_of(&ra)->draw, c->draw, sizeof c->draw));
+    ck_assert_int_eq(combat_of(&ra)->draw_known, 5);
+    /* a different order is visible information: a different root */
+    sf_combat *cb = combat_of(&b);
+    int j = 0;
+    while (j + 1 < cb->draw_n && !memcmp(&cb->draw[j], &cb->draw[j + 1], sizeof(sf_card)))
+        j++;
+    ck_assert_int_lt(j + 1, cb->draw_n);
+    sf_card t = cb->draw[j];
+    cb->draw[j] = cb->draw[j + 1];
+    cb->draw[j + 1] = t;
+    sf_engine_belief_root(&b, 7, &rb);
+    ck_assert(memcmp(&ra, &rb, sizeof ra) != 0);
+    /* without the relic nothing below the opening hand is seen */
+    c = start_holding(&a, ENC_CULTIST, RELIC_ANCHOR, 0);
+    ck_assert_int_eq(c->draw_known, 0);
+    /* a true-mode shuffle stays seen */
+    c = with_relics(&a, RELIC_FROZEN_EYE, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 8; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    FX_END(&a);
+    ck_assert_int_eq(c->draw_n, 3);
+    ck_assert_int_eq(c->draw_known, 3);
+    /* Wild Strike's Wound at a random spot: seen where it went */
+    fx_hand(c, CARD_WILD_STRIKE, 0);
+    FX_PLAY(&a, c->hand_n - 1, 0);
+    ck_assert_int_eq(c->draw_n, 4);
+    ck_assert_int_eq(c->draw_known, 4);
+    /* belief mode: a shuffle the search makes is revealed by the draws */
+    c = with_relics(&a, RELIC_FROZEN_EYE, 0);
+    fx_mon(c, MON_CULTIST, 500, MV_INCANTATION);
+    for (int i = 0; i < 4; i++)
+        fx_discard(c, CARD_DEFEND, 0);
+    for (int i = 0; i < 4; i++)
+        fx_discard(c, CARD_STRIKE, 0);
+    sf_engine_belief_root(&a, 3, &ra);
+    FX_END(&ra);
+    ck_assert_int_eq(combat_of(&ra)->draw_n, 3);
+    ck_assert_int_eq(combat_of(&ra)->draw_known, 0);
+}
+END_TEST
+
 #include "test-engine-rules.tests.h" /* SF_TESTS: every test above (tests/meson.build) */
 SF_CHECK_MAIN("engine-rules", "debuffs", 0, NULL, NULL)

@@ -329,13 +329,21 @@ START_TEST(relic_pools_are_the_ironclad_pools) {
     ck_assert_int_eq(tiers[1], 33);
     ck_assert_int_eq(tiers[2], 30);
     ck_assert_int_eq(tiers[3], 28);
-    /* every engine relic is a run relic with the same name, which a start
-     * holds in its spec */
+    /* every engine relic of the pools is a run relic with the same name,
+     * which a start holds in its spec; the shop and event relics are
+     * engine-only (a start never buys relics or plays events) */
+    int engine_only = 0;
     for (int e = 1; e < RELIC_COUNT; e++) {
         int item = sf_run_relic_lookup(sf_relic_name(e));
+        if (sf_relics[e].source != RS_POOL) {
+            ck_assert_int_eq(item, SF_ENOTFOUND);
+            engine_only++;
+            continue;
+        }
         ck_assert_int_gt(item, 0);
         ck_assert_int_eq(sf_run_relic_engine(item), e);
     }
+    ck_assert_int_eq(engine_only, 17 + 10); /* 17 shop, 10 event (game-rules §7) */
     ck_assert_int_eq(sf_run_relic_engine(sf_run_relic_lookup("Whetstone")), SF_ENOTFOUND);
     /* every relic of the pools is played by its rules: 62 in a fight, the
      * other 29 on pickup or on the run */
