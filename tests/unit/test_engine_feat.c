@@ -1006,10 +1006,10 @@ static pm_gap pm_gaps[GAP_N] = {
                    PM_SELF_HP, 0},
     [GAP_TRIPLE] = {"Double Tap and Duplication at once: the third play",
                     PM_DAMAGE | PM_BLOCK | PM_SELF_HP, 0},
-    [GAP_UNSEEN_COPY] = {"Double Tap: Sever Soul's or Perfected Strike's copy after a card reached "
-                         "the hand unseen (Ink Bottle's, Centennial Puzzle's or Gremlin Horn's "
-                         "draw past the known top, Dead Branch's random card): it counts as no "
-                         "Attack, no Strike",
+    [GAP_UNSEEN_COPY] = {"Double Tap or Duplication: Sever Soul's, Second Wind's or Perfected "
+                         "Strike's copy after a card reached the hand unseen (Ink Bottle's, "
+                         "Centennial Puzzle's or Gremlin Horn's draw past the known top, Dead "
+                         "Branch's random card): it counts as no Attack, no Strike",
                          PM_DAMAGE | PM_BLOCK, 0},
     [GAP_PURITY] = {"Purity: how many cards it exhausts (up to 3, 5 upgraded) is picked on its "
                     "screen after the play, so Feel No Pain's block and Charon's Ashes' damage "
@@ -1060,9 +1060,11 @@ static int pm_gaps_of(const sf_combat *c, int i) {
         [GAP_FAIRY] = fairy && costs_hp,
         [GAP_TRIPLE] = triple,
         [GAP_UNSEEN_COPY] =
-            dt && (k->id == CARD_SEVER_SOUL || k->id == CARD_PERFECTED_STRIKE) &&
+            dt &&
+            (k->id == CARD_SEVER_SOUL || k->id == CARD_SECOND_WIND ||
+             k->id == CARD_PERFECTED_STRIKE) &&
             (pm_counter(c, RELIC_INK_BOTTLE) == 9 ||
-             (k->id == CARD_SEVER_SOUL && non_attacks > 0 &&
+             ((k->id == CARD_SEVER_SOUL || k->id == CARD_SECOND_WIND) && non_attacks > 0 &&
               combat_has_relic(c, RELIC_DEAD_BRANCH)) ||
              (sharp && pm_counter(c, RELIC_CENTENNIAL_PUZZLE) == 0) ||
              (combat_has_relic(c, RELIC_GREMLIN_HORN) && combat_has_relic(c, RELIC_CHARONS_ASHES))),
@@ -1087,7 +1089,7 @@ static int pm_int(float v, float scale) {
 }
 
 static const char *pm_ctx(const sf_combat *c) {
-    static char buf[640];
+    static char buf[1024];
     int n =
         snprintf(buf, sizeof buf,
                  " [str %d dex %d weak %d frail %d vigor %d nib %d dtap %d rage %d fnp %d "
@@ -1098,7 +1100,11 @@ static const char *pm_ctx(const sf_combat *c) {
     for (int i = 0; i < c->relic_n && n < 400; i++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, " %s:%d", sf_relics[c->relics[i]].name,
                       c->relic_counter[i]);
-    for (int m = 0; m < c->n_mon && n < 560; m++)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "; hand");
+    for (int i = 0; i < c->hand_n && n < 700; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " %s%s", sf_cards[c->hand[i].id].name,
+                      c->hand[i].upg ? "+" : "");
+    for (int m = 0; m < c->n_mon && n < 900; m++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, " | %s hp %d block %d vuln %d curl %d",
                       sf_monsters[c->mon[m].id].name, c->mon[m].hp, c->mon[m].block,
                       c->mon[m].pw[PW_VULN], c->mon[m].pw[PW_CURL_UP]);
