@@ -236,6 +236,15 @@ int main(int argc, char **argv) {
         found = 1;
         rc = bench_one(name, KIND_RELIC, id, seed, fights, encounter, base_fights);
     }
+    /* the relics a start never holds (shop, events, Neow: engine relics with
+     * no run relic of their name), fresh: Neow's Lament's 3 fights ahead */
+    for (int id = 1; id < sf_relic_count(); id++) {
+        const char *name = sf_relic_name(id);
+        if (rc < 0 || sf_run_relic_lookup(name) >= 0 || (only && strcmp(only, name)))
+            continue;
+        found = 1;
+        rc = bench_one(name, KIND_RELIC, id, seed, fights, encounter, base_fights);
+    }
     for (int i = 1; i < sf_run_potion_count(); i++) {
         const char *name = sf_run_potion_name(i);
         int id = sf_run_potion_engine(i);

@@ -134,6 +134,25 @@ const Item ITEMS[] = {
     {"Magic Flower", Kind::RELIC, RelicId::MAGIC_FLOWER, Potion::INVALID, nullptr},
     {"Charon's Ashes", Kind::RELIC, RelicId::CHARONS_ASHES, Potion::INVALID, nullptr},
     {"Champion Belt", Kind::RELIC, RelicId::CHAMPION_BELT, Potion::INVALID, nullptr},
+    // shop, events and Neow (never in a start; engine relics of no run relic)
+    {"Brimstone", Kind::RELIC, RelicId::BRIMSTONE, Potion::INVALID, nullptr},
+    {"The Abacus", Kind::RELIC, RelicId::THE_ABACUS, Potion::INVALID, nullptr},
+    {"Chemical X", Kind::RELIC, RelicId::CHEMICAL_X, Potion::INVALID, nullptr},
+    {"Clockwork Souvenir", Kind::RELIC, RelicId::CLOCKWORK_SOUVENIR, Potion::INVALID, nullptr},
+    {"Hand Drill", Kind::RELIC, RelicId::HAND_DRILL, Potion::INVALID, nullptr},
+    {"Medical Kit", Kind::RELIC, RelicId::MEDICAL_KIT, Potion::INVALID, nullptr},
+    {"Orange Pellets", Kind::RELIC, RelicId::ORANGE_PELLETS, Potion::INVALID, nullptr},
+    {"Sling of Courage", Kind::RELIC, RelicId::SLING_OF_COURAGE, Potion::INVALID, nullptr},
+    {"Strange Spoon", Kind::RELIC, RelicId::STRANGE_SPOON, Potion::INVALID, nullptr},
+    {"Toolbox", Kind::RELIC, RelicId::TOOLBOX, Potion::INVALID, nullptr},
+    {"Neow's Lament", Kind::RELIC, RelicId::NEOWS_LAMENT, Potion::INVALID, nullptr},
+    {"Odd Mushroom", Kind::RELIC, RelicId::ODD_MUSHROOM, Potion::INVALID, nullptr},
+    {"Gremlin Visage", Kind::RELIC, RelicId::GREMLIN_VISAGE, Potion::INVALID, nullptr},
+    {"Warped Tongs", Kind::RELIC, RelicId::WARPED_TONGS, Potion::INVALID, nullptr},
+    {"Frozen Eye", Kind::RELIC, NO_RELIC, Potion::INVALID,
+     "no combat hook (it only shows the draw order, which a random player ignores)"},
+    {"Face of Cleric", Kind::RELIC, NO_RELIC, Potion::INVALID,
+     "its max HP on victory is in GameContext, not in the battle"},
     // potions, getPotions order
     {"Blood Potion", Kind::POTION, NO_RELIC, Potion::BLOOD_POTION, nullptr},
     {"Elixir", Kind::POTION, NO_RELIC, Potion::ELIXIR_POTION, nullptr},
@@ -324,6 +343,8 @@ GameContext make_context(const Item &it, std::uint64_t seed) {
         int data = 0;
         if (it.relic == RelicId::LIZARD_TAIL)
             data = 1; // unused (0 means spent)
+        if (it.relic == RelicId::NEOWS_LAMENT)
+            data = 3; // fresh: 3 fights with 1-HP enemies ahead (obtainRelic)
         gc.relics.add({it.relic, data});
         // spirefleet's bench bottles Bash and the first Defend; no Power to
         // bottle for Bottled Tornado.
