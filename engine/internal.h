@@ -18,7 +18,7 @@
 #include "engine/engine.h"
 
 /* ---------------------------------------------------------------------------
- * Random generators (rng.c). Facts sheet §0.
+ * Random generators (rng.c). docs/game-rules.md §0.
  * ------------------------------------------------------------------------- */
 
 /* libGDX RandomXS128 wrapped by the game's random/Random.java (a call counter). */

@@ -6,7 +6,7 @@
  * calls. Shuffles go through java.util.Random (a 48-bit LCG) seeded with a
  * randomLong() of the shuffle stream, as Collections.shuffle(list, new
  * java.util.Random(shuffleRng.randomLong())) does in the game.
- * Facts sheet §0 lists which event draws from which stream.
+ * docs/game-rules.md §0 lists which event draws from which stream.
  */
 #include "engine/internal.h"
 

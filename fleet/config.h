@@ -7,7 +7,7 @@
  *   parses it with libyaml, applies defaults, validates every field and fills
  *   a plain C struct, `sf_run_config`, with fixed-size members (no heap). The
  *   coordinator sends it to workers as a RunConfig message; the digest is the
- *   SHA-256 (libsodium) of that message's packed bytes, so two configs that
+ *   SHA-256 (common/sha256.h, libcrypto) of that message's packed bytes, so two configs that
  *   mean the same thing have the same digest whatever their YAML spelling.
  *   Every error names file:line:column and the key.
  *

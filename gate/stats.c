@@ -491,6 +491,13 @@ const char *sf_gate_decision_name(int decision) {
     }
 }
 
+int sf_gate_decision_lookup(const char *name) {
+    for (int d = SF_GATE_CONTINUE; d <= SF_GATE_INCONCLUSIVE && name; d++)
+        if (!strcmp(name, sf_gate_decision_name(d)))
+            return d;
+    return SF_ENOTFOUND;
+}
+
 sf_gate_rule sf_gate_rule_default(void) {
     return (sf_gate_rule){.alpha = 0.04,
                           .beta = 0.04,

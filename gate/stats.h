@@ -339,6 +339,10 @@ enum {
 
 /* "continue", "promote", "reject", "inconclusive"; "?" otherwise. Static. */
 const char *sf_gate_decision_name(int decision);
+/* The decision a name says (exactly as sf_gate_decision_name writes it:
+ * verdict.json's "verdict"), or SF_ENOTFOUND for any other string or NULL:
+ * a reader treats an unknown word as an error, never as "not promoted". */
+int sf_gate_decision_lookup(const char *name);
 
 /* The gate's rule. sf_gate_rule_default() gives the defaults chosen by
  * simulation (docs/gate.md, "Statistics and their validation"). */

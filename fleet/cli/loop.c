@@ -37,6 +37,7 @@
 #include "common/registry.h"
 #include "fleet/cli/cli.h"
 #include "fleet/config.h"
+#include "gate/stats.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
@@ -652,6 +653,15 @@ static int stage_decide(loop *l, int g, sf_err *err) {
     if (!v)
         return sf_err_set(err, SF_EFORMAT, "%s: %s", path, je.text);
     const char *verdict = str_of(v, "verdict");
+    int decision = sf_gate_decision_lookup(verdict);
+    if (decision != SF_GATE_PROMOTE && decision != SF_GATE_REJECT &&
+        decision != SF_GATE_INCONCLUSIVE) {
+        json_decref(v);
+        return sf_err_set(err, SF_EFORMAT,
+                          "%s: verdict \"%s\" is not a finished gate's decision (promote, "
+                          "reject or inconclusive)",
+                          path, verdict);
+    }
     const char *cand = str_of(l->st, "candidate");
     json_t *h = json_pack("{s:i,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:s}", "generation", g, "candidate",
                           cand, "champion", str_of(l->st, "champion"), "verdict", verdict, "pairs",
@@ -664,7 +674,7 @@ static int stage_decide(loop *l, int g, sf_err *err) {
     fprintf(stderr, "loop: generation %d: %s after %lld pairs (score difference %+.4f)\n", g,
             verdict, (long long)json_integer_value(json_object_get(v, "pairs")),
             json_real_value(json_object_get(v, "score_diff")));
-    if (!strcmp(verdict, "promote"))
+    if (decision == SF_GATE_PROMOTE)
         json_object_set_new(l->st, "champion", json_string(cand));
     json_decref(v);
     return write_registry(l, err);

@@ -325,7 +325,7 @@ END_TEST
  * ---------------------------------------------------------------------- */
 
 START_TEST(weak_attacker_on_vulnerable_target_floors_once) {
-    /* Facts sheet §1's example: 9 damage, Weak attacker, Vulnerable target:
+    /* docs/game-rules.md §1's example: 9 damage, Weak attacker, Vulnerable target:
      * 9 x 0.75 x 1.5 = 10.125 -> 10 (Headbutt has base 9). */
     sf_state s;
     sf_combat *c = fx_new(&s, 1);

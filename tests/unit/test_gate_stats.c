@@ -647,6 +647,13 @@ START_TEST(rule_check_names_the_field) {
     ck_assert_int_eq(sf_gate_rule_check(&r, &e), SF_EINVAL);
     ck_assert_str_eq(sf_gate_decision_name(SF_GATE_PROMOTE), "promote");
     ck_assert_str_eq(sf_gate_decision_name(SF_GATE_INCONCLUSIVE), "inconclusive");
+    /* the words round-trip; anything else is not a decision */
+    for (int d = SF_GATE_CONTINUE; d <= SF_GATE_INCONCLUSIVE; d++)
+        ck_assert_int_eq(sf_gate_decision_lookup(sf_gate_decision_name(d)), d);
+    ck_assert_int_eq(sf_gate_decision_lookup("Promote"), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_gate_decision_lookup("promoted"), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_gate_decision_lookup(""), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_gate_decision_lookup(NULL), SF_ENOTFOUND);
 }
 END_TEST
 
