@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,9 +200,10 @@ static int open_coordinator(const char *who, const sf_run_config *cfg, const cha
 /* ---- check ---------------------------------------------------------------- */
 
 /* check CONFIG: "# CONFIG: valid; config digest D" and the effective config
- * as YAML on stdout. check --json CONFIG: the effective config as one line
- * of JSON on stdout (sf_config_to_json: what programs read the defaults
- * from) and the "valid; config digest" line on stderr. */
+ * as YAML on stdout. check --json CONFIG: one line of JSON on stdout,
+ * {"config_digest": D, "config": the effective config (sf_config_to_json:
+ * what programs read the defaults from)}, and the "valid; config digest"
+ * line on stderr for people. */
 static int cmd_check(int argc, char **argv) {
     int json = argc == 3 && !strcmp(argv[1], "--json");
     if (argc != 2 && !json) {
@@ -229,12 +231,17 @@ static int cmd_check(int argc, char **argv) {
         return 0;
     }
     char *text = sf_config_to_json(&cfg);
-    if (!text) {
+    json_t *eff = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    json_t *doc = eff ? json_pack("{s:s,s:o}", "config_digest", digest, "config", eff) : NULL;
+    char *line = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!line) {
         fprintf(stderr, "sf-fleet: %s: out of memory\n", path);
         return 1;
     }
-    printf("%s\n", text);
-    free(text);
+    printf("%s\n", line);
+    free(line);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

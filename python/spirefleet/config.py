@@ -42,7 +42,7 @@ def find_sf_fleet():
                       "(PYTHONPATH=<build>/python), or put sf-fleet on PATH")
 
 
-_DIGEST = re.compile(r"valid; config digest ([0-9a-f]{64})")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def load_config(path):
@@ -60,13 +60,14 @@ def load_config(path):
         raise ConfigError("\n".join(lines) or "%s: sf-fleet check failed (exit %d)"
                           % (path, p.returncode))
     try:
-        cfg = json.loads(p.stdout)
+        doc = json.loads(p.stdout)
     except json.JSONDecodeError as e:
         raise ConfigError("%s: sf-fleet check --json printed no JSON (%s)" % (path, e)) from None
-    m = _DIGEST.search(p.stderr)
-    if not m:
-        raise ConfigError("%s: sf-fleet check --json did not print the config digest" % path)
-    return cfg, m.group(1)
+    digest = doc.get("config_digest") if isinstance(doc, dict) else None
+    cfg = doc.get("config") if isinstance(doc, dict) else None
+    if not isinstance(digest, str) or not _HEX64.fullmatch(digest) or not isinstance(cfg, dict):
+        raise ConfigError("%s: sf-fleet check --json printed no config_digest and config" % path)
+    return cfg, digest
 
 
 def load_config_text(text, name="command line"):

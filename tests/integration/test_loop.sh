@@ -90,7 +90,7 @@ import json, subprocess, sys
 fleet, c = sys.argv[1:3]
 def eff(p):
     return json.loads(subprocess.run([fleet, "check", "--json", p], capture_output=True,
-                                     text=True, check=True).stdout)
+                                     text=True, check=True).stdout)["config"]
 s0 = eff(c + "/gen0/selfplay.yaml")
 assert s0["search"]["leaf_mix"] == 0 and s0["search"]["evaluator"] == "rollout", s0["search"]
 g1 = eff(c + "/gen1/gate.yaml")
