@@ -85,6 +85,8 @@ const char *sf_strerror(int code) {
     case SF_ETIMEOUT: return "timed out";
     case SF_EUNSUPPORTED: return "not supported";
     case SF_ECONFIG: return "invalid configuration";
+    case SF_ECHILD: return "child process failed";
+    case SF_EREMOTE: return "error reply from peer";
     default: return "unknown error";
     }
 }

@@ -34,6 +34,8 @@ enum {
     SF_ETIMEOUT = -10,     /* a deadline passed                                 */
     SF_EUNSUPPORTED = -11, /* a feature is not built in or not available    */
     SF_ECONFIG = -12,      /* a configuration file is invalid                   */
+    SF_ECHILD = -13,       /* a child process failed (exit status in message)   */
+    SF_EREMOTE = -14,      /* a peer answered with an error (its reason in msg) */
 };
 
 #define SF_ERR_MSG_MAX 512

@@ -105,7 +105,7 @@ int sf_fsync_parent(const char *path, sf_err *err) {
 int sf_write_file_durable(const char *path, const void *data, size_t len, sf_err *err) {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return sf_err_set(err, SF_EIO, "%s: the path is too long", path);
+        return sf_err_set(err, SF_EINVAL, "%s: the path is too long", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot create: %s", tmp, strerror(errno));

@@ -637,7 +637,7 @@ int sf_zsec_server_check(sf_zsec_server *s, sf_err *err) {
     if (!s)
         return SF_OK;
     if (atomic_load(&s->dead))
-        return sf_err_set(err, SF_EIO,
+        return sf_err_set(err, SF_ESTATE,
                           "the ZAP handler has stopped (%s): no CURVE handshake can be checked, "
                           "refusing to serve",
                           s->why);

@@ -38,7 +38,7 @@
  *   reads them at once. A key removed from them is refused on its next
  *   message too, not only at its next handshake, since libzmq 4.3 cannot
  *   drop one connection of a ROUTER. If the handler thread dies,
- *   sf_zsec_peer() fails (SF_EIO): the caller treats it as fatal, because
+ *   sf_zsec_peer() fails (SF_ESTATE): the caller treats it as fatal, because
  *   connections would then be let in.
  *
  * Mode none: no sf_zsec_server (NULL); sf_zsec_peer(NULL, ...) treats every
@@ -161,11 +161,11 @@ int sf_zsec_server_apply(sf_zsec_server *s, void *sock, sf_err *err);
  * SF_ZSEC_OPERATOR or SF_ZSEC_CLIENT when its authenticated key (User-Id)
  * is in the lists now, SF_ZSEC_REFUSED when not (revoked since its
  * handshake; counted). `key` (may be NULL; 41 bytes) receives the key, ""
- * in mode none. s NULL (mode none): SF_ZSEC_OPERATOR. Returns SF_EIO when
- * the handler thread has died (fatal for the caller). */
+ * in mode none. s NULL (mode none): SF_ZSEC_OPERATOR. Returns SF_ESTATE
+ * when the handler thread has died (fatal for the caller). */
 int sf_zsec_peer(sf_zsec_server *s, zmq_msg_t *msg, char *key, sf_err *err);
 
-/* SF_OK while the ZAP handler runs (or s is NULL: mode none); SF_EIO,
+/* SF_OK while the ZAP handler runs (or s is NULL: mode none); SF_ESTATE,
  * with the handler's reason, once its thread has stopped on its own: no
  * handshake is checked any more (libzmq 4.3 lets a CURVE client in when
  * no handler answers), so the caller must stop serving at once. Servers

@@ -191,7 +191,8 @@ void sf_coordinator_gate_rule(const sf_run_config *cfg, struct sf_gate_rule *rul
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates
  * the directory, the ledger and its jobs on first start. Errors: SF_ECONFIG
  * when the ledger holds a run with another config digest, SF_EIO for files
- * and sockets (the message names the path or endpoint), SF_EINVAL for a
+ * and sockets (the message names the path or endpoint), SF_EFORMAT when
+ * the ledger path is not a regular file, SF_EINVAL for a
  * metrics port outside the convention. */
 int sf_coordinator_open(const sf_run_config *cfg, const sf_coord_opts *opts, sf_coordinator **out,
                         sf_err *err);
@@ -227,7 +228,9 @@ const char *sf_coordinator_metrics_url(const sf_coordinator *co);
 
 /* One round: wait up to timeout_ms for traffic, handle every waiting message,
  * expire leases and dead workers, commit the ledger, send the replies.
- * Returns SF_OK, or SF_EIO when the ledger cannot be written (fatal). */
+ * Returns SF_OK, or (fatal) SF_EIO when the ledger cannot be written,
+ * SF_EFULL when its map cannot grow, SF_ESTATE once the ZAP handler has
+ * stopped (common/zsec.h). */
 int sf_coordinator_step(sf_coordinator *co, int timeout_ms, sf_err *err);
 
 /* Loop over steps until *stop becomes non-zero, a Stop message arrives, or
@@ -256,7 +259,7 @@ int sf_fleet_status(const char *endpoint, const char *keys, int timeout_ms,
                     Spirefleet__Envelope **env, Spirefleet__StatusReply **reply, sf_err *err);
 
 /* Ask a coordinator to stop the run (workers finish nothing new). Needs an
- * operator key: otherwise SF_EIO with the coordinator's refusal. */
+ * operator key: otherwise SF_EREMOTE with the coordinator's refusal. */
 int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err *err);
 
 /* Quarantine a worker key's data (an operator key only; fleet.proto

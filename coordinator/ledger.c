@@ -268,7 +268,7 @@ int ledger_open(sf_coordinator *co, sf_err *err) {
     struct stat st;
     int fresh = stat(co->ledger_path, &st) != 0 || st.st_size == 0;
     if (!fresh && !S_ISREG(st.st_mode))
-        return sf_err_set(err, SF_EIO, "%s: not a regular file", co->ledger_path);
+        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", co->ledger_path);
     if (fresh) {
         /* LMDB writes the two meta pages at open: make sure they fit */
         int fd = open(co->ledger_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -402,7 +402,7 @@ static int write_txn(sf_coordinator *co, int (*fn)(sf_coordinator *, MDB_txn *),
             return mdb_fail(err, co->ledger_path, "commit", rc);
         return SF_OK;
     }
-    return sf_err_set(err, SF_EIO, "%s: the ledger map could not grow to %zu bytes: %s",
+    return sf_err_set(err, SF_EFULL, "%s: the ledger map could not grow to %zu bytes: %s",
                       co->ledger_path, co->map_size, mdb_strerror(MDB_MAP_FULL));
 }
 

@@ -798,9 +798,9 @@ int sf_engine_from_json(const struct json_t *doc, sf_state *s, sf_err *err);
 
 /* Read a state file (one JSON document as sf_engine_to_json() writes it, at
  * most 1 MiB) into `s`. Every message starts with `path` (and the line and
- * column for JSON syntax). Errors: SF_ENOTFOUND (no such file), SF_EIO (a
- * directory, unreadable, too large), SF_EFORMAT (not JSON, or as
- * sf_engine_from_json()), SF_EVERSION, SF_ECORRUPT. `s` is written only on
+ * column for JSON syntax). Errors: SF_ENOTFOUND (no such file), SF_EIO
+ * (unreadable: the OS's reason), SF_EFORMAT (a directory, too large, not
+ * JSON, or as sf_engine_from_json()), SF_EVERSION, SF_ECORRUPT. `s` is written only on
  * success. */
 int sf_engine_load_file(const char *path, sf_state *s, sf_err *err);
 

@@ -562,10 +562,10 @@ int sf_engine_load_file(const char *path, sf_state *s, sf_err *err) {
         return sf_err_set(err, errno == ENOENT ? SF_ENOTFOUND : SF_EIO, "%s: %s", path,
                           strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return sf_err_set(err, SF_EIO, "%s: is a directory, not a state file", path);
+        return sf_err_set(err, SF_EFORMAT, "%s: is a directory, not a state file", path);
     /* a state document is a few KiB; refuse before parsing a huge file */
     if (S_ISREG(st.st_mode) && st.st_size > (1 << 20))
-        return sf_err_set(err, SF_EIO, "%s: %lld bytes; a state file is at most 1 MiB", path,
+        return sf_err_set(err, SF_EFORMAT, "%s: %lld bytes; a state file is at most 1 MiB", path,
                           (long long)st.st_size);
     json_error_t je;
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);

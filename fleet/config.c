@@ -1467,10 +1467,15 @@ static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *
     if (fd < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
+        int why = errno;
+        close(fd);
+        return sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(why));
+    }
+    if (!S_ISREG(sb.st_mode)) {
         int is_dir = S_ISDIR(sb.st_mode);
         close(fd);
-        return sf_err_set(err, SF_EIO, "%s: %s, not a config file", path,
+        return sf_err_set(err, SF_ECONFIG, "%s: %s, not a config file", path,
                           is_dir ? "is a directory" : "is not a regular file");
     }
     if (sb.st_size > CONFIG_FILE_MAX) {

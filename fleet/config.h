@@ -231,8 +231,9 @@ typedef void (*sf_config_report_fn)(void *ctx, const char *problem);
 int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run_config *cfg,
                         sf_config_report_fn report, void *report_ctx, sf_err *err);
 
-/* Read and parse a YAML file (at most 16 MiB). SF_EIO when it cannot be
- * read or is a directory. */
+/* Read and parse a YAML file (at most 1 MiB). SF_EIO when it cannot be
+ * opened or read (the OS's reason), SF_ECONFIG when it is a directory, a
+ * FIFO or a device rather than a regular file, or too large. */
 int sf_config_load(const char *path, sf_run_config *cfg, sf_err *err);
 
 /* sf_config_load() reporting every problem as sf_config_parse_all() does

@@ -157,8 +157,8 @@ int sf_wire_ask(void *sock, const char *endpoint, Spirefleet__Envelope *req, int
     rc = recv_one(sock, endpoint, what, timeout_ms, out, err);
     if (rc == SF_OK && (*out)->body_case == SPIREFLEET__ENVELOPE__BODY_ERROR) {
         const char *msg = (*out)->error->message ? (*out)->error->message : "no reason given";
-        rc = sf_err_set(err, SF_EIO, "%s: the coordinator answered %s with an error: %s", endpoint,
-                        what, msg);
+        rc = sf_err_set(err, SF_EREMOTE, "%s: the coordinator answered %s with an error: %s",
+                        endpoint, what, msg);
         sf_wire_free(*out);
         *out = NULL;
     }

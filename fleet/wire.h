@@ -79,7 +79,7 @@ const char *sf_wire_body_name(const Spirefleet__Envelope *env);
  *   "tcp://10.0.0.1:5555: the coordinator answered shard_fetch with an
  *    error: no stored shard of that name"
  * and a timeout is SF_ETIMEOUT, a socket failure SF_EIO, bytes that do not
- * decode SF_EFORMAT or SF_EVERSION, an ErrorReply to a request SF_EIO.
+ * decode SF_EFORMAT or SF_EVERSION, an ErrorReply to a request SF_EREMOTE.
  * `endpoint` is used in messages only.
  * ------------------------------------------------------------------------- */
 
@@ -104,7 +104,7 @@ int sf_wire_recv(void *sock, const char *endpoint, int timeout_ms, Spirefleet__E
                  sf_err *err);
 
 /* One request, one answer: send `req` on a DEALER, then sf_wire_recv()
- * within timeout_ms. An ErrorReply is turned into SF_EIO carrying the
+ * within timeout_ms. An ErrorReply is turned into SF_EREMOTE carrying the
  * peer's message, and *out is NULL. For clients that ask one thing at a
  * time (the coordinator only ever answers); the worker, whose heartbeats,
  * progress and unasked Stop interleave with its answers, sends with

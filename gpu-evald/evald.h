@@ -70,8 +70,8 @@ int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin_sha256, i
                        sf_err *err);
 
 /* Add every "*.safetensors" file in `dir` (sorted by name). Returns the
- * first load error after trying them all, or SF_EIO when `dir` cannot be
- * opened or holds no bundle (each logged); `*served` (may be NULL) receives
+ * first load error after trying them all, SF_EIO when `dir` cannot be
+ * opened, or SF_ENOTFOUND when it holds no bundle (each logged); `*served` (may be NULL) receives
  * the number of models now served (canary passed). */
 int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *err);
 

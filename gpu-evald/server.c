@@ -386,7 +386,7 @@ int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *
         }
         if (n == 0 && rc == SF_OK) {
             /* an empty dir is almost always a wrong path: say so, never idle */
-            rc = sf_err_set(err, SF_EIO, "models dir %s holds no *.safetensors bundle", dir);
+            rc = sf_err_set(err, SF_ENOTFOUND, "models dir %s holds no *.safetensors bundle", dir);
             logf_(ev, "models dir %s holds no *.safetensors bundle", dir);
         }
     }

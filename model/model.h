@@ -166,8 +166,9 @@ size_t sf_dtype_size(sf_dtype dt);
  * the SHA-256 of the whole file (libsodium). Only the dtypes above are
  * accepted; tensor data must lie inside the file and have exactly the size
  * its shape says. Errors (message names the file and the tensor or header
- * field): SF_EIO (cannot open/read), SF_EFORMAT (truncated, bad header
- * length, malformed JSON, bad dtype/shape/offsets), SF_ENOMEM. */
+ * field): SF_EIO (cannot open/read), SF_EFORMAT (not a regular file,
+ * truncated, bad header length, malformed JSON, bad dtype/shape/offsets),
+ * SF_ENOMEM. */
 int sf_tensorfile_read(const char *path, sf_tensorfile **out, uint8_t sha256[32], sf_err *err);
 
 /* The same on bytes in memory; `name` is used in messages only. The bytes
@@ -365,7 +366,8 @@ typedef struct sf_bundle sf_bundle;
  * anything:
  *   SF_EIO        the file cannot be read
  *   SF_ECORRUPT   SHA-256 mismatch (both digests in the message)
- *   SF_EFORMAT    not a safetensors file / not a spirefleet model bundle
+ *   SF_EFORMAT    not a regular file / not a safetensors file / not a
+ *                 spirefleet model bundle
  *   SF_EVERSION   unsupported bundle format or tokenizer version, or
  *                 tokenizer sizes that differ from engine/engine.h
  *   SF_ENOTFOUND  a weight tensor is missing (its name and expected shape)

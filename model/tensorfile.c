@@ -306,7 +306,7 @@ int sf_evald_read_file(const char *path, uint8_t **bytes, size_t *n, sf_err *err
     }
     if (!S_ISREG(st.st_mode)) {
         fclose(f);
-        return sf_err_set(err, SF_EIO, "%s: not a regular file", path);
+        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
     }
     size_t size = (size_t)st.st_size;
     uint8_t *buf = malloc(size ? size : 1);
@@ -319,8 +319,8 @@ int sf_evald_read_file(const char *path, uint8_t **bytes, size_t *n, sf_err *err
     fclose(f);
     if (got != size || bad) {
         free(buf);
-        return sf_err_set(err, SF_EIO, "%s: read %zu of %zu bytes: %s", path, got, size,
-                          bad ? strerror(bad) : "the file got shorter while being read");
+        return sf_err_set(err, bad ? SF_EIO : SF_EFORMAT, "%s: read %zu of %zu bytes: %s", path,
+                          got, size, bad ? strerror(bad) : "the file got shorter while being read");
     }
     *bytes = buf;
     *n = size;

@@ -257,7 +257,8 @@ typedef struct sf_trailer {
 
 /* Compute the CRC of every page of the first `data_bytes` of `fd` and append
  * the trailer at offset data_bytes (struct pages as given, ascending), then
- * fsync. Errors: SF_EIO. */
+ * fsync. Errors: SF_EFORMAT when data_bytes is not whole pages, SF_EIO (the
+ * OS's reason), SF_ENOMEM. */
 int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint32_t *struct_page,
                      size_t nstruct, sf_err *err);
 

@@ -217,7 +217,8 @@ const char *sf_shard_writer_temp_path(const sf_shard_writer *w);
  * frees `w`; on failure the temporary file is removed and nothing appears at
  * the final path. `digest` (may be NULL) receives the content digest.
  * Errors: SF_ESTATE when the writer failed earlier or the final path now
- * exists, SF_EIO. */
+ * exists, SF_EFORMAT when the file on disk is not the size LMDB reports,
+ * SF_EIO. */
 int sf_shard_writer_seal(sf_shard_writer *w, const Spirefleet__JobStats *stats,
                          uint8_t digest[SF_SHARD_DIGEST_BYTES], sf_err *err);
 

@@ -18,7 +18,7 @@
 int sf_trailer_write(int fd, uint64_t data_bytes, uint32_t page_size, const uint32_t *struct_page,
                      size_t nstruct, sf_err *err) {
     if (page_size == 0 || data_bytes % page_size != 0)
-        return sf_err_set(err, SF_EIO, "LMDB data is %llu bytes, not whole %u-byte pages",
+        return sf_err_set(err, SF_EFORMAT, "LMDB data is %llu bytes, not whole %u-byte pages",
                           (unsigned long long)data_bytes, page_size);
     uint64_t npages = data_bytes / page_size;
     size_t table_len = 4 * ((size_t)npages + nstruct);

@@ -728,7 +728,7 @@ int sf_shard_writer_seal_hooked(sf_shard_writer *w, const Spirefleet__JobStats *
     }
     /* LMDB writes whole pages and never past its last page. */
     if ((uint64_t)fst.st_size != npages * psize) {
-        rc = sf_err_set(err, SF_EIO, "%s: %lld bytes on disk, LMDB reports %llu pages of %u",
+        rc = sf_err_set(err, SF_EFORMAT, "%s: %lld bytes on disk, LMDB reports %llu pages of %u",
                         w->temp, (long long)fst.st_size, (unsigned long long)npages, psize);
         goto fail;
     }

@@ -27,7 +27,7 @@ void python_path(const char *self);
 
 /* Wait until the gpu-evald of process `pid`, at cfg->evald.endpoint,
  * answers a real position with model `sha` (its canary passed and it
- * serves), probing every 100 ms for at most `seconds`. SF_EIO when the
+ * serves), probing every 100 ms for at most `seconds`. SF_ECHILD when the
  * process exited first, SF_ETIMEOUT when it never answered (with the last
  * probe's reason), or the evaluator's errors. */
 int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int seconds,

@@ -349,7 +349,7 @@ static int evald_up(loop *l, const char *sha, sf_err *err) {
     sf_run_config q = l->cfg;
     snprintf(q.evald.endpoint, sizeof q.evald.endpoint, "%s", l->evald_ep);
     int rc = evald_wait_model(&q, sha, pid, 60, err);
-    if (rc == SF_EIO) {
+    if (rc == SF_ECHILD) { /* it exited and was reaped */
         l->evald = 0;
         sf_err_prefix(err, "see %s", log);
     }
@@ -389,7 +389,7 @@ static uint64_t count_labels(const char *dir) {
 /* Stage `stage` ("selfplay" or "gate") of generation g: `sf-fleet run` on
  * its derived config `path` (its run directory gen<g>/<stage>, its log
  * logs/gen<g>-<stage>.log), said as `what`. *seconds receives its wall
- * time. SF_ESTATE when the run was stopped (exit 3), SF_EIO on a failure. */
+ * time. SF_ESTATE when the run was stopped (exit 3), SF_ECHILD on a failure. */
 static int run_fleet_stage(loop *l, int g, const char *stage, const char *path, const char *what,
                            double *seconds, sf_err *err) {
     char log[SF_CFG_PATH + 64], run_dir[SF_CFG_PATH + 32];
@@ -403,7 +403,7 @@ static int run_fleet_stage(loop *l, int g, const char *stage, const char *path, 
     *seconds = now_s() - t0;
     if (st != 0)
         return st == 3 ? SF_ESTATE
-                       : sf_err_set(err, SF_EIO, "generation %d: %s failed (exit %d); see %s", g,
+                       : sf_err_set(err, SF_ECHILD, "generation %d: %s failed (exit %d); see %s", g,
                                     stage, st, log);
     return SF_OK;
 }
@@ -486,8 +486,8 @@ static int stage_train(loop *l, int g, sf_err *err) {
     free(dirs);
     if (st != 0)
         return st == 3 ? SF_ESTATE
-                       : sf_err_set(err, SF_EIO, "generation %d: training failed (exit %d); see %s",
-                                    g, st, log);
+                       : sf_err_set(err, SF_ECHILD,
+                                    "generation %d: training failed (exit %d); see %s", g, st, log);
     json_t *res = last_json(out);
     if (!res)
         return sf_err_set(err, SF_EFORMAT, "%s: the trainer printed no result", out);
@@ -576,8 +576,8 @@ static int stage_export(loop *l, int g, sf_err *err) {
     int st = run_child(l, args, log, out);
     if (st != 0)
         return st == 3 ? SF_ESTATE
-                       : sf_err_set(err, SF_EIO, "generation %d: export failed (exit %d); see %s",
-                                    g, st, log);
+                       : sf_err_set(err, SF_ECHILD,
+                                    "generation %d: export failed (exit %d); see %s", g, st, log);
     json_t *res = last_json(out);
     const char *sha = str_of(res, "sha256");
     char canon[SF_SHA256_HEX_LEN + 1];

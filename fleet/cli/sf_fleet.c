@@ -790,7 +790,7 @@ int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int s
     for (int tries = 0; tries < seconds * 10 && rc == SF_ETIMEOUT; tries++) {
         sf_err pe = {0};
         if (waitpid(pid, NULL, WNOHANG) == pid) /* a load or canary failure: its log */
-            rc = sf_err_set(err, SF_EIO, "gpu-evald exited at start");
+            rc = sf_err_set(err, SF_ECHILD, "gpu-evald exited at start");
         else if (sf_worker_evaluator_probe(ev, &pe) == SF_OK)
             rc = SF_OK;
         else if (tries + 1 == seconds * 10)

@@ -34,6 +34,22 @@ START_TEST(err_set_null_is_safe) {
     ck_assert_int_eq(sf_err_set(NULL, SF_EIO, "x"), SF_EIO);
     ck_assert_str_eq(sf_strerror(SF_ECORRUPT), "digest mismatch");
     ck_assert_str_eq(sf_strerror(12345), "unknown error");
+    ck_assert_str_eq(sf_strerror(SF_ECHILD), "child process failed");
+    ck_assert_str_eq(sf_strerror(SF_EREMOTE), "error reply from peer");
+}
+END_TEST
+
+/* A path too long for its temporary name is a bad argument, not an OS
+ * failure: nothing is created. */
+START_TEST(durable_write_refuses_a_path_too_long) {
+    char path[4200];
+    memset(path, 'a', sizeof path - 1);
+    path[0] = '/';
+    path[sizeof path - 1] = '\0';
+    sf_err e = {0};
+    ck_assert_int_eq(sf_write_file_durable(path, "x", 1, &e), SF_EINVAL);
+    ck_assert_int_eq(e.code, SF_EINVAL); /* the message (path first) is cut at SF_ERR_MSG_MAX */
+    ck_assert_int_eq(strncmp(e.msg, "/aaa", 4), 0);
 }
 END_TEST
 

@@ -257,11 +257,13 @@ START_TEST(non_regular_files_are_refused_without_blocking) {
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     sf_run_config c;
     sf_err e = {0};
-    ck_assert_int_eq(sf_config_load(fifo, &c, &e), SF_EIO);
+    ck_assert_int_eq(sf_config_load(fifo, &c, &e), SF_ECONFIG);
     ck_assert_msg(strstr(e.msg, "c.yaml: is not a regular file, not a config file"), "%s", e.msg);
-    ck_assert_int_eq(sf_config_load(dir, &c, &e), SF_EIO);
+    ck_assert_int_eq(sf_config_load(dir, &c, &e), SF_ECONFIG);
     ck_assert_msg(strstr(e.msg, "is a directory"), "%s", e.msg);
-    ck_assert_int_eq(sf_config_load("/dev/zero", &c, &e), SF_EIO);
+    ck_assert_int_eq(sf_config_load("/dev/zero", &c, &e), SF_ECONFIG);
+    /* a path that cannot be opened is the OS's failure */
+    ck_assert_int_eq(sf_config_load("/nonexistent/c.yaml", &c, &e), SF_EIO);
     unlink(fifo);
     rmdir(dir);
 }

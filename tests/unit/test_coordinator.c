@@ -2007,7 +2007,7 @@ END_TEST
 
 /* The ZAP handler's death is fatal: libzmq 4.3 lets any CURVE key finish
  * its handshake when no handler answers, so once the handler thread stops
- * the next step fails with SF_EIO naming it — with no message waiting —
+ * the next step fails with SF_ESTATE naming it — with no message waiting —
  * and a stranger's key then gets nothing. (Before, the coordinator went on
  * serving until some message arrived.) */
 START_TEST(a_dead_zap_handler_stops_the_coordinator) {
@@ -2018,9 +2018,9 @@ START_TEST(a_dead_zap_handler_stops_the_coordinator) {
     sf_err e = {0};
     ck_assert_int_eq(sf_coordinator_step(co, 0, &e), SF_OK);
     sf_zsec_server_fail_for_test(co->zsec);
-    ck_assert_int_eq(sf_coordinator_step(co, 0, &e), SF_EIO);
+    ck_assert_int_eq(sf_coordinator_step(co, 0, &e), SF_ESTATE);
     ck_assert_msg(strstr(e.msg, "ZAP handler has stopped") != NULL, "%s", e.msg);
-    ck_assert_int_eq(sf_zsec_server_check(co->zsec, &e), SF_EIO);
+    ck_assert_int_eq(sf_zsec_server_check(co->zsec, &e), SF_ESTATE);
     /* a stranger's Hello reaches no decoder: every step refuses */
     client stranger;
     stranger.ctx = zmq_ctx_new();
@@ -2034,7 +2034,7 @@ START_TEST(a_dead_zap_handler_stops_the_coordinator) {
         SF_OK);
     send_hello(&stranger, "intruder");
     for (int k = 0; k < 20; k++)
-        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_EIO);
+        ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_ESTATE);
     ck_assert_int_eq(co->nworkers, 1);
     client_close(&stranger);
     client_close(&good);

@@ -4,7 +4,10 @@
  */
 #include <jansson.h>
 #include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/internal.h"
 #include "sf_check.h"
@@ -455,6 +458,30 @@ START_TEST(a_loaded_state_plays_on_identically) {
         ck_assert_uint_eq(m1, m2);
         ck_assert_mem_eq(&s, &t, sizeof s);
     }
+}
+END_TEST
+
+/* sf_engine_load_file: a missing file is SF_ENOTFOUND; a directory or an
+ * oversized file is no state file (SF_EFORMAT), not an OS failure. */
+START_TEST(load_file_names_what_is_wrong) {
+    char dir[] = "/tmp/sf-engine-json-XXXXXX", big[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    sf_state s;
+    sf_err e = {0};
+    snprintf(big, sizeof big, "%s/none.json", dir);
+    ck_assert_int_eq(sf_engine_load_file(big, &s, &e), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_engine_load_file(dir, &s, &e), SF_EFORMAT);
+    ck_assert_msg(strstr(e.msg, "is a directory, not a state file"), "%s", e.msg);
+    snprintf(big, sizeof big, "%s/big.json", dir);
+    FILE *f = fopen(big, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fseek(f, (1 << 20) + 1, SEEK_SET), 0);
+    fputc(' ', f);
+    fclose(f);
+    ck_assert_int_eq(sf_engine_load_file(big, &s, &e), SF_EFORMAT);
+    ck_assert_msg(strstr(e.msg, "a state file is at most 1 MiB"), "%s", e.msg);
+    unlink(big);
+    rmdir(dir);
 }
 END_TEST
 

@@ -976,5 +976,24 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
 }
 END_TEST
 
+/* A models dir with no bundle is almost always a wrong path: SF_ENOTFOUND,
+ * and one that cannot be opened is the OS's failure (SF_EIO). */
+START_TEST(an_empty_models_dir_is_not_found) {
+    char dir[] = "/tmp/sf-evald-empty-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*", .max_batch = 8, .metrics_port = SF_METRICS_OFF};
+    sf_evald *ev = NULL;
+    sf_err e = {0};
+    ck_assert_msg(sf_evald_create(&o, &ev, &e) == SF_OK, "%s", e.msg);
+    int served = -1;
+    ck_assert_int_eq(sf_evald_add_models_dir(ev, dir, &served, &e), SF_ENOTFOUND);
+    ck_assert_msg(strstr(e.msg, "holds no *.safetensors bundle"), "%s", e.msg);
+    ck_assert_int_eq(served, 0);
+    ck_assert_int_eq(sf_evald_add_models_dir(ev, "/nonexistent/models", NULL, &e), SF_EIO);
+    sf_evald_free(ev);
+    rmdir(dir);
+}
+END_TEST
+
 #include "test-evald-server.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
 SF_CHECK_MAIN("evald-server", "server", 120, NULL, NULL)

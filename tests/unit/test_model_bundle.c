@@ -302,6 +302,9 @@ START_TEST(bundle_defects_are_named) {
 
     ck_assert_int_eq(sf_bundle_load("/nonexistent/x.safetensors", NULL, &b, &e), SF_EIO);
     ck_assert_ptr_nonnull(strstr(e.msg, "/nonexistent/x.safetensors: cannot open"));
+    /* a directory is no bundle: a format error, not an OS failure */
+    ck_assert_int_eq(sf_bundle_load(dir, NULL, &b, &e), SF_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(e.msg, "not a regular file"));
     fx_rmdir(dir);
 }
 END_TEST
