@@ -374,7 +374,8 @@ int sf_evald_add_models_dir(sf_evald *ev, const char *dir, int *served, sf_err *
     }
     closedir(d);
     if (rc == SF_OK) {
-        qsort(names, (size_t)n, sizeof *names, cmp_str);
+        if (n > 1) /* names is NULL when the dir holds no bundle */
+            qsort(names, (size_t)n, sizeof *names, cmp_str);
         for (int i = 0; i < n; i++) {
             sf_err e2 = {0};
             int r = sf_evald_add_model(ev, names[i], NULL, NULL, &e2);
