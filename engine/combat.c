@@ -197,6 +197,12 @@ int combat_player_hits(sf_combat *c, int m, int dmg) {
     return monster_take_damage(c, m, dmg, DT_NORMAL);
 }
 
+void combat_thorns_all(sf_combat *c, int dmg) {
+    for (int m = 0; m < c->n_mon; m++)
+        if (combat_alive(c, m))
+            combat_thorns_to_monster(c, m, dmg);
+}
+
 int combat_thorns_to_monster(sf_combat *c, int m, int dmg) {
     return monster_take_damage(c, m, dmg, DT_THORNS);
 }
@@ -738,11 +744,7 @@ static void run_deferred(sf_combat *c, sf_deferred d) {
             combat_thorns_to_monster(c, m, d.arg);
         break;
     }
-    case DQ_FIRE_BREATHING:
-        for (int m = 0; m < c->n_mon; m++)
-            if (combat_alive(c, m))
-                combat_thorns_to_monster(c, m, d.arg);
-        break;
+    case DQ_FIRE_BREATHING: combat_thorns_all(c, d.arg); break;
     case DQ_CURL_UP: {
         sf_monster *mo = &c->mon[d.arg];
         if (combat_alive(c, d.arg)) {

@@ -1047,6 +1047,11 @@ int combat_monster_damage(const sf_combat *c, int m, int base);
 int combat_player_hits(sf_combat *c, int m, int dmg);
 /* THORNS damage from the player side to monster m (Combust, Juggernaut, ...). */
 int combat_thorns_to_monster(sf_combat *c, int m, int dmg);
+/* The same THORNS damage to every living monster in slot order
+ * (DamageAllEnemiesAction with a THORNS matrix: Explosive Potion, Fire
+ * Breathing, Combust, Panache, The Bomb, Letter Opener, Mercury Hourglass,
+ * Stone Calendar, Charon's Ashes). */
+void combat_thorns_all(sf_combat *c, int dmg);
 /* Damage to the player: type DT_*, attacker monster index or -1. */
 int combat_damage_player(sf_combat *c, int dmg, int type, int attacker);
 /* The player loses HP directly (Bloodletting, Hemokinesis, Offering): HP_LOSS

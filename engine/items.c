@@ -124,15 +124,6 @@ void relics_at_pre_battle(sf_combat *c) {
         c->draw_known = c->draw_n; /* Frozen Eye: the shuffled deck is seen */
 }
 
-/* DamageAllEnemiesAction(null, createDamageMatrix(n, true), THORNS): the
- * same amount to every living monster (Letter Opener, Mercury Hourglass,
- * Stone Calendar, Charon's Ashes). */
-static void thorns_all(sf_combat *c, int n) {
-    for (int m = 0; m < c->n_mon; m++)
-        if (combat_alive(c, m))
-            combat_thorns_to_monster(c, m, n);
-}
-
 static int is_elite_fight(const sf_combat *c) {
     return c->encounter < ENC_COUNT && sf_encounters[c->encounter].pool == SF_POOL_ELITE;
 }
@@ -252,7 +243,7 @@ void relics_at_turn_start(sf_combat *c, int first) {
         case RELIC_ORANGE_PELLETS: *n = 0; break; /* card types played this turn */
         case RELIC_MERCURY_HOURGLASS:
             if (c->phase != PH_OVER) {
-                thorns_all(c, 3);
+                combat_thorns_all(c, 3);
                 combat_check_end(c);
             }
             break;
@@ -330,7 +321,7 @@ void relics_on_player_end_turn(sf_combat *c) {
             break;
         case RELIC_STONE_CALENDAR:
             if (c->turn == 7) {
-                thorns_all(c, 52);
+                combat_thorns_all(c, 52);
                 combat_check_end(c);
             }
             break;
@@ -450,7 +441,7 @@ void relics_on_card_played(sf_combat *c, int type) {
         } else if (c->relics[i] == RELIC_ORANGE_PELLETS) {
             remove_player_debuffs(c);
         } else { /* Letter Opener */
-            thorns_all(c, 5);
+            combat_thorns_all(c, 5);
             combat_check_end(c);
         }
     }
@@ -460,7 +451,7 @@ void relics_on_card_played(sf_combat *c, int type) {
 void relics_on_exhaust(sf_combat *c) {
     for (int i = 0; i < c->relic_n && c->phase != PH_OVER; i++) {
         switch (c->relics[i]) {
-        case RELIC_CHARONS_ASHES: thorns_all(c, 3); break; /* to the top: at once */
+        case RELIC_CHARONS_ASHES: combat_thorns_all(c, 3); break; /* to the top: at once */
         case RELIC_DEAD_BRANCH:
             /* the card is picked now; it reaches the hand from the bottom of the queue */
             if (combat_alive_count(c) > 0)
@@ -637,9 +628,7 @@ static void u_fire(sf_combat *c, int pot, int t) {
 }
 static void u_explosive(sf_combat *c, int pot, int t) {
     (void)t;
-    for (int m = 0; m < c->n_mon; m++)
-        if (combat_alive(c, m))
-            combat_thorns_to_monster(c, m, pot);
+    combat_thorns_all(c, pot);
 }
 static void u_fear(sf_combat *c, int pot, int t) {
     combat_power_monster(c, t, PW_VULN, pot);

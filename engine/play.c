@@ -208,9 +208,7 @@ static void resolve_card(sf_combat *c) {
     if (p->panache) {
         int dmg = p->panache;
         p->panache = 0;
-        for (int m = 0; m < c->n_mon; m++)
-            if (combat_alive(c, m))
-                combat_thorns_to_monster(c, m, dmg);
+        combat_thorns_all(c, dmg);
     }
     if (d->type == CT_ATTACK) {
         play_attack_hooks(c);
@@ -573,9 +571,7 @@ void play_end_turn(sf_combat *c) {
         combat_lose_hp(c, c->pw[PW_COMBUST_HP]);
         if (c->phase == PH_OVER)
             return;
-        for (int m = 0; m < c->n_mon; m++)
-            if (combat_alive(c, m))
-                combat_thorns_to_monster(c, m, c->pw[PW_COMBUST]);
+        combat_thorns_all(c, c->pw[PW_COMBUST]);
         combat_check_end(c);
         if (c->phase == PH_OVER)
             return;
@@ -588,9 +584,7 @@ void play_end_turn(sf_combat *c) {
         c->pw[PW_BOMB_2] = c->pw[PW_BOMB_3];
         c->pw[PW_BOMB_3] = 0;
         if (bomb > 0) {
-            for (int m = 0; m < c->n_mon; m++)
-                if (combat_alive(c, m))
-                    combat_thorns_to_monster(c, m, bomb);
+            combat_thorns_all(c, bomb);
             combat_check_end(c);
             if (c->phase == PH_OVER)
                 return;
