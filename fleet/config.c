@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/search_defaults.h"
 #include "common/sha256.h"
 #include "engine/engine.h"
 #include "fleet/config.h"
@@ -69,6 +70,18 @@
 #define GATE     SF_CFG_GATE
 #define LOOP     SF_CFG_LOOP
 
+/* A search knob's default text, spelled from its one home
+ * (common/search_defaults.h): the library's default, or the fleet's where
+ * the two differ by purpose. search.c_schedule's default is the library's
+ * UCT budget table, "BELOW:C|BELOW:C|C". */
+#define SEARCH_DEF(knob) SF_STRINGIFY(SF_SEARCH_DEFAULT_##knob)
+#define FLEET_DEF(knob)  SF_STRINGIFY(SF_FLEET_DEFAULT_##knob)
+/* clang-format off */
+#define C_SCHEDULE_DEF                                                     \
+    SEARCH_DEF(UCT_BUDGET_MID) ":" SEARCH_DEF(UCT_C_LOW) "|"              \
+    SEARCH_DEF(UCT_BUDGET_HIGH) ":" SEARCH_DEF(UCT_C_MID) "|" SEARCH_DEF(UCT_C_HIGH)
+/* clang-format on */
+
 /* Every key, in the order `sf-fleet check` prints them. Columns: the YAML
  * path, the RunConfig field (NULL: the same as the path), the member, the
  * range (text: the least length, and the allowed values), the default as
@@ -94,29 +107,32 @@ static const sf_config_key keys[] = {
           SF_STRINGIFY(SF_MAX_TURNS_DEFAULT), 0),
     K_STR("play.start", NULL, play.start, 1, "starter|rewards", "starter", 0),
     K_STR("play.picker", NULL, play.picker, 1, "random|greedy", "greedy", 0),
-    K_U32("search.simulations", NULL, search.simulations, 1, 10000000, "200", 0),
-    K_U32("search.trees", NULL, search.trees, 1, 64, "2", 0), /* SF_SEARCH_MAX_TREES */
-    K_CSCHED("search.c_schedule", NULL, search.c_schedule, search.n_c_schedule,
-             "500:0.8|1000:1.41|2.5", 0),
-    K_F64("search.widening_c", NULL, search.widening_c, 0.01, 1000, "5.79", 0),
-    K_F64("search.widening_alpha", NULL, search.widening_alpha, 0, 1, "0.44", 0),
-    K_F64("search.rollout_tau", NULL, search.rollout_tau, 0.001, 1e6, "32", 0),
+    K_U32("search.simulations", NULL, search.simulations, 1, 10000000, FLEET_DEF(SIMULATIONS), 0),
+    K_U32("search.trees", NULL, search.trees, 1, 64, FLEET_DEF(TREES), 0), /* SF_SEARCH_MAX_TREES */
+    K_CSCHED("search.c_schedule", NULL, search.c_schedule, search.n_c_schedule, C_SCHEDULE_DEF, 0),
+    K_F64("search.widening_c", NULL, search.widening_c, 0.01, 1000, SEARCH_DEF(WIDENING_C), 0),
+    K_F64("search.widening_alpha", NULL, search.widening_alpha, 0, 1, SEARCH_DEF(WIDENING_ALPHA),
+          0),
+    K_F64("search.rollout_tau", NULL, search.rollout_tau, 0.001, 1e6, SEARCH_DEF(ROLLOUT_TAU), 0),
     K_STR("search.evaluator", NULL, search.evaluator, 1, "rollout|net", "rollout", SELFPLAY),
     /* a network leaf's value (1 - mix) * network + mix * rollout
      * (search.h leaf_mix); the network sides of gates and loops too */
-    K_F64("search.leaf_mix", NULL, search.leaf_mix, 0, 1, "0", 0),
+    K_F64("search.leaf_mix", NULL, search.leaf_mix, 0, 1, SEARCH_DEF(LEAF_MIX), 0),
     /* PUCT's c1 for a network search (search.h puct_c1); 0 keeps the
      * search's default, so configs that never name it keep their digest */
     K_F64("search.puct_c", NULL, search.puct_c, 0, 100, "0", 0),
     K_BOOL("search.gumbel", NULL, search.gumbel, "false", 0),
-    K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, "16", 0),
-    K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, "50", 0),
-    K_F64("search.gumbel_c_scale", NULL, search.gumbel_c_scale, 0, 1e6, "1", 0),
+    K_U32("search.gumbel_m", NULL, search.gumbel_m, 1, 64, SEARCH_DEF(GUMBEL_M), 0),
+    K_F64("search.gumbel_c_visit", NULL, search.gumbel_c_visit, 0, 1e6, SEARCH_DEF(GUMBEL_C_VISIT),
+          0),
+    K_F64("search.gumbel_c_scale", NULL, search.gumbel_c_scale, 0, 1e6, SEARCH_DEF(GUMBEL_C_SCALE),
+          0),
     K_U32("search.teacher_rollouts", NULL, search.teacher_rollouts, 0, 10000, "0", SELFPLAY | LOOP),
     K_BOOL("search.clairvoyant", NULL, search.clairvoyant, "false", 0),
-    K_F64("search.cvar_alpha", NULL, search.cvar_alpha, 0.001, 1, "1", 0),
-    K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, "0", 0),
-    K_U32("search.max_rollout_plies", NULL, search.max_rollout_plies, 1, 100000, "200", 0),
+    K_F64("search.cvar_alpha", NULL, search.cvar_alpha, 0.001, 1, FLEET_DEF(CVAR_ALPHA), 0),
+    K_F64("search.cvar_lambda", NULL, search.cvar_lambda, 0, 1, SEARCH_DEF(CVAR_LAMBDA), 0),
+    K_U32("search.max_rollout_plies", NULL, search.max_rollout_plies, 1, 100000,
+          SEARCH_DEF(ROLLOUT_MAX_PLIES), 0),
     /* the model is pinned by its SHA-256, not by where the file is */
     K_STR("model.bundle", NULL, model.bundle, 0, NULL, NULL, EXEC | SELFPLAY),
     K_SHA256("model.sha256", NULL, model.sha256, NULL, SELFPLAY),

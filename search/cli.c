@@ -7,10 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/search_defaults.h"
+
+/* The defaults the usage text names, spelled from their one home. */
+#define D(knob) SF_STRINGIFY(SF_SEARCH_DEFAULT_##knob)
+
+/* clang-format off */
 const char sf_cli_search_usage[] =
     "search flags:\n"
-    "  --sims N            simulations per decision, all trees (default 1000)\n"
-    "  --trees K           root-parallel trees (default 1)\n"
+    "  --sims N            simulations per decision, all trees (default " D(SIMULATIONS) ")\n"
+    "  --trees K           root-parallel trees (default " D(TREES) ")\n"
     "  --select RULE       auto | uct | puct | gumbel (default auto)\n"
     "  --eval E            rollout | uniform | net (default rollout)\n"
     "  --model PATH[@SHA256]  the network for --eval net and --policy net (a bundle,\n"
@@ -18,24 +24,26 @@ const char sf_cli_search_usage[] =
     "                      bare SHA-256 names a model the server has)\n"
     "  --evald ENDPOINT    evaluate on a running gpu-evald instead\n"
     "  --leaf-mix L        with --eval net: a leaf's value is (1-L)*network +\n"
-    "                      L*rollout, the network's priors kept (default 0)\n"
-    "  --uct-c C           UCT constant (default: 0.8 <500 sims, 1.41 <1000, 2.5)\n"
-    "  --puct-c C          PUCT's c1, the prior term's weight (default 1.25)\n"
+    "                      L*rollout, the network's priors kept (default " D(LEAF_MIX) ")\n"
+    "  --uct-c C           UCT constant (default: " D(UCT_C_LOW) " <" D(UCT_BUDGET_MID) " sims, " D(UCT_C_MID) " <" D(UCT_BUDGET_HIGH) ", " D(UCT_C_HIGH) ")\n"
+    "  --puct-c C          PUCT's c1, the prior term's weight (default " D(PUCT_C1) ")\n"
     "  --fpu R             PUCT first-play urgency reduction: unvisited children\n"
-    "                      score parent Q - R*sqrt(visited prior mass) (default 0.1)\n"
-    "  --gumbel-m M        Gumbel considered actions (default 16)\n"
-    "  --c-scale C         Gumbel sigma scale (default 1.0)\n"
+    "                      score parent Q - R*sqrt(visited prior mass) (default " D(PUCT_FPU_REDUCTION) ")\n"
+    "  --gumbel-m M        Gumbel considered actions (default " D(GUMBEL_M) ")\n"
+    "  --c-scale C         Gumbel sigma scale (default " D(GUMBEL_C_SCALE) ")\n"
     "  --rescale           Gumbel per-node min-max Q rescaling (use --c-scale 0.1)\n"
     "  --distributional    keep 21-bin value histograms\n"
-    "  --cvar-alpha A      CVaR level (default 0.25)\n"
+    "  --cvar-alpha A      CVaR level (default " D(CVAR_ALPHA) ")\n"
     "  --cvar-lambda L     root ranking (1-L)*mean + L*CVaR (needs --distributional)\n"
     "  --horizon T         leaves at T turns past the root (default 0 = none)\n"
     "  --pw-c C --pw-alpha A          widening of non-end-turn chance nodes\n"
-    "  --pw-end-c C --pw-end-alpha A  widening at END_TURN (5.79, 0.44)\n"
-    "  --margin M          choice margin (default 0.02)\n"
+    "  --pw-end-c C --pw-end-alpha A  widening at END_TURN (" D(WIDENING_C) ", " D(WIDENING_ALPHA) ")\n"
+    "  --margin M          choice margin (default " D(CHOOSE_MARGIN) ")\n"
     "  --no-guards         no end-turn guards\n"
     "  --no-transposition-stop  always descend through transpositions\n"
     "  --clairvoyant       search the true state and streams (measuring only)\n";
+/* clang-format on */
+#undef D
 
 const char sf_cli_fight_usage[] =
     "fight flags:\n"

@@ -92,6 +92,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "common/search_defaults.h"
 #include "engine/engine.h"
 #include "label/label.h"
 
@@ -362,8 +363,12 @@ typedef struct sf_search_config {
     sf_search_allocator allocator;
 } sf_search_config;
 
-/* Fill `cfg` with the defaults named in the comments above (simulations
- * 1,000, trees 1, SF_SELECT_AUTO, SF_EVAL_ROLLOUT, SF_ROOT_BELIEF). */
+/* Fill `cfg` with the defaults named in the comments above: the numbers
+ * are SF_SEARCH_DEFAULT_* of common/search_defaults.h (their one home,
+ * shared with the fleet's config table), with SF_SELECT_AUTO,
+ * SF_EVAL_ROLLOUT, SF_ROOT_BELIEF, uct_c -1 (the budget table), and
+ * distributional 0, horizon_turns 0, guards, transposition stops and
+ * request tokens on. */
 void sf_search_config_default(sf_search_config *cfg);
 
 /* Check a configuration; the message names the offending field. */
