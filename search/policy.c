@@ -14,13 +14,23 @@ double sf_uct_score(double q, uint32_t n, uint32_t n_parent, double c) {
     return q + c * sqrt(lnp / (double)n);
 }
 
+double sf_uct_c_schedule(uint32_t budget, const sf_uct_c_step *steps, int n, double fallback) {
+    for (int i = 0; i < n; i++)
+        if (steps[i].below == 0 || budget < steps[i].below)
+            return steps[i].c;
+    return fallback;
+}
+
 double sf_uct_c_for_budget(int budget, int budget_mid, int budget_high, double c_low, double c_mid,
                            double c_high) {
-    if (budget < budget_mid)
-        return c_low;
-    if (budget < budget_high)
-        return c_mid;
-    return c_high;
+    sf_uct_c_step steps[3];
+    int n = 0;
+    if (budget_mid > 0)
+        steps[n++] = (sf_uct_c_step){(uint32_t)budget_mid, c_low};
+    if (budget_high > 0)
+        steps[n++] = (sf_uct_c_step){(uint32_t)budget_high, c_mid};
+    steps[n++] = (sf_uct_c_step){0, c_high};
+    return sf_uct_c_schedule(budget > 0 ? (uint32_t)budget : 0, steps, n, c_high);
 }
 
 double sf_puct_score(double q, double prior, uint32_t n, uint32_t n_parent, double c1, double c2,

@@ -156,11 +156,25 @@ int sf_band_compare(int band_a, double score_a, int band_b, double score_b);
 double sf_uct_score(double q, uint32_t n, uint32_t n_parent, double c);
 
 /* The UCT constant by budget (search-algorithm §3.1 [design]; issue table): c_low below
- * budget_mid, c_mid below budget_high, c_high from budget_high. With the
+ * budget_mid, c_mid below budget_high, c_high from budget_high (budget >=
+ * 0, a simulation count). With the
  * defaults of sf_search_config_default(): 0.8 below 500 simulations, 1.41
  * below 1,000, 2.5 from 1,000. */
 double sf_uct_c_for_budget(int budget, int budget_mid, int budget_high, double c_low, double c_mid,
                            double c_high);
+
+/* The same rule over any number of steps (a fleet run's search.c_schedule):
+ * the c of the first of steps[0..n) whose `below` is 0 (any budget) or
+ * above `budget`; `fallback` when none is (an empty schedule, or one whose
+ * last step is bounded below the budget). sf_uct_c_for_budget() is this
+ * rule over the steps {budget_mid, c_low}, {budget_high, c_mid}, {0, c_high}
+ * (a bound <= 0 is a step no budget is below, and is skipped). */
+typedef struct sf_uct_c_step {
+    uint32_t below; /* budgets below this many simulations take c; 0 = all */
+    double c;
+} sf_uct_c_step;
+
+double sf_uct_c_schedule(uint32_t budget, const sf_uct_c_step *steps, int n, double fallback);
 
 /* PUCT (search-algorithm §3.2): MuZero's exploration factor with KataGo's offset under
  * the square root,

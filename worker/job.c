@@ -154,13 +154,16 @@ int sf_job_encounter(const sf_run_config *cfg, uint64_t game_seed) {
     return cfg->play.encounters[cfg->play.n_encounters - 1].id;
 }
 
+/* The UCT constant of a run's search.c_schedule for `simulations`: the
+ * search's own schedule rule (sf_uct_c_schedule). A schedule that names no
+ * c for this budget (empty, or its last step bounded below it) gives the
+ * library's middle constant, sqrt(2) rounded (SF_SEARCH_DEFAULT_UCT_C_MID). */
 static double c_for_budget(const sf_run_config *cfg, uint32_t simulations) {
-    for (int i = 0; i < cfg->search.n_c_schedule; i++) {
-        const sf_cfg_csched *e = &cfg->search.c_schedule[i];
-        if (e->below == 0 || simulations < e->below)
-            return e->c;
-    }
-    return 1.41;
+    sf_uct_c_step steps[SF_CFG_MAX_CSCHED];
+    int n = cfg->search.n_c_schedule;
+    for (int i = 0; i < n; i++)
+        steps[i] = (sf_uct_c_step){cfg->search.c_schedule[i].below, cfg->search.c_schedule[i].c};
+    return sf_uct_c_schedule(simulations, steps, n, SF_SEARCH_DEFAULT_UCT_C_MID);
 }
 
 int sf_job_side_external(const sf_run_config *cfg, int side) {

@@ -131,6 +131,25 @@ START_TEST(uct_constant_follows_the_budget_table) {
 }
 END_TEST
 
+START_TEST(uct_constant_schedule_takes_the_first_step_above_the_budget) {
+    /* A fleet schedule {below 300: 0.5}, {below 600: 1.0}, {2.0}: the first
+     * step whose bound is above the budget, the unbounded one after. */
+    const sf_uct_c_step three[] = {{300, 0.5}, {600, 1.0}, {0, 2.0}};
+    ck_assert_double_eq(sf_uct_c_schedule(299, three, 3, 9.0), 0.5);
+    ck_assert_double_eq(sf_uct_c_schedule(300, three, 3, 9.0), 1.0);
+    ck_assert_double_eq(sf_uct_c_schedule(600, three, 3, 9.0), 2.0);
+    /* No step for the budget (bounded only, or empty): the fallback. */
+    ck_assert_double_eq(sf_uct_c_schedule(600, three, 2, 9.0), 9.0);
+    ck_assert_double_eq(sf_uct_c_schedule(1, NULL, 0, 9.0), 9.0);
+    /* The library's default table through the named defaults: 0.8 below 500. */
+    ck_assert_double_eq(
+        sf_uct_c_for_budget(200, SF_SEARCH_DEFAULT_UCT_BUDGET_MID,
+                            SF_SEARCH_DEFAULT_UCT_BUDGET_HIGH, SF_SEARCH_DEFAULT_UCT_C_LOW,
+                            SF_SEARCH_DEFAULT_UCT_C_MID, SF_SEARCH_DEFAULT_UCT_C_HIGH),
+        0.8);
+}
+END_TEST
+
 START_TEST(puct_score_by_hand) {
     /* q + P*sqrt(Np + offset)/(1+n)*(c1 + ln((Np + c2 + 1)/c2)).
      * The plain MuZero form (offset 0): q 0.4, P 0.25, n 3, Np 16:
