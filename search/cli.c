@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,103 +115,108 @@ static int is(const char *a, const char *b) {
     return strcmp(a, b) == 0;
 }
 
+/* The search flags that take a number: the field each sets (an int or a
+ * double member of sf_search_config) and the range its value must lie in. */
+typedef struct number_flag {
+    const char *name;
+    size_t field;
+    int is_int;
+    double lo, hi;
+} number_flag;
+
+#define INT_FLAG(name, m, lo, hi) \
+    { name, offsetof(sf_search_config, m), 1, lo, hi }
+#define DOUBLE_FLAG(name, m, lo, hi) \
+    { name, offsetof(sf_search_config, m), 0, lo, hi }
+static const number_flag number_flags[] = {
+    INT_FLAG("sims", simulations, 1, 50000000),
+    INT_FLAG("trees", trees, 1, SF_SEARCH_MAX_TREES),
+    DOUBLE_FLAG("uct-c", uct_c, 0.0, 100.0),
+    DOUBLE_FLAG("puct-c", puct_c1, 0.0, 100.0),
+    DOUBLE_FLAG("fpu", puct_fpu_reduction, 0.0, 1.0),
+    INT_FLAG("gumbel-m", gumbel_m, 2, SF_MAX_ACTIONS),
+    DOUBLE_FLAG("c-scale", gumbel_c_scale, 0.0, 1000.0),
+    DOUBLE_FLAG("cvar-alpha", cvar_alpha, 1e-6, 1.0),
+    DOUBLE_FLAG("cvar-lambda", cvar_lambda, 0.0, 1.0),
+    DOUBLE_FLAG("leaf-mix", leaf_mix, 0.0, 1.0),
+    INT_FLAG("horizon", horizon_turns, 0, 1000),
+    DOUBLE_FLAG("pw-c", pw_other_c, 1.0, 1e6),
+    DOUBLE_FLAG("pw-end-c", pw_end_turn_c, 1.0, 1e6),
+    DOUBLE_FLAG("pw-alpha", pw_other_alpha, 0.0, 1.0),
+    DOUBLE_FLAG("pw-end-alpha", pw_end_turn_alpha, 0.0, 1.0),
+    DOUBLE_FLAG("margin", choose_margin, 0.0, 1.0),
+};
+#undef INT_FLAG
+#undef DOUBLE_FLAG
+
+/* The search flags that take no value: the int field each sets, and to
+ * what. */
+typedef struct switch_flag {
+    const char *name;
+    size_t field;
+    int value;
+} switch_flag;
+
+static const switch_flag switch_flags[] = {
+    {"rescale", offsetof(sf_search_config, gumbel_rescale), 1},
+    {"distributional", offsetof(sf_search_config, distributional), 1},
+    {"no-guards", offsetof(sf_search_config, end_turn_guards), 0},
+    {"no-transposition-stop", offsetof(sf_search_config, stop_at_transposition), 0},
+    {"clairvoyant", offsetof(sf_search_config, root), SF_ROOT_CLAIRVOYANT},
+};
+
+/* --select and --eval: a name among `names`, stored as its index's code. */
+static int choice_flag(const char *prog, const char *flag, const char *value,
+                       const char *const *names, const int *codes, int n, const char *expected,
+                       int *out) {
+    for (int i = 0; i < n; i++)
+        if (value && is(value, names[i])) {
+            *out = codes[i];
+            return 1;
+        }
+    fprintf(stderr, "%s: --%s: expected %s, got '%s'\n", prog, flag, expected, value ? value : "");
+    return SF_EINVAL;
+}
+
 int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf_search_config *c) {
-    long v;
-    double d;
-    if (is(name, "sims")) {
-        if (sf_cli_int(prog, name, value, 1, 50000000, &v) < 0)
-            return SF_EINVAL;
-        c->simulations = (int)v;
-    } else if (is(name, "trees")) {
-        if (sf_cli_int(prog, name, value, 1, SF_SEARCH_MAX_TREES, &v) < 0)
-            return SF_EINVAL;
-        c->trees = (int)v;
-    } else if (is(name, "select")) {
-        const char *names[] = {"auto", "uct", "puct", "gumbel"};
-        int k = -1;
-        for (int i = 0; i < 4; i++)
-            if (value && is(value, names[i]))
-                k = i;
-        if (k < 0) {
-            fprintf(stderr, "%s: --select: expected auto, uct, puct or gumbel, got '%s'\n", prog,
-                    value ? value : "");
-            return SF_EINVAL;
+    char *base = (char *)c;
+    for (size_t i = 0; i < sizeof number_flags / sizeof number_flags[0]; i++) {
+        const number_flag *f = &number_flags[i];
+        if (!is(name, f->name))
+            continue;
+        if (f->is_int) {
+            long v;
+            if (sf_cli_int(prog, name, value, (long)f->lo, (long)f->hi, &v) < 0)
+                return SF_EINVAL;
+            *(int *)(void *)(base + f->field) = (int)v;
+        } else {
+            double d;
+            if (sf_cli_double(prog, name, value, f->lo, f->hi, &d) < 0)
+                return SF_EINVAL;
+            *(double *)(void *)(base + f->field) = d;
         }
-        c->select = k;
-    } else if (is(name, "eval")) {
-        if (value && is(value, "rollout"))
-            c->evaluator = SF_EVAL_ROLLOUT;
-        else if (value && is(value, "uniform"))
-            c->evaluator = SF_EVAL_UNIFORM;
-        else if (value && is(value, "net"))
-            c->evaluator = SF_EVAL_EXTERNAL; /* the tool brings the model (--model) */
-        else {
-            fprintf(stderr, "%s: --eval: expected rollout, uniform or net, got '%s'\n", prog,
-                    value ? value : "");
-            return SF_EINVAL;
-        }
-    } else if (is(name, "uct-c")) {
-        if (sf_cli_double(prog, name, value, 0.0, 100.0, &d) < 0)
-            return SF_EINVAL;
-        c->uct_c = d;
-    } else if (is(name, "puct-c")) {
-        if (sf_cli_double(prog, name, value, 0.0, 100.0, &d) < 0)
-            return SF_EINVAL;
-        c->puct_c1 = d;
-    } else if (is(name, "fpu")) {
-        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
-            return SF_EINVAL;
-        c->puct_fpu_reduction = d;
-    } else if (is(name, "gumbel-m")) {
-        if (sf_cli_int(prog, name, value, 2, SF_MAX_ACTIONS, &v) < 0)
-            return SF_EINVAL;
-        c->gumbel_m = (int)v;
-    } else if (is(name, "c-scale")) {
-        if (sf_cli_double(prog, name, value, 0.0, 1000.0, &d) < 0)
-            return SF_EINVAL;
-        c->gumbel_c_scale = d;
-    } else if (is(name, "rescale")) {
-        c->gumbel_rescale = 1;
-    } else if (is(name, "distributional")) {
-        c->distributional = 1;
-    } else if (is(name, "cvar-alpha")) {
-        if (sf_cli_double(prog, name, value, 1e-6, 1.0, &d) < 0)
-            return SF_EINVAL;
-        c->cvar_alpha = d;
-    } else if (is(name, "cvar-lambda")) {
-        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
-            return SF_EINVAL;
-        c->cvar_lambda = d;
-    } else if (is(name, "leaf-mix")) {
-        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
-            return SF_EINVAL;
-        c->leaf_mix = d;
-    } else if (is(name, "horizon")) {
-        if (sf_cli_int(prog, name, value, 0, 1000, &v) < 0)
-            return SF_EINVAL;
-        c->horizon_turns = (int)v;
-    } else if (is(name, "pw-c") || is(name, "pw-end-c")) {
-        if (sf_cli_double(prog, name, value, 1.0, 1e6, &d) < 0)
-            return SF_EINVAL;
-        *(is(name, "pw-c") ? &c->pw_other_c : &c->pw_end_turn_c) = d;
-    } else if (is(name, "pw-alpha") || is(name, "pw-end-alpha")) {
-        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
-            return SF_EINVAL;
-        *(is(name, "pw-alpha") ? &c->pw_other_alpha : &c->pw_end_turn_alpha) = d;
-    } else if (is(name, "margin")) {
-        if (sf_cli_double(prog, name, value, 0.0, 1.0, &d) < 0)
-            return SF_EINVAL;
-        c->choose_margin = d;
-    } else if (is(name, "no-guards")) {
-        c->end_turn_guards = 0;
-    } else if (is(name, "no-transposition-stop")) {
-        c->stop_at_transposition = 0;
-    } else if (is(name, "clairvoyant")) {
-        c->root = SF_ROOT_CLAIRVOYANT;
-    } else {
-        return 0;
+        return 1;
     }
-    return 1;
+    for (size_t i = 0; i < sizeof switch_flags / sizeof switch_flags[0]; i++)
+        if (is(name, switch_flags[i].name)) {
+            *(int *)(void *)(base + switch_flags[i].field) = switch_flags[i].value;
+            return 1;
+        }
+    if (is(name, "select")) {
+        static const char *const names[] = {"auto", "uct", "puct", "gumbel"};
+        static const int codes[] = {SF_SELECT_AUTO, SF_SELECT_UCT, SF_SELECT_PUCT,
+                                    SF_SELECT_GUMBEL};
+        return choice_flag(prog, name, value, names, codes, 4, "auto, uct, puct or gumbel",
+                           &c->select);
+    }
+    if (is(name, "eval")) {
+        /* net: the tool brings the model (--model) */
+        static const char *const names[] = {"rollout", "uniform", "net"};
+        static const int codes[] = {SF_EVAL_ROLLOUT, SF_EVAL_UNIFORM, SF_EVAL_EXTERNAL};
+        return choice_flag(prog, name, value, names, codes, 3, "rollout, uniform or net",
+                           &c->evaluator);
+    }
+    return 0;
 }
 
 int sf_cli_is_player_flag(const char *name) {
@@ -295,6 +301,41 @@ int sf_cli_start_flag(const char *prog, const char *name, const char *value, sf_
         return 0;
     }
     return 1;
+}
+
+int sf_cli_shared_flag(const char *prog, const char *name, const char *value, sf_cli_flags *f) {
+    int rc = sf_cli_search_flag(prog, name, value, f->cfg);
+    if (rc == 0)
+        rc = sf_cli_net_flag(prog, name, value, f->net);
+    if (rc == 0) {
+        rc = sf_cli_start_flag(prog, name, value, f->start);
+        f->start_given |= rc == 1;
+        f->picker_given |= rc == 1 && is(name, "picker");
+    }
+    if (rc == 0) {
+        rc = sf_cli_fight_flag(prog, name, value, f->spec);
+        f->encounter_given |= rc == 1 && is(name, "encounter");
+        if (rc == 1 && !f->fight_flag[0])
+            snprintf(f->fight_flag, sizeof f->fight_flag, "%s", name);
+        if (rc == 1 && !f->player_flag[0] && sf_cli_is_player_flag(name))
+            snprintf(f->player_flag, sizeof f->player_flag, "%s", name);
+    }
+    return rc;
+}
+
+int sf_cli_start_check(const char *prog, const sf_cli_flags *f) {
+    if (f->start->start == SF_START_REWARDS && f->player_flag[0]) {
+        fprintf(stderr,
+                "%s: --%s has no effect with --start rewards (the run prefix draws the "
+                "deck, relics, potions and HP)\n",
+                prog, f->player_flag);
+        return SF_EINVAL;
+    }
+    if (f->picker_given && f->start->start != SF_START_REWARDS) {
+        fprintf(stderr, "%s: --picker needs --start rewards\n", prog);
+        return SF_EINVAL;
+    }
+    return SF_OK;
 }
 
 const char *sf_cli_select_name(int select) {

@@ -68,6 +68,31 @@ int sf_cli_net_flag(const char *prog, const char *name, const char *value, sf_cl
 int sf_cli_net_check(const char *prog, const sf_search_config *cfg, int raw_policy,
                      const sf_cli_net *net);
 
+/* The flags sf-search and sf-arena both take: the search, network, start
+ * and fight flags, applied to the tool's own values, with what the tools
+ * check after parsing recorded as they are seen. Point the four members at
+ * the tool's values and zero the rest. */
+typedef struct sf_cli_flags {
+    sf_search_config *cfg;
+    sf_cli_net *net;
+    sf_start_opts *start;
+    sf_fight_spec *spec;
+    int start_given;      /* a start flag (--start, --picker) was applied  */
+    int picker_given;     /* --picker was applied                          */
+    int encounter_given;  /* --encounter was applied                       */
+    char fight_flag[64];  /* the first fight flag applied, "" if none      */
+    char player_flag[64]; /* the first that sets the player (sf_cli_is_player_flag) */
+} sf_cli_flags;
+
+/* Apply one flag of those sets, tried in the order search, network, start,
+ * fight. Same return convention as sf_cli_search_flag(). */
+int sf_cli_shared_flag(const char *prog, const char *name, const char *value, sf_cli_flags *f);
+
+/* After parsing, the start rules both tools share: --start rewards draws
+ * the player, so a player flag is refused with it; --picker needs --start
+ * rewards. Prints the error and returns SF_EINVAL, else SF_OK. */
+int sf_cli_start_check(const char *prog, const sf_cli_flags *f);
+
 /* Usage text for the flags above. */
 extern const char sf_cli_search_usage[];
 extern const char sf_cli_fight_usage[];

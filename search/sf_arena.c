@@ -29,6 +29,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,6 +494,355 @@ static void usage(FILE *f) {
             sf_cli_fight_usage, sf_cli_start_usage, sf_cli_search_usage);
 }
 
+/* What the command line asks for beyond the arena's own fields. */
+typedef struct arena_args {
+    long fights, gauntlets, jobs, threads;
+    int classes[4], classes_given, json;
+    int vs; /* --vs POLICY; -2 when not given */
+    sf_cli_flags shared;
+    struct {
+        char name[64];
+        const char *value;
+    } vs_flags[32]; /* --vs-FLAG, in order, for the second side only */
+    int n_vs_flags;
+} arena_args;
+
+/* Exit codes of main; CONTINUE: the step passed, go on. */
+enum { CONTINUE = -1, RC_OK = 0, RC_FAILED = 1, RC_USAGE = 2 };
+
+/* --policy / --vs: the policy named `value`. */
+static int parse_policy(const char *flag, const char *value, int *out) {
+    for (int p = 0; p < POLICY_COUNT; p++)
+        if (strcmp(value, policy_names[p]) == 0) {
+            *out = p;
+            return CONTINUE;
+        }
+    fprintf(stderr, "%s: --%s: expected random, greedy, search, clairvoyant or net\n", prog, flag);
+    return RC_USAGE;
+}
+
+/* --classes weak,strong,...: the classes to play. */
+static int parse_classes(const char *value, arena_args *o) {
+    o->classes_given = 1;
+    memset(o->classes, 0, sizeof o->classes);
+    char buf[256];
+    if (sf_cli_list(prog, "classes", value, sizeof buf) < 0)
+        return RC_USAGE;
+    snprintf(buf, sizeof buf, "%s", value);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int k = -1;
+        for (int c = 0; c < 4; c++)
+            if (strcmp(t, class_names[c]) == 0)
+                k = c;
+        if (k < 0) {
+            fprintf(stderr, "%s: --classes: unknown class '%s'\n", prog, t);
+            return RC_USAGE;
+        }
+        o->classes[k] = 1;
+    }
+    return CONTINUE;
+}
+
+/* --vs-FLAG: a search or network flag for the second side only, checked
+ * now and applied after the shared ones (kept in order for the replay). */
+static int note_vs_flag(const arena *a, const char *name, const char *value, arena_args *o) {
+    if (o->n_vs_flags == (int)(sizeof o->vs_flags / sizeof o->vs_flags[0])) {
+        fprintf(stderr, "%s: too many --vs- flags\n", prog);
+        return RC_USAGE;
+    }
+    sf_search_config probe = a->cfg;
+    sf_cli_net nprobe = {0};
+    int rc = sf_cli_search_flag(prog, name + 3, value, &probe);
+    if (rc == 0)
+        rc = sf_cli_net_flag(prog, name + 3, value, &nprobe);
+    if (rc < 0)
+        return RC_USAGE;
+    if (rc == 0) {
+        fprintf(stderr, "%s: --%s: '--%s' is not a search flag\n", prog, name, name + 3);
+        return RC_USAGE;
+    }
+    snprintf(o->vs_flags[o->n_vs_flags].name, sizeof o->vs_flags[0].name, "%s", name + 3);
+    o->vs_flags[o->n_vs_flags++].value = value;
+    return CONTINUE;
+}
+
+/* One of sf-arena's own flags. */
+static int parse_own_flag(const char *name, const char *value, arena *a, arena_args *o) {
+    if (strcmp(name, "help") == 0) {
+        usage(stdout);
+        return RC_OK;
+    }
+    if (strcmp(name, "json") == 0) {
+        o->json = 1;
+        return CONTINUE;
+    }
+    if (strcmp(name, "policy") == 0)
+        return parse_policy(name, value, &a->policy);
+    if (strcmp(name, "vs") == 0)
+        return parse_policy(name, value, &o->vs);
+    if (strcmp(name, "classes") == 0)
+        return parse_classes(value, o);
+    if (strcmp(name, "seed") == 0)
+        return sf_cli_u64(prog, name, value, &a->seed) < 0 ? RC_USAGE : CONTINUE;
+    static const struct {
+        const char *name;
+        long lo, hi;
+        size_t field;
+    } counts[] = {
+        {"fights", 0, 1000000, offsetof(arena_args, fights)},
+        {"gauntlets", 0, 1000000, offsetof(arena_args, gauntlets)},
+        {"jobs", 1, 256, offsetof(arena_args, jobs)},
+        {"threads", 1, SF_SEARCH_MAX_TREES, offsetof(arena_args, threads)},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (strcmp(name, counts[i].name) == 0)
+            return sf_cli_int(prog, name, value, counts[i].lo, counts[i].hi,
+                              (long *)(void *)((char *)o + counts[i].field)) < 0
+                       ? RC_USAGE
+                       : CONTINUE;
+    fprintf(stderr, "%s: unknown flag '--%s'\n", prog, name);
+    usage(stderr);
+    return RC_USAGE;
+}
+
+/* Step 1: the command line, into `a` (the first side) and `o`. */
+static int parse_args(int argc, char **argv, arena *a, arena_args *o) {
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        const char *value;
+        if (sf_cli_next_flag(prog, argc, argv, &i, name, &value) < 0)
+            return RC_USAGE;
+        if (strncmp(name, "vs-", 3) == 0) {
+            int rc = note_vs_flag(a, name, value, o);
+            if (rc != CONTINUE)
+                return rc;
+            continue;
+        }
+        int rc = sf_cli_shared_flag(prog, name, value, &o->shared);
+        if (rc < 0)
+            return RC_USAGE;
+        if (rc == 1)
+            continue;
+        if ((rc = parse_own_flag(name, value, a, o)) != CONTINUE)
+            return rc;
+    }
+    return CONTINUE;
+}
+
+/* Step 2: the rules between flags that need no side set up. */
+static int check_args(arena *a, const arena_args *o) {
+    if (a->policy < 0) {
+        fprintf(stderr, "%s: --policy is required\n", prog);
+        usage(stderr);
+        return RC_USAGE;
+    }
+    /* the start rules (a player flag with --start rewards, --picker
+     * without it), then the one of gauntlets */
+    if (sf_cli_start_check(prog, &o->shared) < 0)
+        return RC_USAGE;
+    if (a->start.start == SF_START_REWARDS && o->gauntlets > 0) {
+        fprintf(stderr,
+                "%s: --start rewards has no effect on gauntlets (they start from the "
+                "starter deck); drop --gauntlets or --start\n",
+                prog);
+        return RC_USAGE;
+    }
+    a->start.ascension = a->spec.ascension;
+    if (o->n_vs_flags > 0 && o->vs < 0) {
+        fprintf(stderr, "%s: --vs-%s needs --vs POLICY\n", prog, o->vs_flags[0].name);
+        return RC_USAGE;
+    }
+    return CONTINUE;
+}
+
+/* Step 3a: the second side's search: the first side's, then --vs-FLAGs.
+ * Returns whether --vs-leaf-mix was given. */
+static int configure_vs_side(arena *a, const arena_args *o) {
+    a->cfgs[1] = a->cfg;
+    a->cfgs[1].root = SF_ROOT_BELIEF; /* --clairvoyant turns the first side only */
+    a->nets[1] = a->nets[0];
+    int vs_mix_given = 0;
+    for (int k = 0; k < o->n_vs_flags; k++) {
+        vs_mix_given |= !strcmp(o->vs_flags[k].name, "leaf-mix");
+        if (sf_cli_search_flag(prog, o->vs_flags[k].name, o->vs_flags[k].value, &a->cfgs[1]) == 0)
+            sf_cli_net_flag(prog, o->vs_flags[k].name, o->vs_flags[k].value, &a->nets[1]);
+    }
+    return vs_mix_given;
+}
+
+/* Step 3b: side p's policy and search, checked; *uses_net: whether it
+ * plays a network. */
+static int check_side(arena *a, int p, int vs_mix_given, long threads, int *uses_net) {
+    sf_err e = {0};
+    if (a->policies[p] == POLICY_SEARCH && a->cfgs[p].root == SF_ROOT_CLAIRVOYANT)
+        a->policies[p] = POLICY_CLAIRVOYANT;
+    a->cfgs[p].root = a->policies[p] == POLICY_CLAIRVOYANT ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
+    if (sf_search_config_validate(&a->cfgs[p], &e) < 0) {
+        fprintf(stderr, "%s: %s%s\n", prog, p ? "--vs side: " : "", e.msg);
+        return RC_USAGE;
+    }
+    int searches = a->policies[p] == POLICY_SEARCH || a->policies[p] == POLICY_CLAIRVOYANT;
+    *uses_net =
+        a->policies[p] == POLICY_NET || (searches && a->cfgs[p].evaluator == SF_EVAL_EXTERNAL);
+    if (!searches && a->cfgs[p].evaluator == SF_EVAL_EXTERNAL)
+        a->cfgs[p].evaluator = SF_EVAL_ROLLOUT; /* only a search has leaves */
+    int mixes = searches && a->cfgs[p].evaluator == SF_EVAL_EXTERNAL;
+    if (p == 1 && !vs_mix_given && !mixes)
+        a->cfgs[p].leaf_mix = 0.0; /* inherited by a side without a network: unused */
+    if (a->cfgs[p].leaf_mix > 0.0 && !mixes) {
+        fprintf(stderr, "%s: %s--%sleaf-mix mixes a network's leaf values: it needs --%seval net\n",
+                prog, p ? "the --vs side's " : "", p ? "vs-" : "", p ? "vs-" : "");
+        return RC_USAGE;
+    }
+    if (*uses_net && !a->nets[p].model[0]) {
+        fprintf(stderr, "%s: %s%s needs --%smodel PATH[@SHA256]\n", prog,
+                p ? "the --vs side's " : "",
+                a->policies[p] == POLICY_NET ? "--policy net" : "--eval net", p ? "vs-" : "");
+        return RC_USAGE;
+    }
+    if (*uses_net && threads > 1) {
+        fprintf(stderr,
+                "%s: --threads %ld: a network is evaluated in each job's own thread; use "
+                "--jobs for parallel fights\n",
+                prog, threads);
+        return RC_USAGE;
+    }
+    return CONTINUE;
+}
+
+/* Step 3: both sides' policies and searches, checked, and their networks
+ * opened. */
+static int set_up_sides(arena *a, const arena_args *o) {
+    a->n_policies = o->vs >= 0 ? 2 : 1;
+    a->policies[0] = a->policy;
+    a->policies[1] = o->vs;
+    int vs_mix_given = configure_vs_side(a, o);
+    a->cfgs[0] = a->cfg;
+    a->threads = (int)o->threads;
+    int uses_net[2] = {0, 0};
+    for (int p = 0; p < a->n_policies; p++) {
+        int rc = check_side(a, p, vs_mix_given, o->threads, &uses_net[p]);
+        if (rc != CONTINUE)
+            return rc;
+    }
+    /* A --model no side plays with is a mistake (the second side inherits
+     * the first's, so an unused inherited one is not). */
+    int vs_net_given = a->n_policies == 2 && (strcmp(a->nets[1].model, a->nets[0].model) ||
+                                              strcmp(a->nets[1].endpoint, a->nets[0].endpoint));
+    if ((a->nets[0].model[0] || a->nets[0].endpoint[0]) && !uses_net[0] && !uses_net[1]) {
+        fprintf(stderr, "%s: --%s has no effect without --eval net or --policy net\n", prog,
+                a->nets[0].model[0] ? "model" : "evald");
+        return RC_USAGE;
+    }
+    if (vs_net_given && !uses_net[1]) {
+        fprintf(stderr, "%s: --vs-model/--vs-evald: the --vs side plays no network\n", prog);
+        return RC_USAGE;
+    }
+    sf_err e = {0};
+    for (int p = 0; p < a->n_policies; p++)
+        if (uses_net[p] &&
+            sf_netsearch_open(a->nets[p].model, a->nets[p].endpoint[0] ? a->nets[p].endpoint : NULL,
+                              &a->models[p], &e) < 0) {
+            fprintf(stderr, "%s: %s\n", prog, e.msg);
+            return RC_USAGE;
+        }
+    return CONTINUE;
+}
+
+/* Step 4: the encounter pools and the work items: `fights` fights of each
+ * chosen class (only --encounter's, when given), then the gauntlets. */
+static int choose_items(arena *a, arena_args *o) {
+    int encounter_given = o->shared.encounter_given;
+    for (int enc = 0; enc < sf_encounter_count(); enc++) {
+        int pool = sf_encounter_pool(enc);
+        if (pool >= 0 && pool < 4 && (!encounter_given || enc == a->spec.encounter))
+            a->pool_enc[pool][a->pool_n[pool]++] = enc;
+    }
+    if (encounter_given) {
+        /* --encounter NAME: every fight of its class is that encounter */
+        int pool = sf_encounter_pool(a->spec.encounter);
+        if (o->classes_given && !o->classes[pool]) {
+            fprintf(stderr, "%s: --encounter %s is a %s encounter, which --classes leaves out\n",
+                    prog, sf_encounter_name(a->spec.encounter), class_names[pool]);
+            return RC_USAGE;
+        }
+        if (o->gauntlets > 0) {
+            fprintf(stderr,
+                    "%s: --encounter has no effect on gauntlets (the seed draws their "
+                    "fights); drop --gauntlets or --encounter\n",
+                    prog);
+            return RC_USAGE;
+        }
+        memset(o->classes, 0, sizeof o->classes);
+        o->classes[pool] = 1;
+    }
+    int n_items = 0;
+    for (int c = 0; c < 4; c++)
+        if (o->classes[c] && a->pool_n[c])
+            n_items += (int)o->fights;
+    n_items += (int)o->gauntlets;
+    if (n_items == 0) {
+        fprintf(stderr,
+                "%s: nothing to play (no fights in the chosen classes and no "
+                "gauntlets)\n",
+                prog);
+        return RC_USAGE;
+    }
+    a->n_items = n_items;
+    a->item_class = calloc((size_t)n_items + 1, sizeof(int));
+    a->item_index = calloc((size_t)n_items + 1, sizeof(int));
+    a->results = calloc((size_t)n_items * 2 + 1, sizeof(fight_result));
+    if (!a->item_class || !a->item_index || !a->results) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return RC_FAILED;
+    }
+    int k = 0;
+    for (int c = 0; c < 4; c++)
+        if (o->classes[c] && a->pool_n[c])
+            for (int i = 0; i < o->fights; i++, k++) {
+                a->item_class[k] = c;
+                a->item_index[k] = i;
+            }
+    for (int g = 0; g < o->gauntlets; g++, k++) {
+        a->item_class[k] = 4;
+        a->item_index[k] = g;
+    }
+    return CONTINUE;
+}
+
+/* Step 5: play every item on `jobs` threads (this one included); returns
+ * the seconds it took. */
+static double play_items(arena *a, long jobs) {
+    uint64_t t0 = sf_now_ns();
+    pthread_t tid[256];
+    int started = 0;
+    for (int j = 1; j < jobs; j++)
+        if (pthread_create(&tid[started], NULL, worker, a) == 0)
+            started++;
+    worker(a);
+    for (int j = 0; j < started; j++)
+        pthread_join(tid[j], NULL);
+    return (double)(sf_now_ns() - t0) * 1e-9;
+}
+
+/* Step 6: the report of each side, and the paired one of two; returns
+ * RC_FAILED when a fight failed. */
+static int report_all(const arena *a, int json, double seconds) {
+    int failed = 0;
+    for (int i = 0; i < a->n_items * a->n_policies; i++)
+        failed |= a->results[i].error;
+    for (int p = 0; p < a->n_policies; p++)
+        report(a, p, json, seconds);
+    if (a->n_policies == 2)
+        report_paired(a, json);
+    if (failed) {
+        fprintf(stderr, "%s: some fights failed\n", prog);
+        return RC_FAILED;
+    }
+    return RC_OK;
+}
+
 int main(int argc, char **argv) {
     arena a;
     memset(&a, 0, sizeof a);
@@ -502,308 +852,28 @@ int main(int argc, char **argv) {
     sf_search_config_default(&a.cfg);
     a.seed = 1;
     a.threads = 1;
-    long fights = 200, gauntlets = 0, jobs = 1, threads = 1;
-    int classes[4] = {1, 1, 1, 1}, json = 0, vs = -2, classes_given = 0, encounter_given = 0;
-    int picker_given = 0;
-    char deck_flag[64] = ""; /* the first flag that sets the player: --start rewards draws it */
-    struct {
-        char name[64];
-        const char *value;
-    } vs_flags[32];
-    int n_vs_flags = 0;
-    for (int i = 1; i < argc; i++) {
-        char name[64];
-        const char *value;
-        if (sf_cli_next_flag(prog, argc, argv, &i, name, &value) < 0) {
-            return 2;
-        }
-        /* --vs-FLAG: a search or network flag for the second side only,
-         * applied after the shared ones (kept in order for the replay). */
-        if (strncmp(name, "vs-", 3) == 0) {
-            if (n_vs_flags == (int)(sizeof vs_flags / sizeof vs_flags[0])) {
-                fprintf(stderr, "%s: too many --vs- flags\n", prog);
-                return 2;
-            }
-            sf_search_config probe = a.cfg;
-            sf_cli_net nprobe = {0};
-            int rc = sf_cli_search_flag(prog, name + 3, value, &probe);
-            if (rc == 0)
-                rc = sf_cli_net_flag(prog, name + 3, value, &nprobe);
-            if (rc < 0)
-                return 2;
-            if (rc == 0) {
-                fprintf(stderr, "%s: --%s: '--%s' is not a search flag\n", prog, name, name + 3);
-                return 2;
-            }
-            snprintf(vs_flags[n_vs_flags].name, sizeof vs_flags[n_vs_flags].name, "%s", name + 3);
-            vs_flags[n_vs_flags++].value = value;
-            continue;
-        }
-        int rc = sf_cli_search_flag(prog, name, value, &a.cfg);
-        if (rc == 0)
-            rc = sf_cli_net_flag(prog, name, value, &a.nets[0]);
-        if (rc == 0) {
-            rc = sf_cli_start_flag(prog, name, value, &a.start);
-            picker_given |= rc == 1 && strcmp(name, "picker") == 0;
-        }
-        if (rc == 0) {
-            rc = sf_cli_fight_flag(prog, name, value, &a.spec);
-            encounter_given |= rc == 1 && strcmp(name, "encounter") == 0;
-            if (rc == 1 && !deck_flag[0] && sf_cli_is_player_flag(name))
-                snprintf(deck_flag, sizeof deck_flag, "%s", name);
-        }
-        if (rc < 0)
-            return 2;
-        if (rc == 1)
-            continue;
-        if (strcmp(name, "help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(name, "json") == 0) {
-            json = 1;
-        } else if (strcmp(name, "policy") == 0) {
-            for (int p = 0; p < POLICY_COUNT; p++)
-                if (strcmp(value, policy_names[p]) == 0)
-                    a.policy = p;
-            if (a.policy < 0) {
-                fprintf(stderr,
-                        "%s: --policy: expected random, greedy, search, clairvoyant or net\n",
-                        prog);
-                return 2;
-            }
-        } else if (strcmp(name, "vs") == 0) {
-            vs = -1;
-            for (int p = 0; p < POLICY_COUNT; p++)
-                if (strcmp(value, policy_names[p]) == 0)
-                    vs = p;
-            if (vs < 0) {
-                fprintf(stderr, "%s: --vs: expected random, greedy, search, clairvoyant or net\n",
-                        prog);
-                return 2;
-            }
-        } else if (strcmp(name, "fights") == 0) {
-            if (sf_cli_int(prog, name, value, 0, 1000000, &fights) < 0)
-                return 2;
-        } else if (strcmp(name, "gauntlets") == 0) {
-            if (sf_cli_int(prog, name, value, 0, 1000000, &gauntlets) < 0)
-                return 2;
-        } else if (strcmp(name, "jobs") == 0) {
-            if (sf_cli_int(prog, name, value, 1, 256, &jobs) < 0)
-                return 2;
-        } else if (strcmp(name, "threads") == 0) {
-            if (sf_cli_int(prog, name, value, 1, SF_SEARCH_MAX_TREES, &threads) < 0)
-                return 2;
-        } else if (strcmp(name, "seed") == 0) {
-            if (sf_cli_u64(prog, name, value, &a.seed) < 0)
-                return 2;
-        } else if (strcmp(name, "classes") == 0) {
-            classes_given = 1;
-            memset(classes, 0, sizeof classes);
-            char buf[256];
-            if (sf_cli_list(prog, name, value, sizeof buf) < 0)
-                return 2;
-            snprintf(buf, sizeof buf, "%s", value);
-            char *save = NULL;
-            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                int k = -1;
-                for (int c = 0; c < 4; c++)
-                    if (strcmp(t, class_names[c]) == 0)
-                        k = c;
-                if (k < 0) {
-                    fprintf(stderr, "%s: --classes: unknown class '%s'\n", prog, t);
-                    return 2;
-                }
-                classes[k] = 1;
-            }
-        } else {
-            fprintf(stderr, "%s: unknown flag '--%s'\n", prog, name);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (a.policy < 0) {
-        fprintf(stderr, "%s: --policy is required\n", prog);
-        usage(stderr);
-        return 2;
-    }
-    if (a.start.start == SF_START_REWARDS && deck_flag[0]) {
-        fprintf(stderr,
-                "%s: --%s has no effect with --start rewards (the run prefix draws the "
-                "deck, relics, potions and HP)\n",
-                prog, deck_flag);
-        return 2;
-    }
-    if (a.start.start == SF_START_REWARDS && gauntlets > 0) {
-        fprintf(stderr,
-                "%s: --start rewards has no effect on gauntlets (they start from the "
-                "starter deck); drop --gauntlets or --start\n",
-                prog);
-        return 2;
-    }
-    if (picker_given && a.start.start != SF_START_REWARDS) {
-        fprintf(stderr, "%s: --picker needs --start rewards\n", prog);
-        return 2;
-    }
-    a.start.ascension = a.spec.ascension;
-    if (n_vs_flags > 0 && vs < 0) {
-        fprintf(stderr, "%s: --vs-%s needs --vs POLICY\n", prog, vs_flags[0].name);
-        return 2;
-    }
-    a.n_policies = vs >= 0 ? 2 : 1;
-    a.policies[0] = a.policy;
-    a.policies[1] = vs;
-    a.cfgs[1] = a.cfg;
-    a.cfgs[1].root = SF_ROOT_BELIEF; /* --clairvoyant turns the first side only */
-    a.nets[1] = a.nets[0];
-    int vs_mix_given = 0;
-    for (int k = 0; k < n_vs_flags; k++) {
-        vs_mix_given |= !strcmp(vs_flags[k].name, "leaf-mix");
-        if (sf_cli_search_flag(prog, vs_flags[k].name, vs_flags[k].value, &a.cfgs[1]) == 0)
-            sf_cli_net_flag(prog, vs_flags[k].name, vs_flags[k].value, &a.nets[1]);
-    }
-    a.cfgs[0] = a.cfg;
-    a.threads = (int)threads;
-    sf_err e = {0};
-    int uses_net[2] = {0, 0};
-    for (int p = 0; p < a.n_policies; p++) {
-        if (a.policies[p] == POLICY_SEARCH && a.cfgs[p].root == SF_ROOT_CLAIRVOYANT)
-            a.policies[p] = POLICY_CLAIRVOYANT;
-        a.cfgs[p].root = a.policies[p] == POLICY_CLAIRVOYANT ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
-        if (sf_search_config_validate(&a.cfgs[p], &e) < 0) {
-            fprintf(stderr, "%s: %s%s\n", prog, p ? "--vs side: " : "", e.msg);
-            return 2;
-        }
-        int searches = a.policies[p] == POLICY_SEARCH || a.policies[p] == POLICY_CLAIRVOYANT;
-        uses_net[p] =
-            a.policies[p] == POLICY_NET || (searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL);
-        if (!searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL)
-            a.cfgs[p].evaluator = SF_EVAL_ROLLOUT; /* only a search has leaves */
-        int mixes = searches && a.cfgs[p].evaluator == SF_EVAL_EXTERNAL;
-        if (p == 1 && !vs_mix_given && !mixes)
-            a.cfgs[p].leaf_mix = 0.0; /* inherited by a side without a network: unused */
-        if (a.cfgs[p].leaf_mix > 0.0 && !mixes) {
-            fprintf(stderr,
-                    "%s: %s--%sleaf-mix mixes a network's leaf values: it needs --%seval net\n",
-                    prog, p ? "the --vs side's " : "", p ? "vs-" : "", p ? "vs-" : "");
-            return 2;
-        }
-        if (uses_net[p] && !a.nets[p].model[0]) {
-            fprintf(stderr, "%s: %s%s needs --%smodel PATH[@SHA256]\n", prog,
-                    p ? "the --vs side's " : "",
-                    a.policies[p] == POLICY_NET ? "--policy net" : "--eval net", p ? "vs-" : "");
-            return 2;
-        }
-        if (uses_net[p] && threads > 1) {
-            fprintf(stderr,
-                    "%s: --threads %ld: a network is evaluated in each job's own thread; use "
-                    "--jobs for parallel fights\n",
-                    prog, threads);
-            return 2;
-        }
-    }
-    /* A --model no side plays with is a mistake (the second side inherits
-     * the first's, so an unused inherited one is not). */
-    int vs_net_given = a.n_policies == 2 && (strcmp(a.nets[1].model, a.nets[0].model) ||
-                                             strcmp(a.nets[1].endpoint, a.nets[0].endpoint));
-    if ((a.nets[0].model[0] || a.nets[0].endpoint[0]) && !uses_net[0] && !uses_net[1]) {
-        fprintf(stderr, "%s: --%s has no effect without --eval net or --policy net\n", prog,
-                a.nets[0].model[0] ? "model" : "evald");
-        return 2;
-    }
-    if (vs_net_given && !uses_net[1]) {
-        fprintf(stderr, "%s: --vs-model/--vs-evald: the --vs side plays no network\n", prog);
-        return 2;
-    }
-    for (int p = 0; p < a.n_policies; p++)
-        if (uses_net[p] &&
-            sf_netsearch_open(a.nets[p].model, a.nets[p].endpoint[0] ? a.nets[p].endpoint : NULL,
-                              &a.models[p], &e) < 0) {
-            fprintf(stderr, "%s: %s\n", prog, e.msg);
-            sf_netsearch_close(a.models[0]);
-            return 2;
-        }
-    for (int enc = 0; enc < sf_encounter_count(); enc++) {
-        int pool = sf_encounter_pool(enc);
-        if (pool >= 0 && pool < 4 && (!encounter_given || enc == a.spec.encounter))
-            a.pool_enc[pool][a.pool_n[pool]++] = enc;
-    }
-    if (encounter_given) {
-        /* --encounter NAME: every fight of its class is that encounter */
-        int pool = sf_encounter_pool(a.spec.encounter);
-        if (classes_given && !classes[pool]) {
-            fprintf(stderr, "%s: --encounter %s is a %s encounter, which --classes leaves out\n",
-                    prog, sf_encounter_name(a.spec.encounter), class_names[pool]);
-            return 2;
-        }
-        if (gauntlets > 0) {
-            fprintf(stderr,
-                    "%s: --encounter has no effect on gauntlets (the seed draws their "
-                    "fights); drop --gauntlets or --encounter\n",
-                    prog);
-            return 2;
-        }
-        memset(classes, 0, sizeof classes);
-        classes[pool] = 1;
-    }
-    int n_items = 0;
+    arena_args o = {.fights = 200, .gauntlets = 0, .jobs = 1, .threads = 1};
+    o.vs = -2;
     for (int c = 0; c < 4; c++)
-        if (classes[c] && a.pool_n[c])
-            n_items += (int)fights;
-    n_items += (int)gauntlets;
-    if (n_items == 0) {
-        fprintf(stderr,
-                "%s: nothing to play (no fights in the chosen classes and no "
-                "gauntlets)\n",
-                prog);
-        return 2;
+        o.classes[c] = 1;
+    o.shared = (sf_cli_flags){.cfg = &a.cfg, .net = &a.nets[0], .start = &a.start, .spec = &a.spec};
+    int rc = parse_args(argc, argv, &a, &o);
+    if (rc == CONTINUE)
+        rc = check_args(&a, &o);
+    if (rc == CONTINUE)
+        rc = set_up_sides(&a, &o);
+    if (rc == CONTINUE)
+        rc = choose_items(&a, &o);
+    if (rc == CONTINUE) {
+        pthread_mutex_init(&a.lock, NULL);
+        double seconds = play_items(&a, o.jobs);
+        rc = report_all(&a, o.json, seconds);
+        pthread_mutex_destroy(&a.lock);
     }
-    a.n_items = n_items;
-    a.item_class = calloc((size_t)n_items + 1, sizeof(int));
-    a.item_index = calloc((size_t)n_items + 1, sizeof(int));
-    a.results = calloc((size_t)n_items * 2 + 1, sizeof(fight_result));
-    if (!a.item_class || !a.item_index || !a.results) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return 1;
-    }
-    int k = 0;
-    for (int c = 0; c < 4; c++)
-        if (classes[c] && a.pool_n[c])
-            for (int i = 0; i < fights; i++, k++) {
-                a.item_class[k] = c;
-                a.item_index[k] = i;
-            }
-    for (int g = 0; g < gauntlets; g++, k++) {
-        a.item_class[k] = 4;
-        a.item_index[k] = g;
-    }
-    pthread_mutex_init(&a.lock, NULL);
-    uint64_t t0 = sf_now_ns();
-    pthread_t tid[256];
-    int started = 0;
-    for (int j = 1; j < jobs; j++)
-        if (pthread_create(&tid[started], NULL, worker, &a) == 0)
-            started++;
-    worker(&a);
-    for (int j = 0; j < started; j++)
-        pthread_join(tid[j], NULL);
-    double seconds = (double)(sf_now_ns() - t0) * 1e-9;
-
-    int failed = 0;
-    for (int i = 0; i < n_items * a.n_policies; i++)
-        failed |= a.results[i].error;
-    for (int p = 0; p < a.n_policies; p++)
-        report(&a, p, json, seconds);
-    if (a.n_policies == 2)
-        report_paired(&a, json);
     free(a.item_class);
     free(a.item_index);
     free(a.results);
     sf_netsearch_close(a.models[0]);
     sf_netsearch_close(a.models[1]);
-    pthread_mutex_destroy(&a.lock);
-    if (failed) {
-        fprintf(stderr, "%s: some fights failed\n", prog);
-        return 1;
-    }
-    return 0;
+    return rc;
 }

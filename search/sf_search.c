@@ -173,13 +173,11 @@ int main(int argc, char **argv) {
     int have_run_seed = 0, json = 0;
     long threads = 1;
     const char *state_path = NULL, *play = NULL;
-    char fight_flag[64] = ""; /* the first fight flag given: --state makes it moot */
-    char deck_flag[64] = "";  /* the first that sets the player: --start rewards draws it */
     sf_start_opts start;
     sf_start_opts_default(&start);
-    int start_given = 0, picker_given = 0;
     sf_cli_net net;
     memset(&net, 0, sizeof net);
+    sf_cli_flags shared = {.cfg = &cfg, .net = &net, .start = &start, .spec = &spec};
     for (int i = 1; i < argc; i++) {
         char name[64];
         const char *value;
@@ -187,21 +185,7 @@ int main(int argc, char **argv) {
             usage(stderr);
             return 2;
         }
-        int rc = sf_cli_search_flag(prog, name, value, &cfg);
-        if (rc == 0)
-            rc = sf_cli_net_flag(prog, name, value, &net);
-        if (rc == 0) {
-            rc = sf_cli_start_flag(prog, name, value, &start);
-            start_given |= rc == 1;
-            picker_given |= rc == 1 && strcmp(name, "picker") == 0;
-        }
-        if (rc == 0) {
-            rc = sf_cli_fight_flag(prog, name, value, &spec);
-            if (rc == 1 && !fight_flag[0])
-                snprintf(fight_flag, sizeof fight_flag, "%s", name);
-            if (rc == 1 && !deck_flag[0] && sf_cli_is_player_flag(name))
-                snprintf(deck_flag, sizeof deck_flag, "%s", name);
-        }
+        int rc = sf_cli_shared_flag(prog, name, value, &shared);
         if (rc < 0)
             return 2;
         if (rc == 1)
@@ -255,22 +239,13 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (state_path && (fight_flag[0] || start_given)) {
+    if (state_path && (shared.fight_flag[0] || shared.start_given)) {
         fprintf(stderr, "%s: --%s has no effect with --state (the state file fixes the fight)\n",
-                prog, fight_flag[0] ? fight_flag : "start");
+                prog, shared.fight_flag[0] ? shared.fight_flag : "start");
         return 2;
     }
-    if (start.start == SF_START_REWARDS && deck_flag[0]) {
-        fprintf(stderr,
-                "%s: --%s has no effect with --start rewards (the run prefix draws the "
-                "deck, relics, potions and HP)\n",
-                prog, deck_flag);
+    if (sf_cli_start_check(prog, &shared) < 0)
         return 2;
-    }
-    if (picker_given && start.start != SF_START_REWARDS) {
-        fprintf(stderr, "%s: --picker needs --start rewards\n", prog);
-        return 2;
-    }
     sf_state st;
     if (state_path) {
         if (load_state(state_path, &st) < 0)
