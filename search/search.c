@@ -14,44 +14,50 @@
  * noise seed apart (sf_seed_derive(run, decision, index, tag)). */
 enum { SEED_TREE = 1, SEED_BELIEF = 2, SEED_GUMBEL = 3 };
 
+/* The defaults (common/search_defaults.h names the numbers). Static, so
+ * the padding is zero too and equal configurations compare equal
+ * byte for byte. */
+static const sf_search_config search_defaults = {
+    .simulations = SF_SEARCH_DEFAULT_SIMULATIONS,
+    .trees = SF_SEARCH_DEFAULT_TREES,
+    .select = SF_SELECT_AUTO,
+    .evaluator = SF_EVAL_ROLLOUT,
+    .root = SF_ROOT_BELIEF,
+    .uct_c = -1.0,
+    .uct_budget_mid = SF_SEARCH_DEFAULT_UCT_BUDGET_MID,
+    .uct_budget_high = SF_SEARCH_DEFAULT_UCT_BUDGET_HIGH,
+    .uct_c_low = SF_SEARCH_DEFAULT_UCT_C_LOW,
+    .uct_c_mid = SF_SEARCH_DEFAULT_UCT_C_MID,
+    .uct_c_high = SF_SEARCH_DEFAULT_UCT_C_HIGH,
+    .puct_c1 = SF_SEARCH_DEFAULT_PUCT_C1,
+    .puct_c2 = SF_SEARCH_DEFAULT_PUCT_C2,
+    .puct_sqrt_offset = SF_SEARCH_DEFAULT_PUCT_SQRT_OFFSET,
+    .puct_fpu_reduction = SF_SEARCH_DEFAULT_PUCT_FPU_REDUCTION,
+    .gumbel_m = SF_SEARCH_DEFAULT_GUMBEL_M,
+    .gumbel_c_visit = SF_SEARCH_DEFAULT_GUMBEL_C_VISIT,
+    .gumbel_c_scale = SF_SEARCH_DEFAULT_GUMBEL_C_SCALE,
+    .gumbel_rescale = 0,
+    .gumbel_noise = SF_SEARCH_DEFAULT_GUMBEL_NOISE,
+    .pw_end_turn_c = SF_SEARCH_DEFAULT_WIDENING_C,
+    .pw_end_turn_alpha = SF_SEARCH_DEFAULT_WIDENING_ALPHA,
+    .pw_other_c = SF_SEARCH_DEFAULT_WIDENING_C,
+    .pw_other_alpha = SF_SEARCH_DEFAULT_WIDENING_ALPHA,
+    .distributional = 0,
+    .cvar_alpha = SF_SEARCH_DEFAULT_CVAR_ALPHA,
+    .cvar_lambda = SF_SEARCH_DEFAULT_CVAR_LAMBDA,
+    .rollout_tau = SF_SEARCH_DEFAULT_ROLLOUT_TAU,
+    .rollout_max_plies = SF_SEARCH_DEFAULT_ROLLOUT_MAX_PLIES,
+    .leaf_mix = SF_SEARCH_DEFAULT_LEAF_MIX,
+    .choose_margin = SF_SEARCH_DEFAULT_CHOOSE_MARGIN,
+    .end_turn_guards = 1,
+    .horizon_turns = 0,
+    .stop_at_transposition = 1,
+    .request_feat = 1,
+    .edges_per_node = SF_SEARCH_DEFAULT_EDGES_PER_NODE,
+};
+
 void sf_search_config_default(sf_search_config *c) {
-    memset(c, 0, sizeof *c);
-    c->simulations = SF_SEARCH_DEFAULT_SIMULATIONS;
-    c->trees = SF_SEARCH_DEFAULT_TREES;
-    c->select = SF_SELECT_AUTO;
-    c->evaluator = SF_EVAL_ROLLOUT;
-    c->root = SF_ROOT_BELIEF;
-    c->uct_c = -1.0;
-    c->uct_budget_mid = SF_SEARCH_DEFAULT_UCT_BUDGET_MID;
-    c->uct_budget_high = SF_SEARCH_DEFAULT_UCT_BUDGET_HIGH;
-    c->uct_c_low = SF_SEARCH_DEFAULT_UCT_C_LOW;
-    c->uct_c_mid = SF_SEARCH_DEFAULT_UCT_C_MID;
-    c->uct_c_high = SF_SEARCH_DEFAULT_UCT_C_HIGH;
-    c->puct_c1 = SF_SEARCH_DEFAULT_PUCT_C1;
-    c->puct_c2 = SF_SEARCH_DEFAULT_PUCT_C2;
-    c->puct_sqrt_offset = SF_SEARCH_DEFAULT_PUCT_SQRT_OFFSET;
-    c->puct_fpu_reduction = SF_SEARCH_DEFAULT_PUCT_FPU_REDUCTION;
-    c->gumbel_m = SF_SEARCH_DEFAULT_GUMBEL_M;
-    c->gumbel_c_visit = SF_SEARCH_DEFAULT_GUMBEL_C_VISIT;
-    c->gumbel_c_scale = SF_SEARCH_DEFAULT_GUMBEL_C_SCALE;
-    c->gumbel_rescale = 0;
-    c->gumbel_noise = SF_SEARCH_DEFAULT_GUMBEL_NOISE;
-    c->pw_end_turn_c = SF_SEARCH_DEFAULT_WIDENING_C;
-    c->pw_end_turn_alpha = SF_SEARCH_DEFAULT_WIDENING_ALPHA;
-    c->pw_other_c = SF_SEARCH_DEFAULT_WIDENING_C;
-    c->pw_other_alpha = SF_SEARCH_DEFAULT_WIDENING_ALPHA;
-    c->distributional = 0;
-    c->cvar_alpha = SF_SEARCH_DEFAULT_CVAR_ALPHA;
-    c->cvar_lambda = SF_SEARCH_DEFAULT_CVAR_LAMBDA;
-    c->rollout_tau = SF_SEARCH_DEFAULT_ROLLOUT_TAU;
-    c->rollout_max_plies = SF_SEARCH_DEFAULT_ROLLOUT_MAX_PLIES;
-    c->leaf_mix = SF_SEARCH_DEFAULT_LEAF_MIX;
-    c->choose_margin = SF_SEARCH_DEFAULT_CHOOSE_MARGIN;
-    c->end_turn_guards = 1;
-    c->horizon_turns = 0;
-    c->stop_at_transposition = 1;
-    c->request_feat = 1;
-    c->edges_per_node = SF_SEARCH_DEFAULT_EDGES_PER_NODE;
+    memcpy(c, &search_defaults, sizeof *c);
 }
 
 static int bad(sf_err *err, const char *field, const char *why) {
