@@ -966,9 +966,10 @@ static void counter(Spirefleet__Counter *cs, Spirefleet__Counter **cp, size_t *n
     (*n)++;
 }
 
-int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job_spec *job,
-               const sf_job_opts *opts, const char *shard_path, sf_job_result *res, sf_err *err) {
-    memset(res, 0, sizeof *res);
+/* sf_job_run, step 1: the options, and an evaluator for every side whose
+ * search uses a network. */
+static int check_job(const sf_run_config *cfg, const sf_job_spec *job, const sf_job_opts *opts,
+                     sf_err *err) {
     if (!opts || opts->threads < 1 || opts->fights_per_thread < 1 || job->seed_count == 0)
         return sf_err_set(err, SF_EINVAL, "job %llu: bad options (threads, fights, seeds)",
                           (unsigned long long)job->job_id);
@@ -979,18 +980,23 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
             return sf_err_set(
                 err, SF_EINVAL, "job %llu: the run's %s uses a network but no evaluator was given",
                 (unsigned long long)job->job_id, gate ? (s ? "candidate" : "champion") : "search");
-    uint64_t t0 = sf_now_ns();
-    job_ctx *jc = calloc(1, sizeof *jc);
-    if (!jc)
-        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    return SF_OK;
+}
+
+/* Step 2: the shared job state: each side's search, the start rules, the
+ * base fight and one record per seed. On failure the caller still frees it
+ * (job_ctx_free). */
+static int job_ctx_init(job_ctx *jc, const sf_run_config *cfg, const char *config_digest,
+                        const sf_job_spec *job, const sf_job_opts *opts, sf_err *err) {
+    int gate = !strcmp(cfg->kind, "gate");
     jc->cfg = cfg;
     jc->digest = config_digest;
     jc->job = job;
     jc->opts = opts;
     jc->gauntlet = !strcmp(cfg->play.mode, "gauntlet");
     jc->keep_unsearched = !strcmp(cfg->labels.unsearched, "keep");
-    jc->sides = sides;
-    for (int s = 0; s < sides; s++) {
+    jc->sides = gate ? 2 : 1;
+    for (int s = 0; s < jc->sides; s++) {
         search_config(cfg, gate ? s : -1, &jc->scfg[s]);
         jc->salt[s] = gate ? sf_config_gate_side(cfg, s)->salt : 0;
         jc->ev[s] = gate ? opts->side_evaluator[s] : opts->evaluator;
@@ -1004,11 +1010,26 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     int rc = base_spec(cfg, &jc->base, err);
     if (rc == SF_OK && !(jc->seeds = calloc(job->seed_count, sizeof *jc->seeds)))
         rc = sf_err_set(err, SF_ENOMEM, "out of memory");
-    if (rc < 0)
-        goto done;
+    return rc;
+}
 
+static void job_ctx_free(job_ctx *jc) {
+    if (jc->seeds) {
+        for (uint64_t i = 0; i < jc->job->seed_count; i++)
+            for (int s = 0; s < MAX_SIDES; s++)
+                for (int k = 0; k < jc->seeds[i].n_fights[s]; k++)
+                    fight_free(jc->seeds[i].fights[s][k]);
+        free(jc->seeds);
+    }
+    pthread_mutex_destroy(&jc->err_lock);
+    free(jc);
+}
+
+/* Step 3: play every seed on opts->threads threads (at most 256). Fails
+ * when a thread failed, no thread started, or the job was stopped. */
+static int play_seeds(job_ctx *jc, sf_err *err) {
     pthread_t th[256];
-    int nt = opts->threads > 256 ? 256 : opts->threads, started = 0, why = 0;
+    int nt = jc->opts->threads > 256 ? 256 : jc->opts->threads, started = 0, why = 0;
     for (int i = 0; i < nt; i++) {
         int e = pthread_create(&th[started], NULL, thread_main, jc);
         if (e == 0)
@@ -1023,39 +1044,42 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
         sf_err_set(&reason, SF_EIO, "%s", strerror(why));
         job_fail(jc, SF_EIO, "cannot start worker threads", &reason);
     }
-    if (atomic_load(&jc->failed)) {
-        rc = sf_err_set(err, atomic_load(&jc->failed), "job %llu: %s",
-                        (unsigned long long)job->job_id, jc->err.msg);
-        goto done;
-    }
-    if (opts->stop && *opts->stop) {
-        rc = sf_err_set(err, SF_ESTATE, "job %llu: abandoned", (unsigned long long)job->job_id);
-        goto done;
-    }
+    unsigned long long id = (unsigned long long)jc->job->job_id;
+    if (atomic_load(&jc->failed))
+        return sf_err_set(err, atomic_load(&jc->failed), "job %llu: %s", id, jc->err.msg);
+    if (jc->opts->stop && *jc->opts->stop)
+        return sf_err_set(err, SF_ESTATE, "job %llu: abandoned", id);
+    return SF_OK;
+}
 
-    /* Write every label in (seed, fight, decision) order; a gate's pairs in
-     * seed order. */
-    const char *model = gate ? "rollout"
+/* Step 4: open the shard, its header naming the run, the job, the versions,
+ * the model and the worker. */
+static int open_shard(const job_ctx *jc, const char *shard_path, sf_shard_writer **w, sf_err *err) {
+    const sf_job_opts *opts = jc->opts;
+    const char *model = jc->sides == 2 ? "rollout"
                         : opts->evaluator && opts->evaluator->model_sha256
                             ? opts->evaluator->model_sha256
                             : "rollout";
-    sf_shard_info info = {.run_id = cfg->name,
-                          .job_id = job->job_id,
+    sf_shard_info info = {.run_id = jc->cfg->name,
+                          .job_id = jc->job->job_id,
                           .engine_version = SF_ENGINE_VERSION,
                           .tokenizer_version = SF_FEAT_VERSION,
                           .model_sha256 = model,
-                          .config_digest = config_digest,
+                          .config_digest = jc->digest,
                           .worker_id = opts->worker_id ? opts->worker_id : "local",
                           .worker_key_id = opts->worker_key_id,
                           .worker_host = opts->worker_host,
                           .build_id = SF_BUILD_ID};
-    sf_shard_writer_opts wopts = {.zstd_level = cfg->shard.zstd_level};
-    sf_shard_writer *w = NULL;
-    rc = sf_shard_writer_open(shard_path, &info, &wopts, &w, err);
-    if (rc < 0)
-        goto done;
-    for (uint64_t i = 0; i < job->seed_count && rc == SF_OK; i++) {
-        if (gate) {
+    sf_shard_writer_opts wopts = {.zstd_level = jc->cfg->shard.zstd_level};
+    return sf_shard_writer_open(shard_path, &info, &wopts, w, err);
+}
+
+/* Step 5: every label in (seed, fight, decision) order; a gate's pairs in
+ * seed order. */
+static int write_records(job_ctx *jc, sf_shard_writer *w, sf_err *err) {
+    int rc = SF_OK;
+    for (uint64_t i = 0; i < jc->job->seed_count && rc == SF_OK; i++) {
+        if (jc->sides == 2) {
             rc = write_pair(jc, w, &jc->seeds[i], err);
             continue;
         }
@@ -1065,10 +1089,13 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
                 rc = write_label(jc, w, &jc->seeds[i], f, f->labels[d], err);
         }
     }
-    if (rc < 0) {
-        sf_shard_writer_abort(w);
-        goto done;
-    }
+    return rc;
+}
+
+/* Step 6: the job's totals into `res` and the shard's stats, and the seal
+ * (t0: when the job began, for the wall time). */
+static int seal_shard(job_ctx *jc, sf_shard_writer *w, uint64_t t0, sf_job_result *res,
+                      sf_err *err) {
     res->records = sf_shard_writer_count(w);
     res->fights = atomic_load(&jc->fights_done);
     res->wins = atomic_load(&jc->wins);
@@ -1108,16 +1135,32 @@ int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job
     st.fallback_by_kind = kp;
     res->seconds = (double)(sf_now_ns() - t0) / 1e9;
     st.wall_seconds = res->seconds; /* stats are outside the content digest */
-    rc = sf_shard_writer_seal(w, &st, res->digest, err);
-done:
-    if (jc->seeds) {
-        for (uint64_t i = 0; i < job->seed_count; i++)
-            for (int s = 0; s < MAX_SIDES; s++)
-                for (int k = 0; k < jc->seeds[i].n_fights[s]; k++)
-                    fight_free(jc->seeds[i].fights[s][k]);
-        free(jc->seeds);
+    return sf_shard_writer_seal(w, &st, res->digest, err);
+}
+
+int sf_job_run(const sf_run_config *cfg, const char *config_digest, const sf_job_spec *job,
+               const sf_job_opts *opts, const char *shard_path, sf_job_result *res, sf_err *err) {
+    memset(res, 0, sizeof *res);
+    int rc = check_job(cfg, job, opts, err);
+    if (rc < 0)
+        return rc;
+    uint64_t t0 = sf_now_ns();
+    job_ctx *jc = calloc(1, sizeof *jc);
+    if (!jc)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    rc = job_ctx_init(jc, cfg, config_digest, job, opts, err);
+    if (rc == SF_OK)
+        rc = play_seeds(jc, err);
+    sf_shard_writer *w = NULL;
+    if (rc == SF_OK)
+        rc = open_shard(jc, shard_path, &w, err);
+    if (rc == SF_OK) {
+        rc = write_records(jc, w, err);
+        if (rc < 0)
+            sf_shard_writer_abort(w);
+        else
+            rc = seal_shard(jc, w, t0, res, err);
     }
-    pthread_mutex_destroy(&jc->err_lock);
-    free(jc);
+    job_ctx_free(jc);
     return rc;
 }
