@@ -203,11 +203,14 @@ int sf_cli_search_flag(const char *prog, const char *name, const char *value, sf
             return 1;
         }
     if (is(name, "select")) {
-        static const char *const names[] = {"auto", "uct", "puct", "gumbel"};
-        static const int codes[] = {SF_SELECT_AUTO, SF_SELECT_UCT, SF_SELECT_PUCT,
-                                    SF_SELECT_GUMBEL};
-        return choice_flag(prog, name, value, names, codes, 4, "auto, uct, puct or gumbel",
-                           &c->select);
+        int k = sf_search_select_lookup(value);
+        if (k < 0) {
+            fprintf(stderr, "%s: --select: expected auto, uct, puct or gumbel, got '%s'\n", prog,
+                    value ? value : "");
+            return SF_EINVAL;
+        }
+        c->select = k;
+        return 1;
     }
     if (is(name, "eval")) {
         /* net: the tool brings the model (--model) */
@@ -336,15 +339,6 @@ int sf_cli_start_check(const char *prog, const sf_cli_flags *f) {
         return SF_EINVAL;
     }
     return SF_OK;
-}
-
-const char *sf_cli_select_name(int select) {
-    switch (select) {
-    case SF_SELECT_UCT: return "uct";
-    case SF_SELECT_PUCT: return "puct";
-    case SF_SELECT_GUMBEL: return "gumbel";
-    default: return "auto";
-    }
 }
 
 const char *sf_cli_band_name(int band) {

@@ -99,7 +99,6 @@ extern const char sf_cli_fight_usage[];
 extern const char sf_cli_start_usage[];
 
 /* Names for printing. */
-const char *sf_cli_select_name(int select);
 const char *sf_cli_band_name(int band);
 const char *sf_cli_reason_name(int reason);
 

@@ -1,11 +1,30 @@
-/* policy.c — selection formulas: UCT, PUCT and its FPU, the widening cap,
- * and the Gumbel root (completed-Q, v_mix, sigma, pi', sequential halving).
- * Every function is pure and allocation-free; search-algorithm §2-§4 and §10 give the
- * sources and vectors. */
+/* policy.c — the selection rules' names, selection formulas: UCT, PUCT and its FPU, the widening
+ * cap, and the Gumbel root (completed-Q, v_mix, sigma, pi', sequential halving). Every function is
+ * pure and allocation-free; search-algorithm §2-§4 and §10 give the sources and vectors. */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "search/search.h"
+
+static const char *const select_names[] = {
+    [SF_SELECT_AUTO] = "auto",
+    [SF_SELECT_UCT] = "uct",
+    [SF_SELECT_PUCT] = "puct",
+    [SF_SELECT_GUMBEL] = "gumbel",
+};
+#define N_SELECT (int)(sizeof select_names / sizeof select_names[0])
+
+const char *sf_search_select_name(int select) {
+    return select >= 0 && select < N_SELECT ? select_names[select] : select_names[SF_SELECT_AUTO];
+}
+
+int sf_search_select_lookup(const char *name) {
+    for (int i = 0; i < N_SELECT; i++)
+        if (name && strcmp(name, select_names[i]) == 0)
+            return i;
+    return SF_ENOTFOUND;
+}
 
 double sf_uct_score(double q, uint32_t n, uint32_t n_parent, double c) {
     if (n == 0)

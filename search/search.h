@@ -260,6 +260,14 @@ enum {
     SF_SELECT_GUMBEL = 3 /* Gumbel root + sequential halving, search-algorithm §2        */
 };
 
+/* The selection rules by name, one table for every reader (the tools'
+ * --select, a gate side's champion.select / candidate.select): "auto",
+ * "uct", "puct", "gumbel". sf_search_select_name() gives "auto" for a code
+ * that is no rule; sf_search_select_lookup() gives the SF_SELECT_* code of
+ * a name, or SF_ENOTFOUND. */
+const char *sf_search_select_name(int select);
+int sf_search_select_lookup(const char *name);
+
 enum {
     SF_EVAL_ROLLOUT = 0, /* heuristic rollout to the end (or 200 plies)     */
     SF_EVAL_UNIFORM = 1, /* value 0.5, uniform priors                       */

@@ -317,7 +317,7 @@ static void describe(const arena *a, int p, char *desc, size_t cap) {
     evaluator_name(a, p, ev, sizeof ev);
     if (pol == POLICY_SEARCH || pol == POLICY_CLAIRVOYANT)
         snprintf(desc, cap, "%s (%d simulations, %d trees, %s, %s evaluator)", policy_names[pol],
-                 c->simulations, c->trees, sf_cli_select_name(c->select), ev);
+                 c->simulations, c->trees, sf_search_select_name(c->select), ev);
     else if (pol == POLICY_NET)
         snprintf(desc, cap, "%s (raw policy of %s)", policy_names[pol], ev + 4);
     else

@@ -90,7 +90,7 @@ static void print_json(const sf_state *st, const sf_search_config *c, const sf_s
     json_object_set_new(root, "chosen", json_integer(r->chosen));
     json_object_set_new(root, "chosen_reason", json_string(sf_cli_reason_name(r->chosen_reason)));
     json_object_set_new(root, "searched", json_boolean(r->searched));
-    json_object_set_new(root, "select", json_string(sf_cli_select_name(r->select)));
+    json_object_set_new(root, "select", json_string(sf_search_select_name(r->select)));
     json_object_set_new(root, "root_raw_value", json_real(r->root_raw_value));
     json_object_set_new(root, "root_search_value", json_real(r->root_search_value));
     json_object_set_new(root, "rollouts_cut_off", json_integer((json_int_t)r->rollouts_cut_off));
@@ -127,7 +127,7 @@ static void print_table(const sf_state *st, const sf_search_config *c, const sf_
                         double seconds) {
     char name[160];
     printf("search: %d simulations, %d trees, %s, %s evaluator", c->simulations, c->trees,
-           sf_cli_select_name(r->select),
+           sf_search_select_name(r->select),
            c->evaluator == SF_EVAL_UNIFORM    ? "uniform"
            : c->evaluator == SF_EVAL_EXTERNAL ? "net"
                                               : "rollout");

@@ -184,14 +184,9 @@ static void search_config(const sf_run_config *cfg, int side, sf_search_config *
     sc->trees = (int)(g && g->trees ? g->trees : cfg->search.trees);
     sc->evaluator = external ? SF_EVAL_EXTERNAL : SF_EVAL_ROLLOUT;
     sc->select = cfg->search.gumbel ? SF_SELECT_GUMBEL : SF_SELECT_AUTO;
-    if (g && strcmp(g->select, "same")) {
-        static const char *const names[] = {"auto", "uct", "puct", "gumbel"};
-        static const int rules[] = {SF_SELECT_AUTO, SF_SELECT_UCT, SF_SELECT_PUCT,
-                                    SF_SELECT_GUMBEL};
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(g->select, names[i]))
-                sc->select = rules[i];
-    }
+    int side_select = g ? sf_search_select_lookup(g->select) : SF_ENOTFOUND; /* "same": none */
+    if (side_select >= 0)
+        sc->select = side_select;
     sc->root = cfg->search.clairvoyant ? SF_ROOT_CLAIRVOYANT : SF_ROOT_BELIEF;
     sc->uct_c = c_for_budget(cfg, sims);
     sc->pw_end_turn_c = sc->pw_other_c =

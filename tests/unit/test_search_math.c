@@ -150,6 +150,20 @@ START_TEST(uct_constant_schedule_takes_the_first_step_above_the_budget) {
 }
 END_TEST
 
+START_TEST(selection_rules_round_trip_by_name) {
+    /* One table names the rules for the tools and a gate side's select. */
+    const char *names[] = {"auto", "uct", "puct", "gumbel"};
+    const int codes[] = {SF_SELECT_AUTO, SF_SELECT_UCT, SF_SELECT_PUCT, SF_SELECT_GUMBEL};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(sf_search_select_lookup(names[i]), codes[i]);
+        ck_assert_str_eq(sf_search_select_name(codes[i]), names[i]);
+    }
+    ck_assert_int_eq(sf_search_select_lookup("same"), SF_ENOTFOUND);
+    ck_assert_int_eq(sf_search_select_lookup(NULL), SF_ENOTFOUND);
+    ck_assert_str_eq(sf_search_select_name(99), "auto");
+}
+END_TEST
+
 START_TEST(puct_score_by_hand) {
     /* q + P*sqrt(Np + offset)/(1+n)*(c1 + ln((Np + c2 + 1)/c2)).
      * The plain MuZero form (offset 0): q 0.4, P 0.25, n 3, Np 16:
