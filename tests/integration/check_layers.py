@@ -10,7 +10,7 @@ a module directory the table does not name (so a new module must be placed
 in the map).
 
 A module is a top-level directory, or a subdirectory with a row of its own
-(`fleet/cli`): a file belongs to the longest module path that contains it,
+(none today): a file belongs to the longest module path that contains it,
 and an include names the module of the longest module path it starts with.
 """
 import os
