@@ -47,12 +47,12 @@ demo: release
 	./scripts/demo $(RELEASE)
 
 loop: release
-	$(RELEASE)/fleet/cli/sf-fleet loop configs/loop.yaml
-	$(RELEASE)/fleet/cli/sf-fleet status runs/loop
+	$(RELEASE)/sf-fleet/sf-fleet loop configs/loop.yaml
+	$(RELEASE)/sf-fleet/sf-fleet status runs/loop
 
 loop-scale: release
-	$(RELEASE)/fleet/cli/sf-fleet loop configs/loop-scale.yaml
-	$(RELEASE)/fleet/cli/sf-fleet status runs/loop-scale
+	$(RELEASE)/sf-fleet/sf-fleet loop configs/loop-scale.yaml
+	$(RELEASE)/sf-fleet/sf-fleet status runs/loop-scale
 
 test: setup
 	ninja -C $(BUILD)

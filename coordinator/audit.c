@@ -8,7 +8,7 @@
  * quarantined (its shards removed, its jobs issued again, its key refused).
  * When all three differ the audit stays open (stage 3) until an operator
  * quarantines the wrong key(s): a run is not complete while any audit is
- * open (server.c all_done), so nothing a lying key made is called final.
+ * open (jobs.c co_all_done), so nothing a lying key made is called final.
  *
  * Which jobs: each identity's first security.audit_first_jobs stored jobs,
  * then a fresh random draw of security.audit_fraction per job (a worker
@@ -26,8 +26,6 @@
 #include <string.h>
 
 #include "coordinator/internal.h"
-
-#define NS_PER_S 1000000000ull
 
 const char *audit_identity(const sf_coordinator *co, int wi) {
     const cworker *w = &co->workers[wi];
@@ -125,7 +123,7 @@ cjob *audit_take(sf_coordinator *co, int wi) {
         if (made)
             continue;
         j->audit_worker = wi;
-        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * CO_NS_PER_S;
         return j;
     }
     return NULL;
@@ -138,7 +136,7 @@ int audit_expects(const sf_coordinator *co, const cjob *j, int wi) {
 
 void audit_extend(sf_coordinator *co, cjob *j, int wi) {
     if (audit_expects(co, j, wi))
-        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * NS_PER_S;
+        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * CO_NS_PER_S;
 }
 
 void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker) {

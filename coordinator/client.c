@@ -10,9 +10,12 @@
 #include "shard/shard.h"
 
 /* One request, one reply (sf_wire_ask), on a DEALER of its own: an
- * operator's status or stop is a single question, so nothing outlives it. */
+ * operator's status or stop is a single question, so nothing outlives it.
+ * A reply other than `expect` (SPIREFLEET__ENVELOPE__BODY__NOT_SET: any)
+ * is SF_EFORMAT, "unexpected reply to <what>". */
 static int roundtrip(const char *endpoint, const char *keys, Spirefleet__Envelope *req,
-                     int timeout_ms, Spirefleet__Envelope **out, sf_err *err) {
+                     Spirefleet__Envelope__BodyCase expect, const char *what, int timeout_ms,
+                     Spirefleet__Envelope **out, sf_err *err) {
     *out = NULL;
     sf_zsec_client sec;
     int rc = sf_zsec_client_load_any(keys, &sec, err);
@@ -37,6 +40,12 @@ static int roundtrip(const char *endpoint, const char *keys, Spirefleet__Envelop
     if (s)
         zmq_close(s);
     zmq_ctx_term(ctx);
+    if (rc == SF_OK && expect != SPIREFLEET__ENVELOPE__BODY__NOT_SET &&
+        (*out)->body_case != expect) {
+        sf_wire_free(*out);
+        *out = NULL;
+        return sf_err_set(err, SF_EFORMAT, "%s: unexpected reply to %s", endpoint, what);
+    }
     return rc;
 }
 
@@ -46,14 +55,10 @@ int sf_fleet_status(const char *endpoint, const char *keys, int timeout_ms,
     Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
     req.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
     req.status_request = &sr;
-    int rc = roundtrip(endpoint, keys, &req, timeout_ms, env, err);
+    int rc = roundtrip(endpoint, keys, &req, SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY,
+                       "a status request", timeout_ms, env, err);
     if (rc < 0)
         return rc;
-    if ((*env)->body_case != SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY) {
-        sf_wire_free(*env);
-        *env = NULL;
-        return sf_err_set(err, SF_EFORMAT, "%s: unexpected reply to a status request", endpoint);
-    }
     *reply = (*env)->status_reply;
     return SF_OK;
 }
@@ -65,11 +70,11 @@ int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err
     req.body_case = SPIREFLEET__ENVELOPE__BODY_STOP;
     req.stop = &st;
     Spirefleet__Envelope *env;
-    int rc = roundtrip(endpoint, keys, &req, timeout_ms, &env, err);
-    if (rc < 0)
-        return rc;
-    sf_wire_free(env);
-    return SF_OK;
+    int rc = roundtrip(endpoint, keys, &req, SPIREFLEET__ENVELOPE__BODY__NOT_SET, "a stop",
+                       timeout_ms, &env, err);
+    if (rc == SF_OK)
+        sf_wire_free(env);
+    return rc;
 }
 
 int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_id,
@@ -82,13 +87,10 @@ int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_
     req.body_case = SPIREFLEET__ENVELOPE__BODY_QUARANTINE;
     req.quarantine = &q;
     Spirefleet__Envelope *env;
-    int rc = roundtrip(endpoint, keys, &req, timeout_ms, &env, err);
+    int rc = roundtrip(endpoint, keys, &req, SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY,
+                       "a quarantine", timeout_ms, &env, err);
     if (rc < 0)
         return rc;
-    if (env->body_case != SPIREFLEET__ENVELOPE__BODY_QUARANTINE_REPLY) {
-        sf_wire_free(env);
-        return sf_err_set(err, SF_EFORMAT, "%s: unexpected reply to a quarantine", endpoint);
-    }
     *shards = env->quarantine_reply->shards;
     *jobs = env->quarantine_reply->jobs_reissued;
     *workers_alive = env->quarantine_reply->workers_alive;

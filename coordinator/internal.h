@@ -16,6 +16,8 @@
 #include "common/zsec.h"
 #include "coordinator/coordinator.h"
 
+#define CO_NS_PER_MS           1000000ull
+#define CO_NS_PER_S            1000000000ull
 #define CO_WORKER_ID_MAX       64
 #define CO_MAX_UPLOAD_BYTES    (4ull << 30) /* a shard larger than this is refused */
 #define CO_MAX_FAILURES        3 /* a job that failed on this many workers is not issued again */
@@ -36,13 +38,13 @@ typedef struct cjob {
     uint32_t attempt; /* leases granted so far                              */
     /* failure reports (in memory): the first CO_MAX_FAILURES distinct
      * worker slots and distinct identities (co_ident) that reported it;
-     * a job is failed out when job_failed_out() says so */
+     * a job is failed out when co_job_failed_out() says so */
     uint32_t failures;              /* distinct workers                    */
     int failed_by[CO_MAX_FAILURES]; /* their worker slots                  */
     uint32_t failed_idents;         /* distinct identities                 */
     int failed_ident[CO_MAX_FAILURES];
-    int quarantined; /* failed out and said so in the log (job_failed_out)    */
-    uint8_t queued;  /* in the pending queue (queue_push/queue_pop)           */
+    int quarantined; /* failed out and said so in the log (co_job_failed_out) */
+    uint8_t queued;  /* in the pending queue (co_queue_push/co_queue_pop)     */
     char last_failure[160];
     int worker;         /* index in the worker table while leased, else -1    */
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
@@ -236,7 +238,7 @@ void gate_job_undone(sf_coordinator *co, const cjob *j);
 /* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
 void gate_status(const sf_coordinator *co, sf_coord_status *st);
 
-/* server.c: a done job back to pending (its shard no longer in shards/)
+/* jobs.c: a done job back to pending (its shard no longer in shards/)
  * or a leased one released; counted out of the totals, queued, committed
  * with the step. */
 void co_job_undo(sf_coordinator *co, cjob *j);
@@ -258,14 +260,14 @@ int co_quarantine_key(sf_coordinator *co, const char *key_id, int64_t since_unix
                       co_quarantine_report *rep, sf_err *err);
 int co_quarantine_open(sf_coordinator *co, sf_err *err);
 
-/* server.c: the identity of worker slot wi (co_ident), or NULL before
+/* jobs.c: the identity of worker slot wi (co_ident), or NULL before
  * its Hello. */
 co_ident *co_ident_of(sf_coordinator *co, int wi);
-/* Identities that may still get jobs (neither quarantined nor failing),
- * with alive_only those with a worker alive now: audits and lease shares
- * need two of those. */
+/* limits.c: identities that may still get jobs (neither quarantined nor
+ * failing), with alive_only those with a worker alive now: audits and
+ * lease shares need two of those. */
 int co_usable_identities(const sf_coordinator *co, int alive_only);
-/* Done job j's stored copy does not hold up (`why`): the shard is moved
+/* jobs.c: done job j's stored copy does not hold up (`why`): the shard is moved
  * to rejected/ with the reason and the job goes back to pending. */
 void co_job_replay(sf_coordinator *co, cjob *j, const char *why);
 
@@ -310,8 +312,99 @@ int audit_undecided(const sf_coordinator *co, struct sf_coord_audit *out, int ca
  * auditor. */
 void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage);
 
-/* server.c: j changed; the next ledger commit writes it. */
+/* jobs.c: j changed; the next ledger commit writes it. */
 void job_touch(sf_coordinator *co, cjob *j);
+
+/* jobs.c: the tables. */
+/* Room for element n of the array *v (capacity *cap elements of `size`
+ * bytes): doubled when full, `first` elements at first. 0, or -1 without
+ * memory (*v and *cap unchanged). */
+int co_room_for_one(void **v, int n, int *cap, size_t size, int first);
+/* The set of leased jobs (co->leased), O(1) each way. */
+void co_leased_add(sf_coordinator *co, cjob *j);
+void co_leased_remove(sf_coordinator *co, cjob *j);
+/* The pending queue: push (once per job), pop (the next job that may be
+ * issued; 0: none), and give back the id just popped. */
+void co_queue_push(sf_coordinator *co, uint64_t id);
+uint64_t co_queue_pop(sf_coordinator *co);
+void co_queue_unpop(sf_coordinator *co, uint64_t id);
+/* The index of identity `id` in co->idents, added if new; -1 without
+ * memory. */
+int co_ident_index(sf_coordinator *co, const char *id);
+/* The stored shard's file name of `job`. */
+void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap);
+/* Worker slots: the one of routing id `ident` (-1: none), a new one (-1
+ * without memory); liveness (kept per identity too); a dead worker's
+ * upload and leases go. */
+int co_worker_find(sf_coordinator *co, const uint8_t *ident, size_t len);
+int co_worker_add(sf_coordinator *co, const uint8_t *ident, size_t len);
+void co_worker_set_alive(sf_coordinator *co, int wi, int alive);
+void co_worker_dead(sf_coordinator *co, int wi);
+/* Drop an upload in flight (its .part file too). */
+void co_upload_discard(upload *u);
+/* Done job j pending again: its shard and totals forgotten, written by
+ * the next commit, synced. */
+void co_job_pending(sf_coordinator *co, cjob *j);
+/* Add a done job to the run's totals. */
+void co_count_done(sf_coordinator *co, const cjob *j);
+/* A leased job back to the queue (`expired`: counted as a lease expiry). */
+void co_release_job(sf_coordinator *co, cjob *j, int expired);
+/* Whether leased job j is worker wi's (also restored from the ledger under
+ * its worker id, not claimed yet); co_claim_lease then makes it wi's slot's. */
+int co_lease_is(const sf_coordinator *co, const cjob *j, int wi);
+int co_claim_lease(sf_coordinator *co, cjob *j, int wi);
+/* Every job done (or a gate's verdict written) and no audit open. */
+int co_all_done(const sf_coordinator *co);
+
+/* limits.c: limits per worker and per key. */
+/* Whether job j has failed out of the run (not issued again). */
+int co_job_failed_out(const sf_coordinator *co, const cjob *j);
+/* Failed-out pending jobs that another identity may now play go back into
+ * the queue. */
+void co_requeue_failing(sf_coordinator *co);
+/* The leases worker wi holds; whether its identity may take one more. */
+uint32_t co_leases_held(const sf_coordinator *co, int wi);
+int co_key_may_lease(const sf_coordinator *co, int wi);
+/* Whether a Hello under a new worker id from `key` may join (0), or -1
+ * with the reason in `why` (counted, the first one logged): the key's live
+ * worker ids or the run's worker ids are at their most. */
+int co_may_join(sf_coordinator *co, const char *key, char *why, size_t cap);
+/* A failure report for leased job j from its holder wi (`why`: its
+ * printable reason), counted against the worker, its key and the job. */
+void co_count_failure(sf_coordinator *co, int wi, cjob *j, const char *why);
+
+/* server.c: replies, queued until the step's ledger commit. */
+void co_queue_reply(sf_coordinator *co, const uint8_t *ident, size_t ident_len,
+                    Spirefleet__Envelope *env);
+void co_reply_error(sf_coordinator *co, const uint8_t *ident, size_t len, int code,
+                    const char *msg);
+/* A Refusal to the peer `ident`: why it gets nothing (sanitised text). */
+void co_refuse(sf_coordinator *co, const uint8_t *ident, size_t len, const char *why);
+
+/* The handlers, by concern (server.c dispatches): lease.c ... */
+void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spirefleet__Hello *h,
+                 const char *key);
+void co_on_job_request(sf_coordinator *co, int wi);
+void co_on_heartbeat(sf_coordinator *co, int wi, const Spirefleet__Heartbeat *hb);
+void co_on_progress(sf_coordinator *co, int wi, const Spirefleet__Progress *p);
+void co_on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFailed *f);
+/* A RunComplete to w (w->told_complete set). */
+void co_tell_complete(sf_coordinator *co, cworker *w);
+/* ... intake.c ... */
+void co_on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOffer *o);
+void co_on_shard_chunk(sf_coordinator *co, int wi, const Spirefleet__ShardChunk *c);
+/* ... status.c ... */
+void co_on_status(sf_coordinator *co, const uint8_t *ident, size_t len);
+/* ... trainer.c. */
+void co_on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len);
+void co_on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
+                       const Spirefleet__ShardFetch *f);
+
+/* recovery.c: move shards/<name> into rejected/ with <name>.why saying
+ * why (nothing stored is deleted). */
+void co_set_aside(sf_coordinator *co, const char *name, const char *why);
+/* sf_coordinator_open's recovery step (coordinator.h "Durability"). */
+int co_open_recover(sf_coordinator *co, sf_err *err);
 
 /* ledger.c */
 /* Open co->ledger_path: an existing ledger is first loaded by a forked

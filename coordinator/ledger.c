@@ -555,26 +555,22 @@ static void job_problem(const sf_coordinator *co, uint64_t id, const Spirefleet_
             snprintf(why, cap, "has a malformed audit copy %zu", k);
 }
 
-int ledger_load(sf_coordinator *co, sf_err *err) {
-    MDB_txn *txn;
-    int rc = mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn);
-    if (rc)
-        return mdb_fail(err, co->ledger_path, "begin read", rc);
+/* ledger_load, step 1: the run record. 1 when it is this run's (the
+ * format, the config digest and the job count match); 0 when nothing was
+ * ever committed (a new ledger); an error code (set in err) otherwise. */
+static int load_run_record(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
     MDB_val v, fk = {6, (void *)"format"}, dk = {6, (void *)"digest"};
     if (mdb_get(txn, co->dbi_meta, &dk, &v) == 0 &&
-        mdb_get(txn, co->dbi_meta, &fk, &v) == MDB_NOTFOUND) { /* before checksums */
-        mdb_txn_abort(txn);
+        mdb_get(txn, co->dbi_meta, &fk, &v) == MDB_NOTFOUND) /* before checksums */
         return sf_err_set(err, SF_EVERSION,
                           "%s: the ledger has no format record (written before %s, without "
                           "record checksums); rebuild it with `sf-fleet rebuild-ledger CONFIG`",
                           co->ledger_path, LEDGER_FORMAT);
-    }
     int got = get_meta(co, txn, "digest", &v, err);
     if (got == 1) {
         /* nothing was ever committed: a new ledger, unless jobs are there */
         MDB_stat ms;
-        rc = mdb_stat(txn, co->dbi_jobs, &ms);
-        mdb_txn_abort(txn);
+        int rc = mdb_stat(txn, co->dbi_jobs, &ms);
         if (rc == 0 && ms.ms_entries == 0)
             return 0;
         return sf_err_set(err, SF_ECORRUPT, "%s: the ledger has job records but no run record",
@@ -587,15 +583,12 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
                              co->ledger_path, v.mv_size);
     if (got == 0 && check_meta(co, txn, err) < 0)
         got = -1;
-    if (got < 0) {
-        mdb_txn_abort(txn);
+    if (got < 0)
         return err ? err->code : SF_ECORRUPT;
-    }
     if (memcmp(v.mv_data, co->digest, 64)) {
         char stored[65];
         memcpy(stored, v.mv_data, 64);
         stored[64] = 0;
-        mdb_txn_abort(txn);
         return sf_err_set(err, SF_ECONFIG,
                           "%s: this output dir holds a run with config digest %.12s..., but the "
                           "config given has %.12s...; use another run.output_dir or the original "
@@ -625,12 +618,51 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
         got = -1,
         sf_err_set(err, SF_ECORRUPT, "%s: the ledger's format record is missing", co->ledger_path);
     }
-    if (got < 0) {
-        mdb_txn_abort(txn);
+    if (got < 0)
         return err ? err->code : SF_ECORRUPT;
+    return 1;
+}
+
+/* ledger_load, step 2, one record: job record `id` (its checked, decoded
+ * value m) into the job table. -1 when its model is not a model's name. */
+static int load_job(sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob *m) {
+    cjob *j = &co->jobs[id - 1];
+    j->state = (uint8_t)m->state;
+    j->attempt = m->attempt;
+    copy_str(j->worker_id, sizeof j->worker_id, m->worker_id);
+    copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
+    copy_str(j->file_sha256, sizeof j->file_sha256, m->file_sha256);
+    copy_str(j->shard_name, sizeof j->shard_name, m->shard_name);
+    copy_str(j->model, sizeof j->model, m->model_sha256);
+    if (j->model[0] && strcmp(j->model, "rollout") && !sf_sha256_hex_canonical(j->model))
+        return -1;
+    for (uint32_t k = 0; k < m->audit_stage; k++) {
+        copy_str(j->audit_who[k], sizeof j->audit_who[k], m->audit_by[k]);
+        copy_str(j->audit_digest[k], sizeof j->audit_digest[k], m->audit_digest[k]);
     }
+    if (m->audit_stage)
+        audit_restore(co, j, (uint8_t)m->audit_stage);
+    j->records = m->records;
+    j->bytes = m->bytes;
+    if (m->stats) {
+        j->fights = m->stats->fights;
+        j->simulations = m->stats->simulations;
+        j->fallbacks = m->stats->fallbacks;
+        j->wins = m->stats->fights_won;
+        for (size_t k = 0; k < m->stats->n_counters; k++)
+            if (m->stats->counters[k]->name &&
+                !strcmp(m->stats->counters[k]->name, SF_SHARD_COUNTER_TURN_LIMIT))
+                j->turn_limits = m->stats->counters[k]->value;
+    }
+    return 0;
+}
+
+/* ledger_load, step 2: every job record, in job order, each checked (its
+ * key, its place, its checksum, its decoding, job_problem) and loaded.
+ * 1, or SF_ECORRUPT naming the record. */
+static int load_jobs(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
     MDB_cursor *cur = NULL;
-    rc = mdb_cursor_open(txn, co->dbi_jobs, &cur);
+    int rc = mdb_cursor_open(txn, co->dbi_jobs, &cur);
     uint64_t loaded = 0;
     MDB_val key, val;
     char why[200] = "";
@@ -662,50 +694,19 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
         }
         char prob[160];
         job_problem(co, id, m, prob, sizeof prob);
-        if (prob[0]) {
+        if (prob[0])
             snprintf(why, sizeof why, "job %llu's record %s", (unsigned long long)id, prob);
-            spirefleet__ledger_job__free_unpacked(m, NULL);
-            break;
-        }
-        cjob *j = &co->jobs[id - 1];
-        j->state = (uint8_t)m->state;
-        j->attempt = m->attempt;
-        copy_str(j->worker_id, sizeof j->worker_id, m->worker_id);
-        copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
-        copy_str(j->file_sha256, sizeof j->file_sha256, m->file_sha256);
-        copy_str(j->shard_name, sizeof j->shard_name, m->shard_name);
-        copy_str(j->model, sizeof j->model, m->model_sha256);
-        if (j->model[0] && strcmp(j->model, "rollout") && !sf_sha256_hex_canonical(j->model)) {
-            spirefleet__ledger_job__free_unpacked(m, NULL);
+        else if (load_job(co, id, m) < 0)
             rc = -1;
-            break;
-        }
-        for (uint32_t k = 0; k < m->audit_stage; k++) {
-            copy_str(j->audit_who[k], sizeof j->audit_who[k], m->audit_by[k]);
-            copy_str(j->audit_digest[k], sizeof j->audit_digest[k], m->audit_digest[k]);
-        }
-        if (m->audit_stage)
-            audit_restore(co, j, (uint8_t)m->audit_stage);
-        j->records = m->records;
-        j->bytes = m->bytes;
-        if (m->stats) {
-            j->fights = m->stats->fights;
-            j->simulations = m->stats->simulations;
-            j->fallbacks = m->stats->fallbacks;
-            j->wins = m->stats->fights_won;
-            for (size_t k = 0; k < m->stats->n_counters; k++)
-                if (m->stats->counters[k]->name &&
-                    !strcmp(m->stats->counters[k]->name, SF_SHARD_COUNTER_TURN_LIMIT))
-                    j->turn_limits = m->stats->counters[k]->value;
-        }
         spirefleet__ledger_job__free_unpacked(m, NULL);
+        if (rc || why[0])
+            break;
         loaded = id;
     }
     if (!rc && !why[0] && gr != MDB_NOTFOUND)
         rc = gr;
     if (cur)
         mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
     if (rc)
         return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: reading the jobs: %s",
                           co->ledger_path, mdb_strerror(rc));
@@ -716,6 +717,19 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
             err, SF_ECORRUPT, "%s: the ledger is damaged: job records stop at %llu of %llu",
             co->ledger_path, (unsigned long long)loaded, (unsigned long long)co->njobs);
     return 1;
+}
+
+/* In one read transaction: the run record (step 1), then the jobs (step 2). */
+int ledger_load(sf_coordinator *co, sf_err *err) {
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn);
+    if (rc)
+        return mdb_fail(err, co->ledger_path, "begin read", rc);
+    rc = load_run_record(co, txn, err);
+    if (rc == 1)
+        rc = load_jobs(co, txn, err);
+    mdb_txn_abort(txn);
+    return rc;
 }
 
 static int commit_fn(sf_coordinator *co, MDB_txn *txn) {

@@ -4,6 +4,8 @@
  * thread and renders a snapshot that the coordinator's loop publishes under
  * a mutex after every step.
  */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,159 +14,192 @@
 
 #define RENDER_CAP 16384
 
-int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t cap) {
-    int n = snprintf(
-        buf, cap,
-        "# HELP spirefleet_jobs Jobs of the run by state.\n"
-        "# TYPE spirefleet_jobs gauge\n"
-        "spirefleet_jobs{run=\"%s\",state=\"pending\"} %llu\n"
-        "spirefleet_jobs{run=\"%s\",state=\"leased\"} %llu\n"
-        "spirefleet_jobs{run=\"%s\",state=\"done\"} %llu\n"
-        "# HELP spirefleet_labels_total Label records stored in verified shards.\n"
-        "# TYPE spirefleet_labels_total counter\n"
-        "spirefleet_labels_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_labels_per_second Labels stored per second over the last minute.\n"
-        "# TYPE spirefleet_labels_per_second gauge\n"
-        "spirefleet_labels_per_second{run=\"%s\"} %.3f\n"
-        "# HELP spirefleet_fights_total Fights played in stored shards.\n"
-        "# TYPE spirefleet_fights_total counter\n"
-        "spirefleet_fights_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_workers_alive Workers heard from within the liveness window.\n"
-        "# TYPE spirefleet_workers_alive gauge\n"
-        "spirefleet_workers_alive{run=\"%s\"} %u\n"
-        "# HELP spirefleet_leases_granted_total Job leases granted.\n"
-        "# TYPE spirefleet_leases_granted_total counter\n"
-        "spirefleet_leases_granted_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_lease_expiries_total Leases that expired or whose worker died.\n"
-        "# TYPE spirefleet_lease_expiries_total counter\n"
-        "spirefleet_lease_expiries_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_reissues_total Jobs leased again after an earlier attempt.\n"
-        "# TYPE spirefleet_reissues_total counter\n"
-        "spirefleet_reissues_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_decode_errors_total Frames that did not decode.\n"
-        "# TYPE spirefleet_decode_errors_total counter\n"
-        "spirefleet_decode_errors_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_protocol_errors_total Well-formed messages out of order or refused.\n"
-        "# TYPE spirefleet_protocol_errors_total counter\n"
-        "spirefleet_protocol_errors_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_bytes_stored_total Bytes of verified shards stored.\n"
-        "# TYPE spirefleet_bytes_stored_total counter\n"
-        "spirefleet_bytes_stored_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_shards_rejected_total Uploaded shards that failed verification.\n"
-        "# TYPE spirefleet_shards_rejected_total counter\n"
-        "spirefleet_shards_rejected_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_duplicates_dropped_total Results for jobs already done.\n"
-        "# TYPE spirefleet_duplicates_dropped_total counter\n"
-        "spirefleet_duplicates_dropped_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_fallbacks_total Search and evaluator fallbacks in stored shards.\n"
-        "# TYPE spirefleet_fallbacks_total counter\n"
-        "spirefleet_fallbacks_total{run=\"%s\"} %llu\n",
-        run, (unsigned long long)s->jobs_pending, run, (unsigned long long)s->jobs_leased, run,
-        (unsigned long long)s->jobs_done, run, (unsigned long long)s->labels, run, s->labels_per_s,
-        run, (unsigned long long)s->fights, run, s->workers_alive, run,
-        (unsigned long long)s->leases_granted, run, (unsigned long long)s->lease_expiries, run,
-        (unsigned long long)s->reissues, run, (unsigned long long)s->decode_errors, run,
-        (unsigned long long)s->protocol_errors, run, (unsigned long long)s->bytes_stored, run,
-        (unsigned long long)s->shards_rejected, run, (unsigned long long)s->duplicates_dropped, run,
-        (unsigned long long)s->fallbacks);
-    if (n < 0 || (size_t)n >= cap)
-        return SF_EFULL;
-    int m = snprintf(
-        buf + n, cap - (size_t)n,
-        "# HELP spirefleet_uploads_deferred_total Uploads answered retry-later: the disk was "
-        "full.\n"
-        "# TYPE spirefleet_uploads_deferred_total counter\n"
-        "spirefleet_uploads_deferred_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_uploads_paused 1 while uploads wait for disk space.\n"
-        "# TYPE spirefleet_uploads_paused gauge\n"
-        "spirefleet_uploads_paused{run=\"%s\"} %d\n"
-        "# HELP spirefleet_cannot_finish 1 when every job left is quarantined.\n"
-        "# TYPE spirefleet_cannot_finish gauge\n"
-        "spirefleet_cannot_finish{run=\"%s\"} %d\n",
-        run, (unsigned long long)s->uploads_deferred, run, s->uploads_paused, run,
-        s->cannot_finish);
-    if (m < 0 || (size_t)(n + m) >= cap)
-        return SF_EFULL;
-    n += m;
-    m = snprintf(
-        buf + n, cap - (size_t)n,
-        "# HELP spirefleet_auth_denied_total Handshakes the ZAP handler refused (a key "
-        "not listed).\n"
-        "# TYPE spirefleet_auth_denied_total counter\n"
-        "spirefleet_auth_denied_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_auth_refused_total Messages refused for their connection's "
-        "key.\n"
-        "# TYPE spirefleet_auth_refused_total counter\n"
-        "spirefleet_auth_refused_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_shards_quarantined_total Shards removed by quarantine.\n"
-        "# TYPE spirefleet_shards_quarantined_total counter\n"
-        "spirefleet_shards_quarantined_total{run=\"%s\"} %llu\n"
-        "# HELP spirefleet_audits_total Audits by re-execution, by outcome.\n"
-        "# TYPE spirefleet_audits_total counter\n"
-        "spirefleet_audits_total{run=\"%s\",outcome=\"opened\"} %llu\n"
-        "spirefleet_audits_total{run=\"%s\",outcome=\"agreed\"} %llu\n"
-        "spirefleet_audits_total{run=\"%s\",outcome=\"mismatched\"} %llu\n"
-        "spirefleet_audits_total{run=\"%s\",outcome=\"caught\"} %llu\n"
-        "# HELP spirefleet_lease_limit_waits_total Job requests answered Wait: the "
-        "worker held its most leases.\n"
-        "# TYPE spirefleet_lease_limit_waits_total counter\n"
-        "spirefleet_lease_limit_waits_total{run=\"%s\"} %llu\n",
-        run, (unsigned long long)s->auth_denied, run, (unsigned long long)s->auth_refused, run,
-        (unsigned long long)s->shards_quarantined, run, (unsigned long long)s->audits_opened, run,
-        (unsigned long long)s->audits_passed, run, (unsigned long long)s->audits_mismatched, run,
-        (unsigned long long)s->audits_caught, run, (unsigned long long)s->lease_limit_waits);
-    if (m < 0 || (size_t)(n + m) >= cap)
-        return SF_EFULL;
-    n += m;
-    m = snprintf(buf + n, cap - (size_t)n,
-                 "# HELP spirefleet_audits_open Audits open now (the run is not complete "
-                 "while one is).\n"
-                 "# TYPE spirefleet_audits_open gauge\n"
-                 "spirefleet_audits_open{run=\"%s\"} %llu\n"
-                 "# HELP spirefleet_audits_undecided Open audits whose copies differ (AUDIT "
-                 "UNDECIDED).\n"
-                 "# TYPE spirefleet_audits_undecided gauge\n"
-                 "spirefleet_audits_undecided{run=\"%s\"} %llu\n"
-                 "# HELP spirefleet_keys_failing Keys whose workers get no more jobs for their "
-                 "failure reports.\n"
-                 "# TYPE spirefleet_keys_failing gauge\n"
-                 "spirefleet_keys_failing{run=\"%s\"} %u\n",
-                 run, (unsigned long long)s->audits_open, run, (unsigned long long)s->audits_differ,
-                 run, s->keys_failing);
-    if (m < 0 || (size_t)(n + m) >= cap)
-        return SF_EFULL;
-    n += m;
-    m = snprintf(buf + n, cap - (size_t)n,
-                 "# HELP spirefleet_fights_turn_limit_total Fights in stored shards that ended "
-                 "at the turn cap.\n"
-                 "# TYPE spirefleet_fights_turn_limit_total counter\n"
-                 "spirefleet_fights_turn_limit_total{run=\"%s\"} %llu\n"
-                 "# HELP spirefleet_job_median_seconds Median seconds from lease to stored shard "
-                 "over the last 256 jobs.\n"
-                 "# TYPE spirefleet_job_median_seconds gauge\n"
-                 "spirefleet_job_median_seconds{run=\"%s\"} %.3f\n"
-                 "# HELP spirefleet_job_longest_running_seconds Seconds the oldest lease held "
-                 "now has run.\n"
-                 "# TYPE spirefleet_job_longest_running_seconds gauge\n"
-                 "spirefleet_job_longest_running_seconds{run=\"%s\"} %.3f\n"
-                 "# HELP spirefleet_jobs_slow Leased jobs running %d times the median job and "
-                 "longer (SLOW).\n"
-                 "# TYPE spirefleet_jobs_slow gauge\n"
-                 "spirefleet_jobs_slow{run=\"%s\"} %llu\n"
-                 "# HELP spirefleet_job_slow_seconds Seconds each SLOW job has run (the %d "
-                 "longest), by job and worker.\n"
-                 "# TYPE spirefleet_job_slow_seconds gauge\n",
-                 run, (unsigned long long)s->fights_turn_limit, run, s->job_median_s, run,
-                 s->longest_running_s, SF_COORD_SLOW_FACTOR, run, (unsigned long long)s->jobs_slow,
-                 SF_COORD_SLOW_SHOWN);
-    for (int k = 0; k < s->n_slow && m >= 0 && (size_t)(n + m) < cap; k++) {
-        n += m;
-        m = snprintf(buf + n, cap - (size_t)n,
-                     "spirefleet_job_slow_seconds{run=\"%s\",job=\"%llu\",worker=\"%s\"} %.3f\n",
-                     run, (unsigned long long)s->slow[k].job_id, s->slow[k].worker_id,
-                     s->slow[k].running_s);
+/* The kind of a status field a metric reads. */
+enum { M_U64, M_U32, M_INT, M_DBL, M_NONE };
+
+/* A sample of a family: the value of its label (NULL: the family's only
+ * sample has no label of its own) and the sf_coord_status field it shows. */
+typedef struct metric_sample {
+    const char *value;
+    size_t off;
+} metric_sample;
+
+/* One metric family of the page, in page order: its name, type, the
+ * label that tells its samples apart (NULL: one sample), the kind of its
+ * fields (M_NONE: its samples follow the table), its help text and its
+ * samples (the list ends at a NULL value after the first). */
+typedef struct metric_family {
+    const char *name, *type, *label;
+    int kind;
+    const char *help;
+    metric_sample s[4];
+} metric_family;
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+#define AT(f)   offsetof(sf_coord_status, f)
+
+/* clang-format off */
+#define ONE(f)  {NULL, AT(f)}
+#define S(v, f) {v, AT(f)}
+static const metric_family METRICS[] = {
+    {"spirefleet_jobs", "gauge", "state", M_U64,
+     "Jobs of the run by state.",
+     {S("pending", jobs_pending), S("leased", jobs_leased), S("done", jobs_done)}},
+    {"spirefleet_labels_total", "counter", NULL, M_U64,
+     "Label records stored in verified shards.",
+     {ONE(labels)}},
+    {"spirefleet_labels_per_second", "gauge", NULL, M_DBL,
+     "Labels stored per second over the last minute.",
+     {ONE(labels_per_s)}},
+    {"spirefleet_fights_total", "counter", NULL, M_U64,
+     "Fights played in stored shards.",
+     {ONE(fights)}},
+    {"spirefleet_workers_alive", "gauge", NULL, M_U32,
+     "Workers heard from within the liveness window.",
+     {ONE(workers_alive)}},
+    {"spirefleet_leases_granted_total", "counter", NULL, M_U64,
+     "Job leases granted.",
+     {ONE(leases_granted)}},
+    {"spirefleet_lease_expiries_total", "counter", NULL, M_U64,
+     "Leases that expired or whose worker died.",
+     {ONE(lease_expiries)}},
+    {"spirefleet_reissues_total", "counter", NULL, M_U64,
+     "Jobs leased again after an earlier attempt.",
+     {ONE(reissues)}},
+    {"spirefleet_decode_errors_total", "counter", NULL, M_U64,
+     "Frames that did not decode.",
+     {ONE(decode_errors)}},
+    {"spirefleet_protocol_errors_total", "counter", NULL, M_U64,
+     "Well-formed messages out of order or refused.",
+     {ONE(protocol_errors)}},
+    {"spirefleet_bytes_stored_total", "counter", NULL, M_U64,
+     "Bytes of verified shards stored.",
+     {ONE(bytes_stored)}},
+    {"spirefleet_shards_rejected_total", "counter", NULL, M_U64,
+     "Uploaded shards that failed verification.",
+     {ONE(shards_rejected)}},
+    {"spirefleet_duplicates_dropped_total", "counter", NULL, M_U64,
+     "Results for jobs already done.",
+     {ONE(duplicates_dropped)}},
+    {"spirefleet_fallbacks_total", "counter", NULL, M_U64,
+     "Search and evaluator fallbacks in stored shards.",
+     {ONE(fallbacks)}},
+    {"spirefleet_uploads_deferred_total", "counter", NULL, M_U64,
+     "Uploads answered retry-later: the disk was full.",
+     {ONE(uploads_deferred)}},
+    {"spirefleet_uploads_paused", "gauge", NULL, M_INT,
+     "1 while uploads wait for disk space.",
+     {ONE(uploads_paused)}},
+    {"spirefleet_cannot_finish", "gauge", NULL, M_INT,
+     "1 when every job left is quarantined.",
+     {ONE(cannot_finish)}},
+    {"spirefleet_auth_denied_total", "counter", NULL, M_U64,
+     "Handshakes the ZAP handler refused (a key not listed).",
+     {ONE(auth_denied)}},
+    {"spirefleet_auth_refused_total", "counter", NULL, M_U64,
+     "Messages refused for their connection's key.",
+     {ONE(auth_refused)}},
+    {"spirefleet_shards_quarantined_total", "counter", NULL, M_U64,
+     "Shards removed by quarantine.",
+     {ONE(shards_quarantined)}},
+    {"spirefleet_audits_total", "counter", "outcome", M_U64,
+     "Audits by re-execution, by outcome.",
+     {S("opened", audits_opened), S("agreed", audits_passed),
+      S("mismatched", audits_mismatched), S("caught", audits_caught)}},
+    {"spirefleet_lease_limit_waits_total", "counter", NULL, M_U64,
+     "Job requests answered Wait: the worker held its most leases.",
+     {ONE(lease_limit_waits)}},
+    {"spirefleet_audits_open", "gauge", NULL, M_U64,
+     "Audits open now (the run is not complete while one is).",
+     {ONE(audits_open)}},
+    {"spirefleet_audits_undecided", "gauge", NULL, M_U64,
+     "Open audits whose copies differ (AUDIT UNDECIDED).",
+     {ONE(audits_differ)}},
+    {"spirefleet_keys_failing", "gauge", NULL, M_U32,
+     "Keys whose workers get no more jobs for their failure reports.",
+     {ONE(keys_failing)}},
+    {"spirefleet_fights_turn_limit_total", "counter", NULL, M_U64,
+     "Fights in stored shards that ended at the turn cap.",
+     {ONE(fights_turn_limit)}},
+    {"spirefleet_job_median_seconds", "gauge", NULL, M_DBL,
+     "Median seconds from lease to stored shard over the last 256 jobs.",
+     {ONE(job_median_s)}},
+    {"spirefleet_job_longest_running_seconds", "gauge", NULL, M_DBL,
+     "Seconds the oldest lease held now has run.",
+     {ONE(longest_running_s)}},
+    {"spirefleet_jobs_slow", "gauge", NULL, M_U64,
+     "Leased jobs running " STR(SF_COORD_SLOW_FACTOR) " times the median job and longer (SLOW).",
+     {ONE(jobs_slow)}},
+    {"spirefleet_job_slow_seconds", "gauge", NULL, M_NONE,
+     "Seconds each SLOW job has run (the " STR(SF_COORD_SLOW_SHOWN) " longest), by job and worker.",
+     {{NULL, 0}}},
+};
+/* clang-format on */
+
+/* Append to buf[*n..cap): -1 once it does not fit (or an encoding error). */
+static int append(char *buf, size_t cap, int *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int append(char *buf, size_t cap, int *n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + *n, cap - (size_t)*n, fmt, ap);
+    va_end(ap);
+    if (m < 0 || (size_t)(*n + m) >= cap)
+        return -1;
+    *n += m;
+    return 0;
+}
+
+/* One family of METRICS: its HELP and TYPE lines, then its samples. */
+static int render_family(const metric_family *f, const sf_coord_status *s, const char *run,
+                         char *buf, size_t cap, int *n) {
+    if (append(buf, cap, n, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type) < 0)
+        return -1;
+    for (int k = 0; f->kind != M_NONE && k < 4 && (k == 0 || f->s[k].value); k++) {
+        char label[64] = "";
+        if (f->label)
+            snprintf(label, sizeof label, ",%s=\"%s\"", f->label, f->s[k].value);
+        const char *v = (const char *)s + f->s[k].off;
+        int rc = 0;
+        switch (f->kind) {
+        case M_U64:
+            rc = append(buf, cap, n, "%s{run=\"%s\"%s} %llu\n", f->name, run, label,
+                        (unsigned long long)*(const uint64_t *)v);
+            break;
+        case M_U32:
+            rc = append(buf, cap, n, "%s{run=\"%s\"%s} %u\n", f->name, run, label,
+                        *(const uint32_t *)v);
+            break;
+        case M_INT:
+            rc = append(buf, cap, n, "%s{run=\"%s\"%s} %d\n", f->name, run, label, *(const int *)v);
+            break;
+        default:
+            rc = append(buf, cap, n, "%s{run=\"%s\"%s} %.3f\n", f->name, run, label,
+                        *(const double *)v);
+            break;
+        }
+        if (rc < 0)
+            return -1;
     }
-    return m < 0 || (size_t)(n + m) >= cap ? SF_EFULL : n + m;
+    return 0;
+}
+
+int metrics_render(const sf_coord_status *s, const char *run, char *buf, size_t cap) {
+    int n = 0;
+    if (cap == 0)
+        return SF_EFULL;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof METRICS / sizeof METRICS[0]; i++)
+        if (render_family(&METRICS[i], s, run, buf, cap, &n) < 0)
+            return SF_EFULL;
+    for (int k = 0; k < s->n_slow; k++)
+        if (append(buf, cap, &n,
+                   "spirefleet_job_slow_seconds{run=\"%s\",job=\"%llu\",worker=\"%s\"} %.3f\n", run,
+                   (unsigned long long)s->slow[k].job_id, s->slow[k].worker_id,
+                   s->slow[k].running_s) < 0)
+            return SF_EFULL;
+    return n;
 }
 
 /* The page, from the snapshot the loop publishes (libmicrohttpd's thread). */

@@ -215,7 +215,7 @@ static const sf_config_key keys[] = {
     /* the weights of the checkpoint (or the end) with the lowest weighted
      * validation loss, or those of the last step */
     K_STR("train.keep", NULL, train.keep, 1, "best|last", "best", SELFPLAY | LOOP),
-    /* sbatch options of `sf-fleet slurm` (fleet/cli/slurm.h); RunConfig
+    /* sbatch options of `sf-fleet slurm` (sf-fleet/slurm.h); RunConfig
      * carries them as fields of its own (fleet.proto says why) */
     K_STR("slurm.partition", "slurm_partition", slurm.partition, 0, NULL, NULL, EXEC),
     K_STR("slurm.gpu_partition", "slurm_gpu_partition", slurm.gpu_partition, 0, NULL, NULL, EXEC),

@@ -156,7 +156,7 @@ typedef struct sf_run_config {
         double surprise; /* loss weights from surprise, 0..1 (0: uniform)  */
     } train;
     /* What `sf-fleet slurm` writes into a run's sbatch scripts
-     * (fleet/cli/slurm.h): execution only. Text "" leaves the option out
+     * (sf-fleet/slurm.h): execution only. Text "" leaves the option out
      * (the cluster's default); 0 takes what the comment says. */
     struct {
         char partition[SF_CFG_NAME];     /* coordinator and workers           */

@@ -8,7 +8,7 @@ A config that does not pass raises ``ConfigError`` whose message is
 sf-fleet's own lines (``FILE:LINE:COL: key: problem``).
 
 ``sf-fleet`` is found as ``$SF_FLEET``, else beside this package in a
-build tree (``<build>/python/spirefleet`` -> ``<build>/fleet/cli/sf-fleet``),
+build tree (``<build>/python/spirefleet`` -> ``<build>/sf-fleet/sf-fleet``),
 else on ``PATH``.
 """
 
@@ -32,7 +32,7 @@ def find_sf_fleet():
             raise ConfigError("$SF_FLEET=%s: not an executable" % env)
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    beside = os.path.join(os.path.dirname(os.path.dirname(here)), "fleet", "cli", "sf-fleet")
+    beside = os.path.join(os.path.dirname(os.path.dirname(here)), "sf-fleet", "sf-fleet")
     if os.access(beside, os.X_OK):
         return beside
     found = shutil.which("sf-fleet")

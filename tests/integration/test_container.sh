@@ -11,7 +11,7 @@
 set -u
 root=$1
 build=$2
-fleet=$build/fleet/cli/sf-fleet
+fleet=$build/sf-fleet/sf-fleet
 shard=$build/shard/sf-shard
 image=localhost/spirefleet:latest
 . "$(dirname "$0")/tap.sh"

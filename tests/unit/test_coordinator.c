@@ -1351,7 +1351,7 @@ START_TEST(a_key_added_to_an_idle_coordinator_is_let_in_at_its_first_hello) {
         ck_assert_int_eq(sf_coordinator_step(co, 10, &e), SF_OK);
     char dir[400];
     sf_config_keys_dir(&co->cfg, dir, sizeof dir);
-    /* what `sf-fleet keygen DIR --add newcomer` does (fleet/cli/sf_fleet.c) */
+    /* what `sf-fleet keygen DIR --add newcomer` does (sf-fleet/sf_fleet.c) */
     ck_assert_msg(sf_zsec_add_key(dir, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
     client c;
     client_open_as(&c, co, "newcomer");

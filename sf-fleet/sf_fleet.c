@@ -47,8 +47,8 @@
 #include "common/metrics_http.h"
 #include "common/registry.h"
 #include "coordinator/coordinator.h"
-#include "fleet/cli/cli.h"
-#include "fleet/cli/slurm.h"
+#include "sf-fleet/cli.h"
+#include "sf-fleet/slurm.h"
 #include "worker/worker.h"
 
 /* The one piece of process-wide state: what the signal handler has seen.
@@ -689,9 +689,9 @@ static void echo_log_since(const char *path, off_t from, const char *tag, int ma
     }
 }
 
-/* This program's directory in the build tree (build/fleet/cli), from which
+/* This program's directory in the build tree (build/sf-fleet), from which
  * the build root is TO_BUILD_ROOT: the other programs are found there. */
-#define TO_BUILD_ROOT "../.."
+#define TO_BUILD_ROOT ".."
 
 /* A program built beside this one (<build root>/<dir>/<name>), else <name>
  * on PATH. */

@@ -35,9 +35,9 @@
 
 #include "common/io.h"
 #include "common/registry.h"
-#include "fleet/cli/cli.h"
 #include "fleet/config.h"
 #include "gate/stats.h"
+#include "sf-fleet/cli.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fleet/cli/cli.h"
+#include "sf-fleet/cli.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 

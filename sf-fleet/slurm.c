@@ -36,9 +36,9 @@
 #include <unistd.h>
 
 #include "common/io.h"
-#include "fleet/cli/cli.h"
-#include "fleet/cli/slurm.h"
 #include "fleet/wire.h"
+#include "sf-fleet/cli.h"
+#include "sf-fleet/slurm.h"
 
 #define PATH_CAP 1200
 

@@ -1,6 +1,6 @@
 /*
  * cli.h — what sf-fleet's commands share across its source files (the
- * program's own header; nothing outside fleet/cli includes it).
+ * program's own header; nothing outside sf-fleet/ includes it).
  */
 #ifndef SF_FLEET_CLI_H
 #define SF_FLEET_CLI_H
@@ -33,7 +33,7 @@ void python_path(const char *self);
 int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int seconds,
                      sf_err *err);
 
-/* sf-fleet loop CONFIG (fleet/cli/loop.c, docs/loop.md): `argv[0]` is
+/* sf-fleet loop CONFIG (sf-fleet/loop.c, docs/loop.md): `argv[0]` is
  * "loop"; `stop` becomes non-zero on SIGINT / SIGTERM. Exit codes as the
  * other commands: 0 done, 1 failure, 2 bad arguments or config, 3 stopped. */
 int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *stop);
@@ -42,7 +42,7 @@ int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *sto
  * stage, champion, labels, the last verdicts). Returns an exit code. */
 int loop_status(const char *dir);
 
-/* sf-fleet siblings CONFIG --model BUNDLE ... (fleet/cli/siblings.c):
+/* sf-fleet siblings CONFIG --model BUNDLE ... (sf-fleet/siblings.c):
  * `argv[0]` is "siblings". Returns an exit code. */
 int cmd_siblings(int argc, char **argv);
 
