@@ -190,10 +190,6 @@ int sf_cuda_built(void);
 #define SF_BUNDLE_FORMAT    "spirefleet-model"
 #define SF_POSITIONS_FORMAT "spirefleet-positions"
 #define SF_POLICY_INPUT     "card,target,query_cont"
-/* Canary tolerance metadata: SF_CANARY_TOL_KEY_PREFIX + precision name
- * (sf_canary_tol_key), the format-1 key, and the provenance entry. */
-#define SF_CANARY_TOL_KEY_PREFIX "canary_tolerance_"
-#define SF_CANARY_TOL_V1_KEY     "canary_tolerance"
-#define SF_CANARY_TOL_SOURCE_KEY "canary_tolerance_source"
+/* The canary tolerance metadata keys are public: model.h SF_CANARY_TOL_*. */
 
 #endif

@@ -293,6 +293,15 @@ const char *sf_canary_output_name(sf_canary_output o);
  * JSON object with exactly the four output names, each an object with
  * exactly "abs" and "rel" (numbers). Static storage. */
 const char *sf_canary_tol_key(sf_precision p);
+/* Canary tolerance metadata: SF_CANARY_TOL_KEY_PREFIX + precision name
+ * (sf_canary_tol_key), the format-1 key, the provenance entry (not read),
+ * and the two parts of each output's tolerance. Python's model.py takes
+ * them from the generated spirefleet/facts.py. */
+#define SF_CANARY_TOL_KEY_PREFIX "canary_tolerance_"
+#define SF_CANARY_TOL_V1_KEY     "canary_tolerance"
+#define SF_CANARY_TOL_SOURCE_KEY "canary_tolerance_source"
+#define SF_CANARY_TOL_ABS        "abs"
+#define SF_CANARY_TOL_REL        "rel"
 
 /* The rule of the measured default tolerances (sf_canary_tol_measure),
  * indexed by sf_precision: headroom over the emulated error, the rel part
