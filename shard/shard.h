@@ -81,8 +81,10 @@
 /* ShardManifest.format_version: the block layout and seal trailer. 2 (the
  * writer's): up to SF_SHARD_DEFAULT_FRAME_RECORDS consecutive records per
  * zstd frame; 1: every record its own frame. Readers read both. */
-#define SF_SHARD_FORMAT_VERSION     2
-#define SF_SHARD_FORMAT_VERSION_MIN 1 /* the oldest format readers still read */
+#define SF_SHARD_FORMAT_VERSION 2
+
+/* The oldest format_version readers still read. */
+#define SF_SHARD_FORMAT_VERSION_MIN 1
 
 /* The bytes of the file (docs/format.md; shard/internal.h draws them): the
  * magic of a records block of format 1 and 2 (u32 little-endian), the seal

@@ -31,6 +31,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import gate_report  # noqa: E402
+from .facts import VERDICT_PROMOTE  # noqa: E402
 
 HEADS = ("value", "policy", "forecast")
 
@@ -91,7 +92,7 @@ def learning_curve(state, out_dir):
     gx = [g["generation"] for g in state.get("generations", []) if "score_diff" in g]
     gy = [g["score_diff"] for g in state.get("generations", []) if "score_diff" in g]
     verdicts = {h["generation"]: h.get("verdict") for h in state.get("history", [])}
-    colours = ["#2e7d32" if verdicts.get(x) == "promote" else "#9e9e9e" for x in gx]
+    colours = ["#2e7d32" if verdicts.get(x) == VERDICT_PROMOTE else "#9e9e9e" for x in gx]
     ax.bar(gx, gy, color=colours)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_title("gate: score difference vs champion")
