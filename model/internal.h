@@ -186,10 +186,7 @@ void sf_cuda_free(sf_cuda *c);
 /* 1 when this build contains the cuda backend. */
 int sf_cuda_built(void);
 
-/* ---- bundle metadata shared by the writer and the loader ---- */
-#define SF_BUNDLE_FORMAT    "spirefleet-model"
-#define SF_POSITIONS_FORMAT "spirefleet-positions"
-#define SF_POLICY_INPUT     "card,target,query_cont"
-/* The canary tolerance metadata keys are public: model.h SF_CANARY_TOL_*. */
+/* The bundle metadata the writer and the loader share (the format names,
+ * the policy input, the canary tolerance keys) is public: model.h. */
 
 #endif

@@ -74,6 +74,13 @@
  * per-precision tolerances of format 2 (docs/model.md "Canary tolerances"). */
 #define SF_BUNDLE_FORMAT_VERSION 2
 
+/* Metadata "format" of a bundle and of a position set, and a bundle's
+ * "policy_input" (what the policy head reads). Python's model.py takes them
+ * from the generated spirefleet/facts.py. */
+#define SF_BUNDLE_FORMAT    "spirefleet-model"
+#define SF_POSITIONS_FORMAT "spirefleet-positions"
+#define SF_POLICY_INPUT     "card,target,query_cont"
+
 /* The network's answer for one position. Fixed size (492 bytes).
  *   value[b]        P(outcome bin b), softmax over the 21 bins of
  *                   label/label.h (0..4 graded losses, 5..20 wins).

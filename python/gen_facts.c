@@ -7,8 +7,10 @@
  *                                    PLAYER columns, the persisted columns
  *   shard file   shard/shard.h       format versions, magics, trailer, names
  *   batches      shard/batch.h       the batch reader's field table
- *   canary       model/model.h       precisions, outputs, tolerance keys and
- *                                    the rule of the measured defaults
+ *   bundles      model/model.h       format names and version, policy input;
+ *                                    the canary's precisions, outputs,
+ *                                    tolerance keys and the rule of the
+ *                                    measured defaults
  *   gate         gate/stats.h        verdict words, verdict.json keys
  *   loop         fleet/cli/loop_state.h   loop.json keys, stages, the
  *                                    trainer's and exporter's result keys
@@ -180,6 +182,7 @@ static int write_facts(FILE *f) {
     fprintf(f, "MAX_RECORD_BYTES = %u\n", SF_SHARD_MAX_RECORD_BYTES);
     fprintf(f, "MAX_BLOCK_RECORDS = %d\n", SF_SHARD_MAX_BLOCK_RECORDS);
     pystr(f, "COUNTER_ENGINE_LIMIT", SF_SHARD_COUNTER_ENGINE_LIMIT);
+    pystr(f, "COUNTER_TURN_LIMIT", SF_SHARD_COUNTER_TURN_LIMIT);
     fprintf(f, "\n");
 
     fprintf(f, "# ---- batches (shard/batch.h): (name, dtype, dims after B) ----\n");
@@ -189,7 +192,13 @@ static int write_facts(FILE *f) {
                 sf_batch_field_dtype(i), sf_batch_field_dims(i));
     fprintf(f, ")\n\n");
 
-    fprintf(f, "# ---- canary tolerances (model/model.h, docs/model.md) ----\n");
+    fprintf(f, "# ---- model bundles (model/model.h, docs/model.md) ----\n");
+    pystr(f, "BUNDLE_FORMAT", SF_BUNDLE_FORMAT);
+    fprintf(f, "BUNDLE_FORMAT_VERSION = %d  # written; 1 is still read\n",
+            SF_BUNDLE_FORMAT_VERSION);
+    pystr(f, "POSITIONS_FORMAT", SF_POSITIONS_FORMAT);
+    pystr(f, "POLICY_INPUT", SF_POLICY_INPUT);
+    fprintf(f, "\n# ---- canary tolerances (model/model.h, docs/model.md) ----\n");
     fprintf(f, "PRECISIONS = (");
     for (int p = 0; p < SF_PRECISIONS; p++)
         fprintf(f, "%s\"%s\"", p ? ", " : "", sf_precision_name((sf_precision)p));

@@ -54,10 +54,10 @@ from .contract import FORECAST_COLUMNS as FORECAST_TARGETS  # noqa: E402
 from .contract import FORECAST_H as HORIZONS  # noqa: E402
 from .contract import SCHEMA_VERSION as LABEL_SCHEMA_VERSION  # noqa: E402
 from .contract import VALUE_BINS  # noqa: E402
-POLICY_INPUT = "card,target,query_cont"
-BUNDLE_FORMAT = "spirefleet-model"
-BUNDLE_FORMAT_VERSION = 2          # this module writes 2 and reads 1 and 2
-POSITIONS_FORMAT = "spirefleet-positions"
+# Bundle and position-set metadata (model/model.h, through facts.py); this
+# module writes BUNDLE_FORMAT_VERSION and reads 1 and it.
+from .facts import (BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, POLICY_INPUT,  # noqa: E402
+                    POSITIONS_FORMAT)
 LN_EPS = 1e-5
 
 ARCHS = {

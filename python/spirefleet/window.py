@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from .contract import FORECAST_COLUMNS
-from .facts import PERSIST
+from .facts import COUNTER_ENGINE_LIMIT, PERSIST
 from .shard import (SHARD_SUFFIX, ShardError, check_canonical_name, load_quarantine, open_shard,
                     quarantined, read_before, tensor_to_numpy)
 
@@ -57,7 +57,7 @@ def shard_info(path):
         with open_shard(path) as s:
             m = s.manifest
             stats = m.get("stats") or {}
-            limited = (stats.get("counters") or {}).get("engine_limit_fights", 0)
+            limited = (stats.get("counters") or {}).get(COUNTER_ENGINE_LIMIT, 0)
             kept = len(s)
             if limited:
                 kept = sum(1 for i in range(len(s)) if not s.record(i).outcome.engine_limit)

@@ -91,10 +91,15 @@ def restatements(path, text):
     # the tokenizer's and the shard format's numbers assigned by hand
     for m in re.finditer(r"^(FEAT_VERSION|MAX_TOKENS|NCAT|NCONT|MAX_QUERIES|NQCONT|NTYPES|VOCAB|"
                          r"FORMAT_VERSIONS?|_FOOTER|_BLOCK_MAGIC|_TRAILER_MAGIC|TOL_REL|"
-                         r"TOL_ABS_FLOOR|TOL_MARGIN|PRECISIONS|VERDICT_KEYS)\s*=", text, re.M):
+                         r"TOL_ABS_FLOOR|TOL_MARGIN|PRECISIONS|VERDICT_KEYS|BUNDLE_FORMAT|"
+                         r"BUNDLE_FORMAT_VERSION|POSITIONS_FORMAT|POLICY_INPUT)\s*=", text, re.M):
         hit(m, "a C fact assigned by hand")
     for m in re.finditer(r"""(['"])(%s)[a-z0-9_]*\1""" % re.escape(F.TOLERANCE_V1_KEY), text):
         hit(m, "a canary tolerance key")
+    for name in (F.COUNTER_ENGINE_LIMIT, F.COUNTER_TURN_LIMIT, F.BUNDLE_FORMAT,
+                 F.POSITIONS_FORMAT, F.POLICY_INPUT):
+        for m in re.finditer(r"""(['"])%s\1""" % re.escape(name), text):
+            hit(m, "a shard counter or bundle format name")
     return found
 
 
@@ -121,10 +126,11 @@ VERDICT_KEYS = ("verdict", "pairs", "champion", "candidate")
 colours = ["a" if verdicts.get(x) == "promote" else "b"]
 TOLERANCE_V1_KEY = "canary_tolerance"
 NTYPES = 12
+limited = counters.get("engine_limit_fights", 0)
 '''
     found = restatements(os.path.join(ROOT, "example.py"), old)
     for what in ("triple", "shard magic", "verdict.json keys", "verdict word",
-                 "canary tolerance key", "assigned by hand"):
+                 "canary tolerance key", "assigned by hand", "shard counter"):
         assert any(what in f for f in found), (what, found)
     return "%d found" % len(found)
 
@@ -235,6 +241,11 @@ def strings_are_the_headers_defines():
         (F.DB_META.decode(), shard["SF_DB_META"]),
         (F.DB_RECORDS.decode(), shard["SF_DB_RECORDS"]),
         (F.MANIFEST_KEY.decode(), shard["SF_MANIFEST_KEY"]),
+        (F.COUNTER_ENGINE_LIMIT, shard["SF_SHARD_COUNTER_ENGINE_LIMIT"]),
+        (F.COUNTER_TURN_LIMIT, shard["SF_SHARD_COUNTER_TURN_LIMIT"]),
+        (F.BUNDLE_FORMAT, model["SF_BUNDLE_FORMAT"]),
+        (F.POSITIONS_FORMAT, model["SF_POSITIONS_FORMAT"]),
+        (F.POLICY_INPUT, model["SF_POLICY_INPUT"]),
         (F.TOLERANCE_KEY_PREFIX, model["SF_CANARY_TOL_KEY_PREFIX"]),
         (F.TOLERANCE_V1_KEY, model["SF_CANARY_TOL_V1_KEY"]),
         (F.TOLERANCE_SOURCE_KEY, model["SF_CANARY_TOL_SOURCE_KEY"]),
@@ -267,6 +278,18 @@ def numbers_are_the_headers_defines():
     assert (F.NCAT, F.NCONT, F.NQCONT, F.NTYPES) == tuple(
         int(num[k]) for k in ("SF_FEAT_NCAT", "SF_FEAT_NCONT", "SF_FEAT_NQCONT", "SF_FEAT_NTYPES"))
     assert F.VOCAB == tuple(int(num["SF_FEAT_VOCAB%d" % i]) for i in range(4))
+    hdr = ""
+    for rel in ("shard/shard.h", "model/model.h"):
+        with open(os.path.join(ROOT, rel)) as f:
+            hdr += f.read()
+    n = dict(re.findall(r"^#define\s+(SF_\w+)\s+\(?(0x[0-9a-fA-F]+|\d+)u?", hdr, re.M))
+    assert F.BUNDLE_FORMAT_VERSION == int(n["SF_BUNDLE_FORMAT_VERSION"])
+    assert F.SHARD_FORMAT_VERSIONS == tuple(range(int(n["SF_SHARD_FORMAT_VERSION_MIN"]),
+                                                  int(n["SF_SHARD_FORMAT_VERSION"]) + 1))
+    assert F.BLOCK_MAGIC == {1: int(n["SF_BLOCK_MAGIC"], 16), 2: int(n["SF_BLOCK_MAGIC_V2"], 16)}
+    assert (F.TRAILER_VERSION, F.TRAILER_FOOTER) == (int(n["SF_TRAILER_VERSION"]),
+                                                     int(n["SF_TRAILER_FOOTER"]))
+    assert F.MAX_BLOCK_RECORDS == int(n["SF_SHARD_MAX_BLOCK_RECORDS"])
     tok = re.findall(r"SF_TOK_(\w+) = (\d+)", eng)
     assert tuple(n.lower() for n, _ in tok) == F.TOKEN_TYPES
     assert all(int(v) == i for i, (_, v) in enumerate(tok))
