@@ -100,6 +100,11 @@ def restatements(path, text):
                  F.POSITIONS_FORMAT, F.POLICY_INPUT):
         for m in re.finditer(r"""(['"])%s\1""" % re.escape(name), text):
             hit(m, "a shard counter or bundle format name")
+    if os.path.basename(path) == "loop_report.py":  # loop.json's reader
+        keys = {v for k, v in vars(F).items() if k.startswith(("LOOP_KEY_", "TRAIN_RESULT_"))}
+        for m in re.finditer(r"""(\.get\(|\[)\s*(['"])(%s)\2""" % "|".join(map(re.escape, keys)),
+                             text):
+            hit(m, "a loop.json key read by its literal")
     return found
 
 
@@ -132,6 +137,9 @@ limited = counters.get("engine_limit_fights", 0)
     for what in ("triple", "shard magic", "verdict.json keys", "verdict word",
                  "canary tolerance key", "assigned by hand", "shard counter"):
         assert any(what in f for f in found), (what, found)
+    found += restatements(os.path.join(ROOT, "loop_report.py"),
+                          'gens = [g for g in state.get("generations", []) if g.get("train")]')
+    assert sum("loop.json key" in f for f in found) == 2, found
     return "%d found" % len(found)
 
 
