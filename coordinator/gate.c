@@ -295,12 +295,13 @@ static int pairs_jsonl(const co_gate *g, size_t n, const double *llr, sf_buf *bu
         mean += delta / (double)(i + 1);
         m2 += delta * (d - mean);
         double half = i ? 1.96 * sqrt(m2 / (double)i / (double)(i + 1)) : 0.0;
-        json_t *o = json_pack("{s:I,s:I,s:s,s:s,s:b,s:b,s:f,s:f,s:f,s:f,s:f,s:f}", "pair",
-                              (json_int_t)(i + 1), "seed", (json_int_t)g->seeds[i], "class",
-                              sf_shard_gate_class_name((uint32_t)p->class_id), "encounter",
-                              g->enc[i], "won_champion", p->won_b, "won_candidate", p->won_a,
-                              "y_champion", p->y_b, "y_candidate", p->y_a, "llr", llr[i],
-                              "score_diff", mean, "score_lo", mean - half, "score_hi", mean + half);
+        json_t *o =
+            json_pack("{s:I,s:I,s:s,s:s,s:b,s:b,s:f,s:f,s:f,s:f,s:f,s:f}", SF_GATE_PKEY_PAIR,
+                      (json_int_t)(i + 1), "seed", (json_int_t)g->seeds[i], "class",
+                      sf_shard_gate_class_name((uint32_t)p->class_id), "encounter", g->enc[i],
+                      "won_champion", p->won_b, "won_candidate", p->won_a, "y_champion", p->y_b,
+                      "y_candidate", p->y_a, SF_GATE_PKEY_LLR, llr[i], SF_GATE_PKEY_SCORE_DIFF,
+                      mean, SF_GATE_PKEY_SCORE_LO, mean - half, SF_GATE_PKEY_SCORE_HI, mean + half);
         int rc = append_line(buf, o, err);
         if (rc < 0)
             return rc;

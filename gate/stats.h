@@ -374,6 +374,20 @@ int sf_gate_decision_lookup(const char *name);
             SF_GATE_VKEY_PER_CLASS                                                               \
     }
 
+/* Keys of a gate run's pairs.jsonl (one line per pair, coordinator/gate.c)
+ * that the gate report plots; SF_GATE_PAIRS_REQUIRED is an initializer of
+ * them all. */
+#define SF_GATE_PKEY_PAIR       "pair"
+#define SF_GATE_PKEY_LLR        "llr"
+#define SF_GATE_PKEY_SCORE_DIFF "score_diff"
+#define SF_GATE_PKEY_SCORE_LO   "score_lo"
+#define SF_GATE_PKEY_SCORE_HI   "score_hi"
+#define SF_GATE_PAIRS_REQUIRED                                                               \
+    {                                                                                        \
+        SF_GATE_PKEY_PAIR, SF_GATE_PKEY_LLR, SF_GATE_PKEY_SCORE_DIFF, SF_GATE_PKEY_SCORE_LO, \
+            SF_GATE_PKEY_SCORE_HI                                                            \
+    }
+
 /* The gate's rule. sf_gate_rule_default() gives the defaults chosen by
  * simulation (docs/gate.md, "Statistics and their validation"). */
 typedef struct sf_gate_rule {

@@ -235,6 +235,10 @@ static int write_facts(FILE *f) {
     static const char *const vkeys[] = SF_GATE_VERDICT_REQUIRED;
     for (size_t i = 0; i < sizeof vkeys / sizeof *vkeys; i++)
         fprintf(f, "%s\"%s\"", i ? ", " : "", vkeys[i]);
+    fprintf(f, ")\n# the keys of every pairs.jsonl line\nPAIR_KEYS = (");
+    static const char *const pkeys[] = SF_GATE_PAIRS_REQUIRED;
+    for (size_t i = 0; i < sizeof pkeys / sizeof *pkeys; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", pkeys[i]);
     fprintf(f, ")\n\n");
 
     fprintf(f, "# ---- the training loop (fleet/cli/loop_state.h, docs/loop.md) ----\n");
@@ -262,6 +266,10 @@ static int write_facts(FILE *f) {
     K(LOOP_KEY_WIN_RATE_DIFF);
     K(LOOP_KEY_GATE);
     K(LOOP_ROLLOUT);
+    K(SIBLINGS_KEY_DECISIONS);
+    K(SIBLINGS_KEY_NET_ACCURACY);
+    K(SIBLINGS_KEY_ROLLOUT_ACCURACY);
+    K(SIBLINGS_KEY_ERROR);
     fprintf(f, "LOOP_STAGES = (\"%s\", \"%s\", \"%s\", \"%s\", \"%s\", \"%s\")\n",
             SF_LOOP_STAGE_SELFPLAY, SF_LOOP_STAGE_TRAIN, SF_LOOP_STAGE_EXPORT, SF_LOOP_STAGE_GATE,
             SF_LOOP_STAGE_DECIDE, SF_LOOP_STAGE_DONE);

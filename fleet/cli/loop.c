@@ -538,16 +538,16 @@ static void measure_siblings(loop *l, int g, const char *bundle) {
                                    &out, &err);
     }
     if (rc == SF_OK) {
-        json_t *na = json_object_get(out, "net_pairwise_accuracy");
-        json_t *ra = json_object_get(out, "rollout_pairwise_accuracy");
+        json_t *na = json_object_get(out, SF_SIBLINGS_KEY_NET_ACCURACY);
+        json_t *ra = json_object_get(out, SF_SIBLINGS_KEY_ROLLOUT_ACCURACY);
         fprintf(stderr,
                 "loop: generation %d: sibling ranking on %lld held-out decisions: network %.3f, "
                 "rollout %.3f (pairwise agreement with completed-Q)\n",
-                g, (long long)json_integer_value(json_object_get(out, "decisions")),
+                g, (long long)json_integer_value(json_object_get(out, SF_SIBLINGS_KEY_DECISIONS)),
                 json_number_value(na), json_number_value(ra));
     } else {
         fprintf(stderr, "loop: generation %d: no sibling ranking: %s\n", g, err.msg);
-        out = json_pack("{s:s}", "error", err.msg);
+        out = json_pack("{s:s}", SF_SIBLINGS_KEY_ERROR, err.msg);
     }
     json_object_set_new(r, SF_LOOP_KEY_SIBLINGS, out);
     free(seeds);
@@ -830,10 +830,10 @@ int loop_status(const char *dir) {
                    json_number_value(json_object_get(val, "value")),
                    json_number_value(json_object_get(val, "policy")));
         json_t *sib = json_object_get(r, SF_LOOP_KEY_SIBLINGS);
-        if (json_is_real(json_object_get(sib, "net_pairwise_accuracy")))
+        if (json_is_real(json_object_get(sib, SF_SIBLINGS_KEY_NET_ACCURACY)))
             printf(", siblings %.3f (rollout %.3f)",
-                   json_number_value(json_object_get(sib, "net_pairwise_accuracy")),
-                   json_number_value(json_object_get(sib, "rollout_pairwise_accuracy")));
+                   json_number_value(json_object_get(sib, SF_SIBLINGS_KEY_NET_ACCURACY)),
+                   json_number_value(json_object_get(sib, SF_SIBLINGS_KEY_ROLLOUT_ACCURACY)));
         if (json_object_get(r, SF_LOOP_KEY_VERDICT))
             printf(", gate %s (score difference %+.4f)", str_of(r, SF_LOOP_KEY_VERDICT),
                    json_number_value(json_object_get(r, SF_LOOP_KEY_SCORE_DIFF)));

@@ -40,6 +40,13 @@
 #define SF_LOOP_KEY_WIN_RATE_DIFF SF_GATE_VKEY_WIN_RATE_DIFF
 #define SF_LOOP_KEY_GATE          "gate" /* the verdict.json, below the run dir */
 
+/* The sibling ranking a generation records (sf-fleet siblings --json,
+ * siblings.c; the record's SF_LOOP_KEY_SIBLINGS), the keys its readers use. */
+#define SF_SIBLINGS_KEY_DECISIONS        "decisions"
+#define SF_SIBLINGS_KEY_NET_ACCURACY     "net_pairwise_accuracy"
+#define SF_SIBLINGS_KEY_ROLLOUT_ACCURACY "rollout_pairwise_accuracy"
+#define SF_SIBLINGS_KEY_ERROR            "error" /* why there is no ranking */
+
 /* The stages, in order (loop.json "stage"). */
 #define SF_LOOP_STAGE_SELFPLAY "selfplay"
 #define SF_LOOP_STAGE_TRAIN    "train"

@@ -30,9 +30,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-# The keys every verdict.json holds and the verdict words: gate/stats.h,
-# through the generated facts.py.
-from .facts import (VERDICT_INCONCLUSIVE, VERDICT_KEYS, VERDICT_PROMOTE,  # noqa: E402
+# The keys every verdict.json and pairs.jsonl line holds and the verdict
+# words: gate/stats.h, through the generated facts.py.
+from .facts import (PAIR_KEYS, VERDICT_INCONCLUSIVE, VERDICT_KEYS, VERDICT_PROMOTE,  # noqa: E402
                     VERDICT_REJECT)
 
 
@@ -64,7 +64,7 @@ def load(run_dir):
     except OSError as e:
         raise ValueError("%s: %s" % (ppath, e.strerror))
     for i, p in enumerate(pairs):
-        for k in ("pair", "llr", "score_diff", "score_lo", "score_hi"):
+        for k in PAIR_KEYS:
             if k not in p:
                 raise ValueError("%s:%d: missing key %s" % (ppath, i + 1, k))
     return verdict, pairs

@@ -78,11 +78,11 @@ def learning_curve(state, out_dir):
             ax.set_xticks(xs)
     axes[1].legend(fontsize=8)
     ax = axes[len(HEADS) + 1]
-    sib = [g for g in gens if (g.get(SIB) or {}).get("net_pairwise_accuracy") is not None]
+    sib = [g for g in gens if (g.get(SIB) or {}).get(F.SIBLINGS_KEY_NET_ACCURACY) is not None]
     sx = [g[GEN] for g in sib]
-    ax.plot(sx, [g[SIB]["net_pairwise_accuracy"] for g in sib], "o-", color="#1f4e79",
+    ax.plot(sx, [g[SIB][F.SIBLINGS_KEY_NET_ACCURACY] for g in sib], "o-", color="#1f4e79",
             label="network")
-    ax.plot(sx, [g[SIB]["rollout_pairwise_accuracy"] for g in sib], "s--",
+    ax.plot(sx, [g[SIB][F.SIBLINGS_KEY_ROLLOUT_ACCURACY] for g in sib], "s--",
             color="#b0413e", label="one rollout")
     ax.axhline(0.5, color="black", lw=0.6, ls=":")
     ax.set_title("sibling ranking (pairwise agreement)")

@@ -8,7 +8,8 @@ spirefleet/facts.py is generated at build time by python/gen_facts.c from
 the headers of the modules that own each fact. This test fails
 (a) when a Python module or script restates one of those facts by hand
     instead of importing it: a shard magic, a verdict word as a string
-    literal, a tuple of verdict.json keys, a (token type, column, scale)
+    literal, a tuple of verdict.json or pairs.jsonl keys, a loop.json key
+    read by its literal in the loop report, a (token type, column, scale)
     triple, a tokenizer size or a canary tolerance key; and
 (b) when the generated values disagree with C: the module must equal what
     gen_facts writes now; the persisted columns must read back, from the
@@ -81,10 +82,11 @@ def restatements(path, text):
     for w in F.VERDICT_WORDS:
         for m in re.finditer(r"""(['"])%s\1""" % re.escape(w), text):
             hit(m, "a verdict word as a string literal")
-    # a tuple or list holding three or more of verdict.json's keys
-    strs = r"""\s*(['"])(%s)\1\s*""" % "|".join(map(re.escape, F.VERDICT_KEYS))
-    for m in re.finditer(r"[(\[](?:%s,){2,}" % strs, text):
-        hit(m, "a list of verdict.json keys")
+    # a tuple or list holding three or more of verdict.json's or pairs.jsonl's keys
+    for keys in (F.VERDICT_KEYS, F.PAIR_KEYS):
+        strs = r"""\s*(['"])(%s)\1\s*""" % "|".join(map(re.escape, keys))
+        for m in re.finditer(r"[(\[](?:%s,){2,}" % strs, text):
+            hit(m, "a list of verdict.json or pairs.jsonl keys")
     # (token type, feature column, scale) triples
     for m in re.finditer(r"\(\s*\d{1,2}\s*,\s*\d{1,2}\s*,\s*\d+\.\d*\s*\)", text):
         hit(m, "a (token type, column, scale) triple")
@@ -101,7 +103,8 @@ def restatements(path, text):
         for m in re.finditer(r"""(['"])%s\1""" % re.escape(name), text):
             hit(m, "a shard counter or bundle format name")
     if os.path.basename(path) == "loop_report.py":  # loop.json's reader
-        keys = {v for k, v in vars(F).items() if k.startswith(("LOOP_KEY_", "TRAIN_RESULT_"))}
+        keys = {v for k, v in vars(F).items()
+                if k.startswith(("LOOP_KEY_", "TRAIN_RESULT_", "SIBLINGS_KEY_"))}
         for m in re.finditer(r"""(\.get\(|\[)\s*(['"])(%s)\2""" % "|".join(map(re.escape, keys)),
                              text):
             hit(m, "a loop.json key read by its literal")
@@ -128,13 +131,15 @@ _PERSIST = {"player_hp": (2, 0, 100.0), "monsters_alive": (1, 13, 5.0)}
 _TRAILER_MAGIC = b"SFSEAL01"
 _BLOCK_MAGIC = {1: 0x31424653, 2: 0x32424653}  # "SFB1", "SFB2"
 VERDICT_KEYS = ("verdict", "pairs", "champion", "candidate")
+for k in ("pair", "llr", "score_diff", "score_lo", "score_hi"):
 colours = ["a" if verdicts.get(x) == "promote" else "b"]
 TOLERANCE_V1_KEY = "canary_tolerance"
 NTYPES = 12
 limited = counters.get("engine_limit_fights", 0)
 '''
     found = restatements(os.path.join(ROOT, "example.py"), old)
-    for what in ("triple", "shard magic", "verdict.json keys", "verdict word",
+    assert sum("pairs.jsonl keys" in f for f in found) == 2, found
+    for what in ("triple", "shard magic", "verdict word",
                  "canary tolerance key", "assigned by hand", "shard counter"):
         assert any(what in f for f in found), (what, found)
     found += restatements(os.path.join(ROOT, "loop_report.py"),
@@ -263,7 +268,8 @@ def strings_are_the_headers_defines():
     ]
     n = 0
     for name in dir(F):
-        for prefix in ("LOOP_KEY_", "TRAIN_RESULT_", "EXPORT_RESULT_", "LOOP_ROLLOUT"):
+        for prefix in ("LOOP_KEY_", "TRAIN_RESULT_", "EXPORT_RESULT_", "LOOP_ROLLOUT",
+                       "SIBLINGS_KEY_"):
             if name.startswith(prefix):
                 checks.append((getattr(F, name), loop["SF_" + name]))
                 n += 1
@@ -273,6 +279,9 @@ def strings_are_the_headers_defines():
     keys = re.search(r"#define SF_GATE_VERDICT_REQUIRED(.*?)}", open(
         os.path.join(ROOT, "gate/stats.h")).read(), re.S).group(1)
     assert F.VERDICT_KEYS == tuple(gate[k] for k in re.findall(r"SF_GATE_VKEY_\w+", keys))
+    keys = re.search(r"#define SF_GATE_PAIRS_REQUIRED(.*?)}", open(
+        os.path.join(ROOT, "gate/stats.h")).read(), re.S).group(1)
+    assert F.PAIR_KEYS == tuple(gate[k] for k in re.findall(r"SF_GATE_PKEY_\w+", keys))
     return "%d strings" % len(checks)
 
 
