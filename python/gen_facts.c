@@ -22,10 +22,12 @@
  *                              observation, for the test that checks the
  *                              persisted columns against the engine
  *                              (tests/integration/test_facts.py). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "engine/engine.h"
 #include "fleet/cli/loop_state.h"
 #include "gate/stats.h"
@@ -115,6 +117,19 @@ static const persist persisted[SF_FORECAST_COLS] = {
     {SF_FORECAST_MONSTERS_ALIVE, SF_TOK_CTX, SF_FEAT_CTX_ALIVE, SF_FEAT_SCALE_ALIVE},
 };
 
+/* sf_batch_dims as Python's ctypes sees it: uint32 fields in this order. */
+#define DIM(n) \
+    { offsetof(sf_batch_dims, n), #n }
+static const struct {
+    size_t off;
+    const char *name;
+} batch_dims[] = {DIM(b), DIM(t), DIM(q), DIM(c), DIM(f), DIM(g)};
+_Static_assert(sizeof(sf_batch_dims) == sizeof batch_dims / sizeof *batch_dims * sizeof(uint32_t),
+               "every sf_batch_dims field listed");
+_Static_assert(offsetof(sf_err, msg) == sizeof(int) &&
+                   sizeof(sf_err) == sizeof(int) + SF_ERR_MSG_MAX,
+               "sf_err is an int code and the message");
+
 static void lower_tuple(FILE *f, const char *name, const col *c, int n) {
     fprintf(f, "%s = (", name);
     for (int i = 0; i < n; i++) {
@@ -185,7 +200,20 @@ static int write_facts(FILE *f) {
     pystr(f, "COUNTER_TURN_LIMIT", SF_SHARD_COUNTER_TURN_LIMIT);
     fprintf(f, "\n");
 
-    fprintf(f, "# ---- batches (shard/batch.h): (name, dtype, dims after B) ----\n");
+    fprintf(f,
+            "# ---- batches (shard/batch.h): the ctypes view of sf_err and sf_batch_dims ----\n");
+    fprintf(f, "ERR_MSG_MAX = %d  # sf_err.msg, after an int code\n", SF_ERR_MSG_MAX);
+    for (size_t i = 0; i < sizeof batch_dims / sizeof *batch_dims; i++)
+        if (batch_dims[i].off != i * sizeof(uint32_t)) {
+            fprintf(stderr, "gen_facts: sf_batch_dims.%s is not field %zu\n", batch_dims[i].name,
+                    i);
+            return 1;
+        }
+    fprintf(f, "BATCH_DIMS = (");
+    for (size_t i = 0; i < sizeof batch_dims / sizeof *batch_dims; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", batch_dims[i].name);
+    fprintf(f, ")  # uint32 each, in this order\n");
+    fprintf(f, "# (name, dtype, dims after B) of every batch field\n");
     fprintf(f, "BATCH_FIELDS = (\n");
     for (int i = 0; i < sf_batch_field_count(); i++)
         fprintf(f, "    (\"%s\", \"%s\", \"%s\"),\n", sf_batch_field_name(i),
@@ -344,8 +372,8 @@ int main(int argc, char **argv) {
         perror(argv[1]);
         return 1;
     }
-    write_facts(f);
-    if (fclose(f) != 0) {
+    int bad = write_facts(f);
+    if (fclose(f) != 0 || bad) {
         perror(argv[1]);
         return 1;
     }

@@ -102,6 +102,12 @@ def restatements(path, text):
                  F.POSITIONS_FORMAT, F.POLICY_INPUT):
         for m in re.finditer(r"""(['"])%s\1""" % re.escape(name), text):
             hit(m, "a shard counter or bundle format name")
+    # the ctypes view of sf_err and sf_batch_dims
+    for m in re.finditer(r"c_char\s*\*\s*%d\b" % F.ERR_MSG_MAX, text):
+        hit(m, "sf_err's message size")
+    dims = r"""\s*,\s*""".join(r"""(['"])%s\%d""" % (d, i + 1) for i, d in enumerate(F.BATCH_DIMS))
+    for m in re.finditer(r"[(\[]\s*" + dims, text):
+        hit(m, "sf_batch_dims's fields")
     if os.path.basename(path) == "loop_report.py":  # loop.json's reader
         keys = {v for k, v in vars(F).items()
                 if k.startswith(("LOOP_KEY_", "TRAIN_RESULT_", "SIBLINGS_KEY_"))}
@@ -136,11 +142,14 @@ colours = ["a" if verdicts.get(x) == "promote" else "b"]
 TOLERANCE_V1_KEY = "canary_tolerance"
 NTYPES = 12
 limited = counters.get("engine_limit_fights", 0)
+_fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 512)]
+_fields_ = [(k, ctypes.c_uint32) for k in ("b", "t", "q", "c", "f", "g")]
 '''
     found = restatements(os.path.join(ROOT, "example.py"), old)
     assert sum("pairs.jsonl keys" in f for f in found) == 2, found
     for what in ("triple", "shard magic", "verdict word",
-                 "canary tolerance key", "assigned by hand", "shard counter"):
+                 "canary tolerance key", "assigned by hand", "shard counter",
+                 "message size", "sf_batch_dims"):
         assert any(what in f for f in found), (what, found)
     found += restatements(os.path.join(ROOT, "loop_report.py"),
                           'gens = [g for g in state.get("generations", []) if g.get("train")]')
@@ -222,6 +231,15 @@ def batch_fields_are_the_librarys_table():
                    lib.sf_batch_field_dims(i).decode())
                   for i in range(lib.sf_batch_field_count()))
     assert table == F.BATCH_FIELDS, (table, F.BATCH_FIELDS)
+    from spirefleet import batch
+    with open(os.path.join(ROOT, "common", "common.h")) as f:
+        msg = int(re.search(r"#define SF_ERR_MSG_MAX (\d+)", f.read()).group(1))
+    assert ctypes.sizeof(batch._Err) == ctypes.sizeof(ctypes.c_int) + msg == 4 + F.ERR_MSG_MAX
+    with open(os.path.join(ROOT, "shard", "batch.h")) as f:
+        dims = re.search(r"typedef struct sf_batch_dims \{(.*?)\}", f.read(), re.S).group(1)
+    dims = re.sub(r"/\*.*?\*/", "", dims, flags=re.S)
+    names = tuple(re.findall(r"\b([a-z])\b", dims.replace("uint32_t", "")))
+    assert names == F.BATCH_DIMS == tuple(k for k, _ in batch._Dims._fields_), names
 
 
 def header_strings(rel):
