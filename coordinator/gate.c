@@ -212,28 +212,29 @@ static json_t *verdict_json(const sf_coordinator *co, const sf_gate_verdict *v) 
     json_t *o = json_object();
     json_object_set_new(o, "run", json_string(co->cfg.name));
     json_object_set_new(o, "config_digest", json_string(co->digest));
-    json_object_set_new(o, "verdict", json_string(sf_gate_decision_name(v->decision)));
-    json_object_set_new(o, "pairs", json_integer((json_int_t)v->pairs_used));
+    json_object_set_new(o, SF_GATE_VKEY_VERDICT, json_string(sf_gate_decision_name(v->decision)));
+    json_object_set_new(o, SF_GATE_VKEY_PAIRS, json_integer((json_int_t)v->pairs_used));
     json_object_set_new(o, "stop_pair", json_integer((json_int_t)v->stop_pair));
     json_object_set_new(o, "seeds",
                         v->pairs_used
                             ? interval((double)g->seeds[0], (double)g->seeds[v->pairs_used - 1])
                             : json_null());
-    json_object_set_new(o, "champion", side_json(&co->cfg, 0));
-    json_object_set_new(o, "candidate", side_json(&co->cfg, 1));
+    json_object_set_new(o, SF_GATE_VKEY_CHAMPION, side_json(&co->cfg, 0));
+    json_object_set_new(o, SF_GATE_VKEY_CANDIDATE, side_json(&co->cfg, 1));
     json_object_set_new(
         o, "rule",
         json_pack("{s:s,s:f,s:f,s:f,s:f,s:I,s:I,s:f,s:I}", "metric", co->cfg.gate.metric, "alpha",
                   r->alpha, "beta", r->beta, "delta0", r->delta0, "delta1", r->delta1, "min_pairs",
                   (json_int_t)r->min_pairs, "max_pairs", (json_int_t)r->max_pairs, "level",
                   r->level, "boot_resamples", (json_int_t)r->boot_resamples));
-    json_object_set_new(o, "p_value", num(v->p_value));
-    json_object_set_new(o, "llr", num(v->llr));
+    json_object_set_new(o, SF_GATE_VKEY_P_VALUE, num(v->p_value));
+    json_object_set_new(o, SF_GATE_VKEY_LLR, num(v->llr));
     json_object_set_new(o, "llr_normal", num(v->llr_normal));
-    json_object_set_new(o, "llr_bounds", interval(v->llr_lower, v->llr_upper));
-    json_object_set_new(o, "score_diff", num(v->score_diff));
-    json_object_set_new(o, "score_diff_ci", interval(v->score_diff_lo, v->score_diff_hi));
-    json_object_set_new(o, "win_rate_diff", num(v->winrate.diff));
+    json_object_set_new(o, SF_GATE_VKEY_LLR_BOUNDS, interval(v->llr_lower, v->llr_upper));
+    json_object_set_new(o, SF_GATE_VKEY_SCORE_DIFF, num(v->score_diff));
+    json_object_set_new(o, SF_GATE_VKEY_SCORE_DIFF_CI,
+                        interval(v->score_diff_lo, v->score_diff_hi));
+    json_object_set_new(o, SF_GATE_VKEY_WIN_RATE_DIFF, num(v->winrate.diff));
     json_object_set_new(o, "win_rate_diff_ci", interval(v->winrate.lo, v->winrate.hi));
     json_object_set_new(
         o, "win_rate",
@@ -266,7 +267,7 @@ static json_t *verdict_json(const sf_coordinator *co, const sf_gate_verdict *v) 
                                       "win_rate_diff", num(c->win_rate_diff), "score_diff",
                                       num(c->score_diff)));
     }
-    json_object_set_new(o, "per_class", pc);
+    json_object_set_new(o, SF_GATE_VKEY_PER_CLASS, pc);
     return o;
 }
 
@@ -294,12 +295,13 @@ static int pairs_jsonl(const co_gate *g, size_t n, const double *llr, sf_buf *bu
         mean += delta / (double)(i + 1);
         m2 += delta * (d - mean);
         double half = i ? 1.96 * sqrt(m2 / (double)i / (double)(i + 1)) : 0.0;
-        json_t *o = json_pack("{s:I,s:I,s:s,s:s,s:b,s:b,s:f,s:f,s:f,s:f,s:f,s:f}", "pair",
-                              (json_int_t)(i + 1), "seed", (json_int_t)g->seeds[i], "class",
-                              sf_shard_gate_class_name((uint32_t)p->class_id), "encounter",
-                              g->enc[i], "won_champion", p->won_b, "won_candidate", p->won_a,
-                              "y_champion", p->y_b, "y_candidate", p->y_a, "llr", llr[i],
-                              "score_diff", mean, "score_lo", mean - half, "score_hi", mean + half);
+        json_t *o =
+            json_pack("{s:I,s:I,s:s,s:s,s:b,s:b,s:f,s:f,s:f,s:f,s:f,s:f}", SF_GATE_PKEY_PAIR,
+                      (json_int_t)(i + 1), "seed", (json_int_t)g->seeds[i], "class",
+                      sf_shard_gate_class_name((uint32_t)p->class_id), "encounter", g->enc[i],
+                      "won_champion", p->won_b, "won_candidate", p->won_a, "y_champion", p->y_b,
+                      "y_candidate", p->y_a, SF_GATE_PKEY_LLR, llr[i], SF_GATE_PKEY_SCORE_DIFF,
+                      mean, SF_GATE_PKEY_SCORE_LO, mean - half, SF_GATE_PKEY_SCORE_HI, mean + half);
         int rc = append_line(buf, o, err);
         if (rc < 0)
             return rc;

@@ -741,6 +741,54 @@ enum {
     SF_TOK_POTION = 11
 };
 
+/* The continuous columns of the CTX and PLAYER tokens (docs/model.md "Token
+ * types"), by name: the tokenizer writes them and a trainer reads a
+ * position's current HP, block, incoming damage and monsters from them (the
+ * forecast's persistence baseline, python/spirefleet/window.py, through the
+ * generated facts.py). */
+enum {
+    SF_FEAT_CTX_TURN,
+    SF_FEAT_CTX_ENERGY,
+    SF_FEAT_CTX_CARDS_PLAYED,
+    SF_FEAT_CTX_ATTACKS_PLAYED,
+    SF_FEAT_CTX_HAND_N,
+    SF_FEAT_CTX_DRAW_N,
+    SF_FEAT_CTX_DISCARD_N,
+    SF_FEAT_CTX_EXHAUST_N,
+    SF_FEAT_CTX_DRAW_KNOWN,
+    SF_FEAT_CTX_CHOICE_OPEN,
+    SF_FEAT_CTX_CHOICE_AMOUNT,
+    SF_FEAT_CTX_INCOMING,
+    SF_FEAT_CTX_UNCOVERED,
+    SF_FEAT_CTX_ALIVE,
+    SF_FEAT_CTX_MON_HP,
+    SF_FEAT_CTX_MON_HP_FRAC
+};
+enum {
+    SF_FEAT_PL_HP,
+    SF_FEAT_PL_MAX_HP,
+    SF_FEAT_PL_HP_FRAC,
+    SF_FEAT_PL_BLOCK,
+    SF_FEAT_PL_ENERGY,
+    SF_FEAT_PL_GOLD,
+    SF_FEAT_PL_HP_LOSSES,
+    SF_FEAT_PL_POTIONS_USED,
+    SF_FEAT_PL_EMPTY_SLOTS,
+    SF_FEAT_PL_EOT_BLOCK,
+    SF_FEAT_PL_EOT_SELF_DAMAGE,
+    SF_FEAT_PL_DANGER,
+    SF_FEAT_PL_STR,
+    SF_FEAT_PL_DEX,
+    SF_FEAT_PL_VULN,
+    SF_FEAT_PL_WEAK
+};
+/* The divisors of the columns a trainer reads back (value = column * scale). */
+#define SF_FEAT_SCALE_PL_HP      100.0f /* SF_FEAT_PL_HP, SF_FEAT_PL_MAX_HP */
+#define SF_FEAT_SCALE_PL_BLOCK   50.0f  /* SF_FEAT_PL_BLOCK                 */
+#define SF_FEAT_SCALE_INCOMING   50.0f  /* SF_FEAT_CTX_INCOMING, _UNCOVERED */
+#define SF_FEAT_SCALE_ALIVE      5.0f   /* SF_FEAT_CTX_ALIVE                */
+#define SF_FEAT_SCALE_CTX_MON_HP 200.0f /* SF_FEAT_CTX_MON_HP               */
+
 /* Token set plus one query per legal action. Token order carries no
  * meaning. Query q scores action q of the list passed to sf_engine_feat():
  * query[q][0] is the card (or potion, or CTX for END_TURN) token index and

@@ -45,43 +45,8 @@ _Static_assert(CH_COUNT <= SF_FEAT_VOCAB1 && SF_MAX_ASCENSION < SF_FEAT_VOCAB2 &
                "categorical values exceed their vocabularies");
 _Static_assert(SF_FEAT_MAX_QUERIES >= SF_MAX_ACTIONS, "one query per legal action");
 
-/* Continuous columns of each token type (docs/model.md). */
-enum {
-    CTX_TURN,
-    CTX_ENERGY,
-    CTX_CARDS_PLAYED,
-    CTX_ATTACKS_PLAYED,
-    CTX_HAND_N,
-    CTX_DRAW_N,
-    CTX_DISCARD_N,
-    CTX_EXHAUST_N,
-    CTX_DRAW_KNOWN,
-    CTX_CHOICE_OPEN,
-    CTX_CHOICE_AMOUNT,
-    CTX_INCOMING,
-    CTX_UNCOVERED,
-    CTX_ALIVE,
-    CTX_MON_HP,
-    CTX_MON_HP_FRAC
-};
-enum {
-    PL_HP,
-    PL_MAX_HP,
-    PL_HP_FRAC,
-    PL_BLOCK,
-    PL_ENERGY,
-    PL_GOLD,
-    PL_HP_LOSSES,
-    PL_POTIONS_USED,
-    PL_EMPTY_SLOTS,
-    PL_EOT_BLOCK,
-    PL_EOT_SELF_DAMAGE,
-    PL_DANGER,
-    PL_STR,
-    PL_DEX,
-    PL_VULN,
-    PL_WEAK
-};
+/* Continuous columns of each token type (docs/model.md); CTX and PLAYER
+ * are public (engine.h, SF_FEAT_CTX_*, SF_FEAT_PL_*). */
 enum {
     MO_HP,
     MO_MAX_HP,
@@ -335,22 +300,23 @@ static void ctx_token(builder *b, const sf_combat *c) {
         hp += c->mon[m].hp;
         max_hp += c->mon[m].max_hp;
     }
-    put(b, t, CTX_TURN, (float)c->turn / 10.0f);
-    put(b, t, CTX_ENERGY, (float)c->energy / 5.0f);
-    put(b, t, CTX_CARDS_PLAYED, (float)c->cards_played / 10.0f);
-    put(b, t, CTX_ATTACKS_PLAYED, (float)c->attacks_played / 10.0f);
-    put(b, t, CTX_HAND_N, (float)c->hand_n / 10.0f);
-    put(b, t, CTX_DRAW_N, (float)c->draw_n / 30.0f);
-    put(b, t, CTX_DISCARD_N, (float)c->discard_n / 30.0f);
-    put(b, t, CTX_EXHAUST_N, (float)c->exhaust_n / 30.0f);
-    put(b, t, CTX_DRAW_KNOWN, (float)c->draw_known / 10.0f);
-    put(b, t, CTX_CHOICE_OPEN, c->phase == PH_CHOICE);
-    put(b, t, CTX_CHOICE_AMOUNT, c->phase == PH_CHOICE ? (float)c->pending.amount / 5.0f : 0.0f);
-    put(b, t, CTX_INCOMING, (float)incoming / 50.0f);
-    put(b, t, CTX_UNCOVERED, (float)max_i(incoming - c->block, 0) / 50.0f);
-    put(b, t, CTX_ALIVE, (float)alive_n / 5.0f);
-    put(b, t, CTX_MON_HP, (float)hp / 200.0f);
-    put(b, t, CTX_MON_HP_FRAC, max_hp > 0 ? (float)hp / (float)max_hp : 0.0f);
+    put(b, t, SF_FEAT_CTX_TURN, (float)c->turn / 10.0f);
+    put(b, t, SF_FEAT_CTX_ENERGY, (float)c->energy / 5.0f);
+    put(b, t, SF_FEAT_CTX_CARDS_PLAYED, (float)c->cards_played / 10.0f);
+    put(b, t, SF_FEAT_CTX_ATTACKS_PLAYED, (float)c->attacks_played / 10.0f);
+    put(b, t, SF_FEAT_CTX_HAND_N, (float)c->hand_n / 10.0f);
+    put(b, t, SF_FEAT_CTX_DRAW_N, (float)c->draw_n / 30.0f);
+    put(b, t, SF_FEAT_CTX_DISCARD_N, (float)c->discard_n / 30.0f);
+    put(b, t, SF_FEAT_CTX_EXHAUST_N, (float)c->exhaust_n / 30.0f);
+    put(b, t, SF_FEAT_CTX_DRAW_KNOWN, (float)c->draw_known / 10.0f);
+    put(b, t, SF_FEAT_CTX_CHOICE_OPEN, c->phase == PH_CHOICE);
+    put(b, t, SF_FEAT_CTX_CHOICE_AMOUNT,
+        c->phase == PH_CHOICE ? (float)c->pending.amount / 5.0f : 0.0f);
+    put(b, t, SF_FEAT_CTX_INCOMING, (float)incoming / SF_FEAT_SCALE_INCOMING);
+    put(b, t, SF_FEAT_CTX_UNCOVERED, (float)max_i(incoming - c->block, 0) / SF_FEAT_SCALE_INCOMING);
+    put(b, t, SF_FEAT_CTX_ALIVE, (float)alive_n / SF_FEAT_SCALE_ALIVE);
+    put(b, t, SF_FEAT_CTX_MON_HP, (float)hp / SF_FEAT_SCALE_CTX_MON_HP);
+    put(b, t, SF_FEAT_CTX_MON_HP_FRAC, max_hp > 0 ? (float)hp / (float)max_hp : 0.0f);
 }
 
 static int player_token(builder *b, const sf_combat *c) {
@@ -361,23 +327,23 @@ static int player_token(builder *b, const sf_combat *c) {
     int eot_block = min_i(999, c->block + end_turn_block(c));
     int burns = end_turn_burns(c);
     int uncovered = max_i(incoming_total(c) + burns - eot_block, 0);
-    put(b, t, PL_HP, (float)c->hp / 100.0f);
-    put(b, t, PL_MAX_HP, (float)c->max_hp / 100.0f);
-    put(b, t, PL_HP_FRAC, c->max_hp > 0 ? (float)c->hp / (float)c->max_hp : 0.0f);
-    put(b, t, PL_BLOCK, (float)c->block / 50.0f);
-    put(b, t, PL_ENERGY, (float)c->energy / 5.0f);
-    put(b, t, PL_GOLD, (float)c->gold / 300.0f);
-    put(b, t, PL_HP_LOSSES, (float)c->hp_losses / 10.0f);
-    put(b, t, PL_POTIONS_USED, (float)c->potions_used / 3.0f);
-    put(b, t, PL_EMPTY_SLOTS, (float)empty / 3.0f);
-    put(b, t, PL_EOT_BLOCK, (float)end_turn_block(c) / 20.0f);
-    put(b, t, PL_EOT_SELF_DAMAGE,
+    put(b, t, SF_FEAT_PL_HP, (float)c->hp / SF_FEAT_SCALE_PL_HP);
+    put(b, t, SF_FEAT_PL_MAX_HP, (float)c->max_hp / SF_FEAT_SCALE_PL_HP);
+    put(b, t, SF_FEAT_PL_HP_FRAC, c->max_hp > 0 ? (float)c->hp / (float)c->max_hp : 0.0f);
+    put(b, t, SF_FEAT_PL_BLOCK, (float)c->block / SF_FEAT_SCALE_PL_BLOCK);
+    put(b, t, SF_FEAT_PL_ENERGY, (float)c->energy / 5.0f);
+    put(b, t, SF_FEAT_PL_GOLD, (float)c->gold / 300.0f);
+    put(b, t, SF_FEAT_PL_HP_LOSSES, (float)c->hp_losses / 10.0f);
+    put(b, t, SF_FEAT_PL_POTIONS_USED, (float)c->potions_used / 3.0f);
+    put(b, t, SF_FEAT_PL_EMPTY_SLOTS, (float)empty / 3.0f);
+    put(b, t, SF_FEAT_PL_EOT_BLOCK, (float)end_turn_block(c) / 20.0f);
+    put(b, t, SF_FEAT_PL_EOT_SELF_DAMAGE,
         (float)(burns + (c->pw[PW_COMBUST] > 0 ? c->pw[PW_COMBUST_HP] : 0)) / 10.0f);
-    put(b, t, PL_DANGER, c->hp > 0 ? fminf((float)uncovered / (float)c->hp, 2.0f) : 2.0f);
-    put(b, t, PL_STR, (float)c->pw[PW_STR] / 10.0f);
-    put(b, t, PL_DEX, (float)c->pw[PW_DEX] / 10.0f);
-    put(b, t, PL_VULN, c->pw[PW_VULN] > 0);
-    put(b, t, PL_WEAK, c->pw[PW_WEAK] > 0);
+    put(b, t, SF_FEAT_PL_DANGER, c->hp > 0 ? fminf((float)uncovered / (float)c->hp, 2.0f) : 2.0f);
+    put(b, t, SF_FEAT_PL_STR, (float)c->pw[PW_STR] / 10.0f);
+    put(b, t, SF_FEAT_PL_DEX, (float)c->pw[PW_DEX] / 10.0f);
+    put(b, t, SF_FEAT_PL_VULN, c->pw[PW_VULN] > 0);
+    put(b, t, SF_FEAT_PL_WEAK, c->pw[PW_WEAK] > 0);
     return t;
 }
 

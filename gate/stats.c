@@ -483,10 +483,10 @@ int sf_gate_bootstrap_mean(const double *d, size_t n, uint32_t resamples, double
 
 const char *sf_gate_decision_name(int decision) {
     switch (decision) {
-    case SF_GATE_CONTINUE: return "continue";
-    case SF_GATE_PROMOTE: return "promote";
-    case SF_GATE_REJECT: return "reject";
-    case SF_GATE_INCONCLUSIVE: return "inconclusive";
+    case SF_GATE_CONTINUE: return SF_GATE_WORD_CONTINUE;
+    case SF_GATE_PROMOTE: return SF_GATE_WORD_PROMOTE;
+    case SF_GATE_REJECT: return SF_GATE_WORD_REJECT;
+    case SF_GATE_INCONCLUSIVE: return SF_GATE_WORD_INCONCLUSIVE;
     default: return "?";
     }
 }

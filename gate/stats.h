@@ -337,12 +337,56 @@ enum {
     SF_GATE_INCONCLUSIVE = 3,
 };
 
-/* "continue", "promote", "reject", "inconclusive"; "?" otherwise. Static. */
+/* The decisions' words (verdict.json's "verdict", the loop's history). */
+#define SF_GATE_WORD_CONTINUE     "continue"
+#define SF_GATE_WORD_PROMOTE      "promote"
+#define SF_GATE_WORD_REJECT       "reject"
+#define SF_GATE_WORD_INCONCLUSIVE "inconclusive"
+
+/* SF_GATE_WORD_* of a decision; "?" otherwise. Static. */
 const char *sf_gate_decision_name(int decision);
 /* The decision a name says (exactly as sf_gate_decision_name writes it:
  * verdict.json's "verdict"), or SF_ENOTFOUND for any other string or NULL:
  * a reader treats an unknown word as an error, never as "not promoted". */
 int sf_gate_decision_lookup(const char *name);
+
+/* Keys of a gate run's verdict.json (written by coordinator/gate.c,
+ * docs/gate.md) that its readers use: the gate report needs every key of
+ * SF_GATE_VERDICT_REQUIRED; the loop records the verdict, pairs, llr,
+ * score_diff and win_rate_diff of each gate. */
+#define SF_GATE_VKEY_VERDICT       "verdict"
+#define SF_GATE_VKEY_PAIRS         "pairs"
+#define SF_GATE_VKEY_CHAMPION      "champion"
+#define SF_GATE_VKEY_CANDIDATE     "candidate"
+#define SF_GATE_VKEY_P_VALUE       "p_value"
+#define SF_GATE_VKEY_LLR           "llr"
+#define SF_GATE_VKEY_LLR_BOUNDS    "llr_bounds"
+#define SF_GATE_VKEY_SCORE_DIFF    "score_diff"
+#define SF_GATE_VKEY_SCORE_DIFF_CI "score_diff_ci"
+#define SF_GATE_VKEY_WIN_RATE_DIFF "win_rate_diff"
+#define SF_GATE_VKEY_PER_CLASS     "per_class"
+/* An initializer: the keys every verdict.json holds, in this order. */
+#define SF_GATE_VERDICT_REQUIRED                                                                 \
+    {                                                                                            \
+        SF_GATE_VKEY_VERDICT, SF_GATE_VKEY_PAIRS, SF_GATE_VKEY_CHAMPION, SF_GATE_VKEY_CANDIDATE, \
+            SF_GATE_VKEY_P_VALUE, SF_GATE_VKEY_LLR, SF_GATE_VKEY_LLR_BOUNDS,                     \
+            SF_GATE_VKEY_SCORE_DIFF, SF_GATE_VKEY_SCORE_DIFF_CI, SF_GATE_VKEY_WIN_RATE_DIFF,     \
+            SF_GATE_VKEY_PER_CLASS                                                               \
+    }
+
+/* Keys of a gate run's pairs.jsonl (one line per pair, coordinator/gate.c)
+ * that the gate report plots; SF_GATE_PAIRS_REQUIRED is an initializer of
+ * them all. */
+#define SF_GATE_PKEY_PAIR       "pair"
+#define SF_GATE_PKEY_LLR        "llr"
+#define SF_GATE_PKEY_SCORE_DIFF "score_diff"
+#define SF_GATE_PKEY_SCORE_LO   "score_lo"
+#define SF_GATE_PKEY_SCORE_HI   "score_hi"
+#define SF_GATE_PAIRS_REQUIRED                                                               \
+    {                                                                                        \
+        SF_GATE_PKEY_PAIR, SF_GATE_PKEY_LLR, SF_GATE_PKEY_SCORE_DIFF, SF_GATE_PKEY_SCORE_LO, \
+            SF_GATE_PKEY_SCORE_HI                                                            \
+    }
 
 /* The gate's rule. sf_gate_rule_default() gives the defaults chosen by
  * simulation (docs/gate.md, "Statistics and their validation"). */

@@ -349,8 +349,8 @@ static int parse_tol(const char *key, const char *text, sf_canary_tol *out, sf_e
             rc = sf_err_set(err, SF_EFORMAT, "metadata \"%s\": output \"%s\" is missing", key, on);
             goto done;
         }
-        json_t *ja = json_is_object(t) ? json_object_get(t, "abs") : NULL;
-        json_t *jr = json_is_object(t) ? json_object_get(t, "rel") : NULL;
+        json_t *ja = json_is_object(t) ? json_object_get(t, SF_CANARY_TOL_ABS) : NULL;
+        json_t *jr = json_is_object(t) ? json_object_get(t, SF_CANARY_TOL_REL) : NULL;
         if (!json_is_number(ja) || !json_is_number(jr) || json_object_size(t) != 2) {
             rc = sf_err_set(err, SF_EFORMAT,
                             "metadata \"%s\": output \"%s\" must be {\"abs\": number, "
@@ -673,8 +673,10 @@ static void fmt_tol(char *buf, size_t cap, const sf_canary_tol *t) {
         char a[32], r[32];
         fmt_shortest(a, sizeof a, t->out[o].abs);
         fmt_shortest(r, sizeof r, t->out[o].rel);
-        n += (size_t)snprintf(buf + n, cap - n, "%s\"%s\":{\"abs\":%s,\"rel\":%s}", o ? "," : "",
-                              sf_canary_output_name((sf_canary_output)o), a, r);
+        n +=
+            (size_t)snprintf(buf + n, cap - n,
+                             "%s\"%s\":{\"" SF_CANARY_TOL_ABS "\":%s,\"" SF_CANARY_TOL_REL "\":%s}",
+                             o ? "," : "", sf_canary_output_name((sf_canary_output)o), a, r);
     }
     if (n < cap)
         snprintf(buf + n, cap - n, "}");

@@ -186,14 +186,7 @@ void sf_cuda_free(sf_cuda *c);
 /* 1 when this build contains the cuda backend. */
 int sf_cuda_built(void);
 
-/* ---- bundle metadata shared by the writer and the loader ---- */
-#define SF_BUNDLE_FORMAT    "spirefleet-model"
-#define SF_POSITIONS_FORMAT "spirefleet-positions"
-#define SF_POLICY_INPUT     "card,target,query_cont"
-/* Canary tolerance metadata: SF_CANARY_TOL_KEY_PREFIX + precision name
- * (sf_canary_tol_key), the format-1 key, and the provenance entry. */
-#define SF_CANARY_TOL_KEY_PREFIX "canary_tolerance_"
-#define SF_CANARY_TOL_V1_KEY     "canary_tolerance"
-#define SF_CANARY_TOL_SOURCE_KEY "canary_tolerance_source"
+/* The bundle metadata the writer and the loader share (the format names,
+ * the policy input, the canary tolerance keys) is public: model.h. */
 
 #endif

@@ -74,6 +74,13 @@
  * per-precision tolerances of format 2 (docs/model.md "Canary tolerances"). */
 #define SF_BUNDLE_FORMAT_VERSION 2
 
+/* Metadata "format" of a bundle and of a position set, and a bundle's
+ * "policy_input" (what the policy head reads). Python's model.py takes them
+ * from the generated spirefleet/facts.py. */
+#define SF_BUNDLE_FORMAT    "spirefleet-model"
+#define SF_POSITIONS_FORMAT "spirefleet-positions"
+#define SF_POLICY_INPUT     "card,target,query_cont"
+
 /* The network's answer for one position. Fixed size (492 bytes).
  *   value[b]        P(outcome bin b), softmax over the 21 bins of
  *                   label/label.h (0..4 graded losses, 5..20 wins).
@@ -293,6 +300,15 @@ const char *sf_canary_output_name(sf_canary_output o);
  * JSON object with exactly the four output names, each an object with
  * exactly "abs" and "rel" (numbers). Static storage. */
 const char *sf_canary_tol_key(sf_precision p);
+/* Canary tolerance metadata: SF_CANARY_TOL_KEY_PREFIX + precision name
+ * (sf_canary_tol_key), the format-1 key, the provenance entry (not read),
+ * and the two parts of each output's tolerance. Python's model.py takes
+ * them from the generated spirefleet/facts.py. */
+#define SF_CANARY_TOL_KEY_PREFIX "canary_tolerance_"
+#define SF_CANARY_TOL_V1_KEY     "canary_tolerance"
+#define SF_CANARY_TOL_SOURCE_KEY "canary_tolerance_source"
+#define SF_CANARY_TOL_ABS        "abs"
+#define SF_CANARY_TOL_REL        "rel"
 
 /* The rule of the measured default tolerances (sf_canary_tol_measure),
  * indexed by sf_precision: headroom over the emulated error, the rel part

@@ -38,6 +38,7 @@
 #include "fleet/config.h"
 #include "gate/stats.h"
 #include "sf-fleet/cli.h"
+#include "sf-fleet/loop_state.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
@@ -62,7 +63,7 @@ static const char *str_of(json_t *o, const char *key) {
 }
 
 static int gen_of(const loop *l) {
-    return (int)json_integer_value(json_object_get(l->st, "generation"));
+    return (int)json_integer_value(json_object_get(l->st, SF_LOOP_KEY_GENERATION));
 }
 
 /* Durable: temp, fsync, rename (common/io.h). */
@@ -81,12 +82,13 @@ static int load_state(loop *l, sf_err *err) {
     char path[SF_CFG_PATH + 16];
     snprintf(path, sizeof path, "%s/loop.json", l->base);
     if (access(path, F_OK) != 0) {
-        l->st = json_pack("{s:s,s:s,s:i,s:s,s:s,s:[],s:[]}", "run", l->cfg.name, "config_digest",
-                          "", "generation", 0, "stage", "selfplay", "champion", "rollout",
-                          "history", "generations");
+        l->st = json_pack("{s:s,s:s,s:i,s:s,s:s,s:[],s:[]}", SF_LOOP_KEY_RUN, l->cfg.name,
+                          SF_LOOP_KEY_CONFIG_DIGEST, "", SF_LOOP_KEY_GENERATION, 0,
+                          SF_LOOP_KEY_STAGE, SF_LOOP_STAGE_SELFPLAY, SF_LOOP_KEY_CHAMPION,
+                          SF_LOOP_ROLLOUT, SF_LOOP_KEY_HISTORY, SF_LOOP_KEY_GENERATIONS);
         char digest[65];
         sf_config_digest(&l->cfg, digest);
-        json_object_set_new(l->st, "config_digest", json_string(digest));
+        json_object_set_new(l->st, SF_LOOP_KEY_CONFIG_DIGEST, json_string(digest));
         return save_state(l, err);
     }
     json_error_t je;
@@ -95,23 +97,24 @@ static int load_state(loop *l, sf_err *err) {
         return sf_err_set(err, SF_EFORMAT, "%s:%d: %s", path, je.line, je.text);
     char digest[65];
     sf_config_digest(&l->cfg, digest);
-    if (strcmp(str_of(l->st, "config_digest"), digest))
+    if (strcmp(str_of(l->st, SF_LOOP_KEY_CONFIG_DIGEST), digest))
         return sf_err_set(err, SF_ECONFIG,
                           "%s: this loop was started with config %.12s..., not %.12s...: use "
                           "another run.output_dir for another config",
-                          path, str_of(l->st, "config_digest"), digest);
+                          path, str_of(l->st, SF_LOOP_KEY_CONFIG_DIGEST), digest);
     return SF_OK;
 }
 
 static void set_stage(loop *l, const char *stage) {
-    json_object_set_new(l->st, "stage", json_string(stage));
+    json_object_set_new(l->st, SF_LOOP_KEY_STAGE, json_string(stage));
 }
 
 /* The record of generation g in loop.json (created on first use). */
 static json_t *gen_rec(loop *l, int g) {
-    json_t *a = json_object_get(l->st, "generations");
+    json_t *a = json_object_get(l->st, SF_LOOP_KEY_GENERATIONS);
     while ((int)json_array_size(a) <= g)
-        json_array_append_new(a, json_pack("{s:i}", "generation", (int)json_array_size(a)));
+        json_array_append_new(a,
+                              json_pack("{s:i}", SF_LOOP_KEY_GENERATION, (int)json_array_size(a)));
     return json_array_get(a, (size_t)g);
 }
 
@@ -242,8 +245,8 @@ static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) 
     snprintf(c.name, sizeof c.name, "%.40s-gen%d", l->cfg.name, g);
     snprintf(c.output_dir, sizeof c.output_dir, "%.150s/gen%d/selfplay", l->base, g);
     c.seed_start = l->cfg.seed_start + (uint64_t)g * l->cfg.seed_count;
-    const char *champ = str_of(l->st, "champion");
-    if (strcmp(champ, "rollout")) {
+    const char *champ = str_of(l->st, SF_LOOP_KEY_CHAMPION);
+    if (strcmp(champ, SF_LOOP_ROLLOUT)) {
         /* follow the registry: each job is bound to the champion when it
          * is first leased, so a promotion reaches self-play without an edit */
         snprintf(c.search.evaluator, sizeof c.search.evaluator, "net");
@@ -266,7 +269,7 @@ static void side(loop *l, struct sf_cfg_gate_side *s, const char *sha) {
     s->widening_alpha = -1;
     s->leaf_mix = -1; /* search.leaf_mix, for a network side */
     snprintf(s->select, sizeof s->select, "same");
-    if (!strcmp(sha, "rollout")) {
+    if (!strcmp(sha, SF_LOOP_ROLLOUT)) {
         snprintf(s->evaluator, sizeof s->evaluator, "rollout");
         return;
     }
@@ -286,8 +289,8 @@ static int gate_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
     c.seed_start = l->cfg.seed_start + (uint64_t)(l->cfg.loop.generations + 1) * l->cfg.seed_count +
                    (uint64_t)(g - 1) * l->cfg.loop.gate_seeds;
     c.seed_count = l->cfg.loop.gate_seeds;
-    side(l, &c.champion, str_of(l->st, "champion"));
-    side(l, &c.candidate, str_of(l->st, "candidate"));
+    side(l, &c.champion, str_of(l->st, SF_LOOP_KEY_CHAMPION));
+    side(l, &c.candidate, str_of(l->st, SF_LOOP_KEY_CANDIDATE));
     snprintf(c.evald.endpoint, sizeof c.evald.endpoint, "%s", l->evald_ep);
     c.evald.spawn = 0;
     snprintf(path, cap, "%s/gen%d/gate.yaml", l->base, g);
@@ -411,22 +414,22 @@ static int run_fleet_stage(loop *l, int g, const char *stage, const char *path, 
 static int stage_selfplay(loop *l, int g, sf_err *err) {
     char path[SF_CFG_PATH + 64], shards[SF_CFG_PATH + 64], what[128];
     int rc = selfplay_config(l, g, path, sizeof path, err);
-    const char *champ = str_of(l->st, "champion");
-    if (rc == SF_OK && strcmp(champ, "rollout"))
+    const char *champ = str_of(l->st, SF_LOOP_KEY_CHAMPION);
+    if (rc == SF_OK && strcmp(champ, SF_LOOP_ROLLOUT))
         rc = evald_up(l, champ, err);
     if (rc < 0)
         return rc;
     snprintf(what, sizeof what, "self-play with %s%.12s",
-             strcmp(champ, "rollout") ? "network " : "", champ);
+             strcmp(champ, SF_LOOP_ROLLOUT) ? "network " : "", champ);
     double secs;
-    rc = run_fleet_stage(l, g, "selfplay", path, what, &secs, err);
+    rc = run_fleet_stage(l, g, SF_LOOP_STAGE_SELFPLAY, path, what, &secs, err);
     if (rc < 0)
         return rc;
     snprintf(shards, sizeof shards, "%s/gen%d/selfplay/shards", l->base, g);
     json_t *r = gen_rec(l, g);
-    json_object_set_new(r, "labels", json_integer((json_int_t)count_labels(shards)));
-    json_object_set_new(r, "selfplay_model", json_string(champ));
-    json_object_set_new(r, "selfplay_seconds", json_real(secs));
+    json_object_set_new(r, SF_LOOP_KEY_LABELS, json_integer((json_int_t)count_labels(shards)));
+    json_object_set_new(r, SF_LOOP_KEY_SELFPLAY_MODEL, json_string(champ));
+    json_object_set_new(r, SF_LOOP_KEY_SELFPLAY_SECONDS, json_real(secs));
     return SF_OK;
 }
 
@@ -454,7 +457,7 @@ static int stage_train(loop *l, int g, sf_err *err) {
     snprintf(cfg, sizeof cfg, "%s/gen%d/selfplay.yaml", l->base, g - 1);
     snprintf(ck, sizeof ck, "%s/gen%d/train", l->base, g);
     snprintf(out, sizeof out, "%s/gen%d/train.json", l->base, g);
-    stage_log(l, "train", g, log, sizeof log);
+    stage_log(l, SF_LOOP_STAGE_TRAIN, g, log, sizeof log);
     int rc = mkdirs(ck, err);
     if (rc < 0)
         return rc;
@@ -472,7 +475,7 @@ static int stage_train(loop *l, int g, sf_err *err) {
     args[k++] = "--checkpoint";
     args[k++] = ck;
     args[k++] = "--parent-sha256";
-    args[k++] = (char *)str_of(l->st, "champion");
+    args[k++] = (char *)str_of(l->st, SF_LOOP_KEY_CHAMPION);
     args[k++] = "--shards";
     for (int h = g - 1; h >= 0 && k < MAXARG - 1; h--) {
         snprintf(dirs[h], sizeof dirs[h], "%s/gen%d/selfplay/shards", l->base, h);
@@ -492,8 +495,8 @@ static int stage_train(loop *l, int g, sf_err *err) {
     if (!res)
         return sf_err_set(err, SF_EFORMAT, "%s: the trainer printed no result", out);
     json_t *r = gen_rec(l, g);
-    json_object_set_new(r, "train", res);
-    json_object_set_new(r, "train_seconds", json_real(now_s() - t0));
+    json_object_set_new(r, SF_LOOP_KEY_TRAIN, res);
+    json_object_set_new(r, SF_LOOP_KEY_TRAIN_SECONDS, json_real(now_s() - t0));
     return SF_OK;
 }
 
@@ -510,7 +513,8 @@ static int stage_train(loop *l, int g, sf_err *err) {
  * fatal (the gate decides, this explains). */
 static void measure_siblings(loop *l, int g, const char *bundle) {
     json_t *r = gen_rec(l, g);
-    json_t *seeds_j = json_object_get(json_object_get(r, "train"), "val_seeds");
+    json_t *seeds_j =
+        json_object_get(json_object_get(r, SF_LOOP_KEY_TRAIN), SF_TRAIN_RESULT_VAL_SEEDS);
     size_t n_seeds = json_array_size(seeds_j);
     uint64_t *seeds = calloc(n_seeds ? n_seeds : 1, sizeof *seeds);
     char(*dirs)[SF_CFG_PATH + 40] = calloc((size_t)g, sizeof *dirs);
@@ -534,18 +538,18 @@ static void measure_siblings(loop *l, int g, const char *bundle) {
                                    &out, &err);
     }
     if (rc == SF_OK) {
-        json_t *na = json_object_get(out, "net_pairwise_accuracy");
-        json_t *ra = json_object_get(out, "rollout_pairwise_accuracy");
+        json_t *na = json_object_get(out, SF_SIBLINGS_KEY_NET_ACCURACY);
+        json_t *ra = json_object_get(out, SF_SIBLINGS_KEY_ROLLOUT_ACCURACY);
         fprintf(stderr,
                 "loop: generation %d: sibling ranking on %lld held-out decisions: network %.3f, "
                 "rollout %.3f (pairwise agreement with completed-Q)\n",
-                g, (long long)json_integer_value(json_object_get(out, "decisions")),
+                g, (long long)json_integer_value(json_object_get(out, SF_SIBLINGS_KEY_DECISIONS)),
                 json_number_value(na), json_number_value(ra));
     } else {
         fprintf(stderr, "loop: generation %d: no sibling ranking: %s\n", g, err.msg);
-        out = json_pack("{s:s}", "error", err.msg);
+        out = json_pack("{s:s}", SF_SIBLINGS_KEY_ERROR, err.msg);
     }
-    json_object_set_new(r, "siblings", out);
+    json_object_set_new(r, SF_LOOP_KEY_SIBLINGS, out);
     free(seeds);
     free(dirs);
     free(paths);
@@ -554,10 +558,10 @@ static void measure_siblings(loop *l, int g, const char *bundle) {
 static int stage_export(loop *l, int g, sf_err *err) {
     char log[SF_CFG_PATH + 64], out[SF_CFG_PATH + 64], tmp[SF_CFG_PATH + 64], digest[65];
     json_t *r = gen_rec(l, g);
-    const char *ck = str_of(json_object_get(r, "train"), "checkpoint");
+    const char *ck = str_of(json_object_get(r, SF_LOOP_KEY_TRAIN), SF_TRAIN_RESULT_CHECKPOINT);
     if (!ck[0])
         return sf_err_set(err, SF_EFORMAT, "generation %d: no checkpoint recorded", g);
-    stage_log(l, "export", g, log, sizeof log);
+    stage_log(l, SF_LOOP_STAGE_EXPORT, g, log, sizeof log);
     snprintf(out, sizeof out, "%s/gen%d/export.json", l->base, g);
     snprintf(tmp, sizeof tmp, "%s/gen%d/candidate.safetensors", l->base, g);
     sf_config_digest(&l->cfg, digest);
@@ -567,7 +571,7 @@ static int stage_export(loop *l, int g, sf_err *err) {
                     (char *)ck,
                     tmp,
                     "--parent-sha256",
-                    (char *)str_of(l->st, "champion"),
+                    (char *)str_of(l->st, SF_LOOP_KEY_CHAMPION),
                     "--config-digest",
                     digest,
                     NULL};
@@ -579,7 +583,7 @@ static int stage_export(loop *l, int g, sf_err *err) {
                        : sf_err_set(err, SF_ECHILD,
                                     "generation %d: export failed (exit %d); see %s", g, st, log);
     json_t *res = last_json(out);
-    const char *sha = str_of(res, "sha256");
+    const char *sha = str_of(res, SF_EXPORT_RESULT_SHA256);
     char canon[SF_SHA256_HEX_LEN + 1];
     if (!res || sf_sha256_hex_parse(sha, canon, err) < 0) {
         json_decref(res);
@@ -595,9 +599,9 @@ static int stage_export(loop *l, int g, sf_err *err) {
                           strerror(errno));
     if (sf_fsync_dir(l->models, err) < 0)
         return SF_EIO;
-    json_object_set_new(l->st, "candidate", json_string(canon));
-    json_object_set_new(r, "candidate", json_string(canon));
-    json_object_set_new(r, "export_seconds", json_real(now_s() - t0));
+    json_object_set_new(l->st, SF_LOOP_KEY_CANDIDATE, json_string(canon));
+    json_object_set_new(r, SF_LOOP_KEY_CANDIDATE, json_string(canon));
+    json_object_set_new(r, SF_LOOP_KEY_EXPORT_SECONDS, json_real(now_s() - t0));
     measure_siblings(l, g, dst);
     fprintf(stderr, "loop: generation %d: candidate %.12s... in %s\n", g, canon, l->models);
     return SF_OK;
@@ -607,16 +611,16 @@ static int stage_gate(loop *l, int g, sf_err *err) {
     char path[SF_CFG_PATH + 64], what[128];
     int rc = gate_config(l, g, path, sizeof path, err);
     if (rc == SF_OK)
-        rc = evald_up(l, str_of(l->st, "candidate"), err);
+        rc = evald_up(l, str_of(l->st, SF_LOOP_KEY_CANDIDATE), err);
     if (rc < 0)
         return rc;
-    snprintf(what, sizeof what, "gate %.12s... against %.12s", str_of(l->st, "candidate"),
-             str_of(l->st, "champion"));
+    snprintf(what, sizeof what, "gate %.12s... against %.12s", str_of(l->st, SF_LOOP_KEY_CANDIDATE),
+             str_of(l->st, SF_LOOP_KEY_CHAMPION));
     double secs;
-    rc = run_fleet_stage(l, g, "gate", path, what, &secs, err);
+    rc = run_fleet_stage(l, g, SF_LOOP_STAGE_GATE, path, what, &secs, err);
     if (rc < 0)
         return rc;
-    json_object_set_new(gen_rec(l, g), "gate_seconds", json_real(secs));
+    json_object_set_new(gen_rec(l, g), SF_LOOP_KEY_GATE_SECONDS, json_real(secs));
     return SF_OK;
 }
 
@@ -624,7 +628,7 @@ static int stage_gate(loop *l, int g, sf_err *err) {
  * both rewritten whole and durably from loop.json. */
 static int write_registry(loop *l, sf_err *err) {
     char path[SF_CFG_PATH + 32];
-    int rc = sf_registry_champion_write(l->models, str_of(l->st, "champion"), err);
+    int rc = sf_registry_champion_write(l->models, str_of(l->st, SF_LOOP_KEY_CHAMPION), err);
     if (rc < 0)
         return rc;
     char *text = NULL;
@@ -632,7 +636,7 @@ static int write_registry(loop *l, sf_err *err) {
     FILE *m = open_memstream(&text, &len);
     size_t i;
     json_t *h;
-    json_array_foreach(json_object_get(l->st, "history"), i, h) {
+    json_array_foreach(json_object_get(l->st, SF_LOOP_KEY_HISTORY), i, h) {
         char *s = json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
         fprintf(m, "%s\n", s ? s : "{}");
         free(s);
@@ -652,7 +656,7 @@ static int stage_decide(loop *l, int g, sf_err *err) {
     json_t *v = json_load_file(path, 0, &je);
     if (!v)
         return sf_err_set(err, SF_EFORMAT, "%s: %s", path, je.text);
-    const char *verdict = str_of(v, "verdict");
+    const char *verdict = str_of(v, SF_GATE_VKEY_VERDICT);
     int decision = sf_gate_decision_lookup(verdict);
     if (decision != SF_GATE_PROMOTE && decision != SF_GATE_REJECT &&
         decision != SF_GATE_INCONCLUSIVE) {
@@ -662,20 +666,23 @@ static int stage_decide(loop *l, int g, sf_err *err) {
                           "reject or inconclusive)",
                           path, verdict);
     }
-    const char *cand = str_of(l->st, "candidate");
-    json_t *h = json_pack("{s:i,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:s}", "generation", g, "candidate",
-                          cand, "champion", str_of(l->st, "champion"), "verdict", verdict, "pairs",
-                          json_object_get(v, "pairs"), "llr", json_object_get(v, "llr"),
-                          "score_diff", json_object_get(v, "score_diff"), "win_rate_diff",
-                          json_object_get(v, "win_rate_diff"), "gate", rel);
-    json_array_append_new(json_object_get(l->st, "history"), h);
-    json_object_set(gen_rec(l, g), "verdict", json_object_get(h, "verdict"));
-    json_object_set(gen_rec(l, g), "score_diff", json_object_get(v, "score_diff"));
+    const char *cand = str_of(l->st, SF_LOOP_KEY_CANDIDATE);
+    json_t *h = json_pack(
+        "{s:i,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:s}", SF_LOOP_KEY_GENERATION, g, SF_LOOP_KEY_CANDIDATE,
+        cand, SF_LOOP_KEY_CHAMPION, str_of(l->st, SF_LOOP_KEY_CHAMPION), SF_LOOP_KEY_VERDICT,
+        verdict, SF_LOOP_KEY_PAIRS, json_object_get(v, SF_GATE_VKEY_PAIRS), SF_LOOP_KEY_LLR,
+        json_object_get(v, SF_GATE_VKEY_LLR), SF_LOOP_KEY_SCORE_DIFF,
+        json_object_get(v, SF_GATE_VKEY_SCORE_DIFF), SF_LOOP_KEY_WIN_RATE_DIFF,
+        json_object_get(v, SF_GATE_VKEY_WIN_RATE_DIFF), SF_LOOP_KEY_GATE, rel);
+    json_array_append_new(json_object_get(l->st, SF_LOOP_KEY_HISTORY), h);
+    json_object_set(gen_rec(l, g), SF_LOOP_KEY_VERDICT, json_object_get(h, SF_LOOP_KEY_VERDICT));
+    json_object_set(gen_rec(l, g), SF_LOOP_KEY_SCORE_DIFF,
+                    json_object_get(v, SF_GATE_VKEY_SCORE_DIFF));
     fprintf(stderr, "loop: generation %d: %s after %lld pairs (score difference %+.4f)\n", g,
-            verdict, (long long)json_integer_value(json_object_get(v, "pairs")),
-            json_real_value(json_object_get(v, "score_diff")));
+            verdict, (long long)json_integer_value(json_object_get(v, SF_GATE_VKEY_PAIRS)),
+            json_real_value(json_object_get(v, SF_GATE_VKEY_SCORE_DIFF)));
     if (decision == SF_GATE_PROMOTE)
-        json_object_set_new(l->st, "champion", json_string(cand));
+        json_object_set_new(l->st, SF_LOOP_KEY_CHAMPION, json_string(cand));
     json_decref(v);
     return write_registry(l, err);
 }
@@ -739,46 +746,47 @@ int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *sto
     if (rc == SF_OK)
         rc = load_state(&l, &err);
     int G = (int)l.cfg.loop.generations;
-    while (rc == SF_OK && strcmp(str_of(l.st, "stage"), "done")) {
+    while (rc == SF_OK && strcmp(str_of(l.st, SF_LOOP_KEY_STAGE), SF_LOOP_STAGE_DONE)) {
         int g = gen_of(&l);
-        const char *stage = str_of(l.st, "stage");
-        const char *next = "done";
-        if (!strcmp(stage, "selfplay")) {
+        const char *stage = str_of(l.st, SF_LOOP_KEY_STAGE);
+        const char *next = SF_LOOP_STAGE_DONE;
+        if (!strcmp(stage, SF_LOOP_STAGE_SELFPLAY)) {
             rc = stage_selfplay(&l, g, &err);
-            json_object_set_new(l.st, "generation", json_integer(g + 1));
-            next = "train";
-        } else if (!strcmp(stage, "train")) {
+            json_object_set_new(l.st, SF_LOOP_KEY_GENERATION, json_integer(g + 1));
+            next = SF_LOOP_STAGE_TRAIN;
+        } else if (!strcmp(stage, SF_LOOP_STAGE_TRAIN)) {
             rc = stage_train(&l, g, &err);
-            next = "export";
-        } else if (!strcmp(stage, "export")) {
+            next = SF_LOOP_STAGE_EXPORT;
+        } else if (!strcmp(stage, SF_LOOP_STAGE_EXPORT)) {
             rc = stage_export(&l, g, &err);
-            next = "gate";
-        } else if (!strcmp(stage, "gate")) {
+            next = SF_LOOP_STAGE_GATE;
+        } else if (!strcmp(stage, SF_LOOP_STAGE_GATE)) {
             rc = stage_gate(&l, g, &err);
-            next = "decide";
-        } else if (!strcmp(stage, "decide")) {
+            next = SF_LOOP_STAGE_DECIDE;
+        } else if (!strcmp(stage, SF_LOOP_STAGE_DECIDE)) {
             rc = stage_decide(&l, g, &err);
-            next = g < G ? "selfplay" : "done";
+            next = g < G ? SF_LOOP_STAGE_SELFPLAY : SF_LOOP_STAGE_DONE;
         } else {
             rc = sf_err_set(&err, SF_EFORMAT, "%s/loop.json: unknown stage '%s'", l.base, stage);
         }
         if (rc == SF_OK) {
             set_stage(&l, next);
             rc = save_state(&l, &err);
-        } else if (!strcmp(stage, "selfplay")) {
-            json_object_set_new(l.st, "generation", json_integer(g)); /* not done: again */
+        } else if (!strcmp(stage, SF_LOOP_STAGE_SELFPLAY)) {
+            json_object_set_new(l.st, SF_LOOP_KEY_GENERATION,
+                                json_integer(g)); /* not done: again */
         }
     }
     int code = 0;
     if (rc == SF_OK) {
         reports(&l);
         fprintf(stderr, "loop: %s done: %d generations, champion %s\n", l.cfg.name, G,
-                str_of(l.st, "champion"));
+                str_of(l.st, SF_LOOP_KEY_CHAMPION));
     } else if (rc == SF_ESTATE && *stop) {
         fprintf(stderr,
                 "loop: stopped in generation %d, stage %s; run `sf-fleet loop %s` again "
                 "to resume\n",
-                gen_of(&l), str_of(l.st, "stage"), argv[1]);
+                gen_of(&l), str_of(l.st, SF_LOOP_KEY_STAGE), argv[1]);
         code = 3;
     } else {
         fprintf(stderr, "sf-fleet loop: %s\n", err.msg);
@@ -802,32 +810,33 @@ int loop_status(const char *dir) {
                 je.text);
         return 1;
     }
-    printf("loop %s: generation %lld, stage %s, champion %s\n", str_of(st, "run"),
-           (long long)json_integer_value(json_object_get(st, "generation")), str_of(st, "stage"),
-           str_of(st, "champion"));
+    printf("loop %s: generation %lld, stage %s, champion %s\n", str_of(st, SF_LOOP_KEY_RUN),
+           (long long)json_integer_value(json_object_get(st, SF_LOOP_KEY_GENERATION)),
+           str_of(st, SF_LOOP_KEY_STAGE), str_of(st, SF_LOOP_KEY_CHAMPION));
     size_t i;
     json_t *r;
-    json_array_foreach(json_object_get(st, "generations"), i, r) {
-        if (json_object_get(r, "labels"))
+    json_array_foreach(json_object_get(st, SF_LOOP_KEY_GENERATIONS), i, r) {
+        if (json_object_get(r, SF_LOOP_KEY_LABELS))
             printf("  gen %zu: labels %lld", i,
-                   (long long)json_integer_value(json_object_get(r, "labels")));
-        else if (!strcmp(str_of(st, "stage"), "done"))
+                   (long long)json_integer_value(json_object_get(r, SF_LOOP_KEY_LABELS)));
+        else if (!strcmp(str_of(st, SF_LOOP_KEY_STAGE), SF_LOOP_STAGE_DONE))
             printf("  gen %zu: (no self-play after the last gate)", i);
         else
             printf("  gen %zu: (no self-play yet)", i);
-        json_t *val = json_object_get(json_object_get(r, "train"), "val");
+        json_t *val = json_object_get(json_object_get(r, SF_LOOP_KEY_TRAIN), SF_TRAIN_RESULT_VAL);
         if (val)
-            printf("%s val value %.3f policy %.3f", json_object_get(r, "labels") ? "," : "",
+            printf("%s val value %.3f policy %.3f",
+                   json_object_get(r, SF_LOOP_KEY_LABELS) ? "," : "",
                    json_number_value(json_object_get(val, "value")),
                    json_number_value(json_object_get(val, "policy")));
-        json_t *sib = json_object_get(r, "siblings");
-        if (json_is_real(json_object_get(sib, "net_pairwise_accuracy")))
+        json_t *sib = json_object_get(r, SF_LOOP_KEY_SIBLINGS);
+        if (json_is_real(json_object_get(sib, SF_SIBLINGS_KEY_NET_ACCURACY)))
             printf(", siblings %.3f (rollout %.3f)",
-                   json_number_value(json_object_get(sib, "net_pairwise_accuracy")),
-                   json_number_value(json_object_get(sib, "rollout_pairwise_accuracy")));
-        if (json_object_get(r, "verdict"))
-            printf(", gate %s (score difference %+.4f)", str_of(r, "verdict"),
-                   json_number_value(json_object_get(r, "score_diff")));
+                   json_number_value(json_object_get(sib, SF_SIBLINGS_KEY_NET_ACCURACY)),
+                   json_number_value(json_object_get(sib, SF_SIBLINGS_KEY_ROLLOUT_ACCURACY)));
+        if (json_object_get(r, SF_LOOP_KEY_VERDICT))
+            printf(", gate %s (score difference %+.4f)", str_of(r, SF_LOOP_KEY_VERDICT),
+                   json_number_value(json_object_get(r, SF_LOOP_KEY_SCORE_DIFF)));
         printf("\n");
     }
     json_decref(st);

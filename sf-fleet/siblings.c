@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "sf-fleet/cli.h"
+#include "sf-fleet/loop_state.h"
 #include "shard/shard.h"
 #include "worker/worker.h"
 
@@ -94,12 +95,13 @@ int siblings_measure_json(const sf_run_config *cfg, const char *bundle, const ch
         json_t *j = json_object();
         json_object_set_new(j, "model_sha256", json_string(ev->model_sha256));
         json_object_set_new(j, "shards", json_integer((json_int_t)n));
-        json_object_set_new(j, "decisions", json_integer((json_int_t)rep.decisions));
+        json_object_set_new(j, SF_SIBLINGS_KEY_DECISIONS, json_integer((json_int_t)rep.decisions));
         json_object_set_new(j, "pairs", json_integer((json_int_t)rep.pairs));
         json_object_set_new(j, "fights", json_integer((json_int_t)rep.fights));
         json_object_set_new(j, "fights_skipped", json_integer((json_int_t)rep.fights_skipped));
-        json_object_set_new(j, "net_pairwise_accuracy", real_or_null(rep.net_accuracy));
-        json_object_set_new(j, "rollout_pairwise_accuracy", real_or_null(rep.rollout_accuracy));
+        json_object_set_new(j, SF_SIBLINGS_KEY_NET_ACCURACY, real_or_null(rep.net_accuracy));
+        json_object_set_new(j, SF_SIBLINGS_KEY_ROLLOUT_ACCURACY,
+                            real_or_null(rep.rollout_accuracy));
         json_object_set_new(j, "net_kendall_tau", real_or_null(rep.net_tau));
         json_object_set_new(j, "rollout_kendall_tau", real_or_null(rep.rollout_tau));
         *out = j;

@@ -64,16 +64,11 @@
 #include "proto/pbuf.h"
 #include "shard/shard.h"
 
-#define SF_BLOCK_MAGIC      0x31424653u /* "SFB1" little-endian: format 1 */
-#define SF_BLOCK_MAGIC_V2   0x32424653u /* "SFB2" little-endian: format 2 */
-#define SF_BLOCK_HEADER_MIN 20u         /* n = 0 would be 20 bytes; n >= 1 */
+/* The block magics, trailer magic and version, footer size and database
+ * names are format facts readers outside C need: shard.h "Format
+ * constants". */
+#define SF_BLOCK_HEADER_MIN 20u /* n = 0 would be 20 bytes; n >= 1 */
 
-#define SF_TRAILER_MAGIC      "SFSEAL01"
-#define SF_TRAILER_VERSION    1u
-#define SF_TRAILER_FOOTER     64u
-#define SF_MANIFEST_KEY       "manifest"
-#define SF_DB_RECORDS         "records"
-#define SF_DB_META            "meta"
 #define SF_MANIFEST_MAX_BYTES (1u << 20)
 /* LMDB 0.9's page header (PAGEHDRSZ on 64-bit): an overflow value's data
  * starts this far into its first page. Used only to tell record-block pages

@@ -16,7 +16,8 @@ int sf_manifest_decode(const uint8_t *bytes, size_t len, Spirefleet__ShardManife
     char field[128];
     if (!sf_pb_strings_utf8(&m->base, field, sizeof field))
         rc = sf_err_set(err, SF_ECORRUPT, "manifest: %s is not valid UTF-8", field);
-    else if (m->format_version != 1 && m->format_version != SF_SHARD_FORMAT_VERSION)
+    else if (m->format_version < SF_SHARD_FORMAT_VERSION_MIN ||
+             m->format_version > SF_SHARD_FORMAT_VERSION)
         rc = sf_err_set(err, SF_EVERSION, "manifest: format_version %u, this reader knows 1 and %d",
                         m->format_version, SF_SHARD_FORMAT_VERSION);
     else if (m->schema_version != SF_LABEL_SCHEMA_VERSION)

@@ -83,6 +83,23 @@
  * zstd frame; 1: every record its own frame. Readers read both. */
 #define SF_SHARD_FORMAT_VERSION 2
 
+/* The oldest format_version readers still read. */
+#define SF_SHARD_FORMAT_VERSION_MIN 1
+
+/* The bytes of the file (docs/format.md; shard/internal.h draws them): the
+ * magic of a records block of format 1 and 2 (u32 little-endian), the seal
+ * trailer's magic, version and footer size, the two LMDB databases and the
+ * manifest's key in `meta`. Python's reader takes them from the generated
+ * spirefleet/facts.py. */
+#define SF_BLOCK_MAGIC     0x31424653u /* "SFB1" little-endian: format 1 */
+#define SF_BLOCK_MAGIC_V2  0x32424653u /* "SFB2" little-endian: format 2 */
+#define SF_TRAILER_MAGIC   "SFSEAL01"
+#define SF_TRAILER_VERSION 1u
+#define SF_TRAILER_FOOTER  64u
+#define SF_MANIFEST_KEY    "manifest"
+#define SF_DB_RECORDS      "records"
+#define SF_DB_META         "meta"
+
 #define SF_SHARD_SUFFIX      ".shard" /* sealed shards in a directory         */
 #define SF_SHARD_KEY_ID_MAX  16       /* a worker key id (common/zsec.h), hex      */
 #define SF_SHARD_TEMP_SUFFIX ".tmp"   /* a writer's temporary file            */

@@ -28,16 +28,17 @@ import os
 import numpy as np
 
 from .dataset import ShardDataset
+from .facts import BATCH_DIMS, ERR_MSG_MAX
 
 _LIB_NAME = "libsfbatch.so"
 
 
 class _Err(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 512)]
+    _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * ERR_MSG_MAX)]
 
 
 class _Dims(ctypes.Structure):
-    _fields_ = [(k, ctypes.c_uint32) for k in ("b", "t", "q", "c", "f", "g")]
+    _fields_ = [(k, ctypes.c_uint32) for k in BATCH_DIMS]
 
 
 def _load_lib():

@@ -47,6 +47,7 @@ import sys
 import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
+from .facts import COUNTER_ENGINE_LIMIT, COUNTER_TURN_LIMIT
 from .shard import (SHARD_SUFFIX, FrameCache, check_canonical_name, load_quarantine, open_shard,
                     quarantined, read_before)
 
@@ -157,8 +158,8 @@ class ShardDataset(_Base):
                 if p in in_dir:  # a directory holds a shard under its own name only
                     check_canonical_name(p, s.manifest["run_id"], s.manifest["job_id"])
                 counters = (s.manifest.get("stats") or {}).get("counters") or {}
-                skip_engine = skip_engine_limit and counters.get("engine_limit_fights", 0)
-                skip_turn = skip_turn_limit and counters.get("turn_limit_fights", 0)
+                skip_engine = skip_engine_limit and counters.get(COUNTER_ENGINE_LIMIT, 0)
+                skip_turn = skip_turn_limit and counters.get(COUNTER_TURN_LIMIT, 0)
                 keep = None
                 skipped = [0, 0]
                 if skip_engine or skip_turn:

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from . import model as M
+from .facts import EXPORT_RESULT_SHA256, LOOP_ROLLOUT
 from .train import FINAL, TrainError, load_checkpoint
 
 
@@ -55,7 +56,7 @@ def lineage(ck, parent_sha256=None, config_digest=None):
     tc = ck["train_config"]
     return {
         "created_by": "spirefleet.export",
-        "parent_sha256": parent_sha256 or ck.get("parent_sha256") or "rollout",
+        "parent_sha256": parent_sha256 or ck.get("parent_sha256") or LOOP_ROLLOUT,
         "trained_on_shards": ",".join(s["digest"] for s in w["shards"]),
         "trained_on_labels": str(w["labels"]),
         "trained_on_records": str(w["train_records"]),
@@ -82,7 +83,7 @@ def export(checkpoint, out, parent_sha256=None, config_digest=None):
             path, " (training has not finished: no final.pt)" if os.path.isdir(checkpoint)
             else ""))
     ck = load_checkpoint(path)
-    if parent_sha256 is not None and parent_sha256 != "rollout":
+    if parent_sha256 is not None and parent_sha256 != LOOP_ROLLOUT:
         parent_sha256 = _hex64(parent_sha256, "--parent-sha256")
     if config_digest is not None:
         config_digest = _hex64(config_digest, "--config-digest")
@@ -124,7 +125,7 @@ def main(argv=None):
     except (TrainError, ValueError, KeyError, OSError) as e:
         print("spirefleet.export: %s" % e, file=sys.stderr)
         return 1
-    print(json.dumps({"bundle": a.out, "sha256": sha}), flush=True)
+    print(json.dumps({"bundle": a.out, EXPORT_RESULT_SHA256: sha}), flush=True)
     return 0
 
 

@@ -30,8 +30,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-VERDICT_KEYS = ("verdict", "pairs", "champion", "candidate", "p_value", "llr", "llr_bounds",
-                "score_diff", "score_diff_ci", "win_rate_diff", "per_class")
+# The keys every verdict.json and pairs.jsonl line holds and the verdict
+# words: gate/stats.h, through the generated facts.py.
+from .facts import (PAIR_KEYS, VERDICT_INCONCLUSIVE, VERDICT_KEYS, VERDICT_PROMOTE,  # noqa: E402
+                    VERDICT_REJECT)
 
 
 def load(run_dir):
@@ -62,7 +64,7 @@ def load(run_dir):
     except OSError as e:
         raise ValueError("%s: %s" % (ppath, e.strerror))
     for i, p in enumerate(pairs):
-        for k in ("pair", "llr", "score_diff", "score_lo", "score_hi"):
+        for k in PAIR_KEYS:
             if k not in p:
                 raise ValueError("%s:%d: missing key %s" % (ppath, i + 1, k))
     return verdict, pairs
@@ -85,8 +87,8 @@ def plot_llr(verdict, pairs, out):
     x = [p["pair"] for p in pairs]
     ax.plot(x, [p["llr"] for p in pairs], color="#1f4e79", lw=1.4, label="LLR")
     lo, hi = verdict["llr_bounds"]
-    ax.axhline(hi, color="#2e7d32", ls="--", lw=1, label="promote bound %.2f" % hi)
-    ax.axhline(lo, color="#c62828", ls="--", lw=1, label="reject bound %.2f" % lo)
+    ax.axhline(hi, color="#2e7d32", ls="--", lw=1, label="%s bound %.2f" % (VERDICT_PROMOTE, hi))
+    ax.axhline(lo, color="#c62828", ls="--", lw=1, label="%s bound %.2f" % (VERDICT_REJECT, lo))
     mp = verdict.get("rule", {}).get("min_pairs")
     if mp:
         ax.axvline(mp, color="#888888", ls=":", lw=1, label="min_pairs %d" % mp)
@@ -181,7 +183,7 @@ body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; 
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 .verdict { font-size: 1.3em; font-weight: bold; }
-.promote { color: #2e7d32; } .reject { color: #c62828; } .inconclusive { color: #6d4c41; }
+%(verdict_css)s
 figure { margin: 1.5em 0; }
 </style></head>
 <body>
@@ -200,7 +202,9 @@ figure { margin: 1.5em 0; }
 </body></html>
 """ % {"run": html.escape(str(verdict.get("run", os.path.basename(os.path.abspath(run_dir))))),
        "cls": html.escape(verdict["verdict"]), "line": html.escape(line), "table": table,
-       "llr": svg_llr, "score": svg_score, "classes": svg_classes, "cls_rows": cls}
+       "llr": svg_llr, "score": svg_score, "classes": svg_classes, "cls_rows": cls,
+       "verdict_css": ".%s { color: #2e7d32; } .%s { color: #c62828; } .%s { color: #6d4c41; }"
+       % (VERDICT_PROMOTE, VERDICT_REJECT, VERDICT_INCONCLUSIVE)}
     path = os.path.join(out, "report.html")
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

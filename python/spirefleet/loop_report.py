@@ -31,8 +31,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import gate_report  # noqa: E402
+from . import facts as F  # noqa: E402
 
 HEADS = ("value", "policy", "forecast")
+# loop.json's keys (sf-fleet/loop_state.h, through facts.py)
+GENS, GEN, HIST = F.LOOP_KEY_GENERATIONS, F.LOOP_KEY_GENERATION, F.LOOP_KEY_HISTORY
+TRAIN, SIB = F.LOOP_KEY_TRAIN, F.LOOP_KEY_SIBLINGS
 
 
 def load(run_dir):
@@ -48,23 +52,23 @@ def load(run_dir):
 
 def learning_curve(state, out_dir):
     """Write learning.png/.svg; return the generations drawn."""
-    gens = [g for g in state.get("generations", []) if g.get("train")]
+    gens = [g for g in state.get(GENS, []) if g.get(TRAIN)]
     fig, axes = plt.subplots(1, len(HEADS) + 3, figsize=(4.2 * (len(HEADS) + 3), 3.6))
-    xs = [g["generation"] for g in gens]
+    xs = [g[GEN] for g in gens]
     ax = axes[0]
-    played = [g for g in state.get("generations", []) if g.get("labels") is not None]
-    ax.bar([g["generation"] for g in played], [g["labels"] for g in played], color="#9fb8d0",
-           label="self-play labels")
-    ax.plot(xs, [g["train"].get("labels") for g in gens], "o-", color="#1f4e79",
-            label="trained on (window)")
+    played = [g for g in state.get(GENS, []) if g.get(F.LOOP_KEY_LABELS) is not None]
+    ax.bar([g[GEN] for g in played], [g[F.LOOP_KEY_LABELS] for g in played],
+           color="#9fb8d0", label="self-play labels")
+    ax.plot(xs, [g[TRAIN].get(F.TRAIN_RESULT_LABELS) for g in gens], "o-",
+            color="#1f4e79", label="trained on (window)")
     ax.set_title("labels")
     ax.set_xlabel("generation")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_xticks([g["generation"] for g in state.get("generations", [])])
+    ax.set_xticks([g[GEN] for g in state.get(GENS, [])])
     for ax, head in zip(axes[1:], HEADS):
-        val = [g["train"].get("val", {}).get(head) for g in gens]
-        base = [g["train"].get("baseline", {}).get(head) for g in gens]
+        val = [g[TRAIN].get(F.TRAIN_RESULT_VAL, {}).get(head) for g in gens]
+        base = [g[TRAIN].get(F.TRAIN_RESULT_BASELINE, {}).get(head) for g in gens]
         ax.plot(xs, val, "o-", color="#1f4e79", label="validation loss")
         ax.plot(xs, base, "s--", color="#b0413e", label="baseline")
         ax.set_title(head)
@@ -74,11 +78,11 @@ def learning_curve(state, out_dir):
             ax.set_xticks(xs)
     axes[1].legend(fontsize=8)
     ax = axes[len(HEADS) + 1]
-    sib = [g for g in gens if (g.get("siblings") or {}).get("net_pairwise_accuracy") is not None]
-    sx = [g["generation"] for g in sib]
-    ax.plot(sx, [g["siblings"]["net_pairwise_accuracy"] for g in sib], "o-", color="#1f4e79",
+    sib = [g for g in gens if (g.get(SIB) or {}).get(F.SIBLINGS_KEY_NET_ACCURACY) is not None]
+    sx = [g[GEN] for g in sib]
+    ax.plot(sx, [g[SIB][F.SIBLINGS_KEY_NET_ACCURACY] for g in sib], "o-", color="#1f4e79",
             label="network")
-    ax.plot(sx, [g["siblings"]["rollout_pairwise_accuracy"] for g in sib], "s--",
+    ax.plot(sx, [g[SIB][F.SIBLINGS_KEY_ROLLOUT_ACCURACY] for g in sib], "s--",
             color="#b0413e", label="one rollout")
     ax.axhline(0.5, color="black", lw=0.6, ls=":")
     ax.set_title("sibling ranking (pairwise agreement)")
@@ -88,10 +92,11 @@ def learning_curve(state, out_dir):
     if sx:
         ax.set_xticks(sx)
     ax = axes[-1]
-    gx = [g["generation"] for g in state.get("generations", []) if "score_diff" in g]
-    gy = [g["score_diff"] for g in state.get("generations", []) if "score_diff" in g]
-    verdicts = {h["generation"]: h.get("verdict") for h in state.get("history", [])}
-    colours = ["#2e7d32" if verdicts.get(x) == "promote" else "#9e9e9e" for x in gx]
+    gated = [g for g in state.get(GENS, []) if F.LOOP_KEY_SCORE_DIFF in g]
+    gx = [g[GEN] for g in gated]
+    gy = [g[F.LOOP_KEY_SCORE_DIFF] for g in gated]
+    verdicts = {h[GEN]: h.get(F.LOOP_KEY_VERDICT) for h in state.get(HIST, [])}
+    colours = ["#2e7d32" if verdicts.get(x) == F.VERDICT_PROMOTE else "#9e9e9e" for x in gx]
     ax.bar(gx, gy, color=colours)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_title("gate: score difference vs champion")
@@ -99,7 +104,7 @@ def learning_curve(state, out_dir):
     ax.grid(alpha=0.3)
     if gx:
         ax.set_xticks(gx)
-    fig.suptitle("Loop %s" % state.get("run", ""))
+    fig.suptitle("Loop %s" % state.get(F.LOOP_KEY_RUN, ""))
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "learning.png"), dpi=110)
     fig.savefig(os.path.join(out_dir, "learning.svg"))
@@ -113,18 +118,19 @@ def figures(state):
     candidate's sibling ranking, the gate's verdict and paired score
     difference against the champion it faced, seconds per stage)."""
     rows = []
-    history = {h["generation"]: h for h in state.get("history", [])}
-    for g in state.get("generations", []):
-        t = g.get("train") or {}
-        h = history.get(g["generation"], {})
-        rows.append({"bench": "loop.generation", "generation": g["generation"],
-                     "labels": g.get("labels"), "selfplay_model": g.get("selfplay_model"),
-                     "val": t.get("val"), "baseline": t.get("baseline"),
-                     "train_records": t.get("train_records"),
-                     "siblings": g.get("siblings"),
-                     "verdict": h.get("verdict"), "against": h.get("champion"),
-                     "pairs": h.get("pairs"), "score_diff": h.get("score_diff"),
-                     "win_rate_diff": h.get("win_rate_diff"),
+    history = {h[GEN]: h for h in state.get(HIST, [])}
+    for g in state.get(GENS, []):
+        t = g.get(TRAIN) or {}
+        h = history.get(g[GEN], {})
+        rows.append({"bench": "loop.generation", "generation": g[GEN],
+                     "labels": g.get(F.LOOP_KEY_LABELS),
+                     "selfplay_model": g.get(F.LOOP_KEY_SELFPLAY_MODEL),
+                     "val": t.get(F.TRAIN_RESULT_VAL), "baseline": t.get(F.TRAIN_RESULT_BASELINE),
+                     "train_records": t.get(F.TRAIN_RESULT_TRAIN_RECORDS),
+                     "siblings": g.get(SIB),
+                     "verdict": h.get(F.LOOP_KEY_VERDICT), "against": h.get(F.LOOP_KEY_CHAMPION),
+                     "pairs": h.get(F.LOOP_KEY_PAIRS), "score_diff": h.get(F.LOOP_KEY_SCORE_DIFF),
+                     "win_rate_diff": h.get(F.LOOP_KEY_WIN_RATE_DIFF),
                      "seconds": {k[:-8]: round(v, 1) for k, v in g.items()
                                  if k.endswith("_seconds")}})
     return rows
@@ -144,8 +150,8 @@ def main(argv=None):
                 print(json.dumps(row, sort_keys=True))
             return 0
         learning_curve(state, a.run_dir)
-        for g in state.get("generations", []):
-            d = os.path.join(a.run_dir, "gen%d" % g["generation"], "gate")
+        for g in state.get(GENS, []):
+            d = os.path.join(a.run_dir, "gen%d" % g[GEN], "gate")
             if os.path.exists(os.path.join(d, "gate", "verdict.json")):
                 gate_report.write_report(d)
     except ValueError as e:

@@ -44,26 +44,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# Tokenizer layout (engine/engine.h, SF_FEAT_*); a bundle records these and
-# the C loader refuses one that differs.
-FEAT_VERSION = 3
-MAX_TOKENS = 128
-NCAT = 4
-NCONT = 16
-MAX_QUERIES = 80
-NQCONT = 8
-NTYPES = 12
-VOCAB = (512, 32, 32, 16)
+# Tokenizer layout (engine/engine.h, SF_FEAT_*, through the generated
+# facts.py); a bundle records these and the C loader refuses one that differs.
+from .facts import (FEAT_VERSION, MAX_QUERIES, MAX_TOKENS, NCAT, NCONT,  # noqa: E402,F401
+                    NQCONT, NTYPES, VOCAB)
 
 # The heads' targets: the label contract (label/label.h, generated contract.py).
 from .contract import FORECAST_COLUMNS as FORECAST_TARGETS  # noqa: E402
 from .contract import FORECAST_H as HORIZONS  # noqa: E402
 from .contract import SCHEMA_VERSION as LABEL_SCHEMA_VERSION  # noqa: E402
 from .contract import VALUE_BINS  # noqa: E402
-POLICY_INPUT = "card,target,query_cont"
-BUNDLE_FORMAT = "spirefleet-model"
-BUNDLE_FORMAT_VERSION = 2          # this module writes 2 and reads 1 and 2
-POSITIONS_FORMAT = "spirefleet-positions"
+# Bundle and position-set metadata (model/model.h, through facts.py); this
+# module writes BUNDLE_FORMAT_VERSION and reads 1 and it.
+from .facts import (BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, POLICY_INPUT,  # noqa: E402
+                    POSITIONS_FORMAT)
 LN_EPS = 1e-5
 
 ARCHS = {
@@ -79,25 +73,22 @@ POSITION_ARRAYS = ("n_tokens", "n_queries", "type", "cat", "cont", "query",
                    "qcont")
 # The canary's outputs, in the order of the C enum sf_canary_output: also the
 # output names of the tolerance metadata.
-OUTPUT_ARRAYS = ("value", "p_win", "forecast", "policy")
+from .facts import CANARY_OUTPUTS as OUTPUT_ARRAYS  # noqa: E402
 
-# Canary tolerances (docs/model.md "Canary tolerances"; model/model.h and
-# model/internal.h hold the same names and numbers, and
-# tests/integration/test_canary_tolerance.py checks that they agree).
+# Canary tolerances (docs/model.md "Canary tolerances"): the names and the
+# numbers are model/model.h's, through the generated facts.py.
 # Metadata TOLERANCE_KEY_PREFIX + precision holds a JSON object
 # {output: {"abs": a, "rel": r}} for every output; an element passes when
-# |got - want| <= a + r |want|.
-PRECISIONS = ("fp32", "tf32", "bf16")          # sf_precision order
-TOLERANCE_KEY_PREFIX = "canary_tolerance_"
-TOLERANCE_KEYS = tuple(TOLERANCE_KEY_PREFIX + p for p in PRECISIONS)
-TOLERANCE_PARTS = ("abs", "rel")
-TOLERANCE_SOURCE_KEY = "canary_tolerance_source"   # provenance, not read
-TOLERANCE_V1_KEY = "canary_tolerance"              # format 1: one absolute limit
+# |got - want| <= a + r |want|. PRECISIONS is in sf_precision order;
+# TOLERANCE_SOURCE_KEY is provenance, not read; TOLERANCE_V1_KEY is format 1's
+# one absolute limit.
 # The rule of the measured defaults: abs = max(TOL_ABS_FLOOR[p],
 # max over elements of (TOL_MARGIN |err| - TOL_REL[p] |want|)), rel = TOL_REL[p].
-TOL_MARGIN = 4.0
-TOL_REL = {"fp32": 1e-5, "tf32": 2e-3, "bf16": 8e-3}
-TOL_ABS_FLOOR = {"fp32": 1e-4, "tf32": 1e-3, "bf16": 1e-2}
+from .facts import (PRECISIONS, TOL_ABS_FLOOR, TOL_MARGIN, TOL_REL,  # noqa: E402
+                    TOLERANCE_KEY_PREFIX, TOLERANCE_PARTS, TOLERANCE_SOURCE_KEY,
+                    TOLERANCE_V1_KEY)
+
+TOLERANCE_KEYS = tuple(TOLERANCE_KEY_PREFIX + p for p in PRECISIONS)
 
 # ---------------------------------------------------------------------------
 # safetensors
@@ -639,7 +630,7 @@ def bundle_tolerances(meta, path="bundle"):
     """The canary tolerances a bundle's metadata records:
     {precision: {output: {"abs", "rel"}}}. Format 2: the TOLERANCE_KEYS
     (each exactly the four outputs, each exactly abs and rel), and no
-    format-1 key. Format 1: its one absolute "canary_tolerance" t, as
+    format-1 key. Format 1: its one absolute TOLERANCE_V1_KEY t, as
     {abs t, rel 0} in fp32 and {abs max(t, 0.02), rel 0} in tf32 and bf16.
     Raises ValueError naming the file, the key and the output."""
     version = meta.get("format_version")
@@ -731,7 +722,7 @@ def save_bundle(path, arch_name, arch, weights, canary=None, expected=None,
     their expected outputs (the float64 reference: evaluate() of a float64
     model), and the canary tolerances {precision: {output: {"abs", "rel"}}}
     for every precision; None measures them (measure_tolerances, recorded
-    as such in "canary_tolerance_source")."""
+    as such in TOLERANCE_SOURCE_KEY)."""
     if tolerances is not None and not isinstance(tolerances, dict):
         raise ValueError("tolerances: need {precision: {output: {abs, rel}}} for "
                          f"{', '.join(PRECISIONS)} (one absolute number is bundle format 1)")

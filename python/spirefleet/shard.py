@@ -32,13 +32,25 @@ from . import label_pb2
 from .contract import (FORECAST_COLUMNS, FORECAST_H, SCHEMA_VERSION, VALUE_BINS,  # noqa: F401
                        VALUE_SUPPORT, schema_note)
 
-FORMAT_VERSION = 2          # the C writer's (shard/shard.h SF_SHARD_FORMAT_VERSION)
-FORMAT_VERSIONS = (1, 2)    # what this reader reads
-SHARD_SUFFIX = ".shard"
-# A directory's quarantine list (shard/shard.h "Quarantine"): lines
-# "CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME"; a shard is skipped when its
-# content digest is listed with the key its manifest names ("-": any key).
-QUARANTINE_FILE = "QUARANTINE"
+# The C writer's format version, the versions this reader reads, the file
+# names and the bytes of the format: shard/shard.h, through facts.py.
+from .facts import BLOCK_MAGIC as _BLOCK_MAGIC
+from .facts import DB_META as _DB_META
+from .facts import DB_RECORDS as _DB_RECORDS
+from .facts import MANIFEST_KEY as _MANIFEST_KEY
+from .facts import MAX_BLOCK_RECORDS as _MAX_BLOCK_RECORDS
+from .facts import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
+from .facts import QUARANTINE_FILE, SHARD_SUFFIX
+from .facts import SHARD_FORMAT_VERSION as FORMAT_VERSION
+from .facts import SHARD_FORMAT_VERSIONS as FORMAT_VERSIONS
+from .facts import SHARD_TEMP_SUFFIX as TEMP_SUFFIX
+from .facts import TRAILER_FOOTER as _FOOTER
+from .facts import TRAILER_MAGIC as _TRAILER_MAGIC
+
+# A directory's quarantine list, QUARANTINE_FILE (shard/shard.h
+# "Quarantine"): lines "CONTENT_DIGEST NAME WORKER_KEY_ID UNIX_TIME"; a shard
+# is skipped when its content digest is listed with the key its manifest
+# names ("-": any key).
 
 
 def load_quarantine(directory):
@@ -89,12 +101,8 @@ def quarantined(qlist, digest, key):
     quarantined key may come back with the same digest)."""
     keys = qlist.get(digest)
     return bool(keys) and (not key or "-" in keys or key in keys)
-TEMP_SUFFIX = ".tmp"
 
-_FOOTER = 64
-_TRAILER_MAGIC = b"SFSEAL01"
-_BLOCK_MAGIC = {1: 0x31424653, 2: 0x32424653}  # "SFB1", "SFB2"
-_MAX_RECORD_BYTES = 16 << 20
+
 _DTYPES = {"u8": np.dtype("u1"), "u16": np.dtype("<u2"), "i32": np.dtype("<i4"),
            "u32": np.dtype("<u4"), "f32": np.dtype("<f4")}
 
@@ -487,8 +495,8 @@ class Shard:
         path = self.path
         self._txn = self._env.begin(buffers=True)
         try:
-            meta = self._env.open_db(b"meta", txn=self._txn, create=False)
-            raw = self._txn.get(b"manifest", db=meta)
+            meta = self._env.open_db(_DB_META, txn=self._txn, create=False)
+            raw = self._txn.get(_MANIFEST_KEY, db=meta)
         except lmdb.NotFoundError:
             raw = None
         if raw is None:
@@ -512,7 +520,7 @@ class Shard:
         check_name(path, m.run_id, m.job_id)
         self._manifest_pb = m
         self.manifest = manifest_to_dict(m)
-        self._records = self._env.open_db(b"records", txn=self._txn, create=False)
+        self._records = self._env.open_db(_DB_RECORDS, txn=self._txn, create=False)
         entries = self._txn.stat(self._records)["entries"]
         if entries != m.block_count:
             raise ShardError("corrupt", "%s: %d blocks in `records`, the manifest says %d"
@@ -561,7 +569,7 @@ class Shard:
         if len(v) < 20:
             raise ShardError("corrupt", "%s: %d bytes, too short" % (where, len(v)))
         magic, n, hfirst = struct.unpack_from("<IIQ", v, 0)
-        if magic != _BLOCK_MAGIC[version] or n == 0 or n > 4096:
+        if magic != _BLOCK_MAGIC[version] or n == 0 or n > _MAX_BLOCK_RECORDS:
             raise ShardError("corrupt", "%s: bad magic or record count (format %d)"
                              % (where, version))
         m = struct.unpack_from("<I", v, 16)[0] if version == 2 else n

@@ -65,6 +65,9 @@ import torch.nn.functional as F  # noqa: E402
 from . import model as M  # noqa: E402
 from .config import ConfigError, load_config, load_config_text  # noqa: E402
 from .contract import FORECAST_COLUMNS, VALUE_SUPPORT  # noqa: E402
+from .facts import (EXPORT_RESULT_SHA256, LOOP_ROLLOUT, TRAIN_RESULT_BASELINE,  # noqa: E402
+                    TRAIN_RESULT_CHECKPOINT, TRAIN_RESULT_LABELS, TRAIN_RESULT_TRAIN_RECORDS,
+                    TRAIN_RESULT_VAL, TRAIN_RESULT_VAL_SEEDS)
 from .window import (Records, WindowError, find_shards, select_window,  # noqa: E402
                      split_by_seed)
 
@@ -433,11 +436,12 @@ def _shard_desc(infos):
 
 def _result(ck, path):
     w = ck["window"]
-    return {"checkpoint": os.path.abspath(path), "val": ck["val"], "baseline": ck["baseline"],
+    return {TRAIN_RESULT_CHECKPOINT: os.path.abspath(path), TRAIN_RESULT_VAL: ck["val"],
+            TRAIN_RESULT_BASELINE: ck["baseline"],
             "train": ck["train_eval"], "train_baseline": ck["train_baseline"],
-            "train_records": w["train_records"], "val_records": w["val_records"],
-            "shards": [s["digest"] for s in w["shards"]], "labels": w["labels"],
-            "val_seeds": w.get("val_seeds", []),
+            TRAIN_RESULT_TRAIN_RECORDS: w["train_records"], "val_records": w["val_records"],
+            "shards": [s["digest"] for s in w["shards"]], TRAIN_RESULT_LABELS: w["labels"],
+            TRAIN_RESULT_VAL_SEEDS: w.get("val_seeds", []),
             "steps": ck["step"], "kept_step": ck.get("kept_step", ck["step"]),
             "seconds": round(ck["seconds"], 3)}
 
@@ -563,7 +567,7 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
                 "aux": aux.state_dict() if aux is not None else None,
                 "optimizer": opt.state_dict(), "rng": {"torch": torch.get_rng_state()},
                 "train_config": tc, "run": run["name"], "config_digest": digest,
-                "parent_sha256": parent_sha256 or "rollout", "arch": tc["arch"],
+                "parent_sha256": parent_sha256 or LOOP_ROLLOUT, "arch": tc["arch"],
                 "window": window_desc, "fc_mean": fc_mean, "fc_std": fc_std,
                 "canary": canary, "canary_rows": canary_rows, "epoch_acc": epoch_acc,
                 "device": str(dev), "threads": torch.get_num_threads(),
@@ -723,7 +727,7 @@ def main(argv=None):
         p.error("give CONFIG, or --shards and --out")
     if a.parent_sha256 is not None:
         h = a.parent_sha256.lower()
-        if h != "rollout" and (len(h) != 64 or any(c not in "0123456789abcdef" for c in h)):
+        if h != LOOP_ROLLOUT and (len(h) != 64 or any(c not in "0123456789abcdef" for c in h)):
             p.error("--parent-sha256: expected 64 hex digits (or rollout), got %r"
                     % a.parent_sha256)
         a.parent_sha256 = h
@@ -742,9 +746,9 @@ def main(argv=None):
         if a.out:
             from .export import export
             res["bundle"] = os.path.abspath(a.out)
-            res["sha256"] = export(res["checkpoint"], a.out)
+            res[EXPORT_RESULT_SHA256] = export(res[TRAIN_RESULT_CHECKPOINT], a.out)
             if tmpdir:
-                res["checkpoint"] = None
+                res[TRAIN_RESULT_CHECKPOINT] = None
     except Stopped as e:
         print("spirefleet.train: %s" % e, file=sys.stderr)
         return EXIT_STOPPED

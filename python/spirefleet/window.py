@@ -27,20 +27,14 @@ import sys
 import numpy as np
 
 from .contract import FORECAST_COLUMNS
+from .facts import COUNTER_ENGINE_LIMIT, PERSIST
 from .shard import (SHARD_SUFFIX, ShardError, check_canonical_name, load_quarantine, open_shard,
                     quarantined, read_before, tensor_to_numpy)
 
 NCOLS = len(FORECAST_COLUMNS)
-# Where the current value of each forecast column is in a position's tokens
-# (docs/model.md, "Token types"): (token type, feature column, scale).
-# block_at_enemy_turn persists as the player's current block.
-_PERSIST = {
-    "player_hp": (2, 0, 100.0),            # PLAYER HP /100
-    "block_at_enemy_turn": (2, 3, 50.0),   # PLAYER block /50
-    "incoming_damage": (1, 11, 50.0),      # CTX incoming damage /50
-    "monster_hp_total": (1, 14, 200.0),    # CTX total monster HP /200
-    "monsters_alive": (1, 13, 5.0),        # CTX living monsters /5
-}
+# Where the current value of each forecast column is in a position's tokens:
+# PERSIST[name] = (token type, feature column, scale), generated from the
+# tokenizer's header (facts.py).
 
 
 class WindowError(Exception):
@@ -63,7 +57,7 @@ def shard_info(path):
         with open_shard(path) as s:
             m = s.manifest
             stats = m.get("stats") or {}
-            limited = (stats.get("counters") or {}).get("engine_limit_fights", 0)
+            limited = (stats.get("counters") or {}).get(COUNTER_ENGINE_LIMIT, 0)
             kept = len(s)
             if limited:
                 kept = sum(1 for i in range(len(s)) if not s.record(i).outcome.engine_limit)
@@ -255,7 +249,7 @@ def persistence(token_type, token_cont):
     tokens (the forecast persistence baseline carries it forward)."""
     out = np.zeros(NCOLS, np.float64)
     for c, name in enumerate(FORECAST_COLUMNS):
-        ty, col, scale = _PERSIST[name]
+        ty, col, scale = PERSIST[name]
         rows = np.nonzero(np.asarray(token_type) == ty)[0]
         if len(rows):
             out[c] = round(float(token_cont[rows[0], col]) * scale, 3)
@@ -269,7 +263,7 @@ def persistence_flat(token_type, token_cont, tok_off):
     owner = np.repeat(np.arange(n), np.diff(tok_off))
     out = np.zeros((n, NCOLS), np.float64)
     for c, name in enumerate(FORECAST_COLUMNS):
-        ty, col, scale = _PERSIST[name]
+        ty, col, scale = PERSIST[name]
         rows = np.nonzero(token_type == ty)[0]
         recs, first = np.unique(owner[rows], return_index=True)
         out[recs, c] = np.round(token_cont[rows[first], col].astype(np.float64) * scale, 3)
