@@ -17,7 +17,8 @@ batched (docs/trainer.md, "Training from a config").
   labels are in.
 * ``Records`` holds every record of the window as flat arrays (tokens and
   queries concatenated with offsets), so a batch is padded to its own
-  longest position only.
+  longest position only: the pure-Python oracle of the trainer's reader,
+  ``spirefleet.batch.WindowRecords`` (the C batch path).
 * ``split_by_seed`` puts each game seed wholly in training or validation.
 """
 
@@ -129,7 +130,10 @@ def select_window(infos, window_labels):
 
 
 class Records:
-    """Every kept record of some shards, as flat numpy arrays. With
+    """Every kept record of some shards, as flat numpy arrays, decoded and
+    batched in Python: the test oracle of spirefleet.batch.WindowRecords
+    (the trainer's reader, the C batch path), which holds the same
+    per-record arrays and gives the same batches. With
     ``tokenizer_version`` set, a shard whose labels another tokenizer wrote
     (its manifest's tokenizer_version) is a WindowError naming the file:
     its tokens mean other things to the network."""
@@ -206,6 +210,12 @@ class Records:
         self.n_tokens = np.asarray(nt, np.int64)
         self.n_queries = np.asarray(nq, np.int64)
         self.persist = persistence_flat(self.token_type, self.token_cont, self.tok_off)
+        # per record: the sum of p log p over its search policy's nonzero
+        # entries (the policy loss's floor, train.baselines)
+        self.policy_plogp = np.zeros(self.n, np.float64)
+        for i in range(self.n):
+            pi = self.policy[self.q_off[i]:self.q_off[i + 1]].astype(np.float64)
+            self.policy_plogp[i] = float((pi[pi > 0] * np.log(pi[pi > 0])).sum())
 
     def __len__(self):
         return self.n
