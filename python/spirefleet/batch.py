@@ -102,7 +102,8 @@ def batch_fields() -> list[Field]:
     out: list[Field] = []
     for i in range(lib.sf_batch_field_count()):
         dims = lib.sf_batch_field_dims(i).decode()
-        out.append((lib.sf_batch_field_name(i).decode(), np.dtype(lib.sf_batch_field_dtype(i).decode()),
+        out.append((lib.sf_batch_field_name(i).decode(),
+                    np.dtype(lib.sf_batch_field_dtype(i).decode()),
                     tuple(int(d) if d.isdigit() else d for d in dims.split(",") if d)))
     return out
 

@@ -625,12 +625,14 @@ def _check_tolerance_values(tol, where):
     for k in OUTPUT_ARRAYS:
         t = tol[k]
         if not isinstance(t, dict) or set(t) != set(TOLERANCE_PARTS) or any(
-                isinstance(t[x], bool) or not isinstance(t[x], (int, float)) for x in TOLERANCE_PARTS):
+                isinstance(t[x], bool) or not isinstance(t[x], (int, float))
+                for x in TOLERANCE_PARTS):
             raise ValueError(f'{where}: output "{k}" must be {{"abs": number, "rel": number}} '
                              f"and nothing else")
         a, r = float(t["abs"]), float(t["rel"])
         if not (math.isfinite(a) and 0 < a <= 1e6):
-            raise ValueError(f'{where}: output "{k}": "abs" must be a number in (0, 1e6] (is {a:g})')
+            raise ValueError(f'{where}: output "{k}": "abs" must be a number in (0, 1e6] '
+                             f"(is {a:g})")
         if not (math.isfinite(r) and 0 <= r <= 1):
             raise ValueError(f'{where}: output "{k}": "rel" must be a number in [0, 1] (is {r:g})')
 
@@ -717,7 +719,8 @@ def bundle_metadata(arch_name, arch, canary_count, tolerances, extra=None):
         for p, key in zip(PRECISIONS, TOLERANCE_KEYS):
             meta[key] = format_tolerance(tolerances[p])
     for k in extra or {}:
-        if k == TOLERANCE_V1_KEY or (k.startswith(TOLERANCE_KEY_PREFIX) and k != TOLERANCE_SOURCE_KEY):
+        if k == TOLERANCE_V1_KEY or (k.startswith(TOLERANCE_KEY_PREFIX)
+                                     and k != TOLERANCE_SOURCE_KEY):
             raise ValueError(f'extra metadata "{k}" would stand beside the canary tolerances; '
                              f"pass them as tolerances")
     meta.update(extra or {})
@@ -839,7 +842,7 @@ def _cmd_info(a):
         print("tolerances  per element |got - want| <= abs + rel |want|")
         for p, tol in bundle_tolerances(meta, a.bundle).items():
             print(f"  {p:4}     " + ", ".join(f"{k} abs {tol[k]['abs']:g} rel {tol[k]['rel']:g}"
-                                             for k in OUTPUT_ARRAYS))
+                                              for k in OUTPUT_ARRAYS))
     for k in sorted(meta):
         print(f"  {k:18} {meta[k]}")
 
@@ -872,7 +875,8 @@ def _cmd_positions(a):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m spirefleet.model", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m spirefleet.model",
+                                description=(__doc__ or "").split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("init", help="write a deterministic random-init bundle with its canary")
     s.add_argument("--arch", required=True)

@@ -89,6 +89,8 @@ def quarantined(qlist, digest, key):
     quarantined key may come back with the same digest)."""
     keys = qlist.get(digest)
     return bool(keys) and (not key or "-" in keys or key in keys)
+
+
 TEMP_SUFFIX = ".tmp"
 
 _FOOTER = 64
@@ -202,9 +204,10 @@ def parse_start(text):
     of docs/starts.md "The text form"): a dict with ``deck`` (a list of
     ``(card, upgrades, count)``), ``relics`` (a list of ``(relic,
     counter)``), ``potions`` (the slots in order, ``None`` for an empty
-    one), ``floor``, ``hp``, ``max_hp`` and ``gold``. Trailing empty potion slots are not written, so ``potions``
-    has up to 3 entries. The empty text (the starter deck) gives ``None``. Raises ValueError naming the part that
-    does not parse."""
+    one), ``floor``, ``hp``, ``max_hp`` and ``gold``. Trailing empty potion
+    slots are not written, so ``potions`` has up to 3 entries. The empty
+    text (the starter deck) gives ``None``. Raises ValueError naming the
+    part that does not parse."""
     if text == "":
         return None
     parts = text.split("|")
@@ -643,7 +646,8 @@ class Shard:
         if hi - lo > 1:
             where += " (in the frame of records %d..%d)" % (first + lo, first + hi - 1)
         if not 0 <= start < end <= len(v) - base:
-            raise ShardError("corrupt", "%s: frame offsets %d..%d out of order" % (where, start, end))
+            raise ShardError("corrupt", "%s: frame offsets %d..%d out of order"
+                             % (where, start, end))
         frame = v[base + start:base + end]
         try:
             params = zstandard.get_frame_parameters(frame)
@@ -704,7 +708,8 @@ class Shard:
             raise ShardError("format", "%s: record %d: does not decode (%s)"
                              % (self.path, i, e)) from None
         if rec.schema_version != SCHEMA_VERSION:
-            raise ShardError("version", "%s: record %d: schema_version %d, this reader knows %d (%s)"
+            raise ShardError("version",
+                             "%s: record %d: schema_version %d, this reader knows %d (%s)"
                              % (self.path, i, rec.schema_version, SCHEMA_VERSION,
                                 schema_note(rec.schema_version)))
         return rec

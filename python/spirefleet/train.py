@@ -281,8 +281,8 @@ def positions_of(rec: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
     if len(rows) == 0:
         return pos
     b = rec.batch(rows)
-    for k in range(len(rows)):
-        t, q = int(b["n_tokens"][k]), int(b["n_queries"][k])
+    for k, i in enumerate(rows):
+        t, q = int(rec.n_tokens[i]), int(rec.n_queries[i])
         pos["n_tokens"][k], pos["n_queries"][k] = t, q
         pos["type"][k, :t] = b["token_type"][k, :t]
         pos["cat"][k, :t] = b["token_cat"][k, :t]
@@ -559,7 +559,8 @@ class _Training:
         torch.set_rng_state(resume["rng"]["torch"])
         self.start, self.seconds = resume["step"], resume["seconds"]
         self.epoch_acc = resume["epoch_acc"]
-        if resume.get("device") != str(self.dev) or resume.get("threads") != torch.get_num_threads():
+        threads = torch.get_num_threads()
+        if resume.get("device") != str(self.dev) or resume.get("threads") != threads:
             print("spirefleet.train: note: %s was written on %s with %s threads, this run uses "
                   "%s with %d; the weights may differ in the last bits from an uninterrupted run"
                   % (resume_path, resume.get("device"), resume.get("threads"), self.dev,

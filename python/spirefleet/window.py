@@ -4,9 +4,10 @@ batched (docs/trainer.md, "Training from a config").
 * ``find_shards(paths)`` lists shards newest first: files as given, a
   directory's ``*.shard`` files (recursively) ordered by their manifests'
   run id and job id, highest job first (never by a clock: the same shards
-  give the same window and the same training, whenever they were written). A ``.tmp`` or ``.part`` file
-  is never a shard; a damaged ``.shard`` is an error naming the file, and
-  so is a shard found in a directory under another name than its
+  give the same window and the same training, whenever they were written).
+  A ``.tmp`` or ``.part`` file is never a shard; a damaged ``.shard`` is
+  an error naming the file, and so is a shard found in a directory under
+  another name than its
   canonical one (``<run>-job<NNNNNN>.shard`` of its manifest's run and
   job; the error names the file and the name expected).
   Shards without records (a gate job's pairs) are left out, and a shard

@@ -84,9 +84,9 @@ def main():
                         continue
                     if target in layers[own] or target in exceptions.get(rel, set()):
                         continue
+                    allowed = ", ".join(sorted(layers[own])) or "nothing"
                     problems.append("%s includes %s: %s may include only %s (docs/architecture.md"
-                                    " \"Layer map\")" % (rel, inc, own,
-                                                         ", ".join(sorted(layers[own])) or "nothing"))
+                                    " \"Layer map\")" % (rel, inc, own, allowed))
     print("1..2")
     print("ok 1 - layer map read: %d modules, %d file exceptions" % (len(layers), len(exceptions))
           if layers else "not ok 1 - no layer map in docs/architecture.md")
