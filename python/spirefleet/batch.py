@@ -281,6 +281,7 @@ class WindowRecords:
             n = int(lib.sf_batch_reader_shard_count(self._h, s))
             shard.append(np.full(n, s, np.uint32))
             record.append(np.arange(n, dtype=np.uint64))
+        self.n = 0
         self._gather(np.concatenate(shard), np.concatenate(record))
         if self.n == 0:
             raise WindowError("the window holds no labels")
@@ -332,8 +333,8 @@ class WindowRecords:
         self._shard = np.concatenate(keep_s)
         self._record = np.concatenate(keep_r)
         self.n = len(self._shard)
-        for k in _PER_RECORD:
-            setattr(self, k, np.concatenate([p[k] for p in parts]))
+        for name in _PER_RECORD:
+            setattr(self, name, np.concatenate([p[name] for p in parts]))
         self.persist = np.concatenate(persist) if persist else np.zeros((0, 0), np.float32)
         self.policy_plogp = np.array(plogp, np.float64)
 

@@ -25,6 +25,8 @@ batched (docs/trainer.md, "Training from a config").
 
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +51,7 @@ class WindowError(Exception):
     """No usable shards, or a shard that cannot be read (names the file)."""
 
 
-def _walk(d):
+def _walk(d: str) -> list[str]:
     out = []
     for root, dirs, files in os.walk(d):
         dirs.sort()
@@ -59,7 +61,7 @@ def _walk(d):
     return out
 
 
-def shard_info(path):
+def shard_info(path: str) -> dict[str, Any]:
     """The manifest facts the window needs, or raises WindowError."""
     try:
         with open_shard(path) as s:
@@ -78,11 +80,13 @@ def shard_info(path):
             "gate": bool(m["gate_pairs"]), "worker_key_id": m["worker_key_id"]}
 
 
-def find_shards(paths):
+def find_shards(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+                ) -> list[dict[str, Any]]:
     """Shard infos, newest first (see the module doc)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    infos, seen = [], {}  # seen: content digest -> the file read for it
+    infos: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}  # content digest -> the file read for it
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
@@ -118,7 +122,8 @@ def find_shards(paths):
     return infos
 
 
-def select_window(infos, window_labels):
+def select_window(infos: Sequence[dict[str, Any]],
+                  window_labels: int) -> list[dict[str, Any]]:
     """The front of `infos` (newest first) holding at least window_labels
     labels (all of them when there are fewer)."""
     out, n = [], 0
@@ -139,7 +144,8 @@ class Records:
     (its manifest's tokenizer_version) is a WindowError naming the file:
     its tokens mean other things to the network."""
 
-    def __init__(self, infos, tokenizer_version=None):
+    def __init__(self, infos: Sequence[dict[str, Any]],
+                 tokenizer_version: int | None = None) -> None:
         tt, tc, tf, q, qc, pol = [], [], [], [], [], []
         nt, nq = [], []
         vb, fc, fm, won, seed, enc, qch, qse = [], [], [], [], [], [], [], []
@@ -218,17 +224,17 @@ class Records:
             pi = self.policy[self.q_off[i]:self.q_off[i + 1]].astype(np.float64)
             self.policy_plogp[i] = float((pi[pi > 0] * np.log(pi[pi > 0])).sum())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n
 
-    def batch(self, idx):
+    def batch(self, idx: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
         """Records `idx` as a padded batch (pad_batch's keys, plus won,
         encounter_id and persist), padded to their own longest T and Q."""
         idx = np.asarray(idx, np.int64)
         b = len(idx)
         nt, nq = self.n_tokens[idx], self.n_queries[idx]
         t_max, q_max = int(nt.max()), max(1, int(nq.max()))
-        out = {
+        out: dict[str, np.ndarray] = {
             "token_type": np.zeros((b, t_max), np.uint8),
             "token_cat": np.zeros((b, t_max, self.token_cat.shape[1]), np.uint16),
             "token_cont": np.zeros((b, t_max, self.token_cont.shape[1]), np.float32),
@@ -261,7 +267,7 @@ class Records:
         return out
 
 
-def persistence(token_type, token_cont):
+def persistence(token_type: np.ndarray, token_cont: np.ndarray) -> np.ndarray:
     """The current value of each forecast column, read from a position's
     tokens (the forecast persistence baseline carries it forward)."""
     out = np.zeros(NCOLS, np.float64)
@@ -273,7 +279,8 @@ def persistence(token_type, token_cont):
     return out
 
 
-def persistence_flat(token_type, token_cont, tok_off):
+def persistence_flat(token_type: np.ndarray, token_cont: np.ndarray,
+                     tok_off: np.ndarray) -> np.ndarray:
     """persistence() of every position of flat token arrays (positions
     delimited by tok_off), as float32 [N, C]."""
     n = len(tok_off) - 1
@@ -287,7 +294,7 @@ def persistence_flat(token_type, token_cont, tok_off):
     return out.astype(np.float32)
 
 
-def seed_hash(game_seed, seed):
+def seed_hash(game_seed: np.ndarray, seed: int) -> np.ndarray:
     """A uniform number in [0, 1) per game seed (splitmix64 of the game seed
     and the training seed): the split does not depend on the shard order."""
     g = np.asarray(game_seed, np.uint64)
@@ -299,7 +306,8 @@ def seed_hash(game_seed, seed):
     return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-def split_by_seed(records, val_fraction, seed):
+def split_by_seed(records: Any, val_fraction: float,
+                  seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train indices, validation indices): a game seed is in validation
     when its hash falls below val_fraction. With two or more game seeds,
     each side gets at least one (the seed of the lowest hash goes to
