@@ -11,10 +11,11 @@ first), and scratch() is a directory of the case's own, made on first use
 and removed when the case ends; main's before_each resets per-case state
 (a random generator seeded by the case's name, not by what ran before).
 
-The order is the source order unless SF_TEST_ORDER says otherwise:
-"reverse", "shuffle" (a seed drawn and printed) or "shuffle:SEED"; the
-first TAP line after the plan names the order so a failing shuffle can be
-replayed. SF_TEST_ONLY=name[,name...] runs only the cases named.
+The order is SF_TEST_ORDER's, else SF_TEST_ORDER_DEFAULT's (the meson
+tests set "shuffle"), else the source order: "source", "reverse",
+"shuffle" (a seed drawn and printed) or "shuffle:SEED"; the first TAP line
+after the plan names the order so a failing shuffle can be replayed.
+SF_TEST_ONLY=name[,name...] runs only the cases named.
 """
 
 import os
@@ -61,7 +62,8 @@ def main(cleanup: Callable[[], object] | None = None,
          before_each: Callable[[Callable[[], object]], object] | None = None) -> int:
     """Run the cases (before_each(case) first, for per-case state such as a
     random generator seeded by the case's name); the exit status."""
-    tests, order = ordered(TESTS, os.environ.get("SF_TEST_ORDER", ""))
+    spec = os.environ.get("SF_TEST_ORDER") or os.environ.get("SF_TEST_ORDER_DEFAULT", "")
+    tests, order = ordered(TESTS, spec)
     only = [n for n in os.environ.get("SF_TEST_ONLY", "").split(",") if n]
     if only:
         unknown = sorted(set(only) - {fn.__name__ for fn in tests})
