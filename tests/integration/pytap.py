@@ -71,7 +71,7 @@ def main(cleanup: Callable[[], object] | None = None,
             raise SystemExit("pytap: SF_TEST_ONLY names no case %s" % ", ".join(unknown))
         tests = [fn for fn in tests if fn.__name__ in only]
     print("1..%d" % len(tests))
-    print("# order: %s (SF_TEST_ORDER)" % order)
+    print("# order: %s (SF_TEST_ORDER=%s replays it)" % (order, order))
     failed = 0
     try:
         for k, fn in enumerate(tests, 1):
