@@ -283,6 +283,9 @@ def pad_batch(records: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
     token_type [B,T], token_cat [B,T,C], token_cont [B,T,F], token_mask
     [B,T], query [B,Q,2], query_cont [B,Q,G], query_mask [B,Q], policy
     [B,Q], value_bins [B,21], forecast [B,4,5], forecast_mask [B,4].
+
+    The reference in Python: the C batch reader (spirefleet.batch, what the
+    trainer reads through) is tested against it, key by key, bit for bit.
     """
     b = len(records)
     t_max = max(r["inputs"]["token_type"].shape[0] for r in records)

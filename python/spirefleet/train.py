@@ -18,7 +18,9 @@ same way.
   under <run.output_dir>/shards, the coordinator's verified store: not a
   worker's undelivered attempt in work/ nor a shard set aside in
   quarantined/ or rejected/), whole shards from the front until
-  train.window_labels labels are in (spirefleet.window).
+  train.window_labels labels are in (spirefleet.window), read through the
+  C batch reader (spirefleet.batch.WindowRecords): every batch the trainer
+  steps or evaluates on is assembled in C.
 * Split by game seed (a game's labels never straddle it), train.val_fraction
   of the seeds held out; batches from a permutation drawn by numpy's PCG64
   seeded with (train.seed, epoch), so step s always trains on the same
