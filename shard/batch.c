@@ -50,6 +50,8 @@ static const struct {
     [SF_BATCH_ASCENSION] = {"ascension", "<u4", ""},
     [SF_BATCH_ENGINE_LIMIT] = {"engine_limit", "u1", ""},
     [SF_BATCH_TURN_LIMIT] = {"turn_limit", "u1", ""},
+    [SF_BATCH_Q_CHOSEN] = {"q_chosen", "<f4", ""},
+    [SF_BATCH_Q_SEARCHED] = {"q_searched", "?", ""},
 };
 /* the dims strings above spell the label contract's sizes */
 _Static_assert(SF_VALUE_BINS == 21 && SF_FORECAST_H == 4 && SF_FORECAST_COLS == 5,
@@ -81,6 +83,8 @@ typedef struct staged {
     uint32_t fight_index, decision_index, turn, ascension;
     int64_t encounter_id;
     uint8_t engine_limit, turn_limit;
+    float q_chosen; /* the completed-Q of the chosen move; 0 when not searched */
+    uint8_t q_searched;
 } staged;
 
 /* One decoded frame. */
@@ -334,6 +338,10 @@ static int stage_one(sf_batch_reader *r, size_t k, const Spirefleet__LabelRecord
     s->value = o->value;
     s->engine_limit = o->engine_limit ? 1 : 0;
     s->turn_limit = o->turn_limit ? 1 : 0;
+    /* chosen < Q = n_completed_q was checked by sf_shard_record_check */
+    const Spirefleet__SearchResult *sr = rec->search;
+    s->q_searched = sr->searched ? 1 : 0;
+    s->q_chosen = sr->searched ? sr->completed_q[sr->chosen] : 0.0f;
     const Spirefleet__LabelIds *ids = rec->ids;
     s->game_seed = ids->game_seed;
     s->job_id = ids->job_id;
@@ -453,5 +461,7 @@ int sf_batch_reader_emit(const sf_batch_reader *r, void *const *bufs, size_t n_b
     SCALAR(SF_BATCH_ASCENSION, uint32_t, ascension)
     SCALAR(SF_BATCH_ENGINE_LIMIT, uint8_t, engine_limit)
     SCALAR(SF_BATCH_TURN_LIMIT, uint8_t, turn_limit)
+    SCALAR(SF_BATCH_Q_CHOSEN, float, q_chosen)
+    SCALAR(SF_BATCH_Q_SEARCHED, uint8_t, q_searched)
     return SF_OK;
 }

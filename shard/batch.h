@@ -72,6 +72,9 @@ enum {
     SF_BATCH_ASCENSION,      /* <u4  [B]      ids.ascension                   */
     SF_BATCH_ENGINE_LIMIT,   /* u1   [B]      outcome.engine_limit            */
     SF_BATCH_TURN_LIMIT,     /* u1   [B]      outcome.turn_limit              */
+    SF_BATCH_Q_CHOSEN,       /* <f4  [B]      search.completed_q[chosen]; 0
+                              *               when not searched             */
+    SF_BATCH_Q_SEARCHED,     /* ?    [B]      search.searched                 */
     SF_BATCH_NFIELDS
 };
 

@@ -18,13 +18,14 @@ import re
 import shutil
 import subprocess
 import tempfile
+from typing import Any
 
 
 class ConfigError(Exception):
     """A config sf-fleet refuses, or no sf-fleet to ask."""
 
 
-def find_sf_fleet():
+def find_sf_fleet() -> str:
     """The sf-fleet program to ask (see the module doc)."""
     env = os.environ.get("SF_FLEET")
     if env:
@@ -45,7 +46,7 @@ def find_sf_fleet():
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def load_config(path):
+def load_config(path: str) -> tuple[dict[str, Any], str]:
     """(config dict, config digest hex) of the YAML file `path`; raises
     ConfigError with sf-fleet's problem lines."""
     exe = find_sf_fleet()
@@ -70,7 +71,7 @@ def load_config(path):
     return cfg, digest
 
 
-def load_config_text(text, name="command line"):
+def load_config_text(text: str, name: str = "command line") -> tuple[dict[str, Any], str]:
     """load_config() of YAML text (written to a temporary file); problems
     are reported with `name` in place of the temporary file's path."""
     fd, tmp = tempfile.mkstemp(prefix="spirefleet-config-", suffix=".yaml")

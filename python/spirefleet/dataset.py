@@ -43,13 +43,15 @@ DataLoader workers started by fork() each open their own.
 import glob
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .contract import VALUE_BINS, FORECAST_H, FORECAST_COLUMNS
 from .facts import COUNTER_ENGINE_LIMIT, COUNTER_TURN_LIMIT
-from .shard import (SHARD_SUFFIX, FrameCache, check_canonical_name, load_quarantine, open_shard,
-                    quarantined, read_before)
+from .shard import (SHARD_SUFFIX, FrameCache, Shard, check_canonical_name, load_quarantine,
+                    open_shard, quarantined, read_before)
 
 # Frames per shuffle window (docs/trainer.md "Shuffling"): 256 frames of 16
 # records mix 4,096 records from 256 places in the data; a batch of 1,024
@@ -60,10 +62,12 @@ SHUFFLE_WINDOW = 256
 try:  # optional: a PyTorch-style dataset when torch is there
     from torch.utils.data import Dataset as _Base
 except ImportError:  # pragma: no cover - exercised where torch is absent
-    _Base = object
+    _Base = object  # type: ignore[misc,assignment]
 
 
-def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
+def expand_paths(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+                 include_quarantined: bool = False, skipped: list[str] | None = None,
+                 in_dir: set[str] | None = None) -> list[str]:
     """Shard files from files and directories (a directory contributes its
     ``*.shard`` files), sorted, each file once however often and under
     whatever spellings it was given (``os.path.realpath``: "d", "./d" and
@@ -76,8 +80,8 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
     applies to (``check_canonical_name``)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    candidates = []  # (file, the directory whose QUARANTINE applies)
-    dir_keys = set()  # realpaths of the files a directory contributed
+    candidates: list[tuple[str, str]] = []  # (file, the directory whose QUARANTINE applies)
+    dir_keys: set[str] = set()  # realpaths of the files a directory contributed
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
@@ -86,8 +90,10 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
             dir_keys.update(os.path.realpath(f) for f in files)
         else:
             candidates.append((p, os.path.dirname(p) or os.curdir))
-    quarantines = {}  # a directory's realpath -> its QUARANTINE list (load_quarantine)
-    kept, left_out = {}, {}  # a file's realpath -> its smallest spelling
+    quarantines: dict[str, dict[str, set[str]]] = {}  # a directory's realpath -> its
+    #                                                   QUARANTINE list (load_quarantine)
+    kept: dict[str, str] = {}  # a file's realpath -> its smallest spelling
+    left_out: dict[str, str] = {}
     for f, d in candidates:
         key = os.path.realpath(f)
         for seen in (kept, left_out):
@@ -115,7 +121,7 @@ def expand_paths(paths, include_quarantined=False, skipped=None, in_dir=None):
     return sorted(kept.values())
 
 
-def shard_order_key(path, manifest):
+def shard_order_key(path: str, manifest: dict[str, Any]) -> tuple[str, str, str]:
     """Where a shard comes in a dataset's order (its shard order before the
     shuffle, and the order with ``shuffle=False``): by file name, then
     content digest, then (only to break a tie between copies of the same
@@ -132,11 +138,15 @@ class ShardDataset(_Base):
     layout; transform defaults to the identity).
     """
 
-    def __init__(self, paths, shuffle=True, seed=0, transform=None, skip_engine_limit=True,
-                 include_quarantined=False, window=SHUFFLE_WINDOW, skip_turn_limit=False):
-        self.skipped_quarantined = []  # shards a QUARANTINE list names, left out
-        self.skipped_duplicates = []  # (path, the path read instead): the same content digest
-        in_dir = set()
+    def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+                 shuffle: bool = True, seed: int = 0,
+                 transform: Callable[[dict[str, Any]], Any] | None = None,
+                 skip_engine_limit: bool = True, include_quarantined: bool = False,
+                 window: int = SHUFFLE_WINDOW, skip_turn_limit: bool = False) -> None:
+        self.skipped_quarantined: list[str] = []  # shards a QUARANTINE list names, left out
+        # (path, the path read instead): the same content digest
+        self.skipped_duplicates: list[tuple[str, str]] = []
+        in_dir: set[str] = set()
         self.paths = expand_paths(paths, include_quarantined, self.skipped_quarantined, in_dir)
         if self.skipped_quarantined:
             sys.stderr.write("ShardDataset: %d quarantined shard(s) skipped (QUARANTINE)\n"
@@ -179,12 +189,13 @@ class ShardDataset(_Base):
                                len(first), np.searchsorted(first, local, "right") - 1, skipped))
         shards.sort(key=lambda t: t[0])
         # one file per content digest: the first in shard order is read
-        read, unique = {}, []
+        read: dict[str, str] = {}
+        unique = []
         for t in shards:
-            first = (read_before(read, t[2]["content_digest"], t[1], "ShardDataset")
-                     if t[2]["record_count"] else None)
-            if first is not None:
-                self.skipped_duplicates.append((t[1], first))
+            first_read = (read_before(read, t[2]["content_digest"], t[1], "ShardDataset")
+                          if t[2]["record_count"] else None)
+            if first_read is not None:
+                self.skipped_duplicates.append((t[1], first_read))
                 continue
             unique.append(t)
             self.skipped_engine_limit += t[7][0]
@@ -205,15 +216,15 @@ class ShardDataset(_Base):
                             else np.zeros(0, np.int64))
         self._cache = FrameCache(self.window)
         self.epoch = 0
-        self._order = None
-        self._readers = {}
-        self._pid = None
+        self._order = np.zeros(0, np.int64)  # set_epoch's
+        self._readers: dict[str, Shard] = {}
+        self._pid: int | None = None
         self.set_epoch(0)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return int(self.offsets[-1])
 
-    def set_epoch(self, epoch):
+    def set_epoch(self, epoch: int) -> None:
         """Draw the order for `epoch` (a pure function of the shards, seed,
         epoch and window; the module's doc says how)."""
         self.epoch = int(epoch)
@@ -228,7 +239,7 @@ class ShardDataset(_Base):
         else:
             self._order = np.arange(n)
 
-    def locate(self, i):
+    def locate(self, i: int) -> tuple[str, int]:
         """(shard path, record index in it) of dataset item i."""
         j = int(self._order[i])
         k = int(np.searchsorted(self.offsets, j, side="right")) - 1
@@ -236,7 +247,7 @@ class ShardDataset(_Base):
         keep = self._keep[k]
         return self.paths[k], local if keep is None else int(keep[local])
 
-    def _reader(self, path):
+    def _reader(self, path: str) -> Shard:
         if self._pid != os.getpid():  # a forked worker: open our own
             self._readers = {}
             self._pid = os.getpid()
@@ -246,7 +257,7 @@ class ShardDataset(_Base):
             r.frames()  # the frame index: a cached frame needs no block lookup
         return r
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Any:
         n = len(self)
         if i < 0:
             i += n
@@ -256,7 +267,7 @@ class ShardDataset(_Base):
         rec = self._reader(path)[local]
         return self.transform(rec) if self.transform else rec
 
-    def __getstate__(self):  # picklable for spawn-based DataLoader workers
+    def __getstate__(self) -> dict[str, Any]:  # picklable for spawn-based DataLoader workers
         state = dict(self.__dict__)
         state["_readers"] = {}
         state["_pid"] = None
@@ -264,7 +275,7 @@ class ShardDataset(_Base):
         return state
 
 
-def pad_batch(records):
+def pad_batch(records: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
     """Stack record dicts into padded numpy arrays for a network batch.
 
     Tokens are padded to the longest T (token_type 0 = PAD, ``token_mask``
@@ -273,6 +284,9 @@ def pad_batch(records):
     token_type [B,T], token_cat [B,T,C], token_cont [B,T,F], token_mask
     [B,T], query [B,Q,2], query_cont [B,Q,G], query_mask [B,Q], policy
     [B,Q], value_bins [B,21], forecast [B,4,5], forecast_mask [B,4].
+
+    The reference in Python: the C batch reader (spirefleet.batch, what the
+    trainer reads through) is tested against it, key by key, bit for bit.
     """
     b = len(records)
     t_max = max(r["inputs"]["token_type"].shape[0] for r in records)
@@ -280,7 +294,7 @@ def pad_batch(records):
     r0 = records[0]["inputs"]
     c, f = r0["token_cat"].shape[1], r0["token_cont"].shape[1]
     g = r0["query_cont"].shape[1]
-    out = {
+    out: dict[str, np.ndarray] = {
         "token_type": np.zeros((b, t_max), np.uint8),
         "token_cat": np.zeros((b, t_max, c), np.uint16),
         "token_cont": np.zeros((b, t_max, f), np.float32),

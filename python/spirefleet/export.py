@@ -29,6 +29,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,19 +40,20 @@ from .facts import EXPORT_RESULT_SHA256, LOOP_ROLLOUT
 from .train import FINAL, TrainError, load_checkpoint
 
 
-def _hex64(s, what):
+def _hex64(s: str, what: str) -> str:
     h = s.lower()
     if len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
         raise ValueError("%s: expected 64 hex digits, got %r" % (what, s))
     return h
 
 
-def _losses_json(d):
+def _losses_json(d: dict[str, Any] | None) -> str:
     return json.dumps({k: round(float(v), 6) for k, v in d.items()}, sort_keys=True) \
         if d is not None else "null"
 
 
-def lineage(ck, parent_sha256=None, config_digest=None):
+def lineage(ck: dict[str, Any], parent_sha256: str | None = None,
+            config_digest: str | None = None) -> dict[str, str]:
     """The lineage metadata of a checkpoint's bundle (str -> str)."""
     w = ck["window"]
     tc = ck["train_config"]
@@ -75,7 +78,8 @@ def lineage(ck, parent_sha256=None, config_digest=None):
     }
 
 
-def export(checkpoint, out, parent_sha256=None, config_digest=None):
+def export(checkpoint: str, out: str, parent_sha256: str | None = None,
+           config_digest: str | None = None) -> str:
     """Write the bundle of `checkpoint` at `out`; returns its SHA-256."""
     path = os.path.join(checkpoint, FINAL) if os.path.isdir(checkpoint) else checkpoint
     if not os.path.exists(path):
@@ -111,7 +115,7 @@ def export(checkpoint, out, parent_sha256=None, config_digest=None):
     return M.sha256_file(out)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m spirefleet.export",
                                 description="export a training checkpoint as a model bundle")
     p.add_argument("checkpoint", help="checkpoint file, or its directory (its final.pt)")

@@ -24,6 +24,8 @@ import io
 import json
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 
@@ -36,7 +38,7 @@ from .facts import (PAIR_KEYS, VERDICT_INCONCLUSIVE, VERDICT_KEYS, VERDICT_PROMO
                     VERDICT_REJECT)
 
 
-def load(run_dir):
+def load(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(verdict dict, list of pair dicts in seed order). ValueError names the
     file and what is wrong."""
     gate = os.path.join(run_dir, "gate")
@@ -70,7 +72,7 @@ def load(run_dir):
     return verdict, pairs
 
 
-def _save(fig, out, name):
+def _save(fig: Any, out: str, name: str) -> str:
     """Write name.png and name.svg; return the SVG text for inlining."""
     fig.savefig(os.path.join(out, name + ".png"), dpi=110, bbox_inches="tight")
     buf = io.StringIO()
@@ -82,7 +84,7 @@ def _save(fig, out, name):
     return svg[svg.index("<svg"):]  # drop the XML prolog for inlining
 
 
-def plot_llr(verdict, pairs, out):
+def plot_llr(verdict: dict[str, Any], pairs: list[dict[str, Any]], out: str) -> str:
     fig, ax = plt.subplots(figsize=(8, 3.6))
     x = [p["pair"] for p in pairs]
     ax.plot(x, [p["llr"] for p in pairs], color="#1f4e79", lw=1.4, label="LLR")
@@ -102,7 +104,7 @@ def plot_llr(verdict, pairs, out):
     return _save(fig, out, "llr")
 
 
-def plot_score(verdict, pairs, out):
+def plot_score(verdict: dict[str, Any], pairs: list[dict[str, Any]], out: str) -> str:
     fig, ax = plt.subplots(figsize=(8, 3.6))
     x = [p["pair"] for p in pairs]
     ax.fill_between(x, [p["score_lo"] for p in pairs], [p["score_hi"] for p in pairs],
@@ -117,7 +119,7 @@ def plot_score(verdict, pairs, out):
     return _save(fig, out, "score")
 
 
-def plot_classes(verdict, out):
+def plot_classes(verdict: dict[str, Any], out: str) -> str:
     names = sorted(verdict["per_class"])
     wr = [verdict["per_class"][c]["win_rate_diff"] for c in names]
     sd = [verdict["per_class"][c]["score_diff"] for c in names]
@@ -134,13 +136,13 @@ def plot_classes(verdict, out):
     return _save(fig, out, "classes")
 
 
-def _side(s):
+def _side(s: Any) -> str:
     if isinstance(s, dict):
         return ", ".join("%s %s" % (k, v) for k, v in s.items())
     return str(s)
 
 
-def _num(v, fmt="%.4g"):
+def _num(v: Any, fmt: str = "%.4g") -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_num(x, fmt) for x in v) + "]"
     if isinstance(v, float):
@@ -148,7 +150,7 @@ def _num(v, fmt="%.4g"):
     return html.escape(str(v))
 
 
-def write_report(run_dir, out=None):
+def write_report(run_dir: str, out: str | None = None) -> str:
     """Write the page and plots; return the path of report.html."""
     verdict, pairs = load(run_dir)
     out = out or os.path.join(run_dir, "gate")
@@ -213,7 +215,7 @@ figure { margin: 1.5em 0; }
     return path
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m spirefleet.gate_report",
                                 description="write a gate run's HTML report and plots")
     p.add_argument("run_dir")

@@ -24,6 +24,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 
@@ -39,7 +41,7 @@ GENS, GEN, HIST = F.LOOP_KEY_GENERATIONS, F.LOOP_KEY_GENERATION, F.LOOP_KEY_HIST
 TRAIN, SIB = F.LOOP_KEY_TRAIN, F.LOOP_KEY_SIBLINGS
 
 
-def load(run_dir):
+def load(run_dir: str) -> dict[str, Any]:
     path = os.path.join(run_dir, "loop.json")
     try:
         with open(path) as f:
@@ -50,7 +52,7 @@ def load(run_dir):
         raise ValueError("%s: not JSON (%s)" % (path, e))
 
 
-def learning_curve(state, out_dir):
+def learning_curve(state: dict[str, Any], out_dir: str) -> list[int]:
     """Write learning.png/.svg; return the generations drawn."""
     gens = [g for g in state.get(GENS, []) if g.get(TRAIN)]
     fig, axes = plt.subplots(1, len(HEADS) + 3, figsize=(4.2 * (len(HEADS) + 3), 3.6))
@@ -112,7 +114,7 @@ def learning_curve(state, out_dir):
     return xs
 
 
-def figures(state):
+def figures(state: dict[str, Any]) -> list[dict[str, Any]]:
     """One dict per generation: the figures docs/benchmarks.md reports
     (labels, training time and validation losses against baselines, the
     candidate's sibling ranking, the gate's verdict and paired score
@@ -136,7 +138,7 @@ def figures(state):
     return rows
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m spirefleet.loop_report",
                                 description="A training loop's learning curve and gate reports.")
     p.add_argument("run_dir")

@@ -38,11 +38,15 @@ import math
 import os
 import struct
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+Positions = dict[str, np.ndarray]  # named arrays: positions, outputs, weights
 
 # Tokenizer layout (engine/engine.h, SF_FEAT_*, through the generated
 # facts.py); a bundle records these and the C loader refuses one that differs.
@@ -93,11 +97,11 @@ TOLERANCE_KEYS = tuple(TOLERANCE_KEY_PREFIX + p for p in PRECISIONS)
 # ---------------------------------------------------------------------------
 # safetensors
 # ---------------------------------------------------------------------------
-_DTYPES = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"),
-           "U16": np.dtype("<u2"), "U8": np.dtype("u1")}
+_DTYPES: dict[str, np.dtype] = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"),
+                                "U16": np.dtype("<u2"), "U8": np.dtype("u1")}
 
 
-def read_safetensors(path):
+def read_safetensors(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Return (tensors, metadata): name -> numpy array, str -> str."""
     with open(path, "rb") as f:
         blob = f.read()
@@ -123,7 +127,8 @@ def read_safetensors(path):
     return tensors, dict(meta)
 
 
-def write_safetensors(path, tensors, metadata):
+def write_safetensors(path: str, tensors: dict[str, np.ndarray],
+                      metadata: dict[str, str] | None) -> None:
     """Write tensors (name -> numpy array of f32/i32/u16/u8) deterministically.
 
     The layout matches the C writer (sf_tensorfile_write): header JSON with
@@ -159,7 +164,7 @@ def write_safetensors(path, tensors, metadata):
     os.replace(tmp, path)
 
 
-def sha256_file(path):
+def sha256_file(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -171,7 +176,7 @@ def sha256_file(path):
 # ---------------------------------------------------------------------------
 
 
-def empty_positions(count):
+def empty_positions(count: int) -> dict[str, np.ndarray]:
     return {
         "n_tokens": np.zeros(count, np.int32),
         "n_queries": np.zeros(count, np.int32),
@@ -183,7 +188,7 @@ def empty_positions(count):
     }
 
 
-def validate_positions(pos, where="positions"):
+def validate_positions(pos: dict[str, np.ndarray], where: str = "positions") -> None:
     """Raise ValueError naming the position and field that is out of range."""
     g = len(pos["n_tokens"])
     for i in range(g):
@@ -204,7 +209,7 @@ def validate_positions(pos, where="positions"):
             raise ValueError(f"{where} {i}: a query token index >= n_tokens {t}")
 
 
-def synthetic_positions(seed, count):
+def synthetic_positions(seed: int, count: int) -> dict[str, np.ndarray]:
     """Valid, varied stand-in positions (numpy PCG64 from `seed`).
 
     Edge cases come first in every run of eight: one token with one query,
@@ -238,7 +243,7 @@ def synthetic_positions(seed, count):
     return pos
 
 
-def read_positions(path, prefix=""):
+def read_positions(path: str, prefix: str = "") -> dict[str, np.ndarray]:
     """Positions from a safetensors positions file, a bundle (prefix
     "canary.") or an .npz with the same array names."""
     if path.endswith(".npz"):
@@ -254,7 +259,7 @@ def read_positions(path, prefix=""):
     return pos
 
 
-def write_positions(path, pos):
+def write_positions(path: str, pos: dict[str, np.ndarray]) -> None:
     validate_positions(pos)
     write_safetensors(path, pos, {"format": POSITIONS_FORMAT,
                                   "tokenizer_version": str(FEAT_VERSION)})
@@ -265,7 +270,7 @@ def write_positions(path, pos):
 
 
 class Embed(nn.Module):
-    def __init__(self, d):
+    def __init__(self, d: int) -> None:
         super().__init__()
         # "type" shadows nn.Module.type(); store it under that name directly so
         # the tensor is still called embed.type.weight.
@@ -276,19 +281,20 @@ class Embed(nn.Module):
         self.cat3 = nn.Embedding(VOCAB[3], d)
         self.cont = nn.Linear(NCONT, d)
 
-    def forward(self, type_, cat, cont):
+    def forward(self, type_: torch.Tensor, cat: torch.Tensor,
+                cont: torch.Tensor) -> torch.Tensor:
         return (self._modules["type"](type_) + self.cat0(cat[..., 0]) + self.cat1(cat[..., 1]) +
                 self.cat2(cat[..., 2]) + self.cat3(cat[..., 3]) + self.cont(cont))
 
 
 class Attention(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d: int, heads: int) -> None:
         super().__init__()
         self.heads = heads
         self.qkv = nn.Linear(d, 3 * d)   # rows: q (d), k (d), v (d)
         self.out = nn.Linear(d, d)
 
-    def forward(self, x, mask):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         b, t, d = x.shape
         h, dh = self.heads, d // self.heads
         q, k, v = self.qkv(x).split(d, dim=-1)
@@ -302,32 +308,32 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, d, d_ff):
+    def __init__(self, d: int, d_ff: int) -> None:
         super().__init__()
         self.fc1 = nn.Linear(d, d_ff)
         self.fc2 = nn.Linear(d_ff, d)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(F.gelu(self.fc1(x)))
 
 
 class Block(nn.Module):
     """Pre-LN transformer block (Xiong et al. 2020)."""
 
-    def __init__(self, d, heads, d_ff):
+    def __init__(self, d: int, heads: int, d_ff: int) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(d, eps=LN_EPS)
         self.attn = Attention(d, heads)
         self.ln2 = nn.LayerNorm(d, eps=LN_EPS)
         self.mlp = MLP(d, d_ff)
 
-    def forward(self, x, mask):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln1(x), mask)
         return x + self.mlp(self.ln2(x))
 
 
 class ValueHead(nn.Module):
-    def __init__(self, d, hidden):
+    def __init__(self, d: int, hidden: int) -> None:
         super().__init__()
         self.fc = nn.Linear(d, hidden)
         self.bins = nn.Linear(hidden, VALUE_BINS)
@@ -335,14 +341,14 @@ class ValueHead(nn.Module):
 
 
 class ForecastHead(nn.Module):
-    def __init__(self, d, hidden):
+    def __init__(self, d: int, hidden: int) -> None:
         super().__init__()
         self.fc = nn.Linear(d, hidden)
         self.out = nn.Linear(hidden, HORIZONS * len(FORECAST_TARGETS))
 
 
 class PolicyHead(nn.Module):
-    def __init__(self, d, hidden):
+    def __init__(self, d: int, hidden: int) -> None:
         super().__init__()
         self.fc1 = nn.Linear(2 * d + NQCONT, hidden)
         self.fc2 = nn.Linear(hidden, 1)
@@ -351,7 +357,7 @@ class PolicyHead(nn.Module):
 class SpireNet(nn.Module):
     """state_dict() names are exactly the bundle's tensor names."""
 
-    def __init__(self, arch):
+    def __init__(self, arch: dict[str, int]) -> None:
         super().__init__()
         self.arch = dict(arch)
         d = arch["d_model"]
@@ -363,7 +369,9 @@ class SpireNet(nn.Module):
         self.forecast = ForecastHead(d, arch["d_forecast"])
         self.policy = PolicyHead(d, arch["d_policy"])
 
-    def forward(self, type_, cat, cont, mask, query, qcont, qmask):
+    def forward(self, type_: torch.Tensor, cat: torch.Tensor, cont: torch.Tensor,
+                mask: torch.Tensor, query: torch.Tensor, qcont: torch.Tensor,
+                qmask: torch.Tensor) -> dict[str, torch.Tensor]:
         """Padded batch in, outputs out.
 
         type_ [B,T] long, cat [B,T,4] long, cont [B,T,16], mask [B,T] bool
@@ -396,10 +404,10 @@ class SpireNet(nn.Module):
                 "value_logits": value_logits, "win_logit": win_logit, "pooled": g}
 
 
-def weight_specs(arch):
+def weight_specs(arch: dict[str, int]) -> list[tuple[str, tuple[int, ...]]]:
     """(name, shape) of every weight in the C writer's order (sf_arch_weights)."""
     d = arch["d_model"]
-    out = [("embed.type.weight", (NTYPES, d))]
+    out: list[tuple[str, tuple[int, ...]]] = [("embed.type.weight", (NTYPES, d))]
     out += [(f"embed.cat{j}.weight", (VOCAB[j], d)) for j in range(NCAT)]
     out += [("embed.cont.weight", (d, NCONT)), ("embed.cont.bias", (d,))]
     for i in range(arch["n_layers"]):
@@ -423,7 +431,7 @@ def weight_specs(arch):
     return out
 
 
-def init_weights(arch, seed):
+def init_weights(arch: dict[str, int], seed: int) -> dict[str, np.ndarray]:
     """Deterministic random init (numpy PCG64 from `seed`, weights in
     weight_specs order): embedding tables N(0, 0.5^2); a Linear's weight
     and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)); LayerNorm gain
@@ -448,14 +456,15 @@ def init_weights(arch, seed):
     return weights
 
 
-def model_from_weights(arch, weights, dtype=torch.float32):
+def model_from_weights(arch: dict[str, int], weights: dict[str, np.ndarray],
+                       dtype: torch.dtype = torch.float32) -> "SpireNet":
     net = SpireNet(arch)
     state = {k: torch.from_numpy(np.array(v)) for k, v in weights.items()}
     net.load_state_dict(state, strict=True)
     return net.to(dtype).eval()
 
 
-def evaluate(net, pos, batch=64):
+def evaluate(net: nn.Module, pos: dict[str, np.ndarray], batch: int = 64) -> dict[str, np.ndarray]:
     """Outputs of every position as float32 numpy arrays (computed in the
     net's dtype): value [G,21], p_win [G], forecast [G,4,5], policy [G,80]."""
     dtype = next(net.parameters()).dtype
@@ -488,7 +497,7 @@ def evaluate(net, pos, batch=64):
 # ---------------------------------------------------------------------------
 
 
-def round_to_precision(x, precision, tf32="trunc"):
+def round_to_precision(x: torch.Tensor, precision: str, tf32: str = "trunc") -> torch.Tensor:
     """A float32 tensor as a GEMM of `precision` reads it: bf16 rounded to
     nearest even on 7 mantissa bits (CUDA's __float2bfloat16); tf32 on 10
     mantissa bits, truncated (tf32="trunc": what tensor cores do with raw
@@ -513,7 +522,8 @@ def round_to_precision(x, precision, tf32="trunc"):
     return torch.where(special, bits, r).view(torch.float32)
 
 
-def emulated_model(arch, weights, precision, tf32="trunc"):
+def emulated_model(arch: dict[str, int], weights: dict[str, np.ndarray], precision: str,
+                   tf32: str = "trunc") -> nn.Module:
     """A float32 SpireNet whose matrix products emulate `precision` as the
     cuda backend runs them (cublasGemmEx): the weight and the input of every
     Linear rounded (round_to_precision), products exact and sums in fp32.
@@ -531,7 +541,8 @@ def emulated_model(arch, weights, precision, tf32="trunc"):
     return net
 
 
-def _elements(out, expected, canary):
+def _elements(out: dict[str, np.ndarray], expected: dict[str, np.ndarray],
+              canary: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per output: (|out - expected|, |expected|) as float64 vectors over the
     compared elements (policy: the legal queries only)."""
     res = {}
@@ -548,7 +559,7 @@ def _elements(out, expected, canary):
     return res
 
 
-def round_up_2sig(x):
+def round_up_2sig(x: float) -> float:
     """x > 0 rounded up to two significant digits (0.2317 -> 0.24; 0.24
     stays), as the C writer does, so a tolerance reads as two digits."""
     if not x > 0 or not math.isfinite(x):
@@ -559,7 +570,7 @@ def round_up_2sig(x):
     return math.ceil(x / 10.0 ** s * (1 - 1e-12)) * 10.0 ** s
 
 
-def derive_tolerance(precision, err, want):
+def derive_tolerance(precision: str, err: np.ndarray, want: np.ndarray) -> dict[str, float]:
     """One output's tolerance from its emulated errors `err` and expected
     magnitudes `want` (float64 arrays): rel = TOL_REL[precision], abs the
     smallest value (at least TOL_ABS_FLOOR, two significant digits up) with
@@ -569,7 +580,9 @@ def derive_tolerance(precision, err, want):
     return {"abs": round_up_2sig(max(TOL_ABS_FLOOR[precision], need)), "rel": rel}
 
 
-def measure_tolerances(arch, weights, canary, expected, tf32="trunc"):
+def measure_tolerances(arch: dict[str, int], weights: Positions, canary: Positions,
+                       expected: Positions, tf32: str = "trunc"
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The default canary tolerances of a bundle: for each precision, the
     canary evaluated by emulated_model() against `expected` (the float64
     reference), then derive_tolerance() per output. Returns (tolerances,
@@ -584,7 +597,8 @@ def measure_tolerances(arch, weights, canary, expected, tf32="trunc"):
     return tolerances, measured
 
 
-def check_tolerance(out, expected, canary, tol):
+def check_tolerance(out: Positions, expected: Positions, canary: Positions,
+                    tol: dict[str, dict[str, float]]) -> dict[str, Any]:
     """Compare outputs with expected under one precision's tolerances `tol`
     ({output: {"abs", "rel"}}). Returns {output: (max |error|, max ratio,
     index of the worst element)}, ratio = |error| / (abs + rel |want|): at
@@ -600,7 +614,7 @@ def check_tolerance(out, expected, canary, tol):
     return res
 
 
-def format_tolerance(tol):
+def format_tolerance(tol: dict[str, dict[str, float]]) -> str:
     """One precision's tolerances as the metadata's JSON text, outputs in
     OUTPUT_ARRAYS order, each {"abs", "rel"} (shortest round-trip numbers,
     as the C writer prints them)."""
@@ -609,24 +623,27 @@ def format_tolerance(tol):
                        for k in OUTPUT_ARRAYS}, separators=(",", ":"))
 
 
-def _check_tolerance_values(tol, where):
+def _check_tolerance_values(tol: Any, where: str) -> None:
     if not isinstance(tol, dict) or set(tol) != set(OUTPUT_ARRAYS):
         got = sorted(tol) if isinstance(tol, dict) else type(tol).__name__
         raise ValueError(f"{where}: need exactly the outputs {', '.join(OUTPUT_ARRAYS)}, got {got}")
     for k in OUTPUT_ARRAYS:
         t = tol[k]
         if not isinstance(t, dict) or set(t) != set(TOLERANCE_PARTS) or any(
-                isinstance(t[x], bool) or not isinstance(t[x], (int, float)) for x in TOLERANCE_PARTS):
+                isinstance(t[x], bool) or not isinstance(t[x], (int, float))
+                for x in TOLERANCE_PARTS):
             raise ValueError(f'{where}: output "{k}" must be {{"abs": number, "rel": number}} '
                              f"and nothing else")
         a, r = float(t["abs"]), float(t["rel"])
         if not (math.isfinite(a) and 0 < a <= 1e6):
-            raise ValueError(f'{where}: output "{k}": "abs" must be a number in (0, 1e6] (is {a:g})')
+            raise ValueError(f'{where}: output "{k}": "abs" must be a number in (0, 1e6] '
+                             f"(is {a:g})")
         if not (math.isfinite(r) and 0 <= r <= 1):
             raise ValueError(f'{where}: output "{k}": "rel" must be a number in [0, 1] (is {r:g})')
 
 
-def bundle_tolerances(meta, path="bundle"):
+def bundle_tolerances(meta: dict[str, str],
+                      path: str = "bundle") -> dict[str, dict[str, dict[str, float]]]:
     """The canary tolerances a bundle's metadata records:
     {precision: {output: {"abs", "rel"}}}. Format 2: the TOLERANCE_KEYS
     (each exactly the four outputs, each exactly abs and rel), and no
@@ -637,8 +654,8 @@ def bundle_tolerances(meta, path="bundle"):
     if version == "1":
         v = meta.get(TOLERANCE_V1_KEY)
         try:
-            t = float(v)
-        except (TypeError, ValueError):
+            t = float(v) if v is not None else -1.0
+        except ValueError:
             t = -1.0
         if not 0 < t <= 1:
             raise ValueError(f'{path}: metadata "{TOLERANCE_V1_KEY}" is "{v}"; need a number in '
@@ -653,7 +670,7 @@ def bundle_tolerances(meta, path="bundle"):
         if key not in meta:
             raise ValueError(f'{path}: metadata "{key}" is missing (the canary\'s {p} tolerances)')
 
-        def no_dupes(pairs, key=key):
+        def no_dupes(pairs: list[tuple[str, Any]], key: str = key) -> dict[str, Any]:
             d = {}
             for k, v in pairs:
                 if k in d:
@@ -682,7 +699,9 @@ def bundle_tolerances(meta, path="bundle"):
 # ---------------------------------------------------------------------------
 
 
-def bundle_metadata(arch_name, arch, canary_count, tolerances, extra=None):
+def bundle_metadata(arch_name: str, arch: dict[str, int], canary_count: int,
+                    tolerances: dict[str, Any] | None, extra: dict[str, str] | None = None
+                    ) -> dict[str, str]:
     meta = {
         "format": BUNDLE_FORMAT,
         "format_version": str(BUNDLE_FORMAT_VERSION),
@@ -705,18 +724,23 @@ def bundle_metadata(arch_name, arch, canary_count, tolerances, extra=None):
     for k in ARCH_KEYS:
         meta[k] = str(arch[k])
     if canary_count:
+        if tolerances is None:
+            raise ValueError("bundle_metadata: a canary needs its tolerances")
         for p, key in zip(PRECISIONS, TOLERANCE_KEYS):
             meta[key] = format_tolerance(tolerances[p])
     for k in extra or {}:
-        if k == TOLERANCE_V1_KEY or (k.startswith(TOLERANCE_KEY_PREFIX) and k != TOLERANCE_SOURCE_KEY):
+        if k == TOLERANCE_V1_KEY or (k.startswith(TOLERANCE_KEY_PREFIX)
+                                     and k != TOLERANCE_SOURCE_KEY):
             raise ValueError(f'extra metadata "{k}" would stand beside the canary tolerances; '
                              f"pass them as tolerances")
     meta.update(extra or {})
     return meta
 
 
-def save_bundle(path, arch_name, arch, weights, canary=None, expected=None,
-                tolerances=None, extra=None):
+def save_bundle(path: str, arch_name: str, arch: dict[str, int], weights: Positions,
+                canary: Positions | None = None, expected: Positions | None = None,
+                tolerances: dict[str, Any] | None = None,
+                extra: dict[str, str] | None = None) -> None:
     """Write a bundle (format BUNDLE_FORMAT_VERSION): weights (name ->
     float32 array, every weight_specs name), optional golden positions and
     their expected outputs (the float64 reference: evaluate() of a float64
@@ -742,6 +766,8 @@ def save_bundle(path, arch_name, arch, weights, canary=None, expected=None,
     if canary is not None:
         validate_positions(canary, where="canary position")
         g = len(canary["n_tokens"])
+        if expected is None:
+            raise ValueError("save_bundle: a canary needs its expected outputs")
         for k in POSITION_ARRAYS:
             tensors["canary." + k] = canary[k]
         for k in OUTPUT_ARRAYS:
@@ -760,7 +786,9 @@ def save_bundle(path, arch_name, arch, weights, canary=None, expected=None,
     write_safetensors(path, tensors, bundle_metadata(arch_name, arch, g, tolerances, extra))
 
 
-def load_bundle(path):
+def load_bundle(path: str) -> tuple[str, dict[str, int], dict[str, np.ndarray], dict[str, str],
+                                    dict[str, np.ndarray] | None,
+                                    dict[str, np.ndarray] | None]:
     """Return (arch_name, arch, weights, metadata, canary, expected)."""
     tensors, meta = read_safetensors(path)
     if meta.get("format") != BUNDLE_FORMAT:
@@ -786,7 +814,8 @@ def load_bundle(path):
     return meta.get("arch", "custom"), arch, weights, meta, canary, expected
 
 
-def init_bundle(path, arch_name, seed, canary_count=16, positions=None):
+def init_bundle(path: str, arch_name: str, seed: int, canary_count: int = 16,
+                positions: str | None = None) -> str:
     """Random-init bundle whose canary outputs come from a float64 forward."""
     arch = ARCHS[arch_name]
     weights = init_weights(arch, seed)
@@ -803,14 +832,14 @@ def init_bundle(path, arch_name, seed, canary_count=16, positions=None):
 # ---------------------------------------------------------------------------
 
 
-def _cmd_init(a):
+def _cmd_init(a: argparse.Namespace) -> None:
     if a.arch not in ARCHS:
         raise SystemExit(f"model init: --arch {a.arch}: expected one of {', '.join(ARCHS)}")
     sha = init_bundle(a.out, a.arch, a.seed, a.canary, a.positions)
     print(f"{sha}  {a.out}")
 
 
-def _cmd_eval(a):
+def _cmd_eval(a: argparse.Namespace) -> None:
     _, arch, weights, _, _, _ = load_bundle(a.bundle)
     pos = read_positions(a.positions)
     net = model_from_weights(arch, weights, torch.float64)
@@ -820,7 +849,7 @@ def _cmd_eval(a):
     print(f"wrote {len(pos['n_tokens'])} outputs to {a.out}")
 
 
-def _cmd_info(a):
+def _cmd_info(a: argparse.Namespace) -> None:
     name, arch, weights, meta, canary, _ = load_bundle(a.bundle)
     print(f"sha256      {sha256_file(a.bundle)}")
     print(f"arch        {name} {arch}")
@@ -830,14 +859,14 @@ def _cmd_info(a):
         print("tolerances  per element |got - want| <= abs + rel |want|")
         for p, tol in bundle_tolerances(meta, a.bundle).items():
             print(f"  {p:4}     " + ", ".join(f"{k} abs {tol[k]['abs']:g} rel {tol[k]['rel']:g}"
-                                             for k in OUTPUT_ARRAYS))
+                                              for k in OUTPUT_ARRAYS))
     for k in sorted(meta):
         print(f"  {k:18} {meta[k]}")
 
 
-def _cmd_emulate(a):
+def _cmd_emulate(a: argparse.Namespace) -> int:
     _, arch, weights, meta, canary, expected = load_bundle(a.bundle)
-    if canary is None:
+    if canary is None or expected is None:
         raise ValueError(f"{a.bundle}: the bundle has no canary")
     tols = bundle_tolerances(meta, a.bundle)
     ok = True
@@ -858,12 +887,13 @@ def _cmd_emulate(a):
     return 0 if ok else 1
 
 
-def _cmd_positions(a):
+def _cmd_positions(a: argparse.Namespace) -> None:
     write_positions(a.out, synthetic_positions(a.seed, a.count))
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m spirefleet.model", description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python3 -m spirefleet.model",
+                                description=(__doc__ or "").split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("init", help="write a deterministic random-init bundle with its canary")
     s.add_argument("--arch", required=True)

@@ -23,6 +23,8 @@ import struct
 import sys
 import warnings
 import zlib
+from collections.abc import Iterator
+from typing import Any, BinaryIO, cast
 
 import lmdb
 import numpy as np
@@ -53,7 +55,7 @@ from .facts import TRAILER_MAGIC as _TRAILER_MAGIC
 # names ("-": any key).
 
 
-def load_quarantine(directory):
+def load_quarantine(directory: str) -> dict[str, set[str]]:
     """A directory's QUARANTINE list as {content digest (lowercase hex): the
     key ids listed with it}; empty when it has none. Ask it with
     ``quarantined``. Raises ShardError naming file:line for a malformed
@@ -64,7 +66,7 @@ def load_quarantine(directory):
             lines = f.read().splitlines()
     except FileNotFoundError:
         return {}
-    out = {}
+    out: dict[str, set[str]] = {}
     for no, line in enumerate(lines, 1):
         if not line or line.startswith("#"):
             continue
@@ -76,7 +78,7 @@ def load_quarantine(directory):
     return out
 
 
-def read_before(seen, digest, path, reader):
+def read_before(seen: dict[str, str], digest: str, path: str, reader: str) -> str | None:
     """The rule every reader of several shards follows: one file per content
     digest. `seen` maps digests to the file read for each (updated here).
     Returns None when `path` is the first with `digest` (now recorded),
@@ -92,7 +94,7 @@ def read_before(seen, digest, path, reader):
     return first
 
 
-def quarantined(qlist, digest, key):
+def quarantined(qlist: dict[str, set[str]], digest: str, key: str | None) -> bool:
     """Whether a shard of content digest `digest` (lowercase hex) made by
     worker key `key` (its manifest's worker_key_id) is one a
     load_quarantine list names: the digest listed with that key, or with
@@ -100,7 +102,9 @@ def quarantined(qlist, digest, key):
     played again by another key are not (the re-issued job of a
     quarantined key may come back with the same digest)."""
     keys = qlist.get(digest)
-    return bool(keys) and (not key or "-" in keys or key in keys)
+    if not keys:
+        return False
+    return not key or "-" in keys or key in keys
 
 
 _DTYPES = {"u8": np.dtype("u1"), "u16": np.dtype("<u2"), "i32": np.dtype("<i4"),
@@ -113,18 +117,18 @@ class FrameCache:
     One cache may serve several shards (ShardDataset shares one, sized to
     its shuffle window)."""
 
-    def __init__(self, frames=1):
+    def __init__(self, frames: int = 1) -> None:
         self.capacity = max(1, int(frames))
-        self._d = collections.OrderedDict()
+        self._d: collections.OrderedDict[Any, Any] = collections.OrderedDict()
         self.decoded = 0  # frames decompressed into it
 
-    def get(self, key):
+    def get(self, key: Any) -> Any:
         v = self._d.get(key)
         if v is not None:
             self._d.move_to_end(key)
         return v
 
-    def put(self, key, value):
+    def put(self, key: Any, value: Any) -> None:
         self._d[key] = value
         self.decoded += 1
         if len(self._d) > self.capacity:
@@ -136,20 +140,20 @@ class ShardError(Exception):
     "unsealed", "truncated", "corrupt", "version", "format"; the message
     starts with the file and names the page or record."""
 
-    def __init__(self, kind, message):
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
 
 
-def tensor_to_numpy(t):
+def tensor_to_numpy(t: Any) -> np.ndarray:
     """A Tensor message as a read-only numpy array of its dtype and shape."""
-    dt = _DTYPES.get(t.dtype)
+    dt = cast("np.dtype | None", _DTYPES.get(t.dtype))
     if dt is None:
         raise ValueError("unknown tensor dtype %r" % t.dtype)
     return np.frombuffer(t.data, dtype=dt).reshape(tuple(t.shape))
 
 
-def record_to_dict(rec):
+def record_to_dict(rec: Any) -> dict[str, Any]:
     """A LabelRecord as nested dicts of Python scalars and numpy arrays."""
     ids = rec.ids
     s = rec.search
@@ -205,51 +209,52 @@ def record_to_dict(rec):
     return out
 
 
-def parse_start(text):
+def parse_start(text: str) -> dict[str, Any] | None:
     """The start of a fight from its compact text (LabelIds.start; the form
     of docs/starts.md "The text form"): a dict with ``deck`` (a list of
     ``(card, upgrades, count)``), ``relics`` (a list of ``(relic,
     counter)``), ``potions`` (the slots in order, ``None`` for an empty
-    one), ``floor``, ``hp``, ``max_hp`` and ``gold``. Trailing empty potion slots are not written, so ``potions``
-    has up to 3 entries. The empty text (the starter deck) gives ``None``. Raises ValueError naming the part that
-    does not parse."""
+    one), ``floor``, ``hp``, ``max_hp`` and ``gold``. Trailing empty potion
+    slots are not written, so ``potions`` has up to 3 entries. The empty
+    text (the starter deck) gives ``None``. Raises ValueError naming the
+    part that does not parse."""
     if text == "":
         return None
     parts = text.split("|")
     if len(parts) != 6:
         raise ValueError("start %r: expected 6 '|'-separated parts, got %d" % (text, len(parts)))
     deck_s, relics_s, potions_s, floor_s, hp_s, gold_s = parts
-    deck = []
+    deck_text = []
     for item in filter(None, deck_s.split(",")):
         name, _, count = item.partition("*")
         ups = len(name) - len(name.rstrip("+"))
-        deck.append((name.rstrip("+"), ups, count or "1"))
-    relics = []
+        deck_text.append((name.rstrip("+"), ups, count or "1"))
+    relics_text = []
     for item in filter(None, relics_s.split(",")):
         name, _, counter = item.rpartition(":") if ":" in item else (item, "", "0")
-        relics.append((name, counter))
+        relics_text.append((name, counter))
     potions = [p if p else None for p in potions_s.split(",")] if potions_s else []
 
-    def number(s, what):
+    def number(s: str, what: str) -> int:
         try:
             return int(s)
         except ValueError:
             raise ValueError("start %r: %s: %r is not a number" % (text, what, s)) from None
 
-    def field(s, key):
+    def field(s: str, key: str) -> str:
         if not s.startswith(key + " "):
             raise ValueError("start %r: expected '%s N', got %r" % (text, key, s))
         return s[len(key) + 1:]
 
-    deck = [(name, ups, number(n, "deck")) for name, ups, n in deck]
-    relics = [(name, number(n, "relic counter")) for name, n in relics]
+    deck = [(name, ups, number(n, "deck")) for name, ups, n in deck_text]
+    relics = [(name, number(n, "relic counter")) for name, n in relics_text]
     hp, _, max_hp = field(hp_s, "hp").partition("/")
     return {"deck": deck, "relics": relics, "potions": potions,
             "floor": number(field(floor_s, "floor"), "floor"), "hp": number(hp, "hp"),
             "max_hp": number(max_hp, "max_hp"), "gold": number(field(gold_s, "gold"), "gold")}
 
 
-def start_summary(manifest):
+def start_summary(manifest: dict[str, Any]) -> dict[str, Any] | None:
     """The manifest's summary of a shard's starts (the ``start.*`` job
     counters, docs/format.md "Job counters"): fights, the mean deck size,
     relics, potions, floor, HP and max HP per fight, and the copies of
@@ -266,14 +271,14 @@ def start_summary(manifest):
     return {"fights": n, "mean": mean, "cards": cards}
 
 
-def value_of_bins(bins):
+def value_of_bins(bins: Any) -> Any:
     """The scalar a 21-bin value distribution encodes: sum_i bins[i]*z_i over
     the label contract's supports (``contract.VALUE_SUPPORT``). Works on a
     [..., 21] array."""
     return np.asarray(bins, dtype=np.float64) @ np.asarray(VALUE_SUPPORT, dtype=np.float64)
 
 
-def manifest_to_dict(m):
+def manifest_to_dict(m: Any) -> dict[str, Any]:
     """A ShardManifest as a dict (content_digest as lowercase hex)."""
     d = {f.name: getattr(m, f.name) for f in m.DESCRIPTOR.fields
          if f.type != f.TYPE_MESSAGE}
@@ -293,7 +298,7 @@ def manifest_to_dict(m):
     return d
 
 
-def _lmdb_extent(path):
+def _lmdb_extent(path: str) -> int | None:
     """Bytes of LMDB data the file's meta pages describe, or None."""
     try:
         env = lmdb.open(path, subdir=False, readonly=True, lock=False, max_dbs=2)
@@ -305,7 +310,7 @@ def _lmdb_extent(path):
         env.close()
 
 
-def _appended_after_seal(f, start, size):
+def _appended_after_seal(f: BinaryIO, start: int, size: int) -> int | None:
     """Bytes after an intact footer found past ``start`` (at most 16 MiB scanned),
     or None: the shard was sealed and then appended to."""
     if size < start + _FOOTER:
@@ -323,18 +328,19 @@ def _appended_after_seal(f, start, size):
     return None
 
 
-def _footer_damaged(footer, extent, size):
+def _footer_damaged(footer: bytes, extent: int | None, size: int) -> bool:
     """True when ``footer`` (the last 64 bytes), its magic aside, describes
     this file exactly: LMDB data of ``extent`` bytes, the page table, the
     footer (as shard/trailer.c footer_damaged)."""
-    if len(footer) != _FOOTER or size - extent < _FOOTER:
+    if len(footer) != _FOOTER or extent is None or size - extent < _FOOTER:
         return False
     psize, data, npages, nstruct = struct.unpack_from("<IQQQ", footer, 12)
     return (psize >= 512 and data == extent == npages * psize and 2 <= nstruct <= npages
             and data + 4 * (npages + nstruct) + _FOOTER == size)
 
 
-def _read_trailer(f, path, size):
+def _read_trailer(f: BinaryIO, path: str,
+                  size: int) -> tuple[int, int, np.ndarray, np.ndarray]:
     """Check the seal trailer; returns (page_size, npages, page_crc, struct_pages)."""
     footer = b""
     if size >= _FOOTER:
@@ -383,7 +389,7 @@ def _read_trailer(f, path, size):
     return psize, npages, page_crc, struct_pages
 
 
-def _parse(cls, data):
+def _parse(cls: Any, data: bytes) -> Any:
     """``data`` parsed as a ``cls`` protobuf message, all of it: raises
     protobuf's DecodeError, or ValueError when the parse warned (a stray
     end-group tag: protobuf stops there with a RuntimeWarning, keeping only
@@ -401,7 +407,7 @@ def _parse(cls, data):
     return m
 
 
-def _open_regular(path):
+def _open_regular(path: str) -> BinaryIO:
     """``path`` opened for binary reading, refused (ShardError "format")
     unless a regular file: opened with O_NONBLOCK and checked with fstat
     before anything reads it (a FIFO or device named like a shard would
@@ -424,7 +430,7 @@ def _open_regular(path):
 _STORED_NAME = re.compile(r"^(?P<run>.+)-job(?P<job>[0-9]+)(-a[0-9]+)?\.shard$")
 
 
-def check_name(path, run_id, job_id):
+def check_name(path: str, run_id: str, job_id: int) -> None:
     """A shard's file name binds it to its run and job (as sf-shard verify
     checks, shard/shard.h sf_shard_check_name): a base name of the form
     "<run>-job<digits>[-a<digits>].shard" must name the manifest's run and
@@ -437,14 +443,14 @@ def check_name(path, run_id, job_id):
                          % (path, m.group("run"), int(m.group("job")), run_id, job_id))
 
 
-def canonical_name(run_id, job_id):
+def canonical_name(run_id: str, job_id: int) -> str:
     """The file name of job `job_id`'s shard in run `run_id`, as the
     coordinator stores it (shard/shard.h sf_shard_name):
     "<run>-job<job, 6+ digits>.shard"."""
     return "%s-job%06d%s" % (run_id, int(job_id), SHARD_SUFFIX)
 
 
-def check_canonical_name(path, run_id, job_id):
+def check_canonical_name(path: str, run_id: str, job_id: int) -> None:
     """The rule of every reader of a directory (shard/shard.h
     sf_shard_check_canonical_name): a shard found in a directory must have
     exactly its canonical name, so a directory holds a job's shard once.
@@ -462,10 +468,12 @@ class Shard:
     ``shard.manifest`` is the manifest as a dict. Not for use across fork():
     open it in the process that reads it (ShardDataset does)."""
 
-    def __init__(self, path, frame_cache=None):
+    def __init__(self, path: str | os.PathLike[str], frame_cache: FrameCache | None = None) -> None:
         self.path = os.fspath(path)
         self._cache = frame_cache if frame_cache is not None else FrameCache(1)
-        self._frame_first = None  # every frame's first record, once frames() ran
+        # every frame's first record and record count, once frames() ran
+        self._frame_first: np.ndarray | None = None
+        self._frame_n: np.ndarray | None = None
         path = self.path
         if path.endswith(TEMP_SUFFIX):  # even sealed: its writer may have died before renaming
             raise ShardError("unsealed", "%s: not sealed: a writer's temporary file (still "
@@ -489,9 +497,9 @@ class Shard:
             self._env.close()
             raise
         self._dctx = zstandard.ZstdDecompressor()
-        self._block = None  # the block used last (_load_block)
+        self._block: tuple[Any, ...] | None = None  # the block used last (_load_block)
 
-    def _open_dbs(self):
+    def _open_dbs(self) -> None:
         path = self.path
         self._txn = self._env.begin(buffers=True)
         try:
@@ -527,23 +535,23 @@ class Shard:
                              % (path, entries, m.block_count))
         self._cursor = self._txn.cursor(db=self._records)
 
-    def close(self):
+    def close(self) -> None:
         if self._env is not None:
             self._cursor = None
             self._txn.abort()
             self._env.close()
             self._env = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Shard":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._manifest_pb.record_count
 
-    def _seek_block(self, i):
+    def _seek_block(self, i: int) -> tuple[int, Any]:
         """The (key, value) of the block holding record i."""
         c = self._cursor
         key = struct.pack(">Q", i)
@@ -558,7 +566,7 @@ class Shard:
             raise ShardError("corrupt", "%s: record %d: no block holds it" % (self.path, i))
         return struct.unpack(">Q", bytes(c.key()))[0], c.value()
 
-    def _parse_block(self, first, v):
+    def _parse_block(self, first: int, v: Any) -> tuple[Any, ...]:
         """Check a block's header (docs/format.md); returns (first, n,
         frame_recs, frame_ends, rec_ends, frames_offset, value): frame j
         holds records frame_recs[j-1]..frame_recs[j] of the block (format 1:
@@ -606,7 +614,7 @@ class Shard:
             lo = hi
         return (first, n, recs, ends, rec_ends, hdr + 4, v)
 
-    def _load_block(self, i):
+    def _load_block(self, i: int) -> None:
         first, v = self._seek_block(i)
         b = self._parse_block(first, v)
         if not first <= i < first + b[1]:
@@ -614,12 +622,13 @@ class Shard:
                              % (self.path, i, first, b[1]))
         self._block = b
 
-    def frames(self):
+    def frames(self) -> tuple[np.ndarray, np.ndarray]:
         """Every zstd frame of the shard in record order, as numpy int64
         arrays (first record, records): every block's header is read and
         checked. Format 1 has one frame per record."""
         if self._frame_first is None:
-            firsts, counts = [], []
+            firsts: list[int] = []
+            counts: list[int] = []
             i, n_rec = 0, len(self)
             while i < n_rec:
                 first, v = self._seek_block(i)
@@ -639,9 +648,10 @@ class Shard:
                 i = first + b[1]
             self._frame_first = np.array(firsts, np.int64)
             self._frame_n = np.array(counts, np.int64)
+        assert self._frame_n is not None
         return self._frame_first, self._frame_n
 
-    def _decode_frame(self, b, j, i):
+    def _decode_frame(self, b: tuple[Any, ...], j: int, i: int) -> tuple[int, Any, Any]:
         """Frame j of block b: (first record, content, record ends or None)."""
         first, n, recs, ends, rec_ends, base, v = b
         start, end = (ends[j - 1] if j else 0), ends[j]
@@ -651,7 +661,8 @@ class Shard:
         if hi - lo > 1:
             where += " (in the frame of records %d..%d)" % (first + lo, first + hi - 1)
         if not 0 <= start < end <= len(v) - base:
-            raise ShardError("corrupt", "%s: frame offsets %d..%d out of order" % (where, start, end))
+            raise ShardError("corrupt", "%s: frame offsets %d..%d out of order"
+                             % (where, start, end))
         frame = v[base + start:base + end]
         try:
             params = zstandard.get_frame_parameters(frame)
@@ -675,7 +686,7 @@ class Shard:
                                  "%d bytes" % (where, offs[-1], len(out)))
         return first + lo, out, offs
 
-    def raw(self, i):
+    def raw(self, i: int) -> bytes:
         """Record i's uncompressed protobuf bytes (what the digest covers).
         The frame holding it is decoded once and kept in the frame cache."""
         n_rec = len(self)
@@ -690,6 +701,7 @@ class Shard:
             if b is None or not b[0] <= i < b[0] + b[1]:
                 self._load_block(i)
                 b = self._block
+                assert b is not None
             k = i - b[0]
             j = k if b[2] is None else bisect.bisect_right(b[2], k)
             fk = b[0] + ((b[2][j - 1] if j else 0) if b[2] is not None else j)
@@ -703,7 +715,7 @@ class Shard:
         k = i - fk
         return out[offs[k]:offs[k + 1]]
 
-    def record(self, i):
+    def record(self, i: int) -> Any:
         """Record i as a LabelRecord message."""
         raw = self.raw(i)
         try:
@@ -712,21 +724,22 @@ class Shard:
             raise ShardError("format", "%s: record %d: does not decode (%s)"
                              % (self.path, i, e)) from None
         if rec.schema_version != SCHEMA_VERSION:
-            raise ShardError("version", "%s: record %d: schema_version %d, this reader knows %d (%s)"
+            raise ShardError("version",
+                             "%s: record %d: schema_version %d, this reader knows %d (%s)"
                              % (self.path, i, rec.schema_version, SCHEMA_VERSION,
                                 schema_note(rec.schema_version)))
         return rec
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> dict[str, Any]:
         if i < 0:
             i += len(self)
         return record_to_dict(self.record(i))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         for i in range(len(self)):
             yield self[i]
 
-    def content_digest(self):
+    def content_digest(self) -> str:
         """Recompute the content digest (hex): SHA-256 over each record's
         length (u64 little-endian) and uncompressed bytes, in index order,
         then a gate shard's pairs the same way, in seed order."""
@@ -741,7 +754,7 @@ class Shard:
             h.update(raw)
         return h.hexdigest()
 
-    def verify(self):
+    def verify(self) -> None:
         """Check every page's CRC, decode every record and compare the
         recomputed digest with the manifest's; raises ShardError naming the
         first problem. (`sf-shard verify` does the same and also names the
@@ -758,7 +771,7 @@ class Shard:
                              % (self.path, digest, self.manifest["content_digest"]))
 
 
-def open_shard(path, frame_cache=None):
+def open_shard(path: str | os.PathLike[str], frame_cache: FrameCache | None = None) -> Shard:
     """Open a sealed shard for reading (see ``Shard``; ``frame_cache``, a
     FrameCache, may be shared with other shards); raises ShardError."""
     return Shard(path, frame_cache)

@@ -18,7 +18,9 @@ same way.
   under <run.output_dir>/shards, the coordinator's verified store: not a
   worker's undelivered attempt in work/ nor a shard set aside in
   quarantined/ or rejected/), whole shards from the front until
-  train.window_labels labels are in (spirefleet.window).
+  train.window_labels labels are in (spirefleet.window), read through the
+  C batch reader (spirefleet.batch.WindowRecords): every batch the trainer
+  steps or evaluates on is assembled in C.
 * Split by game seed (a game's labels never straddle it), train.val_fraction
   of the seeds held out; batches from a permutation drawn by numpy's PCG64
   seeded with (train.seed, epoch), so step s always trains on the same
@@ -55,6 +57,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
 
@@ -63,13 +67,13 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from . import model as M  # noqa: E402
+from .batch import WindowRecords  # noqa: E402
 from .config import ConfigError, load_config, load_config_text  # noqa: E402
 from .contract import FORECAST_COLUMNS, VALUE_SUPPORT  # noqa: E402
 from .facts import (EXPORT_RESULT_SHA256, LOOP_ROLLOUT, TRAIN_RESULT_BASELINE,  # noqa: E402
                     TRAIN_RESULT_CHECKPOINT, TRAIN_RESULT_LABELS, TRAIN_RESULT_TRAIN_RECORDS,
                     TRAIN_RESULT_VAL, TRAIN_RESULT_VAL_SEEDS)
-from .window import (Records, WindowError, find_shards, select_window,  # noqa: E402
-                     split_by_seed)
+from .window import WindowError, find_shards, select_window, split_by_seed  # noqa: E402
 
 CHECKPOINT_FORMAT = "spirefleet-train-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -95,7 +99,7 @@ class Stopped(Exception):
 # ---------------------------------------------------------------------------
 
 
-def to_torch(b, device):
+def to_torch(b: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
     return {
         "type": torch.from_numpy(b["token_type"].astype(np.int64)).to(device),
         "cat": torch.from_numpy(b["token_cat"].astype(np.int64)).to(device),
@@ -120,12 +124,12 @@ class AuxQ(torch.nn.Module):
     trunk towards what ranks sibling moves; it is not part of the bundle
     (docs/trainer.md "Auxiliary targets")."""
 
-    def __init__(self, d, hidden):
+    def __init__(self, d: int, hidden: int) -> None:
         super().__init__()
         self.fc = torch.nn.Linear(d, hidden)
         self.out = torch.nn.Linear(hidden, 1)
 
-    def forward(self, pooled):
+    def forward(self, pooled: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(self.out(F.gelu(self.fc(pooled))).squeeze(-1))
 
 
@@ -133,7 +137,8 @@ class AuxQ(torch.nn.Module):
 _SUPPORT = torch.tensor(VALUE_SUPPORT, dtype=torch.float32)
 
 
-def surprise_weights(value_logits, q_chosen, strength, searched=None):
+def surprise_weights(value_logits: torch.Tensor, q_chosen: torch.Tensor, strength: float,
+                     searched: torch.Tensor | None = None) -> torch.Tensor | None:
     """Per-record loss weights: (1 - strength) + strength * s / mean(s) with
     s = |E[v] - Q(chosen)|, the value head's surprise at the search's own
     verdict (detached), the mean over searched records; a record the search
@@ -151,7 +156,9 @@ def surprise_weights(value_logits, q_chosen, strength, searched=None):
         return torch.where(searched, w, torch.ones_like(w))
 
 
-def losses(net, t, fc_mean, fc_std, aux=None, surprise=0.0):
+def losses(net: torch.nn.Module, t: dict[str, torch.Tensor], fc_mean: torch.Tensor,
+           fc_std: torch.Tensor, aux: AuxQ | None = None,
+           surprise: float = 0.0) -> dict[str, torch.Tensor]:
     """Per-head mean losses of a batch (dict of scalar tensors); with `aux`
     (an AuxQ) also "q", its squared error on the chosen move's Q; with
     surprise > 0 the value and policy losses weigh each record by
@@ -177,7 +184,7 @@ def losses(net, t, fc_mean, fc_std, aux=None, surprise=0.0):
     return res
 
 
-def forecast_stats(rec, idx):
+def forecast_stats(rec: Any, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-column mean and deviation of the realised forecasts of records
     idx, shaped [1, 1, C] (float32)."""
     f = rec.forecast[idx]
@@ -191,7 +198,8 @@ def forecast_stats(rec, idx):
     return mean.astype(np.float32), std.astype(np.float32)
 
 
-def baselines(rec, train_idx, idx, fc_mean, fc_std):
+def baselines(rec: Any, train_idx: np.ndarray, idx: np.ndarray, fc_mean: np.ndarray,
+              fc_std: np.ndarray) -> dict[str, float]:
     """Losses, on records idx, of predictors that know nothing of the
     position beyond what they name, in the units of the net's losses:
 
@@ -237,16 +245,16 @@ def baselines(rec, train_idx, idx, fc_mean, fc_std):
     # The floors no predictor goes below: the targets' own entropies.
     value_floor = float(-(vb * np.log(np.where(vb > 0, vb, 1.0))).sum(1).mean())
     pol_floor = 0.0
-    for i in idx:
-        pi = rec.policy[rec.q_off[i]:rec.q_off[i + 1]].astype(np.float64)
-        pol_floor -= float((pi[pi > 0] * np.log(pi[pi > 0])).sum())
+    for i in idx:  # each record's sum of p log p (the readers' policy_plogp)
+        pol_floor -= float(rec.policy_plogp[i])
     return {"value": value, "value_encounter": value_enc, "policy": policy,
             "forecast": forecast, "forecast_mean": forecast_mean, "win": win,
             "value_target_entropy": value_floor,
             "policy_target_entropy": pol_floor / max(1, len(idx))}
 
 
-def evaluate_losses(net, rec, idx, fc_mean, fc_std, device):
+def evaluate_losses(net: torch.nn.Module, rec: Any, idx: np.ndarray, fc_mean: np.ndarray,
+                    fc_std: np.ndarray, device: torch.device) -> dict[str, float]:
     """Mean per-head losses of the net on records idx (eval mode)."""
     was = net.training
     net.eval()
@@ -263,7 +271,7 @@ def evaluate_losses(net, rec, idx, fc_mean, fc_std, device):
     return {k: v / max(1, n) for k, v in sums.items()}
 
 
-def lr_at(step, steps, lr, warmup):
+def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
     """Linear warm-up over `warmup` steps, then cosine decay to 0 at `steps`."""
     if step < warmup:
         return lr * (step + 1) / warmup
@@ -271,23 +279,25 @@ def lr_at(step, steps, lr, warmup):
     return lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, p)))
 
 
-def positions_of(rec, rows):
-    """Records `rows` as a positions dict (the bundle canary's layout)."""
+def positions_of(rec: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Records `rows` as a positions dict (the bundle canary's layout),
+    read as one batch of the window's reader."""
     pos = M.empty_positions(len(rows))
+    if len(rows) == 0:
+        return pos
+    b = rec.batch(rows)
     for k, i in enumerate(rows):
-        t0, t1 = rec.tok_off[i], rec.tok_off[i + 1]
-        q0, q1 = rec.q_off[i], rec.q_off[i + 1]
-        t, q = int(t1 - t0), int(q1 - q0)
+        t, q = int(rec.n_tokens[i]), int(rec.n_queries[i])
         pos["n_tokens"][k], pos["n_queries"][k] = t, q
-        pos["type"][k, :t] = rec.token_type[t0:t1]
-        pos["cat"][k, :t] = rec.token_cat[t0:t1]
-        pos["cont"][k, :t] = rec.token_cont[t0:t1]
-        pos["query"][k, :q] = rec.query[q0:q1]
-        pos["qcont"][k, :q] = rec.query_cont[q0:q1]
+        pos["type"][k, :t] = b["token_type"][k, :t]
+        pos["cat"][k, :t] = b["token_cat"][k, :t]
+        pos["cont"][k, :t] = b["token_cont"][k, :t]
+        pos["query"][k, :q] = b["query"][k, :q]
+        pos["qcont"][k, :q] = b["query_cont"][k, :q]
     return pos
 
 
-def init_net(arch, seed, fc_mean, fc_std):
+def init_net(arch: str, seed: int, fc_mean: np.ndarray, fc_std: np.ndarray) -> M.SpireNet:
     """A fresh network (torch's init seeded with `seed`) whose forecast head
     starts at the training means with the columns' deviations as scale."""
     torch.manual_seed(seed)
@@ -307,7 +317,7 @@ def init_net(arch, seed, fc_mean, fc_std):
 # ---------------------------------------------------------------------------
 
 
-def _fsync_dir(d):
+def _fsync_dir(d: str) -> None:
     try:
         fd = os.open(d, os.O_RDONLY)
     except OSError:
@@ -320,7 +330,7 @@ def _fsync_dir(d):
         os.close(fd)
 
 
-def save_atomic(obj, path):
+def save_atomic(obj: Any, path: str) -> None:
     """torch.save to a temporary file beside `path`, fsync, rename."""
     tmp = "%s.tmp.%d" % (path, os.getpid())
     with open(tmp, "wb") as f:
@@ -331,7 +341,7 @@ def save_atomic(obj, path):
     _fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
-def load_checkpoint(path):
+def load_checkpoint(path: str) -> dict[str, Any]:
     """A checkpoint dict, or raises TrainError naming the file."""
     try:
         ck = torch.load(path, map_location="cpu", weights_only=False)
@@ -345,11 +355,11 @@ def load_checkpoint(path):
     return ck
 
 
-def _ckpt_name(step):
+def _ckpt_name(step: int) -> str:
     return "ckpt-%08d.pt" % step
 
 
-def checkpoints_in(d):
+def checkpoints_in(d: str) -> list[tuple[int, str]]:
     """(step, path) of the step checkpoints in d, oldest first."""
     out = []
     if os.path.isdir(d):
@@ -362,7 +372,7 @@ def checkpoints_in(d):
 class Metrics:
     """JSON lines appended to a file (flushed per line)."""
 
-    def __init__(self, path, resume_step=None):
+    def __init__(self, path: str, resume_step: int | None = None) -> None:
         self.path = path
         d = os.path.dirname(os.path.abspath(path))
         os.makedirs(d, exist_ok=True)
@@ -386,22 +396,22 @@ class Metrics:
             os.unlink(path)  # a fresh run starts a fresh file
         self.f = open(path, "a")
 
-    def write(self, d):
+    def write(self, d: dict[str, Any]) -> None:
         self.f.write(json.dumps(d, sort_keys=True) + "\n")
         self.f.flush()
 
-    def close(self):
+    def close(self) -> None:
         self.f.close()
 
 
 class Progress:
     """A one-line progress bar on stderr, only when stderr is a terminal."""
 
-    def __init__(self, total, start):
+    def __init__(self, total: int, start: int) -> None:
         self.on = sys.stderr.isatty()
         self.total, self.start, self.t0, self.last = total, start, time.time(), 0.0
 
-    def update(self, step, loss):
+    def update(self, step: int, loss: float) -> None:
         if not self.on:
             return
         now = time.time()
@@ -418,7 +428,7 @@ class Progress:
                             eta // 60, eta % 60))
         sys.stderr.flush()
 
-    def close(self):
+    def close(self) -> None:
         if self.on:
             sys.stderr.write("\n")
 
@@ -428,13 +438,13 @@ class Progress:
 # ---------------------------------------------------------------------------
 
 
-def _shard_desc(infos):
+def _shard_desc(infos: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: i[k] for k in ("path", "digest", "run_id", "job_id", "created_unix",
                                "model_sha256", "config_digest", "records", "labels")}
             for i in infos]
 
 
-def _result(ck, path):
+def _result(ck: dict[str, Any], path: str) -> dict[str, Any]:
     w = ck["window"]
     return {TRAIN_RESULT_CHECKPOINT: os.path.abspath(path), TRAIN_RESULT_VAL: ck["val"],
             TRAIN_RESULT_BASELINE: ck["baseline"],
@@ -446,7 +456,7 @@ def _result(ck, path):
             "seconds": round(ck["seconds"], 3)}
 
 
-def _same_train_config(ck, train_cfg, path):
+def _same_train_config(ck: dict[str, Any], train_cfg: dict[str, Any], path: str) -> None:
     old = ck["train_config"]
     for k in sorted(set(old) | set(train_cfg)):
         if old.get(k) != train_cfg.get(k):
@@ -455,33 +465,282 @@ def _same_train_config(ck, train_cfg, path):
                              % (path, k, json.dumps(old.get(k)), json.dumps(train_cfg.get(k))))
 
 
-def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
-          parent_sha256=None, device=None, stop_after=None, log=None):
+def _latest_checkpoint(ckdir: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The newest readable step checkpoint in ckdir and its path (None,
+    None without one), after removing a save the process died in."""
+    for f in os.listdir(ckdir):
+        if ".pt.tmp." in f:
+            os.unlink(os.path.join(ckdir, f))
+    for _, path in reversed(checkpoints_in(ckdir)):
+        try:
+            return load_checkpoint(path), path
+        except TrainError as e:
+            print("spirefleet.train: %s; trying an older checkpoint" % e, file=sys.stderr)
+    return None, None
+
+
+def _choose_window(run: dict[str, Any], shards: Sequence[str] | None,
+                   window_labels: int) -> list[dict[str, Any]]:
+    """The window of a fresh run: the newest shards of `shards` (default
+    the coordinator's store) holding window_labels labels."""
+    # the coordinator's store only: output_dir also holds workers'
+    # undelivered attempts (work/, never verified) and shards set aside
+    # (quarantined/, rejected/)
+    sources = list(shards) if shards else [os.path.join(run["output_dir"], "shards")]
+    try:
+        found = find_shards(sources)
+    except WindowError as e:
+        raise TrainError(str(e)) from None
+    if not found:
+        raise TrainError("no sealed shards with labels in %s" % ", ".join(sources))
+    return _shard_desc(select_window(found, window_labels))
+
+
+class _Data:
+    """The window's records, their split by game seed and the training
+    set's forecast statistics."""
+
+    def __init__(self, window: list[dict[str, Any]], tc: dict[str, Any],
+                 reader: Callable[..., Any]) -> None:
+        self.window = window
+        try:
+            self.rec = reader(window, tokenizer_version=M.FEAT_VERSION)
+        except WindowError as e:
+            raise TrainError(str(e)) from None
+        rec = self.rec
+        self.tr_idx, self.va_idx = split_by_seed(rec, tc["val_fraction"], tc["seed"])
+        if len(self.tr_idx) == 0 or len(self.va_idx) == 0:
+            n_seeds = len(np.unique(rec.game_seed))
+            raise TrainError("the window (%d labels of %d game seed%s) cannot be split into "
+                             "training and validation: it needs two game seeds at least"
+                             % (len(rec), n_seeds, "" if n_seeds == 1 else "s"))
+        self.fc_mean, self.fc_std = forecast_stats(rec, self.tr_idx)
+        n_tr = len(self.tr_idx)
+        self.desc = {"shards": window, "labels": int(len(rec)), "train_records": int(n_tr),
+                     "val_records": int(len(self.va_idx)), "split": "game seed",
+                     "train_sample": min(TRAIN_SAMPLE, n_tr),
+                     # the held-out games (a sibling-ranking measure reads only these)
+                     "val_seeds": sorted(int(s) for s in np.unique(rec.game_seed[self.va_idx]))}
+
+
+class _Training:
+    """One training run's state: the network (and the auxiliary Q head),
+    the optimizer, the canary, the best weights so far, and the steps,
+    checkpoints and final report that advance it (train())."""
+
+    def __init__(self, cfg: dict[str, Any], digest: str, data: _Data, ckdir: str,
+                 parent_sha256: str | None, device: str | None) -> None:
+        tc = self.tc = dict(cfg["train"])
+        self.run_name, self.digest = cfg["run"]["name"], digest
+        self.data, self.ckdir, self.parent_sha256 = data, ckdir, parent_sha256
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        self.dev = dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.net = init_net(tc["arch"], tc["seed"], data.fc_mean, data.fc_std).to(dev)
+        self.net.train()
+        arch = M.ARCHS[tc["arch"]]
+        self.aux = AuxQ(arch["d_model"], arch["d_value"]).to(dev) if tc["weight_q"] > 0 else None
+        self.params = list(self.net.parameters()) + (
+            list(self.aux.parameters()) if self.aux is not None else [])
+        self.opt = torch.optim.AdamW(self.params, lr=tc["lr"], weight_decay=tc["weight_decay"])
+        va_idx = data.va_idx
+        k = min(tc["canary_positions"], len(va_idx))
+        rng = np.random.Generator(np.random.PCG64([tc["seed"], 3]))
+        self.canary_rows = np.sort(va_idx[rng.choice(len(va_idx), size=k, replace=False)])
+        self.canary = positions_of(data.rec, self.canary_rows)
+        self.start, self.seconds = 0, 0.0
+        self.epoch_acc: dict[str, Any] | None = None
+        self.best: dict[str, Any] | None = None
+        self.per_epoch = max(1, len(data.tr_idx) // tc["batch"])
+        self.fm = torch.from_numpy(data.fc_mean).to(dev)
+        self.fs = torch.from_numpy(data.fc_std).to(dev)
+        self.t0 = time.time()
+
+    def restore(self, resume: dict[str, Any], resume_path: str) -> None:
+        """Continue from a step checkpoint (weights, optimizer, RNG, step)."""
+        self.best = resume.get("best")
+        self.net.load_state_dict(resume["model"])
+        if self.aux is not None:
+            self.aux.load_state_dict(resume["aux"])
+        self.opt.load_state_dict(resume["optimizer"])
+        torch.set_rng_state(resume["rng"]["torch"])
+        self.start, self.seconds = resume["step"], resume["seconds"]
+        self.epoch_acc = resume["epoch_acc"]
+        threads = torch.get_num_threads()
+        if resume.get("device") != str(self.dev) or resume.get("threads") != threads:
+            print("spirefleet.train: note: %s was written on %s with %s threads, this run uses "
+                  "%s with %d; the weights may differ in the last bits from an uninterrupted run"
+                  % (resume_path, resume.get("device"), resume.get("threads"), self.dev,
+                     torch.get_num_threads()), file=sys.stderr)
+
+    def weighted(self, v: dict[str, Any]) -> Any:
+        """The weighted sum of per-head losses (train.weight_*)."""
+        tc = self.tc
+        return (tc["weight_value"] * v["value"] + tc["weight_policy"] * v["policy"]
+                + tc["weight_forecast"] * v["forecast"] + tc["weight_win"] * v["win"])
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
+
+    def state(self, step: int, val: dict[str, float] | None = None) -> dict[str, Any]:
+        """A checkpoint of the run after `step` steps."""
+        d = self.data
+        return {"val": val, "best": self.best, "format": CHECKPOINT_FORMAT,
+                "version": CHECKPOINT_VERSION, "step": step,
+                "model": self.weights(),
+                "aux": self.aux.state_dict() if self.aux is not None else None,
+                "optimizer": self.opt.state_dict(), "rng": {"torch": torch.get_rng_state()},
+                "train_config": self.tc, "run": self.run_name, "config_digest": self.digest,
+                "parent_sha256": self.parent_sha256 or LOOP_ROLLOUT, "arch": self.tc["arch"],
+                "window": d.desc, "fc_mean": d.fc_mean, "fc_std": d.fc_std,
+                "canary": self.canary, "canary_rows": self.canary_rows,
+                "epoch_acc": self.epoch_acc, "device": str(self.dev),
+                "threads": torch.get_num_threads(),
+                "seconds": self.seconds + (time.time() - self.t0), "torch": torch.__version__}
+
+    def evaluate(self, idx: np.ndarray) -> dict[str, float]:
+        d = self.data
+        return evaluate_losses(self.net, d.rec, idx, d.fc_mean, d.fc_std, self.dev)
+
+    def step(self, step: int, order: np.ndarray) -> dict[str, Any]:
+        """One optimizer step on the records of `step`'s place in the
+        epoch's permutation `order`; returns its metrics line."""
+        tc, d = self.tc, self.data
+        epoch, pos = step // self.per_epoch, (step % self.per_epoch) * tc["batch"]
+        idx = d.tr_idx[order[pos:pos + tc["batch"]]]
+        lr = lr_at(step, tc["steps"], tc["lr"], tc["warmup"])
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        ls = losses(self.net, to_torch(d.rec.batch(idx), self.dev), self.fm, self.fs, self.aux,
+                    tc["surprise"])
+        total = self.weighted(ls) + (tc["weight_q"] * ls["q"] if self.aux is not None else 0.0)
+        self.opt.zero_grad(set_to_none=True)
+        total.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(
+            self.params, tc["clip"] if tc["clip"] > 0 else float("inf"))
+        self.opt.step()
+        vals = {k: float(v) for k, v in ls.items()}
+        line = {"kind": "step", "step": step, "epoch": epoch, "lr": lr,
+                "loss": float(total), "grad_norm": float(gnorm),
+                "seconds": round(self.seconds + time.time() - self.t0, 3)}
+        line.update({"train_" + k: v for k, v in vals.items()})
+        return line
+
+    def end_of_epoch(self, step: int, line: dict[str, Any], metrics: Metrics) -> None:
+        """Add the step's losses to its epoch's; the epoch's line after its
+        last step."""
+        epoch = line["epoch"]
+        if self.epoch_acc is None or self.epoch_acc["epoch"] != epoch:
+            self.epoch_acc = {"epoch": epoch, "n": 0, **dict.fromkeys(HEADS, 0.0)}
+        acc = self.epoch_acc
+        acc["n"] += 1
+        for k in HEADS:
+            acc[k] += line["train_" + k]
+        if (step + 1) % self.per_epoch == 0:
+            metrics.write({"kind": "epoch", "step": step, "epoch": epoch, "steps": acc["n"],
+                           **{"train_" + k: acc[k] / acc["n"] for k in HEADS}})
+
+    def checkpoint(self, step: int, metrics: Metrics) -> None:
+        """Validate, remember the best weights, write a step checkpoint and
+        drop all but the newest KEEP_CHECKPOINTS."""
+        val = self.evaluate(self.data.va_idx)
+        if self.best is None or self.weighted(val) < self.best["loss"]:
+            self.best = {"step": step + 1, "loss": self.weighted(val), "model": self.weights()}
+        metrics.write({"kind": "val", "step": step, "val_loss": self.weighted(val),
+                       **{"val_" + k: v for k, v in val.items()}})
+        save_atomic(self.state(step + 1, val), os.path.join(self.ckdir, _ckpt_name(step + 1)))
+        for _, old in checkpoints_in(self.ckdir)[:-KEEP_CHECKPOINTS]:
+            os.unlink(old)
+
+    def run_steps(self, metrics: Metrics, stop_after: int | None,
+                  log: Callable[[dict[str, Any]], None] | None) -> None:
+        """Steps from the start (or the resumed step) to train.steps."""
+        tc, n_tr = self.tc, len(self.data.tr_idx)
+        steps, every = tc["steps"], tc["checkpoint_every"]
+        progress = Progress(steps, self.start)
+        order_epoch, order = -1, np.zeros(0, np.int64)
+        try:
+            for step in range(self.start, steps):
+                epoch = step // self.per_epoch
+                if epoch != order_epoch:
+                    order = np.random.Generator(
+                        np.random.PCG64([tc["seed"], epoch])).permutation(n_tr)
+                    order_epoch = epoch
+                line = self.step(step, order)
+                metrics.write(line)
+                if log:
+                    log(line)
+                self.end_of_epoch(step, line, metrics)
+                progress.update(step, line["loss"])
+                if every and (step + 1) % every == 0 and step + 1 < steps:
+                    self.checkpoint(step, metrics)
+                if stop_after is not None and step + 1 >= stop_after and step + 1 < steps:
+                    raise Stopped("stopped after step %d of %d (--stop-after-steps)"
+                                  % (step + 1, steps))
+        finally:
+            progress.close()
+            metrics.close()
+
+    def finish(self, final_path: str, metrics_path: str) -> dict[str, Any]:
+        """The kept weights (train.keep), their losses beside the baselines
+        on validation and a training sample, final.pt and the final
+        metrics line; removes the step checkpoints."""
+        tc, d = self.tc, self.data
+        steps, n_tr = tc["steps"], len(d.tr_idx)
+        val = self.evaluate(d.va_idx)
+        last_loss, kept = self.weighted(val), steps
+        if tc["keep"] == "best" and self.best is not None and self.best["loss"] < last_loss:
+            self.net.load_state_dict(self.best["model"])
+            kept = self.best["step"]
+            val = self.evaluate(d.va_idx)
+        base = baselines(d.rec, d.tr_idx, d.va_idx, d.fc_mean, d.fc_std)
+        if n_tr > TRAIN_SAMPLE:
+            rng = np.random.Generator(np.random.PCG64([tc["seed"], 4]))
+            sample = np.sort(d.tr_idx[rng.choice(n_tr, size=TRAIN_SAMPLE, replace=False)])
+        else:
+            sample = d.tr_idx
+        tr_eval = self.evaluate(sample)
+        tr_base = baselines(d.rec, d.tr_idx, sample, d.fc_mean, d.fc_std)
+        ck = self.state(steps)
+        ck.update({"final": True, "val": val, "baseline": base, "train_eval": tr_eval,
+                   "train_baseline": tr_base, "kept_step": kept, "best": None})
+        save_atomic(ck, final_path)
+        with open(metrics_path, "a") as f:
+            f.write(json.dumps({"kind": "final", "step": steps,
+                                **{"val_" + k: v for k, v in val.items()},
+                                **{"baseline_" + k: v for k, v in base.items()},
+                                **{"train_" + k: v for k, v in tr_eval.items()},
+                                **{"train_baseline_" + k: v for k, v in tr_base.items()},
+                                "train_records": n_tr, "val_records": int(len(d.va_idx)),
+                                "labels": d.desc["labels"], "kept_step": kept,
+                                "val_loss": self.weighted(val), "val_loss_last_step": last_loss,
+                                "seconds": round(ck["seconds"], 3)}, sort_keys=True) + "\n")
+        for _, old in checkpoints_in(self.ckdir):
+            os.unlink(old)
+        return _result(ck, final_path)
+
+
+def train(cfg: dict[str, Any], digest: str, shards: Sequence[str] | None = None,
+          checkpoint_dir: str | None = None, metrics_path: str | None = None,
+          parent_sha256: str | None = None, device: str | None = None,
+          stop_after: int | None = None, log: Callable[[dict[str, Any]], None] | None = None,
+          reader: Callable[..., Any] = WindowRecords) -> dict[str, Any]:
     """Train as `cfg` (the effective config dict, `sf-fleet check --json`)
     says; returns the final result dict (see main()). Resumes from the
-    newest checkpoint in checkpoint_dir."""
+    newest checkpoint in checkpoint_dir. `reader` reads the window
+    (spirefleet.batch.WindowRecords, the C batch path; tests pass the
+    pure-Python oracle window.Records to show both train alike)."""
     tc = dict(cfg["train"])
     run = cfg["run"]
     ckdir = checkpoint_dir or os.path.join(run["output_dir"], "train")
     os.makedirs(ckdir, exist_ok=True)
     final_path = os.path.join(ckdir, FINAL)
-    if os.path.exists(final_path):
+    if os.path.exists(final_path):  # done: print the result again
         ck = load_checkpoint(final_path)
         _same_train_config(ck, tc, final_path)
         return _result(ck, final_path)
 
-    for f in os.listdir(ckdir):  # a save the process died in
-        if ".pt.tmp." in f:
-            os.unlink(os.path.join(ckdir, f))
-    resume = None
-    for step, path in reversed(checkpoints_in(ckdir)):
-        try:
-            resume = load_checkpoint(path)
-            resume_path = path
-            break
-        except TrainError as e:
-            print("spirefleet.train: %s; trying an older checkpoint" % e, file=sys.stderr)
-    if resume is not None:
+    resume, resume_path = _latest_checkpoint(ckdir)
+    if resume is not None and resume_path is not None:
         _same_train_config(resume, tc, resume_path)
         window = resume["window"]["shards"]
         if shards:
@@ -490,182 +749,24 @@ def train(cfg, digest, shards=None, checkpoint_dir=None, metrics_path=None,
         if parent_sha256 is None:
             parent_sha256 = resume.get("parent_sha256")
     else:
-        # the coordinator's store only: output_dir also holds workers'
-        # undelivered attempts (work/, never verified) and shards set aside
-        # (quarantined/, rejected/)
-        sources = shards if shards else [os.path.join(run["output_dir"], "shards")]
-        try:
-            found = find_shards(sources)
-        except WindowError as e:
-            raise TrainError(str(e)) from None
-        if not found:
-            raise TrainError("no sealed shards with labels in %s" % ", ".join(sources))
-        window = _shard_desc(select_window(found, tc["window_labels"]))
-    try:
-        rec = Records(window, tokenizer_version=M.FEAT_VERSION)
-    except WindowError as e:
-        raise TrainError(str(e)) from None
-    tr_idx, va_idx = split_by_seed(rec, tc["val_fraction"], tc["seed"])
-    if len(tr_idx) == 0 or len(va_idx) == 0:
-        raise TrainError("the window (%d labels of %d game seed%s) cannot be split into "
-                         "training and validation: it needs two game seeds at least"
-                         % (len(rec), len(np.unique(rec.game_seed)),
-                            "" if len(np.unique(rec.game_seed)) == 1 else "s"))
-    fc_mean, fc_std = forecast_stats(rec, tr_idx)
-
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    net = init_net(tc["arch"], tc["seed"], fc_mean, fc_std).to(dev)
-    net.train()
-    arch = M.ARCHS[tc["arch"]]
-    wq, surprise = tc["weight_q"], tc["surprise"]
-    aux = AuxQ(arch["d_model"], arch["d_value"]).to(dev) if wq > 0 else None
-    params = list(net.parameters()) + (list(aux.parameters()) if aux is not None else [])
-    opt = torch.optim.AdamW(params, lr=tc["lr"], weight_decay=tc["weight_decay"])
-    k = min(tc["canary_positions"], len(va_idx))
-    rng = np.random.Generator(np.random.PCG64([tc["seed"], 3]))
-    canary_rows = np.sort(va_idx[rng.choice(len(va_idx), size=k, replace=False)])
-    canary = positions_of(rec, canary_rows)
-
-    start, seconds, epoch_acc, best = 0, 0.0, None, None
-    if resume is not None:
-        best = resume.get("best")
-        net.load_state_dict(resume["model"])
-        if aux is not None:
-            aux.load_state_dict(resume["aux"])
-        opt.load_state_dict(resume["optimizer"])
-        torch.set_rng_state(resume["rng"]["torch"])
-        start, seconds, epoch_acc = resume["step"], resume["seconds"], resume["epoch_acc"]
-        if resume.get("device") != str(dev) or resume.get("threads") != torch.get_num_threads():
-            print("spirefleet.train: note: %s was written on %s with %s threads, this run uses "
-                  "%s with %d; the weights may differ in the last bits from an uninterrupted run"
-                  % (resume_path, resume.get("device"), resume.get("threads"), dev,
-                     torch.get_num_threads()), file=sys.stderr)
+        window = _choose_window(run, shards, tc["window_labels"])
+    data = _Data(window, tc, reader)
+    run_ = _Training(cfg, digest, data, ckdir, parent_sha256, device)
+    if resume is not None and resume_path is not None:
+        run_.restore(resume, resume_path)
     metrics = Metrics(metrics_path or os.path.join(ckdir, "metrics.jsonl"),
-                      start if resume is not None else None)
-    wv, wp = tc["weight_value"], tc["weight_policy"]
-    wf, ww = tc["weight_forecast"], tc["weight_win"]
-    steps, batch = tc["steps"], tc["batch"]
-    n_tr = len(tr_idx)
-    per_epoch = max(1, n_tr // batch)
-    fm, fs = torch.from_numpy(fc_mean).to(dev), torch.from_numpy(fc_std).to(dev)
-    window_desc = {"shards": window, "labels": int(len(rec)), "train_records": int(n_tr),
-                   "val_records": int(len(va_idx)), "split": "game seed",
-                   "train_sample": min(TRAIN_SAMPLE, n_tr),
-                   # the held-out games (a sibling-ranking measure reads only these)
-                   "val_seeds": sorted(int(s) for s in np.unique(rec.game_seed[va_idx]))}
-
-    def weighted(v):
-        return wv * v["value"] + wp * v["policy"] + wf * v["forecast"] + ww * v["win"]
-
-    def weights():
-        return {k_: v.detach().cpu().clone() for k_, v in net.state_dict().items()}
-
-    def state(step, t, val=None):
-        return {"val": val, "best": best, "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "step": step,
-                "model": weights(),
-                "aux": aux.state_dict() if aux is not None else None,
-                "optimizer": opt.state_dict(), "rng": {"torch": torch.get_rng_state()},
-                "train_config": tc, "run": run["name"], "config_digest": digest,
-                "parent_sha256": parent_sha256 or LOOP_ROLLOUT, "arch": tc["arch"],
-                "window": window_desc, "fc_mean": fc_mean, "fc_std": fc_std,
-                "canary": canary, "canary_rows": canary_rows, "epoch_acc": epoch_acc,
-                "device": str(dev), "threads": torch.get_num_threads(),
-                "seconds": seconds + (time.time() - t), "torch": torch.__version__}
-
-    if resume is not None:
-        metrics.write({"kind": "resume", "step": start, "from": os.path.basename(resume_path)})
+                      run_.start if resume is not None else None)
+    if resume is not None and resume_path is not None:
+        metrics.write({"kind": "resume", "step": run_.start,
+                       "from": os.path.basename(resume_path)})
     else:
-        metrics.write({"kind": "start", "step": 0, "labels": window_desc["labels"],
-                       "train_records": n_tr, "val_records": len(va_idx),
-                       "shards": len(window), "arch": tc["arch"], "steps": steps,
-                       "device": str(dev)})
-    progress = Progress(steps, start)
-    t0 = time.time()
-    order_epoch, order = -1, None
-    try:
-        for step in range(start, steps):
-            epoch, pos = step // per_epoch, (step % per_epoch) * batch
-            if epoch != order_epoch:
-                order = np.random.Generator(np.random.PCG64([tc["seed"], epoch])).permutation(n_tr)
-                order_epoch = epoch
-            idx = tr_idx[order[pos:pos + batch]]
-            lr = lr_at(step, steps, tc["lr"], tc["warmup"])
-            for g in opt.param_groups:
-                g["lr"] = lr
-            ls = losses(net, to_torch(rec.batch(idx), dev), fm, fs, aux, surprise)
-            total = weighted(ls) + (wq * ls["q"] if aux is not None else 0.0)
-            opt.zero_grad(set_to_none=True)
-            total.backward()
-            gnorm = torch.nn.utils.clip_grad_norm_(
-                params, tc["clip"] if tc["clip"] > 0 else float("inf"))
-            opt.step()
-            vals = {k_: float(v) for k_, v in ls.items()}
-            line = {"kind": "step", "step": step, "epoch": epoch, "lr": lr,
-                    "loss": float(total), "grad_norm": float(gnorm),
-                    "seconds": round(seconds + time.time() - t0, 3)}
-            line.update({"train_" + k_: v for k_, v in vals.items()})
-            metrics.write(line)
-            if log:
-                log(line)
-            if epoch_acc is None or epoch_acc["epoch"] != epoch:
-                epoch_acc = {"epoch": epoch, "n": 0, **dict.fromkeys(HEADS, 0.0)}
-            epoch_acc["n"] += 1
-            for k_ in HEADS:
-                epoch_acc[k_] += vals[k_]
-            if (step + 1) % per_epoch == 0:
-                metrics.write({"kind": "epoch", "step": step, "epoch": epoch,
-                               "steps": epoch_acc["n"],
-                               **{"train_" + k_: epoch_acc[k_] / epoch_acc["n"] for k_ in HEADS}})
-            progress.update(step, float(total))
-            every = tc["checkpoint_every"]
-            if every and (step + 1) % every == 0 and step + 1 < steps:
-                val = evaluate_losses(net, rec, va_idx, fc_mean, fc_std, dev)
-                if best is None or weighted(val) < best["loss"]:
-                    best = {"step": step + 1, "loss": weighted(val), "model": weights()}
-                metrics.write({"kind": "val", "step": step, "val_loss": weighted(val),
-                               **{"val_" + k_: v for k_, v in val.items()}})
-                save_atomic(state(step + 1, t0, val), os.path.join(ckdir, _ckpt_name(step + 1)))
-                for _, old in checkpoints_in(ckdir)[:-KEEP_CHECKPOINTS]:
-                    os.unlink(old)
-            if stop_after is not None and step + 1 >= stop_after and step + 1 < steps:
-                raise Stopped("stopped after step %d of %d (--stop-after-steps)"
-                              % (step + 1, steps))
-    finally:
-        progress.close()
-        metrics.close()
-
-    val = evaluate_losses(net, rec, va_idx, fc_mean, fc_std, dev)
-    last_loss, kept = weighted(val), steps
-    if tc["keep"] == "best" and best is not None and best["loss"] < last_loss:
-        net.load_state_dict(best["model"])
-        kept = best["step"]
-        val = evaluate_losses(net, rec, va_idx, fc_mean, fc_std, dev)
-    base = baselines(rec, tr_idx, va_idx, fc_mean, fc_std)
-    if n_tr > TRAIN_SAMPLE:
-        rng = np.random.Generator(np.random.PCG64([tc["seed"], 4]))
-        sample = np.sort(tr_idx[rng.choice(n_tr, size=TRAIN_SAMPLE, replace=False)])
-    else:
-        sample = tr_idx
-    tr_eval = evaluate_losses(net, rec, sample, fc_mean, fc_std, dev)
-    tr_base = baselines(rec, tr_idx, sample, fc_mean, fc_std)
-    ck = state(steps, t0)
-    ck.update({"final": True, "val": val, "baseline": base, "train_eval": tr_eval,
-               "train_baseline": tr_base, "kept_step": kept, "best": None})
-    save_atomic(ck, final_path)
-    with open(metrics.path, "a") as f:
-        f.write(json.dumps({"kind": "final", "step": steps,
-                            **{"val_" + k_: v for k_, v in val.items()},
-                            **{"baseline_" + k_: v for k_, v in base.items()},
-                            **{"train_" + k_: v for k_, v in tr_eval.items()},
-                            **{"train_baseline_" + k_: v for k_, v in tr_base.items()},
-                            "train_records": n_tr, "val_records": int(len(va_idx)),
-                            "labels": window_desc["labels"], "kept_step": kept,
-                            "val_loss": weighted(val), "val_loss_last_step": last_loss,
-                            "seconds": round(ck["seconds"], 3)}, sort_keys=True) + "\n")
-    for _, old in checkpoints_in(ckdir):
-        os.unlink(old)
-    return _result(ck, final_path)
+        metrics.write({"kind": "start", "step": 0, "labels": data.desc["labels"],
+                       "train_records": len(data.tr_idx), "val_records": len(data.va_idx),
+                       "shards": len(window), "arch": tc["arch"], "steps": tc["steps"],
+                       "device": str(run_.dev)})
+    run_.t0 = time.time()
+    run_.run_steps(metrics, stop_after, log)
+    return run_.finish(final_path, metrics.path)
 
 
 # ---------------------------------------------------------------------------
@@ -676,7 +777,7 @@ _LEGACY = (("arch", "arch"), ("steps", "steps"), ("batch", "batch"), ("lr", "lr"
            ("seed", "seed"), ("val_fraction", "val_fraction"))
 
 
-def _legacy_config(a):
+def _legacy_config(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """The flags of the config-less form as a config, checked by sf-fleet."""
     lines = ["run: {name: train}", "seeds: {count: 1}", "train:"]
     for flag, key in _LEGACY:
@@ -695,7 +796,7 @@ def _legacy_config(a):
     return load_config_text("\n".join(lines) + "\n", "the command line's flags")
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m spirefleet.train",
                                 description="train a network on label shards (docs/trainer.md)")
     p.add_argument("config", nargs="?", help="fleet YAML config (its train: section)")

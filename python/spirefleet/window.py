@@ -4,9 +4,10 @@ batched (docs/trainer.md, "Training from a config").
 * ``find_shards(paths)`` lists shards newest first: files as given, a
   directory's ``*.shard`` files (recursively) ordered by their manifests'
   run id and job id, highest job first (never by a clock: the same shards
-  give the same window and the same training, whenever they were written). A ``.tmp`` or ``.part`` file
-  is never a shard; a damaged ``.shard`` is an error naming the file, and
-  so is a shard found in a directory under another name than its
+  give the same window and the same training, whenever they were written).
+  A ``.tmp`` or ``.part`` file is never a shard; a damaged ``.shard`` is
+  an error naming the file, and so is a shard found in a directory under
+  another name than its
   canonical one (``<run>-job<NNNNNN>.shard`` of its manifest's run and
   job; the error names the file and the name expected).
   Shards without records (a gate job's pairs) are left out, and a shard
@@ -17,12 +18,15 @@ batched (docs/trainer.md, "Training from a config").
   labels are in.
 * ``Records`` holds every record of the window as flat arrays (tokens and
   queries concatenated with offsets), so a batch is padded to its own
-  longest position only.
+  longest position only: the pure-Python oracle of the trainer's reader,
+  ``spirefleet.batch.WindowRecords`` (the C batch path).
 * ``split_by_seed`` puts each game seed wholly in training or validation.
 """
 
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +45,7 @@ class WindowError(Exception):
     """No usable shards, or a shard that cannot be read (names the file)."""
 
 
-def _walk(d):
+def _walk(d: str) -> list[str]:
     out = []
     for root, dirs, files in os.walk(d):
         dirs.sort()
@@ -51,7 +55,7 @@ def _walk(d):
     return out
 
 
-def shard_info(path):
+def shard_info(path: str) -> dict[str, Any]:
     """The manifest facts the window needs, or raises WindowError."""
     try:
         with open_shard(path) as s:
@@ -70,11 +74,13 @@ def shard_info(path):
             "gate": bool(m["gate_pairs"]), "worker_key_id": m["worker_key_id"]}
 
 
-def find_shards(paths):
+def find_shards(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+                ) -> list[dict[str, Any]]:
     """Shard infos, newest first (see the module doc)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    infos, seen = [], {}  # seen: content digest -> the file read for it
+    infos: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}  # content digest -> the file read for it
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
@@ -110,7 +116,8 @@ def find_shards(paths):
     return infos
 
 
-def select_window(infos, window_labels):
+def select_window(infos: Sequence[dict[str, Any]],
+                  window_labels: int) -> list[dict[str, Any]]:
     """The front of `infos` (newest first) holding at least window_labels
     labels (all of them when there are fewer)."""
     out, n = [], 0
@@ -123,12 +130,16 @@ def select_window(infos, window_labels):
 
 
 class Records:
-    """Every kept record of some shards, as flat numpy arrays. With
+    """Every kept record of some shards, as flat numpy arrays, decoded and
+    batched in Python: the test oracle of spirefleet.batch.WindowRecords
+    (the trainer's reader, the C batch path), which holds the same
+    per-record arrays and gives the same batches. With
     ``tokenizer_version`` set, a shard whose labels another tokenizer wrote
     (its manifest's tokenizer_version) is a WindowError naming the file:
     its tokens mean other things to the network."""
 
-    def __init__(self, infos, tokenizer_version=None):
+    def __init__(self, infos: Sequence[dict[str, Any]],
+                 tokenizer_version: int | None = None) -> None:
         tt, tc, tf, q, qc, pol = [], [], [], [], [], []
         nt, nq = [], []
         vb, fc, fm, won, seed, enc, qch, qse = [], [], [], [], [], [], [], []
@@ -200,18 +211,24 @@ class Records:
         self.n_tokens = np.asarray(nt, np.int64)
         self.n_queries = np.asarray(nq, np.int64)
         self.persist = persistence_flat(self.token_type, self.token_cont, self.tok_off)
+        # per record: the sum of p log p over its search policy's nonzero
+        # entries (the policy loss's floor, train.baselines)
+        self.policy_plogp = np.zeros(self.n, np.float64)
+        for i in range(self.n):
+            pi = self.policy[self.q_off[i]:self.q_off[i + 1]].astype(np.float64)
+            self.policy_plogp[i] = float((pi[pi > 0] * np.log(pi[pi > 0])).sum())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n
 
-    def batch(self, idx):
+    def batch(self, idx: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
         """Records `idx` as a padded batch (pad_batch's keys, plus won,
         encounter_id and persist), padded to their own longest T and Q."""
         idx = np.asarray(idx, np.int64)
         b = len(idx)
         nt, nq = self.n_tokens[idx], self.n_queries[idx]
         t_max, q_max = int(nt.max()), max(1, int(nq.max()))
-        out = {
+        out: dict[str, np.ndarray] = {
             "token_type": np.zeros((b, t_max), np.uint8),
             "token_cat": np.zeros((b, t_max, self.token_cat.shape[1]), np.uint16),
             "token_cont": np.zeros((b, t_max, self.token_cont.shape[1]), np.float32),
@@ -244,7 +261,7 @@ class Records:
         return out
 
 
-def persistence(token_type, token_cont):
+def persistence(token_type: np.ndarray, token_cont: np.ndarray) -> np.ndarray:
     """The current value of each forecast column, read from a position's
     tokens (the forecast persistence baseline carries it forward)."""
     out = np.zeros(NCOLS, np.float64)
@@ -256,7 +273,8 @@ def persistence(token_type, token_cont):
     return out
 
 
-def persistence_flat(token_type, token_cont, tok_off):
+def persistence_flat(token_type: np.ndarray, token_cont: np.ndarray,
+                     tok_off: np.ndarray) -> np.ndarray:
     """persistence() of every position of flat token arrays (positions
     delimited by tok_off), as float32 [N, C]."""
     n = len(tok_off) - 1
@@ -270,7 +288,7 @@ def persistence_flat(token_type, token_cont, tok_off):
     return out.astype(np.float32)
 
 
-def seed_hash(game_seed, seed):
+def seed_hash(game_seed: np.ndarray, seed: int) -> np.ndarray:
     """A uniform number in [0, 1) per game seed (splitmix64 of the game seed
     and the training seed): the split does not depend on the shard order."""
     g = np.asarray(game_seed, np.uint64)
@@ -282,7 +300,8 @@ def seed_hash(game_seed, seed):
     return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-def split_by_seed(records, val_fraction, seed):
+def split_by_seed(records: Any, val_fraction: float,
+                  seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train indices, validation indices): a game seed is in validation
     when its hash falls below val_fraction. With two or more game seeds,
     each side gets at least one (the seed of the lowest hash goes to

@@ -90,8 +90,9 @@ def main():
         emit("turns_p99", quantile(turns, 0.99), "turns", "99th percentile fight")
         emit("turns_p999", quantile(turns, 0.999), "turns", "99.9th percentile fight")
         emit("turn_limit_fights", capped, "fights", "ended at the turn cap (play.max_turns)")
+        tail = sorted({t: turns.count(t) for t in set(turns)}.items())[-8:]
         print("  fights with records: %d; turn histogram tail: %s"
-              % (len(fights), json.dumps(sorted({t: turns.count(t) for t in set(turns)}.items())[-8:])))
+              % (len(fights), json.dumps(tail)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

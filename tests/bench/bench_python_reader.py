@@ -17,7 +17,16 @@ frame-windowed shuffle of a new epoch (docs/trainer.md "Shuffling"), so
 the batch reader decodes each zstd frame once. SHARD_DIR (optional) adds
 the same two figures over the shards of a directory (real labels, e.g. a
 run's shards/), named python.dir.*, and the batch reader over as many
-epochs back to back as make 200,000 records (a trainer's loop). Given the
+epochs back to back as make 200,000 records (a trainer's loop).
+
+The trainer's own reads (spirefleet.train), python.trainer_* and
+python.dir.trainer_*: loading the window (every record's per-record facts)
+and then batches of train.batch's default 128 records drawn from a PCG64
+permutation of the whole window, as the trainer draws them, each turned
+into torch tensors by spirefleet.train.to_torch, through the C batch path
+(``batch.WindowRecords``, what the trainer reads through) against the
+pure-Python path it replaced (``window.Records``: every record decoded by
+the Python reader, batches padded in numpy). Given the
 sf-fleet program instead (what `make bench` passes), it first plays
 REAL_RUN below, a few seconds of self-play (480 fights from realistic
 starts, 50 simulations a decision: about 6,000 real labels), and reads its
@@ -34,7 +43,7 @@ import time
 import numpy as np
 
 from spirefleet import ShardDataset, open_shard, pad_batch
-from spirefleet.batch import BatchReader
+from spirefleet.batch import BatchReader, WindowRecords
 
 
 def emit(name, value, unit, n, human):
@@ -102,6 +111,38 @@ def batches(ds, n, prefix, epochs=0):
     reader.close()
 
 
+def trainer(paths, prefix, b=128):
+    """The trainer's window load and batches: the C batch path
+    (WindowRecords) against the pure-Python one (window.Records)."""
+    import torch
+    from spirefleet.train import to_torch
+    from spirefleet.window import Records, find_shards
+    infos = find_shards(paths)
+    dev = torch.device("cpu")
+    readers = {}
+    for name, cls in (("python", Records), ("c", WindowRecords)):
+        t = timed(lambda: readers.__setitem__(name, cls(infos)))
+        n = len(readers[name])
+        emit(prefix + "trainer_window_%s_records_per_s" % name, n / t, "records/s", 3,
+             "%s(find_shards(...)): the window's %d records loaded"
+             % (cls.__name__, n))
+    n = len(readers["c"])
+    order = np.random.Generator(np.random.PCG64([0, 0])).permutation(n)
+    per = {}
+    for name in ("python", "c"):
+        rec = readers[name]
+
+        def epoch():
+            for k in range(0, n - b + 1, b):
+                to_torch(rec.batch(order[k:k + b]), dev)
+        per[name] = timed(epoch)
+        emit(prefix + "trainer_batches_%s_records_per_s" % name, (n // b) * b / per[name],
+             "records/s", 3, "%s.batch of a permutation, batch %d, train.to_torch, %d records"
+             % (type(rec).__name__, b, n))
+    emit(prefix + "trainer_batches_c_over_python", per["python"] / per["c"], "x", 3,
+         "the trainer's batches, C batch path / pure-Python path")
+
+
 # The self-play run whose labels the python.dir.* figures read when this is
 # given sf-fleet (output_dir is filled in).
 REAL_RUN = """run: {name: bench-real, output_dir: "%s", seed: 7}
@@ -167,6 +208,7 @@ def main():
         emit("dataset_shuffled_records_per_s", n / t, "records/s", 3,
              "ShardDataset[i], shuffled order")
         batches(ds, n, "")
+        trainer([path], "")
         if len(sys.argv) > 3:
             # a window of at most a quarter of the frames, so that every
             # epoch decodes every frame (as a data set larger than the
@@ -175,6 +217,7 @@ def main():
             frames = ShardDataset([d], shuffle=False).n_frames
             real = ShardDataset([d], seed=1, window=max(1, min(256, frames // 4)))
             batches(real, len(real), "dir.", epochs=max(1, 200000 // len(real)))
+            trainer([d], "dir.")
         t = timed(lambda: open_shard(path).close(), runs=21)
         emit("open_ms", t * 1e3, "ms", 21, "open_shard + close of a %.0f MB shard"
              % (os.path.getsize(path) / 1e6))

@@ -156,7 +156,8 @@ for w in workloads:
     labels = tmpl["metadata"].get("labels", {})
     sel = w["spec"].get("selector", {}).get("matchLabels")
     if w["kind"] != "Job" and (not sel or any(labels.get(k) != v for k, v in sel.items())):
-        probs.append("%s %s: its selector does not match its pod template" % (w["kind"], w["metadata"]["name"]))
+        probs.append("%s %s: its selector does not match its pod template"
+                     % (w["kind"], w["metadata"]["name"]))
     for c in tmpl["spec"]["containers"]:
         ports = {p["name"] for p in c.get("ports", [])}
         req = c.get("resources", {}).get("requests", {})
@@ -166,7 +167,8 @@ for w in workloads:
             if probe in c:
                 port = c[probe].get("httpGet", {}).get("port")
                 if port not in ports:
-                    probs.append("%s: %s reads port %r, which it does not declare" % (c["name"], probe, port))
+                    probs.append("%s: %s reads port %r, which it does not declare"
+                                 % (c["name"], probe, port))
                 if c[probe].get("httpGet", {}).get("path") != "/metrics":
                     probs.append("%s: %s is not on /metrics" % (c["name"], probe))
 for s in by_kind.get("Service", []):
@@ -179,15 +181,18 @@ for s in by_kind.get("Service", []):
              for p in c.get("ports", [])}
     for p in s["spec"]["ports"]:
         if p["targetPort"] not in names:
-            probs.append("Service %s: targetPort %s is no port of its pods" % (s["metadata"]["name"], p["targetPort"]))
-check("selectors, Service ports, probes (/metrics on declared ports), requests and namespace agree", probs)
+            probs.append("Service %s: targetPort %s is no port of its pods"
+                         % (s["metadata"]["name"], p["targetPort"]))
+check("selectors, Service ports, probes (/metrics on declared ports), requests and namespace "
+      "agree", probs)
 
 coord = one("StatefulSet", "spirefleet-coordinator")
 evald = one("Deployment", "spirefleet-evald")
 workers = one("Job", "spirefleet-workers")
 probs = []
 if not (coord and evald and workers):
-    probs.append("expected StatefulSet spirefleet-coordinator, Deployment spirefleet-evald, Job spirefleet-workers")
+    probs.append("expected StatefulSet spirefleet-coordinator, Deployment spirefleet-evald, "
+                 "Job spirefleet-workers")
 else:
     if not coord["spec"].get("volumeClaimTemplates"):
         probs.append("the coordinator has no persistent volume")
@@ -199,7 +204,8 @@ else:
         probs.append("the workers are not an indexed Job")
     if workers["spec"]["parallelism"] > workers["spec"]["completions"]:
         probs.append("the workers' parallelism is above their completions")
-check("a StatefulSet with a volume, gpu-evald asking for nvidia.com/gpu, workers as an indexed Job", probs)
+check("a StatefulSet with a volume, gpu-evald asking for nvidia.com/gpu, workers as an indexed "
+      "Job", probs)
 
 # ---- the CURVE keys reach their pods readable, and accepted -------------------
 # The kubelet writes a Secret's files owned by root with the volume's mode;
@@ -215,14 +221,17 @@ for w in workloads:
         sec = v.get("secret")
         if not sec:
             continue
-        modes = [sec.get("defaultMode", 0o644)] + [i["mode"] for i in sec.get("items", []) if "mode" in i]
+        modes = [sec.get("defaultMode", 0o644)] + [i["mode"] for i in sec.get("items", [])
+                                                   if "mode" in i]
         name = "%s %s, volume %s" % (w["kind"], w["metadata"]["name"], v["name"])
         if any(m & 0o077 for m in modes):
-            probs.append("%s: mode %s lets group or others read before fsGroup" % (name, [oct(m) for m in modes]))
+            probs.append("%s: mode %s lets group or others read before fsGroup"
+                         % (name, [oct(m) for m in modes]))
         if ctx.get("runAsUser", 0) != 0 and ctx.get("fsGroup") is None:
-            probs.append("%s: the pod runs as uid %s without fsGroup, so it cannot read root's 0400 files"
-                         % (name, ctx.get("runAsUser")))
-check("every pod that mounts the keys can read them through its fsGroup, and no one else can", probs)
+            probs.append("%s: the pod runs as uid %s without fsGroup, so it cannot read root's "
+                         "0400 files" % (name, ctx.get("runAsUser")))
+check("every pod that mounts the keys can read them through its fsGroup, and no one else can",
+      probs)
 
 # ---- the fleet YAML against the manifests ---------------------------------------
 cm = one("ConfigMap", "spirefleet-config")
@@ -253,14 +262,16 @@ if cfg and coord and evald and workers:
     svc = one("Service", "spirefleet-evald")
     want = "tcp://%s:%d" % (svc["metadata"]["name"], svc["spec"]["ports"][0]["port"]) if svc else ""
     if cfg["evald"]["endpoint"] != want:
-        probs.append("evald.endpoint %s is not gpu-evald's Service (%s)" % (cfg["evald"]["endpoint"], want))
+        probs.append("evald.endpoint %s is not gpu-evald's Service (%s)"
+                     % (cfg["evald"]["endpoint"], want))
     ec = evald["spec"]["template"]["spec"]["containers"][0]
     cmd = ec["command"]
     if "tcp://*:%d" % {p["name"]: p["containerPort"] for p in ec["ports"]}["evald"] not in cmd:
         probs.append("gpu-evald does not bind its container port")
     wc = workers["spec"]["template"]["spec"]["containers"][0]
     csvc = one("Service", "spirefleet-coordinator")
-    dial = "tcp://%s:%d" % (csvc["metadata"]["name"], csvc["spec"]["ports"][0]["port"]) if csvc else "?"
+    dial = ("tcp://%s:%d" % (csvc["metadata"]["name"], csvc["spec"]["ports"][0]["port"])
+            if csvc else "?")
     if dial not in " ".join(wc["command"]):
         probs.append("the workers do not dial the coordinator's Service (%s)" % dial)
     if str(cfg["workers"]["threads"]) != str(wc["resources"]["requests"]["cpu"]):

@@ -170,9 +170,9 @@ def main():
                         continue
                     if target in layers[own] or target in exceptions.get(rel, set()):
                         continue
+                    allowed = ", ".join(sorted(layers[own])) or "nothing"
                     problems.append("%s includes %s: %s may include only %s (docs/architecture.md"
-                                    " \"Layer map\")" % (rel, inc, own,
-                                                         ", ".join(sorted(layers[own])) or "nothing"))
+                                    " \"Layer map\")" % (rel, inc, own, allowed))
     for ex in sorted(exceptions):
         if not os.path.exists(os.path.join(ROOT, ex)):
             mismatches.append("%s: a file exception for a file the tree lacks" % ex)

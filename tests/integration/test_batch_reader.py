@@ -70,7 +70,7 @@ def compare(ds, reader):
             g = got[key]
             assert g.dtype == w.dtype and g.shape == w.shape, \
                 "batch %d: %s is %s %s, pad_batch gives %s %s" % (k, key, g.dtype, g.shape,
-                                                                   w.dtype, w.shape)
+                                                                  w.dtype, w.shape)
             assert np.array_equal(g, w), "batch %d: %s values differ" % (k, key)
         for key in IDS:
             want_ids = np.array([r["ids"][key] for r in recs], got[key].dtype)

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 import numpy as np
-from pytap import main, test
+from pytap import main, scratch, test
 import torch
 
 from spirefleet import model as M
@@ -53,7 +53,7 @@ def info_tolerances(text):
 
 
 def c_bundle(name, seed):
-    path = os.path.join(WORK, name)
+    path = os.path.join(scratch(), name)
     rc, out = run("random", "--arch", "tiny", "--seed", str(seed), "--canary", "8", path)
     assert rc == 0, out
     return path
@@ -128,7 +128,7 @@ def c_written_tolerances_read_in_python():
 def python_written_tolerances_read_in_c():
     """spirefleet.model init measures and records them; sf-model info shows
     the same numbers and verify passes."""
-    path = os.path.join(WORK, "py.safetensors")
+    path = os.path.join(scratch(), "py.safetensors")
     M.init_bundle(path, "tiny", 21, canary_count=8)
     _, _, _, meta, _, _ = M.load_bundle(path)
     tol = M.bundle_tolerances(meta, path)
@@ -196,7 +196,7 @@ def emulated_tf32_bf16_within_recorded_tolerances_old_limit_refuses():
     for k in M.TOLERANCE_KEYS + (M.TOLERANCE_SOURCE_KEY,):
         del m[k]
     m.update({"format_version": "1", M.TOLERANCE_V1_KEY: "0.0001"})
-    v1 = os.path.join(WORK, "v1.safetensors")
+    v1 = os.path.join(scratch(), "v1.safetensors")
     M.write_safetensors(v1, t, m)
     rc, out = run("emulate", v1)
     assert rc == 1 and "in tf32 (emulated)" in out and "abs 0.02 + rel 0 x" in out, out
@@ -213,7 +213,7 @@ def perturbed_output_beyond_tolerance_is_refused_naming_it():
     pos, q = 6, 2
     want = float(t["canary.policy"][pos, q])
     t["canary.policy"][pos, q] += np.float32(2 * (tol["abs"] + tol["rel"] * abs(want)))
-    bad = os.path.join(WORK, "perturbed.safetensors")
+    bad = os.path.join(scratch(), "perturbed.safetensors")
     M.write_safetensors(bad, t, m)
     rc, out = run("verify", bad)
     assert rc == 1, out
@@ -245,7 +245,8 @@ def python_reader_refuses_bad_tolerances_naming_them():
     refused(lambda mm: mm.update(canary_tolerance_bf16=json.dumps(
         {k: v for k, v in good.items() if k != "policy"})),
         'metadata "canary_tolerance_bf16": output "policy" is missing')
-    refused(lambda mm: mm.update(canary_tolerance_bf16=json.dumps(dict(good, logits=good["value"]))),
+    refused(lambda mm: mm.update(
+        canary_tolerance_bf16=json.dumps(dict(good, logits=good["value"]))),
             'unknown output "logits"')
     refused(lambda mm: mm.update(canary_tolerance_bf16=json.dumps(
         dict(good, forecast={"abs": -1, "rel": 0}))), 'output "forecast": "abs" must be')
@@ -253,7 +254,7 @@ def python_reader_refuses_bad_tolerances_naming_them():
     refused(lambda mm: mm.update(canary_tolerance="0.02"),
             'metadata "canary_tolerance" is a bundle format 1 key')
     try:
-        M.save_bundle(os.path.join(WORK, "f.safetensors"), "tiny", M.ARCHS["tiny"], {}, None,
+        M.save_bundle(os.path.join(scratch(), "f.safetensors"), "tiny", M.ARCHS["tiny"], {}, None,
                       None, 0.02)
         raise AssertionError("a float tolerance was accepted")
     except ValueError as e:

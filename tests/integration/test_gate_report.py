@@ -6,13 +6,14 @@ and a broken input names its file.
 usage: test_gate_report.py RUN_DIR   (TAP; RUN_DIR holds gate/verdict.json and
 gate/pairs.jsonl, e.g. from a gate run of the integration tests)
 """
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from pytap import main, test
+from pytap import main, scratch, test
 
 from spirefleet import gate_report
 
@@ -29,20 +30,25 @@ def chromium(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+@functools.cache
+def page():
+    """The report, written once by whichever case asks first."""
+    return gate_report.write_report(RUN, os.path.join(WORK, "out"))
+
+
 @test
 def report_is_written():
-    global PAGE
-    PAGE = gate_report.write_report(RUN, os.path.join(WORK, "out"))
+    out = os.path.dirname(page())
     for name in ("report.html", "llr.png", "llr.svg", "score.png", "score.svg",
                  "classes.png", "classes.svg"):
-        p = os.path.join(WORK, "out", name)
+        p = os.path.join(out, name)
         assert os.path.getsize(p) > 1000, p
 
 
 @test
 def the_page_renders_with_its_plots():
     assert CHROMIUM, "chromium is not installed (scripts/packages.txt lists it)"
-    r = chromium("--dump-dom", "file://" + PAGE)
+    r = chromium("--dump-dom", "file://" + page())
     dom = r.stdout
     assert r.returncode == 0, r.stderr[-500:]
     verdict, _ = gate_report.load(RUN)
@@ -56,8 +62,8 @@ def the_page_renders_with_its_plots():
 
 @test
 def the_screenshot_is_not_blank():
-    shot = os.path.join(WORK, "shot.png")
-    r = chromium("--screenshot=" + shot, "--window-size=1000,2400", "file://" + PAGE)
+    shot = os.path.join(scratch(), "shot.png")
+    r = chromium("--screenshot=" + shot, "--window-size=1000,2400", "file://" + page())
     assert r.returncode == 0 and os.path.exists(shot), r.stderr[-500:]
     import matplotlib.image as mpimg
     img = mpimg.imread(shot)
@@ -69,7 +75,7 @@ def the_screenshot_is_not_blank():
 
 @test
 def a_broken_input_names_its_file():
-    bad = os.path.join(WORK, "bad", "gate")
+    bad = os.path.join(scratch(), "bad", "gate")
     os.makedirs(bad)
     shutil.copy(os.path.join(RUN, "gate", "pairs.jsonl"), bad)
     with open(os.path.join(bad, "verdict.json"), "w") as f:

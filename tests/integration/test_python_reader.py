@@ -27,7 +27,7 @@ import tempfile
 import zlib
 
 import numpy as np
-from pytap import main, test
+from pytap import main, scratch, test
 
 import spirefleet
 from spirefleet import ShardDataset, ShardError, open_shard, pad_batch
@@ -157,8 +157,8 @@ def manifest_and_digest_match_the_writer():
 
 
 def copy(name):
-    os.makedirs(os.path.join(WORK, "broken"), exist_ok=True)
-    dst = os.path.join(WORK, "broken", name)
+    os.makedirs(os.path.join(scratch(), "broken"), exist_ok=True)
+    dst = os.path.join(scratch(), "broken", name)
     shutil.copyfile(A, dst)
     return dst
 
@@ -202,9 +202,9 @@ def truncated_unsealed_missing_are_refused():
     u = copy("a.shard.4242.0badcafe.tmp")
     os.truncate(u, trailer_start(u))  # LMDB data only: what a writer leaves
     assert "a writer's temporary file" in refused(u, "unsealed")
-    assert "no such shard" in refused(os.path.join(WORK, "nope.shard"), "missing")
+    assert "no such shard" in refused(os.path.join(scratch(), "nope.shard"), "missing")
     try:
-        ShardDataset(os.path.join(WORK, "broken"))
+        ShardDataset(os.path.join(scratch(), "broken"))
     except ShardError as e:
         assert e.kind in ("truncated", "corrupt", "format"), str(e)
     else:
@@ -220,7 +220,7 @@ def a_fifo_is_refused_without_blocking():
     """A FIFO named like a shard is refused as not a regular file before
     anything opens it (an open() of a FIFO blocks until a writer comes);
     an alarm turns a hang into a failure."""
-    d = os.path.join(WORK, "fifo")
+    d = os.path.join(scratch(), "fifo")
     os.makedirs(d, exist_ok=True)
     x = os.path.join(d, "x.shard")
     os.mkfifo(x)
@@ -268,7 +268,7 @@ def a_directory_refuses_shards_not_under_their_canonical_names():
     want = ("not the canonical name of its shard: expected 'synth-run-job000007.shard' "
             "(run 'synth-run', job 7); a directory holds each shard only under that name")
     for name in ("a.shard", "synth-run-job000007-a2.shard", "copy-of-7.shard"):
-        d = os.path.join(WORK, "named-" + name)
+        d = os.path.join(scratch(), "named-" + name)
         os.makedirs(d)
         shutil.copyfile(CB, os.path.join(d, NB))
         bad = os.path.join(d, name)
@@ -296,7 +296,7 @@ def a_shard_found_twice_is_read_once_with_a_warning():
     two directories, a copy in a subdirectory the window searches, a copy
     beside the file named on its own): each record is read once, and a
     warning names both files."""
-    d1, d2 = os.path.join(WORK, "dup1"), os.path.join(WORK, "dup1", "again")
+    d1, d2 = os.path.join(scratch(), "dup1"), os.path.join(scratch(), "dup1", "again")
     os.makedirs(d2)
     for f in (CA, CB):
         shutil.copyfile(f, os.path.join(d1, os.path.basename(f)))
@@ -440,7 +440,7 @@ def format_1_shards_read_the_same():
     before: the fixture written as format 1 gives every record and the
     digests of the format-2 fixture, and a committed format-1 shard (a real
     self-play shard, kept in the shard-file fuzz corpus) keeps its digest."""
-    d = os.path.join(WORK, "v1")
+    d = os.path.join(scratch(), "v1")
     os.makedirs(d)
     subprocess.run([FIXTURE, "--format=1", d], check=True)
     for name in ("a.shard", "b.shard"):
@@ -629,7 +629,7 @@ def stat_prints_the_contracts_bin_supports():
 def quarantined_shards_are_skipped():
     # a directory whose QUARANTINE lists b.shard's digest (sf-fleet
     # quarantine): the dataset and the window leave it out and say so
-    d = os.path.join(WORK, "quarantine")
+    d = os.path.join(scratch(), "quarantine")
     os.makedirs(d, exist_ok=True)
     for f in (CA, CB):
         shutil.copyfile(f, os.path.join(d, os.path.basename(f)))
@@ -709,7 +709,7 @@ def dataset_order_does_not_depend_on_where_shards_live():
     for name, (da, db) in layouts.items():
         paths = []
         for f, sub in ((A, da), (B, db)):
-            dst = os.path.join(WORK, "layout-" + name, sub, os.path.basename(f))
+            dst = os.path.join(scratch(), "layout-" + name, sub, os.path.basename(f))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(f, dst)
             paths.append(dst)
@@ -784,7 +784,7 @@ def pad_batch_pads_and_masks():
 
 @test
 def npz_export_matches_the_reader():
-    out = os.path.join(WORK, "a.npz")
+    out = os.path.join(scratch(), "a.npz")
     r = subprocess.run([SF_SHARD, "export", A, "--npz", out], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     z = np.load(out)

@@ -16,6 +16,7 @@ shards newest first; bad config values and damaged shards are reported
 with their file.
 """
 
+import functools
 import json
 import os
 import shutil
@@ -25,12 +26,14 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import torch
-from pytap import main, test
+from pytap import main, scratch, test
 
 from spirefleet import model as M
+from spirefleet.batch import WindowRecords
 from spirefleet.config import load_config
-from spirefleet.train import load_checkpoint
+from spirefleet.train import load_checkpoint, positions_of, train
 from spirefleet.window import Records, WindowError, find_shards, select_window, split_by_seed
 
 SF_FLEET, SF_SHARD, SF_MODEL, ROOT = sys.argv[1:5]
@@ -52,8 +55,8 @@ coordinator: {endpoint: "tcp://127.0.0.1:*"}
 """ % OUT
 
 
-def write_config(name, train):
-    path = os.path.join(WORK, name)
+def write_config(name, train, d=WORK):
+    path = os.path.join(d, name)
     with open(path, "w") as f:
         f.write(GEN + "train: {%s}\n" % train)
     return path
@@ -101,7 +104,37 @@ RESUME = write_config("resume.yaml", "steps: 60, warmup: 10, batch: 32, lr: 0.00
 AUX = write_config("aux.yaml", "steps: 40, warmup: 10, batch: 32, lr: 0.003, "
                    "checkpoint_every: 10, val_fraction: 0.25, canary_positions: 8, "
                    "weight_q: 0.5, surprise: 0.3")
-state = {}
+
+
+# Fixtures: built on first use by whichever case asks first (the cases run
+# in any order: pytap), read-only afterwards.
+
+@functools.cache
+def overfit():
+    """(result, checkpoint dir, seconds) of 300 steps on one shard."""
+    ck = os.path.join(WORK, "ck-overfit")
+    t0 = time.time()
+    res = final_json(run_train([OVERFIT, "--shards", SHARDS[0], "--checkpoint", ck,
+                                "--threads", "1", "--parent-sha256", PARENT]))
+    return res, ck, time.time() - t0
+
+
+@functools.cache
+def bundle():
+    """The overfit network exported as a bundle."""
+    out = os.path.join(WORK, "overfit.safetensors")
+    r = subprocess.run([PY, "-m", "spirefleet.export", overfit()[1], out], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@functools.cache
+def reference():
+    """(result, checkpoint dir) of the uninterrupted 60-step run on the
+    default window (every shard under <run.output_dir>/shards)."""
+    ck = os.path.join(WORK, "ck-ref")
+    return final_json(run_train([RESUME, "--checkpoint", ck, "--threads", "1"])), ck
 
 
 @test
@@ -125,12 +158,7 @@ def overfitting_one_shard_beats_every_baseline():
     reaches (value: within half the gap from the best baseline to the
     target's entropy; policy: the same against uniform; forecast: under a
     quarter of persistence and of the column means)."""
-    ck = os.path.join(WORK, "ck-overfit")
-    t0 = time.time()
-    res = final_json(run_train([OVERFIT, "--shards", SHARDS[0], "--checkpoint", ck,
-                                "--threads", "1", "--parent-sha256", PARENT]))
-    secs = time.time() - t0
-    state["overfit"] = res
+    res, _, secs = overfit()
     tr, b = res["train"], res["train_baseline"]
     best_value = min(b["value"], b["value_encounter"])
     floor_v, floor_p = b["value_target_entropy"], b["policy_target_entropy"]
@@ -149,14 +177,14 @@ def overfitting_one_shard_beats_every_baseline():
 
 @test
 def metrics_are_json_lines_per_step_epoch_and_final():
-    path = os.path.join(WORK, "ck-overfit", "metrics.jsonl")
+    path = os.path.join(overfit()[1], "metrics.jsonl")
     lines = [json.loads(ln) for ln in open(path)]
     steps = [d["step"] for d in lines if d["kind"] == "step"]
     assert steps == list(range(300)), steps[:5]
     assert any(d["kind"] == "epoch" for d in lines)
     final = [d for d in lines if d["kind"] == "final"]
     assert len(final) == 1 and "baseline_value_encounter" in final[0], final
-    assert final[0]["val_value"] == state["overfit"]["val"]["value"]
+    assert final[0]["val_value"] == overfit()[0]["val"]["value"]
 
 
 @test
@@ -167,7 +195,7 @@ def keep_best_exports_the_checkpoint_with_the_lowest_validation_loss():
     are the ones logged there, recomputed), not the last step's. With
     keep last the same run ends on step 300."""
     wv, wp, wf, ww = 1, 1, 0.25, 0.25  # the train.weight_* defaults
-    ck = os.path.join(WORK, "ck-keep")
+    ck = os.path.join(scratch(), "ck-keep")
     res = final_json(run_train([KEEP, "--shards", SHARDS[0], "--checkpoint", ck,
                                 "--threads", "1"]))
     lines = [json.loads(ln) for ln in open(os.path.join(ck, "metrics.jsonl"))]
@@ -184,9 +212,10 @@ def keep_best_exports_the_checkpoint_with_the_lowest_validation_loss():
         assert abs(res["val"][head] - vals[want]["val_" + head]) < 1e-9, (head, res["val"])
     last = write_config("keep-last.yaml", "steps: 300, warmup: 20, batch: 32, lr: 0.003, "
                         "weight_decay: 0, checkpoint_every: 50, val_fraction: 0.25, "
-                        "canary_positions: 8, keep: last")
+                        "canary_positions: 8, keep: last", scratch())
     res_last = final_json(run_train([last, "--shards", SHARDS[0], "--checkpoint",
-                                     os.path.join(WORK, "ck-keep-last"), "--threads", "1"]))
+                                     os.path.join(scratch(), "ck-keep-last"), "--threads",
+                                     "1"]))
     assert res_last["kept_step"] == 300, res_last["kept_step"]
     last_total = (wv * res_last["val"]["value"] + wp * res_last["val"]["policy"]
                   + wf * res_last["val"]["forecast"] + ww * res_last["val"]["win"])
@@ -197,15 +226,15 @@ def keep_best_exports_the_checkpoint_with_the_lowest_validation_loss():
 
 @test
 def rerun_after_the_end_prints_the_result_again():
-    ck = os.path.join(WORK, "ck-overfit")
+    first, ck, _ = overfit()
     res = final_json(run_train([OVERFIT, "--shards", SHARDS[0], "--checkpoint", ck]))
-    assert res == state["overfit"], (res, state["overfit"])
+    assert res == first, (res, first)
 
 
 @test
 def export_passes_sf_model_verify_and_carries_its_lineage():
-    ck = os.path.join(WORK, "ck-overfit")
-    out = os.path.join(WORK, "overfit.safetensors")
+    overfit_res, ck, _ = overfit()
+    out = os.path.join(scratch(), "overfit.safetensors")
     r = subprocess.run([PY, "-m", "spirefleet.export", ck, out], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -220,23 +249,22 @@ def export_passes_sf_model_verify_and_carries_its_lineage():
     assert meta["trained_on_shards"] == digest, meta["trained_on_shards"]
     assert meta["trained_on_labels"] == str(records), (meta["trained_on_labels"], records)
     assert meta["config_digest"] == cfg_digest
-    assert json.loads(meta["val_losses"])["value"] == round(state["overfit"]["val"]["value"], 6)
+    assert json.loads(meta["val_losses"])["value"] == round(overfit_res["val"]["value"], 6)
     assert json.loads(meta["train_config"])["steps"] == 300
     assert len(canary["n_tokens"]) == 8 and canary["n_queries"].min() >= 1
     # the canary is real positions of the validation split
-    rec = Records(find_shards([SHARDS[0]]))
+    rec = WindowRecords(find_shards([SHARDS[0]]))
     _, va = split_by_seed(rec, 0.25, 0)
     ck_ = load_checkpoint(os.path.join(ck, "final.pt"))
     assert set(ck_["canary_rows"].tolist()) <= set(va.tolist())
     # overrides on the command line win
-    out2 = os.path.join(WORK, "overfit2.safetensors")
+    out2 = os.path.join(scratch(), "overfit2.safetensors")
     r = subprocess.run([PY, "-m", "spirefleet.export", os.path.join(ck, "final.pt"), out2,
                         "--parent-sha256", "cd" * 32, "--config-digest", "ef" * 32],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     meta2 = M.load_bundle(out2)[3]
     assert meta2["parent_sha256"] == "cd" * 32 and meta2["config_digest"] == "ef" * 32
-    state["bundle"] = out
     return "sha256 %s" % res["sha256"][:16]
 
 
@@ -245,15 +273,14 @@ def cpu_backend_matches_pytorch_on_validation_positions():
     """sf-model eval (the C cpu backend) against the PyTorch float64
     reference on every validation position, within the bundle's fp32
     tolerances."""
-    out = state["bundle"]
+    out = bundle()
     _, arch, weights, meta, _, _ = M.load_bundle(out)
-    rec = Records(find_shards([SHARDS[0]]))
+    rec = WindowRecords(find_shards([SHARDS[0]]))
     _, va = split_by_seed(rec, 0.25, 0)
-    from spirefleet.train import positions_of
     pos = positions_of(rec, va)
-    pfile = os.path.join(WORK, "val-positions.safetensors")
+    pfile = os.path.join(scratch(), "val-positions.safetensors")
     M.write_positions(pfile, pos)
-    ofile = os.path.join(WORK, "val-outputs.safetensors")
+    ofile = os.path.join(scratch(), "val-outputs.safetensors")
     r = subprocess.run([SF_MODEL, "eval", out, pfile, ofile], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     got, _ = M.read_safetensors(ofile)
@@ -266,7 +293,7 @@ def cpu_backend_matches_pytorch_on_validation_positions():
 
 @test
 def parity_cuda_against_cpu_where_a_gpu_is_usable():
-    r = subprocess.run([SF_MODEL, "parity", state["bundle"]], capture_output=True, text=True)
+    r = subprocess.run([SF_MODEL, "parity", bundle()], capture_output=True, text=True)
     if r.returncode != 0 and ("cuda" in r.stderr.lower() or "gpu" in r.stderr.lower()):
         return "SKIP no usable GPU (%s)" % r.stderr.strip().splitlines()[-1][:80]
     assert r.returncode == 0, r.stdout + r.stderr
@@ -298,17 +325,16 @@ def metric_lines(ckdir):
 def uninterrupted_reference_run():
     """The reference: 60 steps on the default window (every shard under
     <run.output_dir>/shards), checkpoints every 10 steps."""
-    res = final_json(run_train([RESUME, "--checkpoint", os.path.join(WORK, "ck-ref"),
-                                "--threads", "1"]))
-    state["ref"] = res
+    res, ck = reference()
     assert len(res["shards"]) == 2 and res["labels"] == sum(
         n for n, _ in shard_digests().values())
-    assert not [f for f in os.listdir(os.path.join(WORK, "ck-ref")) if f.startswith("ckpt-")]
+    assert not [f for f in os.listdir(ck) if f.startswith("ckpt-")]
 
 
 @test
 def stopped_and_rerun_gives_the_same_weights_bit_for_bit():
-    ck = os.path.join(WORK, "ck-stop")
+    ref, ref_ck = reference()
+    ck = os.path.join(scratch(), "ck-stop")
     r = run_train([RESUME, "--checkpoint", ck, "--threads", "1", "--stop-after-steps", "25"],
                   check=False)
     assert r.returncode == 3, (r.returncode, r.stderr)
@@ -316,16 +342,16 @@ def stopped_and_rerun_gives_the_same_weights_bit_for_bit():
     files = sorted(os.listdir(ck))
     assert files == ["ckpt-00000010.pt", "ckpt-00000020.pt", "metrics.jsonl"], files
     res = final_json(run_train([RESUME, "--checkpoint", ck, "--threads", "1"]))
-    assert_same_weights(os.path.join(WORK, "ck-ref"), ck)
-    ref = state["ref"]
+    assert_same_weights(ref_ck, ck)
     for k in ("val", "baseline", "train", "shards", "labels", "train_records"):
         assert res[k] == ref[k], (k, res[k], ref[k])
-    assert metric_lines(ck) == metric_lines(os.path.join(WORK, "ck-ref"))
+    assert metric_lines(ck) == metric_lines(ref_ck)
 
 
 @test
 def killed_and_rerun_gives_the_same_weights_bit_for_bit():
-    ck = os.path.join(WORK, "ck-kill")
+    ref_ck = reference()[1]
+    ck = os.path.join(scratch(), "ck-kill")
     p = subprocess.Popen([PY, "-m", "spirefleet.train", RESUME, "--checkpoint", ck,
                           "--threads", "1"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
@@ -339,17 +365,17 @@ def killed_and_rerun_gives_the_same_weights_bit_for_bit():
     assert not os.path.exists(os.path.join(ck, "final.pt")), "finished before the kill"
     done = [f for f in os.listdir(ck) if f.startswith("ckpt-") and f.endswith(".pt")]
     run_train([RESUME, "--checkpoint", ck, "--threads", "1"])
-    assert_same_weights(os.path.join(WORK, "ck-ref"), ck)
+    assert_same_weights(ref_ck, ck)
     return "killed with %s written" % ", ".join(sorted(done))
 
 
 @test
 def q_target_is_the_chosen_moves_completed_q_as_sf_shard_reads_it():
-    """Records.q_chosen (the auxiliary target) against the C decoder's JSON:
+    """WindowRecords.q_chosen (the auxiliary target) against the C decoder's JSON:
     search.completed_q[search.chosen] of every searched record, in shard
     order (0, masked out by q_searched, for one a single action made)."""
     info = find_shards([SHARDS[0]])
-    rec = Records(info)
+    rec = WindowRecords(info)
     r = subprocess.run([SF_SHARD, "cat", SHARDS[0], "--json"], capture_output=True, text=True,
                        check=True)
     want, searched = [], []
@@ -394,7 +420,7 @@ def auxiliary_q_head_trains_resumes_bit_for_bit_and_stays_out_of_the_bundle():
     loss, a run stopped after 25 steps and rerun ends with the weights of an
     uninterrupted one (the head's own weights restored from the checkpoint),
     and the exported bundle holds exactly the network's weights."""
-    ref, ck = os.path.join(WORK, "ck-aux-ref"), os.path.join(WORK, "ck-aux")
+    ref, ck = os.path.join(scratch(), "ck-aux-ref"), os.path.join(scratch(), "ck-aux")
     res = final_json(run_train([AUX, "--checkpoint", ref, "--threads", "1"]))
     steps = [d for d in metric_lines(ref) if d["kind"] == "step"]
     assert len(steps) == 40 and all("train_q" in d for d in steps), steps[0]
@@ -408,7 +434,7 @@ def auxiliary_q_head_trains_resumes_bit_for_bit_and_stays_out_of_the_bundle():
     again = final_json(run_train([AUX, "--checkpoint", ck, "--threads", "1"]))
     assert_same_weights(ref, ck)
     assert again["val"] == res["val"], (again["val"], res["val"])
-    out = os.path.join(WORK, "aux.safetensors")
+    out = os.path.join(scratch(), "aux.safetensors")
     e = subprocess.run([PY, "-m", "spirefleet.export", os.path.join(ref, "final.pt"), out],
                        capture_output=True, text=True)
     assert e.returncode == 0, e.stderr
@@ -438,15 +464,17 @@ def labels_of_another_tokenizer_stay_out_of_training():
     """The window refuses a shard whose labels another tokenizer version
     wrote, naming the file; the shards of this build's version load."""
     found = find_shards([SHARDS[0]])
-    assert len(Records(found, tokenizer_version=M.FEAT_VERSION)) > 0
-    try:
-        Records(found, tokenizer_version=M.FEAT_VERSION + 1)
-    except WindowError as e:
-        msg = str(e)
-    else:
-        raise AssertionError("a shard of another tokenizer version was read")
-    assert msg.startswith(SHARDS[0] + ": labels of tokenizer version %d" % M.FEAT_VERSION), msg
-    assert "reads tokenizer version %d" % (M.FEAT_VERSION + 1) in msg, msg
+    for reader in (WindowRecords, Records):
+        assert len(reader(found, tokenizer_version=M.FEAT_VERSION)) > 0
+        try:
+            reader(found, tokenizer_version=M.FEAT_VERSION + 1)
+        except WindowError as e:
+            msg = str(e)
+        else:
+            raise AssertionError("a shard of another tokenizer version was read")
+        assert msg.startswith(SHARDS[0] + ": labels of tokenizer version %d"
+                              % M.FEAT_VERSION), msg
+        assert "reads tokenizer version %d" % (M.FEAT_VERSION + 1) in msg, msg
 
 
 @test
@@ -460,12 +488,12 @@ def bad_train_value_names_file_line_and_column():
 
 @test
 def damaged_shard_is_an_error_naming_the_file():
-    dmg = os.path.join(WORK, "damaged.shard")
+    dmg = os.path.join(scratch(), "damaged.shard")
     shutil.copy(SHARDS[0], dmg)
     with open(dmg, "r+b") as f:
         f.truncate(os.path.getsize(dmg) - 100)
-    r = run_train([OVERFIT, "--shards", dmg, "--checkpoint", os.path.join(WORK, "ck-dmg")],
-                  check=False)
+    ck = os.path.join(scratch(), "ck-dmg")
+    r = run_train([OVERFIT, "--shards", dmg, "--checkpoint", ck], check=False)
     assert r.returncode == 1 and dmg in r.stderr, (r.returncode, r.stderr)
 
 
@@ -473,7 +501,7 @@ def damaged_shard_is_an_error_naming_the_file():
 def flag_form_trains_and_exports_a_bundle():
     """python3 -m spirefleet.train --shards ... --out ... (no config): the
     flags become a train section checked by sf-fleet."""
-    out = os.path.join(WORK, "flags.safetensors")
+    out = os.path.join(scratch(), "flags.safetensors")
     res = final_json(run_train(["--shards", SHARDS[1], "--out", out, "--steps", "20",
                                 "--threads", "1", "--val-fraction", "0.3"]))
     assert res["sha256"] == M.sha256_file(out) and res["checkpoint"] is None, res
@@ -483,6 +511,66 @@ def flag_form_trains_and_exports_a_bundle():
     assert json.loads(M.load_bundle(out)[3]["train_config"])["steps"] == 20
     r = run_train(["--shards", SHARDS[1], "--out", out, "--steps", "0"], check=False)
     assert r.returncode == 2 and "train.steps: 0 is out of range" in r.stderr, r.stderr
+
+
+PER_RECORD = ("value_bins", "forecast", "forecast_mask", "won", "game_seed", "encounter_id",
+              "q_chosen", "q_searched", "n_tokens", "n_queries", "persist", "policy_plogp")
+
+
+@test
+def c_window_batches_equal_the_python_oracle():
+    """WindowRecords (the trainer's reader: the C batch path) against
+    window.Records (decoded and padded in Python) on both shards: the same
+    per-record arrays (dtype and values), and for batches of a shuffled
+    order, of single records and of the whole window the same keys, dtypes,
+    shapes and values."""
+    found = find_shards([os.path.join(OUT, "shards")])
+    c, py = WindowRecords(found), Records(found)
+    assert len(c) == len(py) > 0
+    for k in PER_RECORD:
+        a, b = getattr(c, k), getattr(py, k)
+        assert a.dtype == b.dtype and np.array_equal(a, b), k
+    order = np.random.Generator(np.random.PCG64([5, 0])).permutation(len(c))
+    batches = [order[i:i + 32] for i in range(0, len(order), 32)]
+    batches += [order[:1], np.arange(len(c)), order[::-1]]
+    for idx in batches:
+        got, want = c.batch(idx), py.batch(idx)
+        assert set(want) <= set(got), sorted(set(want) - set(got))
+        for k, w in want.items():
+            g = got[k]
+            assert g.dtype == w.dtype and g.shape == w.shape, (k, g.dtype, g.shape, w.dtype,
+                                                               w.shape)
+            assert np.array_equal(g, w), k
+    return "%d records, %d batches" % (len(c), len(batches))
+
+
+@test
+def training_through_the_c_reader_equals_the_python_oracle_bit_for_bit():
+    """train() with the C batch path (the default) and with window.Records
+    (the pure-Python oracle) as the window's reader: the same weights, bit
+    for bit, the same result (losses, baselines) and the same metrics."""
+    cfg, digest = load_config(AUX)
+    cfg["train"]["steps"] = 30
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        runs = {}
+        for name, reader in (("c", WindowRecords), ("python", Records)):
+            ck = os.path.join(scratch(), "ck-" + name)
+            res = train(cfg, digest, [SHARDS[1], SHARDS[0]], ck, device="cpu", reader=reader)
+            runs[name] = (res, ck)
+    finally:
+        torch.set_num_threads(threads)
+    (rc, ckc), (rp, ckp) = runs["c"], runs["python"]
+    assert_same_weights(ckc, ckp)
+    for k in ("val", "baseline", "train", "train_baseline", "labels", "train_records",
+              "val_seeds", "kept_step"):
+        assert rc[k] == rp[k], (k, rc[k], rp[k])
+    assert metric_lines(ckc) == metric_lines(ckp)
+    cc, cp = load_checkpoint(os.path.join(ckc, "final.pt")), load_checkpoint(
+        os.path.join(ckp, "final.pt"))
+    for k in cc["canary"]:
+        assert np.array_equal(cc["canary"][k], cp["canary"][k]), k
 
 
 if __name__ == "__main__":
