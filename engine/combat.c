@@ -476,7 +476,7 @@ static int card_cmp(const sf_card *a, const sf_card *b) {
     return memcmp(a, b, sizeof *a);
 }
 
-static void sort_cards(sf_card *cards, int n) {
+void combat_sort_cards(sf_card *cards, int n) {
     for (int i = 1; i < n; i++) {
         sf_card k = cards[i];
         int j = i - 1;
@@ -516,7 +516,7 @@ int combat_add_to_draw_random(sf_combat *c, sf_card card) {
             c->draw[i] = c->draw[i - 1];
         c->draw[unknown] = card;
         c->draw_n++;
-        sort_cards(c->draw, unknown + 1);
+        combat_sort_cards(c->draw, unknown + 1);
         return 1;
     }
     int at =
@@ -600,7 +600,7 @@ int combat_add_to_draw_bottom(sf_combat *c, const sf_card *card) {
     if (unknown == 0)
         c->draw_known++; /* the whole pile was known: it still is */
     else if (c->flags & FL_BELIEF)
-        sort_cards(c->draw, unknown + 1);
+        combat_sort_cards(c->draw, unknown + 1);
     return 1;
 }
 
@@ -614,20 +614,13 @@ static void reshuffle(sf_combat *c) {
     relics_on_shuffle(c);
     int n = c->discard_n;
     if (!(c->flags & FL_BELIEF)) {
-        sf_jrand j;
-        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-        for (int i = n; i > 1; i--) {
-            int k = sf_jrand_next_int(&j, i);
-            sf_card t = c->discard[i - 1];
-            c->discard[i - 1] = c->discard[k];
-            c->discard[k] = t;
-        }
+        combat_java_shuffle(c, c->discard, n, sizeof(sf_card));
     }
     memcpy(c->draw, c->discard, sizeof(sf_card) * (size_t)n);
     c->draw_n = (uint8_t)n;
     c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? n : 0);
     if (c->flags & FL_BELIEF)
-        sort_cards(c->draw, n);
+        combat_sort_cards(c->draw, n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
     c->discard_n = 0;
 }
@@ -643,14 +636,7 @@ void combat_shuffle_discard_into_draw(sf_combat *c) {
         return;
     }
     if (!(c->flags & FL_BELIEF)) {
-        sf_jrand j;
-        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-        for (int i = n; i > 1; i--) {
-            int k = sf_jrand_next_int(&j, i);
-            sf_card t = c->discard[i - 1];
-            c->discard[i - 1] = c->discard[k];
-            c->discard[k] = t;
-        }
+        combat_java_shuffle(c, c->discard, n, sizeof(sf_card));
     }
     memcpy(&c->draw[base], c->discard, sizeof(sf_card) * (size_t)n);
     c->draw_n = (uint8_t)(base + n);
@@ -658,17 +644,10 @@ void combat_shuffle_discard_into_draw(sf_combat *c) {
     c->discard_n = 0;
     c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? c->draw_n : 0);
     if (c->flags & FL_BELIEF) {
-        sort_cards(c->draw, c->draw_n);
+        combat_sort_cards(c->draw, c->draw_n);
         return;
     }
-    sf_jrand j;
-    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-    for (int i = c->draw_n; i > 1; i--) {
-        int k = sf_jrand_next_int(&j, i);
-        sf_card t = c->draw[i - 1];
-        c->draw[i - 1] = c->draw[k];
-        c->draw[k] = t;
-    }
+    combat_java_shuffle(c, c->draw, c->draw_n, sizeof(sf_card));
 }
 
 /* Take the next card off the draw pile (top, or a chance pick in belief
@@ -920,7 +899,7 @@ int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *
     for (int i = 0; i < pn; i++)
         if (choice_accepts(kind, &pile[i]))
             sorted[m++] = pile[i];
-    sort_cards(sorted, m);
+    combat_sort_cards(sorted, m);
     for (int i = 0; i < m; i++) {
         if (i > 0 && !card_cmp(&sorted[i - 1], &sorted[i]))
             continue;

@@ -278,14 +278,7 @@ static void warped_tongs(sf_combat *c) {
             idx[n++] = i;
     if (n == 0)
         return;
-    sf_jrand j;
-    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-    for (int i = n; i > 1; i--) {
-        int k = sf_jrand_next_int(&j, i);
-        int t = idx[i - 1];
-        idx[i - 1] = idx[k];
-        idx[k] = t;
-    }
+    combat_java_shuffle(c, idx, n, sizeof idx[0]);
     combat_upgrade_card(&c->hand[idx[0]]);
 }
 
