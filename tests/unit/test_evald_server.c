@@ -37,18 +37,22 @@ static void *server_main(void *p) {
     return NULL;
 }
 
-/* Create a server; models are added by the caller, then server_go(). */
-static void server_new(server *s, const char *bind, int max_batch, int max_wait_us,
-                       int metrics_port) {
+/* Create a server with options o, logging to s->log; models are added by
+ * the caller, then server_go(). */
+static void server_create(server *s, sf_evald_opts o) {
     memset(s, 0, sizeof *s);
     s->logf = open_memstream(&s->log, &s->log_len);
-    sf_evald_opts o = {.bind = bind,
-                       .max_batch = max_batch,
-                       .max_wait_us = max_wait_us,
-                       .metrics_port = metrics_port,
-                       .log = s->logf};
+    o.log = s->logf;
     sf_err e = {0};
     ck_assert_msg(sf_evald_create(&o, &s->ev, &e) == SF_OK, "%s", e.msg);
+}
+
+static void server_new(server *s, const char *bind, int max_batch, int max_wait_us,
+                       int metrics_port) {
+    server_create(s, (sf_evald_opts){.bind = bind,
+                                     .max_batch = max_batch,
+                                     .max_wait_us = max_wait_us,
+                                     .metrics_port = metrics_port});
 }
 
 static void server_go(server *s) {
@@ -96,11 +100,52 @@ static void world_free(world *w) {
     fx_rmdir(w->dir);
 }
 
-/* A server on a loopback port serving w's model, its loop started. */
-static void serve_one(server *s, const world *w, int max_batch, int max_wait_us, int metrics_port) {
-    server_new(s, "tcp://127.0.0.1:*", max_batch, max_wait_us, metrics_port);
+/* A server with options o serving w's model, its loop started. */
+static void serve_world(server *s, const world *w, sf_evald_opts o) {
+    server_create(s, o);
     ck_assert_int_eq(sf_evald_add_model(s->ev, w->path, NULL, NULL, NULL), SF_OK);
     server_go(s);
+}
+
+/* A server on a loopback port serving w's model, its loop started. */
+static void serve_one(server *s, const world *w, int max_batch, int max_wait_us, int metrics_port) {
+    serve_world(s, w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = max_batch,
+                                .max_wait_us = max_wait_us,
+                                .metrics_port = metrics_port});
+}
+
+/* A world served on a loopback port by a server whose loop runs. */
+typedef struct {
+    world w;
+    server s;
+} served;
+
+static void served_new(served *r, int npos, int max_batch, int max_wait_us, int metrics_port) {
+    world_new(&r->w, npos);
+    serve_one(&r->s, &r->w, max_batch, max_wait_us, metrics_port);
+}
+
+/* Stop the server, free it and the world. */
+static void served_free(served *r) {
+    server_stop(&r->s);
+    server_done(&r->s);
+    world_free(&r->w);
+}
+
+/* A CURVE server (its keys in keys = w->dir/keys, made here) serving w's
+ * model on a loopback port, its loop started. */
+static void serve_curve(server *s, const world *w, char keys[400]) {
+    snprintf(keys, 400, "%s/keys", w->dir);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
+    serve_world(s, w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = 8,
+                                .max_wait_us = 200,
+                                .metrics_port = SF_METRICS_OFF,
+                                .keys_dir = keys});
 }
 
 static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout_ms, int retries) {
@@ -248,15 +293,13 @@ static int raw_reply(void *d, uint64_t *id, char *msg, size_t cap) {
 }
 
 START_TEST(bad_requests_get_error_replies_in_order) {
-    world w;
-    world_new(&w, 16);
-    server s;
-    serve_one(&s, &w, 8, 1000, SF_METRICS_OFF);
-    const char *sha = sf_bundle_sha256(w.b);
+    served r;
+    served_new(&r, 16, 8, 1000, SF_METRICS_OFF);
+    const char *sha = sf_bundle_sha256(r.w.b);
     void *ctx = zmq_ctx_new();
-    void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
+    void *d = raw_dealer(ctx, sf_evald_endpoint(r.s.ev));
     sf_buf scratch = {0}, msg = {0};
-    sf_pos good = sf_positions_get(w.ps, 3);
+    sf_pos good = sf_positions_get(r.w.ps, 3);
     sf_feat badf;
     memset(&badf, 0, sizeof badf);
     badf.n_tokens = 2, badf.n_queries = 1;
@@ -311,7 +354,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     ck_assert_uint_eq(id, 7);
 
     /* The client library names the same errors. */
-    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), other, 5000, 0);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), other, 5000, 0);
     sf_net_out o[9];
     sf_err e = {0};
     ck_assert_int_eq(sf_neteval_eval(ev, &good, 1, o, &e), SF_ENOTFOUND);
@@ -322,14 +365,14 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     ck_assert_uint_eq(st.failures, 1);
     sf_neteval_close(ev);
     /* A bad position never leaves the client. */
-    ev = connect_to(sf_evald_endpoint(s.ev), sha, 5000, 0);
+    ev = connect_to(sf_evald_endpoint(r.s.ev), sha, 5000, 0);
     ck_assert_int_eq(sf_neteval_eval(ev, &bad, 1, o, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "position 0: query 0: card token 5 >= n_tokens 2");
     ck_assert_int_eq(sf_neteval_eval(ev, nine, 9, o, &e), SF_EFULL);
     sf_neteval_close(ev);
 
     char *m = malloc(1 << 16);
-    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"malformed\"} 2"));
     ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"unknown_model\"} 2"));
     free(m);
@@ -337,9 +380,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     sf_buf_free(&msg);
     zmq_close(d);
     zmq_ctx_term(ctx);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    served_free(&r);
 }
 END_TEST
 
@@ -404,18 +445,13 @@ START_TEST(models_are_hot_loaded_from_the_models_dir_and_dropped_when_idle) {
     sf_net *net2;
     ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
     server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 500,
-                       .models_dir = w.dir,
-                       .model_idle_s = 1,
-                       .log = s.logf};
+    serve_world(&s, &w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = 8,
+                                .max_wait_us = 500,
+                                .models_dir = w.dir,
+                                .model_idle_s = 1});
     sf_err e = {0};
-    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
     /* the registry's name for the new champion */
     snprintf(hot, sizeof hot, "%s/%s.safetensors", w.dir, sf_bundle_sha256(b2));
     ck_assert_int_eq(rename(other, hot), 0);
@@ -457,17 +493,12 @@ START_TEST(client_credit_limits_queued_positions) {
     world w;
     world_new(&w, 8);
     server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 300000,
-                       .client_credit = 8,
-                       .metrics_port = SF_METRICS_OFF,
-                       .log = s.logf};
-    ck_assert_int_eq(sf_evald_create(&o, &s.ev, NULL), SF_OK);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_world(&s, &w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = 8,
+                                .max_wait_us = 300000,
+                                .client_credit = 8,
+                                .metrics_port = SF_METRICS_OFF});
     void *ctx = zmq_ctx_new();
     void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
     sf_buf scratch = {0}, msg = {0};
@@ -503,17 +534,11 @@ START_TEST(canary_failure_refuses_to_serve) {
     world_new(&w, 4);
     char bad[512];
     snprintf(bad, sizeof bad, "%s/tampered.safetensors", w.dir);
-    sf_tensorfile *tf;
-    ck_assert_int_eq(sf_tensorfile_read(w.path, &tf, NULL, NULL), SF_OK);
-    const sf_tensor *v = sf_tensorfile_find(tf, "canary.value");
-    float *vals = malloc(v->nbytes);
-    memcpy(vals, v->data, v->nbytes);
+    sf_tensor t;
+    float *vals = fx_tensor_copy(w.path, "canary.value", &t);
     vals[2 * SF_NET_VALUE_BINS + 3] += 0.01f;
-    sf_tensor t = *v;
-    t.data = vals;
     fx_rewrite(w.path, bad, NULL, &t, NULL, NULL);
     free(vals);
-    sf_tensorfile_free(tf);
     sf_bundle *bb = fx_load(bad);
     char bad_sha[65];
     memcpy(bad_sha, sf_bundle_sha256(bb), 65);
@@ -592,15 +617,13 @@ END_TEST
 /* Eight one-position requests fill one batch of max_batch 8; three alone
  * wait max_wait before they run, as one batch of 3. */
 START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
-    world w;
-    world_new(&w, 16);
-    server s;
-    serve_one(&s, &w, 8, 5000000, SF_METRICS_OFF);
-    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    served r;
+    served_new(&r, 16, 8, 5000000, SF_METRICS_OFF);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
     sf_net_out out[8];
     uint64_t t;
     for (int i = 0; i < 8; i++) {
-        sf_pos p = sf_positions_get(w.ps, i);
+        sf_pos p = sf_positions_get(r.w.ps, i);
         ck_assert_int_eq(sf_neteval_submit(ev, &p, 1, &out[i], &t, NULL), SF_OK);
     }
     int got = 0;
@@ -611,8 +634,8 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
         got += k;
     }
     char *m = malloc(1 << 16), line[160];
-    const char *sha = sf_bundle_sha256(w.b);
-    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    const char *sha = sf_bundle_sha256(r.w.b);
+    sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     snprintf(line, sizeof line, "sf_evald_batch_size_count{model=\"%s\"} 1", sha);
     ck_assert_msg(strstr(m, line), "%s", m);
     snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 8", sha);
@@ -620,41 +643,37 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     snprintf(line, sizeof line, "sf_evald_batch_size_bucket{model=\"%s\",le=\"4\"} 0", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
     sf_neteval_close(ev);
-    server_stop(&s);
-    server_done(&s);
+    server_stop(&r.s);
+    server_done(&r.s);
 
-    serve_one(&s, &w, 8, 60000, SF_METRICS_OFF);
-    ev = connect_to(sf_evald_endpoint(s.ev), sha, 20000, 0);
-    sf_pos three[3] = {sf_positions_get(w.ps, 0), sf_positions_get(w.ps, 1),
-                       sf_positions_get(w.ps, 2)};
+    serve_one(&r.s, &r.w, 8, 60000, SF_METRICS_OFF);
+    ev = connect_to(sf_evald_endpoint(r.s.ev), sha, 20000, 0);
+    sf_pos three[3] = {sf_positions_get(r.w.ps, 0), sf_positions_get(r.w.ps, 1),
+                       sf_positions_get(r.w.ps, 2)};
     uint64_t t0 = sf_now_ns();
     ck_assert_int_eq(sf_neteval_eval(ev, three, 3, out, NULL), SF_OK);
     /* Not before max_wait (60 ms) is over: a lower bound, not a speed test. */
     ck_assert_uint_ge(sf_now_ns() - t0, 60000000ull);
-    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 3", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
     free(m);
     sf_neteval_close(ev);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    served_free(&r);
 }
 END_TEST
 
 /* GET /metrics over HTTP serves the same page. */
 START_TEST(metrics_are_served_over_http) {
-    world w;
-    world_new(&w, 8);
-    server s;
-    serve_one(&s, &w, 8, 1000, SF_METRICS_ANY_PORT);
-    int port = sf_evald_metrics_port(s.ev);
+    served r;
+    served_new(&r, 8, 8, 1000, SF_METRICS_ANY_PORT);
+    int port = sf_evald_metrics_port(r.s.ev);
     ck_assert_int_gt(port, 0);
-    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
     sf_pos p[5];
     sf_net_out o[5];
     for (int i = 0; i < 5; i++)
-        p[i] = sf_positions_get(w.ps, i);
+        p[i] = sf_positions_get(r.w.ps, i);
     ck_assert_int_eq(sf_neteval_eval(ev, p, 5, o, NULL), SF_OK);
     sf_neteval_close(ev);
     char *page = malloc(1 << 17), line[160];
@@ -662,7 +681,7 @@ START_TEST(metrics_are_served_over_http) {
     ck_assert_msg(strncmp(page, "HTTP/1.0 200", 12) == 0 || strncmp(page, "HTTP/1.1 200", 12) == 0,
                   "%.80s", page);
     ck_assert_ptr_nonnull(strstr(page, "text/plain; version=0.0.4"));
-    snprintf(line, sizeof line, "sf_evald_evals_total{model=\"%s\"} 5", sf_bundle_sha256(w.b));
+    snprintf(line, sizeof line, "sf_evald_evals_total{model=\"%s\"} 5", sf_bundle_sha256(r.w.b));
     ck_assert_msg(strstr(page, line), "%s", page);
     ck_assert_ptr_nonnull(strstr(page, "# TYPE sf_evald_batch_size histogram"));
     ck_assert_ptr_nonnull(strstr(page, "sf_evald_queue_wait_seconds{model=\""));
@@ -671,9 +690,7 @@ START_TEST(metrics_are_served_over_http) {
     sf_http_request(port, "GET /other", page, 1 << 17);
     ck_assert_ptr_nonnull(strstr(page, " 404 "));
     free(page);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    served_free(&r);
 }
 END_TEST
 
@@ -816,21 +833,9 @@ START_TEST(curve_admits_only_listed_keys) {
     world w;
     world_new(&w, 8);
     char keys[400];
-    snprintf(keys, sizeof keys, "%s/keys", w.dir);
-    sf_err e = {0};
-    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
     server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 200,
-                       .metrics_port = SF_METRICS_OFF,
-                       .log = s.logf,
-                       .keys_dir = keys};
-    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_curve(&s, &w, keys);
+    sf_err e = {0};
     sf_pos p = sf_positions_get(w.ps, 0);
     sf_net_out got, want;
     const sf_pos one[1] = {p};
@@ -876,21 +881,9 @@ START_TEST(curve_serves_a_key_added_to_an_idle_server) {
     world w;
     world_new(&w, 8);
     char keys[400];
-    snprintf(keys, sizeof keys, "%s/keys", w.dir);
-    sf_err e = {0};
-    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
     server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 200,
-                       .metrics_port = SF_METRICS_OFF,
-                       .log = s.logf,
-                       .keys_dir = keys};
-    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_curve(&s, &w, keys);
+    sf_err e = {0};
     /* what `sf-fleet keygen DIR --add newcomer` does */
     ck_assert_msg(sf_zsec_add_key(keys, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
     sf_zsec_client sec;
@@ -916,15 +909,13 @@ START_TEST(curve_serves_a_key_added_to_an_idle_server) {
 END_TEST
 
 START_TEST(remote_and_in_process_outputs_are_identical) {
-    world w;
-    world_new(&w, 64);
-    server s;
-    serve_one(&s, &w, 32, 500, SF_METRICS_OFF);
-    sf_neteval *remote = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    served r;
+    served_new(&r, 64, 32, 500, SF_METRICS_OFF);
+    sf_neteval *remote = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
     sf_neteval *local;
-    sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(w.b)};
+    sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(r.w.b)};
     sf_err e = {0};
-    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &local, &e), SF_OK);
+    ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &local, &e), SF_OK);
     ck_assert(sf_neteval_is_local(local));
     static sf_net_out a[64], b[64];
     int at = 0, size = 1;
@@ -932,7 +923,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
         int n = 64 - at < size ? 64 - at : size;
         sf_pos p[13];
         for (int i = 0; i < n; i++)
-            p[i] = sf_positions_get(w.ps, at + i);
+            p[i] = sf_positions_get(r.w.ps, at + i);
         ck_assert_int_eq(sf_neteval_eval(remote, p, n, a + at, &e), SF_OK);
         ck_assert_int_eq(sf_neteval_eval(local, p, n, b + at, &e), SF_OK);
         at += n;
@@ -945,34 +936,32 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     /* A local evaluator pinned to another digest refuses the bundle. */
     sf_neteval *wrong;
     lo.model_sha256 = "2222222222222222222222222222222222222222222222222222222222222222";
-    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_ECORRUPT);
+    ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &wrong, &e), SF_ECORRUPT);
     /* A pin typed in upper case names the same model: the remote evaluator
      * sends it in lower case (the server knows no other spelling) and the
      * local one accepts the bundle; a malformed pin is refused as such. */
     char upper[65];
     for (int i = 0; i < 65; i++) {
-        char ch = sf_bundle_sha256(w.b)[i];
+        char ch = sf_bundle_sha256(r.w.b)[i];
         upper[i] = (char)(ch >= 'a' && ch <= 'f' ? ch - 'a' + 'A' : ch);
     }
-    sf_neteval *shouty = connect_to(sf_evald_endpoint(s.ev), upper, 20000, 0);
-    sf_pos p0 = sf_positions_get(w.ps, 0);
+    sf_neteval *shouty = connect_to(sf_evald_endpoint(r.s.ev), upper, 20000, 0);
+    sf_pos p0 = sf_positions_get(r.w.ps, 0);
     ck_assert_int_eq(sf_neteval_eval(shouty, &p0, 1, b, &e), SF_OK);
     ck_assert_mem_eq(&b[0], &a[0], sizeof a[0]);
     sf_neteval_close(shouty);
     lo.model_sha256 = upper;
-    ck_assert_msg(sf_neteval_open_local(w.b, &lo, &wrong, &e) == SF_OK, "%s", e.msg);
+    ck_assert_msg(sf_neteval_open_local(r.w.b, &lo, &wrong, &e) == SF_OK, "%s", e.msg);
     sf_neteval_close(wrong);
     lo.model_sha256 = "abc";
-    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_EINVAL);
+    ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &wrong, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
-    sf_neteval_opts ro = {.endpoint = sf_evald_endpoint(s.ev), .model_sha256 = "abc"};
+    sf_neteval_opts ro = {.endpoint = sf_evald_endpoint(r.s.ev), .model_sha256 = "abc"};
     ck_assert_int_eq(sf_neteval_connect(&ro, NULL, &wrong, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
     sf_neteval_close(local);
     sf_neteval_close(remote);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    served_free(&r);
 }
 END_TEST
 
