@@ -985,6 +985,32 @@ static int count_eligible(const sf_combat *c, int kind) {
     return n;
 }
 
+/* Take the first copy of `chosen` out of the pile of `zone` (ZONE_HAND,
+ * ZONE_DRAW: the other known top cards stay known, ZONE_DISCARD or
+ * ZONE_EXHAUST) into *out; 0 when it is not there. */
+static int take_chosen(sf_combat *c, int zone, const sf_card *chosen, sf_card *out) {
+    int i;
+    switch (zone) {
+    case ZONE_HAND:
+        if ((i = find_card(c->hand, c->hand_n, chosen)) >= 0)
+            combat_remove_hand(c, i, out);
+        break;
+    case ZONE_DRAW:
+        if ((i = find_card(c->draw, c->draw_n, chosen)) >= 0)
+            combat_remove_draw(c, i, out);
+        break;
+    case ZONE_DISCARD:
+        if ((i = find_card(c->discard, c->discard_n, chosen)) >= 0)
+            remove_at(c->discard, &c->discard_n, i, out);
+        break;
+    default:
+        if ((i = find_card(c->exhaust, c->exhaust_n, chosen)) >= 0)
+            remove_at(c->exhaust, &c->exhaust_n, i, out);
+        break;
+    }
+    return i >= 0;
+}
+
 /* ForethoughtAction: a card whose cost is above 0 becomes free to play
  * once; CardGroup.moveToBottomOfDeck. */
 static void to_bottom_free_once(sf_combat *c, sf_card *k) {
@@ -1013,12 +1039,9 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         break;
     }
     case CH_HEADBUTT: {
-        int i = find_card(c->discard, c->discard_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            remove_at(c->discard, &c->discard_n, i, &k);
+        sf_card k;
+        if (take_chosen(c, ZONE_DISCARD, &chosen, &k))
             combat_add_to_draw_top(c, &k);
-        }
         break;
     }
     case CH_TRUE_GRIT: {
@@ -1028,12 +1051,9 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         break;
     }
     case CH_WARCRY: {
-        int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            combat_remove_hand(c, i, &k);
+        sf_card k;
+        if (take_chosen(c, ZONE_HAND, &chosen, &k))
             combat_add_to_draw_top(c, &k);
-        }
         break;
     }
     case CH_BURNING_PACT: {
@@ -1060,12 +1080,9 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         break;
     }
     case CH_EXHUME: {
-        int i = find_card(c->exhaust, c->exhaust_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            remove_at(c->exhaust, &c->exhaust_n, i, &k);
+        sf_card k;
+        if (take_chosen(c, ZONE_EXHAUST, &chosen, &k))
             combat_add_to_hand(c, &k);
-        }
         break;
     }
     case CH_DISCOVERY:
@@ -1087,33 +1104,25 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         combat_add_new(c, ZONE_HAND, chosen);
         break;
     case CH_FORETHOUGHT: {
-        int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            combat_remove_hand(c, i, &k);
+        sf_card k;
+        if (take_chosen(c, ZONE_HAND, &chosen, &k))
             to_bottom_free_once(c, &k);
-        }
         break;
     }
     case CH_SECRET_SKILL:
     case CH_SECRET_ATTACK: {
         /* the first instance from the bottom: in belief mode one of the
          * unknown cards before a known top card */
-        int i = find_card(c->draw, c->draw_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            combat_remove_draw(c, i, &k);
+        sf_card k;
+        if (take_chosen(c, ZONE_DRAW, &chosen, &k))
             combat_add_to_hand(c, &k); /* a full hand: to the discard pile */
-        }
         break;
     }
     case CH_LIQUID_MEMORIES: {
         /* BetterDiscardPileToHandAction(1, 0): with a full hand the card
          * stays in the discard pile. */
-        int i = find_card(c->discard, c->discard_n, &chosen);
-        if (i >= 0 && c->hand_n < SF_MAX_HAND) {
-            sf_card k;
-            remove_at(c->discard, &c->discard_n, i, &k);
+        sf_card k;
+        if (c->hand_n < SF_MAX_HAND && take_chosen(c, ZONE_DISCARD, &chosen, &k)) {
             if (k.cost >= 0)
                 k.flags |= CF_FREE_TURN;
             combat_add_to_hand(c, &k);

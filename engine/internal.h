@@ -1322,5 +1322,9 @@ void potion_after_choice(sf_combat *c);
 /* Distilled Chaos and Havoc: start the next queued autoplay in
  * pending.queue, if any (play.c). */
 void play_next_queued(sf_combat *c);
+/* A PlayTopCardAction takes its card: the top of the draw pile (reshuffled
+ * first when empty) joins the card queue, to play at monster `target` (< 0:
+ * none). 0 when no card is left; the caller checks there is room. */
+int play_queue_top(sf_combat *c, int target);
 
 #endif

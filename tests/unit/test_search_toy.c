@@ -24,6 +24,27 @@ static int find_action(const sf_search_result *r, int kind, int index) {
     return -1;
 }
 
+/* A search with config c, begun at st as decision `decision` of run
+ * `seed`; the test fails on an error. */
+static sf_search *begun(const sf_search_config *c, const sf_state *st, uint64_t seed,
+                        uint64_t decision) {
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_msg(sf_search_create(c, &s, &e) == SF_OK, "create: %s", e.msg);
+    ck_assert_msg(sf_search_begin(s, st, seed, decision, &e) == SF_OK, "begin: %s", e.msg);
+    return s;
+}
+
+/* begun(), then run to its budget on `threads` threads with evaluator fn
+ * (NULL: the search's own). */
+static sf_search *searched(const sf_search_config *c, const sf_state *st, uint64_t seed,
+                           uint64_t decision, int threads, sf_eval_fn fn, void *ctx) {
+    sf_search *s = begun(c, st, seed, decision);
+    sf_err e = {0};
+    ck_assert_msg(sf_search_run(s, threads, fn, ctx, &e) == SF_OK, "run: %s", e.msg);
+    return s;
+}
+
 /* The horizon value used by the oracle test (both sides use it): a terminal
  * position's outcome score, else 0.5*hp/max + 0.5*(1 - monster_hp/100). */
 #define ORACLE_MON_HP 40
@@ -209,10 +230,8 @@ START_TEST(step_and_feed_equal_the_synchronous_run) {
     sf_search_result sync, resumable;
     decide(&c, &st, 5, 2, horizon_eval, NULL, &sync);
 
-    sf_search *s = NULL;
+    sf_search *s = begun(&c, &st, 5, 0);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 5, 0, &e), SF_OK);
     const sf_eval_request *reqs[8];
     int n = 0, rc, rounds = 0, fed = 0;
     long max_batch = 0;
@@ -315,10 +334,8 @@ START_TEST(requests_that_do_not_fit_come_with_the_next_step) {
     midgame(&st, 2);
     sf_search_config c = config(30, 3);
     c.evaluator = SF_EVAL_EXTERNAL;
-    sf_search *s = NULL;
+    sf_search *s = begun(&c, &st, 1, 0);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
     const sf_eval_request *r[1], *seen[3];
     int n = 0;
     for (int i = 0; i < 3; i++) {
@@ -348,11 +365,8 @@ START_TEST(root_statistics_are_summed_over_trees) {
     sf_state st;
     midgame(&st, 6);
     sf_search_config c = config(1200, 3);
-    sf_search *s = NULL;
+    sf_search *s = searched(&c, &st, 21, 5, 2, NULL, NULL);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 21, 5, &e), SF_OK);
-    ck_assert_int_eq(sf_search_run(s, 2, NULL, NULL, &e), SF_OK);
     sf_search_result r;
     ck_assert_int_eq(sf_search_result_get(s, &r, &e), SF_OK);
     for (int k = 0; k < 3; k++) {
@@ -443,11 +457,8 @@ START_TEST(widening_never_exceeds_the_cap) {
     sf_state st;
     midgame(&st, 2);
     sf_search_config c = config(4000, 1);
-    sf_search *s = NULL;
+    sf_search *s = searched(&c, &st, 1, 0, 1, NULL, NULL);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
-    ck_assert_int_eq(sf_search_run(s, 1, NULL, NULL, &e), SF_OK);
     const sf_graph *g = &s->trees[0].g;
     ck_assert_uint_gt(g->n_chance, 0);
     uint32_t capped = 0, max_outcomes = 0;
@@ -518,11 +529,8 @@ static void search_with_priors(sf_state *st, int sims, prior_eval *pe, sf_search
     sf_search_config c = config(sims, 1);
     c.evaluator = SF_EVAL_EXTERNAL;
     c.select = SF_SELECT_PUCT;
-    sf_search *s = NULL;
+    sf_search *s = searched(&c, st, 3, 0, 1, prior_eval_fn, pe);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, st, 3, 0, &e), SF_OK);
-    ck_assert_int_eq(sf_search_run(s, 1, prior_eval_fn, pe, &e), SF_OK);
     ck_assert_int_eq(sf_search_result_get(s, r, &e), SF_OK);
     /* the root's edges in expansion order: Strike first */
     const sf_graph *g = &s->trees[0].g;
