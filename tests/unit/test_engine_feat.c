@@ -686,8 +686,7 @@ END_TEST
  * PROGRESS x (HP + block); for every attack on all enemies, LETHAL is the
  * fraction the engine kills and KILLS_ALL says whether the fight is won. */
 START_TEST(playmath_agrees_with_the_engine_on_single_target_attacks) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     sf_err err = {0};
     ck_assert_int_eq(sf_deck_parse("Strike*2,Bash,Twin Strike,Pommel Strike,Heavy Blade,"
                                    "Perfected Strike,Body Slam,Iron Wave,Clothesline,Uppercut,"
