@@ -160,6 +160,13 @@ static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout
     return ev;
 }
 
+/* ev's counters now. */
+static sf_neteval_stats stats_of(sf_neteval *ev) {
+    sf_neteval_stats st;
+    sf_neteval_stats_get(ev, &st);
+    return st;
+}
+
 /* ---- many clients ---- */
 typedef struct {
     const char *endpoint;
@@ -359,8 +366,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     sf_err e = {0};
     ck_assert_int_eq(sf_neteval_eval(ev, &good, 1, o, &e), SF_ENOTFOUND);
     ck_assert_ptr_nonnull(strstr(e.msg, "unknown model"));
-    sf_neteval_stats st;
-    sf_neteval_stats_get(ev, &st);
+    sf_neteval_stats st = stats_of(ev);
     ck_assert_uint_eq(st.server_errors, 1);
     ck_assert_uint_eq(st.failures, 1);
     sf_neteval_close(ev);
@@ -713,8 +719,7 @@ static int local_fallback(void *ctx, const sf_pos *pos, int n, sf_net_out *out) 
 
 /* ev's counters are exactly want, every field. */
 static void stats_are(sf_neteval *ev, sf_neteval_stats want) {
-    sf_neteval_stats st;
-    sf_neteval_stats_get(ev, &st);
+    sf_neteval_stats st = stats_of(ev);
     ck_assert_msg(memcmp(&st, &want, sizeof st) == 0,
                   "requests %llu, positions %llu, replies %llu, retries %llu, reconnects %llu, "
                   "timeouts %llu, server_errors %llu, fallbacks %llu, failures %llu, "
@@ -830,8 +835,7 @@ START_TEST(client_recovers_when_the_server_restarts) {
     ck_assert_msg(rc == SF_OK, "%s", e.msg);
     ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &want, NULL), SF_OK);
     ck_assert_mem_eq(&o, &want, sizeof o);
-    sf_neteval_stats st;
-    sf_neteval_stats_get(ev, &st);
+    sf_neteval_stats st = stats_of(ev);
     ck_assert_uint_ge(st.reconnects, 2);
     ck_assert_uint_ge(st.retries, 2);
     ck_assert_uint_eq(st.fallbacks, 0);
