@@ -82,6 +82,15 @@ static void to_child(sf_graph *g, uint32_t n, int i, int32_t child, uint32_t vis
     edge(g, n, i)->n = visits;
 }
 
+/* Node n's edges 0..k-1 lead to children c[i], taken visits[i] times;
+ * n's value recomputed. */
+static void visit_children(sf_graph *g, uint32_t n, int k, const uint32_t *c,
+                           const uint32_t *visits) {
+    for (int i = 0; i < k; i++)
+        to_child(g, n, i, (int32_t)c[i], visits[i]);
+    sf_graph_recompute_node(g, n);
+}
+
 /* The priors of node n's edges, in edge order. */
 static void set_priors(sf_graph *g, uint32_t n, const float *priors) {
     for (int i = 0; i < g->nodes[n].n_edges; i++)
@@ -135,9 +144,7 @@ START_TEST(node_value_is_recomputed_from_edges) {
     fixture f = fx_new(8, 16, 0);
     uint32_t r = expanded(&f.g, 1, 0.5, 3);
     uint32_t a = leaf(&f.g, 2, 0.8), b = leaf(&f.g, 3, 0.2);
-    to_child(&f.g, r, 0, (int32_t)a, 3);
-    to_child(&f.g, r, 1, (int32_t)b, 1);
-    sf_graph_recompute_node(&f.g, r);
+    visit_children(&f.g, r, 2, (const uint32_t[]){a, b}, (const uint32_t[]){3, 1});
     ck_assert_uint_eq(f.g.nodes[r].n, 5);
     ck_assert_double_eq_tol(f.g.nodes[r].q, 0.62, 1e-7);
     /* idempotent: recomputing again changes nothing */
@@ -194,9 +201,7 @@ START_TEST(distribution_is_the_same_mixture) {
     fixture f = fx_new(8, 16, 1);
     uint32_t r = expanded(&f.g, 1, 0.0, 2);
     uint32_t a = leaf(&f.g, 2, 1.0), b = leaf(&f.g, 3, 0.75);
-    to_child(&f.g, r, 0, (int32_t)a, 1);
-    to_child(&f.g, r, 1, (int32_t)b, 2);
-    sf_graph_recompute_node(&f.g, r);
+    visit_children(&f.g, r, 2, (const uint32_t[]){a, b}, (const uint32_t[]){1, 2});
     const float *h = &f.g.node_dist[(size_t)r * SF_VALUE_BINS];
     ck_assert_float_eq_tol(h[0], 0.25f, 1e-6f);
     ck_assert_float_eq_tol(h[20], 0.25f, 1e-6f);
@@ -236,21 +241,15 @@ START_TEST(bands_propagate_through_decisions) {
     f.g.nodes[lose2].band = SF_BAND_LOSS;
     /* one winning line proves a win */
     uint32_t p = expanded(&f.g, 10, 0.5, 2);
-    to_child(&f.g, p, 0, (int32_t)lose1, 1);
-    to_child(&f.g, p, 1, (int32_t)win, 1);
-    sf_graph_recompute_node(&f.g, p);
+    visit_children(&f.g, p, 2, (const uint32_t[]){lose1, win}, (const uint32_t[]){1, 1});
     ck_assert_int_eq(f.g.nodes[p].band, SF_BAND_WIN);
     /* every action lost proves a loss ... */
     uint32_t q = expanded(&f.g, 11, 0.5, 2);
-    to_child(&f.g, q, 0, (int32_t)lose1, 1);
-    to_child(&f.g, q, 1, (int32_t)lose2, 1);
-    sf_graph_recompute_node(&f.g, q);
+    visit_children(&f.g, q, 2, (const uint32_t[]){lose1, lose2}, (const uint32_t[]){1, 1});
     ck_assert_int_eq(f.g.nodes[q].band, SF_BAND_LOSS);
     /* ... but an untried action leaves it uncertain */
     uint32_t u = expanded(&f.g, 12, 0.5, 3);
-    to_child(&f.g, u, 0, (int32_t)lose1, 1);
-    to_child(&f.g, u, 1, (int32_t)lose2, 1);
-    sf_graph_recompute_node(&f.g, u);
+    visit_children(&f.g, u, 2, (const uint32_t[]){lose1, lose2}, (const uint32_t[]){1, 1});
     ck_assert_int_eq(f.g.nodes[u].band, SF_BAND_UNCERTAIN);
     fx_free(&f);
 }
@@ -315,11 +314,8 @@ START_TEST(dag_visits_from_another_parent_do_not_change_the_choice) {
         /* A is expanded with one edge to a leaf of the same value 0.55 */
         expand(&f.g, A, 1);
         uint32_t A1 = leaf(&f.g, 4, 0.55);
-        to_child(&f.g, A, 0, (int32_t)A1, 2);
-        sf_graph_recompute_node(&f.g, A);
-        to_child(&f.g, P, 0, (int32_t)A, 3);
-        to_child(&f.g, P, 1, (int32_t)B, 4);
-        sf_graph_recompute_node(&f.g, P);
+        visit_children(&f.g, A, 1, (const uint32_t[]){A1}, (const uint32_t[]){2});
+        visit_children(&f.g, P, 2, (const uint32_t[]){A, B}, (const uint32_t[]){3, 4});
         sf_select_params p = uct_params(1.41);
         p.rule = rules[ri];
         int before[6];
@@ -383,8 +379,7 @@ START_TEST(puct_fpu_lowers_unvisited_by_the_visited_prior_mass) {
     uint32_t r = expanded(&f.g, 1, 0.5, 3);
     set_priors(&f.g, r, (const float[]){0.4f, 0.5f, 0.1f});
     uint32_t a = leaf(&f.g, 2, 0.5);
-    to_child(&f.g, r, 0, (int32_t)a, 1);
-    sf_graph_recompute_node(&f.g, r);
+    visit_children(&f.g, r, 1, (const uint32_t[]){a}, (const uint32_t[]){1});
     ck_assert_double_eq_tol(f.g.nodes[r].q, 0.5, 1e-12);
     sf_select_params p = uct_params(1.41);
     p.rule = SF_SELECT_PUCT;
