@@ -718,7 +718,7 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
     if ((rc = c.rc) != SF_OK)
         goto done;
     int n = c.n;
-    char names[7][32];
+    char names[7][32], out_names[4][32];
     if (canary) {
         n += sf_positions_tensors(canary, "canary.", names, all + n);
         for (int i = 0; i < g; i++) {
@@ -731,29 +731,7 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
             memcpy(pol + (size_t)i * SF_FEAT_MAX_QUERIES, expected[i].policy,
                    (size_t)nq * sizeof(float));
         }
-        const sf_tensor outs[4] = {
-            {"canary.value",
-             SF_DT_F32,
-             2,
-             {g, SF_NET_VALUE_BINS},
-             val,
-             (size_t)g * SF_NET_VALUE_BINS * 4},
-            {"canary.p_win", SF_DT_F32, 1, {g}, pw, (size_t)g * 4},
-            {"canary.forecast",
-             SF_DT_F32,
-             3,
-             {g, SF_NET_HORIZONS, SF_NET_FORECAST_TARGETS},
-             fc,
-             (size_t)g * SF_NET_FORECASTS * 4},
-            {"canary.policy",
-             SF_DT_F32,
-             2,
-             {g, SF_FEAT_MAX_QUERIES},
-             pol,
-             (size_t)g * SF_FEAT_MAX_QUERIES * 4},
-        };
-        for (int i = 0; i < 4; i++)
-            all[n++] = outs[i];
+        n += sf_net_out_tensors(g, "canary.", val, pw, fc, pol, out_names, all + n);
     }
     char num[17][32];
     snprintf(num[0], 32, "%d", SF_BUNDLE_FORMAT_VERSION);

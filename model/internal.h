@@ -196,4 +196,11 @@ int sf_cuda_built(void);
 #define SF_CANARY_TOL_V1_KEY     "canary_tolerance"
 #define SF_CANARY_TOL_SOURCE_KEY "canary_tolerance_source"
 
+/* The net's outputs for g positions as the four F32 tensors value [g,
+ * bins], p_win [g], forecast [g, horizons, targets] and policy [g, queries],
+ * named with `prefix`, over the packed arrays val, pw, fc and pol. `names`
+ * holds the names (4 * 32 bytes). Returns 4. */
+int sf_net_out_tensors(int g, const char *prefix, const float *val, const float *pw,
+                       const float *fc, const float *pol, char names[4][32], sf_tensor out[4]);
+
 #endif

@@ -166,6 +166,30 @@ int sf_positions_tensors(const sf_positions *ps, const char *prefix, char names[
     return 7;
 }
 
+static const char *const out_names[4] = {"value", "p_win", "forecast", "policy"};
+
+int sf_net_out_tensors(int g, const char *prefix, const float *val, const float *pw,
+                       const float *fc, const float *pol, char names[4][32], sf_tensor out[4]) {
+    const int64_t n = g;
+    const sf_tensor spec[4] = {
+        {NULL, SF_DT_F32, 2, {n, SF_NET_VALUE_BINS}, val, (size_t)n * SF_NET_VALUE_BINS * 4},
+        {NULL, SF_DT_F32, 1, {n}, pw, (size_t)n * 4},
+        {NULL,
+         SF_DT_F32,
+         3,
+         {n, SF_NET_HORIZONS, SF_NET_FORECAST_TARGETS},
+         fc,
+         (size_t)n * SF_NET_FORECASTS * 4},
+        {NULL, SF_DT_F32, 2, {n, SF_FEAT_MAX_QUERIES}, pol, (size_t)n * SF_FEAT_MAX_QUERIES * 4},
+    };
+    for (int i = 0; i < 4; i++) {
+        snprintf(names[i], 32, "%s%s", prefix, out_names[i]);
+        out[i] = spec[i];
+        out[i].name = names[i];
+    }
+    return 4;
+}
+
 int sf_positions_from_file(const sf_tensorfile *tf, const char *prefix, sf_positions **out,
                            sf_err *err) {
     *out = NULL;
