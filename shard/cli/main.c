@@ -35,10 +35,14 @@ static const char usage_text[] =
     "  2  usage error\n"
     "  3  other failure (missing file, I/O error, out of memory)\n";
 
-static int wants_help(int argc, char **argv) {
+/* Whether the command was asked for its help (-h, --help): then `help` is
+ * printed. */
+static int shown_help(int argc, char **argv, const char *help) {
     for (int k = 1; k < argc; k++)
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            fputs(help, stdout);
             return 1;
+        }
     return 0;
 }
 
@@ -134,10 +138,8 @@ static const char *status_word(int rc) {
 }
 
 static int cmd_ls(int argc, char **argv) {
-    if (wants_help(argc, argv)) {
-        fputs(ls_help, stdout);
+    if (shown_help(argc, argv, ls_help))
         return SF_EXIT_OK;
-    }
     if (argc != 2)
         return sf_cli_usage_error("ls", "expected one directory");
     name_list names;
@@ -246,10 +248,8 @@ static int verify_one(const char *path, int in_dir, sf_shard_verify_report *rep)
 }
 
 static int cmd_verify(int argc, char **argv) {
-    if (wants_help(argc, argv)) {
-        fputs(verify_help, stdout);
+    if (shown_help(argc, argv, verify_help))
         return SF_EXIT_OK;
-    }
     if (argc != 2)
         return sf_cli_usage_error("verify", "expected one shard or directory");
     sf_shard_verify_report rep;
@@ -353,10 +353,8 @@ static void on_pulled(void *ctx, const sf_shard_entry *e, const char *action, co
 }
 
 static int cmd_pull(int argc, char **argv) {
-    if (wants_help(argc, argv)) {
-        fputs(pull_help, stdout);
+    if (shown_help(argc, argv, pull_help))
         return SF_EXIT_OK;
-    }
     /* --keys DIR (default $SF_KEYS): a CURVE key directory for tcp:// */
     const char *keys = getenv("SF_KEYS");
     if (argc == 5 && !strcmp(argv[3], "--keys"))
