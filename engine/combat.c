@@ -1038,29 +1038,32 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         }
         break;
     }
-    case CH_HEADBUTT: {
+    case CH_HEADBUTT:
+    case CH_WARCRY:
+    case CH_EXHUME:
+    case CH_SECRET_SKILL:
+    case CH_SECRET_ATTACK: {
+        /* the chosen card moves: Headbutt's (discard pile) and Warcry's
+         * (hand) on top of the draw pile; Exhume's (exhaust pile) and
+         * Secret Technique's or Weapon's (draw pile, the first instance
+         * from the bottom: in belief mode one of the unknown cards before a
+         * known top card) to the hand (a full hand: the discard pile) */
         sf_card k;
-        if (take_chosen(c, ZONE_DISCARD, &chosen, &k))
+        if (!take_chosen(c, combat_choice_zone(kind), &chosen, &k))
+            break;
+        if (kind == CH_HEADBUTT || kind == CH_WARCRY)
             combat_add_to_draw_top(c, &k);
+        else
+            combat_add_to_hand(c, &k);
         break;
     }
-    case CH_TRUE_GRIT: {
-        int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0)
-            combat_exhaust_from_hand(c, i);
-        break;
-    }
-    case CH_WARCRY: {
-        sf_card k;
-        if (take_chosen(c, ZONE_HAND, &chosen, &k))
-            combat_add_to_draw_top(c, &k);
-        break;
-    }
+    case CH_TRUE_GRIT:
     case CH_BURNING_PACT: {
         int i = find_card(c->hand, c->hand_n, &chosen);
         if (i >= 0)
             combat_exhaust_from_hand(c, i);
-        combat_draw(c, amount);
+        if (kind == CH_BURNING_PACT)
+            combat_draw(c, amount);
         break;
     }
     case CH_DUAL_WIELD: {
@@ -1077,12 +1080,6 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         }
         for (int k = 0; k < amount; k++)
             combat_add_new(c, ZONE_HAND, chosen);
-        break;
-    }
-    case CH_EXHUME: {
-        sf_card k;
-        if (take_chosen(c, ZONE_EXHAUST, &chosen, &k))
-            combat_add_to_hand(c, &k);
         break;
     }
     case CH_DISCOVERY:
@@ -1107,15 +1104,6 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         sf_card k;
         if (take_chosen(c, ZONE_HAND, &chosen, &k))
             to_bottom_free_once(c, &k);
-        break;
-    }
-    case CH_SECRET_SKILL:
-    case CH_SECRET_ATTACK: {
-        /* the first instance from the bottom: in belief mode one of the
-         * unknown cards before a known top card */
-        sf_card k;
-        if (take_chosen(c, ZONE_DRAW, &chosen, &k))
-            combat_add_to_hand(c, &k); /* a full hand: to the discard pile */
         break;
     }
     case CH_LIQUID_MEMORIES: {
