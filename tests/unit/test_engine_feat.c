@@ -96,6 +96,13 @@ static int find_token(const sf_feat *f, int type, int cat0) {
 
 static sf_feat feat_buf; /* 14 KB: keep it off the stack */
 
+/* The features of s (in feat_buf) over its n legal actions acts[], which
+ * must succeed. */
+static sf_feat *feats(const sf_state *s, sf_action *acts, int *n) {
+    ck_assert_int_eq(feat_all(s, &feat_buf, acts, n), SF_OK);
+    return &feat_buf;
+}
+
 /* ---- token sets ---------------------------------------------------------- */
 
 START_TEST(token_set_of_a_known_position) {
@@ -111,10 +118,9 @@ START_TEST(token_set_of_a_known_position) {
     c->mon[0].pw[PW_VULN] = 1;
     c->potions[0] = POTION_FIRE;
 
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* CTX + player + monster + intent + 3 distinct hand cards (Strike x3,
      * Bash, Defend) + 2 draw groups (Defend x3, Strike x2) + 1 discard
      * (Strike+) + Strength + the worm's Vulnerable + Burning Blood + Fire
@@ -176,10 +182,9 @@ START_TEST(known_top_cards_are_their_own_tokens) {
     int draw[] = {CARD_DEFEND, CARD_DEFEND, CARD_STRIKE, CARD_BASH, CARD_DEFEND};
     set_draw(c, draw, 5);
     c->draw_known = 2; /* Defend on top, Bash under it (e.g. Warcry, Headbutt) */
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Two known (positions 1 and 2) + unknown {Defend x2, Strike} = 4. */
     ck_assert_int_eq(count_type(f, SF_TOK_CARD_DRAW), 4);
     int seen_top = 0, seen_second = 0;
@@ -211,10 +216,9 @@ START_TEST(playmath_strike_and_bash_through_strength_and_vulnerable) {
     c->pw[PW_STR] = 2;
     c->mon[0].pw[PW_VULN] = 1;
     c->mon[0].block = 5;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
 
     /* Strike: (6 + 2) x 1.5 = 12; 5 blocked, 7 to HP (20 -> 13). */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
@@ -240,7 +244,7 @@ START_TEST(playmath_strike_and_bash_through_strength_and_vulnerable) {
 
     /* Weak player: Strike (6 + 2) x 0.75 x 1.5 = 9 exactly. */
     c->pw[PW_WEAK] = 1;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 9.0f / 50.0f);
 }
@@ -252,10 +256,9 @@ START_TEST(playmath_lethal_and_kills_all) {
     int hand[] = {CARD_STRIKE, CARD_DEFEND};
     set_hand(c, hand, 2);
     c->pw[PW_STR] = 1;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* 6 + 1 = 7 against 7 HP and no block: the worm dies, the fight is won
      * and its Chomp never lands. */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
@@ -266,7 +269,7 @@ START_TEST(playmath_lethal_and_kills_all) {
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 1.0f);
     /* One block point more and it survives at 1 HP. */
     c->mon[0].block = 1;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 0.0f);
@@ -293,10 +296,9 @@ START_TEST(playmath_cleave_over_two_lice) {
     c->mon[1].pw[PW_CURL_UP] = 4;
     int hand[] = {CARD_CLEAVE};
     set_hand(c, hand, 1);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Cleave 8 to each: louse 0 (5 HP) dies, louse 1 (10 HP) survives at 2
      * (its Curl Up block lands after the card). Damage 8 + 8 = 16; half the
      * monsters die; only louse 1's bite (6) remains; progress
@@ -320,10 +322,9 @@ START_TEST(playmath_double_tap_twin_strike_meets_curl_up) {
     c->pw[PW_DOUBLE_TAP] = 1;
     int hand[] = {CARD_TWIN_STRIKE};
     set_hand(c, hand, 1);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Play 1: 5 + 5 to HP (30 -> 20); Curl Up's 5 block lands after it.
      * The Double Tap copy: 5 absorbed, 5 to HP (-> 15). Dealt 20; progress
      * 20 of 30. */
@@ -340,10 +341,9 @@ START_TEST(playmath_hemokinesis_damage_is_fixed_before_its_hp_loss) {
     c->pw[PW_RUPTURE] = 1;
     int hand[] = {CARD_HEMOKINESIS};
     set_hand(c, hand, 1);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* The damage (15) is computed as the card is played; the 2 HP lost
      * first raise Strength through Rupture only from the next card on. */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
@@ -363,10 +363,9 @@ START_TEST(playmath_block_through_dexterity_frail_and_feel_no_pain) {
     set_hand(c, hand, 6);
     c->pw[PW_DEX] = 2;
     c->pw[PW_FRAIL] = 1;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Defend: (5 + 2) x 0.75 = 5.25 -> 5. */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 5.0f / 50.0f);
@@ -376,7 +375,7 @@ START_TEST(playmath_block_through_dexterity_frail_and_feel_no_pain) {
     q = qrow(f, acts, n, SF_ACT_PLAY, 1, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 15.0f / 50.0f);
     c->pw[PW_FNP] = 3;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_PLAY, 1, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 24.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 0.0f);
@@ -392,10 +391,9 @@ START_TEST(playmath_end_turn_and_potions) {
     c->potions[0] = POTION_FIRE;
     c->potions[1] = POTION_BLOCK;
     c->mon[0].pw[PW_VULN] = 2;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* End turn: Metallicize 3 block, the Burn's 2 takes 2 of it, Chomp 11
      * meets the remaining 1: 10 uncovered, no HP lost to the Burn. */
     const float *q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
@@ -425,10 +423,9 @@ START_TEST(playmath_perfected_strike_counts_strikes_in_every_pile) {
     set_draw(c, draw, 3);
     set_discard(c, discard, 1);
     set_exhaust(c, exhaust, 1);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Strike-tagged cards in hand, draw and discard: Perfected Strike,
      * Strike, Strike, Twin Strike, Pommel Strike = 5; 6 + 2 x 5 = 16. */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
@@ -473,10 +470,9 @@ START_TEST(relic_tokens_carry_each_relics_counter_and_next_trigger) {
     }
     c->turn = 1;
     c->cards_played = 2;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + want[i].relic);
         ck_assert_int_ge(t, 0);
@@ -489,7 +485,7 @@ START_TEST(relic_tokens_carry_each_relics_counter_and_next_trigger) {
     }
     /* turn 7: Stone Calendar fires at this turn's end; Horn Cleat is spent */
     c->turn = 7;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     int t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_STONE_CALENDAR);
     ck_assert_float_eq(f->cont[t][0], 1.0f);
     ck_assert_float_eq(f->cont[t][2], 1.0f);
@@ -506,10 +502,9 @@ START_TEST(playmath_double_tap_copy_plays_where_the_first_play_left) {
     c->pw[PW_DOUBLE_TAP] = 1;
     c->relics[c->relic_n++] = RELIC_SHURIKEN;
     c->attacks_played = 2;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Perfected Strike counts itself and the Strike: 6 + 2 x 2 = 10. It is
      * the third Attack: Shuriken's Strength comes before the copy, which
      * still counts two Strikes (the original is in the discard pile):
@@ -535,10 +530,9 @@ START_TEST(playmath_follows_boot_charons_ashes_and_letter_opener) {
     add_relic(c, RELIC_BOOT, 0);
     add_relic(c, RELIC_CHARONS_ASHES, 0);
     add_relic(c, RELIC_LETTER_OPENER, 2);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Strike: 6 against 4 block, the 2 past it become 5 (Boot). */
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 9.0f / 50.0f);
@@ -578,7 +572,7 @@ START_TEST(playmath_self_hp_through_heals_and_hp_relics) {
     add_relic(c, RELIC_BIRD_FACED_URN, 0);
     add_relic(c, RELIC_MAGIC_FLOWER, 0);
     add_relic(c, RELIC_TUNGSTEN_ROD, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     ck_assert_feq(qrow(f, acts, n, SF_ACT_PLAY, 0, SF_NO_TARGET)[SF_FEAT_Q_SELF_HP], -3.0f / 10.0f);
     /* Hemokinesis' 2 HP, 1 through Tungsten Rod. */
     ck_assert_feq(qrow(f, acts, n, SF_ACT_PLAY, 1, 0)[SF_FEAT_Q_SELF_HP], 1.0f / 10.0f);
@@ -595,7 +589,7 @@ START_TEST(playmath_self_hp_through_heals_and_hp_relics) {
     c->hp = 2;
     add_relic(c, RELIC_LIZARD_TAIL, 0);
     add_relic(c, RELIC_MAGIC_FLOWER, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], -58.0f / 10.0f);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 15.0f / 50.0f);
@@ -616,10 +610,9 @@ START_TEST(playmath_double_tap_copy_after_ink_bottle_and_dead_branch) {
     c->pw[PW_DOUBLE_TAP] = 1;
     add_relic(c, RELIC_INK_BOTTLE, 9);
     add_relic(c, RELIC_DEAD_BRANCH, 0);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     /* Fiend Fire exhausts the 2 Defends and hits twice (7 each); Ink Bottle
      * draws 1; it exhausts itself; Dead Branch adds 3 random cards: the
      * copy finds 4 cards in hand: 2 x 7 + 4 x 7. */
@@ -642,7 +635,7 @@ START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
     set_hand(c, hand, 1);
     c->turn = 7;
     add_relic(c, RELIC_STONE_CALENDAR, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     const float *q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 52.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 1.0f);
@@ -656,12 +649,12 @@ START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
     set_hand(c, hand2, 2);
     add_relic(c, RELIC_TUNGSTEN_ROD, 0);
     add_relic(c, RELIC_CHARONS_ASHES, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 1.0f / 10.0f);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 3.0f / 50.0f);
     add_relic(c, RELIC_ORICHALCUM, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 6.0f / 50.0f);
@@ -671,7 +664,7 @@ START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
     c->potions[0] = POTION_BLOCK;
     add_relic(c, RELIC_TOY_ORNITHOPTER, 0);
     add_relic(c, RELIC_MAGIC_FLOWER, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_POTION, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], -8.0f / 10.0f);
     FX_DRINK(&s, 0, SF_NO_TARGET);
@@ -1325,10 +1318,9 @@ START_TEST(queries_point_at_the_acting_token_and_target) {
     sf_state s = fx_fight(ENC_GREMLIN_GANG, 5);
     sf_combat *c = combat_of(&s);
     c->potions[2] = POTION_WEAK;
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     ck_assert_int_eq(f->n_queries, n);
     for (int q = 0; q < n; q++) {
         int what = f->query[q][0], target = f->query[q][1];
@@ -1367,10 +1359,9 @@ START_TEST(choice_queries_name_the_option_card_in_its_pile) {
     set_discard(c, discard, 3);
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_PLAY, 0, 0, 0}, NULL), SF_OK);
     ck_assert_int_eq(c->phase, PH_CHOICE);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     ck_assert_int_eq(n, 2);
     ck_assert_int_eq(f->cat[0][1], CH_HEADBUTT); /* CTX names the open choice */
     int ids[2] = {-1, -1};
@@ -1398,10 +1389,9 @@ START_TEST(potion_screens_name_offers_picks_and_done) {
     c->potions[0] = POTION_SKILL;
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 0, SF_NO_TARGET, 0}, NULL),
                      SF_OK);
-    sf_feat *f = &feat_buf;
     sf_action acts[SF_MAX_ACTIONS];
     int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    sf_feat *f = feats(&s, acts, &n);
     ck_assert_int_eq(n, 3);
     ck_assert_int_eq(f->cat[0][1], CH_DISCOVERY);
     for (int q = 0; q < n; q++) {
@@ -1420,7 +1410,7 @@ START_TEST(potion_screens_name_offers_picks_and_done) {
                      SF_OK);
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_CHOOSE, 0, SF_NO_TARGET, 0}, NULL),
                      SF_OK);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     ck_assert_int_eq(n, 3); /* the second Strike, Defend, done */
     ck_assert_int_eq(acts[0].index, 1);
     ck_assert_int_eq(acts[2].index, CHOICE_DONE);
@@ -1436,7 +1426,7 @@ START_TEST(potion_screens_name_offers_picks_and_done) {
     s = jaw_worm(40);
     c = combat_of(&s);
     c->potions[2] = POTION_CULTIST;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     int found = 0;
     for (int t = 0; t < f->n_tokens; t++)
         found |= f->type[t] == SF_TOK_POTION && f->cat[t][0] == SF_FEAT_ID_POTION + POTION_CULTIST;
