@@ -116,15 +116,34 @@ static void serve_one(server *s, const world *w, int max_batch, int max_wait_us,
                                 .metrics_port = metrics_port});
 }
 
+static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout_ms, int retries) {
+    sf_neteval_opts o = {.endpoint = endpoint,
+                         .model_sha256 = sha,
+                         .max_inflight = 8,
+                         .timeout_ms = timeout_ms,
+                         .max_retries = retries};
+    sf_neteval *ev;
+    sf_err e = {0};
+    ck_assert_msg(sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK, "%s", e.msg);
+    return ev;
+}
+
 /* A world served on a loopback port by a server whose loop runs. */
 typedef struct {
     world w;
     server s;
+    sf_neteval *client;
+    char keys[400]; /* served_curve: the key directory */
 } served;
 
-static void served_new(served *r, int npos, int max_batch, int max_wait_us, int metrics_port) {
+/* With `client`, r->client is a client of the server for w's model (20 s
+ * timeout, no retries), which the test closes; else NULL. */
+static void served_new(served *r, int npos, int max_batch, int max_wait_us, int metrics_port,
+                       int client) {
     world_new(&r->w, npos);
     serve_one(&r->s, &r->w, max_batch, max_wait_us, metrics_port);
+    r->client =
+        client ? connect_to(sf_evald_endpoint(r->s.ev), sf_bundle_sha256(r->w.b), 20000, 0) : NULL;
 }
 
 /* Stop the server, free it and the world. */
@@ -148,16 +167,12 @@ static void serve_curve(server *s, const world *w, char keys[400]) {
                                 .keys_dir = keys});
 }
 
-static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout_ms, int retries) {
-    sf_neteval_opts o = {.endpoint = endpoint,
-                         .model_sha256 = sha,
-                         .max_inflight = 8,
-                         .timeout_ms = timeout_ms,
-                         .max_retries = retries};
-    sf_neteval *ev;
-    sf_err e = {0};
-    ck_assert_msg(sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK, "%s", e.msg);
-    return ev;
+/* A world of npos positions served by a CURVE server whose keys are in
+ * r->keys (serve_curve); no client. */
+static void served_curve(served *r, int npos) {
+    world_new(&r->w, npos);
+    serve_curve(&r->s, &r->w, r->keys);
+    r->client = NULL;
 }
 
 /* ev's counters now. */
@@ -299,9 +314,32 @@ static int raw_reply(void *d, uint64_t *id, char *msg, size_t cap) {
     return st;
 }
 
+enum { ANY_ID = -1 };
+
+/* The next reply has status rc and request id `id` (ANY_ID: not checked),
+ * and its message is `text` exactly (NULL: not checked). */
+static void reply_is(void *d, int rc, int64_t id, const char *text) {
+    uint64_t got_id;
+    char got[512];
+    ck_assert_int_eq(raw_reply(d, &got_id, got, sizeof got), rc);
+    if (id != ANY_ID)
+        ck_assert_uint_eq(got_id, (uint64_t)id);
+    if (text)
+        ck_assert_str_eq(got, text);
+}
+
+/* As reply_is, the message containing `words`. */
+static void reply_has(void *d, int rc, int64_t id, const char *words) {
+    uint64_t got_id;
+    char got[512];
+    ck_assert_int_eq(raw_reply(d, &got_id, got, sizeof got), rc);
+    ck_assert_uint_eq(got_id, (uint64_t)id);
+    ck_assert_ptr_nonnull(strstr(got, words));
+}
+
 START_TEST(bad_requests_get_error_replies_in_order) {
     served r;
-    served_new(&r, 16, 8, 1000, SF_METRICS_OFF);
+    served_new(&r, 16, 8, 1000, SF_METRICS_OFF, 0);
     const char *sha = sf_bundle_sha256(r.w.b);
     void *ctx = zmq_ctx_new();
     void *d = raw_dealer(ctx, sf_evald_endpoint(r.s.ev));
@@ -337,28 +375,14 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     ck_assert_int_eq(sf_wire_request_encode(7, sha, &good, 1, &scratch, &msg, NULL), SF_OK);
     zmq_send(d, msg.p, msg.len, 0);
 
-    uint64_t id;
-    char text[512];
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 1);
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EINVAL);
-    ck_assert_uint_eq(id, 2);
-    ck_assert_str_eq(text, "position 0: query 0: card token 5 >= n_tokens 2");
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 3);
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFORMAT);
-    ck_assert_uint_eq(id, 0);
-    ck_assert_ptr_nonnull(strstr(text, "does not decode"));
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_ENOTFOUND);
-    ck_assert_uint_eq(id, 4);
-    ck_assert_ptr_nonnull(strstr(text, "unknown model ffff"));
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
-    ck_assert_uint_eq(id, 5);
-    ck_assert_str_eq(text, "request of 9 positions exceeds max_batch 8");
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFORMAT);
-    ck_assert_str_eq(text, "expected one payload frame, got 2");
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 7);
+    reply_is(d, SF_OK, 1, NULL);
+    reply_is(d, SF_EINVAL, 2, "position 0: query 0: card token 5 >= n_tokens 2");
+    reply_is(d, SF_OK, 3, NULL);
+    reply_has(d, SF_EFORMAT, 0, "does not decode");
+    reply_has(d, SF_ENOTFOUND, 4, "unknown model ffff");
+    reply_is(d, SF_EFULL, 5, "request of 9 positions exceeds max_batch 8");
+    reply_is(d, SF_EFORMAT, ANY_ID, "expected one payload frame, got 2");
+    reply_is(d, SF_OK, 7, NULL);
 
     /* The client library names the same errors. */
     sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), other, 5000, 0);
@@ -516,13 +540,8 @@ START_TEST(client_credit_limits_queued_positions) {
     zmq_send(d, msg.p, msg.len, 0);
     ck_assert_int_eq(sf_wire_request_encode(2, sha, p, 4, &scratch, &msg, NULL), SF_OK);
     zmq_send(d, msg.p, msg.len, 0);
-    uint64_t id;
-    char text[512];
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 1);
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
-    ck_assert_uint_eq(id, 2);
-    ck_assert_str_eq(text, "over credit: 5 positions already queued for this client, credit 8");
+    reply_is(d, SF_OK, 1, NULL);
+    reply_is(d, SF_EFULL, 2, "over credit: 5 positions already queued for this client, credit 8");
     sf_buf_free(&scratch);
     sf_buf_free(&msg);
     zmq_close(d);
@@ -624,18 +643,17 @@ END_TEST
  * wait max_wait before they run, as one batch of 3. */
 START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     served r;
-    served_new(&r, 16, 8, 5000000, SF_METRICS_OFF);
-    sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
+    served_new(&r, 16, 8, 5000000, SF_METRICS_OFF, 1);
     sf_net_out out[8];
     uint64_t t;
     for (int i = 0; i < 8; i++) {
         sf_pos p = sf_positions_get(r.w.ps, i);
-        ck_assert_int_eq(sf_neteval_submit(ev, &p, 1, &out[i], &t, NULL), SF_OK);
+        ck_assert_int_eq(sf_neteval_submit(r.client, &p, 1, &out[i], &t, NULL), SF_OK);
     }
     int got = 0;
     sf_neteval_done d[8];
     while (got < 8) {
-        int k = sf_neteval_poll(ev, 10000, d, 8, NULL);
+        int k = sf_neteval_poll(r.client, 10000, d, 8, NULL);
         ck_assert_int_gt(k, 0);
         got += k;
     }
@@ -648,23 +666,23 @@ START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
     ck_assert_ptr_nonnull(strstr(m, line));
     snprintf(line, sizeof line, "sf_evald_batch_size_bucket{model=\"%s\",le=\"4\"} 0", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
-    sf_neteval_close(ev);
+    sf_neteval_close(r.client);
     server_stop(&r.s);
     server_done(&r.s);
 
     serve_one(&r.s, &r.w, 8, 60000, SF_METRICS_OFF);
-    ev = connect_to(sf_evald_endpoint(r.s.ev), sha, 20000, 0);
+    r.client = connect_to(sf_evald_endpoint(r.s.ev), sha, 20000, 0);
     sf_pos three[3] = {sf_positions_get(r.w.ps, 0), sf_positions_get(r.w.ps, 1),
                        sf_positions_get(r.w.ps, 2)};
     uint64_t t0 = sf_now_ns();
-    ck_assert_int_eq(sf_neteval_eval(ev, three, 3, out, NULL), SF_OK);
+    ck_assert_int_eq(sf_neteval_eval(r.client, three, 3, out, NULL), SF_OK);
     /* Not before max_wait (60 ms) is over: a lower bound, not a speed test. */
     ck_assert_uint_ge(sf_now_ns() - t0, 60000000ull);
     sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 3", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
     free(m);
-    sf_neteval_close(ev);
+    sf_neteval_close(r.client);
     served_free(&r);
 }
 END_TEST
@@ -672,7 +690,7 @@ END_TEST
 /* GET /metrics over HTTP serves the same page. */
 START_TEST(metrics_are_served_over_http) {
     served r;
-    served_new(&r, 8, 8, 1000, SF_METRICS_ANY_PORT);
+    served_new(&r, 8, 8, 1000, SF_METRICS_ANY_PORT, 0);
     int port = sf_evald_metrics_port(r.s.ev);
     ck_assert_int_gt(port, 0);
     sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
@@ -715,6 +733,19 @@ static int free_tcp_port(void) {
 
 static int local_fallback(void *ctx, const sf_pos *pos, int n, sf_net_out *out) {
     return sf_net_eval(ctx, pos, n, out, NULL);
+}
+
+/* The counters after one request of `positions` positions timed out on
+ * each of `attempts` attempts, each on a new socket (so attempts - 1
+ * resends), and was then answered by the fallback, or else failed. */
+static sf_neteval_stats timed_out(uint64_t positions, uint64_t attempts, int fell_back) {
+    return (sf_neteval_stats){.requests = 1,
+                              .positions = positions,
+                              .retries = attempts - 1,
+                              .reconnects = attempts,
+                              .timeouts = attempts,
+                              .fallbacks = fell_back ? 1 : 0,
+                              .failures = fell_back ? 0 : 1};
 }
 
 /* ev's counters are exactly want, every field. */
@@ -762,14 +793,8 @@ START_TEST(timeouts_retry_then_fall_back_counted) {
     ck_assert_ptr_nonnull(strstr(d.error, "no reply from"));
     ck_assert_int_eq(sf_net_eval(w.local, p, 2, want, NULL), SF_OK);
     ck_assert_mem_eq(got, want, sizeof want);
-    /* one request of 2 positions: 3 attempts timed out, each on a new
-     * socket, 2 of them resends; no reply; the fallback answered */
-    stats_are(ev, (sf_neteval_stats){.requests = 1,
-                                     .positions = 2,
-                                     .retries = 2,
-                                     .reconnects = 3,
-                                     .timeouts = 3,
-                                     .fallbacks = 1});
+    /* one request of 2 positions: 3 attempts (max_retries 2), then the fallback */
+    stats_are(ev, timed_out(2, 3, 1));
     sf_neteval_close(ev);
 
     /* Without a fallback the request fails with SF_ETIMEOUT. */
@@ -778,14 +803,8 @@ START_TEST(timeouts_retry_then_fall_back_counted) {
     ck_assert_int_eq(sf_neteval_connect(&o, NULL, &ev, &e), SF_OK);
     ck_assert_int_eq(sf_neteval_eval(ev, p, 1, got, &e), SF_ETIMEOUT);
     ck_assert_ptr_nonnull(strstr(e.msg, "after 2 attempts of 80 ms"));
-    /* one request of 1 position: 2 attempts timed out, each on a new
-     * socket, 1 of them a resend; it failed */
-    stats_are(ev, (sf_neteval_stats){.requests = 1,
-                                     .positions = 1,
-                                     .retries = 1,
-                                     .reconnects = 2,
-                                     .timeouts = 2,
-                                     .failures = 1});
+    /* one request of 1 position: 2 attempts (max_retries 1), then it failed */
+    stats_are(ev, timed_out(1, 2, 0));
     sf_neteval_close(ev);
     world_free(&w);
 }
@@ -854,27 +873,24 @@ END_TEST
  * the handshake fails first), and a listed worker key is served with the
  * outputs of the in-process net. (Before --keys, any client was served.) */
 START_TEST(curve_admits_only_listed_keys) {
-    world w;
-    world_new(&w, 8);
-    char keys[400];
-    server s;
-    serve_curve(&s, &w, keys);
+    served r;
+    served_curve(&r, 8);
     sf_err e = {0};
-    sf_pos p = sf_positions_get(w.ps, 0);
+    sf_pos p = sf_positions_get(r.w.ps, 0);
     sf_net_out got, want;
     const sf_pos one[1] = {p};
-    ck_assert_int_eq(sf_net_eval(w.local, one, 1, &want, &e), SF_OK);
+    ck_assert_int_eq(sf_net_eval(r.w.local, one, 1, &want, &e), SF_OK);
     /* plain */
-    sf_neteval *plain = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 300, 0);
+    sf_neteval *plain = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 300, 0);
     ck_assert_int_ne(sf_neteval_eval(plain, &p, 1, &got, &e), SF_OK);
     sf_neteval_close(plain);
     /* an unlisted key */
     sf_zsec_client sec;
-    ck_assert_int_eq(sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    ck_assert_int_eq(sf_zsec_client_load(r.keys, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
     sf_zsec_client stranger = sec;
     ck_assert_int_eq(zmq_curve_keypair(stranger.me.pub, stranger.me.sec), 0);
-    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(s.ev),
-                          .model_sha256 = sf_bundle_sha256(w.b),
+    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(r.s.ev),
+                          .model_sha256 = sf_bundle_sha256(r.w.b),
                           .timeout_ms = 300,
                           .curve = &stranger};
     sf_neteval *ev;
@@ -888,36 +904,34 @@ START_TEST(curve_admits_only_listed_keys) {
     ck_assert_msg(sf_neteval_eval(ev, &p, 1, &got, &e) == SF_OK, "%s", e.msg);
     ck_assert_mem_eq(&got, &want, sizeof got);
     sf_neteval_close(ev);
-    server_stop(&s);
-    ck_assert_ptr_nonnull(strstr(s.log, "security: refused a connection"));
-    server_done(&s);
-    world_free(&w);
+    server_stop(&r.s);
+    ck_assert_ptr_nonnull(strstr(r.s.log, "security: refused a connection"));
+    server_done(&r.s);
+    world_free(&r.w);
 }
 END_TEST
 
-/* A key added to --keys DIR while gpu-evald serves is served at its first
+/* A key added to --r.keys DIR while gpu-evald serves is served at its first
  * handshake, though no admitted client talks to the server: the ZAP
  * handler judges each handshake against the lists on disk, and the loop's
  * sf_zsec_server_check re-reads them within a second. (Before, the lists
  * were read again only when an admitted client's message arrived: an idle
  * gpu-evald refused the new key as long as it stayed idle.) */
 START_TEST(curve_serves_a_key_added_to_an_idle_server) {
-    world w;
-    world_new(&w, 8);
-    char keys[400];
-    server s;
-    serve_curve(&s, &w, keys);
+    served r;
+    served_curve(&r, 8);
     sf_err e = {0};
     /* what `sf-fleet keygen DIR --add newcomer` does */
-    ck_assert_msg(sf_zsec_add_key(keys, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    ck_assert_msg(sf_zsec_add_key(r.keys, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s",
+                  e.msg);
     sf_zsec_client sec;
-    ck_assert_int_eq(sf_zsec_client_load(keys, "newcomer", &sec, &e), SF_OK);
-    sf_pos p = sf_positions_get(w.ps, 0);
+    ck_assert_int_eq(sf_zsec_client_load(r.keys, "newcomer", &sec, &e), SF_OK);
+    sf_pos p = sf_positions_get(r.w.ps, 0);
     sf_net_out got, want;
-    ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &want, &e), SF_OK);
+    ck_assert_int_eq(sf_net_eval(r.w.local, &p, 1, &want, &e), SF_OK);
     /* generous attempts for a loaded machine; served at the first */
-    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(s.ev),
-                          .model_sha256 = sf_bundle_sha256(w.b),
+    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(r.s.ev),
+                          .model_sha256 = sf_bundle_sha256(r.w.b),
                           .timeout_ms = 5000,
                           .max_retries = 1,
                           .curve = &sec};
@@ -926,16 +940,15 @@ START_TEST(curve_serves_a_key_added_to_an_idle_server) {
     ck_assert_msg(sf_neteval_eval(ev, &p, 1, &got, &e) == SF_OK, "the added key: %s", e.msg);
     ck_assert_mem_eq(&got, &want, sizeof got);
     sf_neteval_close(ev);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    server_stop(&r.s);
+    server_done(&r.s);
+    world_free(&r.w);
 }
 END_TEST
 
 START_TEST(remote_and_in_process_outputs_are_identical) {
     served r;
-    served_new(&r, 64, 32, 500, SF_METRICS_OFF);
-    sf_neteval *remote = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
+    served_new(&r, 64, 32, 500, SF_METRICS_OFF, 1);
     sf_neteval *local;
     sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(r.w.b)};
     sf_err e = {0};
@@ -948,7 +961,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
         sf_pos p[13];
         for (int i = 0; i < n; i++)
             p[i] = sf_positions_get(r.w.ps, at + i);
-        ck_assert_int_eq(sf_neteval_eval(remote, p, n, a + at, &e), SF_OK);
+        ck_assert_int_eq(sf_neteval_eval(r.client, p, n, a + at, &e), SF_OK);
         ck_assert_int_eq(sf_neteval_eval(local, p, n, b + at, &e), SF_OK);
         at += n;
         size = size % 13 + 1;
@@ -961,7 +974,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     sf_neteval *wrong;
     lo.model_sha256 = "2222222222222222222222222222222222222222222222222222222222222222";
     ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &wrong, &e), SF_ECORRUPT);
-    /* A pin typed in upper case names the same model: the remote evaluator
+    /* A pin typed in upper case names the same model: the r.client evaluator
      * sends it in lower case (the server knows no other spelling) and the
      * local one accepts the bundle; a malformed pin is refused as such. */
     char upper[65];
@@ -984,7 +997,7 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     ck_assert_int_eq(sf_neteval_connect(&ro, NULL, &wrong, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
     sf_neteval_close(local);
-    sf_neteval_close(remote);
+    sf_neteval_close(r.client);
     served_free(&r);
 }
 END_TEST
