@@ -97,6 +97,13 @@ static void set_priors(sf_graph *g, uint32_t n, const float *priors) {
         edge(g, n, i)->prior = priors[i];
 }
 
+/* A root (key 1, U = 0.5) expanded into 3 edges with these priors. */
+static uint32_t root_with_priors(sf_graph *g, const float priors[3]) {
+    uint32_t r = expanded(g, 1, 0.5, 3);
+    set_priors(g, r, priors);
+    return r;
+}
+
 START_TEST(transposition_table_merges_equal_identities) {
     fixture f = fx_new(8, 16, 0);
     int created = -1;
@@ -350,8 +357,7 @@ START_TEST(puct_prior_decides_the_first_selection) {
      * first edge would take the tie. The same at the root, where a Gumbel
      * root without forced visits uses this rule too. */
     fixture f = fx_new(8, 16, 0);
-    uint32_t r = expanded(&f.g, 1, 0.5, 3);
-    set_priors(&f.g, r, (const float[]){0.2f, 0.7f, 0.1f});
+    uint32_t r = root_with_priors(&f.g, (const float[]){0.2f, 0.7f, 0.1f});
     sf_select_params p = uct_params(1.41);
     p.rule = SF_SELECT_PUCT;
     p.puct_sqrt_offset = 0.01;
@@ -376,8 +382,7 @@ START_TEST(puct_fpu_lowers_unvisited_by_the_visited_prior_mass) {
      * would differ if the mass were the unvisited prior (sqrt(0.6): edge 0
      * at R = 0.55) or not square-rooted (0.4 R: edge 1 at R = 0.65). */
     fixture f = fx_new(8, 16, 0);
-    uint32_t r = expanded(&f.g, 1, 0.5, 3);
-    set_priors(&f.g, r, (const float[]){0.4f, 0.5f, 0.1f});
+    uint32_t r = root_with_priors(&f.g, (const float[]){0.4f, 0.5f, 0.1f});
     uint32_t a = leaf(&f.g, 2, 0.5);
     visit_children(&f.g, r, 1, (const uint32_t[]){a}, (const uint32_t[]){1});
     ck_assert_double_eq_tol(f.g.nodes[r].q, 0.5, 1e-12);
