@@ -79,6 +79,12 @@ static sf_shard_writer *writer_at(const char *name, const sf_shard_info *info,
     return w;
 }
 
+/* A writer at path_in(name) of p's records (info_of), default options. */
+static sf_shard_writer *default_writer(const char *name, const synth_params *p) {
+    sf_shard_info info = info_of(p);
+    return writer_at(name, &info, NULL);
+}
+
 static synth_record *synth_new(void) {
     synth_record *s = malloc(sizeof *s);
     ck_assert_ptr_nonnull(s);
@@ -167,6 +173,16 @@ static int write_shard(const char *path, const synth_params *p, uint64_t n,
     sf_shard_info info;
     synth_info(p, &info);
     return write_shard_as(path, &info, p, n, opts, stats, digest, err);
+}
+
+/* path_in(name): a shard of n default records, written with the default
+ * options, which must succeed. */
+static const char *shard_of(const char *name, uint64_t n) {
+    synth_params p = default_params();
+    sf_err err = {0};
+    const char *path = path_in(name);
+    ck_assert_msg(write_shard(path, &p, n, NULL, NULL, NULL, &err) == SF_OK, "%s", err.msg);
+    return path;
 }
 
 static uint64_t file_size(const char *path) {
@@ -915,10 +931,8 @@ SF_LOOP_TEST(flipped_byte_anywhere_is_found_and_named, 1, 3) {
 END_TEST
 
 START_TEST(damaged_structure_page_is_refused_at_open) {
-    synth_params p = default_params();
+    const char *path = shard_of("s.shard", 50);
     sf_err err = {0};
-    const char *path = path_in("s.shard");
-    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
     flip_byte(path, 4096 + 100); /* page 1: the second LMDB meta page */
     sf_shard_reader *r = NULL;
     ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_ECORRUPT);
@@ -939,10 +953,8 @@ START_TEST(missing_file_is_not_found) {
 END_TEST
 
 START_TEST(truncated_file_is_refused) {
-    synth_params p = default_params();
+    const char *path = shard_of("t.shard", 200);
     sf_err err = {0};
-    const char *path = path_in("t.shard");
-    ck_assert_int_eq(write_shard(path, &p, 200, NULL, NULL, NULL, &err), SF_OK);
     uint64_t size = file_size(path);
     sf_shard_reader *r = NULL;
     /* One byte short: the footer is gone, the trailer cut. */
@@ -966,10 +978,8 @@ END_TEST
  * is a damaged footer (corrupt), not a cut one; cutting the whole footer off
  * (64 bytes of page table are then last) is still a cut trailer. */
 START_TEST(damaged_footer_magic_is_corrupt_not_truncated) {
-    synth_params p = default_params();
+    const char *path = shard_of("f.shard", 50);
     sf_err err = {0};
-    const char *path = path_in("f.shard");
-    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
     uint64_t size = file_size(path);
     flip_byte(path, size - 64);
     sf_shard_reader *r = NULL;
@@ -1015,9 +1025,8 @@ END_TEST
 
 START_TEST(missing_manifest_is_refused) {
     synth_params p = default_params();
-    sf_shard_info info = info_of(&p);
+    sf_shard_writer *w = default_writer("m.shard", &p);
     sf_err err = {0};
-    sf_shard_writer *w = writer_at("m.shard", &info, NULL);
     synth_record *s = synth_at(&p, 0);
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
     free(s);
@@ -1087,9 +1096,8 @@ END_TEST
 
 START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
     synth_params p = default_params();
-    sf_shard_info info = info_of(&p);
+    sf_shard_writer *w = default_writer("b.shard", &p);
     sf_err err = {0};
-    sf_shard_writer *w = writer_at("b.shard", &info, NULL);
     synth_record *s = synth_at(&p, 0);
     s->ids.job_id = 8;
     append_refused(w, &s->rec, SF_EINVAL, "record 0: ids.job_id 8 is not the shard's 7");
