@@ -952,14 +952,7 @@ static void p_violence(sf_combat *c, const sf_card *k, int t) {
         n++;
     }
     for (int r = 0; r < CARD_NUM(k, mag) && n > 0; r++) {
-        sf_jrand j;
-        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-        for (int i = n; i > 1; i--) {
-            int s = sf_jrand_next_int(&j, i);
-            uint8_t tmp = grp[i - 1];
-            grp[i - 1] = grp[s];
-            grp[s] = tmp;
-        }
+        combat_java_shuffle(c, grp, n, sizeof grp[0]);
         int pos = grp[0];
         memmove(&grp[0], &grp[1], (size_t)(n - 1));
         n--;

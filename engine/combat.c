@@ -476,7 +476,7 @@ static int card_cmp(const sf_card *a, const sf_card *b) {
     return memcmp(a, b, sizeof *a);
 }
 
-static void sort_cards(sf_card *cards, int n) {
+void combat_sort_cards(sf_card *cards, int n) {
     for (int i = 1; i < n; i++) {
         sf_card k = cards[i];
         int j = i - 1;
@@ -516,7 +516,7 @@ int combat_add_to_draw_random(sf_combat *c, sf_card card) {
             c->draw[i] = c->draw[i - 1];
         c->draw[unknown] = card;
         c->draw_n++;
-        sort_cards(c->draw, unknown + 1);
+        combat_sort_cards(c->draw, unknown + 1);
         return 1;
     }
     int at =
@@ -600,7 +600,7 @@ int combat_add_to_draw_bottom(sf_combat *c, const sf_card *card) {
     if (unknown == 0)
         c->draw_known++; /* the whole pile was known: it still is */
     else if (c->flags & FL_BELIEF)
-        sort_cards(c->draw, unknown + 1);
+        combat_sort_cards(c->draw, unknown + 1);
     return 1;
 }
 
@@ -614,20 +614,13 @@ static void reshuffle(sf_combat *c) {
     relics_on_shuffle(c);
     int n = c->discard_n;
     if (!(c->flags & FL_BELIEF)) {
-        sf_jrand j;
-        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-        for (int i = n; i > 1; i--) {
-            int k = sf_jrand_next_int(&j, i);
-            sf_card t = c->discard[i - 1];
-            c->discard[i - 1] = c->discard[k];
-            c->discard[k] = t;
-        }
+        combat_java_shuffle(c, c->discard, n, sizeof(sf_card));
     }
     memcpy(c->draw, c->discard, sizeof(sf_card) * (size_t)n);
     c->draw_n = (uint8_t)n;
     c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? n : 0);
     if (c->flags & FL_BELIEF)
-        sort_cards(c->draw, n);
+        combat_sort_cards(c->draw, n);
     memset(c->discard, 0, sizeof(sf_card) * (size_t)n);
     c->discard_n = 0;
 }
@@ -643,14 +636,7 @@ void combat_shuffle_discard_into_draw(sf_combat *c) {
         return;
     }
     if (!(c->flags & FL_BELIEF)) {
-        sf_jrand j;
-        sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-        for (int i = n; i > 1; i--) {
-            int k = sf_jrand_next_int(&j, i);
-            sf_card t = c->discard[i - 1];
-            c->discard[i - 1] = c->discard[k];
-            c->discard[k] = t;
-        }
+        combat_java_shuffle(c, c->discard, n, sizeof(sf_card));
     }
     memcpy(&c->draw[base], c->discard, sizeof(sf_card) * (size_t)n);
     c->draw_n = (uint8_t)(base + n);
@@ -658,17 +644,10 @@ void combat_shuffle_discard_into_draw(sf_combat *c) {
     c->discard_n = 0;
     c->draw_known = (uint8_t)(relics_draw_order_seen(c) ? c->draw_n : 0);
     if (c->flags & FL_BELIEF) {
-        sort_cards(c->draw, c->draw_n);
+        combat_sort_cards(c->draw, c->draw_n);
         return;
     }
-    sf_jrand j;
-    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-    for (int i = c->draw_n; i > 1; i--) {
-        int k = sf_jrand_next_int(&j, i);
-        sf_card t = c->draw[i - 1];
-        c->draw[i - 1] = c->draw[k];
-        c->draw[k] = t;
-    }
+    combat_java_shuffle(c, c->draw, c->draw_n, sizeof(sf_card));
 }
 
 /* Take the next card off the draw pile (top, or a chance pick in belief
@@ -920,7 +899,7 @@ int combat_choice_options(const sf_combat *c, int kind, uint8_t *opts, sf_card *
     for (int i = 0; i < pn; i++)
         if (choice_accepts(kind, &pile[i]))
             sorted[m++] = pile[i];
-    sort_cards(sorted, m);
+    combat_sort_cards(sorted, m);
     for (int i = 0; i < m; i++) {
         if (i > 0 && !card_cmp(&sorted[i - 1], &sorted[i]))
             continue;
@@ -1006,6 +985,32 @@ static int count_eligible(const sf_combat *c, int kind) {
     return n;
 }
 
+/* Take the first copy of `chosen` out of the pile of `zone` (ZONE_HAND,
+ * ZONE_DRAW: the other known top cards stay known, ZONE_DISCARD or
+ * ZONE_EXHAUST) into *out; 0 when it is not there. */
+static int take_chosen(sf_combat *c, int zone, const sf_card *chosen, sf_card *out) {
+    int i;
+    switch (zone) {
+    case ZONE_HAND:
+        if ((i = find_card(c->hand, c->hand_n, chosen)) >= 0)
+            combat_remove_hand(c, i, out);
+        break;
+    case ZONE_DRAW:
+        if ((i = find_card(c->draw, c->draw_n, chosen)) >= 0)
+            combat_remove_draw(c, i, out);
+        break;
+    case ZONE_DISCARD:
+        if ((i = find_card(c->discard, c->discard_n, chosen)) >= 0)
+            remove_at(c->discard, &c->discard_n, i, out);
+        break;
+    default:
+        if ((i = find_card(c->exhaust, c->exhaust_n, chosen)) >= 0)
+            remove_at(c->exhaust, &c->exhaust_n, i, out);
+        break;
+    }
+    return i >= 0;
+}
+
 /* ForethoughtAction: a card whose cost is above 0 becomes free to play
  * once; CardGroup.moveToBottomOfDeck. */
 static void to_bottom_free_once(sf_combat *c, sf_card *k) {
@@ -1033,35 +1038,32 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         }
         break;
     }
-    case CH_HEADBUTT: {
-        int i = find_card(c->discard, c->discard_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            remove_at(c->discard, &c->discard_n, i, &k);
+    case CH_HEADBUTT:
+    case CH_WARCRY:
+    case CH_EXHUME:
+    case CH_SECRET_SKILL:
+    case CH_SECRET_ATTACK: {
+        /* the chosen card moves: Headbutt's (discard pile) and Warcry's
+         * (hand) on top of the draw pile; Exhume's (exhaust pile) and
+         * Secret Technique's or Weapon's (draw pile, the first instance
+         * from the bottom: in belief mode one of the unknown cards before a
+         * known top card) to the hand (a full hand: the discard pile) */
+        sf_card k;
+        if (!take_chosen(c, combat_choice_zone(kind), &chosen, &k))
+            break;
+        if (kind == CH_HEADBUTT || kind == CH_WARCRY)
             combat_add_to_draw_top(c, &k);
-        }
+        else
+            combat_add_to_hand(c, &k);
         break;
     }
-    case CH_TRUE_GRIT: {
-        int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0)
-            combat_exhaust_from_hand(c, i);
-        break;
-    }
-    case CH_WARCRY: {
-        int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            combat_remove_hand(c, i, &k);
-            combat_add_to_draw_top(c, &k);
-        }
-        break;
-    }
+    case CH_TRUE_GRIT:
     case CH_BURNING_PACT: {
         int i = find_card(c->hand, c->hand_n, &chosen);
         if (i >= 0)
             combat_exhaust_from_hand(c, i);
-        combat_draw(c, amount);
+        if (kind == CH_BURNING_PACT)
+            combat_draw(c, amount);
         break;
     }
     case CH_DUAL_WIELD: {
@@ -1078,15 +1080,6 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         }
         for (int k = 0; k < amount; k++)
             combat_add_new(c, ZONE_HAND, chosen);
-        break;
-    }
-    case CH_EXHUME: {
-        int i = find_card(c->exhaust, c->exhaust_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            remove_at(c->exhaust, &c->exhaust_n, i, &k);
-            combat_add_to_hand(c, &k);
-        }
         break;
     }
     case CH_DISCOVERY:
@@ -1108,33 +1101,16 @@ static void resolve_choice(sf_combat *c, int kind, sf_card chosen, int screen) {
         combat_add_new(c, ZONE_HAND, chosen);
         break;
     case CH_FORETHOUGHT: {
-        int i = find_card(c->hand, c->hand_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            combat_remove_hand(c, i, &k);
+        sf_card k;
+        if (take_chosen(c, ZONE_HAND, &chosen, &k))
             to_bottom_free_once(c, &k);
-        }
-        break;
-    }
-    case CH_SECRET_SKILL:
-    case CH_SECRET_ATTACK: {
-        /* the first instance from the bottom: in belief mode one of the
-         * unknown cards before a known top card */
-        int i = find_card(c->draw, c->draw_n, &chosen);
-        if (i >= 0) {
-            sf_card k;
-            combat_remove_draw(c, i, &k);
-            combat_add_to_hand(c, &k); /* a full hand: to the discard pile */
-        }
         break;
     }
     case CH_LIQUID_MEMORIES: {
         /* BetterDiscardPileToHandAction(1, 0): with a full hand the card
          * stays in the discard pile. */
-        int i = find_card(c->discard, c->discard_n, &chosen);
-        if (i >= 0 && c->hand_n < SF_MAX_HAND) {
-            sf_card k;
-            remove_at(c->discard, &c->discard_n, i, &k);
+        sf_card k;
+        if (c->hand_n < SF_MAX_HAND && take_chosen(c, ZONE_DISCARD, &chosen, &k)) {
             if (k.cost >= 0)
                 k.flags |= CF_FREE_TURN;
             combat_add_to_hand(c, &k);

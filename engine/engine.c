@@ -308,24 +308,18 @@ static int initialize_deck(sf_combat *c, const sf_fight_spec *spec) {
     for (int r = 0; r < spec->relics_n; r++)
         if (is_bottle(spec->relics[r]) && spec->relic_counters[r] > 0)
             top[spec->relic_counters[r] - 1] = 1;
-    sf_jrand j;
-    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-    for (int i = n; i > 1; i--) {
-        int k = sf_jrand_next_int(&j, i);
-        sf_card t = deck[i - 1];
-        deck[i - 1] = deck[k];
-        deck[k] = t;
-        uint8_t b = top[i - 1];
-        top[i - 1] = top[k];
-        top[k] = b;
-    }
+    /* deck and top shuffled together: the permutation of their indices */
+    uint8_t at[SF_MAX_DECK];
+    for (int i = 0; i < n; i++)
+        at[i] = (uint8_t)i;
+    combat_java_shuffle(c, at, n, sizeof at[0]);
     c->draw_n = 0;
     for (int i = 0; i < n; i++)
-        if (!top[i])
-            c->draw[c->draw_n++] = deck[i];
+        if (!top[at[i]])
+            c->draw[c->draw_n++] = deck[at[i]];
     for (int i = 0; i < n; i++) {
-        if (top[i]) {
-            c->draw[c->draw_n++] = deck[i];
+        if (top[at[i]]) {
+            c->draw[c->draw_n++] = deck[at[i]];
             on_top++;
         }
     }

@@ -252,18 +252,6 @@ static int card_cmp(const void *a, const void *b) {
     return memcmp(a, b, sizeof(sf_card));
 }
 
-static void sort_cards(sf_card *v, int n) {
-    for (int i = 1; i < n; i++) {
-        sf_card k = v[i];
-        int j = i - 1;
-        while (j >= 0 && card_cmp(&v[j], &k) > 0) {
-            v[j + 1] = v[j];
-            j--;
-        }
-        v[j + 1] = k;
-    }
-}
-
 /* A pile read as a multiset: one token per distinct card, in sorted order.
  * Records (card, token) pairs in `keys`/`toks` when given (choice lookup). */
 static int pile_tokens(builder *b, const sf_combat *c, int type, const sf_card *pile, int n,
@@ -271,7 +259,7 @@ static int pile_tokens(builder *b, const sf_combat *c, int type, const sf_card *
     sf_card sorted[SF_MAX_PILE];
     n = min_i(n, SF_MAX_PILE);
     memcpy(sorted, pile, sizeof(sf_card) * (size_t)n);
-    sort_cards(sorted, n);
+    combat_sort_cards(sorted, n);
     int groups = 0;
     for (int i = 0; i < n;) {
         int j = i + 1;

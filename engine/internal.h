@@ -1081,6 +1081,24 @@ int combat_add_to_draw_random(sf_combat *c, sf_card card);     /* random spot, n
 void combat_add_new(sf_combat *c, int zone, sf_card card);
 /* Upgrade one card (AbstractCard.upgrade with the cost rules). */
 void combat_upgrade_card(sf_card *k);
+/* Sort n cards bytewise (insertion sort: the piles are short): the
+ * canonical order of an unknown multiset. */
+void combat_sort_cards(sf_card *cards, int n);
+/* Collections.shuffle(list, new java.util.Random(shuffleRng.randomLong()))
+ * over n elements of `size` bytes at `base` (a pile, or indices into
+ * one): one randomLong of the shuffle stream, even for n < 2. Inline so
+ * that each caller's constant size makes the swaps plain moves. */
+static inline void combat_java_shuffle(sf_combat *c, void *base, int n, size_t size) {
+    unsigned char *v = base, t[sizeof(sf_card) > sizeof(int) ? sizeof(sf_card) : sizeof(int)];
+    sf_jrand j;
+    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
+    for (int i = n; i > 1; i--) {
+        int k = sf_jrand_next_int(&j, i);
+        memcpy(t, v + (size_t)(i - 1) * size, size);
+        memcpy(v + (size_t)(i - 1) * size, v + (size_t)k * size, size);
+        memcpy(v + (size_t)k * size, t, size);
+    }
+}
 /* AbstractCard.canUpgrade: not a status or curse, not upgraded (Searing
  * Blow always). */
 int combat_can_upgrade(const sf_card *k);
@@ -1304,5 +1322,9 @@ void potion_after_choice(sf_combat *c);
 /* Distilled Chaos and Havoc: start the next queued autoplay in
  * pending.queue, if any (play.c). */
 void play_next_queued(sf_combat *c);
+/* A PlayTopCardAction takes its card: the top of the draw pile (reshuffled
+ * first when empty) joins the card queue, to play at monster `target` (< 0:
+ * none). 0 when no card is left; the caller checks there is room. */
+int play_queue_top(sf_combat *c, int target);
 
 #endif

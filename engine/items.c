@@ -278,14 +278,7 @@ static void warped_tongs(sf_combat *c) {
             idx[n++] = i;
     if (n == 0)
         return;
-    sf_jrand j;
-    sf_jrand_seed(&j, sf_rng_random_long(combat_rng(c, SF_STREAM_SHUFFLE)));
-    for (int i = n; i > 1; i--) {
-        int k = sf_jrand_next_int(&j, i);
-        int t = idx[i - 1];
-        idx[i - 1] = idx[k];
-        idx[k] = t;
-    }
+    combat_java_shuffle(c, idx, n, sizeof idx[0]);
     combat_upgrade_card(&c->hand[idx[0]]);
 }
 
@@ -731,14 +724,9 @@ static void u_distilled_chaos(sf_combat *c, int pot, int t) {
         tgt[i] = combat_random_monster(c);
     sf_pending *p = &c->pending;
     memset(p, 0, sizeof *p);
-    for (int i = 0; i < pot && i < SF_CARD_QUEUE; i++) {
-        sf_card k;
-        if (!combat_pop_draw(c, &k))
+    for (int i = 0; i < pot && i < SF_CARD_QUEUE; i++)
+        if (!play_queue_top(c, tgt[i]))
             break;
-        p->queue[p->queue_n] = k;
-        p->queue_target[p->queue_n] = (uint8_t)(tgt[i] < 0 ? SF_NO_TARGET : tgt[i]);
-        p->queue_n++;
-    }
     play_next_queued(c);
 }
 

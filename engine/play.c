@@ -148,7 +148,6 @@ static void begin_play(sf_combat *c) {
          * then takes the top card (reshuffling first if the draw pile is
          * empty), which plays after Havoc resolves and exhausts. */
         int tgt = combat_random_monster(c);
-        sf_card top;
         if (p->queue_n >= SF_CARD_QUEUE) {
             /* more autoplays waiting than the queue holds (Havocs copied
              * by Duplication behind Distilled Chaos's cards): the fight
@@ -158,12 +157,8 @@ static void begin_play(sf_combat *c) {
             memset(p, 0, sizeof *p);
             return;
         }
-        if (combat_pop_draw(c, &top)) {
-            p->queue[p->queue_n] = top;
-            p->queue_target[p->queue_n] = (uint8_t)(tgt < 0 ? SF_NO_TARGET : tgt);
-            p->queue_exhaust |= (uint8_t)(1u << p->queue_n);
-            p->queue_n++;
-        }
+        if (play_queue_top(c, tgt))
+            p->queue_exhaust |= (uint8_t)(1u << (p->queue_n - 1));
     } else {
         sf_card k = p->card;
         if (d->play) /* NULL: a status Medical Kit lets the player use */
@@ -255,6 +250,17 @@ static void resolve_card(sf_combat *c) {
  * canUse fails (unplayable, Entangled, Clash) it moves without effect
  * (UseCardAction): Havoc's card, or one that exhausts itself, to the
  * exhaust pile; otherwise Distilled Chaos's to the discard pile. */
+int play_queue_top(sf_combat *c, int target) {
+    sf_pending *p = &c->pending;
+    sf_card top;
+    if (!combat_pop_draw(c, &top))
+        return 0;
+    p->queue[p->queue_n] = top;
+    p->queue_target[p->queue_n] = (uint8_t)(target < 0 ? SF_NO_TARGET : target);
+    p->queue_n++;
+    return 1;
+}
+
 void play_next_queued(sf_combat *c) {
     sf_pending *p = &c->pending;
     while (p->queue_n > 0 && c->phase == PH_PLAYER) {
@@ -521,14 +527,9 @@ static void start_turn(sf_combat *c) {
     sf_pending *p = &c->pending;
     if (mayhem > 0)
         memset(p, 0, sizeof *p);
-    for (int i = 0; i < mayhem && c->phase != PH_OVER; i++) {
-        sf_card top;
-        if (!combat_pop_draw(c, &top))
+    for (int i = 0; i < mayhem && c->phase != PH_OVER; i++)
+        if (!play_queue_top(c, mayhem_tgt[i]))
             break;
-        p->queue[p->queue_n] = top;
-        p->queue_target[p->queue_n] = (uint8_t)(mayhem_tgt[i] < 0 ? SF_NO_TARGET : mayhem_tgt[i]);
-        p->queue_n++;
-    }
     combat_drain(c); /* Evolve, Fire Breathing */
     combat_check_end(c);
     if (p->queue_n > 0 && c->phase == PH_PLAYER)

@@ -108,7 +108,8 @@ struct sf_evald {
     int n_clients, cap_clients;
     int rr;             /* round-robin start             */
     uint64_t batch_seq; /* batches assembled so far       */
-    /* batch assembly, sized for max_batch */
+    /* batch assembly, sized for max_batch: four arrays in one block */
+    void *batch;
     sf_pos *bpos;
     sf_net_out *bout;
     sf_req **breq;
@@ -161,12 +162,23 @@ int sf_evald_create(const sf_evald_opts *opts, sf_evald **out, sf_err *err) {
     ev->o = o;
     atomic_init(&ev->stop, 0);
     sf_arena_init(&ev->arena, NULL);
-    ev->bpos = calloc((size_t)o.max_batch, sizeof *ev->bpos);
-    ev->bout = calloc((size_t)o.max_batch, sizeof *ev->bout);
-    ev->breq = calloc((size_t)o.max_batch, sizeof *ev->breq);
-    ev->bcli = calloc((size_t)o.max_batch, sizeof *ev->bcli);
+    size_t mb = (size_t)o.max_batch;
+    const size_t size[4] = {mb * sizeof *ev->bpos, mb * sizeof *ev->bout, mb * sizeof *ev->breq,
+                            mb * sizeof *ev->bcli};
+    size_t at[4], total = 0;
+    for (int i = 0; i < 4; i++) {
+        at[i] = total;
+        total += (size[i] + 63) & ~(size_t)63; /* each at a 64-byte offset */
+    }
+    unsigned char *b = ev->batch = calloc(1, total);
+    if (b) {
+        ev->bpos = (void *)(b + at[0]);
+        ev->bout = (void *)(b + at[1]);
+        ev->breq = (void *)(b + at[2]);
+        ev->bcli = (void *)(b + at[3]);
+    }
     ev->metrics = sf_metrics_create(o.max_batch);
-    if (!ev->bpos || !ev->bout || !ev->breq || !ev->bcli || !ev->metrics) {
+    if (!b || !ev->metrics) {
         sf_evald_free(ev);
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     }
@@ -209,10 +221,7 @@ void sf_evald_free(sf_evald *ev) {
     sf_arena_free(&ev->arena);
     sf_buf_free(&ev->scratch);
     sf_buf_free(&ev->msg);
-    free(ev->bpos);
-    free(ev->bout);
-    free(ev->breq);
-    free(ev->bcli);
+    free(ev->batch);
     free(ev);
 }
 

@@ -485,37 +485,41 @@ static int validate(sf_bundle *b, sf_err *err) {
         return sf_err_set(err, SF_EVERSION,
                           "unsupported tokenizer version \"%.16s\" (this build reads %d)",
                           tv ? tv : "(missing)", SF_FEAT_VERSION);
-    char buf[64];
-    snprintf(buf, sizeof buf, "%d", SF_FEAT_NTYPES);
-    if ((rc = meta_equal(tf, "feat_ntypes", buf, SF_EVERSION, err)) != SF_OK)
-        return rc;
-    snprintf(buf, sizeof buf, "%d,%d,%d,%d", SF_FEAT_VOCAB0, SF_FEAT_VOCAB1, SF_FEAT_VOCAB2,
+    char vocab[64];
+    snprintf(vocab, sizeof vocab, "%d,%d,%d,%d", SF_FEAT_VOCAB0, SF_FEAT_VOCAB1, SF_FEAT_VOCAB2,
              SF_FEAT_VOCAB3);
-    if ((rc = meta_equal(tf, "feat_vocab", buf, SF_EVERSION, err)) != SF_OK)
-        return rc;
-    snprintf(buf, sizeof buf, "%d", SF_FEAT_NCONT);
-    if ((rc = meta_equal(tf, "feat_ncont", buf, SF_EVERSION, err)) != SF_OK)
-        return rc;
-    snprintf(buf, sizeof buf, "%d", SF_FEAT_NQCONT);
-    if ((rc = meta_equal(tf, "feat_nqcont", buf, SF_EVERSION, err)) != SF_OK)
-        return rc;
-    snprintf(buf, sizeof buf, "%d", SF_NET_VALUE_BINS);
-    if ((rc = meta_equal(tf, "value_bins", buf, SF_EFORMAT, err)) != SF_OK)
-        return rc;
-    /* The heads' targets mean what the label contract of this version says
-     * (a value head trained on another bin layout would be misread). */
-    snprintf(buf, sizeof buf, "%d", SF_LABEL_SCHEMA_VERSION);
-    if ((rc = meta_equal(tf, "label_schema_version", buf, SF_EVERSION, err)) != SF_OK)
-        return rc;
-    snprintf(buf, sizeof buf, "%d", SF_NET_HORIZONS);
-    if ((rc = meta_equal(tf, "forecast_horizons", buf, SF_EFORMAT, err)) != SF_OK)
-        return rc;
-    if ((rc = meta_equal(tf, "forecast_targets", sf_forecast_column_list(), SF_EFORMAT, err)) !=
-            SF_OK ||
-        (rc = meta_equal(tf, "gelu", "erf", SF_EFORMAT, err)) != SF_OK ||
-        (rc = meta_equal(tf, "pooling", "mean", SF_EFORMAT, err)) != SF_OK ||
-        (rc = meta_equal(tf, "policy_input", SF_POLICY_INPUT, SF_EFORMAT, err)) != SF_OK)
-        return rc;
+    /* What this build computes, checked in this order: a number (text
+     * NULL) or a text, and the status of a mismatch. The heads' targets mean
+     * what the label contract of this version says (a value head trained on
+     * another bin layout would be misread). */
+    const struct {
+        const char *key;
+        int num;
+        const char *text;
+        int rc;
+    } fixed[] = {
+        {"feat_ntypes", SF_FEAT_NTYPES, NULL, SF_EVERSION},
+        {"feat_vocab", 0, vocab, SF_EVERSION},
+        {"feat_ncont", SF_FEAT_NCONT, NULL, SF_EVERSION},
+        {"feat_nqcont", SF_FEAT_NQCONT, NULL, SF_EVERSION},
+        {"value_bins", SF_NET_VALUE_BINS, NULL, SF_EFORMAT},
+        {"label_schema_version", SF_LABEL_SCHEMA_VERSION, NULL, SF_EVERSION},
+        {"forecast_horizons", SF_NET_HORIZONS, NULL, SF_EFORMAT},
+        {"forecast_targets", 0, sf_forecast_column_list(), SF_EFORMAT},
+        {"gelu", 0, "erf", SF_EFORMAT},
+        {"pooling", 0, "mean", SF_EFORMAT},
+        {"policy_input", 0, SF_POLICY_INPUT, SF_EFORMAT},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        char num[24];
+        const char *want = fixed[i].text;
+        if (!want) {
+            snprintf(num, sizeof num, "%d", fixed[i].num);
+            want = num;
+        }
+        if ((rc = meta_equal(tf, fixed[i].key, want, fixed[i].rc, err)) != SF_OK)
+            return rc;
+    }
     const char *eps = sf_tensorfile_meta(tf, "layernorm_eps");
     if (!eps || strtod(eps, NULL) != 1e-5)
         return sf_err_set(err, SF_EFORMAT,
@@ -720,7 +724,7 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
     if ((rc = c.rc) != SF_OK)
         goto done;
     int n = c.n;
-    char names[7][32];
+    char names[7][32], out_names[4][32];
     if (canary) {
         n += sf_positions_tensors(canary, "canary.", names, all + n);
         for (int i = 0; i < g; i++) {
@@ -733,29 +737,7 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
             memcpy(pol + (size_t)i * SF_FEAT_MAX_QUERIES, expected[i].policy,
                    (size_t)nq * sizeof(float));
         }
-        const sf_tensor outs[4] = {
-            {"canary.value",
-             SF_DT_F32,
-             2,
-             {g, SF_NET_VALUE_BINS},
-             val,
-             (size_t)g * SF_NET_VALUE_BINS * 4},
-            {"canary.p_win", SF_DT_F32, 1, {g}, pw, (size_t)g * 4},
-            {"canary.forecast",
-             SF_DT_F32,
-             3,
-             {g, SF_NET_HORIZONS, SF_NET_FORECAST_TARGETS},
-             fc,
-             (size_t)g * SF_NET_FORECASTS * 4},
-            {"canary.policy",
-             SF_DT_F32,
-             2,
-             {g, SF_FEAT_MAX_QUERIES},
-             pol,
-             (size_t)g * SF_FEAT_MAX_QUERIES * 4},
-        };
-        for (int i = 0; i < 4; i++)
-            all[n++] = outs[i];
+        n += sf_net_out_tensors(g, "canary.", val, pw, fc, pol, out_names, all + n);
     }
     char num[17][32];
     snprintf(num[0], 32, "%d", SF_BUNDLE_FORMAT_VERSION);

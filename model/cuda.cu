@@ -60,19 +60,16 @@ int fail(char *msg, size_t cap, int code, const char *fmt, ...) {
     return code;
 }
 
-#define CU(call)                                                                           \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess)                                                             \
-            return fail(msg, cap, SF_CU_EDEVICE, "%s: %s", #call, cudaGetErrorString(e_)); \
+/* Return a device failure naming the call (`text`) and its status unless
+ * the call returns `ok`; `name` gives the status's name. */
+#define CHECKED(type, ok, name, call, text)                                 \
+    do {                                                                    \
+        type s_ = (call);                                                   \
+        if (s_ != (ok))                                                     \
+            return fail(msg, cap, SF_CU_EDEVICE, "%s: %s", text, name(s_)); \
     } while (0)
-
-#define CB(call)                                                                              \
-    do {                                                                                      \
-        cublasStatus_t s_ = (call);                                                           \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                      \
-            return fail(msg, cap, SF_CU_EDEVICE, "%s: %s", #call, cublasGetStatusString(s_)); \
-    } while (0)
+#define CU(call) CHECKED(cudaError_t, cudaSuccess, cudaGetErrorString, call, #call)
+#define CB(call) CHECKED(cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasGetStatusString, call, #call)
 
 /* ---- kernels ---- */
 

@@ -189,4 +189,11 @@ int sf_cuda_built(void);
 /* The bundle metadata the writer and the loader share (the format names,
  * the policy input, the canary tolerance keys) is public: model.h. */
 
+/* The net's outputs for g positions as the four F32 tensors value [g,
+ * bins], p_win [g], forecast [g, horizons, targets] and policy [g, queries],
+ * named with `prefix`, over the packed arrays val, pw, fc and pol. `names`
+ * holds the names (4 * 32 bytes). Returns 4. */
+int sf_net_out_tensors(int g, const char *prefix, const float *val, const float *pw,
+                       const float *fc, const float *pol, char names[4][32], sf_tensor out[4]);
+
 #endif

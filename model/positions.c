@@ -51,6 +51,7 @@ int sf_pos_validate(const sf_pos *p, sf_err *err) {
  * ------------------------------------------------------------------------- */
 struct sf_positions {
     int n, cap;
+    void *block;                                         /* the arrays below */
     int32_t *n_tokens;                                   /* [cap] */
     int32_t *n_queries;                                  /* [cap] */
     uint8_t (*type)[SF_FEAT_MAX_TOKENS];                 /* [cap] */
@@ -61,15 +62,8 @@ struct sf_positions {
 };
 
 void sf_positions_free(sf_positions *ps) {
-    if (!ps)
-        return;
-    free(ps->n_tokens);
-    free(ps->n_queries);
-    free(ps->type);
-    free(ps->cat);
-    free(ps->cont);
-    free(ps->query);
-    free(ps->qcont);
+    if (ps)
+        free(ps->block);
     free(ps);
 }
 
@@ -79,21 +73,30 @@ int sf_positions_create(int cap, sf_positions **out, sf_err *err) {
         return sf_err_set(err, SF_EINVAL, "positions: capacity %d < 0", cap);
     size_t c = cap > 0 ? (size_t)cap : 1;
     sf_positions *ps = calloc(1, sizeof *ps);
-    if (ps) {
-        ps->cap = cap;
-        ps->n_tokens = calloc(c, sizeof *ps->n_tokens);
-        ps->n_queries = calloc(c, sizeof *ps->n_queries);
-        ps->type = calloc(c, sizeof *ps->type);
-        ps->cat = calloc(c, sizeof *ps->cat);
-        ps->cont = calloc(c, sizeof *ps->cont);
-        ps->query = calloc(c, sizeof *ps->query);
-        ps->qcont = calloc(c, sizeof *ps->qcont);
+    /* the seven arrays in one zeroed block, each at a 64-byte offset */
+    const size_t size[7] = {c * sizeof *ps->n_tokens, c * sizeof *ps->n_queries,
+                            c * sizeof *ps->type,     c * sizeof *ps->cat,
+                            c * sizeof *ps->cont,     c * sizeof *ps->query,
+                            c * sizeof *ps->qcont};
+    size_t at[7], total = 0;
+    for (int i = 0; i < 7; i++) {
+        at[i] = total;
+        total += (size[i] + 63) & ~(size_t)63;
     }
-    if (!ps || !ps->n_tokens || !ps->n_queries || !ps->type || !ps->cat || !ps->cont ||
-        !ps->query || !ps->qcont) {
-        sf_positions_free(ps);
+    unsigned char *b = ps ? calloc(1, total) : NULL;
+    if (!b) {
+        free(ps);
         return sf_err_set(err, SF_ENOMEM, "positions: out of memory for %d positions", cap);
     }
+    ps->cap = cap;
+    ps->block = b;
+    ps->n_tokens = (void *)(b + at[0]);
+    ps->n_queries = (void *)(b + at[1]);
+    ps->type = (void *)(b + at[2]);
+    ps->cat = (void *)(b + at[3]);
+    ps->cont = (void *)(b + at[4]);
+    ps->query = (void *)(b + at[5]);
+    ps->qcont = (void *)(b + at[6]);
     *out = ps;
     return SF_OK;
 }
@@ -164,6 +167,30 @@ int sf_positions_tensors(const sf_positions *ps, const char *prefix, char names[
         out[i].name = names[i];
     }
     return 7;
+}
+
+static const char *const out_names[4] = {"value", "p_win", "forecast", "policy"};
+
+int sf_net_out_tensors(int g, const char *prefix, const float *val, const float *pw,
+                       const float *fc, const float *pol, char names[4][32], sf_tensor out[4]) {
+    const int64_t n = g;
+    const sf_tensor spec[4] = {
+        {NULL, SF_DT_F32, 2, {n, SF_NET_VALUE_BINS}, val, (size_t)n * SF_NET_VALUE_BINS * 4},
+        {NULL, SF_DT_F32, 1, {n}, pw, (size_t)n * 4},
+        {NULL,
+         SF_DT_F32,
+         3,
+         {n, SF_NET_HORIZONS, SF_NET_FORECAST_TARGETS},
+         fc,
+         (size_t)n * SF_NET_FORECASTS * 4},
+        {NULL, SF_DT_F32, 2, {n, SF_FEAT_MAX_QUERIES}, pol, (size_t)n * SF_FEAT_MAX_QUERIES * 4},
+    };
+    for (int i = 0; i < 4; i++) {
+        snprintf(names[i], 32, "%s%s", prefix, out_names[i]);
+        out[i] = spec[i];
+        out[i].name = names[i];
+    }
+    return 4;
 }
 
 int sf_positions_from_file(const sf_tensorfile *tf, const char *prefix, sf_positions **out,

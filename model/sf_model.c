@@ -344,23 +344,10 @@ static int write_outputs(const char *path, const sf_net_out *o, int g, sf_err *e
             memcpy(pol + (size_t)i * SF_FEAT_MAX_QUERIES, o[i].policy, sizeof o[i].policy);
             nq[i] = o[i].n_queries;
         }
-        sf_tensor t[5] = {
-            {"value", SF_DT_F32, 2, {g, SF_NET_VALUE_BINS}, val, (size_t)g * SF_NET_VALUE_BINS * 4},
-            {"p_win", SF_DT_F32, 1, {g}, pw, (size_t)g * 4},
-            {"forecast",
-             SF_DT_F32,
-             3,
-             {g, SF_NET_HORIZONS, SF_NET_FORECAST_TARGETS},
-             fc,
-             (size_t)g * SF_NET_FORECASTS * 4},
-            {"policy",
-             SF_DT_F32,
-             2,
-             {g, SF_FEAT_MAX_QUERIES},
-             pol,
-             (size_t)g * SF_FEAT_MAX_QUERIES * 4},
-            {"n_queries", SF_DT_I32, 1, {g}, nq, (size_t)g * 4},
-        };
+        sf_tensor t[5];
+        char names[4][32];
+        sf_net_out_tensors(g, "", val, pw, fc, pol, names, t);
+        t[4] = (sf_tensor){"n_queries", SF_DT_I32, 1, {g}, nq, (size_t)g * 4};
         sf_meta_kv meta[1] = {{"format", "spirefleet-outputs"}};
         rc = sf_tensorfile_write(path, meta, 1, t, 5, e);
     }

@@ -17,6 +17,7 @@
 #include <lmdb.h>
 #include <math.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,22 @@ typedef struct pending_block {
     uint64_t first;
 } pending_block;
 
+/* The strings of sf_shard_info (the run and the provenance, shard.h): the
+ * writer's info points at its own copies of them. */
+static const size_t info_strings[] = {
+    offsetof(sf_shard_info, run_id),        offsetof(sf_shard_info, model_sha256),
+    offsetof(sf_shard_info, config_digest), offsetof(sf_shard_info, worker_id),
+    offsetof(sf_shard_info, worker_key_id), offsetof(sf_shard_info, worker_host),
+    offsetof(sf_shard_info, build_id)};
+enum { INFO_STRINGS = sizeof info_strings / sizeof info_strings[0] };
+
+static const char **info_string(sf_shard_info *info, size_t i) {
+    return (const char **)((char *)info + info_strings[i]);
+}
+
 struct sf_shard_writer {
     char *path, *temp;
-    char *run_id, *model_sha256, *config_digest, *worker_id;
-    char *worker_key_id, *worker_host, *build_id; /* provenance (shard.h) */
+    char *own[INFO_STRINGS]; /* info's strings */
     sf_shard_info info;
     int level;
     uint32_t format, frame_records;
@@ -96,13 +109,8 @@ static void writer_free(sf_shard_writer *w) {
     free(w->pair_enc);
     free(w->path);
     free(w->temp);
-    free(w->run_id);
-    free(w->model_sha256);
-    free(w->config_digest);
-    free(w->worker_id);
-    free(w->worker_key_id);
-    free(w->worker_host);
-    free(w->build_id);
+    for (size_t i = 0; i < INFO_STRINGS; i++)
+        free(w->own[i]);
     free(w);
 }
 
@@ -164,20 +172,18 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
     size_t tlen = strlen(path) + 32;
     w->path = strdup(path);
     w->temp = malloc(tlen);
-    w->run_id = dup_or_empty(info->run_id);
-    w->model_sha256 = dup_or_empty(info->model_sha256);
-    w->config_digest = dup_or_empty(info->config_digest);
-    w->worker_id = dup_or_empty(info->worker_id);
-    w->worker_key_id = dup_or_empty(info->worker_key_id);
-    w->worker_host = dup_or_empty(info->worker_host);
-    w->build_id = dup_or_empty(info->build_id);
+    w->info = *info;
+    int copied = 1;
+    for (size_t i = 0; i < INFO_STRINGS; i++) {
+        const char **s = info_string(&w->info, i);
+        copied &= (w->own[i] = dup_or_empty(*s)) != NULL;
+        *s = w->own[i];
+    }
     w->ends = malloc(sizeof *w->ends * SF_SHARD_MAX_BLOCK_RECORDS);
     w->frame_recs = malloc(sizeof *w->frame_recs * SF_SHARD_MAX_BLOCK_RECORDS);
     w->rec_ends = malloc(sizeof *w->rec_ends * SF_SHARD_MAX_BLOCK_RECORDS);
     w->cctx = ZSTD_createCCtx();
-    if (!w->path || !w->temp || !w->run_id || !w->model_sha256 || !w->config_digest ||
-        !w->worker_id || !w->worker_key_id || !w->worker_host || !w->build_id || !w->ends ||
-        !w->frame_recs || !w->rec_ends || !w->cctx) {
+    if (!w->path || !w->temp || !copied || !w->ends || !w->frame_recs || !w->rec_ends || !w->cctx) {
         writer_free(w);
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
     }
@@ -185,14 +191,6 @@ int sf_shard_writer_open(const char *path, const sf_shard_info *info,
      * one process; O_EXCL below makes sure no file is ever taken over. */
     snprintf(w->temp, tlen, "%s.%ld.%08x%s", path, (long)getpid(), randombytes_random(),
              SF_SHARD_TEMP_SUFFIX);
-    w->info = *info;
-    w->info.run_id = w->run_id;
-    w->info.model_sha256 = w->model_sha256;
-    w->info.config_digest = w->config_digest;
-    w->info.worker_id = w->worker_id;
-    w->info.worker_key_id = w->worker_key_id;
-    w->info.worker_host = w->worker_host;
-    w->info.build_id = w->build_id;
     w->level = o.zstd_level;
     w->format = o.format_version;
     w->frame_records = o.format_version == 1 ? 1 : o.frame_records;

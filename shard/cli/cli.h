@@ -27,6 +27,14 @@ int sf_cli_fail(int rc, const char *msg);
 /* Print "sf-shard CMD: <msg>" and a hint to stderr; returns SF_EXIT_USAGE. */
 int sf_cli_usage_error(const char *cmd, const char *msg);
 
+/* A command's argument `arg` that is not one of its options: an unknown
+ * option, or a shard after the one in *path, is a usage error (its exit
+ * code returned); else it is the shard, *path = arg, and 0 is returned. */
+int sf_cli_shard_arg(const char *cmd, const char *arg, const char **path);
+
+/* Open the shard at `path` in *r; 0, or the exit code after printing why. */
+int sf_cli_open_shard(const char *path, sf_shard_reader **r);
+
 /* Parse a non-negative decimal integer; returns 0 on success. */
 int sf_cli_parse_u64(const char *s, uint64_t *out);
 

@@ -251,6 +251,7 @@ static int write_npz(exporter *x, const char *out, sf_err *err) {
 }
 
 int sf_cli_export(int argc, char **argv) {
+    int rc;
     const char *path = NULL, *out = NULL;
     int include_quarantined = 0;
     for (int k = 1; k < argc; k++) {
@@ -263,21 +264,16 @@ int sf_cli_export(int argc, char **argv) {
             out = argv[++k];
         } else if (strcmp(argv[k], "--include-quarantined") == 0) {
             include_quarantined = 1;
-        } else if (argv[k][0] == '-') {
-            return sf_cli_usage_error("export", "unknown option");
-        } else if (!path) {
-            path = argv[k];
-        } else {
-            return sf_cli_usage_error("export", "expected one shard");
+        } else if ((rc = sf_cli_shard_arg("export", argv[k], &path)) != 0) {
+            return rc;
         }
     }
     if (!path || !out)
         return sf_cli_usage_error("export", "expected SHARD --npz OUT");
     sf_shard_reader *r = NULL;
+    if ((rc = sf_cli_open_shard(path, &r)) != 0)
+        return rc;
     sf_err err = {0};
-    int rc = sf_shard_reader_open(path, &r, &err);
-    if (rc < 0)
-        return sf_cli_fail(rc, err.msg);
     /* a shard its directory's quarantine list names is not exported */
     char dir[4096];
     const char *slash = strrchr(path, '/');

@@ -35,10 +35,14 @@ static const char usage_text[] =
     "  2  usage error\n"
     "  3  other failure (missing file, I/O error, out of memory)\n";
 
-static int wants_help(int argc, char **argv) {
+/* Whether the command was asked for its help (-h, --help): then `help` is
+ * printed. */
+static int shown_help(int argc, char **argv, const char *help) {
     for (int k = 1; k < argc; k++)
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0)
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            fputs(help, stdout);
             return 1;
+        }
     return 0;
 }
 
@@ -133,20 +137,35 @@ static const char *status_word(int rc) {
     }
 }
 
-static int cmd_ls(int argc, char **argv) {
-    if (wants_help(argc, argv)) {
-        fputs(ls_help, stdout);
+/* The start of a command that takes exactly one argument (`expected`
+ * names it in the usage error): its help when asked for, or a usage error;
+ * -1 when the command goes on, else the exit code. */
+static int one_arg(int argc, char **argv, const char *cmd, const char *help, const char *expected) {
+    if (shown_help(argc, argv, help))
         return SF_EXIT_OK;
-    }
     if (argc != 2)
-        return sf_cli_usage_error("ls", "expected one directory");
-    name_list names;
+        return sf_cli_usage_error(cmd, expected);
+    return -1;
+}
+
+/* list_dir, or its failure printed: 0, or the exit code. */
+static int listed(const char *dir, int all, name_list *names) {
     sf_err err = {0};
-    int rc = list_dir(argv[1], 1, &names, &err);
+    int rc = list_dir(dir, all, names, &err);
     if (rc < 0) {
-        free_names(&names);
+        free_names(names);
         return sf_cli_fail(rc, err.msg);
     }
+    return 0;
+}
+
+static int cmd_ls(int argc, char **argv) {
+    int rc = one_arg(argc, argv, "ls", ls_help, "expected one directory");
+    if (rc >= 0)
+        return rc;
+    name_list names;
+    if ((rc = listed(argv[1], 1, &names)) != 0)
+        return rc;
     sf_shard_quarantine *q = NULL; /* a list that does not load: nothing marked */
     sf_err qe = {0};
     if (sf_shard_quarantine_load(argv[1], &q, &qe) < 0)
@@ -246,22 +265,16 @@ static int verify_one(const char *path, int in_dir, sf_shard_verify_report *rep)
 }
 
 static int cmd_verify(int argc, char **argv) {
-    if (wants_help(argc, argv)) {
-        fputs(verify_help, stdout);
-        return SF_EXIT_OK;
-    }
-    if (argc != 2)
-        return sf_cli_usage_error("verify", "expected one shard or directory");
+    int rc = one_arg(argc, argv, "verify", verify_help, "expected one shard or directory");
+    if (rc >= 0)
+        return rc;
     sf_shard_verify_report rep;
     if (!is_dir(argv[1]))
         return sf_cli_exit_code(verify_one(argv[1], 0, &rep));
     name_list names;
+    if ((rc = listed(argv[1], 0, &names)) != 0)
+        return rc;
     sf_err err = {0};
-    int rc = list_dir(argv[1], 0, &names, &err);
-    if (rc < 0) {
-        free_names(&names);
-        return sf_cli_fail(rc, err.msg);
-    }
     size_t bad = 0, skipped = 0, dups = 0;
     int worst = SF_OK;
     sf_shard_quarantine *q = NULL;
@@ -353,10 +366,8 @@ static void on_pulled(void *ctx, const sf_shard_entry *e, const char *action, co
 }
 
 static int cmd_pull(int argc, char **argv) {
-    if (wants_help(argc, argv)) {
-        fputs(pull_help, stdout);
+    if (shown_help(argc, argv, pull_help))
         return SF_EXIT_OK;
-    }
     /* --keys DIR (default $SF_KEYS): a CURVE key directory for tcp:// */
     const char *keys = getenv("SF_KEYS");
     if (argc == 5 && !strcmp(argv[3], "--keys"))

@@ -28,6 +28,21 @@ int sf_cli_usage_error(const char *cmd, const char *msg) {
     return SF_EXIT_USAGE;
 }
 
+int sf_cli_shard_arg(const char *cmd, const char *arg, const char **path) {
+    if (arg[0] == '-')
+        return sf_cli_usage_error(cmd, "unknown option");
+    if (*path)
+        return sf_cli_usage_error(cmd, "expected one shard");
+    *path = arg;
+    return 0;
+}
+
+int sf_cli_open_shard(const char *path, sf_shard_reader **r) {
+    sf_err err = {0};
+    int rc = sf_shard_reader_open(path, r, &err);
+    return rc < 0 ? sf_cli_fail(rc, err.msg) : 0;
+}
+
 int sf_cli_parse_u64(const char *s, uint64_t *out) {
     if (!s || !*s || *s == '-' || *s == '+')
         return -1;

@@ -178,6 +178,7 @@ static int print_record(uint64_t i, const Spirefleet__LabelRecord *rec, int as_j
 }
 
 int sf_cli_cat(int argc, char **argv) {
+    int rc;
     int as_json = 0, have_index = 0;
     uint64_t index = 0;
     const char *path = NULL;
@@ -192,21 +193,16 @@ int sf_cli_cat(int argc, char **argv) {
                 return sf_cli_usage_error("cat", "--index needs a record index (0, 1, ...)");
             have_index = 1;
             k++;
-        } else if (argv[k][0] == '-') {
-            return sf_cli_usage_error("cat", "unknown option");
-        } else if (!path) {
-            path = argv[k];
-        } else {
-            return sf_cli_usage_error("cat", "expected one shard");
+        } else if ((rc = sf_cli_shard_arg("cat", argv[k], &path)) != 0) {
+            return rc;
         }
     }
     if (!path)
         return sf_cli_usage_error("cat", "expected a shard");
     sf_shard_reader *r = NULL;
+    if ((rc = sf_cli_open_shard(path, &r)) != 0)
+        return rc;
     sf_err err = {0};
-    int rc = sf_shard_reader_open(path, &r, &err);
-    if (rc < 0)
-        return sf_cli_fail(rc, err.msg);
     uint64_t lo = 0, hi = sf_shard_reader_count(r);
     if (have_index) {
         if (index >= hi) {
@@ -400,6 +396,7 @@ static void print_stats(const char *path, sf_shard_reader *r, const label_stats 
 }
 
 int sf_cli_stat(int argc, char **argv) {
+    int rc;
     int as_json = 0;
     const char *path = NULL;
     for (int k = 1; k < argc; k++) {
@@ -408,21 +405,16 @@ int sf_cli_stat(int argc, char **argv) {
             return SF_EXIT_OK;
         } else if (strcmp(argv[k], "--json") == 0) {
             as_json = 1;
-        } else if (argv[k][0] == '-') {
-            return sf_cli_usage_error("stat", "unknown option");
-        } else if (!path) {
-            path = argv[k];
-        } else {
-            return sf_cli_usage_error("stat", "expected one shard");
+        } else if ((rc = sf_cli_shard_arg("stat", argv[k], &path)) != 0) {
+            return rc;
         }
     }
     if (!path)
         return sf_cli_usage_error("stat", "expected a shard");
     sf_shard_reader *r = NULL;
+    if ((rc = sf_cli_open_shard(path, &r)) != 0)
+        return rc;
     sf_err err = {0};
-    int rc = sf_shard_reader_open(path, &r, &err);
-    if (rc < 0)
-        return sf_cli_fail(rc, err.msg);
     label_stats s = {0};
     rc = sf_shard_reader_foreach(r, accumulate, &s, &err);
     if (rc == SF_OK) {

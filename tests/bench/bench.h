@@ -1,9 +1,13 @@
 /*
- * bench.h — what the benchmarks share: the median of their runs.
+ * bench.h — what the benchmarks share: the median of their runs, the
+ * xorshift stream their random playouts draw from, removing a scratch
+ * directory.
  */
 #ifndef SF_BENCH_H
 #define SF_BENCH_H
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* For qsort: doubles in increasing order. */
@@ -17,6 +21,27 @@ static inline int bench_cmp_double(const void *a, const void *b) {
 static inline double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Marsaglia's xorshift64 (13, 7, 17): the next value of the stream *r
+ * (which must not be 0). */
+static inline uint64_t xorshift(uint64_t *r) {
+    uint64_t x = *r;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *r = x;
+}
+
+/* rm -rf DIR (a scratch directory the benchmark made); 0, or -1 with a
+ * line on stderr naming it. */
+static inline int bench_rm_rf(const char *dir) {
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) == 0)
+        return 0;
+    fprintf(stderr, "bench: could not remove %s\n", dir);
+    return -1;
 }
 
 #endif

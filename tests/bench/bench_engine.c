@@ -37,14 +37,6 @@ static void clobber(void *p) {
     __asm__ volatile("" : : "g"(p) : "memory");
 }
 
-static uint64_t xorshift(uint64_t *r) {
-    uint64_t x = *r;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *r = x;
-}
-
 static void report(const char *name, const char *unit, double *v, int n, const char *what) {
     double lo = v[0], hi = v[0];
     for (int i = 1; i < n; i++) {

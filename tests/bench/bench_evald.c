@@ -441,10 +441,7 @@ static void bench_curve(const char *dir, const char *arch_name, int total) {
     sf_positions_free(ps);
     sf_bundle_free(b);
     remove(path);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", keys);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench_evald: could not remove %s\n", keys);
+    bench_rm_rf(keys);
 }
 
 /* ---- a peer that never reads -------------------------------------------- */

@@ -51,13 +51,6 @@ static void emit(const char *name, double value, const char *unit, int n) {
            name, value, unit, n, value);
 }
 
-static void rm_rf(const char *dir) {
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench-fleet: could not remove %s\n", dir);
-}
-
 /* Bare: the run's jobs played in-process by `workers` threads that take
  * whole jobs as they free up, exactly as the fleet's workers do, each job
  * with sf_job_run on workers.threads threads; no coordinator, no processes,
@@ -132,7 +125,7 @@ static double e2e_rate(const char *fleet, const char *config, const char *tmp, i
     fclose(out);
     char rundir[1200];
     snprintf(rundir, sizeof rundir, "%s/e2e-run", tmp);
-    rm_rf(rundir);
+    bench_rm_rf(rundir);
     uint64_t t0 = sf_now_ns();
     pid_t pid = fork();
     if (pid == 0) {
@@ -195,7 +188,7 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
     sf_err e = {0};
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/lease", tmp);
-    rm_rf(dir);
+    bench_rm_rf(dir);
     if (sf_config_parse(yaml, strlen(yaml), "lease", &cfg, &e) < 0) {
         fprintf(stderr, "bench-fleet: %s\n", e.msg);
         exit(1);
@@ -283,7 +276,7 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
     free(socks);
     free(items);
     sf_coordinator_close(co);
-    rm_rf(dir);
+    bench_rm_rf(dir);
     return (double)leases / secs;
 }
 
@@ -468,7 +461,7 @@ int main(int argc, char **argv) {
     if (only_lease) {
         printf("fleet: coordinator %.0f leases/s with 200 CURVE clients, %.0f plain (%.2f)\n", l,
                lp, l / lp);
-        rm_rf(tmp);
+        bench_rm_rf(tmp);
         return 0;
     }
     double b = median(bare, runs), x = median(e2e, runs);
@@ -496,6 +489,6 @@ int main(int argc, char **argv) {
     } else {
         rc = 1;
     }
-    rm_rf(tmp);
+    bench_rm_rf(tmp);
     return rc;
 }

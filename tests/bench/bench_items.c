@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "common/common.h"
 #include "engine/engine.h"
 
@@ -65,14 +66,6 @@ typedef struct fight_rec {
 static void add_pair(double *sum, double *sq, double d) {
     *sum += d;
     *sq += d * d;
-}
-
-static uint64_t xorshift(uint64_t *r) {
-    uint64_t x = *r;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *r = x;
 }
 
 /* The run counter of a freshly picked-up relic: 0 (Pen Nib's Attacks, Happy

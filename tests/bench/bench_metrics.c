@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "bench.h"
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 
@@ -178,7 +179,5 @@ int main(int argc, char **argv) {
     atomic_store(&st.stop, 1);
     pthread_join(th, NULL);
     sf_coordinator_close(co);
-    char cmd[200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 && answered == GETS && welcomed == peers ? 0 : 1;
+    return bench_rm_rf(dir) == 0 && answered == GETS && welcomed == peers ? 0 : 1;
 }

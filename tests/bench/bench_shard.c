@@ -103,9 +103,11 @@ static result run_once(const char *path, synth_record *pool, const synth_params 
     return res;
 }
 
-/* POOL distinct records of p's kind, to cycle through (malloc'd; exits
- * when out of memory). */
-static synth_record *make_pool(const synth_params *p) {
+/* POOL distinct records of the default kind, dense or not (its params in
+ * *p), to cycle through (malloc'd; exits when out of memory). */
+static synth_record *make_pool(synth_params *p, int dense) {
+    synth_params_default(p);
+    p->dense = dense;
     synth_record *pool = malloc(sizeof *pool * POOL);
     if (!pool)
         exit(1);
@@ -147,9 +149,7 @@ static double hash_seconds(uint8_t *const *framed, const size_t *len, uint64_t n
 
 static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
     synth_params p;
-    synth_params_default(&p);
-    p.dense = dense;
-    synth_record *pool = make_pool(&p);
+    synth_record *pool = make_pool(&p, dense);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-%s.shard", dir, tag);
     double w[RUNS], s[RUNS], rr[RUNS];
@@ -306,8 +306,7 @@ static void bench(const char *tag, int dense, uint64_t n, const char *dir) {
  * was chosen from (docs/benchmarks.md "Records per zstd frame"). */
 static void bench_frames(const char *dir, uint64_t n) {
     synth_params p;
-    synth_params_default(&p);
-    synth_record *pool = make_pool(&p);
+    synth_record *pool = make_pool(&p, 0);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-frames.shard", dir);
     static const uint32_t gs[] = {1, 4, 8, 16, 32, 64, 256};
@@ -384,8 +383,7 @@ static size_t field_bytes(int i, const sf_batch_dims *d) {
  * records/s, median of 3 passes over the shard. */
 static void bench_batch(const char *dir, uint64_t n) {
     synth_params p;
-    synth_params_default(&p);
-    synth_record *pool = make_pool(&p);
+    synth_record *pool = make_pool(&p, 0);
     char path[512];
     snprintf(path, sizeof path, "%s/bench-batch.shard", dir);
     (void)run_once(path, pool, &p, n, SF_SHARD_DEFAULT_LEVEL, 0, 0, 1, 0);
@@ -442,9 +440,7 @@ static void bench_batch(const char *dir, uint64_t n) {
  * median of RUNS, and their ratio. */
 static void bench_decode(const char *kind, int dense) {
     synth_params p;
-    synth_params_default(&p);
-    p.dense = dense;
-    synth_record *pool = make_pool(&p);
+    synth_record *pool = make_pool(&p, dense);
     uint8_t **raw = malloc(POOL * sizeof *raw);
     size_t *len = malloc(POOL * sizeof *len);
     if (!raw || !len)

@@ -13,8 +13,20 @@
 #   tap_scratch NAME           makes $tmp, a new directory /tmp/NAME-XXXXXX
 #                              (also tap_dir), removed at exit together with
 #                              every process whose id is in $pids (kill -9)
+#   until_true SECS CMD...     runs the command every 0.1 s until it
+#                              succeeds (0) or SECS pass (1)
 #   wait_status EP COND SECS   poll `$fleet status EP` until a line meets the
 #                              awk condition COND (0) or SECS pass (1)
+#   digests DIR                "name digest" lines of DIR's shards, sorted
+#                              (`$shard verify`; a shard that does not
+#                              verify has no line)
+#   ftest_config NAME OUTDIR ENDPOINT WORKERS [THREADS]
+#                              writes $tmp/NAME.yaml, the 6-job fights run
+#                              the fleet tests play (THREADS: 1)
+#   net_yaml SIMS TREES EVALD_ENDPOINT SPAWN
+#                              the search:, model: and evald: lines of a
+#                              config whose leaves go to a cpu gpu-evald
+#                              serving $bundle (SHA-256 $sha)
 #   tap_done                   prints the plan; exits 1 if anything failed
 py=/usr/bin/python3
 n=0
@@ -45,18 +57,48 @@ tap_scratch() {
   pids=""
   trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 }
-# wait_status ENDPOINT AWK-CONDITION SECONDS: poll `$fleet status ENDPOINT`
-# every 0.1 s until a line of it meets the awk condition (0), or give up
-# after SECONDS (1). The script sets fleet to its sf-fleet.
-wait_status() {
+# until_true SECONDS COMMAND...: true once the command is, polling every
+# 0.1 s; false after SECONDS.
+until_true() {
+  limit=$(($1 * 10))
+  shift
   i=0
-  while [ $i -lt $(($3 * 10)) ]; do
-    if "${fleet:?wait_status needs fleet}" status "$1" 2>/dev/null |
-      awk "$2 { found = 1 } END { exit !found }"; then return 0; fi
+  while [ $i -lt $limit ]; do
+    "$@" && return 0
     sleep 0.1
     i=$((i + 1))
   done
   return 1
+}
+# status_has ENDPOINT AWK-CONDITION: a line of `$fleet status ENDPOINT`
+# meets the condition. The script sets fleet to its sf-fleet.
+status_has() {
+  "${fleet:?status_has needs fleet}" status "$1" 2>/dev/null |
+    awk "$2 { found = 1 } END { exit !found }"
+}
+# wait_status ENDPOINT AWK-CONDITION SECONDS: poll `$fleet status ENDPOINT`
+# every 0.1 s until a line of it meets the awk condition (0), or give up
+# after SECONDS (1).
+wait_status() { until_true "$3" status_has "$1" "$2"; }
+# digests DIR: "name digest" lines, sorted. The script sets shard to its
+# sf-shard.
+digests() {
+  "${shard:?digests needs shard}" verify "$1" | awk '$1 == "ok" { n = split($2, p, "/"); print p[n], $5 }' | sort
+}
+ftest_config() {
+  cat > "$tmp/$1.yaml" <<EOF
+run: {name: ftest, output_dir: "$2", seed: 77}
+seeds: {start: 500, count: 24, job_size: 4}
+play: {mode: fights, encounters: {weak: 1, strong: 1, elite: 1}}
+search: {simulations: 600, trees: 2}
+workers: {count: $4, threads: ${5:-1}, fights_per_thread: 3}
+coordinator: {endpoint: "$3", lease_seconds: 30, heartbeat_ms: 100, heartbeat_liveness: 5}
+EOF
+}
+net_yaml() {
+  echo "search: {simulations: $1, trees: $2, evaluator: net}"
+  echo "model: {bundle: \"${bundle:?net_yaml needs bundle}\", sha256: \"${sha:?net_yaml needs sha}\"}"
+  echo "evald: {endpoint: \"$3\", spawn: $4, backend: cpu, max_wait_us: 200}"
 }
 tap_done() {
   echo "1..$n"

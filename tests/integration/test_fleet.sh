@@ -13,23 +13,7 @@ shard=$2
 tap_scratch sf-fleet-test
 
 # config NAME OUTDIR ENDPOINT WORKERS THREADS
-config() {
-  cat > "$tmp/$1.yaml" <<EOF
-run: {name: ftest, output_dir: "$2", seed: 77}
-seeds: {start: 500, count: 24, job_size: 4}
-play:
-  mode: fights
-  encounters: {weak: 1, strong: 1, elite: 1}
-search: {simulations: 600, trees: 2}
-workers: {count: $4, threads: $5, fights_per_thread: 3}
-coordinator: {endpoint: "$3", lease_seconds: 30, heartbeat_ms: 100, heartbeat_liveness: 5}
-EOF
-}
-
-# digests DIR: "name digest" lines, sorted (fails if a shard does not verify)
-digests() {
-  "$shard" verify "$1" | awk '$1 == "ok" { n = split($2, p, "/"); print p[n], $5 }' | sort
-}
+config() { ftest_config "$@"; }
 
 # 1. Two workers, everything on one machine.
 config two "$tmp/two" "tcp://127.0.0.1:*" 2 1

@@ -11,14 +11,8 @@
 set -u
 fleet=$1
 shard=$2
-tmp=$(mktemp -d /tmp/sf-discovery-XXXXXX)
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"
+tap_scratch sf-discovery
 
 config() { # NAME OUTDIR
   cat >"$tmp/$1.yaml" <<EOF
@@ -36,17 +30,6 @@ ep=$tmp/coordinator.endpoint
 # coordinator use them (SF_KEYS; docs/operator.md "Security")
 "$fleet" keygen "$tmp/disc/keys" > /dev/null
 export SF_KEYS="$tmp/disc/keys"
-until_true() { # SECONDS COMMAND...
-  limit=$(($1 * 10))
-  shift
-  i=0
-  while [ $i -lt $limit ]; do
-    "$@" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 logged() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 "$fleet" worker --connect-file "$ep" --id wa --scratch "$tmp/wa" >"$tmp/wa.log" 2>&1 &
@@ -110,7 +93,6 @@ else
   notok "coordinator exit $st, worker exit $wst, file $(ls "$ep" 2>&1)" "$(tail -n 2 "$tmp/c2.log")"
 fi
 
-digests() { "$shard" verify "$1" | awk '$1 == "ok" { n = split($2, p, "/"); print p[n], $5 }' | sort; }
 config ref "$tmp/ref"
 "$fleet" run "$tmp/ref.yaml" >"$tmp/ref.log" 2>&1
 digests "$tmp/disc/shards" >"$tmp/d.disc"

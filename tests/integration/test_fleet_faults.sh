@@ -23,20 +23,16 @@ tap_scratch sf-faults-test
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; for m in "$tmp"/full0 "$tmp"/disk; do umount "$m" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # config NAME OUTDIR ENDPOINT WORKERS
-config() {
-  cat > "$tmp/$1.yaml" <<EOC
-run: {name: ftest, output_dir: "$2", seed: 77}
-seeds: {start: 500, count: 24, job_size: 4}
-play:
-  mode: fights
-  encounters: {weak: 1, strong: 1, elite: 1}
-search: {simulations: 600, trees: 2}
-workers: {count: $4, threads: 1, fights_per_thread: 3}
-coordinator: {endpoint: "$3", lease_seconds: 30, heartbeat_ms: 100, heartbeat_liveness: 5}
-EOC
-}
-digests() {
-  "$shard" verify "$1" | awk '$1 == "ok" { n = split($2, p, "/"); print p[n], $5 }' | sort
+config() { ftest_config "$@"; }
+# as_undisturbed DIR NAME WHAT: the shards in DIR must have the digests of
+# the undisturbed run ($tmp/d.ref)
+as_undisturbed() {
+  digests "$1" > "$tmp/d.$2"
+  if cmp -s "$tmp/d.$2" "$tmp/d.ref"; then
+    ok "after $3: the undisturbed run's digests"
+  else
+    notok "digests differ after $3" "$(diff "$tmp/d.$2" "$tmp/d.ref" | head -4)"
+  fi
 }
 # fill FILE: zeros until its filesystem is full
 fill() { dd if=/dev/zero of="$1" bs=65536 > /dev/null 2>&1 || true; }
@@ -101,12 +97,7 @@ if [ "$mounted" = 1 ]; then
     fi
     "$fleet" stop "$ep" > /dev/null 2>&1
     wait "$coord"
-    digests "$tmp/disk/run/shards" > "$tmp/d.disk"
-    if cmp -s "$tmp/d.disk" "$tmp/d.ref"; then
-      ok "after the full disk: the undisturbed run's digests"
-    else
-      notok "digests differ after the full disk" "$(diff "$tmp/d.disk" "$tmp/d.ref" | head -4)"
-    fi
+    as_undisturbed "$tmp/disk/run/shards" disk "the full disk"
   else
     notok "no job was done before the disk was filled" "$(tail -3 "$tmp/disk-coord.log")"
   fi
@@ -136,10 +127,5 @@ if ls "$tmp/dmg"/ledger.lmdb.damaged-* > /dev/null 2>&1; then ok "the damaged le
   notok "the damaged ledger is not kept"; fi
 expect 0 "complete" "the run completes from the rebuilt ledger (job 4 played again)" -- \
   "$fleet" run "$tmp/dmg.yaml"
-digests "$tmp/dmg/shards" > "$tmp/d.dmg"
-if cmp -s "$tmp/d.dmg" "$tmp/d.ref"; then
-  ok "after the rebuild: the undisturbed run's digests"
-else
-  notok "digests differ after the rebuild" "$(diff "$tmp/d.dmg" "$tmp/d.ref" | head -4)"
-fi
+as_undisturbed "$tmp/dmg/shards" dmg "the rebuild"
 tap_done

@@ -34,17 +34,12 @@ config() { # NAME OUTDIR COORD WORKERS SPAWN
 run: {name: nettest, output_dir: "$2", seed: 5}
 seeds: {start: 40, count: 8, job_size: 4}
 play: {mode: fights, encounters: {weak: 1, strong: 1}}
-search: {simulations: 40, trees: 2, evaluator: net}
-model: {bundle: "$bundle", sha256: "$sha"}
-evald: {endpoint: "ipc://$tmp/evald.sock", spawn: $5, backend: cpu, max_wait_us: 200}
+$(net_yaml 40 2 "ipc://$tmp/evald.sock" "$5")
 workers: {count: $4, threads: 1, fights_per_thread: 4}
 coordinator: {endpoint: "$3", heartbeat_ms: 200, heartbeat_liveness: 10}
 EOC
 }
 
-digests() {
-  "$shard" verify "$1" | awk '$1 == "ok" { n = split($2, p, "/"); print p[n], $5 }' | sort
-}
 
 # 1. Remote: sf-fleet run spawns gpu-evald and two workers.
 config remote "$tmp/remote" "tcp://127.0.0.1:*" 2 true

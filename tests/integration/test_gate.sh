@@ -14,16 +14,8 @@ set -u
 fleet=$1
 shard=$2
 report_test=$3
-tmp=$(mktemp -d /tmp/sf-gate-test-XXXXXX)
-pids=""
-cleanup() {
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/tap.sh"
-tap_dir=$tmp
-py=/usr/bin/python3
+tap_scratch sf-gate-test
 
 # config NAME OUTDIR ENDPOINT CHAMPION CANDIDATE SEEDS MIN MAX [WORKERS]
 config() {

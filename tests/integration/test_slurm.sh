@@ -166,9 +166,7 @@ config() { # FILE OUTPUT_DIR EVALD_ENDPOINT SPAWN
 run: {name: slurmtest, output_dir: "$2", seed: 11}
 seeds: {start: 300, count: 40, job_size: 2}
 play: {mode: fights, encounters: {weak: 1, strong: 1}}
-search: {simulations: 48, trees: 1, evaluator: net}
-model: {bundle: "$bundle", sha256: "$sha"}
-evald: {endpoint: "$3", spawn: $4, backend: cpu, max_wait_us: 200}
+$(net_yaml 48 1 "$3" "$4")
 workers: {count: 2, threads: 1, fights_per_thread: 2}
 coordinator: {endpoint: "tcp://127.0.0.1:*", lease_seconds: 20, heartbeat_ms: 200, heartbeat_liveness: 5}
 slurm: {partition: cpu, gpu_partition: gpu, worker_time: "10", signal_seconds: 120, workers: 4, workdir: "$tmp"}
@@ -209,18 +207,6 @@ logs=$tmp/slurm/logs
 wlog() { echo "$logs/worker-${array}_$1.out"; }
 field() { # JOB FIELD: one field of `scontrol show job`
   sl scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
-}
-# until SECONDS COMMAND...: true once the command is, polling every 0.2 s
-until_true() {
-  limit=$(($1 * 5))
-  shift
-  i=0
-  while [ $i -lt $limit ]; do
-    "$@" && return 0
-    sleep 0.2
-    i=$((i + 1))
-  done
-  return 1
 }
 # Whether worker task $1 holds a job it took less than a second ago (its
 # log's last job line starts one): a job lasts about two seconds here, so

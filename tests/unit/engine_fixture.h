@@ -35,13 +35,19 @@ static inline sf_combat *fx_new(sf_state *s, uint64_t seed) {
     return c;
 }
 
+/* The default fight spec (sf_fight_spec_default: the starter deck). */
+static inline sf_fight_spec fx_spec(void) {
+    sf_fight_spec spec;
+    sf_fight_spec_default(&spec);
+    return spec;
+}
+
 /* Fight `encounter` of run `seed` from the default spec (the starter
  * deck), started, which must succeed. */
 static inline sf_state fx_fight(int encounter, uint64_t seed) {
     sf_state s;
     sf_err err = {0};
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.encounter = encounter;
     spec.seed = seed;
     ck_assert_msg(sf_engine_init(&s, &spec, &err) == SF_OK, "%s", err.msg);

@@ -50,6 +50,52 @@ static inline void fx_random_bundle(const char *dir, const char *name, const cha
     ck_assert_msg(rc == SF_OK, "sf_bundle_write_random: %s", e.msg);
 }
 
+/* A fresh scratch directory `dir` holding a random tiny bundle dir/NAME
+ * (seed; canary positions), whose path goes to `path`. */
+static inline void fx_tiny_bundle(char dir[256], const char *name, uint64_t seed, int canary,
+                                  char path[512]) {
+    fx_tmpdir(dir);
+    fx_random_bundle(dir, name, "tiny", seed, canary, path);
+}
+
+/* A scratch directory holding a random tiny bundle, loaded. */
+typedef struct fx_tiny {
+    char dir[256], path[512];
+    sf_bundle *b;
+} fx_tiny;
+
+static inline sf_bundle *fx_load(const char *path);
+
+/* t->dir/NAME, a random tiny bundle (seed; canary positions), loaded. */
+static inline sf_bundle *fx_tiny_open(fx_tiny *t, const char *name, uint64_t seed, int canary) {
+    fx_tiny_bundle(t->dir, name, seed, canary, t->path);
+    return t->b = fx_load(t->path);
+}
+
+/* Free the bundle and remove the directory. */
+static inline void fx_tiny_close(fx_tiny *t) {
+    sf_bundle_free(t->b);
+    fx_rmdir(t->dir);
+}
+
+/* Tensor `name` of the tensor file `in` in *t, its data a malloc'd copy,
+ * returned for editing before fx_rewrite writes it back (free it after). */
+static inline void *fx_tensor_copy(const char *in, const char *name, sf_tensor *t) {
+    sf_tensorfile *tf;
+    sf_err e = {0};
+    ck_assert_msg(sf_tensorfile_read(in, &tf, NULL, &e) == SF_OK, "%s", e.msg);
+    const sf_tensor *v = sf_tensorfile_find(tf, name);
+    ck_assert_msg(v != NULL, "%s: no tensor %s", in, name);
+    void *d = malloc(v->nbytes);
+    ck_assert_ptr_nonnull(d);
+    memcpy(d, v->data, v->nbytes);
+    *t = *v;
+    t->name = name;
+    t->data = d;
+    sf_tensorfile_free(tf);
+    return d;
+}
+
 /* Copy the tensor file `in` to `out`, leaving out tensor `drop` (may be
  * NULL), replacing the tensor named replace->name (may be NULL) and setting
  * metadata `key` to `value` (NULL key: unchanged). */
@@ -127,6 +173,24 @@ static inline void fx_rewrite_meta(const char *in, const char *out, const char *
 
 /* The trained tiny bundle of tests/fixtures/models (train_tiny.py). */
 #define FX_TRAINED_BUNDLE SF_SOURCE_ROOT "/tests/fixtures/models/trained-tiny.safetensors"
+
+/* Loading `path` fails with status `rc` and a message containing `words`. */
+static inline void fx_load_fails(const char *path, int rc, const char *words) {
+    sf_bundle *b = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_bundle_load(path, NULL, &b, &e), rc);
+    ck_assert_msg(strstr(e.msg, words) != NULL, "load %s: '%s' lacks '%s'", path, e.msg, words);
+}
+
+/* A net on the cpu backend with default options; the test fails unless
+ * it is made. */
+static inline sf_net *fx_cpu_net(const sf_bundle *b) {
+    sf_net *net = NULL;
+    sf_err e = {0};
+    int rc = sf_net_create(b, NULL, &net, &e);
+    ck_assert_msg(rc == SF_OK, "sf_net_create: %s", e.msg);
+    return net;
+}
 
 /* Load `path`; the test fails unless it loads. */
 static inline sf_bundle *fx_load(const char *path) {

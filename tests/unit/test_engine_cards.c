@@ -291,8 +291,7 @@ END_TEST
 
 START_TEST(brutality_plus_is_innate) {
     /* Innate cards go on top after the shuffle; six of them: 5 + 1 drawn. */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     ck_assert_int_eq(sf_deck_parse("Strike*9,Brutality+", &spec, NULL), SF_OK);
     sf_state s;
     for (uint64_t seed = 1; seed <= 10; seed++) {
@@ -1990,8 +1989,7 @@ START_TEST(dramatic_entrance_hits_all_exhausts_and_is_innate) {
         ck_assert_int_eq(c->energy, 3);
     }
     /* Innate: in the opening hand whatever the shuffle (Mind Blast too). */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     ck_assert_int_eq(sf_deck_parse("Strike*9,Dramatic Entrance,Mind Blast", &spec, NULL), SF_OK);
     for (uint64_t seed = 1; seed <= 10; seed++) {
         sf_state s;

@@ -96,6 +96,31 @@ static int find_token(const sf_feat *f, int type, int cat0) {
 
 static sf_feat feat_buf; /* 14 KB: keep it off the stack */
 
+/* The features of s (in feat_buf) over its n legal actions acts[], which
+ * must succeed. */
+static sf_feat *feats(const sf_state *s, sf_action *acts, int *n) {
+    ck_assert_int_eq(feat_all(s, &feat_buf, acts, n), SF_OK);
+    return &feat_buf;
+}
+
+/* A state's features (f, in feat_buf) over its legal actions acts[0..n). */
+typedef struct featq {
+    sf_feat *f;
+    sf_action acts[SF_MAX_ACTIONS];
+    int n;
+} featq;
+
+static featq feats_of(const sf_state *s) {
+    featq x;
+    x.f = feats(s, x.acts, &x.n);
+    return x;
+}
+
+/* The query row of x's first action matching (kind, index, target). */
+static const float *q_of(const featq *x, int kind, int index, int target) {
+    return qrow(x->f, x->acts, x->n, kind, index, target);
+}
+
 /* ---- token sets ---------------------------------------------------------- */
 
 START_TEST(token_set_of_a_known_position) {
@@ -111,89 +136,82 @@ START_TEST(token_set_of_a_known_position) {
     c->mon[0].pw[PW_VULN] = 1;
     c->potions[0] = POTION_FIRE;
 
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* CTX + player + monster + intent + 3 distinct hand cards (Strike x3,
      * Bash, Defend) + 2 draw groups (Defend x3, Strike x2) + 1 discard
      * (Strike+) + Strength + the worm's Vulnerable + Burning Blood + Fire
      * Potion = 14. */
-    ck_assert_int_eq(f->n_tokens, 14);
-    ck_assert_int_eq(count_type(f, SF_TOK_CTX), 1);
-    ck_assert_int_eq(count_type(f, SF_TOK_PLAYER), 1);
-    ck_assert_int_eq(count_type(f, SF_TOK_MONSTER), 1);
-    ck_assert_int_eq(count_type(f, SF_TOK_INTENT), 1);
-    ck_assert_int_eq(count_type(f, SF_TOK_CARD_HAND), 3);
-    ck_assert_int_eq(count_type(f, SF_TOK_CARD_DRAW), 2);
-    ck_assert_int_eq(count_type(f, SF_TOK_CARD_DISCARD), 1);
-    ck_assert_int_eq(count_type(f, SF_TOK_CARD_EXHAUST), 0);
-    ck_assert_int_eq(count_type(f, SF_TOK_STATUS), 2);
-    ck_assert_int_eq(count_type(f, SF_TOK_RELIC), 1);
-    ck_assert_int_eq(count_type(f, SF_TOK_POTION), 1);
+    ck_assert_int_eq(x.f->n_tokens, 14);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_CTX), 1);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_PLAYER), 1);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_MONSTER), 1);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_INTENT), 1);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_CARD_HAND), 3);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_CARD_DRAW), 2);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_CARD_DISCARD), 1);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_CARD_EXHAUST), 0);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_STATUS), 2);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_RELIC), 1);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_POTION), 1);
 
     /* Categorical ids. */
-    ck_assert_int_eq(f->type[0], SF_TOK_CTX);
-    ck_assert_int_eq(f->cat[0][0], SF_FEAT_ID_ENCOUNTER + ENC_JAW_WORM);
-    int mon = find_token(f, SF_TOK_MONSTER, SF_FEAT_ID_MONSTER + MON_JAW_WORM);
+    ck_assert_int_eq(x.f->type[0], SF_TOK_CTX);
+    ck_assert_int_eq(x.f->cat[0][0], SF_FEAT_ID_ENCOUNTER + ENC_JAW_WORM);
+    int mon = find_token(x.f, SF_TOK_MONSTER, SF_FEAT_ID_MONSTER + MON_JAW_WORM);
     ck_assert_int_ge(mon, 0);
-    ck_assert_int_eq(f->cat[mon][3], 1); /* owner code of slot 0 */
-    int intent = find_token(f, SF_TOK_INTENT, SF_FEAT_ID_MOVE + MV_CHOMP);
+    ck_assert_int_eq(x.f->cat[mon][3], 1); /* owner code of slot 0 */
+    int intent = find_token(x.f, SF_TOK_INTENT, SF_FEAT_ID_MOVE + MV_CHOMP);
     ck_assert_int_ge(intent, 0);
-    ck_assert_int_eq(f->cat[intent][1], 1);
-    ck_assert_int_eq(f->cat[intent][2], INT_ATTACK);
+    ck_assert_int_eq(x.f->cat[intent][1], 1);
+    ck_assert_int_eq(x.f->cat[intent][2], INT_ATTACK);
     /* Chomp 11 on a non-Vulnerable player: 11 per hit, 1 hit. */
-    ck_assert_feq(f->cont[intent][0], 11.0f / 20.0f);
-    ck_assert_feq(f->cont[intent][2], 11.0f / 50.0f);
-    int strike = find_token(f, SF_TOK_CARD_HAND, SF_FEAT_ID_CARD + CARD_STRIKE);
-    ck_assert_feq(f->cont[strike][0], 3.0f / 5.0f); /* three copies */
-    ck_assert_int_eq(f->cat[strike][1], 0);         /* not upgraded */
-    ck_assert_int_eq(f->cat[strike][2], 2 + 1);     /* cost bucket: 2 + cost */
+    ck_assert_feq(x.f->cont[intent][0], 11.0f / 20.0f);
+    ck_assert_feq(x.f->cont[intent][2], 11.0f / 50.0f);
+    int strike = find_token(x.f, SF_TOK_CARD_HAND, SF_FEAT_ID_CARD + CARD_STRIKE);
+    ck_assert_feq(x.f->cont[strike][0], 3.0f / 5.0f); /* three copies */
+    ck_assert_int_eq(x.f->cat[strike][1], 0);         /* not upgraded */
+    ck_assert_int_eq(x.f->cat[strike][2], 2 + 1);     /* cost bucket: 2 + cost */
     /* (6 + 2 Strength) with no target modifiers = 8 per hit. */
-    ck_assert_feq(f->cont[strike][7], 8.0f / 20.0f);
-    int up = find_token(f, SF_TOK_CARD_DISCARD, SF_FEAT_ID_CARD + CARD_STRIKE);
-    ck_assert_int_eq(f->cat[up][1], 1);
-    int vuln = find_token(f, SF_TOK_STATUS, SF_FEAT_ID_POWER + PW_VULN);
-    ck_assert_int_eq(f->cat[vuln][1], 1); /* on monster slot 0 */
-    int str = find_token(f, SF_TOK_STATUS, SF_FEAT_ID_POWER + PW_STR);
-    ck_assert_int_eq(f->cat[str][1], SF_FEAT_OWNER_PLAYER);
-    ck_assert_feq(f->cont[str][0], 0.2f);
-    int potion = find_token(f, SF_TOK_POTION, SF_FEAT_ID_POTION + POTION_FIRE);
-    ck_assert_int_eq(f->cat[potion][3], 0);
+    ck_assert_feq(x.f->cont[strike][7], 8.0f / 20.0f);
+    int up = find_token(x.f, SF_TOK_CARD_DISCARD, SF_FEAT_ID_CARD + CARD_STRIKE);
+    ck_assert_int_eq(x.f->cat[up][1], 1);
+    int vuln = find_token(x.f, SF_TOK_STATUS, SF_FEAT_ID_POWER + PW_VULN);
+    ck_assert_int_eq(x.f->cat[vuln][1], 1); /* on monster slot 0 */
+    int str = find_token(x.f, SF_TOK_STATUS, SF_FEAT_ID_POWER + PW_STR);
+    ck_assert_int_eq(x.f->cat[str][1], SF_FEAT_OWNER_PLAYER);
+    ck_assert_feq(x.f->cont[str][0], 0.2f);
+    int potion = find_token(x.f, SF_TOK_POTION, SF_FEAT_ID_POTION + POTION_FIRE);
+    ck_assert_int_eq(x.f->cat[potion][3], 0);
     /* Player: 80/80 HP, 3 energy. */
-    ck_assert_feq(f->cont[1][0], 0.8f);
-    ck_assert_feq(f->cont[1][2], 1.0f);
-    ck_assert_feq(f->cont[1][4], 3.0f / 5.0f);
+    ck_assert_feq(x.f->cont[1][0], 0.8f);
+    ck_assert_feq(x.f->cont[1][2], 1.0f);
+    ck_assert_feq(x.f->cont[1][4], 3.0f / 5.0f);
     /* Rows beyond n_tokens are zero (the struct is deterministic). */
-    ck_assert_int_eq(f->type[f->n_tokens], SF_TOK_PAD);
-    ck_assert_feq(f->cont[f->n_tokens][0], 0.0f);
+    ck_assert_int_eq(x.f->type[x.f->n_tokens], SF_TOK_PAD);
+    ck_assert_feq(x.f->cont[x.f->n_tokens][0], 0.0f);
 }
 END_TEST
 
 START_TEST(known_top_cards_are_their_own_tokens) {
     sf_state s = jaw_worm(30);
     sf_combat *c = combat_of(&s);
-    int draw[] = {CARD_DEFEND, CARD_DEFEND, CARD_STRIKE, CARD_BASH, CARD_DEFEND};
-    set_draw(c, draw, 5);
+    set_draw(c, (const int[]){CARD_DEFEND, CARD_DEFEND, CARD_STRIKE, CARD_BASH, CARD_DEFEND}, 5);
     c->draw_known = 2; /* Defend on top, Bash under it (e.g. Warcry, Headbutt) */
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* Two known (positions 1 and 2) + unknown {Defend x2, Strike} = 4. */
-    ck_assert_int_eq(count_type(f, SF_TOK_CARD_DRAW), 4);
+    ck_assert_int_eq(count_type(x.f, SF_TOK_CARD_DRAW), 4);
     int seen_top = 0, seen_second = 0;
-    for (int t = 0; t < f->n_tokens; t++) {
-        if (f->type[t] != SF_TOK_CARD_DRAW)
+    for (int t = 0; t < x.f->n_tokens; t++) {
+        if (x.f->type[t] != SF_TOK_CARD_DRAW)
             continue;
-        if (f->cat[t][3] == 1) {
-            ck_assert_int_eq(f->cat[t][0], SF_FEAT_ID_CARD + CARD_DEFEND);
+        if (x.f->cat[t][3] == 1) {
+            ck_assert_int_eq(x.f->cat[t][0], SF_FEAT_ID_CARD + CARD_DEFEND);
             seen_top++;
-        } else if (f->cat[t][3] == 2) {
-            ck_assert_int_eq(f->cat[t][0], SF_FEAT_ID_CARD + CARD_BASH);
+        } else if (x.f->cat[t][3] == 2) {
+            ck_assert_int_eq(x.f->cat[t][0], SF_FEAT_ID_CARD + CARD_BASH);
             seen_second++;
-        } else if (f->cat[t][0] == SF_FEAT_ID_CARD + CARD_DEFEND) {
-            ck_assert_feq(f->cont[t][0], 2.0f / 5.0f);
+        } else if (x.f->cat[t][0] == SF_FEAT_ID_CARD + CARD_DEFEND) {
+            ck_assert_feq(x.f->cont[t][0], 2.0f / 5.0f);
         }
     }
     ck_assert_int_eq(seen_top, 1);
@@ -206,18 +224,14 @@ END_TEST
 START_TEST(playmath_strike_and_bash_through_strength_and_vulnerable) {
     sf_state s = jaw_worm(20);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_STRIKE, CARD_BASH, CARD_DEFEND};
-    set_hand(c, hand, 3);
+    set_hand(c, (const int[]){CARD_STRIKE, CARD_BASH, CARD_DEFEND}, 3);
     c->pw[PW_STR] = 2;
     c->mon[0].pw[PW_VULN] = 1;
     c->mon[0].block = 5;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
 
     /* Strike: (6 + 2) x 1.5 = 12; 5 blocked, 7 to HP (20 -> 13). */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 12.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_COST], 1.0f / 3.0f);
@@ -227,21 +241,21 @@ START_TEST(playmath_strike_and_bash_through_strength_and_vulnerable) {
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 12.0f / 25.0f);  /* 5 block + 7 HP of 25 */
 
     /* Bash: (8 + 2) x 1.5 = 15; 5 blocked, 10 to HP. */
-    q = qrow(f, acts, n, SF_ACT_PLAY, 1, 0);
+    q = q_of(&x, SF_ACT_PLAY, 1, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 15.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_COST], 2.0f / 3.0f);
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 15.0f / 25.0f);
 
     /* Defend: 5 block; Chomp's 11 leaves 6 uncovered. */
-    q = qrow(f, acts, n, SF_ACT_PLAY, 2, SF_NO_TARGET);
+    q = q_of(&x, SF_ACT_PLAY, 2, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 5.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 6.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 0.0f);
 
     /* Weak player: Strike (6 + 2) x 0.75 x 1.5 = 9 exactly. */
     c->pw[PW_WEAK] = 1;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    x = feats_of(&s);
+    q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 9.0f / 50.0f);
 }
 END_TEST
@@ -249,16 +263,12 @@ END_TEST
 START_TEST(playmath_lethal_and_kills_all) {
     sf_state s = jaw_worm(7);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_STRIKE, CARD_DEFEND};
-    set_hand(c, hand, 2);
+    set_hand(c, (const int[]){CARD_STRIKE, CARD_DEFEND}, 2);
     c->pw[PW_STR] = 1;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* 6 + 1 = 7 against 7 HP and no block: the worm dies, the fight is won
      * and its Chomp never lands. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 7.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 1.0f);
     ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 1.0f);
@@ -266,8 +276,8 @@ START_TEST(playmath_lethal_and_kills_all) {
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 1.0f);
     /* One block point more and it survives at 1 HP. */
     c->mon[0].block = 1;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    x = feats_of(&s);
+    q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 11.0f / 50.0f);
@@ -291,24 +301,20 @@ START_TEST(playmath_cleave_over_two_lice) {
     c->mon[0].hp = 5;
     c->mon[1].hp = 10;
     c->mon[1].pw[PW_CURL_UP] = 4;
-    int hand[] = {CARD_CLEAVE};
-    set_hand(c, hand, 1);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    set_hand(c, (const int[]){CARD_CLEAVE}, 1);
+    featq x = feats_of(&s);
     /* Cleave 8 to each: louse 0 (5 HP) dies, louse 1 (10 HP) survives at 2
      * (its Curl Up block lands after the card). Damage 8 + 8 = 16; half the
      * monsters die; only louse 1's bite (6) remains; progress
      * (5 + 8) / (5 + 10). */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, SF_NO_TARGET);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 16.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 0.5f);
     ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 6.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 13.0f / 15.0f);
     /* End turn: both bites, 12, no block. */
-    q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
+    q = q_of(&x, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 12.0f / 50.0f);
 }
 END_TEST
@@ -318,16 +324,12 @@ START_TEST(playmath_double_tap_twin_strike_meets_curl_up) {
     sf_combat *c = combat_of(&s);
     c->mon[0].pw[PW_CURL_UP] = 5;
     c->pw[PW_DOUBLE_TAP] = 1;
-    int hand[] = {CARD_TWIN_STRIKE};
-    set_hand(c, hand, 1);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    set_hand(c, (const int[]){CARD_TWIN_STRIKE}, 1);
+    featq x = feats_of(&s);
     /* Play 1: 5 + 5 to HP (30 -> 20); Curl Up's 5 block lands after it.
      * The Double Tap copy: 5 absorbed, 5 to HP (-> 15). Dealt 20; progress
      * 20 of 30. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 20.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 20.0f / 30.0f);
@@ -338,18 +340,14 @@ START_TEST(playmath_hemokinesis_damage_is_fixed_before_its_hp_loss) {
     sf_state s = jaw_worm(30);
     sf_combat *c = combat_of(&s);
     c->pw[PW_RUPTURE] = 1;
-    int hand[] = {CARD_HEMOKINESIS};
-    set_hand(c, hand, 1);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    set_hand(c, (const int[]){CARD_HEMOKINESIS}, 1);
+    featq x = feats_of(&s);
     /* The damage (15) is computed as the card is played; the 2 HP lost
      * first raise Strength through Rupture only from the next card on. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 15.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 2.0f / 10.0f);
-    ck_assert_int_eq(sf_engine_apply(&s, acts[0], NULL), SF_OK);
+    ck_assert_int_eq(sf_engine_apply(&s, x.acts[0], NULL), SF_OK);
     ck_assert_int_eq(c->mon[0].hp, 30 - 15);
     ck_assert_int_eq(c->hp, 78);
     ck_assert_int_eq(c->pw[PW_STR], 1);
@@ -359,25 +357,24 @@ END_TEST
 START_TEST(playmath_block_through_dexterity_frail_and_feel_no_pain) {
     sf_state s = jaw_worm(30);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_DEFEND, CARD_SECOND_WIND, CARD_DEFEND, CARD_STRIKE, CARD_WOUND, CARD_BASH};
-    set_hand(c, hand, 6);
+    set_hand(c,
+             (const int[]){CARD_DEFEND, CARD_SECOND_WIND, CARD_DEFEND, CARD_STRIKE, CARD_WOUND,
+                           CARD_BASH},
+             6);
     c->pw[PW_DEX] = 2;
     c->pw[PW_FRAIL] = 1;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* Defend: (5 + 2) x 0.75 = 5.25 -> 5. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, SF_NO_TARGET);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 5.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 6.0f / 50.0f);
     /* Second Wind exhausts the 3 other non-Attacks (Defend, Defend, Wound):
      * 3 x 5 = 15. With Feel No Pain 3: + 3 x 3 = 24. */
-    q = qrow(f, acts, n, SF_ACT_PLAY, 1, SF_NO_TARGET);
+    q = q_of(&x, SF_ACT_PLAY, 1, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 15.0f / 50.0f);
     c->pw[PW_FNP] = 3;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    q = qrow(f, acts, n, SF_ACT_PLAY, 1, SF_NO_TARGET);
+    x = feats_of(&s);
+    q = q_of(&x, SF_ACT_PLAY, 1, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 24.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 0.0f);
 }
@@ -386,29 +383,25 @@ END_TEST
 START_TEST(playmath_end_turn_and_potions) {
     sf_state s = jaw_worm(20);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_BURN};
-    set_hand(c, hand, 1);
+    set_hand(c, (const int[]){CARD_BURN}, 1);
     c->pw[PW_METALLICIZE] = 3;
     c->potions[0] = POTION_FIRE;
     c->potions[1] = POTION_BLOCK;
     c->mon[0].pw[PW_VULN] = 2;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* End turn: Metallicize 3 block, the Burn's 2 takes 2 of it, Chomp 11
      * meets the remaining 1: 10 uncovered, no HP lost to the Burn. */
-    const float *q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
+    const float *q = q_of(&x, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 3.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 10.0f / 50.0f);
     /* Fire Potion: 20 THORNS damage, Vulnerable does not apply; 20 HP: lethal. */
-    q = qrow(f, acts, n, SF_ACT_POTION, 0, 0);
+    q = q_of(&x, SF_ACT_POTION, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 20.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 1.0f);
     ck_assert_feq(q[SF_FEAT_Q_COST], 0.0f);
     /* Block Potion: 12 block, not modified by Dexterity. */
-    q = qrow(f, acts, n, SF_ACT_POTION, 1, SF_NO_TARGET);
+    q = q_of(&x, SF_ACT_POTION, 1, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 12.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_UNCOVERED], 0.0f);
 }
@@ -425,21 +418,18 @@ START_TEST(playmath_perfected_strike_counts_strikes_in_every_pile) {
     set_draw(c, draw, 3);
     set_discard(c, discard, 1);
     set_exhaust(c, exhaust, 1);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* Strike-tagged cards in hand, draw and discard: Perfected Strike,
      * Strike, Strike, Twin Strike, Pommel Strike = 5; 6 + 2 x 5 = 16. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 16.0f / 50.0f);
-    int t = find_token(f, SF_TOK_CARD_HAND, SF_FEAT_ID_CARD + CARD_PERFECTED_STRIKE);
-    ck_assert_feq(f->cont[t][7], 16.0f / 20.0f);
+    int t = find_token(x.f, SF_TOK_CARD_HAND, SF_FEAT_ID_CARD + CARD_PERFECTED_STRIKE);
+    ck_assert_feq(x.f->cont[t][7], 16.0f / 20.0f);
     /* The exhausted copy would count itself once back in hand: 6 + 2 x 6. */
-    t = find_token(f, SF_TOK_CARD_EXHAUST, SF_FEAT_ID_CARD + CARD_PERFECTED_STRIKE);
-    ck_assert_feq(f->cont[t][7], 18.0f / 20.0f);
+    t = find_token(x.f, SF_TOK_CARD_EXHAUST, SF_FEAT_ID_CARD + CARD_PERFECTED_STRIKE);
+    ck_assert_feq(x.f->cont[t][7], 18.0f / 20.0f);
     /* The engine agrees: the worm loses 16. */
-    ck_assert_int_eq(sf_engine_apply(&s, acts[0], NULL), SF_OK);
+    ck_assert_int_eq(sf_engine_apply(&s, x.acts[0], NULL), SF_OK);
     ck_assert_int_eq(c->mon[0].hp, 40 - 16);
 }
 END_TEST
@@ -447,8 +437,7 @@ END_TEST
 START_TEST(relic_tokens_carry_each_relics_counter_and_next_trigger) {
     sf_state s = jaw_worm(30);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_STRIKE, CARD_DEFEND};
-    set_hand(c, hand, 2);
+    set_hand(c, (const int[]){CARD_STRIKE, CARD_DEFEND}, 2);
     static const struct {
         int relic, counter;
         float col0, col1, col2;
@@ -473,50 +462,43 @@ START_TEST(relic_tokens_carry_each_relics_counter_and_next_trigger) {
     }
     c->turn = 1;
     c->cards_played = 2;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        int t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + want[i].relic);
+        int t = find_token(x.f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + want[i].relic);
         ck_assert_int_ge(t, 0);
-        ck_assert_int_eq(f->cat[t][3], (int)i); /* position in the relic list */
-        ck_assert_msg(fabsf(f->cont[t][0] - want[i].col0) < 1e-6f &&
-                          fabsf(f->cont[t][1] - want[i].col1) < 1e-6f &&
-                          fabsf(f->cont[t][2] - want[i].col2) < 1e-6f,
-                      "%s: %g %g %g", sf_relic_name(want[i].relic), f->cont[t][0], f->cont[t][1],
-                      f->cont[t][2]);
+        ck_assert_int_eq(x.f->cat[t][3], (int)i); /* position in the relic list */
+        ck_assert_msg(fabsf(x.f->cont[t][0] - want[i].col0) < 1e-6f &&
+                          fabsf(x.f->cont[t][1] - want[i].col1) < 1e-6f &&
+                          fabsf(x.f->cont[t][2] - want[i].col2) < 1e-6f,
+                      "%s: %g %g %g", sf_relic_name(want[i].relic), x.f->cont[t][0],
+                      x.f->cont[t][1], x.f->cont[t][2]);
     }
     /* turn 7: Stone Calendar fires at this turn's end; Horn Cleat is spent */
     c->turn = 7;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    int t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_STONE_CALENDAR);
-    ck_assert_float_eq(f->cont[t][0], 1.0f);
-    ck_assert_float_eq(f->cont[t][2], 1.0f);
-    t = find_token(f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_HORN_CLEAT);
-    ck_assert_float_eq(f->cont[t][2], 0.0f);
+    x = feats_of(&s);
+    int t = find_token(x.f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_STONE_CALENDAR);
+    ck_assert_float_eq(x.f->cont[t][0], 1.0f);
+    ck_assert_float_eq(x.f->cont[t][2], 1.0f);
+    t = find_token(x.f, SF_TOK_RELIC, SF_FEAT_ID_RELIC + RELIC_HORN_CLEAT);
+    ck_assert_float_eq(x.f->cont[t][2], 0.0f);
 }
 END_TEST
 
 START_TEST(playmath_double_tap_copy_plays_where_the_first_play_left) {
     sf_state s = jaw_worm(60);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_PERFECTED_STRIKE, CARD_STRIKE};
-    set_hand(c, hand, 2);
+    set_hand(c, (const int[]){CARD_PERFECTED_STRIKE, CARD_STRIKE}, 2);
     c->pw[PW_DOUBLE_TAP] = 1;
     c->relics[c->relic_n++] = RELIC_SHURIKEN;
     c->attacks_played = 2;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* Perfected Strike counts itself and the Strike: 6 + 2 x 2 = 10. It is
      * the third Attack: Shuriken's Strength comes before the copy, which
      * still counts two Strikes (the original is in the discard pile):
      * 10 + 1. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 21.0f / 50.0f);
-    ck_assert_int_eq(sf_engine_apply(&s, acts[0], NULL), SF_OK);
+    ck_assert_int_eq(sf_engine_apply(&s, x.acts[0], NULL), SF_OK);
     ck_assert_int_eq(c->mon[0].hp, 60 - 21);
 }
 END_TEST
@@ -529,27 +511,23 @@ static void add_relic(sf_combat *c, int relic, int counter) {
 START_TEST(playmath_follows_boot_charons_ashes_and_letter_opener) {
     sf_state s = jaw_worm(40);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_STRIKE, CARD_SLIMED, CARD_DEFEND};
-    set_hand(c, hand, 3);
+    set_hand(c, (const int[]){CARD_STRIKE, CARD_SLIMED, CARD_DEFEND}, 3);
     c->mon[0].block = 4;
     add_relic(c, RELIC_BOOT, 0);
     add_relic(c, RELIC_CHARONS_ASHES, 0);
     add_relic(c, RELIC_LETTER_OPENER, 2);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* Strike: 6 against 4 block, the 2 past it become 5 (Boot). */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 9.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 9.0f / 44.0f);
     /* Slimed (a Status: no Letter Opener) exhausts: Charon's Ashes' 3
      * THORNS (no Boot) into the block. */
-    q = qrow(f, acts, n, SF_ACT_PLAY, 1, SF_NO_TARGET);
+    q = q_of(&x, SF_ACT_PLAY, 1, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 3.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_PROGRESS], 3.0f / 44.0f);
     /* Defend, the third Skill: Letter Opener's 5, 4 of them into the block. */
-    q = qrow(f, acts, n, SF_ACT_PLAY, 2, SF_NO_TARGET);
+    q = q_of(&x, SF_ACT_PLAY, 2, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 5.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_LETHAL], 0.0f);
     /* The engine agrees. */
@@ -572,13 +550,12 @@ START_TEST(playmath_self_hp_through_heals_and_hp_relics) {
     /* Bird-Faced Urn heals 2 on a Power, 3 with Magic Flower: SELF_HP -3. */
     sf_state s = jaw_worm(40);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_INFLAME, CARD_HEMOKINESIS};
-    set_hand(c, hand, 2);
+    set_hand(c, (const int[]){CARD_INFLAME, CARD_HEMOKINESIS}, 2);
     c->hp = 50;
     add_relic(c, RELIC_BIRD_FACED_URN, 0);
     add_relic(c, RELIC_MAGIC_FLOWER, 0);
     add_relic(c, RELIC_TUNGSTEN_ROD, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     ck_assert_feq(qrow(f, acts, n, SF_ACT_PLAY, 0, SF_NO_TARGET)[SF_FEAT_Q_SELF_HP], -3.0f / 10.0f);
     /* Hemokinesis' 2 HP, 1 through Tungsten Rod. */
     ck_assert_feq(qrow(f, acts, n, SF_ACT_PLAY, 1, 0)[SF_FEAT_Q_SELF_HP], 1.0f / 10.0f);
@@ -595,7 +572,7 @@ START_TEST(playmath_self_hp_through_heals_and_hp_relics) {
     c->hp = 2;
     add_relic(c, RELIC_LIZARD_TAIL, 0);
     add_relic(c, RELIC_MAGIC_FLOWER, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], -58.0f / 10.0f);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 15.0f / 50.0f);
@@ -616,14 +593,11 @@ START_TEST(playmath_double_tap_copy_after_ink_bottle_and_dead_branch) {
     c->pw[PW_DOUBLE_TAP] = 1;
     add_relic(c, RELIC_INK_BOTTLE, 9);
     add_relic(c, RELIC_DEAD_BRANCH, 0);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    featq x = feats_of(&s);
     /* Fiend Fire exhausts the 2 Defends and hits twice (7 each); Ink Bottle
      * draws 1; it exhausts itself; Dead Branch adds 3 random cards: the
      * copy finds 4 cards in hand: 2 x 7 + 4 x 7. */
-    const float *q = qrow(f, acts, n, SF_ACT_PLAY, 0, 0);
+    const float *q = q_of(&x, SF_ACT_PLAY, 0, 0);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 42.0f / 50.0f);
     FX_PLAY(&s, 0, 0);
     ck_assert_int_eq(c->mon[0].hp, 80 - 42);
@@ -638,11 +612,10 @@ START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
      * worm at 40 dies and the Burn never plays. */
     sf_state s = jaw_worm(40);
     sf_combat *c = combat_of(&s);
-    int hand[] = {CARD_BURN};
-    set_hand(c, hand, 1);
+    set_hand(c, (const int[]){CARD_BURN}, 1);
     c->turn = 7;
     add_relic(c, RELIC_STONE_CALENDAR, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     const float *q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 52.0f / 50.0f);
     ck_assert_feq(q[SF_FEAT_Q_KILLS_ALL], 1.0f);
@@ -656,12 +629,12 @@ START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
     set_hand(c, hand2, 2);
     add_relic(c, RELIC_TUNGSTEN_ROD, 0);
     add_relic(c, RELIC_CHARONS_ASHES, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 1.0f / 10.0f);
     ck_assert_feq(q[SF_FEAT_Q_DAMAGE], 3.0f / 50.0f);
     add_relic(c, RELIC_ORICHALCUM, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_END_TURN, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], 0.0f);
     ck_assert_feq(q[SF_FEAT_Q_BLOCK], 6.0f / 50.0f);
@@ -671,7 +644,7 @@ START_TEST(playmath_end_turn_and_potions_follow_the_relics) {
     c->potions[0] = POTION_BLOCK;
     add_relic(c, RELIC_TOY_ORNITHOPTER, 0);
     add_relic(c, RELIC_MAGIC_FLOWER, 0);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    feats(&s, acts, &n);
     q = qrow(f, acts, n, SF_ACT_POTION, 0, SF_NO_TARGET);
     ck_assert_feq(q[SF_FEAT_Q_SELF_HP], -8.0f / 10.0f);
     FX_DRINK(&s, 0, SF_NO_TARGET);
@@ -686,8 +659,7 @@ END_TEST
  * PROGRESS x (HP + block); for every attack on all enemies, LETHAL is the
  * fraction the engine kills and KILLS_ALL says whether the fight is won. */
 START_TEST(playmath_agrees_with_the_engine_on_single_target_attacks) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     sf_err err = {0};
     ck_assert_int_eq(sf_deck_parse("Strike*2,Bash,Twin Strike,Pommel Strike,Heavy Blade,"
                                    "Perfected Strike,Body Slam,Iron Wave,Clothesline,Uppercut,"
@@ -1326,33 +1298,30 @@ START_TEST(queries_point_at_the_acting_token_and_target) {
     sf_state s = fx_fight(ENC_GREMLIN_GANG, 5);
     sf_combat *c = combat_of(&s);
     c->potions[2] = POTION_WEAK;
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    ck_assert_int_eq(f->n_queries, n);
-    for (int q = 0; q < n; q++) {
-        int what = f->query[q][0], target = f->query[q][1];
-        ck_assert_int_lt(what, f->n_tokens);
-        ck_assert_int_lt(target, f->n_tokens);
-        switch (acts[q].kind) {
+    featq x = feats_of(&s);
+    ck_assert_int_eq(x.f->n_queries, x.n);
+    for (int q = 0; q < x.n; q++) {
+        int what = x.f->query[q][0], target = x.f->query[q][1];
+        ck_assert_int_lt(what, x.f->n_tokens);
+        ck_assert_int_lt(target, x.f->n_tokens);
+        switch (x.acts[q].kind) {
         case SF_ACT_PLAY:
-            ck_assert_int_eq(f->type[what], SF_TOK_CARD_HAND);
-            ck_assert_int_eq(f->cat[what][0], SF_FEAT_ID_CARD + c->hand[acts[q].index].id);
+            ck_assert_int_eq(x.f->type[what], SF_TOK_CARD_HAND);
+            ck_assert_int_eq(x.f->cat[what][0], SF_FEAT_ID_CARD + c->hand[x.acts[q].index].id);
             break;
         case SF_ACT_POTION:
-            ck_assert_int_eq(f->type[what], SF_TOK_POTION);
-            ck_assert_int_eq(f->cat[what][3], acts[q].index);
+            ck_assert_int_eq(x.f->type[what], SF_TOK_POTION);
+            ck_assert_int_eq(x.f->cat[what][3], x.acts[q].index);
             break;
-        case SF_ACT_END_TURN: ck_assert_int_eq(f->type[what], SF_TOK_CTX); break;
-        default: ck_abort_msg("unexpected action kind %d", acts[q].kind);
+        case SF_ACT_END_TURN: ck_assert_int_eq(x.f->type[what], SF_TOK_CTX); break;
+        default: ck_abort_msg("unexpected action kind %d", x.acts[q].kind);
         }
-        if (acts[q].target == SF_NO_TARGET) {
-            ck_assert_int_eq(f->type[target], SF_TOK_PLAYER);
+        if (x.acts[q].target == SF_NO_TARGET) {
+            ck_assert_int_eq(x.f->type[target], SF_TOK_PLAYER);
         } else {
-            ck_assert_int_eq(f->type[target], SF_TOK_MONSTER);
-            ck_assert_int_eq(f->cat[target][3], 1 + acts[q].target);
-            ck_assert_int_eq(f->cat[target][0], SF_FEAT_ID_MONSTER + c->mon[acts[q].target].id);
+            ck_assert_int_eq(x.f->type[target], SF_TOK_MONSTER);
+            ck_assert_int_eq(x.f->cat[target][3], 1 + x.acts[q].target);
+            ck_assert_int_eq(x.f->cat[target][0], SF_FEAT_ID_MONSTER + c->mon[x.acts[q].target].id);
         }
     }
 }
@@ -1368,21 +1337,18 @@ START_TEST(choice_queries_name_the_option_card_in_its_pile) {
     set_discard(c, discard, 3);
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_PLAY, 0, 0, 0}, NULL), SF_OK);
     ck_assert_int_eq(c->phase, PH_CHOICE);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    ck_assert_int_eq(n, 2);
-    ck_assert_int_eq(f->cat[0][1], CH_HEADBUTT); /* CTX names the open choice */
+    featq x = feats_of(&s);
+    ck_assert_int_eq(x.n, 2);
+    ck_assert_int_eq(x.f->cat[0][1], CH_HEADBUTT); /* CTX names the open choice */
     int ids[2] = {-1, -1};
-    for (int q = 0; q < n; q++) {
-        ck_assert_int_eq(acts[q].kind, SF_ACT_CHOOSE);
-        int what = f->query[q][0];
-        ck_assert_int_eq(f->type[what], SF_TOK_CARD_DISCARD);
-        ck_assert_int_eq(f->type[f->query[q][1]], SF_TOK_PLAYER);
-        ids[q] = f->cat[what][0] - SF_FEAT_ID_CARD;
+    for (int q = 0; q < x.n; q++) {
+        ck_assert_int_eq(x.acts[q].kind, SF_ACT_CHOOSE);
+        int what = x.f->query[q][0];
+        ck_assert_int_eq(x.f->type[what], SF_TOK_CARD_DISCARD);
+        ck_assert_int_eq(x.f->type[x.f->query[q][1]], SF_TOK_PLAYER);
+        ids[q] = x.f->cat[what][0] - SF_FEAT_ID_CARD;
         sf_action_info info;
-        ck_assert_int_eq(sf_engine_action_info(&s, acts[q], &info), SF_OK);
+        ck_assert_int_eq(sf_engine_action_info(&s, x.acts[q], &info), SF_OK);
         ck_assert_int_eq(ids[q], info.card_id);
     }
     ck_assert_int_ne(ids[0], ids[1]);
@@ -1399,17 +1365,14 @@ START_TEST(potion_screens_name_offers_picks_and_done) {
     c->potions[0] = POTION_SKILL;
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_POTION, 0, SF_NO_TARGET, 0}, NULL),
                      SF_OK);
-    sf_feat *f = &feat_buf;
-    sf_action acts[SF_MAX_ACTIONS];
-    int n;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    ck_assert_int_eq(n, 3);
-    ck_assert_int_eq(f->cat[0][1], CH_DISCOVERY);
-    for (int q = 0; q < n; q++) {
-        int what = f->query[q][0];
-        ck_assert_int_eq(f->type[what], SF_TOK_CARD_HAND);
-        ck_assert_int_eq(f->cat[what][3], 15);
-        ck_assert_int_eq(f->cat[what][0], SF_FEAT_ID_CARD + c->pending.offer[q].id);
+    featq x = feats_of(&s);
+    ck_assert_int_eq(x.n, 3);
+    ck_assert_int_eq(x.f->cat[0][1], CH_DISCOVERY);
+    for (int q = 0; q < x.n; q++) {
+        int what = x.f->query[q][0];
+        ck_assert_int_eq(x.f->type[what], SF_TOK_CARD_HAND);
+        ck_assert_int_eq(x.f->cat[what][3], 15);
+        ck_assert_int_eq(x.f->cat[what][0], SF_FEAT_ID_CARD + c->pending.offer[q].id);
     }
     /* Elixir: after picking the first Strike, it is a token of its own
      * (marked 14) apart from the second; "done" names the CTX token */
@@ -1421,26 +1384,27 @@ START_TEST(potion_screens_name_offers_picks_and_done) {
                      SF_OK);
     ck_assert_int_eq(sf_engine_apply(&s, (sf_action){SF_ACT_CHOOSE, 0, SF_NO_TARGET, 0}, NULL),
                      SF_OK);
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
-    ck_assert_int_eq(n, 3); /* the second Strike, Defend, done */
-    ck_assert_int_eq(acts[0].index, 1);
-    ck_assert_int_eq(acts[2].index, CHOICE_DONE);
-    int strike2 = f->query[0][0];
-    ck_assert_int_eq(f->cat[strike2][3], 0);
-    ck_assert_int_eq(f->query[2][0], 0); /* CTX */
+    x = feats_of(&s);
+    ck_assert_int_eq(x.n, 3); /* the second Strike, Defend, done */
+    ck_assert_int_eq(x.acts[0].index, 1);
+    ck_assert_int_eq(x.acts[2].index, CHOICE_DONE);
+    int strike2 = x.f->query[0][0];
+    ck_assert_int_eq(x.f->cat[strike2][3], 0);
+    ck_assert_int_eq(x.f->query[2][0], 0); /* CTX */
     int marked = 0;
-    for (int t = 0; t < f->n_tokens; t++)
-        marked += f->type[t] == SF_TOK_CARD_HAND && f->cat[t][3] == 14 &&
-                  f->cat[t][0] == SF_FEAT_ID_CARD + CARD_STRIKE;
+    for (int t = 0; t < x.f->n_tokens; t++)
+        marked += x.f->type[t] == SF_TOK_CARD_HAND && x.f->cat[t][3] == 14 &&
+                  x.f->cat[t][0] == SF_FEAT_ID_CARD + CARD_STRIKE;
     ck_assert_int_eq(marked, 1);
     /* the last potion ids fit the potion range */
     s = jaw_worm(40);
     c = combat_of(&s);
     c->potions[2] = POTION_CULTIST;
-    ck_assert_int_eq(feat_all(&s, f, acts, &n), SF_OK);
+    x = feats_of(&s);
     int found = 0;
-    for (int t = 0; t < f->n_tokens; t++)
-        found |= f->type[t] == SF_TOK_POTION && f->cat[t][0] == SF_FEAT_ID_POTION + POTION_CULTIST;
+    for (int t = 0; t < x.f->n_tokens; t++)
+        found |=
+            x.f->type[t] == SF_TOK_POTION && x.f->cat[t][0] == SF_FEAT_ID_POTION + POTION_CULTIST;
     ck_assert(found);
 }
 END_TEST
@@ -1602,8 +1566,7 @@ START_TEST(overflow_reports_efull_and_stays_in_bounds) {
     set_draw(c, ids, k);
     set_discard(c, ids, k);
     set_exhaust(c, ids, k);
-    int hand[] = {CARD_STRIKE, CARD_DEFEND, CARD_BASH};
-    set_hand(c, hand, 3);
+    set_hand(c, (const int[]){CARD_STRIKE, CARD_DEFEND, CARD_BASH}, 3);
 
     /* Guard bytes after the struct catch any write past it. */
     size_t guard = 4096;

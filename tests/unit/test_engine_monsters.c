@@ -298,8 +298,7 @@ START_TEST(init_rolls_spend_ai_rng_in_list_order) {
     /* Every monster's init rollMove spends one aiRng.random(99), even the
      * scripted ones; the Acid Slime (S) adds its coin flip. 3 Sentries: 3
      * calls. Gremlin Gang: 4. */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.seed = 5;
     sf_state s;
     spec.encounter = ENC_3_SENTRIES;
@@ -951,8 +950,7 @@ START_TEST(lagavulin_siphon_soul_blocked_by_artifact) {
 END_TEST
 
 START_TEST(sentries_alternate_bolt_and_beam) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.encounter = ENC_3_SENTRIES;
     spec.seed = 9;
     spec.hp = spec.max_hp = 999;

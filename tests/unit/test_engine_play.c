@@ -349,8 +349,7 @@ static const golden goldens[] = {
 
 static void play_golden(const golden *g, int *steps, int *hp, int *won, uint64_t *chain,
                         uint64_t *bytes) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     if (g->deck)
         REQUIRE(sf_deck_parse(g->deck, &spec, NULL) == SF_OK, "deck");
     spec.relics[spec.relics_n++] = RELIC_BRONZE_SCALES;

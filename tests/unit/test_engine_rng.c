@@ -229,8 +229,7 @@ START_TEST(opening_shuffle_of_a_fight_uses_the_game_shuffle) {
     static const int ids[10] = {CARD_STRIKE,   CARD_DEFEND,      CARD_BASH, CARD_ANGER,
                                 CARD_CLEAVE,   CARD_CLOTHESLINE, CARD_FLEX, CARD_HAVOC,
                                 CARD_HEADBUTT, CARD_IRON_WAVE};
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.deck_n = 10;
     for (int i = 0; i < 10; i++)
         spec.deck[i] = (sf_card_spec){(uint8_t)ids[i], 0};
@@ -259,8 +258,7 @@ START_TEST(per_floor_streams_are_seeded_with_seed_plus_floor) {
      * new Random(seed + floorNum); potionRng is not per floor. The Jaw Worm
      * HP is monsterHpRng.random(40, 44), the first call of that stream:
      * 40 + nextInt(5) of RandomXS128(seed + floor). */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.seed = 40;
     spec.floor = 2;
     spec.encounter = ENC_JAW_WORM;

@@ -201,8 +201,7 @@ START_TEST(all_monsters_lose_block_before_any_acts) {
 END_TEST
 
 START_TEST(player_block_resets_each_turn_but_not_on_turn_one) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.relics[spec.relics_n++] = RELIC_ANCHOR;
     spec.encounter = ENC_CULTIST; /* Incantation first: no damage on turn 1 */
     spec.seed = 2;
@@ -280,8 +279,7 @@ END_TEST
  * ---------------------------------------------------------------------- */
 
 static sf_combat *start_with(sf_state *s, int enc, int relic, int hp) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.encounter = enc;
     spec.seed = 6;
     spec.hp = hp;
@@ -354,8 +352,7 @@ END_TEST
 
 START_TEST(happy_flower_every_third_turn) {
     /* counter 0 -> turn 1: 1, turn 2: 2, turn 3: 3 -> +1 energy, reset. */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.relics[spec.relics_n++] = RELIC_HAPPY_FLOWER;
     spec.encounter = ENC_CULTIST;
     spec.hp = spec.max_hp = 999;
@@ -398,8 +395,7 @@ START_TEST(pen_nib_doubles_every_tenth_attack) {
     FX_PLAY(&s, 0, 0);
     ck_assert_int_eq(c->mon[0].hp, 76);
 
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.relics[spec.relics_n++] = RELIC_PEN_NIB;
     spec.relic_counters[1] = 9;
     ck_assert_int_eq(sf_engine_init(&s, &spec, NULL), SF_OK);
@@ -443,8 +439,7 @@ END_TEST
 /* ---- the Ironclad Act-1 relic pools (game-rules §7) ---- */
 
 static sf_combat *start_holding(sf_state *s, int enc, int relic, int counter) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.encounter = enc;
     spec.seed = 6;
     spec.relics[spec.relics_n] = (uint8_t)relic;
@@ -487,8 +482,7 @@ START_TEST(battle_start_relics_of_the_act1_pools) {
     c = start_holding(&s, ENC_CULTIST, RELIC_ANCIENT_TEA_SET, 0);
     ck_assert_int_eq(c->energy, 3);
     /* Pantograph: 25 HP in a boss fight (50 -> 75), nothing elsewhere */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.relics[spec.relics_n++] = RELIC_PANTOGRAPH;
     spec.hp = 50;
     spec.encounter = ENC_HEXAGHOST;
@@ -787,8 +781,7 @@ START_TEST(champion_belt_weak_with_vulnerable_unless_artifact) {
     /* Bag of Marbles' Vulnerable is the player's too */
     c = start_holding(&s, ENC_2_LOUSE, RELIC_CHAMPION_BELT, 0);
     ck_assert_int_eq(c->mon[0].pw[PW_WEAK], 0);
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.encounter = ENC_2_LOUSE;
     spec.relics[spec.relics_n++] = RELIC_BAG_OF_MARBLES;
     spec.relics[spec.relics_n++] = RELIC_CHAMPION_BELT;
@@ -1026,8 +1019,7 @@ START_TEST(bottled_cards_start_in_the_opening_hand) {
     /* Bottled Flame holds Bash (deck index 9: counter 10), Bottled
      * Lightning a Defend (index 5: counter 6); 5 Strikes, 4 Defends, Bash. */
     for (uint64_t seed = 1; seed <= 20; seed++) {
-        sf_fight_spec spec;
-        sf_fight_spec_default(&spec);
+        sf_fight_spec spec = fx_spec();
         spec.seed = seed;
         spec.encounter = ENC_CULTIST;
         spec.relics[spec.relics_n] = RELIC_BOTTLED_FLAME;
@@ -1040,8 +1032,7 @@ START_TEST(bottled_cards_start_in_the_opening_hand) {
         ck_assert_int_eq(fx_count(c->hand, c->hand_n, CARD_BASH), 1);
         ck_assert_int_ge(fx_count(c->hand, c->hand_n, CARD_DEFEND), 1);
     }
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.relics[spec.relics_n] = RELIC_BOTTLED_TORNADO;
     spec.relic_counters[spec.relics_n++] = 11; /* the deck has 10 cards */
     sf_state s;
@@ -1910,8 +1901,7 @@ START_TEST(gamblers_brew_discards_any_subset_and_draws_as_many) {
 END_TEST
 
 START_TEST(potion_belt_fights_have_five_slots) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     sf_err err = {0};
     ck_assert_int_eq(
         sf_potions_parse("Fire Potion,Block Potion,Swift Potion,Weak Potion", &spec, &err),
@@ -2074,8 +2064,7 @@ START_TEST(init_rejects_bad_specs_with_a_named_field) {
 END_TEST
 
 START_TEST(relic_and_potion_lists_name_the_bad_item) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     sf_err e = {0};
     ck_assert_int_eq(sf_relics_parse("Vajra, Anchor", &spec, &e), SF_OK);
     ck_assert_int_eq(spec.relics_n, 2);
@@ -2205,8 +2194,7 @@ END_TEST
 /* Two truths the player cannot tell apart: the same fight, with the unknown
  * part of the draw pile permuted and every stream re-seeded. */
 static void twin_truths(sf_state *a, sf_state *b, int encounter, uint64_t seed) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     ck_assert_int_eq(sf_deck_parse("Strike*4,Defend*3,Bash,Pommel Strike,Shrug It Off,"
                                    "Wild Strike,Headbutt,Warcry,Anger,Inflame",
                                    &spec, NULL),
@@ -2282,8 +2270,7 @@ END_TEST
 
 START_TEST(belief_draws_are_chance_events_on_the_shuffle_stream) {
     sf_state a, r;
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.seed = 12;
     ck_assert_int_eq(sf_engine_init(&a, &spec, NULL), SF_OK);
     sf_engine_belief_root(&a, 3, &r);
@@ -2527,8 +2514,7 @@ END_TEST
 START_TEST(gauntlet_carries_hp_gold_potions_and_relic_counters) {
     sf_gauntlet g;
     sf_gauntlet_generate(4242, &g);
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.relics[spec.relics_n++] = RELIC_PEN_NIB;
     spec.relics[spec.relics_n++] = RELIC_HAPPY_FLOWER;
     spec.potions[1] = POTION_BLOCK;
@@ -2936,8 +2922,7 @@ START_TEST(face_of_cleric_max_hp_on_victory) {
 END_TEST
 
 START_TEST(shop_and_event_relics_parse_by_name) {
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     sf_err err = {0};
     ck_assert_int_eq(sf_relics_parse("The Abacus, Neow's Lament, Sling of Courage", &spec, &err),
                      SF_OK);
@@ -3119,8 +3104,7 @@ START_TEST(toolbox_offers_three_colorless_before_the_opening_draw) {
     ck_assert_int_eq(combat_card_cost(c, &c->hand[0]), 0); /* Good Instincts costs 0 anyway */
     ck_assert_int_eq(c->draw_n, 1);
     /* from a spec: the fight starts on the screen, the battle start after it */
-    sf_fight_spec spec;
-    sf_fight_spec_default(&spec);
+    sf_fight_spec spec = fx_spec();
     spec.encounter = ENC_CULTIST;
     spec.relics[spec.relics_n++] = RELIC_TOOLBOX;
     spec.relics[spec.relics_n++] = RELIC_ANCHOR;

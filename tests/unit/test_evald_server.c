@@ -37,18 +37,22 @@ static void *server_main(void *p) {
     return NULL;
 }
 
-/* Create a server; models are added by the caller, then server_go(). */
-static void server_new(server *s, const char *bind, int max_batch, int max_wait_us,
-                       int metrics_port) {
+/* Create a server with options o, logging to s->log; models are added by
+ * the caller, then server_go(). */
+static void server_create(server *s, sf_evald_opts o) {
     memset(s, 0, sizeof *s);
     s->logf = open_memstream(&s->log, &s->log_len);
-    sf_evald_opts o = {.bind = bind,
-                       .max_batch = max_batch,
-                       .max_wait_us = max_wait_us,
-                       .metrics_port = metrics_port,
-                       .log = s->logf};
+    o.log = s->logf;
     sf_err e = {0};
     ck_assert_msg(sf_evald_create(&o, &s->ev, &e) == SF_OK, "%s", e.msg);
+}
+
+static void server_new(server *s, const char *bind, int max_batch, int max_wait_us,
+                       int metrics_port) {
+    server_create(s, (sf_evald_opts){.bind = bind,
+                                     .max_batch = max_batch,
+                                     .max_wait_us = max_wait_us,
+                                     .metrics_port = metrics_port});
 }
 
 static void server_go(server *s) {
@@ -96,11 +100,20 @@ static void world_free(world *w) {
     fx_rmdir(w->dir);
 }
 
-/* A server on a loopback port serving w's model, its loop started. */
-static void serve_one(server *s, const world *w, int max_batch, int max_wait_us, int metrics_port) {
-    server_new(s, "tcp://127.0.0.1:*", max_batch, max_wait_us, metrics_port);
+/* A server with options o serving w's model, its loop started. */
+static void serve_world(server *s, const world *w, sf_evald_opts o) {
+    server_create(s, o);
     ck_assert_int_eq(sf_evald_add_model(s->ev, w->path, NULL, NULL, NULL), SF_OK);
     server_go(s);
+}
+
+/* A server on a loopback port serving w's model, its loop started. */
+static void serve_one(server *s, const world *w, int max_batch, int max_wait_us, int metrics_port) {
+    serve_world(s, w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = max_batch,
+                                .max_wait_us = max_wait_us,
+                                .metrics_port = metrics_port});
 }
 
 static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout_ms, int retries) {
@@ -113,6 +126,60 @@ static sf_neteval *connect_to(const char *endpoint, const char *sha, int timeout
     sf_err e = {0};
     ck_assert_msg(sf_neteval_connect(&o, NULL, &ev, &e) == SF_OK, "%s", e.msg);
     return ev;
+}
+
+/* A world served on a loopback port by a server whose loop runs. */
+typedef struct {
+    world w;
+    server s;
+    sf_neteval *client;
+    char keys[400]; /* served_curve: the key directory */
+} served;
+
+/* With `client`, r->client is a client of the server for w's model (20 s
+ * timeout, no retries), which the test closes; else NULL. */
+static void served_new(served *r, int npos, int max_batch, int max_wait_us, int metrics_port,
+                       int client) {
+    world_new(&r->w, npos);
+    serve_one(&r->s, &r->w, max_batch, max_wait_us, metrics_port);
+    r->client =
+        client ? connect_to(sf_evald_endpoint(r->s.ev), sf_bundle_sha256(r->w.b), 20000, 0) : NULL;
+}
+
+/* Stop the server, free it and the world. */
+static void served_free(served *r) {
+    server_stop(&r->s);
+    server_done(&r->s);
+    world_free(&r->w);
+}
+
+/* A CURVE server (its keys in keys = w->dir/keys, made here) serving w's
+ * model on a loopback port, its loop started. */
+static void serve_curve(server *s, const world *w, char keys[400]) {
+    snprintf(keys, 400, "%s/keys", w->dir);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
+    serve_world(s, w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = 8,
+                                .max_wait_us = 200,
+                                .metrics_port = SF_METRICS_OFF,
+                                .keys_dir = keys});
+}
+
+/* A world of npos positions served by a CURVE server whose keys are in
+ * r->keys (serve_curve); no client. */
+static void served_curve(served *r, int npos) {
+    world_new(&r->w, npos);
+    serve_curve(&r->s, &r->w, r->keys);
+    r->client = NULL;
+}
+
+/* ev's counters now. */
+static sf_neteval_stats stats_of(sf_neteval *ev) {
+    sf_neteval_stats st;
+    sf_neteval_stats_get(ev, &st);
+    return st;
 }
 
 /* ---- many clients ---- */
@@ -247,16 +314,37 @@ static int raw_reply(void *d, uint64_t *id, char *msg, size_t cap) {
     return st;
 }
 
+enum { ANY_ID = -1 };
+
+/* The next reply has status rc and request id `id` (ANY_ID: not checked),
+ * and its message is `text` exactly (NULL: not checked). */
+static void reply_is(void *d, int rc, int64_t id, const char *text) {
+    uint64_t got_id;
+    char got[512];
+    ck_assert_int_eq(raw_reply(d, &got_id, got, sizeof got), rc);
+    if (id != ANY_ID)
+        ck_assert_uint_eq(got_id, (uint64_t)id);
+    if (text)
+        ck_assert_str_eq(got, text);
+}
+
+/* As reply_is, the message containing `words`. */
+static void reply_has(void *d, int rc, int64_t id, const char *words) {
+    uint64_t got_id;
+    char got[512];
+    ck_assert_int_eq(raw_reply(d, &got_id, got, sizeof got), rc);
+    ck_assert_uint_eq(got_id, (uint64_t)id);
+    ck_assert_ptr_nonnull(strstr(got, words));
+}
+
 START_TEST(bad_requests_get_error_replies_in_order) {
-    world w;
-    world_new(&w, 16);
-    server s;
-    serve_one(&s, &w, 8, 1000, SF_METRICS_OFF);
-    const char *sha = sf_bundle_sha256(w.b);
+    served r;
+    served_new(&r, 16, 8, 1000, SF_METRICS_OFF, 0);
+    const char *sha = sf_bundle_sha256(r.w.b);
     void *ctx = zmq_ctx_new();
-    void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
+    void *d = raw_dealer(ctx, sf_evald_endpoint(r.s.ev));
     sf_buf scratch = {0}, msg = {0};
-    sf_pos good = sf_positions_get(w.ps, 3);
+    sf_pos good = sf_positions_get(r.w.ps, 3);
     sf_feat badf;
     memset(&badf, 0, sizeof badf);
     badf.n_tokens = 2, badf.n_queries = 1;
@@ -287,49 +375,34 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     ck_assert_int_eq(sf_wire_request_encode(7, sha, &good, 1, &scratch, &msg, NULL), SF_OK);
     zmq_send(d, msg.p, msg.len, 0);
 
-    uint64_t id;
-    char text[512];
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 1);
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EINVAL);
-    ck_assert_uint_eq(id, 2);
-    ck_assert_str_eq(text, "position 0: query 0: card token 5 >= n_tokens 2");
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 3);
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFORMAT);
-    ck_assert_uint_eq(id, 0);
-    ck_assert_ptr_nonnull(strstr(text, "does not decode"));
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_ENOTFOUND);
-    ck_assert_uint_eq(id, 4);
-    ck_assert_ptr_nonnull(strstr(text, "unknown model ffff"));
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
-    ck_assert_uint_eq(id, 5);
-    ck_assert_str_eq(text, "request of 9 positions exceeds max_batch 8");
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFORMAT);
-    ck_assert_str_eq(text, "expected one payload frame, got 2");
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 7);
+    reply_is(d, SF_OK, 1, NULL);
+    reply_is(d, SF_EINVAL, 2, "position 0: query 0: card token 5 >= n_tokens 2");
+    reply_is(d, SF_OK, 3, NULL);
+    reply_has(d, SF_EFORMAT, 0, "does not decode");
+    reply_has(d, SF_ENOTFOUND, 4, "unknown model ffff");
+    reply_is(d, SF_EFULL, 5, "request of 9 positions exceeds max_batch 8");
+    reply_is(d, SF_EFORMAT, ANY_ID, "expected one payload frame, got 2");
+    reply_is(d, SF_OK, 7, NULL);
 
     /* The client library names the same errors. */
-    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), other, 5000, 0);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), other, 5000, 0);
     sf_net_out o[9];
     sf_err e = {0};
     ck_assert_int_eq(sf_neteval_eval(ev, &good, 1, o, &e), SF_ENOTFOUND);
     ck_assert_ptr_nonnull(strstr(e.msg, "unknown model"));
-    sf_neteval_stats st;
-    sf_neteval_stats_get(ev, &st);
+    sf_neteval_stats st = stats_of(ev);
     ck_assert_uint_eq(st.server_errors, 1);
     ck_assert_uint_eq(st.failures, 1);
     sf_neteval_close(ev);
     /* A bad position never leaves the client. */
-    ev = connect_to(sf_evald_endpoint(s.ev), sha, 5000, 0);
+    ev = connect_to(sf_evald_endpoint(r.s.ev), sha, 5000, 0);
     ck_assert_int_eq(sf_neteval_eval(ev, &bad, 1, o, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "position 0: query 0: card token 5 >= n_tokens 2");
     ck_assert_int_eq(sf_neteval_eval(ev, nine, 9, o, &e), SF_EFULL);
     sf_neteval_close(ev);
 
     char *m = malloc(1 << 16);
-    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"malformed\"} 2"));
     ck_assert_ptr_nonnull(strstr(m, "sf_evald_errors_total{model=\"\",kind=\"unknown_model\"} 2"));
     free(m);
@@ -337,9 +410,7 @@ START_TEST(bad_requests_get_error_replies_in_order) {
     sf_buf_free(&msg);
     zmq_close(d);
     zmq_ctx_term(ctx);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    served_free(&r);
 }
 END_TEST
 
@@ -404,18 +475,13 @@ START_TEST(models_are_hot_loaded_from_the_models_dir_and_dropped_when_idle) {
     sf_net *net2;
     ck_assert_int_eq(sf_net_create(b2, NULL, &net2, NULL), SF_OK);
     server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 500,
-                       .models_dir = w.dir,
-                       .model_idle_s = 1,
-                       .log = s.logf};
+    serve_world(&s, &w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = 8,
+                                .max_wait_us = 500,
+                                .models_dir = w.dir,
+                                .model_idle_s = 1});
     sf_err e = {0};
-    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
     /* the registry's name for the new champion */
     snprintf(hot, sizeof hot, "%s/%s.safetensors", w.dir, sf_bundle_sha256(b2));
     ck_assert_int_eq(rename(other, hot), 0);
@@ -457,17 +523,12 @@ START_TEST(client_credit_limits_queued_positions) {
     world w;
     world_new(&w, 8);
     server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 300000,
-                       .client_credit = 8,
-                       .metrics_port = SF_METRICS_OFF,
-                       .log = s.logf};
-    ck_assert_int_eq(sf_evald_create(&o, &s.ev, NULL), SF_OK);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
+    serve_world(&s, &w,
+                (sf_evald_opts){.bind = "tcp://127.0.0.1:*",
+                                .max_batch = 8,
+                                .max_wait_us = 300000,
+                                .client_credit = 8,
+                                .metrics_port = SF_METRICS_OFF});
     void *ctx = zmq_ctx_new();
     void *d = raw_dealer(ctx, sf_evald_endpoint(s.ev));
     sf_buf scratch = {0}, msg = {0};
@@ -479,13 +540,8 @@ START_TEST(client_credit_limits_queued_positions) {
     zmq_send(d, msg.p, msg.len, 0);
     ck_assert_int_eq(sf_wire_request_encode(2, sha, p, 4, &scratch, &msg, NULL), SF_OK);
     zmq_send(d, msg.p, msg.len, 0);
-    uint64_t id;
-    char text[512];
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_OK);
-    ck_assert_uint_eq(id, 1);
-    ck_assert_int_eq(raw_reply(d, &id, text, sizeof text), SF_EFULL);
-    ck_assert_uint_eq(id, 2);
-    ck_assert_str_eq(text, "over credit: 5 positions already queued for this client, credit 8");
+    reply_is(d, SF_OK, 1, NULL);
+    reply_is(d, SF_EFULL, 2, "over credit: 5 positions already queued for this client, credit 8");
     sf_buf_free(&scratch);
     sf_buf_free(&msg);
     zmq_close(d);
@@ -503,17 +559,11 @@ START_TEST(canary_failure_refuses_to_serve) {
     world_new(&w, 4);
     char bad[512];
     snprintf(bad, sizeof bad, "%s/tampered.safetensors", w.dir);
-    sf_tensorfile *tf;
-    ck_assert_int_eq(sf_tensorfile_read(w.path, &tf, NULL, NULL), SF_OK);
-    const sf_tensor *v = sf_tensorfile_find(tf, "canary.value");
-    float *vals = malloc(v->nbytes);
-    memcpy(vals, v->data, v->nbytes);
+    sf_tensor t;
+    float *vals = fx_tensor_copy(w.path, "canary.value", &t);
     vals[2 * SF_NET_VALUE_BINS + 3] += 0.01f;
-    sf_tensor t = *v;
-    t.data = vals;
     fx_rewrite(w.path, bad, NULL, &t, NULL, NULL);
     free(vals);
-    sf_tensorfile_free(tf);
     sf_bundle *bb = fx_load(bad);
     char bad_sha[65];
     memcpy(bad_sha, sf_bundle_sha256(bb), 65);
@@ -592,69 +642,62 @@ END_TEST
 /* Eight one-position requests fill one batch of max_batch 8; three alone
  * wait max_wait before they run, as one batch of 3. */
 START_TEST(batches_fill_to_max_batch_or_wait_max_wait) {
-    world w;
-    world_new(&w, 16);
-    server s;
-    serve_one(&s, &w, 8, 5000000, SF_METRICS_OFF);
-    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    served r;
+    served_new(&r, 16, 8, 5000000, SF_METRICS_OFF, 1);
     sf_net_out out[8];
     uint64_t t;
     for (int i = 0; i < 8; i++) {
-        sf_pos p = sf_positions_get(w.ps, i);
-        ck_assert_int_eq(sf_neteval_submit(ev, &p, 1, &out[i], &t, NULL), SF_OK);
+        sf_pos p = sf_positions_get(r.w.ps, i);
+        ck_assert_int_eq(sf_neteval_submit(r.client, &p, 1, &out[i], &t, NULL), SF_OK);
     }
     int got = 0;
     sf_neteval_done d[8];
     while (got < 8) {
-        int k = sf_neteval_poll(ev, 10000, d, 8, NULL);
+        int k = sf_neteval_poll(r.client, 10000, d, 8, NULL);
         ck_assert_int_gt(k, 0);
         got += k;
     }
     char *m = malloc(1 << 16), line[160];
-    const char *sha = sf_bundle_sha256(w.b);
-    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    const char *sha = sf_bundle_sha256(r.w.b);
+    sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     snprintf(line, sizeof line, "sf_evald_batch_size_count{model=\"%s\"} 1", sha);
     ck_assert_msg(strstr(m, line), "%s", m);
     snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 8", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
     snprintf(line, sizeof line, "sf_evald_batch_size_bucket{model=\"%s\",le=\"4\"} 0", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
-    sf_neteval_close(ev);
-    server_stop(&s);
-    server_done(&s);
+    sf_neteval_close(r.client);
+    server_stop(&r.s);
+    server_done(&r.s);
 
-    serve_one(&s, &w, 8, 60000, SF_METRICS_OFF);
-    ev = connect_to(sf_evald_endpoint(s.ev), sha, 20000, 0);
-    sf_pos three[3] = {sf_positions_get(w.ps, 0), sf_positions_get(w.ps, 1),
-                       sf_positions_get(w.ps, 2)};
+    serve_one(&r.s, &r.w, 8, 60000, SF_METRICS_OFF);
+    r.client = connect_to(sf_evald_endpoint(r.s.ev), sha, 20000, 0);
+    sf_pos three[3] = {sf_positions_get(r.w.ps, 0), sf_positions_get(r.w.ps, 1),
+                       sf_positions_get(r.w.ps, 2)};
     uint64_t t0 = sf_now_ns();
-    ck_assert_int_eq(sf_neteval_eval(ev, three, 3, out, NULL), SF_OK);
+    ck_assert_int_eq(sf_neteval_eval(r.client, three, 3, out, NULL), SF_OK);
     /* Not before max_wait (60 ms) is over: a lower bound, not a speed test. */
     ck_assert_uint_ge(sf_now_ns() - t0, 60000000ull);
-    sf_evald_metrics_text(s.ev, m, 1 << 16);
+    sf_evald_metrics_text(r.s.ev, m, 1 << 16);
     snprintf(line, sizeof line, "sf_evald_batch_size_sum{model=\"%s\"} 3", sha);
     ck_assert_ptr_nonnull(strstr(m, line));
     free(m);
-    sf_neteval_close(ev);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    sf_neteval_close(r.client);
+    served_free(&r);
 }
 END_TEST
 
 /* GET /metrics over HTTP serves the same page. */
 START_TEST(metrics_are_served_over_http) {
-    world w;
-    world_new(&w, 8);
-    server s;
-    serve_one(&s, &w, 8, 1000, SF_METRICS_ANY_PORT);
-    int port = sf_evald_metrics_port(s.ev);
+    served r;
+    served_new(&r, 8, 8, 1000, SF_METRICS_ANY_PORT, 0);
+    int port = sf_evald_metrics_port(r.s.ev);
     ck_assert_int_gt(port, 0);
-    sf_neteval *ev = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    sf_neteval *ev = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 20000, 0);
     sf_pos p[5];
     sf_net_out o[5];
     for (int i = 0; i < 5; i++)
-        p[i] = sf_positions_get(w.ps, i);
+        p[i] = sf_positions_get(r.w.ps, i);
     ck_assert_int_eq(sf_neteval_eval(ev, p, 5, o, NULL), SF_OK);
     sf_neteval_close(ev);
     char *page = malloc(1 << 17), line[160];
@@ -662,7 +705,7 @@ START_TEST(metrics_are_served_over_http) {
     ck_assert_msg(strncmp(page, "HTTP/1.0 200", 12) == 0 || strncmp(page, "HTTP/1.1 200", 12) == 0,
                   "%.80s", page);
     ck_assert_ptr_nonnull(strstr(page, "text/plain; version=0.0.4"));
-    snprintf(line, sizeof line, "sf_evald_evals_total{model=\"%s\"} 5", sf_bundle_sha256(w.b));
+    snprintf(line, sizeof line, "sf_evald_evals_total{model=\"%s\"} 5", sf_bundle_sha256(r.w.b));
     ck_assert_msg(strstr(page, line), "%s", page);
     ck_assert_ptr_nonnull(strstr(page, "# TYPE sf_evald_batch_size histogram"));
     ck_assert_ptr_nonnull(strstr(page, "sf_evald_queue_wait_seconds{model=\""));
@@ -671,9 +714,7 @@ START_TEST(metrics_are_served_over_http) {
     sf_http_request(port, "GET /other", page, 1 << 17);
     ck_assert_ptr_nonnull(strstr(page, " 404 "));
     free(page);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    served_free(&r);
 }
 END_TEST
 
@@ -692,6 +733,33 @@ static int free_tcp_port(void) {
 
 static int local_fallback(void *ctx, const sf_pos *pos, int n, sf_net_out *out) {
     return sf_net_eval(ctx, pos, n, out, NULL);
+}
+
+/* The counters after one request of `positions` positions timed out on
+ * each of `attempts` attempts, each on a new socket (so attempts - 1
+ * resends), and was then answered by the fallback, or else failed. */
+static sf_neteval_stats timed_out(uint64_t positions, uint64_t attempts, int fell_back) {
+    return (sf_neteval_stats){.requests = 1,
+                              .positions = positions,
+                              .retries = attempts - 1,
+                              .reconnects = attempts,
+                              .timeouts = attempts,
+                              .fallbacks = fell_back ? 1 : 0,
+                              .failures = fell_back ? 0 : 1};
+}
+
+/* ev's counters are exactly want, every field. */
+static void stats_are(sf_neteval *ev, sf_neteval_stats want) {
+    sf_neteval_stats st = stats_of(ev);
+    ck_assert_msg(memcmp(&st, &want, sizeof st) == 0,
+                  "requests %llu, positions %llu, replies %llu, retries %llu, reconnects %llu, "
+                  "timeouts %llu, server_errors %llu, fallbacks %llu, failures %llu, "
+                  "stale_replies %llu",
+                  (unsigned long long)st.requests, (unsigned long long)st.positions,
+                  (unsigned long long)st.replies, (unsigned long long)st.retries,
+                  (unsigned long long)st.reconnects, (unsigned long long)st.timeouts,
+                  (unsigned long long)st.server_errors, (unsigned long long)st.fallbacks,
+                  (unsigned long long)st.failures, (unsigned long long)st.stale_replies);
 }
 
 /* No server: each attempt times out, is resent on a fresh socket twice,
@@ -725,14 +793,8 @@ START_TEST(timeouts_retry_then_fall_back_counted) {
     ck_assert_ptr_nonnull(strstr(d.error, "no reply from"));
     ck_assert_int_eq(sf_net_eval(w.local, p, 2, want, NULL), SF_OK);
     ck_assert_mem_eq(got, want, sizeof want);
-    sf_neteval_stats st;
-    sf_neteval_stats_get(ev, &st);
-    ck_assert_uint_eq(st.timeouts, 3);
-    ck_assert_uint_eq(st.retries, 2);
-    ck_assert_uint_eq(st.reconnects, 3);
-    ck_assert_uint_eq(st.fallbacks, 1);
-    ck_assert_uint_eq(st.failures, 0);
-    ck_assert_uint_eq(st.replies, 0);
+    /* one request of 2 positions: 3 attempts (max_retries 2), then the fallback */
+    stats_are(ev, timed_out(2, 3, 1));
     sf_neteval_close(ev);
 
     /* Without a fallback the request fails with SF_ETIMEOUT. */
@@ -741,9 +803,8 @@ START_TEST(timeouts_retry_then_fall_back_counted) {
     ck_assert_int_eq(sf_neteval_connect(&o, NULL, &ev, &e), SF_OK);
     ck_assert_int_eq(sf_neteval_eval(ev, p, 1, got, &e), SF_ETIMEOUT);
     ck_assert_ptr_nonnull(strstr(e.msg, "after 2 attempts of 80 ms"));
-    sf_neteval_stats_get(ev, &st);
-    ck_assert_uint_eq(st.failures, 1);
-    ck_assert_uint_eq(st.fallbacks, 0);
+    /* one request of 1 position: 2 attempts (max_retries 1), then it failed */
+    stats_are(ev, timed_out(1, 2, 0));
     sf_neteval_close(ev);
     world_free(&w);
 }
@@ -793,8 +854,7 @@ START_TEST(client_recovers_when_the_server_restarts) {
     ck_assert_msg(rc == SF_OK, "%s", e.msg);
     ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &want, NULL), SF_OK);
     ck_assert_mem_eq(&o, &want, sizeof o);
-    sf_neteval_stats st;
-    sf_neteval_stats_get(ev, &st);
+    sf_neteval_stats st = stats_of(ev);
     ck_assert_uint_ge(st.reconnects, 2);
     ck_assert_uint_ge(st.retries, 2);
     ck_assert_uint_eq(st.fallbacks, 0);
@@ -813,39 +873,24 @@ END_TEST
  * the handshake fails first), and a listed worker key is served with the
  * outputs of the in-process net. (Before --keys, any client was served.) */
 START_TEST(curve_admits_only_listed_keys) {
-    world w;
-    world_new(&w, 8);
-    char keys[400];
-    snprintf(keys, sizeof keys, "%s/keys", w.dir);
+    served r;
+    served_curve(&r, 8);
     sf_err e = {0};
-    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
-    server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 200,
-                       .metrics_port = SF_METRICS_OFF,
-                       .log = s.logf,
-                       .keys_dir = keys};
-    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
-    sf_pos p = sf_positions_get(w.ps, 0);
+    sf_pos p = sf_positions_get(r.w.ps, 0);
     sf_net_out got, want;
     const sf_pos one[1] = {p};
-    ck_assert_int_eq(sf_net_eval(w.local, one, 1, &want, &e), SF_OK);
+    ck_assert_int_eq(sf_net_eval(r.w.local, one, 1, &want, &e), SF_OK);
     /* plain */
-    sf_neteval *plain = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 300, 0);
+    sf_neteval *plain = connect_to(sf_evald_endpoint(r.s.ev), sf_bundle_sha256(r.w.b), 300, 0);
     ck_assert_int_ne(sf_neteval_eval(plain, &p, 1, &got, &e), SF_OK);
     sf_neteval_close(plain);
     /* an unlisted key */
     sf_zsec_client sec;
-    ck_assert_int_eq(sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
+    ck_assert_int_eq(sf_zsec_client_load(r.keys, SF_ZSEC_WORKER_NAME, &sec, &e), SF_OK);
     sf_zsec_client stranger = sec;
     ck_assert_int_eq(zmq_curve_keypair(stranger.me.pub, stranger.me.sec), 0);
-    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(s.ev),
-                          .model_sha256 = sf_bundle_sha256(w.b),
+    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(r.s.ev),
+                          .model_sha256 = sf_bundle_sha256(r.w.b),
                           .timeout_ms = 300,
                           .curve = &stranger};
     sf_neteval *ev;
@@ -859,48 +904,34 @@ START_TEST(curve_admits_only_listed_keys) {
     ck_assert_msg(sf_neteval_eval(ev, &p, 1, &got, &e) == SF_OK, "%s", e.msg);
     ck_assert_mem_eq(&got, &want, sizeof got);
     sf_neteval_close(ev);
-    server_stop(&s);
-    ck_assert_ptr_nonnull(strstr(s.log, "security: refused a connection"));
-    server_done(&s);
-    world_free(&w);
+    server_stop(&r.s);
+    ck_assert_ptr_nonnull(strstr(r.s.log, "security: refused a connection"));
+    server_done(&r.s);
+    world_free(&r.w);
 }
 END_TEST
 
-/* A key added to --keys DIR while gpu-evald serves is served at its first
+/* A key added to --r.keys DIR while gpu-evald serves is served at its first
  * handshake, though no admitted client talks to the server: the ZAP
  * handler judges each handshake against the lists on disk, and the loop's
  * sf_zsec_server_check re-reads them within a second. (Before, the lists
  * were read again only when an admitted client's message arrived: an idle
  * gpu-evald refused the new key as long as it stayed idle.) */
 START_TEST(curve_serves_a_key_added_to_an_idle_server) {
-    world w;
-    world_new(&w, 8);
-    char keys[400];
-    snprintf(keys, sizeof keys, "%s/keys", w.dir);
+    served r;
+    served_curve(&r, 8);
     sf_err e = {0};
-    ck_assert_int_eq(sf_zsec_ensure_dir(keys, &e), SF_OK);
-    server s;
-    memset(&s, 0, sizeof s);
-    s.logf = open_memstream(&s.log, &s.log_len);
-    sf_evald_opts o = {.bind = "tcp://127.0.0.1:*",
-                       .max_batch = 8,
-                       .max_wait_us = 200,
-                       .metrics_port = SF_METRICS_OFF,
-                       .log = s.logf,
-                       .keys_dir = keys};
-    ck_assert_msg(sf_evald_create(&o, &s.ev, &e) == SF_OK, "%s", e.msg);
-    ck_assert_int_eq(sf_evald_add_model(s.ev, w.path, NULL, NULL, NULL), SF_OK);
-    server_go(&s);
     /* what `sf-fleet keygen DIR --add newcomer` does */
-    ck_assert_msg(sf_zsec_add_key(keys, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s", e.msg);
+    ck_assert_msg(sf_zsec_add_key(r.keys, "newcomer", SF_ZSEC_CLIENTS_DIR, &e) == SF_OK, "%s",
+                  e.msg);
     sf_zsec_client sec;
-    ck_assert_int_eq(sf_zsec_client_load(keys, "newcomer", &sec, &e), SF_OK);
-    sf_pos p = sf_positions_get(w.ps, 0);
+    ck_assert_int_eq(sf_zsec_client_load(r.keys, "newcomer", &sec, &e), SF_OK);
+    sf_pos p = sf_positions_get(r.w.ps, 0);
     sf_net_out got, want;
-    ck_assert_int_eq(sf_net_eval(w.local, &p, 1, &want, &e), SF_OK);
+    ck_assert_int_eq(sf_net_eval(r.w.local, &p, 1, &want, &e), SF_OK);
     /* generous attempts for a loaded machine; served at the first */
-    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(s.ev),
-                          .model_sha256 = sf_bundle_sha256(w.b),
+    sf_neteval_opts co = {.endpoint = sf_evald_endpoint(r.s.ev),
+                          .model_sha256 = sf_bundle_sha256(r.w.b),
                           .timeout_ms = 5000,
                           .max_retries = 1,
                           .curve = &sec};
@@ -909,22 +940,19 @@ START_TEST(curve_serves_a_key_added_to_an_idle_server) {
     ck_assert_msg(sf_neteval_eval(ev, &p, 1, &got, &e) == SF_OK, "the added key: %s", e.msg);
     ck_assert_mem_eq(&got, &want, sizeof got);
     sf_neteval_close(ev);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    server_stop(&r.s);
+    server_done(&r.s);
+    world_free(&r.w);
 }
 END_TEST
 
 START_TEST(remote_and_in_process_outputs_are_identical) {
-    world w;
-    world_new(&w, 64);
-    server s;
-    serve_one(&s, &w, 32, 500, SF_METRICS_OFF);
-    sf_neteval *remote = connect_to(sf_evald_endpoint(s.ev), sf_bundle_sha256(w.b), 20000, 0);
+    served r;
+    served_new(&r, 64, 32, 500, SF_METRICS_OFF, 1);
     sf_neteval *local;
-    sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(w.b)};
+    sf_neteval_opts lo = {.model_sha256 = sf_bundle_sha256(r.w.b)};
     sf_err e = {0};
-    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &local, &e), SF_OK);
+    ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &local, &e), SF_OK);
     ck_assert(sf_neteval_is_local(local));
     static sf_net_out a[64], b[64];
     int at = 0, size = 1;
@@ -932,8 +960,8 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
         int n = 64 - at < size ? 64 - at : size;
         sf_pos p[13];
         for (int i = 0; i < n; i++)
-            p[i] = sf_positions_get(w.ps, at + i);
-        ck_assert_int_eq(sf_neteval_eval(remote, p, n, a + at, &e), SF_OK);
+            p[i] = sf_positions_get(r.w.ps, at + i);
+        ck_assert_int_eq(sf_neteval_eval(r.client, p, n, a + at, &e), SF_OK);
         ck_assert_int_eq(sf_neteval_eval(local, p, n, b + at, &e), SF_OK);
         at += n;
         size = size % 13 + 1;
@@ -945,34 +973,32 @@ START_TEST(remote_and_in_process_outputs_are_identical) {
     /* A local evaluator pinned to another digest refuses the bundle. */
     sf_neteval *wrong;
     lo.model_sha256 = "2222222222222222222222222222222222222222222222222222222222222222";
-    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_ECORRUPT);
-    /* A pin typed in upper case names the same model: the remote evaluator
+    ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &wrong, &e), SF_ECORRUPT);
+    /* A pin typed in upper case names the same model: the r.client evaluator
      * sends it in lower case (the server knows no other spelling) and the
      * local one accepts the bundle; a malformed pin is refused as such. */
     char upper[65];
     for (int i = 0; i < 65; i++) {
-        char ch = sf_bundle_sha256(w.b)[i];
+        char ch = sf_bundle_sha256(r.w.b)[i];
         upper[i] = (char)(ch >= 'a' && ch <= 'f' ? ch - 'a' + 'A' : ch);
     }
-    sf_neteval *shouty = connect_to(sf_evald_endpoint(s.ev), upper, 20000, 0);
-    sf_pos p0 = sf_positions_get(w.ps, 0);
+    sf_neteval *shouty = connect_to(sf_evald_endpoint(r.s.ev), upper, 20000, 0);
+    sf_pos p0 = sf_positions_get(r.w.ps, 0);
     ck_assert_int_eq(sf_neteval_eval(shouty, &p0, 1, b, &e), SF_OK);
     ck_assert_mem_eq(&b[0], &a[0], sizeof a[0]);
     sf_neteval_close(shouty);
     lo.model_sha256 = upper;
-    ck_assert_msg(sf_neteval_open_local(w.b, &lo, &wrong, &e) == SF_OK, "%s", e.msg);
+    ck_assert_msg(sf_neteval_open_local(r.w.b, &lo, &wrong, &e) == SF_OK, "%s", e.msg);
     sf_neteval_close(wrong);
     lo.model_sha256 = "abc";
-    ck_assert_int_eq(sf_neteval_open_local(w.b, &lo, &wrong, &e), SF_EINVAL);
+    ck_assert_int_eq(sf_neteval_open_local(r.w.b, &lo, &wrong, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
-    sf_neteval_opts ro = {.endpoint = sf_evald_endpoint(s.ev), .model_sha256 = "abc"};
+    sf_neteval_opts ro = {.endpoint = sf_evald_endpoint(r.s.ev), .model_sha256 = "abc"};
     ck_assert_int_eq(sf_neteval_connect(&ro, NULL, &wrong, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "model_sha256: 'abc' is not 64 hex digits (it has 3 characters)");
     sf_neteval_close(local);
-    sf_neteval_close(remote);
-    server_stop(&s);
-    server_done(&s);
-    world_free(&w);
+    sf_neteval_close(r.client);
+    served_free(&r);
 }
 END_TEST
 

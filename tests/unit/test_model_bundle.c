@@ -98,39 +98,39 @@ START_TEST(tensorfile_rejects_malformed_headers) {
     uint8_t big[9] = {0xff, 0xff, 0, 0, 0, 0, 0, 0, '{'};
     ck_assert_int_eq(sf_tensorfile_parse(big, 9, "mem", &tf, &e), SF_EFORMAT);
     ck_assert_ptr_nonnull(strstr(e.msg, "header length 65535"));
-    ck_assert_int_eq(parse_str("{\"a\":", &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "header JSON, line 1"));
-    ck_assert_int_eq(parse_str("[]", &e), SF_EFORMAT);
-    ck_assert_int_eq(
-        parse_str("{\"w\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", &e),
-        SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "tensor 'w': dtype \"F16\" unsupported"));
-    ck_assert_int_eq(
-        parse_str("{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", &e),
-        SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "outside the 8-byte data section"));
-    ck_assert_int_eq(
-        parse_str("{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", &e),
-        SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "shape[0]"));
-    ck_assert_int_eq(parse_str("{\"__metadata__\":{\"k\":1}}", &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "metadata \"k\" is not a string"));
-    ck_assert_int_eq(
-        parse_str("{\"w\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", &e),
-        SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "1 data bytes but shape and dtype need 2"));
-    ck_assert_int_eq(
-        parse_str("{\"w\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", &e), SF_OK);
+    /* Headers after the 8-byte length (an empty data section); words:
+     * what the message must contain (NULL: not checked). */
+    const struct {
+        const char *header;
+        int rc;
+        const char *words;
+    } cases[] = {
+        {"{\"a\":", SF_EFORMAT, "header JSON, line 1"},
+        {"[]", SF_EFORMAT, NULL},
+        {"{\"w\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", SF_EFORMAT,
+         "tensor 'w': dtype \"F16\" unsupported"},
+        {"{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", SF_EFORMAT,
+         "outside the 8-byte data section"},
+        {"{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}", SF_EFORMAT,
+         "shape[0]"},
+        {"{\"__metadata__\":{\"k\":1}}", SF_EFORMAT, "metadata \"k\" is not a string"},
+        {"{\"w\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,1]}}", SF_EFORMAT,
+         "1 data bytes but shape and dtype need 2"},
+        {"{\"w\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", SF_OK, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_msg(parse_str(cases[i].header, &e) == cases[i].rc, "case %zu: %s", i, e.msg);
+        if (cases[i].words)
+            ck_assert_msg(strstr(e.msg, cases[i].words), "case %zu: %s", i, e.msg);
+    }
 }
 END_TEST
 
 /* A random tiny bundle loads with the preset's sizes, and its identity is
  * the SHA-256 of the file's bytes. */
 START_TEST(bundle_loads_with_arch_and_sha) {
-    char dir[256], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "tiny.safetensors", "tiny", 1, 8, path);
-    sf_bundle *b = fx_load(path);
+    fx_tiny t;
+    sf_bundle *b = fx_tiny_open(&t, "tiny.safetensors", 1, 8);
     const sf_arch *a = sf_bundle_arch(b);
     ck_assert_str_eq(a->name, "tiny");
     ck_assert_int_eq(a->d_model, 64);
@@ -142,7 +142,7 @@ START_TEST(bundle_loads_with_arch_and_sha) {
      * (64*64+64 + 20*64+20) + (64*136+64 + 64+1) = 159723 */
     ck_assert_int_eq(sf_arch_params(a), 159723);
     size_t n;
-    uint8_t *bytes = slurp(path, &n);
+    uint8_t *bytes = slurp(t.path, &n);
     uint8_t sha[32];
     char hex[65];
     crypto_hash_sha256(sha, bytes, n);
@@ -155,12 +155,12 @@ START_TEST(bundle_loads_with_arch_and_sha) {
      * fp32 measures 0 and gets the floor; tf32 and bf16 carry the rule's
      * rel and an abs at least the floor. */
     for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
-        const sf_tol *t = &sf_bundle_canary_tolerance(b, SF_PREC_FP32)->out[o];
-        ck_assert(t->abs == 1e-4 && t->rel == 1e-5);
+        const sf_tol *tol = &sf_bundle_canary_tolerance(b, SF_PREC_FP32)->out[o];
+        ck_assert(tol->abs == 1e-4 && tol->rel == 1e-5);
         for (int p = SF_PREC_TF32; p <= SF_PREC_BF16; p++) {
-            t = &sf_bundle_canary_tolerance(b, (sf_precision)p)->out[o];
-            ck_assert(t->rel == sf_canary_tol_rel[p]);
-            ck_assert(t->abs >= sf_canary_tol_abs_floor[p] && t->abs < 0.1);
+            tol = &sf_bundle_canary_tolerance(b, (sf_precision)p)->out[o];
+            ck_assert(tol->rel == sf_canary_tol_rel[p]);
+            ck_assert(tol->abs >= sf_canary_tol_abs_floor[p] && tol->abs < 0.1);
         }
     }
     ck_assert(sf_canary_tol_rel[SF_PREC_TF32] == 2e-3 && sf_canary_tol_rel[SF_PREC_BF16] == 8e-3);
@@ -173,16 +173,14 @@ START_TEST(bundle_loads_with_arch_and_sha) {
     for (int i = 0; i < 65; i++)
         upper[i] = (char)(hex[i] >= 'a' && hex[i] <= 'f' ? hex[i] - 32 : hex[i]);
     sf_err e = {0};
-    ck_assert_int_eq(sf_bundle_load(path, upper, &b, &e), SF_OK);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    ck_assert_int_eq(sf_bundle_load(t.path, upper, &t.b, &e), SF_OK);
+    fx_tiny_close(&t);
 }
 END_TEST
 
 START_TEST(bundle_sha_mismatch_names_both_digests) {
     char dir[256], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "tiny.safetensors", "tiny", 2, 4, path);
+    fx_tiny_bundle(dir, "tiny.safetensors", 2, 4, path);
     sf_bundle *b = fx_load(path);
     char have[65];
     memcpy(have, sf_bundle_sha256(b), 65);
@@ -216,95 +214,79 @@ START_TEST(bundle_sha_mismatch_names_both_digests) {
 }
 END_TEST
 
+/* The defect tests' files, in a fresh scratch dir: dir/good.safetensors,
+ * a random tiny bundle (seed 3, 4 canary positions), and the path dir/NAME
+ * that its rewritten copies take. */
+static void good_and_copy(char dir[256], char good[512], const char *name, char copy[512]) {
+    fx_tiny_bundle(dir, "good.safetensors", 3, 4, good);
+    snprintf(copy, 512, "%s/%s", dir, name);
+}
+
 /* One defect per case, with the status and the words the message must
  * contain. */
 START_TEST(bundle_defects_are_named) {
     char dir[256], good[512], bad[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "good.safetensors", "tiny", 3, 4, good);
-    snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
-    sf_err e = {0};
-    sf_bundle *b;
+    good_and_copy(dir, good, "bad.safetensors", bad);
 
     fx_rewrite(good, bad, "blocks.1.mlp.fc2.weight", NULL, NULL, NULL);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_ENOTFOUND);
-    ck_assert_ptr_nonnull(
-        strstr(e.msg, "missing tensor 'blocks.1.mlp.fc2.weight' (expected F32 [64, 256])"));
-    ck_assert_ptr_nonnull(strstr(e.msg, "bad.safetensors"));
+    fx_load_fails(bad, SF_ENOTFOUND,
+                  "missing tensor 'blocks.1.mlp.fc2.weight' (expected F32 [64, 256])");
+    fx_load_fails(bad, SF_ENOTFOUND, "bad.safetensors");
 
     float w63[63] = {0};
     sf_tensor wrong = {"ln_f.weight", SF_DT_F32, 1, {63}, w63, sizeof w63};
     fx_rewrite(good, bad, NULL, &wrong, NULL, NULL);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "tensor 'ln_f.weight' is F32 [63], expected F32 [64]"));
+    fx_load_fails(bad, SF_EFORMAT, "tensor 'ln_f.weight' is F32 [63], expected F32 [64]");
 
     fx_rewrite(good, bad, NULL, NULL, "tokenizer_version", "99");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EVERSION);
     char want[96];
     snprintf(want, sizeof want, "unsupported tokenizer version \"99\" (this build reads %d)",
              SF_FEAT_VERSION);
-    ck_assert_ptr_nonnull(strstr(e.msg, want));
+    fx_load_fails(bad, SF_EVERSION, want);
 
     fx_rewrite(good, bad, NULL, NULL, "feat_vocab", "512,32,32,32");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EVERSION);
-    ck_assert_ptr_nonnull(strstr(e.msg, "feat_vocab"));
+    fx_load_fails(bad, SF_EVERSION, "feat_vocab");
 
     fx_rewrite(good, bad, NULL, NULL, "format", "something-else");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "not a spirefleet model bundle"));
+    fx_load_fails(bad, SF_EFORMAT, "not a spirefleet model bundle");
 
     fx_rewrite(good, bad, NULL, NULL, "n_heads", "5");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_ECONFIG);
-    ck_assert_ptr_nonnull(strstr(e.msg, "not divisible by n_heads 5"));
+    fx_load_fails(bad, SF_ECONFIG, "not divisible by n_heads 5");
 
     fx_rewrite(good, bad, NULL, NULL, "n_layers", "two");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_ECONFIG);
-    ck_assert_ptr_nonnull(strstr(e.msg, "metadata \"n_layers\" = \"two\" is not an integer"));
+    fx_load_fails(bad, SF_ECONFIG, "metadata \"n_layers\" = \"two\" is not an integer");
 
     float extra[64] = {0};
     sf_tensor x = {"blocks.2.ln1.weight", SF_DT_F32, 1, {64}, extra, sizeof extra};
     fx_rewrite(good, bad, NULL, &x, NULL, NULL);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "unexpected tensor 'blocks.2.ln1.weight'"));
+    fx_load_fails(bad, SF_EFORMAT, "unexpected tensor 'blocks.2.ln1.weight'");
 
     float nan64[64];
     for (int i = 0; i < 64; i++)
         nan64[i] = i == 9 ? NAN : 1.0f;
     sf_tensor nanw = {"ln_f.bias", SF_DT_F32, 1, {64}, nan64, sizeof nan64};
     fx_rewrite(good, bad, NULL, &nanw, NULL, NULL);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "tensor 'ln_f.bias' element 9 is not finite"));
+    fx_load_fails(bad, SF_EFORMAT, "tensor 'ln_f.bias' element 9 is not finite");
 
     fx_rewrite(good, bad, "canary.policy", NULL, NULL, NULL);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "incomplete canary: missing tensor 'canary.policy'"));
+    fx_load_fails(bad, SF_EFORMAT, "incomplete canary: missing tensor 'canary.policy'");
 
     fx_rewrite(good, bad, NULL, NULL, "format_version", "3");
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EVERSION);
-    ck_assert_ptr_nonnull(
-        strstr(e.msg, "bundle format version 3 unsupported (this build reads 1 and 2)"));
+    fx_load_fails(bad, SF_EVERSION,
+                  "bundle format version 3 unsupported (this build reads 1 and 2)");
 
     /* A golden position whose query points past its tokens. */
-    sf_tensorfile *tf;
-    ck_assert_int_eq(sf_tensorfile_read(good, &tf, NULL, &e), SF_OK);
-    const sf_tensor *q = sf_tensorfile_find(tf, "canary.query");
-    uint16_t *qd = malloc(q->nbytes);
-    memcpy(qd, q->data, q->nbytes);
+    sf_tensor qt;
+    uint16_t *qd = fx_tensor_copy(good, "canary.query", &qt);
     qd[0] = 200; /* position 0, query 0, card token */
-    sf_tensor qt = *q;
-    qt.data = qd;
     fx_rewrite(good, bad, NULL, &qt, NULL, NULL);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EINVAL);
-    ck_assert_ptr_nonnull(strstr(e.msg, "position 0"));
-    ck_assert_ptr_nonnull(strstr(e.msg, "query 0: card token 200 >= n_tokens 1"));
+    fx_load_fails(bad, SF_EINVAL, "position 0");
+    fx_load_fails(bad, SF_EINVAL, "query 0: card token 200 >= n_tokens 1");
     free(qd);
-    sf_tensorfile_free(tf);
 
-    ck_assert_int_eq(sf_bundle_load("/nonexistent/x.safetensors", NULL, &b, &e), SF_EIO);
-    ck_assert_ptr_nonnull(strstr(e.msg, "/nonexistent/x.safetensors: cannot open"));
+    fx_load_fails("/nonexistent/x.safetensors", SF_EIO, "/nonexistent/x.safetensors: cannot open");
     /* a directory is no bundle: a format error, not an OS failure */
-    ck_assert_int_eq(sf_bundle_load(dir, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "not a regular file"));
+    fx_load_fails(dir, SF_EFORMAT, "not a regular file");
     fx_rmdir(dir);
 }
 END_TEST
@@ -313,11 +295,7 @@ END_TEST
  * strictly; every defect names the key and the output. */
 START_TEST(canary_tolerance_defects_are_named) {
     char dir[256], good[512], bad[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "good.safetensors", "tiny", 3, 4, good);
-    snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
-    sf_err e = {0};
-    sf_bundle *b;
+    good_and_copy(dir, good, "bad.safetensors", bad);
     const char *ok4 = "\"p_win\":{\"abs\":0.01,\"rel\":0},\"forecast\":{\"abs\":0.01,"
                       "\"rel\":0},\"policy\":{\"abs\":0.01,\"rel\":0}";
     char v[512];
@@ -349,15 +327,14 @@ START_TEST(canary_tolerance_defects_are_named) {
             snprintf(v, sizeof v, cases[i].value, ok4);
         const char *kv[2] = {"canary_tolerance_bf16", cases[i].value ? v : NULL};
         fx_rewrite_meta(good, bad, kv, 1);
-        ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-        ck_assert_msg(strstr(e.msg, cases[i].words) && strstr(e.msg, "bad.safetensors"),
-                      "case %zu: %s", i, e.msg);
+        fx_load_fails(bad, SF_EFORMAT, cases[i].words);
+        fx_load_fails(bad, SF_EFORMAT, "bad.safetensors");
     }
     /* A well-formed object is read as written. */
     snprintf(v, sizeof v, "{\"value\":{\"abs\":0.25,\"rel\":0.5},%s}", ok4);
     const char *kv[2] = {"canary_tolerance_bf16", v};
     fx_rewrite_meta(good, bad, kv, 1);
-    b = fx_load(bad);
+    sf_bundle *b = fx_load(bad);
     const sf_canary_tol *t = sf_bundle_canary_tolerance(b, SF_PREC_BF16);
     ck_assert(t->out[SF_CANARY_VALUE].abs == 0.25 && t->out[SF_CANARY_VALUE].rel == 0.5);
     ck_assert(t->out[SF_CANARY_POLICY].abs == 0.01 && t->out[SF_CANARY_POLICY].rel == 0.0);
@@ -366,9 +343,9 @@ START_TEST(canary_tolerance_defects_are_named) {
     /* Format 2 does not also carry the format-1 key. */
     const char *both[2] = {"canary_tolerance", "0.0001"};
     fx_rewrite_meta(good, bad, both, 1);
-    ck_assert_int_eq(sf_bundle_load(bad, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(e.msg, "metadata \"canary_tolerance\" is a bundle format 1 key; "
-                                        "format 2 records \"canary_tolerance_fp32\""));
+    fx_load_fails(bad, SF_EFORMAT,
+                  "metadata \"canary_tolerance\" is a bundle format 1 key; "
+                  "format 2 records \"canary_tolerance_fp32\"");
     fx_rmdir(dir);
 }
 END_TEST
@@ -378,9 +355,7 @@ END_TEST
  * which is what format 1 meant; a bad format-1 value is named. */
 START_TEST(format_1_bundles_map_their_one_tolerance) {
     char dir[256], good[512], old[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "good.safetensors", "tiny", 3, 4, good);
-    snprintf(old, sizeof old, "%s/v1.safetensors", dir);
+    good_and_copy(dir, good, "v1.safetensors", old);
     const char *kv[10] = {"format_version",        "1",  "canary_tolerance",      "0.0001",
                           "canary_tolerance_fp32", NULL, "canary_tolerance_tf32", NULL,
                           "canary_tolerance_bf16", NULL};
@@ -395,19 +370,17 @@ START_TEST(format_1_bundles_map_their_one_tolerance) {
             ck_assert(sf_bundle_canary_tolerance(b, (sf_precision)p)->out[o].rel == 0.0);
     }
     /* It passes its canary on the cpu backend as before. */
-    sf_net *net;
+    sf_net *net = fx_cpu_net(b);
     sf_err e = {0};
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
     ck_assert_int_eq(sf_net_canary(net, b, NULL, &e), SF_OK);
     sf_net_free(net);
     sf_bundle_free(b);
 
     kv[3] = "-1";
     fx_rewrite_meta(good, old, kv, 5);
-    ck_assert_int_eq(sf_bundle_load(old, NULL, &b, &e), SF_EFORMAT);
-    ck_assert_ptr_nonnull(strstr(
-        e.msg,
-        "metadata \"canary_tolerance\" is \"-1\"; need a number in (0, 1] (bundle format 1)"));
+    fx_load_fails(
+        old, SF_EFORMAT,
+        "metadata \"canary_tolerance\" is \"-1\"; need a number in (0, 1] (bundle format 1)");
     fx_rmdir(dir);
 }
 END_TEST
@@ -416,10 +389,9 @@ END_TEST
  * canary without tolerances and a tolerance out of range, naming it, and
  * the reader sees what was written. */
 START_TEST(writer_records_given_tolerances) {
-    char dir[256], src[512], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "src.safetensors", "tiny", 5, 3, src);
-    sf_bundle *b = fx_load(src);
+    fx_tiny t;
+    char path[512];
+    sf_bundle *b = fx_tiny_open(&t, "src.safetensors", 5, 3);
     const sf_arch *a = sf_bundle_arch(b);
     const sf_tensorfile *tf = sf_bundle_file(b);
     /* The weights: every tensor that is not a canary tensor. */
@@ -439,7 +411,7 @@ START_TEST(writer_records_given_tolerances) {
     for (int p = 0; p < SF_PRECISIONS; p++)
         for (int o = 0; o < SF_CANARY_OUTPUTS; o++)
             tol[p].out[o] = (sf_tol){abs_[p][o], rel_[o]};
-    snprintf(path, sizeof path, "%s/given.safetensors", dir);
+    snprintf(path, sizeof path, "%s/given.safetensors", t.dir);
     sf_err e = {0};
     sf_meta_kv src_kv = {"canary_tolerance_source", "given by the test"};
     ck_assert_int_eq(sf_bundle_write(path, a, w, nw, sf_bundle_canary(b), exp, tol, &src_kv, 1, &e),
@@ -447,8 +419,8 @@ START_TEST(writer_records_given_tolerances) {
     sf_bundle *c = fx_load(path);
     for (int p = 0; p < SF_PRECISIONS; p++)
         for (int o = 0; o < SF_CANARY_OUTPUTS; o++) {
-            const sf_tol *t = &sf_bundle_canary_tolerance(c, (sf_precision)p)->out[o];
-            ck_assert(t->abs == tol[p].out[o].abs && t->rel == tol[p].out[o].rel);
+            const sf_tol *got = &sf_bundle_canary_tolerance(c, (sf_precision)p)->out[o];
+            ck_assert(got->abs == tol[p].out[o].abs && got->rel == tol[p].out[o].rel);
         }
     ck_assert_str_eq(sf_tensorfile_meta(sf_bundle_file(c), "canary_tolerance_tf32"),
                      "{\"value\":{\"abs\":0.2,\"rel\":0},\"p_win\":{\"abs\":0.21,\"rel\":0.001},"
@@ -472,10 +444,16 @@ START_TEST(writer_records_given_tolerances) {
     ck_assert_ptr_nonnull(strstr(e.msg, "extra metadata \"canary_tolerance\""));
     free(w);
     free(exp);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    fx_tiny_close(&t);
 }
 END_TEST
+
+/* sf_pos_validate refuses p, saying exactly `msg`. */
+static void refused(const sf_pos *p, const char *msg) {
+    sf_err e = {0};
+    ck_assert_int_eq(sf_pos_validate(p, &e), SF_EINVAL);
+    ck_assert_str_eq(e.msg, msg);
+}
 
 /* sf_pos_validate names the token or query and the field. */
 START_TEST(position_validation_names_the_field) {
@@ -492,34 +470,27 @@ START_TEST(position_validation_names_the_field) {
     sf_err e = {0};
     ck_assert_int_eq(sf_pos_validate(&p, &e), SF_OK);
     f.type[2] = 12;
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "token 2: type 12 out of range 1..11");
+    refused(&p, "token 2: type 12 out of range 1..11");
     f.type[2] = SF_TOK_PAD;
     ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
     f.type[2] = SF_TOK_MONSTER;
     f.cat[1][3] = 16;
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "token 1: cat[3] id 16 >= vocabulary 16");
+    refused(&p, "token 1: cat[3] id 16 >= vocabulary 16");
     f.cat[1][3] = 15;
     f.cont[0][5] = INFINITY;
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "token 0: cont[5] is not finite");
+    refused(&p, "token 0: cont[5] is not finite");
     f.cont[0][5] = 0;
     f.query[0][1] = 3;
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "query 0: target token 3 >= n_tokens 3");
+    refused(&p, "query 0: target token 3 >= n_tokens 3");
     f.query[0][1] = 0;
     f.qcont[0][7] = NAN;
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "query 0: qcont[7] is not finite");
+    refused(&p, "query 0: qcont[7] is not finite");
     f.qcont[0][7] = 0;
     p.n_tokens = 0;
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "n_tokens 0 out of range 1..128");
+    refused(&p, "n_tokens 0 out of range 1..128");
     p.n_tokens = 3;
     p.n_queries = SF_FEAT_MAX_QUERIES + 1; /* 81: engine.h allows 80 actions */
-    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
-    ck_assert_str_eq(e.msg, "n_queries 81 out of range 0..80");
+    refused(&p, "n_queries 81 out of range 0..80");
 }
 END_TEST
 

@@ -134,8 +134,7 @@ START_TEST(micro_network_heads_match_hand_computation) {
     free(c.bufs);
 
     sf_bundle *b = fx_load(path);
-    sf_net *net;
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_net *net = fx_cpu_net(b);
     sf_feat f;
     memset(&f, 0, sizeof f);
     f.n_tokens = 3;
@@ -179,13 +178,10 @@ static void eval_or_fail(sf_net *net, const sf_pos *p, int n, sf_net_out *o) {
 /* A position's outputs are the same bits alone, in a full batch, in
  * reverse order, next to other positions, and on a 3-thread net. */
 START_TEST(outputs_do_not_depend_on_batch_composition) {
-    char dir[256], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "tiny.safetensors", "tiny", 5, 0, path);
-    sf_bundle *b = fx_load(path);
-    sf_net *net, *net3;
+    fx_tiny t;
+    sf_bundle *b = fx_tiny_open(&t, "tiny.safetensors", 5, 0);
+    sf_net *net = fx_cpu_net(b), *net3;
     sf_err e = {0};
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
     sf_net_opts o3 = {.threads = 3};
     ck_assert_int_eq(sf_net_create(b, &o3, &net3, &e), SF_OK);
     enum { N = 40 };
@@ -222,21 +218,17 @@ START_TEST(outputs_do_not_depend_on_batch_composition) {
     sf_positions_free(others);
     sf_net_free(net);
     sf_net_free(net3);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    fx_tiny_close(&t);
 }
 END_TEST
 
 /* After one warm-up batch, evaluating allocates nothing. */
 START_TEST(eval_allocates_nothing_after_warmup) {
 #if SF_COUNT_ALLOCS
-    char dir[256], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "tiny.safetensors", "tiny", 6, 0, path);
-    sf_bundle *b = fx_load(path);
-    sf_net *net;
+    fx_tiny t;
+    sf_bundle *b = fx_tiny_open(&t, "tiny.safetensors", 6, 0);
+    sf_net *net = fx_cpu_net(b);
     sf_err e = {0};
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
     sf_positions *ps;
     ck_assert_int_eq(sf_positions_synthetic(8, 16, &ps, &e), SF_OK);
     sf_pos pos[16];
@@ -255,21 +247,17 @@ START_TEST(eval_allocates_nothing_after_warmup) {
     ck_assert_int_eq(after - before, 0);
     sf_positions_free(ps);
     sf_net_free(net);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    fx_tiny_close(&t);
 #endif
 }
 END_TEST
 
 /* An invalid position fails the whole call with its index; nothing runs. */
 START_TEST(invalid_position_fails_the_batch_naming_it) {
-    char dir[256], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "tiny.safetensors", "tiny", 7, 0, path);
-    sf_bundle *b = fx_load(path);
-    sf_net *net;
+    fx_tiny t;
+    sf_bundle *b = fx_tiny_open(&t, "tiny.safetensors", 7, 0);
+    sf_net *net = fx_cpu_net(b);
     sf_err e = {0};
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
     sf_feat f[2];
     memset(f, 0, sizeof f);
     f[0].n_tokens = f[1].n_tokens = 2;
@@ -280,21 +268,18 @@ START_TEST(invalid_position_fails_the_batch_naming_it) {
     ck_assert_int_eq(sf_net_eval(net, p, 2, o, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, "position 1: token 1: type 0 out of range 1..11");
     sf_net_free(net);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    fx_tiny_close(&t);
 }
 END_TEST
 
 /* The canary passes on the bundle it was made with and fails, naming the
  * output, when one expected value is off by more than the tolerance. */
 START_TEST(canary_passes_and_catches_a_tampered_value) {
-    char dir[256], good[512], bad[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "good.safetensors", "tiny", 8, 6, good);
-    sf_bundle *b = fx_load(good);
-    sf_net *net;
+    fx_tiny t;
+    char bad[512];
+    sf_bundle *b = fx_tiny_open(&t, "good.safetensors", 8, 6);
+    sf_net *net = fx_cpu_net(b);
     sf_err e = {0};
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
     sf_canary_report r;
     ck_assert_int_eq(sf_net_canary(net, b, &r, &e), SF_OK);
     ck_assert_int_eq(r.positions, 6);
@@ -302,18 +287,12 @@ START_TEST(canary_passes_and_catches_a_tampered_value) {
     ck_assert(r.max_abs_err == 0.0); /* made by this very backend */
     sf_net_free(net);
 
-    sf_tensorfile *tf;
-    ck_assert_int_eq(sf_tensorfile_read(good, &tf, NULL, &e), SF_OK);
-    const sf_tensor *v = sf_tensorfile_find(tf, "canary.p_win");
-    float *pw = malloc(v->nbytes);
-    memcpy(pw, v->data, v->nbytes);
+    sf_tensor pt;
+    float *pw = fx_tensor_copy(t.path, "canary.p_win", &pt);
     pw[4] += 0.001f;
-    sf_tensor t = *v;
-    t.data = pw;
-    snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
-    fx_rewrite(good, bad, NULL, &t, NULL, NULL);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", t.dir);
+    fx_rewrite(t.path, bad, NULL, &pt, NULL, NULL);
     free(pw);
-    sf_tensorfile_free(tf);
     sf_bundle *bb = fx_load(bad);
     ck_assert_int_eq(sf_net_create(bb, NULL, &net, &e), SF_OK);
     ck_assert_int_eq(sf_net_canary(net, bb, &r, &e), SF_ECORRUPT);
@@ -334,8 +313,7 @@ START_TEST(canary_passes_and_catches_a_tampered_value) {
                   "%s", e.msg);
     sf_net_free(net);
     sf_bundle_free(bb);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    fx_tiny_close(&t);
 }
 END_TEST
 
@@ -421,9 +399,8 @@ START_TEST(trained_bundle_passes_its_fp32_canary) {
                   expected_max(b, SF_CANARY_FORECAST));
     ck_assert(expected_max(b, SF_CANARY_POLICY) > 10.0);
     ck_assert(expected_max(b, SF_CANARY_VALUE) > 0.75); /* of 21 bins */
-    sf_net *net;
+    sf_net *net = fx_cpu_net(b);
     sf_err e = {0};
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
     sf_canary_report r;
     ck_assert_msg(sf_net_canary(net, b, &r, &e) == SF_OK, "%s", e.msg);
     ck_assert(r.passed && r.precision == SF_PREC_FP32 && r.positions == 16);
@@ -507,21 +484,14 @@ END_TEST
  * `delta`, writing dir/name; returns the element's expected value. */
 static float perturb_forecast(const char *dir, const char *name, int pos, int h, int k,
                               double delta, char out[512]) {
-    sf_tensorfile *tf;
-    sf_err e = {0};
-    ck_assert_int_eq(sf_tensorfile_read(FX_TRAINED_BUNDLE, &tf, NULL, &e), SF_OK);
-    const sf_tensor *v = sf_tensorfile_find(tf, "canary.forecast");
-    float *f = malloc(v->nbytes);
-    memcpy(f, v->data, v->nbytes);
+    sf_tensor t;
+    float *f = fx_tensor_copy(FX_TRAINED_BUNDLE, "canary.forecast", &t);
     float *x = &f[(pos * SF_NET_HORIZONS + h) * SF_NET_FORECAST_TARGETS + k];
     float want = *x;
     *x = (float)(*x + delta);
-    sf_tensor t = *v;
-    t.data = f;
     snprintf(out, 512, "%s/%s", dir, name);
     fx_rewrite(FX_TRAINED_BUNDLE, out, NULL, &t, NULL, NULL);
     free(f);
-    sf_tensorfile_free(tf);
     return want;
 }
 
@@ -539,8 +509,7 @@ START_TEST(perturbed_output_beyond_tolerance_is_refused_naming_it) {
     double limit = 1e-4 + 1e-5 * fabs((double)want);
     perturb_forecast(dir, "far.safetensors", 9, 0, 3, 1.5 * limit, path);
     sf_bundle *b = fx_load(path);
-    sf_net *net;
-    ck_assert_int_eq(sf_net_create(b, NULL, &net, &e), SF_OK);
+    sf_net *net = fx_cpu_net(b);
     sf_canary_report r;
     ck_assert_int_eq(sf_net_canary(net, b, &r, &e), SF_ECORRUPT);
     ck_assert_int_eq(r.worst_position, 9);
@@ -610,10 +579,8 @@ END_TEST
  * a clear SF_EUNSUPPORTED, never a crash or a silent cpu fallback; with a
  * GPU it must agree with the cpu backend within 1e-4 in fp32. */
 START_TEST(cuda_backend_fails_clearly_or_matches_cpu) {
-    char dir[256], path[512];
-    fx_tmpdir(dir);
-    fx_random_bundle(dir, "tiny.safetensors", "tiny", 9, 8, path);
-    sf_bundle *b = fx_load(path);
+    fx_tiny t;
+    sf_bundle *b = fx_tiny_open(&t, "tiny.safetensors", 9, 8);
     sf_net *net;
     sf_err e = {0};
     sf_net_opts o = {.backend = SF_BACKEND_CUDA, .max_batch = 64};
@@ -633,8 +600,7 @@ START_TEST(cuda_backend_fails_clearly_or_matches_cpu) {
     /* The cpu backend refuses reduced precision instead of ignoring it. */
     sf_net_opts bad = {.backend = SF_BACKEND_CPU, .precision = SF_PREC_BF16};
     ck_assert_int_eq(sf_net_create(b, &bad, &net, &e), SF_EINVAL);
-    sf_bundle_free(b);
-    fx_rmdir(dir);
+    fx_tiny_close(&t);
 }
 END_TEST
 

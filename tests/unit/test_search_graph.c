@@ -15,11 +15,15 @@ typedef struct fixture {
     void *mem;
 } fixture;
 
-static void fx_init(fixture *f, uint32_t nodes, uint32_t edges, int dist) {
+/* A graph of `nodes` nodes (and as many chance nodes and outcomes) and
+ * `edges` edges, distributional or not; fx_free() releases it. */
+static fixture fx_new(uint32_t nodes, uint32_t edges, int dist) {
+    fixture f;
     size_t b = sf_graph_bytes(nodes, edges, nodes, nodes, dist);
-    f->mem = aligned_alloc(64, (b + 63) & ~(size_t)63);
-    ck_assert_ptr_nonnull(f->mem);
-    sf_graph_init(&f->g, f->mem, nodes, edges, nodes, nodes, dist);
+    f.mem = aligned_alloc(64, (b + 63) & ~(size_t)63);
+    ck_assert_ptr_nonnull(f.mem);
+    sf_graph_init(&f.g, f.mem, nodes, edges, nodes, nodes, dist);
+    return f;
 }
 
 static void fx_free(fixture *f) {
@@ -65,9 +69,43 @@ static sf_edge *edge(sf_graph *g, uint32_t n, int i) {
     return &g->edges[g->nodes[n].first_edge + (uint32_t)i];
 }
 
+/* A node with raw value u, evaluated and expanded into k edges. */
+static uint32_t expanded(sf_graph *g, uint64_t key, double u, int k) {
+    uint32_t n = leaf(g, key, u);
+    expand(g, n, k);
+    return n;
+}
+
+/* Edge i of node n leads to `child` and was taken `visits` times. */
+static void to_child(sf_graph *g, uint32_t n, int i, int32_t child, uint32_t visits) {
+    edge(g, n, i)->child = child;
+    edge(g, n, i)->n = visits;
+}
+
+/* Node n's edges 0..k-1 lead to children c[i], taken visits[i] times;
+ * n's value recomputed. */
+static void visit_children(sf_graph *g, uint32_t n, int k, const uint32_t *c,
+                           const uint32_t *visits) {
+    for (int i = 0; i < k; i++)
+        to_child(g, n, i, (int32_t)c[i], visits[i]);
+    sf_graph_recompute_node(g, n);
+}
+
+/* The priors of node n's edges, in edge order. */
+static void set_priors(sf_graph *g, uint32_t n, const float *priors) {
+    for (int i = 0; i < g->nodes[n].n_edges; i++)
+        edge(g, n, i)->prior = priors[i];
+}
+
+/* A root (key 1, U = 0.5) expanded into 3 edges with these priors. */
+static uint32_t root_with_priors(sf_graph *g, const float priors[3]) {
+    uint32_t r = expanded(g, 1, 0.5, 3);
+    set_priors(g, r, priors);
+    return r;
+}
+
 START_TEST(transposition_table_merges_equal_identities) {
-    fixture f;
-    fx_init(&f, 8, 16, 0);
+    fixture f = fx_new(8, 16, 0);
     int created = -1;
     int32_t a = sf_graph_node(&f.g, ident(1), &created);
     ck_assert_int_eq(a, 0);
@@ -98,8 +136,7 @@ START_TEST(transposition_table_merges_equal_identities) {
 END_TEST
 
 START_TEST(edge_pool_reports_full) {
-    fixture f;
-    fx_init(&f, 4, 10, 0);
+    fixture f = fx_new(4, 10, 0);
     ck_assert_int_eq(sf_graph_edges(&f.g, 6), 0);
     ck_assert_int_eq(sf_graph_edges(&f.g, 4), 6);
     ck_assert_int_eq(sf_graph_edges(&f.g, 1), -1);
@@ -111,16 +148,10 @@ START_TEST(node_value_is_recomputed_from_edges) {
     /* search-algorithm §5.2: Q(n) = (U + sum N(n,a) Q(child)) / (1 + sum N(n,a)).
      * U = 0.5, children 0.8 (3 visits) and 0.2 (1 visit):
      * Q = (0.5 + 2.4 + 0.2) / 5 = 0.62, N = 5. */
-    fixture f;
-    fx_init(&f, 8, 16, 0);
-    uint32_t r = leaf(&f.g, 1, 0.5);
-    expand(&f.g, r, 3);
+    fixture f = fx_new(8, 16, 0);
+    uint32_t r = expanded(&f.g, 1, 0.5, 3);
     uint32_t a = leaf(&f.g, 2, 0.8), b = leaf(&f.g, 3, 0.2);
-    edge(&f.g, r, 0)->child = (int32_t)a;
-    edge(&f.g, r, 0)->n = 3;
-    edge(&f.g, r, 1)->child = (int32_t)b;
-    edge(&f.g, r, 1)->n = 1;
-    sf_graph_recompute_node(&f.g, r);
+    visit_children(&f.g, r, 2, (const uint32_t[]){a, b}, (const uint32_t[]){3, 1});
     ck_assert_uint_eq(f.g.nodes[r].n, 5);
     ck_assert_double_eq_tol(f.g.nodes[r].q, 0.62, 1e-7);
     /* idempotent: recomputing again changes nothing */
@@ -139,8 +170,7 @@ END_TEST
 START_TEST(chance_value_is_the_plain_mean) {
     /* Q(x) = sum n(o) Q(o) / sum n(o): outcomes 0.9 x2, 0.3 x1, 0.6 x1 ->
      * (1.8 + 0.3 + 0.6) / 4 = 0.675 */
-    fixture f;
-    fx_init(&f, 8, 16, 0);
+    fixture f = fx_new(8, 16, 0);
     uint32_t o1 = leaf(&f.g, 1, 0.9), o2 = leaf(&f.g, 2, 0.3), o3 = leaf(&f.g, 3, 0.6);
     int32_t x = sf_graph_chance(&f.g, 77, 1);
     ck_assert_int_eq(x, 0);
@@ -160,10 +190,8 @@ START_TEST(chance_value_is_the_plain_mean) {
     ck_assert_int_eq(f.g.outcomes[e2].next, e3);
     ck_assert_int_eq(f.g.outcomes[e3].next, -1);
     /* a parent edge into the chance node reads its mean */
-    uint32_t r = leaf(&f.g, 9, 0.1);
-    expand(&f.g, r, 1);
-    edge(&f.g, r, 0)->child = sf_child_chance(0);
-    edge(&f.g, r, 0)->n = 4;
+    uint32_t r = expanded(&f.g, 9, 0.1, 1);
+    to_child(&f.g, r, 0, sf_child_chance(0), 4);
     sf_graph_recompute_node(&f.g, r);
     ck_assert_double_eq_tol(f.g.nodes[r].q, (0.1 + 4 * 0.675) / 5.0, 1e-7);
     /* a chance node is never proven, even if every drawn outcome is a win */
@@ -177,16 +205,10 @@ START_TEST(distribution_is_the_same_mixture) {
      * bin 0), child A = 1.0 (bin 20) x1, child B = 0.75 (bins 12, 13 half
      * each: 0.75 = 0.5 + 7.5/30) x2. N = 4: bin0 1/4, bin20 1/4, bin12 1/4,
      * bin13 1/4. */
-    fixture f;
-    fx_init(&f, 8, 16, 1);
-    uint32_t r = leaf(&f.g, 1, 0.0);
-    expand(&f.g, r, 2);
+    fixture f = fx_new(8, 16, 1);
+    uint32_t r = expanded(&f.g, 1, 0.0, 2);
     uint32_t a = leaf(&f.g, 2, 1.0), b = leaf(&f.g, 3, 0.75);
-    edge(&f.g, r, 0)->child = (int32_t)a;
-    edge(&f.g, r, 0)->n = 1;
-    edge(&f.g, r, 1)->child = (int32_t)b;
-    edge(&f.g, r, 1)->n = 2;
-    sf_graph_recompute_node(&f.g, r);
+    visit_children(&f.g, r, 2, (const uint32_t[]){a, b}, (const uint32_t[]){1, 2});
     const float *h = &f.g.node_dist[(size_t)r * SF_VALUE_BINS];
     ck_assert_float_eq_tol(h[0], 0.25f, 1e-6f);
     ck_assert_float_eq_tol(h[20], 0.25f, 1e-6f);
@@ -216,8 +238,7 @@ START_TEST(distribution_is_the_same_mixture) {
 END_TEST
 
 START_TEST(bands_propagate_through_decisions) {
-    fixture f;
-    fx_init(&f, 16, 32, 0);
+    fixture f = fx_new(16, 32, 0);
     uint32_t win = leaf(&f.g, 1, 0.9), lose1 = leaf(&f.g, 2, 0.0), lose2 = leaf(&f.g, 3, 0.0);
     f.g.nodes[win].flags |= SF_NODE_TERMINAL;
     f.g.nodes[win].band = SF_BAND_WIN;
@@ -226,31 +247,16 @@ START_TEST(bands_propagate_through_decisions) {
     f.g.nodes[lose2].flags |= SF_NODE_TERMINAL;
     f.g.nodes[lose2].band = SF_BAND_LOSS;
     /* one winning line proves a win */
-    uint32_t p = leaf(&f.g, 10, 0.5);
-    expand(&f.g, p, 2);
-    edge(&f.g, p, 0)->child = (int32_t)lose1;
-    edge(&f.g, p, 0)->n = 1;
-    edge(&f.g, p, 1)->child = (int32_t)win;
-    edge(&f.g, p, 1)->n = 1;
-    sf_graph_recompute_node(&f.g, p);
+    uint32_t p = expanded(&f.g, 10, 0.5, 2);
+    visit_children(&f.g, p, 2, (const uint32_t[]){lose1, win}, (const uint32_t[]){1, 1});
     ck_assert_int_eq(f.g.nodes[p].band, SF_BAND_WIN);
     /* every action lost proves a loss ... */
-    uint32_t q = leaf(&f.g, 11, 0.5);
-    expand(&f.g, q, 2);
-    edge(&f.g, q, 0)->child = (int32_t)lose1;
-    edge(&f.g, q, 0)->n = 1;
-    edge(&f.g, q, 1)->child = (int32_t)lose2;
-    edge(&f.g, q, 1)->n = 1;
-    sf_graph_recompute_node(&f.g, q);
+    uint32_t q = expanded(&f.g, 11, 0.5, 2);
+    visit_children(&f.g, q, 2, (const uint32_t[]){lose1, lose2}, (const uint32_t[]){1, 1});
     ck_assert_int_eq(f.g.nodes[q].band, SF_BAND_LOSS);
     /* ... but an untried action leaves it uncertain */
-    uint32_t u = leaf(&f.g, 12, 0.5);
-    expand(&f.g, u, 3);
-    edge(&f.g, u, 0)->child = (int32_t)lose1;
-    edge(&f.g, u, 0)->n = 1;
-    edge(&f.g, u, 1)->child = (int32_t)lose2;
-    edge(&f.g, u, 1)->n = 1;
-    sf_graph_recompute_node(&f.g, u);
+    uint32_t u = expanded(&f.g, 12, 0.5, 3);
+    visit_children(&f.g, u, 2, (const uint32_t[]){lose1, lose2}, (const uint32_t[]){1, 1});
     ck_assert_int_eq(f.g.nodes[u].band, SF_BAND_UNCERTAIN);
     fx_free(&f);
 }
@@ -269,15 +275,12 @@ static sf_select_params uct_params(double c) {
 }
 
 START_TEST(uct_tries_every_edge_first_in_expansion_order) {
-    fixture f;
-    fx_init(&f, 8, 16, 0);
-    uint32_t r = leaf(&f.g, 1, 0.5);
-    expand(&f.g, r, 3);
+    fixture f = fx_new(8, 16, 0);
+    uint32_t r = expanded(&f.g, 1, 0.5, 3);
     sf_select_params p = uct_params(1.41);
     ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 0);
     uint32_t a = leaf(&f.g, 2, 0.9);
-    edge(&f.g, r, 0)->child = (int32_t)a;
-    edge(&f.g, r, 0)->n = 5;
+    to_child(&f.g, r, 0, (int32_t)a, 5);
     /* edge 0 looks great, but edges 1 and 2 are untried: 1 comes next */
     ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 1);
     fx_free(&f);
@@ -285,19 +288,15 @@ START_TEST(uct_tries_every_edge_first_in_expansion_order) {
 END_TEST
 
 START_TEST(selection_skips_proven_losses_unless_all_lost) {
-    fixture f;
-    fx_init(&f, 8, 16, 0);
-    uint32_t r = leaf(&f.g, 1, 0.5);
-    expand(&f.g, r, 2);
+    fixture f = fx_new(8, 16, 0);
+    uint32_t r = expanded(&f.g, 1, 0.5, 2);
     uint32_t lost = leaf(&f.g, 2, 0.0), meh = leaf(&f.g, 3, 0.1);
     f.g.nodes[lost].flags |= SF_NODE_TERMINAL;
     f.g.nodes[lost].band = SF_BAND_LOSS;
     /* give the lost child a misleadingly high value: bands still win */
     f.g.nodes[lost].q = 0.99;
-    edge(&f.g, r, 0)->child = (int32_t)lost;
-    edge(&f.g, r, 0)->n = 1;
-    edge(&f.g, r, 1)->child = (int32_t)meh;
-    edge(&f.g, r, 1)->n = 50;
+    to_child(&f.g, r, 0, (int32_t)lost, 1);
+    to_child(&f.g, r, 1, (int32_t)meh, 50);
     sf_select_params p = uct_params(0.0);
     ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 0), 1);
     p.rule = SF_SELECT_PUCT;
@@ -316,22 +315,14 @@ END_TEST
 START_TEST(dag_visits_from_another_parent_do_not_change_the_choice) {
     const int rules[3] = {SF_SELECT_UCT, SF_SELECT_PUCT, SF_SELECT_GUMBEL};
     for (int ri = 0; ri < 3; ri++) {
-        fixture f;
-        fx_init(&f, 16, 32, 0);
-        uint32_t P = leaf(&f.g, 1, 0.5);
-        expand(&f.g, P, 2);
+        fixture f = fx_new(16, 32, 0);
+        uint32_t P = expanded(&f.g, 1, 0.5, 2);
         uint32_t A = leaf(&f.g, 2, 0.55), B = leaf(&f.g, 3, 0.6);
         /* A is expanded with one edge to a leaf of the same value 0.55 */
         expand(&f.g, A, 1);
         uint32_t A1 = leaf(&f.g, 4, 0.55);
-        edge(&f.g, A, 0)->child = (int32_t)A1;
-        edge(&f.g, A, 0)->n = 2;
-        sf_graph_recompute_node(&f.g, A);
-        edge(&f.g, P, 0)->child = (int32_t)A;
-        edge(&f.g, P, 0)->n = 3;
-        edge(&f.g, P, 1)->child = (int32_t)B;
-        edge(&f.g, P, 1)->n = 4;
-        sf_graph_recompute_node(&f.g, P);
+        visit_children(&f.g, A, 1, (const uint32_t[]){A1}, (const uint32_t[]){2});
+        visit_children(&f.g, P, 2, (const uint32_t[]){A, B}, (const uint32_t[]){3, 4});
         sf_select_params p = uct_params(1.41);
         p.rule = rules[ri];
         int before[6];
@@ -343,10 +334,8 @@ START_TEST(dag_visits_from_another_parent_do_not_change_the_choice) {
         for (int s = 0; s < 6; s++)
             edge(&f.g, P, before[s])->n--;
         /* another parent P2 visits A 100 times */
-        uint32_t P2 = leaf(&f.g, 5, 0.5);
-        expand(&f.g, P2, 1);
-        edge(&f.g, P2, 0)->child = (int32_t)A;
-        edge(&f.g, P2, 0)->n = 100;
+        uint32_t P2 = expanded(&f.g, 5, 0.5, 1);
+        to_child(&f.g, P2, 0, (int32_t)A, 100);
         edge(&f.g, A, 0)->n += 100;
         sf_graph_recompute_node(&f.g, A);
         ck_assert_uint_eq(f.g.nodes[A].n, 103);
@@ -367,13 +356,8 @@ START_TEST(puct_prior_decides_the_first_selection) {
      * so the prior decides: edge 1. Without it all three score 0.5 and the
      * first edge would take the tie. The same at the root, where a Gumbel
      * root without forced visits uses this rule too. */
-    fixture f;
-    fx_init(&f, 8, 16, 0);
-    uint32_t r = leaf(&f.g, 1, 0.5);
-    expand(&f.g, r, 3);
-    edge(&f.g, r, 0)->prior = 0.2f;
-    edge(&f.g, r, 1)->prior = 0.7f;
-    edge(&f.g, r, 2)->prior = 0.1f;
+    fixture f = fx_new(8, 16, 0);
+    uint32_t r = root_with_priors(&f.g, (const float[]){0.2f, 0.7f, 0.1f});
     sf_select_params p = uct_params(1.41);
     p.rule = SF_SELECT_PUCT;
     p.puct_sqrt_offset = 0.01;
@@ -397,17 +381,10 @@ START_TEST(puct_fpu_lowers_unvisited_by_the_visited_prior_mass) {
      * (0.7803178); R = 0.65: edge 0 (0.7170723 < 0.7512673). Either answer
      * would differ if the mass were the unvisited prior (sqrt(0.6): edge 0
      * at R = 0.55) or not square-rooted (0.4 R: edge 1 at R = 0.65). */
-    fixture f;
-    fx_init(&f, 8, 16, 0);
-    uint32_t r = leaf(&f.g, 1, 0.5);
-    expand(&f.g, r, 3);
-    edge(&f.g, r, 0)->prior = 0.4f;
-    edge(&f.g, r, 1)->prior = 0.5f;
-    edge(&f.g, r, 2)->prior = 0.1f;
+    fixture f = fx_new(8, 16, 0);
+    uint32_t r = root_with_priors(&f.g, (const float[]){0.4f, 0.5f, 0.1f});
     uint32_t a = leaf(&f.g, 2, 0.5);
-    edge(&f.g, r, 0)->child = (int32_t)a;
-    edge(&f.g, r, 0)->n = 1;
-    sf_graph_recompute_node(&f.g, r);
+    visit_children(&f.g, r, 1, (const uint32_t[]){a}, (const uint32_t[]){1});
     ck_assert_double_eq_tol(f.g.nodes[r].q, 0.5, 1e-12);
     sf_select_params p = uct_params(1.41);
     p.rule = SF_SELECT_PUCT;
@@ -428,10 +405,8 @@ START_TEST(root_ranking_uses_cvar_when_asked) {
      * (bins 0 and 20), B = always 0.5 (bin 1). With lambda = 1 and alpha =
      * 0.25, CVaR(A) = 0 and CVaR(B) = 0.5: a zero-c UCT at the root picks B;
      * without CVaR it picks A (the first of equals). */
-    fixture f;
-    fx_init(&f, 8, 16, 1);
-    uint32_t r = leaf(&f.g, 1, 0.5);
-    expand(&f.g, r, 2);
+    fixture f = fx_new(8, 16, 1);
+    uint32_t r = expanded(&f.g, 1, 0.5, 2);
     uint32_t a = leaf(&f.g, 2, 0.0), b = leaf(&f.g, 3, 0.625);
     float *ha = &f.g.node_dist[(size_t)a * SF_VALUE_BINS];
     memset(ha, 0, sizeof(float) * SF_VALUE_BINS);
@@ -440,10 +415,8 @@ START_TEST(root_ranking_uses_cvar_when_asked) {
     f.g.nodes[a].q = 0.5; /* E = 0.5 */
     f.g.nodes[b].q = 0.5;
     sf_value_project(0.5, &f.g.node_dist[(size_t)b * SF_VALUE_BINS]);
-    edge(&f.g, r, 0)->child = (int32_t)a;
-    edge(&f.g, r, 0)->n = 10;
-    edge(&f.g, r, 1)->child = (int32_t)b;
-    edge(&f.g, r, 1)->n = 10;
+    to_child(&f.g, r, 0, (int32_t)a, 10);
+    to_child(&f.g, r, 1, (int32_t)b, 10);
     sf_select_params p = uct_params(0.0);
     ck_assert_int_eq(sf_graph_select(&f.g, r, &p, 1), 0);
     p.cvar_lambda = 1.0;

@@ -12,6 +12,19 @@
 
 /* ---------------------------------------------------------------- values */
 
+/* A lost fight at `hp` of 80 HP on turn `turns`, `left` of the monsters'
+ * 100 HP standing; turn_limit: it ended at the turn cap. */
+static sf_outcome lost(int hp, int turns, int left, int turn_limit) {
+    return (sf_outcome){.over = 1,
+                        .won = 0,
+                        .hp = hp,
+                        .max_hp = 80,
+                        .turns = turns,
+                        .monster_hp_left = left,
+                        .monster_hp_pool = 100,
+                        .turn_limit = turn_limit};
+}
+
 START_TEST(value_of_outcome_applies_the_label_contract) {
     /* The contract's own arithmetic is tested in test_label.c; here, that
      * an engine outcome reaches it field for field. */
@@ -20,23 +33,10 @@ START_TEST(value_of_outcome_applies_the_label_contract) {
     ck_assert_double_eq_tol(sf_value_of_outcome(&o), 0.5 + 0.997002999 * (0.45 * 0.75 + 0.1 / 3.0),
                             1e-12);
     /* a turn-limit end is a loss, graded as one */
-    sf_outcome t = {.over = 1,
-                    .won = 0,
-                    .hp = 31,
-                    .max_hp = 80,
-                    .turns = 50,
-                    .monster_hp_left = 100,
-                    .monster_hp_pool = 100,
-                    .turn_limit = 1};
+    sf_outcome t = lost(31, 50, 100, 1);
     /* 0.2*(0.75*0 + 0.25*50/60) = 0.041666... */
     ck_assert_double_eq_tol(sf_value_of_outcome(&t), 0.2 * 0.25 * 50.0 / 60.0, 1e-12);
-    sf_outcome l = {.over = 1,
-                    .won = 0,
-                    .hp = 0,
-                    .max_hp = 80,
-                    .turns = 10,
-                    .monster_hp_left = 25,
-                    .monster_hp_pool = 100};
+    sf_outcome l = lost(0, 10, 25, 0);
     /* 0.2*(0.75*0.75 + 0.25*10/20) = 0.1375 */
     ck_assert_double_eq_tol(sf_value_of_outcome(&l), 0.1375, 1e-12);
     sf_fight_facts f = sf_fight_facts_of(&l);

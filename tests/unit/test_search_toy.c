@@ -16,12 +16,65 @@
 /* --------------------------------------------------------------- helpers */
 enum { S = TOY_STRIKE, D = TOY_DEFEND, B = TOY_BASH, F = TOY_FLASH };
 
+/* toy_init's position (toy_engine.h), returned. */
+static sf_state toy_position(int hp, int max_hp, int mon_hp, int intent, const int *hand,
+                             int hand_n, const int *draw, int draw_n, int potions, uint64_t seed) {
+    sf_state st;
+    toy_init(&st, hp, max_hp, mon_hp, intent, hand, hand_n, draw, draw_n, potions, seed);
+    return st;
+}
+
 static int find_action(const sf_search_result *r, int kind, int index) {
     for (int a = 0; a < r->n_actions; a++)
         if (r->actions[a].action.kind == kind &&
             (kind == SF_ACT_END_TURN || r->actions[a].action.index == index))
             return a;
     return -1;
+}
+
+/* A search with config c, begun at st as decision `decision` of run
+ * `seed`; the test fails on an error. */
+static sf_search *begun(const sf_search_config *c, const sf_state *st, uint64_t seed,
+                        uint64_t decision) {
+    sf_search *s = NULL;
+    sf_err e = {0};
+    ck_assert_msg(sf_search_create(c, &s, &e) == SF_OK, "create: %s", e.msg);
+    ck_assert_msg(sf_search_begin(s, st, seed, decision, &e) == SF_OK, "begin: %s", e.msg);
+    return s;
+}
+
+/* begun(), then run to its budget on `threads` threads with evaluator fn
+ * (NULL: the search's own). */
+static sf_search *searched(const sf_search_config *c, const sf_state *st, uint64_t seed,
+                           uint64_t decision, int threads, sf_eval_fn fn, void *ctx) {
+    sf_search *s = begun(c, st, seed, decision);
+    sf_err e = {0};
+    ck_assert_msg(sf_search_run(s, threads, fn, ctx, &e) == SF_OK, "run: %s", e.msg);
+    return s;
+}
+
+/* s's result, which must be there. */
+static sf_search_result result_of(const sf_search *s) {
+    sf_search_result r;
+    sf_err e = {0};
+    ck_assert_msg(sf_search_result_get(s, &r, &e) == SF_OK, "result: %s", e.msg);
+    return r;
+}
+
+/* The decision of run `seed` at st with config c, one thread, the search's
+ * own evaluator (decide()). */
+static sf_search_result decision(sf_search_config c, const sf_state *st, uint64_t seed) {
+    sf_search_result r;
+    decide(&c, st, seed, 1, NULL, NULL, &r);
+    return r;
+}
+
+/* Whether the decisions at a (run seed_a) and at b (run seed_b) under c
+ * are the same to the byte. */
+static int same_decision(sf_search_config c, const sf_state *a, uint64_t seed_a, const sf_state *b,
+                         uint64_t seed_b) {
+    sf_search_result ra = decision(c, a, seed_a), rb = decision(c, b, seed_b);
+    return memcmp(&ra, &rb, sizeof ra) == 0;
 }
 
 /* The horizon value used by the oracle test (both sides use it): a terminal
@@ -160,11 +213,8 @@ START_TEST(only_lethal_line_is_found_at_a_small_budget) {
      * Strike deals 8 + 6*1.5 = 17 and kills; Strike then Bash deals 6 + 8 =
      * 14 and does not. 40 simulations find the proven win. */
     const int hand[3] = {S, B, D}, draw[3] = {S, D, S};
-    sf_state st;
-    toy_init(&st, 20, 40, 17, 9, hand, 3, draw, 3, 0, 1);
-    sf_search_config c = config(40, 1);
-    sf_search_result r;
-    decide(&c, &st, 9, 1, NULL, NULL, &r);
+    sf_state st = toy_position(20, 40, 17, 9, hand, 3, draw, 3, 0, 1);
+    sf_search_result r = decision(config(40, 1), &st, 9);
     int bash = find_action(&r, SF_ACT_PLAY, B), strike = find_action(&r, SF_ACT_PLAY, S);
     ck_assert_int_eq(r.chosen, bash);
     ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_PROVEN_WIN);
@@ -174,16 +224,16 @@ START_TEST(only_lethal_line_is_found_at_a_small_budget) {
 END_TEST
 
 /* ------------------------------------------------------- determinism etc */
-static void midgame(sf_state *st, uint64_t seed) {
+static sf_state midgame(uint64_t seed) {
     const int hand[3] = {S, D, B}, draw[7] = {S, D, S, F, D, S, B};
-    toy_init(st, 32, 40, 60, 9, hand, 3, draw, 7, 1, seed);
+    sf_state st = toy_position(32, 40, 60, 9, hand, 3, draw, 7, 1, seed);
+    return st;
 }
 
 START_TEST(result_bytes_do_not_depend_on_threads) {
-    sf_state st;
-    midgame(&st, 4);
+    sf_state st = midgame(4);
     sf_search_config c = config(3000, 4);
-    sf_search_result r1, r2;
+    sf_search_result r1;
     decide_on_threads(&c, &st, 77, (const int[]){1, 2, 4}, 3, &r1);
     ck_assert_int_eq(r1.simulations, 3000);
     /* and with the Gumbel root's lockstep phases */
@@ -193,26 +243,21 @@ START_TEST(result_bytes_do_not_depend_on_threads) {
     /* a different seed searches different worlds */
     c.select = SF_SELECT_AUTO;
     c.evaluator = SF_EVAL_ROLLOUT;
-    decide(&c, &st, 77, 1, NULL, NULL, &r1);
-    decide(&c, &st, 78, 1, NULL, NULL, &r2);
-    ck_assert(memcmp(&r1, &r2, sizeof r1) != 0);
+    ck_assert(!same_decision(c, &st, 77, &st, 78));
 }
 END_TEST
 
 START_TEST(step_and_feed_equal_the_synchronous_run) {
     /* The resumable API, answering requests in batches of every tree, gives
      * the same bytes as sf_search_run with the same evaluator. */
-    sf_state st;
-    midgame(&st, 4);
+    sf_state st = midgame(4);
     sf_search_config c = config(2000, 3);
     c.evaluator = SF_EVAL_EXTERNAL;
     sf_search_result sync, resumable;
     decide(&c, &st, 5, 2, horizon_eval, NULL, &sync);
 
-    sf_search *s = NULL;
+    sf_search *s = begun(&c, &st, 5, 0);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 5, 0, &e), SF_OK);
     const sf_eval_request *reqs[8];
     int n = 0, rc, rounds = 0, fed = 0;
     long max_batch = 0;
@@ -311,14 +356,11 @@ END_TEST
 START_TEST(requests_that_do_not_fit_come_with_the_next_step) {
     /* 3 trees, room for 1 request per step: each step hands out one new
      * request; unanswered ones are not handed out twice. */
-    sf_state st;
-    midgame(&st, 2);
+    sf_state st = midgame(2);
     sf_search_config c = config(30, 3);
     c.evaluator = SF_EVAL_EXTERNAL;
-    sf_search *s = NULL;
+    sf_search *s = begun(&c, &st, 1, 0);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
     const sf_eval_request *r[1], *seen[3];
     int n = 0;
     for (int i = 0; i < 3; i++) {
@@ -345,16 +387,10 @@ END_TEST
 START_TEST(root_statistics_are_summed_over_trees) {
     /* search-algorithm §6.2: N(a) = sum_t N_t(a), Q(a) = sum_t N_t(a) Q_t(a) / N(a);
      * tree k is seeded sf_seed_derive(run seed, decision, k, 1). */
-    sf_state st;
-    midgame(&st, 6);
+    sf_state st = midgame(6);
     sf_search_config c = config(1200, 3);
-    sf_search *s = NULL;
-    sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 21, 5, &e), SF_OK);
-    ck_assert_int_eq(sf_search_run(s, 2, NULL, NULL, &e), SF_OK);
-    sf_search_result r;
-    ck_assert_int_eq(sf_search_result_get(s, &r, &e), SF_OK);
+    sf_search *s = searched(&c, &st, 21, 5, 2, NULL, NULL);
+    sf_search_result r = result_of(s);
     for (int k = 0; k < 3; k++) {
         ck_assert_uint_eq(s->trees[k].seed, sf_seed_derive(21, 5, (uint64_t)k, 1));
         ck_assert_double_eq(r.tree_value[k], s->trees[k].g.nodes[0].q);
@@ -389,15 +425,10 @@ START_TEST(indistinguishable_truths_give_identical_results) {
     toy_init(&b, 30, 40, 50, 5, hand, 3, draw_b, 5, 0, 999);
     ck_assert(memcmp(&a, &b, sizeof a) != 0);
     sf_search_config c = config(1500, 2);
-    sf_search_result ra, rb;
-    decide(&c, &a, 42, 1, NULL, NULL, &ra);
-    decide(&c, &b, 42, 1, NULL, NULL, &rb);
-    ck_assert_mem_eq(&ra, &rb, sizeof ra);
+    ck_assert(same_decision(c, &a, 42, &b, 42));
     /* the clairvoyant mode reads the truth (the true top cards differ) */
     c.root = SF_ROOT_CLAIRVOYANT;
-    decide(&c, &a, 42, 1, NULL, NULL, &ra);
-    decide(&c, &b, 42, 1, NULL, NULL, &rb);
-    ck_assert(memcmp(&ra, &rb, sizeof ra) != 0);
+    ck_assert(!same_decision(c, &a, 42, &b, 42));
 }
 END_TEST
 
@@ -440,14 +471,9 @@ START_TEST(chance_draws_depend_on_identity_not_on_stream_history) {
 END_TEST
 
 START_TEST(widening_never_exceeds_the_cap) {
-    sf_state st;
-    midgame(&st, 2);
+    sf_state st = midgame(2);
     sf_search_config c = config(4000, 1);
-    sf_search *s = NULL;
-    sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
-    ck_assert_int_eq(sf_search_run(s, 1, NULL, NULL, &e), SF_OK);
+    sf_search *s = searched(&c, &st, 1, 0, 1, NULL, NULL);
     const sf_graph *g = &s->trees[0].g;
     ck_assert_uint_gt(g->n_chance, 0);
     uint32_t capped = 0, max_outcomes = 0;
@@ -472,8 +498,7 @@ START_TEST(widening_never_exceeds_the_cap) {
         if (ch->n_outcomes > max_outcomes)
             max_outcomes = ch->n_outcomes;
     }
-    sf_search_result r;
-    ck_assert_int_eq(sf_search_result_get(s, &r, &e), SF_OK);
+    sf_search_result r = result_of(s);
     ck_assert_uint_eq(r.chance_nodes, g->n_chance);
     ck_assert_uint_gt(r.widen_new, 0);
     ck_assert_uint_gt(r.widen_merged, 0); /* identical outcomes merged */
@@ -518,11 +543,8 @@ static void search_with_priors(sf_state *st, int sims, prior_eval *pe, sf_search
     sf_search_config c = config(sims, 1);
     c.evaluator = SF_EVAL_EXTERNAL;
     c.select = SF_SELECT_PUCT;
-    sf_search *s = NULL;
+    sf_search *s = searched(&c, st, 3, 0, 1, prior_eval_fn, pe);
     sf_err e = {0};
-    ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    ck_assert_int_eq(sf_search_begin(s, st, 3, 0, &e), SF_OK);
-    ck_assert_int_eq(sf_search_run(s, 1, prior_eval_fn, pe, &e), SF_OK);
     ck_assert_int_eq(sf_search_result_get(s, r, &e), SF_OK);
     /* the root's edges in expansion order: Strike first */
     const sf_graph *g = &s->trees[0].g;
@@ -615,11 +637,8 @@ END_TEST
 START_TEST(transpositions_are_merged_and_counted) {
     /* Strike->Defend and Defend->Strike reach the same position. */
     const int hand[2] = {S, D}, draw[3] = {S, D, S};
-    sf_state st;
-    toy_init(&st, 30, 40, 50, 5, hand, 2, draw, 3, 0, 1);
-    sf_search_config c = config(300, 1);
-    sf_search_result r;
-    decide(&c, &st, 1, 1, NULL, NULL, &r);
+    sf_state st = toy_position(30, 40, 50, 5, hand, 2, draw, 3, 0, 1);
+    sf_search_result r = decision(config(300, 1), &st, 1);
     ck_assert_uint_gt(r.merges, 0);
     ck_assert_double_eq_tol(r.merge_ratio, (double)r.merges / (double)r.node_creations, 1e-12);
     ck_assert_uint_gt(r.transposition_stops, 0);
@@ -627,8 +646,7 @@ START_TEST(transpositions_are_merged_and_counted) {
 END_TEST
 
 START_TEST(no_allocation_per_simulation) {
-    sf_state st;
-    midgame(&st, 3);
+    sf_state st = midgame(3);
     sf_err e = {0};
     /* built-in evaluator, one thread: begin + run + result allocate nothing.
      * (Check's assertions allocate, so results are checked after the window.) */
@@ -658,8 +676,7 @@ START_TEST(no_allocation_per_simulation) {
             fed++;
         }
     during = g_allocs - before;
-    sf_search_result r;
-    ck_assert_int_eq(sf_search_result_get(s, &r, &e), SF_OK);
+    sf_search_result r = result_of(s);
     ck_assert_int_eq(rc, SF_OK);
     ck_assert_uint_eq(r.simulations, 5000);
     ck_assert_uint_eq(r.evaluations, (uint64_t)fed); /* one request per leaf */
@@ -698,8 +715,7 @@ START_TEST(allocator_interface_gets_every_allocation) {
     /* object, tree array, forced buffer, one arena per tree */
     ck_assert_int_eq(ca.calls, 3 + 3);
     ck_assert_int_eq(during, ca.calls); /* nothing behind its back */
-    sf_state st;
-    midgame(&st, 1);
+    sf_state st = midgame(1);
     ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
     ck_assert_int_eq(sf_search_run(s, 1, NULL, NULL, &e), SF_OK);
     ck_assert_int_eq(ca.calls, 6);
@@ -713,9 +729,7 @@ START_TEST(single_legal_action_is_not_searched) {
     const int draw[3] = {S, D, S};
     sf_state st;
     toy_init(&st, 30, 40, 50, 5, NULL, 0, draw, 3, 0, 1); /* empty hand */
-    sf_search_config c = config(500, 2);
-    sf_search_result r;
-    decide(&c, &st, 1, 1, NULL, NULL, &r);
+    sf_search_result r = decision(config(500, 2), &st, 1);
     ck_assert_int_eq(r.searched, 0);
     ck_assert_int_eq(r.n_actions, 1);
     ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_SINGLE);
@@ -726,8 +740,7 @@ START_TEST(single_legal_action_is_not_searched) {
 END_TEST
 
 START_TEST(feed_rejects_bad_answers_and_stale_tickets) {
-    sf_state st;
-    midgame(&st, 1);
+    sf_state st = midgame(1);
     sf_search_config c = config(50, 1);
     c.evaluator = SF_EVAL_EXTERNAL;
     sf_search *s = NULL;
@@ -773,8 +786,7 @@ END_TEST
 START_TEST(gumbel_root_spends_the_budget_by_sequential_halving) {
     /* 5 root actions, m = 4, 64 simulations, 2 trees: phases 4x8 then 2x16
      * (search-algorithm §2.2), so the visit counts are {24, 24, 8, 8, 0}. */
-    sf_state st;
-    midgame(&st, 1);
+    sf_state st = midgame(1);
     sf_search_config c = config(64, 2);
     c.select = SF_SELECT_GUMBEL;
     c.gumbel_m = 4;
@@ -811,11 +823,8 @@ START_TEST(proven_loss_is_never_chosen) {
      * sure (no roll happens after death, so it is proven); Defend first
      * survives with 1 HP. */
     const int hand[2] = {S, D}, draw[3] = {S, D, S};
-    sf_state st;
-    toy_init(&st, 5, 40, 50, 9, hand, 2, draw, 3, 0, 1);
-    sf_search_config c = config(400, 1);
-    sf_search_result r;
-    decide(&c, &st, 1, 1, NULL, NULL, &r);
+    sf_state st = toy_position(5, 40, 50, 9, hand, 2, draw, 3, 0, 1);
+    sf_search_result r = decision(config(400, 1), &st, 1);
     int end = find_action(&r, SF_ACT_END_TURN, 0);
     int defend = find_action(&r, SF_ACT_PLAY, D);
     ck_assert_int_eq(r.actions[end].band, SF_BAND_LOSS);
@@ -841,71 +850,69 @@ static void fake_result(sf_search_result *r, const sf_action *acts, const double
     }
 }
 
+/* The actions of the choice-rule test: Strike, Defend, Flash, END_TURN. */
+static const sf_action choice_acts[4] = {{SF_ACT_PLAY, S, 0, 0},
+                                         {SF_ACT_PLAY, D, 0, 0},
+                                         {SF_ACT_PLAY, F, 0, 0},
+                                         {SF_ACT_END_TURN, 0, SF_NO_TARGET, 0}};
+static const unsigned char choice_valid[4] = {1, 1, 1, 1};
+
+/* With these scores and visits the choice rule picks action `want`, for
+ * `reason` (-1: not checked). */
+static void choice_is(const sf_search *s, const double *score, const uint32_t *visits, int want,
+                      int reason) {
+    sf_search_result r;
+    fake_result(&r, choice_acts, score, visits, 4);
+    sf_search_choose(s, &r, choice_valid);
+    ck_assert_int_eq(r.chosen, want);
+    if (reason >= 0)
+        ck_assert_int_eq(r.chosen_reason, reason);
+}
+
 START_TEST(choice_rule_prefers_most_visited_within_margin_and_guards_end_turn) {
     static sf_search s; /* zeroed; only cfg, select and root are read */
     sf_search_config_default(&s.cfg);
     s.select = SF_SELECT_UCT;
     const int hand[3] = {S, D, F}, draw[1] = {S};
     toy_init(&s.root, 30, 40, 50, 9, hand, 3, draw, 1, 0, 1);
-    const sf_action acts[4] = {{SF_ACT_PLAY, S, 0, 0},
-                               {SF_ACT_PLAY, D, 0, 0},
-                               {SF_ACT_PLAY, F, 0, 0},
-                               {SF_ACT_END_TURN, 0, SF_NO_TARGET, 0}};
-    const unsigned char valid[4] = {1, 1, 1, 1};
     sf_search_result r;
     /* best mean 0.70 (Strike, 10 visits); Flash 0.69 with 90 visits is
      * within 0.02 and most visited */
     double sc1[4] = {0.70, 0.40, 0.69, 0.30};
     uint32_t v1[4] = {10, 5, 90, 3};
-    fake_result(&r, acts, sc1, v1, 4);
-    sf_search_choose(&s, &r, valid);
-    ck_assert_int_eq(r.chosen, 2);
-    ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_MOST_VISITED);
+    choice_is(&s, sc1, v1, 2, SF_CHOSEN_MOST_VISITED);
     /* outside the margin the best mean stands */
     sc1[2] = 0.67;
-    fake_result(&r, acts, sc1, v1, 4);
-    sf_search_choose(&s, &r, valid);
-    ck_assert_int_eq(r.chosen, 0);
-    ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_BEST_MEAN);
+    choice_is(&s, sc1, v1, 0, SF_CHOSEN_BEST_MEAN);
     /* END_TURN best, 9 damage announced, no block: an equally good Defend
      * (0.59 >= 0.60 - 0.02) replaces it */
     double sc2[4] = {0.30, 0.59, 0.595, 0.60};
     uint32_t v2[4] = {5, 20, 20, 100};
-    fake_result(&r, acts, sc2, v2, 4);
-    sf_search_choose(&s, &r, valid);
-    ck_assert_int_eq(r.chosen, 1);
-    ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_GUARD_BLOCK);
+    choice_is(&s, sc2, v2, 1, SF_CHOSEN_GUARD_BLOCK);
     /* block already covers the damage: the free Flash replaces it instead */
     toy(&s.root)->block = 10;
-    sf_search_choose(&s, &r, valid);
-    ck_assert_int_eq(r.chosen, 2);
-    ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_GUARD_FREE);
+    choice_is(&s, sc2, v2, 2, SF_CHOSEN_GUARD_FREE);
     /* a worse Flash (outside the margin) leaves END_TURN */
     sc2[2] = 0.50;
-    fake_result(&r, acts, sc2, v2, 4);
-    sf_search_choose(&s, &r, valid);
-    ck_assert_int_eq(r.chosen, 3);
+    choice_is(&s, sc2, v2, 3, -1);
     /* guards off */
     s.cfg.end_turn_guards = 0;
     toy(&s.root)->block = 0;
     sc2[2] = 0.595;
-    fake_result(&r, acts, sc2, v2, 4);
-    sf_search_choose(&s, &r, valid);
-    ck_assert_int_eq(r.chosen, 3);
+    choice_is(&s, sc2, v2, 3, -1);
     /* a proven win beats everything; a proven loss never wins */
     s.cfg.end_turn_guards = 1;
-    fake_result(&r, acts, sc1, v1, 4);
+    fake_result(&r, choice_acts, sc1, v1, 4);
     r.actions[1].band = SF_BAND_WIN;
     r.actions[0].band = SF_BAND_LOSS;
-    sf_search_choose(&s, &r, valid);
+    sf_search_choose(&s, &r, choice_valid);
     ck_assert_int_eq(r.chosen, 1);
     ck_assert_int_eq(r.chosen_reason, SF_CHOSEN_PROVEN_WIN);
 }
 END_TEST
 
 START_TEST(distributional_values_are_consistent) {
-    sf_state st;
-    midgame(&st, 5);
+    sf_state st = midgame(5);
     sf_search_config c = config(2000, 2);
     c.distributional = 1;
     c.cvar_lambda = 0.5;
@@ -963,8 +970,7 @@ START_TEST(config_errors_name_the_field) {
     c = config(10, 1);
     c.evaluator = SF_EVAL_EXTERNAL;
     ck_assert_int_eq(sf_search_create(&c, &s, &e), SF_OK);
-    sf_state st;
-    midgame(&st, 1);
+    sf_state st = midgame(1);
     ck_assert_int_eq(sf_search_begin(s, &st, 1, 0, &e), SF_OK);
     ck_assert_int_eq(sf_search_run(s, 1, NULL, NULL, &e), SF_EINVAL);
     sf_search_result r;

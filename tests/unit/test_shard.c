@@ -27,6 +27,8 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
+/* Every test's scratch directory: the suite's checked fixture makes it
+ * before each test (make_tmpdir) and removes it after (remove_tmpdir). */
 static char tmpdir[256];
 
 static void make_tmpdir(void) {
@@ -53,9 +55,54 @@ static char *path_in(const char *name) {
     return buf[k];
 }
 
+/* The default synthetic records' parameters. */
+static synth_params default_params(void) {
+    synth_params p;
+    synth_params_default(&p);
+    return p;
+}
+
+/* The shard info of records made with p. */
+static sf_shard_info info_of(const synth_params *p) {
+    sf_shard_info info;
+    synth_info(p, &info);
+    return info;
+}
+
+/* A writer at path_in(name) with options o (NULL: the defaults), which must
+ * open. */
+static sf_shard_writer *writer_at(const char *name, const sf_shard_info *info,
+                                  const sf_shard_writer_opts *o) {
+    sf_shard_writer *w = NULL;
+    sf_err err = {0};
+    ck_assert_msg(sf_shard_writer_open(path_in(name), info, o, &w, &err) == SF_OK, "%s", err.msg);
+    return w;
+}
+
+/* A writer at path_in(name) of p's records (info_of), default options. */
+static sf_shard_writer *default_writer(const char *name, const synth_params *p) {
+    sf_shard_info info = info_of(p);
+    return writer_at(name, &info, NULL);
+}
+
 static synth_record *synth_new(void) {
     synth_record *s = malloc(sizeof *s);
     ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* Appending rec to w fails with status rc and a message containing words. */
+static void append_refused(sf_shard_writer *w, const Spirefleet__LabelRecord *rec, int rc,
+                           const char *words) {
+    sf_err err = {0};
+    ck_assert_int_eq(sf_shard_writer_append(w, rec, &err), rc);
+    ck_assert_msg(strstr(err.msg, words), "%s", err.msg);
+}
+
+/* Record i of p's stream (malloc'd). */
+static synth_record *synth_at(const synth_params *p, uint64_t i) {
+    synth_record *s = synth_new();
+    synth_fill(s, p, i);
     return s;
 }
 
@@ -128,6 +175,16 @@ static int write_shard(const char *path, const synth_params *p, uint64_t n,
     return write_shard_as(path, &info, p, n, opts, stats, digest, err);
 }
 
+/* path_in(name): a shard of n default records, written with the default
+ * options, which must succeed. */
+static const char *shard_of(const char *name, uint64_t n) {
+    synth_params p = default_params();
+    sf_err err = {0};
+    const char *path = path_in(name);
+    ck_assert_msg(write_shard(path, &p, n, NULL, NULL, NULL, &err) == SF_OK, "%s", err.msg);
+    return path;
+}
+
 static uint64_t file_size(const char *path) {
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
@@ -160,9 +217,7 @@ static const sf_shard_writer_opts small_blocks = {.block_bytes = 16 << 10};
 /* ---- round trip ---------------------------------------------------------------- */
 
 START_TEST(round_trip_every_field_and_manifest) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     const uint64_t n = 300;
     Spirefleet__JobStats stats = SPIREFLEET__JOB_STATS__INIT;
     Spirefleet__Counter c = SPIREFLEET__COUNTER__INIT, *cs[1] = {&c};
@@ -235,8 +290,7 @@ START_TEST(round_trip_every_field_and_manifest) {
     ck_assert_uint_eq(frame_total, m->payload_bytes);
 
     /* Spot-check named fields against the generator directly. */
-    synth_record *s = synth_new();
-    synth_fill(s, &p, 123);
+    synth_record *s = synth_at(&p, 123);
     const Spirefleet__LabelRecord *rec;
     ck_assert_int_eq(sf_shard_reader_get(r, 123, &rec, &err), SF_OK);
     ck_assert_uint_eq(rec->ids->game_seed, 1000);
@@ -262,25 +316,20 @@ START_TEST(round_trip_every_field_and_manifest) {
     ck_assert_uint_eq(rep.records, n);
     ck_assert_mem_eq(rep.digest, want, 32);
     ck_assert_int_eq(rep.bad_record, -1);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(digest_independent_of_level_blocks_and_worker) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     uint8_t d1[32], d2[32];
     sf_shard_writer_opts fast = {.zstd_level = 1, .block_bytes = 8 << 10};
     sf_shard_writer_opts slow = {.zstd_level = 19, .block_bytes = 1 << 20};
     sf_err err = {0};
     ck_assert_int_eq(write_shard(path_in("l1.shard"), &p, 150, &fast, NULL, d1, &err), SF_OK);
-    sf_shard_info info;
-    synth_info(&p, &info);
+    sf_shard_info info = info_of(&p);
     info.worker_id = "another-worker";
     info.created_unix = 1800000000;
-    sf_shard_writer *w;
-    ck_assert_int_eq(sf_shard_writer_open(path_in("l19.shard"), &info, &slow, &w, &err), SF_OK);
+    sf_shard_writer *w = writer_at("l19.shard", &info, &slow);
     synth_record *s = synth_new();
     for (uint64_t i = 0; i < 150; i++) {
         synth_fill(s, &p, i);
@@ -297,14 +346,11 @@ START_TEST(digest_independent_of_level_blocks_and_worker) {
     /* One record fewer is another digest. */
     ck_assert_int_eq(write_shard(path_in("fewer.shard"), &p, 149, NULL, NULL, d3, &err), SF_OK);
     ck_assert_mem_ne(d1, d3, 32);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(random_access_matches_sequential) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     const uint64_t n = 400;
     ck_assert_int_eq(write_shard(path_in("r.shard"), &p, n, &small_blocks, NULL, NULL, &err),
@@ -324,7 +370,6 @@ START_TEST(random_access_matches_sequential) {
         free(b);
     }
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -335,9 +380,7 @@ END_TEST
  * bytes for every record from both, both verify; format 2 holds its frames
  * as the header says (16 records each but a block's last). */
 START_TEST(format_2_round_trips_with_the_format_1_digest) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     const uint64_t n = 333;
     sf_err err = {0};
     uint8_t d1[32], d2[32], want[32];
@@ -421,7 +464,6 @@ START_TEST(format_2_round_trips_with_the_format_1_digest) {
     ck_assert_msg(strstr(err.msg, "frame_records 4097"), "%s", err.msg);
     sf_shard_writer_opts badv = {.format_version = 3};
     ck_assert_int_eq(write_shard(path_in("bad.shard"), &p, 1, &badv, NULL, NULL, &err), SF_EINVAL);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -482,9 +524,7 @@ START_TEST(content_digest_is_the_same_on_a_helper_thread_or_inline) {
     free(buf[1]);
     sf_buf_free(&stream);
 
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     const uint64_t n = 333;
     uint8_t want[32], d[32];
     expected_digest(&p, n, want);
@@ -504,8 +544,7 @@ START_TEST(content_digest_is_the_same_on_a_helper_thread_or_inline) {
     /* Records of 1.5 MiB (each a frame of its own, past the 1 MiB frame
      * limit) among small ones, and refused records between them: both ways
      * give the digest of exactly the accepted records. */
-    sf_shard_info info;
-    synth_info(&p, &info);
+    sf_shard_info info = info_of(&p);
     sf_shard_writer *w;
     synth_record *s = synth_new();
     size_t big_n = 3u << 19;
@@ -549,7 +588,6 @@ START_TEST(content_digest_is_the_same_on_a_helper_thread_or_inline) {
     free(s);
     sf_shard_writer_abort(w);
     ck_assert_uint_eq(count_files(SF_SHARD_TEMP_SUFFIX), 0);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -557,9 +595,7 @@ END_TEST
  * a frame, and again after a record of another frame only when the cache
  * moved on. */
 START_TEST(reader_decodes_a_frame_once_for_its_records) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     ck_assert_int_eq(write_shard(path_in("c.shard"), &p, 64, NULL, NULL, NULL, &err), SF_OK);
     sf_shard_reader *r;
@@ -576,7 +612,6 @@ START_TEST(reader_decodes_a_frame_once_for_its_records) {
     ck_assert_uint_eq(sf_shard_reader_frames_decoded(r), 3);
     ck_assert_uint_eq(rec->ids->decision_index, 3);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -585,7 +620,6 @@ END_TEST
  * tests/fuzz/reseal_shard.py, which changes only schema_version) reads
  * and verifies: its 43 records hash to the digest its manifest carries. */
 START_TEST(a_committed_format_1_shard_still_reads) {
-    make_tmpdir();
     char src[1024];
     snprintf(src, sizeof src, "%s/tests/fuzz/corpus/shard-file/run-job1.shard", SF_SOURCE_ROOT);
     /* copied under a name of no stored form (its run is "lfuzz", not "run") */
@@ -618,7 +652,6 @@ START_TEST(a_committed_format_1_shard_still_reads) {
     ck_assert_msg(sf_shard_verify(path, &rep, &err) == SF_OK, "%s", err.msg);
     sf_hex(rep.digest, 32, hex);
     ck_assert_str_eq(hex, "2dc148172bc1619a083e6ee01341f45a126f45a97a100b3accbb0fac6eab4b87");
-    remove_tmpdir();
 }
 END_TEST
 
@@ -650,7 +683,6 @@ static double file_over_payload(int dense, uint64_t n, uint64_t *mean_frame) {
 }
 
 START_TEST(file_within_1_15_of_compressed_payload) {
-    make_tmpdir();
     uint64_t mean;
     /* Typical records (~1 KB compressed) and dense ones (over 2 KB: stored
      * one per LMDB value, each would take a 4 KB overflow run of its own and
@@ -658,14 +690,11 @@ START_TEST(file_within_1_15_of_compressed_payload) {
     ck_assert_double_le(file_over_payload(0, 3000, &mean), 1.15);
     ck_assert_double_le(file_over_payload(1, 1500, &mean), 1.15);
     ck_assert_uint_gt(mean, 2048);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(map_grows_instead_of_failing) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     sf_shard_writer_opts tiny = {.initial_map_bytes = 64 << 10, .txn_bytes = 256 << 10};
     ck_assert_msg(write_shard(path_in("grow.shard"), &p, 3200, &tiny, NULL, NULL, &err) == SF_OK,
@@ -674,14 +703,11 @@ START_TEST(map_grows_instead_of_failing) {
     sf_shard_verify_report rep;
     ck_assert_msg(sf_shard_verify(path_in("grow.shard"), &rep, &err) == SF_OK, "%s", err.msg);
     ck_assert_uint_eq(rep.records, 3200);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(empty_shard_seals_and_verifies) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     uint8_t d[32], sha_empty[32];
     ck_assert_int_eq(write_shard(path_in("e.shard"), &p, 0, NULL, NULL, d, &err), SF_OK);
@@ -692,7 +718,6 @@ START_TEST(empty_shard_seals_and_verifies) {
     ck_assert_uint_eq(sf_shard_reader_count(r), 0);
     sf_shard_reader_close(r);
     ck_assert_int_eq(sf_shard_verify(path_in("e.shard"), NULL, &err), SF_OK);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -701,13 +726,10 @@ END_TEST
  * put under another run's name, fail naming both; a name of another form
  * (a file a person named) is not a stored shard's and is not checked. */
 START_TEST(a_renamed_or_swapped_shard_fails_verify) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     uint8_t d[32];
-    sf_shard_info info;
-    synth_info(&p, &info);
+    sf_shard_info info = info_of(&p);
     char name[128], path[512], other[512];
     sf_shard_name(info.run_id, info.job_id, name, sizeof name);
     snprintf(path, sizeof path, "%s", path_in(name));
@@ -746,16 +768,13 @@ START_TEST(a_renamed_or_swapped_shard_fails_verify) {
         }
         unlink(other);
     }
-    remove_tmpdir();
 }
 END_TEST
 
 /* ---- reading allocates nothing per record once warm ----------------------- */
 
 START_TEST(reader_allocates_nothing_once_warm) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     ck_assert_int_eq(write_shard(path_in("w.shard"), &p, 500, &small_blocks, NULL, NULL, &err),
                      SF_OK);
@@ -773,7 +792,6 @@ START_TEST(reader_allocates_nothing_once_warm) {
         ck_assert_int_eq(sf_shard_reader_get(r, (k * 211) % 500, &rec, &err), SF_OK);
     ck_assert_uint_eq(sf_shard_reader_allocs(r), warm);
     sf_shard_reader_close(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -816,9 +834,7 @@ static frame_span *frame_spans(const char *path, size_t *n) {
 /* Both formats: format 2 (frames of 16 records) as written today, format 1
  * (a frame per record) as shards on disk hold it. */
 SF_LOOP_TEST(flipped_byte_anywhere_is_found_and_named, 1, 3) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     const char *path = path_in("f.shard");
     sf_shard_writer_opts opts = small_blocks;
@@ -911,24 +927,18 @@ SF_LOOP_TEST(flipped_byte_anywhere_is_found_and_named, 1, 3) {
             "# format %d: %zu flips checked, %zu named a record, %zu in bits zstd ignores\n", _i,
             checked, named_records, undetected_by_zstd);
     free(spans);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(damaged_structure_page_is_refused_at_open) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    const char *path = shard_of("s.shard", 50);
     sf_err err = {0};
-    const char *path = path_in("s.shard");
-    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
     flip_byte(path, 4096 + 100); /* page 1: the second LMDB meta page */
     sf_shard_reader *r = NULL;
     ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_ECORRUPT);
     ck_assert_ptr_null(r);
     ck_assert_ptr_nonnull(strstr(err.msg, path));
     ck_assert_ptr_nonnull(strstr(err.msg, "page 1"));
-    remove_tmpdir();
 }
 END_TEST
 
@@ -943,12 +953,8 @@ START_TEST(missing_file_is_not_found) {
 END_TEST
 
 START_TEST(truncated_file_is_refused) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    const char *path = shard_of("t.shard", 200);
     sf_err err = {0};
-    const char *path = path_in("t.shard");
-    ck_assert_int_eq(write_shard(path, &p, 200, NULL, NULL, NULL, &err), SF_OK);
     uint64_t size = file_size(path);
     sf_shard_reader *r = NULL;
     /* One byte short: the footer is gone, the trailer cut. */
@@ -965,7 +971,6 @@ START_TEST(truncated_file_is_refused) {
     ck_assert_int_eq(truncate(path, 10), 0);
     ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
     ck_assert_ptr_null(r);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -973,12 +978,8 @@ END_TEST
  * is a damaged footer (corrupt), not a cut one; cutting the whole footer off
  * (64 bytes of page table are then last) is still a cut trailer. */
 START_TEST(damaged_footer_magic_is_corrupt_not_truncated) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    const char *path = shard_of("f.shard", 50);
     sf_err err = {0};
-    const char *path = path_in("f.shard");
-    ck_assert_int_eq(write_shard(path, &p, 50, NULL, NULL, NULL, &err), SF_OK);
     uint64_t size = file_size(path);
     flip_byte(path, size - 64);
     sf_shard_reader *r = NULL;
@@ -991,20 +992,14 @@ START_TEST(damaged_footer_magic_is_corrupt_not_truncated) {
     ck_assert_int_eq(truncate(path, (off_t)size - 64), 0);
     ck_assert_int_eq(sf_shard_reader_open(path, &r, &err), SF_EFORMAT);
     ck_assert_msg(strstr(err.msg, "truncated: the seal trailer is cut short"), "%s", err.msg);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(unsealed_temp_file_is_refused) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
-    sf_shard_info info;
-    synth_info(&p, &info);
+    synth_params p = default_params();
+    sf_shard_info info = info_of(&p);
     sf_err err = {0};
-    sf_shard_writer *w;
-    ck_assert_int_eq(sf_shard_writer_open(path_in("u.shard"), &info, &small_blocks, &w, &err),
-                     SF_OK);
+    sf_shard_writer *w = writer_at("u.shard", &info, &small_blocks);
     synth_record *s = synth_new();
     for (uint64_t i = 0; i < 100; i++) {
         synth_fill(s, &p, i);
@@ -1025,21 +1020,14 @@ START_TEST(unsealed_temp_file_is_refused) {
     ck_assert_msg(strstr(err.msg, "not sealed"), "%s", err.msg);
     sf_shard_writer_abort(w);
     ck_assert_int_eq(access(temp, F_OK), -1); /* abort removed it */
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(missing_manifest_is_refused) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
-    sf_shard_info info;
-    synth_info(&p, &info);
+    synth_params p = default_params();
+    sf_shard_writer *w = default_writer("m.shard", &p);
     sf_err err = {0};
-    sf_shard_writer *w;
-    ck_assert_int_eq(sf_shard_writer_open(path_in("m.shard"), &info, NULL, &w, &err), SF_OK);
-    synth_record *s = synth_new();
-    synth_fill(s, &p, 0);
+    synth_record *s = synth_at(&p, 0);
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
     free(s);
     sf_shard_seal_hooks hooks = {.omit_manifest = true};
@@ -1048,46 +1036,35 @@ START_TEST(missing_manifest_is_refused) {
     ck_assert_int_eq(sf_shard_reader_open(path_in("m.shard"), &r, &err), SF_ECORRUPT);
     ck_assert_msg(strstr(err.msg, "no manifest"), "%s", err.msg);
     ck_assert_ptr_nonnull(strstr(err.msg, "m.shard"));
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(wrong_schema_version_is_refused) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
-    sf_shard_info info;
-    synth_info(&p, &info);
+    synth_params p = default_params();
+    sf_shard_info info = info_of(&p);
     sf_err err = {0};
-    sf_shard_writer *w;
-    ck_assert_int_eq(sf_shard_writer_open(path_in("v.shard"), &info, NULL, &w, &err), SF_OK);
-    synth_record *s = synth_new();
-    synth_fill(s, &p, 0);
+    sf_shard_writer *w = writer_at("v.shard", &info, NULL);
+    synth_record *s = synth_at(&p, 0);
     ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_OK);
     /* The writer refuses a record of another schema version... */
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "record 1: schema_version 5, this reader knows 4 (written by a "
-                                  "newer spirefleet"),
-                  "%s", err.msg);
+    append_refused(w, &s->rec, SF_EVERSION,
+                   "record 1: schema_version 5, this reader knows 4 (written by a "
+                   "newer spirefleet");
     /* The schemas this one replaced are refused with what changed. */
     s->rec.schema_version = 1;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "schema_version 1, this reader knows 4 (schema 1 scored every "
-                                  "loss 0"),
-                  "%s", err.msg);
+    append_refused(w, &s->rec, SF_EVERSION,
+                   "schema_version 1, this reader knows 4 (schema 1 scored every "
+                   "loss 0");
     s->rec.schema_version = 2;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "schema_version 2, this reader knows 4 (schema 2 scored a win "
-                                  "without the per-turn discount"),
-                  "%s", err.msg);
+    append_refused(w, &s->rec, SF_EVERSION,
+                   "schema_version 2, this reader knows 4 (schema 2 scored a win "
+                   "without the per-turn discount");
     s->rec.schema_version = 3;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EVERSION);
-    ck_assert_msg(strstr(err.msg, "schema_version 3, this reader knows 4 (schema 3 labels came "
-                                  "from an engine in which most relics and potions did nothing"),
-                  "%s", err.msg);
-    ck_assert_msg(strstr(err.msg, "potions_left at most 3: regenerate these labels"), "%s",
-                  err.msg);
+    append_refused(w, &s->rec, SF_EVERSION,
+                   "schema_version 3, this reader knows 4 (schema 3 labels came "
+                   "from an engine in which most relics and potions did nothing");
+    append_refused(w, &s->rec, SF_EVERSION, "potions_left at most 3: regenerate these labels");
     s->rec.schema_version = SF_LABEL_SCHEMA_VERSION + 1;
     /* ...and the reader a record or manifest of one. */
     size_t len = spirefleet__label_record__get_packed_size(&s->rec);
@@ -1114,43 +1091,31 @@ START_TEST(wrong_schema_version_is_refused) {
                                   "labels came from an engine in which most relics and potions "
                                   "did nothing"),
                   "%s", err.msg);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
-    sf_shard_info info;
-    synth_info(&p, &info);
+    synth_params p = default_params();
+    sf_shard_writer *w = default_writer("b.shard", &p);
     sf_err err = {0};
-    sf_shard_writer *w;
-    ck_assert_int_eq(sf_shard_writer_open(path_in("b.shard"), &info, NULL, &w, &err), SF_OK);
-    synth_record *s = synth_new();
-    synth_fill(s, &p, 0);
+    synth_record *s = synth_at(&p, 0);
     s->ids.job_id = 8;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "record 0: ids.job_id 8 is not the shard's 7"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "record 0: ids.job_id 8 is not the shard's 7");
     synth_fill(s, &p, 0);
     s->t_cat.data.len -= 2;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "inputs.token_cat"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "inputs.token_cat");
     synth_fill(s, &p, 0);
     s->search.chosen = (uint32_t)s->search.n_visits;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "search.chosen"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "search.chosen");
     synth_fill(s, &p, 0);
     s->outcome.n_value_bins = 20;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "outcome.value_bins: 20 entries"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "outcome.value_bins: 20 entries");
     /* The targets must be the label contract's function of the recorded
      * facts: a value that does not match them, bins that do not encode the
      * value, an impossible outcome. */
     synth_fill(s, &p, 0);
     s->outcome.value += 0.01f;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "but the outcome's facts score"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "but the outcome's facts score");
     synth_fill(s, &p, 0);
     {
         int hi = 0; /* move mass between two bins: still sums to 1 */
@@ -1161,36 +1126,29 @@ START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
         s->bins[hi] -= 0.25f;
         s->bins[other] += 0.25f;
     }
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "but the projection of value"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "but the projection of value");
     synth_fill(s, &p, 0);
     s->outcome.monster_hp_left = s->outcome.monster_hp_pool + 1;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "above monster_hp_pool"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "above monster_hp_pool");
     synth_fill(s, &p, 0);
     s->outcome.won = 1;
     s->outcome.engine_limit = 1;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "engine-limit end that is won"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "engine-limit end that is won");
     /* an escape (Smoke Bomb) is won and scores the win floor, 0.5 */
     synth_fill(s, &p, 0);
     s->outcome.won = 0;
     s->outcome.escaped = 1;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "an escape that is not won"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "an escape that is not won");
     synth_fill(s, &p, 0);
     ck_assert(s->outcome.won && s->outcome.value > 0.5f); /* record 0 is a win */
     s->outcome.escaped = 1; /* the facts now score 0.5, not the recorded win */
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "but the outcome's facts score 0.5000000"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "but the outcome's facts score 0.5000000");
     synth_fill(s, &p, 0);
     s->f_mask_v[2] = 7;
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "forecast.mask[2] = 7"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "forecast.mask[2] = 7");
     synth_fill(s, &p, 0);
     s->query[1] = 500; /* a target token beyond T */
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "inputs.query[0][1] = 500"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "inputs.query[0][1] = 500");
     /* Nothing was appended; a good record still goes in. */
     ck_assert_uint_eq(sf_shard_writer_count(w), 0);
     synth_fill(s, &p, 0);
@@ -1200,7 +1158,6 @@ START_TEST(bad_records_are_refused_and_the_writer_goes_on) {
     ck_assert_int_eq(sf_shard_writer_seal(w, NULL, d, &err), SF_OK);
     expected_digest(&p, 1, want);
     ck_assert_mem_eq(d, want, 32);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1211,9 +1168,7 @@ static const char SHA_UPPER[] = "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934
 /* What a shard records names a model or config one way: lower case
  * (common.h); the worker normalises, the writer refuses anything else. */
 START_TEST(writer_refuses_digests_not_in_lower_case) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_shard_info info;
     sf_err err = {0};
     sf_shard_writer *w = NULL;
@@ -1235,7 +1190,6 @@ START_TEST(writer_refuses_digests_not_in_lower_case) {
     info.config_digest = SHA_LOWER;
     ck_assert_int_eq(sf_shard_writer_open(path_in("c.shard"), &info, NULL, &w, &err), SF_OK);
     sf_shard_writer_abort(w);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1274,11 +1228,8 @@ START_TEST(manifest_digests_are_read_in_either_case) {
 END_TEST
 
 START_TEST(a_sealed_shard_is_never_replaced) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
-    sf_shard_info info;
-    synth_info(&p, &info);
+    synth_params p = default_params();
+    sf_shard_info info = info_of(&p);
     sf_err err = {0};
     sf_shard_writer *late;
     ck_assert_int_eq(sf_shard_writer_open(path_in("x.shard"), &info, NULL, &late, &err), SF_OK);
@@ -1289,8 +1240,7 @@ START_TEST(a_sealed_shard_is_never_replaced) {
     ck_assert_int_eq(sf_shard_writer_open(path_in("x.shard"), &info, NULL, &w2, &err), SF_ESTATE);
     ck_assert_msg(strstr(err.msg, "already exists"), "%s", err.msg);
     /* ...and a writer opened earlier cannot seal over it. */
-    synth_record *s = synth_new();
-    synth_fill(s, &p, 0);
+    synth_record *s = synth_at(&p, 0);
     ck_assert_int_eq(sf_shard_writer_append(late, &s->rec, &err), SF_OK);
     free(s);
     ck_assert_int_eq(sf_shard_writer_seal(late, NULL, NULL, &err), SF_ESTATE);
@@ -1300,12 +1250,10 @@ START_TEST(a_sealed_shard_is_never_replaced) {
     ck_assert_mem_eq(rep.digest, first, 32);
     ck_assert_uint_eq(rep.records, 30);
     ck_assert_uint_eq(count_files(SF_SHARD_TEMP_SUFFIX), 0);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(writer_killed_mid_shard_leaves_no_sealed_shard) {
-    make_tmpdir();
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     pid_t pid = fork();
@@ -1355,7 +1303,6 @@ START_TEST(writer_killed_mid_shard_leaves_no_sealed_shard) {
     ck_assert_int_eq(sf_shard_reader_open(temp, &r, &err), SF_ESTATE);
     ck_assert_msg(strstr(err.msg, "not sealed"), "%s", err.msg);
     ck_assert_int_eq(sf_shard_verify(temp, NULL, &err), SF_ESTATE);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1452,9 +1399,7 @@ static void record_end_short_of_content(uint8_t *v) {
 }
 
 START_TEST(format_2_damaged_tables_are_named) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     const char *path = path_in("t.shard");
     ck_assert_int_eq(write_shard(path, &p, 100, &small_blocks, NULL, NULL, &err), SF_OK);
@@ -1494,16 +1439,13 @@ START_TEST(format_2_damaged_tables_are_named) {
     v[20] ^= 1;
     ck_assert_int_eq(sf_block_parse(v, vlen, first, 2, &b2, &err), SF_OK);
     free(v);
-    remove_tmpdir();
 }
 END_TEST
 
 /* ---- pull ------------------------------------------------------------------------------ */
 
 START_TEST(pull_copies_verifies_and_skips_present) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     char src[512], dst[512];
     snprintf(src, sizeof src, "%s/src", tmpdir);
@@ -1563,7 +1505,6 @@ START_TEST(pull_copies_verifies_and_skips_present) {
     ck_assert_int_eq(sf_shard_verify(out, &vr, &err), SF_OK);
     ck_assert_uint_eq(vr.records, 41);
     s->ops->close(s);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1592,9 +1533,7 @@ static int verify_records_as(const char *path, const synth_params *p, const uint
 }
 
 START_TEST(verify_refuses_a_repeated_record) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     sf_shard_verify_report rep;
     /* records 0..9, then record 9 again: the same decision twice in a row */
@@ -1621,14 +1560,11 @@ START_TEST(verify_refuses_a_repeated_record) {
                                   "19): records go in (seed, fight, decision) order"),
                   "%s", err.msg);
     ck_assert_int_eq(rep.bad_record, 40);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(verify_refuses_records_out_of_order) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     sf_shard_verify_report rep;
     /* decisions 5 and 6 of fight 0 swapped */
@@ -1653,7 +1589,6 @@ START_TEST(verify_refuses_records_out_of_order) {
     ck_assert_msg(strstr(err.msg, "record 1: key (seed 1000, fight 11, decision 19) comes before "
                                   "record 0's key (seed 1001, fight 0, decision 0)"),
                   "%s", err.msg);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1680,9 +1615,7 @@ static void fight_2_as_fight_0_at_5(synth_record *s, size_t k) {
 }
 
 START_TEST(verify_refuses_turns_and_fight_ends_that_disagree) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     sf_shard_verify_report rep;
     uint64_t idx[20];
@@ -1717,14 +1650,11 @@ START_TEST(verify_refuses_turns_and_fight_ends_that_disagree) {
                                   "encounter differs from record 0's, the fight's first record: a "
                                   "fight has one end"),
                   "%s", err.msg);
-    remove_tmpdir();
 }
 END_TEST
 
 START_TEST(verify_counts_fights_and_wins_from_the_records) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     /* 300 records of 20 decisions a fight, 12 fights a seed: seed 1000's
      * fights 0..11 (records 0..239) and seed 1001's fights 0..2 (240..299):
@@ -1753,7 +1683,6 @@ START_TEST(verify_counts_fights_and_wins_from_the_records) {
     ck_assert_int_eq(write_shard(path_in("g.shard"), &p, 21, NULL, NULL, NULL, &err), SF_OK);
     ck_assert_msg(sf_shard_verify(path_in("g.shard"), &rep, &err) == SF_OK, "%s", err.msg);
     ck_assert_uint_eq(rep.fights, 2);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1784,9 +1713,7 @@ START_TEST(canonical_names_are_the_stored_names_only) {
 END_TEST
 
 START_TEST(pull_refuses_a_shard_under_another_name) {
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     char src[512], dst[512], a[600], copy[600];
     snprintf(src, sizeof src, "%s/src", tmpdir);
@@ -1809,7 +1736,6 @@ START_TEST(pull_refuses_a_shard_under_another_name) {
     snprintf(out, sizeof out, "%s/copy.shard", dst);
     ck_assert_int_eq(access(out, F_OK), -1);
     s->ops->close(s);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -1864,7 +1790,6 @@ static int same_as_protobuf_c(const uint8_t *raw, size_t len, sf_arena *arena, s
  * bytes it was given; and so does every mutation of them (a byte changed,
  * the bytes cut short, a byte inserted), decoded or refused alike. */
 START_TEST(borrowed_decode_equals_protobuf_c_on_records_and_their_mutations) {
-    make_tmpdir();
     char src[1024];
     snprintf(src, sizeof src, "%s/tests/fuzz/corpus/shard-file/run-job1.shard", SF_SOURCE_ROOT);
     sf_err err = {0};
@@ -1943,7 +1868,6 @@ START_TEST(borrowed_decode_equals_protobuf_c_on_records_and_their_mutations) {
     sf_arena_free(&arena);
     for (size_t k = 0; k < n; k++)
         free(rec[k]);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -2051,7 +1975,6 @@ END_TEST
  * token and query lists: each row equals the record read on its own, zeros
  * past its length, masks marking its tokens and queries. */
 START_TEST(batch_reader_rows_equal_the_records_and_pad_with_zeros) {
-    make_tmpdir();
     synth_params p, p2;
     synth_params_default(&p);
     synth_params_default(&p2);
@@ -2184,7 +2107,6 @@ START_TEST(batch_reader_rows_equal_the_records_and_pad_with_zeros) {
     const char *missing[2] = {a, "/nonexistent/x.shard"};
     ck_assert_int_eq(sf_batch_reader_open(missing, 2, 0, &br, &err), SF_ENOTFOUND);
     ck_assert_ptr_null(br);
-    remove_tmpdir();
 }
 END_TEST
 
@@ -2276,13 +2198,10 @@ START_TEST(strings_that_are_not_utf8_are_refused) {
     for (size_t k = 0; k < sizeof utf8 / sizeof utf8[0]; k++)
         ck_assert_msg(sf_utf8_valid((const uint8_t *)utf8[k].s, strlen(utf8[k].s)) == utf8[k].ok,
                       "case %zu", k);
-    make_tmpdir();
-    synth_params p;
-    synth_params_default(&p);
+    synth_params p = default_params();
     sf_err err = {0};
     uint8_t d[32];
-    sf_shard_info info;
-    synth_info(&p, &info);
+    sf_shard_info info = info_of(&p);
     info.worker_id = utf8[1].s;
     ck_assert_int_eq(write_shard_as(path_in("good.shard"), &info, &p, 3, NULL, NULL, d, &err),
                      SF_OK);
@@ -2313,16 +2232,13 @@ START_TEST(strings_that_are_not_utf8_are_refused) {
     synth_info(&p, &info);
     sf_shard_writer *w = NULL;
     ck_assert_int_eq(sf_shard_writer_open(path_in("r.shard"), &info, NULL, &w, &err), SF_OK);
-    synth_record *s = synth_new();
-    synth_fill(s, &p, 0);
+    synth_record *s = synth_at(&p, 0);
     s->rec.ids->encounter = "Jaw \xffWorm";
-    ck_assert_int_eq(sf_shard_writer_append(w, &s->rec, &err), SF_EINVAL);
-    ck_assert_msg(strstr(err.msg, "ids.encounter: not valid UTF-8"), "%s", err.msg);
+    append_refused(w, &s->rec, SF_EINVAL, "ids.encounter: not valid UTF-8");
     free(s);
     sf_shard_writer_abort(w);
-    remove_tmpdir();
 }
 END_TEST
 
 #include "test-shard.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
-SF_CHECK_MAIN("shard", "shard", 300, NULL, NULL)
+SF_CHECK_MAIN("shard", "shard", 300, make_tmpdir, remove_tmpdir)

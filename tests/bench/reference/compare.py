@@ -149,6 +149,11 @@ def r(x, k=4):
     return round(x, k)
 
 
+def diff_ci(key, ci_key, d, ci, k=4):
+    """A difference and its 95% interval, rounded alike, under two keys."""
+    return {key: r(d, k), ci_key: [r(ci[0], k), r(ci[1], k)]}
+
+
 def main(argv):
     if len(argv) != 3:
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
@@ -207,19 +212,13 @@ def main(argv):
             "kind": rd["kind"],
             "ours": "modelled" if modelled else "not modelled",
             "win_rate": [r(o.p), r(x.p)],
-            "win_rate_diff": r(wr_d),
-            "win_rate_diff_ci95": [r(wr_ci[0]), r(wr_ci[1])],
-            "decisions_diff": r(dec_d, 3),
-            "decisions_diff_ci95": [r(dec_ci[0], 3), r(dec_ci[1], 3)],
-            "hp_left_diff": r(hp_d, 3),
-            "hp_left_diff_ci95": [r(hp_ci[0], 3), r(hp_ci[1], 3)],
+            **diff_ci("win_rate_diff", "win_rate_diff_ci95", wr_d, wr_ci),
+            **diff_ci("decisions_diff", "decisions_diff_ci95", dec_d, dec_ci, 3),
+            **diff_ci("hp_left_diff", "hp_left_diff_ci95", hp_d, hp_ci, 3),
             "effect": [r(eff[0]), r(eff[1])],
-            "effect_diff": r(e_d),
-            "ci95": [r(e_ci[0]), r(e_ci[1])],
-            "decisions_effect_diff": r(de_d, 3),
-            "decisions_effect_ci95": [r(de_ci[0], 3), r(de_ci[1], 3)],
-            "hp_effect_diff": r(he_d, 3),
-            "hp_effect_ci95": [r(he_ci[0], 3), r(he_ci[1], 3)],
+            **diff_ci("effect_diff", "ci95", e_d, e_ci),
+            **diff_ci("decisions_effect_diff", "decisions_effect_ci95", de_d, de_ci, 3),
+            **diff_ci("hp_effect_diff", "hp_effect_ci95", he_d, he_ci, 3),
             "agree": agree,
             "agree_all": agree_all,
             "effects_from": "paired fights" if paired else "independent samples",
