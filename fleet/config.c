@@ -1201,7 +1201,7 @@ static const char *quoting(const yaml_node_t *n) {
     case YAML_ANY_SCALAR_STYLE: return NULL;
     case YAML_SINGLE_QUOTED_SCALAR_STYLE:
     case YAML_DOUBLE_QUOTED_SCALAR_STYLE: return "quoted";
-    default: return "a block scalar";
+    default: return "as a block scalar";
     }
 }
 
