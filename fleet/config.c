@@ -1546,6 +1546,48 @@ static const char *syntax_hint(const char *text, size_t len, yaml_mark_t m) {
     return i < len && text[i] == '\t' ? " (a tab: YAML indents with spaces only)" : "";
 }
 
+/* ---- keys given twice --------------------------------------------------- */
+
+typedef struct {
+    const char *key;
+    size_t at; /* the pair's index in its mapping */
+} key_at;
+
+static int by_key_then_place(const void *a, const void *b) {
+    const key_at *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* For each pair of mapping `n`, the index of the pair that first gave its
+ * key (its own index when it is the first, or when the key is not a
+ * scalar). One sort, so a mapping of 100,000 keys costs n log n, not the
+ * n^2 of comparing each key with those before it (which took minutes).
+ * Returns a new array (the caller frees it), or NULL when out of memory. */
+static size_t *first_givers(yaml_document_t *doc, const yaml_node_t *n) {
+    size_t len = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    size_t *first = malloc((len ? len : 1) * sizeof *first);
+    key_at *k = malloc((len ? len : 1) * sizeof *k);
+    if (!first || !k) {
+        free(first);
+        free(k);
+        return NULL;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < len; i++) {
+        first[i] = i;
+        const char *ks = scalar(yaml_document_get_node(doc, n->data.mapping.pairs.start[i].key));
+        if (ks)
+            k[m++] = (key_at){ks, i};
+    }
+    qsort(k, m, sizeof *k, by_key_then_place);
+    for (size_t j = 1; j < m; j++)
+        if (!strcmp(k[j].key, k[j - 1].key))
+            first[k[j].at] = first[k[j - 1].at];
+    free(k);
+    return first;
+}
+
 /* What the schema never reads but YAML would let through silently, checked
  * on the whole document before any key is read (each reported with its
  * line and column): a key given twice in any mapping (a section, a key, an
@@ -1583,25 +1625,27 @@ static void check_node(ctx *x, const yaml_node_t *n, const char *path, int depth
     }
     if (n->type != YAML_MAPPING_NODE)
         return;
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+    /* a section's own keys (depth 1): read_section says "given twice" */
+    size_t *first = depth >= 2 ? first_givers(x->doc, n) : NULL;
+    if (depth >= 2 && !first) {
+        problem(x, "%s: out of memory", x->origin);
+        return;
+    }
+    yaml_node_pair_t *pairs = n->data.mapping.pairs.start;
+    for (yaml_node_pair_t *p = pairs; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
         const char *ks = scalar(k);
         char sub[128];
         snprintf(sub, sizeof sub, "%s%s%s", path[0] == '(' ? "" : path, path[0] == '(' ? "" : ".",
                  ks ? ks : "(key)");
-        /* a section's own keys: read_section says "given twice" */
-        for (yaml_node_pair_t *q = n->data.mapping.pairs.start; ks && depth >= 2 && q < p; q++) {
-            const yaml_node_t *k2 = yaml_document_get_node(x->doc, q->key);
-            const char *k2s = scalar(k2);
-            if (k2s && !strcmp(ks, k2s)) {
-                fail(x, k, sub, "given twice (first at line %zu); YAML would keep one silently",
-                     k2->start_mark.line + 1);
-                break;
-            }
-        }
+        size_t i = (size_t)(p - pairs);
+        if (first && first[i] != i)
+            fail(x, k, sub, "given twice (first at line %zu); YAML would keep one silently",
+                 yaml_document_get_node(x->doc, pairs[first[i]].key)->start_mark.line + 1);
         check_node(x, k, sub, depth + 1);
         check_node(x, yaml_document_get_node(x->doc, p->value), sub, depth + 1);
     }
+    free(first);
 }
 
 /* Whether `name` is a section: the first part of some row's path. */
@@ -1664,16 +1708,17 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
     } else if (root->type != YAML_MAPPING_NODE) {
         rc = fail(&x, root, "(top level)", "expected a mapping of sections");
     } else {
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-             p++) {
+        yaml_node_pair_t *pairs = root->data.mapping.pairs.start;
+        size_t *givers = first_givers(&doc, root);
+        if (!givers)
+            problem(&x, "%s: out of memory", origin);
+        for (yaml_node_pair_t *p = pairs; givers && p < root->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(&doc, p->key);
             yaml_node_t *v = yaml_document_get_node(&doc, p->value);
             const char *ks = scalar(k);
-            const yaml_node_t *first = NULL;
-            for (yaml_node_pair_t *q = root->data.mapping.pairs.start; ks && q < p && !first; q++)
-                if (scalar(yaml_document_get_node(&doc, q->key)) &&
-                    !strcmp(scalar(yaml_document_get_node(&doc, q->key)), ks))
-                    first = yaml_document_get_node(&doc, q->key);
+            size_t i = (size_t)(p - pairs);
+            const yaml_node_t *first =
+                givers[i] != i ? yaml_document_get_node(&doc, pairs[givers[i]].key) : NULL;
             if (first) {
                 fail(&x, k, ks, "given twice (first at line %zu); YAML would keep one silently",
                      first->start_mark.line + 1);
@@ -1689,6 +1734,7 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
                 fail(&x, k, ks ? ks : "(key)", "unknown section (expected %s)", names);
             }
         }
+        free(givers);
         for (size_t i = 0; i < NKEYS; i++)
             if ((keys[i].flags & SF_CFG_REQUIRED) && !x.at[i])
                 fail(&x, NULL, keys[i].path, "is required");

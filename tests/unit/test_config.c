@@ -1279,6 +1279,31 @@ START_TEST(deep_nesting_stops_at_the_depth_limit) {
 }
 END_TEST
 
+/* A mapping of 100,000 keys with one given twice: the second is reported
+ * at its line, naming the first's (by one sort, not by comparing each key
+ * with every one before it). */
+START_TEST(a_key_given_twice_among_many_is_found) {
+    const int n = 100000;
+    size_t cap = strlen(BASE) + 32 + (size_t)n * 16;
+    char *y = malloc(cap), *p = y;
+    ck_assert_ptr_nonnull(y);
+    p += sprintf(p, BASE "play:\n  encounters:\n");
+    for (int i = 0; i < n; i++)
+        p += sprintf(p, "    k%d: 1\n", i);
+    p += sprintf(p, "    k7: 1\n");
+    sf_run_config c;
+    sf_err e = {0};
+    collected got = {0};
+    ck_assert_int_eq(sf_config_parse_all(y, (size_t)(p - y), "inline.yaml", &c, collect, &got, &e),
+                     SF_ECONFIG);
+    ck_assert_int_eq(got.n, 1);
+    /* BASE is lines 1-2, play 3, encounters 4, k0 5: k7 is line 12 */
+    ck_assert_str_eq(e.msg, "inline.yaml:100005:5: play.encounters.k7: given twice (first at "
+                            "line 12); YAML would keep one silently");
+    free(y);
+}
+END_TEST
+
 /* !!str 4 is text, like "4"; the loaded tree cannot tell it from 4, so
  * every explicit tag is refused from the parser's events. */
 START_TEST(an_explicit_str_tag_is_refused) {
