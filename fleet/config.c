@@ -14,6 +14,7 @@
  * over the rows. Rules between keys are hand-written functions in rules[],
  * each named by the key it reports.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -316,9 +317,10 @@ static int count_in(const sf_config_key *f, const sf_run_config *c) {
  *            n, no, off (any case) are refused: YAML 1.2 reads them as text.
  *   integer  [-+]?[0-9]+ in decimal, without a leading zero (010 is 8 in
  *            YAML 1.1 and 10 in YAML 1.2), without '_' (1_000 is 1000 in
- *            YAML 1.1 and text in YAML 1.2); hexadecimal 0x10 and octal
- *            0o10 are refused rather than read (write the decimal), and so
- *            is a float's spelling (1e3, 1.0) for an integer key.
+ *            YAML 1.1 and text in YAML 1.2) or ':' (1:30 is 90 in YAML
+ *            1.1); hexadecimal 0x10, octal 0o10 and YAML 1.1's binary 0b10
+ *            are refused rather than read (write the decimal), and so is a
+ *            float's spelling (1e3, 1.0) for an integer key.
  *   number   an integer as above, or [-+]?(.5|5|5.|5.5)([eE][-+]?[0-9]+)?;
  *            .inf and .nan are no key's value, and inf, nan (text in YAML)
  *            are refused like any other word.
@@ -365,7 +367,7 @@ static int number_spelling(const char *v, int integer, char *why, size_t why_cap
         char *end;
         errno = 0;
         unsigned long long u = strtoull(p + 2, &end, p[1] == 'o' ? 8 : p[1] == 'b' ? 2 : 16);
-        if (!*end && !errno && p == v)
+        if (!*end && !errno && p == v && isxdigit((unsigned char)p[2]))
             return WHY("'%s' is %s (%llu); write the number in decimal", v, base, u);
         return WHY("expected %s, got '%s' (write the number in decimal)", want, v);
     }
@@ -484,9 +486,7 @@ static int store_scalar(const sf_config_key *f, const char *v, sf_run_config *c,
         errno = 0;
         double d = strtod(v, &end);
         if (end == v || *end || errno || !isfinite(d))
-            return WHY("'%s' does not fit a double (a number of at most 1e308 in size, at least "
-                       "1e-308 apart from 0)",
-                       v);
+            return WHY("'%s' is too large, or too near 0, for a double", v);
         if (d < f->lo || d > f->hi)
             return WHY("%g is out of range %g..%g", d, f->lo, f->hi);
         *(double *)(void *)dst = d;
