@@ -14,6 +14,7 @@
  * over the rows. Rules between keys are hand-written functions in rules[],
  * each named by the key it reports.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -308,15 +309,118 @@ static int count_in(const sf_config_key *f, const sf_run_config *c) {
 
 /* ---- values ------------------------------------------------------------- */
 
+/* A scalar is read one way: as the YAML 1.2 core schema reads a plain
+ * scalar (YAML 1.2 §10.3.2), refusing the spellings that YAML 1.1 (and so
+ * PyYAML and many other readers) reads differently, so that the trainer, an
+ * operator's script and the fleet never disagree on a value:
+ *   boolean  true, True, TRUE, false, False, FALSE. YAML 1.1's y, yes, on,
+ *            n, no, off (any case) are refused: YAML 1.2 reads them as text.
+ *   integer  [-+]?[0-9]+ in decimal, without a leading zero (010 is 8 in
+ *            YAML 1.1 and 10 in YAML 1.2), without '_' (1_000 is 1000 in
+ *            YAML 1.1 and text in YAML 1.2) or ':' (1:30 is 90 in YAML
+ *            1.1); hexadecimal 0x10, octal 0o10 and YAML 1.1's binary 0b10
+ *            are refused rather than read (write the decimal), and so is a
+ *            float's spelling (1e3, 1.0) for an integer key.
+ *   number   an integer as above, or [-+]?(.5|5|5.|5.5)([eE][-+]?[0-9]+)?;
+ *            .inf and .nan are no key's value, and inf, nan (text in YAML)
+ *            are refused like any other word.
+ * A quoted or block scalar is text in every YAML, never a number or a
+ * boolean: the YAML reader refuses it for those keys before the text comes
+ * here (set_field). The defaults and sf_config_from_proto()'s printed
+ * values come through the same checks, so they must be spelled this way
+ * too (sf_config_schema_check() tries every default). */
+
 static int parse_bool(const char *s, int *out) {
-    static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", "1"};
-    static const char *const f[] = {"false", "False", "FALSE", "no", "No", "off", "0"};
+    static const char *const t[] = {"true", "True", "TRUE"};
+    static const char *const f[] = {"false", "False", "FALSE"};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(s, t[i]))
             return *out = 1, 1;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!strcmp(s, f[i]))
             return *out = 0, 1;
+    return 0;
+}
+
+/* Whether `s` is one of YAML 1.1's other booleans (yaml.org/type/bool). */
+static int yaml11_bool(const char *s) {
+    static const char *const w[] = {"y", "yes", "on", "n", "no", "off"};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        if (!strcasecmp(s, w[i]))
+            return 1;
+    return 0;
+}
+
+static int is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+#define WHY(...) (snprintf(why, why_cap, __VA_ARGS__), -1)
+
+/* Whether `v` spells a number the one way above (`integer`: an integer).
+ * Returns 0, or -1 with what is wrong in `why`. */
+static int number_spelling(const char *v, int integer, char *why, size_t why_cap) {
+    const char *want = integer ? "an integer" : "a number";
+    const char *p = v + (v[0] == '-' || v[0] == '+');
+    if ((p[0] == '0' && (p[1] == 'x' || p[1] == 'o' || p[1] == 'X' || p[1] == 'b')) && p[2]) {
+        const char *base = p[1] == 'o' ? "octal" : p[1] == 'b' ? "binary" : "hexadecimal";
+        char *end;
+        errno = 0;
+        unsigned long long u = strtoull(p + 2, &end, p[1] == 'o' ? 8 : p[1] == 'b' ? 2 : 16);
+        if (!*end && !errno && p == v && isxdigit((unsigned char)p[2]))
+            return WHY("'%s' is %s (%llu); write the number in decimal", v, base, u);
+        return WHY("expected %s, got '%s' (write the number in decimal)", want, v);
+    }
+    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF") || !strcmp(v, ".nan") ||
+        !strcmp(v, ".NaN") || !strcmp(v, ".NAN"))
+        return WHY("expected a finite number, got '%s'", v);
+    size_t ints = 0, fracs = 0, exps = 0, unders = 0;
+    int dot = 0, exp = 0, colon = 0;
+    const char *q = p;
+    for (; is_digit(*q) || *q == '_' || *q == ':'; q++) {
+        unders += *q == '_';
+        colon += *q == ':';
+        ints += is_digit(*q);
+    }
+    if (*q == '.') {
+        dot = 1;
+        for (q++; is_digit(*q) || *q == '_'; q++) {
+            unders += *q == '_';
+            fracs += is_digit(*q);
+        }
+    }
+    if ((*q == 'e' || *q == 'E') && (ints || fracs)) {
+        exp = 1;
+        q += q[1] == '-' || q[1] == '+';
+        for (q++; is_digit(*q); q++)
+            exps++;
+    }
+    if (*q || (!ints && !fracs) || (exp && !exps) || (colon && (dot || exp)))
+        return WHY("expected %s, got '%s'", want, v);
+    if (colon)
+        return WHY("'%s' is a base-60 number in YAML 1.1 and text in YAML 1.2; write the number "
+                   "in decimal",
+                   v);
+    if (unders) {
+        char plain[64];
+        size_t n = 0;
+        for (const char *s = v; *s && n + 1 < sizeof plain; s++)
+            if (*s != '_')
+                plain[n++] = *s;
+        plain[n] = '\0';
+        return WHY("'%s' is %s in YAML 1.1 and text in YAML 1.2; write %s (without '_')", v, plain,
+                   plain);
+    }
+    if (!dot && !exp && ints > 1 && p[0] == '0')
+        return WHY("'%s' has a leading zero, which YAML 1.1 reads as octal and YAML 1.2 as "
+                   "decimal; write it without the leading zero",
+                   v);
+    if (integer && (dot || exp)) {
+        double d = strtod(v, NULL);
+        if (d == floor(d) && fabs(d) < 1e19)
+            return WHY("expected an integer, got the float '%s' (write %.0f)", v, d);
+        return WHY("expected an integer, got '%s'", v);
+    }
     return 0;
 }
 
@@ -331,8 +435,6 @@ static int oneof_ok(const char *oneof, const char *v) {
     }
     return 0;
 }
-
-#define WHY(...) (snprintf(why, why_cap, __VA_ARGS__), -1)
 
 /* Convert the text `v` of a scalar key with the row's checks and store it
  * in `c`. Returns 0, or -1 with what is wrong in `why` (the words after
@@ -370,16 +472,21 @@ static int store_scalar(const sf_config_key *f, const char *v, sf_run_config *c,
     }
     case SF_CFG_BOOL: {
         int b;
+        if (!parse_bool(v, &b) && yaml11_bool(v))
+            return WHY("'%s' is a boolean in YAML 1.1 and text in YAML 1.2; write %s", v,
+                       strchr("yYoO", v[0]) && strcasecmp(v, "off") ? "true" : "false");
         if (!parse_bool(v, &b))
             return WHY("expected true or false, got '%s'", v);
         *(int *)(void *)dst = b;
         return 0;
     }
     case SF_CFG_F64: {
+        if (number_spelling(v, 0, why, why_cap) < 0)
+            return -1;
         errno = 0;
         double d = strtod(v, &end);
         if (end == v || *end || errno || !isfinite(d))
-            return WHY("expected a number, got '%s'", v);
+            return WHY("'%s' is too large, or too near 0, for a double", v);
         if (d < f->lo || d > f->hi)
             return WHY("%g is out of range %g..%g", d, f->lo, f->hi);
         *(double *)(void *)dst = d;
@@ -390,22 +497,26 @@ static int store_scalar(const sf_config_key *f, const char *v, sf_run_config *c,
     case SF_CFG_I32: break;
     default: return WHY("is not a scalar");
     }
-    /* integers */
-    errno = 0;
+    /* integers: compared with the range as integers, since a double
+     * rounds values above 2^53 */
     if (v[0] == '-' && f->type != SF_CFG_I32)
         return WHY("expected a non-negative integer, got '%s'", v);
+    if (number_spelling(v, 1, why, why_cap) < 0)
+        return -1;
+    errno = 0;
     long long ll = 0;
     unsigned long long ull = 0;
-    if (f->type == SF_CFG_I32)
+    int out;
+    if (f->type == SF_CFG_I32) {
         ll = strtoll(v, &end, 10);
-    else
+        out = ll < (long long)f->lo || ll > (long long)f->hi;
+    } else {
         ull = strtoull(v, &end, 10);
+        out = ull < (unsigned long long)f->lo || ull > (unsigned long long)f->hi;
+    }
     if (end == v || *end)
         return WHY("expected an integer, got '%s'", v);
-    if (errno == ERANGE)
-        return WHY("%s is out of range %.0f..%.0f", v, f->lo, f->hi);
-    double d = f->type == SF_CFG_I32 ? (double)ll : (double)ull;
-    if (d < f->lo || d > f->hi)
+    if (errno == ERANGE || out)
         return WHY("%s is out of range %.0f..%.0f", v, f->lo, f->hi);
     switch (f->type) {
     case SF_CFG_U32: *(uint32_t *)(void *)dst = (uint32_t)ull; break;
@@ -1082,11 +1193,35 @@ static const char *scalar(const yaml_node_t *n) {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* The style a scalar was written in, as a word for a message: NULL for a
+ * plain scalar, which alone may be a number or a boolean (values, above). */
+static const char *quoting(const yaml_node_t *n) {
+    switch (n->data.scalar.style) {
+    case YAML_PLAIN_SCALAR_STYLE:
+    case YAML_ANY_SCALAR_STYLE: return NULL;
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE:
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: return "quoted";
+    default: return "as a block scalar";
+    }
+}
+
 static int set_field(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
     const char *v = scalar(n);
     if (!v)
         return fail(x, n, f->path, "expected a scalar value, got a %s",
                     n->type == YAML_MAPPING_NODE ? "mapping" : "sequence");
+    const char *q = quoting(n);
+    if (q && f->type == SF_CFG_BOOL)
+        return fail(x, n, f->path,
+                    "expected true or false, got '%s' %s, which YAML reads as text; write true "
+                    "or false without quotes",
+                    v, q);
+    if (q && (f->type == SF_CFG_U32 || f->type == SF_CFG_U64 || f->type == SF_CFG_I32 ||
+              f->type == SF_CFG_F64))
+        return fail(x, n, f->path,
+                    "expected %s, got '%s' %s, which YAML reads as text; write the number "
+                    "without quotes",
+                    f->type == SF_CFG_F64 ? "a number" : "an integer", v, q);
     if ((f->type == SF_CFG_STR || f->type == SF_CFG_SHA256) &&
         n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
         (!strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL")))
@@ -1126,9 +1261,16 @@ static int read_encounters(ctx *x, const sf_config_key *f, const yaml_node_t *n)
         const char *name = scalar(k), *ws = scalar(v);
         if (!name)
             return fail(x, k, f->path, "keys must be encounter or pool names");
-        char *end;
-        double w = ws ? strtod(ws, &end) : -1;
-        if (!ws || end == ws || *end || !(w > 0) || !isfinite(w))
+        char why[SF_ERR_MSG_MAX];
+        if (ws && quoting(v))
+            return fail(x, v, f->path,
+                        "weight of '%s' must be a positive number, got '%s' %s, which YAML "
+                        "reads as text",
+                        name, ws, quoting(v));
+        if (ws && number_spelling(ws, 0, why, sizeof why) < 0)
+            return fail(x, v, f->path, "weight of '%s': %s", name, why);
+        double w = ws ? strtod(ws, NULL) : -1;
+        if (!ws || !(w > 0) || !isfinite(w))
             return fail(x, v, f->path, "weight of '%s' must be a positive number", name);
         int pool = !strcmp(name, "weak")     ? SF_POOL_WEAK
                    : !strcmp(name, "strong") ? SF_POOL_STRONG
@@ -1211,15 +1353,25 @@ static int read_csched(ctx *x, const sf_config_key *f, const yaml_node_t *n) {
             yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
             yaml_node_t *v = yaml_document_get_node(x->doc, p->value);
             const char *ks = scalar(k), *vs = scalar(v);
-            char *end;
-            if (ks && !strcmp(ks, "below") && vs) {
-                unsigned long b = strtoul(vs, &end, 10);
-                if (end == vs || *end || b > 100000000ul || vs[0] == '-')
+            int below = ks && !strcmp(ks, "below"), is_c = ks && !strcmp(ks, "c");
+            char why[SF_ERR_MSG_MAX];
+            if ((below || is_c) && vs && quoting(v))
+                return fail(x, v, below ? below_key : c_key,
+                            "expected %s, got '%s' %s, which YAML reads as text; write the "
+                            "number without quotes",
+                            below ? "an integer" : "a number", vs, quoting(v));
+            if ((below || is_c) && vs && !(below && vs[0] == '-') &&
+                number_spelling(vs, below, why, sizeof why) < 0)
+                return fail(x, v, below ? below_key : c_key, "%s", why);
+            if (below && vs) {
+                errno = 0;
+                unsigned long long b = strtoull(vs, NULL, 10);
+                if (errno || b > 100000000ull || vs[0] == '-')
                     return fail(x, v, below_key, "expected a simulation count, got '%s'", vs);
                 s.below = (uint32_t)b;
-            } else if (ks && !strcmp(ks, "c") && vs) {
-                double d = strtod(vs, &end);
-                if (end == vs || *end || !(d >= 0) || d > 100)
+            } else if (is_c && vs) {
+                double d = strtod(vs, NULL);
+                if (!(d >= 0) || d > 100)
                     return fail(x, v, c_key, "expected a number in 0..100, got '%s'", vs);
                 s.c = d;
             } else {
@@ -1294,17 +1446,156 @@ static int read_section(ctx *x, const char *section, const yaml_node_t *n) {
     return SF_OK;
 }
 
+/* ---- depth and tags, before the tree ------------------------------------ */
+
+/* Two things are checked on the parser's events, before the document is
+ * loaded as a tree:
+ *  - nesting deeper than CONFIG_DEPTH_MAX. libyaml's scanner visits every
+ *    open flow level's possible simple key at each token, so loading a
+ *    document nested N levels deep takes time in N^2 (50,000 levels took
+ *    10 s, 80,000 took 50 s). Reading events stops at the first node too
+ *    deep, before the scanner has gone much further (it looks at most 1024
+ *    characters ahead for a simple key), so a deep file costs no more than
+ *    a shallow one. check_node() checks the tree's depth again, which an
+ *    alias can deepen.
+ *  - an explicit tag (!!int 4, !!str 4). The tree gives an untagged scalar
+ *    the tag !!str, so only the events tell `!!str 4` (text) from `4`. */
+#define CONFIG_DEPTH_MAX 8
+
+typedef struct {
+    int mapping;     /* a mapping (else a sequence) */
+    int key_next;    /* in a mapping: the next node is a key */
+    size_t path_len; /* the path's length for the nodes at this level */
+} scan_level;
+
+/* Append ".name" (or "name" first) to path, within cap. */
+static void path_add(char *path, size_t cap, const char *name) {
+    size_t l = strlen(path);
+    snprintf(path + l, cap - l, "%s%s", l ? "." : "", name);
+}
+
+/* Returns SF_OK, or SF_ECONFIG with each explicit tag up to the first node
+ * deeper than CONFIG_DEPTH_MAX reported at its line and column, named by
+ * its path ("play.encounters.weak.a", as check_node() names it). A syntax
+ * error ends the scan: loading the tree reports it, at the same place. */
+static int scan_events(ctx *x, const char *text, size_t len) {
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return sf_err_set(x->err, SF_ENOMEM, "%s: cannot initialise the YAML parser", x->origin);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    scan_level lv[CONFIG_DEPTH_MAX + 1];
+    int depth = 0; /* collections open */
+    char path[128] = "";
+    int rc = SF_OK, deep = 0;
+    yaml_event_t ev;
+    while (!deep && yaml_parser_parse(&parser, &ev)) {
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        if ((t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT) && depth > 0) {
+            path[lv[--depth].path_len] = '\0';
+        } else if (t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT ||
+                   t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
+            scan_level *up = depth > 0 ? &lv[depth - 1] : NULL;
+            if (up && up->mapping && up->key_next) {
+                path[up->path_len] = '\0';
+                path_add(path, sizeof path,
+                         t == YAML_SCALAR_EVENT ? (const char *)ev.data.scalar.value : "(key)");
+            }
+            if (up && up->mapping)
+                up->key_next = !up->key_next;
+            yaml_node_t at = {.start_mark = ev.start_mark}; /* where fail() looks */
+            const char *where = path[0] ? path : "(top level)";
+            const yaml_char_t *tag = t == YAML_SCALAR_EVENT           ? ev.data.scalar.tag
+                                     : t == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.tag
+                                     : t == YAML_MAPPING_START_EVENT  ? ev.data.mapping_start.tag
+                                                                      : NULL;
+            if (tag)
+                rc = fail(x, &at, where,
+                          "YAML tag '%s' is not allowed (write the plain value; quote it to "
+                          "mean text)",
+                          (const char *)tag);
+            if (depth > CONFIG_DEPTH_MAX) {
+                rc = fail(x, &at, where, "nested deeper than %d levels (no key of the schema is)",
+                          CONFIG_DEPTH_MAX);
+                deep = 1;
+            } else if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
+                lv[depth++] = (scan_level){t == YAML_MAPPING_START_EVENT, 1, strlen(path)};
+            }
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+/* Words to add to a YAML syntax error at `m` when its cause is common and
+ * libyaml's message does not say it: a tab in the indentation. (A tab
+ * between "key:" and its value is separation, as YAML 1.2 allows, and
+ * reads as a space.) */
+static const char *syntax_hint(const char *text, size_t len, yaml_mark_t m) {
+    size_t i = len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3) ? 3 : 0; /* a BOM is no column */
+    for (size_t line = 0; line < m.line && i < len; i++)
+        if (text[i] == '\n' || (text[i] == '\r' && (i + 1 >= len || text[i + 1] != '\n')))
+            line++;
+    for (size_t col = 0; i < len && col < m.column; col++) /* a character: its bytes */
+        for (i++; i < len && ((unsigned char)text[i] & 0xc0) == 0x80; i++)
+            ;
+    return i < len && text[i] == '\t' ? " (a tab: YAML indents with spaces only)" : "";
+}
+
+/* ---- keys given twice --------------------------------------------------- */
+
+typedef struct {
+    const char *key;
+    size_t at; /* the pair's index in its mapping */
+} key_at;
+
+static int by_key_then_place(const void *a, const void *b) {
+    const key_at *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* For each pair of mapping `n`, the index of the pair that first gave its
+ * key (its own index when it is the first, or when the key is not a
+ * scalar). One sort, so a mapping of 100,000 keys costs n log n, not the
+ * n^2 of comparing each key with those before it (which took minutes).
+ * Returns a new array (the caller frees it), or NULL when out of memory. */
+static size_t *first_givers(yaml_document_t *doc, const yaml_node_t *n) {
+    size_t len = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    size_t *first = malloc((len ? len : 1) * sizeof *first);
+    key_at *k = malloc((len ? len : 1) * sizeof *k);
+    if (!first || !k) {
+        free(first);
+        free(k);
+        return NULL;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < len; i++) {
+        first[i] = i;
+        const char *ks = scalar(yaml_document_get_node(doc, n->data.mapping.pairs.start[i].key));
+        if (ks)
+            k[m++] = (key_at){ks, i};
+    }
+    qsort(k, m, sizeof *k, by_key_then_place);
+    for (size_t j = 1; j < m; j++)
+        if (!strcmp(k[j].key, k[j - 1].key))
+            first[k[j].at] = first[k[j - 1].at];
+    free(k);
+    return first;
+}
+
 /* What the schema never reads but YAML would let through silently, checked
  * on the whole document before any key is read (each reported with its
  * line and column): a key given twice in any mapping (a section, a key, an
- * encounter weight), an explicit tag other than the plain one of its node
- * kind, a control character or NUL byte in a scalar, and nesting deeper
- * than the schema's. `path` names where the node sits ("play.encounters"). */
-#define CONFIG_DEPTH_MAX 8
+ * encounter weight), a control character, NUL byte or byte order mark in a
+ * scalar, and nesting deeper than the schema's (through an alias; the
+ * events were checked, and tags, in scan_events()). `path` names where the node sits
+ * ("play.encounters"). */
 static void check_node(ctx *x, const yaml_node_t *n, const char *path, int depth) {
-    static const char *const plain[] = {[YAML_SCALAR_NODE] = YAML_STR_TAG,
-                                        [YAML_SEQUENCE_NODE] = YAML_SEQ_TAG,
-                                        [YAML_MAPPING_NODE] = YAML_MAP_TAG};
     if (!n)
         return;
     if (depth > CONFIG_DEPTH_MAX) {
@@ -1312,16 +1603,16 @@ static void check_node(ctx *x, const yaml_node_t *n, const char *path, int depth
              CONFIG_DEPTH_MAX);
         return;
     }
-    const char *tag = (const char *)n->tag;
-    if (n->type >= YAML_SCALAR_NODE && n->type <= YAML_MAPPING_NODE && tag &&
-        strcmp(tag, plain[n->type]))
-        fail(x, n, path, "YAML tag '%s' is not allowed (write the plain value)", tag);
     if (n->type == YAML_SCALAR_NODE) {
         const unsigned char *v = n->data.scalar.value;
         for (size_t i = 0; i < n->data.scalar.length; i++)
             if (v[i] < 0x20 || v[i] == 0x7f) {
                 fail(x, n, path, "a control character (byte 0x%02x at offset %zu) in a value", v[i],
                      i);
+                break;
+            } else if (i + 2 < n->data.scalar.length && !memcmp(v + i, "\xef\xbb\xbf", 3)) {
+                /* YAML allows a byte order mark before a document, not in it */
+                fail(x, n, path, "a byte order mark (U+FEFF at offset %zu) in a value", i);
                 break;
             }
         return;
@@ -1334,25 +1625,27 @@ static void check_node(ctx *x, const yaml_node_t *n, const char *path, int depth
     }
     if (n->type != YAML_MAPPING_NODE)
         return;
-    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+    /* a section's own keys (depth 1): read_section says "given twice" */
+    size_t *first = depth >= 2 ? first_givers(x->doc, n) : NULL;
+    if (depth >= 2 && !first) {
+        problem(x, "%s: out of memory", x->origin);
+        return;
+    }
+    yaml_node_pair_t *pairs = n->data.mapping.pairs.start;
+    for (yaml_node_pair_t *p = pairs; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(x->doc, p->key);
         const char *ks = scalar(k);
         char sub[128];
         snprintf(sub, sizeof sub, "%s%s%s", path[0] == '(' ? "" : path, path[0] == '(' ? "" : ".",
                  ks ? ks : "(key)");
-        /* a section's own keys: read_section says "given twice" */
-        for (yaml_node_pair_t *q = n->data.mapping.pairs.start; ks && depth >= 2 && q < p; q++) {
-            const yaml_node_t *k2 = yaml_document_get_node(x->doc, q->key);
-            const char *k2s = scalar(k2);
-            if (k2s && !strcmp(ks, k2s)) {
-                fail(x, k, sub, "given twice (first at line %zu); YAML would keep one silently",
-                     k2->start_mark.line + 1);
-                break;
-            }
-        }
+        size_t i = (size_t)(p - pairs);
+        if (first && first[i] != i)
+            fail(x, k, sub, "given twice (first at line %zu); YAML would keep one silently",
+                 yaml_document_get_node(x->doc, pairs[first[i]].key)->start_mark.line + 1);
         check_node(x, k, sub, depth + 1);
         check_node(x, yaml_document_get_node(x->doc, p->value), sub, depth + 1);
     }
+    free(first);
 }
 
 /* Whether `name` is a section: the first part of some row's path. */
@@ -1395,10 +1688,16 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
              .err = err,
              .report = report,
              .report_ctx = report_ctx};
+    int scanned = scan_events(&x, text, len);
+    if (scanned != SF_OK) {
+        yaml_parser_delete(&parser);
+        return scanned;
+    }
     if (!yaml_parser_load(&parser, &doc)) {
         int rc =
-            problem(&x, "%s:%zu:%zu: YAML syntax error: %s", origin, parser.problem_mark.line + 1,
-                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown");
+            problem(&x, "%s:%zu:%zu: YAML syntax error: %s%s", origin, parser.problem_mark.line + 1,
+                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown",
+                    syntax_hint(text, len, parser.problem_mark));
         yaml_parser_delete(&parser);
         return rc;
     }
@@ -1409,16 +1708,17 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
     } else if (root->type != YAML_MAPPING_NODE) {
         rc = fail(&x, root, "(top level)", "expected a mapping of sections");
     } else {
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-             p++) {
+        yaml_node_pair_t *pairs = root->data.mapping.pairs.start;
+        size_t *givers = first_givers(&doc, root);
+        if (!givers)
+            problem(&x, "%s: out of memory", origin);
+        for (yaml_node_pair_t *p = pairs; givers && p < root->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(&doc, p->key);
             yaml_node_t *v = yaml_document_get_node(&doc, p->value);
             const char *ks = scalar(k);
-            const yaml_node_t *first = NULL;
-            for (yaml_node_pair_t *q = root->data.mapping.pairs.start; ks && q < p && !first; q++)
-                if (scalar(yaml_document_get_node(&doc, q->key)) &&
-                    !strcmp(scalar(yaml_document_get_node(&doc, q->key)), ks))
-                    first = yaml_document_get_node(&doc, q->key);
+            size_t i = (size_t)(p - pairs);
+            const yaml_node_t *first =
+                givers[i] != i ? yaml_document_get_node(&doc, pairs[givers[i]].key) : NULL;
             if (first) {
                 fail(&x, k, ks, "given twice (first at line %zu); YAML would keep one silently",
                      first->start_mark.line + 1);
@@ -1434,6 +1734,7 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
                 fail(&x, k, ks ? ks : "(key)", "unknown section (expected %s)", names);
             }
         }
+        free(givers);
         for (size_t i = 0; i < NKEYS; i++)
             if ((keys[i].flags & SF_CFG_REQUIRED) && !x.at[i])
                 fail(&x, NULL, keys[i].path, "is required");
@@ -1451,9 +1752,10 @@ int sf_config_parse_all(const char *text, size_t len, const char *origin, sf_run
          * silently ignored, so refuse it. */
         yaml_document_t next;
         if (!yaml_parser_load(&parser, &next)) {
-            rc = problem(&x, "%s:%zu:%zu: YAML syntax error: %s", origin,
+            rc = problem(&x, "%s:%zu:%zu: YAML syntax error: %s%s", origin,
                          parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                         parser.problem ? parser.problem : "unknown");
+                         parser.problem ? parser.problem : "unknown",
+                         syntax_hint(text, len, parser.problem_mark));
         } else {
             if (yaml_document_get_root_node(&next))
                 rc = problem(&x,

@@ -1038,5 +1038,353 @@ START_TEST(operator_md_schema_table_matches_the_rows) {
 }
 END_TEST
 
+/* ---- scalars read one way (YAML 1.2 core schema; fleet/config.c "values") */
+
+#define BASE "run: {name: x}\nseeds: {count: 4}\n"
+
+/* `yaml` is refused, and the first problem is exactly `want`. */
+static void refused_as(const char *yaml, const char *want) {
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_msg(parse_str(yaml, &c, &e) == SF_ECONFIG, "accepted:\n%s", yaml);
+    ck_assert_msg(!strcmp(e.msg, want), "\n  expected: %s\n  got:      %s", want, e.msg);
+}
+
+static void accepted(const char *yaml, sf_run_config *c) {
+    sf_err e = {0};
+    ck_assert_msg(parse_str(yaml, c, &e) == SF_OK, "%s\n%s", yaml, e.msg);
+}
+
+/* YAML 1.1 reads yes/no/on/off/y/n as booleans, YAML 1.2 as text; quotes
+ * make text in both. Only the core schema's six spellings are booleans. */
+START_TEST(booleans_are_true_or_false_never_yes_no_or_quoted) {
+    sf_run_config c;
+    const char *t[] = {"true", "True", "TRUE"}, *f[] = {"false", "False", "FALSE"};
+    for (int i = 0; i < 3; i++) {
+        char y[128];
+        snprintf(y, sizeof y, BASE "search: {gumbel: %s, clairvoyant: %s}\n", t[i], f[i]);
+        accepted(y, &c);
+        ck_assert_int_eq(c.search.gumbel, 1);
+        ck_assert_int_eq(c.search.clairvoyant, 0);
+    }
+    refused_as(BASE "search: {gumbel: no}\n",
+               "inline.yaml:3:18: search.gumbel: 'no' is a boolean in YAML 1.1 and text in YAML "
+               "1.2; write false");
+    refused_as(BASE "search: {gumbel: off}\n",
+               "inline.yaml:3:18: search.gumbel: 'off' is a boolean in YAML 1.1 and text in YAML "
+               "1.2; write false");
+    refused_as(BASE "search: {gumbel: On}\n",
+               "inline.yaml:3:18: search.gumbel: 'On' is a boolean in YAML 1.1 and text in YAML "
+               "1.2; write true");
+    refused_as(BASE "search: {gumbel: y}\n",
+               "inline.yaml:3:18: search.gumbel: 'y' is a boolean in YAML 1.1 and text in YAML "
+               "1.2; write true");
+    refused_as(BASE "search: {gumbel: \"no\"}\n",
+               "inline.yaml:3:18: search.gumbel: expected true or false, got 'no' quoted, which "
+               "YAML reads as text; write true or false without quotes");
+    refused_as(BASE "search: {gumbel: 'true'}\n",
+               "inline.yaml:3:18: search.gumbel: expected true or false, got 'true' quoted, "
+               "which YAML reads as text; write true or false without quotes");
+    refused_as(BASE "search: {gumbel: 1}\n",
+               "inline.yaml:3:18: search.gumbel: expected true or false, got '1'");
+}
+END_TEST
+
+/* A quoted or block scalar is text in every YAML, so never a number. */
+START_TEST(quoted_numbers_are_text) {
+    refused_as("run: {name: x}\nseeds: {count: \"4\"}\n",
+               "inline.yaml:2:16: seeds.count: expected an integer, got '4' quoted, which YAML "
+               "reads as text; write the number without quotes");
+    refused_as(BASE "search: {widening_alpha: '0.5'}\n",
+               "inline.yaml:3:26: search.widening_alpha: expected a number, got '0.5' quoted, "
+               "which YAML reads as text; write the number without quotes");
+    refused_as("run: {name: x}\nseeds:\n  count: |-\n    4\n",
+               "inline.yaml:3:10: seeds.count: expected an integer, got '4' as a block scalar, "
+               "which YAML reads as text; write the number without quotes");
+    refused_as(BASE "play: {encounters: {weak: \"1\"}}\n",
+               "inline.yaml:3:27: play.encounters: weight of 'weak' must be a positive number, "
+               "got '1' quoted, which YAML reads as text");
+    refused_as(BASE "search: {c_schedule: [{below: '10', c: 1}, {c: 2}]}\n",
+               "inline.yaml:3:31: search.c_schedule.below: expected an integer, got '10' quoted, "
+               "which YAML reads as text; write the number without quotes");
+    /* text keys take quoted values, and a number's spelling as text */
+    sf_run_config c;
+    accepted("run: {name: \"4\"}\nseeds: {count: 4}\n", &c);
+    ck_assert_str_eq(c.name, "4");
+}
+END_TEST
+
+/* Integers: [-+]?[0-9]+ in decimal; what YAML 1.1 and 1.2 read apart, or
+ * only one of them reads as a number, is refused with the reason. */
+START_TEST(integers_are_plain_decimal_digits) {
+    sf_run_config c;
+    accepted(BASE "search: {simulations: +300}\nshard: {zstd_level: -0}\n", &c);
+    ck_assert_uint_eq(c.search.simulations, 300);
+    ck_assert_int_eq(c.shard.zstd_level, 0);
+    accepted("run: {name: x, seed: 0}\nseeds: {count: 4}\n", &c);
+    ck_assert_uint_eq(c.run_seed, 0);
+    /* 010 is 8 in YAML 1.1, 10 in YAML 1.2 */
+    refused_as("run: {name: x}\nseeds: {count: 010}\n",
+               "inline.yaml:2:16: seeds.count: '010' has a leading zero, which YAML 1.1 reads as "
+               "octal and YAML 1.2 as decimal; write it without the leading zero");
+    refused_as(BASE "shard: {zstd_level: -05}\n",
+               "inline.yaml:3:21: shard.zstd_level: '-05' has a leading zero, which YAML 1.1 "
+               "reads as octal and YAML 1.2 as decimal; write it without the leading zero");
+    refused_as("run: {name: x}\nseeds: {count: 0x10}\n",
+               "inline.yaml:2:16: seeds.count: '0x10' is hexadecimal (16); write the number in "
+               "decimal");
+    refused_as("run: {name: x}\nseeds: {count: 0o10}\n",
+               "inline.yaml:2:16: seeds.count: '0o10' is octal (8); write the number in decimal");
+    refused_as("run: {name: x}\nseeds: {count: 1e3}\n",
+               "inline.yaml:2:16: seeds.count: expected an integer, got the float '1e3' (write "
+               "1000)");
+    refused_as("run: {name: x}\nseeds: {count: 4.0}\n",
+               "inline.yaml:2:16: seeds.count: expected an integer, got the float '4.0' (write "
+               "4)");
+    refused_as("run: {name: x}\nseeds: {count: .5}\n",
+               "inline.yaml:2:16: seeds.count: expected an integer, got '.5'");
+    refused_as("run: {name: x}\nseeds: {count: 1_000}\n",
+               "inline.yaml:2:16: seeds.count: '1_000' is 1000 in YAML 1.1 and text in YAML 1.2; "
+               "write 1000 (without '_')");
+    refused_as("run: {name: x}\nseeds: {count: 1:30}\n",
+               "inline.yaml:2:16: seeds.count: '1:30' is a base-60 number in YAML 1.1 and text "
+               "in YAML 1.2; write the number in decimal");
+    refused_as("run: {name: x}\nseeds: {count: inf}\n",
+               "inline.yaml:2:16: seeds.count: expected an integer, got 'inf'");
+    refused_as("run: {name: x}\nseeds: {count: -4}\n",
+               "inline.yaml:2:16: seeds.count: expected a non-negative integer, got '-4'");
+    refused_as(BASE "search: {c_schedule: [{below: 0x10, c: 1}, {c: 2}]}\n",
+               "inline.yaml:3:31: search.c_schedule.below: '0x10' is hexadecimal (16); write the "
+               "number in decimal");
+}
+END_TEST
+
+/* Numbers: the core schema's float, [-+]?(.5|5|5.|5.5)([eE][-+]?[0-9]+)?,
+ * finite; never C's other spellings (hexadecimal floats, inf, nan). */
+START_TEST(numbers_follow_the_core_schema_float) {
+    sf_run_config c;
+    const struct {
+        const char *v;
+        double want;
+    } ok[] = {{".5", 0.5}, {"+.5", 0.5}, {"5e-1", 0.5},  {"5E-1", 0.5}, {"1.", 1.0},
+              {"0", 0},    {"1", 1},     {"0.25", 0.25}, {"00.5", 0.5}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char y[128];
+        snprintf(y, sizeof y, BASE "search: {widening_alpha: %s}\n", ok[i].v);
+        accepted(y, &c);
+        ck_assert_double_eq(c.search.widening_alpha, ok[i].want);
+    }
+    refused_as(BASE "search: {widening_alpha: 0x1p-1}\n",
+               "inline.yaml:3:26: search.widening_alpha: expected a number, got '0x1p-1' (write "
+               "the number in decimal)");
+    refused_as(BASE "search: {widening_alpha: inf}\n",
+               "inline.yaml:3:26: search.widening_alpha: expected a number, got 'inf'");
+    refused_as(BASE "search: {widening_alpha: nan}\n",
+               "inline.yaml:3:26: search.widening_alpha: expected a number, got 'nan'");
+    refused_as(BASE "search: {widening_alpha: .nan}\n",
+               "inline.yaml:3:26: search.widening_alpha: expected a finite number, got '.nan'");
+    refused_as(BASE "search: {widening_alpha: -.inf}\n",
+               "inline.yaml:3:26: search.widening_alpha: expected a finite number, got '-.inf'");
+    refused_as(BASE "search: {widening_alpha: 1e400}\n",
+               "inline.yaml:3:26: search.widening_alpha: '1e400' is too large, or too near 0, "
+               "for a double");
+    refused_as(BASE "search: {widening_alpha: 0_5}\n",
+               "inline.yaml:3:26: search.widening_alpha: '0_5' is 05 in YAML 1.1 and text in "
+               "YAML 1.2; write 05 (without '_')");
+    refused_as(BASE "search: {widening_c: 010}\n",
+               "inline.yaml:3:22: search.widening_c: '010' has a leading zero, which YAML 1.1 "
+               "reads as octal and YAML 1.2 as decimal; write it without the leading zero");
+    refused_as(BASE "play: {encounters: {weak: 0x1p1}}\n",
+               "inline.yaml:3:27: play.encounters: weight of 'weak': expected a number, got "
+               "'0x1p1' (write the number in decimal)");
+    refused_as(BASE "search: {c_schedule: [{c: infinity}]}\n",
+               "inline.yaml:3:27: search.c_schedule.c: expected a number, got 'infinity'");
+}
+END_TEST
+
+/* Every integer key refuses one above its range, and 10^12 and 2^64 where
+ * they are above it, naming the key and the range; a value between the
+ * range's top and 2^64 is compared exactly, not as a rounded double. */
+START_TEST(every_integer_key_names_itself_and_its_range) {
+    size_t n;
+    const sf_config_key *k = sf_config_schema(&n);
+    int checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i].type != SF_CFG_U32 && k[i].type != SF_CFG_U64 && k[i].type != SF_CFG_I32)
+            continue;
+        const char *dot = strchr(k[i].path, '.');
+        int sec = (int)(dot - k[i].path);
+        char above[32];
+        snprintf(above, sizeof above, "%llu", (unsigned long long)k[i].hi + 1);
+        const char *values[] = {above, "1000000000000", "18446744073709551616"};
+        for (int v = 0; v < 3; v++) {
+            if (v == 1 && k[i].hi >= 1e12)
+                continue;
+            char y[256], want[256];
+            const char *rest = !strcmp(k[i].path, "seeds.count") ? "" : ", count: 4";
+            if (!strncmp(k[i].path, "run.", 4))
+                snprintf(y, sizeof y, "run: {name: x, %s: %s}\nseeds: {count: 4}\n", dot + 1,
+                         values[v]);
+            else if (!strncmp(k[i].path, "seeds.", 6))
+                snprintf(y, sizeof y, "run: {name: x}\nseeds: {%s: %s%s}\n", dot + 1, values[v],
+                         rest);
+            else
+                snprintf(y, sizeof y, BASE "%.*s: {%s: %s}\n", sec, k[i].path, dot + 1, values[v]);
+            sf_run_config c;
+            sf_err e = {0};
+            ck_assert_msg(parse_str(y, &c, &e) == SF_ECONFIG, "%s: %s accepted", k[i].path,
+                          values[v]);
+            snprintf(want, sizeof want, ": %s: %s is out of range %.0f..%.0f", k[i].path, values[v],
+                     k[i].lo, k[i].hi);
+            ck_assert_msg(strstr(e.msg, want) && !strncmp(e.msg, "inline.yaml:", 12),
+                          "\n  expected: ...%s\n  got:      %s", want, e.msg);
+            checked++;
+        }
+    }
+    ck_assert_int_ge(checked, 60);
+}
+END_TEST
+
+/* 100,000 levels: the parse stops at the first node deeper than 8, named
+ * by its path, as the only problem (before the tree is loaded, so the time
+ * does not grow with the square of the depth). */
+START_TEST(deep_nesting_stops_at_the_depth_limit) {
+    const int levels = 100000;
+    const char *open[] = {"[", "{a: "};
+    const char *close[] = {"]", "}"};
+    const char *want[] = {"inline.yaml:3:15: play: nested deeper than 8 levels (no key of the "
+                          "schema is)",
+                          "inline.yaml:3:36: play.a.a.a.a.a.a.a.a: nested deeper than 8 levels "
+                          "(no key of the schema is)"};
+    for (int s = 0; s < 2; s++) {
+        size_t ol = strlen(open[s]), cap = strlen(BASE) + 8 + levels * (ol + 1) + 8;
+        char *y = malloc(cap), *p = y;
+        ck_assert_ptr_nonnull(y);
+        p += sprintf(p, BASE "play: ");
+        for (int i = 0; i < levels; i++)
+            p = (char *)memcpy(p, open[s], ol) + ol;
+        for (int i = 0; i < levels; i++)
+            *p++ = close[s][0];
+        *p++ = '\n';
+        sf_run_config c;
+        sf_err e = {0};
+        collected got = {0};
+        ck_assert_int_eq(
+            sf_config_parse_all(y, (size_t)(p - y), "inline.yaml", &c, collect, &got, &e),
+            SF_ECONFIG);
+        ck_assert_int_eq(got.n, 1);
+        ck_assert_str_eq(e.msg, want[s]);
+        free(y);
+    }
+}
+END_TEST
+
+/* A mapping of 100,000 keys with one given twice: the second is reported
+ * at its line, naming the first's (by one sort, not by comparing each key
+ * with every one before it). */
+START_TEST(a_key_given_twice_among_many_is_found) {
+    const int n = 100000;
+    size_t cap = strlen(BASE) + 32 + (size_t)n * 16;
+    char *y = malloc(cap), *p = y;
+    ck_assert_ptr_nonnull(y);
+    p += sprintf(p, BASE "play:\n  encounters:\n");
+    for (int i = 0; i < n; i++)
+        p += sprintf(p, "    k%d: 1\n", i);
+    p += sprintf(p, "    k7: 1\n");
+    sf_run_config c;
+    sf_err e = {0};
+    collected got = {0};
+    ck_assert_int_eq(sf_config_parse_all(y, (size_t)(p - y), "inline.yaml", &c, collect, &got, &e),
+                     SF_ECONFIG);
+    ck_assert_int_eq(got.n, 1);
+    /* BASE is lines 1-2, play 3, encounters 4, k0 5: k7 is line 12 */
+    ck_assert_str_eq(e.msg, "inline.yaml:100005:5: play.encounters.k7: given twice (first at "
+                            "line 12); YAML would keep one silently");
+    free(y);
+}
+END_TEST
+
+/* !!str 4 is text, like "4"; the loaded tree cannot tell it from 4, so
+ * every explicit tag is refused from the parser's events. */
+START_TEST(an_explicit_str_tag_is_refused) {
+    refused_as("run: {name: x}\nseeds: {count: !!str 4}\n",
+               "inline.yaml:2:16: seeds.count: YAML tag 'tag:yaml.org,2002:str' is not allowed "
+               "(write the plain value; quote it to mean text)");
+    refused_as("run: {name: !!str x}\nseeds: {count: 4}\n",
+               "inline.yaml:1:13: run.name: YAML tag 'tag:yaml.org,2002:str' is not allowed "
+               "(write the plain value; quote it to mean text)");
+}
+END_TEST
+
+/* Replace every "from" in `in` with "to", into a new string. */
+static char *replaced(const char *in, const char *from, const char *to) {
+    size_t fl = strlen(from), tl = strlen(to), n = 0;
+    for (const char *p = strstr(in, from); p; p = strstr(p + fl, from))
+        n++;
+    char *out = malloc(strlen(in) + n * tl + 1), *o = out;
+    ck_assert_ptr_nonnull(out);
+    for (const char *p = in;;) {
+        const char *at = strstr(p, from);
+        size_t l = at ? (size_t)(at - p) : strlen(p);
+        memcpy(o, p, l), o += l;
+        if (!at)
+            break;
+        memcpy(o, to, tl), o += tl;
+        p = at + fl;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void digest_of(const char *yaml, char hex[65]) {
+    sf_run_config c;
+    sf_err e = {0};
+    ck_assert_msg(sf_config_parse(yaml, strlen(yaml), "v.yaml", &c, &e) == SF_OK, "%s", e.msg);
+    ck_assert_int_eq(sf_config_digest(&c, hex), SF_OK);
+}
+
+/* YAML allows a byte order mark before the document, CRLF (or CR) line
+ * ends, and a tab between "key:" and its value: each reads exactly like
+ * the plain file (same digest, same positions in errors). A tab in the
+ * indentation is a syntax error that says so; a byte order mark inside a
+ * value is refused. */
+START_TEST(bom_crlf_and_tab_after_colon_read_like_the_plain_file) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/configs/local.yaml", SF_SOURCE_ROOT);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char plain[1 << 16];
+    size_t len = fread(plain, 1, sizeof plain - 1, f);
+    fclose(f);
+    plain[len] = '\0';
+    char want[65], got[65];
+    digest_of(plain, want);
+    char *bom = malloc(len + 4);
+    ck_assert_ptr_nonnull(bom);
+    memcpy(bom, "\xef\xbb\xbf", 3);
+    memcpy(bom + 3, plain, len + 1);
+    char *crlf = replaced(plain, "\n", "\r\n"), *cr = replaced(plain, "\n", "\r");
+    char *tab = replaced(plain, ": ", ":\t"), *bom_crlf = replaced(bom, "\n", "\r\n");
+    const char *variants[] = {bom, crlf, cr, tab, bom_crlf};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        digest_of(variants[i], got);
+        ck_assert_msg(!strcmp(want, got), "variant %zu reads differently", i);
+    }
+    free(bom), free(crlf), free(cr), free(tab), free(bom_crlf);
+    const char *bad = "run:\n  name: x\nseeds:\n  count: q\n";
+    const char *msg = "inline.yaml:4:10: seeds.count: expected an integer, got 'q'";
+    refused_as(bad, msg);
+    char *v = replaced(bad, "\n", "\r\n");
+    refused_as(v, msg);
+    free(v);
+    refused_as("\xef\xbb\xbfrun:\n  name: x\nseeds:\n  count: q\n", msg);
+    refused_as("run:\n\tname: x\nseeds:\n  count: 4\n",
+               "inline.yaml:2:1: YAML syntax error: found character that cannot start any token "
+               "(a tab: YAML indents with spaces only)");
+    refused_as("run:\n  name: \xef\xbb\xbfx\nseeds:\n  count: 4\n",
+               "inline.yaml:2:9: run.name: a byte order mark (U+FEFF at offset 0) in a value");
+}
+END_TEST
+
 #include "test-config.tests.h" /* SF_TESTS: every START_TEST above (tests/meson.build) */
 SF_CHECK_MAIN("config", "config", 0, NULL, NULL)
