@@ -174,9 +174,11 @@ int sf_wire_handshake_error(const sf_wire_watch *w, const char *peer, const char
                               "the keys' server.pub is not this %s's (keys of another run: %s), "
                               "or it does not use CURVE (security.mode none: leave out --keys)",
                               peer, endpoint, peer, keys_hint);
+        /* the server hung up before the client read its greeting (it
+         * does, on a mechanism mismatch): a CURVE server, most likely */
         return sf_err_set(err, SF_EREMOTE,
-                          "%s at %s never completes a handshake with this plain (keyless) "
-                          "client: it most likely uses CURVE keys; %s",
+                          "%s at %s refused the connection's security handshake (it hung up "
+                          "before completing it): this run most likely uses CURVE keys; %s",
                           peer, endpoint, keys_hint);
     default: return SF_OK;
     }
