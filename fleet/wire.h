@@ -92,7 +92,8 @@ int sf_wire_dealer(void *zctx, const char *endpoint, void **sock, sf_err *err);
 
 /* sf_wire_dealer() as a CURVE client of `sec` (common/zsec.h; NULL or
  * sec->on 0: plain). A CURVE server refuses an unknown key during the
- * handshake, before any message: the caller then sees a timeout. */
+ * handshake, before any message: the caller then sees a timeout
+ * (sf_wire_dealer_watched, below, sees the refusal itself). */
 int sf_wire_dealer_secure(void *zctx, const char *endpoint, const sf_zsec_client *sec, void **sock,
                           sf_err *err);
 
