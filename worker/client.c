@@ -783,7 +783,8 @@ static const char *evald_source(const sf_worker_opts *o) {
  * the worker's log what it waits for and what to do, and tell the
  * coordinator (c->waiting). `since` is when the wait began (monotonic ns),
  * `*next_say_ms` the wait after which to say it next. SF_OK when it
- * answered; else the probe's error in err (SF_ETIMEOUT on a stop). */
+ * answered; else the probe's error in err. A stop or a drain does not cut
+ * the probe short: it ends within evald.timeout_ms per try. */
 static int probe_telling(worker *w, const sf_batch_evaluator *ev, const char *what, uint64_t since,
                          int *next_say_ms, sf_err *err) {
     conn *c = &w->c;
@@ -798,11 +799,15 @@ static int probe_telling(worker *w, const sf_batch_evaluator *ev, const char *wh
         return sf_err_set(err, SF_EIO, "cannot start the evaluator probe: %s", strerror(why));
     }
     while (!atomic_load(&p->done)) {
+        if (leaving(w->o, 1)) { /* the probe ends within its own timeouts */
+            usleep(50000);
+            continue;
+        }
         wait_heartbeating(w, 100, &p->done);
         int waited_ms = (int)((sf_now_ns() - since) / 1000000ull);
         if (atomic_load(&p->done) || waited_ms < EVALD_SILENT_MS)
             continue;
-        snprintf(c->waiting, sizeof c->waiting, "%.100s does not answer (%d s)", what,
+        snprintf(c->waiting, sizeof c->waiting, "%.130s does not answer (%d s)", what,
                  waited_ms / 1000);
         if (waited_ms < *next_say_ms)
             continue;
@@ -866,7 +871,7 @@ static int start_one(worker *w, const char *what, const char *sha, const char *b
         if (leaving(o, 1))
             break;
         int waited = (int)((sf_now_ns() - since) / 1000000000ull);
-        snprintf(c->waiting, sizeof c->waiting, "%.100s does not answer (%d s)", who, waited);
+        snprintf(c->waiting, sizeof c->waiting, "%.130s does not answer (%d s)", who, waited);
         logf_(c, "%s does not answer (%d s: %s): start it, or check %s; retrying in %d ms", who,
               waited, pe.msg, bundle ? "the bundle" : evald_source(o), backoff);
         if (follow) { /* read the file again: it may name a new server */
