@@ -25,9 +25,23 @@ static int roundtrip(const char *endpoint, const char *keys, Spirefleet__Envelop
     if (!ctx)
         return sf_err_set(err, SF_EIO, "%s: cannot start ZeroMQ: %s", endpoint,
                           zmq_strerror(zmq_errno()));
-    rc = sf_wire_dealer_secure(ctx, endpoint, &sec, &s, err);
+    /* the handshake first: a CURVE coordinator that refuses this client
+     * never answers, and the watch says why at once (fleet/wire.h) */
+    sf_wire_watch watch;
+    rc = sf_wire_dealer_watched(ctx, endpoint, &sec, &s, &watch, err);
+    int waited = 0;
+    for (; rc == SF_OK && waited < timeout_ms; waited += 50) {
+        sf_wire_handshake hs = sf_wire_watch_poll(&watch, 50);
+        if (hs == SF_WIRE_HS_OK)
+            break;
+        if (hs != SF_WIRE_HS_PENDING)
+            rc = sf_wire_handshake_error(&watch, "coordinator", endpoint, err);
+    }
+    if (rc == SF_OK && waited >= timeout_ms) /* no connection at all */
+        rc = sf_err_set(err, SF_ETIMEOUT, "%s: no answer to %s within %d ms", endpoint,
+                        sf_wire_body_name(req), timeout_ms);
     if (rc == SF_OK)
-        rc = sf_wire_ask(s, endpoint, req, timeout_ms, out, err);
+        rc = sf_wire_ask(s, endpoint, req, timeout_ms - waited, out, err);
     if (rc == SF_ETIMEOUT && err) {
         /* a CURVE server says nothing to a key it refuses: say what to check */
         char m[SF_ERR_MSG_MAX];
@@ -37,8 +51,10 @@ static int roundtrip(const char *endpoint, const char *keys, Spirefleet__Envelop
                             "server.pub its key?"
                           : "a coordinator with CURVE answers only clients given --keys DIR");
     }
-    if (s)
+    if (s) {
+        sf_wire_watch_close(&watch);
         zmq_close(s);
+    }
     zmq_ctx_term(ctx);
     if (rc == SF_OK && expect != SPIREFLEET__ENVELOPE__BODY__NOT_SET &&
         (*out)->body_case != expect) {
@@ -98,13 +114,47 @@ int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_
     return SF_OK;
 }
 
+/* What keeps workers from playing, said where `status` says "workers":
+ * " (1 waiting: gpu-evald tcp://... does not answer (12 s))", or "". */
+static void waiting_note(const Spirefleet__StatusReply *s, char *out, size_t cap) {
+    char why[160]; /* from the network: printable only */
+    sf_str_printable(why, sizeof why, s->waiting_reason);
+    if (s->workers_waiting)
+        snprintf(out, cap, " (%u waiting: %s)", s->workers_waiting, why);
+    else
+        snprintf(out, cap, "%s", "");
+}
+
+/* The lines that say why nothing happens and what to do: workers that wait
+ * for their gpu-evald, and handshakes the coordinator refused (a client
+ * without --keys, or with a key not in clients/ or operators/). */
+static void print_explanations(const Spirefleet__StatusReply *s, FILE *o) {
+    if (s->workers_waiting) {
+        char why[160];
+        sf_str_printable(why, sizeof why, s->waiting_reason);
+        fprintf(o,
+                "WAITING: %u worker(s) connected but take no job: %s; start gpu-evald there, "
+                "or fix evald.endpoint in the run's config (or the workers' --evald / "
+                "--evald-file)\n",
+                s->workers_waiting, why);
+    }
+    if (s->curve && s->auth_denied)
+        fprintf(o,
+                "REFUSED HANDSHAKES: %llu connection(s) failed the CURVE handshake: a client "
+                "without --keys, or whose key is not in the run's keys/clients/ or "
+                "keys/operators/; give workers and tools --keys DIR (docs/operator.md "
+                "\"Security\")\n",
+                (unsigned long long)s->auth_denied);
+}
+
 void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     fprintf(o, "run %s (config %.12s)  %s\n", s->run, s->config_digest,
-            s->complete                 ? "COMPLETE"
-            : s->cannot_finish          ? "CANNOT FINISH"
-            : s->n_undecided_audits > 0 ? "running, AUDIT UNDECIDED"
-            : s->no_workers             ? "running, NO WORKERS"
-                                        : "running");
+            s->complete                           ? "COMPLETE"
+            : s->cannot_finish                    ? "CANNOT FINISH"
+            : s->n_undecided_audits > 0           ? "running, AUDIT UNDECIDED"
+            : s->no_workers && s->workers_waiting ? "running, WORKERS WAITING"
+            : s->no_workers                       ? "running, NO WORKERS"
+                                                  : "running");
     fprintf(o, "jobs: %llu done, %llu leased, %llu pending of %llu\n",
             (unsigned long long)s->jobs_done, (unsigned long long)s->jobs_leased,
             (unsigned long long)s->jobs_pending, (unsigned long long)s->jobs_total);
@@ -114,7 +164,9 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 (unsigned long long)s->fights_turn_limit);
     fprintf(o, ", labels %llu (%.1f labels/s), fallbacks %u\n", (unsigned long long)s->labels,
             s->labels_per_s, s->fallbacks);
-    fprintf(o, "workers alive %u, stored %.1f MB in %s/shards", s->workers_alive,
+    char waiting[200];
+    waiting_note(s, waiting, sizeof waiting);
+    fprintf(o, "workers alive %u%s, stored %.1f MB in %s/shards", s->workers_alive, waiting,
             (double)s->bytes_stored / 1e6, s->output_dir);
     if (!s->complete && s->eta_s >= 0)
         fprintf(o, ", ETA %.0f s", s->eta_s);
@@ -164,7 +216,8 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 "AUDITS OPEN: %llu audit(s) wait for a copy from a worker of another key; "
                 "the run completes once they are decided\n",
                 (unsigned long long)(s->audits_open - s->audits_differ));
-    if (s->no_workers)
+    print_explanations(s, o);
+    if (s->no_workers && !s->workers_waiting)
         fprintf(o, "NO WORKERS: jobs wait and no worker is connected; start workers (sf-fleet "
                    "worker --connect ENDPOINT --keys DIR)\n");
     if (s->uploads_paused)

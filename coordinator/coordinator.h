@@ -115,9 +115,14 @@ typedef struct sf_coord_status {
     uint64_t fights, labels, simulations, fallbacks;
     uint64_t fights_turn_limit; /* of them, fights that ended at the turn cap */
     uint64_t bytes_stored, shards_stored;
-    double labels_per_s; /* over the last minute of completed jobs           */
-    double eta_s;        /* remaining jobs at the recent job completion rate */
-    uint32_t workers_alive;
+    double labels_per_s;    /* over the last minute of completed jobs           */
+    double eta_s;           /* remaining jobs at the recent job completion rate */
+    uint32_t workers_alive; /* alive and not waiting (below)                */
+    /* alive workers that take no job while they wait for something (a
+     * gpu-evald that does not answer: their Heartbeat.waiting), and the
+     * reason one of them gave */
+    uint32_t workers_waiting;
+    char waiting_reason[160];
     int complete;
     uint64_t leases_granted, lease_expiries, reissues;
     uint64_t decode_errors, protocol_errors;

@@ -123,6 +123,9 @@ typedef struct cworker {
     uint32_t failures; /* failure reports for jobs it held                  */
     int quarantined;   /* reached CO_MAX_WORKER_FAILURES: no more leases     */
     char last_failure[160];
+    /* what it waits for before it takes a job (its last Heartbeat.waiting,
+     * printable; "" when it plays or is ready): status shows it */
+    char waiting[160];
     upload up; /* at most one upload in flight per worker      */
 } cworker;
 
@@ -196,8 +199,9 @@ struct sf_coordinator {
     uint64_t slow_after_ns; /* sf_coord_opts.slow_after_ms */
 
     sf_coord_status st;
-    co_gate *gate;          /* gate runs only (gate.c); NULL otherwise */
-    char gate_decision[16]; /* a Status reply's decision string           */
+    char waiting_reason[160]; /* a Status reply's waiting_reason (status.c) */
+    co_gate *gate;            /* gate runs only (gate.c); NULL otherwise */
+    char gate_decision[16];   /* a Status reply's decision string           */
     /* a Status reply's SLOW jobs (the reply points into these) */
     Spirefleet__SlowJob slow_msgs[SF_COORD_SLOW_SHOWN], *slow_ptrs[SF_COORD_SLOW_SHOWN];
     char slow_ids[SF_COORD_SLOW_SHOWN][64];

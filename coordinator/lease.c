@@ -64,6 +64,7 @@ static int hello_bind(sf_coordinator *co, int wi, const uint8_t *ident, size_t l
     sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
     w->threads = h->threads;
     w->hello = 1;
+    w->waiting[0] = '\0'; /* until its heartbeats say otherwise */
     /* A Hello from a new process under a known worker id (a restarted
      * worker): whatever the old process held is abandoned. A reconnecting
      * process (same pid) keeps its leases. The old process, should it
@@ -211,6 +212,7 @@ void co_tell_complete(sf_coordinator *co, cworker *w) {
 
 void co_on_job_request(sf_coordinator *co, int wi) {
     cworker *w = &co->workers[wi];
+    w->waiting[0] = '\0'; /* it asks for work: it waits for nothing */
     if (w->quarantined) {
         /* a worker whose jobs keep failing gets no more: the jobs go to
          * others, so one bad (or hostile) worker cannot quarantine them */
@@ -288,6 +290,8 @@ static void extend_lease(sf_coordinator *co, int wi, uint64_t job_id) {
 void co_on_heartbeat(sf_coordinator *co, int wi, const Spirefleet__Heartbeat *hb) {
     cworker *w = &co->workers[wi];
     extend_lease(co, wi, hb->job_id);
+    /* from the network: printable and bounded before status shows it */
+    sf_str_printable(w->waiting, sizeof w->waiting, hb->waiting);
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Heartbeat back = SPIREFLEET__HEARTBEAT__INIT;
     back.worker_id = (char *)"coordinator";

@@ -20,7 +20,8 @@
     X(auth_denied) X(auth_refused) X(shards_quarantined) X(audits_opened)         \
     X(audits_passed) X(audits_mismatched) X(audits_caught) X(fights_turn_limit)   \
     X(jobs_slow) X(job_median_s) X(longest_running_s) X(audits_open)              \
-    X(audits_differ) X(keys_failing) X(keys_known) X(no_workers)
+    X(audits_differ) X(keys_failing) X(keys_known) X(no_workers)                  \
+    X(workers_waiting)
 #define GATE_SAME_NAME(X)                                 \
     X(gate_pairs) X(gate_llr) X(gate_lower) X(gate_upper) \
     X(gate_min_pairs) X(gate_max_pairs)
@@ -37,6 +38,8 @@ static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
     r->config_digest = co->digest;
     r->curve = co->zsec != NULL;
     r->last_failure = co->st.last_failure;
+    snprintf(co->waiting_reason, sizeof co->waiting_reason, "%s", st.waiting_reason);
+    r->waiting_reason = co->waiting_reason;
     r->n_slow_jobs = (size_t)st.n_slow;
     r->slow_jobs = co->slow_ptrs;
     for (int k = 0; k < st.n_slow; k++) {
@@ -135,9 +138,18 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
         prog_labels += j->prog_labels;
         prog_fights += j->prog_fights;
     }
+    /* a worker that waits (for its gpu-evald) plays nothing: counted apart,
+     * with its reason, so that "no workers" says why */
     st->workers_alive = 0;
-    for (int i = 0; i < co->nworkers; i++)
-        st->workers_alive += co->workers[i].alive;
+    st->workers_waiting = 0;
+    st->waiting_reason[0] = '\0';
+    for (int i = 0; i < co->nworkers; i++) {
+        const cworker *w = &co->workers[i];
+        if (w->alive && w->waiting[0] && !st->workers_waiting++)
+            snprintf(st->waiting_reason, sizeof st->waiting_reason, "%s", w->waiting);
+        else if (w->alive && !w->waiting[0])
+            st->workers_alive++;
+    }
     st->complete = co_all_done(co);
     /* rates over completions in the last 60 s (or since the start) */
     uint64_t now = sf_now_ns(), window = 60ull * CO_NS_PER_S, labels = 0, jobs = 0;

@@ -92,9 +92,66 @@ int sf_wire_dealer(void *zctx, const char *endpoint, void **sock, sf_err *err);
 
 /* sf_wire_dealer() as a CURVE client of `sec` (common/zsec.h; NULL or
  * sec->on 0: plain). A CURVE server refuses an unknown key during the
- * handshake, before any message: the caller then sees a timeout. */
+ * handshake, before any message: the caller then sees a timeout
+ * (sf_wire_dealer_watched, below, sees the refusal itself). */
 int sf_wire_dealer_secure(void *zctx, const char *endpoint, const sf_zsec_client *sec, void **sock,
                           sf_err *err);
+
+/* ---------------------------------------------------------------------------
+ * Watching a DEALER's security handshake
+ *
+ * A CURVE server refuses a client during the handshake, before any message
+ * (common/zsec.h): a client without keys, with a key the server does not
+ * list, or with keys against a plain server never gets an answer, so a
+ * request only times out. libzmq reports each handshake's outcome on a
+ * socket monitor (zmq_socket_monitor); a watch reads those events, so the
+ * client can say what is wrong within a second of connecting instead of
+ * after its request's timeout. A watch belongs to the socket's thread.
+ * ------------------------------------------------------------------------- */
+
+typedef enum sf_wire_handshake {
+    SF_WIRE_HS_PENDING = 0, /* no outcome yet: not connected, or handshaking   */
+    SF_WIRE_HS_OK,          /* the latest handshake succeeded                   */
+    SF_WIRE_HS_REFUSED,     /* the server refused the client's key (ZAP)        */
+    SF_WIRE_HS_MISMATCH,    /* one side uses CURVE and the other does not       */
+    SF_WIRE_HS_FAILED,      /* the peer dropped the connection mid-handshake, or
+                               another protocol error (a server.pub that is not
+                               the server's, a peer that is no ZeroMQ server)    */
+} sf_wire_handshake;
+
+typedef struct sf_wire_watch {
+    void *sock; /* the watched socket; NULL: no watch                      */
+    void *pair; /* the monitor's receiving end                             */
+    int curve;  /* the client uses CURVE                                    */
+    sf_wire_handshake state;
+    int connected;     /* a connection is up and its handshake not over          */
+    uint32_t failures; /* handshakes that failed since the watch began       */
+} sf_wire_watch;
+
+/* sf_wire_dealer_secure() with a watch `w` on its handshakes, started
+ * before the connection so that no event is missed. Close the watch with
+ * sf_wire_watch_close() before the socket. Errors: those of
+ * sf_wire_dealer_secure(), SF_EIO when the monitor cannot be made. */
+int sf_wire_dealer_watched(void *zctx, const char *endpoint, const sf_zsec_client *sec, void **sock,
+                           sf_wire_watch *w, sf_err *err);
+
+/* Read the monitor's events (waiting up to timeout_ms for the first; 0: only
+ * those that have arrived) and return the latest outcome. A failed
+ * outcome stays until a later handshake succeeds (ZeroMQ reconnects by
+ * itself, and a key added to the server's lists is admitted then). */
+sf_wire_handshake sf_wire_watch_poll(sf_wire_watch *w, int timeout_ms);
+
+/* Stop watching (the socket stays open); a zeroed or closed watch is fine. */
+void sf_wire_watch_close(sf_wire_watch *w);
+
+/* A failed outcome as an error naming `peer` ("coordinator", "gpu-evald"),
+ * `endpoint`, the likely cause and what to do, e.g. "coordinator at
+ * tcp://10.0.0.1:5555 refused the connection's security handshake: this run
+ * uses CURVE keys; pass --keys DIR (the run's keys directory, see
+ * docs/operator.md "Security")". Returns SF_EREMOTE (the peer refused);
+ * SF_OK, leaving err alone, when the outcome is not a failure. */
+int sf_wire_handshake_error(const sf_wire_watch *w, const char *peer, const char *endpoint,
+                            sf_err *err);
 
 /* Wait up to timeout_ms (0: only what has arrived; -1: no limit) for one
  * message on a DEALER and decode it into *out (freed with sf_wire_free();

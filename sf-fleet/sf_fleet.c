@@ -858,6 +858,15 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
     _exit(127);
 }
 
+/* After "workers N" in the progress line: who is connected but waits, and
+ * for what (sf_coord_status.workers_waiting), or "". */
+static const char *progress_waiting(const sf_coord_status *st, char *buf, size_t cap) {
+    if (!st->workers_waiting)
+        return "";
+    snprintf(buf, cap, " (%u waiting: %s)", st->workers_waiting, st->waiting_reason);
+    return buf;
+}
+
 /* The progress line counts what `sf-fleet status` counts: stored jobs,
  * fights and labels (a leased job's are not in until its shard is). */
 static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
@@ -870,6 +879,8 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     const char *state = st->cannot_finish    ? "  CANNOT FINISH"
                         : st->uploads_paused ? "  UPLOADS PAUSED (disk full)"
                                              : slow;
+    char waiting_buf[200];
+    const char *waiting = progress_waiting(st, waiting_buf, sizeof waiting_buf);
     if (tty) {
         char bar[31];
         int filled = (int)(frac * 30.0 + 0.5);
@@ -877,18 +888,18 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
             bar[i] = i < filled ? '#' : '.';
         bar[30] = 0;
         fprintf(stderr,
-                "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u  "
+                "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u%s  "
                 "ETA %s%.0fs%s   ",
                 bar, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
                 (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
-                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s,
-                state);
+                st->workers_alive, waiting, st->eta_s < 0 ? "?" : "",
+                st->eta_s < 0 ? 0.0 : st->eta_s, state);
     } else {
         fprintf(stderr,
-                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u%s\n",
+                "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u%s%s\n",
                 elapsed, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
                 (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
-                st->workers_alive, state);
+                st->workers_alive, waiting, state);
     }
 }
 

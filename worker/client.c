@@ -34,6 +34,10 @@
 /* The longest wait between offers of a shard the coordinator could not
  * store (its disk was full). */
 #define RETRY_LATER_MAX_MS 16000
+/* An evaluator probe unanswered this long is said to be waited for (on
+ * stderr and in heartbeats), well inside a coordinator's liveness window;
+ * the probe itself goes on for evald.timeout_ms per try. */
+#define EVALD_SILENT_MS 2000
 
 typedef struct conn {
     void *zctx, *sock;
@@ -51,7 +55,12 @@ typedef struct conn {
      * out while a shard is offered, sent or waits for its verdict. */
     uint64_t held[2];
     uint64_t last_hb; /* monotonic ns of the last keep_alive round */
-    sf_log_fn log;    /* sf_worker_opts.log and its context */
+    /* What the worker waits for before it can take a job ("" when
+     * nothing): sent in every heartbeat, so `sf-fleet status` can say why
+     * a connected worker plays nothing (a gpu-evald that does not answer). */
+    char waiting[160];
+    sf_wire_watch watch; /* the socket's security handshakes (fleet/wire.h) */
+    sf_log_fn log;       /* sf_worker_opts.log and its context */
     void *log_ctx;
 } conn;
 
@@ -72,11 +81,14 @@ static void logf_(conn *c, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* A fresh DEALER to the coordinator (the old one, if any, is closed). */
+/* A fresh DEALER to the coordinator, its handshakes watched (the old one,
+ * if any, is closed). */
 static int conn_open(conn *c, sf_err *err) {
+    sf_wire_watch_close(&c->watch);
     if (c->sock)
         zmq_close(c->sock);
-    int rc = sf_wire_dealer_secure(c->zctx, c->endpoint, &c->curve, &c->sock, err);
+    c->sock = NULL;
+    int rc = sf_wire_dealer_watched(c->zctx, c->endpoint, &c->curve, &c->sock, &c->watch, err);
     c->last_heard = sf_now_ns();
     return rc;
 }
@@ -166,6 +178,7 @@ static void send_heartbeat(conn *c, uint64_t job) {
     Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
     hb.worker_id = c->worker_id;
     hb.job_id = job;
+    hb.waiting = c->waiting;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
     env.heartbeat = &hb;
     send_env(c, &env);
@@ -242,8 +255,12 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
         env.hello = &h;
         send_env(c, &env);
         uint64_t until = sf_now_ns() + HELLO_TIMEOUT_MS * 1000000ull;
+        sf_wire_handshake hs = SF_WIRE_HS_PENDING;
         while (sf_now_ns() < until && !leaving(o, idle)) {
             Spirefleet__Envelope *r = recv_env(c, 200);
+            hs = sf_wire_watch_poll(&c->watch, 0);
+            if (!r && hs != SF_WIRE_HS_PENDING && hs != SF_WIRE_HS_OK)
+                break; /* refused in the handshake: no answer will come */
             if (!r)
                 continue;
             if (r->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME && r->welcome->config) {
@@ -281,7 +298,13 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
         if (leaving(o, idle))
             continue;
         /* a CURVE coordinator gives a key it does not admit no answer at
-         * all (the handshake fails before any message): say what to check */
+         * all: the handshake fails before any message; the watch says how */
+        sf_err he = {0};
+        if (sf_wire_handshake_error(&c->watch, "coordinator", c->endpoint, &he) < 0) {
+            logf_(c, "%s; retrying in %d ms", he.msg, backoff);
+            back_off(o, idle, &backoff, c->backoff_max_ms);
+            continue;
+        }
         logf_(c, "no answer from %s; retrying in %d ms%s", c->endpoint, backoff,
               c->curve.on ? " (if this lasts: the coordinator may not admit this worker's key: "
                             "revoked, quarantined or never listed)"
@@ -706,31 +729,128 @@ static int evald_endpoint(const worker *w, char *out, size_t cap, char *why, siz
     return bad ? -1 : 0;
 }
 
+/* ------------------------------------------------------------------------
+ * Waiting for gpu-evald, and saying so
+ * ---------------------------------------------------------------------- */
+
+/* A probe of an evaluator (sf_worker_evaluator_probe) on a thread of its
+ * own: it may take evald.timeout_ms per try, and meanwhile this thread
+ * heartbeats, so the coordinator keeps the worker alive and learns why it
+ * takes no job. */
+typedef struct probe_run {
+    const sf_batch_evaluator *ev;
+    sf_err err;
+    int rc;
+    atomic_int done;
+} probe_run;
+
+static void *probe_main(void *arg) {
+    probe_run *p = arg;
+    p->rc = sf_worker_evaluator_probe(p->ev, &p->err);
+    atomic_store(&p->done, 1);
+    return NULL;
+}
+
+/* Wait up to `ms` (less when *done becomes non-zero, or on a stop or a
+ * drain), heartbeating with c->waiting; a coordinator that restarted or
+ * fell silent meanwhile is said Hello to again, so it learns the reason
+ * too. */
+static void wait_heartbeating(worker *w, int ms, const atomic_int *done) {
+    conn *c = &w->c;
+    uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
+    while (sf_now_ns() < until && !(done && atomic_load(done)) && !leaving(w->o, 1)) {
+        keep_alive(c);
+        sf_wire_free(recv_env(c, 100));
+        if (coordinator_dead(c) || c->need_hello) {
+            session *fresh = malloc(sizeof *fresh);
+            sf_err he = {0};
+            if (fresh)
+                hello(c, w->o, fresh, 1, &he);
+            free(fresh);
+        }
+    }
+}
+
+/* Where an evaluator's endpoint came from, for "check ..." advice. */
+static const char *evald_source(const sf_worker_opts *o) {
+    return o->evald_file       ? "the file --evald-file names (gpu-evald writes it when it serves)"
+           : o->evald_endpoint ? "--evald"
+                               : "evald.endpoint in the run's config";
+}
+
+/* Probe evaluator `ev` (`what` names it), heartbeating meanwhile; once it
+ * has been silent EVALD_SILENT_MS, and again at doubling intervals, say on
+ * the worker's log what it waits for and what to do, and tell the
+ * coordinator (c->waiting). `since` is when the wait began (monotonic ns),
+ * `*next_say_ms` the wait after which to say it next. SF_OK when it
+ * answered; else the probe's error in err. A stop or a drain does not cut
+ * the probe short: it ends within evald.timeout_ms per try. */
+static int probe_telling(worker *w, const sf_batch_evaluator *ev, const char *what, uint64_t since,
+                         int *next_say_ms, sf_err *err) {
+    conn *c = &w->c;
+    probe_run *p = calloc(1, sizeof *p);
+    if (!p)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    p->ev = ev;
+    pthread_t th;
+    int why = pthread_create(&th, NULL, probe_main, p);
+    if (why != 0) {
+        free(p);
+        return sf_err_set(err, SF_EIO, "cannot start the evaluator probe: %s", strerror(why));
+    }
+    while (!atomic_load(&p->done)) {
+        if (leaving(w->o, 1)) { /* the probe ends within its own timeouts */
+            usleep(50000);
+            continue;
+        }
+        wait_heartbeating(w, 100, &p->done);
+        int waited_ms = (int)((sf_now_ns() - since) / 1000000ull);
+        if (atomic_load(&p->done) || waited_ms < EVALD_SILENT_MS)
+            continue;
+        snprintf(c->waiting, sizeof c->waiting, "%.130s does not answer (%d s)", what,
+                 waited_ms / 1000);
+        if (waited_ms < *next_say_ms)
+            continue;
+        logf_(c, "%s does not answer (%d s): start it, or check %s; retrying", what,
+              waited_ms / 1000, evald_source(w->o));
+        *next_say_ms *= 2;
+    }
+    pthread_join(th, NULL); /* the probe ends within its own timeouts */
+    int rc = p->rc;
+    if (rc < 0)
+        sf_err_set(err, rc, "%s", p->err.msg);
+    free(p);
+    return rc;
+}
+
 /* Start one network evaluator and wait until it answers: labels or pairs
  * made of fallbacks would be worth little. A remote one goes where
  * evald_endpoint() says; with an evald file each try reads the file again,
  * so a gpu-evald that starts late is found, and so does every job's session
  * later (sf_worker_evaluator_follow): a gpu-evald restarted elsewhere
- * serves the next job. */
+ * serves the next job. While it waits the worker heartbeats and says what
+ * it waits for (probe_telling). */
 static int start_one(worker *w, const char *what, const char *sha, const char *bundle,
                      sf_batch_evaluator **ev, sf_err *err) {
     const sf_worker_opts *o = w->o;
+    conn *c = &w->c;
     sf_run_config *cfg = malloc(sizeof *cfg); /* the run's, with the endpoint found */
     if (!cfg)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     int follow = o->evald_file && !bundle;
     char last_why[SF_ERR_MSG_MAX] = "";
-    int rc = SF_OK;
+    int rc = SF_OK, next_say_ms = EVALD_SILENT_MS;
+    uint64_t since = sf_now_ns();
     for (int backoff = 1000; !leaving(o, 1);) {
         char why[SF_ERR_MSG_MAX] = "";
         *cfg = w->s->cfg;
         if (!bundle && evald_endpoint(w, cfg->evald.endpoint, sizeof cfg->evald.endpoint, why,
                                       sizeof why) < 0) {
             if (strcmp(why, last_why))
-                logf_(&w->c, "waiting for gpu-evald's endpoint: %s", why);
+                logf_(c, "waiting for gpu-evald's endpoint: %s", why);
             memcpy(last_why, why, sizeof why);
-            int wait = 1000;
-            back_off(o, 1, &wait, wait);
+            snprintf(c->waiting, sizeof c->waiting, "gpu-evald's endpoint: %.120s", why);
+            wait_heartbeating(w, 1000, NULL);
             continue;
         }
         if (!*ev) {
@@ -739,20 +859,29 @@ static int start_one(worker *w, const char *what, const char *sha, const char *b
                 rc = sf_worker_evaluator_follow(*ev, o->evald_file);
             if (rc < 0)
                 break;
-            logf_(&w->c, "%s evaluator: %s, model %.12s...", what,
+            logf_(c, "%s evaluator: %s, model %.12s...", what,
                   bundle ? "in-process cpu backend" : cfg->evald.endpoint, (*ev)->model_sha256);
         }
+        char who[SF_CFG_PATH + 32];
+        snprintf(who, sizeof who, "%s%s", bundle ? "the in-process network " : "gpu-evald at ",
+                 bundle ? bundle : cfg->evald.endpoint);
         sf_err pe = {0};
-        if (sf_worker_evaluator_probe(*ev, &pe) == SF_OK)
+        if (probe_telling(w, *ev, who, since, &next_say_ms, &pe) == SF_OK)
             break;
-        logf_(&w->c, "the %s evaluator does not answer (%s); retrying in %d ms", what, pe.msg,
-              backoff);
+        if (leaving(o, 1))
+            break;
+        int waited = (int)((sf_now_ns() - since) / 1000000000ull);
+        snprintf(c->waiting, sizeof c->waiting, "%.130s does not answer (%d s)", who, waited);
+        logf_(c, "%s does not answer (%d s: %s): start it, or check %s; retrying in %d ms", who,
+              waited, pe.msg, bundle ? "the bundle" : evald_source(o), backoff);
         if (follow) { /* read the file again: it may name a new server */
             sf_worker_evaluator_free(*ev);
             *ev = NULL;
         }
-        back_off(o, 1, &backoff, BACKOFF_MAX_MS);
+        wait_heartbeating(w, backoff, NULL);
+        backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
     }
+    c->waiting[0] = '\0';
     free(cfg);
     return rc;
 }
@@ -967,6 +1096,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         deliver(&w.c, o, w.pending, err);
     for (int i = 0; i < 3; i++)
         sf_worker_evaluator_free(w.ev[i]);
+    sf_wire_watch_close(&w.c.watch);
     if (w.c.sock)
         zmq_close(w.c.sock);
     if (w.c.zctx)

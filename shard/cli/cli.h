@@ -7,6 +7,9 @@
  *      pull could not copy every shard
  *   2  usage error (bad command, option or argument)
  *   3  any other failure (a missing file, an I/O error, out of memory)
+ *   4  pull: the coordinator refused the connection's security handshake
+ *      (no --keys against a CURVE coordinator, a key it does not list, or
+ *      keys against one without CURVE); the message says which
  */
 #ifndef SF_SHARD_CLI_H
 #define SF_SHARD_CLI_H
@@ -16,7 +19,13 @@
 
 #include "shard/shard.h"
 
-enum { SF_EXIT_OK = 0, SF_EXIT_DATA = 1, SF_EXIT_USAGE = 2, SF_EXIT_ERROR = 3 };
+enum {
+    SF_EXIT_OK = 0,
+    SF_EXIT_DATA = 1,
+    SF_EXIT_USAGE = 2,
+    SF_EXIT_ERROR = 3,
+    SF_EXIT_REFUSED = 4
+};
 
 /* Map a status code to the exit codes above. */
 int sf_cli_exit_code(int rc);
@@ -62,5 +71,13 @@ int sf_cli_open_source(const char *uri, const char *keys, sf_shard_source **out,
 /* A coordinator as a source: `rest` is "HOST:PORT" of tcp://HOST:PORT; a
  * CURVE client with the operator (or else worker) key of `keys`. */
 int sf_cli_open_tcp_source(const char *rest, const char *keys, sf_shard_source **out, sf_err *err);
+
+/* Wait until source `src` can be asked: for a coordinator, until its
+ * security handshake is over (at most SF_CLI_CONNECT_MS); other sources
+ * at once. SF_EREMOTE when the coordinator refused the handshake (the
+ * message says why and what to do: exit code SF_EXIT_REFUSED),
+ * SF_ETIMEOUT when no connection was made in time. */
+#define SF_CLI_CONNECT_MS 30000
+int sf_cli_source_ready(sf_shard_source *src, sf_err *err);
 
 #endif

@@ -33,7 +33,9 @@ static const char usage_text[] =
     "  1  a shard is damaged, truncated, unsealed or of an unknown version,\n"
     "     or pull could not copy every shard\n"
     "  2  usage error\n"
-    "  3  other failure (missing file, I/O error, out of memory)\n";
+    "  3  other failure (missing file, I/O error, out of memory)\n"
+    "  4  pull: the coordinator refused the connection's security handshake\n"
+    "     (CURVE keys: --keys DIR missing or not the run's)\n";
 
 /* Whether the command was asked for its help (-h, --help): then `help` is
  * printed. */
@@ -354,7 +356,10 @@ static const char pull_help[] =
     "place. A file in DST with the same name and another digest is never\n"
     "replaced (a conflict). One line per shard: copied, present, conflict or\n"
     "FAILED with the reason. Exit code 0 when every shard is copied or present,\n"
-    "1 when any failed or conflicted, 3 when SRC or DST cannot be used.\n";
+    "1 when any failed or conflicted, 3 when SRC or DST cannot be used, 4 when\n"
+    "the coordinator refused the connection's security handshake (no --keys\n"
+    "against a CURVE coordinator, or keys it does not list): said within\n"
+    "seconds; no connection at all is given up after 30 s (exit 3).\n";
 
 static void on_pulled(void *ctx, const sf_shard_entry *e, const char *action, const char *why) {
     (void)ctx;
@@ -379,6 +384,11 @@ static int cmd_pull(int argc, char **argv) {
     int rc = sf_cli_open_source(argv[1], keys, &src, &err);
     if (rc < 0)
         return sf_cli_fail(rc, err.msg);
+    if ((rc = sf_cli_source_ready(src, &err)) < 0) {
+        src->ops->close(src);
+        fprintf(stderr, "sf-shard pull: %s\n", err.msg);
+        return rc == SF_EREMOTE ? SF_EXIT_REFUSED : sf_cli_exit_code(rc);
+    }
     sf_shard_pull_report rep = {.on_shard = on_pulled};
     rc = sf_shard_pull(src, argv[2], &rep, &err);
     src->ops->close(src);

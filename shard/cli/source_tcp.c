@@ -21,6 +21,7 @@
 typedef struct tcp_source {
     sf_shard_source base;
     void *zctx, *sock;
+    sf_wire_watch watch; /* the socket's handshakes (fleet/wire.h) */
 } tcp_source;
 
 static int tcp_list(sf_shard_source *src, sf_shard_entry **entries, size_t *n, sf_err *err) {
@@ -120,6 +121,7 @@ static int tcp_fetch(sf_shard_source *src, const sf_shard_entry *e, const char *
 
 static void tcp_close(sf_shard_source *src) {
     tcp_source *t = (tcp_source *)src;
+    sf_wire_watch_close(&t->watch);
     if (t->sock)
         zmq_close(t->sock);
     if (t->zctx)
@@ -140,7 +142,7 @@ int sf_cli_open_tcp_source(const char *rest, const char *keys, sf_shard_source *
     t->base.ops = &tcp_ops;
     snprintf(t->base.uri, sizeof t->base.uri, "tcp://%s", rest);
     t->zctx = zmq_ctx_new();
-    int rc = t->zctx ? sf_wire_dealer_secure(t->zctx, t->base.uri, &sec, &t->sock, err)
+    int rc = t->zctx ? sf_wire_dealer_watched(t->zctx, t->base.uri, &sec, &t->sock, &t->watch, err)
                      : sf_err_set(err, SF_EIO, "%s: cannot start ZeroMQ: %s", t->base.uri,
                                   zmq_strerror(zmq_errno()));
     if (rc < 0) {
@@ -149,4 +151,25 @@ int sf_cli_open_tcp_source(const char *rest, const char *keys, sf_shard_source *
     }
     *out = &t->base;
     return SF_OK;
+}
+
+/* A CURVE coordinator never answers a client it refuses (no keys, a key it
+ * does not list): without this wait a pull would sit out its request's
+ * timeout and say only "no answer". The handshake's outcome comes within
+ * a round trip of connecting. */
+int sf_cli_source_ready(sf_shard_source *src, sf_err *err) {
+    if (src->ops != &tcp_ops)
+        return SF_OK;
+    tcp_source *t = (tcp_source *)src;
+    for (int waited = 0; waited < SF_CLI_CONNECT_MS; waited += 100) {
+        sf_wire_handshake hs = sf_wire_watch_poll(&t->watch, 100);
+        if (hs == SF_WIRE_HS_OK)
+            return SF_OK;
+        if (hs != SF_WIRE_HS_PENDING)
+            return sf_wire_handshake_error(&t->watch, "coordinator", src->uri, err);
+    }
+    return sf_err_set(err, SF_ETIMEOUT,
+                      "%s: no connection within %d s: is a coordinator serving there (sf-fleet "
+                      "status %s)?",
+                      src->uri, SF_CLI_CONNECT_MS / 1000, src->uri);
 }

@@ -1,9 +1,13 @@
 /* test_fleet_wire.c — the fleet's envelopes (fleet/wire.h): decoding
  * untrusted bytes, and one request / one answer on a DEALER with the error
  * convention every client of a coordinator shares. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "fleet/wire.h"
@@ -172,6 +176,119 @@ START_TEST(recv_hands_on_an_error_reply_and_names_a_bad_frame) {
     zmq_close(s);
     zmq_close(router);
     zmq_ctx_term(ctx);
+}
+END_TEST
+
+/* ---- the handshake watch --------------------------------------------------
+ * A CURVE server (the coordinator's ZAP handler, common/zsec.h) refuses a
+ * client in the handshake and never answers it; the watch tells the client
+ * how it was refused, so that it can say what to do at once instead of
+ * after its request's timeout. Before the watch, a refused client learnt
+ * nothing until its timeout, and then only "no answer". */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* The outcome of a DEALER with `sec` connecting to `endpoint`: the first
+ * that is not pending, waited for up to 20 s (the handshake takes a round
+ * trip or two; the bound is for a loaded machine), and its message. */
+static sf_wire_handshake outcome(void *ctx, const char *endpoint, const sf_zsec_client *sec,
+                                 sf_err *msg) {
+    void *s = NULL;
+    sf_wire_watch w;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_wire_dealer_watched(ctx, endpoint, sec, &s, &w, &e), SF_OK);
+    sf_wire_handshake hs = SF_WIRE_HS_PENDING;
+    for (int i = 0; i < 200 && hs == SF_WIRE_HS_PENDING; i++)
+        hs = sf_wire_watch_poll(&w, 100);
+    sf_wire_handshake_error(&w, "coordinator", endpoint, msg);
+    sf_wire_watch_close(&w);
+    zmq_close(s);
+    return hs;
+}
+
+START_TEST(a_refused_handshake_is_told_with_what_to_do) {
+    char dir[] = "/tmp/sf-wire-keys-XXXXXX", run[64], other[64], ep[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(run, sizeof run, "%s/run", dir);
+    snprintf(other, sizeof other, "%s/other", dir);
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_ensure_dir(run, &e), SF_OK);
+    void *ctx = zmq_ctx_new();
+    sf_zsec_server *zs = NULL;
+    ck_assert_int_eq(sf_zsec_server_open(ctx, run, NULL, NULL, &zs, &e), SF_OK);
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
+    ck_assert_int_eq(sf_zsec_server_apply(zs, router, &e), SF_OK);
+    ck_assert_int_eq(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
+    size_t len = sizeof ep;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len);
+
+    /* the run's worker key: admitted */
+    sf_zsec_client worker;
+    ck_assert_int_eq(sf_zsec_client_load(run, SF_ZSEC_WORKER_NAME, &worker, &e), SF_OK);
+    sf_err m = {0};
+    ck_assert_int_eq(outcome(ctx, ep, &worker, &m), SF_WIRE_HS_OK);
+    ck_assert_str_eq(m.msg, ""); /* not a failure: nothing said */
+
+    /* no keys: CURVE on one side only (or, when the server hangs up
+     * first, a handshake that never completes); either way: --keys */
+    sf_zsec_client plain = {0};
+    sf_wire_handshake hs = outcome(ctx, ep, &plain, &m);
+    ck_assert_msg(hs == SF_WIRE_HS_MISMATCH || hs == SF_WIRE_HS_FAILED, "outcome %d", (int)hs);
+    ck_assert_msg(strstr(m.msg, ep) && strstr(m.msg, "pass --keys DIR (the run's keys directory, "
+                                                     "see docs/operator.md \"Security\")"),
+                  "%s", m.msg);
+    if (hs == SF_WIRE_HS_MISMATCH)
+        ck_assert_msg(strstr(m.msg, "refused the connection's security handshake: this run "
+                                    "uses CURVE keys"),
+                      "%s", m.msg);
+
+    /* a key the server does not list (with the server's public key): the
+     * ZAP handler refuses it, and counts it */
+    sf_zsec_client stranger = worker;
+    ck_assert_int_eq(sf_zsec_keygen(other, SF_ZSEC_WORKER_NAME, &stranger.me, &e), SF_OK);
+    ck_assert_int_eq(outcome(ctx, ep, &stranger, &m), SF_WIRE_HS_REFUSED);
+    ck_assert_msg(strstr(m.msg, "refused the connection's security handshake: this client's "
+                                "key is not in the run's keys/clients/"),
+                  "%s", m.msg);
+    sf_zsec_counts counts;
+    sf_zsec_server_counts(zs, &counts);
+    ck_assert_uint_ge(counts.handshakes_denied, 1);
+
+    zmq_close(router);
+    sf_zsec_server_close(zs);
+    zmq_ctx_term(ctx);
+    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+START_TEST(keys_against_a_plain_server_say_to_leave_them_out) {
+    char dir[] = "/tmp/sf-wire-keys-XXXXXX", ep[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    sf_err e = {0};
+    ck_assert_int_eq(sf_zsec_ensure_dir(dir, &e), SF_OK);
+    void *ctx = zmq_ctx_new();
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
+    ck_assert_int_eq(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
+    size_t len = sizeof ep;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len);
+    sf_zsec_client worker;
+    ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &worker, &e), SF_OK);
+    sf_err m = {0};
+    sf_wire_handshake hs = outcome(ctx, ep, &worker, &m);
+    ck_assert_msg(hs == SF_WIRE_HS_MISMATCH || hs == SF_WIRE_HS_FAILED, "outcome %d", (int)hs);
+    ck_assert_msg(strstr(m.msg, "does not use CURVE (security.mode none") &&
+                      strstr(m.msg, "leave out --keys"),
+                  "%s", m.msg);
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 END_TEST
 
