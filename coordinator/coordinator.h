@@ -188,6 +188,16 @@ typedef struct sf_coord_status {
 struct sf_gate_rule;
 void sf_coordinator_gate_rule(const sf_run_config *cfg, struct sf_gate_rule *rule);
 
+/* A gate run's sequential test in words, for logs and summaries, from a
+ * status with st->gate set (sf_coordinator_status), into buf (cap bytes,
+ * NUL-terminated; returns buf):
+ *   "stopped early at pair 23 of 400: promote (LLR 3.214 crossed the upper
+ *    bound 3.178)"                  a bound crossed before max_pairs
+ *   "inconclusive at max_pairs, pair 400 (LLR 1.020 in [-3.178, 3.178])"
+ *   "no decision yet after 12 pairs (LLR 0.512 in [-3.178, 3.178])"
+ * and "" for a run that is no gate. */
+const char *sf_coord_gate_outcome(const sf_coord_status *st, char *buf, size_t cap);
+
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates
  * the directory, the ledger and its jobs on first start. Errors: SF_ECONFIG
  * when the ledger holds a run with another config digest, SF_EIO for files

@@ -47,6 +47,7 @@
 #include "common/metrics_http.h"
 #include "common/registry.h"
 #include "coordinator/coordinator.h"
+#include "gate/stats.h"
 #include "sf-fleet/cli.h"
 #include "sf-fleet/slurm.h"
 #include "worker/worker.h"
@@ -167,6 +168,15 @@ int sf_fleet_load(const char *path, sf_run_config *cfg) {
     return load(path, cfg);
 }
 
+void sf_fleet_warn_placeholder_sha(const char *path, const sf_run_config *cfg) {
+    static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+    if (!strcmp(cfg->model.sha256, zeros))
+        fprintf(stderr,
+                "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
+                "SHA-256 of your bundle (sha256sum BUNDLE)\n",
+                path);
+}
+
 static int parse_uint(const char *s, const char *what, int lo, int hi, int *out) {
     char *end;
     errno = 0;
@@ -180,16 +190,18 @@ static int parse_uint(const char *s, const char *what, int lo, int hi, int *out)
 }
 
 /* Open the coordinator of `cfg` (bind: NULL for the config's endpoint;
- * metrics: metrics_http.h) with sf-fleet's log sink, stderr. Returns -1
- * when open, else the exit code after printing why after `who`: 2 when
- * the ledger holds another config, 1 otherwise. */
+ * metrics: metrics_http.h) with the log sink `log`, `log_ctx`
+ * (sf_log_to_file and stderr, or sf-fleet run's run_log). Returns -1 when
+ * open, else the exit code after printing why after `who`: 2 when the
+ * ledger holds another config, 1 otherwise. */
 static int open_coordinator(const char *who, const sf_run_config *cfg, const char *bind,
-                            int metrics, int exit_when_done, sf_coordinator **co) {
+                            int metrics, int exit_when_done, sf_log_fn log, void *log_ctx,
+                            sf_coordinator **co) {
     sf_coord_opts o = {.bind = bind,
                        .metrics_port = metrics,
                        .exit_when_done = exit_when_done,
-                       .log = sf_log_to_file,
-                       .log_ctx = stderr};
+                       .log = log,
+                       .log_ctx = log_ctx};
     sf_err err = {0};
     if (sf_coordinator_open(cfg, &o, co, &err) == SF_OK)
         return -1;
@@ -220,12 +232,7 @@ static int cmd_check(int argc, char **argv) {
         return 1;
     }
     fprintf(json ? stderr : stdout, "# %s: valid; config digest %s\n", path, digest);
-    if (!strcmp(cfg.model.sha256,
-                "0000000000000000000000000000000000000000000000000000000000000000"))
-        fprintf(stderr,
-                "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
-                "SHA-256 of your bundle (sha256sum BUNDLE)\n",
-                path);
+    sf_fleet_warn_placeholder_sha(path, &cfg);
     if (!json) {
         sf_config_print(&cfg, stdout);
         return 0;
@@ -604,7 +611,8 @@ static int cmd_coordinator(int argc, char **argv) {
         metrics = (int)cfg.coordinator.metrics_port;
     install_signals();
     sf_coordinator *co;
-    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, exit_when_done, &co);
+    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, exit_when_done,
+                                sf_log_to_file, stderr, &co);
     if (code >= 0)
         return code;
     if (endpoint_file && publish_endpoint(endpoint_file, co) < 0) {
@@ -859,8 +867,13 @@ static pid_t spawn_worker(const char *self, const char *endpoint, const sf_run_c
 }
 
 /* The progress line counts what `sf-fleet status` counts: stored jobs,
- * fights and labels (a leased job's are not in until its shard is). */
-static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
+ * fights and labels (a leased job's are not in until its shard is). On a
+ * terminal it is a bar redrawn in place (its text is kept in `bar`, for
+ * run_log to draw it again after a log line); otherwise one line each
+ * time. An unknown ETA (no job stored in the last minute, or none can
+ * finish) reads "ETA --". */
+static void progress_line(const sf_coord_status *st, int tty, double elapsed, char *bar,
+                          size_t bar_cap) {
     double frac = st->jobs_total ? (double)st->jobs_done / (double)st->jobs_total : 0.0;
     char slow[160] = "";
     if (st->n_slow > 0)
@@ -871,18 +884,20 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
                         : st->uploads_paused ? "  UPLOADS PAUSED (disk full)"
                                              : slow;
     if (tty) {
-        char bar[31];
+        char hashes[31], eta[32] = "--";
         int filled = (int)(frac * 30.0 + 0.5);
         for (int i = 0; i < 30; i++)
-            bar[i] = i < filled ? '#' : '.';
-        bar[30] = 0;
-        fprintf(stderr,
-                "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u  "
-                "ETA %s%.0fs%s   ",
-                bar, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
-                (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
-                st->workers_alive, st->eta_s < 0 ? "?" : "", st->eta_s < 0 ? 0.0 : st->eta_s,
-                state);
+            hashes[i] = i < filled ? '#' : '.';
+        hashes[30] = 0;
+        if (st->eta_s >= 0)
+            snprintf(eta, sizeof eta, "%.0fs", st->eta_s);
+        snprintf(bar, bar_cap,
+                 "[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u  "
+                 "ETA %s%s   ",
+                 hashes, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+                 (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
+                 st->workers_alive, eta, state);
+        fprintf(stderr, "\r%s", bar);
     } else {
         fprintf(stderr,
                 "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u%s\n",
@@ -902,10 +917,25 @@ typedef struct fleet_run {
     int n_workers;
     pid_t evald; /* a spawned gpu-evald, or 0 */
     int tty;
+    char bar[512]; /* the progress bar on the terminal's line, or "" */
     uint64_t t0;
     int stopped_early, failed;
     sf_err err;
 } fleet_run;
+
+/* The coordinator's log sink in `sf-fleet run` (ctx: the fleet_run): a log
+ * line printed while the progress bar is on the terminal's line clears
+ * that line first, and the bar is drawn again below it, so a log line
+ * never lands in the middle of the bar. */
+static void run_log(void *ctx, const char *line) {
+    const fleet_run *r = ctx;
+    if (r->bar[0])
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "%s\n", line);
+    if (r->bar[0])
+        fprintf(stderr, "\r%s", r->bar);
+    fflush(stderr);
+}
 
 /* Phase 1: the options (-1: go on, else the exit code). */
 static int run_parse_args(int argc, char **argv, int *workers, const char **config) {
@@ -944,7 +974,7 @@ static int run_open(fleet_run *r, int workers) {
     }
     install_signals();
     int code = open_coordinator("sf-fleet", &r->cfg, NULL, (int)r->cfg.coordinator.metrics_port, 1,
-                                &r->co);
+                                run_log, r, &r->co);
     if (code >= 0)
         return code;
     sf_coordinator_status(r->co, &r->st);
@@ -1080,7 +1110,7 @@ static int run_loop(fleet_run *r) {
         sf_coordinator_status(r->co, &r->st);
         uint64_t now = sf_now_ns();
         if (now - last > every) {
-            progress_line(&r->st, r->tty, (double)(now - r->t0) / 1e9);
+            progress_line(&r->st, r->tty, (double)(now - r->t0) / 1e9, r->bar, sizeof r->bar);
             last = now;
         }
         reap_workers(r, 1);
@@ -1097,8 +1127,9 @@ static int run_loop(fleet_run *r) {
  * abandon their job, which stays pending); whoever is left after 10 s is
  * killed; then gpu-evald. */
 static void run_shutdown(fleet_run *r) {
-    if (r->tty)
+    if (r->bar[0])
         fputc('\n', stderr);
+    r->bar[0] = 0;
     uint64_t deadline = sf_now_ns() + 10000000000ull;
     if (r->stopped_early)
         for (int i = 0; i < r->n_workers; i++)
@@ -1144,8 +1175,9 @@ static int run_summary(const fleet_run *r) {
            : r->failed  ? "FAILED"
                         : "stopped",
            (double)(sf_now_ns() - r->t0) / 1e9);
-    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
+    printf("  jobs %llu/%llu%s, shards %llu, records %llu, fights %llu, simulations %llu\n",
            (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+           st->complete && st->jobs_done < st->jobs_total ? " (the gate needed no more)" : "",
            (unsigned long long)st->shards_stored, (unsigned long long)st->labels,
            (unsigned long long)st->fights, (unsigned long long)st->simulations);
     printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
@@ -1164,11 +1196,9 @@ static int run_summary(const fleet_run *r) {
         printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, dir);
     }
     if (st->gate) {
-        int decided = strcmp(st->gate_decision, "continue") != 0;
-        printf("  gate: %s after %llu pairs (LLR %.3f in [%.3f, %.3f])\n",
-               decided ? st->gate_decision : "no decision yet", (unsigned long long)st->gate_pairs,
-               st->gate_llr, st->gate_lower, st->gate_upper);
-        if (decided)
+        char outcome[200];
+        printf("  gate: %s\n", sf_coord_gate_outcome(st, outcome, sizeof outcome));
+        if (strcmp(st->gate_decision, SF_GATE_WORD_CONTINUE))
             printf("  verdict:  %s/gate/verdict.json; report: sf-fleet gate report %s\n", dir, dir);
     }
     if (!st->complete && !r->failed)

@@ -499,6 +499,8 @@ int sf_fleet_slurm(int argc, char **argv, const char *self, const char *evald) {
     if (code < 0) { /* phase 1: the config, checked as `sf-fleet check` does */
         l->config_path = argv[optind];
         code = sf_fleet_load(l->config_path, cfg) < 0 ? 2 : -1;
+        if (code < 0)
+            sf_fleet_warn_placeholder_sha(l->config_path, cfg);
     }
     if (code < 0)
         code = slurm_layout(cfg, out, self, evald, l);
