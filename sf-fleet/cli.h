@@ -11,6 +11,11 @@
 
 #include "fleet/config.h"
 
+/* The file in a run's output directory that holds the endpoint of the
+ * coordinator serving it, while one does (sf-fleet run and coordinator
+ * write it, slurm's coordinator job too; status RUN_DIR reads it). */
+#define SF_FLEET_ENDPOINT_FILE "coordinator.endpoint"
+
 /* Load a config as every sf-fleet command does, printing each problem
  * ("sf-fleet: FILE:LINE:COLUMN: key: ...", at most 20). 0, or -1. */
 int sf_fleet_load(const char *path, sf_run_config *cfg);

@@ -19,6 +19,10 @@
  *                                        upload it, leave)
  *   sf-fleet slurm CONFIG [--out DIR]    sbatch scripts for the run (slurm.c)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
+ *   sf-fleet status RUN_DIR              the same for the run in an output dir
+ *                                        (through the coordinator.endpoint its
+ *                                        coordinator publishes there, else
+ *                                        from its ledger), or a loop's state
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check [--json] CONFIG       validate; print the effective config
  *                                        (YAML, or one line of JSON)
@@ -120,7 +124,9 @@ static void usage(FILE *f) {
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
-        "       sf-fleet status RUN_DIR       a loop's state\n"
+        "       sf-fleet status RUN_DIR       a run's status (its output dir: from the\n"
+        "                                     coordinator serving it, else its ledger)\n"
+        "                                     or a loop's state (its directory)\n"
         "       sf-fleet siblings CONFIG --model BUNDLE [--seeds FILE] SHARD|DIR...\n"
         "                                     how a network ranks sibling moves\n"
         "--keys DIR (default $SF_KEYS): CURVE keys (docs/operator.md \"Security\").\n"
@@ -437,27 +443,96 @@ static int cmd_quarantine(int argc, char **argv) {
 
 /* ---- status / stop -------------------------------------------------------- */
 
+/* The status of the coordinator at `endpoint`, printed (0), or 1 after
+ * saying why not (`quiet`: in err only). */
+static int endpoint_status(const char *endpoint, const char *keys, int quiet, sf_err *err) {
+    Spirefleet__Envelope *env;
+    Spirefleet__StatusReply *st;
+    if (sf_fleet_status(endpoint, keys, 3000, &env, &st, err) < 0) {
+        if (!quiet)
+            fprintf(stderr, "sf-fleet: %s\n", err->msg);
+        return 1;
+    }
+    sf_fleet_print_status(st, stdout);
+    sf_wire_free(env);
+    return 0;
+}
+
+/* A run no coordinator serves: what its ledger holds, in the shape of the
+ * status a coordinator gives (its first lines), and the gate's verdict. */
+static int ledger_status(const char *dir) {
+    sf_ledger_summary s;
+    sf_err err = {0};
+    if (sf_coordinator_ledger_summary(dir, &s, &err) < 0) {
+        fprintf(stderr, "sf-fleet status: %s\n", err.msg);
+        return 1;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/gate/verdict.json", dir);
+    json_t *v = !strcmp(s.kind, "gate") ? json_load_file(path, 0, NULL) : NULL;
+    const char *verdict = json_string_value(json_object_get(v, SF_GATE_VKEY_VERDICT));
+    int complete = s.jobs_done == s.jobs_total || verdict;
+    printf("run %s (config %.12s)  %s\n", s.run, s.digest,
+           complete ? "COMPLETE (no coordinator serves it)"
+                    : "STOPPED: no coordinator serves it; `sf-fleet run CONFIG` resumes it");
+    printf("jobs: %llu done, 0 leased, %llu pending of %llu\n", (unsigned long long)s.jobs_done,
+           (unsigned long long)(s.jobs_total - s.jobs_done), (unsigned long long)s.jobs_total);
+    printf("fights %llu, labels %llu, simulations %llu\n", (unsigned long long)s.fights,
+           (unsigned long long)s.records, (unsigned long long)s.simulations);
+    printf("stored %.1f MB in %s/shards (the ledger, %s/ledger.lmdb, as last written)\n",
+           (double)s.bytes / 1e6, dir, dir);
+    if (verdict)
+        printf("gate: %s after %lld pairs (%s)\n", verdict,
+               (long long)json_integer_value(json_object_get(v, SF_GATE_VKEY_PAIRS)), path);
+    json_decref(v);
+    return 0;
+}
+
+/* sf-fleet status RUN_DIR: a loop's directory (loop.json), or a run's
+ * output directory: the status of the coordinator serving it, found
+ * through the endpoint it publishes there, or else what its ledger
+ * holds. The run's own key directory (DIR/keys) is used when no --keys
+ * or SF_KEYS is given. */
+static int run_dir_status(const char *dir, const char *keys) {
+    char path[4200], endpoint[1100], own_keys[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/loop.json", dir);
+    if (access(path, F_OK) == 0)
+        return loop_status(dir);
+    snprintf(own_keys, sizeof own_keys, "%s/keys", dir);
+    if (!keys && stat(own_keys, &st) == 0 && S_ISDIR(st.st_mode))
+        keys = own_keys;
+    snprintf(path, sizeof path, "%s/" SF_FLEET_ENDPOINT_FILE, dir);
+    sf_err err = {0};
+    if (sf_endpoint_file_read(path, endpoint, sizeof endpoint, &err) == SF_OK) {
+        if (endpoint_status(endpoint, keys, 1, &err) == 0)
+            return 0;
+        fprintf(stderr, "sf-fleet status: %s: no answer from the coordinator at %s (%s): %s\n", dir,
+                endpoint, path, err.msg);
+    }
+    snprintf(path, sizeof path, "%s/ledger.lmdb", dir);
+    if (access(path, F_OK) == 0)
+        return ledger_status(dir);
+    fprintf(stderr,
+            "sf-fleet status: %s: no run here: a run's output directory (run.output_dir) holds "
+            "ledger.lmdb, a loop's directory loop.json\n",
+            dir);
+    return 2;
+}
+
 static int cmd_status(int argc, char **argv) {
     const char *keys = keys_arg(&argc, argv);
     if (argc != 2) {
         usage(stderr);
         return 2;
     }
-    Spirefleet__Envelope *env;
-    Spirefleet__StatusReply *st;
     struct stat dir_st;
     if (stat(argv[1], &dir_st) == 0 && S_ISDIR(dir_st.st_mode))
-        return loop_status(argv[1]); /* a loop's run directory */
+        return run_dir_status(argv[1], keys);
     if (!endpoint_arg_ok("status", argv[1]))
         return 2;
     sf_err err = {0};
-    if (sf_fleet_status(argv[1], keys, 3000, &env, &st, &err) < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
-        return 1;
-    }
-    sf_fleet_print_status(st, stdout);
-    sf_wire_free(env);
-    return 0;
+    return endpoint_status(argv[1], keys, 0, &err);
 }
 
 static int cmd_stop(int argc, char **argv) {
@@ -553,13 +628,21 @@ static int cmd_worker(int argc, char **argv) {
 
 /* ---- coordinator ---------------------------------------------------------- */
 
-/* Publish the coordinator's endpoint in `path` (--endpoint-file). */
+/* Publish the coordinator's endpoint in `path` (--endpoint-file, or the
+ * run's own, run_endpoint_file). */
 static int publish_endpoint(const char *path, const sf_coordinator *co) {
     sf_err e = {0};
     if (sf_endpoint_file_write(path, sf_coordinator_endpoint(co), &e) == SF_OK)
         return 0;
-    fprintf(stderr, "sf-fleet coordinator: --endpoint-file %s\n", e.msg);
+    fprintf(stderr, "sf-fleet: cannot publish the coordinator's endpoint: %s\n", e.msg);
     return -1;
+}
+
+/* <output_dir>/coordinator.endpoint: where every coordinator of the run
+ * (sf-fleet coordinator, sf-fleet run) publishes its endpoint while it
+ * serves, for sf-fleet status RUN_DIR. */
+static void run_endpoint_file(const sf_run_config *cfg, char *out, size_t cap) {
+    snprintf(out, cap, "%s/" SF_FLEET_ENDPOINT_FILE, cfg->output_dir);
 }
 
 /* Remove the published endpoint at exit, unless a successor (a requeued
@@ -619,6 +702,11 @@ static int cmd_coordinator(int argc, char **argv) {
         sf_coordinator_close(co);
         return 1;
     }
+    char own_file[SF_CFG_PATH + 32]; /* for sf-fleet status RUN_DIR */
+    run_endpoint_file(&cfg, own_file, sizeof own_file);
+    int own = !endpoint_file || strcmp(endpoint_file, own_file);
+    if (own && publish_endpoint(own_file, co) < 0)
+        own = 0; /* said; status RUN_DIR then reads the ledger */
     sf_err err = {0};
     char keys[SF_CFG_PATH + 8];
     sf_config_keys_dir(&cfg, keys, sizeof keys);
@@ -630,6 +718,8 @@ static int cmd_coordinator(int argc, char **argv) {
     sf_coordinator_status(co, &st);
     if (endpoint_file)
         unpublish_endpoint(endpoint_file, co);
+    if (own)
+        unpublish_endpoint(own_file, co);
     sf_coordinator_close(co);
     if (rc < 0) {
         fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
@@ -917,7 +1007,8 @@ typedef struct fleet_run {
     int n_workers;
     pid_t evald; /* a spawned gpu-evald, or 0 */
     int tty;
-    char bar[512]; /* the progress bar on the terminal's line, or "" */
+    char bar[512];                        /* the progress bar on the terminal's line, or "" */
+    char endpoint_file[SF_CFG_PATH + 32]; /* published, or "" */
     uint64_t t0;
     int stopped_early, failed;
     sf_err err;
@@ -977,6 +1068,9 @@ static int run_open(fleet_run *r, int workers) {
                                 run_log, r, &r->co);
     if (code >= 0)
         return code;
+    run_endpoint_file(&r->cfg, r->endpoint_file, sizeof r->endpoint_file);
+    if (publish_endpoint(r->endpoint_file, r->co) < 0)
+        r->endpoint_file[0] = 0; /* said; status RUN_DIR then reads the ledger */
     sf_coordinator_status(r->co, &r->st);
     fprintf(stderr,
             "sf-fleet: run %s: %llu jobs (%llu already done), %u workers x %u threads, "
@@ -1206,6 +1300,14 @@ static int run_summary(const fleet_run *r) {
     return st->complete ? 0 : r->failed ? 1 : 3;
 }
 
+/* The coordinator goes, and the endpoint it published with it. */
+static void run_close(fleet_run *r) {
+    if (r->endpoint_file[0])
+        unpublish_endpoint(r->endpoint_file, r->co);
+    sf_coordinator_close(r->co);
+    r->co = NULL;
+}
+
 /* sf-fleet run: the phases above in order; a phase that fails says which
  * step failed and the later ones do not run. */
 static int cmd_run(int argc, char **argv, const char *self) {
@@ -1216,14 +1318,14 @@ static int cmd_run(int argc, char **argv, const char *self) {
     if (code >= 0)
         return code;
     if (run_start_evald(&r) != 0) {
-        sf_coordinator_close(r.co);
+        run_close(&r);
         return 1;
     }
     run_start_workers(&r);
     int rc = run_loop(&r);
     run_shutdown(&r);
     sf_coordinator_status(r.co, &r.st);
-    sf_coordinator_close(r.co);
+    run_close(&r);
     if (rc < 0) {
         fprintf(stderr, "sf-fleet: %s\n", r.err.msg);
         return 1;
