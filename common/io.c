@@ -139,7 +139,12 @@ int sf_open_regular(const char *path, struct stat *st, sf_err *err) {
     if (fstat(fd, st) != 0)
         rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(st->st_mode))
-        rc = sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
+        rc = sf_err_set(err, SF_EFORMAT, "%s: not a regular file (%s)", path,
+                        S_ISDIR(st->st_mode)                           ? "a directory"
+                        : S_ISFIFO(st->st_mode)                        ? "a FIFO"
+                        : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device"
+                        : S_ISSOCK(st->st_mode)                        ? "a socket"
+                                                                       : "another kind");
     else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
         rc = sf_err_set(err, SF_EIO, "%s: cannot clear O_NONBLOCK: %s", path, strerror(errno));
     if (rc < 0) {

@@ -66,7 +66,8 @@ int sf_fsync_parent(const char *path, sf_err *err);
  * FIFO or a device would otherwise block open() or read() forever), then
  * blocking again. Returns the descriptor (>= 0; the caller closes it) and
  * fills *st, or, naming the path in `err`: SF_ENOTFOUND (no such file),
- * SF_EFORMAT ("not a regular file"), SF_EIO (the OS's reason). */
+ * SF_EFORMAT ("PATH: not a regular file (a FIFO)", "... (a directory)",
+ * "... (a device)"), SF_EIO (the OS's reason). */
 int sf_open_regular(const char *path, struct stat *st, sf_err *err);
 
 /* Read the small text file at `path` — a one-line pointer such as an

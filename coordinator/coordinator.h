@@ -193,6 +193,38 @@ typedef struct sf_coord_status {
 struct sf_gate_rule;
 void sf_coordinator_gate_rule(const sf_run_config *cfg, struct sf_gate_rule *rule);
 
+/* What a run's ledger holds, read without a coordinator: the status of a
+ * run that no coordinator serves (sf-fleet status RUN_DIR). */
+typedef struct sf_ledger_summary {
+    char run[SF_CFG_NAME]; /* run.name of the config the run was started with */
+    char kind[16];         /* run.kind: "selfplay" or "gate"                  */
+    char digest[65];       /* its config digest (hex)                         */
+    uint64_t jobs_total, jobs_done;
+    uint64_t jobs_leased;                         /* leased when the ledger was last written: issued
+                                                     again when a coordinator resumes the run       */
+    uint64_t records, fights, simulations, bytes; /* of the done jobs        */
+} sf_ledger_summary;
+
+/* Read the ledger of the run in `output_dir` (<output_dir>/ledger.lmdb)
+ * read-only, without taking the coordinator's lock: a coordinator may be
+ * serving the run meanwhile (the summary is then as of its last commit).
+ * As at sf_coordinator_open(), the file is read in a child process first,
+ * so a damaged ledger is an error, not a crash. Errors, each naming the
+ * path: SF_ENOTFOUND (no ledger there, or one no run was ever committed
+ * to), SF_ECORRUPT / SF_EVERSION (a damaged or old ledger: its records'
+ * checksums, decoding, the config record), SF_EIO. */
+int sf_coordinator_ledger_summary(const char *output_dir, sf_ledger_summary *out, sf_err *err);
+
+/* A gate run's sequential test in words, for logs and summaries, from a
+ * status with st->gate set (sf_coordinator_status), into buf (cap bytes,
+ * NUL-terminated; returns buf):
+ *   "stopped early at pair 23 of 400: promote (LLR 3.214 crossed the upper
+ *    bound 3.178)"                  a bound crossed before max_pairs
+ *   "inconclusive at max_pairs, pair 400 (LLR 1.020 in [-3.178, 3.178])"
+ *   "no decision yet after 12 pairs (LLR 0.512 in [-3.178, 3.178])"
+ * and "" for a run that is no gate. */
+const char *sf_coord_gate_outcome(const sf_coord_status *st, char *buf, size_t cap);
+
 /* Open (or resume) the run in cfg->output_dir and bind the ROUTER. Creates
  * the directory, the ledger and its jobs on first start. Errors: SF_ECONFIG
  * when the ledger holds a run with another config digest, SF_EIO for files

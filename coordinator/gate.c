@@ -399,6 +399,26 @@ int gate_decided(const sf_coordinator *co) {
     return co->gate && co->gate->written;
 }
 
+const char *sf_coord_gate_outcome(const sf_coord_status *st, char *buf, size_t cap) {
+    int decided = strcmp(st->gate_decision, SF_GATE_WORD_CONTINUE) != 0;
+    unsigned long long pairs = (unsigned long long)st->gate_pairs;
+    if (!st->gate)
+        snprintf(buf, cap, "%s", "");
+    else if (!decided)
+        snprintf(buf, cap, "no decision yet after %llu pairs (LLR %.3f in [%.3f, %.3f])", pairs,
+                 st->gate_llr, st->gate_lower, st->gate_upper);
+    else if (st->gate_pairs < st->gate_max_pairs)
+        snprintf(buf, cap,
+                 "stopped early at pair %llu of %u: %s (LLR %.3f crossed the %s bound %.3f)", pairs,
+                 st->gate_max_pairs, st->gate_decision, st->gate_llr,
+                 st->gate_llr >= st->gate_upper ? "upper" : "lower",
+                 st->gate_llr >= st->gate_upper ? st->gate_upper : st->gate_lower);
+    else
+        snprintf(buf, cap, "%s at max_pairs, pair %llu (LLR %.3f in [%.3f, %.3f])",
+                 st->gate_decision, pairs, st->gate_llr, st->gate_lower, st->gate_upper);
+    return buf;
+}
+
 void gate_status(const sf_coordinator *co, sf_coord_status *st) {
     const co_gate *g = co->gate;
     st->gate = g != NULL;

@@ -732,6 +732,130 @@ int ledger_load(sf_coordinator *co, sf_err *err) {
     return rc;
 }
 
+/* ---- a summary without a coordinator --------------------------------------- */
+
+/* The job records in one read transaction, tallied into `s`. */
+static int summary_jobs(sf_coordinator *co, MDB_txn *txn, sf_ledger_summary *s, sf_err *err) {
+    MDB_cursor *cur = NULL;
+    MDB_val key, val;
+    int rc = mdb_cursor_open(txn, co->dbi_jobs, &cur);
+    for (int op = MDB_FIRST; !rc && !(rc = mdb_cursor_get(cur, &key, &val, (MDB_cursor_op)op));
+         op = MDB_NEXT) {
+        Spirefleet__LedgerJob *m = NULL;
+        if (check_tagged('j', &key, &val) < 0 ||
+            !(m = spirefleet__ledger_job__unpack(NULL, val.mv_size, val.mv_data))) {
+            mdb_cursor_close(cur);
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: the ledger is damaged: a job record does not check or decode",
+                              co->ledger_path);
+        }
+        s->jobs_leased += m->state == SPIREFLEET__JOB_STATE__JOB_LEASED;
+        if (m->state == SPIREFLEET__JOB_STATE__JOB_DONE) {
+            s->jobs_done++;
+            s->records += m->records;
+            s->bytes += m->bytes;
+            s->fights += m->stats ? m->stats->fights : 0;
+            s->simulations += m->stats ? m->stats->simulations : 0;
+        }
+        spirefleet__ledger_job__free_unpacked(m, NULL);
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? SF_OK : mdb_fail(err, co->ledger_path, "reading the jobs", rc);
+}
+
+/* The run record (config, digest, job count) and the jobs, read-only. */
+static int summary_read(sf_coordinator *co, sf_ledger_summary *s, sf_err *err) {
+    int rc = env_open(co, MDB_RDONLY | MDB_NOLOCK, err);
+    if (rc == 0)
+        return sf_err_set(err, SF_ENOTFOUND, "%s: no run was ever recorded in this ledger",
+                          co->ledger_path);
+    MDB_txn *txn = NULL;
+    if (rc > 0 && (rc = mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn)) != 0)
+        rc = mdb_fail(err, co->ledger_path, "begin read", rc);
+    MDB_val v;
+    int got = rc < 0 ? -1 : get_meta(co, txn, "config", &v, err);
+    Spirefleet__RunConfig *m =
+        got == 0 ? spirefleet__run_config__unpack(NULL, v.mv_size, v.mv_data) : NULL;
+    if (got == 1)
+        rc = sf_err_set(err, SF_ENOTFOUND, "%s: no run was ever recorded in this ledger",
+                        co->ledger_path);
+    else if (got == 0 && !m)
+        rc = sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: its config does not decode",
+                        co->ledger_path);
+    else if (got == 0 && (rc = sf_config_from_proto(m, &co->cfg, err)) < 0)
+        sf_err_prefix(err, "%s: the run's config", co->ledger_path);
+    else if (got < 0)
+        rc = err->code;
+    if (m)
+        spirefleet__run_config__free_unpacked(m, NULL);
+    if (rc >= 0) {
+        snprintf(s->run, sizeof s->run, "%s", co->cfg.name);
+        snprintf(s->kind, sizeof s->kind, "%s", co->cfg.kind);
+        s->jobs_total = (co->cfg.seed_count + co->cfg.job_size - 1) / co->cfg.job_size;
+        got = get_meta(co, txn, "digest", &v, err);
+        if (got == 0 && v.mv_size == 64)
+            memcpy(s->digest, v.mv_data, 64);
+        rc = got < 0 ? err->code : summary_jobs(co, txn, s, err);
+    }
+    if (txn)
+        mdb_txn_abort(txn);
+    return rc;
+}
+
+int sf_coordinator_ledger_summary(const char *output_dir, sf_ledger_summary *out, sf_err *err) {
+    memset(out, 0, sizeof *out);
+    sf_coordinator *co = calloc(1, sizeof *co);
+    if (!co)
+        return sf_err_set(err, SF_ENOMEM, "out of memory");
+    snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", output_dir);
+    struct stat st;
+    int rc = SF_OK, p[2] = {-1, -1};
+    if (stat(co->ledger_path, &st) != 0 || st.st_size == 0)
+        rc = sf_err_set(err, SF_ENOTFOUND, "%s: no ledger: no run was started in %s",
+                        co->ledger_path, output_dir);
+    else if (!S_ISREG(st.st_mode))
+        rc = sf_err_set(err, SF_EFORMAT, "%s: not a regular file", co->ledger_path);
+    else if (pipe(p) != 0)
+        rc = sf_err_set(err, SF_EIO, "%s: pipe: %s", co->ledger_path, strerror(errno));
+    pid_t pid = rc < 0 ? -1 : fork();
+    if (rc == SF_OK && pid < 0)
+        rc = sf_err_set(err, SF_EIO, "%s: fork: %s", co->ledger_path, strerror(errno));
+    if (pid == 0) { /* the child reads; the parent takes its answer */
+        close(p[0]);
+        alarm(PROBE_SECONDS);
+        sf_err e = {0};
+        int crc = summary_read(co, out, &e);
+        sf_write_full(p[1], &crc, sizeof crc);
+        sf_write_full(p[1], crc < 0 ? (const void *)&e : (const void *)out,
+                      crc < 0 ? sizeof e : sizeof *out);
+        _exit(0);
+    }
+    if (pid > 0) {
+        close(p[1]);
+        p[1] = -1;
+        int crc = SF_ECORRUPT, status = 0;
+        size_t got = 0, want = 0;
+        sf_read_full(p[0], &crc, sizeof crc, &got);
+        if (got == sizeof crc && crc >= 0)
+            sf_read_full(p[0], out, want = sizeof *out, &got);
+        else if (got == sizeof crc)
+            sf_read_full(p[0], err, want = sizeof *err, &got);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got != want || !want)
+            rc = sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: reading it failed",
+                            co->ledger_path);
+        else
+            rc = crc < 0 ? err->code : SF_OK;
+    }
+    for (int i = 0; i < 2; i++)
+        if (p[i] >= 0)
+            close(p[i]);
+    free(co);
+    return rc;
+}
+
 static int commit_fn(sf_coordinator *co, MDB_txn *txn) {
     int rc = 0;
     for (uint64_t k = 0; k < co->ndirty && !rc; k++)

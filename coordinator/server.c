@@ -261,8 +261,19 @@ static int read_one(sf_coordinator *co, sf_err *err) {
  * Wait are told now. */
 static void announce_complete(sf_coordinator *co) {
     co->complete_ns = sf_now_ns();
-    sf_log(co->log, co->log_ctx, "coordinator: run %s complete: %llu jobs, %llu labels",
-           co->cfg.name, (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
+    if (gate_decided(co) && co->st.jobs_done < co->njobs) {
+        /* the test crossed a bound: the jobs left were never played */
+        sf_coord_status st = {0};
+        char outcome[200];
+        gate_status(co, &st);
+        sf_log(co->log, co->log_ctx,
+               "coordinator: run %s complete: the gate %s; %llu of %llu jobs played", co->cfg.name,
+               sf_coord_gate_outcome(&st, outcome, sizeof outcome),
+               (unsigned long long)co->st.jobs_done, (unsigned long long)co->njobs);
+    } else {
+        sf_log(co->log, co->log_ctx, "coordinator: run %s complete: %llu jobs, %llu labels",
+               co->cfg.name, (unsigned long long)co->njobs, (unsigned long long)co->st.labels);
+    }
     for (int i = 0; i < co->nworkers; i++) {
         cworker *w = &co->workers[i];
         if (w->alive && !w->told_complete)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/io.h"
 #include "common/search_defaults.h"
 #include "common/sha256.h"
 #include "engine/engine.h"
@@ -1779,29 +1780,22 @@ int sf_config_parse(const char *text, size_t len, const char *origin, sf_run_con
  * file of at most CONFIG_FILE_MAX bytes. */
 #define CONFIG_FILE_MAX (1 << 20)
 static int read_file(const char *path, char **buf_out, size_t *len_out, sf_err *err) {
-    /* O_NONBLOCK: a FIFO or a device opens without waiting for a writer,
-     * and is then refused as not a regular file */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* a FIFO or a device is refused as not a regular file, never waited on */
     struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int why = errno;
-        close(fd);
-        return sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(why));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        int is_dir = S_ISDIR(sb.st_mode);
-        close(fd);
+    int fd = sf_open_regular(path, &sb, err);
+    if (fd == SF_EFORMAT)
         return sf_err_set(err, SF_ECONFIG, "%s: %s, not a config file", path,
-                          is_dir ? "is a directory" : "is not a regular file");
+                          S_ISDIR(sb.st_mode) ? "is a directory" : "is not a regular file");
+    if (fd < 0) { /* cannot open or stat it: the message says why */
+        if (err)
+            err->code = SF_EIO;
+        return SF_EIO;
     }
     if (sb.st_size > CONFIG_FILE_MAX) {
         close(fd);
         return sf_err_set(err, SF_ECONFIG, "%s: %lld bytes; a config is at most %d", path,
                           (long long)sb.st_size, CONFIG_FILE_MAX);
     }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     FILE *f = fdopen(fd, "rb");
     if (!f) {
         close(fd);

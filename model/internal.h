@@ -51,9 +51,10 @@ extern const int sf_feat_vocab[SF_FEAT_NCAT];
 /* Bind every weight of `b` (already validated by the loader). */
 void sf_weights_bind(const sf_bundle *b, sf_weights *w);
 
-/* Read a whole regular file. Errors: SF_EIO (cannot open, stat or read: the
- * OS's reason), SF_EFORMAT (not a regular file, or it got shorter while
- * being read), SF_ENOMEM. */
+/* Read a whole regular file, opened without blocking (common/io.h's
+ * sf_open_regular: a FIFO or a device is refused, never waited on).
+ * Errors: SF_EIO (cannot open, stat or read: the OS's reason), SF_EFORMAT
+ * (not a regular file, or it got shorter while being read), SF_ENOMEM. */
 int sf_evald_read_file(const char *path, uint8_t **bytes, size_t *n, sf_err *err);
 
 /* erf(x) as Eigen's float rational approximation (Eigen

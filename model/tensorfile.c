@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/io.h"
 #include "common/sha256.h"
 #include "model/internal.h"
 #include "model/model.h"
@@ -295,29 +297,21 @@ done:
 int sf_evald_read_file(const char *path, uint8_t **bytes, size_t *n, sf_err *err) {
     *bytes = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sf_err_set(err, SF_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        int rc = sf_err_set(err, SF_EIO, "%s: cannot stat: %s", path, strerror(errno));
-        fclose(f);
-        return rc;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fclose(f);
-        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)st.st_size;
+    /* never blocks: a FIFO or a device is refused before any read */
+    int fd = sf_open_regular(path, &st, err);
+    if (fd < 0)
+        return fd == SF_ENOTFOUND ? SF_EIO : fd;
+    size_t size = (size_t)st.st_size, got = 0;
     uint8_t *buf = malloc(size ? size : 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         return sf_err_set(err, SF_ENOMEM, "%s: out of memory for %zu bytes", path, size);
     }
-    size_t got = fread(buf, 1, size, f);
-    int bad = ferror(f) ? errno : 0;
-    fclose(f);
-    if (got != size || bad) {
+    int rc = sf_read_full(fd, buf, size, &got);
+    int bad = rc < 0 ? errno : 0;
+    close(fd);
+    if (rc < 0 || got != size) {
         free(buf);
         return sf_err_set(err, bad ? SF_EIO : SF_EFORMAT, "%s: read %zu of %zu bytes: %s", path,
                           got, size, bad ? strerror(bad) : "the file got shorter while being read");

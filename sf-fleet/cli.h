@@ -11,11 +11,20 @@
 
 #include "fleet/config.h"
 
-#include "fleet/config.h"
+/* The file in a run's output directory that holds the endpoint of the
+ * coordinator serving it, while one does (sf-fleet run and coordinator
+ * write it, slurm's coordinator job too; status RUN_DIR reads it). */
+#define SF_FLEET_ENDPOINT_FILE "coordinator.endpoint"
 
 /* Load a config as every sf-fleet command does, printing each problem
  * ("sf-fleet: FILE:LINE:COLUMN: key: ...", at most 20). 0, or -1. */
 int sf_fleet_load(const char *path, sf_run_config *cfg);
+
+/* Warn on stderr ("sf-fleet: warning: PATH: model.sha256 is all zeros, a
+ * placeholder: ...") when the config at `path` pins its model to the
+ * example configs' placeholder SHA-256 of zeros: `check` and `slurm` say
+ * it, before anything runs with a model that cannot be the real one. */
+void sf_fleet_warn_placeholder_sha(const char *path, const sf_run_config *cfg);
 
 /* A program built beside sf-fleet (<build root>/<dir>/<name>, found from
  * sf-fleet's own path `self`), else <name> to be found on PATH. */

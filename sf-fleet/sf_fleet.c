@@ -19,6 +19,10 @@
  *                                        upload it, leave)
  *   sf-fleet slurm CONFIG [--out DIR]    sbatch scripts for the run (slurm.c)
  *   sf-fleet status ENDPOINT             progress of a running coordinator
+ *   sf-fleet status RUN_DIR              the same for the run in an output dir
+ *                                        (through the coordinator.endpoint its
+ *                                        coordinator publishes there, else
+ *                                        from its ledger), or a loop's state
  *   sf-fleet stop ENDPOINT               ask it to stop
  *   sf-fleet check [--json] CONFIG       validate; print the effective config
  *                                        (YAML, or one line of JSON)
@@ -47,6 +51,7 @@
 #include "common/metrics_http.h"
 #include "common/registry.h"
 #include "coordinator/coordinator.h"
+#include "gate/stats.h"
 #include "sf-fleet/cli.h"
 #include "sf-fleet/slurm.h"
 #include "worker/worker.h"
@@ -119,7 +124,9 @@ static void usage(FILE *f) {
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
-        "       sf-fleet status RUN_DIR       a loop's state\n"
+        "       sf-fleet status RUN_DIR       a run's status (its output dir: from the\n"
+        "                                     coordinator serving it, else its ledger)\n"
+        "                                     or a loop's state (its directory)\n"
         "       sf-fleet siblings CONFIG --model BUNDLE [--seeds FILE] SHARD|DIR...\n"
         "                                     how a network ranks sibling moves\n"
         "--keys DIR (default $SF_KEYS): CURVE keys (docs/operator.md \"Security\").\n"
@@ -167,6 +174,15 @@ int sf_fleet_load(const char *path, sf_run_config *cfg) {
     return load(path, cfg);
 }
 
+void sf_fleet_warn_placeholder_sha(const char *path, const sf_run_config *cfg) {
+    static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+    if (!strcmp(cfg->model.sha256, zeros))
+        fprintf(stderr,
+                "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
+                "SHA-256 of your bundle (sha256sum BUNDLE)\n",
+                path);
+}
+
 static int parse_uint(const char *s, const char *what, int lo, int hi, int *out) {
     char *end;
     errno = 0;
@@ -180,16 +196,18 @@ static int parse_uint(const char *s, const char *what, int lo, int hi, int *out)
 }
 
 /* Open the coordinator of `cfg` (bind: NULL for the config's endpoint;
- * metrics: metrics_http.h) with sf-fleet's log sink, stderr. Returns -1
- * when open, else the exit code after printing why after `who`: 2 when
- * the ledger holds another config, 1 otherwise. */
+ * metrics: metrics_http.h) with the log sink `log`, `log_ctx`
+ * (sf_log_to_file and stderr, or sf-fleet run's run_log). Returns -1 when
+ * open, else the exit code after printing why after `who`: 2 when the
+ * ledger holds another config, 1 otherwise. */
 static int open_coordinator(const char *who, const sf_run_config *cfg, const char *bind,
-                            int metrics, int exit_when_done, sf_coordinator **co) {
+                            int metrics, int exit_when_done, sf_log_fn log, void *log_ctx,
+                            sf_coordinator **co) {
     sf_coord_opts o = {.bind = bind,
                        .metrics_port = metrics,
                        .exit_when_done = exit_when_done,
-                       .log = sf_log_to_file,
-                       .log_ctx = stderr};
+                       .log = log,
+                       .log_ctx = log_ctx};
     sf_err err = {0};
     if (sf_coordinator_open(cfg, &o, co, &err) == SF_OK)
         return -1;
@@ -220,12 +238,7 @@ static int cmd_check(int argc, char **argv) {
         return 1;
     }
     fprintf(json ? stderr : stdout, "# %s: valid; config digest %s\n", path, digest);
-    if (!strcmp(cfg.model.sha256,
-                "0000000000000000000000000000000000000000000000000000000000000000"))
-        fprintf(stderr,
-                "sf-fleet: warning: %s: model.sha256 is all zeros, a placeholder: pin the "
-                "SHA-256 of your bundle (sha256sum BUNDLE)\n",
-                path);
+    sf_fleet_warn_placeholder_sha(path, &cfg);
     if (!json) {
         sf_config_print(&cfg, stdout);
         return 0;
@@ -430,27 +443,96 @@ static int cmd_quarantine(int argc, char **argv) {
 
 /* ---- status / stop -------------------------------------------------------- */
 
+/* The status of the coordinator at `endpoint`, printed (0), or 1 after
+ * saying why not (`quiet`: in err only). */
+static int endpoint_status(const char *endpoint, const char *keys, int quiet, sf_err *err) {
+    Spirefleet__Envelope *env;
+    Spirefleet__StatusReply *st;
+    if (sf_fleet_status(endpoint, keys, 3000, &env, &st, err) < 0) {
+        if (!quiet)
+            fprintf(stderr, "sf-fleet: %s\n", err->msg);
+        return 1;
+    }
+    sf_fleet_print_status(st, stdout);
+    sf_wire_free(env);
+    return 0;
+}
+
+/* A run no coordinator serves: what its ledger holds, in the shape of the
+ * status a coordinator gives (its first lines), and the gate's verdict. */
+static int ledger_status(const char *dir) {
+    sf_ledger_summary s;
+    sf_err err = {0};
+    if (sf_coordinator_ledger_summary(dir, &s, &err) < 0) {
+        fprintf(stderr, "sf-fleet status: %s\n", err.msg);
+        return 1;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/gate/verdict.json", dir);
+    json_t *v = !strcmp(s.kind, "gate") ? json_load_file(path, 0, NULL) : NULL;
+    const char *verdict = json_string_value(json_object_get(v, SF_GATE_VKEY_VERDICT));
+    int complete = s.jobs_done == s.jobs_total || verdict;
+    printf("run %s (config %.12s)  %s\n", s.run, s.digest,
+           complete ? "COMPLETE (no coordinator serves it)"
+                    : "STOPPED: no coordinator serves it; `sf-fleet run CONFIG` resumes it");
+    printf("jobs: %llu done, 0 leased, %llu pending of %llu\n", (unsigned long long)s.jobs_done,
+           (unsigned long long)(s.jobs_total - s.jobs_done), (unsigned long long)s.jobs_total);
+    printf("fights %llu, labels %llu, simulations %llu\n", (unsigned long long)s.fights,
+           (unsigned long long)s.records, (unsigned long long)s.simulations);
+    printf("stored %.1f MB in %s/shards (the ledger, %s/ledger.lmdb, as last written)\n",
+           (double)s.bytes / 1e6, dir, dir);
+    if (verdict)
+        printf("gate: %s after %lld pairs (%s)\n", verdict,
+               (long long)json_integer_value(json_object_get(v, SF_GATE_VKEY_PAIRS)), path);
+    json_decref(v);
+    return 0;
+}
+
+/* sf-fleet status RUN_DIR: a loop's directory (loop.json), or a run's
+ * output directory: the status of the coordinator serving it, found
+ * through the endpoint it publishes there, or else what its ledger
+ * holds. The run's own key directory (DIR/keys) is used when no --keys
+ * or SF_KEYS is given. */
+static int run_dir_status(const char *dir, const char *keys) {
+    char path[4200], endpoint[1100], own_keys[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/loop.json", dir);
+    if (access(path, F_OK) == 0)
+        return loop_status(dir);
+    snprintf(own_keys, sizeof own_keys, "%s/keys", dir);
+    if (!keys && stat(own_keys, &st) == 0 && S_ISDIR(st.st_mode))
+        keys = own_keys;
+    snprintf(path, sizeof path, "%s/" SF_FLEET_ENDPOINT_FILE, dir);
+    sf_err err = {0};
+    if (sf_endpoint_file_read(path, endpoint, sizeof endpoint, &err) == SF_OK) {
+        if (endpoint_status(endpoint, keys, 1, &err) == 0)
+            return 0;
+        fprintf(stderr, "sf-fleet status: %s: no answer from the coordinator at %s (%s): %s\n", dir,
+                endpoint, path, err.msg);
+    }
+    snprintf(path, sizeof path, "%s/ledger.lmdb", dir);
+    if (access(path, F_OK) == 0)
+        return ledger_status(dir);
+    fprintf(stderr,
+            "sf-fleet status: %s: no run here: a run's output directory (run.output_dir) holds "
+            "ledger.lmdb, a loop's directory loop.json\n",
+            dir);
+    return 2;
+}
+
 static int cmd_status(int argc, char **argv) {
     const char *keys = keys_arg(&argc, argv);
     if (argc != 2) {
         usage(stderr);
         return 2;
     }
-    Spirefleet__Envelope *env;
-    Spirefleet__StatusReply *st;
     struct stat dir_st;
     if (stat(argv[1], &dir_st) == 0 && S_ISDIR(dir_st.st_mode))
-        return loop_status(argv[1]); /* a loop's run directory */
+        return run_dir_status(argv[1], keys);
     if (!endpoint_arg_ok("status", argv[1]))
         return 2;
     sf_err err = {0};
-    if (sf_fleet_status(argv[1], keys, 3000, &env, &st, &err) < 0) {
-        fprintf(stderr, "sf-fleet: %s\n", err.msg);
-        return 1;
-    }
-    sf_fleet_print_status(st, stdout);
-    sf_wire_free(env);
-    return 0;
+    return endpoint_status(argv[1], keys, 0, &err);
 }
 
 static int cmd_stop(int argc, char **argv) {
@@ -546,13 +628,21 @@ static int cmd_worker(int argc, char **argv) {
 
 /* ---- coordinator ---------------------------------------------------------- */
 
-/* Publish the coordinator's endpoint in `path` (--endpoint-file). */
+/* Publish the coordinator's endpoint in `path` (--endpoint-file, or the
+ * run's own, run_endpoint_file). */
 static int publish_endpoint(const char *path, const sf_coordinator *co) {
     sf_err e = {0};
     if (sf_endpoint_file_write(path, sf_coordinator_endpoint(co), &e) == SF_OK)
         return 0;
-    fprintf(stderr, "sf-fleet coordinator: --endpoint-file %s\n", e.msg);
+    fprintf(stderr, "sf-fleet: cannot publish the coordinator's endpoint: %s\n", e.msg);
     return -1;
+}
+
+/* <output_dir>/coordinator.endpoint: where every coordinator of the run
+ * (sf-fleet coordinator, sf-fleet run) publishes its endpoint while it
+ * serves, for sf-fleet status RUN_DIR. */
+static void run_endpoint_file(const sf_run_config *cfg, char *out, size_t cap) {
+    snprintf(out, cap, "%s/" SF_FLEET_ENDPOINT_FILE, cfg->output_dir);
 }
 
 /* Remove the published endpoint at exit, unless a successor (a requeued
@@ -604,13 +694,19 @@ static int cmd_coordinator(int argc, char **argv) {
         metrics = (int)cfg.coordinator.metrics_port;
     install_signals();
     sf_coordinator *co;
-    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, exit_when_done, &co);
+    int code = open_coordinator("sf-fleet coordinator", &cfg, bind, metrics, exit_when_done,
+                                sf_log_to_file, stderr, &co);
     if (code >= 0)
         return code;
     if (endpoint_file && publish_endpoint(endpoint_file, co) < 0) {
         sf_coordinator_close(co);
         return 1;
     }
+    char own_file[SF_CFG_PATH + 32]; /* for sf-fleet status RUN_DIR */
+    run_endpoint_file(&cfg, own_file, sizeof own_file);
+    int own = !endpoint_file || strcmp(endpoint_file, own_file);
+    if (own && publish_endpoint(own_file, co) < 0)
+        own = 0; /* said; status RUN_DIR then reads the ledger */
     sf_err err = {0};
     char keys[SF_CFG_PATH + 8];
     sf_config_keys_dir(&cfg, keys, sizeof keys);
@@ -622,6 +718,8 @@ static int cmd_coordinator(int argc, char **argv) {
     sf_coordinator_status(co, &st);
     if (endpoint_file)
         unpublish_endpoint(endpoint_file, co);
+    if (own)
+        unpublish_endpoint(own_file, co);
     sf_coordinator_close(co);
     if (rc < 0) {
         fprintf(stderr, "sf-fleet coordinator: %s\n", err.msg);
@@ -868,8 +966,13 @@ static const char *progress_waiting(const sf_coord_status *st, char *buf, size_t
 }
 
 /* The progress line counts what `sf-fleet status` counts: stored jobs,
- * fights and labels (a leased job's are not in until its shard is). */
-static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
+ * fights and labels (a leased job's are not in until its shard is). On a
+ * terminal it is a bar redrawn in place (its text is kept in `bar`, for
+ * run_log to draw it again after a log line); otherwise one line each
+ * time. An unknown ETA (no job stored in the last minute, or none can
+ * finish) reads "ETA --". */
+static void progress_line(const sf_coord_status *st, int tty, double elapsed, char *bar,
+                          size_t bar_cap) {
     double frac = st->jobs_total ? (double)st->jobs_done / (double)st->jobs_total : 0.0;
     char slow[160] = "";
     if (st->n_slow > 0)
@@ -882,18 +985,20 @@ static void progress_line(const sf_coord_status *st, int tty, double elapsed) {
     char waiting_buf[200];
     const char *waiting = progress_waiting(st, waiting_buf, sizeof waiting_buf);
     if (tty) {
-        char bar[31];
+        char hashes[31], eta[32] = "--";
         int filled = (int)(frac * 30.0 + 0.5);
         for (int i = 0; i < 30; i++)
-            bar[i] = i < filled ? '#' : '.';
-        bar[30] = 0;
-        fprintf(stderr,
-                "\r[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u%s  "
-                "ETA %s%.0fs%s   ",
-                bar, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
-                (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
-                st->workers_alive, waiting, st->eta_s < 0 ? "?" : "",
-                st->eta_s < 0 ? 0.0 : st->eta_s, state);
+            hashes[i] = i < filled ? '#' : '.';
+        hashes[30] = 0;
+        if (st->eta_s >= 0)
+            snprintf(eta, sizeof eta, "%.0fs", st->eta_s);
+        snprintf(bar, bar_cap,
+                 "[%s] jobs %llu/%llu  fights %llu  labels %llu  %.0f labels/s  workers %u%s  "
+                 "ETA %s%s   ",
+                 hashes, (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+                 (unsigned long long)st->fights, (unsigned long long)st->labels, st->labels_per_s,
+                 st->workers_alive, waiting, eta, state);
+        fprintf(stderr, "\r%s", bar);
     } else {
         fprintf(stderr,
                 "progress: %.0fs jobs %llu/%llu fights %llu labels %llu (%.0f/s) workers %u%s%s\n",
@@ -913,10 +1018,26 @@ typedef struct fleet_run {
     int n_workers;
     pid_t evald; /* a spawned gpu-evald, or 0 */
     int tty;
+    char bar[1024];                       /* the progress bar on the terminal's line, or "" */
+    char endpoint_file[SF_CFG_PATH + 32]; /* published, or "" */
     uint64_t t0;
     int stopped_early, failed;
     sf_err err;
 } fleet_run;
+
+/* The coordinator's log sink in `sf-fleet run` (ctx: the fleet_run): a log
+ * line printed while the progress bar is on the terminal's line clears
+ * that line first, and the bar is drawn again below it, so a log line
+ * never lands in the middle of the bar. */
+static void run_log(void *ctx, const char *line) {
+    const fleet_run *r = ctx;
+    if (r->bar[0])
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "%s\n", line);
+    if (r->bar[0])
+        fprintf(stderr, "\r%s", r->bar);
+    fflush(stderr);
+}
 
 /* Phase 1: the options (-1: go on, else the exit code). */
 static int run_parse_args(int argc, char **argv, int *workers, const char **config) {
@@ -955,9 +1076,12 @@ static int run_open(fleet_run *r, int workers) {
     }
     install_signals();
     int code = open_coordinator("sf-fleet", &r->cfg, NULL, (int)r->cfg.coordinator.metrics_port, 1,
-                                &r->co);
+                                run_log, r, &r->co);
     if (code >= 0)
         return code;
+    run_endpoint_file(&r->cfg, r->endpoint_file, sizeof r->endpoint_file);
+    if (publish_endpoint(r->endpoint_file, r->co) < 0)
+        r->endpoint_file[0] = 0; /* said; status RUN_DIR then reads the ledger */
     sf_coordinator_status(r->co, &r->st);
     fprintf(stderr,
             "sf-fleet: run %s: %llu jobs (%llu already done), %u workers x %u threads, "
@@ -1091,7 +1215,7 @@ static int run_loop(fleet_run *r) {
         sf_coordinator_status(r->co, &r->st);
         uint64_t now = sf_now_ns();
         if (now - last > every) {
-            progress_line(&r->st, r->tty, (double)(now - r->t0) / 1e9);
+            progress_line(&r->st, r->tty, (double)(now - r->t0) / 1e9, r->bar, sizeof r->bar);
             last = now;
         }
         reap_workers(r, 1);
@@ -1108,8 +1232,9 @@ static int run_loop(fleet_run *r) {
  * abandon their job, which stays pending); whoever is left after 10 s is
  * killed; then gpu-evald. */
 static void run_shutdown(fleet_run *r) {
-    if (r->tty)
+    if (r->bar[0])
         fputc('\n', stderr);
+    r->bar[0] = 0;
     uint64_t deadline = sf_now_ns() + 10000000000ull;
     if (r->stopped_early)
         for (int i = 0; i < r->n_workers; i++)
@@ -1155,8 +1280,9 @@ static int run_summary(const fleet_run *r) {
            : r->failed  ? "FAILED"
                         : "stopped",
            (double)(sf_now_ns() - r->t0) / 1e9);
-    printf("  jobs %llu/%llu, shards %llu, records %llu, fights %llu, simulations %llu\n",
+    printf("  jobs %llu/%llu%s, shards %llu, records %llu, fights %llu, simulations %llu\n",
            (unsigned long long)st->jobs_done, (unsigned long long)st->jobs_total,
+           st->complete && st->jobs_done < st->jobs_total ? " (the gate needed no more)" : "",
            (unsigned long long)st->shards_stored, (unsigned long long)st->labels,
            (unsigned long long)st->fights, (unsigned long long)st->simulations);
     printf("  fallbacks %llu, lease expiries %llu, re-issues %llu, rejected shards %llu\n",
@@ -1175,16 +1301,22 @@ static int run_summary(const fleet_run *r) {
         printf("            %s cat %s/shards/<shard> --index 0 --json\n", tool, dir);
     }
     if (st->gate) {
-        int decided = strcmp(st->gate_decision, "continue") != 0;
-        printf("  gate: %s after %llu pairs (LLR %.3f in [%.3f, %.3f])\n",
-               decided ? st->gate_decision : "no decision yet", (unsigned long long)st->gate_pairs,
-               st->gate_llr, st->gate_lower, st->gate_upper);
-        if (decided)
+        char outcome[200];
+        printf("  gate: %s\n", sf_coord_gate_outcome(st, outcome, sizeof outcome));
+        if (strcmp(st->gate_decision, SF_GATE_WORD_CONTINUE))
             printf("  verdict:  %s/gate/verdict.json; report: sf-fleet gate report %s\n", dir, dir);
     }
     if (!st->complete && !r->failed)
         printf("  run `sf-fleet run %s` again to resume from the ledger\n", r->config_path);
     return st->complete ? 0 : r->failed ? 1 : 3;
+}
+
+/* The coordinator goes, and the endpoint it published with it. */
+static void run_close(fleet_run *r) {
+    if (r->endpoint_file[0])
+        unpublish_endpoint(r->endpoint_file, r->co);
+    sf_coordinator_close(r->co);
+    r->co = NULL;
 }
 
 /* sf-fleet run: the phases above in order; a phase that fails says which
@@ -1197,14 +1329,14 @@ static int cmd_run(int argc, char **argv, const char *self) {
     if (code >= 0)
         return code;
     if (run_start_evald(&r) != 0) {
-        sf_coordinator_close(r.co);
+        run_close(&r);
         return 1;
     }
     run_start_workers(&r);
     int rc = run_loop(&r);
     run_shutdown(&r);
     sf_coordinator_status(r.co, &r.st);
-    sf_coordinator_close(r.co);
+    run_close(&r);
     if (rc < 0) {
         fprintf(stderr, "sf-fleet: %s\n", r.err.msg);
         return 1;

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/io.h"
 #include "sf-fleet/cli.h"
 #include "sf-fleet/loop_state.h"
 #include "shard/shard.h"
@@ -115,9 +117,15 @@ int siblings_measure_json(const sf_run_config *cfg, const char *bundle, const ch
 
 /* The game seeds listed in `path`, one decimal number a line. */
 static int read_seeds(const char *path, uint64_t **out, size_t *n, sf_err *err) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sf_err_set(err, SF_EIO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    int fd = sf_open_regular(path, &st, err); /* a FIFO is refused, not waited on */
+    if (fd < 0)
+        return fd;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory", path);
+    }
     size_t cap = 0;
     char line[64];
     int rc = SF_OK, ln = 0;

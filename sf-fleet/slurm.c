@@ -240,7 +240,7 @@ static void write_coordinator(FILE *f, const sf_run_config *cfg, const layout *l
     fprintf(f, "#SBATCH --cpus-per-task=2\n");
     sbatch_tail(f, l, "coordinator-%j.out");
     fprintf(f,
-            "endpoint_file='%s/coordinator.endpoint'\n"
+            "endpoint_file='%s/" SF_FLEET_ENDPOINT_FILE "'\n"
             "echo \"coordinator: job ${SLURM_JOB_ID:-} restart ${SLURM_RESTART_COUNT:-0} on "
             "$(hostname)\"\n"
             "# Workers dial whatever this file names; a requeued coordinator writes its own.\n"
@@ -297,7 +297,7 @@ static void write_worker(FILE *f, const sf_run_config *cfg, const layout *l) {
             "rm -rf \"$scratch\"\n"
             "echo \"worker $id: job ${SLURM_JOB_ID:-} on $(hostname)\"\n",
             cfg->name, cfg->name);
-    fprintf(f, "'%s' worker --connect-file '%s/coordinator.endpoint' \\\n", l->sf_fleet,
+    fprintf(f, "'%s' worker --connect-file '%s/" SF_FLEET_ENDPOINT_FILE "' \\\n", l->sf_fleet,
             l->output_dir);
     if (l->net)
         fprintf(f, "  --evald-file \"%s/evald-$((task %% %u)).endpoint\" \\\n", l->output_dir,
@@ -499,6 +499,8 @@ int sf_fleet_slurm(int argc, char **argv, const char *self, const char *evald) {
     if (code < 0) { /* phase 1: the config, checked as `sf-fleet check` does */
         l->config_path = argv[optind];
         code = sf_fleet_load(l->config_path, cfg) < 0 ? 2 : -1;
+        if (code < 0)
+            sf_fleet_warn_placeholder_sha(l->config_path, cfg);
     }
     if (code < 0)
         code = slurm_layout(cfg, out, self, evald, l);
@@ -508,7 +510,7 @@ int sf_fleet_slurm(int argc, char **argv, const char *self, const char *evald) {
         printf("sf-fleet slurm: run %s: scripts in %s\n"
                "  submit:   %s/submit.sh\n"
                "  watch:    squeue --name=%s-coordinator,%s-worker%s%s%s\n"
-               "            sf-fleet status $(cat %s/coordinator.endpoint)%s%s%s\n",
+               "            sf-fleet status $(cat %s/" SF_FLEET_ENDPOINT_FILE ")%s%s%s\n",
                cfg->name, l->out, l->out, cfg->name, cfg->name, l->net ? "," : "",
                l->net ? cfg->name : "", l->net ? "-evald" : "", l->output_dir,
                l->keys[0] ? " --keys '" : "", l->keys, l->keys[0] ? "'" : "");

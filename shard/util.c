@@ -44,7 +44,9 @@ int sf_shard_open_file(const char *path, struct stat *st, sf_err *err) {
     int fd = sf_open_regular(path, st, err);
     if (fd == SF_ENOTFOUND)
         return sf_err_set(err, SF_ENOTFOUND, "%s: no such shard", path);
-    if (fd == SF_EFORMAT) /* a file that is no shard at all: not a damaged one (exit 3, not 1) */
-        return sf_err_set(err, SF_EIO, "%s: not a regular file", path);
+    if (fd == SF_EFORMAT && err) /* no shard at all, not a damaged one (exit 3, not 1) */
+        err->code = SF_EIO;      /* the message, naming what the path is, stays */
+    if (fd == SF_EFORMAT)
+        return SF_EIO;
     return fd;
 }

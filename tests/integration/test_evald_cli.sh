@@ -29,6 +29,18 @@ expect 2 "sf-model: --sha256: 'xyz' is not 64 hex digits (it has 3 characters)" 
   "$sfm" verify --sha256 xyz "$tmp/models/tiny.safetensors"
 printf 'not a bundle\n' >"$tmp/text.safetensors"
 expect 1 "header length" "a text file is not a bundle" -- "$sfm" info "$tmp/text.safetensors"
+# An input path that is no regular file is refused before any read, naming
+# it: a FIFO would block the open until a writer came (timeout 10: the bound
+# a regression runs into, exit 124).
+mkfifo "$tmp/fifo.safetensors"
+expect 1 "fifo.safetensors: not a regular file (a FIFO)" "sf-model verify refuses a FIFO at once" \
+  -- timeout 10 "$sfm" verify "$tmp/fifo.safetensors"
+expect 1 "fifo.safetensors: not a regular file (a FIFO)" "sf-model info refuses a FIFO at once" \
+  -- timeout 10 "$sfm" info "$tmp/fifo.safetensors"
+expect 1 "fifo.safetensors: not a regular file (a FIFO)" "gpu-evald --model refuses a FIFO at once" \
+  -- timeout 10 "$evald" --backend cpu --model "$tmp/fifo.safetensors" --bind tcp://127.0.0.1:0
+expect 1 "models: not a regular file (a directory)" "sf-model verify refuses a directory" -- \
+  timeout 10 "$sfm" verify "$tmp/models"
 expect 2 "usage: sf-model" "no arguments is a usage error" -- "$sfm"
 expect 2 "usage: sf-model" "an unknown command is a usage error" -- "$sfm" frobnicate x
 expect 2 "expected cpu or cuda" "an unknown backend is a usage error" -- \

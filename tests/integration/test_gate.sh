@@ -40,7 +40,7 @@ json() {
 # 1. A stronger candidate (100 simulations against 3) is promoted.
 config strong "$tmp/strong" "tcp://127.0.0.1:*" "{evaluator: rollout, simulations: 3}" \
   "{evaluator: rollout, simulations: 100, trees: 2}" 400 40 400
-expect 0 "gate: promote" "a stronger candidate is promoted" -- "$fleet" run "$tmp/strong.yaml"
+expect 0 "gate: stopped early at pair [0-9]* of 400: promote" "a stronger candidate is promoted, early" -- "$fleet" run "$tmp/strong.yaml"
 v=$tmp/strong/gate/verdict.json
 if [ -f "$v" ] && [ "$(json "$v" 'v["verdict"], v["pairs"] == v["stop_pair"] >= 40')" = "promote True" ]; then
   ok "verdict.json: promote at the stopping pair, after min_pairs"

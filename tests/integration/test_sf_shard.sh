@@ -58,16 +58,16 @@ mkdir "$work/app"
 cp "$work/src/a.shard" "$work/app/a.shard" && printf 'x' >>"$work/app/a.shard"
 check "verify names bytes appended after the seal" 1 "1 byte follows its seal trailer" -- \
   "$sf" verify "$work/app/a.shard"
-check "stat of a directory is not a usage error" 3 "not a regular file" -- "$sf" stat "$work/app"
+check "stat of a directory is not a usage error" 3 "app: not a regular file (a directory)" -- "$sf" stat "$work/app"
 # A FIFO named like a shard: every reader refuses it without blocking on
 # open() (timeout turns a hang into a failure, exit 124).
 mkdir "$work/fifo"
 mkfifo "$work/fifo/x.shard"
-check "verify refuses a FIFO without blocking" 3 "x.shard: not a regular file" -- \
+check "verify refuses a FIFO without blocking" 3 "x.shard: not a regular file (a FIFO)" -- \
   timeout 5 "$sf" verify "$work/fifo/x.shard"
-check "stat refuses a FIFO without blocking" 3 "x.shard: not a regular file" -- \
+check "stat refuses a FIFO without blocking" 3 "x.shard: not a regular file (a FIFO)" -- \
   timeout 5 "$sf" stat "$work/fifo/x.shard"
-check "cat refuses a FIFO without blocking" 3 "x.shard: not a regular file" -- \
+check "cat refuses a FIFO without blocking" 3 "x.shard: not a regular file (a FIFO)" -- \
   timeout 5 "$sf" cat "$work/fifo/x.shard"
 check "ls of a directory with a FIFO names it" 0 "x.shard: not a regular file" -- \
   timeout 5 "$sf" ls "$work/fifo"
