@@ -102,7 +102,7 @@ SF_APT_GET="$tmp/apt" SF_DPKG_QUERY="$tmp/dpkg-nomeson" "$root/scripts/setup" de
 calls=$(cat "$tmp/apt.calls" 2>/dev/null)
 if [ "$calls" = "update -q
 install -y -q --no-install-recommends meson" ] &&
-  [ "$plan" = "installing 1 Debian package (of the $n_demo the demo needs)" ]; then
+  [ "$plan" = "installing 1 of the $n_demo Debian packages the demo needs" ]; then
   ok "demo: installs only 'meson'; plan: $plan"
 else
   notok "demo with meson missing: $calls / $plan"
