@@ -22,6 +22,13 @@
 #                      sf-fleet run inside it (deploy/README.md)
 #   make format        clang-format the tree in place
 #   make format-check  fail if anything is not clang-formatted
+#
+# Quiet by default: each stage prints one line ("[2/4] configuring ...") and
+# the full output of apt-get, meson and ninja goes to logs/<stage>.log
+# (scripts/stage; when a stage fails, the last 30 lines of its log and its
+# path). The tests' and the demo's own output still shows. V=1 (or
+# VERBOSE=1) shows everything. `make demo` installs only the [demo] section
+# of scripts/packages.txt; `make test` (and `make setup`) everything.
 .PHONY: all setup build release demo loop loop-scale test test-main test-asan bench fuzz container format format-check clean
 
 BUILD ?= build
@@ -31,38 +38,61 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 CONTAINER_BUILD ?= build-container
 MESON_TEST = meson test --print-errorlogs --num-processes 2
+V ?=
+VERBOSE ?=
+export V VERBOSE
+STAGE = ./scripts/stage
+
+# $(call setup_stages,demo|test,M): stages 1 and 2 of M, the missing Debian
+# packages and the meson setup of the build dirs (scripts/setup).
+define setup_stages
+	@$(STAGE) --step 1/$(2) setup "$$(./scripts/setup $(1) --plan)" ./scripts/setup $(1) --deps-only
+	@$(STAGE) --step 2/$(2) configure "configuring $(if $(filter demo,$(1)),build-release/,build/$(comma) build-asan/ and build-release/) (meson setup)" \
+	  ./scripts/setup $(1) --configure-only
+endef
+comma = ,
+RELEASE_STAGE = release "building the release build (profile-guided; minutes the first time)" \
+  ./scripts/release $(RELEASE)
 
 all: build
 
 setup:
-	./scripts/setup
+	$(call setup_stages,test,2)
 
 build: setup
 	ninja -C $(BUILD)
 
-release: setup
-	./scripts/release $(RELEASE)
+release:
+	$(call setup_stages,demo,3)
+	@$(STAGE) --step 3/3 $(RELEASE_STAGE)
 
-demo: release
-	./scripts/demo $(RELEASE)
+demo:
+	$(call setup_stages,demo,4)
+	@$(STAGE) --step 3/4 $(RELEASE_STAGE)
+	@$(STAGE) --step 4/4 --show demo "running the demo: configs/local.yaml, label shards under runs/local/" \
+	  ./scripts/demo $(RELEASE)
 
-loop: release
+loop: setup
+	@$(STAGE) $(RELEASE_STAGE)
 	$(RELEASE)/sf-fleet/sf-fleet loop configs/loop.yaml
 	$(RELEASE)/sf-fleet/sf-fleet status runs/loop
 
-loop-scale: release
+loop-scale: setup
+	@$(STAGE) $(RELEASE_STAGE)
 	$(RELEASE)/sf-fleet/sf-fleet loop configs/loop-scale.yaml
 	$(RELEASE)/sf-fleet/sf-fleet status runs/loop-scale
 
-test: setup
-	ninja -C $(BUILD)
+test:
+	$(call setup_stages,test,4)
+	@$(STAGE) --step 3/4 build "building $(BUILD)/ (checked: -O2 -g, assertions on)" ninja -C $(BUILD)
 	$(MESON_TEST) -C $(BUILD)
-	ninja -C $(ASAN)
+	@$(STAGE) --step 4/4 build-asan "building $(ASAN)/ (ASan+UBSan)" ninja -C $(ASAN)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  $(MESON_TEST) -C $(ASAN) --suite unit
 	@./scripts/test-summary $(BUILD) $(ASAN)
 
-bench: release
+bench: setup
+	@$(STAGE) $(RELEASE_STAGE)
 	./scripts/bench $(RELEASE)
 	ninja -C $(BUILD) tests/bench/bench-engine
 	./tests/bench/bench_release.sh $(BUILD) $(RELEASE)
