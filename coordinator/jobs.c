@@ -26,6 +26,12 @@ int co_room_for_one(void **v, int n, int *cap, size_t size, int first) {
     return 0;
 }
 
+/* open.c's open_jobs: the job table and five id arrays (queue, dirty,
+ * leased, audits, failing), one entry per job each. */
+uint64_t sf_coordinator_table_bytes(uint64_t njobs) {
+    return njobs * (sizeof(cjob) + 5 * sizeof(uint64_t));
+}
+
 void job_touch(sf_coordinator *co, cjob *j) {
     if (!j->dirty) {
         j->dirty = 1;

@@ -182,18 +182,22 @@ static int parse_uint(const char *s, const char *what, int lo, int hi, int *out)
 /* Open the coordinator of `cfg` (bind: NULL for the config's endpoint;
  * metrics: metrics_http.h) with sf-fleet's log sink, stderr. Returns -1
  * when open, else the exit code after printing why after `who`: 2 when
- * the ledger holds another config, 1 otherwise. */
+ * the ledger holds another config, 3 when a signal stopped it while it
+ * created the run's jobs (the next start goes on from there), 1 otherwise. */
 static int open_coordinator(const char *who, const sf_run_config *cfg, const char *bind,
                             int metrics, int exit_when_done, sf_coordinator **co) {
     sf_coord_opts o = {.bind = bind,
                        .metrics_port = metrics,
                        .exit_when_done = exit_when_done,
                        .log = sf_log_to_file,
-                       .log_ctx = stderr};
+                       .log_ctx = stderr,
+                       .stop = &g_stop};
     sf_err err = {0};
     if (sf_coordinator_open(cfg, &o, co, &err) == SF_OK)
         return -1;
     fprintf(stderr, "%s: %s\n", who, err.msg);
+    if (err.code == SF_ESTATE && g_stop)
+        return 3;
     return err.code == SF_ECONFIG ? 2 : 1;
 }
 

@@ -46,6 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sf_err err = {0};
     if (sf_write_file_durable(co.ledger_path, data, size, &err) < 0)
         abort();
+    for (int i = 0; i < 2; i++)
+        free(jobs[i].aud); /* a loaded audit's copies */
     memset(jobs, 0, sizeof jobs);
     for (int i = 0; i < 2; i++) {
         jobs[i].id = (uint64_t)i + 1;
