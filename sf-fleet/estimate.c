@@ -54,7 +54,7 @@ int sf_estimate_calibrate(const sf_run_config *cfg, uint32_t seeds, const char *
                           sf_estimate_rates *r, sf_err *err) {
     if (strcmp(cfg->kind, "selfplay") || sf_job_side_external(cfg, -1))
         return sf_err_set(err, SF_EUNSUPPORTED,
-                          "--calibrate plays a job here and needs a self-play run with the "
+                          "it plays a job here, which needs a self-play run with the "
                           "rollout evaluator; time a network run with a short real run instead");
     char digest[65];
     int rc = sf_config_digest(cfg, digest);
@@ -83,6 +83,7 @@ int sf_estimate_calibrate(const sf_run_config *cfg, uint32_t seeds, const char *
     if (res.fights == 0 || res.simulations == 0)
         return sf_err_set(err, SF_ESTATE, "the timing run played no simulation");
     memset(r, 0, sizeof *r);
+    r->calibrated = 1;
     r->fights_per_seed = (double)res.fights / seeds;
     r->decisions_per_fight = (double)res.decisions / (double)res.fights;
     r->searched_per_fight = (double)res.searched / (double)res.fights;
@@ -105,6 +106,24 @@ static void warn(sf_estimate *e, const char *fmt, ...) {
     va_end(ap);
 }
 
+static void note(sf_estimate *e, const char *text) {
+    if (e->n_notes < SF_ESTIMATE_MAX_WARNINGS)
+        snprintf(e->notes[e->n_notes++], sizeof e->notes[0], "%s", text);
+}
+
+/* Where the rates do not fit the config. */
+static void notes_for(const sf_run_config *cfg, const sf_estimate_rates *r, sf_estimate *e) {
+    if (!strcmp(cfg->kind, "gate"))
+        note(e, "a gate run: fights are at most 2 a seed (the test may decide sooner), no labels; "
+                "simulations count search.simulations, not the gate sides'");
+    if (!r->calibrated && !strcmp(cfg->play.mode, "gauntlet"))
+        note(e, "play.mode gauntlet: the measured rates are of single fights (one a seed); use "
+                "--calibrate for a gauntlet's fights");
+    if (sf_job_side_external(cfg, -1))
+        note(e, "search.evaluator net: the CPU rate is the rollout evaluator's; a network's leaves "
+                "cost what its gpu-evald takes: time a short real run");
+}
+
 void sf_estimate_compute(const sf_run_config *cfg, const sf_estimate_rates *r, sf_estimate *e) {
     memset(e, 0, sizeof *e);
     e->seeds = cfg->seed_count;
@@ -123,6 +142,7 @@ void sf_estimate_compute(const sf_run_config *cfg, const sf_estimate_rates *r, s
     e->shard_bytes = e->labels * r->shard_bytes_per_label;
     e->ledger_bytes = (double)sf_coordinator_ledger_bytes(e->jobs);
     e->table_bytes = (double)sf_coordinator_table_bytes(e->jobs);
+    notes_for(cfg, r, e);
     if (e->jobs > SF_ESTIMATE_WARN_JOBS)
         warn(e,
              "%llu jobs is more than %llu: the coordinator keeps every job in memory and the "
@@ -181,27 +201,32 @@ void sf_estimate_print(const sf_estimate *e, const sf_estimate_rates *r, FILE *o
             r->shard_bytes_per_label);
     fprintf(out, "ledger:              %s  (claimed when created)\n", ledger);
     fprintf(out, "coordinator memory:  %s  (its job tables)\n", table);
+    for (int i = 0; i < e->n_notes; i++)
+        fprintf(out, "note: %s\n", e->notes[i]);
     for (int i = 0; i < e->n_warnings; i++)
         fprintf(out, "warning: %s\n", e->warnings[i]);
 }
 
 json_t *sf_estimate_to_json(const sf_estimate *e, const sf_estimate_rates *r) {
-    json_t *w = json_array();
+    json_t *w = json_array(), *notes = json_array();
     for (int i = 0; w && i < e->n_warnings; i++)
         json_array_append_new(w, json_string(e->warnings[i]));
+    for (int i = 0; notes && i < e->n_notes; i++)
+        json_array_append_new(notes, json_string(e->notes[i]));
     json_t *rates = json_pack(
         "{s:f,s:f,s:f,s:f,s:f,s:s}", "fights_per_seed", r->fights_per_seed, "decisions_per_fight",
         r->decisions_per_fight, "searched_per_fight", r->searched_per_fight, "cpu_s_per_sim",
         r->cpu_s_per_sim, "shard_bytes_per_label", r->shard_bytes_per_label, "source", r->source);
-    if (!w || !rates) {
+    if (!w || !rates || !notes) {
         json_decref(w);
         json_decref(rates);
+        json_decref(notes);
         return NULL;
     }
-    return json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:o,s:o}", "jobs",
+    return json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:o,s:o,s:o}", "jobs",
                      (json_int_t)e->jobs, "seeds", (json_int_t)e->seeds, "fights", e->fights,
                      "decisions", e->decisions, "labels", e->labels, "simulations", e->simulations,
                      "cpu_seconds", e->cpu_s, "wall_seconds", e->wall_s, "shard_bytes",
                      e->shard_bytes, "ledger_bytes", e->ledger_bytes, "coordinator_table_bytes",
-                     e->table_bytes, "rates", rates, "warnings", w);
+                     e->table_bytes, "rates", rates, "notes", notes, "warnings", w);
 }

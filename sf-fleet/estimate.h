@@ -29,6 +29,7 @@ typedef struct sf_estimate_rates {
     double cpu_s_per_sim;         /* one thread's seconds per simulation   */
     double shard_bytes_per_label; /* a sealed shard's bytes per label (manifest included) */
     char source[200];             /* where they come from, for the output */
+    int calibrated;               /* from sf_estimate_calibrate on this config */
 } sf_estimate_rates;
 
 /* The warnings' sizes (docs/operator.md "Estimating a run"). */
@@ -46,6 +47,11 @@ typedef struct sf_estimate {
     double shard_bytes, ledger_bytes, table_bytes;
     int n_warnings;
     char warnings[SF_ESTIMATE_MAX_WARNINGS][240];
+    /* where the rates do not fit the config (a gauntlet or a network
+     * evaluator without --calibrate, a gate run): the numbers it makes
+     * rough */
+    int n_notes;
+    char notes[SF_ESTIMATE_MAX_WARNINGS][240];
 } sf_estimate;
 
 /* The rates measured on a real run of configs/local.yaml (fights mode,
@@ -64,10 +70,11 @@ int sf_estimate_calibrate(const sf_run_config *cfg, uint32_t seeds, const char *
 /* The estimate of `cfg` with rates `r`. */
 void sf_estimate_compute(const sf_run_config *cfg, const sf_estimate_rates *r, sf_estimate *e);
 
-/* As text (aligned lines, a "warning:" line each) or as one JSON object
- * (jobs, seeds, fights, decisions, labels, simulations, cpu_seconds,
- * wall_seconds, shard_bytes, ledger_bytes, coordinator_table_bytes,
- * rates {...}, warnings [...]), in a jansson value the caller owns. */
+/* As text (aligned lines, a "note:" and a "warning:" line each) or as one
+ * JSON object (jobs, seeds, fights, decisions, labels, simulations,
+ * cpu_seconds, wall_seconds, shard_bytes, ledger_bytes,
+ * coordinator_table_bytes, rates {...}, notes [...], warnings [...]), in a
+ * jansson value the caller owns. */
 void sf_estimate_print(const sf_estimate *e, const sf_estimate_rates *r, FILE *out);
 struct json_t;
 struct json_t *sf_estimate_to_json(const sf_estimate *e, const sf_estimate_rates *r);

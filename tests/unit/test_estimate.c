@@ -85,6 +85,40 @@ START_TEST(a_run_of_millions_of_jobs_is_warned_about) {
 }
 END_TEST
 
+START_TEST(a_gauntlet_without_calibration_is_noted) {
+    sf_run_config cfg;
+    small_cfg(&cfg, "play: {mode: gauntlet}\n");
+    sf_estimate e;
+    sf_estimate_compute(&cfg, &rates, &e);
+    ck_assert_int_eq(e.n_notes, 1);
+    ck_assert_msg(strstr(e.notes[0], "use --calibrate"), "%s", e.notes[0]);
+    sf_estimate_rates cal = rates;
+    cal.calibrated = 1;
+    sf_estimate_compute(&cfg, &cal, &e);
+    ck_assert_int_eq(e.n_notes, 0);
+}
+END_TEST
+
+/* One real job of 2 seeds at 20 simulations (a fraction of a second). */
+START_TEST(calibration_plays_a_job_and_measures_its_rates) {
+    sf_run_config cfg;
+    config_of(&cfg, "run: {name: cal, output_dir: /nonexistent/cal}\n"
+                    "seeds: {start: 0, count: 10, job_size: 4}\n"
+                    "search: {simulations: 20, trees: 1}\n"
+                    "security: {mode: none}\n");
+    sf_estimate_rates r;
+    sf_err err = {0};
+    ck_assert_msg(sf_estimate_calibrate(&cfg, 2, "/tmp", &r, &err) == SF_OK, "%s", err.msg);
+    ck_assert(r.calibrated);
+    ck_assert_double_eq(r.fights_per_seed, 1);
+    ck_assert_double_gt(r.decisions_per_fight, 0);
+    ck_assert_double_le(r.searched_per_fight, r.decisions_per_fight);
+    ck_assert_double_gt(r.cpu_s_per_sim, 0);
+    ck_assert_double_gt(r.shard_bytes_per_label, 0);
+    ck_assert_msg(strstr(r.source, "calibrated here: 2 seeds, 2 fights"), "%s", r.source);
+}
+END_TEST
+
 START_TEST(the_measured_rates_are_there) {
     sf_estimate_rates r;
     sf_estimate_measured(&r);
