@@ -51,10 +51,9 @@ typedef struct cjob {
     char worker_id[CO_WORKER_ID_MAX];
     char model[65]; /* the model bound at the first lease ("rollout" or hex); "" = not yet */
     int maker;      /* identity (co_ident) that stored its shard in this process; -1: unknown */
-    /* done */
+    /* done (its shard's name is co_job_shard's: the run's name for it) */
     char content_digest[65];
     char file_sha256[65];
-    char shard_name[96];
     uint64_t records, bytes;
     uint64_t fights, simulations, fallbacks, wins;
     uint64_t turn_limits; /* fights that ended at the turn cap (verified shard) */
@@ -345,6 +344,11 @@ void co_queue_unpop(sf_coordinator *co, uint64_t id);
 int co_ident_index(sf_coordinator *co, const char *id);
 /* The stored shard's file name of `job`. */
 void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap);
+/* Job j's stored shard's name in out (co_shard_name) when j is done, else
+ * ""; returns out. Not kept per job: every job of a run of millions has an
+ * entry in the table, and the name follows from the run and the job. */
+#define CO_SHARD_NAME_MAX 96
+const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SHARD_NAME_MAX]);
 /* Worker slots: the one of routing id `ident` (-1: none), a new one (-1
  * without memory); liveness (kept per identity too); a dead worker's
  * upload and leases go. */

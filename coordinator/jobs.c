@@ -121,6 +121,13 @@ void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap
     sf_shard_name(co->cfg.name, job, out, cap);
 }
 
+const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SHARD_NAME_MAX]) {
+    out[0] = 0;
+    if (j->state == JS_DONE)
+        co_shard_name(co, j->id, out, CO_SHARD_NAME_MAX);
+    return out;
+}
+
 int co_worker_find(sf_coordinator *co, const uint8_t *ident, size_t len) {
     for (int i = 0; i < co->nworkers; i++)
         if (co->workers[i].ident_len == len && !memcmp(co->workers[i].ident, ident, len))
@@ -178,7 +185,7 @@ void co_release_job(sf_coordinator *co, cjob *j, int expired) {
 /* Done job j pending again, its shard forgotten (committed with a sync). */
 void co_job_pending(sf_coordinator *co, cjob *j) {
     j->state = JS_PENDING;
-    j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
+    j->content_digest[0] = j->file_sha256[0] = 0;
     j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
     j->turn_limits = 0;
     job_touch(co, j);
@@ -212,9 +219,8 @@ void co_job_undo(sf_coordinator *co, cjob *j) {
 void co_job_replay(sf_coordinator *co, cjob *j, const char *why) {
     if (j->state != JS_DONE)
         return;
-    char name[sizeof j->shard_name];
-    snprintf(name, sizeof name, "%s", j->shard_name);
-    co_set_aside(co, name, why);
+    char name[CO_SHARD_NAME_MAX];
+    co_set_aside(co, co_job_shard(co, j, name), why);
     co_job_undo(co, j);
 }
 

@@ -324,11 +324,12 @@ void ledger_close(sf_coordinator *co) {
     }
 }
 
-/* who and digest: room for the audit's identities and digests; counter: the
- * one counter kept (the proto points into j and into them). */
-static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__JobStats *st,
-                         const char *who[3], const char *digest[3], Spirefleet__Counter *counter,
-                         Spirefleet__Counter **counters) {
+/* name: j's shard's name (co_job_shard); who and digest: room for the
+ * audit's identities and digests; counter: the one counter kept (the proto
+ * points into j and into them). */
+static void job_to_proto(const cjob *j, const char *name, Spirefleet__LedgerJob *m,
+                         Spirefleet__JobStats *st, const char *who[3], const char *digest[3],
+                         Spirefleet__Counter *counter, Spirefleet__Counter **counters) {
     spirefleet__ledger_job__init(m);
     spirefleet__job_stats__init(st);
     m->job_id = j->id;
@@ -338,7 +339,7 @@ static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__Jo
     m->worker_id = (char *)j->worker_id;
     m->attempt = j->attempt;
     m->content_digest = (char *)j->content_digest;
-    m->shard_name = (char *)j->shard_name;
+    m->shard_name = (char *)name;
     m->records = j->records;
     m->bytes = j->bytes;
     m->file_sha256 = (char *)j->file_sha256;
@@ -376,7 +377,8 @@ static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     Spirefleet__JobStats st;
     Spirefleet__Counter counter, *counters[1];
     const char *who[3], *digest[3];
-    job_to_proto(j, &m, &st, who, digest, &counter, counters);
+    char name[CO_SHARD_NAME_MAX];
+    job_to_proto(j, co_job_shard(co, j, name), &m, &st, who, digest, &counter, counters);
     uint8_t buf[2048];
     size_t n = spirefleet__ledger_job__get_packed_size(&m);
     if (n > sizeof buf)
@@ -727,7 +729,6 @@ static int load_job(sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob
     copy_str(j->worker_id, sizeof j->worker_id, m->worker_id);
     copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
     copy_str(j->file_sha256, sizeof j->file_sha256, m->file_sha256);
-    copy_str(j->shard_name, sizeof j->shard_name, m->shard_name);
     copy_str(j->model, sizeof j->model, m->model_sha256);
     if (j->model[0] && strcmp(j->model, "rollout") && !sf_sha256_hex_canonical(j->model))
         return -1;

@@ -192,7 +192,6 @@ static void adopt_stored_shards(sf_coordinator *co) {
             continue;
         }
         sf_hex(rep.digest, 32, j->content_digest);
-        snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
         j->records = rep.records;
         j->bytes = rep.file_bytes;
         j->state = JS_DONE;
