@@ -298,6 +298,10 @@ int ledger_open(sf_coordinator *co, sf_err *err) {
         if (rc < 0)
             return rc;
     } else {
+        /* a big run's ledger takes seconds to read, twice: say why it waits */
+        if (co->njobs > SF_COORD_CREATE_CHUNK)
+            sf_log(co->log, co->log_ctx, "coordinator: reading the ledger's %llu jobs",
+                   (unsigned long long)co->njobs);
         int rc = probe_ledger(co, err);
         if (rc < 0)
             return rc;
