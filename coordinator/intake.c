@@ -224,9 +224,10 @@ static void upload_verify(sf_coordinator *co, int wi, const cjob *j, sf_shard_ve
         snprintf(why, cap, "manifest names another run, job or config");
     else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
         snprintf(why, cap, "manifest seeds lie outside the job");
-    else if (!co->gate && j->model[0] && strcmp(m->model_sha256 ? m->model_sha256 : "", j->model))
+    else if (!co->gate && j->model &&
+             strcmp(m->model_sha256 ? m->model_sha256 : "", co_job_model(co, j)))
         snprintf(why, cap, "manifest names model %.12s..., the job's is %.12s...",
-                 m->model_sha256 ? m->model_sha256 : "", j->model);
+                 m->model_sha256 ? m->model_sha256 : "", co_job_model(co, j));
     else if (co->zsec && strcmp(m->worker_key_id ? m->worker_key_id : "", key_id))
         /* provenance must name the key that uploaded it: quarantine
          * by key then finds every shard a key made */

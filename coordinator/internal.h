@@ -49,7 +49,7 @@ typedef struct cjob {
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
     uint64_t lease_pos; /* index in the coordinator's leased[] while leased   */
     char worker_id[CO_WORKER_ID_MAX];
-    char model[65]; /* the model bound at the first lease ("rollout" or hex); "" = not yet */
+    uint32_t model; /* the model bound at the first lease: co_job_model(); 0: not yet */
     int maker;      /* identity (co_ident) that stored its shard in this process; -1: unknown */
     /* done (its shard's name is co_job_shard's: the run's name for it) */
     char content_digest[65];
@@ -180,6 +180,12 @@ struct sf_coordinator {
     uint64_t n_audits;
     uint64_t *failing; /* ids of jobs with a failure report, unordered      */
     uint64_t n_failing;
+
+    /* The models jobs are bound to ("rollout" or hex), each kept once: a
+     * job holds its index + 1 (cjob.model; co_job_model, co_job_set_model),
+     * not 65 bytes of its own. */
+    char (*models)[65];
+    int n_models, cap_models;
 
     co_ident *idents; /* every identity that said Hello in this process    */
     int n_idents, cap_idents;
@@ -342,6 +348,11 @@ void co_queue_unpop(sf_coordinator *co, uint64_t id);
 /* The index of identity `id` in co->idents, added if new; -1 without
  * memory. */
 int co_ident_index(sf_coordinator *co, const char *id);
+/* The model job j is bound to ("rollout" or 64 hex digits; "" before its
+ * first lease), and binding it (`model` "": unbound); -1 without memory
+ * or for a name longer than 64 bytes. */
+const char *co_job_model(const sf_coordinator *co, const cjob *j);
+int co_job_set_model(sf_coordinator *co, cjob *j, const char *model);
 /* The stored shard's file name of `job`. */
 void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap);
 /* Job j's stored shard's name in out (co_shard_name) when j is done, else

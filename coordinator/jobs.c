@@ -121,6 +121,30 @@ void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap
     sf_shard_name(co->cfg.name, job, out, cap);
 }
 
+const char *co_job_model(const sf_coordinator *co, const cjob *j) {
+    return j->model ? co->models[j->model - 1] : "";
+}
+
+int co_job_set_model(sf_coordinator *co, cjob *j, const char *model) {
+    if (!model[0]) {
+        j->model = 0;
+        return 0;
+    }
+    if (strlen(model) >= sizeof co->models[0])
+        return -1;
+    for (int k = co->n_models; k-- > 0;) /* a handful: one a champion */
+        if (!strcmp(co->models[k], model)) {
+            j->model = (uint32_t)k + 1;
+            return 0;
+        }
+    if (co_room_for_one((void **)&co->models, co->n_models, &co->cap_models, sizeof co->models[0],
+                        4) < 0)
+        return -1;
+    snprintf(co->models[co->n_models], sizeof co->models[0], "%s", model);
+    j->model = (uint32_t)++co->n_models;
+    return 0;
+}
+
 const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SHARD_NAME_MAX]) {
     out[0] = 0;
     if (j->state == JS_DONE)

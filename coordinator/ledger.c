@@ -328,12 +328,13 @@ void ledger_close(sf_coordinator *co) {
     }
 }
 
-/* name: j's shard's name (co_job_shard); who and digest: room for the
- * audit's identities and digests; counter: the one counter kept (the proto
- * points into j and into them). */
-static void job_to_proto(const cjob *j, const char *name, Spirefleet__LedgerJob *m,
-                         Spirefleet__JobStats *st, const char *who[3], const char *digest[3],
-                         Spirefleet__Counter *counter, Spirefleet__Counter **counters) {
+/* name: j's shard's name (co_job_shard); model: its model (co_job_model); who and digest: room for
+ * the audit's identities and digests; counter: the one counter kept (the proto points into j and
+ * into them). */
+static void job_to_proto(const cjob *j, const char *name, const char *model,
+                         Spirefleet__LedgerJob *m, Spirefleet__JobStats *st, const char *who[3],
+                         const char *digest[3], Spirefleet__Counter *counter,
+                         Spirefleet__Counter **counters) {
     spirefleet__ledger_job__init(m);
     spirefleet__job_stats__init(st);
     m->job_id = j->id;
@@ -347,7 +348,7 @@ static void job_to_proto(const cjob *j, const char *name, Spirefleet__LedgerJob 
     m->records = j->records;
     m->bytes = j->bytes;
     m->file_sha256 = (char *)j->file_sha256;
-    m->model_sha256 = (char *)j->model;
+    m->model_sha256 = (char *)model;
     m->audit_stage = j->audit_stage;
     m->n_audit_by = m->n_audit_digest = j->audit_stage;
     m->audit_by = (char **)who;
@@ -382,7 +383,8 @@ static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     Spirefleet__Counter counter, *counters[1];
     const char *who[3], *digest[3];
     char name[CO_SHARD_NAME_MAX];
-    job_to_proto(j, co_job_shard(co, j, name), &m, &st, who, digest, &counter, counters);
+    job_to_proto(j, co_job_shard(co, j, name), co_job_model(co, j), &m, &st, who, digest, &counter,
+                 counters);
     uint8_t buf[2048];
     size_t n = spirefleet__ledger_job__get_packed_size(&m);
     if (n > sizeof buf)
@@ -725,7 +727,7 @@ static int load_run_record(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
 
 /* ledger_load, step 2, one record: job record `id` (its checked, decoded
  * value m) into the job table. -1 when its model is not a model's name, -2
- * without memory for its audit. */
+ * without memory (for its model or its audit). */
 static int load_job(sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob *m) {
     cjob *j = &co->jobs[id - 1];
     j->state = (uint8_t)m->state;
@@ -733,9 +735,11 @@ static int load_job(sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob
     copy_str(j->worker_id, sizeof j->worker_id, m->worker_id);
     copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
     copy_str(j->file_sha256, sizeof j->file_sha256, m->file_sha256);
-    copy_str(j->model, sizeof j->model, m->model_sha256);
-    if (j->model[0] && strcmp(j->model, "rollout") && !sf_sha256_hex_canonical(j->model))
+    const char *model = m->model_sha256 ? m->model_sha256 : "";
+    if (model[0] && strcmp(model, "rollout") && !sf_sha256_hex_canonical(model))
         return -1;
+    if (co_job_set_model(co, j, model) < 0)
+        return -2;
     if (m->audit_stage && !j->aud && !(j->aud = calloc(1, sizeof *j->aud)))
         return -2;
     for (uint32_t k = 0; k < m->audit_stage; k++) {
@@ -815,8 +819,8 @@ static int load_jobs(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
     if (cur)
         mdb_cursor_close(cur);
     if (nomem)
-        return sf_err_set(err, SF_ENOMEM, "%s: out of memory loading job %llu's audit",
-                          co->ledger_path, (unsigned long long)(loaded + 1));
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory loading job %llu", co->ledger_path,
+                          (unsigned long long)(loaded + 1));
     if (rc)
         return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: reading the jobs: %s",
                           co->ledger_path, mdb_strerror(rc));

@@ -337,6 +337,7 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->audits);
     free(co->failing);
     free(co->idents);
+    free(co->models);
     free(co->cfg_msg);
     gate_close(co);
     free(co);

@@ -159,13 +159,16 @@ static void adopt_stored_shards(sf_coordinator *co) {
             /* the model: the one its lease bound, else (a lost binding)
              * the manifest's, which an audit of the job then plays */
             const char *mm = m->model_sha256 ? m->model_sha256 : "";
-            if (ok && !co->gate && j->model[0] && strcmp(mm, j->model)) {
+            const char *jm = co_job_model(co, j);
+            if (ok && !co->gate && jm[0] && strcmp(mm, jm)) {
                 ok = 0;
                 snprintf(why, sizeof why, "manifest names model %.12s..., the job's is %.12s...",
-                         mm, j->model);
+                         mm, jm);
             }
-            if (ok && !co->gate && !j->model[0])
-                snprintf(j->model, sizeof j->model, "%s", mm);
+            if (ok && !co->gate && !jm[0] && co_job_set_model(co, j, mm) < 0) {
+                ok = 0;
+                snprintf(why, sizeof why, "no memory for its model");
+            }
             if (!ok && why[0])
                 snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
