@@ -23,6 +23,7 @@
  * it, if any, is forgotten with its lease).
  */
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coordinator/internal.h"
@@ -61,10 +62,15 @@ void audit_restore(sf_coordinator *co, cjob *j, uint8_t stage) {
 
 /* Open an audit of done job j, whose stored copy identity `who` made. */
 static void audit_open(sf_coordinator *co, cjob *j, const char *who) {
-    memset(j->audit_who, 0, sizeof j->audit_who);
-    memset(j->audit_digest, 0, sizeof j->audit_digest);
-    snprintf(j->audit_who[0], sizeof j->audit_who[0], "%s", who);
-    snprintf(j->audit_digest[0], sizeof j->audit_digest[0], "%s", j->content_digest);
+    if (!j->aud && !(j->aud = calloc(1, sizeof *j->aud))) {
+        sf_log(co->log, co->log_ctx, "coordinator: no memory to audit job %llu; not audited",
+               (unsigned long long)j->id);
+        return;
+    }
+    memset(j->aud->who, 0, sizeof j->aud->who);
+    memset(j->aud->digest, 0, sizeof j->aud->digest);
+    snprintf(j->aud->who[0], sizeof j->aud->who[0], "%s", who);
+    snprintf(j->aud->digest[0], sizeof j->aud->digest[0], "%s", j->content_digest);
     j->audit_stage = 1;
     j->audit_worker = -1;
     audits_add(co, j);
@@ -119,11 +125,11 @@ cjob *audit_take(sf_coordinator *co, int wi) {
             continue; /* being played, or waiting for an operator */
         int made = 0;
         for (int s = 0; s < j->audit_stage; s++)
-            made |= !strcmp(j->audit_who[s], me);
+            made |= !strcmp(j->aud->who[s], me);
         if (made)
             continue;
         j->audit_worker = wi;
-        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * CO_NS_PER_S;
+        j->aud->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * CO_NS_PER_S;
         return j;
     }
     return NULL;
@@ -136,13 +142,13 @@ int audit_expects(const sf_coordinator *co, const cjob *j, int wi) {
 
 void audit_extend(sf_coordinator *co, cjob *j, int wi) {
     if (audit_expects(co, j, wi))
-        j->audit_deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * CO_NS_PER_S;
+        j->aud->deadline = sf_now_ns() + (uint64_t)co->cfg.coordinator.lease_seconds * CO_NS_PER_S;
 }
 
 void audit_expire(sf_coordinator *co, uint64_t now, int dead_worker) {
     for (uint64_t k = 0; k < co->n_audits; k++) {
         cjob *j = &co->jobs[co->audits[k] - 1];
-        if (j->audit_worker >= 0 && (j->audit_worker == dead_worker || now > j->audit_deadline))
+        if (j->audit_worker >= 0 && (j->audit_worker == dead_worker || now > j->aud->deadline))
             j->audit_worker = -1; /* another worker of another identity may take it */
     }
 }
@@ -179,7 +185,7 @@ static void undecided(sf_coordinator *co, cjob *j, int wi) {
         sf_log(co->log, co->log_ctx,
                "coordinator: audit of job %llu: three different copies (%s, %s, %s); no one "
                "quarantined (security.mode none)",
-               (unsigned long long)j->id, j->audit_who[0], j->audit_who[1], audit_identity(co, wi));
+               (unsigned long long)j->id, j->aud->who[0], j->aud->who[1], audit_identity(co, wi));
         return;
     }
     j->audit_stage = 3; /* who[2] and digest[2] are the third copy's */
@@ -188,7 +194,7 @@ static void undecided(sf_coordinator *co, cjob *j, int wi) {
            "coordinator: AUDIT UNDECIDED: job %llu: three different copies (keys %s, %s, %s); "
            "the run is held until an operator quarantines the wrong key(s) (sf-fleet "
            "quarantine)",
-           (unsigned long long)j->id, j->audit_who[0], j->audit_who[1], j->audit_who[2]);
+           (unsigned long long)j->id, j->aud->who[0], j->aud->who[1], j->aud->who[2]);
 }
 
 void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint64_t fallbacks) {
@@ -203,7 +209,7 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint6
                (unsigned long long)j->id, audit_identity(co, wi), (unsigned long long)fallbacks);
         return;
     }
-    if (stage == 1 && j->fallbacks > 0 && strcmp(digest, j->audit_digest[0])) {
+    if (stage == 1 && j->fallbacks > 0 && strcmp(digest, j->aud->digest[0])) {
         /* the stored copy's labels depend on timeouts and a clean copy
          * differs: the job is played again, no one is blamed */
         char why[200];
@@ -217,11 +223,11 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint6
         co_job_replay(co, j, why); /* cancels the audit */
         return;
     }
-    snprintf(j->audit_who[stage], sizeof j->audit_who[stage], "%s", audit_identity(co, wi));
-    snprintf(j->audit_digest[stage], sizeof j->audit_digest[stage], "%s", digest);
+    snprintf(j->aud->who[stage], sizeof j->aud->who[stage], "%s", audit_identity(co, wi));
+    snprintf(j->aud->digest[stage], sizeof j->aud->digest[stage], "%s", digest);
     j->audit_worker = -1;
     if (stage == 1) {
-        if (!strcmp(digest, j->audit_digest[0])) {
+        if (!strcmp(digest, j->aud->digest[0])) {
             co->st.audits_passed++;
             audits_remove(co, j);
             return;
@@ -230,8 +236,8 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint6
         sf_log(co->log, co->log_ctx,
                "coordinator: audit of job %llu: %s's copy (%.12s...) differs from %s's "
                "(%.12s...); asking a third worker",
-               (unsigned long long)j->id, j->audit_who[1], digest, j->audit_who[0],
-               j->audit_digest[0]);
+               (unsigned long long)j->id, j->aud->who[1], digest, j->aud->who[0],
+               j->aud->digest[0]);
         j->audit_stage = 2;
         job_touch(co, j);
         return;
@@ -239,9 +245,8 @@ void audit_result(sf_coordinator *co, cjob *j, int wi, const char *digest, uint6
     /* the third copy decides; the quarantine may undo the job (and so this
      * audit), so copy what it needs first */
     char who[2][CO_WORKER_ID_MAX];
-    memcpy(who, j->audit_who, sizeof who);
-    int agrees0 = !strcmp(digest, j->audit_digest[0]),
-        agrees1 = !strcmp(digest, j->audit_digest[1]);
+    memcpy(who, j->aud->who, sizeof who);
+    int agrees0 = !strcmp(digest, j->aud->digest[0]), agrees1 = !strcmp(digest, j->aud->digest[1]);
     if (agrees0 || agrees1 || !co->zsec)
         audits_remove(co, j);
     if (agrees0)
@@ -260,15 +265,15 @@ void audit_forget(sf_coordinator *co, const char *who) {
         cjob *j = &co->jobs[co->audits[k] - 1];
         int copies = j->audit_stage, kept = 1;
         for (int c = 1; c < copies; c++)
-            if (strcmp(j->audit_who[c], who)) {
+            if (strcmp(j->aud->who[c], who)) {
                 if (kept != c) {
-                    memcpy(j->audit_who[kept], j->audit_who[c], sizeof j->audit_who[c]);
-                    memcpy(j->audit_digest[kept], j->audit_digest[c], sizeof j->audit_digest[c]);
+                    memcpy(j->aud->who[kept], j->aud->who[c], sizeof j->aud->who[c]);
+                    memcpy(j->aud->digest[kept], j->aud->digest[c], sizeof j->aud->digest[c]);
                 }
                 kept++;
             }
         for (int c = kept; c < 3; c++)
-            j->audit_who[c][0] = j->audit_digest[c][0] = 0;
+            j->aud->who[c][0] = j->aud->digest[c][0] = 0;
         if (kept != copies) {
             j->audit_stage = (uint8_t)kept; /* waiting for the next copy again */
             j->audit_worker = -1;
@@ -293,7 +298,7 @@ int audit_undecided(const sf_coordinator *co, struct sf_coord_audit *out, int ca
         out[n].job_id = j->id;
         out[n].stage = j->audit_stage;
         for (int c = 0; c < j->audit_stage && c < 3; c++)
-            snprintf(out[n].who[c], sizeof out[n].who[c], "%s", j->audit_who[c]);
+            snprintf(out[n].who[c], sizeof out[n].who[c], "%s", j->aud->who[c]);
         n++;
     }
     return n;

@@ -137,8 +137,8 @@ static int grow(co_gate *g, size_t need, sf_err *err) {
 /* Fold job j's pairs (its stored shard) until the test decides. */
 static int fold_job(sf_coordinator *co, const cjob *j, sf_err *err) {
     co_gate *g = co->gate;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
+    char path[1200], name[CO_SHARD_NAME_MAX];
+    snprintf(path, sizeof path, "%s/%s", co->shards_dir, co_job_shard(co, j, name));
     sf_shard_reader *r = NULL;
     int rc = sf_shard_reader_open(path, &r, err);
     if (rc < 0)

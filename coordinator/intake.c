@@ -224,9 +224,10 @@ static void upload_verify(sf_coordinator *co, int wi, const cjob *j, sf_shard_ve
         snprintf(why, cap, "manifest names another run, job or config");
     else if (m->seed_first < j->seed_start || m->seed_last >= j->seed_start + j->seed_count)
         snprintf(why, cap, "manifest seeds lie outside the job");
-    else if (!co->gate && j->model[0] && strcmp(m->model_sha256 ? m->model_sha256 : "", j->model))
+    else if (!co->gate && j->model &&
+             strcmp(m->model_sha256 ? m->model_sha256 : "", co_job_model(co, j)))
         snprintf(why, cap, "manifest names model %.12s..., the job's is %.12s...",
-                 m->model_sha256 ? m->model_sha256 : "", j->model);
+                 m->model_sha256 ? m->model_sha256 : "", co_job_model(co, j));
     else if (co->zsec && strcmp(m->worker_key_id ? m->worker_key_id : "", key_id))
         /* provenance must name the key that uploaded it: quarantine
          * by key then finds every shard a key made */
@@ -278,12 +279,12 @@ static int upload_store(sf_coordinator *co, int wi, const char *name) {
     return 0;
 }
 
-/* finish_upload, step 4: job j is done, its shard `name` stored from
- * worker wi's upload. The totals come from the verified shard: fights and
+/* finish_upload, step 4: job j is done, its shard stored (under
+ * co_job_shard's name) from worker wi's upload. The totals come from the verified shard: fights and
  * wins counted in its records, simulations and fallbacks from its sealed
  * manifest (what the worker's offer said is not used). */
-static void job_done(sf_coordinator *co, int wi, cjob *j, const char *name,
-                     const sf_shard_verify_report *rep, uint64_t sims, uint64_t fallbacks) {
+static void job_done(sf_coordinator *co, int wi, cjob *j, const sf_shard_verify_report *rep,
+                     uint64_t sims, uint64_t fallbacks) {
     const upload *u = &co->workers[wi].up;
     if (j->state == JS_LEASED)
         co_leased_remove(co, j);
@@ -291,7 +292,6 @@ static void job_done(sf_coordinator *co, int wi, cjob *j, const char *name,
     j->worker = -1;
     snprintf(j->content_digest, sizeof j->content_digest, "%s", u->content_digest);
     snprintf(j->file_sha256, sizeof j->file_sha256, "%s", u->file_sha256);
-    snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
     j->records = rep->records;
     j->bytes = rep->file_bytes;
     j->fights = rep->fights;
@@ -358,7 +358,7 @@ static void finish_upload(sf_coordinator *co, int wi) {
     co_shard_name(co, job_id, name, sizeof name);
     if (upload_store(co, wi, name) < 0)
         return;
-    job_done(co, wi, j, name, &rep, simulations, fallbacks);
+    job_done(co, wi, j, &rep, simulations, fallbacks);
     sf_sha256_free(u->sha);
     memset(u, 0, sizeof *u);
     if (co->st.uploads_paused)

@@ -43,19 +43,17 @@ typedef struct cjob {
     int failed_by[CO_MAX_FAILURES]; /* their worker slots                  */
     uint32_t failed_idents;         /* distinct identities                 */
     int failed_ident[CO_MAX_FAILURES];
-    int quarantined; /* failed out and said so in the log (co_job_failed_out) */
-    uint8_t queued;  /* in the pending queue (co_queue_push/co_queue_pop)     */
-    char last_failure[160];
+    int quarantined;    /* failed out and said so in the log (co_job_failed_out) */
+    uint8_t queued;     /* in the pending queue (co_queue_push/co_queue_pop)     */
     int worker;         /* index in the worker table while leased, else -1    */
     uint64_t deadline;  /* lease deadline, monotonic ns                       */
     uint64_t lease_pos; /* index in the coordinator's leased[] while leased   */
     char worker_id[CO_WORKER_ID_MAX];
-    char model[65]; /* the model bound at the first lease ("rollout" or hex); "" = not yet */
+    uint32_t model; /* the model bound at the first lease: co_job_model(); 0: not yet */
     int maker;      /* identity (co_ident) that stored its shard in this process; -1: unknown */
-    /* done */
+    /* done (its shard's name is co_job_shard's: the run's name for it) */
     char content_digest[65];
     char file_sha256[65];
-    char shard_name[96];
     uint64_t records, bytes;
     uint64_t fights, simulations, fallbacks, wins;
     uint64_t turn_limits; /* fights that ended at the turn cap (verified shard) */
@@ -65,17 +63,24 @@ typedef struct cjob {
     uint64_t prog_fights, prog_labels;
     /* audit by re-execution (audit.c; the stage, who[] and digest[] are in
      * the ledger, so an audit survives a restart; the auditor playing it
-     * does not). who[k]: the identity (key id, or worker id without CURVE)
-     * of the stored shard's maker (k = 0) and of each auditor; digest[k]
-     * what each one's copy held. */
-    uint8_t audit_stage; /* 0 none; 1, 2: waiting for the 2nd, 3rd copy;
-                            3: three different copies, waiting for an
-                            operator (sf-fleet quarantine)               */
-    int audit_worker;    /* worker slot playing it now, -1: none          */
-    uint64_t audit_deadline;
-    char audit_who[3][CO_WORKER_ID_MAX];
-    char audit_digest[3][65];
+     * does not) */
+    uint8_t audit_stage;    /* 0 none; 1, 2: waiting for the 2nd, 3rd copy;
+                               3: three different copies, waiting for an
+                               operator (sf-fleet quarantine)               */
+    int audit_worker;       /* worker slot playing it now, -1: none          */
+    struct cjob_audit *aud; /* owned; set while audit_stage > 0 (and kept
+                               after, until the job is freed)           */
 } cjob;
+
+/* A job's audit copies, apart from the job table: few jobs are audited, and
+ * every job of a run of millions has an entry in the table. who[k]: the
+ * identity (key id, or worker id without CURVE) of the stored shard's maker
+ * (k = 0) and of each auditor; digest[k] what each one's copy held. */
+typedef struct cjob_audit {
+    uint64_t deadline; /* the auditor's lease, monotonic ns */
+    char who[3][CO_WORKER_ID_MAX];
+    char digest[3][65];
+} cjob_audit;
 
 typedef struct upload {
     int active;
@@ -161,6 +166,12 @@ struct sf_coordinator {
 
     cjob *jobs;
     uint64_t njobs;
+    /* Job records in the ledger: njobs once creation is done; less while a
+     * new run's jobs are being created in chunks (ledger_create_jobs). */
+    uint64_t jobs_created;
+    uint32_t create_chunk;             /* sf_coord_opts.create_chunk or the default */
+    const volatile sig_atomic_t *stop; /* sf_coord_opts.stop; NULL: never */
+
     uint64_t *leased;  /* ids of the jobs in JS_LEASED, unordered              */
     uint64_t n_leased; /* (done is st.jobs_done; pending is the rest)          */
     uint64_t *dirty;   /* ids of jobs changed since the last commit           */
@@ -172,6 +183,12 @@ struct sf_coordinator {
     uint64_t n_audits;
     uint64_t *failing; /* ids of jobs with a failure report, unordered      */
     uint64_t n_failing;
+
+    /* The models jobs are bound to ("rollout" or hex), each kept once: a
+     * job holds its index + 1 (cjob.model; co_job_model, co_job_set_model),
+     * not 65 bytes of its own. */
+    char (*models)[65];
+    int n_models, cap_models;
 
     co_ident *idents; /* every identity that said Hello in this process    */
     int n_idents, cap_idents;
@@ -335,8 +352,18 @@ void co_queue_unpop(sf_coordinator *co, uint64_t id);
 /* The index of identity `id` in co->idents, added if new; -1 without
  * memory. */
 int co_ident_index(sf_coordinator *co, const char *id);
+/* The model job j is bound to ("rollout" or 64 hex digits; "" before its
+ * first lease), and binding it (`model` "": unbound); -1 without memory
+ * or for a name longer than 64 bytes. */
+const char *co_job_model(const sf_coordinator *co, const cjob *j);
+int co_job_set_model(sf_coordinator *co, cjob *j, const char *model);
 /* The stored shard's file name of `job`. */
 void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap);
+/* Job j's stored shard's name in out (co_shard_name) when j is done, else
+ * ""; returns out. Not kept per job: every job of a run of millions has an
+ * entry in the table, and the name follows from the run and the job. */
+#define CO_SHARD_NAME_MAX 96
+const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SHARD_NAME_MAX]);
 /* Worker slots: the one of routing id `ident` (-1: none), a new one (-1
  * without memory); liveness (kept per identity too); a dead worker's
  * upload and leases go. */
@@ -427,8 +454,16 @@ void ledger_close(sf_coordinator *co);
  * not match, a record does not decode or does not fit its job, or a job's
  * record is missing; SF_EVERSION for a ledger without the format record. */
 int ledger_load(sf_coordinator *co, sf_err *err);
-/* Create the run record and every job (pending). */
-int ledger_create(sf_coordinator *co, sf_err *err);
+/* A new ledger's run record (format, config, digest, job count, and no job
+ * created yet), synced. */
+int ledger_create_run(sf_coordinator *co, sf_err *err);
+/* Create the jobs from co->jobs_created to co->njobs (pending), at most
+ * co->create_chunk per transaction, each transaction also moving the
+ * "created" record, and synced: killed at any moment, the ledger holds a
+ * whole number of chunks and says how many jobs. Logs "creating jobs: N of
+ * M" after the first chunk and then at most once a second when it takes
+ * more than one. Between chunks *co->stop is read: SF_ESTATE once set. */
+int ledger_create_jobs(sf_coordinator *co, sf_err *err);
 /* Write every dirty job in one transaction; sync if co->need_sync. */
 int ledger_commit(sf_coordinator *co, sf_err *err);
 

@@ -26,6 +26,12 @@ int co_room_for_one(void **v, int n, int *cap, size_t size, int first) {
     return 0;
 }
 
+/* open.c's open_jobs: the job table and five id arrays (queue, dirty,
+ * leased, audits, failing), one entry per job each. */
+uint64_t sf_coordinator_table_bytes(uint64_t njobs) {
+    return njobs * (sizeof(cjob) + 5 * sizeof(uint64_t));
+}
+
 void job_touch(sf_coordinator *co, cjob *j) {
     if (!j->dirty) {
         j->dirty = 1;
@@ -115,6 +121,37 @@ void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap
     sf_shard_name(co->cfg.name, job, out, cap);
 }
 
+const char *co_job_model(const sf_coordinator *co, const cjob *j) {
+    return j->model ? co->models[j->model - 1] : "";
+}
+
+int co_job_set_model(sf_coordinator *co, cjob *j, const char *model) {
+    if (!model[0]) {
+        j->model = 0;
+        return 0;
+    }
+    if (strlen(model) >= sizeof co->models[0])
+        return -1;
+    for (int k = co->n_models; k-- > 0;) /* a handful: one a champion */
+        if (!strcmp(co->models[k], model)) {
+            j->model = (uint32_t)k + 1;
+            return 0;
+        }
+    if (co_room_for_one((void **)&co->models, co->n_models, &co->cap_models, sizeof co->models[0],
+                        4) < 0)
+        return -1;
+    snprintf(co->models[co->n_models], sizeof co->models[0], "%s", model);
+    j->model = (uint32_t)++co->n_models;
+    return 0;
+}
+
+const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SHARD_NAME_MAX]) {
+    out[0] = 0;
+    if (j->state == JS_DONE)
+        co_shard_name(co, j->id, out, CO_SHARD_NAME_MAX);
+    return out;
+}
+
 int co_worker_find(sf_coordinator *co, const uint8_t *ident, size_t len) {
     for (int i = 0; i < co->nworkers; i++)
         if (co->workers[i].ident_len == len && !memcmp(co->workers[i].ident, ident, len))
@@ -172,7 +209,7 @@ void co_release_job(sf_coordinator *co, cjob *j, int expired) {
 /* Done job j pending again, its shard forgotten (committed with a sync). */
 void co_job_pending(sf_coordinator *co, cjob *j) {
     j->state = JS_PENDING;
-    j->content_digest[0] = j->file_sha256[0] = j->shard_name[0] = 0;
+    j->content_digest[0] = j->file_sha256[0] = 0;
     j->records = j->bytes = j->fights = j->simulations = j->fallbacks = j->wins = 0;
     j->turn_limits = 0;
     job_touch(co, j);
@@ -206,9 +243,8 @@ void co_job_undo(sf_coordinator *co, cjob *j) {
 void co_job_replay(sf_coordinator *co, cjob *j, const char *why) {
     if (j->state != JS_DONE)
         return;
-    char name[sizeof j->shard_name];
-    snprintf(name, sizeof name, "%s", j->shard_name);
-    co_set_aside(co, name, why);
+    char name[CO_SHARD_NAME_MAX];
+    co_set_aside(co, co_job_shard(co, j, name), why);
     co_job_undo(co, j);
 }
 

@@ -145,9 +145,9 @@ void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spi
  * be read (logged when the reason changes; the job stays pending). */
 static int bind_model(sf_coordinator *co, cjob *j) {
     if (co->gate || !co->cfg.model.champion[0]) { /* model.sha256 is self-play's only */
-        snprintf(j->model, sizeof j->model, "%s",
-                 !co->gate && co->cfg.model.sha256[0] ? co->cfg.model.sha256 : SF_REGISTRY_ROLLOUT);
-        return 0;
+        return co_job_set_model(co, j,
+                                !co->gate && co->cfg.model.sha256[0] ? co->cfg.model.sha256
+                                                                     : SF_REGISTRY_ROLLOUT);
     }
     char champ[SF_SHA256_HEX_LEN + 1], why[sizeof co->champion_why];
     sf_err e = {0};
@@ -168,7 +168,8 @@ static int bind_model(sf_coordinator *co, cjob *j) {
         sf_log(co->log, co->log_ctx, "coordinator: jobs from %llu on play champion %.12s...",
                (unsigned long long)j->id, champ);
     snprintf(co->champion, sizeof co->champion, "%s", champ);
-    snprintf(j->model, sizeof j->model, "%s", champ);
+    if (co_job_set_model(co, j, champ) < 0)
+        return -1;
     job_touch(co, j);
     return 0;
 }
@@ -183,7 +184,7 @@ static void send_job(sf_coordinator *co, const cworker *w, const cjob *j, uint32
     job.seed_count = j->seed_count;
     job.attempt = attempt;
     job.search = co->run_msg->search;
-    job.model_sha256 = (char *)j->model; /* bound at its first lease (bind_model) */
+    job.model_sha256 = (char *)co_job_model(co, j); /* bound at its first lease (bind_model) */
     job.config_digest = co->digest;
     job.lease_seconds = co->cfg.coordinator.lease_seconds;
     env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
@@ -255,7 +256,7 @@ void co_on_job_request(sf_coordinator *co, int wi) {
     if (!id && co->q_len > 0 && !may)
         co->st.lease_limit_waits++;
     cjob *j = id ? &co->jobs[id - 1] : NULL;
-    if (j && !j->model[0] && bind_model(co, j) < 0) { /* no champion to follow yet */
+    if (j && !j->model && bind_model(co, j) < 0) { /* no champion to follow yet */
         co_queue_unpop(co, id);
         j = NULL;
     }

@@ -3,8 +3,13 @@
  *
  * Databases: `meta` ("format" = LEDGER_FORMAT, "config" = packed
  * RunConfig, "digest" = hex config digest, "jobs" = job count as u64
+ * little-endian, "created" = the job records written so far, u64
  * little-endian) and `jobs` (key = job id, u64 big-endian; value = packed
- * LedgerJob). Every stored value ends in a 16-byte BLAKE2b tag of the
+ * LedgerJob). A new run's jobs are written in chunks (ledger_create_jobs),
+ * each transaction adding its jobs and moving "created", so a coordinator
+ * killed or stopped while creating leaves jobs 1..created and goes on from
+ * there. A ledger without "created" (written before chunks) holds every
+ * job. Every stored value ends in a 16-byte BLAKE2b tag of the
  * database's name, the key and the value (record_tag), checked at load —
  * every record of both databases, "config" too, which nothing else reads —
  * so a flipped bit in a record, or a record moved under another key, is an
@@ -50,6 +55,10 @@
  * ledger that makes LMDB loop is as damaged as one that makes it crash;
  * reading a sound one of a million jobs takes a second or two. */
 #define PROBE_SECONDS 30
+/* ... and a second more per this many jobs: a sound ledger of 3 million
+ * jobs takes about 9 s to read on an idle core, several times that on a
+ * busy one */
+#define PROBE_JOBS_PER_EXTRA_SECOND 50000u
 
 static int mdb_fail(sf_err *err, const char *path, const char *what, int rc) {
     return sf_err_set(err, SF_EIO, "%s: %s: %s", path, what, mdb_strerror(rc));
@@ -190,7 +199,8 @@ static void probe_child(sf_coordinator *co, int fd) {
     static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
         signal(faults[i], SIG_DFL);
-    alarm(co->probe_seconds ? co->probe_seconds : PROBE_SECONDS);
+    alarm(co->probe_seconds ? co->probe_seconds
+                            : PROBE_SECONDS + (unsigned)(co->njobs / PROBE_JOBS_PER_EXTRA_SECOND));
     sf_err e = {0};
     co->env = NULL;
     int rc = env_open(co, MDB_RDONLY | MDB_NOLOCK, &e);
@@ -255,8 +265,12 @@ static int probe_ledger(sf_coordinator *co, sf_err *err) {
 
 /* Claim the run's room in the ledger file `fd` (see the top). SF_OK, or
  * SF_EIO with the OS reason (a filesystem without fallocate is no error). */
+uint64_t sf_coordinator_ledger_bytes(uint64_t njobs) {
+    return LEDGER_RESERVE + njobs * (uint64_t)LEDGER_BYTES_PER_JOB;
+}
+
 static int reserve(const sf_coordinator *co, int fd, sf_err *err) {
-    uint64_t bytes = LEDGER_RESERVE + co->njobs * (uint64_t)LEDGER_BYTES_PER_JOB;
+    uint64_t bytes = sf_coordinator_ledger_bytes(co->njobs);
     int rc = posix_fallocate(fd, 0, (off_t)bytes);
     if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL)
         return SF_OK;
@@ -284,6 +298,10 @@ int ledger_open(sf_coordinator *co, sf_err *err) {
         if (rc < 0)
             return rc;
     } else {
+        /* a big run's ledger takes seconds to read, twice: say why it waits */
+        if (co->njobs > SF_COORD_CREATE_CHUNK)
+            sf_log(co->log, co->log_ctx, "coordinator: reading the ledger's %llu jobs",
+                   (unsigned long long)co->njobs);
         int rc = probe_ledger(co, err);
         if (rc < 0)
             return rc;
@@ -310,10 +328,12 @@ void ledger_close(sf_coordinator *co) {
     }
 }
 
-/* who and digest: room for the audit's identities and digests; counter: the
- * one counter kept (the proto points into j and into them). */
-static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__JobStats *st,
-                         const char *who[3], const char *digest[3], Spirefleet__Counter *counter,
+/* name: j's shard's name (co_job_shard); model: its model (co_job_model); who and digest: room for
+ * the audit's identities and digests; counter: the one counter kept (the proto points into j and
+ * into them). */
+static void job_to_proto(const cjob *j, const char *name, const char *model,
+                         Spirefleet__LedgerJob *m, Spirefleet__JobStats *st, const char *who[3],
+                         const char *digest[3], Spirefleet__Counter *counter,
                          Spirefleet__Counter **counters) {
     spirefleet__ledger_job__init(m);
     spirefleet__job_stats__init(st);
@@ -324,18 +344,18 @@ static void job_to_proto(const cjob *j, Spirefleet__LedgerJob *m, Spirefleet__Jo
     m->worker_id = (char *)j->worker_id;
     m->attempt = j->attempt;
     m->content_digest = (char *)j->content_digest;
-    m->shard_name = (char *)j->shard_name;
+    m->shard_name = (char *)name;
     m->records = j->records;
     m->bytes = j->bytes;
     m->file_sha256 = (char *)j->file_sha256;
-    m->model_sha256 = (char *)j->model;
+    m->model_sha256 = (char *)model;
     m->audit_stage = j->audit_stage;
     m->n_audit_by = m->n_audit_digest = j->audit_stage;
     m->audit_by = (char **)who;
     m->audit_digest = (char **)digest;
-    for (int k = 0; k < j->audit_stage; k++) {
-        who[k] = (char *)j->audit_who[k];
-        digest[k] = (char *)j->audit_digest[k];
+    for (int k = 0; k < j->audit_stage; k++) { /* j->aud is set at a stage */
+        who[k] = (char *)j->aud->who[k];
+        digest[k] = (char *)j->aud->digest[k];
     }
     st->fights = j->fights;
     st->decisions = j->records;
@@ -362,7 +382,9 @@ static int put_job(sf_coordinator *co, MDB_txn *txn, const cjob *j) {
     Spirefleet__JobStats st;
     Spirefleet__Counter counter, *counters[1];
     const char *who[3], *digest[3];
-    job_to_proto(j, &m, &st, who, digest, &counter, counters);
+    char name[CO_SHARD_NAME_MAX];
+    job_to_proto(j, co_job_shard(co, j, name), co_job_model(co, j), &m, &st, who, digest, &counter,
+                 counters);
     uint8_t buf[2048];
     size_t n = spirefleet__ledger_job__get_packed_size(&m);
     if (n > sizeof buf)
@@ -406,7 +428,14 @@ static int write_txn(sf_coordinator *co, int (*fn)(sf_coordinator *, MDB_txn *),
                       co->ledger_path, co->map_size, mdb_strerror(MDB_MAP_FULL));
 }
 
-static int create_fn(sf_coordinator *co, MDB_txn *txn) {
+static int put_u64_meta(MDB_txn *txn, MDB_dbi dbi, const char *key, uint64_t v) {
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(v >> (8 * i));
+    return put_meta(txn, dbi, key, le, 8);
+}
+
+static int create_run_fn(sf_coordinator *co, MDB_txn *txn) {
     sf_config_scratch *s = malloc(sizeof *s);
     if (!s)
         return ENOMEM;
@@ -424,25 +453,71 @@ static int create_fn(sf_coordinator *co, MDB_txn *txn) {
         rc = put_meta(txn, co->dbi_meta, "format", LEDGER_FORMAT, strlen(LEDGER_FORMAT));
     if (!rc)
         rc = put_meta(txn, co->dbi_meta, "digest", co->digest, 64);
-    uint8_t cnt[8];
-    for (int i = 0; i < 8; i++)
-        cnt[i] = (uint8_t)(co->njobs >> (8 * i));
     if (!rc)
-        rc = put_meta(txn, co->dbi_meta, "jobs", cnt, 8);
-    for (uint64_t i = 0; i < co->njobs && !rc; i++)
-        rc = put_job(co, txn, &co->jobs[i]);
+        rc = put_u64_meta(txn, co->dbi_meta, "jobs", co->njobs);
+    if (!rc)
+        rc = put_u64_meta(txn, co->dbi_meta, "created", 0);
     return rc;
 }
 
-int ledger_create(sf_coordinator *co, sf_err *err) {
-    int rc = write_txn(co, create_fn, err);
+int ledger_create_run(sf_coordinator *co, sf_err *err) {
+    int rc = write_txn(co, create_run_fn, err);
     if (rc < 0)
         return rc;
+    co->jobs_created = 0;
     int src = mdb_env_sync(co->env, 1);
-    if (src)
-        return mdb_fail(err, co->ledger_path, "sync", src);
-    for (uint64_t i = 0; i < co->njobs; i++)
-        co->jobs[i].dirty = 0;
+    return src ? mdb_fail(err, co->ledger_path, "sync", src) : SF_OK;
+}
+
+/* The end (exclusive, 0-based) of the next chunk of jobs to create. */
+static uint64_t chunk_end(const sf_coordinator *co) {
+    uint64_t chunk = co->create_chunk ? co->create_chunk : SF_COORD_CREATE_CHUNK;
+    uint64_t left = co->njobs - co->jobs_created;
+    return co->jobs_created + (left < chunk ? left : chunk);
+}
+
+/* One chunk: its jobs and the new "created", in one transaction (write_txn
+ * may run it again after growing the map: it writes the same records). */
+static int create_chunk_fn(sf_coordinator *co, MDB_txn *txn) {
+    uint64_t end = chunk_end(co);
+    int rc = 0;
+    for (uint64_t i = co->jobs_created; i < end && !rc; i++)
+        rc = put_job(co, txn, &co->jobs[i]);
+    if (!rc)
+        rc = put_u64_meta(txn, co->dbi_meta, "created", end);
+    return rc;
+}
+
+int ledger_create_jobs(sf_coordinator *co, sf_err *err) {
+    uint64_t chunk = co->create_chunk ? co->create_chunk : SF_COORD_CREATE_CHUNK;
+    /* progress only where creation takes more than one transaction */
+    int show = co->njobs - co->jobs_created > chunk;
+    uint64_t last_line = 0;
+    while (co->jobs_created < co->njobs) {
+        if (co->stop && *co->stop)
+            return sf_err_set(err, SF_ESTATE,
+                              "%s: stopped while creating jobs: %llu of %llu made; start the "
+                              "coordinator again on this output dir to go on from there",
+                              co->ledger_path, (unsigned long long)co->jobs_created,
+                              (unsigned long long)co->njobs);
+        uint64_t end = chunk_end(co);
+        int rc = write_txn(co, create_chunk_fn, err);
+        if (rc < 0)
+            return rc;
+        /* a whole number of chunks on disk, whatever happens next */
+        int src = mdb_env_sync(co->env, 1);
+        if (src)
+            return mdb_fail(err, co->ledger_path, "sync", src);
+        for (uint64_t i = co->jobs_created; i < end; i++)
+            co->jobs[i].dirty = 0;
+        co->jobs_created = end;
+        uint64_t now = sf_now_ns();
+        if (show && (last_line == 0 || end == co->njobs || now - last_line >= CO_NS_PER_S)) {
+            sf_log(co->log, co->log_ctx, "coordinator: creating jobs: %llu of %llu",
+                   (unsigned long long)end, (unsigned long long)co->njobs);
+            last_line = now;
+        }
+    }
     return SF_OK;
 }
 
@@ -555,6 +630,31 @@ static void job_problem(const sf_coordinator *co, uint64_t id, const Spirefleet_
             snprintf(why, cap, "has a malformed audit copy %zu", k);
 }
 
+/* ledger_load, step 1b: how many job records were created (the "created"
+ * record; absent in a ledger written before chunked creation: all). 0, or
+ * -1 with SF_ECORRUPT in err. */
+static int load_created(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
+    MDB_val v;
+    int got = get_meta(co, txn, "created", &v, err);
+    if (got == 1) {
+        co->jobs_created = co->njobs;
+        return 0;
+    }
+    if (got < 0)
+        return -1;
+    uint64_t n = 0;
+    for (int i = 0; v.mv_size == 8 && i < 8; i++)
+        n |= (uint64_t)((const uint8_t *)v.mv_data)[i] << (8 * i);
+    if (v.mv_size != 8 || n > co->njobs) {
+        sf_err_set(err, SF_ECORRUPT,
+                   "%s: the ledger is damaged: its 'created' record says %llu of %llu jobs",
+                   co->ledger_path, (unsigned long long)n, (unsigned long long)co->njobs);
+        return -1;
+    }
+    co->jobs_created = n;
+    return 0;
+}
+
 /* ledger_load, step 1: the run record. 1 when it is this run's (the
  * format, the config digest and the job count match); 0 when nothing was
  * ever committed (a new ledger); an error code (set in err) otherwise. */
@@ -614,6 +714,8 @@ static int load_run_record(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
         else if (got == 1)
             got = -1,
             sf_err_set(err, SF_ECORRUPT, "%s: the job count record is missing", co->ledger_path);
+        if (got == 0)
+            got = load_created(co, txn, err);
     } else if (got == 1) { /* a run record but no format: damaged (the old ones are above) */
         got = -1,
         sf_err_set(err, SF_ECORRUPT, "%s: the ledger's format record is missing", co->ledger_path);
@@ -624,7 +726,8 @@ static int load_run_record(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
 }
 
 /* ledger_load, step 2, one record: job record `id` (its checked, decoded
- * value m) into the job table. -1 when its model is not a model's name. */
+ * value m) into the job table. -1 when its model is not a model's name, -2
+ * without memory (for its model or its audit). */
 static int load_job(sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob *m) {
     cjob *j = &co->jobs[id - 1];
     j->state = (uint8_t)m->state;
@@ -632,13 +735,16 @@ static int load_job(sf_coordinator *co, uint64_t id, const Spirefleet__LedgerJob
     copy_str(j->worker_id, sizeof j->worker_id, m->worker_id);
     copy_str(j->content_digest, sizeof j->content_digest, m->content_digest);
     copy_str(j->file_sha256, sizeof j->file_sha256, m->file_sha256);
-    copy_str(j->shard_name, sizeof j->shard_name, m->shard_name);
-    copy_str(j->model, sizeof j->model, m->model_sha256);
-    if (j->model[0] && strcmp(j->model, "rollout") && !sf_sha256_hex_canonical(j->model))
+    const char *model = m->model_sha256 ? m->model_sha256 : "";
+    if (model[0] && strcmp(model, "rollout") && !sf_sha256_hex_canonical(model))
         return -1;
+    if (co_job_set_model(co, j, model) < 0)
+        return -2;
+    if (m->audit_stage && !j->aud && !(j->aud = calloc(1, sizeof *j->aud)))
+        return -2;
     for (uint32_t k = 0; k < m->audit_stage; k++) {
-        copy_str(j->audit_who[k], sizeof j->audit_who[k], m->audit_by[k]);
-        copy_str(j->audit_digest[k], sizeof j->audit_digest[k], m->audit_digest[k]);
+        copy_str(j->aud->who[k], sizeof j->aud->who[k], m->audit_by[k]);
+        copy_str(j->aud->digest[k], sizeof j->aud->digest[k], m->audit_digest[k]);
     }
     if (m->audit_stage)
         audit_restore(co, j, (uint8_t)m->audit_stage);
@@ -666,7 +772,7 @@ static int load_jobs(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
     uint64_t loaded = 0;
     MDB_val key, val;
     char why[200] = "";
-    int gr = 0;
+    int gr = 0, nomem = 0;
     for (int op = MDB_FIRST;
          !rc && !why[0] && !(gr = mdb_cursor_get(cur, &key, &val, (MDB_cursor_op)op));
          op = MDB_NEXT) {
@@ -675,6 +781,11 @@ static int load_jobs(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
             id = id << 8 | ((const uint8_t *)key.mv_data)[i];
         if (key.mv_size != 8 || id == 0 || id > co->njobs || id <= loaded) {
             snprintf(why, sizeof why, "a job record has the key of no job of the run");
+            break;
+        }
+        if (id > co->jobs_created) {
+            snprintf(why, sizeof why, "job %llu has a record, but only %llu jobs were created",
+                     (unsigned long long)id, (unsigned long long)co->jobs_created);
             break;
         }
         if (id != loaded + 1) {
@@ -696,8 +807,8 @@ static int load_jobs(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
         job_problem(co, id, m, prob, sizeof prob);
         if (prob[0])
             snprintf(why, sizeof why, "job %llu's record %s", (unsigned long long)id, prob);
-        else if (load_job(co, id, m) < 0)
-            rc = -1;
+        else if ((rc = load_job(co, id, m)) == -2)
+            nomem = 1;
         spirefleet__ledger_job__free_unpacked(m, NULL);
         if (rc || why[0])
             break;
@@ -707,15 +818,18 @@ static int load_jobs(sf_coordinator *co, MDB_txn *txn, sf_err *err) {
         rc = gr;
     if (cur)
         mdb_cursor_close(cur);
+    if (nomem)
+        return sf_err_set(err, SF_ENOMEM, "%s: out of memory loading job %llu", co->ledger_path,
+                          (unsigned long long)(loaded + 1));
     if (rc)
         return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: reading the jobs: %s",
                           co->ledger_path, mdb_strerror(rc));
     if (why[0])
         return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: %s", co->ledger_path, why);
-    if (loaded != co->njobs)
+    if (loaded != co->jobs_created)
         return sf_err_set(
             err, SF_ECORRUPT, "%s: the ledger is damaged: job records stop at %llu of %llu",
-            co->ledger_path, (unsigned long long)loaded, (unsigned long long)co->njobs);
+            co->ledger_path, (unsigned long long)loaded, (unsigned long long)co->jobs_created);
     return 1;
 }
 

@@ -147,7 +147,6 @@ void co_count_failure(sf_coordinator *co, int wi, cjob *j, const char *why) {
         seen_id |= j->failed_ident[k] == co->workers[wi].who;
     if (!seen_id && j->failed_idents < CO_MAX_FAILURES)
         j->failed_ident[j->failed_idents++] = co->workers[wi].who;
-    snprintf(j->last_failure, sizeof j->last_failure, "%.150s", why);
     snprintf(co->st.last_failure, sizeof co->st.last_failure, "job %llu: %.130s",
              (unsigned long long)j->id, why);
 }

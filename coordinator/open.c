@@ -33,6 +33,8 @@ static int open_config(sf_coordinator *co, const sf_run_config *cfg, const sf_co
         CO_NS_PER_MS;
     co->log = opts ? opts->log : NULL;
     co->log_ctx = opts ? opts->log_ctx : NULL;
+    co->stop = opts ? opts->stop : NULL;
+    co->create_chunk = opts ? opts->create_chunk : 0;
     co->cfg_msg = malloc(sizeof *co->cfg_msg);
     if (!co->cfg_msg)
         return sf_err_set(err, SF_ENOMEM, "out of memory");
@@ -112,16 +114,24 @@ static int open_lock(sf_coordinator *co, sf_err *err) {
     return SF_OK;
 }
 
-/* 5: the ledger: the run found there (its digest must match), or a new one
- * with every job. */
+/* 5: the ledger: the run found there (its digest must match), or a new
+ * one; then the jobs not created yet (all of a new run's; the rest of a
+ * run stopped while creating them), in chunks, stopping on co->stop. */
 static int open_ledger(sf_coordinator *co, sf_err *err) {
     int rc = ledger_open(co, err);
     if (rc < 0)
         return rc;
     rc = ledger_load(co, err);
     if (rc == 0)
-        return ledger_create(co, err);
-    return rc < 0 ? rc : SF_OK;
+        rc = ledger_create_run(co, err);
+    else if (rc == 1 && co->jobs_created < co->njobs)
+        sf_log(co->log, co->log_ctx,
+               "coordinator: %llu of %llu jobs were created before the last stop; creating the "
+               "rest",
+               (unsigned long long)co->jobs_created, (unsigned long long)co->njobs);
+    if (rc < 0)
+        return rc;
+    return ledger_create_jobs(co, err);
 }
 
 /* 7: security: with mode curve the key directory (made for a local run
@@ -318,6 +328,8 @@ void sf_coordinator_close(sf_coordinator *co) {
     pthread_mutex_destroy(&co->snap_lock);
     free(co->replies);
     free(co->workers);
+    for (uint64_t i = 0; co->jobs && i < co->njobs; i++)
+        free(co->jobs[i].aud);
     free(co->jobs);
     free(co->queue);
     free(co->dirty);
@@ -325,6 +337,7 @@ void sf_coordinator_close(sf_coordinator *co) {
     free(co->audits);
     free(co->failing);
     free(co->idents);
+    free(co->models);
     free(co->cfg_msg);
     gate_close(co);
     free(co);

@@ -70,8 +70,9 @@ int co_quarantine_open(sf_coordinator *co, sf_err *err) {
  * since): listed, moved aside, the job undone. 1 when quarantined. */
 static int quarantine_job(sf_coordinator *co, cjob *j, const char *key_id, int64_t since,
                           sf_err *err) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
+    char path[1200], name[CO_SHARD_NAME_MAX];
+    co_job_shard(co, j, name);
+    snprintf(path, sizeof path, "%s/%s", co->shards_dir, name);
     sf_shard_reader *r = NULL;
     sf_err e = {0};
     if (sf_shard_reader_open(path, &r, &e) < 0)
@@ -81,7 +82,7 @@ static int quarantine_job(sf_coordinator *co, cjob *j, const char *key_id, int64
     sf_shard_quarantine_entry qe = {0};
     if (hit) {
         memcpy(qe.digest, m->content_digest.data, 32);
-        snprintf(qe.name, sizeof qe.name, "%s", j->shard_name);
+        snprintf(qe.name, sizeof qe.name, "%s", name);
         snprintf(qe.key_id, sizeof qe.key_id, "%s", key_id);
         qe.when_unix = (int64_t)time(NULL);
     }
@@ -96,7 +97,7 @@ static int quarantine_job(sf_coordinator *co, cjob *j, const char *key_id, int64
     char dir[400], to[1400], hex[65];
     snprintf(dir, sizeof dir, "%s/quarantined", co->cfg.output_dir);
     sf_hex(qe.digest, 32, hex);
-    snprintf(to, sizeof to, "%s/%.12s-%s", dir, hex, j->shard_name);
+    snprintf(to, sizeof to, "%s/%.12s-%s", dir, hex, name);
     if (sf_mkdir_p(dir) < 0 || rename(path, to) != 0)
         return sf_err_set(err, SF_EIO, "cannot move %s to %s: %s", path, to, strerror(errno));
     if ((rc = sf_fsync_dir(co->shards_dir, err)) < 0)

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -82,15 +83,65 @@ static void recheck_done_jobs(sf_coordinator *co) {
     }
 }
 
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the files in shards/, sorted (*n of them; free each and the
+ * array), read once: asking the filesystem about every job that is not
+ * done would be a system call per job (millions, at a big run's start).
+ * *whole is 0 when the list could not be made whole (no memory, no
+ * directory listing): then every job is asked about after all. */
+static char **stored_names(sf_coordinator *co, size_t *n, int *whole) {
+    *n = 0;
+    *whole = 0;
+    DIR *d = opendir(co->shards_dir);
+    if (!d)
+        return NULL;
+    *whole = 1;
+    char **v = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (*n == cap) {
+            size_t want = cap ? cap * 2 : 64;
+            char **t = realloc(v, want * sizeof *v);
+            if (!t) {
+                *whole = 0;
+                break;
+            }
+            v = t;
+            cap = want;
+        }
+        if (!(v[*n] = strdup(e->d_name))) {
+            *whole = 0;
+            break;
+        }
+        (*n)++;
+    }
+    closedir(d);
+    if (*n)
+        qsort(v, *n, sizeof *v, name_cmp);
+    return v;
+}
+
 /* A shard in shards/ whose job the ledger does not call done: the
  * coordinator stopped between storing it and committing. Verify and adopt. */
 static void adopt_stored_shards(sf_coordinator *co) {
-    for (uint64_t i = 0; i < co->njobs; i++) {
+    size_t n_stored;
+    int whole;
+    char **stored = stored_names(co, &n_stored, &whole);
+    for (uint64_t i = 0; i < co->njobs && (n_stored > 0 || !whole); i++) {
         cjob *j = &co->jobs[i];
         if (j->state == JS_DONE)
             continue;
         char name[96], path[1200];
         co_shard_name(co, j->id, name, sizeof name);
+        const char *key = name;
+        if (whole && !bsearch(&key, stored, n_stored, sizeof *stored, name_cmp))
+            continue;
         snprintf(path, sizeof path, "%s/%s", co->shards_dir, name);
         if (access(path, F_OK) != 0)
             continue;
@@ -108,13 +159,16 @@ static void adopt_stored_shards(sf_coordinator *co) {
             /* the model: the one its lease bound, else (a lost binding)
              * the manifest's, which an audit of the job then plays */
             const char *mm = m->model_sha256 ? m->model_sha256 : "";
-            if (ok && !co->gate && j->model[0] && strcmp(mm, j->model)) {
+            const char *jm = co_job_model(co, j);
+            if (ok && !co->gate && jm[0] && strcmp(mm, jm)) {
                 ok = 0;
                 snprintf(why, sizeof why, "manifest names model %.12s..., the job's is %.12s...",
-                         mm, j->model);
+                         mm, jm);
             }
-            if (ok && !co->gate && !j->model[0])
-                snprintf(j->model, sizeof j->model, "%s", mm);
+            if (ok && !co->gate && !jm[0] && co_job_set_model(co, j, mm) < 0) {
+                ok = 0;
+                snprintf(why, sizeof why, "no memory for its model");
+            }
             if (!ok && why[0])
                 snprintf(e.msg, sizeof e.msg, "%s", why);
             if (ok && m->stats) {
@@ -141,7 +195,6 @@ static void adopt_stored_shards(sf_coordinator *co) {
             continue;
         }
         sf_hex(rep.digest, 32, j->content_digest);
-        snprintf(j->shard_name, sizeof j->shard_name, "%s", name);
         j->records = rep.records;
         j->bytes = rep.file_bytes;
         j->state = JS_DONE;
@@ -150,6 +203,9 @@ static void adopt_stored_shards(sf_coordinator *co) {
         sf_log(co->log, co->log_ctx, "coordinator: adopted %s for job %llu", name,
                (unsigned long long)j->id);
     }
+    for (size_t k = 0; k < n_stored; k++)
+        free(stored[k]);
+    free(stored);
 }
 
 static void clear_incoming(sf_coordinator *co) {

@@ -17,9 +17,11 @@ void co_on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len) {
     uint64_t n = co->st.jobs_done;
     Spirefleet__ShardInfo *infos = calloc(n ? n : 1, sizeof *infos);
     Spirefleet__ShardInfo **ptrs = calloc(n ? n : 1, sizeof *ptrs);
-    if (!infos || !ptrs) {
+    char(*names)[CO_SHARD_NAME_MAX] = calloc(n ? n : 1, sizeof *names);
+    if (!infos || !ptrs || !names) {
         free(infos);
         free(ptrs);
+        free(names);
         co_reply_error(co, ident, len, SF_ENOMEM, "out of memory");
         return;
     }
@@ -29,7 +31,7 @@ void co_on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len) {
         if (j->state != JS_DONE)
             continue;
         spirefleet__shard_info__init(&infos[k]);
-        infos[k].name = j->shard_name;
+        infos[k].name = (char *)co_job_shard(co, j, names[k]);
         infos[k].job_id = j->id;
         infos[k].size = j->bytes;
         infos[k].file_sha256 = j->file_sha256;
@@ -72,24 +74,40 @@ void co_on_shard_list(sf_coordinator *co, const uint8_t *ident, size_t len) {
     co_queue_reply(co, ident, len, &env);
     free(infos);
     free(ptrs);
+    free(names);
     free(qinfos);
     free(all);
     free(qhex);
     sf_shard_quarantine_free(ql);
 }
 
+/* The done job whose stored shard is called `name` (co_shard_name:
+ * "<run>-job<digits>.shard"), or NULL: the job id is read from the name and
+ * the name made again from it, so only the exact name finds it. */
+static const cjob *job_of_shard(const sf_coordinator *co, const char *name) {
+    char prefix[CO_SHARD_NAME_MAX + 8];
+    int pl = snprintf(prefix, sizeof prefix, "%s-job", co->cfg.name);
+    if (!name || pl < 0 || (size_t)pl >= sizeof prefix || strncmp(name, prefix, (size_t)pl))
+        return NULL;
+    uint64_t id = 0;
+    for (const char *p = name + pl; *p >= '0' && *p <= '9' && id < co->njobs; p++)
+        id = id * 10 + (uint64_t)(*p - '0');
+    if (id == 0 || id > co->njobs || co->jobs[id - 1].state != JS_DONE)
+        return NULL;
+    char want[CO_SHARD_NAME_MAX];
+    co_shard_name(co, id, want, sizeof want);
+    return strcmp(want, name) ? NULL : &co->jobs[id - 1];
+}
+
 void co_on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
                        const Spirefleet__ShardFetch *f) {
-    const cjob *j = NULL;
-    for (uint64_t i = 0; i < co->njobs && f->name; i++)
-        if (co->jobs[i].state == JS_DONE && !strcmp(co->jobs[i].shard_name, f->name))
-            j = &co->jobs[i];
+    const cjob *j = job_of_shard(co, f->name);
     if (!j) {
         co_reply_error(co, ident, len, SF_ENOTFOUND, "no stored shard of that name");
         return;
     }
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", co->shards_dir, j->shard_name);
+    char path[1200], name[CO_SHARD_NAME_MAX];
+    snprintf(path, sizeof path, "%s/%s", co->shards_dir, co_job_shard(co, j, name));
     uint32_t want = f->length == 0 || f->length > SF_FLEET_CHUNK ? SF_FLEET_CHUNK : f->length;
     uint64_t left = f->offset < j->bytes ? j->bytes - f->offset : 0;
     size_t got = left < want ? (size_t)left : want;
@@ -102,8 +120,7 @@ void co_on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     int rc = fd < 0 ? SF_EIO : sf_pread_full(fd, buf, got, f->offset);
     if (rc < 0) {
         char why[256];
-        snprintf(why, sizeof why, "cannot read the stored shard %s: %s", j->shard_name,
-                 sf_io_reason(rc));
+        snprintf(why, sizeof why, "cannot read the stored shard %s: %s", name, sf_io_reason(rc));
         co_reply_error(co, ident, len, SF_EIO, why);
     }
     if (fd >= 0)
@@ -114,7 +131,7 @@ void co_on_shard_fetch(sf_coordinator *co, const uint8_t *ident, size_t len,
     }
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__ShardData d = SPIREFLEET__SHARD_DATA__INIT;
-    d.name = (char *)j->shard_name;
+    d.name = name;
     d.offset = f->offset;
     d.data.data = buf;
     d.data.len = got;

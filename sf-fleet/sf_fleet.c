@@ -24,8 +24,10 @@
  *                                        coordinator publishes there, else
  *                                        from its ledger), or a loop's state
  *   sf-fleet stop ENDPOINT               ask it to stop
- *   sf-fleet check [--json] CONFIG       validate; print the effective config
- *                                        (YAML, or one line of JSON)
+ *   sf-fleet check [--json] [--estimate [--calibrate]] CONFIG
+ *                                        validate; print the effective config
+ *                                        (YAML, or one line of JSON) and what
+ *                                        the run will create and cost
  *   sf-fleet rebuild-ledger CONFIG       replace a damaged ledger with one
  *                                        built from the stored shards
  *
@@ -53,6 +55,7 @@
 #include "coordinator/coordinator.h"
 #include "gate/stats.h"
 #include "sf-fleet/cli.h"
+#include "sf-fleet/estimate.h"
 #include "sf-fleet/slurm.h"
 #include "worker/worker.h"
 
@@ -119,7 +122,7 @@ static void usage(FILE *f) {
         "       sf-fleet stop ENDPOINT [--keys DIR]\n"
         "       sf-fleet keygen DIR [--add NAME [--operator]]\n"
         "       sf-fleet quarantine ENDPOINT --worker KEY [--since T] [--keys DIR]\n"
-        "       sf-fleet check [--json] CONFIG\n"
+        "       sf-fleet check [--json] [--estimate [--calibrate]] CONFIG\n"
         "       sf-fleet rebuild-ledger CONFIG\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
@@ -199,7 +202,8 @@ static int parse_uint(const char *s, const char *what, int lo, int hi, int *out)
  * metrics: metrics_http.h) with the log sink `log`, `log_ctx`
  * (sf_log_to_file and stderr, or sf-fleet run's run_log). Returns -1 when
  * open, else the exit code after printing why after `who`: 2 when the
- * ledger holds another config, 1 otherwise. */
+ * ledger holds another config, 3 when a signal stopped it while it created
+ * the run's jobs (the next start goes on from there), 1 otherwise. */
 static int open_coordinator(const char *who, const sf_run_config *cfg, const char *bind,
                             int metrics, int exit_when_done, sf_log_fn log, void *log_ctx,
                             sf_coordinator **co) {
@@ -207,11 +211,14 @@ static int open_coordinator(const char *who, const sf_run_config *cfg, const cha
                        .metrics_port = metrics,
                        .exit_when_done = exit_when_done,
                        .log = log,
-                       .log_ctx = log_ctx};
+                       .log_ctx = log_ctx,
+                       .stop = &g_stop};
     sf_err err = {0};
     if (sf_coordinator_open(cfg, &o, co, &err) == SF_OK)
         return -1;
     fprintf(stderr, "%s: %s\n", who, err.msg);
+    if (err.code == SF_ESTATE && g_stop)
+        return 3;
     return err.code == SF_ECONFIG ? 2 : 1;
 }
 
@@ -221,10 +228,25 @@ static int open_coordinator(const char *who, const sf_run_config *cfg, const cha
  * as YAML on stdout. check --json CONFIG: one line of JSON on stdout,
  * {"config_digest": D, "config": the effective config (sf_config_to_json:
  * what programs read the defaults from)}, and the "valid; config digest"
- * line on stderr for people. */
+ * line on stderr for people. --estimate adds what the run will create and
+ * cost (estimate.h): a section after the YAML, or "estimate" in the JSON;
+ * --calibrate takes the estimate's rates from one small job played here
+ * instead of the measured ones. */
 static int cmd_check(int argc, char **argv) {
-    int json = argc == 3 && !strcmp(argv[1], "--json");
-    if (argc != 2 && !json) {
+    int json = 0, estimate = 0, calibrate = 0;
+    for (int i = 1; i < argc - 1; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--estimate"))
+            estimate = 1;
+        else if (!strcmp(argv[i], "--calibrate"))
+            estimate = calibrate = 1;
+        else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc < 2 || argv[argc - 1][0] == '-') {
         usage(stderr);
         return 2;
     }
@@ -239,14 +261,39 @@ static int cmd_check(int argc, char **argv) {
     }
     fprintf(json ? stderr : stdout, "# %s: valid; config digest %s\n", path, digest);
     sf_fleet_warn_placeholder_sha(path, &cfg);
+    sf_estimate_rates rates;
+    sf_estimate est;
+    if (estimate) {
+        sf_estimate_measured(&rates);
+        if (calibrate) {
+            const char *tmp = getenv("TMPDIR");
+            sf_err err = {0};
+            /* 32 fights: about a second of CPU for the demo's config; a
+             * fight's length varies too much for fewer to say much */
+            uint32_t seeds = cfg.seed_count < 32 ? (uint32_t)cfg.seed_count : 32;
+            fprintf(stderr, "sf-fleet: %s: timing %u seeds on one thread...\n", path, seeds);
+            if (sf_estimate_calibrate(&cfg, seeds, tmp && tmp[0] ? tmp : "/tmp", &rates, &err) <
+                0) {
+                fprintf(stderr, "sf-fleet: %s: --calibrate: %s\n", path, err.msg);
+                return 1;
+            }
+        }
+        sf_estimate_compute(&cfg, &rates, &est);
+        for (int i = 0; json && i < est.n_warnings; i++)
+            fprintf(stderr, "sf-fleet: warning: %s: %s\n", path, est.warnings[i]);
+    }
     if (!json) {
         sf_config_print(&cfg, stdout);
-        return 0;
+        if (estimate)
+            sf_estimate_print(&est, &rates, stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
     }
     char *text = sf_config_to_json(&cfg);
     json_t *eff = text ? json_loads(text, 0, NULL) : NULL;
     free(text);
     json_t *doc = eff ? json_pack("{s:s,s:o}", "config_digest", digest, "config", eff) : NULL;
+    if (doc && estimate)
+        json_object_set_new(doc, "estimate", sf_estimate_to_json(&est, &rates));
     char *line = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (!line) {

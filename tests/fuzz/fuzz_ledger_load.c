@@ -46,6 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sf_err err = {0};
     if (sf_write_file_durable(co.ledger_path, data, size, &err) < 0)
         abort();
+    for (int i = 0; i < 2; i++)
+        free(jobs[i].aud); /* a loaded audit's copies */
     memset(jobs, 0, sizeof jobs);
     for (int i = 0; i < 2; i++) {
         jobs[i].id = (uint64_t)i + 1;
@@ -59,11 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ledger_open(&co, &err) == SF_OK) {
         if (ledger_load(&co, &err) == 1)
             for (int i = 0; i < 2; i++) {
-                char name[96];
+                char name[96], name2[CO_SHARD_NAME_MAX];
                 sf_shard_name(co.cfg.name, jobs[i].id, name, sizeof name);
                 if (jobs[i].state > JS_DONE || (jobs[i].state == JS_DONE &&
                                                 (!sf_sha256_hex_canonical(jobs[i].content_digest) ||
-                                                 strcmp(jobs[i].shard_name, name))))
+                                                 strcmp(co_job_shard(&co, &jobs[i], name2), name))))
                     abort();
             }
         ledger_close(&co);

@@ -3160,7 +3160,8 @@ START_TEST(a_restart_without_an_audited_shard_cancels_its_audit) {
     sf_wire_free(r);
     ck_assert_uint_eq(co->n_audits, 1);
     char path[1200];
-    snprintf(path, sizeof path, "%s/%s", co->shards_dir, co->jobs[0].shard_name);
+    char name[CO_SHARD_NAME_MAX];
+    snprintf(path, sizeof path, "%s/%s", co->shards_dir, co_job_shard(co, &co->jobs[0], name));
     client_close(&a);
     client_close(&b);
     sf_coordinator_close(co);
