@@ -43,9 +43,17 @@ static inline int sf_check_run(Suite *suite, const char *name) {
     return failed == 0 && run > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* Check's per-test timeouts only turn a hung test into a failure; no pass
+ * may depend on them (a test waits for conditions, tests/meson.build). So
+ * a test case that names none gets this, not Check's 4 s, which a
+ * test of a second under ASan/UBSan on a loaded machine can exceed.
+ * CK_DEFAULT_TIMEOUT still overrides it, CK_TIMEOUT_MULTIPLIER scales
+ * every timeout (Check's own variables). */
+#define SF_CHECK_DEFAULT_TIMEOUT_S 60
+
 /* The first test case of a suite: the names, Check's per-test timeout in
- * seconds (0: Check's default) and a checked fixture run around every test
- * in its own process (NULL: none). */
+ * seconds (0: SF_CHECK_DEFAULT_TIMEOUT_S) and a checked fixture run around
+ * every test in its own process (NULL: none). */
 typedef struct sf_check_case {
     const char *suite, *tcase;
     int timeout_s;
@@ -83,6 +91,8 @@ static inline TCase *sf_check_tcase_add(Suite *s, const char *name, int timeout_
     TCase *tc = tcase_create(name);
     if (timeout_s > 0)
         tcase_set_timeout(tc, timeout_s);
+    else if (!getenv("CK_DEFAULT_TIMEOUT"))
+        tcase_set_timeout(tc, SF_CHECK_DEFAULT_TIMEOUT_S);
     if (setup || teardown)
         tcase_add_checked_fixture(tc, setup, teardown);
     suite_add_tcase(s, tc);
