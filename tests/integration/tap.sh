@@ -14,9 +14,16 @@
 #                              (also tap_dir), removed at exit together with
 #                              every process whose id is in $pids (kill -9)
 #   wait_status EP COND SECS   poll `$fleet status EP` until a line meets the
-#                              awk condition COND (0) or SECS pass (1)
+#                              awk condition COND (0) or SECS x $wait_scale
+#                              pass (1)
+#   $wait_scale                how much longer than an idle machine needs
+#                              a wait may take before it fails (SF_WAIT_SCALE,
+#                              default 5): a wait ends when its condition
+#                              holds, so a pass never waits the bound out and
+#                              a loaded machine does not fail it
 #   tap_done                   prints the plan; exits 1 if anything failed
 py=/usr/bin/python3
+wait_scale=${SF_WAIT_SCALE:-5}
 n=0
 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -47,10 +54,10 @@ tap_scratch() {
 }
 # wait_status ENDPOINT AWK-CONDITION SECONDS: poll `$fleet status ENDPOINT`
 # every 0.1 s until a line of it meets the awk condition (0), or give up
-# after SECONDS (1). The script sets fleet to its sf-fleet.
+# after SECONDS x $wait_scale (1). The script sets fleet to its sf-fleet.
 wait_status() {
   i=0
-  while [ $i -lt $(($3 * 10)) ]; do
+  while [ $i -lt $(($3 * wait_scale * 10)) ]; do
     if "${fleet:?wait_status needs fleet}" status "$1" 2>/dev/null |
       awk "$2 { found = 1 } END { exit !found }"; then return 0; fi
     sleep 0.1

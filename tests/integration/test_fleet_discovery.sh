@@ -36,8 +36,8 @@ ep=$tmp/coordinator.endpoint
 # coordinator use them (SF_KEYS; docs/operator.md "Security")
 "$fleet" keygen "$tmp/disc/keys" > /dev/null
 export SF_KEYS="$tmp/disc/keys"
-until_true() { # SECONDS COMMAND...
-  limit=$(($1 * 10))
+until_true() { # SECONDS COMMAND... (SECONDS x $wait_scale: tap.sh)
+  limit=$(($1 * wait_scale * 10))
   shift
   i=0
   while [ $i -lt $limit ]; do

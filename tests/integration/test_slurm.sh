@@ -211,8 +211,9 @@ field() { # JOB FIELD: one field of `scontrol show job`
   sl scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
 }
 # until SECONDS COMMAND...: true once the command is, polling every 0.2 s
+# (for at most SECONDS x $wait_scale: tap.sh)
 until_true() {
-  limit=$(($1 * 5))
+  limit=$(($1 * wait_scale * 5))
   shift
   i=0
   while [ $i -lt $limit ]; do
