@@ -83,7 +83,33 @@ else
   notok "an earlier run's log is not summarised" "$(cat out)"
 fi
 
-# 7. `make test` is scripts/test-all on the checked and sanitizer builds.
+# 7. The halves' own commands (no stand-ins): ninja and meson test, each on
+#    its build dir, the second with the sanitizers' options; ninja and
+#    meson are recording stubs here.
+mkdir -p bin
+cat >bin/ninja <<'STUB'
+#!/bin/sh
+echo "ninja $*" >>calls
+STUB
+cat >bin/meson-test <<'STUB'
+#!/bin/sh
+echo "meson-test $* asan=${ASAN_OPTIONS:-} ubsan=${UBSAN_OPTIONS:-}" >>calls
+STUB
+chmod +x bin/ninja bin/meson-test
+rm -f calls
+PATH="$tmp/bin:$PATH" MESON_TEST="$tmp/bin/meson-test" "$root/scripts/test-all" b a >out 2>&1
+rc=$?
+want="ninja -C b
+meson-test -C b asan= ubsan=
+ninja -C a
+meson-test -C a --suite unit asan=detect_leaks=1 ubsan=halt_on_error=1:print_stacktrace=1"
+if [ "$rc" = 0 ] && [ "$(cat calls 2>/dev/null)" = "$want" ]; then
+  ok "the default halves: ninja and meson test on b, then on a under the sanitizers"
+else
+  notok "the default halves: exit $rc" "$(cat calls 2>/dev/null) / $(cat out)"
+fi
+
+# 8. `make test` is scripts/test-all on the checked and sanitizer builds.
 if make -n -C "$root" test 2>/dev/null | grep -q 'scripts/test-all build build-asan'; then
   ok "make test runs scripts/test-all"
 else
