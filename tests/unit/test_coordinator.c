@@ -34,6 +34,8 @@ static void make_cfg_window(sf_run_config *cfg, const char *sub, int lease_s, in
               "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d, heartbeat_ms: 100,"
               " heartbeat_liveness: %d}\n%s%s",
               tmpdir, sub, seeds, lease_s, liveness, extra ? extra : "",
+              /* no audits where a test counts jobs (the audit tests ask
+               * for them) */
               extra && strstr(extra, "security:")
                   ? ""
                   : "security: {audit_fraction: 0, audit_first_jobs: 0}\n");
