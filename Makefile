@@ -3,7 +3,9 @@
 #                      (the release build, build-release/)
 #   make test          install, build, every test suite, then the unit tests
 #                      again under ASan/UBSan (the checked builds build/ and
-#                      build-asan/: -O2 -g, assertions on)
+#                      build-asan/: -O2 -g, assertions on); both halves run
+#                      and print their summaries even if the first fails
+#   make test-load     the checked suite while every CPU is kept busy
 #   make loop          the training loop on one machine (configs/loop.yaml):
 #                      self-play, train, gate, promote; writes the learning
 #                      curve and the gate reports under runs/loop
@@ -29,7 +31,7 @@
 # path). The tests' and the demo's own output still shows. V=1 (or
 # VERBOSE=1) shows everything. `make demo` installs only the [demo] section
 # of scripts/packages.txt; `make test` (and `make setup`) everything.
-.PHONY: all setup build release demo loop loop-scale test test-main test-asan bench fuzz container format format-check clean
+.PHONY: all setup build release demo loop loop-scale test test-load bench fuzz container format format-check clean
 
 BUILD ?= build
 RELEASE ?= build-release
@@ -82,14 +84,17 @@ loop-scale: setup
 	$(RELEASE)/sf-fleet/sf-fleet loop configs/loop-scale.yaml
 	$(RELEASE)/sf-fleet/sf-fleet status runs/loop-scale
 
+# Both halves run even when the first fails; both summaries are printed;
+# the exit status says whether either failed (scripts/test-all).
 test:
 	$(call setup_stages,test,4)
-	@$(STAGE) --step 3/4 build "building $(BUILD)/ (checked: -O2 -g, assertions on)" ninja -C $(BUILD)
-	$(MESON_TEST) -C $(BUILD)
-	@$(STAGE) --step 4/4 build-asan "building $(ASAN)/ (ASan+UBSan)" ninja -C $(ASAN)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  $(MESON_TEST) -C $(ASAN) --suite unit
-	@./scripts/test-summary $(BUILD) $(ASAN)
+	@MESON_TEST="$(MESON_TEST)" ./scripts/test-all $(BUILD) $(ASAN)
+
+# The checked suite with every CPU kept busy meanwhile: a pass must not
+# depend on the machine's speed (scripts/test-under-load).
+test-load: setup
+	@$(STAGE) build "building $(BUILD)/ (checked: -O2 -g, assertions on)" ninja -C $(BUILD)
+	./scripts/test-under-load $(MESON_TEST) -C $(BUILD)
 
 bench: setup
 	@$(STAGE) $(RELEASE_STAGE)

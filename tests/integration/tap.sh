@@ -14,9 +14,10 @@
 #                              (also tap_dir), removed at exit together with
 #                              every process whose id is in $pids (kill -9)
 #   until_true SECS CMD...     runs the command every 0.1 s until it
-#                              succeeds (0) or SECS pass (1)
+#                              succeeds (0) or SECS x $wait_scale pass (1)
 #   wait_status EP COND SECS   poll `$fleet status EP` until a line meets the
-#                              awk condition COND (0) or SECS pass (1)
+#                              awk condition COND (0) or SECS x $wait_scale
+#                              pass (1)
 #   digests DIR                "name digest" lines of DIR's shards, sorted
 #                              (`$shard verify`; a shard that does not
 #                              verify has no line)
@@ -27,8 +28,14 @@
 #                              the search:, model: and evald: lines of a
 #                              config whose leaves go to a cpu gpu-evald
 #                              serving $bundle (SHA-256 $sha)
+#   $wait_scale                how much longer than an idle machine needs
+#                              a wait may take before it fails (SF_WAIT_SCALE,
+#                              default 5): a wait ends when its condition
+#                              holds, so a pass never waits the bound out and
+#                              a loaded machine does not fail it
 #   tap_done                   prints the plan; exits 1 if anything failed
 py=/usr/bin/python3
+wait_scale=${SF_WAIT_SCALE:-5}
 n=0
 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -58,9 +65,9 @@ tap_scratch() {
   trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 }
 # until_true SECONDS COMMAND...: true once the command is, polling every
-# 0.1 s; false after SECONDS.
+# 0.1 s; false after SECONDS x $wait_scale.
 until_true() {
-  limit=$(($1 * 10))
+  limit=$(($1 * wait_scale * 10))
   shift
   i=0
   while [ $i -lt $limit ]; do
@@ -78,7 +85,7 @@ status_has() {
 }
 # wait_status ENDPOINT AWK-CONDITION SECONDS: poll `$fleet status ENDPOINT`
 # every 0.1 s until a line of it meets the awk condition (0), or give up
-# after SECONDS (1).
+# after SECONDS x $wait_scale (1).
 wait_status() { until_true "$3" status_has "$1" "$2"; }
 # digests DIR: "name digest" lines, sorted. The script sets shard to its
 # sf-shard.

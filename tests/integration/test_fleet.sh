@@ -91,11 +91,16 @@ worker() {
   pids="$pids $worker"
 }
 
-# same_digests ENDPOINT NAME WHAT: stops the run at ENDPOINT; its shards
-# ($tmp/NAME/shards) must have the digests of the one-worker run.
+# same_digests ENDPOINT NAME WHAT: stops the run at ENDPOINT (and waits
+# for its coordinator, $coord, to exit); its shards ($tmp/NAME/shards) must
+# have the digests of the one-worker run.
 same_digests() {
   "$fleet" stop "$1" > /dev/null 2>&1
-  sleep 0.3
+  i=0
+  while kill -0 "$coord" 2>/dev/null && [ $i -lt $((100 * wait_scale)) ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
   digests "$tmp/$2/shards" > "$tmp/d.$2"
   if cmp -s "$tmp/d.$2" "$tmp/d.one"; then
     ok "after $3: same digests, no job missing or duplicated"
@@ -146,7 +151,7 @@ worker "$ep2" wa "$tmp/crash/w-a" "$tmp/wa.log"
 worker "$ep2" wb "$tmp/crash/w-b" "$tmp/wb.log"
 if wait_status "$ep2" '/^jobs:/ && $2 >= 2' 30; then
   kill -9 "$coord"
-  sleep 0.5
+  wait "$coord" 2>/dev/null # gone, its lock on the run released
   coordinator crash "$tmp/crash-coord2.log"
   if wait_status "$ep2" '/COMPLETE/' 90; then
     ok "coordinator killed with -9 and restarted: the run completes"
@@ -167,10 +172,10 @@ config intr "$tmp/intr" "tcp://127.0.0.1:*" 1 1
 intr_ok=0
 for try in 1 2; do
   rm -rf "$tmp/intr"
-  timeout 120 "$fleet" run "$tmp/intr.yaml" > "$tmp/intr.log" 2>&1 &
+  timeout 300 "$fleet" run "$tmp/intr.yaml" > "$tmp/intr.log" 2>&1 &
   tpid=$!
-  for _ in $(seq 1 100); do
-    grep -q "sf-fleet: run ftest" "$tmp/intr.log" && break
+  # the run has begun (however long that takes): then the interrupt
+  while ! grep -q "sf-fleet: run ftest" "$tmp/intr.log" && kill -0 "$tpid" 2>/dev/null; do
     sleep 0.1
   done
   sleep 0.5

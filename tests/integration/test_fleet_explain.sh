@@ -38,17 +38,6 @@ EOC
 "$fleet" keygen "$tmp/run/keys" > /dev/null # CURVE (docs/operator.md "Security")
 export SF_KEYS="$tmp/run/keys"
 
-until_true() { # SECONDS COMMAND...
-  limit=$(($1 * 10))
-  shift
-  i=0
-  while [ $i -lt $limit ]; do
-    "$@" && return 0
-    sleep 0.1
-    i=$((i + 1))
-  done
-  return 1
-}
 logged() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 "$fleet" coordinator "$tmp/c.yaml" --endpoint-file "$tmp/coord.ep" > "$tmp/coord.log" 2>&1 &

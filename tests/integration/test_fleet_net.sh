@@ -69,7 +69,7 @@ for w in a b; do
   pids="$pids $!"
 done
 i=0
-until "$fleet" status "$ep" 2>/dev/null | grep -q COMPLETE || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+until "$fleet" status "$ep" 2>/dev/null | grep -q COMPLETE || [ $i -ge $((600 * wait_scale)) ]; do sleep 0.1; i=$((i + 1)); done
 "$fleet" stop "$ep" > /dev/null 2>&1
 digests "$tmp/local/shards" > "$tmp/d.local"
 if [ -s "$tmp/d.local" ] && cmp -s "$tmp/d.local" "$tmp/d.remote"; then
@@ -124,7 +124,7 @@ pids="$pids $!"
 "$fleet" worker --connect "$ep" --id g --local-sides --scratch "$tmp/glocal/w-g" > "$tmp/worker-g.log" 2>&1 &
 pids="$pids $!"
 i=0
-until "$fleet" status "$ep" 2>/dev/null | grep -q COMPLETE || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+until "$fleet" status "$ep" 2>/dev/null | grep -q COMPLETE || [ $i -ge $((600 * wait_scale)) ]; do sleep 0.1; i=$((i + 1)); done
 "$fleet" stop "$ep" > /dev/null 2>&1
 if [ -s "$tmp/glocal/gate/verdict.json" ] && cmp -s "$tmp/glocal/gate/verdict.json" "$tmp/gremote/gate/verdict.json"; then
   ok "the gate evaluated in-process (--local-sides) writes a byte-identical verdict"

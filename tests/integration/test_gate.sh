@@ -124,9 +124,10 @@ pids="$pids $!"
 if wait_status "$ep" '/^gate:/ && $2 >= 20' 60; then
   ok "sf-fleet status shows the gate's pairs and LLR while it runs"
   kill -9 "$coord" "$victim"
-  sleep 0.3
+  wait "$coord" "$victim" 2>/dev/null # gone, its lock on the run released
   "$fleet" coordinator "$tmp/crash.yaml" > "$tmp/coord2.log" 2>&1 &
-  pids="$pids $!"
+  coord=$!
+  pids="$pids $coord"
   "$fleet" worker --connect "$ep" --id wc --scratch "$tmp/crash/w-c" > "$tmp/wc.log" 2>&1 &
   pids="$pids $!"
   if wait_status "$ep" '/COMPLETE/' 120; then
@@ -138,7 +139,11 @@ else
   notok "the gate never showed 20 pairs" "$("$fleet" status "$ep" 2>&1 | tail -2)"
 fi
 "$fleet" stop "$ep" > /dev/null 2>&1
-sleep 0.3
+i=0
+while kill -0 "$coord" 2>/dev/null && [ $i -lt $((100 * wait_scale)) ]; do # stopped: files final
+  sleep 0.1
+  i=$((i + 1))
+done
 if [ -s "$tmp/clean/gate/verdict.json" ] && cmp -s "$tmp/clean/gate/verdict.json" "$tmp/crash/gate/verdict.json" &&
   cmp -s "$tmp/clean/gate/pairs.jsonl" "$tmp/crash/gate/pairs.jsonl"; then
   ok "after kill -9 of the coordinator and a worker: verdict.json and pairs.jsonl byte-identical ($(json "$tmp/clean/gate/verdict.json" 'v["verdict"], v["pairs"]'))"

@@ -18,6 +18,11 @@
  * Output is TAP on stdout (meson counts each test case) and a one-line
  * summary on stderr. The process exits non-zero when any case fails or when
  * no case ran at all.
+ *
+ * SF_CHECK_TEST=<test name> runs that one test alone (with Check's own
+ * CK_RUN_SUITE and CK_RUN_CASE, which select whole test cases):
+ *
+ *     SF_CHECK_TEST=a_damaged_ledger_is_an_error_not_a_crash build/tests/test-coordinator
  */
 #ifndef SF_CHECK_H
 #define SF_CHECK_H
@@ -25,6 +30,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline int sf_check_run(Suite *suite, const char *name) {
     SRunner *sr = srunner_create(suite);
@@ -37,9 +43,17 @@ static inline int sf_check_run(Suite *suite, const char *name) {
     return failed == 0 && run > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* Check's per-test timeouts only turn a hung test into a failure; no pass
+ * may depend on them (a test waits for conditions, tests/meson.build). So
+ * a test case that names none gets this, not Check's 4 s, which a
+ * test of a second under ASan/UBSan on a loaded machine can exceed.
+ * CK_DEFAULT_TIMEOUT still overrides it, CK_TIMEOUT_MULTIPLIER scales
+ * every timeout (Check's own variables). */
+#define SF_CHECK_DEFAULT_TIMEOUT_S 60
+
 /* The first test case of a suite: the names, Check's per-test timeout in
- * seconds (0: Check's default) and a checked fixture run around every test
- * in its own process (NULL: none). */
+ * seconds (0: SF_CHECK_DEFAULT_TIMEOUT_S) and a checked fixture run around
+ * every test in its own process (NULL: none). */
 typedef struct sf_check_case {
     const char *suite, *tcase;
     int timeout_s;
@@ -77,6 +91,8 @@ static inline TCase *sf_check_tcase_add(Suite *s, const char *name, int timeout_
     TCase *tc = tcase_create(name);
     if (timeout_s > 0)
         tcase_set_timeout(tc, timeout_s);
+    else if (!getenv("CK_DEFAULT_TIMEOUT"))
+        tcase_set_timeout(tc, SF_CHECK_DEFAULT_TIMEOUT_S);
     if (setup || teardown)
         tcase_add_checked_fixture(tc, setup, teardown);
     suite_add_tcase(s, tc);
@@ -88,11 +104,14 @@ static inline TCase *sf_check_tcase_add(Suite *s, const char *name, int timeout_
 static inline int sf_check_entries(sf_check_case c, const sf_check_entry *e, size_t n) {
     Suite *s = suite_create(c.suite);
     TCase *tc = NULL;
+    const char *only = getenv("SF_CHECK_TEST");
     for (size_t i = 0; i < n; i++) {
         if (e[i].tcase) {
             tc = sf_check_tcase_add(s, e[i].tcase->name, e[i].tcase->timeout_s, NULL, NULL);
             continue;
         }
+        if (only && *only && strcmp(only, e[i].test->name) != 0)
+            continue;
         if (!tc)
             tc = sf_check_tcase_add(s, c.tcase, c.timeout_s, c.setup, c.teardown);
         tcase_add_loop_test(tc, e[i].test, e[i].lo, e[i].hi);
