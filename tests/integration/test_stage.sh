@@ -135,8 +135,15 @@ if command -v make >/dev/null 2>&1; then
   else
     notok "make demo: $n_stages stages" "$(printf '%s\n' "$demo" | head -5 | tr '\n' '|')"
   fi
-  test_n=$(make -s -n -C "$root" test 2>&1 | grep -c '^\./scripts/stage --step [1-4]/4 ')
-  if [ "$test_n" = 4 ]; then ok "make test: setup, configure and both builds staged"; else notok "make test: $test_n stages"; fi
+  # setup and configure in the Makefile, both builds in scripts/test-all
+  test_n=$(make -s -n -C "$root" test 2>&1 | grep -c '^\./scripts/stage --step [1-2]/4 ')
+  builds=$(grep -c "/stage' --step [3-4]/4 build" "$root/scripts/test-all")
+  if [ "$test_n" = 2 ] && [ "$builds" = 2 ] &&
+    make -s -n -C "$root" test 2>&1 | grep -q '^MESON_TEST=.* \./scripts/test-all '; then
+    ok "make test: setup, configure and both builds staged"
+  else
+    notok "make test: $test_n setup stages, $builds build stages in scripts/test-all"
+  fi
 else
   ok "# SKIP make not installed"
   ok "# SKIP make not installed"
