@@ -448,6 +448,24 @@ START_TEST(writer_records_given_tolerances) {
 }
 END_TEST
 
+/* A bundle the C writer writes carries canary_count (docs/model.md
+ * "Metadata"): the golden positions it holds, 0 without a canary. */
+START_TEST(written_bundle_carries_canary_count) {
+    const int canaries[] = {3, 0};
+    for (int k = 0; k < 2; k++) {
+        fx_tiny t;
+        sf_bundle *b = fx_tiny_open(&t, "count.safetensors", 9, canaries[k]);
+        char want[8];
+        snprintf(want, sizeof want, "%d", canaries[k]);
+        const char *got = sf_tensorfile_meta(sf_bundle_file(b), "canary_count");
+        ck_assert_msg(got != NULL, "a bundle with %d golden positions has no canary_count",
+                      canaries[k]);
+        ck_assert_str_eq(got, want);
+        fx_tiny_close(&t);
+    }
+}
+END_TEST
+
 /* sf_pos_validate refuses p, saying exactly `msg`. */
 static void refused(const sf_pos *p, const char *msg) {
     sf_err e = {0};
