@@ -602,26 +602,27 @@ int sf_engine_action_info(const sf_state *s, sf_action a, sf_action_info *out) {
     }
 }
 
-static const char *const choice_verbs[CH_COUNT] = {
-    [CH_NONE] = "",
-    [CH_ARMAMENTS] = "upgrade",
-    [CH_HEADBUTT] = "to top of draw",
-    [CH_TRUE_GRIT] = "exhaust",
-    [CH_WARCRY] = "to top of draw",
-    [CH_BURNING_PACT] = "exhaust",
-    [CH_DUAL_WIELD] = "copy",
-    [CH_EXHUME] = "return to hand",
-    [CH_DISCOVERY] = "to hand, free this turn",
-    [CH_LIQUID_MEMORIES] = "to hand, free this turn",
-    [CH_ELIXIR] = "exhaust",
-    [CH_GAMBLE] = "discard",
-    [CH_DISCOVERY_CARD] = "to hand, free this turn",
-    [CH_PURITY] = "exhaust",
-    [CH_FORETHOUGHT] = "to bottom of draw",
-    [CH_FORETHOUGHT_ANY] = "to bottom of draw",
-    [CH_SECRET_SKILL] = "to hand",
-    [CH_SECRET_ATTACK] = "to hand",
-    [CH_TOOLBOX] = "to hand",
+/* Each choice screen's JSON name and its options' verb (internal.h). */
+const choice_def sf_choices[CH_COUNT] = {
+    [CH_NONE] = {"none", ""},
+    [CH_ARMAMENTS] = {"armaments", "upgrade"},
+    [CH_HEADBUTT] = {"headbutt", "to top of draw"},
+    [CH_TRUE_GRIT] = {"true_grit", "exhaust"},
+    [CH_WARCRY] = {"warcry", "to top of draw"},
+    [CH_BURNING_PACT] = {"burning_pact", "exhaust"},
+    [CH_DUAL_WIELD] = {"dual_wield", "copy"},
+    [CH_EXHUME] = {"exhume", "return to hand"},
+    [CH_DISCOVERY] = {"discovery", "to hand, free this turn"},
+    [CH_LIQUID_MEMORIES] = {"liquid_memories", "to hand, free this turn"},
+    [CH_ELIXIR] = {"elixir", "exhaust"},
+    [CH_GAMBLE] = {"gamble", "discard"}, /* Gambler's Brew, Gambling Chip */
+    [CH_DISCOVERY_CARD] = {"discovery_card", "to hand, free this turn"},
+    [CH_PURITY] = {"purity", "exhaust"},
+    [CH_FORETHOUGHT] = {"forethought", "to bottom of draw"},
+    [CH_FORETHOUGHT_ANY] = {"forethought_any", "to bottom of draw"},
+    [CH_SECRET_SKILL] = {"secret_technique", "to hand"},
+    [CH_SECRET_ATTACK] = {"secret_weapon", "to hand"},
+    [CH_TOOLBOX] = {"toolbox", "to hand"},
 };
 
 int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap) {
@@ -646,9 +647,9 @@ int sf_engine_action_name(const sf_state *s, sf_action a, char *buf, size_t cap)
         if (sf_engine_action_info(s, a, &info) < 0)
             break;
         if (info.card_id < 0)
-            return snprintf(buf, cap, "Done (%s)", choice_verbs[c->pending.kind]);
+            return snprintf(buf, cap, "Done (%s)", sf_choices[c->pending.kind].verb);
         return snprintf(buf, cap, "Choose %s (%s)", sf_cards[info.card_id].name,
-                        choice_verbs[c->pending.kind]);
+                        sf_choices[c->pending.kind].verb);
     }
     default: break;
     }

@@ -875,6 +875,14 @@ enum choice_kind {
     CH_COUNT
 };
 
+/* A choice screen's name (the JSON "choice.kind") and the verb of its
+ * options in action names ("Choose Strike (exhaust)"). */
+typedef struct choice_def {
+    const char *name;
+    const char *verb;
+} choice_def;
+extern const choice_def sf_choices[CH_COUNT];
+
 /* The option that ends a multi-select screen (CH_ELIXIR, CH_GAMBLE): past
  * every hand position. */
 #define CHOICE_DONE SF_MAX_HAND

@@ -41,26 +41,13 @@ static const char *const intent_names[INT_COUNT] = {
     [INT_MAGIC] = "magic",
 };
 
-static const char *const choice_names[CH_COUNT] = {
-    [CH_NONE] = "none",
-    [CH_ARMAMENTS] = "armaments",
-    [CH_HEADBUTT] = "headbutt",
-    [CH_TRUE_GRIT] = "true_grit",
-    [CH_WARCRY] = "warcry",
-    [CH_BURNING_PACT] = "burning_pact",
-    [CH_DUAL_WIELD] = "dual_wield",
-    [CH_EXHUME] = "exhume",
-    [CH_DISCOVERY] = "discovery",
-    [CH_LIQUID_MEMORIES] = "liquid_memories",
-    [CH_ELIXIR] = "elixir",
-    [CH_GAMBLE] = "gamble", /* Gambler's Brew, Gambling Chip */
-    [CH_DISCOVERY_CARD] = "discovery_card",
-    [CH_PURITY] = "purity",
-    [CH_FORETHOUGHT] = "forethought",
-    [CH_FORETHOUGHT_ANY] = "forethought_any",
-    [CH_SECRET_SKILL] = "secret_technique",
-    [CH_SECRET_ATTACK] = "secret_weapon",
-    [CH_TOOLBOX] = "toolbox",
+/* A monster's "flags", in this order. */
+static const struct {
+    int flag;
+    const char *name;
+} monster_flag_names[] = {
+    {MF_DEAD, "dead"},         {MF_ESCAPED, "escaped"},     {MF_ASLEEP, "asleep"},
+    {MF_ESCAPING, "escaping"}, {MF_DEFENSIVE, "defensive"}, {MF_SPLIT_DONE, "split"},
 };
 
 /* ------------------------------------------------------------------------
@@ -126,18 +113,9 @@ static json_t *monster_json(jb *b, const sf_combat *c, int m) {
     set(b, o, "intent", intent);
     set(b, o, "powers", powers_json(b, mo->pw, PW_MON_N));
     json_t *flags = json_array();
-    if (mo->flags & MF_DEAD)
-        append(b, flags, json_string("dead"));
-    if (mo->flags & MF_ESCAPED)
-        append(b, flags, json_string("escaped"));
-    if (mo->flags & MF_ASLEEP)
-        append(b, flags, json_string("asleep"));
-    if (mo->flags & MF_ESCAPING)
-        append(b, flags, json_string("escaping"));
-    if (mo->flags & MF_DEFENSIVE)
-        append(b, flags, json_string("defensive"));
-    if (mo->flags & MF_SPLIT_DONE)
-        append(b, flags, json_string("split"));
+    for (size_t i = 0; i < sizeof monster_flag_names / sizeof monster_flag_names[0]; i++)
+        if (mo->flags & monster_flag_names[i].flag)
+            append(b, flags, json_string(monster_flag_names[i].name));
     set(b, o, "flags", flags);
     return o;
 }
@@ -177,7 +155,7 @@ json_t *sf_engine_to_json(const sf_state *s) {
     set(&b, doc, "monster_hp_pool", json_integer(c->mon_hp_pool));
     if (c->phase == PH_CHOICE) {
         json_t *ch = json_object();
-        set(&b, ch, "kind", json_string(choice_names[c->pending.kind % CH_COUNT]));
+        set(&b, ch, "kind", json_string(sf_choices[c->pending.kind % CH_COUNT].name));
         if (c->pending.active)
             set(&b, ch, "card", card_json(&c->pending.card));
         set(&b, ch, "amount", json_integer(c->pending.amount));

@@ -739,55 +739,55 @@ int sf_bundle_write(const char *path, const sf_arch *arch, const sf_tensor *weig
         }
         n += sf_net_out_tensors(g, "canary.", val, pw, fc, pol, out_names, all + n);
     }
-    char num[17][32];
-    snprintf(num[0], 32, "%d", SF_BUNDLE_FORMAT_VERSION);
-    snprintf(num[1], 32, "%d", SF_FEAT_VERSION);
-    snprintf(num[2], 32, "%d", SF_FEAT_NTYPES);
-    snprintf(num[3], 32, "%d,%d,%d,%d", SF_FEAT_VOCAB0, SF_FEAT_VOCAB1, SF_FEAT_VOCAB2,
-             SF_FEAT_VOCAB3);
-    snprintf(num[4], 32, "%d", SF_FEAT_NCONT);
-    snprintf(num[5], 32, "%d", SF_FEAT_NQCONT);
-    snprintf(num[6], 32, "%d", SF_NET_VALUE_BINS);
-    snprintf(num[7], 32, "%d", SF_NET_HORIZONS);
-    snprintf(num[8], 32, "%d", arch->d_model);
-    snprintf(num[9], 32, "%d", arch->n_layers);
-    snprintf(num[10], 32, "%d", arch->n_heads);
-    snprintf(num[11], 32, "%d", arch->d_ff);
-    snprintf(num[12], 32, "%d", arch->d_value);
-    snprintf(num[13], 32, "%d", arch->d_forecast);
-    snprintf(num[14], 32, "%d", arch->d_policy);
-    snprintf(num[15], 32, "%d", g);
-    snprintf(num[16], 32, "%d", SF_LABEL_SCHEMA_VERSION);
     char tol[SF_PRECISIONS][512];
     for (int p = 0; canary && p < SF_PRECISIONS; p++)
         fmt_tol(tol[p], sizeof tol[p], &tolerances[p]);
-    sf_meta_kv meta[64] = {
+    /* what every bundle carries (docs/model.md "Metadata"), then the
+     * canary's tolerances and the caller's extra entries */
+    char vocab[32];
+    snprintf(vocab, sizeof vocab, "%d,%d,%d,%d", SF_FEAT_VOCAB0, SF_FEAT_VOCAB1, SF_FEAT_VOCAB2,
+             SF_FEAT_VOCAB3);
+    const sf_meta_kv strings[] = {
         {"format", SF_BUNDLE_FORMAT},
-        {"format_version", num[0]},
-        {"tokenizer_version", num[1]},
-        {"feat_ntypes", num[2]},
-        {"feat_vocab", num[3]},
-        {"feat_ncont", num[4]},
-        {"feat_nqcont", num[5]},
-        {"value_bins", num[6]},
-        {"forecast_horizons", num[7]},
+        {"feat_vocab", vocab},
         {"forecast_targets", sf_forecast_column_list()},
-        {"label_schema_version", num[16]},
         {"gelu", "erf"},
         {"pooling", "mean"},
         {"policy_input", SF_POLICY_INPUT},
         {"layernorm_eps", "1e-05"},
         {"arch", arch->name},
-        {"d_model", num[8]},
-        {"n_layers", num[9]},
-        {"n_heads", num[10]},
-        {"d_ff", num[11]},
-        {"d_value", num[12]},
-        {"d_forecast", num[13]},
-        {"d_policy", num[14]},
-        {"canary_count", num[15]},
     };
-    int nm = 23;
+    const struct {
+        const char *key;
+        int value;
+    } numbers[] = {
+        {"format_version", SF_BUNDLE_FORMAT_VERSION},
+        {"tokenizer_version", SF_FEAT_VERSION},
+        {"feat_ntypes", SF_FEAT_NTYPES},
+        {"feat_ncont", SF_FEAT_NCONT},
+        {"feat_nqcont", SF_FEAT_NQCONT},
+        {"value_bins", SF_NET_VALUE_BINS},
+        {"forecast_horizons", SF_NET_HORIZONS},
+        {"label_schema_version", SF_LABEL_SCHEMA_VERSION},
+        {"d_model", arch->d_model},
+        {"n_layers", arch->n_layers},
+        {"n_heads", arch->n_heads},
+        {"d_ff", arch->d_ff},
+        {"d_value", arch->d_value},
+        {"d_forecast", arch->d_forecast},
+        {"d_policy", arch->d_policy},
+        {"canary_count", g},
+    };
+    enum { N_NUMBERS = sizeof numbers / sizeof numbers[0] };
+    char num[N_NUMBERS][16];
+    sf_meta_kv meta[64];
+    int nm = 0;
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        meta[nm++] = strings[i];
+    for (int i = 0; i < N_NUMBERS; i++) {
+        snprintf(num[i], sizeof num[i], "%d", numbers[i].value);
+        meta[nm++] = (sf_meta_kv){numbers[i].key, num[i]};
+    }
     for (int p = 0; canary && p < SF_PRECISIONS; p++)
         meta[nm++] = (sf_meta_kv){sf_canary_tol_key((sf_precision)p), tol[p]};
     for (int i = 0; i < n_extra && nm < 64; i++) {

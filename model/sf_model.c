@@ -209,6 +209,15 @@ static int fail(const sf_err *e) {
     return 1;
 }
 
+/* The end of a command that held a bundle, a net and positions (each may
+ * be NULL): them freed, and its exit status for `rc`. */
+static int finish(int rc, const sf_err *e, sf_bundle *b, sf_net *net, sf_positions *ps) {
+    sf_net_free(net);
+    sf_positions_free(ps);
+    sf_bundle_free(b);
+    return rc == SF_OK ? 0 : fail(e);
+}
+
 static int cmd_info(const args_t *a) {
     sf_err e = {0};
     sf_bundle *b;
@@ -394,10 +403,7 @@ static int cmd_eval(const args_t *a) {
     if (rc == SF_OK)
         printf("wrote %d outputs to %s\n", sf_positions_count(ps), a->pos[2]);
     free(out);
-    sf_net_free(net);
-    sf_positions_free(ps);
-    sf_bundle_free(b);
-    return rc == SF_OK ? 0 : fail(&e);
+    return finish(rc, &e, b, net, ps);
 }
 
 /* cuda (at the chosen precision) against cpu on the same positions. */
@@ -610,10 +616,7 @@ static int cmd_bench(const args_t *a) {
     free(pos);
     free(out);
     free(lat);
-    sf_positions_free(ps);
-    sf_net_free(net);
-    sf_bundle_free(b);
-    return rc == SF_OK ? 0 : fail(&e);
+    return finish(rc, &e, b, net, ps);
 }
 
 static int cmd_random(const args_t *a) {

@@ -88,6 +88,15 @@ int32_t sf_graph_find(const sf_graph *g, sf_identity id) {
     }
 }
 
+/* A new entry of a pool (`size` bytes an entry at `base`, *n of `cap` in
+ * use), zeroed: its index, or -1 when the pool is full. */
+static int32_t pool_new(void *base, size_t size, uint32_t *n, uint32_t cap) {
+    if (*n >= cap)
+        return -1;
+    memset((char *)base + (size_t)*n * size, 0, size);
+    return (int32_t)(*n)++;
+}
+
 int32_t sf_graph_node(sf_graph *g, sf_identity id, int *created) {
     uint32_t mask = g->tt_cap - 1;
     uint32_t i = tt_home(g, id);
@@ -102,13 +111,11 @@ int32_t sf_graph_node(sf_graph *g, sf_identity id, int *created) {
             return s->node;
         }
     }
-    if (g->n_nodes >= g->node_cap)
+    int32_t idx = pool_new(g->nodes, sizeof *g->nodes, &g->n_nodes, g->node_cap);
+    if (idx < 0)
         return -1;
-    int32_t idx = (int32_t)g->n_nodes++;
-    sf_node *n = &g->nodes[idx];
-    memset(n, 0, sizeof *n);
-    n->id = id;
-    n->band = SF_BAND_UNCERTAIN;
+    g->nodes[idx].id = id;
+    g->nodes[idx].band = SF_BAND_UNCERTAIN;
     g->tt[i].id = id;
     g->tt[i].node = idx;
     g->node_creations++;
@@ -126,11 +133,10 @@ int64_t sf_graph_edges(sf_graph *g, uint32_t k) {
 }
 
 int32_t sf_graph_chance(sf_graph *g, uint64_t key, int end_turn) {
-    if (g->n_chance >= g->chance_cap)
+    int32_t idx = pool_new(g->chance, sizeof *g->chance, &g->n_chance, g->chance_cap);
+    if (idx < 0)
         return -1;
-    int32_t idx = (int32_t)g->n_chance++;
     sf_chance *x = &g->chance[idx];
-    memset(x, 0, sizeof *x);
     x->key = key;
     x->first = -1;
     x->last = -1;

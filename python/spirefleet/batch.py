@@ -148,7 +148,29 @@ def _read(h: ctypes.c_void_p | None, fields: list[Field], shard: np.ndarray,
     return out
 
 
-class BatchReader:
+class _CReaderOwner:
+    """Owner of a C batch reader handle ``_h`` opened by process ``_pid``:
+    ``close`` (or garbage collection) closes it once, and only in that
+    process (a forked child leaves its parent's reader alone); it is never
+    pickled."""
+
+    _h: ctypes.c_void_p | None
+    _pid: int
+
+    def close(self) -> None:
+        h = getattr(self, "_h", None)
+        if h is not None and h.value and self._pid == os.getpid():
+            _library().sf_batch_reader_close(h)
+        self._h = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError("%s holds a C reader: make one per process" % type(self).__name__)
+
+
+class BatchReader(_CReaderOwner):
     """Batches of `batch_size` records of `dataset` (a ShardDataset, or
     shard paths and ShardDataset's keyword arguments), in its order; the
     last batch is smaller unless ``drop_last``."""
@@ -170,15 +192,6 @@ class BatchReader:
         self._h: ctypes.c_void_p | None = _open(dataset.paths, dataset.window)
         self._pid = os.getpid()
         # (shard, record) of every item in dataset order, for the current epoch
-
-    def close(self) -> None:
-        h = getattr(self, "_h", None)
-        if h is not None and h.value and self._pid == os.getpid():
-            _library().sf_batch_reader_close(h)
-        self._h = None
-
-    def __del__(self) -> None:
-        self.close()
 
     def frames_decoded(self) -> int:
         """zstd frames the C reader has decompressed since it was opened."""
@@ -237,15 +250,12 @@ class BatchReader:
             out[k] = torch.from_numpy(v)
         return out
 
-    def __getstate__(self) -> dict[str, Any]:
-        raise TypeError("BatchReader holds a C reader: make one per process")
-
 
 # Records read per C batch while WindowRecords gathers the per-record facts.
 SCAN_CHUNK = 4096
 
 
-class WindowRecords:
+class WindowRecords(_CReaderOwner):
     """Every kept record of some shards (spirefleet.window's infos, newest
     first), read through the C batch reader: ``batch(idx)`` is records
     ``idx`` (indices into the window, in shard order, engine-limit fights
@@ -352,18 +362,6 @@ class WindowRecords:
             raise WindowError(str(e)) from None
         out["persist"] = self.persist[idx]
         return out
-
-    def close(self) -> None:
-        h = getattr(self, "_h", None)
-        if h is not None and h.value and self._pid == os.getpid():
-            _library().sf_batch_reader_close(h)
-        self._h = None
-
-    def __del__(self) -> None:
-        self.close()
-
-    def __getstate__(self) -> dict[str, Any]:
-        raise TypeError("WindowRecords holds a C reader: make one per process")
 
 
 # the per-record facts WindowRecords holds, with the C table's dtypes

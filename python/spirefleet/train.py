@@ -99,23 +99,25 @@ class Stopped(Exception):
 # ---------------------------------------------------------------------------
 
 
+# to_torch's tensors: the model's key for each batch field, and the dtype
+# the fields that need one are converted to first (the rest keep their own)
+TORCH_KEYS = {"token_type": "type", "token_cat": "cat", "token_cont": "cont",
+              "token_mask": "mask", "query": "query", "query_cont": "qcont",
+              "query_mask": "qmask", "policy": "policy", "value_bins": "value_bins",
+              "forecast": "forecast", "forecast_mask": "forecast_mask", "won": "won",
+              "q_chosen": "q_chosen", "q_searched": "q_searched"}
+TORCH_DTYPES = {"token_type": np.int64, "token_cat": np.int64, "query": np.int64,
+                "forecast_mask": np.float32}
+
+
 def to_torch(b: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
-    return {
-        "type": torch.from_numpy(b["token_type"].astype(np.int64)).to(device),
-        "cat": torch.from_numpy(b["token_cat"].astype(np.int64)).to(device),
-        "cont": torch.from_numpy(b["token_cont"]).to(device),
-        "mask": torch.from_numpy(b["token_mask"]).to(device),
-        "query": torch.from_numpy(b["query"].astype(np.int64)).to(device),
-        "qcont": torch.from_numpy(b["query_cont"]).to(device),
-        "qmask": torch.from_numpy(b["query_mask"]).to(device),
-        "policy": torch.from_numpy(b["policy"]).to(device),
-        "value_bins": torch.from_numpy(b["value_bins"]).to(device),
-        "forecast": torch.from_numpy(b["forecast"]).to(device),
-        "forecast_mask": torch.from_numpy(b["forecast_mask"].astype(np.float32)).to(device),
-        "won": torch.from_numpy(b["won"]).to(device),
-        "q_chosen": torch.from_numpy(b["q_chosen"]).to(device),
-        "q_searched": torch.from_numpy(b["q_searched"]).to(device),
-    }
+    out = {}
+    for field, key in TORCH_KEYS.items():
+        v = b[field]
+        if field in TORCH_DTYPES:
+            v = v.astype(TORCH_DTYPES[field])
+        out[key] = torch.from_numpy(v).to(device)
+    return out
 
 
 class AuxQ(torch.nn.Module):

@@ -41,8 +41,17 @@ int sf_cli_usage_error(const char *cmd, const char *msg);
  * code returned); else it is the shard, *path = arg, and 0 is returned. */
 int sf_cli_shard_arg(const char *cmd, const char *arg, const char **path);
 
-/* Open the shard at `path` in *r; 0, or the exit code after printing why. */
-int sf_cli_open_shard(const char *path, sf_shard_reader **r);
+/* An argument of a shard-reading command (stat, cat, export) that is not
+ * one of its own options: -h or --help (`help` printed: SF_EXIT_OK
+ * returned), --json where the command takes it (as_json not NULL: *as_json
+ * = 1), else the shard as sf_cli_shard_arg takes it. Returns -1 when the
+ * command goes on, else its exit code. */
+int sf_cli_common_arg(const char *cmd, const char *help, const char *arg, int *as_json,
+                      const char **path);
+
+/* Open the shard at `path` in *r; 0, or the exit code after printing why
+ * (a usage error of command `cmd` when `path` is NULL: no shard given). */
+int sf_cli_open_shard(const char *cmd, const char *path, sf_shard_reader **r);
 
 /* Parse a non-negative decimal integer; returns 0 on success. */
 int sf_cli_parse_u64(const char *s, uint64_t *out);

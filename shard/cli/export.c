@@ -255,23 +255,20 @@ int sf_cli_export(int argc, char **argv) {
     const char *path = NULL, *out = NULL;
     int include_quarantined = 0;
     for (int k = 1; k < argc; k++) {
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-            fputs(export_help, stdout);
-            return SF_EXIT_OK;
-        } else if (strcmp(argv[k], "--npz") == 0) {
+        if (strcmp(argv[k], "--npz") == 0) {
             if (k + 1 >= argc)
                 return sf_cli_usage_error("export", "--npz needs an output file");
             out = argv[++k];
         } else if (strcmp(argv[k], "--include-quarantined") == 0) {
             include_quarantined = 1;
-        } else if ((rc = sf_cli_shard_arg("export", argv[k], &path)) != 0) {
+        } else if ((rc = sf_cli_common_arg("export", export_help, argv[k], NULL, &path)) >= 0) {
             return rc;
         }
     }
     if (!path || !out)
         return sf_cli_usage_error("export", "expected SHARD --npz OUT");
     sf_shard_reader *r = NULL;
-    if ((rc = sf_cli_open_shard(path, &r)) != 0)
+    if ((rc = sf_cli_open_shard("export", path, &r)) != 0)
         return rc;
     sf_err err = {0};
     /* a shard its directory's quarantine list names is not exported */

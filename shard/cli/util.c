@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shard/cli/cli.h"
 
@@ -37,7 +38,23 @@ int sf_cli_shard_arg(const char *cmd, const char *arg, const char **path) {
     return 0;
 }
 
-int sf_cli_open_shard(const char *path, sf_shard_reader **r) {
+int sf_cli_common_arg(const char *cmd, const char *help, const char *arg, int *as_json,
+                      const char **path) {
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        fputs(help, stdout);
+        return SF_EXIT_OK;
+    }
+    if (as_json && strcmp(arg, "--json") == 0) {
+        *as_json = 1;
+        return -1;
+    }
+    int rc = sf_cli_shard_arg(cmd, arg, path);
+    return rc ? rc : -1;
+}
+
+int sf_cli_open_shard(const char *cmd, const char *path, sf_shard_reader **r) {
+    if (!path)
+        return sf_cli_usage_error(cmd, "expected a shard");
     sf_err err = {0};
     int rc = sf_shard_reader_open(path, r, &err);
     return rc < 0 ? sf_cli_fail(rc, err.msg) : 0;

@@ -183,24 +183,17 @@ int sf_cli_cat(int argc, char **argv) {
     uint64_t index = 0;
     const char *path = NULL;
     for (int k = 1; k < argc; k++) {
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-            fputs(cat_help, stdout);
-            return SF_EXIT_OK;
-        } else if (strcmp(argv[k], "--json") == 0) {
-            as_json = 1;
-        } else if (strcmp(argv[k], "--index") == 0) {
+        if (strcmp(argv[k], "--index") == 0) {
             if (k + 1 >= argc || sf_cli_parse_u64(argv[k + 1], &index) != 0)
                 return sf_cli_usage_error("cat", "--index needs a record index (0, 1, ...)");
             have_index = 1;
             k++;
-        } else if ((rc = sf_cli_shard_arg("cat", argv[k], &path)) != 0) {
+        } else if ((rc = sf_cli_common_arg("cat", cat_help, argv[k], &as_json, &path)) >= 0) {
             return rc;
         }
     }
-    if (!path)
-        return sf_cli_usage_error("cat", "expected a shard");
     sf_shard_reader *r = NULL;
-    if ((rc = sf_cli_open_shard(path, &r)) != 0)
+    if ((rc = sf_cli_open_shard("cat", path, &r)) != 0)
         return rc;
     sf_err err = {0};
     uint64_t lo = 0, hi = sf_shard_reader_count(r);
@@ -399,20 +392,11 @@ int sf_cli_stat(int argc, char **argv) {
     int rc;
     int as_json = 0;
     const char *path = NULL;
-    for (int k = 1; k < argc; k++) {
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-            fputs(stat_help, stdout);
-            return SF_EXIT_OK;
-        } else if (strcmp(argv[k], "--json") == 0) {
-            as_json = 1;
-        } else if ((rc = sf_cli_shard_arg("stat", argv[k], &path)) != 0) {
+    for (int k = 1; k < argc; k++)
+        if ((rc = sf_cli_common_arg("stat", stat_help, argv[k], &as_json, &path)) >= 0)
             return rc;
-        }
-    }
-    if (!path)
-        return sf_cli_usage_error("stat", "expected a shard");
     sf_shard_reader *r = NULL;
-    if ((rc = sf_cli_open_shard(path, &r)) != 0)
+    if ((rc = sf_cli_open_shard("stat", path, &r)) != 0)
         return rc;
     sf_err err = {0};
     label_stats s = {0};

@@ -28,7 +28,7 @@ into torch tensors by spirefleet.train.to_torch, through the C batch path
 pure-Python path it replaced (``window.Records``: every record decoded by
 the Python reader, batches padded in numpy). Given the
 sf-fleet program instead (what `make bench` passes), it first plays
-REAL_RUN below, a few seconds of self-play (480 fights from realistic
+real_run below, a few seconds of self-play (480 fights from realistic
 starts, 50 simulations a decision: about 6,000 real labels), and reads its
 shards.
 """
@@ -44,6 +44,10 @@ import numpy as np
 
 from spirefleet import ShardDataset, open_shard, pad_batch
 from spirefleet.batch import BatchReader, WindowRecords
+
+# the self-play config the integration tests play too
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from selfplay import fights_config  # noqa: E402
 
 
 def emit(name, value, unit, n, human):
@@ -143,29 +147,22 @@ def trainer(paths, prefix, b=128):
          "the trainer's batches, C batch path / pure-Python path")
 
 
-# The self-play run whose labels the python.dir.* figures read when this is
-# given sf-fleet (output_dir is filled in).
-REAL_RUN = """run: {name: bench-real, output_dir: "%s", seed: 7}
-seeds: {start: 0, count: 480, job_size: 96}
-play:
-  mode: fights
-  start: rewards
-  encounters: {weak: 1, strong: 1, elite: 1}
-search: {simulations: 50, trees: 1}
-workers: {count: 1, threads: 1, fights_per_thread: 2}
-coordinator: {endpoint: "tcp://127.0.0.1:*"}
-"""
+def real_run(out):
+    """The self-play run whose labels the python.dir.* figures read when
+    this is given sf-fleet, writing to `out`."""
+    return fights_config("bench-real", out, seed=7, count=480, job_size=96, simulations=50,
+                         trees=1, workers=1, start="rewards")
 
 
 def real_labels(arg, work):
     """The directory of real labels `arg` names: itself, or the shards of
-    REAL_RUN played by `arg` when it is the sf-fleet program."""
+    real_run played by `arg` when it is the sf-fleet program."""
     if os.path.isdir(arg):
         return arg
     out = os.path.join(work, "real")
     cfg = os.path.join(work, "real.yaml")
     with open(cfg, "w") as f:
-        f.write(REAL_RUN % out)
+        f.write(real_run(out))
     subprocess.run([arg, "run", cfg], check=True, stdout=subprocess.DEVNULL)
     return os.path.join(out, "shards")
 

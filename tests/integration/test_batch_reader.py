@@ -17,6 +17,7 @@ import tempfile
 
 import numpy as np
 from pytap import main, test
+from selfplay import fights_config
 
 from spirefleet import ShardDataset, ShardError, open_shard, pad_batch
 from spirefleet.batch import BatchError, BatchReader, batch_fields
@@ -24,17 +25,8 @@ from spirefleet.batch import BatchError, BatchReader, batch_fields
 SF_FLEET, FIXTURE = sys.argv[1:3]
 WORK = tempfile.mkdtemp(prefix="sf-batch-test-")
 RUN = os.path.join(WORK, "run")
-CONFIG = """\
-run: {name: brt, output_dir: "%s", seed: 7}
-seeds: {start: 0, count: 16, job_size: 8}
-play:
-  mode: fights
-  start: rewards
-  encounters: {weak: 1, strong: 1, elite: 1}
-search: {simulations: 100, trees: 2}
-workers: {count: 2, threads: 1, fights_per_thread: 2}
-coordinator: {endpoint: "tcp://127.0.0.1:*"}
-""" % RUN
+CONFIG = fights_config("brt", RUN, seed=7, count=16, job_size=8, simulations=100, trees=2,
+                       workers=2, start="rewards")
 IDS = ("game_seed", "job_id", "fight_index", "decision_index", "turn", "encounter_id",
        "ascension")
 

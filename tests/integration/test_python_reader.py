@@ -163,14 +163,21 @@ def copy(name):
     return dst
 
 
-def refused(path, kind):
+def raised(kind, what, fn, *args):
+    """The `kind` exception fn(*args) raises; an AssertionError saying
+    `what` when it returns instead."""
     try:
-        open_shard(path).close()
-    except ShardError as e:
-        assert e.kind == kind, "%s: kind %s (%s), expected %s" % (path, e.kind, e, kind)
-        assert path in str(e), str(e)
-        return str(e)
-    raise AssertionError("%s was not refused" % path)
+        fn(*args)
+    except kind as e:
+        return e
+    raise AssertionError(what)
+
+
+def refused(path, kind):
+    e = raised(ShardError, "%s was not refused" % path, lambda: open_shard(path).close())
+    assert e.kind == kind, "%s: kind %s (%s), expected %s" % (path, e.kind, e, kind)
+    assert path in str(e), str(e)
+    return str(e)
 
 
 def trailer_start(path):
@@ -203,12 +210,9 @@ def truncated_unsealed_missing_are_refused():
     os.truncate(u, trailer_start(u))  # LMDB data only: what a writer leaves
     assert "a writer's temporary file" in refused(u, "unsealed")
     assert "no such shard" in refused(os.path.join(scratch(), "nope.shard"), "missing")
-    try:
-        ShardDataset(os.path.join(scratch(), "broken"))
-    except ShardError as e:
-        assert e.kind in ("truncated", "corrupt", "format"), str(e)
-    else:
-        raise AssertionError("a dataset over broken shards was built")
+    e = raised(ShardError, "a dataset over broken shards was built", ShardDataset,
+               os.path.join(scratch(), "broken"))
+    assert e.kind in ("truncated", "corrupt", "format"), str(e)
 
 
 def _hang(signum, frame):
@@ -228,12 +232,8 @@ def a_fifo_is_refused_without_blocking():
     signal.alarm(5)
     try:
         assert "not a regular file" in refused(x, "format")
-        try:
-            ShardDataset(d)
-        except ShardError as e:
-            assert e.kind == "format" and "x.shard: not a regular file" in str(e), str(e)
-        else:
-            raise AssertionError("a dataset over a FIFO was built")
+        e = raised(ShardError, "a dataset over a FIFO was built", ShardDataset, d)
+        assert e.kind == "format" and "x.shard: not a regular file" in str(e), str(e)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
@@ -273,18 +273,10 @@ def a_directory_refuses_shards_not_under_their_canonical_names():
         shutil.copyfile(CB, os.path.join(d, NB))
         bad = os.path.join(d, name)
         shutil.copyfile(A, bad)
-        try:
-            ShardDataset(d)
-        except ShardError as e:
-            assert e.kind == "corrupt" and str(e) == "%s: %s" % (bad, want), str(e)
-        else:
-            raise AssertionError("ShardDataset read %s" % bad)
-        try:
-            find_shards(d)
-        except WindowError as e:
-            assert str(e) == "%s: %s" % (os.path.abspath(bad), want), str(e)
-        else:
-            raise AssertionError("find_shards read %s" % bad)
+        e = raised(ShardError, "ShardDataset read %s" % bad, ShardDataset, d)
+        assert e.kind == "corrupt" and str(e) == "%s: %s" % (bad, want), str(e)
+        e = raised(WindowError, "find_shards read %s" % bad, find_shards, d)
+        assert str(e) == "%s: %s" % (os.path.abspath(bad), want), str(e)
         alone = ShardDataset([bad], shuffle=False, skip_engine_limit=False)
         assert len(alone) == 300 and alone.paths == [bad]
         assert [i["records"] for i in find_shards([bad])] == [300]
@@ -346,13 +338,12 @@ def damage_is_found():
         b = f.read(1)
         f.seek(data_end // 2)
         f.write(bytes([b[0] ^ 0x40]))
-    try:
+
+    def verify():
         with open_shard(d) as s:
             s.verify()
-    except ShardError as e:
-        assert e.kind == "corrupt" and "page %d" % (data_end // 2 // 4096) in str(e), str(e)
-    else:
-        raise AssertionError("a flipped byte went unnoticed")
+    e = raised(ShardError, "a flipped byte went unnoticed", verify)
+    assert e.kind == "corrupt" and "page %d" % (data_end // 2 // 4096) in str(e), str(e)
 
 
 def reseal_manifest(name, edit):
@@ -524,24 +515,16 @@ def damaged_format_2_frames_and_headers_are_named():
     flip(p, frames + end0 // 2)  # inside frame 0 (records 0..15)
     with open_shard(p) as s:
         for i in (0, 7, 15):
-            try:
-                s.raw(i)
-            except ShardError as e:
-                assert e.kind == "corrupt", e
-                assert "record %d (in the frame of records 0..15): zstd" % i in str(e), str(e)
-            else:
-                raise AssertionError("record %d of a damaged frame was read" % i)
+            e = raised(ShardError, "record %d of a damaged frame was read" % i, s.raw, i)
+            assert e.kind == "corrupt", e
+            assert "record %d (in the frame of records 0..15): zstd" % i in str(e), str(e)
         assert s[16]["ids"]["decision_index"] == RECORDS["a.shard"][16]["ids"].get(
             "decision_index", 0)
     h = copy("header.shard")
     flip(h, at + 20)  # frame 0's record count
     with open_shard(h) as s:
-        try:
-            s[3]
-        except ShardError as e:
-            assert e.kind == "corrupt" and "block at record 0: header CRC mismatch" in str(e), e
-        else:
-            raise AssertionError("a damaged frame table was read")
+        e = raised(ShardError, "a damaged frame table was read", s.__getitem__, 3)
+        assert e.kind == "corrupt" and "block at record 0: header CRC mismatch" in str(e), e
 
 
 @test
@@ -658,12 +641,8 @@ def quarantined_shards_are_skipped():
     assert [i["path"] for i in find_shards(d)] == [os.path.join(d, NA)]
     with open(os.path.join(d, "QUARANTINE"), "a") as f:
         f.write("garbage\n")
-    try:
-        ShardDataset(d)
-    except ShardError as e:
-        assert e.kind == "format" and "QUARANTINE:3" in str(e), str(e)
-    else:
-        raise AssertionError("a malformed QUARANTINE line was accepted")
+    e = raised(ShardError, "a malformed QUARANTINE line was accepted", ShardDataset, d)
+    assert e.kind == "format" and "QUARANTINE:3" in str(e), str(e)
     # by digest and key: the same records played again by another key are
     # not skipped; "-" and a shard that names no key match any entry
     from spirefleet.shard import quarantined
@@ -825,12 +804,8 @@ def start_text_parses():
     assert (d["floor"], d["hp"], d["max_hp"], d["gold"]) == (16, 57, 80, 131)
     assert spirefleet.parse_start("") is None
     for bad in ("Strike|floor 1", "a|b|c|flor 2|hp 1/2|gold 3", "a|b|c|floor x|hp 1/2|gold 3"):
-        try:
-            spirefleet.parse_start(bad)
-        except ValueError as e:
-            assert str(e).startswith("start %r" % bad), e
-        else:
-            raise AssertionError("parse_start(%r) did not fail" % bad)
+        e = raised(ValueError, "parse_start(%r) did not fail" % bad, spirefleet.parse_start, bad)
+        assert str(e).startswith("start %r" % bad), e
 
 
 @test

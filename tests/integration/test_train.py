@@ -29,6 +29,7 @@ import time
 import numpy as np
 import torch
 from pytap import main, scratch, test
+from selfplay import fights_config
 
 from spirefleet import model as M
 from spirefleet.batch import WindowRecords
@@ -43,16 +44,8 @@ OUT = os.path.join(WORK, "run")
 PY = "/usr/bin/python3"
 PARENT = "ab" * 32
 
-GEN = """\
-run: {name: trt, output_dir: "%s", seed: 11}
-seeds: {start: 0, count: 16, job_size: 8}
-play:
-  mode: fights
-  encounters: {weak: 1, strong: 1, elite: 1}
-search: {simulations: 100, trees: 2}
-workers: {count: 2, threads: 1, fights_per_thread: 2}
-coordinator: {endpoint: "tcp://127.0.0.1:*"}
-""" % OUT
+GEN = fights_config("trt", OUT, seed=11, count=16, job_size=8, simulations=100, trees=2,
+                    workers=2)
 
 
 def write_config(name, train, d=WORK):

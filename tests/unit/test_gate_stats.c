@@ -226,6 +226,13 @@ END_TEST
 
 /* ---- Wilcoxon, the mean, the bootstrap ---------------------------------- */
 
+/* The Wilcoxon test of d[0..n) (scratch: sf_gate_wilcoxon_test's). */
+static sf_gate_wilcoxon wilcoxon_of(const double *d, size_t n, double *scratch) {
+    sf_gate_wilcoxon w;
+    ck_assert_int_eq(sf_gate_wilcoxon_test(d, n, scratch, &w, NULL), SF_OK);
+    return w;
+}
+
 START_TEST(wilcoxon_exact_by_hand) {
     /* Darwin's corn differences (SciPy's example): ranks of |d| are 1..15
      * in the order listed, the negatives -48 and -67 have ranks 10 and 14,
@@ -234,8 +241,7 @@ START_TEST(wilcoxon_exact_by_hand) {
      * count is 676 (enumerated below), so p = 676/32768 = 0.0206298828125
      * and the two-sided p is twice that, 0.041259765625. */
     const double d[15] = {6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75};
-    sf_gate_wilcoxon w;
-    ck_assert_int_eq(sf_gate_wilcoxon_test(d, 15, NULL, &w, NULL), SF_OK);
+    sf_gate_wilcoxon w = wilcoxon_of(d, 15, NULL);
     ck_assert_int_eq(w.exact, 1);
     ck_assert_double_eq(w.r_plus, 96);
     ck_assert_double_eq(w.r_minus, 24);
@@ -257,12 +263,11 @@ START_TEST(wilcoxon_exact_small_cases) {
     /* n = 1, d = {0.3}: R+ is 0 or 1 with probability 1/2 each; r_plus = 1:
      * p_greater = 1/2, two-sided min(1, 2 * 1/2) = 1. n = 3 all positive:
      * r_plus = 6, the maximum, p = 1/8, two-sided 1/4. */
-    sf_gate_wilcoxon w;
     const double one[1] = {0.3}, three[3] = {0.1, 0.2, 0.3};
-    ck_assert_int_eq(sf_gate_wilcoxon_test(one, 1, NULL, &w, NULL), SF_OK);
+    sf_gate_wilcoxon w = wilcoxon_of(one, 1, NULL);
     ck_assert_double_eq(w.p_greater, 0.5);
     ck_assert_double_eq(w.p_two_sided, 1.0);
-    ck_assert_int_eq(sf_gate_wilcoxon_test(three, 3, NULL, &w, NULL), SF_OK);
+    w = wilcoxon_of(three, 3, NULL);
     ck_assert_double_eq(w.p_greater, 0.125);
     ck_assert_double_eq(w.p_two_sided, 0.25);
 }
@@ -276,8 +281,7 @@ START_TEST(wilcoxon_approximation_with_ties_and_zeros_by_hand) {
      * = 1.1046895...; two-sided T = 1.5, z2 = (1.5 - 5 + 0.5)/sigma = -z. */
     const double d[5] = {1, -1, 2, 3, 0};
     double scratch[5];
-    sf_gate_wilcoxon w;
-    ck_assert_int_eq(sf_gate_wilcoxon_test(d, 5, scratch, &w, NULL), SF_OK);
+    sf_gate_wilcoxon w = wilcoxon_of(d, 5, scratch);
     ck_assert_int_eq(w.exact, 0);
     ck_assert_uint_eq(w.n, 4);
     ck_assert_uint_eq(w.zeros, 1);
@@ -290,7 +294,7 @@ START_TEST(wilcoxon_approximation_with_ties_and_zeros_by_hand) {
     ck_assert_double_eq_tol(w.p_two_sided, erfc(z / sqrt(2.0)), 1e-15);
     /* The same without the zero but with the tie: still the approximation
      * (stats.h: ties never use the exact table). */
-    ck_assert_int_eq(sf_gate_wilcoxon_test(d, 4, NULL, &w, NULL), SF_OK);
+    w = wilcoxon_of(d, 4, NULL);
     ck_assert_int_eq(w.exact, 0);
     ck_assert_double_eq_tol(w.z, z, 1e-15);
 }
@@ -298,8 +302,7 @@ END_TEST
 
 START_TEST(wilcoxon_all_zero_is_no_evidence) {
     const double d[4] = {0, 0, 0, 0};
-    sf_gate_wilcoxon w;
-    ck_assert_int_eq(sf_gate_wilcoxon_test(d, 4, NULL, &w, NULL), SF_OK);
+    sf_gate_wilcoxon w = wilcoxon_of(d, 4, NULL);
     ck_assert_uint_eq(w.n, 0);
     ck_assert_uint_eq(w.zeros, 4);
     ck_assert_double_eq(w.p_greater, 1.0);
@@ -494,17 +497,23 @@ static sf_gate_rule rule_of(int metric, double d0, double d1, uint32_t min_pairs
     return r;
 }
 
+/* A test under `r` just started (history: sf_sprt_init's). */
+static sf_sprt sprt_of(const sf_gate_rule *r, double *history, size_t cap) {
+    sf_sprt s;
+    ck_assert_int_eq(sf_sprt_init(&s, r, history, cap, NULL), SF_OK);
+    return s;
+}
+
 START_TEST(wald_bounds) {
     /* alpha = beta = 0.05: ln(0.05/0.95) = -ln 19 and ln(0.95/0.05) = ln 19. */
     sf_gate_rule r = rule_of(SF_GATE_METRIC_WIN, 0, 0.03, 1, 10);
-    sf_sprt s;
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    sf_sprt s = sprt_of(&r, NULL, 0);
     ck_assert_double_eq_tol(s.lower, -log(19.0), 1e-15);
     ck_assert_double_eq_tol(s.upper, log(19.0), 1e-15);
     /* alpha = 0.01, beta = 0.1: ln(0.1/0.99), ln(0.9/0.01) = ln 90. */
     r.alpha = 0.01;
     r.beta = 0.1;
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    s = sprt_of(&r, NULL, 0);
     ck_assert_double_eq_tol(s.lower, log(0.1 / 0.99), 1e-15);
     ck_assert_double_eq_tol(s.upper, log(90.0), 1e-15);
 }
@@ -521,9 +530,8 @@ START_TEST(score_sprt_promotes_at_the_pair_it_crosses) {
      * LLR = 0.05 (6.2 - 1.45) 841 / 67.2 = 2.97229 >= ln 19: the first
      * crossing (n = 1 has s^2 = 0, floored, so min_pairs = 2 here). */
     sf_gate_rule r = rule_of(SF_GATE_METRIC_SCORE, 0.0, 0.05, 2, 100);
-    sf_sprt s;
     double hist[100];
-    ck_assert_int_eq(sf_sprt_init(&s, &r, hist, 100, NULL), SF_OK);
+    sf_sprt s = sprt_of(&r, hist, 100);
     int i = 0;
     while (sf_sprt_decision(&s) == SF_GATE_CONTINUE)
         ck_assert_int_eq(sf_sprt_add(&s, i++ % 2 ? -0.1 : 0.3), SF_OK);
@@ -541,7 +549,7 @@ START_TEST(score_sprt_promotes_at_the_pair_it_crosses) {
      * the bound); n = 31: mean 3.3/31, s^2 = (1.59*31 - 3.3^2)/31^2 =
      * 38.4/961, LLR = 0.05 (6.6 - 1.55) 961/76.8 = 3.15957: stops at 31. */
     r.min_pairs = 30;
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    s = sprt_of(&r, NULL, 0);
     i = 0;
     while (sf_sprt_decision(&s) == SF_GATE_CONTINUE)
         sf_sprt_add(&s, i++ % 2 ? -0.1 : 0.3);
@@ -566,8 +574,7 @@ START_TEST(win_sprt_stops_exactly_at_the_first_crossing) {
             want = n;
     }
     ck_assert_uint_gt(want, 50);
-    sf_sprt s;
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    sf_sprt s = sprt_of(&r, NULL, 0);
     for (uint32_t n = 1; sf_sprt_decision(&s) == SF_GATE_CONTINUE; n++) {
         ck_assert_int_eq(sf_sprt_add(&s, pat[(n - 1) % 20]), SF_OK);
         if (n < want)
@@ -577,7 +584,7 @@ START_TEST(win_sprt_stops_exactly_at_the_first_crossing) {
     ck_assert_uint_eq(s.stop_pair, want);
     ck_assert_double_ge(sf_sprt_llr(&s), upper);
     /* The mirror image, the champion better by as much, rejects. */
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    s = sprt_of(&r, NULL, 0);
     for (uint32_t n = 1; sf_sprt_decision(&s) == SF_GATE_CONTINUE; n++)
         sf_sprt_add(&s, -pat[(n - 1) % 20]);
     ck_assert_int_eq(sf_sprt_decision(&s), SF_GATE_REJECT);
@@ -591,8 +598,7 @@ START_TEST(sprt_inconclusive_at_max_pairs) {
      * (2/67 - 0.03)/(2 * 0.0746) = -0.012). max_pairs = 402: inconclusive
      * at pair 402. */
     sf_gate_rule r = rule_of(SF_GATE_METRIC_WIN, 0.0, 0.03, 10, 402);
-    sf_sprt s;
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    sf_sprt s = sprt_of(&r, NULL, 0);
     for (int n = 0; n < 402; n++) {
         int k = n % 67;
         double d = k == 3 || k == 20 || k == 40 ? 1 : k == 10 || k == 50 ? -1 : 0;
@@ -611,13 +617,13 @@ START_TEST(sprt_refuses_bad_outcomes) {
     sf_sprt s;
     double small[5];
     ck_assert_int_eq(sf_sprt_init(&s, &r, small, 5, NULL), SF_EINVAL);
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    s = sprt_of(&r, NULL, 0);
     ck_assert_int_eq(sf_sprt_add(&s, 0.5), SF_EINVAL);
     ck_assert_int_eq(sf_sprt_add(&s, 2), SF_EINVAL);
     ck_assert_int_eq(sf_sprt_add(&s, NAN), SF_EINVAL);
     ck_assert_uint_eq(sf_sprt_pairs(&s), 0);
     r.metric = SF_GATE_METRIC_SCORE;
-    ck_assert_int_eq(sf_sprt_init(&s, &r, NULL, 0, NULL), SF_OK);
+    s = sprt_of(&r, NULL, 0);
     ck_assert_int_eq(sf_sprt_add(&s, 1.5), SF_EINVAL);
     ck_assert_int_eq(sf_sprt_add(&s, -0.25), SF_OK);
     ck_assert_uint_eq(sf_sprt_pairs(&s), 1);

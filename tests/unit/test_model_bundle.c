@@ -448,12 +448,40 @@ START_TEST(writer_records_given_tolerances) {
 }
 END_TEST
 
+/* A bundle the C writer writes carries canary_count (docs/model.md
+ * "Metadata"): the golden positions it holds, 0 without a canary. */
+START_TEST(written_bundle_carries_canary_count) {
+    const int canaries[] = {3, 0};
+    for (int k = 0; k < 2; k++) {
+        fx_tiny t;
+        sf_bundle *b = fx_tiny_open(&t, "count.safetensors", 9, canaries[k]);
+        char want[8];
+        snprintf(want, sizeof want, "%d", canaries[k]);
+        const char *got = sf_tensorfile_meta(sf_bundle_file(b), "canary_count");
+        ck_assert_msg(got != NULL, "a bundle with %d golden positions has no canary_count",
+                      canaries[k]);
+        ck_assert_str_eq(got, want);
+        fx_tiny_close(&t);
+    }
+}
+END_TEST
+
 /* sf_pos_validate refuses p, saying exactly `msg`. */
 static void refused(const sf_pos *p, const char *msg) {
     sf_err e = {0};
     ck_assert_int_eq(sf_pos_validate(p, &e), SF_EINVAL);
     ck_assert_str_eq(e.msg, msg);
 }
+
+/* refused() while `field` (of a position or of the features it reads)
+ * holds `bad`; the field is restored after. */
+#define REFUSED_WITH(p, field, bad, msg)   \
+    do {                                   \
+        __typeof__(field) keep_ = (field); \
+        (field) = (bad);                   \
+        refused(p, msg);                   \
+        (field) = keep_;                   \
+    } while (0)
 
 /* sf_pos_validate names the token or query and the field. */
 START_TEST(position_validation_names_the_field) {
@@ -469,28 +497,19 @@ START_TEST(position_validation_names_the_field) {
     sf_pos p = sf_pos_from_feat(&f);
     sf_err e = {0};
     ck_assert_int_eq(sf_pos_validate(&p, &e), SF_OK);
-    f.type[2] = 12;
-    refused(&p, "token 2: type 12 out of range 1..11");
+    REFUSED_WITH(&p, f.type[2], 12, "token 2: type 12 out of range 1..11");
     f.type[2] = SF_TOK_PAD;
     ck_assert_int_eq(sf_pos_validate(&p, &e), SF_EINVAL);
     f.type[2] = SF_TOK_MONSTER;
-    f.cat[1][3] = 16;
-    refused(&p, "token 1: cat[3] id 16 >= vocabulary 16");
-    f.cat[1][3] = 15;
-    f.cont[0][5] = INFINITY;
-    refused(&p, "token 0: cont[5] is not finite");
-    f.cont[0][5] = 0;
-    f.query[0][1] = 3;
-    refused(&p, "query 0: target token 3 >= n_tokens 3");
-    f.query[0][1] = 0;
-    f.qcont[0][7] = NAN;
-    refused(&p, "query 0: qcont[7] is not finite");
-    f.qcont[0][7] = 0;
-    p.n_tokens = 0;
-    refused(&p, "n_tokens 0 out of range 1..128");
-    p.n_tokens = 3;
-    p.n_queries = SF_FEAT_MAX_QUERIES + 1; /* 81: engine.h allows 80 actions */
-    refused(&p, "n_queries 81 out of range 0..80");
+    f.cat[1][3] = 15; /* the vocabulary's last id */
+    ck_assert_int_eq(sf_pos_validate(&p, &e), SF_OK);
+    REFUSED_WITH(&p, f.cat[1][3], 16, "token 1: cat[3] id 16 >= vocabulary 16");
+    REFUSED_WITH(&p, f.cont[0][5], INFINITY, "token 0: cont[5] is not finite");
+    REFUSED_WITH(&p, f.query[0][1], 3, "query 0: target token 3 >= n_tokens 3");
+    REFUSED_WITH(&p, f.qcont[0][7], NAN, "query 0: qcont[7] is not finite");
+    REFUSED_WITH(&p, p.n_tokens, 0, "n_tokens 0 out of range 1..128");
+    /* 81: engine.h allows 80 actions */
+    REFUSED_WITH(&p, p.n_queries, SF_FEAT_MAX_QUERIES + 1, "n_queries 81 out of range 0..80");
 }
 END_TEST
 
