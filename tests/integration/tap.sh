@@ -33,6 +33,12 @@
 #                              default 5): a wait ends when its condition
 #                              holds, so a pass never waits the bound out and
 #                              a loaded machine does not fail it
+#   out_has PATTERN LABEL      passes when the last expect's output has a line
+#                              matching PATTERN (its first lines if not)
+#   logged FILE PATTERN        FILE has a line matching PATTERN
+#   ok_when_logged SECS FILE PATTERN LABEL
+#                              passes once FILE has a line matching PATTERN
+#                              (until_true SECS), else fails with its tail
 #   tap_done                   prints the plan; exits 1 if anything failed
 py=/usr/bin/python3
 wait_scale=${SF_WAIT_SCALE:-5}
@@ -76,6 +82,13 @@ until_true() {
     i=$((i + 1))
   done
   return 1
+}
+out_has() {
+  if grep -q -- "$1" "$tap_dir/out"; then ok "$2"; else notok "$2" "$(head -3 "$tap_dir/out")"; fi
+}
+logged() { grep -q -- "$2" "$1" 2>/dev/null; }
+ok_when_logged() {
+  if until_true "$1" logged "$2" "$3"; then ok "$4"; else notok "$4" "$(tail -3 "$2")"; fi
 }
 # status_has ENDPOINT AWK-CONDITION: a line of `$fleet status ENDPOINT`
 # meets the condition. The script sets fleet to its sf-fleet.

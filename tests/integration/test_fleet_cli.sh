@@ -89,11 +89,7 @@ sed "s|$tmp/sp\"|$tmp/gone\"|" "$tmp/sp.yaml" >"$tmp/gone.yaml"
 "$fleet" run "$tmp/sp.yaml" >"$tmp/sp.log" 2>&1
 expect 0 "^jobs: 2 done, 0 leased, 0 pending of 2" \
   "status RUN_DIR of a finished self-play run: its ledger" -- "$fleet" status "$tmp/sp"
-if grep -q "^run clis (config [0-9a-f]*)  COMPLETE" "$tmp/out"; then
-  ok "... says COMPLETE"
-else
-  notok "... says COMPLETE" "$(head -2 "$tmp/out")"
-fi
+out_has "^run clis (config [0-9a-f]*)  COMPLETE" "... says COMPLETE"
 if [ -d "$tmp/gate" ]; then
   expect 0 "^gate: promote after [0-9]* pairs" "status RUN_DIR of a gate run shows its verdict" -- \
     "$fleet" status "$tmp/gate"
@@ -115,11 +111,7 @@ serve() {
 serve live
 expect 0 "^security: CURVE" "status RUN_DIR asks the coordinator serving the run" -- \
   "$fleet" status "$tmp/live"
-if grep -q "^jobs: 0 done, 0 leased, 2 pending of 2" "$tmp/out"; then
-  ok "... and shows its job counts"
-else
-  notok "... and shows its job counts" "$(head -3 "$tmp/out")"
-fi
+out_has "^jobs: 0 done, 0 leased, 2 pending of 2" "... and shows its job counts"
 kill "$coord"
 wait "$coord" 2>/dev/null
 if [ ! -e "$tmp/live/coordinator.endpoint" ]; then
@@ -138,11 +130,7 @@ wait "$coord" 2>/dev/null
 expect 0 "STOPPED: no coordinator serves it" \
   "status RUN_DIR with a dead coordinator's endpoint file: its ledger" -- \
   "$fleet" status "$tmp/gone"
-if grep -q "no answer from the coordinator at" "$tmp/out"; then
-  ok "... after saying the coordinator does not answer"
-else
-  notok "... after saying the coordinator does not answer" "$(head -3 "$tmp/out")"
-fi
+out_has "no answer from the coordinator at" "... after saying the coordinator does not answer"
 
 mkdir "$tmp/empty"
 expect 2 "status: $tmp/empty: no run here" "status of a directory without a run names it" -- \

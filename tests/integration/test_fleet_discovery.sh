@@ -30,7 +30,6 @@ ep=$tmp/coordinator.endpoint
 # coordinator use them (SF_KEYS; docs/operator.md "Security")
 "$fleet" keygen "$tmp/disc/keys" > /dev/null
 export SF_KEYS="$tmp/disc/keys"
-logged() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 "$fleet" worker --connect-file "$ep" --id wa --scratch "$tmp/wa" >"$tmp/wa.log" 2>&1 &
 wa=$!

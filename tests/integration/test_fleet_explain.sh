@@ -38,7 +38,6 @@ EOC
 "$fleet" keygen "$tmp/run/keys" > /dev/null # CURVE (docs/operator.md "Security")
 export SF_KEYS="$tmp/run/keys"
 
-logged() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 "$fleet" coordinator "$tmp/c.yaml" --endpoint-file "$tmp/coord.ep" > "$tmp/coord.log" 2>&1 &
 coord=$!
@@ -53,11 +52,8 @@ fi
 w1=$!
 pids="$pids $w1"
 said="gpu-evald at $evald does not answer ([0-9]* s): start it, or check evald.endpoint in the run's config; retrying"
-if until_true 60 logged "$tmp/w1.log" "$said"; then
-  ok "a worker without its gpu-evald says so on stderr, naming the endpoint"
-else
-  notok "no line naming the unanswering gpu-evald" "$(tail -3 "$tmp/w1.log")"
-fi
+ok_when_logged 60 "$tmp/w1.log" "$said" \
+  "a worker without its gpu-evald says so on stderr, naming the endpoint"
 if wait_status "$ep" "/^workers alive 0 \\(1 waiting: gpu-evald at ipc:.*no-evald.sock does not answer \\([0-9]+ s\\)\\)/" 60; then
   ok "status: workers alive 0 (1 waiting: gpu-evald at ... does not answer)"
 else
@@ -99,11 +95,8 @@ fi
 env -u SF_KEYS "$fleet" worker --connect "$ep" --id w-nokeys --scratch "$tmp/w2" > "$tmp/w2.log" 2>&1 &
 w2=$!
 pids="$pids $w2"
-if until_true 60 logged "$tmp/w2.log" "coordinator at $ep .*pass --keys DIR (the run's keys directory, see docs/operator.md \"Security\"); retrying in"; then
-  ok "a worker without --keys says to pass --keys DIR"
-else
-  notok "the keyless worker's stderr" "$(tail -3 "$tmp/w2.log")"
-fi
+ok_when_logged 60 "$tmp/w2.log" "coordinator at $ep .*pass --keys DIR (the run's keys directory, see docs/operator.md \"Security\"); retrying in" \
+  "a worker without --keys says to pass --keys DIR"
 
 # Every process this script started, by its id.
 for p in $w2 $w1 $coord; do kill "$p" 2>/dev/null; done

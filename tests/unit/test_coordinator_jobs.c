@@ -156,11 +156,17 @@ START_TEST(jobs_created_in_chunks_are_the_jobs_of_one_transaction) {
 }
 END_TEST
 
+/* The start of a test that creates a run's jobs in pieces: `whole` the
+ * reference digest of one transaction's jobs, `cfg` the run `name`. */
+static void begin_pieces(sf_run_config *cfg, const char *name, char whole[65]) {
+    ck_assert_uint_eq(reference_digest(whole), JOBS);
+    make_cfg(cfg, name);
+}
+
 START_TEST(a_stop_between_chunks_is_honoured_and_the_next_open_goes_on) {
     char whole[65], got[65];
-    reference_digest(whole);
     sf_run_config cfg;
-    make_cfg(&cfg, "stopped");
+    begin_pieces(&cfg, "stopped", whole);
     /* the stop request arrives while the first chunk (jobs 1..5) is
      * written: the coordinator stops before the second */
     watch w = {.stop_at = 5};
@@ -184,9 +190,8 @@ END_TEST
 
 START_TEST(a_coordinator_killed_while_creating_jobs_resumes_without_duplicates) {
     char whole[65], got[65];
-    reference_digest(whole);
     sf_run_config cfg;
-    make_cfg(&cfg, "killed");
+    begin_pieces(&cfg, "killed", whole);
     /* a child creates the jobs and is killed (SIGKILL: no cleanup, the
      * lock and LMDB's reader table left as a crash leaves them) once the
      * first chunk is committed */

@@ -100,6 +100,16 @@ START_TEST(a_gauntlet_without_calibration_is_noted) {
 END_TEST
 
 /* One real job of 2 seeds at 20 simulations (a fraction of a second). */
+/* Rates a fights run can have: one fight a seed, some decisions a fight,
+ * no more searched than made, and a cost for each simulation and label. */
+static void rates_are_possible(const sf_estimate_rates *r) {
+    ck_assert_double_eq(r->fights_per_seed, 1);
+    ck_assert_double_gt(r->decisions_per_fight, 0);
+    ck_assert_double_le(r->searched_per_fight, r->decisions_per_fight);
+    ck_assert_double_gt(r->cpu_s_per_sim, 0);
+    ck_assert_double_gt(r->shard_bytes_per_label, 0);
+}
+
 START_TEST(calibration_plays_a_job_and_measures_its_rates) {
     sf_run_config cfg;
     config_of(&cfg, "run: {name: cal, output_dir: /nonexistent/cal}\n"
@@ -110,11 +120,7 @@ START_TEST(calibration_plays_a_job_and_measures_its_rates) {
     sf_err err = {0};
     ck_assert_msg(sf_estimate_calibrate(&cfg, 2, "/tmp", &r, &err) == SF_OK, "%s", err.msg);
     ck_assert(r.calibrated);
-    ck_assert_double_eq(r.fights_per_seed, 1);
-    ck_assert_double_gt(r.decisions_per_fight, 0);
-    ck_assert_double_le(r.searched_per_fight, r.decisions_per_fight);
-    ck_assert_double_gt(r.cpu_s_per_sim, 0);
-    ck_assert_double_gt(r.shard_bytes_per_label, 0);
+    rates_are_possible(&r);
     ck_assert_msg(strstr(r.source, "calibrated here: 2 seeds, 2 fights"), "%s", r.source);
 }
 END_TEST
@@ -122,12 +128,8 @@ END_TEST
 START_TEST(the_measured_rates_are_there) {
     sf_estimate_rates r;
     sf_estimate_measured(&r);
-    ck_assert_double_eq(r.fights_per_seed, 1);
-    ck_assert_double_gt(r.decisions_per_fight, 0);
+    rates_are_possible(&r);
     ck_assert_double_gt(r.searched_per_fight, 0);
-    ck_assert_double_le(r.searched_per_fight, r.decisions_per_fight);
-    ck_assert_double_gt(r.cpu_s_per_sim, 0);
-    ck_assert_double_gt(r.shard_bytes_per_label, 0);
     ck_assert_msg(strstr(r.source, "configs/local.yaml"), "%s", r.source);
 }
 END_TEST

@@ -209,6 +209,20 @@ static sf_wire_handshake outcome(void *ctx, const char *endpoint, const sf_zsec_
     return hs;
 }
 
+/* A ROUTER bound to an OS-assigned loopback port, its endpoint in `ep`
+ * (`cap` bytes); secured by `zs` when given, plain otherwise. */
+static void *loopback_router(void *ctx, sf_zsec_server *zs, char *ep, size_t cap) {
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
+    sf_err e = {0};
+    if (zs)
+        ck_assert_int_eq(sf_zsec_server_apply(zs, router, &e), SF_OK);
+    ck_assert_int_eq(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
+    ck_assert_int_eq(zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &cap), 0);
+    return router;
+}
+
 START_TEST(a_refused_handshake_is_told_with_what_to_do) {
     char dir[] = "/tmp/sf-wire-keys-XXXXXX", run[64], other[64], ep[128];
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -219,13 +233,7 @@ START_TEST(a_refused_handshake_is_told_with_what_to_do) {
     void *ctx = zmq_ctx_new();
     sf_zsec_server *zs = NULL;
     ck_assert_int_eq(sf_zsec_server_open(ctx, run, NULL, NULL, &zs, &e), SF_OK);
-    void *router = zmq_socket(ctx, ZMQ_ROUTER);
-    int zero = 0;
-    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(sf_zsec_server_apply(zs, router, &e), SF_OK);
-    ck_assert_int_eq(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
-    size_t len = sizeof ep;
-    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len);
+    void *router = loopback_router(ctx, zs, ep, sizeof ep);
 
     /* the run's worker key: admitted */
     sf_zsec_client worker;
@@ -272,12 +280,7 @@ START_TEST(keys_against_a_plain_server_say_to_leave_them_out) {
     sf_err e = {0};
     ck_assert_int_eq(sf_zsec_ensure_dir(dir, &e), SF_OK);
     void *ctx = zmq_ctx_new();
-    void *router = zmq_socket(ctx, ZMQ_ROUTER);
-    int zero = 0;
-    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof zero);
-    ck_assert_int_eq(zmq_bind(router, "tcp://127.0.0.1:*"), 0);
-    size_t len = sizeof ep;
-    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, ep, &len);
+    void *router = loopback_router(ctx, NULL, ep, sizeof ep);
     sf_zsec_client worker;
     ck_assert_int_eq(sf_zsec_client_load(dir, SF_ZSEC_WORKER_NAME, &worker, &e), SF_OK);
     sf_err m = {0};
