@@ -29,10 +29,10 @@
 
 #include "common/common.h"
 #include "engine/engine.h"
-#include "sf-fleet/loop_state.h"
 #include "gate/stats.h"
 #include "label/label.h"
 #include "model/model.h"
+#include "sf-fleet/loop_state.h"
 #include "shard/batch.h"
 #include "shard/shard.h"
 
