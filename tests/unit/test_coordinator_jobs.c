@@ -163,8 +163,18 @@ static void begin_pieces(sf_run_config *cfg, const char *name, char whole[65]) {
     make_cfg(cfg, name);
 }
 
+/* The end of such a test: the jobs `co` holds are those of one
+ * transaction (`whole`), in the tables as in the ledger; closes `co`. */
+static void end_pieces(sf_coordinator *co, const char whole[65]) {
+    char got[65];
+    ck_assert_uint_eq(jobs_digest(co, got), JOBS);
+    ck_assert_str_eq(got, whole);
+    expect_job_table(co);
+    sf_coordinator_close(co);
+}
+
 START_TEST(a_stop_between_chunks_is_honoured_and_the_next_open_goes_on) {
-    char whole[65], got[65];
+    char whole[65];
     sf_run_config cfg;
     begin_pieces(&cfg, "stopped", whole);
     /* the stop request arrives while the first chunk (jobs 1..5) is
@@ -181,15 +191,12 @@ START_TEST(a_stop_between_chunks_is_honoured_and_the_next_open_goes_on) {
     co = open_ok(&cfg, 5, &w2);
     ck_assert_msg(strstr(w2.text, "5 of 23 jobs were created before the last stop"), "%s", w2.text);
     ck_assert_msg(strstr(w2.text, "creating jobs: 10 of 23\n"), "%s", w2.text);
-    ck_assert_uint_eq(jobs_digest(co, got), JOBS);
-    ck_assert_str_eq(got, whole);
-    expect_job_table(co);
-    sf_coordinator_close(co);
+    end_pieces(co, whole);
 }
 END_TEST
 
 START_TEST(a_coordinator_killed_while_creating_jobs_resumes_without_duplicates) {
-    char whole[65], got[65];
+    char whole[65];
     sf_run_config cfg;
     begin_pieces(&cfg, "killed", whole);
     /* a child creates the jobs and is killed (SIGKILL: no cleanup, the
@@ -210,10 +217,7 @@ START_TEST(a_coordinator_killed_while_creating_jobs_resumes_without_duplicates) 
     watch w = {0};
     sf_coordinator *co = open_ok(&cfg, 5, &w);
     ck_assert_msg(strstr(w.text, "5 of 23 jobs were created before the last stop"), "%s", w.text);
-    ck_assert_uint_eq(jobs_digest(co, got), JOBS);
-    ck_assert_str_eq(got, whole);
-    expect_job_table(co);
-    sf_coordinator_close(co);
+    end_pieces(co, whole);
 }
 END_TEST
 

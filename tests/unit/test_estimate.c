@@ -30,11 +30,16 @@ static const sf_estimate_rates rates = {
     .source = "test",
 };
 
+/* `e`, the estimate of small_cfg(cfg, extra) at `rates`. */
+static void estimate_small(sf_run_config *cfg, const char *extra, sf_estimate *e) {
+    small_cfg(cfg, extra);
+    sf_estimate_compute(cfg, &rates, e);
+}
+
 START_TEST(the_estimate_of_a_small_config_is_its_arithmetic) {
     sf_run_config cfg;
-    small_cfg(&cfg, NULL);
     sf_estimate e;
-    sf_estimate_compute(&cfg, &rates, &e);
+    estimate_small(&cfg, NULL, &e);
     ck_assert_uint_eq(e.jobs, 3); /* ceil(10 / 4) */
     ck_assert_uint_eq(e.seeds, 10);
     ck_assert_double_eq(e.fights, 10);                /* one fight a seed */
@@ -53,9 +58,8 @@ END_TEST
 
 START_TEST(kept_unsearched_decisions_are_labels_too) {
     sf_run_config cfg;
-    small_cfg(&cfg, "labels: {unsearched: keep}\n");
     sf_estimate e;
-    sf_estimate_compute(&cfg, &rates, &e);
+    estimate_small(&cfg, "labels: {unsearched: keep}\n", &e);
     ck_assert_double_eq(e.labels, 300); /* every decision */
     ck_assert_double_eq(e.shard_bytes, 150000);
     ck_assert_double_eq(e.simulations, 20000); /* only searched ones cost simulations */
@@ -87,9 +91,8 @@ END_TEST
 
 START_TEST(a_gauntlet_without_calibration_is_noted) {
     sf_run_config cfg;
-    small_cfg(&cfg, "play: {mode: gauntlet}\n");
     sf_estimate e;
-    sf_estimate_compute(&cfg, &rates, &e);
+    estimate_small(&cfg, "play: {mode: gauntlet}\n", &e);
     ck_assert_int_eq(e.n_notes, 1);
     ck_assert_msg(strstr(e.notes[0], "use --calibrate"), "%s", e.notes[0]);
     sf_estimate_rates cal = rates;
