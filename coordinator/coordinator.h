@@ -274,6 +274,46 @@ typedef struct sf_ledger_rebuild {
 int sf_coordinator_rebuild_ledger(const sf_run_config *cfg, const sf_coord_opts *opts,
                                   sf_ledger_rebuild *rep, sf_err *err);
 
+/* What sf_coordinator_backup() / sf_coordinator_restore() did. */
+typedef struct sf_run_backup {
+    char run[SF_CFG_NAME];  /* run.name of the run in the ledger copy       */
+    char digest[65];        /* its config digest (hex)                       */
+    uint64_t jobs_total;    /* jobs of the run                               */
+    uint64_t jobs_done;     /* done in the copy: the manifest's lines        */
+    uint64_t ledger_bytes;  /* the compacted copy's size                     */
+    uint64_t shards_linked; /* shards hard-linked (same filesystem)          */
+    uint64_t shards_copied; /* shards copied (another filesystem)            */
+    int keys;               /* <output_dir>/keys was there and was copied    */
+} sf_run_backup;
+
+/* Back up the run in `output_dir` into `dest` (docs/operator.md "Backups";
+ * backup.c says how it lives beside a serving coordinator): a consistent,
+ * compacted copy of the ledger as of one commit (dest/ledger.lmdb), the
+ * run's config as the ledger holds it (dest/config.yaml), a copy of
+ * <output_dir>/keys when there is one (dest/keys), with `with_shards` the
+ * stored shards of the copy's done jobs (dest/shards, hard links where the
+ * filesystem allows, else copies), and last dest/shards.manifest: a line
+ * "JOB SHARD CONTENT_DIGEST BYTES FILE_SHA256" per done job after two "#"
+ * lines. A coordinator may be serving the run meanwhile: the backup takes
+ * no lock of its and never blocks its writes. `dest` must be absent or an
+ * empty directory. Errors: those of sf_coordinator_ledger_summary() for the
+ * ledger (SF_ENOTFOUND, SF_ECORRUPT, ..., naming the file), SF_EINVAL when
+ * dest exists and is not an empty directory, SF_EIO naming the path. */
+int sf_coordinator_backup(const char *output_dir, const char *dest, int with_shards,
+                          sf_run_backup *rep, sf_err *err);
+
+/* Make `output_dir` (absent or empty) a run directory from the backup in
+ * `backup_dir`: its ledger, keys and shards, and output_dir/config.yaml,
+ * the backup's config with run.output_dir set to `output_dir` (pass an
+ * absolute path), which sf-fleet run or coordinator resumes; done jobs
+ * whose shards the backup lacks are played again at the resume
+ * (recovery.c). Fills rep's run, digest, jobs_total, keys and shard
+ * counts. Errors: SF_ENOTFOUND when backup_dir has no shards.manifest (not
+ * a complete backup), SF_EINVAL for a non-empty output_dir, SF_EIO and
+ * SF_ECORRUPT naming the path. */
+int sf_coordinator_restore(const char *backup_dir, const char *output_dir, sf_run_backup *rep,
+                           sf_err *err);
+
 const char *sf_coordinator_endpoint(const sf_coordinator *co);
 
 /* The metrics port actually bound, 0 when disabled; and its URL

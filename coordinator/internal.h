@@ -466,6 +466,14 @@ int ledger_create_run(sf_coordinator *co, sf_err *err);
 int ledger_create_jobs(sf_coordinator *co, sf_err *err);
 /* Write every dirty job in one transaction; sync if co->need_sync. */
 int ledger_commit(sf_coordinator *co, sf_err *err);
+/* For backup.c, which reads a ledger copy with ledger.c's own steps: open
+ * co->ledger_path with `flags` (1: the run's databases are there, 0: a
+ * ledger never written, or an error); a meta record with its tag checked
+ * (0 found, 1 absent, -1 damaged); a value's tag checked and cut off (0,
+ * or -1 when it does not match). */
+int ledger_env_open(sf_coordinator *co, unsigned flags, sf_err *err);
+int ledger_get_meta(sf_coordinator *co, MDB_txn *txn, const char *key, MDB_val *v, sf_err *err);
+int ledger_check_tagged(char db, const MDB_val *k, MDB_val *v);
 
 /* metrics.c: serve /metrics on `port` (metrics_http.h) at co->endpoint's
  * address; SF_METRICS_OFF serves nothing. */

@@ -996,3 +996,15 @@ int ledger_commit(sf_coordinator *co, sf_err *err) {
     }
     return SF_OK;
 }
+
+/* ---- for backup.c ----------------------------------------------------------- */
+
+int ledger_env_open(sf_coordinator *co, unsigned flags, sf_err *err) {
+    return env_open(co, flags, err);
+}
+int ledger_get_meta(sf_coordinator *co, MDB_txn *txn, const char *key, MDB_val *v, sf_err *err) {
+    return get_meta(co, txn, key, v, err);
+}
+int ledger_check_tagged(char db, const MDB_val *k, MDB_val *v) {
+    return check_tagged(db, k, v);
+}

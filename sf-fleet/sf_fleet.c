@@ -30,6 +30,13 @@
  *                                        the run will create and cost
  *   sf-fleet rebuild-ledger CONFIG       replace a damaged ledger with one
  *                                        built from the stored shards
+ *   sf-fleet backup RUN_DIR DEST [--with-shards]
+ *                                        a consistent copy of the run's
+ *                                        ledger, config, keys and shard
+ *                                        manifest (and shards), also while a
+ *                                        coordinator serves it
+ *   sf-fleet restore BACKUP RUN_DIR      a run directory from a backup, with
+ *                                        RUN_DIR/config.yaml to resume it
  *
  * Exit codes: 0 success (run complete), 1 runtime failure, 2 bad arguments
  * or configuration, 3 stopped before the run completed.
@@ -124,6 +131,8 @@ static void usage(FILE *f) {
         "       sf-fleet quarantine ENDPOINT --worker KEY [--since T] [--keys DIR]\n"
         "       sf-fleet check [--json] [--estimate [--calibrate]] CONFIG\n"
         "       sf-fleet rebuild-ledger CONFIG\n"
+        "       sf-fleet backup RUN_DIR DEST [--with-shards]\n"
+        "       sf-fleet restore BACKUP RUN_DIR\n"
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
@@ -329,6 +338,75 @@ static int cmd_rebuild_ledger(int argc, char **argv) {
     printf("new ledger: %llu of %llu jobs done from the shards in %s/shards; the others will be "
            "issued again\n",
            (unsigned long long)rep.jobs_done, (unsigned long long)rep.jobs_total, cfg.output_dir);
+    return 0;
+}
+
+/* ---- backup and restore --------------------------------------------------- */
+
+/* backup RUN_DIR DEST [--with-shards]: a consistent copy of a run's ledger,
+ * config, keys and shard manifest (and shards), while a coordinator may be
+ * serving it (coordinator.h sf_coordinator_backup). */
+static int cmd_backup(int argc, char **argv) {
+    int with_shards = 0, n = 0;
+    const char *args[2] = {NULL, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--with-shards"))
+            with_shards = 1;
+        else if (argv[i][0] == '-' || n == 2) {
+            fprintf(stderr, "sf-fleet backup: unexpected '%s'\n", argv[i]);
+            n = -1;
+            break;
+        } else
+            args[n++] = argv[i];
+    }
+    if (n != 2) {
+        fprintf(stderr, "usage: sf-fleet backup RUN_DIR DEST [--with-shards]\n");
+        return 2;
+    }
+    sf_run_backup rep;
+    sf_err err = {0};
+    if (sf_coordinator_backup(args[0], args[1], with_shards, &rep, &err) < 0) {
+        fprintf(stderr, "sf-fleet backup: %s\n", err.msg);
+        return err.code == SF_EINVAL ? 2 : 1;
+    }
+    printf("backup of run %s in %s: ledger %llu bytes (compacted), %llu of %llu jobs done, ",
+           rep.run, args[1], (unsigned long long)rep.ledger_bytes,
+           (unsigned long long)rep.jobs_done, (unsigned long long)rep.jobs_total);
+    if (with_shards)
+        printf("%llu shards (%llu linked, %llu copied)", (unsigned long long)rep.jobs_done,
+               (unsigned long long)rep.shards_linked, (unsigned long long)rep.shards_copied);
+    else
+        printf("shards listed in shards.manifest, not copied");
+    printf("%s\n", rep.keys ? ", keys" : "");
+    return 0;
+}
+
+/* restore BACKUP RUN_DIR: a run directory made from a backup, with the
+ * config to resume it (coordinator.h sf_coordinator_restore). */
+static int cmd_restore(int argc, char **argv) {
+    if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+        fprintf(stderr, "usage: sf-fleet restore BACKUP RUN_DIR\n");
+        return 2;
+    }
+    /* the restored config names its output dir: absolute, to resume from anywhere */
+    char dir[SF_CFG_PATH], cwd[SF_CFG_PATH - 32];
+    if (argv[2][0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(dir, sizeof dir, "%s", argv[2]);
+    else if ((size_t)snprintf(dir, sizeof dir, "%s/%s", cwd, argv[2]) >= sizeof dir) {
+        fprintf(stderr, "sf-fleet restore: %s: path too long\n", argv[2]);
+        return 2;
+    }
+    sf_run_backup rep;
+    sf_err err = {0};
+    if (sf_coordinator_restore(argv[1], dir, &rep, &err) < 0) {
+        fprintf(stderr, "sf-fleet restore: %s\n", err.msg);
+        return err.code == SF_EINVAL ? 2 : 1;
+    }
+    printf("restored run %s into %s: ledger, %llu shards%s\n", rep.run, dir,
+           (unsigned long long)(rep.shards_linked + rep.shards_copied), rep.keys ? ", keys" : "");
+    printf("resume it with: sf-fleet run %s/config.yaml (or sf-fleet coordinator "
+           "%s/config.yaml)\n",
+           dir, dir);
     return 0;
 }
 
@@ -1451,6 +1529,10 @@ int main(int argc, char **argv) {
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "rebuild-ledger"))
         return cmd_rebuild_ledger(argc - 1, argv + 1);
+    if (!strcmp(cmd, "backup"))
+        return cmd_backup(argc - 1, argv + 1);
+    if (!strcmp(cmd, "restore"))
+        return cmd_restore(argc - 1, argv + 1);
     if (!strcmp(cmd, "keygen"))
         return cmd_keygen(argc - 1, argv + 1);
     if (!strcmp(cmd, "quarantine"))
