@@ -17,6 +17,15 @@
  * which serves every lease; a separate process costs the loop nothing but
  * the pages the copy keeps alive.
  *
+ * A damaged ledger is an error naming it, not a crash: the copy runs in a
+ * forked child (LMDB trusts its pages; an assertion or a bus error ends
+ * the child, and the parent names the file and the signal), and every
+ * record's checksum is checked on the copy. ledger.c's probe and
+ * sf_coordinator_ledger_summary() are not used for this: they read with
+ * MDB_NOLOCK, safe only while nothing writes; under a serving coordinator
+ * such a reader can follow a page the writer has just reused (seen as an
+ * LMDB assertion in mdb_cursor_sibling under bench-backup's load).
+ *
  * The shard manifest is read from the copy, not the live ledger, so the
  * manifest and the ledger in DEST say the same. A job the copy calls done
  * has its shard in shards/ already (the coordinator syncs the shard before
@@ -29,13 +38,17 @@
  * last: a directory without it is no complete backup, and restore refuses
  * it.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/io.h"
@@ -201,16 +214,63 @@ static int copy_ledger(const char *src, const char *dst, uint64_t *bytes, sf_err
     return SF_OK;
 }
 
-/* Read the ledger copy at co->ledger_path (ours alone: no lock): its config
+/* copy_ledger() in a forked child: LMDB trusts its file's page structure,
+ * so a damaged ledger that would crash it (an assertion, a wild pointer)
+ * is an error naming the file, as at the coordinator's open (ledger.c).
+ * Not ledger.c's probe itself: that reads without LMDB's locks, safe only
+ * while no coordinator writes. */
+static int copy_ledger_checked(const char *src, const char *dst, uint64_t *bytes, sf_err *err) {
+    int p[2];
+    if (pipe(p) != 0)
+        return sf_err_set(err, SF_EIO, "%s: pipe: %s", src, strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return sf_err_set(err, SF_EIO, "%s: fork: %s", src, strerror(errno));
+    }
+    if (pid == 0) {
+        static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+        for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+            signal(faults[i], SIG_DFL);
+        close(p[0]);
+        sf_err e = {0};
+        int rc = copy_ledger(src, dst, bytes, &e);
+        sf_write_full(p[1], &rc, sizeof rc);
+        sf_write_full(p[1], rc < 0 ? (const void *)&e : (const void *)bytes,
+                      rc < 0 ? sizeof e : sizeof *bytes);
+        _exit(0);
+    }
+    close(p[1]);
+    int rc = SF_ECORRUPT, status = 0;
+    size_t got = 0, want = 0;
+    sf_read_full(p[0], &rc, sizeof rc, &got);
+    if (got == sizeof rc)
+        sf_read_full(p[0], rc < 0 ? (void *)err : (void *)bytes,
+                     want = rc < 0 ? sizeof *err : sizeof *bytes, &got);
+    close(p[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status))
+        return sf_err_set(err, SF_ECORRUPT,
+                          "%s: the ledger is damaged: copying it crashed LMDB (signal %d, %s)", src,
+                          WTERMSIG(status), strsignal(WTERMSIG(status)));
+    if (!want || got != want)
+        return sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: copying it failed", src);
+    return rc < 0 ? rc : SF_OK;
+}
+
+/* Read the ledger copy at co->ledger_path (ours alone: no lock; its
+ * problems are the ledger's it was copied from, `origin`'s): its config
  * into co->cfg and its digest into rep; with `manifest`, one line per done
  * job into it ("JOB SHARD CONTENT_DIGEST BYTES FILE_SHA256"), and with
  * `shards_from`, each of those shards linked or copied into `shards_to`. */
-static int read_copy(sf_coordinator *co, FILE *manifest, const char *shards_from,
-                     const char *shards_to, sf_run_backup *rep, sf_err *err) {
+static int read_copy(sf_coordinator *co, const char *origin, FILE *manifest,
+                     const char *shards_from, const char *shards_to, sf_run_backup *rep,
+                     sf_err *err) {
     int rc = ledger_env_open(co, MDB_RDONLY | MDB_NOLOCK, err);
     if (rc == 0)
-        rc = sf_err_set(err, SF_ENOTFOUND, "%s: no run was ever recorded in this ledger",
-                        co->ledger_path);
+        rc = sf_err_set(err, SF_ENOTFOUND, "%s: no run was ever recorded in this ledger", origin);
     MDB_txn *txn = NULL;
     if (rc > 0 && (rc = mdb_txn_begin(co->env, NULL, MDB_RDONLY, &txn)) != 0)
         rc = sf_err_set(err, SF_EIO, "%s: begin read: %s", co->ledger_path, mdb_strerror(rc));
@@ -219,12 +279,12 @@ static int read_copy(sf_coordinator *co, FILE *manifest, const char *shards_from
     Spirefleet__RunConfig *m =
         got == 0 ? spirefleet__run_config__unpack(NULL, v.mv_size, v.mv_data) : NULL;
     if (got == 1)
-        rc = sf_err_set(err, SF_ECORRUPT, "%s: the ledger copy has no config", co->ledger_path);
+        rc = sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: it holds no config", origin);
     else if (got == 0 && !m)
-        rc = sf_err_set(err, SF_ECORRUPT, "%s: the ledger copy's config does not decode",
-                        co->ledger_path);
+        rc = sf_err_set(err, SF_ECORRUPT, "%s: the ledger is damaged: its config does not decode",
+                        origin);
     else if (got == 0 && (rc = sf_config_from_proto(m, &co->cfg, err)) < 0)
-        sf_err_prefix(err, "%s: the run's config", co->ledger_path);
+        sf_err_prefix(err, "%s: the run's config", origin);
     else if (got < 0 && rc >= 0)
         rc = err->code;
     if (m)
@@ -248,8 +308,10 @@ static int read_copy(sf_coordinator *co, FILE *manifest, const char *shards_from
         Spirefleet__LedgerJob *j = NULL;
         if (g || ledger_check_tagged('j', &key, &val) < 0 ||
             !(j = spirefleet__ledger_job__unpack(NULL, val.mv_size, val.mv_data))) {
-            rc = sf_err_set(err, SF_ECORRUPT, "%s: a job record of the copy does not read: %s",
-                            co->ledger_path, g ? mdb_strerror(g) : "checksum or decoding");
+            rc = sf_err_set(err, SF_ECORRUPT,
+                            "%s: the ledger is damaged: a job record does not %s (found in its "
+                            "copy %s)",
+                            origin, g ? mdb_strerror(g) : "check or decode", co->ledger_path);
             break;
         }
         if (j->state == SPIREFLEET__JOB_STATE__JOB_DONE) {
@@ -291,18 +353,38 @@ static int write_config(sf_coordinator *co, const char *path, const char *output
     return SF_OK;
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    if (ftw->level > 0)
+        remove(path);
+    return 0;
+}
+
+/* Remove what a failed backup or restore wrote into `dir` (new or empty
+ * before: everything in it is theirs), and `dir` too when it made it. */
+static void empty_dir(const char *dir, int made) {
+    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (made)
+        rmdir(dir);
+}
+
 /* ---- backup and restore ----------------------------------------------------- */
 
 int sf_coordinator_backup(const char *output_dir, const char *dest, int with_shards,
                           sf_run_backup *rep, sf_err *err) {
     memset(rep, 0, sizeof *rep);
-    /* the ledger is read in a child first (ledger.c): a damaged or absent
-     * one is an error naming it before anything is written */
-    sf_ledger_summary sum;
-    int rc = sf_coordinator_ledger_summary(output_dir, &sum, err);
+    char src[400];
+    snprintf(src, sizeof src, "%s/ledger.lmdb", output_dir);
+    struct stat st;
+    if (stat(src, &st) != 0 || st.st_size == 0)
+        return sf_err_set(err, SF_ENOTFOUND, "%s: no ledger: no run was started in %s", src,
+                          output_dir);
+    if (!S_ISREG(st.st_mode))
+        return sf_err_set(err, SF_EFORMAT, "%s: not a regular file", src);
+    int made = access(dest, F_OK) != 0;
+    int rc = fresh_dir(dest, err);
     if (rc < 0)
-        return rc;
-    if ((rc = fresh_dir(dest, err)) < 0)
         return rc;
     sf_coordinator *co = calloc(1, sizeof *co);
     char *text = NULL;
@@ -315,20 +397,18 @@ int sf_coordinator_backup(const char *output_dir, const char *dest, int with_sha
         free(text);
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     }
-    char src[400], shards_from[400], shards_to[1100], path[1100];
-    snprintf(src, sizeof src, "%s/ledger.lmdb", output_dir);
+    char shards_from[400], shards_to[1100], path[1100];
     snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", dest);
-    rc = copy_ledger(src, co->ledger_path, &rep->ledger_bytes, err);
+    rc = copy_ledger_checked(src, co->ledger_path, &rep->ledger_bytes, err);
     snprintf(shards_from, sizeof shards_from, "%s/shards", output_dir);
     snprintf(shards_to, sizeof shards_to, "%s/shards", dest);
     if (rc == SF_OK && with_shards && mkdir(shards_to, 0755) != 0)
         rc = sf_err_set(err, SF_EIO, "%s: cannot create: %s", shards_to, strerror(errno));
     if (rc == SF_OK)
-        rc = read_copy(co, manifest, with_shards ? shards_from : NULL, shards_to, rep, err);
+        rc = read_copy(co, src, manifest, with_shards ? shards_from : NULL, shards_to, rep, err);
     if (rc == SF_OK && with_shards)
         rc = sf_fsync_dir(shards_to, err);
     char keys[400];
-    struct stat st;
     snprintf(keys, sizeof keys, "%s/keys", output_dir);
     snprintf(path, sizeof path, "%s/keys", dest);
     if (rc == SF_OK && stat(keys, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -361,6 +441,8 @@ int sf_coordinator_backup(const char *output_dir, const char *dest, int with_sha
     }
     if (rc == SF_OK)
         rc = sf_fsync_dir(dest, err);
+    if (rc < 0) /* what it wrote goes: DEST was new or empty */
+        empty_dir(dest, made);
     free(text);
     free(co);
     return rc;
@@ -375,6 +457,7 @@ int sf_coordinator_restore(const char *backup_dir, const char *output_dir, sf_ru
         return sf_err_set(err, SF_ENOTFOUND,
                           "%s: %s: not a complete backup (sf-fleet backup writes it last)", path,
                           strerror(errno));
+    int made = access(output_dir, F_OK) != 0;
     int rc = fresh_dir(output_dir, err);
     if (rc < 0)
         return rc;
@@ -385,7 +468,7 @@ int sf_coordinator_restore(const char *backup_dir, const char *output_dir, sf_ru
     snprintf(co->ledger_path, sizeof co->ledger_path, "%s/ledger.lmdb", output_dir);
     rc = copy_file(path, co->ledger_path, 0644, err);
     if (rc == SF_OK)
-        rc = read_copy(co, NULL, NULL, NULL, rep, err);
+        rc = read_copy(co, path, NULL, NULL, NULL, rep, err);
     struct stat st;
     const char *trees[] = {"keys", "shards"};
     for (int i = 0; i < 2 && rc == SF_OK; i++) {
@@ -406,6 +489,8 @@ int sf_coordinator_restore(const char *backup_dir, const char *output_dir, sf_ru
         rc = write_config(co, path, output_dir, err);
     if (rc == SF_OK)
         rc = sf_fsync_dir(output_dir, err);
+    if (rc < 0)
+        empty_dir(output_dir, made);
     free(co);
     return rc;
 }

@@ -296,9 +296,11 @@ typedef struct sf_run_backup {
  * "JOB SHARD CONTENT_DIGEST BYTES FILE_SHA256" per done job after two "#"
  * lines. A coordinator may be serving the run meanwhile: the backup takes
  * no lock of its and never blocks its writes. `dest` must be absent or an
- * empty directory. Errors: those of sf_coordinator_ledger_summary() for the
- * ledger (SF_ENOTFOUND, SF_ECORRUPT, ..., naming the file), SF_EINVAL when
- * dest exists and is not an empty directory, SF_EIO naming the path. */
+ * empty directory; a backup that fails removes what it wrote. Errors, each
+ * naming the path: SF_ENOTFOUND (no ledger in output_dir), SF_EFORMAT (not
+ * a regular file), SF_ECORRUPT (a damaged ledger: LMDB refused or crashed
+ * copying it, in a child process, or a record's checksum or decoding
+ * failed), SF_EINVAL (dest exists and is not an empty directory), SF_EIO. */
 int sf_coordinator_backup(const char *output_dir, const char *dest, int with_shards,
                           sf_run_backup *rep, sf_err *err);
 

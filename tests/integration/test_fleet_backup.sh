@@ -6,8 +6,9 @@
 #   - `sf-fleet restore` of that backup, resumed to completion, stores the
 #     uninterrupted run's digests; so does a backup without its shards
 #     (the done jobs are played again);
-#   - an absent or damaged ledger is an error naming the file; a DEST that
-#     exists and is not empty is refused, so is a restore into one, and a
+#   - an absent or damaged ledger (no LMDB file, truncated, a flipped byte
+#     in a record) is an error naming the file, and leaves no DEST; a DEST
+#     that exists and is not empty is refused, so is a restore into one, and a
 #     restore from a directory that is no whole backup.
 #
 # usage: test_fleet_backup.sh SF_FLEET SF_SHARD
@@ -115,7 +116,22 @@ expect 1 "$tmp/garbage/ledger.lmdb: .*not an LMDB file" "a ledger that is no LMD
 head -c 12288 "$tmp/ref/ledger.lmdb" > "$tmp/cut/ledger.lmdb"
 expect 1 "$tmp/cut/ledger.lmdb: the ledger is damaged" "a truncated ledger: named" -- \
   "$fleet" backup "$tmp/cut" "$tmp/bk-cut"
-if [ ! -e "$tmp/bk-none" ] && [ ! -e "$tmp/bk-garbage" ] && [ ! -e "$tmp/bk-cut" ]; then
+cp -r "$tmp/ref" "$tmp/flip"
+$py - "$tmp/flip/ledger.lmdb" "$(awk 'NR == 2 { print $2 }' "$tmp/d.ref")" <<'EOP'
+import sys
+path, digest = sys.argv[1], sys.argv[2].encode()
+b = bytearray(open(path, 'rb').read())
+# every copy of the record (LMDB's copy-on-write leaves older ones)
+at = b.find(digest)
+assert at > 0, 'digest not in the ledger'
+while at >= 0:
+    b[at + 5] ^= 0x02
+    at = b.find(digest, at + 1)
+open(path, 'wb').write(b)
+EOP
+expect 1 "$tmp/flip/ledger.lmdb: the ledger is damaged: a job record does not check" \
+  "a flipped byte in a done job's record: named" -- "$fleet" backup "$tmp/flip" "$tmp/bk-flip"
+if [ ! -e "$tmp/bk-flip" ] && [ ! -e "$tmp/bk-none" ] && [ ! -e "$tmp/bk-garbage" ] && [ ! -e "$tmp/bk-cut" ]; then
   ok "a failed backup leaves no DEST"
 else
   notok "a failed backup made its DEST"
