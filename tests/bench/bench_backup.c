@@ -16,7 +16,8 @@
  *   backup.backup_s       the median wall time of those backups
  *   backup.ledger_mb      the live ledger file and its compacted copy
  *
- * usage: bench-backup SF_FLEET [seconds per phase (10)] [jobs (500000)]
+ * usage: bench-backup SF_FLEET [seconds per phase (10)] [jobs (500000)] [nice]
+ *        (nice: the backups run at nice 19)
  * JSON lines first, then a line in words.
  */
 #include <fcntl.h>
@@ -75,8 +76,9 @@ static double pct(lat *l, double p) {
     return l->v[k];
 }
 
-/* `sf-fleet backup rundir dest`, output to /dev/null. */
-static pid_t start_backup(const char *fleet, const char *rundir, const char *dest) {
+/* `sf-fleet backup rundir dest` (at nice 19 when `niced`), output to
+ * /dev/null. */
+static pid_t start_backup(const char *fleet, const char *rundir, const char *dest, int niced) {
     bench_rm_rf(dest);
     pid_t pid = fork();
     if (pid == 0) {
@@ -85,6 +87,8 @@ static pid_t start_backup(const char *fleet, const char *rundir, const char *des
             dup2(fd, 1);
             close(fd);
         }
+        if (niced && nice(19) < 0)
+            _exit(126);
         execl(fleet, fleet, "backup", rundir, dest, (char *)NULL);
         _exit(127);
     }
@@ -98,12 +102,13 @@ static double file_mb(const char *path) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench-backup SF_FLEET [seconds] [jobs]\n");
+        fprintf(stderr, "usage: bench-backup SF_FLEET [seconds] [jobs] [nice]\n");
         return 2;
     }
     const char *fleet = argv[1];
     double seconds = argc > 2 ? atof(argv[2]) : 10;
     unsigned long long jobs = argc > 3 ? strtoull(argv[3], NULL, 10) : 500000;
+    int niced = argc > 4 && !strcmp(argv[4], "nice");
     char tmp[] = "/tmp/bench-backup-XXXXXX";
     if (!mkdtemp(tmp))
         return 1;
@@ -181,7 +186,7 @@ int main(int argc, char **argv) {
         }
         if (phase == 1 && backup < 0 && (double)(now - phase_t0) / 1e9 < seconds) {
             backup_t0 = sf_now_ns();
-            backup = start_backup(fleet, rundir, dest);
+            backup = start_backup(fleet, rundir, dest, niced);
         }
         if (zmq_poll(items, CLIENTS, 20) <= 0)
             continue;
@@ -250,9 +255,9 @@ int main(int argc, char **argv) {
            nbackups);
     printf("{\"bench\":\"backup.ledger_mb\",\"live\":%.1f,\"copy\":%.1f,\"jobs\":%llu}\n", live_mb,
            copy_mb, jobs);
-    printf("backup: lease p99 %.2f ms without a backup, %.2f ms during %d backups of a %llu-job "
+    printf("backup: lease p99 %.2f ms without a backup, %.2f ms during %d backups%s of a %llu-job "
            "ledger (%.0f MB live, %.0f MB compacted, %.2f s each)\n",
-           i99, d99, nbackups, jobs, live_mb, copy_mb, bs);
+           i99, d99, nbackups, niced ? " at nice 19" : "", jobs, live_mb, copy_mb, bs);
     free(idle.v);
     free(during.v);
     return idle.n && during.n && nbackups ? 0 : 1;
