@@ -20,11 +20,11 @@
  * A damaged ledger is an error naming it, not a crash: the copy runs in a
  * forked child (LMDB trusts its pages; an assertion or a bus error ends
  * the child, and the parent names the file and the signal), and every
- * record's checksum is checked on the copy. ledger.c's probe and
- * sf_coordinator_ledger_summary() are not used for this: they read with
- * MDB_NOLOCK, safe only while nothing writes; under a serving coordinator
- * such a reader can follow a page the writer has just reused (seen as an
- * LMDB assertion in mdb_cursor_sibling under bench-backup's load).
+ * record's checksum is checked on the copy. ledger.c's probe is not used
+ * for this: it reads with MDB_NOLOCK, safe only while nothing writes (the
+ * coordinator runs it under its lock); under a serving coordinator such a
+ * reader can follow a page the writer has just reused (seen as an LMDB
+ * assertion in mdb_cursor_sibling under bench-backup's load).
  *
  * The shard manifest is read from the copy, not the live ledger, so the
  * manifest and the ledger in DEST say the same. A job the copy calls done

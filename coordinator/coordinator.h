@@ -225,7 +225,9 @@ typedef struct sf_ledger_summary {
 
 /* Read the ledger of the run in `output_dir` (<output_dir>/ledger.lmdb)
  * read-only, without taking the coordinator's lock: a coordinator may be
- * serving the run meanwhile (the summary is then as of its last commit).
+ * serving the run meanwhile (the summary is then as of its last commit;
+ * the read takes a slot in LMDB's reader table, ledger.lmdb-lock, so the
+ * coordinator's commits never overwrite what it reads).
  * As at sf_coordinator_open(), the file is read in a child process first,
  * so a damaged ledger is an error, not a crash. Errors, each naming the
  * path: SF_ENOTFOUND (no ledger there, or one no run was ever committed

@@ -880,7 +880,13 @@ static int summary_jobs(sf_coordinator *co, MDB_txn *txn, sf_ledger_summary *s, 
 
 /* The run record (config, digest, job count) and the jobs, read-only. */
 static int summary_read(sf_coordinator *co, sf_ledger_summary *s, sf_err *err) {
-    int rc = env_open(co, MDB_RDONLY | MDB_NOLOCK, err);
+    /* A coordinator may be committing meanwhile: a reader without LMDB's
+     * reader table (MDB_NOLOCK) can then follow a page the writer has just
+     * reused, so read through it whenever it exists. Without the lock file
+     * no coordinator has ever opened the ledger, and none writes it. */
+    char lock[sizeof co->ledger_path + 8];
+    snprintf(lock, sizeof lock, "%s-lock", co->ledger_path);
+    int rc = env_open(co, access(lock, W_OK) == 0 ? MDB_RDONLY : MDB_RDONLY | MDB_NOLOCK, err);
     if (rc == 0)
         return sf_err_set(err, SF_ENOTFOUND, "%s: no run was ever recorded in this ledger",
                           co->ledger_path);
