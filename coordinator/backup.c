@@ -29,8 +29,10 @@
  * The shard manifest is read from the copy, not the live ledger, so the
  * manifest and the ledger in DEST say the same. A job the copy calls done
  * has its shard in shards/ already (the coordinator syncs the shard before
- * the commit that marks it done), so --with-shards finds every one. Shards
- * are sealed and never rewritten, so a hard link is as good as a copy.
+ * the commit that marks it done), so --with-shards finds every one, unless
+ * a quarantine moved it aside after the copy was taken: the backup then
+ * fails naming the shard, and a second one succeeds. Shards are sealed and
+ * never rewritten, so a hard link is as good as a copy.
  *
  * DEST's files: ledger.lmdb (the compacted copy), config.yaml (the run's
  * config as the ledger holds it), keys/ (a copy of <output_dir>/keys, when
