@@ -32,25 +32,10 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "bench_coord.h"
 #include "coordinator/coordinator.h"
 
 #define CLIENTS 50
-
-typedef struct serve_arg {
-    sf_coordinator *co;
-    volatile sig_atomic_t stop;
-} serve_arg;
-
-static void *serve(void *p) {
-    serve_arg *a = p;
-    sf_err e = {0};
-    sf_coordinator_serve(a->co, &a->stop, &e);
-    return NULL;
-}
-
-static void send_env(void *s, Spirefleet__Envelope *env) {
-    sf_wire_send(s, NULL, 0, env, 0);
-}
 
 /* Latencies in ms, grown as needed. */
 typedef struct lat {

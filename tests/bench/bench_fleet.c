@@ -42,6 +42,7 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "bench_coord.h"
 #include "coordinator/coordinator.h"
 #include "proc.h"
 #include "worker/worker.h"
@@ -158,22 +159,6 @@ static double e2e_rate(const char *fleet, const char *config, const char *tmp, i
 }
 
 /* ---- lease throughput ---------------------------------------------------- */
-
-typedef struct serve_arg {
-    sf_coordinator *co;
-    volatile sig_atomic_t stop;
-} serve_arg;
-
-static void *serve(void *p) {
-    serve_arg *a = p;
-    sf_err e = {0};
-    sf_coordinator_serve(a->co, &a->stop, &e);
-    return NULL;
-}
-
-static void send_env(void *s, Spirefleet__Envelope *env) {
-    sf_wire_send(s, NULL, 0, env, 0);
-}
 
 static double lease_rate(const char *tmp, int clients, double seconds, int curve) {
     char yaml[1024];

@@ -39,6 +39,9 @@
 #   ok_when_logged SECS FILE PATTERN LABEL
 #                              passes once FILE has a line matching PATTERN
 #                              (until_true SECS), else fails with its tail
+#   flip_ledger_record LEDGER DIGEST
+#                              flips a byte in every copy of the job record
+#                              holding DIGEST in the ledger file LEDGER
 #   tap_done                   prints the plan; exits 1 if anything failed
 py=/usr/bin/python3
 wait_scale=${SF_WAIT_SCALE:-5}
@@ -119,6 +122,21 @@ net_yaml() {
   echo "search: {simulations: $1, trees: $2, evaluator: net}"
   echo "model: {bundle: \"${bundle:?net_yaml needs bundle}\", sha256: \"${sha:?net_yaml needs sha}\"}"
   echo "evald: {endpoint: \"$3\", spawn: $4, backend: cpu, max_wait_us: 200}"
+}
+# Every copy: LMDB's copy-on-write leaves older copies of a record in free
+# pages, and which copy comes first in the file is LMDB's business.
+flip_ledger_record() {
+  $py - "$1" "$2" <<'EOP'
+import sys
+path, digest = sys.argv[1], sys.argv[2].encode()
+b = bytearray(open(path, 'rb').read())
+at = b.find(digest)
+assert at > 0, 'digest not in the ledger'
+while at >= 0:
+    b[at + 5] ^= 0x02
+    at = b.find(digest, at + 1)
+open(path, 'wb').write(b)
+EOP
 }
 tap_done() {
   echo "1..$n"

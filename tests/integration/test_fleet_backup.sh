@@ -117,18 +117,7 @@ head -c 12288 "$tmp/ref/ledger.lmdb" > "$tmp/cut/ledger.lmdb"
 expect 1 "$tmp/cut/ledger.lmdb: the ledger is damaged" "a truncated ledger: named" -- \
   "$fleet" backup "$tmp/cut" "$tmp/bk-cut"
 cp -r "$tmp/ref" "$tmp/flip"
-$py - "$tmp/flip/ledger.lmdb" "$(awk 'NR == 2 { print $2 }' "$tmp/d.ref")" <<'EOP'
-import sys
-path, digest = sys.argv[1], sys.argv[2].encode()
-b = bytearray(open(path, 'rb').read())
-# every copy of the record (LMDB's copy-on-write leaves older ones)
-at = b.find(digest)
-assert at > 0, 'digest not in the ledger'
-while at >= 0:
-    b[at + 5] ^= 0x02
-    at = b.find(digest, at + 1)
-open(path, 'wb').write(b)
-EOP
+flip_ledger_record "$tmp/flip/ledger.lmdb" "$(awk 'NR == 2 { print $2 }' "$tmp/d.ref")"
 expect 1 "$tmp/flip/ledger.lmdb: the ledger is damaged: a job record does not check" \
   "a flipped byte in a done job's record: named" -- "$fleet" backup "$tmp/flip" "$tmp/bk-flip"
 if [ ! -e "$tmp/bk-flip" ] && [ ! -e "$tmp/bk-none" ] && [ ! -e "$tmp/bk-garbage" ] && [ ! -e "$tmp/bk-cut" ]; then

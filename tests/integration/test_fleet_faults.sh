@@ -108,19 +108,7 @@ fi
 # 3. A damaged ledger, rebuilt from the shards; one shard lost as well.
 cp -r "$tmp/ref" "$tmp/dmg"
 config dmg "$tmp/dmg" "ipc://$tmp/g.sock" 1
-$py - "$tmp/dmg/ledger.lmdb" "$(awk 'NR == 2 { print $2 }' "$tmp/d.ref")" <<'EOP'
-import sys
-path, digest = sys.argv[1], sys.argv[2].encode()
-b = bytearray(open(path, 'rb').read())
-# every copy: LMDB's copy-on-write leaves older copies of a record in
-# free pages, and which copy comes first in the file is LMDB's business
-at = b.find(digest)
-assert at > 0, 'digest not in the ledger'
-while at >= 0:
-    b[at + 5] ^= 0x02
-    at = b.find(digest, at + 1)
-open(path, 'wb').write(b)
-EOP
+flip_ledger_record "$tmp/dmg/ledger.lmdb" "$(awk 'NR == 2 { print $2 }' "$tmp/d.ref")"
 expect 1 "ledger.lmdb: the ledger is damaged: job 2's record is damaged" \
   "a flipped byte in a done job's record stops the coordinator, naming it" -- \
   "$fleet" coordinator "$tmp/dmg.yaml" --exit-when-done
