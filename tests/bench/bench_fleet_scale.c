@@ -31,7 +31,8 @@
  *
  * usage: bench-fleet-scale SF_FLEET [--workers N] [--seconds S]
  *        [--job-seconds J] [--heartbeat-ms H] [--abandon P] [--forget P]
- *        [--disconnect P]
+ *        [--disconnect P] [--dir PARENT]   (PARENT: where the run's directory
+ *        is made, default /tmp: its disk is the coordinator's)
  * Without --workers: N = 1000 (what `make bench` runs).
  */
 #include <arpa/inet.h>
@@ -92,7 +93,7 @@ typedef enum { W_HELLO, W_ASK, W_WORK, W_OFFER, W_SEND, W_WAIT, W_DONE } wstate;
 
 typedef struct sim_worker {
     void *s;
-    int key, state;
+    int key, state, welcomed;
     char id[24];
     uint64_t job, seed_start, t_req, t_due, t_hb;
     uint32_t seed_count;
@@ -240,7 +241,8 @@ static void on_reply(sim_thread *t, sim_worker *w, const Spirefleet__Envelope *e
             snprintf(g_sh->digest, sizeof g_sh->digest, "%s", env->welcome->config_digest);
             atomic_store(&g_sh->have_digest, 1);
         }
-        atomic_fetch_add(&g_sh->welcomed, 1);
+        if (!w->welcomed++) /* a reconnection is welcomed again */
+            atomic_fetch_add(&g_sh->welcomed, 1);
         ask_job(w);
         break;
     case SPIREFLEET__ENVELOPE__BODY_REFUSAL:
@@ -423,8 +425,13 @@ static void sim_process(const opts *o, const char *endpoint, const char *keys, c
         }
         sf_zsec_key_id(secs[k].me.pub, ids[k]);
     }
+    /* The shards are made where fsync costs nothing (the writer syncs three
+     * times per shard): the simulator stands for many machines, and its
+     * disk is not the coordinator's. */
     char scratch[1200];
     snprintf(scratch, sizeof scratch, "%s/sim-%d", tmp, first);
+    if (access("/dev/shm", W_OK) == 0)
+        snprintf(scratch, sizeof scratch, "/dev/shm/sf-bench-scale-%d-%d", (int)getppid(), first);
     mkdir(scratch, 0700);
     sim_worker *w = calloc((size_t)n, sizeof *w);
     for (int i = 0; i < n; i++) {
@@ -527,6 +534,35 @@ static int metrics_port(const char *log) {
     return port;
 }
 
+/* The live coordinator's status, asked with the run's operator key: the
+ * counters a reopened ledger does not keep (expiries, reissues). */
+static int live_status(const char *keys, const char *endpoint, uint64_t *expiries,
+                       uint64_t *reissues, uint64_t *protocol_errors) {
+    sf_zsec_client sec;
+    void *ctx = zmq_ctx_new(), *s = NULL;
+    int ok = 0;
+    if (sf_zsec_client_load_any(keys, &sec, NULL) == SF_OK &&
+        sf_wire_dealer_secure(ctx, endpoint, &sec, &s, NULL) == SF_OK) {
+        Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT, *rep = NULL;
+        Spirefleet__StatusRequest sr = SPIREFLEET__STATUS_REQUEST__INIT;
+        req.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST;
+        req.status_request = &sr;
+        if (sf_wire_ask(s, "the coordinator", &req, 10000, &rep, NULL) == SF_OK && rep &&
+            rep->body_case == SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY) {
+            *expiries = rep->status_reply->lease_expiries;
+            *reissues = rep->status_reply->reissues;
+            *protocol_errors = rep->status_reply->protocol_errors;
+            ok = 1;
+        }
+        if (rep)
+            sf_wire_free(rep);
+    }
+    if (s)
+        zmq_close(s);
+    zmq_ctx_term(ctx);
+    return ok ? 0 : -1;
+}
+
 static void emit(const char *name, double value, const char *unit, int workers) {
     printf("{\"bench\":\"scale.%s\",\"value\":%.3f,\"unit\":\"%s\",\"workers\":%d}\n", name, value,
            unit, workers);
@@ -543,14 +579,14 @@ static double pct(double *v, uint64_t n, double q) {
 static void usage(void) {
     fprintf(stderr, "usage: bench-fleet-scale SF_FLEET [--workers N] [--seconds S] "
                     "[--job-seconds J] [--heartbeat-ms H] [--abandon P] [--forget P] "
-                    "[--disconnect P]\n");
+                    "[--disconnect P] [--dir PARENT]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2)
         usage();
-    const char *fleet = argv[1];
+    const char *fleet = argv[1], *parent = "/tmp";
     opts o = {.workers = 1000,
               .seconds = 20,
               .job_seconds = 10,
@@ -576,6 +612,8 @@ int main(int argc, char **argv) {
             o.forget = atof(v);
         else if (!strcmp(k, "--disconnect"))
             o.disconnect = atof(v);
+        else if (!strcmp(k, "--dir"))
+            parent = v;
         else
             usage();
     }
@@ -585,7 +623,8 @@ int main(int argc, char **argv) {
     /* jobs: enough that the run never completes in the window */
     g_njobs = (uint64_t)((double)o.workers * (o.seconds + 120) / o.job_seconds * 2) + 1000;
 
-    char tmp[] = "/tmp/sf-bench-scale-XXXXXX";
+    char tmp[900];
+    snprintf(tmp, sizeof tmp, "%s/sf-bench-scale-XXXXXX", parent);
     if (!mkdtemp(tmp))
         return 1;
     char run[1100], keys[1200], cfgpath[1200], log[1200];
@@ -627,6 +666,9 @@ int main(int argc, char **argv) {
     if (co < 0)
         return 1;
     int mport = metrics_port(log);
+    usleep(500000);
+    double rss_idle = sf_proc_rss_mib(co); /* the job table and ledger, no peer yet */
+    int fds_idle = count_fds(co);
 
     size_t shsize = sizeof(shared) + g_njobs;
     g_sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -677,6 +719,16 @@ int main(int argc, char **argv) {
     atomic_store(&g_sh->stop, 1);
     for (int p = 0; p < nproc && p < 64; p++)
         waitpid(sims[p], NULL, 0);
+    /* the simulators' CPU (the coordinator is not reaped yet), over the
+     * whole run: handshakes, settling and the window */
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    double sim_cpu = ((double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6) /
+                     ((double)(sf_now_ns() - t_start) / 1e9);
+    uint64_t expiries = 0, reissues = 0, perrs = 0;
+    if (live_status(keys, endpoint, &expiries, &reissues, &perrs) < 0)
+        fprintf(stderr, "bench-fleet-scale: the coordinator did not answer a status request\n");
     kill(co, SIGTERM);
     int status = 0;
     waitpid(co, &status, 0);
@@ -724,6 +776,9 @@ int main(int argc, char **argv) {
     emit("heartbeats_per_s", hbs, "heartbeats/s", n);
     emit("uploads_per_s", ups, "uploads/s", n);
     emit("coordinator_cpu", co_cpu, "cores", n);
+    emit("simulator_cpu", sim_cpu, "cores", n);
+    emit("coordinator_rss_idle_mib", rss_idle, "MiB", n);
+    emit("coordinator_rss_per_worker_kib", (rss - rss_idle) * 1024 / welcomed, "KiB", n);
     emit("coordinator_rss_mib", rss, "MiB", n);
     emit("coordinator_rss_peak_mib", rss_peak, "MiB", n);
     emit("coordinator_fds", fds, "fds", n);
@@ -733,13 +788,16 @@ int main(int argc, char **argv) {
     emit("duplicated_jobs", (double)dup, "jobs", n);
     printf("scale: %d workers (%d keys, %d welcomed in %.1f s), %.0f s measured: lease p50 %.2f ms "
            "p99 %.2f ms, %.0f leases/s, %.0f heartbeats/s, %.1f uploads/s; coordinator %.2f "
-           "cores, RSS %.1f MiB (peak %.1f), %d fds; /metrics %s in %.1f ms (%zu bytes); "
+           "cores (simulator %.2f), RSS %.1f MiB (peak %.1f; %.1f before any worker, %llu jobs), "
+           "%d fds (%d before); /metrics %s in %.1f ms (%zu "
+           "bytes); "
            "ledger: %llu jobs done, %llu acknowledged stored, %llu lost, %llu duplicated; "
            "failures: %llu abandoned, %llu forgotten, %llu disconnects, %llu rejected, %llu "
            "deferred, %llu duplicate acks, %llu waits, %d refused; lease expiries %llu, "
-           "reissues %llu\n",
-           n, o.keys, welcomed, handshake_s, secs, p50, p99, lps, hbs, ups, co_cpu, rss, rss_peak,
-           fds, metrics_ms >= 0 ? "answered" : "NOT answered", metrics_ms, metrics_bytes,
+           "reissues %llu, protocol errors %llu\n",
+           n, o.keys, welcomed, handshake_s, secs, p50, p99, lps, hbs, ups, co_cpu, sim_cpu, rss,
+           rss_peak, rss_idle, (unsigned long long)g_njobs, fds, fds_idle,
+           metrics_ms >= 0 ? "answered" : "NOT answered", metrics_ms, metrics_bytes,
            (unsigned long long)st.jobs_done, (unsigned long long)acked, (unsigned long long)lost,
            (unsigned long long)dup, (unsigned long long)atomic_load(&g_sh->abandoned),
            (unsigned long long)atomic_load(&g_sh->forgotten),
@@ -748,7 +806,7 @@ int main(int argc, char **argv) {
            (unsigned long long)atomic_load(&g_sh->deferred),
            (unsigned long long)atomic_load(&g_sh->dup_acks),
            (unsigned long long)atomic_load(&g_sh->waits), atomic_load(&g_sh->refused),
-           (unsigned long long)st.lease_expiries, (unsigned long long)st.reissues);
+           (unsigned long long)expiries, (unsigned long long)reissues, (unsigned long long)perrs);
     if (atomic_load(&g_sh->have_reject))
         printf("scale: first rejected upload: %s\n", g_sh->first_reject);
     int rc = welcomed == n && lost == 0 && dup == 0 && metrics_ms >= 0 ? 0 : 1;
