@@ -646,17 +646,19 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
+    /* 10 s, or ten heartbeats when they are slower */
+    int lease_s = o.heartbeat_ms > 1000 ? o.heartbeat_ms / 100 : 10;
     FILE *cf = fopen(cfgpath, "w");
     if (!cf)
         return 1;
     fprintf(cf,
             "run: {name: scale, output_dir: '%s'}\n"
             "seeds: {count: %llu, job_size: 1}\n"
-            "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: 10,"
+            "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: %d,"
             " heartbeat_ms: %d}\n"
             "security: {mode: curve, audit_fraction: 0, audit_first_jobs: 0,"
             " max_workers_per_key: 256}\n",
-            run, (unsigned long long)g_njobs, o.heartbeat_ms);
+            run, (unsigned long long)g_njobs, lease_s, o.heartbeat_ms);
     fclose(cf);
 
     char *const args[] = {(char *)fleet,       "coordinator",    cfgpath, "--bind",
