@@ -197,6 +197,11 @@ struct sf_coordinator {
 
     cworker *workers;
     int nworkers, cap_workers;
+    /* The workers by routing id (jobs.c): open addressing over worker
+     * indexes, -1 empty, -2 deleted; widx_cap 0 means none (a failed
+     * allocation), and co_worker_find then scans. */
+    int *widx;
+    uint32_t widx_cap, widx_used;
     int max_workers; /* sf_coord_opts.max_workers */
 
     reply *replies;
@@ -364,11 +369,14 @@ void co_shard_name(const sf_coordinator *co, uint64_t job, char *out, size_t cap
  * entry in the table, and the name follows from the run and the job. */
 #define CO_SHARD_NAME_MAX 96
 const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SHARD_NAME_MAX]);
-/* Worker slots: the one of routing id `ident` (-1: none), a new one (-1
- * without memory); liveness (kept per identity too); a dead worker's
- * upload and leases go. */
+/* Worker slots: the one of routing id `ident` (-1: none; of two with the
+ * same id, the lower index), found through an index, O(1) per message; a
+ * new one (-1 without memory); worker wi's routing id changed (the only way
+ * to change it: the index follows); liveness (kept per identity too); a
+ * dead worker's upload and leases go. */
 int co_worker_find(sf_coordinator *co, const uint8_t *ident, size_t len);
 int co_worker_add(sf_coordinator *co, const uint8_t *ident, size_t len);
+void co_worker_set_ident(sf_coordinator *co, int wi, const uint8_t *ident, size_t len);
 void co_worker_set_alive(sf_coordinator *co, int wi, int alive);
 void co_worker_dead(sf_coordinator *co, int wi);
 /* Drop an upload in flight (its .part file too). */

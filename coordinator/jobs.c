@@ -152,11 +152,64 @@ const char *co_job_shard(const sf_coordinator *co, const cjob *j, char out[CO_SH
     return out;
 }
 
-int co_worker_find(sf_coordinator *co, const uint8_t *ident, size_t len) {
+/* FNV-1a of a routing id. */
+static uint32_t ident_hash(const uint8_t *p, size_t n) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+static void widx_put(sf_coordinator *co, int wi) {
+    const cworker *w = &co->workers[wi];
+    uint32_t mask = co->widx_cap - 1, k = ident_hash(w->ident, w->ident_len) & mask;
+    while (co->widx[k] >= 0)
+        k = (k + 1) & mask;
+    co->widx[k] = wi;
+    co->widx_used++;
+}
+
+/* Room for one more entry: the table rebuilt at four times the workers
+ * (at least 64 slots) once entries and deletions fill half of it, so a
+ * probe always meets an empty slot. 1 when rebuilt (every worker under its
+ * current id in it), else 0. Without memory the index is dropped
+ * (widx_cap 0): lookups scan. */
+static int widx_room(sf_coordinator *co) {
+    if (co->widx_cap && 2 * (co->widx_used + 1) <= co->widx_cap)
+        return 0;
+    uint32_t cap = 64;
+    while (cap < 4u * (uint32_t)(co->nworkers + 1))
+        cap *= 2;
+    free(co->widx);
+    co->widx = malloc(cap * sizeof *co->widx);
+    co->widx_cap = co->widx ? cap : 0;
+    co->widx_used = 0;
+    if (!co->widx)
+        return 1;
+    memset(co->widx, 0xff, cap * sizeof *co->widx); /* -1: empty */
     for (int i = 0; i < co->nworkers; i++)
-        if (co->workers[i].ident_len == len && !memcmp(co->workers[i].ident, ident, len))
-            return i;
-    return -1;
+        widx_put(co, i);
+    return 1;
+}
+
+int co_worker_find(sf_coordinator *co, const uint8_t *ident, size_t len) {
+    if (!co->widx_cap) {
+        for (int i = 0; i < co->nworkers; i++)
+            if (co->workers[i].ident_len == len && !memcmp(co->workers[i].ident, ident, len))
+                return i;
+        return -1;
+    }
+    /* a routing id another key's worker held can be held by two slots: the
+     * lower index, as a scan finds it */
+    int best = -1;
+    uint32_t mask = co->widx_cap - 1;
+    for (uint32_t k = ident_hash(ident, len) & mask; co->widx[k] != -1; k = (k + 1) & mask) {
+        int i = co->widx[k];
+        if (i >= 0 && (best < 0 || i < best) && co->workers[i].ident_len == len &&
+            !memcmp(co->workers[i].ident, ident, len))
+            best = i;
+    }
+    return best;
 }
 
 int co_worker_add(sf_coordinator *co, const uint8_t *ident, size_t len) {
@@ -168,7 +221,27 @@ int co_worker_add(sf_coordinator *co, const uint8_t *ident, size_t len) {
     memcpy(w->ident, ident, len);
     w->ident_len = len;
     w->who = -1;
-    return co->nworkers++;
+    int wi = co->nworkers++;
+    if (!widx_room(co)) /* a rebuild has it already */
+        widx_put(co, wi);
+    return wi;
+}
+
+void co_worker_set_ident(sf_coordinator *co, int wi, const uint8_t *ident, size_t len) {
+    cworker *w = &co->workers[wi];
+    if (co->widx_cap) { /* its entry under the old id: deleted */
+        uint32_t mask = co->widx_cap - 1;
+        for (uint32_t k = ident_hash(w->ident, w->ident_len) & mask; co->widx[k] != -1;
+             k = (k + 1) & mask)
+            if (co->widx[k] == wi) {
+                co->widx[k] = -2;
+                break;
+            }
+    }
+    memcpy(w->ident, ident, len);
+    w->ident_len = len;
+    if (!widx_room(co))
+        widx_put(co, wi);
 }
 
 void co_upload_discard(upload *u) {

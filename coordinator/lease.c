@@ -53,8 +53,7 @@ static int hello_bind(sf_coordinator *co, int wi, const uint8_t *ident, size_t l
     }
     if (w->ident_len != len || memcmp(w->ident, ident, len)) {
         co_upload_discard(&w->up);
-        memcpy(w->ident, ident, len);
-        w->ident_len = len;
+        co_worker_set_ident(co, wi, ident, len);
     }
     snprintf(w->worker_id, sizeof w->worker_id, "%s", h->worker_id);
     if (w->who < 0 && (w->who = co_ident_index(co, audit_identity(co, wi))) < 0) {

@@ -328,6 +328,7 @@ void sf_coordinator_close(sf_coordinator *co) {
     pthread_mutex_destroy(&co->snap_lock);
     free(co->replies);
     free(co->workers);
+    free(co->widx);
     for (uint64_t i = 0; co->jobs && i < co->njobs; i++)
         free(co->jobs[i].aud);
     free(co->jobs);

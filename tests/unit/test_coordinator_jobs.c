@@ -221,5 +221,45 @@ START_TEST(a_coordinator_killed_while_creating_jobs_resumes_without_duplicates) 
 }
 END_TEST
 
+/* The workers by routing id (jobs.c's index): each found among many, the
+ * lower slot of two with one id, and a worker found under its new id, not
+ * its old one, after it reconnects. */
+START_TEST(workers_are_found_by_routing_id_through_the_index) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "widx");
+    watch w = {0};
+    sf_coordinator *co = open_ok(&cfg, 0, &w);
+    uint8_t id[5] = {0};
+    for (uint32_t i = 0; i < 700; i++) { /* past several rebuilds */
+        memcpy(id + 1, &i, 4);
+        ck_assert_int_eq(co_worker_add(co, id, sizeof id), (int)i);
+    }
+    for (uint32_t i = 0; i < 700; i++) {
+        memcpy(id + 1, &i, 4);
+        ck_assert_int_eq(co_worker_find(co, id, sizeof id), (int)i);
+    }
+    uint32_t none = 9999, seven = 7, fresh = 12345;
+    memcpy(id + 1, &none, 4);
+    ck_assert_int_eq(co_worker_find(co, id, sizeof id), -1);
+    ck_assert_int_eq(co_worker_find(co, id, 4), -1);
+    memcpy(id + 1, &seven, 4); /* a second slot with worker 7's id */
+    ck_assert_int_eq(co_worker_add(co, id, sizeof id), 700);
+    ck_assert_int_eq(co_worker_find(co, id, sizeof id), 7);
+    uint8_t other[5] = {0};
+    memcpy(other + 1, &fresh, 4);
+    co_worker_set_ident(co, 7, other, sizeof other); /* worker 7 reconnects */
+    ck_assert_int_eq(co_worker_find(co, id, sizeof id), 700);
+    ck_assert_int_eq(co_worker_find(co, other, sizeof other), 7);
+    for (int k = 0; k < 2000; k++) { /* deletions fill the table: rebuilt */
+        uint32_t a = 20000 + (uint32_t)k;
+        memcpy(other + 1, &a, 4);
+        co_worker_set_ident(co, 8, other, sizeof other);
+    }
+    ck_assert_int_eq(co_worker_find(co, other, sizeof other), 8);
+    ck_assert_int_eq(co_worker_find(co, id, sizeof id), 700);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 #include "test-coordinator-jobs.tests.h" /* SF_TESTS (tests/meson.build) */
 SF_CHECK_MAIN("coordinator-jobs", "coordinator-jobs", 120, tmpdir_make, tmpdir_remove)
