@@ -236,14 +236,23 @@ static void model_path(const loop *l, const char *sha, char *out, size_t cap) {
     sf_registry_bundle_path(l->models, sha, out, cap); /* fits: LOOP_BASE_MAX */
 }
 
+/* The loop's config as generation g's run of kind `kind` (SF_CFG_* bit
+ * `kind_bit`): only that kind's keys kept, named NAME-<tag>g, its output
+ * in <base>/gen<g>/<kind>. */
+static void stage_config(const loop *l, int g, unsigned kind_bit, const char *kind, const char *tag,
+                         sf_run_config *c) {
+    *c = l->cfg;
+    keep_kind(c, kind_bit);
+    snprintf(c->kind, sizeof c->kind, "%s", kind);
+    snprintf(c->name, sizeof c->name, "%.40s-%s%d", l->cfg.name, tag, g);
+    snprintf(c->output_dir, sizeof c->output_dir, "%.150s/gen%d/%s", l->base, g, kind);
+}
+
 /* Generation g's self-play run: its own seeds, the champion's evaluator
  * (followed through the registry's champion file). */
 static int selfplay_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
-    sf_run_config c = l->cfg;
-    keep_kind(&c, SF_CFG_SELFPLAY);
-    snprintf(c.kind, sizeof c.kind, "selfplay");
-    snprintf(c.name, sizeof c.name, "%.40s-gen%d", l->cfg.name, g);
-    snprintf(c.output_dir, sizeof c.output_dir, "%.150s/gen%d/selfplay", l->base, g);
+    sf_run_config c;
+    stage_config(l, g, SF_CFG_SELFPLAY, "selfplay", "gen", &c);
     c.seed_start = l->cfg.seed_start + (uint64_t)g * l->cfg.seed_count;
     const char *champ = str_of(l->st, SF_LOOP_KEY_CHAMPION);
     if (strcmp(champ, SF_LOOP_ROLLOUT)) {
@@ -281,11 +290,8 @@ static void side(loop *l, struct sf_cfg_gate_side *s, const char *sha) {
 /* Generation g's gate: the candidate against the champion, on seeds of its
  * own after every self-play generation's. */
 static int gate_config(loop *l, int g, char *path, size_t cap, sf_err *err) {
-    sf_run_config c = l->cfg;
-    keep_kind(&c, SF_CFG_GATE);
-    snprintf(c.kind, sizeof c.kind, "gate");
-    snprintf(c.name, sizeof c.name, "%.40s-gate%d", l->cfg.name, g);
-    snprintf(c.output_dir, sizeof c.output_dir, "%.150s/gen%d/gate", l->base, g);
+    sf_run_config c;
+    stage_config(l, g, SF_CFG_GATE, "gate", "gate", &c);
     c.seed_start = l->cfg.seed_start + (uint64_t)(l->cfg.loop.generations + 1) * l->cfg.seed_count +
                    (uint64_t)(g - 1) * l->cfg.loop.gate_seeds;
     c.seed_count = l->cfg.loop.gate_seeds;

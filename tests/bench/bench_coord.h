@@ -1,7 +1,7 @@
 /*
  * bench_coord.h — what the benchmarks that drive a coordinator in-process
- * share: its serving loop on a thread of its own, and a fire-and-forget
- * send for the simulated clients. Header only; include after
+ * share: its serving loop on a thread of its own, and fire-and-forget
+ * sends for the simulated clients. Header only; include after
  * coordinator/coordinator.h.
  */
 #ifndef SF_BENCH_COORD_H
@@ -29,6 +29,19 @@ static inline void *serve(void *p) {
  * not stop for a failed send (the next lease shows it). */
 static inline void send_env(void *s, Spirefleet__Envelope *env) {
     sf_wire_send(s, NULL, 0, env, 0);
+}
+
+/* A simulated worker's Hello on DEALER `s`: worker id `id`, process id
+ * `pid` (0: none), this build's protocol version. */
+static inline void send_hello(void *s, const char *id, uint32_t pid) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
+    h.protocol_version = SF_PROTOCOL_VERSION;
+    h.worker_id = (char *)id;
+    h.pid = pid;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    send_env(s, &env);
 }
 
 #endif

@@ -199,14 +199,8 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
     }
     for (int i = 0; i < clients; i++) {
         sf_wire_dealer_secure(ctx, sf_coordinator_endpoint(co), &sec, &socks[i], NULL);
-        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
-        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
         snprintf(id, sizeof id, "bench-%d", i);
-        h.protocol_version = SF_PROTOCOL_VERSION;
-        h.worker_id = id;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
-        env.hello = &h;
-        send_env(socks[i], &env);
+        send_hello(socks[i], id, 0);
         items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
     }
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;

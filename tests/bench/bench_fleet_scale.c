@@ -53,6 +53,7 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "bench_http.h"
 #include "common/sha256.h"
 #include "common/zsec.h"
 #include "coordinator/coordinator.h"
@@ -495,27 +496,9 @@ static double cpu_s(pid_t pid) {
 
 /* One GET /metrics: milliseconds to the whole answer, -1 when not 200. */
 static double get_metrics(int port, size_t *bytes) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    static char buf[1 << 20];
     uint64_t t0 = sf_now_ns();
-    int ok = 0;
-    size_t got = 0;
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-        static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
-        static char buf[1 << 20];
-        ssize_t r;
-        if (write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1))
-            while (got + 1 < sizeof buf && (r = read(fd, buf + got, sizeof buf - 1 - got)) > 0)
-                got += (size_t)r;
-        buf[got] = 0;
-        ok = strstr(buf, " 200 ") != NULL;
-    }
-    if (fd >= 0)
-        close(fd);
-    *bytes = got;
+    int ok = bench_get_metrics(port, buf, sizeof buf, bytes);
     return ok ? (double)(sf_now_ns() - t0) / 1e6 : -1;
 }
 
@@ -594,28 +577,33 @@ int main(int argc, char **argv) {
               .abandon = 0.01,
               .forget = 0.01,
               .disconnect = 0.005};
-    for (int i = 2; i < argc; i++) {
+    /* each flag takes a value: an int (i) or a double (d) option */
+    const struct {
+        const char *flag;
+        int *i;
+        double *d;
+    } flags[] = {{"--workers", &o.workers, NULL},         {"--seconds", NULL, &o.seconds},
+                 {"--job-seconds", NULL, &o.job_seconds}, {"--heartbeat-ms", &o.heartbeat_ms, NULL},
+                 {"--abandon", NULL, &o.abandon},         {"--forget", NULL, &o.forget},
+                 {"--disconnect", NULL, &o.disconnect}};
+    const size_t nflags = sizeof flags / sizeof *flags;
+    for (int i = 2; i < argc; i += 2) {
         if (i + 1 >= argc)
             usage();
-        const char *k = argv[i], *v = argv[++i];
-        if (!strcmp(k, "--workers"))
-            o.workers = atoi(v);
-        else if (!strcmp(k, "--seconds"))
-            o.seconds = atof(v);
-        else if (!strcmp(k, "--job-seconds"))
-            o.job_seconds = atof(v);
-        else if (!strcmp(k, "--heartbeat-ms"))
-            o.heartbeat_ms = atoi(v);
-        else if (!strcmp(k, "--abandon"))
-            o.abandon = atof(v);
-        else if (!strcmp(k, "--forget"))
-            o.forget = atof(v);
-        else if (!strcmp(k, "--disconnect"))
-            o.disconnect = atof(v);
-        else if (!strcmp(k, "--dir"))
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--dir")) {
             parent = v;
-        else
+            continue;
+        }
+        size_t f = 0;
+        while (f < nflags && strcmp(k, flags[f].flag))
+            f++;
+        if (f == nflags)
             usage();
+        if (flags[f].i)
+            *flags[f].i = atoi(v);
+        else
+            *flags[f].d = atof(v);
     }
     if (o.workers < 1 || o.seconds <= 0 || o.job_seconds <= 0 || o.heartbeat_ms < 10)
         usage();

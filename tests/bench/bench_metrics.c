@@ -27,6 +27,8 @@
 #include <zmq.h>
 
 #include "bench.h"
+#include "bench_coord.h"
+#include "bench_http.h"
 #include "common/metrics_http.h"
 #include "coordinator/coordinator.h"
 
@@ -56,26 +58,9 @@ static void *step_main(void *arg) {
 
 /* One GET /metrics; 1 when answered 200. */
 static int get_metrics(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int ok = 0;
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-        static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
-        char buf[16384];
-        size_t got = 0;
-        ssize_t r;
-        if (write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1))
-            while (got + 1 < sizeof buf && (r = read(fd, buf + got, sizeof buf - 1 - got)) > 0)
-                got += (size_t)r;
-        buf[got] = 0;
-        ok = strstr(buf, " 200 ") != NULL;
-    }
-    if (fd >= 0)
-        close(fd);
-    return ok;
+    char buf[16384];
+    size_t got;
+    return bench_get_metrics(port, buf, sizeof buf, &got);
 }
 
 /* GETS requests: per second, and how many were answered. */
@@ -127,16 +112,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench-metrics: peer %d: %s\n", i, e.msg);
             break;
         }
-        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
-        Spirefleet__Hello h = SPIREFLEET__HELLO__INIT;
         char id[32];
         snprintf(id, sizeof id, "peer%d", i);
-        h.protocol_version = SF_PROTOCOL_VERSION;
-        h.worker_id = id;
-        h.pid = (uint32_t)i + 1;
-        env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
-        env.hello = &h;
-        sf_wire_send(socks[i], NULL, 0, &env, 0);
+        send_hello(socks[i], id, (uint32_t)i + 1);
         connected++;
     }
     /* every peer's Welcome back: the coordinator holds them all */

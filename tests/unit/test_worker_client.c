@@ -190,6 +190,14 @@ static void worker_start(worker_thread *w, fake *f, pthread_t *th) {
     ck_assert_int_eq(pthread_create(th, NULL, worker_main, w), 0);
 }
 
+/* A fake coordinator `name` and a worker on a thread (`th`) that has
+ * played its job and uploaded the shard. */
+static void upload_under(fake *f, const char *name, worker_thread *w, pthread_t *th) {
+    fake_open(f, name);
+    worker_start(w, f, th);
+    play_until_uploaded(f, w);
+}
+
 /* The coordinator falls silent after the last chunk (it died before its
  * verdict) and comes back: the worker heartbeats for job 1 while it waits,
  * Hellos again once the liveness window has passed (a bounded number of
@@ -197,11 +205,9 @@ static void worker_start(worker_thread *w, fake *f, pthread_t *th) {
  * again, and the run ends normally. */
 START_TEST(a_coordinator_restart_during_an_upload) {
     fake f;
-    fake_open(&f, "restart");
     worker_thread w;
     pthread_t th;
-    worker_start(&w, &f, &th);
-    play_until_uploaded(&f, &w);
+    upload_under(&f, "restart", &w, &th);
     uint8_t ident[256];
     size_t ilen;
     int heartbeats = 0, hello_again = 0;
@@ -256,11 +262,9 @@ END_TEST
  * number of heartbeats), reports nothing failed, and keeps the shard. */
 START_TEST(a_stop_during_the_verdict_wait_is_prompt) {
     fake f;
-    fake_open(&f, "stop");
     worker_thread w;
     pthread_t th;
-    worker_start(&w, &f, &th);
-    play_until_uploaded(&f, &w);
+    upload_under(&f, "stop", &w, &th);
     w.stop = 1;
     uint8_t ident[256];
     size_t ilen;
