@@ -192,13 +192,7 @@ int main(int argc, char **argv) {
                         lat_add(&idle, ms);
                     else if (phase == 1 && backup > 0)
                         lat_add(&during, ms);
-                    Spirefleet__Envelope back = SPIREFLEET__ENVELOPE__INIT;
-                    Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
-                    jf.job_id = env->job->job_id;
-                    jf.reason = (char *)SF_JOB_ABANDONED;
-                    back.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
-                    back.job_failed = &jf;
-                    send_env(socks[i], &back);
+                    send_abandon(socks[i], env->job->job_id);
                     sent[i] = sf_now_ns();
                     send_env(socks[i], &req);
                 }

@@ -31,6 +31,19 @@ static inline void send_env(void *s, Spirefleet__Envelope *env) {
     sf_wire_send(s, NULL, 0, env, 0);
 }
 
+/* Gives job `job` back on DEALER `s` as abandoned (a worker holds at most
+ * CO_MAX_LEASES_PER_WORKER leases, so a lease benchmark returns each one
+ * before it asks again). */
+static inline void send_abandon(void *s, uint64_t job) {
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
+    jf.job_id = job;
+    jf.reason = (char *)SF_JOB_ABANDONED;
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
+    env.job_failed = &jf;
+    send_env(s, &env);
+}
+
 /* A simulated worker's Hello on DEALER `s`: worker id `id`, process id
  * `pid` (0: none), this build's protocol version. */
 static inline void send_hello(void *s, const char *id, uint32_t pid) {

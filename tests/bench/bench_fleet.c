@@ -229,15 +229,7 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
                     } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
                         if (t0)
                             leases++;
-                        /* give it back (a worker holds at most
-                         * CO_MAX_LEASES_PER_WORKER), then ask again */
-                        Spirefleet__Envelope back = SPIREFLEET__ENVELOPE__INIT;
-                        Spirefleet__JobFailed jf = SPIREFLEET__JOB_FAILED__INIT;
-                        jf.job_id = env->job->job_id;
-                        jf.reason = (char *)SF_JOB_ABANDONED;
-                        back.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_FAILED;
-                        back.job_failed = &jf;
-                        send_env(socks[i], &back);
+                        send_abandon(socks[i], env->job->job_id);
                         send_env(socks[i], &req);
                     }
                     sf_wire_free(env);
