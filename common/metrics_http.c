@@ -17,6 +17,8 @@ struct sf_metrics_http {
     struct MHD_Daemon *daemon;
     sf_metrics_render_fn render;
     void *ctx;
+    sf_http_route routes[SF_HTTP_MAX_ROUTES];
+    int n_routes;
     int port;
     char url[96];
 };
@@ -115,32 +117,171 @@ static int listen_at(struct sockaddr_storage *sa, socklen_t len, int port, int *
     return fd;
 }
 
+const char *sf_http_query(const sf_http_request *req, const char *key) {
+    return MHD_lookup_connection_value((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND,
+                                       key);
+}
+
+/* A single "bytes=" range of a file of `size` bytes (RFC 9110 §14.1.2):
+ * 1 with [*first, *last] set, 0 when there is none to honour (absent,
+ * several ranges, not bytes: the whole file is sent), -1 when it lies
+ * outside the file (416). */
+static int parse_range(const char *h, uint64_t size, uint64_t *first, uint64_t *last) {
+    if (!h || strncmp(h, "bytes=", 6) != 0 || strchr(h, ','))
+        return 0;
+    const char *p = h + 6, *dash = strchr(p, '-');
+    if (!dash)
+        return 0;
+    char *end;
+    if (dash == p) { /* a suffix: the last N bytes */
+        errno = 0;
+        unsigned long long n = strtoull(dash + 1, &end, 10);
+        if (end == dash + 1 || *end || errno)
+            return 0;
+        if (n == 0 || size == 0)
+            return -1;
+        *first = n >= size ? 0 : size - n;
+        *last = size - 1;
+        return 1;
+    }
+    errno = 0;
+    unsigned long long a = strtoull(p, &end, 10);
+    if (end != dash || errno)
+        return 0;
+    unsigned long long b = size ? size - 1 : 0;
+    if (dash[1]) {
+        b = strtoull(dash + 1, &end, 10);
+        if (*end || errno || b < a)
+            return 0;
+        if (size && b > size - 1)
+            b = size - 1;
+    }
+    if (a >= size)
+        return -1;
+    *first = a;
+    *last = b;
+    return 1;
+}
+
+/* The response for a route's file reply, honouring Range; NULL on failure
+ * (the fd is closed either way). */
+static struct MHD_Response *file_response(struct MHD_Connection *conn, sf_http_reply *rep,
+                                          unsigned *code) {
+    uint64_t first = 0, last = rep->file_size ? rep->file_size - 1 : 0;
+    int r = parse_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range"), rep->file_size,
+                        &first, &last);
+    struct MHD_Response *resp;
+    char cr[96];
+    if (r < 0) {
+        close(rep->fd);
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        snprintf(cr, sizeof cr, "bytes */%llu", (unsigned long long)rep->file_size);
+        if (resp)
+            MHD_add_response_header(resp, "Content-Range", cr);
+        *code = MHD_HTTP_RANGE_NOT_SATISFIABLE;
+        return resp;
+    }
+    uint64_t n = rep->file_size ? last - first + 1 : 0;
+    resp = MHD_create_response_from_fd_at_offset64(n, rep->fd, first);
+    if (!resp) {
+        close(rep->fd);
+        return NULL;
+    }
+    *code = rep->status;
+    if (r > 0) {
+        snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)first,
+                 (unsigned long long)last, (unsigned long long)rep->file_size);
+        MHD_add_response_header(resp, "Content-Range", cr);
+        *code = MHD_HTTP_PARTIAL_CONTENT;
+    }
+    MHD_add_response_header(resp, "Accept-Ranges", "bytes");
+    return resp;
+}
+
+/* A route's answer to this request, or NULL with *code 0 when no route
+ * matches. */
+static struct MHD_Response *route_response(sf_metrics_http *h, struct MHD_Connection *conn,
+                                           const char *url, const char *method, unsigned *code,
+                                           int *failed) {
+    for (int i = 0; i < h->n_routes; i++) {
+        const sf_http_route *rt = &h->routes[i];
+        size_t n = strlen(rt->prefix);
+        int dir = n > 0 && rt->prefix[n - 1] == '/';
+        if (dir ? strncmp(url, rt->prefix, n) != 0 : strcmp(url, rt->prefix) != 0)
+            continue;
+        sf_http_request req = {method, url, url + n, conn};
+        sf_http_reply rep = {.status = MHD_HTTP_OK, .fd = -1};
+        if (rt->fn(rt->ctx, &req, &rep) < 0) {
+            free(rep.body);
+            if (rep.fd >= 0)
+                close(rep.fd);
+            *failed = 1;
+            return NULL;
+        }
+        struct MHD_Response *resp;
+        if (rep.fd >= 0) {
+            free(rep.body);
+            resp = file_response(conn, &rep, code);
+        } else {
+            *code = rep.status;
+            resp = rep.body
+                       ? MHD_create_response_from_buffer(rep.len, rep.body, MHD_RESPMEM_MUST_FREE)
+                       : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+            if (!resp)
+                free(rep.body);
+        }
+        if (!resp) {
+            *failed = 1;
+            return NULL;
+        }
+        MHD_add_response_header(resp, "Content-Type",
+                                rep.content_type ? rep.content_type : "text/plain; charset=utf-8");
+        if (rep.etag[0]) {
+            char etag[sizeof rep.etag + 2];
+            snprintf(etag, sizeof etag, "\"%s\"", rep.etag);
+            MHD_add_response_header(resp, "ETag", etag);
+        }
+        if (rep.cache_control)
+            MHD_add_response_header(resp, "Cache-Control", rep.cache_control);
+        return resp;
+    }
+    return NULL;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **state) {
     (void)version, (void)upload, (void)upload_size, (void)state;
     sf_metrics_http *h = cls;
     struct MHD_Response *resp;
-    unsigned code;
+    unsigned code = 0;
+    int failed = 0;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         static const char msg[] = "only GET\n";
         resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
         code = MHD_HTTP_METHOD_NOT_ALLOWED;
-    } else if (strcmp(url, "/metrics") != 0) {
-        static const char msg[] = "not found: metrics are on /metrics\n";
-        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-        code = MHD_HTTP_NOT_FOUND;
-    } else {
+    } else if (strcmp(url, "/metrics") == 0) {
         size_t len = 0;
         char *text = h->render(h->ctx, &len);
         if (!text)
             return MHD_NO;
         resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
         code = MHD_HTTP_OK;
+        if (resp)
+            MHD_add_response_header(resp, "Content-Type",
+                                    "text/plain; version=0.0.4; charset=utf-8");
+    } else if ((resp = route_response(h, conn, url, method, &code, &failed)) != NULL || failed) {
+        if (!resp)
+            return MHD_NO;
+    } else {
+        static const char msg[] = "not found: metrics are on /metrics\n";
+        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+        code = MHD_HTTP_NOT_FOUND;
     }
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    if (code == MHD_HTTP_METHOD_NOT_ALLOWED || code == MHD_HTTP_NOT_FOUND)
+        MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
     enum MHD_Result r = MHD_queue_response(conn, code, resp);
     MHD_destroy_response(resp);
     return r;
@@ -148,7 +289,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 
 int sf_metrics_http_start(const char *endpoint, int port, sf_metrics_render_fn render, void *ctx,
                           sf_metrics_http **out, sf_err *err) {
+    return sf_metrics_http_start_routes(endpoint, port, render, ctx, NULL, 0, out, err);
+}
+
+int sf_metrics_http_start_routes(const char *endpoint, int port, sf_metrics_render_fn render,
+                                 void *ctx, const sf_http_route *routes, int n_routes,
+                                 sf_metrics_http **out, sf_err *err) {
     *out = NULL;
+    if (n_routes < 0 || n_routes > SF_HTTP_MAX_ROUTES)
+        return sf_err_set(err, SF_EINVAL, "%d HTTP routes: at most %d", n_routes,
+                          (int)SF_HTTP_MAX_ROUTES);
     if (!sf_metrics_port_valid(port))
         return sf_err_set(err, SF_EINVAL,
                           "metrics port %d: expected 0 (off), 1..65535 or any free port", port);
@@ -159,6 +309,9 @@ int sf_metrics_http_start(const char *endpoint, int port, sf_metrics_render_fn r
         return sf_err_set(err, SF_ENOMEM, "out of memory");
     h->render = render;
     h->ctx = ctx;
+    for (int i = 0; i < n_routes; i++)
+        h->routes[i] = routes[i];
+    h->n_routes = n_routes;
     struct sockaddr_storage sa;
     socklen_t len = address_of(endpoint, &sa);
     char where[64];

@@ -14,8 +14,9 @@
  *          where the process's ZeroMQ socket is, and nowhere else.
  *
  * It answers GET and HEAD of /metrics with the page the owner renders
- * (Prometheus text format 0.0.4), 404 for other paths and 405 for other
- * methods. It waits on epoll (poll where epoll is missing), so descriptors
+ * (Prometheus text format 0.0.4), of the owner's routes (below: the
+ * coordinator's dashboard and its model bundles), 404 for other paths and
+ * 405 for other methods. It waits on epoll (poll where epoll is missing), so descriptors
  * past 1,024 are no limit; at most SF_METRICS_MAX_CONNECTIONS clients are
  * served at once (more are refused at accept) and a connection idle for
  * SF_METRICS_IDLE_S seconds is closed.
@@ -28,6 +29,7 @@
 #define SF_METRICS_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/common.h"
 
@@ -52,6 +54,50 @@ typedef char *(*sf_metrics_render_fn)(void *ctx, size_t *len);
 
 typedef struct sf_metrics_http sf_metrics_http;
 
+/* One HTTP request as a route sees it. Everything is owned by the server
+ * and valid during the call only. */
+typedef struct sf_http_request {
+    const char *method; /* "GET" or "HEAD" (others never reach a route)     */
+    const char *path;   /* the URL's path, e.g. "/models/<sha256>"            */
+    const char *rest;   /* path past the route's prefix ("" for an exact one) */
+    void *conn;         /* for sf_http_query                                  */
+} sf_http_request;
+
+/* A query argument of `req` ("?k=v"), or NULL when absent. */
+const char *sf_http_query(const sf_http_request *req, const char *key);
+
+/* What a route answers. It sets `status` and either a body or a file:
+ *   body  a malloc'd buffer of `len` bytes the server frees (NULL with len
+ *         0: empty), sent as `content_type`;
+ *   file  `fd` >= 0, open for reading, of `file_size` bytes; the server
+ *         owns and closes it, and answers a Range request ("bytes=A-",
+ *         "bytes=A-B", "bytes=-N") with 206 and that part, 416 when the
+ *         range lies outside the file; "Accept-Ranges: bytes" always.
+ * `etag` (quoted by the server) and `cache_control` are sent when set. */
+typedef struct sf_http_reply {
+    unsigned status;
+    const char *content_type; /* static string; NULL: text/plain */
+    char *body;
+    size_t len;
+    int fd; /* -1: no file (the server sets -1 before calling a route) */
+    uint64_t file_size;
+    char etag[80];
+    const char *cache_control; /* static string or NULL */
+} sf_http_reply;
+
+/* A route: called on libmicrohttpd's thread for a GET or HEAD whose path
+ * equals `prefix`, or starts with it when `prefix` ends in '/'. Returns 0
+ * with `rep` filled, or -1 to drop the connection (out of memory). */
+typedef int (*sf_http_route_fn)(void *ctx, const sf_http_request *req, sf_http_reply *rep);
+
+typedef struct sf_http_route {
+    const char *prefix; /* static string: "/api/status", "/models/", ... */
+    sf_http_route_fn fn;
+    void *ctx;
+} sf_http_route;
+
+enum { SF_HTTP_MAX_ROUTES = 16 };
+
 /* Serve /metrics on `port` at the address of `endpoint` (the process's own
  * ZeroMQ endpoint as bound, ZMQ_LAST_ENDPOINT; NULL: loopback). With
  * SF_METRICS_OFF, *out is NULL and the call succeeds. Errors: SF_EINVAL (a
@@ -60,6 +106,13 @@ typedef struct sf_metrics_http sf_metrics_http;
  * use"). */
 int sf_metrics_http_start(const char *endpoint, int port, sf_metrics_render_fn render, void *ctx,
                           sf_metrics_http **out, sf_err *err);
+
+/* sf_metrics_http_start with `n_routes` (at most SF_HTTP_MAX_ROUTES, copied)
+ * routes besides /metrics, tried in order; /metrics itself stays the
+ * render function's. Errors as above, and SF_EINVAL for too many routes. */
+int sf_metrics_http_start_routes(const char *endpoint, int port, sf_metrics_render_fn render,
+                                 void *ctx, const sf_http_route *routes, int n_routes,
+                                 sf_metrics_http **out, sf_err *err);
 
 /* The port bound (0 for NULL, i.e. when off). */
 int sf_metrics_http_port(const sf_metrics_http *h);

@@ -12,9 +12,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Send "<line> HTTP/1.0" (line: "GET /metrics") and read the whole answer,
- * headers included, into buf (NUL-terminated, at most cap - 1 bytes). */
-static inline void sf_http_request(int port, const char *line, char *buf, size_t cap) {
+/* Send "<line> HTTP/1.0" (line: "GET /metrics") with the extra header
+ * lines `headers` ("Range: bytes=0-9\r\n", or "") and read the whole
+ * answer, headers included, into buf (NUL-terminated, at most cap - 1
+ * bytes). Returns the bytes read. */
+static inline size_t sf_test_http_headers(int port, const char *line, const char *headers,
+                                          char *buf, size_t cap) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(fd, 0);
     struct sockaddr_in a = {0};
@@ -22,8 +25,8 @@ static inline void sf_http_request(int port, const char *line, char *buf, size_t
     a.sin_port = htons((uint16_t)port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    char req[256];
-    int n = snprintf(req, sizeof req, "%s HTTP/1.0\r\nHost: localhost\r\n\r\n", line);
+    char req[512];
+    int n = snprintf(req, sizeof req, "%s HTTP/1.0\r\nHost: localhost\r\n%s\r\n", line, headers);
     ck_assert_int_eq(write(fd, req, (size_t)n), n);
     size_t got = 0;
     ssize_t r;
@@ -31,6 +34,12 @@ static inline void sf_http_request(int port, const char *line, char *buf, size_t
         got += (size_t)r;
     buf[got] = '\0';
     close(fd);
+    return got;
+}
+
+/* sf_test_http_headers with no extra header. */
+static inline void sf_test_http(int port, const char *line, char *buf, size_t cap) {
+    sf_test_http_headers(port, line, "", buf, cap);
 }
 
 #endif

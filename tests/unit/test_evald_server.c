@@ -701,7 +701,7 @@ START_TEST(metrics_are_served_over_http) {
     ck_assert_int_eq(sf_neteval_eval(ev, p, 5, o, NULL), SF_OK);
     sf_neteval_close(ev);
     char *page = malloc(1 << 17), line[160];
-    sf_http_request(port, "GET /metrics", page, 1 << 17);
+    sf_test_http(port, "GET /metrics", page, 1 << 17);
     ck_assert_msg(strncmp(page, "HTTP/1.0 200", 12) == 0 || strncmp(page, "HTTP/1.1 200", 12) == 0,
                   "%.80s", page);
     ck_assert_ptr_nonnull(strstr(page, "text/plain; version=0.0.4"));
@@ -711,7 +711,7 @@ START_TEST(metrics_are_served_over_http) {
     ck_assert_ptr_nonnull(strstr(page, "sf_evald_queue_wait_seconds{model=\""));
     ck_assert_ptr_nonnull(strstr(page, "quantile=\"0.99\""));
     ck_assert_ptr_nonnull(strstr(page, "sf_evald_clients 1"));
-    sf_http_request(port, "GET /other", page, 1 << 17);
+    sf_test_http(port, "GET /other", page, 1 << 17);
     ck_assert_ptr_nonnull(strstr(page, " 404 "));
     free(page);
     served_free(&r);

@@ -67,14 +67,14 @@ START_TEST(serves_metrics_at_the_endpoints_address) {
     snprintf(want, sizeof want, "http://127.0.0.1:%d/metrics", port);
     ck_assert_str_eq(sf_metrics_http_url(h), want);
     char *buf = malloc(4096);
-    sf_http_request(port, "GET /metrics", buf, 4096);
+    sf_test_http(port, "GET /metrics", buf, 4096);
     ck_assert_msg(!strncmp(buf, "HTTP/1.0 200", 12) || !strncmp(buf, "HTTP/1.1 200", 12), "%s",
                   buf);
     ck_assert_ptr_nonnull(strstr(buf, "text/plain; version=0.0.4"));
     ck_assert_ptr_nonnull(strstr(buf, "\r\n\r\nup 1\n"));
-    sf_http_request(port, "GET /other", buf, 4096);
+    sf_test_http(port, "GET /other", buf, 4096);
     ck_assert_msg(strstr(buf, " 404 "), "%s", buf);
-    sf_http_request(port, "POST /metrics", buf, 4096);
+    sf_test_http(port, "POST /metrics", buf, 4096);
     ck_assert_msg(strstr(buf, " 405 "), "%s", buf);
     /* the same port again: the OS's reason, with the address */
     sf_metrics_http *again;
@@ -144,7 +144,7 @@ START_TEST(many_descriptors_and_idle_clients_do_not_block_it) {
     ck_assert_int_gt(idle[IDLE - 1], 1024);
     char buf[4096];
     for (int k = 0; k < 3; k++) {
-        sf_http_request(port, "GET /metrics", buf, sizeof buf);
+        sf_test_http(port, "GET /metrics", buf, sizeof buf);
         ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "\r\n\r\nup 1\n"), "%s", buf);
     }
     for (int i = 0; i < IDLE; i++)
@@ -152,6 +152,96 @@ START_TEST(many_descriptors_and_idle_clients_do_not_block_it) {
     sf_metrics_http_stop(h);
     for (int i = 0; i < BUSY; i++)
         close(busy[i]);
+}
+END_TEST
+
+/* Routes: an exact path with a body, a prefix with a file whose Range
+ * requests get 206 and the exact bytes, 416 past the end. */
+static int api_route(void *ctx, const sf_http_request *req, sf_http_reply *rep) {
+    (void)ctx;
+    const char *who = sf_http_query(req, "who");
+    char text[64];
+    int n = snprintf(text, sizeof text, "{\"who\":\"%s\"}", who ? who : "none");
+    rep->body = strdup(text);
+    rep->len = (size_t)n;
+    rep->content_type = "application/json";
+    return rep->body ? 0 : -1;
+}
+
+static int file_route(void *ctx, const sf_http_request *req, sf_http_reply *rep) {
+    if (strcmp(req->rest, "f1")) {
+        rep->status = 404;
+        return 0;
+    }
+    rep->fd = open(ctx, O_RDONLY);
+    rep->file_size = 1000;
+    snprintf(rep->etag, sizeof rep->etag, "%s", "f1");
+    rep->cache_control = "public, max-age=31536000, immutable";
+    rep->content_type = "application/octet-stream";
+    return rep->fd >= 0 ? 0 : -1;
+}
+
+START_TEST(routes_answer_and_files_honour_range) {
+    char path[] = "/tmp/sf-http-file-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    char bytes[1000];
+    for (int i = 0; i < 1000; i++)
+        bytes[i] = (char)('a' + i % 26);
+    ck_assert_int_eq(write(fd, bytes, sizeof bytes), (ssize_t)sizeof bytes);
+    close(fd);
+    sf_http_route routes[] = {{"/api/x", api_route, NULL}, {"/files/", file_route, path}};
+    sf_metrics_http *h;
+    sf_err e = {0};
+    ck_assert_msg(sf_metrics_http_start_routes(NULL, SF_METRICS_ANY_PORT, page, "up 1\n", routes, 2,
+                                               &h, &e) == SF_OK,
+                  "%s", e.msg);
+    int port = sf_metrics_http_port(h);
+    char buf[4096];
+    sf_test_http(port, "GET /api/x?who=op", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "application/json") &&
+                      strstr(buf, "\r\n\r\n{\"who\":\"op\"}"),
+                  "%s", buf);
+    sf_test_http(port, "GET /api/xy", buf, sizeof buf); /* exact: no prefix match */
+    ck_assert_msg(strstr(buf, "404 Not Found"), "%s", buf);
+    sf_test_http(port, "GET /metrics", buf, sizeof buf); /* still the render's */
+    ck_assert_msg(strstr(buf, "\r\n\r\nup 1\n"), "%s", buf);
+    size_t n = sf_test_http_headers(port, "GET /files/f1", "", buf, sizeof buf);
+    char *body = strstr(buf, "\r\n\r\n");
+    ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "Accept-Ranges: bytes") &&
+                      strstr(buf, "ETag: \"f1\"") && strstr(buf, "immutable") && body,
+                  "%s", buf);
+    ck_assert_int_eq(n - (size_t)(body + 4 - buf), 1000);
+    ck_assert_int_eq(memcmp(body + 4, bytes, 1000), 0);
+    n = sf_test_http_headers(port, "GET /files/f1", "Range: bytes=990-\r\n", buf, sizeof buf);
+    body = strstr(buf, "\r\n\r\n");
+    ck_assert_msg(strstr(buf, "206 Partial Content") &&
+                      strstr(buf, "Content-Range: bytes 990-999/1000"),
+                  "%s", buf);
+    ck_assert_int_eq(n - (size_t)(body + 4 - buf), 10);
+    ck_assert_int_eq(memcmp(body + 4, bytes + 990, 10), 0);
+    n = sf_test_http_headers(port, "GET /files/f1", "Range: bytes=100-103\r\n", buf, sizeof buf);
+    body = strstr(buf, "\r\n\r\n");
+    ck_assert_int_eq(n - (size_t)(body + 4 - buf), 4);
+    ck_assert_int_eq(memcmp(body + 4, bytes + 100, 4), 0);
+    sf_test_http_headers(port, "GET /files/f1", "Range: bytes=-5\r\n", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "Content-Range: bytes 995-999/1000"), "%s", buf);
+    sf_test_http_headers(port, "GET /files/f1", "Range: bytes=1000-\r\n", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "416") && strstr(buf, "Content-Range: bytes */1000"), "%s", buf);
+    sf_test_http(port, "HEAD /files/f1", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "Content-Length: 1000") &&
+                      !strstr(buf, "abcdefghij"),
+                  "%s", buf);
+    sf_test_http(port, "GET /files/nope", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "404 Not Found"), "%s", buf);
+    sf_metrics_http_stop(h);
+    unlink(path);
+    sf_http_route many[SF_HTTP_MAX_ROUTES + 1];
+    for (int i = 0; i <= SF_HTTP_MAX_ROUTES; i++)
+        many[i] = routes[0];
+    ck_assert_int_eq(sf_metrics_http_start_routes(NULL, SF_METRICS_ANY_PORT, page, "", many,
+                                                  SF_HTTP_MAX_ROUTES + 1, &h, &e),
+                     SF_EINVAL);
 }
 END_TEST
 
