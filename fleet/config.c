@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/fetch.h"
 #include "common/io.h"
 #include "common/search_defaults.h"
 #include "common/sha256.h"
@@ -141,6 +142,11 @@ static const sf_config_key keys[] = {
     /* or followed: each job is bound to the champion of a registry when it
      * is first leased (docs/loop.md "Following the champion") */
     K_STR("model.champion", NULL, model.champion, 0, NULL, NULL, EXEC | SELFPLAY),
+    /* without a shared filesystem: where workers (--fetch-models) and
+     * gpu-evald (--models-url) fetch a bundle by its SHA-256, and the
+     * random spread of their first requests (common/fetch.h) */
+    K_STR("model.url", NULL, model.url, 0, NULL, NULL, EXEC),
+    K_U32("model.stagger_s", NULL, model.stagger_s, 0, SF_FETCH_MAX_STAGGER_S, "30", EXEC),
     K_STR("evald.endpoint", NULL, evald.endpoint, 1, NULL, "tcp://127.0.0.1:5557", EXEC),
     K_BOOL("evald.spawn", NULL, evald.spawn, "false", EXEC),
     K_STR("evald.backend", NULL, evald.backend, 1, "cpu|cuda", "cpu", EXEC),
@@ -874,6 +880,14 @@ static void rule_champion_for_net(const sf_run_config *c, const sf_config_key *k
         broken(s, "applies to search.evaluator net only (a rollout run has no model)");
 }
 
+/* model.url is a template common/fetch.h can fill in. */
+static void rule_model_url(const sf_run_config *c, const sf_config_key *k, rule_sink *s) {
+    const char *v = text_of(c, k);
+    sf_err e = {0};
+    if (v[0] && sf_fetch_template_check(v, &e) != SF_OK)
+        broken(s, "%s", e.msg);
+}
+
 /* A config file's model.sha256 was normalised when read (SF_CFG_SHA256); a
  * config built in memory or from a RunConfig message must already hold the
  * canonical spelling, or its digest would name the model differently. */
@@ -1066,6 +1080,7 @@ static const rule rules[] = {
     {"model.sha256", NULL, rule_sha256_for_net},
     {"model.sha256", NULL, rule_sha256_canonical},
     {"model.champion", NULL, rule_champion_for_net},
+    {"model.url", NULL, rule_model_url},
     {"seeds.count", NULL, rule_seeds_fit},
     {"train.warmup", "train.steps", rule_warmup_within_steps},
     {"train.weight_value", NULL, rule_some_loss_weight},

@@ -101,6 +101,8 @@ typedef struct sf_run_config {
         char bundle[SF_CFG_PATH];
         char sha256[65];
         char champion[SF_CFG_PATH]; /* follow a registry's champion file; "" = pinned */
+        char url[SF_CFG_PATH];      /* fetch bundles from this template (common/fetch.h) */
+        uint32_t stagger_s;         /* their first requests spread over this many seconds */
     } model;
     struct {
         char endpoint[SF_CFG_PATH];

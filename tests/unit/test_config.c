@@ -439,18 +439,18 @@ typedef struct golden_config {
 
 static const golden_config golden_configs[] = {
     {"configs/local.yaml", "c81e224201c84841918bf8fda1cecdbc166c0b81343226a2610ddc3172bd754b",
-     "cf92acaafb3c52278a31dd708be6388549b95717ba374c968f2c8af5f12fece0"},
+     "e0b88007bef87043731c9eeac4b5035ab8df04081014b429a80e608dccef2224"},
     {"configs/fleet-example.yaml",
      "df93807667ae76f357fdec86351fb211f2c60a7bbba4d399701111fae08886b0",
-     "5174e1bb4d6f31c424010db5fd9bab576be946dd4669cea27ce1f02fb79c8f99"},
+     "06f9e6a4c3518d0ed740235bb4aa8b834cf39e9dc233d64da02d0de3d79e54f9"},
     {"configs/local-net.yaml", "b44039e6e3258f4b8c0508b53e671de2812e614d30d428009dbf6c730906ab2f",
-     "cd129bad7201852db7c5d3275208cd94e93a07dd727ebe808f8ded6df4f488f8"},
+     "ca8116806d739f2cd3da9904b302c53e87edf89c9a33cd05fbff91086efd63b6"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "7e51124584a3c31e63c14fccb0c807e55b449ec89d3f321d8ebcea806bfcec9f",
-     "9d9d9d9a03d7c443ad54be5f251372d326662a8910fc5ed237c0158f58b14e87"},
+     "7555d4f670ff60a3aad59142aeb79a8ae49d6ab0abebb1d94a795dec244e593e"},
     {"tests/fixtures/configs/good/every-gate-key.yaml",
      "72cfb477bc31d6fafd5a16b065aa754d493d738bda9f8ca1228bbe646122df45",
-     "15107f9c8b94988e0d129fe9171277ffdab8326410c0a781bb1a3916a74d6148"},
+     "a36fe50658ccdd2c3a93b3fdda87a04bc87c54ba1c8e163856ff11a726326f49"},
 };
 
 static void load_source_config(const char *file, sf_run_config *c) {
