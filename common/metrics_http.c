@@ -166,7 +166,7 @@ static int parse_range(const char *h, uint64_t size, uint64_t *first, uint64_t *
 /* The response for a route's file reply, honouring Range; NULL on failure
  * (the fd is closed either way). */
 static struct MHD_Response *file_response(struct MHD_Connection *conn, sf_http_reply *rep,
-                                          unsigned *code) {
+                                          unsigned *code, uint64_t *body_bytes) {
     uint64_t first = 0, last = rep->file_size ? rep->file_size - 1 : 0;
     int r = parse_range(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Range"), rep->file_size,
                         &first, &last);
@@ -187,6 +187,7 @@ static struct MHD_Response *file_response(struct MHD_Connection *conn, sf_http_r
         close(rep->fd);
         return NULL;
     }
+    *body_bytes = n;
     *code = rep->status;
     if (r > 0) {
         snprintf(cr, sizeof cr, "bytes %llu-%llu/%llu", (unsigned long long)first,
@@ -219,9 +220,11 @@ static struct MHD_Response *route_response(sf_metrics_http *h, struct MHD_Connec
             return NULL;
         }
         struct MHD_Response *resp;
+        uint64_t body_bytes = rep.len;
         if (rep.fd >= 0) {
             free(rep.body);
-            resp = file_response(conn, &rep, code);
+            body_bytes = 0;
+            resp = file_response(conn, &rep, code, &body_bytes);
         } else {
             *code = rep.status;
             resp = rep.body
@@ -243,6 +246,8 @@ static struct MHD_Response *route_response(sf_metrics_http *h, struct MHD_Connec
         }
         if (rep.cache_control)
             MHD_add_response_header(resp, "Cache-Control", rep.cache_control);
+        if (rep.sent && strcmp(method, "HEAD") != 0)
+            __atomic_fetch_add(rep.sent, body_bytes, __ATOMIC_RELAXED);
         return resp;
     }
     return NULL;

@@ -73,7 +73,9 @@ const char *sf_http_query(const sf_http_request *req, const char *key);
  *         owns and closes it, and answers a Range request ("bytes=A-",
  *         "bytes=A-B", "bytes=-N") with 206 and that part, 416 when the
  *         range lies outside the file; "Accept-Ranges: bytes" always.
- * `etag` (quoted by the server) and `cache_control` are sent when set. */
+ * `etag` (quoted by the server) and `cache_control` are sent when set;
+ * `sent` (when set) is increased, atomically, by the bytes of the file or
+ * body queued for this answer (a range's length for a 206). */
 typedef struct sf_http_reply {
     unsigned status;
     const char *content_type; /* static string; NULL: text/plain */
@@ -83,6 +85,7 @@ typedef struct sf_http_reply {
     uint64_t file_size;
     char etag[80];
     const char *cache_control; /* static string or NULL */
+    uint64_t *sent;            /* the owner's counter, or NULL */
 } sf_http_reply;
 
 /* A route: called on libmicrohttpd's thread for a GET or HEAD whose path

@@ -173,6 +173,10 @@ typedef struct sf_coord_status {
     uint64_t workers_refused;     /* Hellos under a new id past sf_coord_opts.max_workers */
     uint64_t lease_limit_waits;   /* job requests answered Wait: the worker held
                                      CO_MAX_LEASES_PER_WORKER */
+    /* model distribution (docs/operator.md): bundles served by GET
+     * /models/<sha256> and their bytes; leases of a followed run bound to
+     * an earlier champion because the worker was still fetching the new one */
+    uint64_t model_requests, model_bytes_served, leases_on_previous_model;
     char last_failure[160];       /* the latest JobFailed reason (for operators)   */
     uint64_t uploads_deferred;    /* answered retry_later: the disk was full       */
     int uploads_paused;           /* the latest upload was deferred (disk full)    */

@@ -232,6 +232,8 @@ struct sf_coordinator {
     char aud_who[SF_COORD_AUDITS_SHOWN][3][64];
     char *aud_who_ptrs[SF_COORD_AUDITS_SHOWN][3];
     char champion[65];                 /* model.champion: the champion last bound to a job */
+    /* models.c: bundles served over HTTP (libmicrohttpd's thread; atomics) */
+    uint64_t model_requests, model_bytes_served;
     char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */
 
     /* metrics */
@@ -423,7 +425,16 @@ void co_refuse(sf_coordinator *co, const uint8_t *ident, size_t len, const char 
 /* The handlers, by concern (server.c dispatches): lease.c ... */
 void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spirefleet__Hello *h,
                  const char *key);
-void co_on_job_request(sf_coordinator *co, int wi);
+void co_on_job_request(sf_coordinator *co, int wi, const Spirefleet__JobRequest *jr);
+
+/* models.c: GET /models/<sha256> (an sf_http_route_fn; ctx the
+ * coordinator), and the model a followed run's job is bound to when `jr`
+ * comes from a worker that fetches its models: the champion when it holds
+ * it (or holds none of the run's yet), else the newest model bound before
+ * that it does hold, counted in st.leases_on_previous_model. */
+int co_models_route(void *ctx, const sf_http_request *req, sf_http_reply *rep);
+const char *co_choose_model(sf_coordinator *co, const Spirefleet__JobRequest *jr,
+                            const char *champion);
 void co_on_heartbeat(sf_coordinator *co, int wi, const Spirefleet__Heartbeat *hb);
 void co_on_progress(sf_coordinator *co, int wi, const Spirefleet__Progress *p);
 void co_on_job_failed(sf_coordinator *co, int wi, const Spirefleet__JobFailed *f);

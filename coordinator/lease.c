@@ -142,7 +142,7 @@ void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spi
  * same model, and its shard stays byte-identical wherever it runs.
  * Returns 0, or -1 when the champion file names no network yet or cannot
  * be read (logged when the reason changes; the job stays pending). */
-static int bind_model(sf_coordinator *co, cjob *j) {
+static int bind_model(sf_coordinator *co, cjob *j, const Spirefleet__JobRequest *jr) {
     if (co->gate || !co->cfg.model.champion[0]) { /* model.sha256 is self-play's only */
         return co_job_set_model(co, j,
                                 !co->gate && co->cfg.model.sha256[0] ? co->cfg.model.sha256
@@ -167,7 +167,9 @@ static int bind_model(sf_coordinator *co, cjob *j) {
         sf_log(co->log, co->log_ctx, "coordinator: jobs from %llu on play champion %.12s...",
                (unsigned long long)j->id, champ);
     snprintf(co->champion, sizeof co->champion, "%s", champ);
-    if (co_job_set_model(co, j, champ) < 0)
+    /* a worker still fetching the new champion plays an earlier one it
+     * holds meanwhile (models.c): bound in the ledger all the same */
+    if (co_job_set_model(co, j, co_choose_model(co, jr, champ)) < 0)
         return -1;
     job_touch(co, j);
     return 0;
@@ -186,6 +188,8 @@ static void send_job(sf_coordinator *co, const cworker *w, const cjob *j, uint32
     job.model_sha256 = (char *)co_job_model(co, j); /* bound at its first lease (bind_model) */
     job.config_digest = co->digest;
     job.lease_seconds = co->cfg.coordinator.lease_seconds;
+    /* the model to fetch ahead: a followed run's champion */
+    job.next_model_sha256 = co->cfg.model.champion[0] ? co->champion : (char *)"";
     env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB;
     env.job = &job;
     co_queue_reply(co, w->ident, w->ident_len, &env);
@@ -210,7 +214,7 @@ void co_tell_complete(sf_coordinator *co, cworker *w) {
     co_queue_reply(co, w->ident, w->ident_len, &env);
 }
 
-void co_on_job_request(sf_coordinator *co, int wi) {
+void co_on_job_request(sf_coordinator *co, int wi, const Spirefleet__JobRequest *jr) {
     cworker *w = &co->workers[wi];
     w->waiting[0] = '\0'; /* it asks for work: it waits for nothing */
     if (w->quarantined) {
@@ -255,7 +259,7 @@ void co_on_job_request(sf_coordinator *co, int wi) {
     if (!id && co->q_len > 0 && !may)
         co->st.lease_limit_waits++;
     cjob *j = id ? &co->jobs[id - 1] : NULL;
-    if (j && !j->model && bind_model(co, j) < 0) { /* no champion to follow yet */
+    if (j && !j->model && bind_model(co, j, jr) < 0) { /* no champion to follow yet */
         co_queue_unpop(co, id);
         j = NULL;
     }

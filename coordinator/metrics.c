@@ -113,6 +113,15 @@ static const metric_family METRICS[] = {
     {"spirefleet_lease_limit_waits_total", "counter", NULL, M_U64,
      "Job requests answered Wait: the worker held its most leases.",
      {ONE(lease_limit_waits)}},
+    {"spirefleet_model_requests_total", "counter", NULL, M_U64,
+     "Model bundles served by GET /models/<sha256>.",
+     {ONE(model_requests)}},
+    {"spirefleet_model_bytes_served_total", "counter", NULL, M_U64,
+     "Bytes of model bundles served (coordinator egress for models).",
+     {ONE(model_bytes_served)}},
+    {"spirefleet_leases_on_previous_model_total", "counter", NULL, M_U64,
+     "Leases bound to an earlier champion while the worker fetched the new one.",
+     {ONE(leases_on_previous_model)}},
     {"spirefleet_audits_open", "gauge", NULL, M_U64,
      "Audits open now (the run is not complete while one is).",
      {ONE(audits_open)}},
@@ -220,8 +229,10 @@ static char *render_page(void *ctx, size_t *len) {
 }
 
 int metrics_start(sf_coordinator *co, int port, sf_err *err) {
-    return sf_metrics_http_start(co->cfg.security.metrics_public ? co->endpoint : NULL, port,
-                                 render_page, co, &co->http, err);
+    const sf_http_route routes[] = {{"/models/", co_models_route, co}};
+    return sf_metrics_http_start_routes(co->cfg.security.metrics_public ? co->endpoint : NULL, port,
+                                        render_page, co, routes,
+                                        (int)(sizeof routes / sizeof routes[0]), &co->http, err);
 }
 
 void metrics_stop(sf_coordinator *co) {

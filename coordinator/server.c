@@ -172,7 +172,7 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     w->last_seen = sf_now_ns();
     co_worker_set_alive(co, wi, 1);
     switch (env->body_case) {
-    case SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST: co_on_job_request(co, wi); break;
+    case SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST: co_on_job_request(co, wi, env->job_request); break;
     case SPIREFLEET__ENVELOPE__BODY_HEARTBEAT: co_on_heartbeat(co, wi, env->heartbeat); break;
     case SPIREFLEET__ENVELOPE__BODY_PROGRESS: co_on_progress(co, wi, env->progress); break;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER: co_on_shard_offer(co, wi, env->shard_offer); break;

@@ -129,6 +129,8 @@ static void slow_status(const sf_coordinator *co, uint64_t now, sf_coord_status 
 
 void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     *st = co->st;
+    st->model_requests = __atomic_load_n(&co->model_requests, __ATOMIC_RELAXED);
+    st->model_bytes_served = __atomic_load_n(&co->model_bytes_served, __ATOMIC_RELAXED);
     st->jobs_total = co->njobs;
     st->jobs_leased = co->n_leased;
     st->jobs_pending = co->njobs - co->n_leased - st->jobs_done;

@@ -18,7 +18,9 @@
 #include "config_fixture.h"
 #include "coordinator/internal.h"
 #include "label_synth.h"
+#include "common/metrics_http.h"
 #include "sf_check.h"
+#include "sf_http.h"
 #include "sf_tmpdir.h"
 #include "shard/cli/cli.h"
 
@@ -1191,6 +1193,98 @@ START_TEST(a_followed_champion_binds_each_job_at_its_first_lease) {
     ck_assert_int_eq(seen, (1 << 2) | (1 << 3));
     expect_wait(co, &c);
     client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A JobRequest from a worker that fetches its models (model.url), holding
+ * `ready` (n of them). */
+static Spirefleet__Envelope *request_job_holding(sf_coordinator *co, client *c,
+                                                 const char **ready, size_t n) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
+    jr.fetches_models = 1;
+    jr.ready_models = (char **)ready;
+    jr.n_ready_models = n;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
+    req.job_request = &jr;
+    return rpc(co, c, &req);
+}
+
+/* Model distribution (docs/operator.md): a worker that still fetches a new
+ * champion plays the previous one it holds (bound in the ledger as ever)
+ * and is told which to fetch; one that holds it, or says nothing of
+ * fetching, gets the champion; the coordinator serves the registry's
+ * bundles by SHA-256 at /models/, Range included, and counts them. */
+START_TEST(a_worker_fetching_the_new_champion_plays_the_one_it_holds) {
+    char reg[512], champ[600], extra[900], path[700];
+    snprintf(reg, sizeof reg, "%s/registry", tmpdir);
+    ck_assert_int_eq(sf_mkdir_p(reg), 0);
+    snprintf(champ, sizeof champ, "%s/champion", reg);
+    snprintf(extra, sizeof extra, "search: {evaluator: net}\nmodel: {champion: '%s'}\n", champ);
+    char a[65], b[65];
+    memset(a, 'a', 64), memset(b, 'b', 64);
+    a[64] = b[64] = '\0';
+    snprintf(path, sizeof path, "%s/%s.safetensors", reg, b);
+    FILE *f = fopen(path, "wb");
+    ck_assert_int_eq(fwrite("0123456789", 1, 10, f), 10);
+    fclose(f);
+    sf_run_config cfg;
+    make_cfg_n(&cfg, "fetching", 60, 24, extra); /* 6 jobs of 4 seeds */
+    sf_coordinator *co;
+    sf_err e = {0};
+    sf_coord_opts o = {.metrics_port = SF_METRICS_ANY_PORT};
+    ck_assert_msg(sf_coordinator_open(&cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    client c, d, x;
+    client_open(&c, co);
+    client_open(&d, co);
+    client_open(&x, co);
+    hello(co, &c, "fetcher");
+    hello(co, &d, "holder");
+    hello(co, &x, "plain");
+    ck_assert_int_eq(sf_registry_champion_write(reg, a, &e), SF_OK);
+    const char *has_a[] = {a}, *has_b[] = {b, a};
+    Spirefleet__Envelope *r = request_job_holding(co, &c, has_a, 1);
+    ck_assert_str_eq(r->job->model_sha256, a);
+    ck_assert_str_eq(r->job->next_model_sha256, a);
+    sf_wire_free(r);
+    ck_assert_int_eq(sf_registry_champion_write(reg, b, &e), SF_OK);
+    r = request_job_holding(co, &c, has_a, 1); /* b is still on its way */
+    ck_assert_uint_eq(r->job->job_id, 2);
+    ck_assert_str_eq(r->job->model_sha256, a);
+    ck_assert_str_eq(r->job->next_model_sha256, b);
+    sf_wire_free(r);
+    r = request_job_holding(co, &d, has_b, 2);
+    ck_assert_str_eq(r->job->model_sha256, b);
+    sf_wire_free(r);
+    expect_job(co, &x, 4, 1, b); /* no word of fetching: the champion, as before */
+    r = request_job_holding(co, &d, NULL, 0); /* holds nothing of this run yet */
+    ck_assert_str_eq(r->job->model_sha256, b);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.leases_on_previous_model, 1);
+
+    int port = 0;
+    ck_assert_int_eq(sscanf(sf_coordinator_metrics_url(co), "http://127.0.0.1:%d/", &port), 1);
+    char line[200], buf[4096];
+    snprintf(line, sizeof line, "GET /models/%s", b);
+    sf_test_http_headers(port, line, "Range: bytes=4-\r\n", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "206 Partial Content") && strstr(buf, "\r\n\r\n456789") &&
+                      strstr(buf, "immutable"),
+                  "%s", buf);
+    snprintf(line, sizeof line, "GET /models/%s", a); /* named, but not in the registry */
+    sf_test_http(port, line, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "404 Not Found"), "%s", buf);
+    sf_test_http(port, "GET /models/..%2Fchampion", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "404 Not Found"), "%s", buf);
+    sf_coordinator_step(co, 0, &e);
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.model_requests, 1);
+    ck_assert_uint_eq(st.model_bytes_served, 6);
+    client_close(&c);
+    client_close(&d);
+    client_close(&x);
     sf_coordinator_close(co);
 }
 END_TEST

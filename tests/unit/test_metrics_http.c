@@ -168,12 +168,19 @@ static int api_route(void *ctx, const sf_http_request *req, sf_http_reply *rep) 
     return rep->body ? 0 : -1;
 }
 
+typedef struct served_file {
+    const char *path;
+    uint64_t sent; /* bytes queued, as the server counts them */
+} served_file;
+
 static int file_route(void *ctx, const sf_http_request *req, sf_http_reply *rep) {
+    served_file *f = ctx;
     if (strcmp(req->rest, "f1")) {
         rep->status = 404;
         return 0;
     }
-    rep->fd = open(ctx, O_RDONLY);
+    rep->sent = &f->sent;
+    rep->fd = open(f->path, O_RDONLY);
     rep->file_size = 1000;
     snprintf(rep->etag, sizeof rep->etag, "%s", "f1");
     rep->cache_control = "public, max-age=31536000, immutable";
@@ -190,7 +197,8 @@ START_TEST(routes_answer_and_files_honour_range) {
         bytes[i] = (char)('a' + i % 26);
     ck_assert_int_eq(write(fd, bytes, sizeof bytes), (ssize_t)sizeof bytes);
     close(fd);
-    sf_http_route routes[] = {{"/api/x", api_route, NULL}, {"/files/", file_route, path}};
+    served_file sf = {path, 0};
+    sf_http_route routes[] = {{"/api/x", api_route, NULL}, {"/files/", file_route, &sf}};
     sf_metrics_http *h;
     sf_err e = {0};
     ck_assert_msg(sf_metrics_http_start_routes(NULL, SF_METRICS_ANY_PORT, page, "up 1\n", routes, 2,
@@ -234,6 +242,8 @@ START_TEST(routes_answer_and_files_honour_range) {
                   "%s", buf);
     sf_test_http(port, "GET /files/nope", buf, sizeof buf);
     ck_assert_msg(strstr(buf, "404 Not Found"), "%s", buf);
+    /* 1000 + 10 + 4 + 5 bytes of file sent; the 416 and the HEAD send none */
+    ck_assert_uint_eq(__atomic_load_n(&sf.sent, __ATOMIC_RELAXED), 1019);
     sf_metrics_http_stop(h);
     unlink(path);
     sf_http_route many[SF_HTTP_MAX_ROUTES + 1];
