@@ -53,4 +53,3 @@ int sf_fetch_url(const char *tmpl, const char *sha256_hex, char *out, size_t cap
     out[n] = '\0';
     return SF_OK;
 }
-

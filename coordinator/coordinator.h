@@ -177,10 +177,10 @@ typedef struct sf_coord_status {
      * /models/<sha256> and their bytes; leases of a followed run bound to
      * an earlier champion because the worker was still fetching the new one */
     uint64_t model_requests, model_bytes_served, leases_on_previous_model;
-    char last_failure[160];       /* the latest JobFailed reason (for operators)   */
-    uint64_t uploads_deferred;    /* answered retry_later: the disk was full       */
-    int uploads_paused;           /* the latest upload was deferred (disk full)    */
-    int cannot_finish;            /* every job not done is quarantined, or every key is failing */
+    char last_failure[160];    /* the latest JobFailed reason (for operators)   */
+    uint64_t uploads_deferred; /* answered retry_later: the disk was full       */
+    int uploads_paused;        /* the latest upload was deferred (disk full)    */
+    int cannot_finish;         /* every job not done is quarantined, or every key is failing */
     /* jobs are waiting to be played (pending, or an audit wants a copy) and
      * no worker is alive: nothing happens until workers are started */
     int no_workers;

@@ -231,7 +231,7 @@ struct sf_coordinator {
     Spirefleet__UndecidedAudit aud_msgs[SF_COORD_AUDITS_SHOWN], *aud_ptrs[SF_COORD_AUDITS_SHOWN];
     char aud_who[SF_COORD_AUDITS_SHOWN][3][64];
     char *aud_who_ptrs[SF_COORD_AUDITS_SHOWN][3];
-    char champion[65];                 /* model.champion: the champion last bound to a job */
+    char champion[65]; /* model.champion: the champion last bound to a job */
     /* models.c: bundles served over HTTP (libmicrohttpd's thread; atomics) */
     uint64_t model_requests, model_bytes_served;
     char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */

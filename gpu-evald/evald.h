@@ -43,6 +43,12 @@ typedef struct sf_evald_opts {
      * dropped; models given at start stay. */
     const char *models_dir;
     int model_idle_s;
+    /* With models_dir: a model missing there is fetched by its SHA-256
+     * from this URL template (common/fetch.h: verified, resumable) into
+     * models_dir on a helper thread, one at a time; meanwhile requests for
+     * it are answered SF_ENOTFOUND "is being fetched", and the first one
+     * after the fetch loads it as above. NULL: no fetching. */
+    const char *models_url;
     FILE *log; /* log lines go here (default stderr)                 */
     /* A key directory (common/zsec.h): the ROUTER is a CURVE server with
      * its server.key, and only keys in its clients/ and operators/ get in

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/endpoint_file.h"
+#include "common/fetch.h"
 #include "gpu-evald/evald.h"
 
 /* The one piece of process state: the server a signal should stop.
@@ -50,7 +51,7 @@ static int usage(void) {
         "                 [--client-credit N] [--metrics-port P|*] [--threads N] [--device N]\n"
         "                 [--model-idle-s N] [--endpoint-file PATH] [--keys DIR | --security "
         "none]\n"
-        "                 [--metrics-public]\n"
+        "                 [--metrics-public] [--models-url TEMPLATE]\n"
         "--keys DIR: CURVE with DIR/server.key; only keys in DIR/clients and DIR/operators\n"
         "get in (sf-fleet keygen; docs/operator.md \"Security\"). Without it: plain, warned,\n"
         "and only on a loopback, ipc:// or inproc:// --bind, unless --security none (plain\n"
@@ -94,7 +95,8 @@ int main(int argc, char **argv) {
         O_ENDPOINT_FILE,
         O_KEYS,
         O_SECURITY,
-        O_METRICS_PUBLIC
+        O_METRICS_PUBLIC,
+        O_MODELS_URL
     };
     static const struct option opts[] = {{"backend", required_argument, 0, O_BACKEND},
                                          {"precision", required_argument, 0, O_PRECISION},
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
                                          {"keys", required_argument, 0, O_KEYS},
                                          {"security", required_argument, 0, O_SECURITY},
                                          {"metrics-public", no_argument, 0, O_METRICS_PUBLIC},
+                                         {"models-url", required_argument, 0, O_MODELS_URL},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     opterr = 0; /* our messages, in our words */
@@ -144,6 +147,15 @@ int main(int argc, char **argv) {
             }
             break;
         case O_MODELS: models_dir = o.models_dir = v; break;
+        case O_MODELS_URL: {
+            sf_err ue = {0};
+            if (sf_fetch_template_check(v, &ue) != SF_OK) {
+                fprintf(stderr, "gpu-evald: --models-url: %s\n", ue.msg);
+                bad = 1;
+            }
+            o.models_url = v;
+            break;
+        }
         case O_IDLE: bad = parse_int("--model-idle-s", v, 0, 1 << 30, &o.model_idle_s); break;
         case O_MODEL:
             if (n_models == 64) {
@@ -190,6 +202,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gpu-evald: unexpected argument %s\n", argv[optind]);
         return usage();
     }
+    if (o.models_url && !models_dir) {
+        fprintf(stderr, "gpu-evald: --models-url fetches into --models DIR: give it\n");
+        return usage();
+    }
     if (!o.bind || (!models_dir && n_models == 0)) {
         fprintf(stderr, "gpu-evald: --bind and --models (or --model) are required\n");
         return usage();
@@ -220,7 +236,9 @@ int main(int argc, char **argv) {
     int load_failed = 0;
     if (models_dir) {
         int served = 0;
-        if (sf_evald_add_models_dir(ev, models_dir, &served, &e) != SF_OK)
+        int rc = sf_evald_add_models_dir(ev, models_dir, &served, &e);
+        /* an empty models dir is fine when models are fetched into it */
+        if (rc != SF_OK && !(rc == SF_ENOTFOUND && o.models_url))
             load_failed = 1;
     }
     for (int i = 0; i < n_models; i++) {
@@ -252,7 +270,7 @@ int main(int argc, char **argv) {
         sf_evald_free(ev);
         return 1;
     }
-    if (sf_evald_models_served(ev) == 0) {
+    if (sf_evald_models_served(ev) == 0 && !o.models_url) { /* else: fetched when asked */
         fprintf(stderr, "gpu-evald: no model passed its canary; refusing to serve\n");
         sf_evald_free(ev);
         return 3;

@@ -28,13 +28,17 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/fetch.h"
 #include "common/registry.h"
 #include "common/zsec.h"
 #include "gpu-evald/evald.h"
@@ -117,6 +121,14 @@ struct sf_evald {
     sf_arena arena;
     sf_buf scratch, msg;
     sf_metrics *metrics;
+    /* a model fetched from models_url (one at a time; fetch_done set by
+     * the helper thread when it ends) */
+    pthread_t fetch_th;
+    int fetching;
+    atomic_int fetch_done;
+    volatile sig_atomic_t fetch_cancel;
+    char fetch_sha[SF_SHA256_HEX_LEN + 1];
+    char fetch_msg[SF_ERR_MSG_MAX + 64];
 };
 
 static void logf_(sf_evald *ev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -197,6 +209,10 @@ static void req_free(sf_req *r) {
 void sf_evald_free(sf_evald *ev) {
     if (!ev)
         return;
+    if (ev->fetching) { /* the part file stays for the next start to resume */
+        ev->fetch_cancel = 1;
+        pthread_join(ev->fetch_th, NULL);
+    }
     sf_metrics_stop(ev->metrics);
     for (int i = 0; i < ev->n_clients; i++) {
         for (sf_req *r = ev->clients[i]->head, *nx; r; r = nx) {
@@ -323,17 +339,72 @@ int sf_evald_add_model(sf_evald *ev, const char *path, const char *pin, int *ser
     return SF_OK;
 }
 
+static void *fetch_main(void *arg) {
+    sf_evald *ev = arg;
+    sf_fetch_opts o = {.url_template = ev->o.models_url,
+                       .cache_dir = ev->o.models_dir,
+                       .cancel = &ev->fetch_cancel};
+    char path[4200];
+    sf_fetch_stats st;
+    sf_err e = {0};
+    if (sf_fetch_content(&o, ev->fetch_sha, path, sizeof path, &st, &e) == SF_OK)
+        snprintf(ev->fetch_msg, sizeof ev->fetch_msg,
+                 "model %s fetched into %.300s (%llu bytes in %.1f s%s)", ev->fetch_sha, path,
+                 (unsigned long long)st.downloaded, st.seconds, st.resumed_from ? ", resumed" : "");
+    else
+        snprintf(ev->fetch_msg, sizeof ev->fetch_msg, "model %s: fetch failed: %.400s",
+                 ev->fetch_sha, e.msg);
+    atomic_store(&ev->fetch_done, 1);
+    return NULL;
+}
+
+/* Join a finished fetch and log it. */
+static void fetch_reap(sf_evald *ev) {
+    if (ev->fetching && atomic_load(&ev->fetch_done)) {
+        pthread_join(ev->fetch_th, NULL);
+        ev->fetching = 0;
+        logf_(ev, "%s", ev->fetch_msg);
+    }
+}
+
+/* Start fetching `sha` (canonical) from models_url unless a fetch is under
+ * way. Returns 1 when `sha` is being fetched now. */
+static int fetch_start(sf_evald *ev, const char *sha) {
+    fetch_reap(ev);
+    if (ev->fetching)
+        return !strcmp(ev->fetch_sha, sha);
+    snprintf(ev->fetch_sha, sizeof ev->fetch_sha, "%s", sha);
+    atomic_store(&ev->fetch_done, 0);
+    if (pthread_create(&ev->fetch_th, NULL, fetch_main, ev) != 0)
+        return 0;
+    ev->fetching = 1;
+    logf_(ev, "model %s is not in %s: fetching it from %s", sha, ev->o.models_dir,
+          ev->o.models_url);
+    return 1;
+}
+
 /* A model this server does not hold, from models_dir: <dir>/<sha>.safetensors
  * loaded, pinned by `sha` and canaried (sf_evald_add_model), or NULL when
  * there is no such file or it does not load (logged). `sha` comes from the
  * wire: only 64 lower-case hex digits make a file name. */
-static sf_model *hot_load(sf_evald *ev, const char *sha) {
+static sf_model *hot_load(sf_evald *ev, const char *sha, int *fetching) {
+    *fetching = 0;
     if (!ev->o.models_dir || !sf_sha256_hex_canonical(sha))
         return NULL;
     char path[4200];
-    if (sf_registry_bundle_path(ev->o.models_dir, sha, path, sizeof path) != SF_OK ||
-        access(path, R_OK) != 0)
+    if (ev->o.models_url)
+        fetch_reap(ev);
+    if (ev->fetching && !strcmp(ev->fetch_sha, sha)) {
+        *fetching = 1; /* the file appears only once verified, but wait for the log line */
         return NULL;
+    }
+    if (sf_registry_bundle_path(ev->o.models_dir, sha, path, sizeof path) != SF_OK)
+        return NULL;
+    if (access(path, R_OK) != 0) {
+        if (ev->o.models_url)
+            *fetching = fetch_start(ev, sha);
+        return NULL;
+    }
     sf_err e = {0};
     if (sf_evald_add_model(ev, path, sha, NULL, &e) != SF_OK && !find_model(ev, sha))
         return NULL;
@@ -416,7 +487,7 @@ int sf_evald_models_served(const sf_evald *ev) {
 }
 
 int sf_evald_bind(sf_evald *ev, sf_err *err) {
-    if (sf_evald_models_served(ev) == 0)
+    if (sf_evald_models_served(ev) == 0 && !ev->o.models_url) /* else: fetched when asked */
         return sf_err_set(err, SF_ESTATE, "no model passed its canary; nothing to serve");
     ev->zctx = zmq_ctx_new();
     if (!ev->zctx)
@@ -637,9 +708,13 @@ static void handle_message(sf_evald *ev, zmq_msg_t *frames, int nframes, uint64_
                  : sf_err_set(&e, SF_EFORMAT, "expected one payload frame, got %d", payload_frames);
     if (rc == SF_OK) {
         m = find_model(ev, w->model);
+        int fetching = 0;
         if (!m)
-            m = hot_load(ev, w->model);
-        if (!m)
+            m = hot_load(ev, w->model, &fetching);
+        if (!m && fetching)
+            rc = sf_err_set(&e, SF_ENOTFOUND, "model %s is being fetched from %s; ask again",
+                            w->model, ev->o.models_url);
+        else if (!m)
             rc = sf_err_set(&e, SF_ENOTFOUND, "unknown model %s (this server has %d models)",
                             w->model, ev->n_models);
         else if (m->refused) {

@@ -12,7 +12,8 @@
  *                                        with --connect-file)
  *   sf-fleet worker (--connect EP | --connect-file PATH) [--threads T]
  *                   [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]
- *                   [--local-net BUNDLE | --evald EP | --evald-file PATH]
+ *                   [--local-net BUNDLE | --evald EP | --evald-file PATH |
+ *                    --fetch-models [--model-cache DIR]]
  *                                        (--local-net: evaluate a net run's leaves
  *                                        in-process instead of via gpu-evald;
  *                                        SIGUSR1 drains: finish the job in hand,
@@ -122,7 +123,8 @@ static void usage(FILE *f) {
         "                       [--endpoint-file PATH] [--exit-when-done]\n"
         "       sf-fleet worker (--connect ENDPOINT | --connect-file PATH) [--threads T]\n"
         "                       [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]\n"
-        "                       [--local-net BUNDLE | --evald ENDPOINT | --evald-file PATH]\n"
+        "                       [--local-net BUNDLE | --evald ENDPOINT | --evald-file PATH |\n"
+        "                        --fetch-models [--model-cache DIR]] [--model-url TEMPLATE]\n"
         "                       [--local-sides]\n"
         "                       [--keys DIR]\n"
         "       sf-fleet status ENDPOINT [--keys DIR]\n"
@@ -693,6 +695,9 @@ static int cmd_worker(int argc, char **argv) {
                                          {"evald", required_argument, 0, 'e'},
                                          {"evald-file", required_argument, 0, 'E'},
                                          {"local-sides", no_argument, 0, 'L'},
+                                         {"fetch-models", no_argument, 0, 'F'},
+                                         {"model-cache", required_argument, 0, 'M'},
+                                         {"model-url", required_argument, 0, 'U'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch;
@@ -719,6 +724,9 @@ static int cmd_worker(int argc, char **argv) {
             break;
         case 'l': o.local_bundle = optarg; break;
         case 'L': o.local_sides = 1; break;
+        case 'F': o.fetch_models = 1; break;
+        case 'M': o.model_cache = optarg; break;
+        case 'U': o.model_url = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -728,9 +736,9 @@ static int cmd_worker(int argc, char **argv) {
                 "sf-fleet worker: give one of --connect ENDPOINT and --connect-file PATH\n");
         return 2;
     }
-    if (!!o.local_bundle + !!o.evald_endpoint + !!o.evald_file > 1) {
-        fprintf(stderr,
-                "sf-fleet worker: --local-net, --evald and --evald-file exclude each other\n");
+    if (!!o.local_bundle + !!o.evald_endpoint + !!o.evald_file + o.fetch_models > 1) {
+        fprintf(stderr, "sf-fleet worker: --local-net, --evald, --evald-file and --fetch-models "
+                        "exclude each other\n");
         return 2;
     }
     if (o.endpoint && !endpoint_arg_ok("worker --connect", o.endpoint))

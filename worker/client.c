@@ -25,6 +25,7 @@
 
 #include "common/endpoint_file.h"
 #include "shard/shard.h"
+#include "worker/models.h"
 #include "worker/worker.h"
 
 #define HELLO_TIMEOUT_MS 5000
@@ -663,9 +664,11 @@ typedef struct worker {
     /* [0] the self-play network (net runs), [1] [2] the champion's and the
      * candidate's (gate sides with a net evaluator); NULL otherwise */
     sf_batch_evaluator *ev[3];
-    char scratch[1024];  /* shards before upload */
-    job_thread *pending; /* a finished job whose shard is not yet uploaded */
-    int jobs;            /* jobs taken */
+    char scratch[1024];     /* shards before upload */
+    job_thread *pending;    /* a finished job whose shard is not yet uploaded */
+    int jobs;               /* jobs taken */
+    sf_wm *models;          /* net self-play with model.url: fetched models (models.h) */
+    char model_cache[1100]; /* --model-cache, or <scratch>/models */
 } worker;
 
 /* Step 1: the worker's id, its scratch directory, a ZeroMQ context. */
@@ -697,6 +700,8 @@ static int worker_setup(worker *w, sf_err *err) {
     if (sf_mkdir_p(w->scratch) < 0)
         return sf_err_set(err, SF_EIO, "%s: cannot create the scratch dir: %s", w->scratch,
                           strerror(errno));
+    snprintf(w->model_cache, sizeof w->model_cache, "%s%s",
+             o->model_cache ? o->model_cache : w->scratch, o->model_cache ? "" : "/models");
     /* missing keys are waited for (hello()); bad ones are an error now */
     sf_err ke = {0};
     int rc = sf_zsec_client_load(o->keys_dir, SF_ZSEC_WORKER_NAME, &c->curve, &ke);
@@ -893,6 +898,27 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
     const sf_worker_opts *o = w->o;
     const sf_run_config *cfg = &w->s->cfg;
     if (strcmp(cfg->kind, "gate")) {
+        int net = sf_job_side_external(cfg, -1);
+        if (o->model_url) /* this worker's mirror of the run's model.url */
+            snprintf(w->s->cfg.model.url, sizeof w->s->cfg.model.url, "%s", o->model_url);
+        if (o->fetch_models && (!net || !cfg->model.url[0]))
+            return sf_err_set(err, SF_EINVAL, "--fetch-models: this run %s",
+                              net ? "sets no model.url to fetch from (or give --model-url)"
+                                  : "evaluates with rollouts");
+        if (net && cfg->model.url[0]) {
+            int rc = sf_wm_open(cfg, o->fetch_models, w->model_cache, o->evald_endpoint,
+                                sf_mix64((uint64_t)getpid() ^ sf_now_ns()), &w->models, err);
+            if (rc < 0) {
+                sf_err_prefix(err, "%s", o->model_url ? "--model-url" : "model.url");
+                return rc;
+            }
+        }
+        if (o->fetch_models && !cfg->model.champion[0]) { /* the pinned model, fetched now */
+            char bundle[SF_CFG_PATH + 96];
+            sf_fetch_stats st;
+            int rc = sf_wm_fetch_now(w->models, cfg->model.sha256, bundle, sizeof bundle, &st, err);
+            return rc < 0 ? rc : start_one(w, "network", cfg->model.sha256, bundle, &w->ev[0], err);
+        }
         if (cfg->model.champion[0] && o->local_bundle)
             return sf_err_set(err, SF_EINVAL,
                               "--local-bundle pins one model, but this run follows the champion "
@@ -949,11 +975,36 @@ static int job_evaluator(worker *w, const Spirefleet__Job *job, sf_err *err) {
         send_job_failed(&w->c, job->job_id, SF_JOB_ABANDONED);
         return 0;
     }
+    if (w->models && net && job->next_model_sha256 &&
+        sf_wm_prefetch(w->models, job->next_model_sha256))
+        logf_(&w->c, "fetching model %.12s... in the background (within %u s)",
+              job->next_model_sha256, cfg->model.stagger_s);
     if (!net || (w->ev[0] && !strcmp(w->ev[0]->model_sha256, want)))
         return 1;
     sf_worker_evaluator_free(w->ev[0]);
     w->ev[0] = NULL;
-    int rc = start_one(w, "network", want, NULL, &w->ev[0], err);
+    char bundle[SF_CFG_PATH + 96];
+    if (w->o->fetch_models) { /* in-process: the job's bundle, fetched now if it is not here */
+        sf_fetch_stats st;
+        sf_err fe = {0};
+        int rc = sf_wm_fetch_now(w->models, want, bundle, sizeof bundle, &st, &fe);
+        if (rc == SF_ENOMEM)
+            return sf_err_set(err, rc, "%s", fe.msg);
+        if (rc < 0) { /* the job goes to a worker that holds it; this one asks again */
+            logf_(&w->c, "job %llu: %s; given back", (unsigned long long)job->job_id, fe.msg);
+            char why[SF_ERR_MSG_MAX];
+            snprintf(why, sizeof why, "model fetch failed: %.200s", fe.msg);
+            send_job_failed(&w->c, job->job_id, rc == SF_ESTATE ? SF_JOB_ABANDONED : why);
+            return 0;
+        }
+        if (!st.cached)
+            logf_(&w->c, "job %llu: model %.12s... fetched now (%llu bytes in %.1f s)",
+                  (unsigned long long)job->job_id, want, (unsigned long long)st.downloaded,
+                  st.seconds);
+    }
+    int rc = start_one(w, "network", want, w->o->fetch_models ? bundle : NULL, &w->ev[0], err);
+    if (rc == SF_OK && w->ev[0] && w->models)
+        sf_wm_mark_ready(w->models, want); /* it serves this one now */
     return rc < 0 ? rc : w->ev[0] != NULL;
 }
 
@@ -965,6 +1016,18 @@ static Spirefleet__Envelope *worker_ask(worker *w, int *rc, sf_err *err) {
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
     jr.worker_id = c->worker_id;
+    char ready[SF_WM_READY_MAX][SF_SHA256_HEX_LEN + 1];
+    char *ready_p[SF_WM_READY_MAX];
+    if (w->models) { /* which models a new champion's jobs may wait for */
+        char msg[SF_ERR_MSG_MAX + 128];
+        if (sf_wm_poll(w->models, msg, sizeof msg))
+            logf_(c, "%s", msg);
+        jr.fetches_models = 1;
+        jr.n_ready_models = (size_t)sf_wm_ready(w->models, ready);
+        for (size_t i = 0; i < jr.n_ready_models; i++)
+            ready_p[i] = ready[i];
+        jr.ready_models = ready_p;
+    }
     env.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
     env.job_request = &jr;
     send_env(c, &env);
@@ -1079,9 +1142,10 @@ static int worker_loop(worker *w, sf_err *err) {
 int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
     if (!o || !o->endpoint == !o->endpoint_file)
         return sf_err_set(err, SF_EINVAL, "worker: give a coordinator endpoint or its file");
-    if (!!o->local_bundle + !!o->evald_endpoint + !!o->evald_file > 1)
+    if (!!o->local_bundle + !!o->evald_endpoint + !!o->evald_file + !!o->fetch_models > 1)
         return sf_err_set(err, SF_EINVAL,
-                          "worker: local_bundle, evald_endpoint and evald_file exclude each other");
+                          "worker: local_bundle, evald_endpoint, evald_file and fetch_models "
+                          "exclude each other");
     if (sodium_init() < 0)
         return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
     worker w = {.o = o};
@@ -1096,6 +1160,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         deliver(&w.c, o, w.pending, err);
     for (int i = 0; i < 3; i++)
         sf_worker_evaluator_free(w.ev[i]);
+    sf_wm_close(w.models);
     sf_wire_watch_close(&w.c.watch);
     if (w.c.sock)
         zmq_close(w.c.sock);

@@ -173,6 +173,18 @@ typedef struct sf_worker_opts {
      * most one of local_bundle, evald_endpoint and evald_file. */
     const char *evald_endpoint;
     const char *evald_file;
+    /* net self-play runs with model.url (docs/operator.md "Model
+     * distribution"): 1 evaluates in-process with each job's bundle
+     * fetched by its SHA-256 into model_cache (NULL: <scratch>/models),
+     * the next champion fetched ahead while jobs go on. Excludes
+     * local_bundle, evald_endpoint and evald_file. Without it, a run with
+     * model.url probes its gpu-evald (which fetches for itself,
+     * --models-url) for the next champion instead. */
+    int fetch_models;
+    const char *model_cache;
+    /* This worker's own URL template in place of the run's model.url (a
+     * mirror or CDN near it); NULL: the run's. */
+    const char *model_url;
     /* 1: finish nothing new, abandon the current job (JobFailed so the
      * coordinator re-issues it) and return; 2: return at once. */
     const volatile sig_atomic_t *stop;

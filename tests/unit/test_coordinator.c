@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "common/metrics_http.h"
 #include "common/registry.h"
 #include "config_fixture.h"
 #include "coordinator/internal.h"
 #include "label_synth.h"
-#include "common/metrics_http.h"
 #include "sf_check.h"
 #include "sf_http.h"
 #include "sf_tmpdir.h"
@@ -1199,8 +1199,8 @@ END_TEST
 
 /* A JobRequest from a worker that fetches its models (model.url), holding
  * `ready` (n of them). */
-static Spirefleet__Envelope *request_job_holding(sf_coordinator *co, client *c,
-                                                 const char **ready, size_t n) {
+static Spirefleet__Envelope *request_job_holding(sf_coordinator *co, client *c, const char **ready,
+                                                 size_t n) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
     jr.fetches_models = 1;
@@ -1257,7 +1257,7 @@ START_TEST(a_worker_fetching_the_new_champion_plays_the_one_it_holds) {
     r = request_job_holding(co, &d, has_b, 2);
     ck_assert_str_eq(r->job->model_sha256, b);
     sf_wire_free(r);
-    expect_job(co, &x, 4, 1, b); /* no word of fetching: the champion, as before */
+    expect_job(co, &x, 4, 1, b);              /* no word of fetching: the champion, as before */
     r = request_job_holding(co, &d, NULL, 0); /* holds nothing of this run yet */
     ck_assert_str_eq(r->job->model_sha256, b);
     sf_wire_free(r);

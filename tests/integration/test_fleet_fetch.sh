@@ -1,0 +1,113 @@
+#!/bin/sh
+# Model distribution without a shared filesystem (TAP; docs/operator.md
+# "Model distribution"): the coordinator serves its registry's bundles at
+# /models/<sha256>; workers started with --fetch-models fetch each job's
+# bundle from there into their own cache, verify it and evaluate it
+# in-process. After a promotion, a worker that holds only the old champion
+# keeps playing it (the job is bound to it in the ledger) while it fetches
+# the new one in the background, and its next job plays the new one. A
+# gpu-evald started with an empty --models dir and --models-url fetches a
+# model when a worker first asks for it.
+#
+# usage: test_fleet_fetch.sh SF_FLEET SF_SHARD BUNDLE SF_MODEL GPU_EVALD
+set -u
+fleet=$1
+shard=$2
+bundle=$3
+sf_model=$4
+evald_exe=$5
+sha=$(sha256sum "$bundle" | cut -d' ' -f1)
+. "$(dirname "$0")/tap.sh"
+tap_scratch sf-fleet-fetch
+
+"$sf_model" random --arch tiny --seed 2 "$tmp/tiny2.safetensors" > /dev/null 2>&1
+sha2=$(sha256sum "$tmp/tiny2.safetensors" | cut -d' ' -f1)
+mkdir -p "$tmp/reg"
+cp "$bundle" "$tmp/reg/$sha.safetensors"
+echo "$sha" > "$tmp/reg/champion"
+ep="ipc://$tmp/coord.sock"
+cat > "$tmp/fetch.yaml" <<EOC
+run: {name: fetchtest, output_dir: "$tmp/run", seed: 5}
+seeds: {start: 40, count: 16, job_size: 4}
+play: {mode: fights, encounters: {weak: 1, strong: 1}}
+search: {simulations: 40, trees: 2, evaluator: net}
+model: {champion: "$tmp/reg/champion", stagger_s: 0}
+evald: {endpoint: "ipc://$tmp/evald.sock", spawn: false, backend: cpu, max_wait_us: 200}
+workers: {count: 0, threads: 1, fights_per_thread: 4}
+coordinator: {endpoint: "$ep", heartbeat_ms: 200, heartbeat_liveness: 10}
+EOC
+"$fleet" keygen "$tmp/run/keys" > /dev/null
+export SF_KEYS="$tmp/run/keys"
+"$fleet" coordinator "$tmp/fetch.yaml" --metrics-port '*' > "$tmp/coord.log" 2>&1 &
+pids="$pids $!"
+until_true 30 logged "$tmp/coord.log" "metrics http://" || notok "no metrics address" "$(cat "$tmp/coord.log")"
+port=$(sed -n 's|.*metrics http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/coord.log" | head -1)
+url="http://127.0.0.1:$port/models/{sha256}"
+model_of() { "$shard" stat "$1" | awk '$1 == "model" { print $2 }'; }
+
+# 1. A fresh worker fetches the champion, then plays job 1 with it.
+"$fleet" worker --connect "$ep" --id f1 --fetch-models --model-url "$url" \
+  --model-cache "$tmp/cache" --max-jobs 1 --scratch "$tmp/w-f1" > "$tmp/worker-f1.log" 2>&1
+if [ -s "$tmp/cache/$sha.safetensors" ] && cmp -s "$tmp/cache/$sha.safetensors" "$bundle" &&
+  grep -q "model ${sha%"${sha#????????????}"}... fetched now" "$tmp/worker-f1.log"; then
+  ok "a worker without the registry fetched the champion into its cache"
+else
+  notok "first fetch" "$(tail -4 "$tmp/worker-f1.log")"
+fi
+wait_status "$ep" '$1 == "jobs:" && $2 == 1' 30 || notok "job 1 did not finish" "$(tail -3 "$tmp/worker-f1.log")"
+
+# 2. Promotion: the worker holds only the old champion when it asks.
+cp "$tmp/tiny2.safetensors" "$tmp/reg/$sha2.safetensors"
+echo "$sha2" > "$tmp/reg/champion.tmp" && mv "$tmp/reg/champion.tmp" "$tmp/reg/champion"
+"$fleet" worker --connect "$ep" --id f2 --fetch-models --model-url "$url" \
+  --model-cache "$tmp/cache" --scratch "$tmp/w-f2" > "$tmp/worker-f2.log" 2>&1 &
+pids="$pids $!"
+wait_status "$ep" '/COMPLETE/' 90 || notok "the run did not complete" "$(tail -3 "$tmp/worker-f2.log")"
+models=$(for j in 1 2 3 4; do model_of "$tmp/run/shards/fetchtest-job00000$j.shard"; done | tr '\n' ' ')
+if [ "$models" = "$sha $sha $sha2 $sha2 " ]; then
+  ok "job 2 played the old champion while the new one was fetched; jobs 3 and 4 the new one"
+else
+  notok "models per job" "$models"
+fi
+if grep -q "model ${sha2%"${sha2#????????????}"}... ready: fetched" "$tmp/worker-f2.log" &&
+  cmp -s "$tmp/cache/$sha2.safetensors" "$tmp/tiny2.safetensors"; then
+  ok "the new champion was fetched in the background and verified"
+else
+  notok "background fetch" "$(grep -i model "$tmp/worker-f2.log" | tail -4)"
+fi
+metrics=$(curl -s "http://127.0.0.1:$port/metrics")
+if echo "$metrics" | grep -q '^spirefleet_model_requests_total{run="fetchtest"} 2$' &&
+  echo "$metrics" | grep -q '^spirefleet_leases_on_previous_model_total{run="fetchtest"} 1$'; then
+  ok "the coordinator served two bundles and bound one lease to the previous champion"
+else
+  notok "model metrics" "$(echo "$metrics" | grep -E 'model')"
+fi
+"$fleet" stop "$ep" > /dev/null 2>&1
+
+# 3. gpu-evald with an empty models dir fetches what a worker asks for.
+sed "s|output_dir: \"$tmp/run\"|output_dir: \"$tmp/run2\"|; s|coord.sock|coord2.sock|" "$tmp/fetch.yaml" > "$tmp/fetch2.yaml"
+mkdir -p "$tmp/run2" "$tmp/evald-models" && cp -r "$tmp/run/keys" "$tmp/run2/keys"
+"$fleet" coordinator "$tmp/fetch2.yaml" --metrics-port '*' > "$tmp/coord2.log" 2>&1 &
+pids="$pids $!"
+until_true 30 logged "$tmp/coord2.log" "metrics http://" || notok "no metrics address (2)" "$(cat "$tmp/coord2.log")"
+port2=$(sed -n 's|.*metrics http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/coord2.log" | head -1)
+"$evald_exe" --backend cpu --models "$tmp/evald-models" \
+  --models-url "http://127.0.0.1:$port2/models/{sha256}" --keys "$SF_KEYS" \
+  --bind "ipc://$tmp/evald.sock" --max-wait-us 200 > "$tmp/evald.log" 2>&1 &
+pids="$pids $!"
+"$fleet" worker --connect "ipc://$tmp/coord2.sock" --id g1 --evald "ipc://$tmp/evald.sock" \
+  --scratch "$tmp/w-g1" > "$tmp/worker-g1.log" 2>&1 &
+pids="$pids $!"
+if wait_status "ipc://$tmp/coord2.sock" '/COMPLETE/' 120; then
+  ok "a run through a gpu-evald that fetched its model completes"
+else
+  notok "the gpu-evald run did not complete" "$(tail -3 "$tmp/worker-g1.log"; tail -3 "$tmp/evald.log")"
+fi
+if grep -q "model $sha2 fetched into" "$tmp/evald.log" && grep -q "model $sha2 hot-loaded" "$tmp/evald.log"; then
+  ok "gpu-evald fetched the champion into its models dir and hot-loaded it"
+else
+  notok "gpu-evald fetch" "$(tail -5 "$tmp/evald.log")"
+fi
+"$fleet" stop "ipc://$tmp/coord2.sock" > /dev/null 2>&1
+
+tap_done
