@@ -186,15 +186,6 @@ static int transfer_once(transfer *t, const char *url, uint32_t stall_s, char *w
 
 /* ---- the cache ---------------------------------------------------------- */
 
-static void sleep_ms(uint32_t ms, const volatile sig_atomic_t *cancel) {
-    while (ms > 0 && !(cancel && *cancel)) {
-        uint32_t step = ms < 50 ? ms : 50;
-        struct timespec ts = {0, (long)step * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
-}
-
 /* The verified cached file `path`: 1 when it is there and whole, 0 when
  * absent (a file with another digest is deleted), <0 on an error. */
 static int cached(const char *path, const char *sha, sf_err *err) {
@@ -234,7 +225,7 @@ static int download(const sf_fetch_opts *o, const char *sha, const char *url, in
     rc = SF_EIO;
     for (int a = 0; a < attempts; a++) {
         if (a > 0)
-            sleep_ms(1000u << (a - 1 < 4 ? a - 1 : 4), o->cancel);
+            sf_fetch_sleep_ms(1000u << (a - 1 < 4 ? a - 1 : 4), o->cancel);
         if (o->cancel && *o->cancel) {
             rc = SF_ESTATE;
             snprintf(why, sizeof why, "cancelled");
@@ -304,7 +295,7 @@ int sf_fetch_content(const sf_fetch_opts *o, const char *sha256_hex, char *path,
         if (!staggered && o->stagger_ms > 0) {
             uint32_t ms =
                 (uint32_t)(sf_mix64(o->random_seed ^ sf_mix64(sf_now_ns())) % o->stagger_ms);
-            sleep_ms(ms, o->cancel);
+            sf_fetch_sleep_ms(ms, o->cancel);
             if (st)
                 st->staggered_ms = ms;
         }

@@ -66,6 +66,11 @@ typedef struct sf_fetch_stats {
     double seconds;        /* the call's wall time                             */
 } sf_fetch_stats;
 
+/* Sleep `ms` milliseconds in 50-ms steps, returning early once *cancel
+ * (may be NULL) is set: the fetch's stagger and back-off, and the
+ * worker's probe interval (worker/models.c). */
+void sf_fetch_sleep_ms(uint32_t ms, const volatile sig_atomic_t *cancel);
+
 /* Whether `tmpl` is a usable template: http:// or https://, "{sha256}" at
  * least once, at most SF_FETCH_MAX_URL bytes once filled in, no spaces or
  * control characters. SF_OK, or SF_EINVAL naming what is wrong. */

@@ -1,8 +1,9 @@
-/* fetch_url.c — the URL templates of common/fetch.h: checked and filled
- * in without libcurl, so the run config (fleet/config.c) checks model.url
- * without linking it. */
+/* fetch_url.c — what of common/fetch.h needs no libcurl: the URL
+ * templates, checked and filled in (so the run config, fleet/config.c,
+ * checks model.url without linking it), and the cancellable sleep. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/fetch.h"
 
@@ -52,4 +53,13 @@ int sf_fetch_url(const char *tmpl, const char *sha256_hex, char *out, size_t cap
     }
     out[n] = '\0';
     return SF_OK;
+}
+
+void sf_fetch_sleep_ms(uint32_t ms, const volatile sig_atomic_t *cancel) {
+    while (ms > 0 && !(cancel && *cancel)) {
+        uint32_t step = ms < 50 ? ms : 50;
+        struct timespec ts = {0, (long)step * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
 }

@@ -954,6 +954,8 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
  * champion on its first request. Returns 1 when the job can be played, 0
  * when it was given back (a model that is no SHA-256, or not the one this
  * run evaluates with; logged), or a fatal error. */
+static int job_network(worker *w, const Spirefleet__Job *job, const char *want, sf_err *err);
+
 static int job_evaluator(worker *w, const Spirefleet__Job *job, sf_err *err) {
     const sf_run_config *cfg = &w->s->cfg;
     if (!strcmp(cfg->kind, "gate"))
@@ -975,11 +977,23 @@ static int job_evaluator(worker *w, const Spirefleet__Job *job, sf_err *err) {
         send_job_failed(&w->c, job->job_id, SF_JOB_ABANDONED);
         return 0;
     }
-    if (w->models && net && job->next_model_sha256 &&
+    if (!net)
+        return 1;
+    int rc = job_network(w, job, want, err);
+    /* then the next champion, in the background: after the job's own
+     * model is here, so the two fetches never race for one file */
+    if (rc > 0 && w->models && job->next_model_sha256 &&
         sf_wm_prefetch(w->models, job->next_model_sha256))
         logf_(&w->c, "fetching model %.12s... in the background (within %u s)",
               job->next_model_sha256, cfg->model.stagger_s);
-    if (!net || (w->ev[0] && !strcmp(w->ev[0]->model_sha256, want)))
+    return rc;
+}
+
+/* The network evaluator for job's model `want`: the one in hand, or a new
+ * one (its bundle fetched now with --fetch-models). 1, 0 (given back), or
+ * a fatal error. */
+static int job_network(worker *w, const Spirefleet__Job *job, const char *want, sf_err *err) {
+    if (w->ev[0] && !strcmp(w->ev[0]->model_sha256, want))
         return 1;
     sf_worker_evaluator_free(w->ev[0]);
     w->ev[0] = NULL;

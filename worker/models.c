@@ -145,21 +145,12 @@ int sf_wm_ready(sf_wm *m, char out[SF_WM_READY_MAX][SF_SHA256_HEX_LEN + 1]) {
     return n;
 }
 
-static void sleep_ms(uint32_t ms, const volatile sig_atomic_t *cancel) {
-    while (ms > 0 && !*cancel) {
-        uint32_t step = ms < 50 ? ms : 50;
-        struct timespec ts = {0, (long)step * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
-}
-
 /* gpu-evald fetches for itself (--models-url): the model is ready once it
  * answers a probe with it. */
 static int probe_until_served(sf_wm *m, char *why, size_t cap) {
     uint32_t stagger = m->cfg.model.stagger_s * 1000u;
     if (stagger)
-        sleep_ms((uint32_t)(sf_mix64(m->seed ^ sf_now_ns()) % stagger), &m->cancel);
+        sf_fetch_sleep_ms((uint32_t)(sf_mix64(m->seed ^ sf_now_ns()) % stagger), &m->cancel);
     while (!m->cancel) {
         sf_batch_evaluator *ev = NULL;
         sf_err e = {0};
@@ -170,7 +161,7 @@ static int probe_until_served(sf_wm *m, char *why, size_t cap) {
         if (rc == SF_OK)
             return SF_OK;
         snprintf(why, cap, "%s", e.msg);
-        sleep_ms(PROBE_RETRY_MS, &m->cancel);
+        sf_fetch_sleep_ms(PROBE_RETRY_MS, &m->cancel);
     }
     return SF_ESTATE;
 }

@@ -77,15 +77,15 @@ static const char *const mode_names[] = {"ready", "blind", "cdn"};
 typedef struct sim {
     void *s;
     int welcomed;
-    uint64_t job;       /* the job in hand (0: none)                   */
-    int job_b;          /* it is bound to B                            */
-    double due;         /* when the job in hand is "played"            */
-    double asked;       /* when the JobRequest went                    */
-    double idle_from;   /* waiting for a model since (blind), or -1    */
-    double first_b;     /* first Job of B received (-1: none yet)      */
-    atomic_int has_b;   /* B is here                                   */
+    uint64_t job;        /* the job in hand (0: none)                   */
+    int job_b;           /* it is bound to B                            */
+    double due;          /* when the job in hand is "played"            */
+    double asked;        /* when the JobRequest went                    */
+    double idle_from;    /* waiting for a model since (blind), or -1    */
+    double first_b;      /* first Job of B received (-1: none yet)      */
+    atomic_int has_b;    /* B is here                                   */
     atomic_int dl_state; /* 0 none, 1 queued, 2 running, 3 done         */
-    double dl_at;       /* when the download may start                 */
+    double dl_at;        /* when the download may start                 */
 } sim;
 
 typedef struct run {
@@ -472,7 +472,11 @@ static int one_mode(const opts *o, int mode, const char *dir) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {.workers = 1000, .mib = 50, .stagger_s = 20, .job_s = 2, .warmup_s = 3,
+    opts o = {.workers = 1000,
+              .mib = 50,
+              .stagger_s = 20,
+              .job_s = 2,
+              .warmup_s = 3,
               .modes = "ready,blind,cdn"};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--workers"))
