@@ -1152,7 +1152,7 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
         deliver(&w.c, o, w.pending, err);
     if (rc == SF_ESTATE && o->yield) { /* refused (hello()): the caller's next run */
         w.end = SF_WORKER_END_REFUSED;
-        snprintf(w.c.gave_up, sizeof w.c.gave_up, "%s", err->msg);
+        snprintf(w.c.gave_up, sizeof w.c.gave_up, "%s", err ? err->msg : "refused");
         rc = SF_OK;
     } else if (w.c.gave_up[0]) {
         w.end = SF_WORKER_END_UNREACHABLE;
