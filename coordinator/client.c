@@ -171,6 +171,11 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
     if (!s->complete && s->eta_s >= 0)
         fprintf(o, ", ETA %.0f s", s->eta_s);
     fprintf(o, "\n");
+    if (s->worker_limit)
+        fprintf(o,
+                "worker limit %u (coordinator.max_workers): %u admitted, %llu Hello(s) refused "
+                "at the limit\n",
+                s->worker_limit, s->workers_admitted, (unsigned long long)s->workers_refused_limit);
     if (s->jobs_quarantined)
         fprintf(o,
                 "FAILING: %llu job(s) failed on 3 workers each and are not issued again; "

@@ -181,6 +181,11 @@ typedef struct sf_coord_status {
     uint64_t uploads_deferred; /* answered retry_later: the disk was full       */
     int uploads_paused;        /* the latest upload was deferred (disk full)    */
     int cannot_finish;         /* every job not done is quarantined, or every key is failing */
+    /* fairness between runs (docs/operator.md): coordinator.max_workers
+     * (0: no limit), the live workers counted against it (waiting ones
+     * too), and Hellos refused because the run was at it */
+    uint32_t worker_limit, workers_admitted;
+    uint64_t workers_refused_limit;
     /* jobs are waiting to be played (pending, or an audit wants a copy) and
      * no worker is alive: nothing happens until workers are started */
     int no_workers;

@@ -410,6 +410,18 @@ int co_key_may_lease(const sf_coordinator *co, int wi);
  * with the reason in `why` (counted, the first one logged): the key's live
  * worker ids or the run's worker ids are at their most. */
 int co_may_join(sf_coordinator *co, const char *key, char *why, size_t cap);
+/* Fairness between runs (docs/operator.md): the live workers the run
+ * counts against coordinator.max_workers (waiting ones too); and whether a
+ * Hello for worker slot wi (-1: a worker id not seen yet) may be admitted
+ * (0), or -1 with the reason in `why` ("run NAME is at its worker limit
+ * (N, coordinator.max_workers)"; counted, the first one logged). A worker
+ * alive now (one reconnecting) keeps its place; a dead one, or one that
+ * said Goodbye, asks like a new one. */
+uint32_t co_workers_admitted(const sf_coordinator *co);
+int co_may_admit(sf_coordinator *co, int wi, char *why, size_t cap);
+/* A Goodbye from worker wi: it leaves the run (its place is free at once;
+ * a lease it still held is released, counted as an expiry). */
+void co_on_goodbye(sf_coordinator *co, int wi, const Spirefleet__Goodbye *g);
 /* A failure report for leased job j from its holder wi (`why`: its
  * printable reason), counted against the worker, its key and the job. */
 void co_count_failure(sf_coordinator *co, int wi, cjob *j, const char *why);

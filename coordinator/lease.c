@@ -101,7 +101,8 @@ void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spi
     if (wi == -2)
         return;
     char why[200];
-    if (wi < 0 && co_may_join(co, key, why, sizeof why) < 0) { /* step 2: limits.c */
+    if (co_may_admit(co, wi, why, sizeof why) < 0 || /* step 2: limits.c */
+        (wi < 0 && co_may_join(co, key, why, sizeof why) < 0)) {
         co_refuse(co, ident, len, why);
         return;
     }

@@ -96,6 +96,39 @@ int co_may_join(sf_coordinator *co, const char *key, char *why, size_t cap) {
     return -1;
 }
 
+uint32_t co_workers_admitted(const sf_coordinator *co) {
+    uint32_t n = 0;
+    for (int i = 0; i < co->nworkers; i++)
+        n += co->workers[i].alive != 0;
+    return n;
+}
+
+/* The per-run worker limit (OpenBench's per-test worker limit), so a gate
+ * and a self-play run that one pool of workers serves cannot starve each
+ * other: past coordinator.max_workers live workers a Hello is refused, and
+ * the worker takes its next run (sf-fleet worker with several). Liveness
+ * is the coordinator's rule (heartbeat_ms x heartbeat_liveness of silence,
+ * or a Goodbye). */
+int co_may_admit(sf_coordinator *co, int wi, char *why, size_t cap) {
+    uint32_t most = co->cfg.coordinator.max_workers;
+    if (!most || (wi >= 0 && co->workers[wi].alive) || co_workers_admitted(co) < most)
+        return 0;
+    snprintf(why, cap, "run %s is at its worker limit (%u, coordinator.max_workers)", co->cfg.name,
+             most);
+    if (!co->st.workers_refused_limit++)
+        sf_log(co->log, co->log_ctx, "coordinator: refused a Hello: %s", why);
+    return -1;
+}
+
+void co_on_goodbye(sf_coordinator *co, int wi, const Spirefleet__Goodbye *g) {
+    char why[121];
+    sf_str_printable(why, sizeof why, g->reason); /* from the network: bounded */
+    sf_log(co->log, co->log_ctx, "coordinator: worker %s left: %s", co->workers[wi].worker_id,
+           why[0] ? why : "goodbye");
+    co_worker_dead(co, wi);
+    co->workers[wi].hello = 0; /* back only through Hello (and the limit) */
+}
+
 /* A failure report for job j from its lease holder wi (`why`: the
  * sanitised reason), counted against the worker (CO_MAX_WORKER_FAILURES
  * stops it), its identity (with two or more identities,

@@ -156,7 +156,12 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     }
     /* Messages only a worker that said Hello may send. */
     int wi = co_worker_find(co, ident, ilen);
-    if (wi < 0 || !co->workers[wi].hello) {
+    /* a worker that went dead (or said Goodbye) comes back through Hello,
+     * which a run at coordinator.max_workers refuses: its heartbeats alone
+     * do not take a place */
+    uint32_t most = co->cfg.coordinator.max_workers;
+    if (wi < 0 || !co->workers[wi].hello ||
+        (most && !co->workers[wi].alive && co_workers_admitted(co) >= most)) {
         co->st.protocol_errors++;
         co_reply_error(co, ident, ilen, SF_ESTATE, "unknown worker: send Hello first");
         goto done;
@@ -178,6 +183,7 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     case SPIREFLEET__ENVELOPE__BODY_SHARD_OFFER: co_on_shard_offer(co, wi, env->shard_offer); break;
     case SPIREFLEET__ENVELOPE__BODY_SHARD_CHUNK: co_on_shard_chunk(co, wi, env->shard_chunk); break;
     case SPIREFLEET__ENVELOPE__BODY_JOB_FAILED: co_on_job_failed(co, wi, env->job_failed); break;
+    case SPIREFLEET__ENVELOPE__BODY_GOODBYE: co_on_goodbye(co, wi, env->goodbye); break;
     default:
         co->st.protocol_errors++;
         co_reply_error(co, ident, ilen, SF_ESTATE, "unexpected message for a coordinator");

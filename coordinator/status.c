@@ -21,7 +21,7 @@
     X(audits_passed) X(audits_mismatched) X(audits_caught) X(fights_turn_limit)   \
     X(jobs_slow) X(job_median_s) X(longest_running_s) X(audits_open)              \
     X(audits_differ) X(keys_failing) X(keys_known) X(no_workers)                  \
-    X(workers_waiting)
+    X(workers_waiting) X(worker_limit) X(workers_admitted) X(workers_refused_limit)
 #define GATE_SAME_NAME(X)                                 \
     X(gate_pairs) X(gate_llr) X(gate_lower) X(gate_upper) \
     X(gate_min_pairs) X(gate_max_pairs)
@@ -152,6 +152,8 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
         else if (w->alive && !w->waiting[0])
             st->workers_alive++;
     }
+    st->worker_limit = co->cfg.coordinator.max_workers;
+    st->workers_admitted = co_workers_admitted(co);
     st->complete = co_all_done(co);
     /* rates over completions in the last 60 s (or since the start) */
     uint64_t now = sf_now_ns(), window = 60ull * CO_NS_PER_S, labels = 0, jobs = 0;

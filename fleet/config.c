@@ -164,6 +164,7 @@ static const sf_config_key keys[] = {
     K_U32("coordinator.heartbeat_liveness", NULL, coordinator.heartbeat_liveness, 2, 1000, "5",
           EXEC),
     K_U32("coordinator.metrics_port", NULL, coordinator.metrics_port, 0, 65535, "0", EXEC),
+    K_U32("coordinator.max_workers", NULL, coordinator.max_workers, 0, 65536, "0", EXEC),
     K_I32("shard.zstd_level", NULL, shard.zstd_level, -7, 22, "3", EXEC),
     K_STR("labels.unsearched", NULL, labels.unsearched, 1, "drop|keep", "drop", SELFPLAY | LOOP),
     K_STR("champion.evaluator", NULL, champion.evaluator, 1, "rollout|net", "rollout", GATE),

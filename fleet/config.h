@@ -116,6 +116,10 @@ typedef struct sf_run_config {
     struct {
         char endpoint[SF_CFG_PATH];
         uint32_t lease_seconds, heartbeat_ms, heartbeat_liveness, metrics_port;
+        /* live workers the coordinator admits at once (0: no limit); a
+         * Hello from another past it is refused (docs/operator.md
+         * "Fairness between runs") */
+        uint32_t max_workers;
     } coordinator;
     struct {
         int zstd_level;

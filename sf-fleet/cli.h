@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "fleet/config.h"
+#include "worker/worker.h"
 
 /* The file in a run's output directory that holds the endpoint of the
  * coordinator serving it, while one does (sf-fleet run and coordinator
@@ -41,6 +42,30 @@ void python_path(const char *self);
  * probe's reason), or the evaluator's errors. */
 int evald_wait_model(const sf_run_config *cfg, const char *sha, pid_t pid, int seconds,
                      sf_err *err);
+
+/* sf-fleet worker with several runs (sf-fleet/runs.c; docs/operator.md
+ * "Fairness between runs"): each run is a coordinator's endpoint or the
+ * file it publishes it in (one of the two set). */
+#define SF_FLEET_MAX_RUNS 16
+/* --recheck's default: seconds a worker serves a lower-priority run before
+ * it tries the runs before it again (between two jobs) */
+#define SF_FLEET_RECHECK_DEFAULT_S 60
+typedef struct sf_fleet_run_ref {
+    const char *endpoint, *endpoint_file;
+} sf_fleet_run_ref;
+
+/* Serve runs[0..n) in priority order (first: highest) with the options of
+ * `base` (its endpoint, endpoint_file, yield, serve_ms and exit are set per
+ * run): a run that refuses the worker (at its coordinator.max_workers),
+ * has no job for it, does not answer or is over sends it on to the next;
+ * serving a run below one not over, it tries them again from the first
+ * after `recheck_s` seconds, between two jobs. Returns once every run is
+ * over, on *base->stop or a drain, or after base->max_jobs jobs in all:
+ * SF_OK; a run that fails (a config digest this build does not share, ...)
+ * is logged and not served again, and its error returned at the end.
+ * SF_EINVAL for n outside 1..SF_FLEET_MAX_RUNS. */
+int sf_fleet_serve_runs(const sf_worker_opts *base, const sf_fleet_run_ref *runs, int n,
+                        uint32_t recheck_s, sf_err *err);
 
 /* sf-fleet loop CONFIG (sf-fleet/loop.c, docs/loop.md): `argv[0]` is
  * "loop"; `stop` becomes non-zero on SIGINT / SIGTERM. Exit codes as the

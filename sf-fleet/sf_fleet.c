@@ -10,7 +10,7 @@
  *                                        (--endpoint-file: publish the bound
  *                                        endpoint there, for workers started
  *                                        with --connect-file)
- *   sf-fleet worker (--connect EP | --connect-file PATH) [--threads T]
+ *   sf-fleet worker (--connect EP | --connect-file PATH)... [--recheck S] [--threads T]
  *                   [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]
  *                   [--local-net BUNDLE | --evald EP | --evald-file PATH |
  *                    --fetch-models [--model-cache DIR]]
@@ -121,7 +121,8 @@ static void usage(FILE *f) {
         "usage: sf-fleet run CONFIG [--workers N]\n"
         "       sf-fleet coordinator CONFIG [--bind ENDPOINT] [--metrics-port PORT|*]\n"
         "                       [--endpoint-file PATH] [--exit-when-done]\n"
-        "       sf-fleet worker (--connect ENDPOINT | --connect-file PATH) [--threads T]\n"
+        "       sf-fleet worker (--connect ENDPOINT | --connect-file PATH)... [--recheck S]\n"
+        "                       [--threads T]\n"
         "                       [--fights-per-thread G] [--id ID] [--scratch DIR] [--max-jobs N]\n"
         "                       [--local-net BUNDLE | --evald ENDPOINT | --evald-file PATH |\n"
         "                        --fetch-models [--model-cache DIR]] [--model-url TEMPLATE]\n"
@@ -681,8 +682,23 @@ static int cmd_stop(int argc, char **argv) {
 
 /* ---- worker --------------------------------------------------------------- */
 
+/* The worker's runs, in the order --connect and --connect-file name them
+ * (their priority); 0, or -1 when there are more than SF_FLEET_MAX_RUNS. */
+static int add_run(sf_fleet_run_ref *runs, int *n, const char *endpoint, const char *file) {
+    if (*n >= SF_FLEET_MAX_RUNS) {
+        fprintf(stderr, "sf-fleet worker: at most %d runs (--connect, --connect-file)\n",
+                SF_FLEET_MAX_RUNS);
+        return -1;
+    }
+    runs[*n].endpoint = endpoint;
+    runs[(*n)++].endpoint_file = file;
+    return 0;
+}
+
 static int cmd_worker(int argc, char **argv) {
     sf_worker_opts o = {0};
+    sf_fleet_run_ref runs[SF_FLEET_MAX_RUNS];
+    int n_runs = 0, recheck = SF_FLEET_RECHECK_DEFAULT_S;
     o.keys_dir = keys_arg(&argc, argv);
     static const struct option opts[] = {{"connect", required_argument, 0, 'c'},
                                          {"threads", required_argument, 0, 't'},
@@ -698,14 +714,26 @@ static int cmd_worker(int argc, char **argv) {
                                          {"fetch-models", no_argument, 0, 'F'},
                                          {"model-cache", required_argument, 0, 'M'},
                                          {"model-url", required_argument, 0, 'U'},
+                                         {"recheck", required_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int ch;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "c:t:g:i:s:m:l:Lh", opts, NULL)) != -1) {
         switch (ch) {
-        case 'c': o.endpoint = optarg; break;
-        case 'C': o.endpoint_file = optarg; break;
+        case 'c':
+            if (!endpoint_arg_ok("worker --connect", optarg) ||
+                add_run(runs, &n_runs, optarg, NULL) < 0)
+                return 2;
+            break;
+        case 'C':
+            if (add_run(runs, &n_runs, NULL, optarg) < 0)
+                return 2;
+            break;
+        case 'R':
+            if (parse_uint(optarg, "--recheck", 1, 86400, &recheck) < 0)
+                return 2;
+            break;
         case 'e': o.evald_endpoint = optarg; break;
         case 'E': o.evald_file = optarg; break;
         case 't':
@@ -731,9 +759,9 @@ static int cmd_worker(int argc, char **argv) {
         default: usage(stderr); return 2;
         }
     }
-    if (!o.endpoint == !o.endpoint_file) {
-        fprintf(stderr,
-                "sf-fleet worker: give one of --connect ENDPOINT and --connect-file PATH\n");
+    if (n_runs == 0) {
+        fprintf(stderr, "sf-fleet worker: give a run: --connect ENDPOINT or --connect-file PATH "
+                        "(several, in priority order, for several runs)\n");
         return 2;
     }
     if (!!o.local_bundle + !!o.evald_endpoint + !!o.evald_file + o.fetch_models > 1) {
@@ -741,8 +769,6 @@ static int cmd_worker(int argc, char **argv) {
                         "exclude each other\n");
         return 2;
     }
-    if (o.endpoint && !endpoint_arg_ok("worker --connect", o.endpoint))
-        return 2;
     if (o.evald_endpoint && !endpoint_arg_ok("worker --evald", o.evald_endpoint))
         return 2;
     install_signals();
@@ -751,7 +777,14 @@ static int cmd_worker(int argc, char **argv) {
     o.log = sf_log_to_file;
     o.log_ctx = stderr;
     sf_err err = {0};
-    int rc = sf_worker_run(&o, &err);
+    int rc;
+    if (n_runs == 1) { /* one run: its worker waits on it, as it always has */
+        o.endpoint = runs[0].endpoint;
+        o.endpoint_file = runs[0].endpoint_file;
+        rc = sf_worker_run(&o, &err);
+    } else {
+        rc = sf_fleet_serve_runs(&o, runs, n_runs, (uint32_t)recheck, &err);
+    }
     if (rc < 0) {
         fprintf(stderr, "sf-fleet worker: %s\n", err.msg);
         return 1;

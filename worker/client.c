@@ -63,6 +63,10 @@ typedef struct conn {
     sf_wire_watch watch; /* the socket's security handshakes (fleet/wire.h) */
     sf_log_fn log;       /* sf_worker_opts.log and its context */
     void *log_ctx;
+    /* sf_worker_opts.yield: an idle Hello gives up after one try, and why
+     * goes here (sf_worker_exit.why) */
+    int yield;
+    char gave_up[SF_ERR_MSG_MAX];
 } conn;
 
 static void logf_(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -234,6 +238,10 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
                 logf_(c, "waiting for the coordinator's %s: %s", keys < 0 ? "keys" : "endpoint",
                       why);
             memcpy(last_why, why, sizeof why);
+            if (c->yield && idle) { /* another run may serve meanwhile */
+                snprintf(c->gave_up, sizeof c->gave_up, "%s", why);
+                return SF_ETIMEOUT;
+            }
             int wait = 1000;
             back_off(o, idle, &wait, wait);
             continue;
@@ -301,6 +309,13 @@ static int hello(conn *c, const sf_worker_opts *o, session *s, int idle, sf_err 
         /* a CURVE coordinator gives a key it does not admit no answer at
          * all: the handshake fails before any message; the watch says how */
         sf_err he = {0};
+        if (c->yield && idle) {
+            if (sf_wire_handshake_error(&c->watch, "coordinator", c->endpoint, &he) < 0)
+                snprintf(c->gave_up, sizeof c->gave_up, "%s", he.msg);
+            else
+                snprintf(c->gave_up, sizeof c->gave_up, "no answer from %.400s", c->endpoint);
+            return SF_ETIMEOUT;
+        }
         if (sf_wire_handshake_error(&c->watch, "coordinator", c->endpoint, &he) < 0) {
             logf_(c, "%s; retrying in %d ms", he.msg, backoff);
             back_off(o, idle, &backoff, c->backoff_max_ms);
@@ -667,6 +682,9 @@ typedef struct worker {
     char scratch[1024];     /* shards before upload */
     job_thread *pending;    /* a finished job whose shard is not yet uploaded */
     int jobs;               /* jobs taken */
+    int welcomed;           /* the coordinator admitted it (Welcome) */
+    uint64_t started;       /* monotonic ns: sf_worker_opts.serve_ms counts from here */
+    sf_worker_end end;      /* how the run ended for it (sf_worker_exit) */
     sf_wm *models;          /* net self-play with model.url: fetched models (models.h) */
     char model_cache[1100]; /* --model-cache, or <scratch>/models */
 } worker;
@@ -682,6 +700,7 @@ static int worker_setup(worker *w, sf_err *err) {
         c->endpoint = c->from_file; /* "" until the file is read */
     c->log = o->log;
     c->log_ctx = o->log_ctx;
+    c->yield = o->yield;
     c->hb_ms = 1000;
     c->liveness = 5;
     if (o->worker_id) {
@@ -1075,6 +1094,10 @@ static int worker_wait(worker *w, const Spirefleet__Wait *wt, sf_err *err) {
         w->pending = NULL;
         return 0;
     }
+    if (w->o->yield) { /* no job here now: the caller's next run may have one */
+        w->end = SF_WORKER_END_IDLE;
+        return 1;
+    }
     int ms = wt->retry_ms ? (int)wt->retry_ms : 500;
     uint64_t until = sf_now_ns() + (uint64_t)ms * 1000000ull;
     while (!leaving(w->o, 1) && sf_now_ns() < until) {
@@ -1138,7 +1161,14 @@ static int worker_loop(worker *w, sf_err *err) {
     const sf_worker_opts *o = w->o;
     int rc = SF_OK;
     while (rc == SF_OK && !stopping(o)) {
+        /* between two jobs (never in one): served long enough here */
+        if (o->yield && o->serve_ms &&
+            sf_now_ns() - w->started >= (uint64_t)o->serve_ms * 1000000ull) {
+            w->end = SF_WORKER_END_SERVED;
+            break;
+        }
         if ((o->max_jobs && w->jobs >= o->max_jobs) || draining(o)) {
+            w->end = SF_WORKER_END_LEFT;
             if (w->pending)
                 deliver(&w->c, o, w->pending, err);
             w->pending = NULL;
@@ -1153,6 +1183,31 @@ static int worker_loop(worker *w, sf_err *err) {
     return rc;
 }
 
+/* Leaving a run it was admitted to with sf_worker_opts.yield: a Goodbye,
+ * so that the coordinator frees the place now rather than after its
+ * liveness window. Called holding nothing (the pending shard delivered);
+ * the socket lingers a moment so the message leaves. */
+static void say_goodbye(worker *w) {
+    conn *c = &w->c;
+    if (!w->o->yield || !w->welcomed || !c->sock || coordinator_dead(c))
+        return;
+    static const char *const why[] = {
+        [SF_WORKER_END_OVER] = "the run is over for it",
+        [SF_WORKER_END_LEFT] = "stopping",
+        [SF_WORKER_END_IDLE] = "no job here now; serving its next run",
+        [SF_WORKER_END_SERVED] = "re-checking its runs of higher priority",
+    };
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Goodbye g = SPIREFLEET__GOODBYE__INIT;
+    g.worker_id = c->worker_id;
+    g.reason = (char *)(w->end < sizeof why / sizeof why[0] && why[w->end] ? why[w->end] : "");
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_GOODBYE;
+    env.goodbye = &g;
+    int linger = 1000;
+    zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
+    send_env(c, &env);
+}
+
 int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
     if (!o || !o->endpoint == !o->endpoint_file)
         return sf_err_set(err, SF_EINVAL, "worker: give a coordinator endpoint or its file");
@@ -1162,16 +1217,32 @@ int sf_worker_run(const sf_worker_opts *o, sf_err *err) {
                           "exclude each other");
     if (sodium_init() < 0)
         return sf_err_set(err, SF_EIO, "libsodium failed to initialise");
-    worker w = {.o = o};
+    worker w = {.o = o, .started = sf_now_ns()};
     int rc = worker_setup(&w, err);
     if (rc == SF_OK) /* step 2: Hello, until Welcome */
         rc = hello(&w.c, o, w.s, 1, err);
+    w.welcomed = rc == SF_OK;
     if (rc == SF_OK)
         rc = worker_start_evaluator(&w, err);
     if (rc == SF_OK)
         rc = worker_loop(&w, err);
     if (w.pending) /* finished work is never thrown away */
         deliver(&w.c, o, w.pending, err);
+    if (rc == SF_ESTATE && o->yield) { /* refused (hello()): the caller's next run */
+        w.end = SF_WORKER_END_REFUSED;
+        snprintf(w.c.gave_up, sizeof w.c.gave_up, "%s", err ? err->msg : "refused");
+        rc = SF_OK;
+    } else if (w.c.gave_up[0]) {
+        w.end = SF_WORKER_END_UNREACHABLE;
+    } else if (rc < 0 || ((stopping(o) || draining(o)) && w.end == SF_WORKER_END_OVER)) {
+        w.end = SF_WORKER_END_LEFT;
+    }
+    say_goodbye(&w);
+    if (o->exit) {
+        o->exit->end = w.end;
+        snprintf(o->exit->why, sizeof o->exit->why, "%s", w.c.gave_up);
+        o->exit->jobs = w.jobs;
+    }
     for (int i = 0; i < 3; i++)
         sf_worker_evaluator_free(w.ev[i]);
     sf_wm_close(w.models);

@@ -146,6 +146,24 @@ int sf_job_encounter(const sf_run_config *cfg, uint64_t game_seed);
 /* ---------------------------------------------------------------------------
  * The fleet client
  * ------------------------------------------------------------------------- */
+/* How sf_worker_run ended (sf_worker_opts.exit), for a caller that serves
+ * several runs in turn (sf-fleet worker with several coordinators;
+ * docs/operator.md "Fairness between runs"). */
+typedef enum sf_worker_end {
+    SF_WORKER_END_OVER = 0,    /* the run is complete, or its coordinator said Stop     */
+    SF_WORKER_END_LEFT,        /* *stop, a drain, max_jobs, or a fatal error           */
+    SF_WORKER_END_REFUSED,     /* yield: the coordinator refused the Hello (why)       */
+    SF_WORKER_END_IDLE,        /* yield: it had no job for this worker (a Wait)        */
+    SF_WORKER_END_UNREACHABLE, /* yield: no endpoint, or no answer to one Hello (why)  */
+    SF_WORKER_END_SERVED,      /* yield: serve_ms passed; left between two jobs        */
+} sf_worker_end;
+
+typedef struct sf_worker_exit {
+    sf_worker_end end;
+    char why[SF_ERR_MSG_MAX]; /* REFUSED, UNREACHABLE: the reason; else ""           */
+    int jobs;                 /* jobs this call took (and finished or gave back)      */
+} sf_worker_exit;
+
 typedef struct sf_worker_opts {
     const char *endpoint; /* coordinator, e.g. tcp://10.0.0.1:5555            */
     /* Or where the coordinator publishes its endpoint (endpoint NULL;
@@ -198,12 +216,28 @@ typedef struct sf_worker_opts {
      * time (common.h). NULL: dropped. */
     sf_log_fn log;
     void *log_ctx;
+    /* Several runs (docs/operator.md "Fairness between runs"). Non-zero
+     * `yield`: the worker does not wait on this run but returns SF_OK with
+     * the reason in *exit, so that its caller tries its next run: when the
+     * Hello is refused (a run at coordinator.max_workers), when one Hello
+     * gets no answer (or the endpoint file names none), when a job request
+     * is answered Wait, and, with serve_ms > 0, between two jobs once it
+     * has served that many milliseconds. It never leaves mid-job: the shard
+     * of a finished job is delivered first, and it holds no lease when it
+     * goes. Leaving a run it was admitted to, it says Goodbye, so the
+     * coordinator frees its place at once. */
+    int yield;
+    uint32_t serve_ms;
+    sf_worker_exit *exit; /* filled when non-NULL */
 } sf_worker_opts;
 
 /* Connect, say Hello, then request, play and upload jobs until the run is
- * complete, the coordinator says Stop, *stop is set or a drain ends.
- * Reconnects with backoff when the coordinator is silent for
- * heartbeat_liveness intervals. Returns SF_OK at a clean end. */
+ * complete, the coordinator says Stop, *stop is set or a drain ends (or,
+ * with opts->yield, the run has no place or no job for this worker now:
+ * opts->exit says which). Reconnects with backoff when the coordinator is
+ * silent for heartbeat_liveness intervals. Returns SF_OK at a clean end;
+ * SF_ESTATE when refused (without yield), SF_EVERSION for a config digest
+ * that does not match this build's, SF_EINVAL for bad options. */
 int sf_worker_run(const sf_worker_opts *opts, sf_err *err);
 
 /* ---------------------------------------------------------------------------

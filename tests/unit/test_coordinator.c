@@ -1409,6 +1409,146 @@ START_TEST(one_key_cannot_make_worker_ids_past_its_limit) {
 }
 END_TEST
 
+/* The worker slot of worker id `id` (white box); -1 when none. */
+static int slot_of(const sf_coordinator *co, const char *id) {
+    for (int i = 0; i < co->nworkers; i++)
+        if (!strcmp(co->workers[i].worker_id, id))
+            return i;
+    return -1;
+}
+
+/* A heartbeat from `c` (no job); its answer, if any, is left unread. */
+static void send_heartbeat(client *c) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Heartbeat hb = SPIREFLEET__HEARTBEAT__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_HEARTBEAT;
+    req.heartbeat = &hb;
+    ck_assert_int_eq(sf_wire_send(c->sock, NULL, 0, &req, 0), SF_OK);
+}
+
+/* Drop whatever replies wait for `c`. */
+static void drain_replies(client *c) {
+    Spirefleet__Envelope *env;
+    sf_err e = {0};
+    while (sf_wire_recv(c->sock, "the coordinator", 0, &env, &e) == SF_OK)
+        sf_wire_free(env);
+}
+
+/* Step the coordinator until worker `id` is dead, `keep` (may be NULL)
+ * heartbeating meanwhile so that it stays alive. */
+static void until_dead(sf_coordinator *co, const char *id, client *keep) {
+    sf_err e = {0};
+    uint64_t t0 = sf_now_ns(), last_hb = 0;
+    while (co->workers[slot_of(co, id)].alive) {
+        ck_assert_msg(sf_now_ns() - t0 < WAIT_NS, "worker %s never counted as dead", id);
+        if (keep && sf_now_ns() - last_hb > 100 * CO_NS_PER_MS) {
+            send_heartbeat(keep);
+            last_hb = sf_now_ns();
+        }
+        ck_assert_int_eq(sf_coordinator_step(co, 20, &e), SF_OK);
+        if (keep)
+            drain_replies(keep);
+    }
+}
+
+/* coordinator.max_workers (docs/operator.md "Fairness between runs"): at
+ * most 2 live workers here. A third worker's Hello is refused naming the
+ * limit; an admitted worker reconnecting (a new connection, the same id)
+ * keeps its place; one that says Goodbye frees its place at once, and one
+ * that falls silent past the liveness window (100 ms x 30) frees it too,
+ * and cannot take it back with heartbeats: only through Hello, refused
+ * while the run is full. Status and /metrics count the refusals. */
+START_TEST(a_run_admits_at_most_max_workers_live_workers) {
+    sf_run_config cfg;
+    config_of(&cfg,
+              "run: {name: fair, output_dir: '%s/runlimit'}\n"
+              "seeds: {start: 100, count: 12, job_size: 4}\n"
+              "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: 60, heartbeat_ms: 100,"
+              " heartbeat_liveness: 30, max_workers: 2}\n"
+              "security: {audit_fraction: 0, audit_first_jobs: 0}\n",
+              tmpdir);
+    sf_coordinator *co = open_co(&cfg);
+    const char *full = "run fair is at its worker limit (2, coordinator.max_workers)";
+    client c[6];
+    for (int i = 0; i < 6; i++)
+        client_open(&c[i], co);
+    hello(co, &c[0], "w1");
+    hello(co, &c[1], "w2");
+    Spirefleet__Envelope *r = hello_answer(co, &c[2], "w3");
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_str_eq(r->refusal->reason, full);
+    sf_wire_free(r);
+    ck_assert_int_eq(slot_of(co, "w3"), -1); /* refused before it got a slot */
+    hello(co, &c[3], "w1");                  /* w1 reconnects: still admitted */
+    ck_assert_uint_eq(co_workers_admitted(co), 2);
+    char shown[4096];
+    sf_wire_free(status_shown(co, &c[2], shown, sizeof shown));
+    ck_assert_msg(strstr(shown, "worker limit 2 (coordinator.max_workers): 2 admitted, 1 "
+                                "Hello(s) refused at the limit\n"),
+                  "%s", shown);
+    /* w2 says Goodbye: its place is free at once, and w3 takes it */
+    Spirefleet__Envelope bye = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Goodbye g = SPIREFLEET__GOODBYE__INIT;
+    g.worker_id = (char *)"w2";
+    g.reason = (char *)"serving its next run";
+    bye.body_case = SPIREFLEET__ENVELOPE__BODY_GOODBYE;
+    bye.goodbye = &g;
+    ck_assert_int_eq(sf_wire_send(c[1].sock, NULL, 0, &bye, 0), SF_OK);
+    until_dead(co, "w2", NULL);
+    hello(co, &c[2], "w3");
+    /* w4 is refused while w1 and w3 live; once w1 falls silent (w3
+     * heartbeating), w4 is admitted */
+    r = hello_answer(co, &c[4], "w4");
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_str_eq(r->refusal->reason, full);
+    sf_wire_free(r);
+    until_dead(co, "w1", &c[2]);
+    hello(co, &c[4], "w4");
+    /* w1's heartbeat does not bring it back past the limit: it is told to
+     * say Hello, and its Hello is refused */
+    send_heartbeat(&c[3]);
+    r = pump(co, &c[3]);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_ERROR);
+    ck_assert_str_eq(r->error->message, "unknown worker: send Hello first");
+    sf_wire_free(r);
+    r = hello_answer(co, &c[3], "w1");
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    ck_assert_str_eq(r->refusal->reason, full);
+    sf_wire_free(r);
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_uint_eq(st.worker_limit, 2);
+    ck_assert_uint_eq(st.workers_admitted, 2);
+    ck_assert_uint_eq(st.workers_refused_limit, 3); /* w3, w4, w1 */
+    for (int i = 0; i < 6; i++)
+        client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* No coordinator.max_workers (the default, 0): no limit, and status says
+ * nothing of one. */
+START_TEST(without_max_workers_every_worker_is_admitted) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "nolimit", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    client c[4];
+    char id[8];
+    for (int i = 0; i < 4; i++) {
+        client_open(&c[i], co);
+        snprintf(id, sizeof id, "w%d", i + 1);
+        hello(co, &c[i], id);
+    }
+    ck_assert_uint_eq(co_workers_admitted(co), 4);
+    char shown[4096];
+    sf_wire_free(status_shown(co, &c[0], shown, sizeof shown));
+    ck_assert_msg(!strstr(shown, "worker limit"), "%s", shown);
+    for (int i = 0; i < 4; i++)
+        client_close(&c[i]);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 /* Two processes under one worker id: the newer one (another pid) takes the
  * id over and the older one's lease is given up; when the older one says
  * Hello again it is refused, naming the newer pid, instead of taking the

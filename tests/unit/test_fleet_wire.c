@@ -21,6 +21,35 @@ static uint8_t *encoded(Spirefleet__Envelope *env, size_t *n) {
     return bytes;
 }
 
+/* Goodbye (a worker leaving a run for another, docs/operator.md "Fairness
+ * between runs") is field 25 of the envelope: its bytes are written out
+ * here, so a renumbering that would break older peers fails. */
+START_TEST(goodbye_round_trips_with_its_field_number) {
+    Spirefleet__Envelope out = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Goodbye g = SPIREFLEET__GOODBYE__INIT;
+    g.worker_id = "w1";
+    g.reason = "x";
+    out.body_case = SPIREFLEET__ENVELOPE__BODY_GOODBYE;
+    out.goodbye = &g;
+    size_t n;
+    uint8_t *bytes = encoded(&out, &n);
+    /* version 1 (08 01); field 25, length-delimited: tag (25 << 3 | 2) =
+     * 0xca 0x01, length 7; worker_id (0a 02 "w1"), reason (12 01 "x") */
+    const uint8_t want[] = {0x08, 0x01, 0xca, 0x01, 0x07, 0x0a, 0x02, 'w', '1', 0x12, 0x01, 'x'};
+    ck_assert_uint_eq(n, sizeof want);
+    ck_assert_mem_eq(bytes, want, sizeof want);
+    Spirefleet__Envelope *env = NULL;
+    sf_err e = {0};
+    ck_assert_int_eq(sf_wire_decode(bytes, n, &env, &e), SF_OK);
+    ck_assert_int_eq(env->body_case, SPIREFLEET__ENVELOPE__BODY_GOODBYE);
+    ck_assert_str_eq(env->goodbye->worker_id, "w1");
+    ck_assert_str_eq(env->goodbye->reason, "x");
+    ck_assert_str_eq(sf_wire_body_name(env), "goodbye");
+    sf_wire_free(env);
+    free(bytes);
+}
+END_TEST
+
 START_TEST(envelope_decode_refuses_garbage_and_other_versions) {
     sf_err e = {0};
     Spirefleet__Envelope *env = NULL;

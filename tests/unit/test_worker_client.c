@@ -180,8 +180,12 @@ static void play_until_uploaded(fake *f, worker_thread *w) {
     ck_abort_msg("the worker never uploaded job 1's shard");
 }
 
-static void worker_start(worker_thread *w, fake *f, pthread_t *th) {
+/* A worker on a thread; with `ex`, one that yields (sf_worker_opts.yield:
+ * as each run of a worker serving several) and says how it ended there. */
+static void worker_start(worker_thread *w, fake *f, pthread_t *th, sf_worker_exit *ex) {
     memset(w, 0, sizeof *w);
+    w->o.yield = ex != NULL;
+    w->o.exit = ex;
     snprintf(w->scratch, sizeof w->scratch, "%s/scratch", tmpdir);
     w->o.endpoint = f->endpoint;
     w->o.worker_id = "w1";
@@ -194,7 +198,7 @@ static void worker_start(worker_thread *w, fake *f, pthread_t *th) {
  * played its job and uploaded the shard. */
 static void upload_under(fake *f, const char *name, worker_thread *w, pthread_t *th) {
     fake_open(f, name);
-    worker_start(w, f, th);
+    worker_start(w, f, th, NULL);
     play_until_uploaded(f, w);
 }
 
@@ -285,6 +289,107 @@ START_TEST(a_stop_during_the_verdict_wait_is_prompt) {
     char kept[600];
     snprintf(kept, sizeof kept, "%s/wtest-job000001-a1.shard", w.scratch);
     ck_assert_int_eq(access(kept, F_OK), 0);
+    fake_close(&f);
+}
+END_TEST
+
+/* A worker serving several runs (sf_worker_opts.yield; docs/operator.md
+ * "Fairness between runs") that gets a Wait after its job: it delivers the
+ * job's shard to this run first (acknowledged), then leaves with a
+ * Goodbye instead of waiting, and says it left idle after 1 job. */
+START_TEST(a_yielding_worker_delivers_then_leaves_on_a_wait) {
+    fake f;
+    worker_thread w;
+    pthread_t th;
+    sf_worker_exit ex;
+    memset(&ex, 0xff, sizeof ex); /* every field must be written */
+    fake_open(&f, "yield");
+    worker_start(&w, &f, &th, &ex);
+    play_until_uploaded(&f, &w);
+    uint8_t ident[256];
+    size_t ilen;
+    int acked = 0, goodbye = 0, requests_after = 0;
+    for (int polls = 0; polls < 400 && !goodbye; polls++) {
+        Spirefleet__Envelope *r = fake_recv(&f, ident, &ilen);
+        if (!r)
+            continue;
+        Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+        if (!acked) { /* the verdict on the shard, to the heartbeat's sender */
+            ack(&f, ident, ilen, 1, 0);
+            acked = 1;
+        }
+        if (r->body_case == SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST) {
+            requests_after++;
+            Spirefleet__Wait wt = SPIREFLEET__WAIT__INIT;
+            wt.retry_ms = HB_MS;
+            env.body_case = SPIREFLEET__ENVELOPE__BODY_WAIT;
+            env.wait = &wt;
+            fake_send(&f, ident, ilen, &env);
+        } else if (r->body_case == SPIREFLEET__ENVELOPE__BODY_GOODBYE) {
+            ck_assert_str_eq(r->goodbye->worker_id, "w1");
+            ck_assert_str_eq(r->goodbye->reason, "no job here now; serving its next run");
+            goodbye = 1;
+        } else {
+            ck_assert_int_ne(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB_FAILED);
+        }
+        sf_wire_free(r);
+    }
+    ck_assert_msg(goodbye, "no Goodbye (%d job requests after the upload)", requests_after);
+    ck_assert_int_eq(requests_after, 1); /* one Wait, and it left */
+    pthread_join(th, NULL);
+    ck_assert_msg(w.rc == SF_OK, "%s", w.err.msg);
+    ck_assert_int_eq(ex.end, SF_WORKER_END_IDLE);
+    ck_assert_str_eq(ex.why, "");
+    ck_assert_int_eq(ex.jobs, 1);
+    char gone[600];
+    snprintf(gone, sizeof gone, "%s/wtest-job000001-a1.shard", w.scratch);
+    ck_assert_int_eq(access(gone, F_OK), -1); /* delivered, so removed */
+    fake_close(&f);
+}
+END_TEST
+
+/* A run at its worker limit refuses the Hello: a yielding worker returns
+ * SF_OK at once with the refusal's reason (for its next run), sends
+ * nothing more (it was never admitted: no Goodbye), and took no job. */
+START_TEST(a_yielding_worker_refused_returns_the_reason) {
+    fake f;
+    worker_thread w;
+    pthread_t th;
+    sf_worker_exit ex;
+    memset(&ex, 0xff, sizeof ex);
+    fake_open(&f, "refused");
+    worker_start(&w, &f, &th, &ex);
+    uint8_t ident[256];
+    size_t ilen;
+    int hellos = 0, others = 0;
+    for (int polls = 0; polls < 400 && !atomic_load(&w.done); polls++) {
+        Spirefleet__Envelope *r = fake_recv(&f, ident, &ilen);
+        if (!r)
+            continue;
+        if (r->body_case == SPIREFLEET__ENVELOPE__BODY_HELLO) {
+            hellos++;
+            Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+            Spirefleet__Refusal no = SPIREFLEET__REFUSAL__INIT;
+            no.reason = (char *)"run wtest is at its worker limit (1, coordinator.max_workers)";
+            env.body_case = SPIREFLEET__ENVELOPE__BODY_REFUSAL;
+            env.refusal = &no;
+            fake_send(&f, ident, ilen, &env);
+        } else {
+            others++;
+        }
+        sf_wire_free(r);
+    }
+    pthread_join(th, NULL);
+    ck_assert_msg(w.rc == SF_OK, "%s", w.err.msg);
+    ck_assert_int_eq(hellos, 1);
+    ck_assert_int_eq(ex.end, SF_WORKER_END_REFUSED);
+    ck_assert_str_eq(ex.why, "refused by the coordinator: run wtest is at its worker limit (1, "
+                             "coordinator.max_workers)");
+    ck_assert_int_eq(ex.jobs, 0);
+    Spirefleet__Envelope *late = fake_recv(&f, ident, &ilen); /* a Goodbye would be here */
+    others += late != NULL;
+    sf_wire_free(late);
+    ck_assert_int_eq(others, 0);
     fake_close(&f);
 }
 END_TEST
