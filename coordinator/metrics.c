@@ -219,14 +219,30 @@ static char *render_page(void *ctx, size_t *len) {
     return buf;
 }
 
+/* The routes besides /metrics, in the order they are tried. The
+ * dashboard's come last: its page, "/", is a prefix of every path. */
+static int routes(sf_coordinator *co, sf_http_route *r) {
+    int n = 0;
+    return dashboard_routes(co, r, n);
+}
+
 int metrics_start(sf_coordinator *co, int port, sf_err *err) {
-    return sf_metrics_http_start(co->cfg.security.metrics_public ? co->endpoint : NULL, port,
-                                 render_page, co, &co->http, err);
+    if (port == SF_METRICS_OFF)
+        return SF_OK;
+    int rc = dashboard_open(co, err);
+    sf_http_route r[SF_HTTP_MAX_ROUTES];
+    if (rc == SF_OK)
+        rc = sf_metrics_http_start_routes(co->cfg.security.metrics_public ? co->endpoint : NULL,
+                                          port, render_page, co, r, routes(co, r), &co->http, err);
+    if (rc < 0)
+        dashboard_close(co);
+    return rc;
 }
 
 void metrics_stop(sf_coordinator *co) {
     sf_metrics_http_stop(co->http);
     co->http = NULL;
+    dashboard_close(co);
 }
 
 void metrics_publish(sf_coordinator *co) {
@@ -235,4 +251,5 @@ void metrics_publish(sf_coordinator *co) {
     pthread_mutex_lock(&co->snap_lock);
     co->snap = st;
     pthread_mutex_unlock(&co->snap_lock);
+    dashboard_publish(co, &st);
 }
