@@ -238,6 +238,21 @@ def endpoints_follow_the_generated_schema():
 
 
 @test
+def the_page_reads_only_fields_the_schema_has():
+    """The run view's JS names status fields as `s.NAME` and worker fields
+    as `r.NAME`: each must be a field of StatusReply / WorkerInfo."""
+    url, _ = selfplay()
+    page = get(url + "/")[2].decode()
+    defs = json.load(open(SCHEMA))["$defs"]
+    missing = []
+    for var, msg in (("s", "StatusReply"), ("r", "WorkerInfo")):
+        used = set(re.findall(r"\b%s\.([a-z_]+)\b" % var, page))
+        assert len(used) > 5, (var, used)
+        missing += ["%s.%s" % (msg, k) for k in sorted(used - set(defs[msg]["properties"]))]
+    assert not missing, "the page reads fields fleet.proto lacks: %s" % missing
+
+
+@test
 def api_status_is_status_json():
     url, run_dir = selfplay()
 
