@@ -154,5 +154,55 @@ START_TEST(the_loop_page_needs_a_loop_generation_dir) {
 }
 END_TEST
 
+/* /api/gate as pairs arrive: three pairs folded, no decision yet. The
+ * candidate wins pairs 1 and 3 alone, pair 2 is a tie: the document says
+ * "continue", not decided, with one entry per pair and the running LLR of
+ * the last equal to the verdict's. */
+START_TEST(the_gate_document_follows_the_pairs_folded_so_far) {
+    sf_run_config cfg;
+    config_of(&cfg,
+              "run: {name: gdash, output_dir: '%s/gate', kind: gate}\n"
+              "seeds: {start: 0, count: 100, job_size: 10}\n"
+              "play: {mode: fights, encounters: {weak: 1}}\n"
+              "champion: {evaluator: rollout, simulations: 3}\n"
+              "candidate: {evaluator: rollout, simulations: 100}\n"
+              "gate: {min_pairs: 20, max_pairs: 100}\n"
+              "coordinator: {endpoint: 'tcp://127.0.0.1:*'}\n"
+              "security: {mode: none, audit_fraction: 0, audit_first_jobs: 0}\n",
+              tmpdir);
+    sf_coord_opts o = {0};
+    sf_coordinator *co;
+    sf_err e = {0};
+    ck_assert_msg(sf_coordinator_open(&cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    sf_gate_pair pairs[3] = {{.won_a = 1, .won_b = 0, .y_a = 0.8, .y_b = 0.1},
+                             {.won_a = 1, .won_b = 1, .y_a = 0.5, .y_b = 0.5},
+                             {.won_a = 1, .won_b = 0, .y_a = 0.9, .y_b = 0.15}};
+    uint64_t seeds[3] = {0, 1, 2};
+    char enc[3][SF_SHARD_GATE_ENCOUNTER_MAX] = {"a", "b", "c"};
+    gate_copy c = {.pairs = pairs, .seeds = seeds, .enc = enc, .n = 3, .cap = 3};
+    size_t len;
+    char *s = gate_document(co, &c, 0, &len, &e);
+    ck_assert_msg(s != NULL, "%s", e.msg);
+    json_t *d = parse(s), *v = json_object_get(d, SF_DASH_GATE_VERDICT);
+    json_t *ps = json_object_get(d, SF_DASH_GATE_PAIRS);
+    ck_assert(json_is_false(json_object_get(d, SF_DASH_GATE_DECIDED)));
+    ck_assert_str_eq(json_string_value(json_object_get(v, SF_GATE_VKEY_VERDICT)),
+                     SF_GATE_WORD_CONTINUE);
+    ck_assert_int_eq(json_integer_value(json_object_get(v, SF_GATE_VKEY_PAIRS)), 3);
+    ck_assert_uint_eq(json_array_size(ps), 3);
+    json_t *last = json_array_get(ps, 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(last, SF_GATE_PKEY_PAIR)), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(last, "encounter")), "c");
+    ck_assert(json_real_value(json_object_get(last, SF_GATE_PKEY_LLR)) ==
+              json_real_value(json_object_get(v, SF_GATE_VKEY_LLR)));
+    /* the running mean score difference after 3 pairs: (0.7 + 0 + 0.75) / 3 */
+    ck_assert(fabs(json_real_value(json_object_get(last, SF_GATE_PKEY_SCORE_DIFF)) - 1.45 / 3) <
+              1e-12);
+    json_decref(d);
+    free(s);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 #include "test-dashboard.tests.h" /* SF_TESTS (tests/meson.build) */
 SF_CHECK_MAIN("dashboard", "dashboard", 60, tmpdir_make, tmpdir_remove)
