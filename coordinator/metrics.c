@@ -2,7 +2,8 @@
  * metrics.c — Prometheus metrics over HTTP (common/metrics_http.h: the
  * port and address convention, GET /metrics). The server runs on its own
  * thread and renders a snapshot that the coordinator's loop publishes under
- * a mutex after every step.
+ * a mutex every 250 ms. The same server carries the dashboard's routes
+ * (dashboard.c), which read the snapshots published beside it.
  */
 #include <stdarg.h>
 #include <stddef.h>
