@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,6 +62,7 @@ def spawn(args, log):
 
 
 def stop_all():
+    """Stop every daemon this test started, by its pid, then remove WORK."""
     for p in PROCS:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
@@ -70,6 +72,7 @@ def stop_all():
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+    shutil.rmtree(WORK, ignore_errors=True)
 
 
 def status_json(run_dir):
