@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/io.h"
+#include "coordinator/dashboard.h"
 #include "coordinator/internal.h"
 #include "gate/stats.h"
 #include "proto/pbuf.h"
@@ -27,10 +28,7 @@
 struct co_gate {
     sf_gate_rule rule;
     sf_sprt sprt;
-    sf_gate_pair *pairs; /* folded, in seed order                        */
-    uint64_t *seeds;
-    char (*enc)[SF_SHARD_GATE_ENCOUNTER_MAX];
-    size_t n, cap;
+    gate_copy ps;         /* the pairs folded, in seed order            */
     uint64_t next_job;    /* jobs[0..next_job) are folded                 */
     uint64_t seen_done;   /* jobs_done at the last fold attempt           */
     uint64_t seen_audits; /* open audits then                            */
@@ -70,9 +68,7 @@ void gate_close(sf_coordinator *co) {
     co_gate *g = co->gate;
     if (!g)
         return;
-    free(g->pairs);
-    free(g->seeds);
-    free(g->enc);
+    gate_copy_free(&g->ps);
     free(g);
     co->gate = NULL;
 }
@@ -114,7 +110,7 @@ int gate_check_manifest(const sf_coordinator *co, const cjob *j, const Spireflee
     return 0;
 }
 
-static int grow(co_gate *g, size_t need, sf_err *err) {
+static int grow(gate_copy *g, size_t need, sf_err *err) {
     if (need <= g->cap)
         return SF_OK;
     size_t cap = g->cap ? g->cap : 1024;
@@ -149,22 +145,23 @@ static int fold_job(sf_coordinator *co, const cjob *j, sf_err *err) {
         sf_shard_reader_close(r);
         return sf_err_set(err, SF_EFORMAT, "%s: %s", path, why);
     }
-    rc = grow(g, g->n + m->n_gate_pairs, err);
+    rc = grow(&g->ps, g->ps.n + m->n_gate_pairs, err);
     for (size_t i = 0; rc == SF_OK && i < m->n_gate_pairs; i++) {
         if (sf_sprt_decision(&g->sprt) != SF_GATE_CONTINUE)
             break;
         const Spirefleet__GatePair *p = m->gate_pairs[i];
-        sf_gate_pair *gp = &g->pairs[g->n];
+        sf_gate_pair *gp = &g->ps.pairs[g->ps.n];
         *gp = pair_of(p);
-        g->seeds[g->n] = p->game_seed;
-        snprintf(g->enc[g->n], SF_SHARD_GATE_ENCOUNTER_MAX, "%s", p->encounter ? p->encounter : "");
+        g->ps.seeds[g->ps.n] = p->game_seed;
+        snprintf(g->ps.enc[g->ps.n], SF_SHARD_GATE_ENCOUNTER_MAX, "%s",
+                 p->encounter ? p->encounter : "");
         double d = g->rule.metric == SF_GATE_METRIC_WIN ? (double)gp->won_a - (double)gp->won_b
                                                         : gp->y_a - gp->y_b;
         if (sf_sprt_add(&g->sprt, d) < 0)
             rc = sf_err_set(err, SF_EFORMAT, "%s: gate pair of seed %llu: %g is out of range", path,
                             (unsigned long long)p->game_seed, d);
         else
-            g->n++;
+            g->ps.n++;
     }
     sf_shard_reader_close(r);
     return rc;
@@ -206,9 +203,9 @@ static json_t *side_json(const sf_run_config *cfg, int side) {
     return o;
 }
 
-static json_t *verdict_json(const sf_coordinator *co, const sf_gate_verdict *v) {
-    const co_gate *g = co->gate;
-    const sf_gate_rule *r = &g->rule;
+static json_t *verdict_json(const sf_coordinator *co, const gate_copy *g,
+                            const sf_gate_verdict *v) {
+    const sf_gate_rule *r = &co->gate->rule;
     json_t *o = json_object();
     json_object_set_new(o, "run", json_string(co->cfg.name));
     json_object_set_new(o, "config_digest", json_string(co->digest));
@@ -287,9 +284,10 @@ static int append_line(sf_buf *buf, json_t *o, sf_err *err) {
  * and the running mean score difference and its normal 95 % band (mean +-
  * 1.96 s / sqrt(n), s the sample deviation; the band is for the plot, the
  * verdict's interval is the bootstrap's). */
-static int pairs_jsonl(const co_gate *g, size_t n, const double *llr, sf_buf *buf, sf_err *err) {
+static json_t *pairs_array(const gate_copy *g, size_t n, const double *llr) {
+    json_t *arr = json_array();
     double mean = 0, m2 = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; arr && i < n; i++) {
         const sf_gate_pair *p = &g->pairs[i];
         double d = p->y_a - p->y_b, delta = d - mean;
         mean += delta / (double)(i + 1);
@@ -302,32 +300,52 @@ static int pairs_jsonl(const co_gate *g, size_t n, const double *llr, sf_buf *bu
                       "won_champion", p->won_b, "won_candidate", p->won_a, "y_champion", p->y_b,
                       "y_candidate", p->y_a, SF_GATE_PKEY_LLR, llr[i], SF_GATE_PKEY_SCORE_DIFF,
                       mean, SF_GATE_PKEY_SCORE_LO, mean - half, SF_GATE_PKEY_SCORE_HI, mean + half);
-        int rc = append_line(buf, o, err);
-        if (rc < 0)
-            return rc;
+        if (!o || json_array_append_new(arr, o) < 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
     }
+    return arr;
+}
+
+/* pairs.jsonl: one line per pair used, in seed order, with the running LLR
+ * and the running mean score difference and its normal 95 % band (mean +-
+ * 1.96 s / sqrt(n), s the sample deviation; the band is for the plot, the
+ * verdict's interval is the bootstrap's). */
+static int pairs_jsonl(const gate_copy *g, size_t n, const double *llr, sf_buf *buf, sf_err *err) {
+    json_t *arr = pairs_array(g, n, llr);
+    if (!arr)
+        return sf_err_set(err, SF_ENOMEM, "gate: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        int rc = append_line(buf, json_incref(json_array_get(arr, i)), err);
+        if (rc < 0) {
+            json_decref(arr);
+            return rc;
+        }
+    }
+    json_decref(arr);
     return SF_OK;
 }
 
 static int write_verdict(sf_coordinator *co, sf_err *err) {
     co_gate *g = co->gate;
-    size_t n = g->n;
+    size_t n = g->ps.n;
     sf_gate_verdict v;
     double *llr = malloc((n ? n : 1) * sizeof *llr);
     if (!llr)
         return sf_err_set(err, SF_ENOMEM, "gate: out of memory");
-    int rc = sf_gate_verdict_compute(g->pairs, n, &g->rule, NULL, 0, llr, n, &v, err);
+    int rc = sf_gate_verdict_compute(g->ps.pairs, n, &g->rule, NULL, 0, llr, n, &v, err);
     sf_buf buf = {0};
     char path[400];
     if (rc == SF_OK)
-        rc = pairs_jsonl(g, (size_t)v.pairs_used, llr, &buf, err);
+        rc = pairs_jsonl(&g->ps, (size_t)v.pairs_used, llr, &buf, err);
     if (rc == SF_OK) {
         snprintf(path, sizeof path, "%s/pairs.jsonl", g->dir);
         rc = sf_write_file_durable(path, buf.p, buf.len, err);
     }
     if (rc == SF_OK) {
         buf.len = 0;
-        json_t *o = verdict_json(co, &v);
+        json_t *o = verdict_json(co, &g->ps, &v);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
         json_decref(o);
         snprintf(path, sizeof path, "%s/verdict.json", g->dir);
@@ -357,7 +375,7 @@ void gate_job_undone(sf_coordinator *co, const cjob *j) {
     /* its pairs are in the test: fold again from the first job (the
      * sequential test has no way to take pairs out) */
     sf_err e = {0};
-    g->n = 0;
+    g->ps.n = 0;
     g->next_job = 0;
     g->seen_done = UINT64_MAX;
     if (sf_sprt_init(&g->sprt, &g->rule, NULL, 0, &e) < 0)
@@ -432,4 +450,76 @@ void gate_status(const sf_coordinator *co, sf_coord_status *st) {
     st->gate_max_pairs = g->rule.max_pairs;
     snprintf(st->gate_decision, sizeof st->gate_decision, "%s",
              sf_gate_decision_name(sf_sprt_decision(&g->sprt)));
+}
+
+/* ---------------------------------------------------------------------------
+ * The dashboard's view (any thread, from a copy)
+ * ------------------------------------------------------------------------- */
+
+void gate_copy_free(gate_copy *c) {
+    free(c->pairs);
+    free(c->seeds);
+    free(c->enc);
+    memset(c, 0, sizeof *c);
+}
+
+int gate_copy_update(const sf_coordinator *co, gate_copy *c, sf_err *err) {
+    const co_gate *g = co->gate;
+    if (!g)
+        return SF_OK;
+    if (g->ps.n < c->n) /* folded again from the first job (gate_job_undone) */
+        c->n = 0;
+    int rc = grow(c, g->ps.n, err);
+    if (rc < 0)
+        return rc;
+    size_t k = c->n, add = g->ps.n - k;
+    memcpy(c->pairs + k, g->ps.pairs + k, add * sizeof *c->pairs);
+    memcpy(c->seeds + k, g->ps.seeds + k, add * sizeof *c->seeds);
+    memcpy(c->enc + k, g->ps.enc + k, add * sizeof *c->enc);
+    c->n = g->ps.n;
+    return SF_OK;
+}
+
+int gate_copy_dup(const gate_copy *from, gate_copy *to, sf_err *err) {
+    memset(to, 0, sizeof *to);
+    int rc = grow(to, from->n ? from->n : 1, err);
+    if (rc < 0) {
+        gate_copy_free(to);
+        return rc;
+    }
+    memcpy(to->pairs, from->pairs, from->n * sizeof *to->pairs);
+    memcpy(to->seeds, from->seeds, from->n * sizeof *to->seeds);
+    memcpy(to->enc, from->enc, from->n * sizeof *to->enc);
+    to->n = from->n;
+    return SF_OK;
+}
+
+char *gate_document(const sf_coordinator *co, const gate_copy *c, int decided, size_t *len,
+                    sf_err *err) {
+    if (!co->gate) {
+        sf_err_set(err, SF_ENOTFOUND, "run %s is not a gate run (run.kind %s)", co->cfg.name,
+                   co->cfg.kind);
+        return NULL;
+    }
+    double *llr = malloc((c->n ? c->n : 1) * sizeof *llr);
+    if (!llr) {
+        sf_err_set(err, SF_ENOMEM, "gate: out of memory");
+        return NULL;
+    }
+    sf_gate_verdict v;
+    char *s = NULL;
+    if (sf_gate_verdict_compute(c->pairs, c->n, &co->gate->rule, NULL, 0, llr, c->n, &v, err) ==
+        SF_OK) {
+        json_t *o = json_object();
+        json_object_set_new(o, SF_DASH_GATE_DECIDED, json_boolean(decided));
+        json_object_set_new(o, SF_DASH_GATE_VERDICT, verdict_json(co, c, &v));
+        json_object_set_new(o, SF_DASH_GATE_PAIRS, pairs_array(c, (size_t)v.pairs_used, llr));
+        s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+        json_decref(o);
+        if (!s)
+            sf_err_set(err, SF_ENOMEM, "gate: out of memory");
+    }
+    free(llr);
+    *len = s ? strlen(s) : 0;
+    return s;
 }

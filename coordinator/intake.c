@@ -302,6 +302,8 @@ static void job_done(sf_coordinator *co, int wi, cjob *j, const sf_shard_verify_
     co_ident *maker = co_ident_of(co, wi);
     if (maker)
         maker->jobs_stored++;
+    co->workers[wi].jobs_done++;
+    co->workers[wi].labels += j->records;
     j->maker = co->workers[wi].who;
     job_touch(co, j);
     co->need_sync = 1;

@@ -15,6 +15,8 @@
 #include "common/sha256.h"
 #include "common/zsec.h"
 #include "coordinator/coordinator.h"
+#include "gate/stats.h"
+#include "shard/shard.h"
 
 #define CO_NS_PER_MS           1000000ull
 #define CO_NS_PER_S            1000000000ull
@@ -131,6 +133,9 @@ typedef struct cworker {
     /* what it waits for before it takes a job (its last Heartbeat.waiting,
      * printable; "" when it plays or is ready): status shows it */
     char waiting[160];
+    /* the dashboard's figures (since this coordinator started): shards it
+     * stored, their label records, and when it first said Hello */
+    uint64_t jobs_done, labels, first_hello_ns;
     upload up; /* at most one upload in flight per worker      */
 } cworker;
 
@@ -144,6 +149,19 @@ typedef struct reply {
 } reply;
 
 typedef struct co_gate co_gate;
+typedef struct co_dash co_dash;
+
+/* What a StatusReply built by status_reply_fill points into: it lives as
+ * long as the reply is used. */
+typedef struct status_scratch {
+    char waiting_reason[160];
+    char gate_decision[16];
+    Spirefleet__SlowJob slow_msgs[SF_COORD_SLOW_SHOWN], *slow_ptrs[SF_COORD_SLOW_SHOWN];
+    char slow_ids[SF_COORD_SLOW_SHOWN][64];
+    Spirefleet__UndecidedAudit aud_msgs[SF_COORD_AUDITS_SHOWN], *aud_ptrs[SF_COORD_AUDITS_SHOWN];
+    char aud_who[SF_COORD_AUDITS_SHOWN][3][64];
+    char *aud_who_ptrs[SF_COORD_AUDITS_SHOWN][3];
+} status_scratch;
 
 struct sf_coordinator {
     sf_run_config cfg;
@@ -221,17 +239,9 @@ struct sf_coordinator {
     uint64_t slow_after_ns; /* sf_coord_opts.slow_after_ms */
 
     sf_coord_status st;
-    char waiting_reason[160]; /* a Status reply's waiting_reason (status.c) */
     co_gate *gate;            /* gate runs only (gate.c); NULL otherwise */
-    char gate_decision[16];   /* a Status reply's decision string           */
-    /* a Status reply's SLOW jobs (the reply points into these) */
-    Spirefleet__SlowJob slow_msgs[SF_COORD_SLOW_SHOWN], *slow_ptrs[SF_COORD_SLOW_SHOWN];
-    char slow_ids[SF_COORD_SLOW_SHOWN][64];
-    /* a Status reply's undecided audits (the reply points into these) */
-    Spirefleet__UndecidedAudit aud_msgs[SF_COORD_AUDITS_SHOWN], *aud_ptrs[SF_COORD_AUDITS_SHOWN];
-    char aud_who[SF_COORD_AUDITS_SHOWN][3][64];
-    char *aud_who_ptrs[SF_COORD_AUDITS_SHOWN][3];
-    char champion[65]; /* model.champion: the champion last bound to a job */
+    status_scratch status_sc; /* what a Status reply points into (status.c) */
+    char champion[65];        /* model.champion: the champion last bound to a job */
     /* models.c: bundles served over HTTP (libmicrohttpd's thread; atomics) */
     uint64_t model_requests, model_bytes_served;
     char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */
@@ -240,6 +250,7 @@ struct sf_coordinator {
     sf_metrics_http *http; /* NULL when off */
     pthread_mutex_t snap_lock;
     sf_coord_status snap;
+    co_dash *dash; /* the dashboard's snapshots (dashboard.c); NULL while off */
 };
 
 /* gate.c: a gate run's verdict (docs/gate.md "A gate run"). gate_open
@@ -265,6 +276,42 @@ int gate_decided(const sf_coordinator *co);
 void gate_job_undone(sf_coordinator *co, const cjob *j);
 /* The gate's fields of a status (gate, pairs, LLR, bounds, decision). */
 void gate_status(const sf_coordinator *co, sf_coord_status *st);
+
+/* A copy of a gate's folded pairs, in seed order, that another thread
+ * reads (the dashboard). gate_copy_update brings `c` up to the pairs
+ * folded now, copying only the new ones (loop thread); gate_copy_dup makes
+ * an independent copy; both SF_OK or SF_ENOMEM (`c` unchanged). */
+typedef struct gate_copy {
+    sf_gate_pair *pairs;
+    uint64_t *seeds;
+    char (*enc)[SF_SHARD_GATE_ENCOUNTER_MAX];
+    size_t n, cap;
+} gate_copy;
+int gate_copy_update(const sf_coordinator *co, gate_copy *c, sf_err *err);
+int gate_copy_dup(const gate_copy *from, gate_copy *to, sf_err *err);
+void gate_copy_free(gate_copy *c);
+/* /api/gate (dashboard.h) from the pairs of `c`: a malloc'd string of
+ * *len bytes, or NULL with *err (SF_ENOTFOUND: not a gate run; SF_ENOMEM).
+ * Reads only what gate_open fixed, so any thread may call it. */
+char *gate_document(const sf_coordinator *co, const gate_copy *c, int decided, size_t *len,
+                    sf_err *err);
+
+/* status.c: a StatusReply of the status `st`, pointing into `st`, `sc`
+ * and co's config (which must outlive it). Any thread: it reads only what
+ * never changes after open. */
+void status_reply_fill(const sf_coordinator *co, const sf_coord_status *st, status_scratch *sc,
+                       Spirefleet__StatusReply *r);
+
+/* dashboard.c: the dashboard's routes (dashboard.h) and the snapshots
+ * they read. dashboard_open allocates co->dash (SF_ENOMEM);
+ * dashboard_publish copies the workers, the rate sample due and the new
+ * gate pairs (the loop's thread, from metrics_publish); dashboard_routes
+ * appends its routes to `routes` (room for SF_HTTP_MAX_ROUTES) and
+ * returns how many there are now. */
+int dashboard_open(sf_coordinator *co, sf_err *err);
+void dashboard_close(sf_coordinator *co);
+void dashboard_publish(sf_coordinator *co, const sf_coord_status *st);
+int dashboard_routes(sf_coordinator *co, sf_http_route *routes, int n);
 
 /* jobs.c: a done job back to pending (its shard no longer in shards/)
  * or a leased one released; counted out of the totals, queued, committed

@@ -63,6 +63,8 @@ static int hello_bind(sf_coordinator *co, int wi, const uint8_t *ident, size_t l
     sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
     w->threads = h->threads;
     w->hello = 1;
+    if (!w->first_hello_ns)
+        w->first_hello_ns = sf_now_ns();
     w->waiting[0] = '\0'; /* until its heartbeats say otherwise */
     /* A Hello from a new process under a known worker id (a restarted
      * worker): whatever the old process held is abandoned. A reconnecting

@@ -2,7 +2,8 @@
  * metrics.c — Prometheus metrics over HTTP (common/metrics_http.h: the
  * port and address convention, GET /metrics). The server runs on its own
  * thread and renders a snapshot that the coordinator's loop publishes under
- * a mutex after every step.
+ * a mutex every 250 ms. The same server carries the dashboard's routes
+ * (dashboard.c), which read the snapshots published beside it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -234,16 +235,31 @@ static char *render_page(void *ctx, size_t *len) {
     return buf;
 }
 
+/* The routes besides /metrics, in the order they are tried. The
+ * dashboard's come last: its page, "/", is a prefix of every path. */
+static int routes(sf_coordinator *co, sf_http_route *r) {
+    int n = 0;
+    r[n++] = (sf_http_route){"/models/", co_models_route, co}; /* model bundles (models.c) */
+    return dashboard_routes(co, r, n);
+}
+
 int metrics_start(sf_coordinator *co, int port, sf_err *err) {
-    const sf_http_route routes[] = {{"/models/", co_models_route, co}};
-    return sf_metrics_http_start_routes(co->cfg.security.metrics_public ? co->endpoint : NULL, port,
-                                        render_page, co, routes,
-                                        (int)(sizeof routes / sizeof routes[0]), &co->http, err);
+    if (port == SF_METRICS_OFF)
+        return SF_OK;
+    int rc = dashboard_open(co, err);
+    sf_http_route r[SF_HTTP_MAX_ROUTES];
+    if (rc == SF_OK)
+        rc = sf_metrics_http_start_routes(co->cfg.security.metrics_public ? co->endpoint : NULL,
+                                          port, render_page, co, r, routes(co, r), &co->http, err);
+    if (rc < 0)
+        dashboard_close(co);
+    return rc;
 }
 
 void metrics_stop(sf_coordinator *co) {
     sf_metrics_http_stop(co->http);
     co->http = NULL;
+    dashboard_close(co);
 }
 
 void metrics_publish(sf_coordinator *co) {
@@ -252,4 +268,5 @@ void metrics_publish(sf_coordinator *co) {
     pthread_mutex_lock(&co->snap_lock);
     co->snap = st;
     pthread_mutex_unlock(&co->snap_lock);
+    dashboard_publish(co, &st);
 }

@@ -26,57 +26,58 @@
     X(gate_pairs) X(gate_llr) X(gate_lower) X(gate_upper) \
     X(gate_min_pairs) X(gate_max_pairs)
 /* clang-format on */
-#define COPY_FIELD(f) r->f = st.f;
+#define COPY_FIELD(f) r->f = st->f;
 
-static void fill_status(sf_coordinator *co, Spirefleet__StatusReply *r) {
-    sf_coord_status st;
-    sf_coordinator_status(co, &st);
+void status_reply_fill(const sf_coordinator *co, const sf_coord_status *st, status_scratch *sc,
+                       Spirefleet__StatusReply *r) {
     STATUS_SAME_NAME(COPY_FIELD)
-    r->run = co->cfg.name;
-    r->fallbacks = (uint32_t)st.fallbacks;
-    r->output_dir = co->cfg.output_dir;
-    r->config_digest = co->digest;
+    r->run = (char *)co->cfg.name;
+    r->fallbacks = (uint32_t)st->fallbacks;
+    r->output_dir = (char *)co->cfg.output_dir;
+    r->config_digest = (char *)co->digest;
     r->curve = co->zsec != NULL;
-    r->last_failure = co->st.last_failure;
-    snprintf(co->waiting_reason, sizeof co->waiting_reason, "%s", st.waiting_reason);
-    r->waiting_reason = co->waiting_reason;
-    r->n_slow_jobs = (size_t)st.n_slow;
-    r->slow_jobs = co->slow_ptrs;
-    for (int k = 0; k < st.n_slow; k++) {
-        spirefleet__slow_job__init(&co->slow_msgs[k]);
-        co->slow_msgs[k].job_id = st.slow[k].job_id;
-        snprintf(co->slow_ids[k], sizeof co->slow_ids[k], "%s", st.slow[k].worker_id);
-        co->slow_msgs[k].worker_id = co->slow_ids[k];
-        co->slow_msgs[k].running_s = st.slow[k].running_s;
-        co->slow_ptrs[k] = &co->slow_msgs[k];
+    r->last_failure = (char *)st->last_failure;
+    snprintf(sc->waiting_reason, sizeof sc->waiting_reason, "%s", st->waiting_reason);
+    r->waiting_reason = sc->waiting_reason;
+    r->n_slow_jobs = (size_t)st->n_slow;
+    r->slow_jobs = sc->slow_ptrs;
+    for (int k = 0; k < st->n_slow; k++) {
+        spirefleet__slow_job__init(&sc->slow_msgs[k]);
+        sc->slow_msgs[k].job_id = st->slow[k].job_id;
+        snprintf(sc->slow_ids[k], sizeof sc->slow_ids[k], "%s", st->slow[k].worker_id);
+        sc->slow_msgs[k].worker_id = sc->slow_ids[k];
+        sc->slow_msgs[k].running_s = st->slow[k].running_s;
+        sc->slow_ptrs[k] = &sc->slow_msgs[k];
     }
-    r->n_undecided_audits = (size_t)st.n_undecided;
-    r->undecided_audits = co->aud_ptrs;
-    for (int k = 0; k < st.n_undecided; k++) {
-        Spirefleet__UndecidedAudit *a = &co->aud_msgs[k];
+    r->n_undecided_audits = (size_t)st->n_undecided;
+    r->undecided_audits = sc->aud_ptrs;
+    for (int k = 0; k < st->n_undecided; k++) {
+        Spirefleet__UndecidedAudit *a = &sc->aud_msgs[k];
         spirefleet__undecided_audit__init(a);
-        a->job_id = st.undecided[k].job_id;
-        a->stage = (uint32_t)st.undecided[k].stage;
-        a->n_key_ids = (size_t)(st.undecided[k].stage < 3 ? 2 : 3);
+        a->job_id = st->undecided[k].job_id;
+        a->stage = (uint32_t)st->undecided[k].stage;
+        a->n_key_ids = (size_t)(st->undecided[k].stage < 3 ? 2 : 3);
         for (size_t c = 0; c < a->n_key_ids; c++) {
-            snprintf(co->aud_who[k][c], sizeof co->aud_who[k][c], "%s", st.undecided[k].who[c]);
-            co->aud_who_ptrs[k][c] = co->aud_who[k][c];
+            snprintf(sc->aud_who[k][c], sizeof sc->aud_who[k][c], "%s", st->undecided[k].who[c]);
+            sc->aud_who_ptrs[k][c] = sc->aud_who[k][c];
         }
-        a->key_ids = co->aud_who_ptrs[k];
-        co->aud_ptrs[k] = a;
+        a->key_ids = sc->aud_who_ptrs[k];
+        sc->aud_ptrs[k] = a;
     }
-    if (st.gate) {
+    if (st->gate) {
         r->gate = 1;
         GATE_SAME_NAME(COPY_FIELD)
-        snprintf(co->gate_decision, sizeof co->gate_decision, "%s", st.gate_decision);
-        r->gate_decision = co->gate_decision;
+        snprintf(sc->gate_decision, sizeof sc->gate_decision, "%s", st->gate_decision);
+        r->gate_decision = sc->gate_decision;
     }
 }
 
 void co_on_status(sf_coordinator *co, const uint8_t *ident, size_t len) {
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__StatusReply r = SPIREFLEET__STATUS_REPLY__INIT;
-    fill_status(co, &r);
+    sf_coord_status st; /* the reply points into it until it is queued */
+    sf_coordinator_status(co, &st);
+    status_reply_fill(co, &st, &co->status_sc, &r);
     env.body_case = SPIREFLEET__ENVELOPE__BODY_STATUS_REPLY;
     env.status_reply = &r;
     co_queue_reply(co, ident, len, &env);

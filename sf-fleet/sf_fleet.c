@@ -61,6 +61,7 @@
 #include "common/metrics_http.h"
 #include "common/registry.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/dashboard.h"
 #include "gate/stats.h"
 #include "sf-fleet/cli.h"
 #include "sf-fleet/estimate.h"
@@ -128,7 +129,7 @@ static void usage(FILE *f) {
         "                        --fetch-models [--model-cache DIR]] [--model-url TEMPLATE]\n"
         "                       [--local-sides]\n"
         "                       [--keys DIR]\n"
-        "       sf-fleet status ENDPOINT [--keys DIR]\n"
+        "       sf-fleet status ENDPOINT [--json] [--keys DIR]\n"
         "       sf-fleet stop ENDPOINT [--keys DIR]\n"
         "       sf-fleet keygen DIR [--add NAME [--operator]]\n"
         "       sf-fleet quarantine ENDPOINT --worker KEY [--since T] [--keys DIR]\n"
@@ -139,7 +140,7 @@ static void usage(FILE *f) {
         "       sf-fleet slurm CONFIG [--out DIR]\n"
         "       sf-fleet gate report RUN_DIR [--out DIR]\n"
         "       sf-fleet loop CONFIG          self-play, train, gate, promote (docs/loop.md)\n"
-        "       sf-fleet status RUN_DIR       a run's status (its output dir: from the\n"
+        "       sf-fleet status RUN_DIR [--json]  a run's status (its output dir: from the\n"
         "                                     coordinator serving it, else its ledger)\n"
         "                                     or a loop's state (its directory)\n"
         "       sf-fleet siblings CONFIG --model BUNDLE [--seeds FILE] SHARD|DIR...\n"
@@ -573,7 +574,9 @@ static int cmd_quarantine(int argc, char **argv) {
 
 /* The status of the coordinator at `endpoint`, printed (0), or 1 after
  * saying why not (`quiet`: in err only). */
-static int endpoint_status(const char *endpoint, const char *keys, int quiet, sf_err *err) {
+/* With `json`, the document /api/status serves (coordinator/dashboard.h). */
+static int endpoint_status(const char *endpoint, const char *keys, int quiet, int json,
+                           sf_err *err) {
     Spirefleet__Envelope *env;
     Spirefleet__StatusReply *st;
     if (sf_fleet_status(endpoint, keys, 3000, &env, &st, err) < 0) {
@@ -581,9 +584,39 @@ static int endpoint_status(const char *endpoint, const char *keys, int quiet, sf
             fprintf(stderr, "sf-fleet: %s\n", err->msg);
         return 1;
     }
-    sf_fleet_print_status(st, stdout);
+    int rc = 0;
+    if (json) {
+        size_t len;
+        char *s = sf_fleet_status_json(st, &len);
+        if (!s || fwrite(s, 1, len, stdout) != len || putchar('\n') == EOF) {
+            fprintf(stderr, "sf-fleet status: cannot write the JSON to stdout\n");
+            rc = 1;
+        }
+        free(s);
+    } else {
+        sf_fleet_print_status(st, stdout);
+    }
     sf_wire_free(env);
-    return 0;
+    return rc;
+}
+
+/* loop.json as it is (what the dashboard's /api/loop serves). */
+static int print_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "sf-fleet status: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    char buf[8192];
+    size_t n;
+    int ok = 1;
+    while (ok && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        ok = fwrite(buf, 1, n, stdout) == n;
+    ok = ok && !ferror(f);
+    fclose(f);
+    if (!ok)
+        fprintf(stderr, "sf-fleet status: %s: cannot copy it to stdout\n", path);
+    return ok ? 0 : 1;
 }
 
 /* A run no coordinator serves: what its ledger holds, in the shape of the
@@ -621,24 +654,31 @@ static int ledger_status(const char *dir) {
  * through the endpoint it publishes there, or else what its ledger
  * holds. The run's own key directory (DIR/keys) is used when no --keys
  * or SF_KEYS is given. */
-static int run_dir_status(const char *dir, const char *keys) {
+static int run_dir_status(const char *dir, const char *keys, int json) {
     char path[4200], endpoint[1100], own_keys[4200];
     struct stat st;
     snprintf(path, sizeof path, "%s/loop.json", dir);
     if (access(path, F_OK) == 0)
-        return loop_status(dir);
+        return json ? print_file(path) : loop_status(dir);
     snprintf(own_keys, sizeof own_keys, "%s/keys", dir);
     if (!keys && stat(own_keys, &st) == 0 && S_ISDIR(st.st_mode))
         keys = own_keys;
     snprintf(path, sizeof path, "%s/" SF_FLEET_ENDPOINT_FILE, dir);
     sf_err err = {0};
     if (sf_endpoint_file_read(path, endpoint, sizeof endpoint, &err) == SF_OK) {
-        if (endpoint_status(endpoint, keys, 1, &err) == 0)
+        if (endpoint_status(endpoint, keys, 1, json, &err) == 0)
             return 0;
         fprintf(stderr, "sf-fleet status: %s: no answer from the coordinator at %s (%s): %s\n", dir,
                 endpoint, path, err.msg);
     }
     snprintf(path, sizeof path, "%s/ledger.lmdb", dir);
+    if (access(path, F_OK) == 0 && json) {
+        fprintf(stderr,
+                "sf-fleet status --json: %s: no coordinator serves this run (--json is what a "
+                "coordinator answers; without it, status prints what the ledger holds)\n",
+                dir);
+        return 1;
+    }
     if (access(path, F_OK) == 0)
         return ledger_status(dir);
     fprintf(stderr,
@@ -650,17 +690,26 @@ static int run_dir_status(const char *dir, const char *keys) {
 
 static int cmd_status(int argc, char **argv) {
     const char *keys = keys_arg(&argc, argv);
+    int json = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+            for (int j = i; j + 1 <= argc; j++)
+                argv[j] = argv[j + 1];
+            argc--;
+            break;
+        }
     if (argc != 2) {
         usage(stderr);
         return 2;
     }
     struct stat dir_st;
     if (stat(argv[1], &dir_st) == 0 && S_ISDIR(dir_st.st_mode))
-        return run_dir_status(argv[1], keys);
+        return run_dir_status(argv[1], keys, json);
     if (!endpoint_arg_ok("status", argv[1]))
         return 2;
     sf_err err = {0};
-    return endpoint_status(argv[1], keys, 0, &err);
+    return endpoint_status(argv[1], keys, 0, json, &err);
 }
 
 static int cmd_stop(int argc, char **argv) {

@@ -24,8 +24,8 @@ run: {name: fairgate, output_dir: "$tmp/gate", seed: 11, kind: gate}
 seeds: {start: 7000, count: 20, job_size: 2}
 play: {mode: fights, encounters: {weak: 1, strong: 2, elite: 2}}
 search: {simulations: 20, trees: 1}
-champion: {evaluator: rollout, simulations: 3}
-candidate: {evaluator: rollout, simulations: 30}
+champion: {evaluator: rollout, simulations: 60}
+candidate: {evaluator: rollout, simulations: 120}
 gate: {min_pairs: 20, max_pairs: 20, delta1: 0.1}
 security: {keys: "$tmp/keys"}
 workers: {count: 1, threads: 1, fights_per_thread: 4}
