@@ -118,8 +118,44 @@ static int listen_at(struct sockaddr_storage *sa, socklen_t len, int port, int *
 }
 
 const char *sf_http_query(const sf_http_request *req, const char *key) {
+    if (!req->conn)
+        return NULL;
     return MHD_lookup_connection_value((struct MHD_Connection *)req->conn, MHD_GET_ARGUMENT_KIND,
                                        key);
+}
+
+/* Whether `path` is what route `rt` answers: the same path, or under it
+ * when its prefix ends in '/'. */
+static int route_matches(const sf_http_route *rt, const char *path, size_t *prefix_len) {
+    size_t n = strlen(rt->prefix);
+    *prefix_len = n;
+    int dir = n > 0 && rt->prefix[n - 1] == '/';
+    return dir ? strncmp(path, rt->prefix, n) == 0 : strcmp(path, rt->prefix) == 0;
+}
+
+int sf_http_dispatch(const sf_http_route *routes, int n, const char *path, sf_http_reply *rep) {
+    char p[2048];
+    size_t len = strcspn(path, "?");
+    if (len >= sizeof p)
+        return 0;
+    memcpy(p, path, len);
+    p[len] = '\0';
+    for (int i = 0; i < n; i++) {
+        size_t k;
+        if (!route_matches(&routes[i], p, &k))
+            continue;
+        sf_http_request req = {"GET", p, p + k, NULL};
+        *rep = (sf_http_reply){.status = MHD_HTTP_OK, .fd = -1};
+        if (routes[i].fn(routes[i].ctx, &req, rep) < 0) {
+            free(rep->body);
+            if (rep->fd >= 0)
+                close(rep->fd);
+            *rep = (sf_http_reply){.fd = -1};
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
 }
 
 /* A single "bytes=" range of a file of `size` bytes (RFC 9110 §14.1.2):
@@ -206,9 +242,8 @@ static struct MHD_Response *route_response(sf_metrics_http *h, struct MHD_Connec
                                            int *failed) {
     for (int i = 0; i < h->n_routes; i++) {
         const sf_http_route *rt = &h->routes[i];
-        size_t n = strlen(rt->prefix);
-        int dir = n > 0 && rt->prefix[n - 1] == '/';
-        if (dir ? strncmp(url, rt->prefix, n) != 0 : strcmp(url, rt->prefix) != 0)
+        size_t n;
+        if (!route_matches(rt, url, &n))
             continue;
         sf_http_request req = {method, url, url + n, conn};
         sf_http_reply rep = {.status = MHD_HTTP_OK, .fd = -1};

@@ -60,10 +60,11 @@ typedef struct sf_http_request {
     const char *method; /* "GET" or "HEAD" (others never reach a route)     */
     const char *path;   /* the URL's path, e.g. "/models/<sha256>"            */
     const char *rest;   /* path past the route's prefix ("" for an exact one) */
-    void *conn;         /* for sf_http_query                                  */
+    void *conn;         /* for sf_http_query; NULL: sf_http_dispatch's        */
 } sf_http_request;
 
-/* A query argument of `req` ("?k=v"), or NULL when absent. */
+/* A query argument of `req` ("?k=v"), or NULL when absent (always NULL for
+ * a request made by sf_http_dispatch). */
 const char *sf_http_query(const sf_http_request *req, const char *key);
 
 /* What a route answers. It sets `status` and either a body or a file:
@@ -100,6 +101,15 @@ typedef struct sf_http_route {
 } sf_http_route;
 
 enum { SF_HTTP_MAX_ROUTES = 16 };
+
+/* Answer the GET of `path` (a URL path; a "?query" after it is dropped)
+ * with the first of routes[0..n) that matches it, as the server does,
+ * for an owner that takes requests another way too (the coordinator's
+ * dashboard through its CURVE socket: `sf-fleet dashboard`). Returns 1
+ * with `rep` filled (the caller owns rep->body and rep->fd), 0 when no
+ * route matches (rep untouched), -1 when the route failed (nothing to
+ * free). */
+int sf_http_dispatch(const sf_http_route *routes, int n, const char *path, sf_http_reply *rep);
 
 /* Serve /metrics on `port` at the address of `endpoint` (the process's own
  * ZeroMQ endpoint as bound, ZMQ_LAST_ENDPOINT; NULL: loopback). With

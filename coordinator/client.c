@@ -79,6 +79,21 @@ int sf_fleet_status(const char *endpoint, const char *keys, int timeout_ms,
     return SF_OK;
 }
 
+int sf_fleet_api(const char *endpoint, const char *keys, const char *path, int timeout_ms,
+                 Spirefleet__Envelope **env, Spirefleet__ApiReply **reply, sf_err *err) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ApiRequest ar = SPIREFLEET__API_REQUEST__INIT;
+    ar.path = (char *)path;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_API_REQUEST;
+    req.api_request = &ar;
+    int rc = roundtrip(endpoint, keys, &req, SPIREFLEET__ENVELOPE__BODY_API_REPLY,
+                       "a dashboard request", timeout_ms, env, err);
+    if (rc < 0)
+        return rc;
+    *reply = (*env)->api_reply;
+    return SF_OK;
+}
+
 int sf_fleet_stop(const char *endpoint, const char *keys, int timeout_ms, sf_err *err) {
     Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Stop st = SPIREFLEET__STOP__INIT;

@@ -386,6 +386,16 @@ int sf_fleet_quarantine(const char *endpoint, const char *keys, const char *key_
                         int64_t since_unix, int timeout_ms, uint32_t *shards, uint32_t *jobs,
                         uint32_t *workers_alive, sf_err *err);
 
+/* Ask a coordinator for one document of its dashboard (fleet.proto
+ * ApiRequest; an operator key only): `path` as the dashboard's HTTP
+ * server takes it ("/", "/api/status", ...). *out is freed with
+ * sf_wire_free() on its envelope; *reply points into it (status 200, or
+ * 404 with the reason as body). Errors: those of sf_fleet_status, and
+ * SF_EREMOTE with the coordinator's refusal of a key that is not an
+ * operator's. */
+int sf_fleet_api(const char *endpoint, const char *keys, const char *path, int timeout_ms,
+                 Spirefleet__Envelope **env, Spirefleet__ApiReply **reply, sf_err *err);
+
 /* Write a Status reply in human form. */
 void sf_fleet_print_status(const Spirefleet__StatusReply *st, FILE *out);
 

@@ -486,6 +486,12 @@ void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spi
                  const char *key);
 void co_on_job_request(sf_coordinator *co, int wi, const Spirefleet__JobRequest *jr);
 
+/* metrics.c: an operator's ApiRequest: the dashboard document at its
+ * path (coordinator/dashboard.h), answered as an ApiReply; a key that is
+ * not an operator's gets an ErrorReply. */
+void co_on_api_request(sf_coordinator *co, const uint8_t *ident, size_t len,
+                       const Spirefleet__ApiRequest *q, int role);
+
 /* models.c: GET /models/<sha256> (an sf_http_route_fn; ctx the
  * coordinator), and the model a followed run's job is bound to when `jr`
  * comes from a worker that fetches its models: the champion when it holds

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/io.h"
 #include "coordinator/internal.h"
 
 #define RENDER_CAP 16384
@@ -244,9 +246,11 @@ static int routes(sf_coordinator *co, sf_http_route *r) {
 }
 
 int metrics_start(sf_coordinator *co, int port, sf_err *err) {
-    if (port == SF_METRICS_OFF)
-        return SF_OK;
+    /* the dashboard's snapshots, also without an HTTP server: operators
+     * reach its documents through the CURVE socket (co_on_api_request) */
     int rc = dashboard_open(co, err);
+    if (rc < 0 || port == SF_METRICS_OFF)
+        return rc;
     sf_http_route r[SF_HTTP_MAX_ROUTES];
     if (rc == SF_OK)
         rc = sf_metrics_http_start_routes(co->cfg.security.metrics_public ? co->endpoint : NULL,
@@ -269,4 +273,59 @@ void metrics_publish(sf_coordinator *co) {
     co->snap = st;
     pthread_mutex_unlock(&co->snap_lock);
     dashboard_publish(co, &st);
+}
+
+/* The largest file an ApiReply carries (a frame is at most 8 MiB). */
+#define API_FILE_MAX (4u << 20)
+
+void co_on_api_request(sf_coordinator *co, const uint8_t *ident, size_t len,
+                       const Spirefleet__ApiRequest *q, int role) {
+    if (role != SF_ZSEC_OPERATOR) {
+        co->st.auth_refused++;
+        sf_log(co->log, co->log_ctx,
+               "coordinator: refused a dashboard request from a key that is not an operator's");
+        co_reply_error(co, ident, len, SF_ESTATE,
+                       "the dashboard through the coordinator's socket needs an operator key "
+                       "(<keys>/operators)");
+        return;
+    }
+    sf_http_route r[SF_HTTP_MAX_ROUTES];
+    int n = dashboard_routes(co, r, 0); /* not /models/: bundles go over HTTP only */
+    sf_http_reply rep;
+    int m = co->dash ? sf_http_dispatch(r, n, q->path ? q->path : "", &rep) : 0;
+    if (m < 0) {
+        co_reply_error(co, ident, len, SF_ENOMEM, "dashboard: out of memory");
+        return;
+    }
+    if (m > 0 && rep.fd >= 0) { /* a file (loop.json): its bytes, bounded by a frame */
+        free(rep.body);
+        rep.body = rep.file_size <= API_FILE_MAX ? malloc(rep.file_size + 1) : NULL;
+        size_t got = 0;
+        if (rep.body && sf_read_full(rep.fd, rep.body, rep.file_size, &got) == SF_OK)
+            rep.len = got;
+        else
+            m = 0, free(rep.body), rep.body = NULL;
+        close(rep.fd);
+        rep.fd = -1;
+    }
+    static const char none[] = "not found: the dashboard's pages are / and /api/...\n";
+    Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__ApiReply a = SPIREFLEET__API_REPLY__INIT;
+    if (m == 0) {
+        a.status = 404;
+        a.content_type = (char *)"text/plain; charset=utf-8";
+        a.body.data = (uint8_t *)none;
+        a.body.len = sizeof none - 1;
+        rep.body = NULL;
+    } else {
+        a.status = rep.status;
+        a.content_type =
+            (char *)(rep.content_type ? rep.content_type : "text/plain; charset=utf-8");
+        a.body.data = (uint8_t *)rep.body;
+        a.body.len = rep.body ? rep.len : 0;
+    }
+    env.body_case = SPIREFLEET__ENVELOPE__BODY_API_REPLY;
+    env.api_reply = &a;
+    co_queue_reply(co, ident, len, &env);
+    free(rep.body);
 }

@@ -135,6 +135,9 @@ static void handle(sf_coordinator *co, const uint8_t *ident, size_t ilen, const 
     case SPIREFLEET__ENVELOPE__BODY_HELLO: co_on_hello(co, ident, ilen, env->hello, key); goto done;
     case SPIREFLEET__ENVELOPE__BODY_STATUS_REQUEST: co_on_status(co, ident, ilen); goto done;
     case SPIREFLEET__ENVELOPE__BODY_STOP: on_stop(co, ident, ilen, role); goto done;
+    case SPIREFLEET__ENVELOPE__BODY_API_REQUEST:
+        co_on_api_request(co, ident, ilen, env->api_request, role);
+        goto done;
     case SPIREFLEET__ENVELOPE__BODY_QUARANTINE:
         if (role != SF_ZSEC_OPERATOR) {
             co->st.auth_refused++;

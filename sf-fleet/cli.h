@@ -72,6 +72,14 @@ int sf_fleet_serve_runs(const sf_worker_opts *base, const sf_fleet_run_ref *runs
  * other commands: 0 done, 1 failure, 2 bad arguments or config, 3 stopped. */
 int cmd_loop(int argc, char **argv, const char *self, volatile sig_atomic_t *stop);
 
+/* sf-fleet dashboard (ENDPOINT | RUN_DIR) [--keys DIR] [--port P|*]
+ * (sf-fleet/dashboard.c, docs/operator.md "Dashboard"): serve a
+ * coordinator's dashboard on 127.0.0.1 here, each request asked through
+ * its CURVE socket with an operator key, until `stop`. `argv[0]` is
+ * "dashboard". Returns an exit code (2: bad arguments; 1: no answer or a
+ * key that is not an operator's). */
+int cmd_dashboard(int argc, char **argv, volatile sig_atomic_t *stop);
+
 /* sf-fleet status RUN_DIR for a loop's directory: its state (generation,
  * stage, champion, labels, the last verdicts). Returns an exit code. */
 int loop_status(const char *dir);

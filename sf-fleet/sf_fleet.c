@@ -130,6 +130,7 @@ static void usage(FILE *f) {
         "                       [--local-sides]\n"
         "                       [--keys DIR]\n"
         "       sf-fleet status ENDPOINT [--json] [--keys DIR]\n"
+        "       sf-fleet dashboard (ENDPOINT | RUN_DIR) [--keys DIR] [--port P|*]\n"
         "       sf-fleet stop ENDPOINT [--keys DIR]\n"
         "       sf-fleet keygen DIR [--add NAME [--operator]]\n"
         "       sf-fleet quarantine ENDPOINT --worker KEY [--since T] [--keys DIR]\n"
@@ -1613,6 +1614,10 @@ int main(int argc, char **argv) {
         return cmd_worker(argc - 1, argv + 1);
     if (!strcmp(cmd, "status"))
         return cmd_status(argc - 1, argv + 1);
+    if (!strcmp(cmd, "dashboard")) {
+        install_signals();
+        return cmd_dashboard(argc - 1, argv + 1, &g_stop);
+    }
     if (!strcmp(cmd, "stop"))
         return cmd_stop(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))

@@ -394,6 +394,51 @@ def a_run_that_is_no_gate_says_so():
 
 
 @test
+def an_operator_key_shows_the_dashboard_through_the_curve_socket():
+    """sf-fleet dashboard RUN_DIR: the same documents and page on a port of
+    this machine, each request asked through the coordinator's CURVE
+    socket with the run's operator key; bundles are not served that way."""
+    url, run_dir = selfplay()
+    log = os.path.join(WORK, "proxy.log")
+    p = spawn([SF_FLEET, "dashboard", run_dir, "--port", "*"], log)
+
+    def address():
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/ shows the coordinator", open(log).read())
+        return m and m.group(1)
+    proxied = until("sf-fleet dashboard's address in " + log, address, 30)
+    for path in ("/api/status", "/api/workers", "/api/loop", "/api/schema"):
+        a, b = json.loads(get(proxied + path)[2]), json.loads(get(url + path)[2])
+        if path == "/api/status":
+            a = {k: v for k, v in a.items() if k not in MOVING}
+            b = {k: v for k, v in b.items() if k not in MOVING}
+        if path == "/api/workers":  # seconds since each worker's last message move on
+            for w in a["workers"] + b["workers"]:
+                w.pop("last_heartbeat_s")
+        assert a == b, (path, a, b)
+    status, ctype, body = get(proxied + "/")
+    assert status == 200 and ctype.startswith("text/html") and body == get(url + "/")[2]
+    try:
+        get(proxied + "/models/" + "ab" * 32)
+        raise AssertionError("a bundle path was answered")
+    except urllib.error.HTTPError as e:
+        assert e.code == 404, e
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=10 * SCALE) == 0
+
+
+@test
+def a_key_that_is_no_operators_is_refused_the_dashboard():
+    _, run_dir = selfplay()
+    keys = os.path.join(WORK, "worker-keys")
+    os.makedirs(keys, exist_ok=True)
+    for name in ("server.pub", "worker.key"):
+        shutil.copy(os.path.join(run_dir, "keys", name), keys)
+    r = subprocess.run([SF_FLEET, "dashboard", run_dir, "--keys", keys, "--port", "*"],
+                       capture_output=True, text=True, timeout=60 * SCALE)
+    assert r.returncode == 1 and "needs an operator key" in r.stderr, (r.returncode, r.stderr)
+
+
+@test
 def status_json_of_a_loop_directory_is_its_loop_json():
     selfplay()
     r = subprocess.run([SF_FLEET, "status", "--json", LOOP], capture_output=True, text=True,
