@@ -128,6 +128,9 @@ typedef struct sf_coord_opts {
 #define SF_COORD_MAX_WORKERS 65536
 
 /* Counters and gauges, as served by Status and /metrics. */
+/* Errors the dashboard's /api/errors keeps (the newest). */
+#define SF_COORD_ERRORS_KEPT 64
+
 typedef struct sf_coord_status {
     uint64_t jobs_total, jobs_pending, jobs_leased, jobs_done;
     uint64_t fights, labels, simulations, fallbacks;

@@ -207,6 +207,7 @@ static const struct {
     {"/api/status", &spirefleet__status_reply__descriptor},
     {"/api/workers", &spirefleet__workers_reply__descriptor},
     {"/api/rate", &spirefleet__rate_history__descriptor},
+    {"/api/errors", &spirefleet__error_log__descriptor},
 };
 
 char *sf_dash_schema_json(size_t *len) {
@@ -267,7 +268,9 @@ struct co_dash {
     char *gate_body; /* /api/gate for gate_body_n pairs (a cache)      */
     size_t gate_len, gate_body_n;
     int gate_body_decided;
-    char loop_json[SF_CFG_PATH + 32]; /* LOOP/loop.json, or "" */
+    char loop_json[SF_CFG_PATH + 32];             /* LOOP/loop.json, or "" */
+    struct co_error errors[SF_COORD_ERRORS_KEPT]; /* co->errors, as of the last publish */
+    uint64_t errors_total;
 };
 
 /* LOOP/loop.json when output_dir is LOOP/genG/KIND (sf-fleet/loop.c's
@@ -359,6 +362,10 @@ void dashboard_publish(sf_coordinator *co, const sf_coord_status *st) {
         if (d->ring_n < SF_DASH_RATE_SAMPLES)
             d->ring_n++;
         d->last_sample_ns = now;
+    }
+    if (d->errors_total != co->errors_total) { /* copied only when one was added */
+        memcpy(d->errors, co->errors, sizeof d->errors);
+        d->errors_total = co->errors_total;
     }
     sf_err e = {0};
     if (gate_copy_update(co, &d->gate, &e) < 0)
@@ -514,6 +521,38 @@ static int route_rate(void *ctx, const sf_http_request *req, sf_http_reply *rep)
     return reply_json(rep, 200, s, len);
 }
 
+static int route_errors(void *ctx, const sf_http_request *req, sf_http_reply *rep) {
+    (void)req;
+    sf_coordinator *co = ctx;
+    co_dash *d = co->dash;
+    struct co_error *ring = malloc(sizeof d->errors);
+    if (!ring)
+        return -1;
+    pthread_mutex_lock(&d->lock);
+    uint64_t total = d->errors_total;
+    memcpy(ring, d->errors, sizeof d->errors);
+    pthread_mutex_unlock(&d->lock);
+    int n = total < SF_COORD_ERRORS_KEPT ? (int)total : SF_COORD_ERRORS_KEPT;
+    Spirefleet__ErrorEvent m[SF_COORD_ERRORS_KEPT], *ptrs[SF_COORD_ERRORS_KEPT];
+    for (int i = 0; i < n; i++) { /* newest first */
+        const struct co_error *x = &ring[(total - 1 - (uint64_t)i) % SF_COORD_ERRORS_KEPT];
+        spirefleet__error_event__init(&m[i]);
+        m[i].unix_s = x->unix_s;
+        m[i].who = (char *)x->who;
+        m[i].what = (char *)x->what;
+        m[i].detail = (char *)x->detail;
+        ptrs[i] = &m[i];
+    }
+    Spirefleet__ErrorLog log = SPIREFLEET__ERROR_LOG__INIT;
+    log.n_events = (size_t)n;
+    log.events = ptrs;
+    log.total = total;
+    size_t len = 0;
+    char *body = sf_dash_message_json(&log.base, &len);
+    free(ring);
+    return reply_json(rep, 200, body, len);
+}
+
 static char *dup_bytes(const char *s, size_t len) {
     char *t = malloc(len + 1);
     if (t) {
@@ -607,13 +646,10 @@ int dashboard_routes(sf_coordinator *co, sf_http_route *routes, int n) {
         const char *prefix;
         sf_http_route_fn fn;
     } ROUTES[] = {
-        {"/api/status", route_status},
-        {"/api/workers", route_workers},
-        {"/api/rate", route_rate},
-        {"/api/gate", route_gate},
-        {"/api/loop", route_loop},
-        {"/api/schema", route_schema},
-        {"/", route_page}, /* last: a prefix of every path */
+        {"/api/status", route_status}, {"/api/workers", route_workers},
+        {"/api/rate", route_rate},     {"/api/errors", route_errors},
+        {"/api/gate", route_gate},     {"/api/loop", route_loop},
+        {"/api/schema", route_schema}, {"/", route_page}, /* last: a prefix of every path */
     };
     for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0] && n < SF_HTTP_MAX_ROUTES; i++)
         routes[n++] = (sf_http_route){ROUTES[i].prefix, ROUTES[i].fn, co};

@@ -12,14 +12,18 @@
  *   /api/workers      a WorkersReply: every worker the coordinator knows
  *   /api/rate         a RateHistory: the label count every
  *                     SF_DASH_RATE_PERIOD_S seconds (the labels/s plot)
+ *   /api/errors       an ErrorLog: the newest SF_COORD_ERRORS_KEPT errors
+ *                     (jobs failed, shards refused, refusals, expired
+ *                     leases), newest first
  *   /api/gate         gate runs: {decided, verdict, pairs} (the keys below):
  *                     verdict.json's object and pairs.jsonl's lines as of the
  *                     pairs folded so far (docs/gate.md); 404 otherwise
  *   /api/loop         the loop's loop.json when the run is a generation of a
  *                     training loop (its output_dir is LOOP/genG/KIND); 404
  *                     otherwise
- *   /api/schema       the JSON Schema of /api/status, /api/workers and
- *                     /api/rate (also built as dashboard.schema.json)
+ *   /api/schema       the JSON Schema of /api/status, /api/workers,
+ *                     /api/rate and /api/errors (also built as
+ *                     dashboard.schema.json)
  *
  * One home for the shapes: the JSON of a message is made from its
  * protobuf-c descriptor (sf_dash_message_json), field names as in

@@ -109,6 +109,7 @@ void co_on_shard_offer(sf_coordinator *co, int wi, const Spirefleet__ShardOffer 
         snprintf(why, sizeof why, "job %llu is not leased to %s: only its lease holder uploads it",
                  (unsigned long long)o->job_id, w->worker_id);
         sf_log(co->log, co->log_ctx, "coordinator: refused a shard offer: %s", why);
+        co_note_error(co, w->worker_id, "shard offer refused", why);
         send_ack(co, wi, o->job_id, 0, 0, 0, why);
         return;
     }
@@ -245,6 +246,9 @@ static void upload_verify(sf_coordinator *co, int wi, const cjob *j, sf_shard_ve
 /* An upload refused (`why`): dropped, counted, answered. */
 static void upload_reject(sf_coordinator *co, int wi, uint64_t job_id, const char *why) {
     co->st.shards_rejected++;
+    char what[48];
+    snprintf(what, sizeof what, "shard of job %llu refused", (unsigned long long)job_id);
+    co_note_error(co, co->workers[wi].worker_id, what, why);
     co_upload_discard(&co->workers[wi].up);
     send_ack(co, wi, job_id, 0, 0, 0, why);
 }

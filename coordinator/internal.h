@@ -242,6 +242,12 @@ struct sf_coordinator {
     co_gate *gate;            /* gate runs only (gate.c); NULL otherwise */
     status_scratch status_sc; /* what a Status reply points into (status.c) */
     char champion[65];        /* model.champion: the champion last bound to a job */
+    /* recent errors (co_note_error), a ring: the newest at errors_total - 1 */
+    struct co_error {
+        double unix_s;
+        char who[64], what[48], detail[200];
+    } errors[SF_COORD_ERRORS_KEPT];
+    uint64_t errors_total;
     /* models.c: bundles served over HTTP (libmicrohttpd's thread; atomics) */
     uint64_t model_requests, model_bytes_served;
     char champion_why[SF_ERR_MSG_MAX]; /* why no champion could be bound, as logged */
@@ -485,6 +491,11 @@ void co_refuse(sf_coordinator *co, const uint8_t *ident, size_t len, const char 
 void co_on_hello(sf_coordinator *co, const uint8_t *ident, size_t len, const Spirefleet__Hello *h,
                  const char *key);
 void co_on_job_request(sf_coordinator *co, int wi, const Spirefleet__JobRequest *jr);
+
+/* Keep an error for the dashboard's "Recent errors" (/api/errors): who
+ * ("run", a worker or key id), what happened (a short static phrase) and
+ * why (printable; cut to fit). The loop's thread only. */
+void co_note_error(sf_coordinator *co, const char *who, const char *what, const char *detail);
 
 /* metrics.c: an operator's ApiRequest: the dashboard document at its
  * path (coordinator/dashboard.h), answered as an ApiReply; a key that is

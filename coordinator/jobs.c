@@ -275,8 +275,13 @@ void co_release_job(sf_coordinator *co, cjob *j, int expired) {
     j->prog_fights = j->prog_labels = 0;
     job_touch(co, j);
     co_queue_push(co, j->id);
-    if (expired)
+    if (expired) {
         co->st.lease_expiries++;
+        char what[48];
+        snprintf(what, sizeof what, "lease of job %llu expired", (unsigned long long)j->id);
+        co_note_error(co, j->worker_id, what,
+                      "its lease ran out or its worker fell silent; the job is issued again");
+    }
 }
 
 /* Done job j pending again, its shard forgotten (committed with a sync). */

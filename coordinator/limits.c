@@ -139,6 +139,9 @@ void co_count_failure(sf_coordinator *co, int wi, cjob *j, const char *why) {
     co->st.jobs_failed++;
     cworker *w = &co->workers[wi];
     w->failures++;
+    char what[48];
+    snprintf(what, sizeof what, "job %llu failed", (unsigned long long)j->id);
+    co_note_error(co, w->worker_id, what, why);
     snprintf(w->last_failure, sizeof w->last_failure, "%.150s", why);
     if (w->failures >= CO_MAX_WORKER_FAILURES && !w->quarantined) {
         w->quarantined = 1;

@@ -72,6 +72,7 @@ void co_reply_error(sf_coordinator *co, const uint8_t *ident, size_t len, int co
 
 /* A Refusal to the peer `ident`: why it gets nothing (sanitised text). */
 void co_refuse(sf_coordinator *co, const uint8_t *ident, size_t len, const char *why) {
+    co_note_error(co, "run", "refused", why);
     Spirefleet__Envelope env = SPIREFLEET__ENVELOPE__INIT;
     Spirefleet__Refusal r = SPIREFLEET__REFUSAL__INIT;
     r.reason = (char *)why;

@@ -209,3 +209,14 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     slow_status(co, now, st);
     gate_status(co, st);
 }
+
+void co_note_error(sf_coordinator *co, const char *who, const char *what, const char *detail) {
+    struct co_error *e = &co->errors[co->errors_total % SF_COORD_ERRORS_KEPT];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    e->unix_s = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    sf_str_printable(e->who, sizeof e->who, who ? who : "run");
+    snprintf(e->what, sizeof e->what, "%s", what);
+    sf_str_printable(e->detail, sizeof e->detail, detail ? detail : "");
+    co->errors_total++;
+}

@@ -394,6 +394,30 @@ def a_run_that_is_no_gate_says_so():
 
 
 @test
+def a_refused_hello_is_among_the_recent_errors():
+    """A worker whose id is no plain name is refused at Hello: /api/errors
+    lists it, newest first, and the run page's Recent errors shows it."""
+    url, run_dir = selfplay()
+    r = subprocess.run([SF_FLEET, "worker", "--connect-file",
+                        os.path.join(run_dir, "coordinator.endpoint"), "--id", "not a name",
+                        "--keys", os.path.join(run_dir, "keys"), "--max-jobs", "1"],
+                       capture_output=True, text=True, timeout=60 * SCALE)
+    assert r.returncode != 0 and "worker_id must be" in r.stderr, (r.returncode, r.stderr)
+
+    def refused():
+        log = json.loads(get(url + "/api/errors")[2])
+        hits = [e for e in log["events"] if e["what"] == "refused"
+                and "worker_id must be" in e["detail"]]
+        return hits and (log, hits[0])
+    log, ev = until("the refusal in /api/errors", refused, 30)
+    assert log["total"] >= 1 and ev["who"] == "run" and ev["unix_s"] > time.time() - 600, ev
+    dom = dom_of(url + "/#run")
+    table = re.search(r'id="errors-table".*?</table>', dom, re.S)
+    shown = table.group(0) if table else ""
+    assert "worker_id must be" in shown and "refused" in shown, dom[-800:]
+
+
+@test
 def an_operator_key_shows_the_dashboard_through_the_curve_socket():
     """sf-fleet dashboard RUN_DIR: the same documents and page on a port of
     this machine, each request asked through the coordinator's CURVE

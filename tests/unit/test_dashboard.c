@@ -89,7 +89,10 @@ START_TEST(the_schema_requires_every_field_and_types_it) {
     ck_assert_ptr_nonnull(json_object_get(defs, "SlowJob"));
     ck_assert_ptr_nonnull(json_object_get(defs, "WorkerInfo"));
     json_t *eps = json_object_get(o, "x-endpoints");
-    ck_assert_uint_eq(json_object_size(eps), 3);
+    ck_assert_uint_eq(json_object_size(eps), 4);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(eps, "/api/errors"), "$ref")),
+        "#/$defs/ErrorLog");
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(eps, "/api/workers"), "$ref")),
         "#/$defs/WorkersReply");
@@ -131,6 +134,37 @@ START_TEST(metrics_stays_metrics_and_other_paths_are_404) {
     sf_test_http(port, "GET /api/status", buf, sizeof buf);
     ck_assert_ptr_nonnull(strstr(buf, "application/json"));
     ck_assert_ptr_nonnull(strstr(buf, "\"jobs_total\":2,\"jobs_pending\":2,"));
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* /api/errors: the newest SF_COORD_ERRORS_KEPT errors, newest first, with
+ * the count of all; a line break in a reason never reaches the page raw. */
+START_TEST(recent_errors_are_the_newest_kept_newest_first) {
+    sf_coordinator *co = open_with_metrics("errors");
+    char buf[65536];
+    sf_test_http(sf_coordinator_metrics_port(co), "GET /api/errors", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "\r\n\r\n{\"events\":[],\"total\":0}"), "%s", buf);
+    for (int i = 0; i < SF_COORD_ERRORS_KEPT + 6; i++) {
+        char who[16], detail[32];
+        snprintf(who, sizeof who, "w%d", i);
+        snprintf(detail, sizeof detail, "reason %d\nforged", i);
+        co_note_error(co, who, "job failed", detail);
+    }
+    metrics_publish(co);
+    sf_test_http(sf_coordinator_metrics_port(co), "GET /api/errors", buf, sizeof buf);
+    json_t *o = json_loads(strstr(buf, "\r\n\r\n") + 4, 0, NULL);
+    ck_assert_ptr_nonnull(o);
+    json_t *ev = json_object_get(o, "events");
+    ck_assert_int_eq(json_integer_value(json_object_get(o, "total")), SF_COORD_ERRORS_KEPT + 6);
+    ck_assert_uint_eq(json_array_size(ev), SF_COORD_ERRORS_KEPT);
+    json_t *first = json_array_get(ev, 0), *last = json_array_get(ev, SF_COORD_ERRORS_KEPT - 1);
+    ck_assert_str_eq(json_string_value(json_object_get(first, "who")), "w69");
+    ck_assert_str_eq(json_string_value(json_object_get(first, "what")), "job failed");
+    ck_assert_str_eq(json_string_value(json_object_get(first, "detail")), "reason 69?forged");
+    ck_assert_str_eq(json_string_value(json_object_get(last, "who")), "w6");
+    ck_assert(json_real_value(json_object_get(first, "unix_s")) > 1.7e9);
+    json_decref(o);
     sf_coordinator_close(co);
 }
 END_TEST
