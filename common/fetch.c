@@ -248,8 +248,10 @@ static int download(const sf_fetch_opts *o, const char *sha, const char *url, in
     int frc = sf_sha256_final(t.h, d, err);
     sf_sha256_free(t.h);
     if (rc != SF_OK) {
-        if (rc == SF_EFULL)
-            unlink(part);
+        if (rc == SF_EFULL || t.have == 0)
+            unlink(part); /* too large, or nothing to resume from */
+        if (t.have == 0)
+            return sf_err_set(err, rc, "%s: %s", url, why);
         return sf_err_set(err, rc, "%s: %s (%" PRIu64 " bytes held in %s%s)", url, why, t.have,
                           part, rc == SF_EFULL ? ", deleted" : "; the next try resumes");
     }
@@ -258,6 +260,12 @@ static int download(const sf_fetch_opts *o, const char *sha, const char *url, in
     sf_hex(d, sizeof d, got);
     if (strcmp(got, sha) != 0) {
         unlink(part);
+        uint64_t before = st ? st->resumed_from : 0;
+        if (before)
+            return sf_err_set(err, SF_ECORRUPT,
+                              "%s: the %" PRIu64 " bytes (%" PRIu64 " of them held from an "
+                              "earlier try in %s) hash to %s, not %s: refused and deleted",
+                              url, t.have, before, part, got, sha);
         return sf_err_set(err, SF_ECORRUPT,
                           "%s: the %" PRIu64 " bytes served hash to %s, not %s: refused and "
                           "deleted",

@@ -295,11 +295,12 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
     sf_metrics_http *h = cls;
     struct MHD_Response *resp;
     unsigned code = 0;
-    int failed = 0;
+    int failed = 0, plain = 0; /* plain: one of ours below, text/plain */
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         static const char msg[] = "only GET\n";
         resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
         code = MHD_HTTP_METHOD_NOT_ALLOWED;
+        plain = 1;
     } else if (strcmp(url, "/metrics") == 0) {
         size_t len = 0;
         char *text = h->render(h->ctx, &len);
@@ -317,10 +318,11 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         static const char msg[] = "not found: metrics are on /metrics\n";
         resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
         code = MHD_HTTP_NOT_FOUND;
+        plain = 1;
     }
     if (!resp)
         return MHD_NO;
-    if (code == MHD_HTTP_METHOD_NOT_ALLOWED || code == MHD_HTTP_NOT_FOUND)
+    if (plain) /* a route's answer carries its own Content-Type */
         MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
     enum MHD_Result r = MHD_queue_response(conn, code, resp);
     MHD_destroy_response(resp);

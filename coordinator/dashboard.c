@@ -334,7 +334,7 @@ void dashboard_publish(sf_coordinator *co, const sf_coord_status *st) {
     d->n_workers = 0;
     for (int i = 0; i < co->nworkers && i < d->cap_workers; i++) {
         const cworker *w = &co->workers[i];
-        if (!w->hello)
+        if (!w->hello && !w->first_hello_ns) /* one that said Goodbye stays, "gone" */
             continue;
         dash_worker *o = &d->workers[d->n_workers++];
         memcpy(o->worker_id, w->worker_id, sizeof o->worker_id);

@@ -469,6 +469,8 @@ int gate_copy_update(const sf_coordinator *co, gate_copy *c, sf_err *err) {
         return SF_OK;
     if (g->ps.n < c->n) /* folded again from the first job (gate_job_undone) */
         c->n = 0;
+    if (g->ps.n == c->n) /* nothing new (and no pair yet: nothing allocated) */
+        return SF_OK;
     int rc = grow(c, g->ps.n, err);
     if (rc < 0)
         return rc;

@@ -98,8 +98,13 @@ int co_may_join(sf_coordinator *co, const char *key, char *why, size_t cap) {
 
 uint32_t co_workers_admitted(const sf_coordinator *co) {
     uint32_t n = 0;
-    for (int i = 0; i < co->nworkers; i++)
-        n += co->workers[i].alive != 0;
+    for (int i = 0; i < co->nworkers; i++) {
+        /* a worker (or key) that gets no more jobs holds no place: it
+         * would otherwise keep the run at its limit with nobody playing */
+        const co_ident *id = co_ident_of((sf_coordinator *)co, i);
+        n += co->workers[i].alive && !co->workers[i].quarantined &&
+             !(id && (id->failing || id->quarantined));
+    }
     return n;
 }
 

@@ -157,17 +157,22 @@ void sf_coordinator_status(sf_coordinator *co, sf_coord_status *st) {
     st->workers_admitted = co_workers_admitted(co);
     st->complete = co_all_done(co);
     /* rates over completions in the last 60 s (or since the start) */
-    uint64_t now = sf_now_ns(), window = 60ull * CO_NS_PER_S, labels = 0, jobs = 0;
+    uint64_t now = sf_now_ns(), window = 60ull * CO_NS_PER_S, labels = 0, jobs = 0, oldest = now;
     for (int k = 0; k < co->done_n; k++) {
         int idx = (co->done_head - 1 - k + 256) % 256;
         if (now - co->done_t[idx] > window)
             break;
         labels += co->done_labels[idx];
         jobs++;
+        oldest = co->done_t[idx];
     }
     double span = (double)(now - co->started_ns) / 1e9;
     if (span > 60.0)
         span = 60.0;
+    /* more than the ring's 256 completions in the window: the rate is over
+     * the time they cover, not the whole minute */
+    if (jobs == 256 && (double)(now - oldest) / 1e9 < span)
+        span = (double)(now - oldest) / 1e9;
     if (span < 1e-3)
         span = 1e-3;
     st->labels_per_s = (double)labels / span;

@@ -686,6 +686,7 @@ typedef struct worker {
     uint64_t started;       /* monotonic ns: sf_worker_opts.serve_ms counts from here */
     sf_worker_end end;      /* how the run ended for it (sf_worker_exit) */
     sf_wm *models;          /* net self-play with model.url: fetched models (models.h) */
+    int fetch_backoff_ms;   /* the wait after a failed fetch (fetch_backoff) */
     char model_cache[1100]; /* --model-cache, or <scratch>/models */
 } worker;
 
@@ -973,6 +974,46 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
  * champion on its first request. Returns 1 when the job can be played, 0
  * when it was given back (a model that is no SHA-256, or not the one this
  * run evaluates with; logged), or a fatal error. */
+enum { FETCH_BACKOFF_MAX_MS = 60000 };
+
+/* After a model could not be fetched: wait, heartbeating and holding no
+ * lease, before asking for another job (1 s, doubling to
+ * FETCH_BACKOFF_MAX_MS), so a mirror without the model costs neither a
+ * stream of give-backs nor the jobs' failure counts. */
+static void fetch_backoff(worker *w) {
+    w->fetch_backoff_ms = w->fetch_backoff_ms ? w->fetch_backoff_ms * 2 : 1000;
+    if (w->fetch_backoff_ms > FETCH_BACKOFF_MAX_MS)
+        w->fetch_backoff_ms = FETCH_BACKOFF_MAX_MS;
+    wait_heartbeating(w, w->fetch_backoff_ms, NULL);
+}
+
+/* Fetch model `sha` on the helper thread now, heartbeating until it is
+ * here, failed, or the worker is asked to leave (the helper is cancelled
+ * by sf_wm_close). Status shows the worker waiting meanwhile. */
+static void fetch_heartbeating(worker *w, const char *sha) {
+    conn *c = &w->c;
+    char why[SF_ERR_MSG_MAX] = "", msg[SF_ERR_MSG_MAX + 128];
+    snprintf(c->waiting, sizeof c->waiting, "fetching model %.12s...", sha);
+    sf_wm_state st = SF_WM_NONE;
+    for (int started = 0; !leaving(w->o, 1);) {
+        st = sf_wm_state_of(w->models, sha, why, sizeof why);
+        if (st == SF_WM_HELD || (st == SF_WM_FAILED && started))
+            break;
+        if (st != SF_WM_FETCHING && sf_wm_fetch_start(w->models, sha))
+            started = 1; /* else the helper is busy with another: wait for it */
+        if (sf_wm_poll(w->models, msg, sizeof msg))
+            logf_(c, "%s", msg);
+        wait_heartbeating(w, 200, NULL);
+    }
+    if (sf_wm_poll(w->models, msg, sizeof msg))
+        logf_(c, "%s", msg);
+    c->waiting[0] = '\0';
+    if (st == SF_WM_HELD)
+        w->fetch_backoff_ms = 0;
+    else if (st == SF_WM_FAILED)
+        fetch_backoff(w);
+}
+
 static int job_network(worker *w, const Spirefleet__Job *job, const char *want, sf_err *err);
 
 static int job_evaluator(worker *w, const Spirefleet__Job *job, sf_err *err) {
@@ -1017,21 +1058,30 @@ static int job_network(worker *w, const Spirefleet__Job *job, const char *want, 
     sf_worker_evaluator_free(w->ev[0]);
     w->ev[0] = NULL;
     char bundle[SF_CFG_PATH + 96];
-    if (w->o->fetch_models) { /* in-process: the job's bundle, fetched now if it is not here */
+    if (w->o->fetch_models) { /* in-process: the job's bundle from the cache */
+        if (sf_wm_state_of(w->models, want, NULL, 0) != SF_WM_HELD) {
+            /* not here: the job goes back (not a failure: another worker
+             * may hold its model) and this worker fetches it holding no
+             * lease, heartbeating, so a long download costs no expiry */
+            logf_(&w->c, "job %llu: model %.12s... is not here; given back while it is fetched",
+                  (unsigned long long)job->job_id, want);
+            send_job_failed(&w->c, job->job_id, SF_JOB_ABANDONED);
+            fetch_heartbeating(w, want);
+            return 0;
+        }
         sf_fetch_stats st;
         sf_err fe = {0};
         int rc = sf_wm_fetch_now(w->models, want, bundle, sizeof bundle, &st, &fe);
         if (rc == SF_ENOMEM)
             return sf_err_set(err, rc, "%s", fe.msg);
-        if (rc < 0) { /* the job goes to a worker that holds it; this one asks again */
+        if (rc < 0) { /* the cached copy went bad and could not be fetched again */
             logf_(&w->c, "job %llu: %s; given back", (unsigned long long)job->job_id, fe.msg);
-            char why[SF_ERR_MSG_MAX];
-            snprintf(why, sizeof why, "model fetch failed: %.200s", fe.msg);
-            send_job_failed(&w->c, job->job_id, rc == SF_ESTATE ? SF_JOB_ABANDONED : why);
+            send_job_failed(&w->c, job->job_id, SF_JOB_ABANDONED);
+            fetch_backoff(w);
             return 0;
         }
         if (!st.cached)
-            logf_(&w->c, "job %llu: model %.12s... fetched now (%llu bytes in %.1f s)",
+            logf_(&w->c, "job %llu: model %.12s... fetched again (%llu bytes in %.1f s)",
                   (unsigned long long)job->job_id, want, (unsigned long long)st.downloaded,
                   st.seconds);
     }

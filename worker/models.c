@@ -28,7 +28,14 @@ struct sf_wm {
     int finished; /* set by the helper under lock */
     volatile sig_atomic_t cancel;
     char target[SF_SHA256_HEX_LEN + 1];
+    int staggered; /* the helper waits the stagger first */
     char outcome[SF_ERR_MSG_MAX + 128];
+    /* the last failed fetch: its model, why, and when it may be tried in
+     * the background again */
+    char failed[SF_SHA256_HEX_LEN + 1];
+    char failed_why[SF_ERR_MSG_MAX];
+    uint64_t retry_at_ns;
+    uint32_t retry_s;
 };
 
 static void mark_ready_locked(sf_wm *m, const char *sha) {
@@ -173,13 +180,14 @@ static void *helper(void *arg) {
     if (m->local) {
         sf_fetch_opts o = {.url_template = m->cfg.model.url,
                            .cache_dir = m->cache,
-                           .stagger_ms = m->cfg.model.stagger_s * 1000u,
+                           .stagger_ms = m->staggered ? m->cfg.model.stagger_s * 1000u : 0,
                            .random_seed = m->seed,
                            .cancel = &m->cancel};
         char path[SF_CFG_PATH + 96];
         sf_fetch_stats st;
         sf_err e = {0};
         rc = sf_fetch_content(&o, m->target, path, sizeof path, &st, &e);
+        snprintf(why, sizeof why, "%s", e.msg);
         if (rc == SF_OK)
             snprintf(msg, sizeof msg,
                      "model %.12s... ready: %s (%llu bytes in %.1f s after a %.1f s stagger%s)",
@@ -194,8 +202,19 @@ static void *helper(void *arg) {
                  rc == SF_OK ? " ready: gpu-evald serves it" : ": probe cancelled");
     }
     pthread_mutex_lock(&m->lock);
-    if (rc == SF_OK)
+    if (rc == SF_OK) {
         mark_ready_locked(m, m->target);
+        if (!strcmp(m->failed, m->target))
+            m->failed[0] = '\0';
+        m->retry_s = 0;
+    } else if (rc != SF_ESTATE) { /* not a cancel: back off before the next try */
+        m->retry_s = m->retry_s ? m->retry_s * 2 : SF_WM_RETRY_S;
+        if (m->retry_s > SF_WM_RETRY_MAX_S)
+            m->retry_s = SF_WM_RETRY_MAX_S;
+        m->retry_at_ns = sf_now_ns() + (uint64_t)m->retry_s * 1000000000ull;
+        snprintf(m->failed, sizeof m->failed, "%s", m->target);
+        snprintf(m->failed_why, sizeof m->failed_why, "%s", why);
+    }
     snprintf(m->outcome, sizeof m->outcome, "%s", msg);
     m->finished = 1;
     pthread_mutex_unlock(&m->lock);
@@ -213,15 +232,19 @@ static void reap(sf_wm *m) {
     }
 }
 
-int sf_wm_prefetch(sf_wm *m, const char *sha) {
+/* Start the helper on `sha`: `staggered` waits the stagger first, and
+ * `backoff` skips a model whose last fetch failed within the back-off. */
+static int start(sf_wm *m, const char *sha, int staggered, int backoff) {
     if (!sha || !sf_sha256_hex_canonical(sha))
         return 0;
     reap(m);
     pthread_mutex_lock(&m->lock);
-    int skip = m->running || is_ready_locked(m, sha);
+    int skip = m->running || is_ready_locked(m, sha) ||
+               (backoff && !strcmp(m->failed, sha) && sf_now_ns() < m->retry_at_ns);
     pthread_mutex_unlock(&m->lock);
     if (skip)
         return 0;
+    m->staggered = staggered;
     snprintf(m->target, sizeof m->target, "%s", sha);
     m->finished = 0;
     m->outcome[0] = '\0';
@@ -229,6 +252,27 @@ int sf_wm_prefetch(sf_wm *m, const char *sha) {
         return 0;
     m->running = 1;
     return 1;
+}
+
+int sf_wm_prefetch(sf_wm *m, const char *sha) {
+    return start(m, sha, 1, 1);
+}
+
+int sf_wm_fetch_start(sf_wm *m, const char *sha) {
+    return start(m, sha, 0, 0);
+}
+
+sf_wm_state sf_wm_state_of(sf_wm *m, const char *sha, char *why, size_t cap) {
+    reap(m);
+    pthread_mutex_lock(&m->lock);
+    sf_wm_state st = is_ready_locked(m, sha)                  ? SF_WM_HELD
+                     : m->running && !strcmp(m->target, sha)  ? SF_WM_FETCHING
+                     : !m->running && !strcmp(m->failed, sha) ? SF_WM_FAILED
+                                                              : SF_WM_NONE;
+    if (st == SF_WM_FAILED && why)
+        snprintf(why, cap, "%s", m->failed_why);
+    pthread_mutex_unlock(&m->lock);
+    return st;
 }
 
 int sf_wm_poll(sf_wm *m, char *msg, size_t cap) {

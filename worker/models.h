@@ -47,8 +47,28 @@ void sf_wm_close(sf_wm *m);
 int sf_wm_ready(sf_wm *m, char out[SF_WM_READY_MAX][SF_SHA256_HEX_LEN + 1]);
 
 /* Start fetching `sha` on the helper thread (after the stagger) unless it
- * is ready, under way, or another fetch is. Returns 1 when it started. */
+ * is ready, under way, or another fetch is, or its last fetch failed less
+ * than the back-off ago (SF_WM_RETRY_S, doubling to SF_WM_RETRY_MAX_S, so
+ * a mirror without the model is not asked at every job). Returns 1 when it
+ * started. */
 int sf_wm_prefetch(sf_wm *m, const char *sha);
+
+enum {
+    SF_WM_RETRY_S = 30,      /* a failed background fetch: first back-off */
+    SF_WM_RETRY_MAX_S = 600, /* and its most                                */
+};
+
+/* Where `sha` stands: SF_WM_HELD (ready), SF_WM_FETCHING (the helper is on
+ * it), SF_WM_FAILED (the helper's last fetch of it failed: the reason in
+ * why, cap bytes), SF_WM_NONE. */
+typedef enum { SF_WM_NONE, SF_WM_FETCHING, SF_WM_HELD, SF_WM_FAILED } sf_wm_state;
+sf_wm_state sf_wm_state_of(sf_wm *m, const char *sha, char *why, size_t cap);
+
+/* Start fetching `sha` now, without stagger or back-off, unless the helper
+ * is busy (then 0: call again once it is done). A job's model: the worker
+ * holds no lease meanwhile and waits, heartbeating, for
+ * sf_wm_state_of to leave SF_WM_FETCHING. Returns 1 when it started. */
+int sf_wm_fetch_start(sf_wm *m, const char *sha);
 
 /* A finished helper's outcome, once: 1 with a log line in msg ("model
  * <sha> ready: ..." or why it failed), 0 when there is nothing new. */

@@ -2,8 +2,10 @@
 # Model distribution without a shared filesystem (TAP; docs/operator.md
 # "Model distribution"): the coordinator serves its registry's bundles at
 # /models/<sha256>; workers started with --fetch-models fetch each job's
-# bundle from there into their own cache, verify it and evaluate it
-# in-process. After a promotion, a worker that holds only the old champion
+# bundle from there into their own cache (giving the job back meanwhile,
+# so a long download costs no lease), verify it and evaluate it
+# in-process. A worker whose mirror lacks the model is not quarantined for
+# it. After a promotion, a worker that holds only the old champion
 # keeps playing it (the job is bound to it in the ledger) while it fetches
 # the new one in the background, and its next job plays the new one. A
 # gpu-evald started with an empty --models dir and --models-url fetches a
@@ -49,8 +51,9 @@ model_of() { "$shard" stat "$1" | awk '$1 == "model" { print $2 }'; }
 "$fleet" worker --connect "$ep" --id f1 --fetch-models --model-url "$url" \
   --model-cache "$tmp/cache" --max-jobs 1 --scratch "$tmp/w-f1" > "$tmp/worker-f1.log" 2>&1
 if [ -s "$tmp/cache/$sha.safetensors" ] && cmp -s "$tmp/cache/$sha.safetensors" "$bundle" &&
-  grep -q "model ${sha%"${sha#????????????}"}... fetched now" "$tmp/worker-f1.log"; then
-  ok "a worker without the registry fetched the champion into its cache"
+  grep -q "job 1: model ${sha%"${sha#????????????}"}... is not here; given back while it is fetched" "$tmp/worker-f1.log" &&
+  grep -q "model ${sha%"${sha#????????????}"}... ready: fetched" "$tmp/worker-f1.log"; then
+  ok "a worker without the registry gave its first job back, fetched the champion holding no lease, then played"
 else
   notok "first fetch" "$(tail -4 "$tmp/worker-f1.log")"
 fi
@@ -64,8 +67,11 @@ echo "$sha2" > "$tmp/reg/champion.tmp" && mv "$tmp/reg/champion.tmp" "$tmp/reg/c
 pids="$pids $!"
 wait_status "$ep" '/COMPLETE/' 90 || notok "the run did not complete" "$(tail -3 "$tmp/worker-f2.log")"
 models=$(for j in 1 2 3 4; do model_of "$tmp/run/shards/fetchtest-job00000$j.shard"; done | tr '\n' ' ')
-if [ "$models" = "$sha $sha $sha2 $sha2 " ]; then
-  ok "job 2 played the old champion while the new one was fetched; jobs 3 and 4 the new one"
+# job 1 was bound to the first champion at its first lease (f1 gave it
+# back to fetch) and job 2 played it; f2 held only that champion when it
+# asked, so job 3 plays it too while the new one is fetched; job 4 the new
+if [ "$models" = "$sha $sha $sha $sha2 " ]; then
+  ok "job 3 played the old champion while the new one was fetched; job 4 the new one"
 else
   notok "models per job" "$models"
 fi
@@ -95,6 +101,25 @@ port2=$(sed -n 's|.*metrics http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/co
   --models-url "http://127.0.0.1:$port2/models/{sha256}" --keys "$SF_KEYS" \
   --bind "ipc://$tmp/evald.sock" --max-wait-us 200 > "$tmp/evald.log" 2>&1 &
 pids="$pids $!"
+# A worker whose mirror lacks the model: its jobs go back uncounted, it
+# backs off between tries, and it is not quarantined.
+"$fleet" worker --connect "ipc://$tmp/coord2.sock" --id nomirror --fetch-models \
+  --model-url "http://127.0.0.1:$port2/none/{sha256}" --model-cache "$tmp/cache-none" \
+  --scratch "$tmp/w-none" > "$tmp/worker-none.log" 2>&1 &
+nomirror=$!
+pids="$pids $nomirror"
+three_tries() { [ "$(grep -c 'fetch failed' "$tmp/worker-none.log")" -ge 3 ]; }
+until_true 60 three_tries || notok "the worker without a mirror never tried" "$(tail -3 "$tmp/worker-none.log")"
+workers=$(curl -s "http://127.0.0.1:$port2/api/workers")
+if kill -0 "$nomirror" 2>/dev/null && echo "$workers" | grep -q '"worker_id":"nomirror"' &&
+  echo "$workers" | grep -q '"failures":0,"quarantined":false' &&
+  grep -q "HTTP status 404" "$tmp/worker-none.log"; then
+  ok "a model the mirror lacks is no job failure: three tries, no failure counted, not quarantined"
+else
+  notok "a missing model counted against the worker" "$workers $(tail -3 "$tmp/worker-none.log")"
+fi
+kill "$nomirror" 2>/dev/null
+wait "$nomirror" 2>/dev/null
 "$fleet" worker --connect "ipc://$tmp/coord2.sock" --id g1 --evald "ipc://$tmp/evald.sock" \
   --scratch "$tmp/w-g1" > "$tmp/worker-g1.log" 2>&1 &
 pids="$pids $!"

@@ -41,6 +41,14 @@ EOC
 }
 
 
+# 0. The shipped network config pins the bundle the build makes.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if grep -q "sha256: \"$sha\"" "$root/configs/local-net.yaml"; then
+  ok "configs/local-net.yaml pins the built tiny bundle ($sha)"
+else
+  notok "configs/local-net.yaml pins another model than the built bundle" "$(grep sha256 "$root/configs/local-net.yaml")"
+fi
+
 # 1. Remote: sf-fleet run spawns gpu-evald and two workers.
 config remote "$tmp/remote" "tcp://127.0.0.1:*" 2 true
 if "$fleet" run "$tmp/remote.yaml" > "$tmp/remote.log" 2>&1; then

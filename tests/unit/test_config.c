@@ -443,8 +443,9 @@ static const golden_config golden_configs[] = {
     {"configs/fleet-example.yaml",
      "df93807667ae76f357fdec86351fb211f2c60a7bbba4d399701111fae08886b0",
      "06f9e6a4c3518d0ed740235bb4aa8b834cf39e9dc233d64da02d0de3d79e54f9"},
-    {"configs/local-net.yaml", "b44039e6e3258f4b8c0508b53e671de2812e614d30d428009dbf6c730906ab2f",
-     "ca8116806d739f2cd3da9904b302c53e87edf89c9a33cd05fbff91086efd63b6"},
+    {"configs/local-net.yaml", "50de6c3d0d38c5d9dc3c1c9ddb0a188e196671cf94afcda7cf717bc74eb0fe04",
+     /* its model pin follows the built tiny bundle (tests/integration/test_fleet_net.sh) */
+     "a78234eaba7c9d5f087040580023990f7d44d4db811579c8de261a5616fdb463"},
     {"tests/fixtures/configs/good/every-key.yaml",
      "7e51124584a3c31e63c14fccb0c807e55b449ec89d3f321d8ebcea806bfcec9f",
      /* the bytes moved when every-key.yaml set coordinator.max_workers and

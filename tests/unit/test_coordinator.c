@@ -1526,6 +1526,99 @@ START_TEST(a_run_admits_at_most_max_workers_live_workers) {
 }
 END_TEST
 
+/* A quarantined worker (its failure reports) holds no place under
+ * coordinator.max_workers: before, it kept a run of limit 1 full with
+ * nobody playing, and every good worker was refused. */
+START_TEST(a_quarantined_worker_frees_its_place_under_the_limit) {
+    sf_run_config cfg;
+    config_of(&cfg,
+              "run: {name: fairq, output_dir: '%s/runlimitq'}\n"
+              "seeds: {start: 100, count: 12, job_size: 4}\n"
+              "coordinator: {endpoint: 'tcp://127.0.0.1:*', lease_seconds: 60, heartbeat_ms: 100,"
+              " heartbeat_liveness: 30, max_workers: 1}\n"
+              "security: {audit_fraction: 0, audit_first_jobs: 0}\n",
+              tmpdir);
+    sf_coordinator *co = open_co(&cfg);
+    client bad, good;
+    client_open(&bad, co);
+    client_open(&good, co);
+    hello(co, &bad, "bad");
+    Spirefleet__Envelope *r = hello_answer(co, &good, "good");
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_REFUSAL);
+    sf_wire_free(r);
+    for (int k = 0; k < CO_MAX_WORKER_FAILURES; k++) {
+        r = request_job(co, &bad);
+        ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+        job_failed(co, &bad, r->job->job_id, "cannot play");
+        sf_wire_free(r);
+    }
+    ck_assert_uint_eq(co_workers_admitted(co), 0);
+    hello(co, &good, "good");
+    r = request_job(co, &good);
+    ck_assert_int_eq(r->body_case, SPIREFLEET__ENVELOPE__BODY_JOB);
+    sf_wire_free(r);
+    client_close(&bad);
+    client_close(&good);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* labels/s over the last minute when more than the 256 completions the
+ * ring keeps fall in it: over the time they span. 300 jobs of 10 labels
+ * done evenly over the last 10 s: the newest 256 cover 8.53 s, 300
+ * labels/s; it used to divide by the whole minute (42.7 labels/s, and an
+ * ETA seven times too long). */
+START_TEST(labels_per_s_counts_the_span_the_ring_covers) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "ring", 60, NULL);
+    sf_coordinator *co = open_co(&cfg);
+    uint64_t now = sf_now_ns(), ten = 10ull * CO_NS_PER_S;
+    co->started_ns = now - 120ull * CO_NS_PER_S;
+    co->done_head = co->done_n = 0;
+    for (int i = 0; i < 300; i++) {
+        co->done_t[co->done_head] = now - ten + ten * (uint64_t)i / 300;
+        co->done_labels[co->done_head] = 10;
+        co->done_head = (co->done_head + 1) % 256;
+        co->done_n += co->done_n < 256;
+    }
+    sf_coord_status st;
+    sf_coordinator_status(co, &st);
+    ck_assert_msg(st.labels_per_s > 295 && st.labels_per_s <= 300.01, "%f", st.labels_per_s);
+    sf_coordinator_close(co);
+}
+END_TEST
+
+/* A worker that said Goodbye (a pool worker moving to its next run) stays
+ * on the dashboard's Workers table as gone: before, it vanished, and a
+ * complete run served by such workers showed none. */
+START_TEST(a_worker_that_said_goodbye_stays_on_the_dashboard) {
+    sf_run_config cfg;
+    make_cfg(&cfg, "byedash", 60, NULL);
+    sf_coordinator *co;
+    sf_err e = {0};
+    sf_coord_opts o = {.metrics_port = SF_METRICS_ANY_PORT};
+    ck_assert_msg(sf_coordinator_open(&cfg, &o, &co, &e) == SF_OK, "%s", e.msg);
+    client c;
+    client_open(&c, co);
+    hello(co, &c, "leaver");
+    Spirefleet__Envelope bye = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__Goodbye g = SPIREFLEET__GOODBYE__INIT;
+    g.worker_id = (char *)"leaver";
+    g.reason = (char *)"serving its next run";
+    bye.body_case = SPIREFLEET__ENVELOPE__BODY_GOODBYE;
+    bye.goodbye = &g;
+    ck_assert_int_eq(sf_wire_send(c.sock, NULL, 0, &bye, 0), SF_OK);
+    until_dead(co, "leaver", NULL);
+    metrics_publish(co);
+    char buf[16384];
+    sf_test_http(sf_coordinator_metrics_port(co), "GET /api/workers", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "\"worker_id\":\"leaver\"") && strstr(buf, "\"alive\":false"), "%s",
+                  buf);
+    client_close(&c);
+    sf_coordinator_close(co);
+}
+END_TEST
+
 /* No coordinator.max_workers (the default, 0): no limit, and status says
  * nothing of one. */
 START_TEST(without_max_workers_every_worker_is_admitted) {

@@ -242,6 +242,9 @@ START_TEST(routes_answer_and_files_honour_range) {
                   "%s", buf);
     sf_test_http(port, "GET /files/nope", buf, sizeof buf);
     ck_assert_msg(strstr(buf, "404 Not Found"), "%s", buf);
+    /* one Content-Type, the route's: not ours added again to its 404 */
+    const char *ct = strstr(buf, "Content-Type:");
+    ck_assert_msg(ct && !strstr(ct + 1, "Content-Type:"), "%s", buf);
     /* 1000 + 10 + 4 + 5 bytes of file sent; the 416 and the HEAD send none */
     ck_assert_uint_eq(__atomic_load_n(&sf.sent, __ATOMIC_RELAXED), 1019);
     sf_metrics_http_stop(h);
