@@ -61,7 +61,9 @@ static int hello_bind(sf_coordinator *co, int wi, const uint8_t *ident, size_t l
         return -1;
     }
     sf_str_printable(w->host, sizeof w->host, h->host); /* shown to operators */
-    w->threads = h->threads;
+    /* 0: the worker plays with the run's workers.threads (it knows it only
+     * from the Welcome this answers) */
+    w->threads = h->threads ? h->threads : co->cfg.workers.threads;
     w->hello = 1;
     if (!w->first_hello_ns)
         w->first_hello_ns = sf_now_ns();

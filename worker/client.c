@@ -896,9 +896,19 @@ static int start_one(worker *w, const char *what, const char *sha, const char *b
         if (leaving(o, 1))
             break;
         int waited = (int)((sf_now_ns() - since) / 1000000000ull);
-        snprintf(c->waiting, sizeof c->waiting, "%.130s does not answer (%d s)", who, waited);
-        logf_(c, "%s does not answer (%d s: %s): start it, or check %s; retrying in %d ms", who,
-              waited, pe.msg, bundle ? "the bundle" : evald_source(o), backoff);
+        if (pe.code == SF_ENOTFOUND && !bundle) { /* it answers, but not with this model yet */
+            snprintf(c->waiting, sizeof c->waiting, "%.100s: model %.12s... not served yet (%d s)",
+                     who, (*ev)->model_sha256, waited);
+            logf_(c,
+                  "%s does not serve model %.12s... yet (%d s): it loads it from its --models "
+                  "directory, or fetches it first with --models-url (its log says which); "
+                  "retrying in %d ms",
+                  who, (*ev)->model_sha256, waited, backoff);
+        } else {
+            snprintf(c->waiting, sizeof c->waiting, "%.130s does not answer (%d s)", who, waited);
+            logf_(c, "%s does not answer (%d s: %s): start it, or check %s; retrying in %d ms", who,
+                  waited, pe.msg, bundle ? "the bundle" : evald_source(o), backoff);
+        }
         if (follow) { /* read the file again: it may name a new server */
             sf_worker_evaluator_free(*ev);
             *ev = NULL;

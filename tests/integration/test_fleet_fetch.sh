@@ -128,8 +128,9 @@ if wait_status "ipc://$tmp/coord2.sock" '/COMPLETE/' 120; then
 else
   notok "the gpu-evald run did not complete" "$(tail -3 "$tmp/worker-g1.log"; tail -3 "$tmp/evald.log")"
 fi
-if grep -q "model $sha2 fetched into" "$tmp/evald.log" && grep -q "model $sha2 hot-loaded" "$tmp/evald.log"; then
-  ok "gpu-evald fetched the champion into its models dir and hot-loaded it"
+if grep -q "model $sha2 fetched into" "$tmp/evald.log" && grep -q "model $sha2 hot-loaded" "$tmp/evald.log" &&
+  grep -q "does not serve model ${sha2%"${sha2#????????????}"}... yet" "$tmp/worker-g1.log"; then
+  ok "gpu-evald fetched the champion into its models dir and hot-loaded it; the worker said it waited for that"
 else
   notok "gpu-evald fetch" "$(tail -5 "$tmp/evald.log")"
 fi

@@ -1614,6 +1614,10 @@ START_TEST(a_worker_that_said_goodbye_stays_on_the_dashboard) {
     sf_test_http(sf_coordinator_metrics_port(co), "GET /api/workers", buf, sizeof buf);
     ck_assert_msg(strstr(buf, "\"worker_id\":\"leaver\"") && strstr(buf, "\"alive\":false"), "%s",
                   buf);
+    /* its Hello named no thread count: it plays with the run's */
+    char threads[64];
+    snprintf(threads, sizeof threads, "\"threads\":%u,", cfg.workers.threads);
+    ck_assert_msg(cfg.workers.threads > 0 && strstr(buf, threads), "%s", buf);
     client_close(&c);
     sf_coordinator_close(co);
 }
