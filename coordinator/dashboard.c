@@ -23,6 +23,7 @@
 
 #include "coordinator/dashboard.h"
 #include "coordinator/internal.h"
+#include "proto/pbjson.h"
 
 /* the page, built in from coordinator/dashboard.html (embed_file.c) */
 extern const unsigned char sf_dashboard_page[];
@@ -32,101 +33,11 @@ extern const size_t sf_dashboard_page_len;
  * JSON of a message, and its schema
  * ------------------------------------------------------------------------- */
 
-static json_t *message_json(const ProtobufCMessage *m);
-
-/* One value of field f at p (a repeated field's element, or the field). */
-static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p) {
-    switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32:
-    case PROTOBUF_C_TYPE_SINT32:
-    case PROTOBUF_C_TYPE_SFIXED32: return json_integer(*(const int32_t *)p);
-    case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32: return json_integer(*(const uint32_t *)p);
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: return json_integer(*(const int64_t *)p);
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64: return json_integer((json_int_t) * (const uint64_t *)p);
-    case PROTOBUF_C_TYPE_FLOAT: {
-        double v = *(const float *)p;
-        return isfinite(v) ? json_real(v) : json_null();
-    }
-    case PROTOBUF_C_TYPE_DOUBLE: {
-        double v = *(const double *)p;
-        return isfinite(v) ? json_real(v) : json_null();
-    }
-    case PROTOBUF_C_TYPE_BOOL: return json_boolean(*(const protobuf_c_boolean *)p);
-    case PROTOBUF_C_TYPE_ENUM: {
-        const ProtobufCEnumValue *ev =
-            protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
-        return ev ? json_string(ev->name) : json_integer(*(const int *)p);
-    }
-    case PROTOBUF_C_TYPE_STRING: {
-        const char *s = *(char *const *)p;
-        return json_string(s ? s : "");
-    }
-    case PROTOBUF_C_TYPE_BYTES: {
-        const ProtobufCBinaryData *b = p;
-        char *hex = malloc(2 * b->len + 1);
-        if (!hex)
-            return NULL;
-        for (size_t i = 0; i < b->len; i++)
-            snprintf(hex + 2 * i, 3, "%02x", b->data[i]);
-        hex[2 * b->len] = '\0';
-        json_t *s = json_string(hex);
-        free(hex);
-        return s;
-    }
-    case PROTOBUF_C_TYPE_MESSAGE: {
-        const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)p;
-        return sub ? message_json(sub) : json_null();
-    }
-    }
-    return json_null();
-}
-
-/* The size of one element of a repeated field of type t. */
-static size_t element_size(ProtobufCType t) {
-    switch (t) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE: return 8;
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE: return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
-    default: return 4;
-    }
-}
-
+/* The dashboard's form of a message (dashboard.h): proto/pbjson.h with
+ * enums by name and 64-bit integers as JSON integers. */
 static json_t *message_json(const ProtobufCMessage *m) {
-    const ProtobufCMessageDescriptor *d = m->descriptor;
-    json_t *o = json_object();
-    for (unsigned i = 0; o && i < d->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &d->fields[i];
-        const char *base = (const char *)m + f->offset;
-        json_t *v;
-        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-            size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
-            const char *arr = *(char *const *)base;
-            v = json_array();
-            for (size_t k = 0; v && k < n; k++)
-                if (json_array_append_new(v, value_json(f, arr + k * element_size(f->type))) < 0) {
-                    json_decref(v);
-                    v = NULL;
-                }
-        } else {
-            v = value_json(f, base);
-        }
-        if (!v || json_object_set_new(o, f->name, v) < 0) {
-            json_decref(o);
-            o = NULL;
-        }
-    }
-    return o;
+    static const sf_pbjson_opts form = {.enum_names = 1};
+    return sf_pbjson_message(m, &form);
 }
 
 static char *dump(json_t *o, size_t flags, size_t *len) {

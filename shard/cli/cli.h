@@ -61,10 +61,11 @@ int sf_cli_stat(int argc, char **argv);
 int sf_cli_cat(int argc, char **argv);
 int sf_cli_export(int argc, char **argv);
 
-/* Any protobuf-c message as JSON, driven by its descriptor: 64-bit integers
- * as decimal strings (the proto3 JSON mapping), bytes as lowercase hex,
- * Tensor messages as {"dtype", "shape", "data": [flat values]}. Returns a
- * new reference, or NULL when out of memory. */
+/* Any protobuf-c message as JSON (proto/pbjson.h), in sf-shard's form:
+ * 64-bit integers as decimal strings (the proto3 JSON mapping), enums by
+ * number, bytes as lowercase hex, Tensor messages as {"dtype", "shape",
+ * "data": [flat values]}. Returns a new reference, or NULL when out of
+ * memory. */
 json_t *sf_cli_message_json(const ProtobufCMessage *m);
 
 /* Whether the shard at `path` is in quarantine list `q` (by its content

@@ -6,22 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "proto/pbjson.h"
 #include "shard/cli/cli.h"
 #include "shard/internal.h"
 
 /* ---- protobuf -> JSON, driven by the descriptors -------------------------- */
-
-static json_t *u64_json(uint64_t v) {
-    char s[24];
-    snprintf(s, sizeof s, "%" PRIu64, v);
-    return json_string(s);
-}
-
-static json_t *i64_json(int64_t v) {
-    char s[24];
-    snprintf(s, sizeof s, "%" PRId64, v);
-    return json_string(s);
-}
 
 /* Tensor data as a flat array of numbers, by dtype (little-endian). */
 static json_t *tensor_json(const Spirefleet__Tensor *t) {
@@ -56,80 +45,17 @@ static json_t *tensor_json(const Spirefleet__Tensor *t) {
     return o;
 }
 
-static json_t *value_json(const ProtobufCFieldDescriptor *f, const void *p) {
-    switch (f->type) {
-    case PROTOBUF_C_TYPE_INT32:
-    case PROTOBUF_C_TYPE_SINT32:
-    case PROTOBUF_C_TYPE_SFIXED32:
-    case PROTOBUF_C_TYPE_ENUM: return json_integer(*(const int32_t *)p);
-    case PROTOBUF_C_TYPE_UINT32:
-    case PROTOBUF_C_TYPE_FIXED32: return json_integer(*(const uint32_t *)p);
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64: return i64_json(*(const int64_t *)p);
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64: return u64_json(*(const uint64_t *)p);
-    case PROTOBUF_C_TYPE_FLOAT: return json_real(*(const float *)p);
-    case PROTOBUF_C_TYPE_DOUBLE: return json_real(*(const double *)p);
-    case PROTOBUF_C_TYPE_BOOL: return json_boolean(*(const protobuf_c_boolean *)p);
-    case PROTOBUF_C_TYPE_STRING: {
-        const char *s = *(char *const *)p;
-        return json_string(s ? s : "");
-    }
-    case PROTOBUF_C_TYPE_BYTES: {
-        const ProtobufCBinaryData *b = p;
-        char *hex = malloc(2 * b->len + 1);
-        if (!hex)
-            return NULL;
-        sf_hex(b->data, b->len, hex);
-        json_t *s = json_string(hex);
-        free(hex);
-        return s;
-    }
-    case PROTOBUF_C_TYPE_MESSAGE: {
-        const ProtobufCMessage *m = *(ProtobufCMessage *const *)p;
-        return m ? sf_cli_message_json(m) : json_null();
-    }
-    }
-    return json_null();
-}
-
-static size_t type_size(ProtobufCType t) {
-    switch (t) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE: return 8;
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE: return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
-    default: return 4;
-    }
+/* sf-shard's special message: a Tensor as its values (pbjson's hook). */
+static json_t *special(const ProtobufCMessage *m, void *ctx) {
+    (void)ctx;
+    return m->descriptor == &spirefleet__tensor__descriptor
+               ? tensor_json((const Spirefleet__Tensor *)m)
+               : NULL;
 }
 
 json_t *sf_cli_message_json(const ProtobufCMessage *m) {
-    if (m->descriptor == &spirefleet__tensor__descriptor)
-        return tensor_json((const Spirefleet__Tensor *)m);
-    json_t *o = json_object();
-    const ProtobufCMessageDescriptor *d = m->descriptor;
-    for (unsigned k = 0; k < d->n_fields; k++) {
-        const ProtobufCFieldDescriptor *f = &d->fields[k];
-        const uint8_t *base = (const uint8_t *)m + f->offset;
-        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-            size_t n = *(const size_t *)((const uint8_t *)m + f->quantifier_offset);
-            const uint8_t *arr = *(const uint8_t *const *)base;
-            json_t *a = json_array();
-            for (size_t i = 0; i < n; i++)
-                json_array_append_new(a, value_json(f, arr + i * type_size(f->type)));
-            json_object_set_new(o, f->name, a);
-        } else {
-            json_object_set_new(o, f->name, value_json(f, base));
-        }
-    }
-    return o;
+    static const sf_pbjson_opts form = {.int64_strings = 1, .special = special};
+    return sf_pbjson_message(m, &form);
 }
 
 /* ---- cat ------------------------------------------------------------------- */
@@ -166,7 +92,9 @@ static int print_record(uint64_t i, const Spirefleet__LabelRecord *rec, int as_j
         return SF_OK;
     }
     json_t *o = json_object();
-    json_object_set_new(o, "index", u64_json(i));
+    char index[24]; /* a decimal string, as every 64-bit integer here */
+    snprintf(index, sizeof index, "%" PRIu64, i);
+    json_object_set_new(o, "index", json_string(index));
     json_object_set_new(o, "record", sf_cli_message_json(&rec->base));
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
     json_decref(o);
