@@ -33,6 +33,37 @@ static inline uint64_t xorshift(uint64_t *r) {
     return *r = x;
 }
 
+/* Latencies in milliseconds, kept to take percentiles (a benchmark's
+ * leases). Grows by doubling; exits the benchmark when memory runs out. */
+typedef struct bench_lat {
+    double *v;
+    int n, cap;
+} bench_lat;
+
+static inline void bench_lat_add(bench_lat *l, double ms) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 4096;
+        l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
+        if (!l->v)
+            exit(1);
+    }
+    l->v[l->n++] = ms;
+}
+
+/* bench_lat_add as a callback (bench_coord.h's bench_lease_turn): ctx is
+ * the bench_lat. */
+static inline void bench_lat_on_lease(void *ctx, double ms) {
+    bench_lat_add(ctx, ms);
+}
+
+/* The p-quantile of l (sorted in place), nearest rank; 0 when empty. */
+static inline double bench_lat_pct(bench_lat *l, double p) {
+    if (!l->n)
+        return 0;
+    qsort(l->v, (size_t)l->n, sizeof *l->v, bench_cmp_double);
+    return l->v[(int)(p * (l->n - 1) + 0.5)];
+}
+
 /* rm -rf DIR (a scratch directory the benchmark made); 0, or -1 with a
  * line on stderr naming it. */
 static inline int bench_rm_rf(const char *dir) {

@@ -38,29 +38,6 @@
 #define CLIENTS 50
 
 /* Latencies in ms, grown as needed. */
-typedef struct lat {
-    double *v;
-    int n, cap;
-} lat;
-
-static void lat_add(lat *l, double ms) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 4096;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
-        if (!l->v)
-            exit(1);
-    }
-    l->v[l->n++] = ms;
-}
-
-static double pct(lat *l, double p) {
-    if (!l->n)
-        return 0;
-    qsort(l->v, (size_t)l->n, sizeof *l->v, bench_cmp_double);
-    int k = (int)(p * (l->n - 1) + 0.5);
-    return l->v[k];
-}
-
 /* `sf-fleet backup rundir dest` (at nice 19 when `niced`), output to
  * /dev/null. */
 static pid_t start_backup(const char *fleet, const char *rundir, const char *dest, int niced) {
@@ -133,11 +110,7 @@ int main(int argc, char **argv) {
         send_hello(socks[i], id, 0);
         items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
     }
-    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
-    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
-    req.job_request = &jr;
-    lat idle = {0}, during = {0};
+    bench_lat idle = {0}, during = {0};
     double backups[1024];
     int nbackups = 0, welcomed = 0;
     /* phase 0: no backup for `seconds` once every client is welcomed;
@@ -167,38 +140,14 @@ int main(int argc, char **argv) {
             backup_t0 = sf_now_ns();
             backup = start_backup(fleet, rundir, dest, niced);
         }
-        if (zmq_poll(items, CLIENTS, 20) <= 0)
-            continue;
-        for (int i = 0; i < CLIENTS; i++) {
-            if (!(items[i].revents & ZMQ_POLLIN))
-                continue;
-            zmq_msg_t m;
-            zmq_msg_init(&m);
-            while (zmq_msg_recv(&m, socks[i], ZMQ_DONTWAIT) >= 0) {
-                Spirefleet__Envelope *env = NULL;
-                if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) != SF_OK)
-                    continue;
-                uint64_t t = sf_now_ns();
-                if (env->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME) {
-                    if (++welcomed == CLIENTS) {
-                        phase = 0;
-                        phase_t0 = t;
-                    }
-                    sent[i] = sf_now_ns();
-                    send_env(socks[i], &req);
-                } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
-                    double ms = (double)(t - sent[i]) / 1e6;
-                    if (phase == 0)
-                        lat_add(&idle, ms);
-                    else if (phase == 1 && backup > 0)
-                        lat_add(&during, ms);
-                    send_abandon(socks[i], env->job->job_id);
-                    sent[i] = sf_now_ns();
-                    send_env(socks[i], &req);
-                }
-                sf_wire_free(env);
-            }
-            zmq_msg_close(&m);
+        /* leases count while no backup runs (phase 0) or while one does */
+        bench_lat *into = phase == 0 ? &idle : phase == 1 && backup > 0 ? &during : NULL;
+        int before = welcomed;
+        bench_lease_turn(socks, items, sent, CLIENTS, &welcomed, 20,
+                         into ? bench_lat_on_lease : NULL, into);
+        if (before < CLIENTS && welcomed == CLIENTS) {
+            phase = 0;
+            phase_t0 = sf_now_ns();
         }
     }
     if (backup > 0) {
@@ -213,8 +162,8 @@ int main(int argc, char **argv) {
     zmq_ctx_term(ctx);
     sf_coordinator_close(co);
     bench_rm_rf(tmp);
-    double i50 = pct(&idle, 0.5), i99 = pct(&idle, 0.99);
-    double d50 = pct(&during, 0.5), d99 = pct(&during, 0.99);
+    double i50 = bench_lat_pct(&idle, 0.5), i99 = bench_lat_pct(&idle, 0.99);
+    double d50 = bench_lat_pct(&during, 0.5), d99 = bench_lat_pct(&during, 0.99);
     double bs = nbackups ? median(backups, nbackups) : 0;
     printf("{\"bench\":\"backup.lease_p50_ms_idle\",\"value\":%.3f,\"unit\":\"ms\",\"n\":%d}\n",
            i50, idle.n);

@@ -8,6 +8,7 @@
 #define SF_BENCH_COORD_H
 
 #include <signal.h>
+#include <zmq.h>
 
 #include "coordinator/coordinator.h"
 #include "fleet/wire.h"
@@ -55,6 +56,52 @@ static inline void send_hello(void *s, const char *id, uint32_t pid) {
     env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
     env.hello = &h;
     send_env(s, &env);
+}
+
+/* One turn of a lease benchmark's clients: DEALERs socks[0..n) (polled
+ * through items) that ask for a job as soon as they are welcomed or have
+ * given the last one back. Waits up to `ms` for answers; each Welcome adds
+ * to *welcomed and asks; each Job calls on_lease(ctx, milliseconds since
+ * that client asked) (on_lease may be NULL), gives the job back and asks
+ * again. sent[i]: when client i last asked (monotonic ns). Returns the
+ * leases of this turn. */
+static inline int bench_lease_turn(void **socks, zmq_pollitem_t *items, uint64_t *sent, int n,
+                                   int *welcomed, int ms, void (*on_lease)(void *, double),
+                                   void *ctx) {
+    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
+    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
+    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
+    req.job_request = &jr;
+    int leases = 0;
+    if (zmq_poll(items, n, ms) <= 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (!(items[i].revents & ZMQ_POLLIN))
+            continue;
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        while (zmq_msg_recv(&m, socks[i], ZMQ_DONTWAIT) >= 0) {
+            Spirefleet__Envelope *env = NULL;
+            if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, NULL) != SF_OK)
+                continue;
+            uint64_t t = sf_now_ns();
+            if (env->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME) {
+                ++*welcomed;
+                sent[i] = sf_now_ns();
+                send_env(socks[i], &req);
+            } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
+                leases++;
+                if (on_lease)
+                    on_lease(ctx, (double)(t - sent[i]) / 1e6);
+                send_abandon(socks[i], env->job->job_id);
+                sent[i] = sf_now_ns();
+                send_env(socks[i], &req);
+            }
+            sf_wire_free(env);
+        }
+        zmq_msg_close(&m);
+    }
+    return leases;
 }
 
 #endif

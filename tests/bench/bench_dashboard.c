@@ -52,28 +52,6 @@
 enum { NONE, PACED, FLAT, PHASES };
 static const char *const PHASE_NAME[PHASES] = {"none", "paced", "flat"};
 
-typedef struct lat {
-    double *v;
-    int n, cap;
-} lat;
-
-static void lat_add(lat *l, double ms) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 4096;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof *l->v);
-        if (!l->v)
-            exit(1);
-    }
-    l->v[l->n++] = ms;
-}
-
-static double pct(lat *l, double p) {
-    if (!l->n)
-        return 0;
-    qsort(l->v, (size_t)l->n, sizeof *l->v, bench_cmp_double);
-    return l->v[(int)(p * (l->n - 1) + 0.5)];
-}
-
 /* The dashboards: each refreshes as the phase says until told to stop. */
 typedef struct dashes {
     int port;
@@ -158,11 +136,7 @@ int main(int argc, char **argv) {
         send_hello(socks[i], id, 0);
         items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
     }
-    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
-    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
-    req.job_request = &jr;
-    lat l[PHASES] = {{0}};
+    bench_lat l[PHASES] = {{0}};
     double flat_s = 0;
     int welcomed = 0, slice = -1; /* slice k: phase k % PHASES */
     double slice_s = seconds / SLICES;
@@ -178,35 +152,13 @@ int main(int argc, char **argv) {
             slice_t0 = now;
             atomic_store(&d.phase, slice % PHASES);
         }
-        if (zmq_poll(items, CLIENTS, 20) <= 0)
-            continue;
-        for (int i = 0; i < CLIENTS; i++) {
-            if (!(items[i].revents & ZMQ_POLLIN))
-                continue;
-            zmq_msg_t m;
-            zmq_msg_init(&m);
-            while (zmq_msg_recv(&m, socks[i], ZMQ_DONTWAIT) >= 0) {
-                Spirefleet__Envelope *env = NULL;
-                if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) != SF_OK)
-                    continue;
-                uint64_t t = sf_now_ns();
-                if (env->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME) {
-                    if (++welcomed == CLIENTS) {
-                        slice = 0;
-                        slice_t0 = t;
-                    }
-                    sent[i] = sf_now_ns();
-                    send_env(socks[i], &req);
-                } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
-                    if (slice >= 0 && slice < SLICES * PHASES)
-                        lat_add(&l[slice % PHASES], (double)(t - sent[i]) / 1e6);
-                    send_abandon(socks[i], env->job->job_id);
-                    sent[i] = sf_now_ns();
-                    send_env(socks[i], &req);
-                }
-                sf_wire_free(env);
-            }
-            zmq_msg_close(&m);
+        bench_lat *into = slice >= 0 && slice < SLICES * PHASES ? &l[slice % PHASES] : NULL;
+        int before = welcomed;
+        bench_lease_turn(socks, items, sent, CLIENTS, &welcomed, 20,
+                         into ? bench_lat_on_lease : NULL, into);
+        if (before < CLIENTS && welcomed == CLIENTS) {
+            slice = 0;
+            slice_t0 = sf_now_ns();
         }
     }
     atomic_store(&d.phase, -1);
@@ -221,8 +173,8 @@ int main(int argc, char **argv) {
     bench_rm_rf(tmp);
     double p50[PHASES], p99[PHASES];
     for (int k = 0; k < PHASES; k++) {
-        p50[k] = pct(&l[k], 0.5);
-        p99[k] = pct(&l[k], 0.99);
+        p50[k] = bench_lat_pct(&l[k], 0.5);
+        p99[k] = bench_lat_pct(&l[k], 0.99);
         printf("{\"bench\":\"dashboard.lease_p50_ms_%s\",\"value\":%.3f,\"unit\":\"ms\","
                "\"n\":%d}\n",
                PHASE_NAME[k], p50[k], l[k].n);

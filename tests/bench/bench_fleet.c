@@ -203,41 +203,20 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
         send_hello(socks[i], id, 0);
         items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
     }
-    Spirefleet__Envelope req = SPIREFLEET__ENVELOPE__INIT;
-    Spirefleet__JobRequest jr = SPIREFLEET__JOB_REQUEST__INIT;
-    req.body_case = SPIREFLEET__ENVELOPE__BODY_JOB_REQUEST;
-    req.job_request = &jr;
     uint64_t leases = 0, t0 = 0, start = sf_now_ns();
+    uint64_t *sent = calloc((size_t)clients, sizeof *sent);
     int welcomed = 0;
     while (!t0 || (double)(sf_now_ns() - t0) / 1e9 < seconds) {
         if ((double)(sf_now_ns() - start) / 1e9 > 30 + seconds)
             break;
-        if (zmq_poll(items, clients, 100) <= 0)
-            continue;
-        for (int i = 0; i < clients; i++) {
-            if (!(items[i].revents & ZMQ_POLLIN))
-                continue;
-            zmq_msg_t m;
-            zmq_msg_init(&m);
-            while (zmq_msg_recv(&m, socks[i], ZMQ_DONTWAIT) >= 0) {
-                Spirefleet__Envelope *env = NULL;
-                if (sf_wire_decode(zmq_msg_data(&m), zmq_msg_size(&m), &env, &e) == SF_OK) {
-                    if (env->body_case == SPIREFLEET__ENVELOPE__BODY_WELCOME) {
-                        if (++welcomed == clients)
-                            t0 = sf_now_ns();
-                        send_env(socks[i], &req);
-                    } else if (env->body_case == SPIREFLEET__ENVELOPE__BODY_JOB) {
-                        if (t0)
-                            leases++;
-                        send_abandon(socks[i], env->job->job_id);
-                        send_env(socks[i], &req);
-                    }
-                    sf_wire_free(env);
-                }
-            }
-            zmq_msg_close(&m);
-        }
+        int before = welcomed,
+            got = bench_lease_turn(socks, items, sent, clients, &welcomed, 100, NULL, NULL);
+        if (t0) /* leases once every client is welcomed */
+            leases += (uint64_t)got;
+        if (before < clients && welcomed == clients)
+            t0 = sf_now_ns();
     }
+    free(sent);
     double secs = t0 ? (double)(sf_now_ns() - t0) / 1e9 : 1.0;
     arg.stop = 1;
     pthread_join(th, NULL);
