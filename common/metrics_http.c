@@ -235,6 +235,25 @@ static struct MHD_Response *file_response(struct MHD_Connection *conn, sf_http_r
     return resp;
 }
 
+/* Whether the request's If-None-Match names `etag` (quoted, in a list, or
+ * "*"; RFC 9110 §13.1.2, weak comparison). */
+static int etag_matches(struct MHD_Connection *conn, const char *etag) {
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+    if (!h)
+        return 0;
+    if (strchr(h, '*'))
+        return 1;
+    size_t n = strlen(etag);
+    for (const char *p = strchr(h, '"'); p; p = strchr(p + 1, '"')) {
+        if (!strncmp(p + 1, etag, n) && p[1 + n] == '"')
+            return 1;
+        p = strchr(p + 1, '"'); /* past this tag's closing quote */
+        if (!p)
+            break;
+    }
+    return 0;
+}
+
 /* A route's answer to this request, or NULL with *code 0 when no route
  * matches. */
 static struct MHD_Response *route_response(sf_metrics_http *h, struct MHD_Connection *conn,
@@ -256,6 +275,16 @@ static struct MHD_Response *route_response(sf_metrics_http *h, struct MHD_Connec
         }
         struct MHD_Response *resp;
         uint64_t body_bytes = rep.len;
+        if (rep.etag[0] && rep.status == MHD_HTTP_OK && etag_matches(conn, rep.etag)) {
+            /* the client holds this content already (If-None-Match): 304 */
+            free(rep.body);
+            if (rep.fd >= 0)
+                close(rep.fd);
+            rep.body = NULL;
+            rep.fd = -1;
+            rep.len = body_bytes = 0;
+            rep.status = MHD_HTTP_NOT_MODIFIED;
+        }
         if (rep.fd >= 0) {
             free(rep.body);
             body_bytes = 0;

@@ -236,6 +236,15 @@ START_TEST(routes_answer_and_files_honour_range) {
     ck_assert_msg(strstr(buf, "Content-Range: bytes 995-999/1000"), "%s", buf);
     sf_test_http_headers(port, "GET /files/f1", "Range: bytes=1000-\r\n", buf, sizeof buf);
     ck_assert_msg(strstr(buf, "416") && strstr(buf, "Content-Range: bytes */1000"), "%s", buf);
+    /* a client that holds it: 304, no body, nothing counted as sent */
+    n = sf_test_http_headers(port, "GET /files/f1", "If-None-Match: \"x\", \"f1\"\r\n", buf,
+                             sizeof buf);
+    body = strstr(buf, "\r\n\r\n");
+    ck_assert_msg(strstr(buf, "304 Not Modified") && strstr(buf, "ETag: \"f1\"") && body &&
+                      n == (size_t)(body + 4 - buf),
+                  "%s", buf);
+    sf_test_http_headers(port, "GET /files/f1", "If-None-Match: \"f2\"\r\n", buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "200 OK"), "%s", buf);
     sf_test_http(port, "HEAD /files/f1", buf, sizeof buf);
     ck_assert_msg(strstr(buf, "200 OK") && strstr(buf, "Content-Length: 1000") &&
                       !strstr(buf, "abcdefghij"),
@@ -245,8 +254,9 @@ START_TEST(routes_answer_and_files_honour_range) {
     /* one Content-Type, the route's: not ours added again to its 404 */
     const char *ct = strstr(buf, "Content-Type:");
     ck_assert_msg(ct && !strstr(ct + 1, "Content-Type:"), "%s", buf);
-    /* 1000 + 10 + 4 + 5 bytes of file sent; the 416 and the HEAD send none */
-    ck_assert_uint_eq(__atomic_load_n(&sf.sent, __ATOMIC_RELAXED), 1019);
+    /* 1000 + 10 + 4 + 5 + 1000 bytes of file sent (the last: If-None-Match
+     * "f2"); the 416, the 304 and the HEAD send none */
+    ck_assert_uint_eq(__atomic_load_n(&sf.sent, __ATOMIC_RELAXED), 2019);
     sf_metrics_http_stop(h);
     unlink(path);
     sf_http_route many[SF_HTTP_MAX_ROUTES + 1];
