@@ -191,6 +191,11 @@ void sf_fleet_print_status(const Spirefleet__StatusReply *s, FILE *o) {
                 "worker limit %u (coordinator.max_workers): %u admitted, %llu Hello(s) refused "
                 "at the limit\n",
                 s->worker_limit, s->workers_admitted, (unsigned long long)s->workers_refused_limit);
+    if (s->leases_on_previous_model)
+        fprintf(o,
+                "champion %.12s...: %llu lease(s) went to an earlier champion while workers "
+                "fetched it (model.url; a number that keeps growing: they cannot fetch it)\n",
+                s->champion, (unsigned long long)s->leases_on_previous_model);
     if (s->jobs_quarantined)
         fprintf(o,
                 "FAILING: %llu job(s) failed on 3 workers each and are not issued again; "

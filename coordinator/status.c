@@ -21,7 +21,8 @@
     X(audits_passed) X(audits_mismatched) X(audits_caught) X(fights_turn_limit)   \
     X(jobs_slow) X(job_median_s) X(longest_running_s) X(audits_open)              \
     X(audits_differ) X(keys_failing) X(keys_known) X(no_workers)                  \
-    X(workers_waiting) X(worker_limit) X(workers_admitted) X(workers_refused_limit)
+    X(workers_waiting) X(worker_limit) X(workers_admitted) X(workers_refused_limit)   \
+    X(leases_on_previous_model)
 #define GATE_SAME_NAME(X)                                 \
     X(gate_pairs) X(gate_llr) X(gate_lower) X(gate_upper) \
     X(gate_min_pairs) X(gate_max_pairs)
@@ -37,6 +38,7 @@ void status_reply_fill(const sf_coordinator *co, const sf_coord_status *st, stat
     r->config_digest = (char *)co->digest;
     r->curve = co->zsec != NULL;
     r->last_failure = (char *)st->last_failure;
+    r->champion = (char *)co->champion;
     snprintf(sc->waiting_reason, sizeof sc->waiting_reason, "%s", st->waiting_reason);
     r->waiting_reason = sc->waiting_reason;
     r->n_slow_jobs = (size_t)st->n_slow;

@@ -368,11 +368,12 @@ static void fetch_reap(sf_evald *ev) {
 }
 
 /* Start fetching `sha` (canonical) from models_url unless a fetch is under
- * way. Returns 1 when `sha` is being fetched now. */
+ * way. Returns 1 when `sha` is being fetched now, 2 when another model is
+ * (`sha` waits for it), 0 when no fetch could start. */
 static int fetch_start(sf_evald *ev, const char *sha) {
     fetch_reap(ev);
-    if (ev->fetching)
-        return !strcmp(ev->fetch_sha, sha);
+    if (ev->fetching) /* one at a time: `sha` is fetched when asked for after this one */
+        return !strcmp(ev->fetch_sha, sha) ? 1 : 2;
     snprintf(ev->fetch_sha, sizeof ev->fetch_sha, "%s", sha);
     atomic_store(&ev->fetch_done, 0);
     if (pthread_create(&ev->fetch_th, NULL, fetch_main, ev) != 0)
@@ -386,7 +387,9 @@ static int fetch_start(sf_evald *ev, const char *sha) {
 /* A model this server does not hold, from models_dir: <dir>/<sha>.safetensors
  * loaded, pinned by `sha` and canaried (sf_evald_add_model), or NULL when
  * there is no such file or it does not load (logged). `sha` comes from the
- * wire: only 64 lower-case hex digits make a file name. */
+ * wire: only 64 lower-case hex digits make a file name. With models_url,
+ * *fetching is 1 while `sha` is being fetched, 2 while it waits for
+ * another model's fetch (fetch_start). */
 static sf_model *hot_load(sf_evald *ev, const char *sha, int *fetching) {
     *fetching = 0;
     if (!ev->o.models_dir || !sf_sha256_hex_canonical(sha))
@@ -711,7 +714,12 @@ static void handle_message(sf_evald *ev, zmq_msg_t *frames, int nframes, uint64_
         int fetching = 0;
         if (!m)
             m = hot_load(ev, w->model, &fetching);
-        if (!m && fetching)
+        if (!m && fetching == 2)
+            rc = sf_err_set(&e, SF_ENOTFOUND,
+                            "model %s waits: model %.12s... is being fetched first (one at a "
+                            "time); ask again",
+                            w->model, ev->fetch_sha);
+        else if (!m && fetching)
             rc = sf_err_set(&e, SF_ENOTFOUND, "model %s is being fetched from %s; ask again",
                             w->model, ev->o.models_url);
         else if (!m)

@@ -88,6 +88,11 @@ if echo "$metrics" | grep -q '^spirefleet_model_requests_total{run="fetchtest"} 
 else
   notok "model metrics" "$(echo "$metrics" | grep -E 'model')"
 fi
+if "$fleet" status "$ep" | grep -q "^champion ${sha2%"${sha2#????????????}"}...: 1 lease(s) went to an earlier champion while workers fetched it"; then
+  ok "status says a lease went to the earlier champion"
+else
+  notok "status: leases on the earlier champion" "$("$fleet" status "$ep" 2>&1 | head -8)"
+fi
 "$fleet" stop "$ep" > /dev/null 2>&1
 
 # 3. gpu-evald with an empty models dir fetches what a worker asks for.

@@ -58,10 +58,11 @@ START_TEST(a_message_is_every_field_in_field_order_nan_as_null) {
     ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(sj, 0), "job_id")), 14);
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(sj, 1), "worker_id")), "");
     ck_assert_uint_eq(json_array_size(json_object_get(o, "undecided_audits")), 0);
-    /* field order: "run" (field 1) first, "workers_refused_limit" (57) last */
+    /* field order: "run" (field 1) first, "champion" (59) last */
     ck_assert_ptr_eq(strstr(s, "{\"run\":"), s);
     ck_assert_ptr_nonnull(strstr(s, "\"waiting_reason\":\"\",\"worker_limit\":0,"));
-    ck_assert_ptr_nonnull(strstr(s, "\"workers_refused_limit\":0}"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "\"workers_refused_limit\":0,\"leases_on_previous_model\":0,\"champion\":\"\"}"));
     json_decref(o);
     free(s);
 }
