@@ -31,11 +31,14 @@ security: {keys: "$tmp/keys"}
 workers: {count: 1, threads: 1, fights_per_thread: 4}
 coordinator: {endpoint: "tcp://127.0.0.1:*", lease_seconds: 30, heartbeat_ms: 100, heartbeat_liveness: 30, max_workers: 1}
 EOF
+# self-play's jobs last long enough (1,500 simulations) that a worker
+# serving it is past --recheck 1 before the run has no job left for it:
+# the re-check below does not hang on the machine's speed
 cat > "$tmp/sp.yaml" <<EOF
 run: {name: fairsp, output_dir: "$tmp/sp", seed: 77}
 seeds: {start: 500, count: 48, job_size: 4}
 play: {mode: fights, encounters: {weak: 1, strong: 1, elite: 1}}
-search: {simulations: 300, trees: 2}
+search: {simulations: 1500, trees: 2}
 security: {keys: "$tmp/keys"}
 workers: {count: 2, threads: 1, fights_per_thread: 3}
 coordinator: {endpoint: "tcp://127.0.0.1:*", lease_seconds: 30, heartbeat_ms: 100, heartbeat_liveness: 30}
