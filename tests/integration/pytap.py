@@ -16,11 +16,17 @@ tests set "shuffle"), else the source order: "source", "reverse",
 "shuffle" (a seed drawn and printed) or "shuffle:SEED"; the first TAP line
 after the plan names the order so a failing shuffle can be replayed.
 SF_TEST_ONLY=name[,name...] runs only the cases named.
+
+The cleanup runs on every way out: a case that fails, the last case, and a
+SIGTERM, SIGINT or SIGHUP (meson's timeout sends SIGTERM), which end the
+run as SystemExit(128 + signal) through main's `finally`, so the daemons a
+test started are stopped by it even then.
 """
 
 import os
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import traceback
@@ -70,6 +76,11 @@ def main(cleanup: Callable[[], object] | None = None,
         if unknown:
             raise SystemExit("pytap: SF_TEST_ONLY names no case %s" % ", ".join(unknown))
         tests = [fn for fn in tests if fn.__name__ in only]
+
+    def stop(signum: int, frame: object) -> None:  # meson's timeout, ^C, a hang-up
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
     print("1..%d" % len(tests))
     print("# order: %s (SF_TEST_ORDER=%s replays it)" % (order, order))
     failed = 0
