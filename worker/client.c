@@ -943,12 +943,9 @@ static int worker_start_evaluator(worker *w, sf_err *err) {
                 return rc;
             }
         }
-        if (o->fetch_models && !cfg->model.champion[0]) { /* the pinned model, fetched now */
-            char bundle[SF_CFG_PATH + 96];
-            sf_fetch_stats st;
-            int rc = sf_wm_fetch_now(w->models, cfg->model.sha256, bundle, sizeof bundle, &st, err);
-            return rc < 0 ? rc : start_one(w, "network", cfg->model.sha256, bundle, &w->ev[0], err);
-        }
+        if (o->fetch_models) /* each job's model from the cache, fetched when missing:
+                                job_network(), as for a followed run */
+            return SF_OK;
         if (cfg->model.champion[0] && o->local_bundle)
             return sf_err_set(err, SF_EINVAL,
                               "--local-bundle pins one model, but this run follows the champion "

@@ -155,7 +155,7 @@ int sf_wm_ready(sf_wm *m, char out[SF_WM_READY_MAX][SF_SHA256_HEX_LEN + 1]) {
 /* gpu-evald fetches for itself (--models-url): the model is ready once it
  * answers a probe with it. */
 static int probe_until_served(sf_wm *m, char *why, size_t cap) {
-    uint32_t stagger = m->cfg.model.stagger_s * 1000u;
+    uint32_t stagger = m->staggered ? m->cfg.model.stagger_s * 1000u : 0;
     if (stagger)
         sf_fetch_sleep_ms((uint32_t)(sf_mix64(m->seed ^ sf_now_ns()) % stagger), &m->cancel);
     while (!m->cancel) {

@@ -74,9 +74,10 @@ int sf_wm_fetch_start(sf_wm *m, const char *sha);
  * <sha> ready: ..." or why it failed), 0 when there is nothing new. */
 int sf_wm_poll(sf_wm *m, char *msg, size_t cap);
 
-/* In-process: the bundle of `sha` now, fetched without stagger when it is
- * not cached (a job bound to it is waiting), its path into path[cap]; the
- * model is then ready. Errors: those of sf_fetch_content. */
+/* In-process: the path of `sha`'s bundle, a model held (SF_WM_HELD), into
+ * path[cap], verified again on this thread (common/fetch.h); a cached copy
+ * that went bad is fetched again here, without stagger. Errors: those of
+ * sf_fetch_content. */
 int sf_wm_fetch_now(sf_wm *m, const char *sha, char *path, size_t cap, sf_fetch_stats *st,
                     sf_err *err);
 
