@@ -103,13 +103,7 @@ int main(int argc, char **argv) {
     void *socks[CLIENTS];
     zmq_pollitem_t items[CLIENTS];
     uint64_t sent[CLIENTS];
-    for (int i = 0; i < CLIENTS; i++) {
-        sf_wire_dealer_secure(ctx, sf_coordinator_endpoint(co), NULL, &socks[i], NULL);
-        char id[32];
-        snprintf(id, sizeof id, "bench-%d", i);
-        send_hello(socks[i], id, 0);
-        items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
-    }
+    bench_lease_clients_open(ctx, sf_coordinator_endpoint(co), NULL, socks, items, CLIENTS);
     bench_lat idle = {0}, during = {0};
     double backups[1024];
     int nbackups = 0, welcomed = 0;

@@ -8,6 +8,7 @@
 #define SF_BENCH_COORD_H
 
 #include <signal.h>
+#include <stdio.h>
 #include <zmq.h>
 
 #include "coordinator/coordinator.h"
@@ -56,6 +57,21 @@ static inline void send_hello(void *s, const char *id, uint32_t pid) {
     env.body_case = SPIREFLEET__ENVELOPE__BODY_HELLO;
     env.hello = &h;
     send_env(s, &env);
+}
+
+/* Open a lease benchmark's n clients: DEALERs to `endpoint` (CURVE with
+ * `sec`, or plain with NULL) into socks[0..n) and items, each saying Hello
+ * as "bench-<i>". */
+static inline void bench_lease_clients_open(void *ctx, const char *endpoint,
+                                            const sf_zsec_client *sec, void **socks,
+                                            zmq_pollitem_t *items, int n) {
+    for (int i = 0; i < n; i++) {
+        sf_wire_dealer_secure(ctx, endpoint, sec, &socks[i], NULL);
+        char id[32];
+        snprintf(id, sizeof id, "bench-%d", i);
+        send_hello(socks[i], id, 0);
+        items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
+    }
 }
 
 /* One turn of a lease benchmark's clients: DEALERs socks[0..n) (polled

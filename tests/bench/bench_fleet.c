@@ -190,19 +190,14 @@ static double lease_rate(const char *tmp, int clients, double seconds, int curve
     void *ctx = zmq_ctx_new();
     void **socks = calloc((size_t)clients, sizeof *socks);
     zmq_pollitem_t *items = calloc((size_t)clients, sizeof *items);
-    char id[32], keys[SF_CFG_PATH + 8];
+    char keys[SF_CFG_PATH + 8];
     sf_config_keys_dir(&cfg, keys, sizeof keys); /* "" with mode none: plain */
     sf_zsec_client sec;
     if (sf_zsec_client_load(keys, SF_ZSEC_WORKER_NAME, &sec, &e) < 0) {
         fprintf(stderr, "bench-fleet: %s\n", e.msg);
         exit(1);
     }
-    for (int i = 0; i < clients; i++) {
-        sf_wire_dealer_secure(ctx, sf_coordinator_endpoint(co), &sec, &socks[i], NULL);
-        snprintf(id, sizeof id, "bench-%d", i);
-        send_hello(socks[i], id, 0);
-        items[i] = (zmq_pollitem_t){socks[i], 0, ZMQ_POLLIN, 0};
-    }
+    bench_lease_clients_open(ctx, sf_coordinator_endpoint(co), &sec, socks, items, clients);
     uint64_t leases = 0, t0 = 0, start = sf_now_ns();
     uint64_t *sent = calloc((size_t)clients, sizeof *sent);
     int welcomed = 0;
